@@ -1,0 +1,1 @@
+//! kapi-codegen: Kubernetes OpenAPI specs and CRD manifests → typed Rust.

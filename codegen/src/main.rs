@@ -1,0 +1,2 @@
+//! The `kapi-codegen` command line.
+fn main() {}
