@@ -5,6 +5,23 @@
 //! [`Duration`], [`Quantity`], [`IntOrString`] and [`RawExtension`]), the generic [`List`],
 //! and the [`Resource`] trait with its static [`ResourceInfo`] description that the code
 //! generator and the derive macros implement for every kind.
+//!
+//! ```
+//! use kapi::meta::{Condition, ConditionStatus, Conditions};
+//! use kapi::{IntOrString, Quantity};
+//!
+//! let memory: Quantity = "1.5Gi".parse()?;
+//! assert_eq!(memory.to_string(), "1536Mi");
+//!
+//! let surge = IntOrString::from("25%");
+//! assert_eq!(surge.scaled_value(10, true)?, 3);
+//!
+//! let mut conditions: Vec<Condition> = Vec::new();
+//! conditions.set_condition(Condition::new("Ready", ConditionStatus::True, "Started", ""));
+//! assert!(conditions.is_condition_true("Ready"));
+//! assert_eq!(conditions.condition_status("Synced"), ConditionStatus::Unknown);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![warn(missing_docs)]
 
 pub mod duration;
@@ -16,6 +33,14 @@ pub mod quantity;
 pub mod raw;
 pub mod resource;
 pub mod time;
+pub mod wire;
+
+/// Re-exports used by kapi's macros and generated code; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+    pub use serde_json;
+}
 
 pub use duration::Duration;
 pub use dynamic::DynamicObject;
@@ -24,7 +49,7 @@ pub use list::List;
 pub use quantity::Quantity;
 pub use raw::RawExtension;
 pub use resource::{
-    GroupVersionKind, KubeVersion, Lifecycle, PrinterColumn, Resource, ResourceInfo, Scale,
-    Scope, Subresources, Verb,
+    GroupVersionKind, KubeVersion, Lifecycle, PrinterColumn, Resource, ResourceInfo, Scale, Scope,
+    Subresources, Verb,
 };
 pub use time::{MicroTime, Time};

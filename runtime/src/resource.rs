@@ -8,25 +8,35 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::meta::ObjectMeta;
 
 /// A group, version and kind, e.g. `apps/v1 Deployment`. The core group is the empty string.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+///
+/// Its JSON form is upstream's `{"group":"apps","version":"v1","kind":"Deployment"}`, as used by
+/// aggregated discovery; every field is always written and a missing one reads as empty, as in Go.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct GroupVersionKind {
     /// API group, empty for the core group.
+    #[serde(default, deserialize_with = "crate::wire::null_as_default")]
     pub group: Cow<'static, str>,
     /// API version within the group, e.g. `v1beta1`.
+    #[serde(default, deserialize_with = "crate::wire::null_as_default")]
     pub version: Cow<'static, str>,
     /// Kind, CamelCase and singular, e.g. `Deployment`.
+    #[serde(default, deserialize_with = "crate::wire::null_as_default")]
     pub kind: Cow<'static, str>,
 }
 
 impl GroupVersionKind {
     /// A GVK from static strings, usable in `const` items.
-    pub const fn new_static(group: &'static str, version: &'static str, kind: &'static str) -> Self {
+    pub const fn new_static(
+        group: &'static str,
+        version: &'static str,
+        kind: &'static str,
+    ) -> Self {
         Self {
             group: Cow::Borrowed(group),
             version: Cow::Borrowed(version),

@@ -1,0 +1,234 @@
+//! Loaders: the only part of the crate that reads files. Each input format becomes [`Model`].
+//!
+//! - a Swagger 2.0 `swagger.json` (what `/openapi/v2` serves),
+//! - a folder of OpenAPI 3.0 documents (what `/openapi/v3/<group-version>` serves), merged by name,
+//! - CustomResourceDefinition manifests, YAML (several documents) or JSON.
+//!
+//! Inputs are detected by shape ([`load_inputs`]) and merged: a name defined twice must be defined
+//! identically, else [`LoadError::Conflict`] names both files. `$ref`s are resolved across all
+//! inputs at the end. The `*_str` functions take text instead of paths for callers that already
+//! hold the bytes (build scripts, tests, fuzzing).
+
+mod crd;
+mod document;
+mod error;
+mod json;
+mod openapi3;
+mod paths;
+mod schema;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+pub use error::{LoadError, Source};
+
+use document::{Parts, load_document};
+use schema::Dialect;
+
+use crate::model::{Gvk, Kind, Model};
+
+/// Loads and merges several inputs; each is a swagger.json, an OpenAPI v3 folder or a CRD file.
+pub fn load_inputs<P: AsRef<Path>>(inputs: &[P]) -> Result<Model, LoadError> {
+    let mut merger = Merger::default();
+    for input in inputs {
+        let path = input.as_ref();
+        if path.is_dir() {
+            for (source, parts) in openapi3::load_folder(path)? {
+                merger.add(&source, parts)?;
+            }
+            continue;
+        }
+        let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        for (source, parts) in load_file_text(path, &text)? {
+            merger.add(&source, parts)?;
+        }
+    }
+    merger.finish()
+}
+
+/// Loads a Swagger 2.0 document from text; `name` is used in error messages.
+pub fn load_swagger_str(name: &str, text: &str) -> Result<Model, LoadError> {
+    let source = Source::file(Path::new(name));
+    let value = parse_json(&source, text)?;
+    let parts = load_document(&cx(&source), &value, Dialect::Swagger2)?;
+    single(&source, parts)
+}
+
+/// Loads OpenAPI 3.0 documents (one per group-version) from text, as `(name, text)` pairs.
+pub fn load_openapi3_str(documents: &[(&str, &str)]) -> Result<Model, LoadError> {
+    let mut merger = Merger::default();
+    for (name, text) in documents {
+        let source = Source::file(Path::new(name));
+        let value = parse_json(&source, text)?;
+        merger.add(
+            &source,
+            load_document(&cx(&source), &value, Dialect::OpenApi3)?,
+        )?;
+    }
+    merger.finish()
+}
+
+/// Loads CRD manifests from YAML (or JSON) text; `name` is used in error messages.
+pub fn load_crds_str(name: &str, text: &str) -> Result<Model, LoadError> {
+    let mut merger = Merger::default();
+    for (source, parts) in crd_documents(Path::new(name), text)? {
+        merger.add(&source, parts)?;
+    }
+    merger.finish()
+}
+
+fn cx(source: &Source) -> error::Cx<'_> {
+    error::Cx {
+        source,
+        what: "spec",
+    }
+}
+
+fn parse_json(source: &Source, text: &str) -> Result<Value, LoadError> {
+    serde_json::from_str(text).map_err(|e| LoadError::Syntax {
+        format: "JSON",
+        source_file: source.clone(),
+        message: e.to_string(),
+    })
+}
+
+fn single(source: &Source, parts: Parts) -> Result<Model, LoadError> {
+    let mut merger = Merger::default();
+    merger.add(source, parts)?;
+    merger.finish()
+}
+
+/// Recognises one file by extension and content.
+fn load_file_text(path: &Path, text: &str) -> Result<Vec<(Source, Parts)>, LoadError> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
+    if ext.eq_ignore_ascii_case("yaml") || ext.eq_ignore_ascii_case("yml") {
+        return crd_documents(path, text);
+    }
+    let source = Source::file(path);
+    let value = parse_json(&source, text)?;
+    let has = |key: &str| value.get(key).is_some();
+    let parts = if has("swagger") {
+        load_document(&cx(&source), &value, Dialect::Swagger2)?
+    } else if has("openapi") {
+        load_document(&cx(&source), &value, Dialect::OpenApi3)?
+    } else if has("kind") {
+        crd::load_crd_document(&source, &value)?
+    } else {
+        return Err(LoadError::Unrecognized {
+            path: path.to_path_buf(),
+        });
+    };
+    Ok(vec![(source, parts)])
+}
+
+fn crd_documents(path: &Path, text: &str) -> Result<Vec<(Source, Parts)>, LoadError> {
+    let docs = crd::yaml_documents(path, text)?;
+    let numbered = docs.iter().filter(|d| !d.is_null()).count() > 1;
+    let mut out = Vec::new();
+    for (i, doc) in docs.iter().enumerate() {
+        // Empty documents (a leading or trailing `---`) are allowed by kubectl and carry nothing.
+        if doc.is_null() {
+            continue;
+        }
+        let source = Source {
+            path: path.to_path_buf(),
+            document: numbered.then_some(i + 1),
+        };
+        let parts = crd::load_crd_document(&source, doc)?;
+        out.push((source, parts));
+    }
+    Ok(out)
+}
+
+/// Folds inputs into one model, remembering where each name came from for messages.
+#[derive(Default)]
+struct Merger {
+    model: Model,
+    type_origin: BTreeMap<String, (Source, String)>,
+    kind_origin: BTreeMap<Gvk, Source>,
+}
+
+impl Merger {
+    fn add(&mut self, source: &Source, parts: Parts) -> Result<(), LoadError> {
+        for (name, schema, pointer) in parts.types {
+            match self.model.types.get(&name) {
+                Some(existing) if *existing != schema => {
+                    return Err(self.conflict(
+                        name.clone(),
+                        self.type_origin.get(&name).map(|o| &o.0),
+                        source,
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    self.type_origin
+                        .insert(name.clone(), (source.clone(), pointer));
+                    self.model.types.insert(name, schema);
+                }
+            }
+        }
+        for kind in parts.kinds {
+            self.add_kind(source, kind)?;
+        }
+        Ok(())
+    }
+
+    /// The same kind appears in every OpenAPI v3 document that references it, but only the
+    /// document of its own group-version has its paths; the served copy wins.
+    fn add_kind(&mut self, source: &Source, kind: Kind) -> Result<(), LoadError> {
+        let Some(existing) = self.model.kinds.get_mut(&kind.gvk) else {
+            self.kind_origin.insert(kind.gvk.clone(), source.clone());
+            self.model.kinds.insert(kind.gvk.clone(), kind);
+            return Ok(());
+        };
+        let same_type = existing.definition == kind.definition;
+        match (&existing.resource, &kind.resource) {
+            (a, b) if same_type && a == b => Ok(()),
+            (_, None) if same_type => Ok(()),
+            (None, Some(_)) if same_type => {
+                self.kind_origin.insert(kind.gvk.clone(), source.clone());
+                *existing = kind;
+                Ok(())
+            }
+            _ => {
+                let name = kind.gvk.to_string();
+                Err(self.conflict(name, self.kind_origin.get(&kind.gvk), source))
+            }
+        }
+    }
+
+    fn conflict(&self, name: String, first: Option<&Source>, second: &Source) -> LoadError {
+        LoadError::Conflict {
+            name,
+            first: first.cloned().unwrap_or_else(|| second.clone()),
+            second: second.clone(),
+        }
+    }
+
+    fn finish(self) -> Result<Model, LoadError> {
+        if let Some(d) = self.model.dangling_refs().into_iter().next() {
+            let (source, base) = self
+                .type_origin
+                .get(&d.definition)
+                .cloned()
+                .unwrap_or_else(|| (Source::file(Path::new("")), String::new()));
+            return Err(LoadError::DanglingRef {
+                source_file: source,
+                pointer: format!("{base}{}", d.pointer),
+                target: d.target,
+            });
+        }
+        Ok(self.model)
+    }
+}
+
+#[cfg(test)]
+mod tests;
