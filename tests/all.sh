@@ -35,4 +35,4 @@ if [ ! -d "$KAPI_SPEC_CORPUS" ]; then
   exit 1
 fi
 
-cargo test --workspace --all-targets --locked
+cargo test --workspace --locked

@@ -33,6 +33,7 @@ pub mod quantity;
 pub mod raw;
 pub mod resource;
 pub mod time;
+pub mod type_tag;
 pub mod wire;
 
 /// Re-exports used by kapi's macros and generated code; not a public API.

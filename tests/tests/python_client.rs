@@ -5,6 +5,11 @@
 //! it back; kapi then decodes the client's JSON and must get the very same value. So a field kapi
 //! names, omits or formats differently from upstream shows up as a failure here.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers of a test: a failed unwrap is a failed test"
+)]
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -17,11 +22,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+/// Decodes the client's JSON and compares it with the value kapi wrote.
+type Comparison = Box<dyn Fn(&Value) -> Result<(), String>>;
+
 /// One value checked through the client: its client model class, kapi's JSON, and how to compare.
 struct Case {
     model: &'static str,
     kapi_json: Value,
-    same_after_client: Box<dyn Fn(&Value) -> Result<(), String>>,
+    same_after_client: Comparison,
 }
 
 fn case<T>(model: &'static str, value: T) -> Case
