@@ -46,6 +46,7 @@ pub mod __private {
 pub use duration::Duration;
 pub use dynamic::DynamicObject;
 pub use int_or_string::IntOrString;
+pub use kapi_macros::Resource;
 pub use list::List;
 pub use quantity::Quantity;
 pub use raw::RawExtension;

@@ -1,0 +1,844 @@
+//! Rules that span several keys or fields, defaults, and the naming rules upstream applies to
+//! every served kind. The result is a [`Model`] that [`crate::expand`] turns into tokens without
+//! further checks.
+//!
+//! Names follow the rules kube-apiserver applies to CRD names (apiextensions validation), since a
+//! derived kind is served the same way: a name that upstream would reject here fails to compile
+//! rather than at registration.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned as _;
+use syn::{Ident, Path, Visibility};
+
+use crate::ast::{Field, Input};
+use crate::attr::{self, Attrs, Key, Scope, Spanned};
+use crate::errors::Errors;
+
+/// A checked kind, every default filled in.
+pub(crate) struct Model<'a> {
+    pub(crate) ident: &'a Ident,
+    pub(crate) vis: &'a Visibility,
+    pub(crate) krate: Path,
+    pub(crate) group: String,
+    pub(crate) version: String,
+    pub(crate) kind: String,
+    pub(crate) plural: String,
+    pub(crate) singular: String,
+    pub(crate) scope: Scope,
+    pub(crate) short_names: Vec<String>,
+    pub(crate) categories: Vec<String>,
+    pub(crate) selectable_fields: Vec<String>,
+    /// Sorted in discovery's order, whatever order they were written in.
+    pub(crate) verbs: Vec<&'static str>,
+    pub(crate) status: bool,
+    pub(crate) scale: Option<Scale>,
+    pub(crate) printer_columns: Vec<Column>,
+    pub(crate) introduced: Option<(u16, u16)>,
+    pub(crate) deprecated: Option<(u16, u16)>,
+    pub(crate) removed: Option<(u16, u16)>,
+    pub(crate) replacement: Option<[String; 3]>,
+    pub(crate) warning: Option<String>,
+    pub(crate) list: bool,
+    pub(crate) api_version_field: &'a Field<'a>,
+    pub(crate) kind_field: &'a Field<'a>,
+    pub(crate) metadata_field: &'a Field<'a>,
+}
+
+pub(crate) struct Scale {
+    pub(crate) spec_replicas_path: String,
+    pub(crate) status_replicas_path: String,
+    pub(crate) label_selector_path: Option<String>,
+}
+
+pub(crate) struct Column {
+    pub(crate) name: String,
+    pub(crate) type_: String,
+    pub(crate) json_path: String,
+    pub(crate) priority: i32,
+    pub(crate) format: Option<String>,
+    pub(crate) description: Option<String>,
+}
+
+/// The kapi crate as generated code reaches it unless `crate = "..."` says otherwise.
+pub(crate) fn default_crate() -> Path {
+    syn::parse_quote!(::kapi)
+}
+
+/// Applies every rule, reporting each violation; `None` when something needed is missing.
+pub(crate) fn resolve<'a>(
+    input: &'a Input<'a>,
+    attrs: Attrs,
+    errors: &mut Errors,
+) -> Option<Model<'a>> {
+    let krate = attrs.krate.clone().unwrap_or_else(default_crate);
+    let anchor = attrs.first.unwrap_or_else(|| input.ident.span());
+
+    // A kind has exactly one apiVersion and kind string, and `Resource` needs `'static` and
+    // `DeserializeOwned`; a type parameter or lifetime can only break one of those.
+    if let Some(param) = input.generics.params.first() {
+        errors.at(
+            param.span(),
+            "#[derive(Resource)] does not support generic parameters or lifetimes: a kind has \
+             one fixed `apiVersion` and `kind`; write a concrete struct for each kind",
+        );
+    }
+
+    let fields = find_fields(input, &krate, errors);
+    let names = resolve_names(input, &attrs, anchor, errors);
+
+    // Serving `/status` splits writes between the object and its status, which means nothing
+    // for a kind whose objects carry no status.
+    if let Some(span) = attrs.status
+        && input.fields.is_some()
+        && input.field("status").is_none()
+    {
+        errors.at(
+            span,
+            "#[resource(status)] needs a `status` field to serve: add one, \
+             e.g. `pub status: Option<MyStatus>`, or remove `status`",
+        );
+    }
+
+    let scale = attrs
+        .scale
+        .as_ref()
+        .and_then(|scale| resolve_scale(scale, errors));
+    let printer_columns = attrs
+        .printer_columns
+        .iter()
+        .filter_map(|column| resolve_column(column, errors))
+        .collect::<Vec<_>>();
+    let selectable_fields = distinct(&attrs.selectable_fields, attr::SELECTABLE_FIELDS, errors)
+        .into_iter()
+        .filter(|path| json_path(path, Key::top(attr::SELECTABLE_FIELDS), true, errors))
+        .map(|path| path.value.clone())
+        .collect();
+    let verbs = resolve_verbs(&attrs, errors);
+    let replacement = resolve_lifecycle(&attrs, errors);
+
+    let (fields, names) = (fields?, names?);
+    Some(Model {
+        ident: input.ident,
+        vis: input.vis,
+        krate,
+        group: names.group,
+        version: names.version,
+        kind: names.kind,
+        plural: names.plural,
+        singular: names.singular,
+        scope: attrs.scope.map_or(Scope::Namespaced, |scope| scope.value),
+        short_names: names.short_names,
+        categories: names.categories,
+        selectable_fields,
+        verbs,
+        status: attrs.status.is_some(),
+        scale,
+        printer_columns,
+        introduced: attrs.introduced.map(|v| v.value),
+        deprecated: attrs.deprecated.map(|v| v.value),
+        removed: attrs.removed.map(|v| v.value),
+        replacement,
+        warning: attrs.deprecation_warning.map(|w| w.value),
+        list: attrs.no_list.is_none(),
+        api_version_field: fields.0,
+        kind_field: fields.1,
+        metadata_field: fields.2,
+    })
+}
+
+/// The `apiVersion`, `kind` and `metadata` fields, found by the name serde gives them.
+fn find_fields<'a>(
+    input: &'a Input<'a>,
+    krate: &Path,
+    errors: &mut Errors,
+) -> Option<(&'a Field<'a>, &'a Field<'a>, &'a Field<'a>)> {
+    // Not a struct with named fields: `ast` has said so, and listing three missing fields on
+    // top would bury that.
+    input.fields.as_ref()?;
+    let krate = display_path(krate);
+    let wanted = [
+        (
+            "apiVersion",
+            "api_version",
+            format!(
+                "#[serde(rename = \"apiVersion\")] pub api_version: {krate}::type_tag::ApiVersion<Self>,"
+            ),
+        ),
+        (
+            "kind",
+            "kind",
+            format!("pub kind: {krate}::type_tag::Kind<Self>,"),
+        ),
+        (
+            "metadata",
+            "metadata",
+            format!("#[serde(default)] pub metadata: {krate}::meta::ObjectMeta,"),
+        ),
+    ];
+    let mut found = Vec::with_capacity(3);
+    for (wire, rust, declaration) in wanted {
+        if let Some(field) = input.field(wire) {
+            found.push(field);
+            continue;
+        }
+        // The usual slip is the right Rust name without the serde rename; point at it.
+        match input.field_by_ident(rust) {
+            Some(field) => errors.at(
+                field.ident.span(),
+                format_args!(
+                    "field `{rust}` is written to JSON as \"{}\", but a kind's field must be \
+                     \"{wire}\": add #[serde(rename = \"{wire}\")] to it",
+                    field.wire_name
+                ),
+            ),
+            None => errors.at(
+                input.ident.span(),
+                format_args!(
+                    "#[derive(Resource)] needs a field serialized as \"{wire}\": \
+                     add `{declaration}`"
+                ),
+            ),
+        }
+    }
+    match found[..] {
+        [api_version, kind, metadata] => Some((api_version, kind, metadata)),
+        _ => None,
+    }
+}
+
+/// Group, version, kind and the names derived from them.
+struct Names {
+    group: String,
+    version: String,
+    kind: String,
+    plural: String,
+    singular: String,
+    short_names: Vec<String>,
+    categories: Vec<String>,
+}
+
+fn resolve_names(
+    input: &Input<'_>,
+    attrs: &Attrs,
+    anchor: Span,
+    errors: &mut Errors,
+) -> Option<Names> {
+    let has_group = attrs.seen.contains_key(attr::GROUP);
+    let has_version = attrs.seen.contains_key(attr::VERSION);
+    if attrs.malformed {
+        // The syntax error is reported; keys after it were never read.
+    } else if attrs.first.is_none() {
+        errors.at(
+            anchor,
+            "#[derive(Resource)] needs #[resource(group = \"...\", version = \"...\")] \
+             on the struct; use `group = \"\"` for the core group",
+        );
+    } else {
+        if !has_group {
+            errors.at(
+                anchor,
+                "#[resource(...)] is missing `group`: add `group = \"...\"`, \
+                 or `group = \"\"` for the core group",
+            );
+        }
+        if !has_version {
+            errors.at(
+                anchor,
+                "#[resource(...)] is missing `version`: add e.g. `version = \"v1\"`",
+            );
+        }
+    }
+
+    // Both are part of every URL and apiVersion, and upstream rejects anything else there.
+    let group = attrs.group.as_ref().filter(|group| {
+        group.value.is_empty()
+            || valid(
+                dns1123_subdomain(&group.value),
+                group,
+                Key::top(attr::GROUP),
+                "\"apps\"",
+                false,
+                errors,
+            )
+    });
+    let version = attrs.version.as_ref().filter(|v| {
+        valid(
+            dns1035_label(&v.value),
+            v,
+            Key::top(attr::VERSION),
+            "\"v1\"",
+            false,
+            errors,
+        )
+    });
+
+    let kind = match &attrs.kind {
+        Some(kind) => Some(kind.clone()),
+        None if attrs.seen.contains_key(attr::KIND) => None,
+        None => Some(Spanned {
+            value: input.ident.unraw_string(),
+            span: input.ident.span(),
+        }),
+    };
+    // Upstream requires the lowercased kind to be a DNS-1035 label; it becomes the singular.
+    let kind = kind.filter(|kind| {
+        let ok = dns1035_label(&kind.value.to_ascii_lowercase());
+        if !ok {
+            errors.at(
+                kind.span,
+                format_args!(
+                    "kind \"{}\" is not valid: it must be {KIND}, \
+                     e.g. #[resource(kind = \"Widget\")]",
+                    kind.value
+                ),
+            );
+        }
+        ok
+    });
+
+    let lower = kind.as_ref().map(|kind| kind.value.to_ascii_lowercase());
+    let plural = name_or_default(
+        &attrs.plural,
+        attr::PLURAL,
+        lower.as_deref().map(guess_plural),
+        &kind,
+        errors,
+    );
+    let singular = name_or_default(
+        &attrs.singular,
+        attr::SINGULAR,
+        lower.clone(),
+        &kind,
+        errors,
+    );
+
+    let labels = |list: &[Spanned<String>], key: &'static str, errors: &mut Errors| {
+        distinct(list, key, errors)
+            .into_iter()
+            .filter(|name| {
+                valid(
+                    dns1035_label(&name.value),
+                    name,
+                    Key::top(key),
+                    "\"abc\"",
+                    true,
+                    errors,
+                )
+            })
+            .map(|name| name.value.clone())
+            .collect::<Vec<_>>()
+    };
+    let short_names = labels(&attrs.short_names, attr::SHORT_NAMES, errors);
+    let categories = labels(&attrs.categories, attr::CATEGORIES, errors);
+
+    Some(Names {
+        group: group?.value.clone(),
+        version: version?.value.clone(),
+        kind: kind?.value,
+        plural: plural?,
+        singular: singular?,
+        short_names,
+        categories,
+    })
+}
+
+/// `plural` or `singular` as written, else the default derived from the kind; either must be a
+/// DNS-1035 label because it is a URL path segment.
+fn name_or_default(
+    written: &Option<Spanned<String>>,
+    key: &'static str,
+    default: Option<String>,
+    kind: &Option<Spanned<String>>,
+    errors: &mut Errors,
+) -> Option<String> {
+    if let Some(name) = written {
+        let example = if key == attr::PLURAL {
+            "\"widgets\""
+        } else {
+            "\"widget\""
+        };
+        return valid(
+            dns1035_label(&name.value),
+            name,
+            Key::top(key),
+            example,
+            false,
+            errors,
+        )
+        .then(|| name.value.clone());
+    }
+    let (default, kind) = (default?, kind.as_ref()?);
+    if dns1035_label(&default) {
+        return Some(default);
+    }
+    // Only length can fail here, since the kind itself passed; say which key fixes it.
+    errors.at(
+        kind.span,
+        format_args!(
+            "the {key} \"{default}\" derived from kind \"{}\" is longer than 63 characters: \
+             set a shorter one with #[resource({key} = \"...\")]",
+            kind.value
+        ),
+    );
+    None
+}
+
+/// Upstream's guess of a resource name from a lowercase kind (apimachinery's
+/// `UnsafeGuessKindToResource`), where that guess is an English plural.
+///
+/// Upstream leaves `endpoints` alone, adds `es` after `s` and turns `y` into `ies`. It also
+/// turns a `y` after a vowel into `ies` and adds a bare `s` after `x`, `z`, `ch` and `sh`
+/// (`gatewaies`, `boxs`); every real API spells those the English way (Gateway API serves
+/// `gateways`), and kubebuilder's generator does too, so this follows English there.
+pub(crate) fn guess_plural(lower: &str) -> String {
+    // Upstream's list of kinds whose singular and plural are the same word.
+    const UNPLURALIZED_SUFFIXES: &[&str] = &["endpoints"];
+    if UNPLURALIZED_SUFFIXES
+        .iter()
+        .any(|suffix| lower.ends_with(suffix))
+    {
+        return lower.to_owned();
+    }
+    if let Some(stem) = lower.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        return format!("{stem}ies");
+    }
+    if lower.ends_with(['s', 'x', 'z']) || lower.ends_with("ch") || lower.ends_with("sh") {
+        return format!("{lower}es");
+    }
+    format!("{lower}s")
+}
+
+fn resolve_verbs(attrs: &Attrs, errors: &mut Errors) -> Vec<&'static str> {
+    let Some(written) = &attrs.verbs else {
+        return attr::VERB_NAMES.to_vec();
+    };
+    // A kind that serves no verb is not served at all; the likely intent is the default.
+    if written.value.is_empty() {
+        errors.at(
+            written.span,
+            "#[resource(verbs = [])] serves nothing: list the verbs to serve, \
+             or remove `verbs` to serve all eight",
+        );
+    }
+    let mut verbs = Vec::new();
+    for verb in distinct(&written.value, attr::VERBS, errors) {
+        match attr::VERB_NAMES.iter().find(|known| **known == verb.value) {
+            Some(known) => verbs.push(*known),
+            None => errors.at(
+                verb.span,
+                format_args!(
+                    "#[resource(verbs = [...])]: \"{}\" is not a verb; use any of: {}",
+                    verb.value,
+                    attr::VERB_NAMES.join(", ")
+                ),
+            ),
+        }
+    }
+    verbs.sort_unstable();
+    verbs
+}
+
+fn resolve_scale(scale: &attr::ScaleAttr, errors: &mut Errors) -> Option<Scale> {
+    // Upstream confines each path to the part of the object that owns it: desired replicas are
+    // spec, observed replicas are status, and the selector may be either.
+    let under =
+        |path: &Spanned<String>, key: &'static str, prefixes: &[&str], errors: &mut Errors| {
+            let ok = prefixes.iter().any(|prefix| {
+                path.value.len() > prefix.len() + 1 && path.value.starts_with(&format!("{prefix}."))
+            });
+            if !ok {
+                let key = Key::inside(attr::SCALE, key);
+                let example = match key.name {
+                    attr::SPEC_REPLICAS_PATH => "\".spec.replicas\"",
+                    attr::STATUS_REPLICAS_PATH => "\".status.replicas\"",
+                    _ => "\".status.labelSelector\"",
+                };
+                errors.at(
+                    path.span,
+                    format_args!(
+                        "{} must be a JSON path under `{}`, e.g. {}",
+                        key.with(&format!("{:?}", path.value)),
+                        prefixes.join("` or `"),
+                        key.with(example)
+                    ),
+                );
+            }
+            ok
+        };
+    let spec = scale.spec_replicas_path.as_ref();
+    let status = scale.status_replicas_path.as_ref();
+    let spec_ok = spec.is_some_and(|p| under(p, attr::SPEC_REPLICAS_PATH, &[".spec"], errors));
+    let status_ok =
+        status.is_some_and(|p| under(p, attr::STATUS_REPLICAS_PATH, &[".status"], errors));
+    let selector_ok = scale
+        .label_selector_path
+        .as_ref()
+        .is_none_or(|p| under(p, attr::LABEL_SELECTOR_PATH, &[".status", ".spec"], errors));
+    if !(spec_ok && status_ok && selector_ok) {
+        return None;
+    }
+    Some(Scale {
+        spec_replicas_path: spec?.value.clone(),
+        status_replicas_path: status?.value.clone(),
+        label_selector_path: scale.label_selector_path.as_ref().map(|p| p.value.clone()),
+    })
+}
+
+fn resolve_column(column: &attr::ColumnAttr, errors: &mut Errors) -> Option<Column> {
+    for key in [attr::NAME, attr::TYPE, attr::JSON_PATH] {
+        if !column.seen.contains(&key) {
+            errors.at(
+                column.span,
+                format_args!(
+                    "#[resource(printer_column(...))] is missing `{key}`; a column needs at \
+                     least `name = \"...\", type = \"string\", json_path = \".spec.x\"`"
+                ),
+            );
+        }
+    }
+    if let Some(name) = column.name.as_ref().filter(|name| name.value.is_empty()) {
+        errors.at(
+            name.span,
+            "#[resource(printer_column(name = \"\"))]: a column needs a header; \
+             write e.g. `name = \"Replicas\"`",
+        );
+        return None;
+    }
+    let json_path = column.json_path.as_ref()?;
+    if !self::json_path(
+        json_path,
+        Key::inside(attr::PRINTER_COLUMN, attr::JSON_PATH),
+        false,
+        errors,
+    ) {
+        return None;
+    }
+    Some(Column {
+        name: column.name.as_ref()?.value.clone(),
+        type_: column.type_.as_ref()?.value.clone(),
+        json_path: json_path.value.clone(),
+        priority: column.priority.unwrap_or(0),
+        format: column.format.clone(),
+        description: column.description.clone(),
+    })
+}
+
+/// Checks the lifecycle keys against each other and returns the replacement kind.
+fn resolve_lifecycle(attrs: &Attrs, errors: &mut Errors) -> Option<[String; 3]> {
+    let introduced = attrs.introduced.as_ref();
+    let deprecated = attrs.deprecated.as_ref();
+    let removed = attrs.removed.as_ref();
+    let show = |(major, minor): (u16, u16)| format!("{major}.{minor}");
+
+    // A kind cannot be deprecated before it exists, nor removed before it was deprecated: the
+    // server compares these with its own version to decide whether to warn or stop serving.
+    if let (Some(introduced), Some(deprecated)) = (introduced, deprecated)
+        && deprecated.value < introduced.value
+    {
+        errors.at(
+            deprecated.span,
+            format_args!(
+                "#[resource(deprecated = \"{}\")] is before introduced = \"{}\": \
+                 a kind is deprecated in or after the release that introduced it",
+                show(deprecated.value),
+                show(introduced.value)
+            ),
+        );
+    }
+    if let Some(removed) = removed {
+        match deprecated {
+            // Upstream's policy removes only what was deprecated first, so users were warned.
+            None if !attrs.seen.contains_key(attr::DEPRECATED) => errors.at(
+                removed.span,
+                format_args!(
+                    "#[resource(removed = \"{}\")] needs `deprecated`: a kind is deprecated \
+                     before it is removed; add e.g. `deprecated = \"1.16\"`",
+                    show(removed.value)
+                ),
+            ),
+            Some(deprecated) if removed.value <= deprecated.value => errors.at(
+                removed.span,
+                format_args!(
+                    "#[resource(removed = \"{}\")] must come after deprecated = \"{}\"",
+                    show(removed.value),
+                    show(deprecated.value)
+                ),
+            ),
+            _ => {}
+        }
+    }
+    // Both only ever appear in deprecation warnings, so without `deprecated` they would be
+    // silently unused; upstream CRDs likewise allow a warning only on a deprecated version.
+    if !attrs.seen.contains_key(attr::DEPRECATED) {
+        for key in [attr::REPLACEMENT, attr::DEPRECATION_WARNING] {
+            if let Some(span) = attrs.seen.get(key) {
+                errors.at(
+                    *span,
+                    format_args!(
+                        "#[resource({key})] only applies to a deprecated kind: \
+                         add e.g. `deprecated = \"1.16\"`"
+                    ),
+                );
+            }
+        }
+    }
+
+    let replacement = attrs.replacement.as_ref()?;
+    for key in [attr::GROUP, attr::VERSION, attr::KIND] {
+        if !replacement.seen.contains(&key) {
+            errors.at(
+                replacement.span,
+                format_args!(
+                    "#[resource(replacement(...))] is missing `{key}`; write \
+                     `replacement(group = \"...\", version = \"...\", kind = \"...\")`"
+                ),
+            );
+        }
+    }
+    let group = replacement.group.as_ref().filter(|group| {
+        group.value.is_empty()
+            || valid(
+                dns1123_subdomain(&group.value),
+                group,
+                Key::inside(attr::REPLACEMENT, attr::GROUP),
+                "\"apps\"",
+                false,
+                errors,
+            )
+    })?;
+    let version = replacement.version.as_ref().filter(|v| {
+        valid(
+            dns1035_label(&v.value),
+            v,
+            Key::inside(attr::REPLACEMENT, attr::VERSION),
+            "\"v1\"",
+            false,
+            errors,
+        )
+    })?;
+    let kind = replacement.kind.as_ref().filter(|kind| {
+        valid(
+            dns1035_label(&kind.value.to_ascii_lowercase()),
+            kind,
+            Key::inside(attr::REPLACEMENT, attr::KIND),
+            "\"Widget\"",
+            false,
+            errors,
+        )
+    })?;
+    Some([
+        group.value.clone(),
+        version.value.clone(),
+        kind.value.clone(),
+    ])
+}
+
+/// Reports repeated entries of a list key and returns the first of each.
+fn distinct<'s>(
+    list: &'s [Spanned<String>],
+    key: &str,
+    errors: &mut Errors,
+) -> Vec<&'s Spanned<String>> {
+    let mut out: Vec<&Spanned<String>> = Vec::with_capacity(list.len());
+    for item in list {
+        if out.iter().any(|seen| seen.value == item.value) {
+            errors.at(
+                item.span,
+                format_args!(
+                    "#[resource({key} = [...])] lists \"{}\" twice; remove one",
+                    item.value
+                ),
+            );
+        } else {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// Upstream accepts only simple JSON paths, which always start at the object with a `.`.
+fn json_path(path: &Spanned<String>, key: Key, in_list: bool, errors: &mut Errors) -> bool {
+    let ok = path.value.len() > 1 && path.value.starts_with('.');
+    if !ok {
+        let written = format!("{:?}", path.value);
+        let written = if in_list {
+            format!("[{written}]")
+        } else {
+            written
+        };
+        errors.at(
+            path.span,
+            format_args!(
+                "{} is not a simple JSON path: start it with `.`, e.g. \".spec.replicas\"",
+                key.with(&written)
+            ),
+        );
+    }
+    ok
+}
+
+/// Naming rules upstream applies, as messages state them.
+const LABEL: &str = "a lowercase DNS label: letters, digits and '-', starting with a letter, \
+                     at most 63 characters";
+const SUBDOMAIN: &str = "lowercase DNS labels (letters, digits and '-') joined by '.'";
+const KIND: &str = "a CamelCase name of ASCII letters and digits, starting with a letter";
+
+/// Reports `value` of `key` when `ok` is false; `in_list` quotes it as a list entry.
+fn valid(
+    ok: bool,
+    value: &Spanned<String>,
+    key: Key,
+    example: &str,
+    in_list: bool,
+    errors: &mut Errors,
+) -> bool {
+    if !ok {
+        let rule = match key.name {
+            attr::GROUP => SUBDOMAIN,
+            attr::KIND => KIND,
+            _ => LABEL,
+        };
+        let wrap = |text: &str| {
+            if in_list {
+                format!("[{text}]")
+            } else {
+                text.to_owned()
+            }
+        };
+        errors.at(
+            value.span,
+            format_args!(
+                "{} is not valid: it must be {rule}, e.g. {}",
+                key.with(&wrap(&format!("{:?}", value.value))),
+                key.with(&wrap(example))
+            ),
+        );
+    }
+    ok
+}
+
+/// RFC 1035 label as upstream checks it: `[a-z]([-a-z0-9]*[a-z0-9])?`, at most 63 bytes.
+pub(crate) fn dns1035_label(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    matches!(bytes.first(), Some(b'a'..=b'z'))
+        && bytes.len() <= 63
+        && bytes.last() != Some(&b'-')
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+}
+
+/// RFC 1123 subdomain as upstream checks it: dot-separated labels of `[a-z0-9]` and inner `-`,
+/// at most 253 bytes.
+pub(crate) fn dns1123_subdomain(s: &str) -> bool {
+    s.len() <= 253
+        && s.split('.').all(|label| {
+            let bytes = label.as_bytes();
+            !bytes.is_empty()
+                && bytes.first() != Some(&b'-')
+                && bytes.last() != Some(&b'-')
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        })
+}
+
+/// How a path is written in Rust source, for messages that show a declaration to copy.
+fn display_path(path: &Path) -> String {
+    let segments = path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::");
+    // `::kapi` reads as plain `kapi` in a field declaration; a custom path is shown as written.
+    if path.leading_colon.is_some() && segments != "kapi" {
+        format!("::{segments}")
+    } else {
+        segments
+    }
+}
+
+trait UnrawString {
+    fn unraw_string(&self) -> String;
+}
+
+impl UnrawString for Ident {
+    fn unraw_string(&self) -> String {
+        syn::ext::IdentExt::unraw(self).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plural_guesses() {
+        let cases = [
+            // Upstream's rules.
+            ("pod", "pods"),
+            ("deployment", "deployments"),
+            ("ingress", "ingresses"),
+            ("componentstatus", "componentstatuses"),
+            ("policy", "policies"),
+            ("networkpolicy", "networkpolicies"),
+            ("endpoints", "endpoints"),
+            ("myendpoints", "myendpoints"),
+            ("endpointslice", "endpointslices"),
+            // Where upstream's guess is not English.
+            ("gateway", "gateways"),
+            ("key", "keys"),
+            ("box", "boxes"),
+            ("waltz", "waltzes"),
+            ("patch", "patches"),
+            ("mesh", "meshes"),
+            ("y", "ies"),
+        ];
+        for (kind, want) in cases {
+            assert_eq!(guess_plural(kind), want, "{kind}");
+        }
+    }
+
+    #[test]
+    fn dns_names() {
+        let labels = [
+            ("v1", true),
+            ("v1beta1", true),
+            ("a-b", true),
+            ("", false),
+            ("1a", false),
+            ("a-", false),
+            ("A", false),
+            ("a.b", false),
+            (&"a".repeat(63), true),
+            (&"a".repeat(64), false),
+        ];
+        for (s, want) in labels {
+            assert_eq!(dns1035_label(s), want, "{s:?}");
+        }
+        let subdomains = [
+            ("apps", true),
+            ("networking.k8s.io", true),
+            ("1x.example.com", true),
+            ("", false),
+            ("a..b", false),
+            (".a", false),
+            ("a-.b", false),
+            ("Apps", false),
+            ("a_b", false),
+        ];
+        for (s, want) in subdomains {
+            assert_eq!(dns1123_subdomain(s), want, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn crate_paths_display_as_written() {
+        assert_eq!(display_path(&default_crate()), "kapi");
+        assert_eq!(display_path(&syn::parse_quote!(::my::kapi)), "::my::kapi");
+        assert_eq!(display_path(&syn::parse_quote!(kapi)), "kapi");
+    }
+}

@@ -1,0 +1,34 @@
+//! The error collector every stage of a derive reports into.
+//!
+//! Stages keep going after a mistake so that one compile shows every problem; the collector
+//! combines them into one `syn::Error`, which renders as one `compile_error!` per message.
+
+use std::fmt::Display;
+
+use proc_macro2::Span;
+
+/// Spanned errors gathered over one derive.
+#[derive(Default)]
+pub(crate) struct Errors {
+    combined: Option<syn::Error>,
+}
+
+impl Errors {
+    /// Records an error pointing at `span`.
+    pub(crate) fn at(&mut self, span: Span, message: impl Display) {
+        self.push(syn::Error::new(span, message));
+    }
+
+    /// Records an error that syn produced while parsing.
+    pub(crate) fn push(&mut self, error: syn::Error) {
+        match &mut self.combined {
+            Some(combined) => combined.combine(error),
+            None => self.combined = Some(error),
+        }
+    }
+
+    /// All errors, if there were any.
+    pub(crate) fn finish(self) -> Option<syn::Error> {
+        self.combined
+    }
+}

@@ -1,0 +1,298 @@
+//! Tokens for `#[derive(Resource)]`: the `Resource` impl with its static `ResourceInfo`, the
+//! `<Name>List` alias, and on error a stub impl so one mistake shows as one error.
+//!
+//! Everything the impl needs lives inside `const _: () = { ... };` so no helper name leaks into
+//! the user's module; only the list alias is emitted beside the struct, since users name it.
+//! Runtime items are reached through the `crate = "..."` path, default `::kapi`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned as _;
+use syn::{DeriveInput, Ident, Path, Visibility};
+
+use crate::ast::Input;
+use crate::attr::{Attrs, Scope};
+use crate::check::{self, Model};
+use crate::errors::Errors;
+
+/// A derive that failed: its errors plus a stub that keeps the rest of the crate compiling.
+pub(crate) struct Failure {
+    error: syn::Error,
+    stub: TokenStream,
+}
+
+impl Failure {
+    /// The `compile_error!`s followed by the stub.
+    pub(crate) fn into_compile_error(self) -> TokenStream {
+        let mut tokens = self.error.into_compile_error();
+        tokens.extend(self.stub);
+        tokens
+    }
+}
+
+/// Expands `#[derive(Resource)]` on `input`.
+pub(crate) fn derive_resource(input: &DeriveInput) -> Result<TokenStream, Failure> {
+    let mut errors = Errors::default();
+    let ast = Input::from_syn(input, &mut errors);
+    let attrs = Attrs::parse(&input.attrs, &mut errors);
+    let krate = attrs.krate.clone().unwrap_or_else(check::default_crate);
+    let list = attrs.no_list.is_none();
+    let model = check::resolve(&ast, attrs, &mut errors);
+    match (errors.finish(), model) {
+        (None, Some(model)) => Ok(resource_impl(&model)),
+        (error, _) => Err(Failure {
+            // `resolve` reports whatever makes it return `None`; this covers a slip there.
+            error: error.unwrap_or_else(|| {
+                syn::Error::new(
+                    input.ident.span(),
+                    "#[derive(Resource)] could not read this struct",
+                )
+            }),
+            stub: stub(&ast, &krate, list),
+        }),
+    }
+}
+
+fn resource_impl(model: &Model<'_>) -> TokenStream {
+    let Model {
+        ident,
+        krate,
+        group,
+        version,
+        kind,
+        plural,
+        ..
+    } = model;
+    let scope = scope_tokens(krate, model.scope);
+    let info = info_tokens(model);
+
+    // Spanned on the user's field types, so a wrong type is reported at the field.
+    let api_version = field_check(
+        model,
+        model.api_version_field,
+        quote!(type_tag::ApiVersion<#ident>),
+    );
+    let kind_check = field_check(model, model.kind_field, quote!(type_tag::Kind<#ident>));
+    let metadata = &model.metadata_field.ident;
+    let metadata_ty = model.metadata_field.ty.span();
+    let metadata_ref = quote_spanned!(metadata_ty=> &self.#metadata);
+    let metadata_mut = quote_spanned!(metadata_ty=> &mut self.#metadata);
+
+    let alias = model
+        .list
+        .then(|| list_alias(ident, model.vis, krate, kind));
+    quote! {
+        const _: () = {
+            #api_version
+            #kind_check
+
+            #[automatically_derived]
+            impl #krate::Resource for #ident {
+                const GROUP: &'static str = #group;
+                const VERSION: &'static str = #version;
+                const KIND: &'static str = #kind;
+                const PLURAL: &'static str = #plural;
+                const SCOPE: #krate::Scope = #scope;
+
+                fn info() -> &'static #krate::ResourceInfo {
+                    static INFO: #krate::ResourceInfo = #info;
+                    &INFO
+                }
+
+                fn metadata(&self) -> &#krate::meta::ObjectMeta {
+                    #metadata_ref
+                }
+
+                fn metadata_mut(&mut self) -> &mut #krate::meta::ObjectMeta {
+                    #metadata_mut
+                }
+            }
+        };
+        #alias
+    }
+}
+
+/// A compile-time assertion that `field` has type `ty`, failing at the field's type.
+fn field_check(model: &Model<'_>, field: &crate::ast::Field<'_>, ty: TokenStream) -> TokenStream {
+    let (ident, krate, member) = (model.ident, &model.krate, field.ident);
+    let span = field.ty.span();
+    let access = quote_spanned!(span=> &object.#member);
+    quote! {
+        const _: fn(&#ident) -> &#krate::#ty = |object| #access;
+    }
+}
+
+fn scope_tokens(krate: &Path, scope: Scope) -> TokenStream {
+    match scope {
+        Scope::Namespaced => quote!(#krate::Scope::Namespaced),
+        Scope::Cluster => quote!(#krate::Scope::Cluster),
+    }
+}
+
+/// The `ResourceInfo` initializer; every part is a constant expression so it can be a `static`.
+fn info_tokens(model: &Model<'_>) -> TokenStream {
+    let krate = &model.krate;
+    let cow = quote!(::std::borrow::Cow);
+    let text = |value: &str| quote!(#cow::Borrowed(#value));
+    let optional = |value: Option<&str>| match value {
+        Some(value) => {
+            let value = text(value);
+            quote!(::core::option::Option::Some(#value))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let texts = |values: &[String]| {
+        let values = values.iter().map(|value| text(value));
+        quote!(#cow::Borrowed(&[#(#values),*]))
+    };
+    let release = |release: Option<(u16, u16)>| match release {
+        Some((major, minor)) => {
+            quote!(::core::option::Option::Some(#krate::KubeVersion::new(#major, #minor)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+
+    let Model {
+        group,
+        version,
+        kind,
+        plural,
+        singular,
+        ..
+    } = model;
+    let scope = scope_tokens(krate, model.scope);
+    let short_names = texts(&model.short_names);
+    let categories = texts(&model.categories);
+    let selectable_fields = texts(&model.selectable_fields);
+    let verbs = model.verbs.iter().map(|verb| {
+        let variant = Ident::new(verb_variant(verb), Span::call_site());
+        quote!(#krate::Verb::#variant)
+    });
+    let status = model.status;
+    let scale = match &model.scale {
+        Some(scale) => {
+            let spec = text(&scale.spec_replicas_path);
+            let status = text(&scale.status_replicas_path);
+            let selector = optional(scale.label_selector_path.as_deref());
+            quote!(::core::option::Option::Some(#krate::Scale {
+                spec_replicas_path: #spec,
+                status_replicas_path: #status,
+                label_selector_path: #selector,
+            }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let introduced = release(model.introduced);
+    let deprecated = release(model.deprecated);
+    let removed = release(model.removed);
+    let replacement = match &model.replacement {
+        Some([group, version, kind]) => quote!(::core::option::Option::Some(
+            #krate::GroupVersionKind::new_static(#group, #version, #kind)
+        )),
+        None => quote!(::core::option::Option::None),
+    };
+    let warning = optional(model.warning.as_deref());
+    let columns = model.printer_columns.iter().map(|column| {
+        let name = text(&column.name);
+        let type_ = text(&column.type_);
+        let format = optional(column.format.as_deref());
+        let description = optional(column.description.as_deref());
+        let priority = column.priority;
+        let json_path = text(&column.json_path);
+        quote!(#krate::PrinterColumn {
+            name: #name,
+            type_: #type_,
+            format: #format,
+            description: #description,
+            priority: #priority,
+            json_path: #json_path,
+        })
+    });
+    let plural = text(plural);
+    let singular = text(singular);
+    quote! {
+        #krate::ResourceInfo {
+            gvk: #krate::GroupVersionKind::new_static(#group, #version, #kind),
+            plural: #plural,
+            singular: #singular,
+            short_names: #short_names,
+            categories: #categories,
+            scope: #scope,
+            verbs: #cow::Borrowed(&[#(#verbs),*]),
+            subresources: #krate::Subresources {
+                status: #status,
+                scale: #scale,
+            },
+            lifecycle: #krate::Lifecycle {
+                introduced: #introduced,
+                deprecated: #deprecated,
+                removed: #removed,
+                replacement: #replacement,
+                warning: #warning,
+            },
+            printer_columns: #cow::Borrowed(&[#(#columns),*]),
+            selectable_fields: #selectable_fields,
+        }
+    }
+}
+
+/// The `kapi::Verb` variant for a verb from [`crate::attr::VERB_NAMES`].
+fn verb_variant(verb: &str) -> &'static str {
+    match verb {
+        "create" => "Create",
+        "delete" => "Delete",
+        "deletecollection" => "DeleteCollection",
+        "get" => "Get",
+        "list" => "List",
+        "patch" => "Patch",
+        "update" => "Update",
+        _ => "Watch",
+    }
+}
+
+/// `pub type <Name>List = kapi::List<Name>;`, with the struct's visibility.
+fn list_alias(ident: &Ident, vis: &Visibility, krate: &Path, kind: &str) -> TokenStream {
+    let alias = format_ident!("{}List", ident);
+    let doc = format!("A list of [`{ident}`] objects, written as `{kind}List`.");
+    quote! {
+        #[doc = #doc]
+        #vis type #alias = #krate::List<#ident>;
+    }
+}
+
+/// An impl with placeholder values, emitted beside the errors so that code using the kind (its
+/// serde derives, its list alias, calls to `Resource` methods) does not add errors of its own.
+fn stub(input: &Input<'_>, krate: &Path, list: bool) -> TokenStream {
+    // A generic struct already has an error saying generics are unsupported; an impl without
+    // the parameters would only add more.
+    if !input.generics.params.is_empty() {
+        return TokenStream::new();
+    }
+    let ident = input.ident;
+    let alias = list.then(|| list_alias(ident, input.vis, krate, &ident.to_string()));
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #krate::Resource for #ident {
+                const GROUP: &'static str = "";
+                const VERSION: &'static str = "";
+                const KIND: &'static str = "";
+                const PLURAL: &'static str = "";
+                const SCOPE: #krate::Scope = #krate::Scope::Namespaced;
+
+                fn info() -> &'static #krate::ResourceInfo {
+                    ::core::unreachable!("#[derive(Resource)] failed to compile")
+                }
+
+                fn metadata(&self) -> &#krate::meta::ObjectMeta {
+                    ::core::unreachable!("#[derive(Resource)] failed to compile")
+                }
+
+                fn metadata_mut(&mut self) -> &mut #krate::meta::ObjectMeta {
+                    ::core::unreachable!("#[derive(Resource)] failed to compile")
+                }
+            }
+        };
+        #alias
+    }
+}

@@ -1,0 +1,10 @@
+#[derive(Clone, serde::Serialize, serde::Deserialize, kapi::Resource)]
+#[resource(kind = "Widget")]
+pub struct Widget {
+    #[serde(rename = "apiVersion")]
+    pub api_version: kapi::type_tag::ApiVersion<Self>,
+    pub kind: kapi::type_tag::Kind<Self>,
+    pub metadata: kapi::meta::ObjectMeta,
+}
+
+fn main() {}
