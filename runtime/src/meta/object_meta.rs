@@ -173,6 +173,18 @@ pub struct ListMeta {
     /// Estimated number of items after this page, when the server knows it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining_item_count: Option<i64>,
+    /// Set when the list is one shard of the collection (Kubernetes 1.36, alpha).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard_info: Option<ShardInfo>,
+}
+
+/// The shard selector a sharded list response was produced with (`metav1.ShardInfo`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShardInfo {
+    /// The shard selector from the request, echoed back.
+    #[serde(default)]
+    pub selector: String,
 }
 
 impl ListMeta {
