@@ -36,6 +36,7 @@ pub(crate) const DEPRECATED: &str = "deprecated";
 pub(crate) const REMOVED: &str = "removed";
 pub(crate) const REPLACEMENT: &str = "replacement";
 pub(crate) const DEPRECATION_WARNING: &str = "deprecation_warning";
+pub(crate) const MERGE: &str = "merge";
 pub(crate) const CRATE: &str = "crate";
 pub(crate) const NO_LIST: &str = "no_list";
 
@@ -60,6 +61,7 @@ const KEYS: &[&str] = &[
     REMOVED,
     REPLACEMENT,
     DEPRECATION_WARNING,
+    MERGE,
     CRATE,
     NO_LIST,
 ];
@@ -217,6 +219,7 @@ pub(crate) struct Attrs {
     pub(crate) removed: Option<Spanned<(u16, u16)>>,
     pub(crate) replacement: Option<ReplacementAttr>,
     pub(crate) deprecation_warning: Option<Spanned<String>>,
+    pub(crate) merge: Option<Path>,
     pub(crate) krate: Option<Path>,
     pub(crate) no_list: Option<Span>,
 }
@@ -306,6 +309,7 @@ impl Attrs {
             REMOVED => self.removed = kube_version(meta, top, errors)?,
             REPLACEMENT => self.replacement = parse_replacement(meta, errors)?,
             DEPRECATION_WARNING => self.deprecation_warning = string(meta, top, errors)?,
+            MERGE => self.merge = merge_path(meta, errors)?,
             CRATE => self.krate = crate_path(meta, errors)?,
             NO_LIST => self.no_list = flag(meta, top, errors)?,
             _ => {}
@@ -691,6 +695,20 @@ pub(crate) fn parse_kube_version(text: &str) -> Option<(u16, u16)> {
         part.parse::<u16>().ok()
     };
     Some((number(major)?, number(minor)?))
+}
+
+/// `merge = path::TO_STATIC`: the kind's merge metadata, a `static` of type `kapi::merge::TypeInfo`.
+fn merge_path(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Option<Path>> {
+    if !meta.input.peek(syn::Token![=]) {
+        errors.at(
+            meta.path.span(),
+            "#[resource(merge)] needs a value: write `merge = path::TO_STATIC`, naming a \
+             `static` of type `kapi::merge::TypeInfo`",
+        );
+        return Ok(None);
+    }
+    meta.value()?;
+    meta.input.parse::<Path>().map(Some)
 }
 
 /// `crate = "::path::to::kapi"`.

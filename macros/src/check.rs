@@ -38,6 +38,7 @@ pub(crate) struct Model<'a> {
     pub(crate) removed: Option<(u16, u16)>,
     pub(crate) replacement: Option<[String; 3]>,
     pub(crate) warning: Option<String>,
+    pub(crate) merge: Option<Path>,
     pub(crate) list: bool,
     pub(crate) api_version_field: &'a Field<'a>,
     pub(crate) kind_field: &'a Field<'a>,
@@ -139,6 +140,7 @@ pub(crate) fn resolve<'a>(
         removed: attrs.removed.map(|v| v.value),
         replacement,
         warning: attrs.deprecation_warning.map(|w| w.value),
+        merge: attrs.merge.clone(),
         list: attrs.no_list.is_none(),
         api_version_field: fields.0,
         kind_field: fields.1,
@@ -569,10 +571,11 @@ fn resolve_lifecycle(attrs: &Attrs, errors: &mut Errors) -> Option<[String; 3]> 
             _ => {}
         }
     }
-    // Both only ever appear in deprecation warnings, so without `deprecated` they would be
-    // silently unused; upstream CRDs likewise allow a warning only on a deprecated version.
+    // A replacement only ever appears in the computed warning, so without `deprecated` it would
+    // be silently unused. A `deprecation_warning` on its own is how a CRD marks a version
+    // deprecated (CRDs say *that* a version is deprecated, never since which release).
     if !attrs.seen.contains_key(attr::DEPRECATED) {
-        for key in [attr::REPLACEMENT, attr::DEPRECATION_WARNING] {
+        for key in [attr::REPLACEMENT] {
             if let Some(span) = attrs.seen.get(key) {
                 errors.at(
                     *span,

@@ -81,6 +81,13 @@ fn resource_impl(model: &Model<'_>) -> TokenStream {
     let alias = model
         .list
         .then(|| list_alias(ident, model.vis, krate, kind));
+    let merge_info = model.merge.as_ref().map(|path| {
+        quote! {
+            fn merge_info() -> ::core::option::Option<&'static #krate::merge::TypeInfo> {
+                ::core::option::Option::Some(&#path)
+            }
+        }
+    });
     quote! {
         const _: () = {
             #api_version
@@ -106,6 +113,8 @@ fn resource_impl(model: &Model<'_>) -> TokenStream {
                 fn metadata_mut(&mut self) -> &mut #krate::meta::ObjectMeta {
                     #metadata_mut
                 }
+
+                #merge_info
             }
         };
         #alias

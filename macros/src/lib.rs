@@ -36,7 +36,8 @@ use syn::{DeriveInput, parse_macro_input};
 /// | `printer_column(name = "..", type = "..", json_path = "..", priority = 1, format = "..", description = "..")` | repeatable | none |
 /// | `introduced`, `deprecated`, `removed` | `"1.16"` | unset |
 /// | `replacement(group = "..", version = "..", kind = "..")` | | unset |
-/// | `deprecation_warning` | `"..."` | unset |
+/// | `deprecation_warning` | `"..."`; alone it marks the kind deprecated in every release, as a CRD's `deprecated: true` | unset |
+/// | `merge` | `path::TO_STATIC`, a `kapi::merge::TypeInfo` | no merge metadata |
 /// | `crate` | `"::my_reexport::kapi"` | `"::kapi"` |
 /// | `no_list` | flag | emit the list alias |
 ///

@@ -24,13 +24,16 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod bytes;
 pub mod duration;
 pub mod dynamic;
 pub mod int_or_string;
 pub mod list;
+pub mod merge;
 pub mod meta;
 pub mod quantity;
 pub mod raw;
+pub mod registry;
 pub mod resource;
 pub mod time;
 pub mod type_tag;
@@ -43,6 +46,7 @@ pub mod __private {
     pub use serde_json;
 }
 
+pub use bytes::ByteString;
 pub use duration::Duration;
 pub use dynamic::DynamicObject;
 pub use int_or_string::IntOrString;
@@ -50,6 +54,7 @@ pub use kapi_macros::Resource;
 pub use list::List;
 pub use quantity::Quantity;
 pub use raw::RawExtension;
+pub use registry::Registry;
 pub use resource::{
     GroupVersionKind, KubeVersion, Lifecycle, PrinterColumn, Resource, ResourceInfo, Scale, Scope,
     Subresources, Verb,

@@ -178,8 +178,25 @@ pub struct Lifecycle {
     pub removed: Option<KubeVersion>,
     /// The kind users should move to.
     pub replacement: Option<GroupVersionKind>,
-    /// A custom warning that replaces the computed one (CRDs' `deprecationWarning`).
+    /// A custom warning that replaces the computed one (CRDs' `deprecationWarning`). Set without
+    /// a `deprecated` release, it marks the kind deprecated in every release, as a CRD's
+    /// `deprecated: true` does.
     pub warning: Option<Cow<'static, str>>,
+}
+
+impl Lifecycle {
+    /// Whether requests in release `at` get a deprecation warning.
+    pub fn is_deprecated_at(&self, at: KubeVersion) -> bool {
+        match self.deprecated {
+            Some(since) => since <= at,
+            None => self.warning.is_some(),
+        }
+    }
+
+    /// Whether the kind is no longer served in release `at`.
+    pub fn is_removed_at(&self, at: KubeVersion) -> bool {
+        self.removed.is_some_and(|removed| removed <= at)
+    }
 }
 
 /// An additional printer column, shown by `kubectl get` through the Table representation.
@@ -269,6 +286,12 @@ pub trait Resource: Serialize + DeserializeOwned + Clone + Send + Sync + 'static
     /// The object's metadata, mutably.
     fn metadata_mut(&mut self) -> &mut ObjectMeta;
 
+    /// How strategic merge patch and server-side apply walk objects of this kind
+    /// (`x-kubernetes-list-type` and friends), when the kind declares any.
+    fn merge_info() -> Option<&'static crate::merge::TypeInfo> {
+        None
+    }
+
     /// The `apiVersion` of objects of this kind: `version` or `group/version`.
     fn api_version() -> Cow<'static, str> {
         if Self::GROUP.is_empty() {
@@ -276,5 +299,42 @@ pub trait Resource: Serialize + DeserializeOwned + Clone + Send + Sync + 'static
         } else {
             Cow::Owned(format!("{}/{}", Self::GROUP, Self::VERSION))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lifecycle_compares_releases() {
+        let ingress = Lifecycle {
+            introduced: Some(KubeVersion::new(1, 1)),
+            deprecated: Some(KubeVersion::new(1, 14)),
+            removed: Some(KubeVersion::new(1, 22)),
+            ..Lifecycle::default()
+        };
+        assert!(!ingress.is_deprecated_at(KubeVersion::new(1, 13)));
+        assert!(ingress.is_deprecated_at(KubeVersion::new(1, 14)));
+        assert!(!ingress.is_removed_at(KubeVersion::new(1, 21)));
+        assert!(ingress.is_removed_at(KubeVersion::new(1, 22)));
+        let crd = Lifecycle {
+            warning: Some(Cow::Borrowed("old")),
+            ..Lifecycle::default()
+        };
+        assert!(crd.is_deprecated_at(KubeVersion::new(1, 0)));
+        assert!(!crd.is_removed_at(KubeVersion::new(9, 9)));
+        assert!(!Lifecycle::default().is_deprecated_at(KubeVersion::new(1, 36)));
+    }
+
+    #[test]
+    fn gvk_formats_like_upstream_warnings() {
+        let gvk = GroupVersionKind::new_static("extensions", "v1beta1", "Ingress");
+        assert_eq!(gvk.to_string(), "extensions/v1beta1 Ingress");
+        assert_eq!(
+            GroupVersionKind::new_static("", "v1", "Pod").api_version(),
+            "v1"
+        );
+        assert_eq!(KubeVersion::new(1, 22).to_string(), "v1.22");
     }
 }

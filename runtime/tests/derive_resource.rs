@@ -388,3 +388,28 @@ fn info_agrees_with_constants() {
     check::<CoreConfigMap>();
     check::<Thing>();
 }
+
+static WIDGET_MERGE: kapi::merge::TypeInfo =
+    kapi::merge::TypeInfo::new(&[kapi::merge::field("parts").list_map(&["name"])]);
+
+/// A CRD-style kind: deprecated through its warning alone, with merge metadata.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
+#[resource(group = "widgets.kapi.dev", version = "v1alpha1", kind = "Widget")]
+#[resource(merge = WIDGET_MERGE, deprecation_warning = "use widgets.kapi.dev/v1 Widget")]
+pub struct OldWidget {
+    #[serde(rename = "apiVersion")]
+    pub api_version: ApiVersion<Self>,
+    pub kind: Kind<Self>,
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+}
+
+#[test]
+fn merge_metadata_and_warning_only_deprecation() {
+    let merge = OldWidget::merge_info().expect("merge = ... is wired to merge_info()");
+    assert!(std::ptr::eq(merge, &WIDGET_MERGE));
+    assert!(Deployment::merge_info().is_none());
+    let lifecycle = &OldWidget::info().lifecycle;
+    assert_eq!(lifecycle.deprecated, None);
+    assert!(lifecycle.is_deprecated_at(kapi::KubeVersion::new(1, 0)));
+}

@@ -1,0 +1,91 @@
+//! Shared by the emission tests: running the generator and `cargo` on scratch crates.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use kapi_codegen::emit::{Generated, Lifecycles, Options, generate};
+use kapi_codegen::load_inputs;
+
+pub fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The workspace's target dir (`CARGO_TARGET_DIR` when set).
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => manifest_dir().join("../target"),
+    }
+}
+
+pub fn corpus() -> PathBuf {
+    match std::env::var_os("KAPI_SPEC_CORPUS") {
+        Some(dir) => PathBuf::from(dir),
+        None => manifest_dir().join("../../shared/specs"),
+    }
+}
+
+pub fn lifecycle() -> Lifecycles {
+    kapi_codegen::load_lifecycle(&manifest_dir().join("../specs/lifecycle/kubernetes.yaml"))
+        .expect("lifecycle file loads")
+}
+
+pub fn generate_from(inputs: &[PathBuf], lifecycle: &Lifecycles, options: &Options) -> Generated {
+    let model = load_inputs(inputs).unwrap_or_else(|e| panic!("{inputs:?}: {e}"));
+    generate(&model, lifecycle, options).unwrap_or_else(|e| panic!("{inputs:?}: {e}"))
+}
+
+/// Writes generated files into `dir` (replacing what was there).
+pub fn write_tree(dir: &Path, generated: &Generated) {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).expect("create dir");
+    for f in &generated.files {
+        std::fs::write(dir.join(&f.path), &f.contents).expect("write file");
+    }
+}
+
+/// A scratch crate under `<target>/kapi-codegen-scratch/<name>` depending on kapi by path;
+/// `lib` is its `src/lib.rs`. Returns the crate dir.
+pub fn scratch_crate(name: &str, lib: &str) -> PathBuf {
+    let dir = target_dir().join("kapi-codegen-scratch").join(name);
+    std::fs::create_dir_all(dir.join("src")).expect("create scratch");
+    let runtime = manifest_dir().join("../runtime");
+    let manifest = format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [dependencies]\nkapi = {{ path = {runtime:?} }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
+         serde_json = {{ version = \"1\", features = [\"preserve_order\"] }}\n\n[workspace]\n",
+        runtime = runtime.display().to_string()
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).expect("write manifest");
+    std::fs::write(dir.join("src/lib.rs"), lib).expect("write lib");
+    dir
+}
+
+/// Runs `cargo <args>` in a scratch crate with its own target dir (a nested cargo sharing the
+/// outer one would wait on its lock); panics with the output on failure.
+pub fn cargo(dir: &Path, args: &[&str]) -> Duration {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let start = Instant::now();
+    let out = Command::new(cargo)
+        .args(args)
+        .arg("--quiet")
+        .current_dir(dir)
+        .env(
+            "CARGO_TARGET_DIR",
+            target_dir().join("kapi-codegen-scratch/target"),
+        )
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("run cargo");
+    let elapsed = start.elapsed();
+    assert!(
+        out.status.success(),
+        "cargo {args:?} failed in {}:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    elapsed
+}

@@ -1,0 +1,323 @@
+//! Static merge metadata: how strategic merge patch and server-side apply walk a kind's JSON.
+//!
+//! Kubernetes schemas annotate fields with `x-kubernetes-list-type`, `-list-map-keys`,
+//! `-map-type`, `-patch-strategy`, `-patch-merge-key`, `-embedded-resource`,
+//! `-preserve-unknown-fields` and `-int-or-string`. The generator turns them into one `static`
+//! [`TypeInfo`] per struct type that carries any of them (or leads to one that does), linking to
+//! the statics of nested types, and points each kind's [`Resource::merge_info`](crate::Resource::merge_info) at its root.
+//! Fields that carry nothing are left out, so a missing field means "plain value, no annotations"
+//! (upstream's defaults: lists atomic, maps and structs granular).
+//!
+//! Everything here is `const`-constructible, so the data costs no start-up work:
+//!
+//! ```
+//! use kapi::merge::{ListType, TypeInfo, field};
+//!
+//! static CONTAINER: TypeInfo = TypeInfo::new(&[field("ports").list_map(&["containerPort"])]);
+//! static POD_SPEC: TypeInfo = TypeInfo::new(&[
+//!     field("containers").list_map(&["name"]).strategy("merge").merge_key("name").items(&CONTAINER),
+//! ]);
+//!
+//! let containers = POD_SPEC.field("containers").unwrap();
+//! assert_eq!(containers.list_type, Some(ListType::Map));
+//! assert_eq!(containers.list_map_keys, ["name"]);
+//! assert!(containers.patch_strategy_has("merge"));
+//! assert!(containers.ty.unwrap().field("ports").is_some());
+//! ```
+
+/// `x-kubernetes-list-type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ListType {
+    /// The list is replaced as a whole (also upstream's default for unannotated lists).
+    Atomic,
+    /// Scalar items merged as a set.
+    Set,
+    /// Object items merged by the [`FieldInfo::list_map_keys`].
+    Map,
+}
+
+/// `x-kubernetes-map-type` (also used on structs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MapType {
+    /// The map or struct is replaced as a whole.
+    Atomic,
+    /// Keys are merged one by one (upstream's default).
+    Granular,
+}
+
+/// A container a field's value is wrapped in on the way to its struct type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Wrap {
+    /// A JSON array: apply to each element.
+    List,
+    /// A JSON object used as a map: apply to each value.
+    Map,
+}
+
+/// The merge metadata of one struct type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeInfo {
+    /// `x-kubernetes-map-type` on the struct itself (`Atomic`: replace the struct as a whole).
+    pub map_type: Option<MapType>,
+    /// `x-kubernetes-preserve-unknown-fields` on the struct: fields beyond the known ones are kept.
+    pub preserve_unknown_fields: bool,
+    /// `x-kubernetes-embedded-resource` on the struct: it is a whole object with
+    /// `apiVersion`, `kind` and `metadata`.
+    pub embedded_resource: bool,
+    /// Annotated fields, and fields leading to annotated types, in schema order.
+    pub fields: &'static [FieldInfo],
+}
+
+/// The merge metadata of one field, by its wire name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldInfo {
+    /// The JSON field name.
+    pub name: &'static str,
+    /// `x-kubernetes-list-type`.
+    pub list_type: Option<ListType>,
+    /// `x-kubernetes-list-map-keys` (empty unless the list type is `map`).
+    pub list_map_keys: &'static [&'static str],
+    /// `x-kubernetes-map-type` of the field's map or struct.
+    pub map_type: Option<MapType>,
+    /// `x-kubernetes-patch-strategy`, verbatim (`merge`, `retainKeys`, `merge,retainKeys`, `replace`).
+    pub patch_strategy: Option<&'static str>,
+    /// `x-kubernetes-patch-merge-key`.
+    pub patch_merge_key: Option<&'static str>,
+    /// `x-kubernetes-embedded-resource` on the field or its elements.
+    pub embedded_resource: bool,
+    /// `x-kubernetes-preserve-unknown-fields` on the field or its elements.
+    pub preserve_unknown_fields: bool,
+    /// `x-kubernetes-int-or-string` on the field or its elements.
+    pub int_or_string: bool,
+    /// The containers between the field and [`FieldInfo::ty`], outermost first.
+    pub wrap: &'static [Wrap],
+    /// The metadata of the struct type the field holds (after [`FieldInfo::wrap`]), if it has any.
+    pub ty: Option<&'static TypeInfo>,
+}
+
+/// A field with no annotations; chain the builder methods to add them.
+pub const fn field(name: &'static str) -> FieldInfo {
+    FieldInfo {
+        name,
+        list_type: None,
+        list_map_keys: &[],
+        map_type: None,
+        patch_strategy: None,
+        patch_merge_key: None,
+        embedded_resource: false,
+        preserve_unknown_fields: false,
+        int_or_string: false,
+        wrap: &[],
+        ty: None,
+    }
+}
+
+impl TypeInfo {
+    /// A granular struct with the given fields.
+    pub const fn new(fields: &'static [FieldInfo]) -> Self {
+        Self {
+            map_type: None,
+            preserve_unknown_fields: false,
+            embedded_resource: false,
+            fields,
+        }
+    }
+
+    /// Marks the struct `x-kubernetes-map-type: atomic`.
+    pub const fn atomic(mut self) -> Self {
+        self.map_type = Some(MapType::Atomic);
+        self
+    }
+
+    /// Marks the struct `x-kubernetes-map-type: granular`.
+    pub const fn granular(mut self) -> Self {
+        self.map_type = Some(MapType::Granular);
+        self
+    }
+
+    /// Marks the struct `x-kubernetes-preserve-unknown-fields`.
+    pub const fn preserve_unknown(mut self) -> Self {
+        self.preserve_unknown_fields = true;
+        self
+    }
+
+    /// Marks the struct `x-kubernetes-embedded-resource`.
+    pub const fn embedded(mut self) -> Self {
+        self.embedded_resource = true;
+        self
+    }
+
+    /// The metadata of the field with this wire name, if it carries any.
+    pub fn field(&self, name: &str) -> Option<&'static FieldInfo> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+impl FieldInfo {
+    /// `x-kubernetes-list-type: atomic`.
+    pub const fn atomic_list(mut self) -> Self {
+        self.list_type = Some(ListType::Atomic);
+        self
+    }
+
+    /// `x-kubernetes-list-type: set`.
+    pub const fn set(mut self) -> Self {
+        self.list_type = Some(ListType::Set);
+        self
+    }
+
+    /// `x-kubernetes-list-type: map` with these `x-kubernetes-list-map-keys`.
+    pub const fn list_map(mut self, keys: &'static [&'static str]) -> Self {
+        self.list_type = Some(ListType::Map);
+        self.list_map_keys = keys;
+        self
+    }
+
+    /// `x-kubernetes-map-type: atomic`.
+    pub const fn atomic_map(mut self) -> Self {
+        self.map_type = Some(MapType::Atomic);
+        self
+    }
+
+    /// `x-kubernetes-map-type: granular`.
+    pub const fn granular_map(mut self) -> Self {
+        self.map_type = Some(MapType::Granular);
+        self
+    }
+
+    /// `x-kubernetes-patch-strategy`.
+    pub const fn strategy(mut self, strategy: &'static str) -> Self {
+        self.patch_strategy = Some(strategy);
+        self
+    }
+
+    /// `x-kubernetes-patch-merge-key`.
+    pub const fn merge_key(mut self, key: &'static str) -> Self {
+        self.patch_merge_key = Some(key);
+        self
+    }
+
+    /// `x-kubernetes-embedded-resource`.
+    pub const fn embedded(mut self) -> Self {
+        self.embedded_resource = true;
+        self
+    }
+
+    /// `x-kubernetes-preserve-unknown-fields`.
+    pub const fn preserve_unknown(mut self) -> Self {
+        self.preserve_unknown_fields = true;
+        self
+    }
+
+    /// `x-kubernetes-int-or-string`.
+    pub const fn int_or_string(mut self) -> Self {
+        self.int_or_string = true;
+        self
+    }
+
+    /// The field holds a struct of type `ty` directly.
+    pub const fn of(mut self, ty: &'static TypeInfo) -> Self {
+        self.ty = Some(ty);
+        self
+    }
+
+    /// The field is a list of `ty`.
+    pub const fn items(mut self, ty: &'static TypeInfo) -> Self {
+        self.wrap = &[Wrap::List];
+        self.ty = Some(ty);
+        self
+    }
+
+    /// The field is a map with values of `ty`.
+    pub const fn values(mut self, ty: &'static TypeInfo) -> Self {
+        self.wrap = &[Wrap::Map];
+        self.ty = Some(ty);
+        self
+    }
+
+    /// The field reaches `ty` through several containers, outermost first.
+    pub const fn via(mut self, wrap: &'static [Wrap], ty: &'static TypeInfo) -> Self {
+        self.wrap = wrap;
+        self.ty = Some(ty);
+        self
+    }
+
+    /// Whether the patch strategy lists `part` (`merge`, `retainKeys`, `replace`).
+    pub fn patch_strategy_has(&self, part: &str) -> bool {
+        self.patch_strategy
+            .is_some_and(|s| s.split(',').any(|p| p.trim() == part))
+    }
+}
+
+/// `ObjectMeta`'s merge metadata as upstream declares it, for kinds whose spec carries no
+/// ObjectMeta definition (CRDs).
+pub static OBJECT_META: TypeInfo = TypeInfo::new(&[
+    field("finalizers").set().strategy("merge"),
+    field("managedFields").atomic_list(),
+    field("ownerReferences")
+        .list_map(&["uid"])
+        .strategy("merge")
+        .merge_key("uid")
+        .items(&OWNER_REFERENCE),
+]);
+
+/// `OwnerReference` is replaced as a whole (`x-kubernetes-map-type: atomic`).
+pub static OWNER_REFERENCE: TypeInfo = TypeInfo::new(&[]).atomic();
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static LEAF: TypeInfo = TypeInfo::new(&[field("x").int_or_string()]).atomic();
+    static ROOT: TypeInfo = TypeInfo::new(&[
+        field("a").items(&LEAF),
+        field("b").values(&LEAF),
+        field("c").via(&[Wrap::List, Wrap::Map], &LEAF),
+        field("self").of(&ROOT),
+        field("s").strategy("merge, retainKeys").granular_map(),
+    ]);
+
+    #[test]
+    fn builders_set_what_they_name() {
+        let a = ROOT.field("a").expect("a");
+        assert_eq!((a.wrap, a.ty), (&[Wrap::List][..], Some(&LEAF)));
+        assert_eq!(ROOT.field("b").expect("b").wrap, [Wrap::Map]);
+        assert_eq!(ROOT.field("c").expect("c").wrap, [Wrap::List, Wrap::Map]);
+        assert_eq!(LEAF.map_type, Some(MapType::Atomic));
+        assert!(LEAF.field("x").expect("x").int_or_string);
+        assert!(ROOT.field("missing").is_none());
+    }
+
+    #[test]
+    fn recursive_types_link_to_themselves() {
+        let mut t = &ROOT;
+        for _ in 0..3 {
+            t = t.field("self").and_then(|f| f.ty).expect("self link");
+        }
+        assert!(std::ptr::eq(t, &ROOT));
+    }
+
+    #[test]
+    fn patch_strategy_parts() {
+        let s = ROOT.field("s").expect("s");
+        assert!(s.patch_strategy_has("merge"));
+        assert!(s.patch_strategy_has("retainKeys"));
+        assert!(!s.patch_strategy_has("replace"));
+        assert!(!field("n").patch_strategy_has("merge"));
+        assert_eq!(s.map_type, Some(MapType::Granular));
+    }
+
+    #[test]
+    fn object_meta_merges_owner_references_by_uid() {
+        let refs = OBJECT_META
+            .field("ownerReferences")
+            .expect("ownerReferences");
+        assert_eq!(refs.list_map_keys, ["uid"]);
+        assert_eq!(refs.patch_merge_key, Some("uid"));
+        assert_eq!(refs.ty.and_then(|t| t.map_type), Some(MapType::Atomic));
+        assert_eq!(
+            OBJECT_META.field("finalizers").and_then(|f| f.list_type),
+            Some(ListType::Set)
+        );
+    }
+}

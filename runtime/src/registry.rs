@@ -1,0 +1,186 @@
+//! The registry: the catalog of kinds a server serves.
+//!
+//! Generated crates add their kinds with one `register(&mut Registry)` per group-version (and one
+//! per spec); users add theirs with [`Registry::register`]. The server reads only this catalog: a
+//! [`ResourceInfo`] per kind, its merge metadata, and a [`Codec`] that pushes JSON through the
+//! kind's Rust type, so it never needs the concrete type itself.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::merge::TypeInfo;
+use crate::{Resource, ResourceInfo};
+
+/// Decodes JSON into a kind's Rust type and encodes it back: the server's schema check. Fields the
+/// type does not know are dropped, which is how unknown fields are detected.
+pub type Codec = fn(Value) -> Result<Value, serde_json::Error>;
+
+/// One registered kind.
+#[derive(Clone)]
+pub struct RegisteredKind {
+    /// The static description of the kind.
+    pub info: &'static ResourceInfo,
+    /// The kind's merge metadata, when it declares any.
+    pub merge: Option<&'static TypeInfo>,
+    /// Round trip through the kind's Rust type.
+    pub codec: Codec,
+}
+
+impl fmt::Debug for RegisteredKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredKind")
+            .field("gvk", &self.info.gvk)
+            .field("plural", &self.info.plural)
+            .finish_non_exhaustive()
+    }
+}
+
+fn round_trip<K: Resource>(value: Value) -> Result<Value, serde_json::Error> {
+    let object: K = serde_json::from_value(value)?;
+    serde_json::to_value(object)
+}
+
+/// The kinds a server serves, keyed by group, version and plural.
+///
+/// Nested maps rather than one map keyed by a tuple, so a lookup on the request path borrows the
+/// URL's segments instead of allocating a key.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    kinds: BTreeMap<String, BTreeMap<String, BTreeMap<String, RegisteredKind>>>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds kind `K`. Registering a kind at the group, version and plural of an earlier one
+    /// replaces it, so a user can override a built-in with their own type.
+    pub fn register<K: Resource>(&mut self) -> &mut Self {
+        let info = K::info();
+        let kind = RegisteredKind {
+            info,
+            merge: K::merge_info(),
+            codec: round_trip::<K>,
+        };
+        self.kinds
+            .entry(info.gvk.group.to_string())
+            .or_default()
+            .entry(info.gvk.version.to_string())
+            .or_default()
+            .insert(info.plural.to_string(), kind);
+        self
+    }
+
+    /// The kind served at `group`, `version` and `plural`, if registered.
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&RegisteredKind> {
+        self.kinds.get(group)?.get(version)?.get(plural)
+    }
+
+    /// Every registered kind, sorted by group, version and plural.
+    pub fn kinds(&self) -> impl Iterator<Item = &RegisteredKind> {
+        self.kinds
+            .values()
+            .flat_map(BTreeMap::values)
+            .flat_map(BTreeMap::values)
+    }
+
+    /// The number of registered kinds.
+    pub fn len(&self) -> usize {
+        self.kinds().count()
+    }
+
+    /// Whether no kind is registered.
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::{Deserialize, Serialize};
+    use serde_json::json;
+
+    use super::*;
+    use crate::meta::ObjectMeta;
+    use crate::type_tag::{ApiVersion, Kind};
+
+    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::Resource)]
+    #[resource(
+        crate = "crate",
+        group = "widgets.kapi.dev",
+        version = "v1",
+        kind = "Widget"
+    )]
+    struct Widget {
+        #[serde(rename = "apiVersion")]
+        api_version: ApiVersion<Self>,
+        kind: Kind<Self>,
+        #[serde(default)]
+        metadata: ObjectMeta,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        color: Option<String>,
+    }
+
+    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, crate::Resource)]
+    #[resource(crate = "crate", group = "", version = "v1", kind = "Gadget", cluster)]
+    struct Gadget {
+        #[serde(rename = "apiVersion")]
+        api_version: ApiVersion<Self>,
+        kind: Kind<Self>,
+        #[serde(default)]
+        metadata: ObjectMeta,
+    }
+
+    #[test]
+    fn finds_kinds_by_group_version_and_plural() {
+        let mut registry = Registry::new();
+        registry.register::<Widget>().register::<Gadget>();
+        assert_eq!(registry.len(), 2);
+        let widget = registry.get("widgets.kapi.dev", "v1", "widgets").unwrap();
+        assert_eq!(widget.info.gvk.kind, "Widget");
+        assert_eq!(
+            registry.get("", "v1", "gadgets").unwrap().info.gvk.kind,
+            "Gadget"
+        );
+        assert!(registry.get("widgets.kapi.dev", "v2", "widgets").is_none());
+        assert!(registry.get("", "v1", "widgets").is_none());
+        let order: Vec<_> = registry.kinds().map(|k| k.info.gvk.kind.as_ref()).collect();
+        assert_eq!(order, ["Gadget", "Widget"]);
+    }
+
+    #[test]
+    fn registering_again_replaces() {
+        let mut registry = Registry::new();
+        registry.register::<Widget>().register::<Widget>();
+        assert_eq!(registry.len(), 1);
+    }
+
+    #[test]
+    fn codec_drops_unknown_fields_and_rejects_bad_ones() {
+        let mut registry = Registry::new();
+        registry.register::<Widget>();
+        let codec = registry
+            .get("widgets.kapi.dev", "v1", "widgets")
+            .unwrap()
+            .codec;
+        let out = codec(json!({
+            "apiVersion": "widgets.kapi.dev/v1",
+            "kind": "Widget",
+            "metadata": {"name": "a"},
+            "color": "red",
+            "shape": "round"
+        }))
+        .unwrap();
+        assert_eq!(
+            out,
+            json!({"apiVersion": "widgets.kapi.dev/v1", "kind": "Widget",
+                   "metadata": {"name": "a"}, "color": "red"})
+        );
+        assert!(codec(json!({"kind": "Widget", "color": 7})).is_err());
+        assert!(codec(json!({"kind": "Gadget"})).is_err());
+    }
+}
