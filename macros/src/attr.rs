@@ -39,6 +39,9 @@ pub(crate) const DEPRECATION_WARNING: &str = "deprecation_warning";
 pub(crate) const MERGE: &str = "merge";
 pub(crate) const CRATE: &str = "crate";
 pub(crate) const NO_LIST: &str = "no_list";
+pub(crate) const SERVED: &str = "served";
+pub(crate) const STORAGE: &str = "storage";
+pub(crate) const DERIVE: &str = "derive";
 
 /// Every top-level key, in the order error messages list them.
 const KEYS: &[&str] = &[
@@ -65,6 +68,43 @@ const KEYS: &[&str] = &[
     CRATE,
     NO_LIST,
 ];
+
+/// `#[derive(CustomResource)]` reads the same keys plus these.
+const CUSTOM_RESOURCE_KEYS: &[&str] = &[
+    GROUP,
+    VERSION,
+    KIND,
+    PLURAL,
+    SINGULAR,
+    NAMESPACED,
+    CLUSTER,
+    SHORT_NAMES,
+    CATEGORIES,
+    SELECTABLE_FIELDS,
+    VERBS,
+    STATUS,
+    SCALE,
+    PRINTER_COLUMN,
+    INTRODUCED,
+    DEPRECATED,
+    REMOVED,
+    REPLACEMENT,
+    DEPRECATION_WARNING,
+    MERGE,
+    CRATE,
+    NO_LIST,
+    SERVED,
+    STORAGE,
+    DERIVE,
+];
+
+/// Which derive reads the attributes; `CustomResource` gives some keys another form.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Derive {
+    #[default]
+    Resource,
+    CustomResource,
+}
 
 pub(crate) const SPEC_REPLICAS_PATH: &str = "spec_replicas_path";
 pub(crate) const STATUS_REPLICAS_PATH: &str = "status_replicas_path";
@@ -222,12 +262,32 @@ pub(crate) struct Attrs {
     pub(crate) merge: Option<Path>,
     pub(crate) krate: Option<Path>,
     pub(crate) no_list: Option<Span>,
+    /// Which derive these belong to.
+    pub(crate) derive: Derive,
+    /// `status = "WidgetStatus"` (CustomResource): the status type.
+    pub(crate) status_type: Option<syn::Type>,
+    /// `deprecated` written as a flag (CustomResource): the CRD version's `deprecated: true`.
+    pub(crate) deprecated_flag: Option<Span>,
+    /// `served = false` (CustomResource).
+    pub(crate) served: Option<bool>,
+    /// `storage = false` (CustomResource).
+    pub(crate) storage: Option<bool>,
+    /// `derive = ["PartialEq"]` (CustomResource): extra derives on the kind struct.
+    pub(crate) derives: Vec<Path>,
 }
 
 impl Attrs {
     /// Reads every `#[resource(...)]` among `attrs`.
     pub(crate) fn parse(attrs: &[Attribute], errors: &mut Errors) -> Self {
-        let mut out = Attrs::default();
+        Self::parse_for(attrs, Derive::Resource, errors)
+    }
+
+    /// Reads every `#[resource(...)]` among `attrs` with `derive`'s vocabulary.
+    pub(crate) fn parse_for(attrs: &[Attribute], derive: Derive, errors: &mut Errors) -> Self {
+        let mut out = Attrs {
+            derive,
+            ..Attrs::default()
+        };
         for attr in attrs.iter().filter(|attr| attr.path().is_ident(RESOURCE)) {
             // The path, not the whole attribute: stable rustc cannot join spans, so an
             // attribute's span would underline only its `#`.
@@ -243,14 +303,18 @@ impl Attrs {
     /// Reads one top-level key. Returning `Err` stops this attribute, so only malformed token
     /// structure does; a bad value is reported into `errors` and parsing goes on.
     fn parse_key(&mut self, meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<()> {
-        let Some(key) = known_key(&meta.path, KEYS) else {
+        let keys = match self.derive {
+            Derive::Resource => KEYS,
+            Derive::CustomResource => CUSTOM_RESOURCE_KEYS,
+        };
+        let Some(key) = known_key(&meta.path, keys) else {
             errors.at(
                 meta.path.span(),
                 format_args!(
                     "unknown key `{}` in #[resource(...)]; expected one of: {}{}",
                     path_name(&meta.path),
-                    KEYS.join(", "),
-                    suggestion(&meta.path, KEYS)
+                    keys.join(", "),
+                    suggestion(&meta.path, keys)
                 ),
             );
             return skip_value(meta);
@@ -301,7 +365,32 @@ impl Attrs {
             VERBS => {
                 self.verbs = string_list(meta, top, errors)?.map(|value| Spanned { value, span });
             }
+            STATUS if self.derive == Derive::CustomResource => {
+                self.status_type = status_type(meta, errors)?;
+                self.status = self.status_type.as_ref().map(|_| span);
+            }
             STATUS => self.status = flag(meta, top, errors)?,
+            DEPRECATED
+                if self.derive == Derive::CustomResource && !meta.input.peek(syn::Token![=]) =>
+            {
+                self.deprecated_flag = flag(meta, top, errors)?;
+            }
+            SERVED => self.served = boolean(meta, top, errors)?,
+            STORAGE => self.storage = boolean(meta, top, errors)?,
+            DERIVE => {
+                for name in string_list(meta, top, errors)?.unwrap_or_default() {
+                    match LitStr::new(&name.value, name.span).parse::<Path>() {
+                        Ok(path) => self.derives.push(path),
+                        Err(_) => errors.at(
+                            name.span,
+                            format_args!(
+                                "#[resource(derive = [...])]: {:?} is not a trait path",
+                                name.value
+                            ),
+                        ),
+                    }
+                }
+            }
             SCALE => self.scale = parse_scale(meta, errors)?,
             PRINTER_COLUMN => self.printer_columns.extend(parse_column(meta, errors)?),
             INTRODUCED => self.introduced = kube_version(meta, top, errors)?,
@@ -695,6 +784,56 @@ pub(crate) fn parse_kube_version(text: &str) -> Option<(u16, u16)> {
         part.parse::<u16>().ok()
     };
     Some((number(major)?, number(minor)?))
+}
+
+/// `status = "WidgetStatus"`: the status type of a custom resource.
+fn status_type(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Option<syn::Type>> {
+    let key = Key::top(STATUS);
+    if !meta.input.peek(syn::Token![=]) {
+        errors.at(
+            meta.path.span(),
+            "#[derive(CustomResource)] takes the status type: write \
+             #[resource(status = \"WidgetStatus\")], naming a struct that derives `kapi::Schema`",
+        );
+        skip_value(meta)?;
+        return Ok(None);
+    }
+    let Some(text) = string(meta, key, errors)? else {
+        return Ok(None);
+    };
+    match LitStr::new(&text.value, text.span).parse::<syn::Type>() {
+        Ok(ty) => Ok(Some(ty)),
+        Err(_) => {
+            errors.at(
+                text.span,
+                format_args!("#[resource(status = {:?})] is not a type", text.value),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// `key = true` or `key = false`.
+fn boolean(meta: &ParseNestedMeta<'_>, key: Key, errors: &mut Errors) -> syn::Result<Option<bool>> {
+    let Some(expr) = value_expr(meta, key, "false", errors)? else {
+        return Ok(None);
+    };
+    match &expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => Ok(Some(b.value)),
+        _ => {
+            errors.at(
+                expr.span(),
+                format_args!(
+                    "{} takes `true` or `false`: write {}",
+                    key.with("..."),
+                    key.with("false")
+                ),
+            );
+            Ok(None)
+        }
+    }
 }
 
 /// `merge = path::TO_STATIC`: the kind's merge metadata, a `static` of type `kapi::merge::TypeInfo`.

@@ -27,6 +27,11 @@ impl Errors {
         }
     }
 
+    /// Whether nothing was reported yet.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.combined.is_none()
+    }
+
     /// All errors, if there were any.
     pub(crate) fn finish(self) -> Option<syn::Error> {
         self.combined

@@ -22,6 +22,11 @@ pub(crate) struct Failure {
 }
 
 impl Failure {
+    /// A failure with these errors and this stub.
+    pub(crate) fn new(error: syn::Error, stub: TokenStream) -> Self {
+        Failure { error, stub }
+    }
+
     /// The `compile_error!`s followed by the stub.
     pub(crate) fn into_compile_error(self) -> TokenStream {
         let mut tokens = self.error.into_compile_error();
@@ -53,7 +58,7 @@ pub(crate) fn derive_resource(input: &DeriveInput) -> Result<TokenStream, Failur
     }
 }
 
-fn resource_impl(model: &Model<'_>) -> TokenStream {
+pub(crate) fn resource_impl(model: &Model<'_>) -> TokenStream {
     let Model {
         ident,
         krate,
@@ -260,7 +265,7 @@ fn verb_variant(verb: &str) -> &'static str {
 }
 
 /// `pub type <Name>List = kapi::List<Name>;`, with the struct's visibility.
-fn list_alias(ident: &Ident, vis: &Visibility, krate: &Path, kind: &str) -> TokenStream {
+pub(crate) fn list_alias(ident: &Ident, vis: &Visibility, krate: &Path, kind: &str) -> TokenStream {
     let alias = format_ident!("{}List", ident);
     let doc = format!("A list of [`{ident}`] objects, written as `{kind}List`.");
     quote! {

@@ -9,8 +9,10 @@
 mod ast;
 mod attr;
 mod check;
+mod custom_resource;
 mod errors;
 mod expand;
+mod schema;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
@@ -62,6 +64,103 @@ use syn::{DeriveInput, parse_macro_input};
 pub fn derive_resource(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::derive_resource(&input)
+        .unwrap_or_else(expand::Failure::into_compile_error)
+        .into()
+}
+
+/// Implements `kapi::Schema` for a struct or enum: its Kubernetes structural schema.
+///
+/// The schema follows the type's serde shape (`rename`, `rename_all`, `default`, `skip`,
+/// `skip_serializing_if`, `flatten`, `tag`, `untagged`, `transparent`), takes descriptions from
+/// doc comments, and reads `#[schema(...)]` markers named after kubebuilder's:
+///
+/// | key | where | effect |
+/// |---|---|---|
+/// | `list_type = "atomic" \| "set" \| "map"`, `list_map_keys = ["name"]` | field | `x-kubernetes-list-type`, `-list-map-keys` |
+/// | `map_type = "atomic" \| "granular"` | field, container | `x-kubernetes-map-type` |
+/// | `preserve_unknown_fields`, `embedded_resource` | field, container | the `x-kubernetes-` marker |
+/// | `int_or_string` | field | the int-or-string shape |
+/// | `validation(rule = "...", message = "...", message_expression, reason, field_path, optional_old_self)` | field, container, repeatable | `x-kubernetes-validations` |
+/// | `default = <expr>` | field | `default` (any `Serialize` value) |
+/// | `minimum`, `maximum`, `multiple_of`, `min_length`, `max_length`, `min_items`, `max_items`, `min_properties`, `max_properties` | field (`*_properties` also container) | the bound |
+/// | `exclusive_minimum`, `exclusive_maximum`, `nullable` | field | flag |
+/// | `pattern = "..."`, `format = "..."`, `description = "..."` | field (`description` also container) | the keyword |
+/// | `allow_float` | field | allow `f32`/`f64` (disallowed by API conventions) |
+/// | `with = path::to_fn` | field | the field's schema is `path::to_fn()` |
+/// | `crate = "::path::to::kapi"` | container | path to kapi |
+///
+/// A `conditions: Vec<Condition>` field becomes a map list keyed by `type`, and the struct
+/// implements `kapi::crd::HasConditions`. Shapes a structural schema cannot express (tuples,
+/// unit variants mixed with data variants, adjacently tagged enums, one field name with two
+/// types across union variants, maps with non-string keys, floats, recursion, serde `with`
+/// without `#[schema(with)]`) are compile errors at the offending field or variant.
+///
+/// ```
+/// #[derive(serde::Serialize, serde::Deserialize, kapi::Schema)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Backup {
+///     /// Cron schedule.
+///     #[schema(pattern = "^\\S+ \\S+ \\S+ \\S+ \\S+$")]
+///     schedule: String,
+///     #[serde(default, skip_serializing_if = "Option::is_none")]
+///     #[schema(minimum = 1)]
+///     keep_last: Option<i32>,
+/// }
+///
+/// use kapi::Schema as _;
+/// let schema = serde_json::to_value(Backup::schema()).unwrap();
+/// assert_eq!(schema["required"], serde_json::json!(["schedule"]));
+/// assert_eq!(schema["properties"]["keepLast"]["minimum"], 1);
+/// ```
+#[proc_macro_derive(Schema, attributes(schema))]
+pub fn derive_schema(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    let mut errors = errors::Errors::default();
+    let tokens = schema::expand(&input, None, &mut errors);
+    match errors.finish() {
+        None => tokens.into(),
+        Some(error) => {
+            let mut out = error.into_compile_error();
+            out.extend(schema::stub(&input, None));
+            out.into()
+        }
+    }
+}
+
+/// Turns a spec struct into a custom resource: the kind struct, its list, `Resource`,
+/// `Schema` for the spec, `CustomResource` (the CRD), `HasStatus` and `new(name, spec)`.
+///
+/// Takes the `#[resource(...)]` keys of `#[derive(Resource)]` (the kind defaults to the spec's
+/// name without `Spec`), where `status = "WidgetStatus"` names the status type (and serves
+/// `/status`) and `deprecated` may be a bare flag, plus `served = bool`, `storage = bool`
+/// (both default `true`) and `derive = ["PartialEq", ...]` for extra derives on the kind.
+/// Field markers are those of `#[derive(Schema)]`, which this derive implies for the spec.
+///
+/// ```
+/// use kapi::CustomResource;
+///
+/// /// A widget.
+/// #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, CustomResource)]
+/// #[resource(group = "example.com", version = "v1", status = "WidgetStatus", short_names = ["wd"])]
+/// pub struct WidgetSpec {
+///     pub size: i32,
+/// }
+///
+/// #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, kapi::Schema)]
+/// pub struct WidgetStatus {
+///     #[serde(default)]
+///     pub conditions: Vec<kapi::meta::Condition>,
+/// }
+///
+/// let widget = Widget::new("w", WidgetSpec { size: 3 });
+/// assert_eq!(widget.metadata.name.as_deref(), Some("w"));
+/// let crd = Widget::crd();
+/// assert_eq!(crd.metadata.name.as_deref(), Some("widgets.example.com"));
+/// ```
+#[proc_macro_derive(CustomResource, attributes(resource, schema))]
+pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    custom_resource::derive(&input)
         .unwrap_or_else(expand::Failure::into_compile_error)
         .into()
 }

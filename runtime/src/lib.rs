@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod bytes;
+pub mod crd;
 pub mod duration;
 pub mod dynamic;
 pub mod int_or_string;
@@ -35,6 +36,7 @@ pub mod quantity;
 pub mod raw;
 pub mod registry;
 pub mod resource;
+pub mod schema;
 pub mod time;
 pub mod type_tag;
 pub mod wire;
@@ -47,10 +49,11 @@ pub mod __private {
 }
 
 pub use bytes::ByteString;
+pub use crd::CustomResource;
 pub use duration::Duration;
 pub use dynamic::DynamicObject;
 pub use int_or_string::IntOrString;
-pub use kapi_macros::Resource;
+pub use kapi_macros::{CustomResource, Resource, Schema};
 pub use list::List;
 pub use quantity::Quantity;
 pub use raw::RawExtension;
@@ -59,4 +62,5 @@ pub use resource::{
     GroupVersionKind, KubeVersion, Lifecycle, PrinterColumn, Resource, ResourceInfo, Scale, Scope,
     Subresources, Verb,
 };
+pub use schema::Schema;
 pub use time::{MicroTime, Time};

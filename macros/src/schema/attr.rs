@@ -1,0 +1,647 @@
+//! The attributes `#[derive(Schema)]` reads: the serde keys that change the wire shape, doc
+//! comments, and the `#[schema(...)]` vocabulary named after kubebuilder markers.
+//!
+//! Serde's own derive reports malformed serde attributes, so those are read leniently: a key
+//! this derive does not care about is skipped. `#[schema(...)]` is ours, so every mistake in it
+//! is reported with the fix.
+
+use proc_macro2::Span;
+use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned as _;
+use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Path};
+
+use crate::attr::skip_value;
+use crate::errors::Errors;
+
+/// The attribute this derive reads.
+pub(crate) const SCHEMA: &str = "schema";
+
+/// Keys allowed on a field.
+const FIELD_KEYS: &[&str] = &[
+    "list_type",
+    "list_map_keys",
+    "map_type",
+    "preserve_unknown_fields",
+    "int_or_string",
+    "embedded_resource",
+    "nullable",
+    "allow_float",
+    "validation",
+    "default",
+    "minimum",
+    "maximum",
+    "exclusive_minimum",
+    "exclusive_maximum",
+    "multiple_of",
+    "pattern",
+    "format",
+    "min_length",
+    "max_length",
+    "min_items",
+    "max_items",
+    "min_properties",
+    "max_properties",
+    "description",
+    "with",
+];
+
+/// Keys allowed on a struct or enum.
+const CONTAINER_KEYS: &[&str] = &[
+    "map_type",
+    "preserve_unknown_fields",
+    "embedded_resource",
+    "validation",
+    "min_properties",
+    "max_properties",
+    "description",
+    "crate",
+];
+
+const VALIDATION_KEYS: &[&str] = &[
+    "rule",
+    "message",
+    "message_expression",
+    "reason",
+    "field_path",
+    "optional_old_self",
+];
+
+const LIST_TYPES: &[&str] = &["atomic", "set", "map"];
+const MAP_TYPES: &[&str] = &["atomic", "granular"];
+const REASONS: &[&str] = &[
+    "FieldValueInvalid",
+    "FieldValueForbidden",
+    "FieldValueRequired",
+    "FieldValueDuplicate",
+];
+
+/// One `validation(...)`.
+pub(crate) struct Validation {
+    pub(crate) rule: String,
+    pub(crate) message: Option<String>,
+    pub(crate) message_expression: Option<String>,
+    pub(crate) reason: Option<String>,
+    pub(crate) field_path: Option<String>,
+    pub(crate) optional_old_self: Option<bool>,
+}
+
+/// `#[schema(...)]` on a field or container, plus the doc comment.
+#[derive(Default)]
+pub(crate) struct SchemaAttrs {
+    pub(crate) doc: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) list_type: Option<(String, Span)>,
+    pub(crate) list_map_keys: Option<(Vec<String>, Span)>,
+    pub(crate) map_type: Option<String>,
+    pub(crate) preserve_unknown_fields: bool,
+    pub(crate) int_or_string: bool,
+    pub(crate) embedded_resource: bool,
+    pub(crate) nullable: bool,
+    pub(crate) allow_float: bool,
+    pub(crate) validations: Vec<Validation>,
+    pub(crate) default: Option<Expr>,
+    pub(crate) numbers: Vec<(&'static str, Expr)>,
+    pub(crate) exclusive_minimum: bool,
+    pub(crate) exclusive_maximum: bool,
+    pub(crate) pattern: Option<String>,
+    pub(crate) format: Option<String>,
+    pub(crate) with: Option<Path>,
+    pub(crate) krate: Option<Path>,
+}
+
+/// Where `#[schema(...)]` was written, which decides the keys it may hold.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    Container,
+    Field,
+}
+
+impl SchemaAttrs {
+    pub(crate) fn parse(attrs: &[Attribute], place: Place, errors: &mut Errors) -> Self {
+        let mut out = SchemaAttrs {
+            doc: doc_comment(attrs),
+            ..SchemaAttrs::default()
+        };
+        let keys = match place {
+            Place::Container => CONTAINER_KEYS,
+            Place::Field => FIELD_KEYS,
+        };
+        let place_name = match place {
+            Place::Container => "a struct or enum",
+            Place::Field => "a field",
+        };
+        for attr in attrs.iter().filter(|a| a.path().is_ident(SCHEMA)) {
+            if let Err(error) =
+                attr.parse_nested_meta(|meta| out.key(&meta, keys, place_name, errors))
+            {
+                errors.push(error);
+            }
+        }
+        out
+    }
+
+    fn key(
+        &mut self,
+        meta: &ParseNestedMeta<'_>,
+        keys: &[&'static str],
+        place: &str,
+        errors: &mut Errors,
+    ) -> syn::Result<()> {
+        let Some(key) = keys.iter().copied().find(|k| meta.path.is_ident(k)) else {
+            let name = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            errors.at(
+                meta.path.span(),
+                format_args!(
+                    "unknown key `{name}` in #[schema(...)] on {place}; expected one of: {}",
+                    keys.join(", ")
+                ),
+            );
+            return skip_value(meta);
+        };
+        let span = meta.path.span();
+        match key {
+            "preserve_unknown_fields" => self.preserve_unknown_fields = flag(meta, key, errors)?,
+            "int_or_string" => self.int_or_string = flag(meta, key, errors)?,
+            "embedded_resource" => self.embedded_resource = flag(meta, key, errors)?,
+            "nullable" => self.nullable = flag(meta, key, errors)?,
+            "allow_float" => self.allow_float = flag(meta, key, errors)?,
+            "exclusive_minimum" => self.exclusive_minimum = flag(meta, key, errors)?,
+            "exclusive_maximum" => self.exclusive_maximum = flag(meta, key, errors)?,
+            "list_type" => {
+                self.list_type =
+                    one_of(string(meta, key, errors)?, key, LIST_TYPES, errors).map(|v| (v, span));
+            }
+            "map_type" => {
+                self.map_type = one_of(string(meta, key, errors)?, key, MAP_TYPES, errors);
+            }
+            "list_map_keys" => {
+                self.list_map_keys = string_list(meta, key, errors)?.map(|v| (v, span));
+            }
+            "pattern" => self.pattern = string(meta, key, errors)?.map(|s| s.0),
+            "format" => self.format = string(meta, key, errors)?.map(|s| s.0),
+            "description" => self.description = string(meta, key, errors)?.map(|s| s.0),
+            "default" => self.default = Some(meta.value()?.parse()?),
+            "with" => self.with = Some(meta.value()?.parse()?),
+            "crate" => {
+                if let Some((path, span)) = string(meta, key, errors)? {
+                    match LitStr::new(&path, span).parse::<Path>() {
+                        Ok(path) => self.krate = Some(path),
+                        Err(_) => errors.at(
+                            span,
+                            format_args!(
+                                "#[schema(crate = {path:?})] is not a path: write e.g. \
+                                 #[schema(crate = \"::kapi\")]"
+                            ),
+                        ),
+                    }
+                }
+            }
+            "validation" => {
+                if let Some(v) = validation(meta, errors)? {
+                    self.validations.push(v);
+                }
+            }
+            number => {
+                let value: Expr = meta.value()?.parse()?;
+                if number_literal(&value).is_none() {
+                    errors.at(
+                        value.span(),
+                        format_args!(
+                            "#[schema({number} = ...)] takes a number literal: write e.g. \
+                             #[schema({number} = 1)]"
+                        ),
+                    );
+                } else {
+                    self.numbers.push((number, value));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The value of a number literal, possibly negative.
+pub(crate) fn number_literal(expr: &Expr) -> Option<f64> {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i.base10_parse::<f64>().ok(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Float(f), ..
+        }) => f.base10_parse::<f64>().ok(),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => number_literal(&u.expr).map(|v| -v),
+        Expr::Group(g) => number_literal(&g.expr),
+        _ => None,
+    }
+}
+
+fn flag(meta: &ParseNestedMeta<'_>, key: &str, errors: &mut Errors) -> syn::Result<bool> {
+    if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
+        errors.at(
+            meta.path.span(),
+            format_args!("#[schema({key})] takes no value: write just `{key}`"),
+        );
+        skip_value(meta)?;
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+fn string(
+    meta: &ParseNestedMeta<'_>,
+    key: &str,
+    errors: &mut Errors,
+) -> syn::Result<Option<(String, Span)>> {
+    if !meta.input.peek(syn::Token![=]) {
+        errors.at(
+            meta.path.span(),
+            format_args!("#[schema({key})] needs a value: write #[schema({key} = \"...\")]"),
+        );
+        skip_value(meta)?;
+        return Ok(None);
+    }
+    let expr: Expr = meta.value()?.parse()?;
+    match &expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Ok(Some((s.value(), s.span()))),
+        _ => {
+            errors.at(
+                expr.span(),
+                format_args!(
+                    "#[schema({key} = ...)] takes a string: write #[schema({key} = \"...\")]"
+                ),
+            );
+            Ok(None)
+        }
+    }
+}
+
+fn string_list(
+    meta: &ParseNestedMeta<'_>,
+    key: &str,
+    errors: &mut Errors,
+) -> syn::Result<Option<Vec<String>>> {
+    let expr: Expr = meta.value()?.parse()?;
+    let strings = match &expr {
+        Expr::Array(array) => array
+            .elems
+            .iter()
+            .map(|e| match e {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => Some(s.value()),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>(),
+        _ => None,
+    };
+    match strings {
+        Some(list) if !list.is_empty() => Ok(Some(list)),
+        _ => {
+            errors.at(
+                expr.span(),
+                format_args!(
+                    "#[schema({key} = ...)] takes a non-empty list of strings: write \
+                     #[schema({key} = [\"name\"])]"
+                ),
+            );
+            Ok(None)
+        }
+    }
+}
+
+fn one_of(
+    value: Option<(String, Span)>,
+    key: &str,
+    allowed: &[&str],
+    errors: &mut Errors,
+) -> Option<String> {
+    let (value, span) = value?;
+    if allowed.contains(&value.as_str()) {
+        return Some(value);
+    }
+    errors.at(
+        span,
+        format_args!(
+            "#[schema({key} = {value:?})] is not allowed; `{key}` is one of: {}",
+            allowed.join(", ")
+        ),
+    );
+    None
+}
+
+fn validation(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Option<Validation>> {
+    let span = meta.path.span();
+    if !meta.input.peek(syn::token::Paren) {
+        errors.at(
+            span,
+            "#[schema(validation)] takes a list: write \
+             #[schema(validation(rule = \"self.size() > 0\", message = \"...\"))]",
+        );
+        skip_value(meta)?;
+        return Ok(None);
+    }
+    let mut v = Validation {
+        rule: String::new(),
+        message: None,
+        message_expression: None,
+        reason: None,
+        field_path: None,
+        optional_old_self: None,
+    };
+    let mut has_rule = false;
+    meta.parse_nested_meta(|inner| {
+        let Some(key) = VALIDATION_KEYS
+            .iter()
+            .copied()
+            .find(|k| inner.path.is_ident(k))
+        else {
+            errors.at(
+                inner.path.span(),
+                format_args!(
+                    "unknown key in #[schema(validation(...))]; expected one of: {}",
+                    VALIDATION_KEYS.join(", ")
+                ),
+            );
+            return skip_value(&inner);
+        };
+        if key == "optional_old_self" {
+            let expr: Expr = inner.value()?.parse()?;
+            match &expr {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Bool(b), ..
+                }) => v.optional_old_self = Some(b.value),
+                _ => errors.at(expr.span(), "optional_old_self takes `true` or `false`"),
+            }
+            return Ok(());
+        }
+        let value = string(&inner, key, errors)?.map(|s| s.0);
+        match key {
+            "rule" => {
+                has_rule = value.is_some();
+                v.rule = value.unwrap_or_default();
+            }
+            "message" => v.message = value,
+            "message_expression" => v.message_expression = value,
+            "field_path" => v.field_path = value,
+            _ => {
+                if let Some(reason) = &value
+                    && !REASONS.contains(&reason.as_str())
+                {
+                    errors.at(
+                        inner.path.span(),
+                        format_args!(
+                            "reason {reason:?} is not allowed; it is one of: {}",
+                            REASONS.join(", ")
+                        ),
+                    );
+                }
+                v.reason = value;
+            }
+        }
+        Ok(())
+    })?;
+    if !has_rule {
+        errors.at(
+            span,
+            "#[schema(validation(...))] is missing `rule`: write \
+             validation(rule = \"<CEL expression>\", message = \"...\")",
+        );
+        return Ok(None);
+    }
+    Ok(Some(v))
+}
+
+/// The doc comment as a description: lines joined with newlines, one leading space each
+/// removed (the one after `///`), surrounding blank lines dropped.
+pub(crate) fn doc_comment(attrs: &[Attribute]) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .flat_map(|text| {
+            text.split('\n')
+                .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let text = lines.join("\n").trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+/// The serde keys that change a value's wire shape.
+#[derive(Default)]
+pub(crate) struct Serde {
+    pub(crate) rename: Option<String>,
+    pub(crate) rename_all: Option<String>,
+    pub(crate) default: bool,
+    pub(crate) default_path: Option<Path>,
+    pub(crate) skip: bool,
+    pub(crate) skip_serializing_if: bool,
+    pub(crate) flatten: bool,
+    pub(crate) untagged: bool,
+    pub(crate) tag: Option<String>,
+    pub(crate) content: Option<String>,
+    pub(crate) transparent: bool,
+    pub(crate) other: bool,
+    /// `with`, `serialize_with` or `deserialize_with`: the wire form is custom.
+    pub(crate) with: Option<Span>,
+}
+
+impl Serde {
+    pub(crate) fn parse(attrs: &[Attribute]) -> Self {
+        let mut out = Serde::default();
+        let (mut skip_ser, mut skip_de) = (false, false);
+        for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+            // Malformed serde attributes are serde's to report.
+            let _ = attr.parse_nested_meta(|meta| {
+                let path = &meta.path;
+                let value_str = |meta: &ParseNestedMeta<'_>| -> syn::Result<Option<String>> {
+                    if meta.input.peek(syn::Token![=]) {
+                        let lit: LitStr = meta.value()?.parse()?;
+                        Ok(Some(lit.value()))
+                    } else if meta.input.peek(syn::token::Paren) {
+                        let mut found = None;
+                        meta.parse_nested_meta(|side| {
+                            let lit: LitStr = side.value()?.parse()?;
+                            if side.path.is_ident("serialize") {
+                                found = Some(lit.value());
+                            }
+                            Ok(())
+                        })?;
+                        Ok(found)
+                    } else {
+                        Ok(None)
+                    }
+                };
+                if path.is_ident("rename") {
+                    out.rename = value_str(&meta)?;
+                } else if path.is_ident("rename_all") {
+                    out.rename_all = value_str(&meta)?;
+                } else if path.is_ident("default") {
+                    out.default = true;
+                    if meta.input.peek(syn::Token![=]) {
+                        let lit: LitStr = meta.value()?.parse()?;
+                        out.default_path = lit.parse().ok();
+                    }
+                } else if path.is_ident("skip") {
+                    out.skip = true;
+                } else if path.is_ident("skip_serializing") {
+                    skip_ser = true;
+                } else if path.is_ident("skip_deserializing") {
+                    skip_de = true;
+                } else if path.is_ident("skip_serializing_if") {
+                    out.skip_serializing_if = true;
+                    skip_value(&meta)?;
+                } else if path.is_ident("flatten") {
+                    out.flatten = true;
+                } else if path.is_ident("untagged") {
+                    out.untagged = true;
+                } else if path.is_ident("transparent") {
+                    out.transparent = true;
+                } else if path.is_ident("other") {
+                    out.other = true;
+                } else if path.is_ident("tag") {
+                    out.tag = value_str(&meta)?;
+                } else if path.is_ident("content") {
+                    out.content = value_str(&meta)?;
+                } else if path.is_ident("with")
+                    || path.is_ident("serialize_with")
+                    || path.is_ident("deserialize_with")
+                {
+                    out.with = Some(path.span());
+                    skip_value(&meta)?;
+                } else {
+                    skip_value(&meta)?;
+                }
+                Ok(())
+            });
+        }
+        out.skip |= skip_ser && skip_de;
+        // Written but never read back: the server must not require it.
+        out.skip_serializing_if |= skip_ser;
+        out
+    }
+}
+
+/// serde's `rename_all` applied to a field (snake_case) or a variant (PascalCase) name.
+pub(crate) fn rename(rule: Option<&str>, name: &str, variant: bool) -> String {
+    let Some(rule) = rule else {
+        return name.to_owned();
+    };
+    // Split into lowercase words from either convention.
+    let words: Vec<String> = if variant {
+        let mut words = Vec::new();
+        let mut current = String::new();
+        for c in name.chars() {
+            if c.is_uppercase() && !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            current.extend(c.to_lowercase());
+        }
+        if !current.is_empty() {
+            words.push(current);
+        }
+        words
+    } else {
+        name.split('_').map(str::to_owned).collect()
+    };
+    let capitalized = |w: &String| {
+        let mut chars = w.chars();
+        chars
+            .next()
+            .map(|first| first.to_uppercase().chain(chars).collect::<String>())
+            .unwrap_or_default()
+    };
+    match rule {
+        "lowercase" => {
+            if variant {
+                words.concat()
+            } else {
+                name.to_ascii_lowercase()
+            }
+        }
+        "UPPERCASE" => {
+            if variant {
+                words.concat().to_uppercase()
+            } else {
+                name.to_ascii_uppercase()
+            }
+        }
+        "PascalCase" => words.iter().map(capitalized).collect(),
+        "camelCase" => words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| if i == 0 { w.clone() } else { capitalized(w) })
+            .collect(),
+        "snake_case" => words.join("_"),
+        "SCREAMING_SNAKE_CASE" => words.join("_").to_uppercase(),
+        "kebab-case" => words.join("-"),
+        "SCREAMING-KEBAB-CASE" => words.join("-").to_uppercase(),
+        _ => name.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renames_like_serde() {
+        let cases = [
+            (Some("camelCase"), "secret_name", false, "secretName"),
+            (
+                Some("camelCase"),
+                "DigitalSignature",
+                true,
+                "digitalSignature",
+            ),
+            (
+                Some("kebab-case"),
+                "DigitalSignature",
+                true,
+                "digital-signature",
+            ),
+            (Some("lowercase"), "ServerAuth", true, "serverauth"),
+            (
+                Some("SCREAMING_SNAKE_CASE"),
+                "ServerAuth",
+                true,
+                "SERVER_AUTH",
+            ),
+            (Some("snake_case"), "ServerAuth", true, "server_auth"),
+            (Some("PascalCase"), "dns_names", false, "DnsNames"),
+            (None, "ServerAuth", true, "ServerAuth"),
+        ];
+        for (rule, name, variant, want) in cases {
+            assert_eq!(rename(rule, name, variant), want, "{rule:?} {name}");
+        }
+    }
+
+    #[test]
+    fn doc_comments_become_descriptions() {
+        let attrs: Vec<Attribute> = vec![
+            syn::parse_quote!(#[doc = " First line."]),
+            syn::parse_quote!(#[doc = ""]),
+            syn::parse_quote!(#[doc = " Second  "]),
+        ];
+        assert_eq!(
+            doc_comment(&attrs).as_deref(),
+            Some("First line.\n\nSecond")
+        );
+        assert_eq!(doc_comment(&[]), None);
+    }
+}
