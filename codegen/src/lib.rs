@@ -3,15 +3,18 @@
 //! The crate is split the way data flows through it:
 //! - [`load`] reads Swagger 2.0, OpenAPI 3.0 folders and CRD manifests (the only file I/O),
 //! - [`model`] is the one intermediate representation all inputs become (no I/O),
-//! - [`emit`] turns a model into Rust token streams and formatted files (no I/O),
+//! - [`emit`](mod@emit) turns a model into Rust token streams and formatted files (no I/O),
 //! - [`list`] renders a model's group-versions and kinds for the `list` command.
+//! - [`builder`] is the build-script front end: inputs in, one file in `OUT_DIR` out.
 
+pub mod builder;
 pub mod emit;
 pub mod list;
 pub mod load;
 pub mod model;
 pub mod sample;
 
+pub use builder::{BuildError, Builder};
 pub use emit::{Emitted, Generated, Lifecycles, Options, Report, emit, generate, load_lifecycle};
 pub use load::{LoadError, load_inputs};
 pub use model::Model;

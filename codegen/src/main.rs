@@ -1,5 +1,7 @@
 //! The `kapi-codegen` command line: parses arguments, calls the library, reports errors.
 
+mod cli;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -16,6 +18,13 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Generate Rust from the inputs: a module tree, a crate (--crate-name), or one crate with a
+    /// module and feature per version (--version, or --manifest). Writes only files whose
+    /// contents change and removes generated files that are no longer produced.
+    Generate(cli::GenArgs),
+    /// Like generate, but only compare: exit 1 listing the files that differ from a fresh
+    /// generation, 0 when the output directory is up to date.
+    Check(cli::GenArgs),
     /// List the group-versions of the inputs and, under each, its kinds with plural, scope, verbs
     /// and subresources.
     List {
@@ -32,9 +41,14 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
+        Ok(out) => {
+            print!("{}", out.stdout);
+            eprint!("{}", out.stderr);
+            if out.success {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
         }
         Err(err) => {
             eprintln!("kapi-codegen: {err:#}");
@@ -43,11 +57,17 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(command: Command) -> anyhow::Result<String> {
+fn run(command: Command) -> anyhow::Result<cli::Outcome> {
     match command {
+        Command::Generate(args) => cli::generate(args),
+        Command::Check(args) => cli::check(args),
         Command::List { inputs, all_kinds } => {
             let model = kapi_codegen::load_inputs(&inputs)?;
-            Ok(render(&model, ListOptions { all_kinds }))
+            Ok(cli::Outcome {
+                stdout: render(&model, ListOptions { all_kinds }),
+                stderr: String::new(),
+                success: true,
+            })
         }
     }
 }

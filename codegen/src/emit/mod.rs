@@ -1,6 +1,6 @@
 //! Emission: a [`Model`] (plus lifecycle data and [`Options`]) → Rust source.
 //!
-//! [`emit`] is the engine: no I/O, it returns one `TokenStream` per output file and a [`Report`]
+//! [`emit`](fn@emit) is the engine: no I/O, it returns one `TokenStream` per output file and a [`Report`]
 //! of every naming decision a caller may want to print. [`generate`] is the thin step on top that
 //! formats each file with prettyplease and prefixes the `@generated` header. Output is a pure
 //! function of its inputs: every walk is over sorted maps or source-ordered vectors.
@@ -9,11 +9,19 @@
 //! plus `apimachinery` for meta types the runtime lacks); `<group>.rs` holds that group's versions
 //! as inline modules (`pub mod v1 { ... }`), each with a `merge` child module of merge-metadata
 //! statics. Types refer to each other by relative `super::` paths, so the tree can be mounted
-//! anywhere in a crate.
+//! anywhere in a crate. Every module holding kinds (directly or below) has a
+//! `register(&mut kapi::Registry)`, so one call at the root registers the whole spec.
+//!
+//! [`generate_crate`] wraps one spec as a crate and [`generate_versions`] puts several versions
+//! in one crate, sharing identical definitions (the `multi` module); [`project`] runs either
+//! from a manifest or command-line arguments and compares or writes the output directory.
 
+mod krate;
 mod lifecycle;
+mod multi;
 mod names;
 mod plan;
+pub mod project;
 mod tokens;
 
 use std::fmt;
@@ -22,6 +30,7 @@ use proc_macro2::TokenStream;
 
 use crate::model::Model;
 
+pub use krate::{ALL_GROUPS, CrateOptions, generate_crate, generate_versions};
 pub use lifecycle::{
     LifecycleEntry, LifecycleSource, Lifecycles, Release, ResolvedLifecycle, load_lifecycle,
 };
@@ -115,7 +124,7 @@ pub struct EmittedFile {
     pub tokens: TokenStream,
 }
 
-/// The output of [`emit`].
+/// The output of [`emit`](fn@emit).
 #[derive(Debug, Clone)]
 pub struct Emitted {
     /// Files, `mod.rs` first, then one per group module in name order.

@@ -12,57 +12,89 @@ use quote::{format_ident, quote};
 
 use super::lifecycle::Release;
 use super::names::serde_camel;
-use super::plan::{Body, FieldPlan, KindPlan, MergeTarget, Plan, Special, StructBody, Ty};
+use super::plan::{Body, FieldPlan, KindPlan, MergeTarget, ModPath, Plan, Special, StructBody, Ty};
 use super::{EmitError, EmittedFile, Options};
 use crate::model::{ListType, MapType, Scope, Verb};
 
-struct Renderer<'p> {
-    plan: &'p Plan,
+/// Spells a plan's items; `prefix` places an entry's module below the output root (empty for a
+/// single-spec tree, `shared/<set>` for a multi-version crate's shared definitions).
+pub(crate) struct Renderer<'p> {
+    pub(crate) plan: &'p Plan,
     krate: TokenStream,
     krate_attr: Option<String>,
+    prefix: Box<dyn Fn(usize) -> Vec<String> + 'p>,
+    merge_prefix: Box<dyn Fn(usize) -> Vec<String> + 'p>,
+}
+
+/// One entry's output: the item for its module and its merge static for the `merge` child.
+#[derive(Default)]
+pub(crate) struct EntryTokens {
+    pub(crate) item: TokenStream,
+    pub(crate) merge: TokenStream,
+    /// The merge static calls `field(..)`, so the `merge` module needs that import.
+    pub(crate) uses_field: bool,
+}
+
+/// A module's items and merge statics, gathered before the module is closed.
+#[derive(Default)]
+pub(crate) struct ModuleTokens {
+    pub(crate) items: TokenStream,
+    pub(crate) merge: TokenStream,
+    pub(crate) uses_field: bool,
+    /// `pub use` lines for the `merge` child (statics defined elsewhere).
+    pub(crate) merge_uses: TokenStream,
+}
+
+impl ModuleTokens {
+    pub(crate) fn push(&mut self, e: EntryTokens) {
+        self.items.extend(e.item);
+        self.merge.extend(e.merge);
+        self.uses_field |= e.uses_field;
+    }
 }
 
 /// Renders the plan into files: `mod.rs` declaring one module per group (plus `apimachinery`),
 /// and `<module>.rs` per group holding its versions as inline modules; or everything inline in
-/// `mod.rs` when `options.single_file`.
+/// `mod.rs` when `options.single_file`. Every module holding kinds, directly or below, gets a
+/// `register` function.
 pub(crate) fn render(plan: &Plan, options: &Options) -> Result<Vec<EmittedFile>, EmitError> {
-    let krate: syn::Path = syn::parse_str(&options.runtime_crate).map_err(|e| {
-        EmitError::Option(format!(
-            "runtime_crate \"{}\" is not a path: {e}",
-            options.runtime_crate
-        ))
-    })?;
-    let r = Renderer {
-        plan,
-        krate: quote!(#krate),
-        krate_attr: (options.runtime_crate != "kapi").then(|| options.runtime_crate.clone()),
-    };
-    // Top-level module → (child module → entries); `None` holds a flat module's own entries.
-    let mut tree: BTreeMap<String, BTreeMap<Option<String>, Vec<usize>>> = BTreeMap::new();
-    let modules = plan.modules();
-    for (path, ids) in &modules {
-        let (top, child) = match path.as_slice() {
-            [top] => (top.clone(), None),
-            [top, child, ..] => (top.clone(), Some(child.clone())),
-            [] => continue,
-        };
-        tree.entry(top).or_default().insert(child, ids.clone());
-    }
+    let r = Renderer::new(plan, options)?;
     let mut files = Vec::new();
     let mut root = TokenStream::new();
-    for (top, children) in &tree {
+    let mut root_children = Vec::new();
+    for (top, children) in &module_tree(plan) {
         let top_ident = ident(top);
         let mut body = TokenStream::new();
+        let mut kinds = Vec::new();
+        let mut registered_children = Vec::new();
         for (child, ids) in children {
+            let path: ModPath = match child {
+                None => vec![top.clone()],
+                Some(child) => vec![top.clone(), child.clone()],
+            };
+            let mut m = ModuleTokens::default();
+            for &id in ids {
+                m.push(r.entry(&path, id));
+            }
+            let mut inner = r.close_module(m);
+            let child_kinds = r.kinds(ids);
             match child {
-                None => body.extend(r.module_body(std::slice::from_ref(top), ids)),
+                None => kinds = child_kinds,
                 Some(child) => {
-                    let path = vec![top.clone(), child.clone()];
-                    let inner = r.module_body(&path, ids);
+                    if !child_kinds.is_empty() {
+                        inner.extend(r.register_fn(&child_kinds, &[]));
+                        registered_children.push((child.clone(), None));
+                    }
                     let child_ident = ident(child);
                     body.extend(quote!(pub mod #child_ident { #inner }));
+                    continue;
                 }
             }
+            body.extend(inner);
+        }
+        if !kinds.is_empty() || !registered_children.is_empty() {
+            body.extend(r.register_fn(&kinds, &registered_children));
+            root_children.push((top.clone(), None));
         }
         if options.single_file {
             root.extend(quote!(pub mod #top_ident { #body }));
@@ -74,6 +106,9 @@ pub(crate) fn render(plan: &Plan, options: &Options) -> Result<Vec<EmittedFile>,
             });
         }
     }
+    if !root_children.is_empty() {
+        root.extend(r.register_fn(&[], &root_children));
+    }
     files.insert(
         0,
         EmittedFile {
@@ -82,6 +117,20 @@ pub(crate) fn render(plan: &Plan, options: &Options) -> Result<Vec<EmittedFile>,
         },
     );
     Ok(files)
+}
+
+/// Top-level module → (child module → entries); `None` holds a flat module's own entries.
+pub(crate) fn module_tree(plan: &Plan) -> BTreeMap<String, BTreeMap<Option<String>, Vec<usize>>> {
+    let mut tree: BTreeMap<String, BTreeMap<Option<String>, Vec<usize>>> = BTreeMap::new();
+    for (path, ids) in plan.modules() {
+        let (top, child) = match path.as_slice() {
+            [top] => (top.clone(), None),
+            [top, child, ..] => (top.clone(), Some(child.clone())),
+            [] => continue,
+        };
+        tree.entry(top).or_default().insert(child, ids);
+    }
+    tree
 }
 
 fn ident(s: &str) -> Ident {
@@ -108,60 +157,166 @@ fn release((major, minor): Release) -> String {
     format!("{major}.{minor}")
 }
 
-impl Renderer<'_> {
-    fn module_body(&self, module: &[String], ids: &[usize]) -> TokenStream {
-        let mut out = TokenStream::new();
-        let mut merge = TokenStream::new();
-        for &id in ids {
-            let Some(e) = self.plan.entries.get(id) else {
-                continue;
-            };
-            let doc = e.doc.as_deref().map(doc_attr);
-            let name = ident(&e.name);
-            match &e.body {
-                Body::Struct(s) => {
-                    out.extend(self.structure(module, &e.name, doc, s));
-                    if s.merge {
-                        merge.extend(self.merge_static(module, &e.name, s));
-                    }
-                }
-                Body::MergeOnly(s) => {
-                    if s.merge {
-                        merge.extend(self.merge_static(module, &e.name, s));
-                    }
-                }
-                Body::Enum(variants) => {
-                    let krate = &self.krate;
-                    let vs = variants.iter().map(|(v, wire)| {
-                        let v = ident(v);
-                        quote!(#v = #wire,)
-                    });
-                    out.extend(quote! {
-                        #krate::open_enum! {
-                            #doc
-                            pub enum #name { #(#vs)* }
-                        }
-                    });
-                }
-                Body::Alias(ty) => {
-                    let ty = self.ty(module, ty);
-                    out.extend(quote!(#doc pub type #name = #ty;));
-                }
-                Body::ListAlias | Body::Pending => {}
-            }
+impl<'p> Renderer<'p> {
+    pub(crate) fn new(plan: &'p Plan, options: &Options) -> Result<Self, EmitError> {
+        let krate: syn::Path = syn::parse_str(&options.runtime_crate).map_err(|e| {
+            EmitError::Option(format!(
+                "runtime_crate \"{}\" is not a path: {e}",
+                options.runtime_crate
+            ))
+        })?;
+        Ok(Self {
+            plan,
+            krate: quote!(#krate),
+            krate_attr: (options.runtime_crate != "kapi").then(|| options.runtime_crate.clone()),
+            prefix: Box::new(|_| Vec::new()),
+            merge_prefix: Box::new(|_| Vec::new()),
+        })
+    }
+
+    /// The same renderer placing entry `id`'s item below `prefix(id)` and its merge static
+    /// below `merge_prefix(id)`.
+    pub(crate) fn with_prefix(
+        mut self,
+        prefix: impl Fn(usize) -> Vec<String> + 'p,
+        merge_prefix: impl Fn(usize) -> Vec<String> + 'p,
+    ) -> Self {
+        self.prefix = Box::new(prefix);
+        self.merge_prefix = Box::new(merge_prefix);
+        self
+    }
+
+    /// Where entry `id`'s item is defined, from the output root.
+    fn path_of(&self, id: usize) -> Vec<String> {
+        let mut path = (self.prefix)(id);
+        if let Some(e) = self.plan.entries.get(id) {
+            path.extend(e.module.iter().cloned());
         }
-        if !merge.is_empty() {
-            let krate = &self.krate;
-            out.extend(quote! {
-                /// Merge metadata of this module's types (see `kapi::merge`).
-                pub mod merge {
-                    #![allow(non_upper_case_globals)]
-                    use #krate::merge::{field, TypeInfo};
-                    #merge
+        path
+    }
+
+    /// The module holding entry `id`'s merge static, from the output root.
+    fn merge_path_of(&self, id: usize) -> Vec<String> {
+        let mut path = (self.merge_prefix)(id);
+        if let Some(e) = self.plan.entries.get(id) {
+            path.extend(e.module.iter().cloned());
+        }
+        path.push("merge".to_owned());
+        path
+    }
+
+    /// One entry rendered as if it lived in `module` (a path from the output root).
+    pub(crate) fn entry(&self, module: &[String], id: usize) -> EntryTokens {
+        let mut out = EntryTokens::default();
+        let Some(e) = self.plan.entries.get(id) else {
+            return out;
+        };
+        let doc = e.doc.as_deref().map(doc_attr);
+        let name = ident(&e.name);
+        match &e.body {
+            Body::Struct(s) => {
+                let merge = relative(module, &self.merge_path_of(id), &e.name);
+                out.item = self.structure(module, &e.name, doc, s, merge);
+                if s.merge {
+                    (out.merge, out.uses_field) = self.merge_static(module, &e.name, s);
                 }
-            });
+            }
+            Body::MergeOnly(s) => {
+                if s.merge {
+                    (out.merge, out.uses_field) = self.merge_static(module, &e.name, s);
+                }
+            }
+            Body::Enum(variants) => {
+                let krate = &self.krate;
+                let vs = variants.iter().map(|(v, wire)| {
+                    let v = ident(v);
+                    quote!(#v = #wire,)
+                });
+                out.item = quote! {
+                    #krate::open_enum! {
+                        #doc
+                        pub enum #name { #(#vs)* }
+                    }
+                };
+            }
+            Body::Alias(ty) => {
+                let ty = self.ty(module, ty);
+                out.item = quote!(#doc pub type #name = #ty;);
+            }
+            Body::ListAlias | Body::Pending => {}
         }
         out
+    }
+
+    /// A module's items followed by its `merge` child, when it has statics.
+    pub(crate) fn close_module(&self, m: ModuleTokens) -> TokenStream {
+        let mut out = m.items;
+        if m.merge.is_empty() && m.merge_uses.is_empty() {
+            return out;
+        }
+        let krate = &self.krate;
+        let uses = if m.merge.is_empty() {
+            None
+        } else if m.uses_field {
+            Some(quote!(use #krate::merge::{field, TypeInfo};))
+        } else {
+            Some(quote!(use #krate::merge::TypeInfo;))
+        };
+        let allow = (!m.merge.is_empty()).then(|| quote!(#![allow(non_upper_case_globals)]));
+        let (statics, reexports) = (m.merge, m.merge_uses);
+        out.extend(quote! {
+            /// Merge metadata of this module's types (see `kapi::merge`).
+            pub mod merge {
+                #allow
+                #uses
+                #reexports
+                #statics
+            }
+        });
+        out
+    }
+
+    /// Names of the served kinds among `ids`, in the given order.
+    pub(crate) fn kinds(&self, ids: &[usize]) -> Vec<String> {
+        ids.iter()
+            .filter_map(|&id| {
+                let e = self.plan.entries.get(id)?;
+                match &e.body {
+                    Body::Struct(StructBody { kind: Some(_), .. }) => Some(e.name.clone()),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// `pub fn register(registry)`: registers `kinds` of this module, then calls the `register`
+    /// of each child module, each call under the child's `cfg` attribute, if any.
+    pub(crate) fn register_fn(
+        &self,
+        kinds: &[String],
+        children: &[(String, Option<TokenStream>)],
+    ) -> TokenStream {
+        let krate = &self.krate;
+        let own = (!kinds.is_empty()).then(|| {
+            let kinds = kinds.iter().map(|k| ident(k));
+            quote!(registry #(.register::<#kinds>())*;)
+        });
+        let calls = children.iter().map(|(child, cfg)| {
+            let child = ident(child);
+            quote!(#cfg #child::register(registry);)
+        });
+        let doc = if children.is_empty() {
+            " Adds this group-version's served kinds to `registry`."
+        } else {
+            " Adds every served kind below this module to `registry`."
+        };
+        quote! {
+            #[doc = #doc]
+            pub fn register(registry: &mut #krate::Registry) {
+                #own
+                #(#calls)*
+            }
+        }
     }
 
     fn ty(&self, module: &[String], ty: &Ty) -> TokenStream {
@@ -178,7 +333,7 @@ impl Renderer<'_> {
                 quote!(#krate::#path)
             }
             Ty::Named(id) => match self.plan.entries.get(*id) {
-                Some(e) => relative(module, &e.module, &e.name),
+                Some(e) => relative(module, &self.path_of(*id), &e.name),
                 None => quote!(serde_json::Value),
             },
             Ty::Vec(inner) => {
@@ -198,6 +353,7 @@ impl Renderer<'_> {
         name: &str,
         doc: Option<TokenStream>,
         s: &StructBody,
+        merge: TokenStream,
     ) -> TokenStream {
         let krate = &self.krate;
         let name_ident = ident(name);
@@ -213,7 +369,10 @@ impl Renderer<'_> {
         let default = s.default.then(|| quote!(Default,));
         let resource = s.kind.as_ref().map(|_| quote!(#krate::Resource,));
         let rename_all = use_camel.then(|| quote!(#[serde(rename_all = "camelCase")]));
-        let attrs = s.kind.as_ref().map(|k| self.resource_attrs(name, k));
+        let attrs = s
+            .kind
+            .as_ref()
+            .map(|k| self.resource_attrs(name, k, &merge));
         quote! {
             #doc
             #[derive(Clone, Debug, #default PartialEq, serde::Serialize, serde::Deserialize, #resource)]
@@ -264,7 +423,7 @@ impl Renderer<'_> {
         }
     }
 
-    fn resource_attrs(&self, name: &str, k: &KindPlan) -> TokenStream {
+    fn resource_attrs(&self, name: &str, k: &KindPlan, merge: &TokenStream) -> TokenStream {
         let mut attrs = Vec::new();
         let group = &k.gvk.group;
         let version = &k.gvk.version;
@@ -287,8 +446,7 @@ impl Renderer<'_> {
             id.push(quote!(no_list));
         }
         // Every kind has a merge static (see `plan`), so the server always finds a root.
-        let merge_static = ident(name);
-        id.push(quote!(merge = merge::#merge_static));
+        id.push(quote!(merge = #merge));
         attrs.push(id);
         let mut names = Vec::new();
         if let Some(s) = &k.singular
@@ -371,11 +529,12 @@ impl Renderer<'_> {
         quote!(#(#attrs)*)
     }
 
-    fn merge_static(&self, module: &[String], name: &str, s: &StructBody) -> TokenStream {
+    /// The merge static of a struct, and whether it calls `field(..)`.
+    fn merge_static(&self, module: &[String], name: &str, s: &StructBody) -> (TokenStream, bool) {
         let krate = &self.krate;
         let mut here = module.to_vec();
         here.push("merge".to_owned());
-        let fields = s
+        let fields: Vec<TokenStream> = s
             .fields
             .iter()
             .filter(|f| self.plan.field_in_merge(&f.merge))
@@ -415,11 +574,7 @@ impl Renderer<'_> {
                 if self.plan.merge_target_live(m.target) {
                     let target = match m.target {
                         Some(MergeTarget::Entry(id)) => match self.plan.entries.get(id) {
-                            Some(e) => {
-                                let mut to = e.module.clone();
-                                to.push("merge".to_owned());
-                                relative(&here, &to, &e.name)
-                            }
+                            Some(e) => relative(&here, &self.merge_path_of(id), &e.name),
                             None => quote!(#krate::merge::OBJECT_META),
                         },
                         _ => quote!(#krate::merge::OBJECT_META),
@@ -441,7 +596,9 @@ impl Renderer<'_> {
                     });
                 }
                 chain
-            });
+            })
+            .collect();
+        let uses_field = !fields.is_empty();
         let mut value = quote!(TypeInfo::new(&[#(#fields),*]));
         match s.map_type {
             Some(MapType::Atomic) => value.extend(quote!(.atomic())),
@@ -455,7 +612,7 @@ impl Renderer<'_> {
             value.extend(quote!(.embedded()));
         }
         let name = format_ident!("{}", name);
-        quote!(pub static #name: TypeInfo = #value;)
+        (quote!(pub static #name: TypeInfo = #value;), uses_field)
     }
 }
 

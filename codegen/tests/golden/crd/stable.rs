@@ -118,6 +118,10 @@ pub mod v1 {
         );
         pub static CronTabSpecJobs: TypeInfo = TypeInfo::new(&[]).atomic();
     }
+    /// Adds this group-version's served kinds to `registry`.
+    pub fn register(registry: &mut kapi::Registry) {
+        registry.register::<CronTab>();
+    }
 }
 pub mod v1beta1 {
     #[derive(
@@ -160,4 +164,13 @@ pub mod v1beta1 {
             &[field("metadata").of(&kapi::merge::OBJECT_META)],
         );
     }
+    /// Adds this group-version's served kinds to `registry`.
+    pub fn register(registry: &mut kapi::Registry) {
+        registry.register::<CronTab>();
+    }
+}
+/// Adds every served kind below this module to `registry`.
+pub fn register(registry: &mut kapi::Registry) {
+    v1::register(registry);
+    v1beta1::register(registry);
 }

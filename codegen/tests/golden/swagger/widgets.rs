@@ -255,4 +255,12 @@ pub mod v1beta1 {
             &[field("conditions").list_map(&["type"])],
         );
     }
+    /// Adds this group-version's served kinds to `registry`.
+    pub fn register(registry: &mut kapi::Registry) {
+        registry.register::<Gizmo>().register::<Widget>();
+    }
+}
+/// Adds every served kind below this module to `registry`.
+pub fn register(registry: &mut kapi::Registry) {
+    v1beta1::register(registry);
 }

@@ -1,0 +1,182 @@
+//! The `generate` and `check` commands: arguments to a [`Job`], then write or compare.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use kapi_codegen::emit::project::{self, Inputs, Job};
+use kapi_codegen::emit::{CrateOptions, Generated, Options};
+
+/// What to generate from and where to; shared by `generate` and `check`.
+#[derive(Debug, Args)]
+pub(crate) struct GenArgs {
+    /// Inputs of a single spec: a swagger.json (OpenAPI v2), a folder of OpenAPI v3 documents,
+    /// or CRD manifests (YAML or JSON); several inputs are merged.
+    #[arg(value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
+    /// One version of a multi-version crate as NAME=INPUT (e.g. v1_34=specs/v1.34/swagger.json);
+    /// repeat for each version (and a name again to merge more inputs into it). NAME becomes the
+    /// module and the cargo feature.
+    #[arg(long = "version", value_name = "NAME=INPUT")]
+    versions: Vec<String>,
+    /// Read inputs and options from a manifest (YAML, paths relative to it); the output goes
+    /// next to it. Excludes every other option.
+    #[arg(long, value_name = "FILE")]
+    manifest: Option<PathBuf>,
+    /// Output directory: the crate's directory with --crate-name, else the module tree's.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Turn upstream descriptions into doc comments.
+    #[arg(long)]
+    docs: bool,
+    /// Write a whole crate of this name (Cargo.toml, src/lib.rs, src/...) instead of a module
+    /// tree (mod.rs and one file per group).
+    #[arg(long, value_name = "NAME")]
+    crate_name: Option<String>,
+    /// With --crate-name: inherit version, edition, dependencies and lints from the enclosing
+    /// Cargo workspace.
+    #[arg(long)]
+    workspace: bool,
+    /// Lifecycle data (introduced/deprecated/removed per kind) baked into each ResourceInfo.
+    #[arg(long, value_name = "FILE")]
+    lifecycle: Option<PathBuf>,
+    /// A version feature enabled by default in a multi-version crate; repeatable.
+    #[arg(long, value_name = "NAME")]
+    default_version: Vec<String>,
+}
+
+impl GenArgs {
+    fn job(self) -> anyhow::Result<Job> {
+        if let Some(manifest) = &self.manifest {
+            let extra = !self.inputs.is_empty()
+                || !self.versions.is_empty()
+                || self.out.is_some()
+                || self.docs
+                || self.crate_name.is_some()
+                || self.workspace
+                || self.lifecycle.is_some()
+                || !self.default_version.is_empty();
+            if extra {
+                bail!("--manifest takes no other inputs or options");
+            }
+            return Ok(Job::from_manifest(manifest)?);
+        }
+        let Some(out) = self.out else {
+            bail!("give --out DIR (or --manifest FILE)");
+        };
+        let inputs = match (self.inputs.is_empty(), self.versions.is_empty()) {
+            (false, true) => Inputs::Single(self.inputs),
+            (true, false) => {
+                let mut versions: Vec<(String, Vec<PathBuf>)> = Vec::new();
+                for v in &self.versions {
+                    let Some((name, path)) = v.split_once('=') else {
+                        bail!("--version {v}: expected NAME=INPUT");
+                    };
+                    match versions.iter_mut().find(|(n, _)| n == name) {
+                        Some((_, paths)) => paths.push(path.into()),
+                        None => versions.push((name.to_owned(), vec![path.into()])),
+                    }
+                }
+                Inputs::Versions(versions)
+            }
+            (true, true) => bail!("give INPUT files, --version NAME=INPUT or --manifest FILE"),
+            (false, false) => bail!("give either INPUT files or --version, not both"),
+        };
+        if self.crate_name.is_none() && (self.workspace || !self.default_version.is_empty()) {
+            bail!("--workspace and --default-version need --crate-name");
+        }
+        Ok(Job {
+            inputs,
+            lifecycle: self.lifecycle,
+            options: Options {
+                docs: self.docs,
+                ..Options::default()
+            },
+            krate: self.crate_name.map(|name| CrateOptions {
+                name,
+                doc: String::new(),
+                workspace: self.workspace,
+                default_versions: self.default_version,
+            }),
+            out,
+        })
+    }
+}
+
+/// What a command prints and how it exits.
+pub(crate) struct Outcome {
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) success: bool,
+}
+
+fn summary(generated: &Generated) -> String {
+    let lines: usize = generated
+        .files
+        .iter()
+        .map(|f| f.contents.lines().count())
+        .sum();
+    let r = &generated.report;
+    format!(
+        "{} files, {lines} lines, {} types, {} kinds",
+        generated.files.len(),
+        r.types,
+        r.kinds
+    )
+}
+
+/// Generates and writes only what changed, removing stale generated files.
+pub(crate) fn generate(args: GenArgs) -> anyhow::Result<Outcome> {
+    let job = args.job()?;
+    let generated = job.generate()?;
+    let diff = project::write(&job.out, &generated)
+        .with_context(|| format!("writing {}", job.out.display()))?;
+    let stderr: String = generated
+        .report
+        .warnings
+        .iter()
+        .map(|w| format!("warning: {w}\n"))
+        .collect();
+    Ok(Outcome {
+        stdout: format!(
+            "{}: {}; {} written, {} removed\n",
+            job.out.display(),
+            summary(&generated),
+            diff.changed.len() + diff.missing.len(),
+            diff.stale.len()
+        ),
+        stderr,
+        success: true,
+    })
+}
+
+/// Generates in memory and compares with the output directory.
+pub(crate) fn check(args: GenArgs) -> anyhow::Result<Outcome> {
+    let job = args.job()?;
+    let generated = job.generate()?;
+    let diff = project::diff(&job.out, &generated)?;
+    if diff.is_empty() {
+        return Ok(Outcome {
+            stdout: format!(
+                "{}: up to date ({})\n",
+                job.out.display(),
+                summary(&generated)
+            ),
+            stderr: String::new(),
+            success: true,
+        });
+    }
+    let mut stderr = format!(
+        "{}: generated files differ from a fresh generation:\n",
+        job.out.display()
+    );
+    for line in diff.lines() {
+        stderr.push_str(&format!("  {line}\n"));
+    }
+    stderr.push_str("run `kapi-codegen generate` with the same arguments to update them\n");
+    Ok(Outcome {
+        stdout: String::new(),
+        stderr,
+        success: false,
+    })
+}

@@ -1,0 +1,80 @@
+//! The generated `register` functions: each version registers its served kinds with their
+//! plural, scope, subresources and lifecycle, and a kind decodes through its registered codec.
+//! Tests for versions whose feature is off compile away.
+
+use kapi::{Registry, Scope};
+
+fn registry(register: fn(&mut Registry)) -> Registry {
+    let mut registry = Registry::new();
+    register(&mut registry);
+    registry
+}
+
+#[cfg(all(feature = "v1_36", feature = "all-groups"))]
+#[test]
+fn v1_36_registers_its_95_served_kinds() {
+    let r = registry(kapi_k8s::v1_36::register);
+    assert_eq!(r.len(), 95);
+    let deploy = r.get("apps", "v1", "deployments").expect("deployments");
+    assert_eq!(deploy.info.gvk.kind, "Deployment");
+    assert_eq!(deploy.info.scope, Scope::Namespaced);
+    assert!(deploy.merge.is_some());
+    assert_eq!(
+        r.get("", "v1", "nodes").expect("nodes").info.scope,
+        Scope::Cluster
+    );
+    assert!(r.get("extensions", "v1beta1", "ingresses").is_none());
+    let out = (deploy.codec)(serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"selector": {}, "template": {}, "unknownField": 1}
+    }))
+    .expect("decodes");
+    assert_eq!(out["spec"].get("unknownField"), None);
+    // Per group-version registration covers a subset.
+    let apps = registry(kapi_k8s::v1_36::apps::v1::register);
+    assert!(apps.len() >= 5 && apps.len() < r.len(), "{}", apps.len());
+}
+
+#[cfg(all(feature = "v1_20", feature = "all-groups"))]
+#[test]
+fn v1_20_registers_removed_apis_with_their_lifecycle() {
+    let r = registry(kapi_k8s::v1_20::register);
+    assert_eq!(r.len(), 93);
+    let ingress = r
+        .get("extensions", "v1beta1", "ingresses")
+        .expect("ingresses");
+    let life = &ingress.info.lifecycle;
+    assert_eq!(life.removed.map(|v| (v.major, v.minor)), Some((1, 22)));
+    let replacement = life.replacement.as_ref().expect("replacement");
+    assert_eq!(
+        (replacement.group.as_ref(), replacement.kind.as_ref()),
+        ("networking.k8s.io", "Ingress")
+    );
+    assert_eq!(
+        kapi_k8s::v1_20::extensions::v1beta1::Ingress::info()
+            .gvk
+            .version,
+        "v1beta1"
+    );
+}
+
+#[cfg(all(feature = "v1_28", feature = "all-groups"))]
+#[test]
+fn v1_28_registers_its_73_served_kinds() {
+    assert_eq!(registry(kapi_k8s::v1_28::register).len(), 73);
+}
+
+#[cfg(all(feature = "v1_34", feature = "all-groups"))]
+#[test]
+fn v1_34_registers_its_90_served_kinds() {
+    assert_eq!(registry(kapi_k8s::v1_34::register).len(), 90);
+}
+
+/// A type identical in two versions is one type: values move between the versions' paths.
+#[cfg(all(feature = "v1_34", feature = "v1_36", feature = "core"))]
+#[test]
+fn shared_definitions_are_the_same_type_in_both_versions() {
+    let a = kapi_k8s::v1_34::core::v1::ConfigMapKeySelector::default();
+    let b: kapi_k8s::v1_36::core::v1::ConfigMapKeySelector = a;
+    assert_eq!(b, Default::default());
+}
