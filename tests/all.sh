@@ -35,4 +35,5 @@ if [ ! -d "$KAPI_SPEC_CORPUS" ]; then
   exit 1
 fi
 
-cargo test --workspace --locked
+# The storage layer and server live behind the kapi crate's `server` feature.
+cargo test --workspace --locked --features kapi/server

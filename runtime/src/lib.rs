@@ -37,6 +37,8 @@ pub mod raw;
 pub mod registry;
 pub mod resource;
 pub mod schema;
+#[cfg(feature = "server")]
+pub mod storage;
 pub mod time;
 pub mod type_tag;
 pub mod wire;

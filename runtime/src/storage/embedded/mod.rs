@@ -1,0 +1,501 @@
+//! The embedded engine: a crash-safe [`Storage`] in one redb file inside a data directory.
+//!
+//! On-disk layout (`<data dir>/kapi.redb`, one redb database, four tables):
+//! - `current`: key → create revision, mod revision, value. The live keys, so reads at the
+//!   latest revision and `count` never walk history.
+//! - `history`: (key, revision) → put (create revision, value) or tombstone. Every version
+//!   since the compaction point, which answers reads at older revisions and the previous
+//!   values of replayed watch events.
+//! - `log`: revision → key. One row per write, in revision order, so a watch replays history
+//!   with a forward scan and compaction knows which keys changed.
+//! - `meta`: `revision` (the last committed revision) and `compacted` (the compaction point).
+//!
+//! Writes go through one writer thread that batches everything queued into one transaction
+//! and commits with fsync before any caller is answered (see `writer`). Reads run on tokio's
+//! blocking pool, each in one redb snapshot. Watches replay from disk and then follow an
+//! in-process broadcast (see `watch`). A background task compacts periodically, keeping at
+//! least one interval of history, like kube-apiserver's compactor over etcd.
+
+mod codec;
+mod read;
+mod watch;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use bytes::Bytes;
+use redb::{Database, ReadableTable, TableDefinition};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use super::{
+    BoxFuture, CompactError, CreateError, DeleteError, Deleted, KeyValue, ListResult, ReadError,
+    Storage, UpdateError, WatchError, WatchStream,
+};
+use writer::{Command, Revisions, Write, Writer};
+
+const CURRENT: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("current");
+const HISTORY: TableDefinition<'static, (&str, u64), &[u8]> = TableDefinition::new("history");
+const LOG: TableDefinition<'static, u64, &str> = TableDefinition::new("log");
+const META: TableDefinition<'static, &str, u64> = TableDefinition::new("meta");
+const META_REVISION: &str = "revision";
+const META_COMPACTED: &str = "compacted";
+
+/// The database file's name inside the data directory.
+pub const DATA_FILE: &str = "kapi.redb";
+
+/// Revisions one compaction step may prune before it commits and lets writes through.
+const COMPACT_STEP: usize = 10_000;
+
+/// Tunables of the embedded engine; [`Default`] gives the production settings.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct EmbeddedOptions {
+    /// How often history is compacted; each run keeps at least this much history. `None`
+    /// disables periodic compaction (explicit [`Storage::compact`] still works).
+    pub compaction_interval: Option<Duration>,
+    /// How many committed events the live broadcast ring holds; a watcher further behind than
+    /// this is ended with [`WatchError::Lagged`].
+    pub watch_buffer: usize,
+    /// How long a watch may stay quiet before it sends a progress notification.
+    pub progress_interval: Duration,
+    /// The largest key plus value accepted by a write.
+    pub max_value_size: usize,
+    /// The most writes committed together in one transaction.
+    pub max_batch: usize,
+}
+
+impl Default for EmbeddedOptions {
+    fn default() -> Self {
+        Self {
+            // etcd clusters behind Kubernetes keep five minutes of history by default.
+            compaction_interval: Some(Duration::from_secs(5 * 60)),
+            watch_buffer: 8192,
+            progress_interval: Duration::from_secs(1),
+            // Above the API server's 3 MiB request limit, leaving room for server-set metadata.
+            max_value_size: 4 * 1024 * 1024,
+            max_batch: 512,
+        }
+    }
+}
+
+impl EmbeddedOptions {
+    /// Sets [`EmbeddedOptions::compaction_interval`].
+    pub fn with_compaction_interval(mut self, interval: Option<Duration>) -> Self {
+        self.compaction_interval = interval;
+        self
+    }
+
+    /// Sets [`EmbeddedOptions::watch_buffer`] (at least 1).
+    pub fn with_watch_buffer(mut self, events: usize) -> Self {
+        self.watch_buffer = events.max(1);
+        self
+    }
+
+    /// Sets [`EmbeddedOptions::progress_interval`].
+    pub fn with_progress_interval(mut self, interval: Duration) -> Self {
+        self.progress_interval = interval;
+        self
+    }
+
+    /// Sets [`EmbeddedOptions::max_value_size`].
+    pub fn with_max_value_size(mut self, bytes: usize) -> Self {
+        self.max_value_size = bytes;
+        self
+    }
+
+    /// Sets [`EmbeddedOptions::max_batch`] (at least 1).
+    pub fn with_max_batch(mut self, writes: usize) -> Self {
+        self.max_batch = writes.max(1);
+        self
+    }
+}
+
+/// Why [`EmbeddedStorage::open`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// The data directory could not be created.
+    #[error("cannot create data directory {path}: {source}")]
+    DataDir {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The database file could not be opened, initialised or read.
+    #[error("cannot open database {path}: {message}")]
+    Database {
+        /// The database file.
+        path: PathBuf,
+        /// What redb reported.
+        message: String,
+    },
+    /// Opening was not called from inside a tokio runtime.
+    #[error("the embedded storage must be opened inside a tokio runtime")]
+    NoRuntime,
+}
+
+/// The state every handle, reader and watcher shares.
+pub(super) struct Shared {
+    db: Arc<Database>,
+    revisions: Arc<Revisions>,
+    events: broadcast::Sender<writer::Committed>,
+    commands: Option<mpsc::Sender<Command>>,
+    writer: Option<JoinHandle<()>>,
+    // Dropping this wakes the compactor so it exits at once instead of at its next tick.
+    _stop_compactor: Option<oneshot::Sender<()>>,
+    options: EmbeddedOptions,
+    path: PathBuf,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // Closing the queue ends the writer after it finishes the batch in hand; joining it
+        // means the database file is closed when the last handle is gone, so the same data
+        // directory can be reopened at once (a restart, or a test).
+        self.commands = None;
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+/// The embedded engine; a cheap-to-clone handle (clones share one database).
+#[derive(Clone)]
+pub struct EmbeddedStorage {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for EmbeddedStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedStorage")
+            .field("path", &self.shared.path)
+            .field(
+                "revision",
+                &self.shared.revisions.current.load(Ordering::Acquire),
+            )
+            .field(
+                "compacted",
+                &self.shared.revisions.compacted.load(Ordering::Acquire),
+            )
+            .finish()
+    }
+}
+
+fn open_database(path: &Path) -> Result<(Database, u64, u64), String> {
+    let db = Database::create(path).map_err(|e| e.to_string())?;
+    let init = || -> Result<(u64, u64), redb::Error> {
+        let txn = db.begin_write()?;
+        let revisions;
+        {
+            // Creating the tables up front lets every read open them without a special case.
+            txn.open_table(CURRENT)?;
+            txn.open_table(HISTORY)?;
+            txn.open_table(LOG)?;
+            let mut meta = txn.open_table(META)?;
+            let revision = meta.get(META_REVISION)?.map(|v| v.value());
+            let compacted = meta.get(META_COMPACTED)?.map_or(0, |v| v.value());
+            let revision = match revision {
+                Some(revision) => revision,
+                None => {
+                    meta.insert(META_REVISION, 1u64)?;
+                    meta.insert(META_COMPACTED, 0u64)?;
+                    1
+                }
+            };
+            revisions = (revision, compacted);
+        }
+        txn.commit()?;
+        Ok(revisions)
+    };
+    let (revision, compacted) = init().map_err(|e| e.to_string())?;
+    Ok((db, revision, compacted))
+}
+
+impl EmbeddedStorage {
+    /// Opens (creating if needed) the store in `data_dir`, resuming at its last revision.
+    ///
+    /// Must run inside a tokio runtime: reads use its blocking pool and periodic compaction
+    /// runs as a task on it. Background work stops when the last handle is dropped.
+    pub async fn open(
+        data_dir: impl AsRef<Path>,
+        options: EmbeddedOptions,
+    ) -> Result<Self, OpenError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| OpenError::NoRuntime)?;
+        let dir = data_dir.as_ref().to_path_buf();
+        let path = dir.join(DATA_FILE);
+        let opened = {
+            let file = path.clone();
+            tokio::task::spawn_blocking(move || {
+                std::fs::create_dir_all(&dir)
+                    .map_err(|source| OpenError::DataDir { path: dir, source })?;
+                open_database(&file).map_err(|message| OpenError::Database {
+                    path: file,
+                    message,
+                })
+            })
+            .await
+            .map_err(|err| OpenError::Database {
+                path: path.clone(),
+                message: err.to_string(),
+            })??
+        };
+        let (db, revision, compacted) = opened;
+        let db = Arc::new(db);
+        let revisions = Arc::new(Revisions::default());
+        revisions.current.store(revision, Ordering::Release);
+        revisions.compacted.store(compacted, Ordering::Release);
+        let (events, _) = broadcast::channel(options.watch_buffer.max(1));
+        // Bounded so a flood of writers waits for the disk instead of queueing without limit.
+        let (commands, queue) = mpsc::channel(options.max_batch.max(1) * 4);
+        let writer = Writer {
+            db: db.clone(),
+            revisions: revisions.clone(),
+            events: events.clone(),
+            max_batch: options.max_batch.max(1),
+        };
+        let writer = std::thread::Builder::new()
+            .name("kapi-storage-writer".to_owned())
+            .spawn(move || writer.run(queue))
+            .map_err(|err| OpenError::Database {
+                path: path.clone(),
+                message: format!("cannot start the writer thread: {err}"),
+            })?;
+        let (stop_compactor, stopped) = oneshot::channel();
+        let interval = options.compaction_interval;
+        let shared = Arc::new(Shared {
+            db,
+            revisions,
+            events,
+            commands: Some(commands),
+            writer: Some(writer),
+            _stop_compactor: Some(stop_compactor),
+            options,
+            path,
+        });
+        if let Some(interval) = interval {
+            runtime.spawn(compactor(Arc::downgrade(&shared), interval, stopped));
+        }
+        Ok(Self { shared })
+    }
+
+    /// The database file this store uses.
+    pub fn path(&self) -> &Path {
+        &self.shared.path
+    }
+
+    async fn send(&self, command: Command) -> Result<(), String> {
+        let commands = self
+            .shared
+            .commands
+            .as_ref()
+            .ok_or_else(|| "storage closed".to_owned())?;
+        commands
+            .send(command)
+            .await
+            .map_err(|_| "storage closed".to_owned())
+    }
+
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Database) -> Result<T, ReadError> + Send + 'static,
+    ) -> Result<T, ReadError> {
+        let db = self.shared.db.clone();
+        tokio::task::spawn_blocking(move || f(&db))
+            .await
+            .map_err(|err| ReadError::Internal(err.to_string()))?
+    }
+
+    fn check_size(&self, key: &str, value: &Bytes) -> Result<(), (usize, usize)> {
+        let size = key.len().saturating_add(value.len());
+        let limit = self.shared.options.max_value_size;
+        if size > limit {
+            Err((size, limit))
+        } else {
+            Ok(())
+        }
+    }
+
+    async fn compact_to(&self, target: u64) -> Result<(), CompactError> {
+        loop {
+            let (reply, answer) = oneshot::channel();
+            self.send(Command::CompactStep {
+                target,
+                max_entries: COMPACT_STEP,
+                reply,
+            })
+            .await
+            .map_err(CompactError::Internal)?;
+            let reached = answer
+                .await
+                .map_err(|_| CompactError::Internal("storage closed".to_owned()))??;
+            if reached >= target {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Every `interval`, compacts to the revision seen one interval earlier, so at least one
+/// interval of history stays readable and watchable.
+async fn compactor(shared: Weak<Shared>, interval: Duration, mut stopped: oneshot::Receiver<()>) {
+    let mut previous: Option<u64> = None;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = &mut stopped => return,
+        }
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let storage = EmbeddedStorage { shared };
+        let current = storage.shared.revisions.current.load(Ordering::Acquire);
+        let compacted = storage.shared.revisions.compacted.load(Ordering::Acquire);
+        if let Some(target) = previous.filter(|&target| target > compacted) {
+            // A failure here is retried at the next tick; history merely stays longer.
+            let _ = storage.compact_to(target).await;
+        }
+        previous = Some(current);
+    }
+}
+
+fn closed<E>(make: impl FnOnce(String) -> E) -> impl FnOnce(oneshot::error::RecvError) -> E {
+    move |_| make("storage closed".to_owned())
+}
+
+impl Storage for EmbeddedStorage {
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+        at_revision: Option<u64>,
+    ) -> BoxFuture<'a, Result<Option<KeyValue>, ReadError>> {
+        let key = key.to_owned();
+        Box::pin(self.read(move |db| read::get(db, &key, at_revision)))
+    }
+
+    fn list<'a>(
+        &'a self,
+        prefix: &'a str,
+        at_revision: Option<u64>,
+        start_key: Option<&'a str>,
+        limit: Option<usize>,
+    ) -> BoxFuture<'a, Result<ListResult, ReadError>> {
+        let prefix = prefix.to_owned();
+        let start_key = start_key.map(str::to_owned);
+        Box::pin(
+            self.read(move |db| read::list(db, &prefix, at_revision, start_key.as_deref(), limit)),
+        )
+    }
+
+    fn count<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<u64, ReadError>> {
+        let prefix = prefix.to_owned();
+        Box::pin(self.read(move |db| read::count(db, &prefix)))
+    }
+
+    fn create<'a>(
+        &'a self,
+        key: &'a str,
+        value: Bytes,
+    ) -> BoxFuture<'a, Result<KeyValue, CreateError>> {
+        Box::pin(async move {
+            self.check_size(key, &value)
+                .map_err(|(size, limit)| CreateError::TooLarge { size, limit })?;
+            let (reply, answer) = oneshot::channel();
+            self.send(Command::Write(Write::Create {
+                key: key.to_owned(),
+                value,
+                reply,
+            }))
+            .await
+            .map_err(CreateError::Internal)?;
+            answer.await.map_err(closed(CreateError::Internal))?
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        key: &'a str,
+        value: Bytes,
+        expected_mod_revision: u64,
+    ) -> BoxFuture<'a, Result<KeyValue, UpdateError>> {
+        Box::pin(async move {
+            self.check_size(key, &value)
+                .map_err(|(size, limit)| UpdateError::TooLarge { size, limit })?;
+            let (reply, answer) = oneshot::channel();
+            self.send(Command::Write(Write::Update {
+                key: key.to_owned(),
+                value,
+                expected: expected_mod_revision,
+                reply,
+            }))
+            .await
+            .map_err(UpdateError::Internal)?;
+            answer.await.map_err(closed(UpdateError::Internal))?
+        })
+    }
+
+    fn delete<'a>(
+        &'a self,
+        key: &'a str,
+        expected_mod_revision: Option<u64>,
+    ) -> BoxFuture<'a, Result<Deleted, DeleteError>> {
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            self.send(Command::Write(Write::Delete {
+                key: key.to_owned(),
+                expected: expected_mod_revision,
+                reply,
+            }))
+            .await
+            .map_err(DeleteError::Internal)?;
+            answer.await.map_err(closed(DeleteError::Internal))?
+        })
+    }
+
+    fn watch<'a>(
+        &'a self,
+        prefix: &'a str,
+        from_revision: u64,
+    ) -> BoxFuture<'a, Result<WatchStream, WatchError>> {
+        Box::pin(async move {
+            let current = self.shared.revisions.current.load(Ordering::Acquire);
+            if from_revision > current {
+                return Err(WatchError::FutureRevision {
+                    requested: from_revision,
+                    current,
+                });
+            }
+            let compacted = self.shared.revisions.compacted.load(Ordering::Acquire);
+            if from_revision < compacted {
+                return Err(WatchError::Compacted {
+                    requested: from_revision,
+                    compacted,
+                });
+            }
+            Ok(watch::stream(
+                Arc::downgrade(&self.shared),
+                prefix.to_owned(),
+                from_revision,
+                self.shared.options.progress_interval,
+            ))
+        })
+    }
+
+    fn current_revision(&self) -> BoxFuture<'_, Result<u64, ReadError>> {
+        let revision = self.shared.revisions.current.load(Ordering::Acquire);
+        Box::pin(async move { Ok(revision) })
+    }
+
+    fn compact(&self, revision: u64) -> BoxFuture<'_, Result<(), CompactError>> {
+        Box::pin(self.compact_to(revision))
+    }
+
+    fn compacted_revision(&self) -> BoxFuture<'_, Result<u64, ReadError>> {
+        let revision = self.shared.revisions.compacted.load(Ordering::Acquire);
+        Box::pin(async move { Ok(revision) })
+    }
+}

@@ -1,0 +1,314 @@
+//! Snapshot reads of the embedded engine: get, list and count at the latest or an older
+//! revision, and the history scan that replays events to a watcher.
+//!
+//! Each function runs inside one redb read transaction, so everything it returns is consistent
+//! with the revision recorded in that same snapshot. They block on disk and are called from
+//! `spawn_blocking`.
+
+use redb::{Database, ReadTransaction, ReadableDatabase};
+
+use super::codec::{self, Version};
+use super::{CURRENT, HISTORY, LOG, META, META_COMPACTED, META_REVISION};
+use crate::storage::{KeyValue, ListResult, ReadError, WatchEvent};
+
+/// The revisions recorded in one snapshot.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Snapshot {
+    pub(super) revision: u64,
+    pub(super) compacted: u64,
+}
+
+/// Converts any redb failure into the engine-neutral internal error.
+pub(super) fn internal(err: impl std::fmt::Display) -> ReadError {
+    ReadError::Internal(err.to_string())
+}
+
+fn begin(db: &Database) -> Result<(ReadTransaction, Snapshot), ReadError> {
+    let txn = db.begin_read().map_err(internal)?;
+    let meta = txn.open_table(META).map_err(internal)?;
+    let read = |name: &str| -> Result<u64, ReadError> {
+        Ok(meta.get(name).map_err(internal)?.map_or(0, |v| v.value()))
+    };
+    let snapshot = Snapshot {
+        revision: read(META_REVISION)?,
+        compacted: read(META_COMPACTED)?,
+    };
+    drop(meta);
+    Ok((txn, snapshot))
+}
+
+/// Checks that `requested` is readable in `snapshot`.
+fn check(requested: u64, snapshot: Snapshot) -> Result<(), ReadError> {
+    if requested > snapshot.revision {
+        return Err(ReadError::FutureRevision {
+            requested,
+            current: snapshot.revision,
+        });
+    }
+    if requested < snapshot.compacted {
+        return Err(ReadError::Compacted {
+            requested,
+            compacted: snapshot.compacted,
+        });
+    }
+    Ok(())
+}
+
+/// `Storage::get`.
+pub(super) fn get(
+    db: &Database,
+    key: &str,
+    at: Option<u64>,
+) -> Result<Option<KeyValue>, ReadError> {
+    let (txn, snapshot) = begin(db)?;
+    match at {
+        Some(rev) if rev != snapshot.revision => {
+            check(rev, snapshot)?;
+            let history = txn.open_table(HISTORY).map_err(internal)?;
+            let mut range = history.range((key, 0u64)..=(key, rev)).map_err(internal)?;
+            match range.next_back() {
+                Some(entry) => {
+                    let (k, v) = entry.map_err(internal)?;
+                    let mod_revision = k.value().1;
+                    let version =
+                        codec::decode_history(key, v.value()).map_err(ReadError::Internal)?;
+                    Ok(version.into_kv(key, mod_revision))
+                }
+                None => Ok(None),
+            }
+        }
+        _ => {
+            let current = txn.open_table(CURRENT).map_err(internal)?;
+            match current.get(key).map_err(internal)? {
+                Some(raw) => codec::decode_current(key, raw.value())
+                    .map(Some)
+                    .map_err(ReadError::Internal),
+                None => Ok(None),
+            }
+        }
+    }
+}
+
+/// `Storage::list`.
+pub(super) fn list(
+    db: &Database,
+    prefix: &str,
+    at: Option<u64>,
+    start_key: Option<&str>,
+    limit: Option<usize>,
+) -> Result<ListResult, ReadError> {
+    let (txn, snapshot) = begin(db)?;
+    let start = match start_key {
+        Some(start) if start > prefix => start,
+        _ => prefix,
+    };
+    let limit = limit.filter(|&n| n > 0).unwrap_or(usize::MAX);
+    let mut items = Vec::new();
+    let mut remaining = 0u64;
+    match at {
+        Some(rev) if rev != snapshot.revision => {
+            check(rev, snapshot)?;
+            let history = txn.open_table(HISTORY).map_err(internal)?;
+            let range = history.range((start, 0u64)..).map_err(internal)?;
+            // Entries come grouped by key, oldest revision first; the last one at or below
+            // `rev` in each group is the key's state at `rev`.
+            let mut group: Option<(String, Option<(u64, Version)>)> = None;
+            let finish = |group: Option<(String, Option<(u64, Version)>)>,
+                          items: &mut Vec<KeyValue>,
+                          remaining: &mut u64| {
+                if let Some((key, Some((mod_revision, version)))) = group
+                    && let Some(kv) = version.into_kv(&key, mod_revision)
+                {
+                    if items.len() < limit {
+                        items.push(kv);
+                    } else {
+                        *remaining += 1;
+                    }
+                }
+            };
+            for entry in range {
+                let (k, v) = entry.map_err(internal)?;
+                let (key, mod_revision) = k.value();
+                if !key.starts_with(prefix) {
+                    break;
+                }
+                let same = group.as_ref().is_some_and(|(g, _)| g == key);
+                if !same {
+                    finish(group.take(), &mut items, &mut remaining);
+                    group = Some((key.to_owned(), None));
+                }
+                if mod_revision <= rev
+                    && let Some((_, state)) = group.as_mut()
+                {
+                    // Past the page, only existence matters; skip copying the value.
+                    let version = if items.len() >= limit {
+                        if codec::is_tombstone(v.value()) {
+                            Version::Tombstone
+                        } else {
+                            Version::Put {
+                                create_revision: 0,
+                                value: bytes::Bytes::new(),
+                            }
+                        }
+                    } else {
+                        codec::decode_history(key, v.value()).map_err(ReadError::Internal)?
+                    };
+                    *state = Some((mod_revision, version));
+                }
+            }
+            finish(group.take(), &mut items, &mut remaining);
+        }
+        _ => {
+            let current = txn.open_table(CURRENT).map_err(internal)?;
+            for entry in current.range(start..).map_err(internal)? {
+                let (k, v) = entry.map_err(internal)?;
+                let key = k.value();
+                if !key.starts_with(prefix) {
+                    break;
+                }
+                if items.len() < limit {
+                    items.push(codec::decode_current(key, v.value()).map_err(ReadError::Internal)?);
+                } else {
+                    remaining += 1;
+                }
+            }
+        }
+    }
+    Ok(ListResult {
+        items,
+        revision: at.unwrap_or(snapshot.revision),
+        more: remaining > 0,
+        remaining,
+    })
+}
+
+/// `Storage::count`.
+pub(super) fn count(db: &Database, prefix: &str) -> Result<u64, ReadError> {
+    let (txn, _) = begin(db)?;
+    let current = txn.open_table(CURRENT).map_err(internal)?;
+    let mut n = 0u64;
+    for entry in current.range(prefix..).map_err(internal)? {
+        let (k, _) = entry.map_err(internal)?;
+        if !k.value().starts_with(prefix) {
+            break;
+        }
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// A slice of history replayed to a watcher.
+#[derive(Debug)]
+pub(super) struct Replay {
+    /// Matching events, in revision order.
+    pub(super) events: Vec<WatchEvent>,
+    /// Every revision up to this one has been scanned.
+    pub(super) scanned_to: u64,
+    /// The snapshot's revision: when `scanned_to` reaches it, history is exhausted.
+    pub(super) head: u64,
+}
+
+/// Why a replay could not continue.
+#[derive(Debug)]
+pub(super) enum ReplayError {
+    Compacted { compacted: u64 },
+    Internal(String),
+}
+
+impl From<ReadError> for ReplayError {
+    fn from(err: ReadError) -> Self {
+        match err {
+            ReadError::Compacted { compacted, .. } => ReplayError::Compacted { compacted },
+            other => ReplayError::Internal(other.to_string()),
+        }
+    }
+}
+
+/// Reads the events under `prefix` with revisions after `after`, scanning at most
+/// `max_scan` revisions and returning at most `max_events` events.
+pub(super) fn replay(
+    db: &Database,
+    prefix: &str,
+    after: u64,
+    max_scan: usize,
+    max_events: usize,
+) -> Result<Replay, ReplayError> {
+    let (txn, snapshot) = begin(db)?;
+    if after < snapshot.compacted {
+        return Err(ReplayError::Compacted {
+            compacted: snapshot.compacted,
+        });
+    }
+    let log = txn.open_table(LOG).map_err(internal)?;
+    let history = txn.open_table(HISTORY).map_err(internal)?;
+    let mut events = Vec::new();
+    let mut scanned_to = after;
+    if after >= snapshot.revision {
+        return Ok(Replay {
+            events,
+            scanned_to: snapshot.revision,
+            head: snapshot.revision,
+        });
+    }
+    let first = after + 1;
+    for (scanned, entry) in log
+        .range(first..=snapshot.revision)
+        .map_err(internal)?
+        .enumerate()
+    {
+        if scanned >= max_scan || events.len() >= max_events {
+            return Ok(Replay {
+                events,
+                scanned_to,
+                head: snapshot.revision,
+            });
+        }
+        let (k, v) = entry.map_err(internal)?;
+        let revision = k.value();
+        let key = v.value();
+        scanned_to = revision;
+        if !key.starts_with(prefix) {
+            continue;
+        }
+        let this = history
+            .get((key, revision))
+            .map_err(internal)?
+            .ok_or_else(|| {
+                ReplayError::Internal(format!("history missing revision {revision} of {key:?}"))
+            })?;
+        let version = codec::decode_history(key, this.value()).map_err(ReplayError::Internal)?;
+        let prev = match history
+            .range((key, 0u64)..(key, revision))
+            .map_err(internal)?
+            .next_back()
+        {
+            Some(entry) => {
+                let (pk, pv) = entry.map_err(internal)?;
+                codec::decode_history(key, pv.value())
+                    .map_err(ReplayError::Internal)?
+                    .into_kv(key, pk.value().1)
+            }
+            None => None,
+        };
+        let event = match version {
+            Version::Put { .. } => match version.into_kv(key, revision) {
+                Some(kv) => WatchEvent::Put { kv, prev },
+                None => continue,
+            },
+            Version::Tombstone => match prev {
+                Some(prev) => WatchEvent::Delete { prev, revision },
+                None => {
+                    return Err(ReplayError::Internal(format!(
+                        "delete of {key:?} at revision {revision} has no previous value"
+                    )));
+                }
+            },
+        };
+        events.push(event);
+    }
+    Ok(Replay {
+        events,
+        scanned_to: snapshot.revision,
+        head: snapshot.revision,
+    })
+}

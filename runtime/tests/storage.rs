@@ -1,0 +1,321 @@
+//! Storage: the engine-neutral conformance suite run against the embedded engine, plus the
+//! embedded engine's own guarantees (reopen, slow watchers, periodic compaction, throughput).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use kapi::storage::conformance::{self, Fixture};
+use kapi::storage::{
+    BoxFuture, EmbeddedOptions, EmbeddedStorage, OpenError, ReadError, Storage, WatchError,
+    WatchEvent,
+};
+use tempfile::TempDir;
+
+/// Fresh embedded stores in subdirectories of one temporary directory, removed on drop.
+struct Embedded {
+    root: TempDir,
+    opened: AtomicUsize,
+}
+
+impl Embedded {
+    fn new() -> Self {
+        Self {
+            root: tempfile::tempdir().expect("temporary directory"),
+            opened: AtomicUsize::new(0),
+        }
+    }
+}
+
+fn test_options() -> EmbeddedOptions {
+    EmbeddedOptions::default()
+        .with_compaction_interval(None)
+        .with_progress_interval(Duration::from_millis(100))
+}
+
+impl Fixture for Embedded {
+    fn open(&self) -> BoxFuture<'_, Result<Arc<dyn Storage>, String>> {
+        Box::pin(async move {
+            let n = self.opened.fetch_add(1, Ordering::Relaxed);
+            let storage =
+                EmbeddedStorage::open(self.root.path().join(n.to_string()), test_options())
+                    .await
+                    .map_err(|e| e.to_string())?;
+            Ok(Arc::new(storage) as Arc<dyn Storage>)
+        })
+    }
+}
+
+async fn run_case(name: &str) {
+    let (_, case) = conformance::CASES
+        .iter()
+        .find(|(case, _)| *case == name)
+        .unwrap_or_else(|| panic!("no conformance case named {name}"));
+    let fixture = Embedded::new();
+    if let Err(failure) = case(&fixture).await {
+        panic!("conformance case {name} failed: {failure}");
+    }
+}
+
+macro_rules! conformance_tests {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                run_case(stringify!($name)).await;
+            }
+        )*
+
+        #[test]
+        fn every_conformance_case_has_a_test() {
+            let listed = [$(stringify!($name)),*];
+            for (name, _) in conformance::CASES {
+                assert!(listed.contains(name), "conformance case {name} is not run by a test");
+            }
+            assert_eq!(listed.len(), conformance::CASES.len());
+        }
+    };
+}
+
+conformance_tests!(
+    revisions_strictly_increase,
+    get_at_old_revision,
+    list_pages_are_one_snapshot,
+    count_counts_live_keys_under_prefix,
+    create_of_existing_key_conflicts,
+    stale_update_returns_current,
+    stale_delete_returns_current,
+    too_large_value_is_refused,
+    watch_delivers_exactly_later_events,
+    watch_replays_then_follows_live,
+    watch_sends_progress_when_idle,
+    compacted_revisions_are_refused,
+    future_revisions_are_refused,
+    compaction_keeps_latest_values,
+    racing_updates_have_one_winner,
+);
+
+fn value(text: &str) -> Bytes {
+    Bytes::copy_from_slice(text.as_bytes())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reopen_keeps_data_revision_and_compaction_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a2, b, deleted_at, compacted) = {
+        let s = EmbeddedStorage::open(dir.path(), test_options())
+            .await
+            .unwrap();
+        let a1 = s.create("/a", value("a1")).await.unwrap();
+        let a2 = s.update("/a", value("a2"), a1.mod_revision).await.unwrap();
+        let b = s.create("/b", value("b")).await.unwrap();
+        s.create("/c", value("c")).await.unwrap();
+        let deleted = s.delete("/c", None).await.unwrap();
+        s.compact(a2.mod_revision).await.unwrap();
+        (
+            a2,
+            b,
+            deleted.revision,
+            s.compacted_revision().await.unwrap(),
+        )
+    };
+    // The first handle is gone, so the file is closed and can be opened again.
+    let s = EmbeddedStorage::open(dir.path(), test_options())
+        .await
+        .unwrap();
+    assert_eq!(s.current_revision().await.unwrap(), deleted_at);
+    assert_eq!(s.compacted_revision().await.unwrap(), compacted);
+    assert_eq!(s.get("/a", None).await.unwrap(), Some(a2.clone()));
+    assert_eq!(s.get("/b", None).await.unwrap(), Some(b.clone()));
+    assert_eq!(s.get("/c", None).await.unwrap(), None);
+    // History newer than the compaction point survived too.
+    assert_eq!(
+        s.get("/b", Some(b.mod_revision)).await.unwrap(),
+        Some(b.clone())
+    );
+    assert!(s.get("/c", Some(deleted_at - 1)).await.unwrap().is_some());
+    assert!(matches!(
+        s.get("/a", Some(compacted - 1)).await,
+        Err(ReadError::Compacted { .. })
+    ));
+    let next = s.create("/d", value("d")).await.unwrap();
+    assert_eq!(next.mod_revision, deleted_at + 1);
+    let mut watch = s.watch("/", compacted).await.unwrap();
+    let mut revisions = Vec::new();
+    while revisions.len() < 4 {
+        match tokio::time::timeout(Duration::from_secs(5), watch.next()).await {
+            Ok(Some(Ok(WatchEvent::Progress { .. }))) => {}
+            Ok(Some(Ok(event))) => revisions.push(event.revision()),
+            other => panic!("unexpected watch item {other:?}"),
+        }
+    }
+    assert_eq!(
+        revisions,
+        vec![
+            b.mod_revision,
+            b.mod_revision + 1,
+            deleted_at,
+            deleted_at + 1
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_watcher_is_cut_off_instead_of_buffering() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = EmbeddedStorage::open(dir.path(), test_options().with_watch_buffer(16))
+        .await
+        .unwrap();
+    let start = s.current_revision().await.unwrap();
+    let mut slow = s.watch("/s/", start).await.unwrap();
+    // Reach the live phase (nothing to replay), then stop reading while writers go on.
+    assert!(matches!(
+        tokio::time::timeout(Duration::from_secs(5), slow.next()).await,
+        Ok(Some(Ok(WatchEvent::Progress { .. })))
+    ));
+    let mut fast = s.watch("/s/", start).await.unwrap();
+    for i in 0..100 {
+        s.create(&format!("/s/{i:03}"), value("x")).await.unwrap();
+        // The fast watcher keeps up and sees everything.
+        let event = loop {
+            match tokio::time::timeout(Duration::from_secs(5), fast.next())
+                .await
+                .unwrap()
+            {
+                Some(Ok(WatchEvent::Progress { .. })) => {}
+                other => break other.unwrap().unwrap(),
+            }
+        };
+        assert_eq!(event.revision(), start + 1 + i);
+    }
+    let mut delivered = 0;
+    let end = loop {
+        match tokio::time::timeout(Duration::from_secs(5), slow.next())
+            .await
+            .unwrap()
+        {
+            Some(Ok(WatchEvent::Progress { .. })) => {}
+            Some(Ok(_)) => delivered += 1,
+            Some(Err(err)) => break err,
+            None => panic!("stream ended without an error"),
+        }
+    };
+    assert!(matches!(end, WatchError::Lagged { .. }), "{end:?}");
+    assert!(delivered < 100, "a lagging watcher received everything");
+    assert!(
+        slow.next().await.is_none(),
+        "the stream ends after the error"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn periodic_compaction_keeps_one_interval_of_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = test_options().with_compaction_interval(Some(Duration::from_millis(100)));
+    let s = EmbeddedStorage::open(dir.path(), options).await.unwrap();
+    let mut kv = s.create("/p", value("0")).await.unwrap();
+    for i in 1..10 {
+        kv = s
+            .update("/p", value(&i.to_string()), kv.mod_revision)
+            .await
+            .unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.compacted_revision().await.unwrap() < kv.mod_revision {
+        assert!(
+            Instant::now() < deadline,
+            "periodic compaction never reached the last write"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Compaction never passes the revision seen one interval earlier: here, the last write.
+    assert_eq!(s.compacted_revision().await.unwrap(), kv.mod_revision);
+    assert_eq!(
+        s.get("/p", Some(kv.mod_revision)).await.unwrap(),
+        Some(kv.clone())
+    );
+    assert!(matches!(
+        s.get("/p", Some(kv.mod_revision - 1)).await,
+        Err(ReadError::Compacted { .. })
+    ));
+}
+
+#[test]
+fn open_outside_a_runtime_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = EmbeddedStorage::open(dir.path(), test_options());
+    let result = futures_lite_block_on(open);
+    assert!(matches!(result, Err(OpenError::NoRuntime)), "{result:?}");
+}
+
+/// Polls a future to completion on this thread without a tokio runtime.
+fn futures_lite_block_on<F: std::future::Future>(future: F) -> F::Output {
+    use std::task::{Context, Poll, Waker};
+    let mut future = std::pin::pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// Measures fsync'd write throughput with one writer and with many (group commit), and checks
+/// that concurrent writes still take contiguous, unique revisions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_commit_throughput() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Arc::new(
+        EmbeddedStorage::open(dir.path(), test_options())
+            .await
+            .unwrap(),
+    );
+    let payload = Bytes::from(vec![b'x'; 1024]);
+
+    const SINGLE: usize = 200;
+    let started = Instant::now();
+    for i in 0..SINGLE {
+        s.create(&format!("/single/{i:05}"), payload.clone())
+            .await
+            .unwrap();
+    }
+    let single_rate = SINGLE as f64 / started.elapsed().as_secs_f64();
+
+    const WRITERS: usize = 64;
+    const PER_WRITER: usize = 40;
+    let before = s.current_revision().await.unwrap();
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for w in 0..WRITERS {
+        let s = s.clone();
+        let payload = payload.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut revisions = Vec::new();
+            for i in 0..PER_WRITER {
+                let kv = s
+                    .create(&format!("/many/{w:03}/{i:05}"), payload.clone())
+                    .await
+                    .unwrap();
+                revisions.push(kv.mod_revision);
+            }
+            revisions
+        }));
+    }
+    let mut revisions = Vec::new();
+    for task in tasks {
+        revisions.extend(task.await.unwrap());
+    }
+    let concurrent_rate = (WRITERS * PER_WRITER) as f64 / started.elapsed().as_secs_f64();
+    revisions.sort_unstable();
+    let want: Vec<u64> = (before + 1..=before + (WRITERS * PER_WRITER) as u64).collect();
+    assert_eq!(
+        revisions, want,
+        "concurrent writes took contiguous unique revisions"
+    );
+    eprintln!(
+        "embedded storage, fsync per commit, 1 KiB values: {single_rate:.0} writes/s with 1 writer, \
+         {concurrent_rate:.0} writes/s with {WRITERS} writers"
+    );
+}
