@@ -1,15 +1,26 @@
 //! Emission over the real corpus under `$KAPI_SPEC_CORPUS` (default `<workspace>/../shared/specs`):
 //! every spec generates, output is deterministic and front-end independent, stays small, and
-//! compiles (one scratch crate holding v1.36 and every CRD; set `KAPI_SKIP_CORPUS_COMPILE=1` to
-//! skip that slow part).
+//! compiles and round-trips: one scratch crate holds v1.20.2, v1.28, v1.34, v1.36 and every CRD
+//! as modules, and one `cargo test` of it decodes and re-encodes sample objects of every served
+//! kind, decode edge cases and hand-written project manifests (`tests/roundtrip/*.yaml`). The
+//! v1.34 OpenAPI 3 folder is not compiled again: its output is byte-identical to v1.34's Swagger
+//! output (checked below). Set `KAPI_SKIP_CORPUS_COMPILE=1` to skip that slow part.
 
+#[path = "support/roundtrip.rs"]
+mod roundtrip;
 mod support;
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use kapi_codegen::emit::{Generated, Options};
-use support::{cargo, corpus, generate_from, lifecycle, scratch_crate, write_tree};
+use std::collections::BTreeMap;
+
+use kapi_codegen::emit::{Generated, Options, generate};
+use kapi_codegen::load_inputs;
+use kapi_codegen::model::Gvk;
+use roundtrip::{Part, Tree, case, kind_fixtures, slug};
+use serde_json::{Value, json};
+use support::{cargo, corpus, generate_from, lifecycle, scratch_crate};
 
 fn spec(rel: &str) -> PathBuf {
     corpus().join(rel)
@@ -130,30 +141,380 @@ fn output_is_deterministic_and_front_end_independent() {
     }
 }
 
+/// The modules of the round-trip scratch crate.
+fn parts() -> Vec<Part> {
+    let mut parts: Vec<Part> = [
+        ("k8s_v1_20_2", "v1.20.2"),
+        ("k8s_v1_28", "v1.28"),
+        ("k8s_v1_34", "v1.34"),
+        ("k8s_v1_36", "v1.36"),
+    ]
+    .into_iter()
+    .map(|(module, v)| Part {
+        module,
+        inputs: vec![spec(&format!("kubernetes/{v}/swagger.json"))],
+    })
+    .collect();
+    parts.push(Part {
+        module: "crds",
+        inputs: crds(false),
+    });
+    parts.push(Part {
+        module: "argo_minimal",
+        inputs: crds(true),
+    });
+    parts
+}
+
+const K8S: [&str; 4] = ["k8s_v1_20_2", "k8s_v1_28", "k8s_v1_34", "k8s_v1_36"];
+
+/// Decode edge cases: large and fractional quantities, both int-or-string forms, and inputs that
+/// must be rejected (so the harness is seen to fail). Quantities re-encode in canonical form, as
+/// upstream's `Quantity.MarshalJSON` writes them.
+fn decode_cases() -> Vec<Value> {
+    let mut out = Vec::new();
+    for module in K8S {
+        let pod = |limits: Value, requests: Value| {
+            json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "big", "namespace": "default"},
+                "spec": {"containers": [{
+                    "name": "app", "image": "app:1",
+                    "resources": {"limits": limits, "requests": requests}
+                }]}
+            })
+        };
+        let quantities = [
+            (
+                "memory string beyond i32",
+                json!({"memory": "107374182400"}),
+                json!({"memory": "107374182400"}),
+            ),
+            (
+                "memory number beyond i32",
+                json!({"memory": 107374182400_u64}),
+                json!({"memory": "107374182400"}),
+            ),
+            (
+                "binary suffix",
+                json!({"memory": "100Gi"}),
+                json!({"memory": "100Gi"}),
+            ),
+            (
+                "cpu 0.5 string",
+                json!({"cpu": "0.5"}),
+                json!({"cpu": "500m"}),
+            ),
+            (
+                "cpu 1.25 string",
+                json!({"cpu": "1.25"}),
+                json!({"cpu": "1250m"}),
+            ),
+            ("cpu 250m", json!({"cpu": "250m"}), json!({"cpu": "250m"})),
+            (
+                "cpu 0.5 number",
+                json!({"cpu": 0.5}),
+                json!({"cpu": "500m"}),
+            ),
+            ("cpu integer number", json!({"cpu": 2}), json!({"cpu": "2"})),
+        ];
+        for (name, input, want) in quantities {
+            out.push(case(
+                &format!("{module} pod limits {name}"),
+                module,
+                pod(input.clone(), json!({})),
+                Ok(pod(want.clone(), json!({}))),
+            ));
+            out.push(case(
+                &format!("{module} pod requests {name}"),
+                module,
+                pod(json!({}), input),
+                Ok(pod(json!({}), want)),
+            ));
+        }
+        out.push(case(
+            &format!("{module} pod quantity not a number"),
+            module,
+            pod(json!({"cpu": "lots"}), json!({})),
+            Err("decode failed"),
+        ));
+        let deployment = |surge: Value, unavailable: Value| {
+            json!({
+                "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}},
+                                 "spec": {"containers": [{"name": "web", "image": "nginx"}]}},
+                    "strategy": {"type": "RollingUpdate",
+                                 "rollingUpdate": {"maxSurge": surge, "maxUnavailable": unavailable}}
+                }
+            })
+        };
+        let both = deployment(json!(1), json!("25%"));
+        out.push(case(
+            &format!("{module} int-or-string int and string"),
+            module,
+            both.clone(),
+            Ok(both),
+        ));
+        let numeric_string = deployment(json!("1"), json!(0));
+        out.push(case(
+            &format!("{module} int-or-string numeric string stays a string"),
+            module,
+            numeric_string.clone(),
+            Ok(numeric_string),
+        ));
+        out.push(case(
+            &format!("{module} int-or-string fraction rejected"),
+            module,
+            deployment(json!(1.5), json!(0)),
+            Err("decode failed"),
+        ));
+        out.push(case(
+            &format!("{module} int-or-string beyond i32 rejected"),
+            module,
+            deployment(json!(5_000_000_000_i64), json!(0)),
+            Err("decode failed"),
+        ));
+        let service = json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"selector": {"app": "web"}, "ports": [
+                {"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP"},
+                {"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}
+            ]}
+        });
+        out.push(case(
+            &format!("{module} service target ports"),
+            module,
+            service.clone(),
+            Ok(service),
+        ));
+        let list = |items: Value| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "d", "finalizers": items}})
+        };
+        out.push(case(
+            &format!("{module} empty finalizers omitted as upstream"),
+            module,
+            list(json!([])),
+            Ok(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "d"}})),
+        ));
+    }
+    // CRD quantities: controller-gen writes `resource.Quantity` as int-or-string with a pattern.
+    let alertmanager = |limits: Value| {
+        json!({
+            "apiVersion": "monitoring.coreos.com/v1", "kind": "Alertmanager",
+            "metadata": {"name": "main", "namespace": "monitoring"},
+            "spec": {"resources": {"limits": limits}}
+        })
+    };
+    for (name, input, want) in [
+        (
+            "memory string beyond i32",
+            json!({"memory": "107374182400"}),
+            json!({"memory": "107374182400"}),
+        ),
+        (
+            "memory number beyond i32",
+            json!({"memory": 107374182400_u64}),
+            json!({"memory": "107374182400"}),
+        ),
+        (
+            "cpu 0.5 string",
+            json!({"cpu": "0.5"}),
+            json!({"cpu": "500m"}),
+        ),
+        (
+            "cpu 1.25 string",
+            json!({"cpu": "1.25"}),
+            json!({"cpu": "1250m"}),
+        ),
+        ("cpu 250m", json!({"cpu": "250m"}), json!({"cpu": "250m"})),
+        (
+            "cpu 0.5 number",
+            json!({"cpu": 0.5}),
+            json!({"cpu": "500m"}),
+        ),
+    ] {
+        out.push(case(
+            &format!("crd alertmanager limits {name}"),
+            "crds",
+            alertmanager(input),
+            Ok(alertmanager(want)),
+        ));
+    }
+    let workflow = |limits: Value| {
+        json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow",
+            "metadata": {"name": "w", "namespace": "argo"},
+            "spec": {"entrypoint": "main", "templates": [{
+                "name": "main",
+                "container": {"image": "busybox", "resources": {"limits": limits}}
+            }]}
+        })
+    };
+    out.push(case(
+        "crd workflow limits number beyond i32 and fraction",
+        "crds",
+        workflow(json!({"memory": 107374182400_u64, "cpu": 0.5})),
+        Ok(workflow(json!({"memory": "107374182400", "cpu": "500m"}))),
+    ));
+    let monitor = |port: Value| {
+        json!({
+            "apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
+            "metadata": {"name": "m", "namespace": "monitoring"},
+            "spec": {"selector": {"matchLabels": {"app": "a"}}, "endpoints": [{"targetPort": port}]}
+        })
+    };
+    for port in [json!(8080), json!("metrics")] {
+        out.push(case(
+            &format!("crd servicemonitor targetPort {port}"),
+            "crds",
+            monitor(port.clone()),
+            Ok(monitor(port)),
+        ));
+    }
+    out.push(case(
+        "crd servicemonitor targetPort fraction rejected",
+        "crds",
+        monitor(json!(80.5)),
+        Err("decode failed"),
+    ));
+    out
+}
+
+/// The hand-written manifests under `tests/roundtrip/`, each checked against every module that
+/// has a type for its kind; they must re-encode exactly as written.
+fn manifest_cases(kinds: &BTreeMap<&str, BTreeMap<String, String>>) -> Vec<Value> {
+    let dir = support::manifest_dir().join("tests/roundtrip");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/roundtrip")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("read manifest");
+        let stem = file
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        for (i, doc) in serde_yaml_ng::Deserializer::from_str(&text).enumerate() {
+            let object: Value = serde::Deserialize::deserialize(doc)
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            let api_version = object["apiVersion"].as_str().expect("apiVersion");
+            let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+            let gvk = Gvk::new(group, version, object["kind"].as_str().expect("kind"));
+            let modules: Vec<&str> = kinds
+                .iter()
+                .filter(|(_, t)| t.contains_key(&slug(&gvk)))
+                .map(|(m, _)| *m)
+                .collect();
+            assert!(
+                !modules.is_empty(),
+                "{}: no module has {gvk}",
+                file.display()
+            );
+            for module in modules {
+                out.push(case(
+                    &format!("{stem}#{i}"),
+                    module,
+                    object.clone(),
+                    Ok(object.clone()),
+                ));
+            }
+        }
+    }
+    out
+}
+
 #[test]
-fn corpus_output_compiles() {
+fn corpus_output_compiles_and_round_trips() {
     if std::env::var_os("KAPI_SKIP_CORPUS_COMPILE").is_some() {
         eprintln!("skipped: KAPI_SKIP_CORPUS_COMPILE is set");
         return;
     }
+    let start = Instant::now();
     let life = lifecycle();
     let opts = Options::default();
-    let parts = [
-        ("k8s_v1_36", vec![spec("kubernetes/v1.36/swagger.json")]),
-        ("crds", crds(false)),
-        ("argo_minimal", crds(true)),
-    ];
-    let mut lib = String::from("#![allow(dead_code)]\n");
-    let dir = scratch_crate("kapi-corpus", "");
-    for (module, inputs) in &parts {
-        let g = generate_from(inputs, &life, &opts);
-        let out = dir.join("src").join(module);
-        write_tree(&out, &g);
+    let mut lib = String::from(
+        "#![allow(dead_code)]\n#[cfg(test)]\nmod harness;\n#[cfg(test)]\nmod roundtrip;\n",
+    );
+    // The crate's manifest and lib.rs come last (`scratch_crate`), once lib.rs is known, so
+    // an unchanged corpus rewrites no file and cargo rebuilds nothing.
+    let dir = support::target_dir().join("kapi-codegen-scratch/kapi-corpus");
+    let mut tree = Tree::new(&dir);
+    let mut kinds: BTreeMap<&str, BTreeMap<String, String>> = BTreeMap::new();
+    let mut samples = 0;
+    for part in parts() {
+        let model = load_inputs(&part.inputs).unwrap_or_else(|e| panic!("{:?}: {e}", part.inputs));
+        let g = generate(&model, &life, &opts).unwrap_or_else(|e| panic!("{}: {e}", part.module));
+        for f in &g.files {
+            tree.write(format!("src/{}/{}", part.module, f.path), &f.contents);
+        }
         lib.push_str(&format!(
-            "#[path = \"{module}/mod.rs\"]\npub mod {module};\n"
+            "#[path = \"{m}/mod.rs\"]\npub mod {m};\n",
+            m = part.module
         ));
+        let types = roundtrip::kind_types(&g.files);
+        let mut missing = Vec::new();
+        for (kind, _) in model.resources() {
+            let slug = slug(&kind.gvk);
+            if !types.contains_key(&slug) {
+                missing.push(slug);
+                continue;
+            }
+            for (variant, input, expected) in kind_fixtures(&model, &kind.gvk) {
+                let base = format!("fixtures/samples/{}/{slug}", part.module);
+                tree.write_json(format!("{base}.{variant}.json"), &input);
+                if variant == "empty" || variant == "null" {
+                    tree.write_json(format!("{base}.{variant}.expected.json"), &expected);
+                } else {
+                    assert_eq!(input, expected);
+                }
+                samples += 1;
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "{}: served kinds without a type: {missing:?}",
+            part.module
+        );
+        // Kinds are read from the generated code, so every served kind must be there and no more.
+        assert_eq!(
+            types.len(),
+            model.resources().count(),
+            "{}: kind structs",
+            part.module
+        );
+        kinds.insert(part.module, types);
     }
-    std::fs::write(dir.join("src/lib.rs"), lib).expect("write lib");
-    let took = cargo(&dir, &["check"]);
-    eprintln!("cargo check of v1.36 + all CRDs: {took:?}");
+    let cases = decode_cases();
+    for (i, c) in cases.iter().enumerate() {
+        tree.write_json(format!("fixtures/cases/{i:03}.json"), c);
+    }
+    let manifests = manifest_cases(&kinds);
+    for (i, c) in manifests.iter().enumerate() {
+        tree.write_json(format!("fixtures/manifests/{i:03}.json"), c);
+    }
+    tree.write("src/harness.rs", roundtrip::HARNESS);
+    tree.write("src/roundtrip.rs", &roundtrip::table_source(&kinds));
+    scratch_crate("kapi-corpus", &lib);
+    tree.write("src/lib.rs", &lib);
+    tree.prune("src");
+    tree.prune("fixtures");
+    let kind_count: usize = kinds.values().map(BTreeMap::len).sum();
+    eprintln!(
+        "wrote {kind_count} kinds, {samples} samples, {} decode cases, {} manifest checks in {:?}",
+        cases.len(),
+        manifests.len(),
+        start.elapsed()
+    );
+    let took = cargo(&dir, &["test", "--lib"]);
+    eprintln!("cargo test of the corpus crate (build and run): {took:?}");
 }

@@ -56,12 +56,23 @@ pub fn scratch_crate(name: &str, lib: &str) -> PathBuf {
     let manifest = format!(
         "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
          [dependencies]\nkapi = {{ path = {runtime:?} }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
-         serde_json = {{ version = \"1\", features = [\"preserve_order\"] }}\n\n[workspace]\n",
+         serde_json = {{ version = \"1\", features = [\"preserve_order\"] }}\n\n[workspace]\n\n\
+         # No debug info: failures report through panic messages, and generating code for this\n\
+         # much serde is the corpus test's main cost.\n\
+         [profile.dev]\ndebug = 0\n",
         runtime = runtime.display().to_string()
     );
-    std::fs::write(dir.join("Cargo.toml"), manifest).expect("write manifest");
-    std::fs::write(dir.join("src/lib.rs"), lib).expect("write lib");
+    write_if_changed(&dir.join("Cargo.toml"), &manifest);
+    write_if_changed(&dir.join("src/lib.rs"), lib);
     dir
+}
+
+/// Writes `contents` unless the file already holds them: cargo's fingerprints are mtime based,
+/// so an untouched scratch crate is not rebuilt.
+pub fn write_if_changed(path: &Path, contents: &str) {
+    if std::fs::read(path).ok().as_deref() != Some(contents.as_bytes()) {
+        std::fs::write(path, contents).expect("write file");
+    }
 }
 
 /// Runs `cargo <args>` in a scratch crate with its own target dir (a nested cargo sharing the
@@ -83,9 +94,10 @@ pub fn cargo(dir: &Path, args: &[&str]) -> Duration {
     let elapsed = start.elapsed();
     assert!(
         out.status.success(),
-        "cargo {args:?} failed in {}:\n{}",
+        "cargo {args:?} failed in {}:\n{}\n{}",
         dir.display(),
-        String::from_utf8_lossy(&out.stderr)
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
     );
     elapsed
 }
