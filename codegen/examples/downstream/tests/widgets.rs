@@ -122,7 +122,10 @@ fn a_realistic_widget_decodes_and_round_trips() {
     assert_eq!(w.metadata.name.as_deref(), Some("blue-widget"));
     assert_eq!(w.spec.color, v1::WidgetSpecColor::Blue);
     // v1 `size` is int-or-string with the quantity pattern, so it is a Quantity.
-    assert_eq!(w.spec.size, Some("1500m".parse::<Quantity>().expect("quantity")));
+    assert_eq!(
+        w.spec.size,
+        Some("1500m".parse::<Quantity>().expect("quantity"))
+    );
     let parts = w.spec.parts.as_deref().expect("parts");
     assert_eq!(parts.len(), 2);
     assert_eq!((parts[0].name.as_str(), parts[0].count), ("gear", Some(12)));
