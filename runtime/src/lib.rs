@@ -39,6 +39,8 @@ pub mod resource;
 pub mod schema;
 #[cfg(feature = "server")]
 pub mod storage;
+#[cfg(feature = "server")]
+pub mod server;
 pub mod time;
 pub mod type_tag;
 pub mod wire;

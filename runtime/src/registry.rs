@@ -10,12 +10,18 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::crd::CustomResource;
 use crate::merge::TypeInfo;
+use crate::schema::{JSONSchemaProps, Schema};
 use crate::{Resource, ResourceInfo};
 
 /// Decodes JSON into a kind's Rust type and encodes it back: the server's schema check. Fields the
 /// type does not know are dropped, which is how unknown fields are detected.
 pub type Codec = fn(Value) -> Result<Value, serde_json::Error>;
+
+/// Produces a kind's OpenAPI v3 schema (the whole object: `apiVersion`, `kind`, `metadata`, ...)
+/// for the server's `/openapi` documents. Called when a document is built, not at registration.
+pub type SchemaSource = fn() -> Option<JSONSchemaProps>;
 
 /// One registered kind.
 #[derive(Clone)]
@@ -26,6 +32,9 @@ pub struct RegisteredKind {
     pub merge: Option<&'static TypeInfo>,
     /// Round trip through the kind's Rust type.
     pub codec: Codec,
+    /// The kind's schema, when it was registered with one; the server publishes a permissive
+    /// object schema for kinds without.
+    pub schema: Option<SchemaSource>,
 }
 
 impl fmt::Debug for RegisteredKind {
@@ -35,6 +44,10 @@ impl fmt::Debug for RegisteredKind {
             .field("plural", &self.info.plural)
             .finish_non_exhaustive()
     }
+}
+
+fn schema_of<K: Schema>() -> Option<JSONSchemaProps> {
+    Some(K::schema())
 }
 
 fn round_trip<K: Resource>(value: Value) -> Result<Value, serde_json::Error> {
@@ -60,11 +73,27 @@ impl Registry {
     /// Adds kind `K`. Registering a kind at the group, version and plural of an earlier one
     /// replaces it, so a user can override a built-in with their own type.
     pub fn register<K: Resource>(&mut self) -> &mut Self {
+        self.insert::<K>(None)
+    }
+
+    /// Adds kind `K` with its [`Schema`], which the server publishes in its OpenAPI documents
+    /// (so `kubectl explain` shows the fields).
+    pub fn register_with_schema<K: Resource + Schema>(&mut self) -> &mut Self {
+        self.insert::<K>(Some(schema_of::<K>))
+    }
+
+    /// Adds the custom resource `K` with the schema of its CRD version.
+    pub fn register_custom<K: CustomResource>(&mut self) -> &mut Self {
+        self.insert::<K>(Some(K::openapi_schema))
+    }
+
+    fn insert<K: Resource>(&mut self, schema: Option<SchemaSource>) -> &mut Self {
         let info = K::info();
         let kind = RegisteredKind {
             info,
             merge: K::merge_info(),
             codec: round_trip::<K>,
+            schema,
         };
         self.kinds
             .entry(info.gvk.group.to_string())
@@ -150,6 +179,24 @@ mod tests {
         assert!(registry.get("", "v1", "widgets").is_none());
         let order: Vec<_> = registry.kinds().map(|k| k.info.gvk.kind.as_ref()).collect();
         assert_eq!(order, ["Gadget", "Widget"]);
+    }
+
+    impl crate::Schema for Widget {
+        fn schema() -> JSONSchemaProps {
+            JSONSchemaProps::object().with_description("a widget")
+        }
+    }
+
+    #[test]
+    fn schema_sources_are_kept() {
+        let mut registry = Registry::new();
+        registry
+            .register_with_schema::<Widget>()
+            .register::<Gadget>();
+        let widget = registry.get("widgets.kapi.dev", "v1", "widgets").unwrap();
+        let schema = widget.schema.and_then(|source| source()).unwrap();
+        assert_eq!(schema.description.as_deref(), Some("a widget"));
+        assert!(registry.get("", "v1", "gadgets").unwrap().schema.is_none());
     }
 
     #[test]

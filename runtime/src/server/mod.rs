@@ -1,0 +1,668 @@
+//! The API server: registered kinds served over HTTP the way kube-apiserver serves them.
+//!
+//! [`Server::builder`] assembles a server from a [`Registry`] and a [`Storage`] engine and either
+//! starts it on an address ([`ServerBuilder::start`]), serves a bound listener until a shutdown
+//! future resolves ([`ServerBuilder::serve`]), or hands out the router for in-process tests
+//! ([`ServerBuilder::into_router`]).
+//!
+//! `state` holds what handlers share. The core (this module's dispatcher, `path`, `negotiate`,
+//! `error`, `object`, `list`, `watch`, `selector`, `keys`, `builtin`) and the descriptive
+//! endpoints (discovery, OpenAPI, health, version, deprecation warnings) meet only through
+//! `state::State` and axum routers: the descriptive routes are matched first and every other
+//! path falls through to the resource dispatcher.
+
+mod builtin;
+mod deprecation;
+mod discovery;
+mod error;
+mod health;
+mod keys;
+mod list;
+mod negotiate;
+mod object;
+mod openapi;
+mod path;
+mod selector;
+mod state;
+mod version;
+mod watch;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State as AxumState};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+use tokio::sync::watch as signal;
+use tower_http::compression::CompressionLayer;
+use tower_http::compression::predicate::{DefaultPredicate, Predicate};
+
+use crate::meta::{ListOptions, Status};
+use crate::storage::Storage;
+use crate::{KubeVersion, Registry, ResourceInfo, Verb};
+
+use error::{ApiError, MAX_BODY_BYTES, Subject};
+use negotiate::RequestShape;
+use path::{Subresource, Target};
+use state::{ServerState, State};
+
+/// The Kubernetes release a server presents itself as when none is configured.
+const DEFAULT_KUBE_VERSION: KubeVersion = KubeVersion::new(1, 34);
+
+/// Tunables of request handling, shared by every handler.
+#[derive(Debug, Clone)]
+pub(crate) struct Tunables {
+    /// How long a read at a resourceVersion the store has not reached waits before 504.
+    pub(crate) rv_wait: Duration,
+    /// How often a watch that asked for bookmarks gets one.
+    pub(crate) bookmark_interval: Duration,
+    /// How long a watch without `timeoutSeconds` lasts.
+    pub(crate) watch_timeout: Duration,
+    /// Encoded events one watcher may have queued before it is cut off with 410.
+    pub(crate) watch_queue: usize,
+    /// Flips to `true` when the server shuts down: watches and background tasks end.
+    pub(crate) stop: signal::Receiver<bool>,
+}
+
+/// Why a server could not be built or run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// No storage engine was given to the builder.
+    #[error("no storage engine configured: call ServerBuilder::storage")]
+    NoStorage,
+    /// The listen address could not be bound or the server failed while serving.
+    #[error("server I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The store failed while the server prepared its initial state.
+    #[error("storage error during startup: {0}")]
+    Storage(String),
+}
+
+/// Entry point: `Server::builder()`.
+#[derive(Debug)]
+pub struct Server;
+
+impl Server {
+    /// A builder with no kinds, no storage, Kubernetes 1.34 and `127.0.0.1:0`.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder {
+            registry: Registry::new(),
+            storage: None,
+            kube_version: DEFAULT_KUBE_VERSION,
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            rv_wait: Duration::from_secs(3),
+            bookmark_interval: Duration::from_secs(60),
+            watch_timeout: Duration::from_secs(30 * 60),
+            watch_queue: 1024,
+        }
+    }
+}
+
+/// Configures and starts a server.
+#[derive(Debug)]
+pub struct ServerBuilder {
+    registry: Registry,
+    storage: Option<Arc<dyn Storage>>,
+    kube_version: KubeVersion,
+    listen: SocketAddr,
+    rv_wait: Duration,
+    bookmark_interval: Duration,
+    watch_timeout: Duration,
+    watch_queue: usize,
+}
+
+/// Stops a router's background work (watches, namespace cleanup) when dropped.
+#[derive(Debug)]
+pub struct Background {
+    stop: signal::Sender<bool>,
+}
+
+impl Background {
+    /// Signals every watch and background task to end.
+    pub fn stop(&self) {
+        // Receivers may all be gone already; nothing is left to stop then.
+        let _ = self.stop.send(true);
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A server running on a socket; stopping it ends every watch and background task.
+#[derive(Debug)]
+pub struct RunningServer {
+    addr: SocketAddr,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), ServerError>>,
+}
+
+impl RunningServer {
+    /// The bound address (with the real port when the builder asked for port 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting requests, ends watches, and waits for open requests to finish.
+    pub async fn shutdown(mut self) -> Result<(), ServerError> {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        match (&mut self.task).await {
+            Ok(result) => result,
+            Err(join) => Err(ServerError::Io(std::io::Error::other(join.to_string()))),
+        }
+    }
+}
+
+impl ServerBuilder {
+    /// The kinds to serve. The core `v1` Namespace is added unless the registry has its own.
+    pub fn registry(mut self, registry: Registry) -> Self {
+        self.registry = registry;
+        self
+    }
+
+    /// The storage engine.
+    pub fn storage(mut self, storage: Arc<dyn Storage>) -> Self {
+        self.storage = Some(storage);
+        self
+    }
+
+    /// The Kubernetes release to present as, and to compute deprecations against.
+    pub fn kube_version(mut self, version: KubeVersion) -> Self {
+        self.kube_version = version;
+        self
+    }
+
+    /// The address [`ServerBuilder::start`] binds (port 0 picks a free port).
+    pub fn listen(mut self, addr: SocketAddr) -> Self {
+        self.listen = addr;
+        self
+    }
+
+    /// How long a read at a too-new resourceVersion waits before 504 (default 3 s).
+    pub fn resource_version_wait(mut self, wait: Duration) -> Self {
+        self.rv_wait = wait;
+        self
+    }
+
+    /// How often watches that allow bookmarks get one (default 60 s).
+    pub fn bookmark_interval(mut self, interval: Duration) -> Self {
+        self.bookmark_interval = interval;
+        self
+    }
+
+    /// How long a watch without `timeoutSeconds` lasts (default 30 min).
+    pub fn watch_timeout(mut self, timeout: Duration) -> Self {
+        self.watch_timeout = timeout;
+        self
+    }
+
+    /// How many encoded events one watcher may have queued before it is ended with 410
+    /// (default 1024).
+    pub fn watch_queue(mut self, events: usize) -> Self {
+        self.watch_queue = events.max(1);
+        self
+    }
+
+    /// Builds the router (for in-process use with `tower::ServiceExt::oneshot`) and the guard
+    /// whose drop stops its background work. Creates the system namespaces if missing.
+    pub async fn into_router(self) -> Result<(Router, Background), ServerError> {
+        let storage = self.storage.ok_or(ServerError::NoStorage)?;
+        let mut registry = self.registry;
+        if registry.get("", "v1", "namespaces").is_none() {
+            registry.register::<builtin::Namespace>();
+        }
+        let state: State = Arc::new(ServerState {
+            registry,
+            storage,
+            kube_version: self.kube_version,
+        });
+        create_system_namespaces(&state).await?;
+        let (stop_tx, stop_rx) = signal::channel(false);
+        let tunables = Arc::new(Tunables {
+            rv_wait: self.rv_wait,
+            bookmark_interval: self.bookmark_interval,
+            watch_timeout: self.watch_timeout,
+            watch_queue: self.watch_queue,
+            stop: stop_rx,
+        });
+        let fallback = move |AxumState(state): AxumState<State>, request: Request| {
+            let tunables = tunables.clone();
+            async move { dispatch(state, tunables, request).await }
+        };
+        let router = Router::new()
+            .merge(discovery::routes())
+            .merge(openapi::routes())
+            .merge(health::routes())
+            .merge(version::routes())
+            .fallback(fallback)
+            .with_state(state)
+            .layer(CompressionLayer::new().compress_when(DefaultPredicate::new().and(NotStreamed)));
+        Ok((router, Background { stop: stop_tx }))
+    }
+
+    /// Serves on `listener` until `shutdown` resolves, then ends watches and drains requests.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServerError> {
+        let (router, background) = self.into_router().await?;
+        let graceful = async move {
+            shutdown.await;
+            // Watches never end on their own; they must stop before the drain can finish.
+            background.stop();
+        };
+        axum::serve(listener, router)
+            .with_graceful_shutdown(graceful)
+            .await?;
+        Ok(())
+    }
+
+    /// Binds the listen address and serves in a background task; returns once ready.
+    pub async fn start(self) -> Result<RunningServer, ServerError> {
+        let listener = tokio::net::TcpListener::bind(self.listen).await?;
+        let addr = listener.local_addr()?;
+        let (router, background) = self.into_router().await?;
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let graceful = async move {
+                let _ = rx.await;
+                background.stop();
+            };
+            axum::serve(listener, router)
+                .with_graceful_shutdown(graceful)
+                .await?;
+            Ok(())
+        });
+        Ok(RunningServer {
+            addr,
+            shutdown: Some(tx),
+            task,
+        })
+    }
+}
+
+/// Marks a streamed response (a watch) that must not be gzip-buffered.
+#[derive(Debug, Clone, Copy)]
+struct Streamed;
+
+/// Compression predicate that skips watches: a gzip encoder holds events back until its
+/// buffer fills, which would stall a quiet watch.
+#[derive(Debug, Clone, Copy)]
+struct NotStreamed;
+
+impl Predicate for NotStreamed {
+    fn should_compress<B>(&self, response: &axum::http::Response<B>) -> bool
+    where
+        B: axum::body::HttpBody,
+    {
+        response.extensions().get::<Streamed>().is_none()
+    }
+}
+
+/// Creates `default` and the other system namespaces when missing.
+async fn create_system_namespaces(state: &ServerState) -> Result<(), ServerError> {
+    for name in builtin::SYSTEM_NAMESPACES {
+        let key = format!("/registry/core/namespaces/{name}");
+        let exists = state
+            .storage
+            .get(&key, None)
+            .await
+            .map_err(|e| ServerError::Storage(e.to_string()))?;
+        if exists.is_some() {
+            continue;
+        }
+        let object = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": name,
+                "uid": uuid::Uuid::new_v4().to_string(),
+                "creationTimestamp": crate::time::Time::now(),
+                "labels": {"kubernetes.io/metadata.name": name},
+            },
+            "spec": {"finalizers": [builtin::NAMESPACE_FINALIZER]},
+            "status": {"phase": "Active"},
+        });
+        let bytes = serde_json::to_vec(&object).map_err(|e| ServerError::Storage(e.to_string()))?;
+        match state.storage.create(&key, bytes.into()).await {
+            Ok(_) | Err(crate::storage::CreateError::AlreadyExists { .. }) => {}
+            Err(e) => return Err(ServerError::Storage(e.to_string())),
+        }
+    }
+    Ok(())
+}
+
+/// One resource request being served.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    pub(crate) state: State,
+    pub(crate) tun: Arc<Tunables>,
+    pub(crate) target: Target,
+    pub(crate) headers: HeaderMap,
+    pub(crate) uri: Uri,
+}
+
+impl Call {
+    /// The kind served.
+    pub(crate) fn info(&self) -> &ResourceInfo {
+        self.target.kind.info
+    }
+
+    /// Error subject for an object of this resource.
+    pub(crate) fn subject<'a>(&'a self, name: &'a str) -> Subject<'a> {
+        Subject {
+            group: self.target.group(),
+            resource: self.target.plural(),
+            name,
+        }
+    }
+
+    /// The store key of the named object in this request's namespace.
+    pub(crate) fn key(&self, name: &str) -> String {
+        keys::object_key(self.info(), self.target.namespace.as_deref(), name)
+    }
+
+    /// The same call scoped to one namespace (for cluster-wide deletecollection).
+    pub(crate) fn in_namespace(&self, namespace: &str) -> Call {
+        let mut call = self.clone();
+        call.target.namespace = Some(namespace.to_owned());
+        call
+    }
+
+    /// The query string as typed options; 400 when it does not parse.
+    pub(crate) fn query<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
+        let query = self.uri.query().unwrap_or("");
+        axum::extract::Query::<T>::try_from_uri(&self.uri)
+            .map(|q| q.0)
+            .map_err(|e| {
+                ApiError::bad_request(format!("invalid query {query:?}: {}", e.body_text()))
+            })
+    }
+}
+
+/// Starts the namespace lifecycle for a namespace just marked for deletion: delete its
+/// contents, then drop the `kubernetes` finalizer, then the namespace.
+pub(crate) fn spawn_namespace_cleanup(call: &Call, name: &str) {
+    let state = call.state.clone();
+    let mut stop = call.tun.stop.clone();
+    let name = name.to_owned();
+    let key = call.key(&name);
+    tokio::spawn(async move {
+        loop {
+            let remaining = object::purge_namespace(&state, &name).await;
+            if remaining == Ok(0) {
+                match object::finish_namespace(&state, &key).await {
+                    Ok(true) | Err(_) => return,
+                    Ok(false) => {}
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(object::NAMESPACE_RETRY) => {}
+                _ = stopped(&mut stop) => return,
+            }
+        }
+    });
+}
+
+/// Which operation a request performs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Operation {
+    Get,
+    List,
+    Watch,
+    Create,
+    Update,
+    Delete,
+    DeleteCollection,
+}
+
+impl Operation {
+    fn verb(self) -> Verb {
+        match self {
+            Self::Get => Verb::Get,
+            Self::List => Verb::List,
+            Self::Watch => Verb::Watch,
+            Self::Create => Verb::Create,
+            Self::Update => Verb::Update,
+            Self::Delete => Verb::Delete,
+            Self::DeleteCollection => Verb::DeleteCollection,
+        }
+    }
+}
+
+/// Serves every resource URL: routing, verb checks, deprecation warnings, then the handler.
+async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let target = match path::resolve(&state.registry, parts.uri.path()) {
+        Ok(target) => target,
+        Err(e) => return e.into_response(),
+    };
+    let info = target.kind.info;
+    if !deprecation::is_served(info, state.kube_version) {
+        return ApiError::no_route().into_response();
+    }
+    let warning = deprecation::warning_in(&state.registry, info, state.kube_version)
+        .and_then(|text| deprecation::header_value(&text));
+    let call = Call {
+        state,
+        tun,
+        target,
+        headers: parts.headers,
+        uri: parts.uri,
+    };
+    let mut response = match handle(&call, &parts.method, body).await {
+        Ok(response) => response,
+        Err(e) => e.into_response(),
+    };
+    if let Some(warning) = warning {
+        response.headers_mut().append(header::WARNING, warning);
+    }
+    response
+}
+
+fn is_watch(call: &Call) -> Result<bool, ApiError> {
+    if call.target.legacy_watch {
+        return Ok(true);
+    }
+    let options: ListOptions = call.query()?;
+    Ok(options.watch == Some(true))
+}
+
+async fn read_body(body: Body, headers: &HeaderMap) -> Result<bytes::Bytes, ApiError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|len| len > MAX_BODY_BYTES) {
+        return Err(ApiError::body_too_large());
+    }
+    axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|e| {
+            // `to_bytes` reports the limit as a length-limit error in its source chain.
+            let text = format!("{e:?}");
+            if text.contains("LengthLimit") {
+                ApiError::body_too_large()
+            } else {
+                ApiError::bad_request(format!("unable to read the request body: {e}"))
+            }
+        })
+}
+
+async fn handle(call: &Call, method: &Method, body: Body) -> Result<Response, ApiError> {
+    let info = call.info();
+    let target = &call.target;
+    let name = target.name.clone();
+    let collection_in_scope = !info.is_namespaced() || target.namespace.is_some();
+    let op = match (method, &name, target.sub) {
+        (&Method::GET, None, None) => {
+            if is_watch(call)? {
+                Operation::Watch
+            } else {
+                Operation::List
+            }
+        }
+        (&Method::GET, Some(_), _) => {
+            if target.sub.is_none() && is_watch(call)? {
+                Operation::Watch
+            } else {
+                Operation::Get
+            }
+        }
+        (&Method::POST, None, None) if collection_in_scope => Operation::Create,
+        (&Method::PUT, Some(_), _) => Operation::Update,
+        (&Method::DELETE, Some(_), None) => Operation::Delete,
+        (&Method::DELETE, None, None) if collection_in_scope => Operation::DeleteCollection,
+        _ => {
+            let action = match *method {
+                Method::PATCH => "patch".to_owned(),
+                ref m => m.as_str().to_ascii_lowercase(),
+            };
+            return Err(ApiError::method_not_allowed(
+                target.group(),
+                target.plural(),
+                &action,
+            ));
+        }
+    };
+    if !info.verbs.contains(&op.verb()) {
+        return Err(ApiError::method_not_allowed(
+            target.group(),
+            target.plural(),
+            op.verb().as_str(),
+        ));
+    }
+    let shape = match op {
+        Operation::List | Operation::DeleteCollection => RequestShape::List,
+        Operation::Watch => RequestShape::Watch,
+        _ => RequestShape::Single,
+    };
+    let output = negotiate::choose(&call.headers, shape)?;
+    let reply = |code: StatusCode, value: serde_json::Value| -> Result<Response, ApiError> {
+        Ok(negotiate::encode(output.format, code, &value))
+    };
+    match op {
+        Operation::Get => {
+            let name = name.unwrap_or_default();
+            let options: crate::meta::GetOptions = call.query()?;
+            let object = object::get(call, &name, options.resource_version.as_deref()).await?;
+            let value = match target.sub {
+                Some(Subresource::Scale) => object::scale_of(call, &object)?,
+                _ => list::render_object(call, output, object)?,
+            };
+            reply(StatusCode::OK, value)
+        }
+        Operation::List => {
+            let options: ListOptions = call.query()?;
+            list::validate(&options, false)?;
+            let selectors = selectors(call, &options, None)?;
+            let page = list::list(call, &options, &selectors).await?;
+            reply(StatusCode::OK, list::render_list(call, output, page)?)
+        }
+        Operation::Watch => {
+            let options: ListOptions = call.query()?;
+            list::validate(&options, true)?;
+            let selectors = selectors(call, &options, name.as_deref())?;
+            let mut response = watch::watch(call.clone(), options, selectors, output).await?;
+            response.extensions_mut().insert(Streamed);
+            Ok(response)
+        }
+        Operation::Create => {
+            let body = read_body(body, &call.headers).await?;
+            let (code, object) = object::create(call, &body).await?;
+            reply(code, list::render_object(call, output, object)?)
+        }
+        Operation::Update => {
+            let name = name.unwrap_or_default();
+            let body = read_body(body, &call.headers).await?;
+            let value = match target.sub {
+                Some(Subresource::Scale) => object::update_scale(call, &name, &body).await?,
+                Some(Subresource::Status) => {
+                    let object =
+                        object::update(call, &name, &body, object::UpdateScope::Status).await?;
+                    list::render_object(call, output, object)?
+                }
+                None => {
+                    let object =
+                        object::update(call, &name, &body, object::UpdateScope::Main).await?;
+                    list::render_object(call, output, object)?
+                }
+            };
+            reply(StatusCode::OK, value)
+        }
+        Operation::Delete => {
+            let name = name.unwrap_or_default();
+            let body = read_body(body, &call.headers).await?;
+            let options = object::delete_options(call, &body)?;
+            match object::delete(call, &name, &options).await? {
+                object::Deletion::Pending(object) => {
+                    reply(StatusCode::OK, list::render_object(call, output, object)?)
+                }
+                object::Deletion::Gone(object) if !object::delete_returns_status(info) => {
+                    reply(StatusCode::OK, list::render_object(call, output, object)?)
+                }
+                object::Deletion::Gone(object) => {
+                    let mut status = Status::success();
+                    status.details = Some(crate::meta::StatusDetails {
+                        name: Some(name.clone()),
+                        group: (!info.gvk.group.is_empty()).then(|| info.gvk.group.to_string()),
+                        kind: Some(info.plural.to_string()),
+                        uid: object::meta_str(&object, "uid").map(str::to_owned),
+                        ..Default::default()
+                    });
+                    reply(
+                        StatusCode::OK,
+                        serde_json::to_value(status).map_err(ApiError::internal)?,
+                    )
+                }
+            }
+        }
+        Operation::DeleteCollection => {
+            let body = read_body(body, &call.headers).await?;
+            let delete = object::delete_options(call, &body)?;
+            let options: ListOptions = call.query()?;
+            let selectors = selectors(call, &options, None)?;
+            let value = list::delete_collection(call, &options, &selectors, &delete).await?;
+            reply(StatusCode::OK, value)
+        }
+    }
+}
+
+/// Parses the selectors of a list or watch; a watch on one object adds a name selector.
+fn selectors(
+    call: &Call,
+    options: &ListOptions,
+    name: Option<&str>,
+) -> Result<selector::Selectors, ApiError> {
+    let field = match (options.field_selector.as_deref(), name) {
+        (Some(f), Some(n)) if !f.is_empty() => Some(format!("{f},metadata.name={n}")),
+        (_, Some(n)) => Some(format!("metadata.name={n}")),
+        (f, None) => f.map(str::to_owned),
+    };
+    selector::Selectors::parse(
+        call.info(),
+        options.label_selector.as_deref(),
+        field.as_deref(),
+    )
+    .map_err(ApiError::bad_request)
+}
+
+/// A `Content-Type` header value for JSON, shared by streamed responses.
+pub(crate) const JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+/// Resolves once the server is stopping (or its stop signal is gone).
+pub(crate) async fn stopped(stop: &mut signal::Receiver<bool>) {
+    // The guard `wait_for` returns is not `Send`; drop it inside this future.
+    let _ = stop.wait_for(|stopped| *stopped).await.map(|_| ());
+}

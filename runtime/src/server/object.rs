@@ -1,0 +1,1005 @@
+//! Single-object handlers: create, get, update (PUT), delete, the `status` and `scale`
+//! subresources, and the object rules they share (name validation, server-set metadata,
+//! generation, finalizers, namespace checks, the trip through the kind's codec).
+//!
+//! Objects are stored as JSON without `metadata.resourceVersion`; it is the key's mod revision
+//! and is filled in on every read, so it can never disagree with the store.
+
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use serde_json::{Map, Value, json};
+
+use crate::ResourceInfo;
+use crate::meta::{DeleteOptions, StatusCause};
+use crate::storage::{Bytes, DeleteError, KeyValue, UpdateError};
+use crate::time::Time;
+
+use super::Call;
+use super::builtin::NAMESPACE_FINALIZER;
+use super::error::{ApiError, Subject};
+use super::keys;
+
+/// How many times a write re-reads and retries after losing a race it may retry.
+const RETRIES: usize = 16;
+
+/// How many generated names are tried before answering 500 ServerTimeout.
+const GENERATE_ATTEMPTS: usize = 8;
+
+/// Whether `s` is a lowercase RFC 1123 label.
+pub(crate) fn is_dns_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && s.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// Whether `s` is a lowercase RFC 1123 subdomain.
+pub(crate) fn is_dns_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns_label)
+}
+
+const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+/// Whether the kind is the core Namespace, which has lifecycle rules of its own.
+pub(crate) fn is_namespace_kind(info: &ResourceInfo) -> bool {
+    info.gvk.group.is_empty() && info.plural == "namespaces"
+}
+
+/// The name rule of a kind: namespaces are labels, everything else a subdomain.
+fn name_causes(info: &ResourceInfo, name: &str) -> Vec<StatusCause> {
+    let (ok, msg) = if is_namespace_kind(info) {
+        (is_dns_label(name), LABEL_MSG)
+    } else {
+        (is_dns_subdomain(name), SUBDOMAIN_MSG)
+    };
+    if ok {
+        Vec::new()
+    } else {
+        vec![StatusCause::invalid(
+            "metadata.name",
+            &Value::from(name),
+            msg,
+        )]
+    }
+}
+
+/// `metadata` of a JSON object; the object and its metadata are created when absent.
+pub(crate) fn meta_mut(object: &mut Value) -> &mut Map<String, Value> {
+    let meta = object_mut(object)
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    object_mut(meta)
+}
+
+/// The value as a JSON object, replacing anything else with an empty one.
+pub(crate) fn object_mut(value: &mut Value) -> &mut Map<String, Value> {
+    if !value.is_object() {
+        *value = Value::Object(Map::new());
+    }
+    match value {
+        Value::Object(map) => map,
+        // The value was made an object just above.
+        _ => unreachable!("value is an object"),
+    }
+}
+
+/// A string field of `metadata`.
+pub(crate) fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
+    object.get("metadata")?.get(field)?.as_str()
+}
+
+/// `metadata.finalizers` plus, for namespaces, `spec.finalizers`: what holds a deletion.
+fn has_finalizers(info: &ResourceInfo, object: &Value) -> bool {
+    let non_empty = |v: Option<&Value>| v.and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+    non_empty(object.pointer("/metadata/finalizers"))
+        || (is_namespace_kind(info) && non_empty(object.pointer("/spec/finalizers")))
+}
+
+/// The object as stored: without `resourceVersion`.
+pub(crate) fn to_stored(object: &Value) -> Result<Bytes, ApiError> {
+    let mut copy = object.clone();
+    meta_mut(&mut copy).remove("resourceVersion");
+    serde_json::to_vec(&copy)
+        .map(Bytes::from)
+        .map_err(ApiError::internal)
+}
+
+/// A stored value as served at `info`'s version, `resourceVersion` filled in from `rv`.
+pub(crate) fn from_stored(call: &Call, value: &[u8], rv: u64) -> Result<Value, ApiError> {
+    let mut object: Value = serde_json::from_slice(value).map_err(ApiError::internal)?;
+    let info = call.info();
+    let api_version = info.api_version();
+    if object.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str()) {
+        // Stored through another version of the same resource: serve it at this version,
+        // through this version's type when it fits, as it came otherwise.
+        if let Value::Object(map) = &mut object {
+            map.insert("apiVersion".into(), Value::from(api_version));
+        }
+        if let Ok(converted) = (call.target.kind.codec)(object.clone()) {
+            object = converted;
+        }
+    }
+    meta_mut(&mut object).insert("resourceVersion".into(), Value::from(rv.to_string()));
+    Ok(object)
+}
+
+fn kv_object(call: &Call, kv: &KeyValue) -> Result<Value, ApiError> {
+    from_stored(call, &kv.value, kv.mod_revision)
+}
+
+/// Fills in missing `apiVersion`/`kind` and rejects ones that name another kind (400).
+fn check_type(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
+    let Value::Object(map) = object else {
+        return Err(ApiError::bad_request("the request body must be an object"));
+    };
+    let want_version = info.api_version();
+    match map.get("apiVersion").and_then(Value::as_str) {
+        None | Some("") => {
+            map.insert("apiVersion".into(), Value::from(want_version));
+        }
+        Some(v) if v == want_version => {}
+        Some(v) => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({want_version})"
+            )));
+        }
+    }
+    match map.get("kind").and_then(Value::as_str) {
+        None | Some("") => {
+            map.insert("kind".into(), Value::from(info.gvk.kind.to_string()));
+        }
+        Some(k) if k == info.gvk.kind => {}
+        Some(k) => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                info.gvk.kind
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Pushes a body through the kind's Rust type, dropping unknown fields (400 on type errors).
+fn through_codec(call: &Call, object: Value) -> Result<Value, ApiError> {
+    let info = call.info();
+    (call.target.kind.codec)(object).map_err(|e| {
+        ApiError::bad_request(format!(
+            "{kind} in version {version:?} cannot be handled as a {kind}: {e}",
+            kind = info.gvk.kind,
+            version = info.gvk.version
+        ))
+    })
+}
+
+/// Reads, type-checks and decodes a write's body.
+fn decode_object(call: &Call, body: &[u8]) -> Result<Value, ApiError> {
+    let mut object = super::negotiate::decode_body(&call.headers, body)?;
+    check_type(call.info(), &mut object)?;
+    Ok(object)
+}
+
+/// A short random suffix from upstream's alphabet (no vowels, no look-alikes).
+fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    uuid::Uuid::new_v4()
+        .as_bytes()
+        .iter()
+        .take(5)
+        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+        .collect()
+}
+
+/// Parses a resourceVersion sent by a client.
+pub(crate) fn parse_rv(rv: &str) -> Result<u64, ApiError> {
+    rv.parse::<u64>()
+        .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv:?}")))
+}
+
+/// Waits for the store to reach `rv`, or answers 504 "Too large resource version".
+pub(crate) async fn wait_for(call: &Call, rv: u64) -> Result<(), ApiError> {
+    let storage = call.state.storage.as_ref();
+    let reached = crate::storage::wait_for_revision(storage, rv, call.tun.rv_wait)
+        .await
+        .map_err(ApiError::from_read)?;
+    if reached {
+        Ok(())
+    } else {
+        let current = storage
+            .current_revision()
+            .await
+            .map_err(ApiError::from_read)?;
+        Err(ApiError::too_large_resource_version(rv, current))
+    }
+}
+
+/// The namespace an object is created in must exist and not be terminating.
+async fn check_namespace(call: &Call, namespace: &str, name: &str) -> Result<(), ApiError> {
+    let key = format!("/registry/core/namespaces/{namespace}");
+    let found = call
+        .state
+        .storage
+        .get(&key, None)
+        .await
+        .map_err(ApiError::from_read)?;
+    let Some(kv) = found else {
+        return Err(ApiError::not_found(Subject {
+            group: "",
+            resource: "namespaces",
+            name: namespace,
+        }));
+    };
+    let ns: Value = serde_json::from_slice(&kv.value).map_err(ApiError::internal)?;
+    if ns
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+    {
+        return Err(ApiError::forbidden(
+            call.subject(name),
+            &format!(
+                "unable to create new content in namespace {namespace} because it is being terminated"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// POST to a collection.
+pub(crate) async fn create(call: &Call, body: &[u8]) -> Result<(StatusCode, Value), ApiError> {
+    let info = call.info();
+    let mut object = decode_object(call, body)?;
+    let has_status_sub = info.subresources.status;
+    if has_status_sub && let Value::Object(map) = &mut object {
+        map.remove("status");
+    }
+    let mut object = through_codec(call, object)?;
+    let url_ns = call.target.namespace.clone();
+    let meta = meta_mut(&mut object);
+    if let Some(rv) = meta.get("resourceVersion").and_then(Value::as_str)
+        && !rv.is_empty()
+    {
+        return Err(ApiError::internal(
+            "resourceVersion should not be set on objects to be created",
+        ));
+    }
+    if info.is_namespaced() {
+        let Some(ns) = url_ns.as_deref() else {
+            return Err(ApiError::method_not_allowed(
+                &info.gvk.group,
+                &info.plural,
+                "create",
+            ));
+        };
+        match meta.get("namespace").and_then(Value::as_str) {
+            None | Some("") => {}
+            Some(body_ns) if body_ns == ns => {}
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+        }
+        meta.insert("namespace".into(), Value::from(ns));
+    } else {
+        meta.remove("namespace");
+    }
+    let name = meta
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let generate = meta
+        .get("generateName")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    if name.is_empty() && generate.is_empty() {
+        return Err(ApiError::invalid(
+            &info.gvk.group,
+            &info.gvk.kind,
+            "",
+            vec![StatusCause::required(
+                "metadata.name",
+                "name or generateName is required",
+            )],
+        ));
+    }
+    // Server-owned fields.
+    meta.insert("uid".into(), Value::from(uuid::Uuid::new_v4().to_string()));
+    meta.insert(
+        "creationTimestamp".into(),
+        serde_json::to_value(Time::now()).map_err(ApiError::internal)?,
+    );
+    meta.insert("generation".into(), Value::from(1));
+    meta.remove("deletionTimestamp");
+    meta.remove("deletionGracePeriodSeconds");
+    meta.remove("selfLink");
+    if is_namespace_kind(info)
+        && let Value::Object(map) = &mut object
+    {
+        map.insert("spec".into(), json!({"finalizers": [NAMESPACE_FINALIZER]}));
+        map.insert("status".into(), json!({"phase": "Active"}));
+    }
+    if let Some(ns) = url_ns.as_deref().filter(|_| info.is_namespaced()) {
+        check_namespace(call, ns, if name.is_empty() { &generate } else { &name }).await?;
+    }
+    let attempts = if name.is_empty() {
+        GENERATE_ATTEMPTS
+    } else {
+        1
+    };
+    for _ in 0..attempts {
+        let candidate = if name.is_empty() {
+            // Upstream keeps the generated name within 63 characters.
+            let base: String = generate.chars().take(58).collect();
+            format!("{base}{}", random_suffix())
+        } else {
+            name.clone()
+        };
+        let causes = name_causes(info, &candidate);
+        if !causes.is_empty() || !super::path::is_path_segment(&candidate) {
+            let mut causes = causes;
+            if causes.is_empty() {
+                causes.push(StatusCause::invalid(
+                    "metadata.name",
+                    &Value::from(candidate.as_str()),
+                    "may not be '.' or '..' and may not contain '/' or '%'",
+                ));
+            }
+            return Err(ApiError::invalid(
+                &info.gvk.group,
+                &info.gvk.kind,
+                &candidate,
+                causes,
+            ));
+        }
+        meta_mut(&mut object).insert("name".into(), Value::from(candidate.as_str()));
+        let key = keys::object_key(info, url_ns.as_deref(), &candidate);
+        match call.state.storage.create(&key, to_stored(&object)?).await {
+            Ok(kv) => return Ok((StatusCode::CREATED, kv_object(call, &kv)?)),
+            Err(crate::storage::CreateError::AlreadyExists { .. }) if name.is_empty() => continue,
+            Err(e) => return Err(ApiError::from_create(e, call.subject(&candidate))),
+        }
+    }
+    Err(ApiError::server_timeout(call.subject(""), "POST"))
+}
+
+/// GET of one object (also `/status`), honouring `resourceVersion` (unset: latest; "0": any;
+/// N: not older than N).
+pub(crate) async fn get(call: &Call, name: &str, rv: Option<&str>) -> Result<Value, ApiError> {
+    match rv {
+        None | Some("") | Some("0") => {}
+        Some(rv) => {
+            let rv = parse_rv(rv)?;
+            wait_for(call, rv).await?;
+        }
+    }
+    let kv = read(call, name).await?;
+    kv_object(call, &kv)
+}
+
+/// The latest stored value of the named object, or 404.
+async fn read(call: &Call, name: &str) -> Result<KeyValue, ApiError> {
+    let key = call.key(name);
+    call.state
+        .storage
+        .get(&key, None)
+        .await
+        .map_err(ApiError::from_read)?
+        .ok_or_else(|| ApiError::not_found(call.subject(name)))
+}
+
+/// Everything but `metadata` and `status`: what a generation counts changes of.
+fn spec_part(object: &Value) -> Map<String, Value> {
+    let mut map = object.as_object().cloned().unwrap_or_default();
+    for key in ["metadata", "status", "apiVersion", "kind"] {
+        map.remove(key);
+    }
+    map
+}
+
+/// Which part of an object a PUT may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UpdateScope {
+    /// The main resource: everything but `status` when the kind has a status subresource.
+    Main,
+    /// `/status`: only `status`.
+    Status,
+}
+
+/// Merges a PUT body onto the current object under the scope's rules.
+fn prepare_update(
+    call: &Call,
+    current: &Value,
+    mut incoming: Value,
+    scope: UpdateScope,
+) -> Result<Value, ApiError> {
+    let info = call.info();
+    let name = meta_str(current, "name").unwrap_or("").to_owned();
+    let mut next = match scope {
+        UpdateScope::Status => {
+            // Only status changes; metadata and spec stay as stored.
+            let mut next = current.clone();
+            if let Value::Object(map) = &mut next {
+                match incoming.get("status") {
+                    Some(status) => map.insert("status".into(), status.clone()),
+                    None => map.remove("status"),
+                };
+            }
+            next
+        }
+        UpdateScope::Main => {
+            if info.subresources.status
+                && let Value::Object(map) = &mut incoming
+            {
+                match current.get("status") {
+                    Some(status) => map.insert("status".into(), status.clone()),
+                    None => map.remove("status"),
+                };
+            }
+            let mut causes = Vec::new();
+            let old_meta = current
+                .get("metadata")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+            let meta = meta_mut(&mut incoming);
+            let uid = old_meta.get("uid").cloned().unwrap_or(Value::Null);
+            match meta.get("uid") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(s)) if s.is_empty() => {}
+                Some(given) if *given == uid => {}
+                Some(given) => causes.push(StatusCause::invalid(
+                    "metadata.uid",
+                    given,
+                    "field is immutable",
+                )),
+            }
+            // Server-owned and immutable metadata always comes from the stored object.
+            for field in [
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+                "namespace",
+                "name",
+            ] {
+                match old_meta.get(field) {
+                    Some(v) => meta.insert(field.into(), v.clone()),
+                    None => meta.remove(field),
+                };
+            }
+            meta.remove("selfLink");
+            if old_meta.get("deletionTimestamp").is_some() {
+                let old: Vec<&Value> = old_meta
+                    .get("finalizers")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().collect())
+                    .unwrap_or_default();
+                let added = meta
+                    .get("finalizers")
+                    .and_then(Value::as_array)
+                    .is_some_and(|new| new.iter().any(|f| !old.contains(&f)));
+                if added {
+                    causes.push(StatusCause::forbidden(
+                        "metadata.finalizers",
+                        "no new finalizers can be added if the object is being deleted",
+                    ));
+                }
+            }
+            if !causes.is_empty() {
+                return Err(ApiError::invalid(
+                    &info.gvk.group,
+                    &info.gvk.kind,
+                    &name,
+                    causes,
+                ));
+            }
+            incoming
+        }
+    };
+    if is_namespace_kind(info) && scope == UpdateScope::Main {
+        // spec.finalizers belongs to the namespace lifecycle (upstream's /finalize).
+        if let (Value::Object(map), Some(spec)) = (&mut next, current.get("spec")) {
+            map.insert("spec".into(), spec.clone());
+        }
+    }
+    let generation = current
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let bumped = if spec_part(current) != spec_part(&next) {
+        generation + 1
+    } else {
+        generation
+    };
+    meta_mut(&mut next).insert("generation".into(), Value::from(bumped));
+    Ok(next)
+}
+
+/// PUT of the object or its `/status`.
+pub(crate) async fn update(
+    call: &Call,
+    name: &str,
+    body: &[u8],
+    scope: UpdateScope,
+) -> Result<Value, ApiError> {
+    let info = call.info();
+    let incoming = decode_object(call, body)?;
+    let incoming = through_codec(call, incoming)?;
+    match meta_str(&incoming, "name") {
+        Some(n) if n == name => {}
+        None | Some("") => {}
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({other}) does not match the name on the URL ({name})"
+            )));
+        }
+    }
+    if let (Some(url_ns), Some(body_ns)) = (
+        call.target.namespace.as_deref(),
+        meta_str(&incoming, "namespace").filter(|s| !s.is_empty()),
+    ) && info.is_namespaced()
+        && url_ns != body_ns
+    {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    let precondition = match meta_str(&incoming, "resourceVersion") {
+        None | Some("") => None,
+        Some(rv) => Some(parse_rv(rv)?),
+    };
+    for _ in 0..RETRIES {
+        let kv = read(call, name).await?;
+        if precondition.is_some_and(|rv| rv != kv.mod_revision) {
+            return Err(ApiError::conflict_modified(call.subject(name)));
+        }
+        let current = kv_object(call, &kv)?;
+        let next = prepare_update(call, &current, incoming.clone(), scope)?;
+        let stored = to_stored(&next)?;
+        if stored == kv.value {
+            // A no-op write changes nothing, not even the resourceVersion, as upstream.
+            return Ok(current);
+        }
+        let key = call.key(name);
+        if next
+            .pointer("/metadata/deletionTimestamp")
+            .is_some_and(|v| !v.is_null())
+            && !has_finalizers(info, &next)
+        {
+            // The last finalizer is gone: the pending deletion completes now.
+            return match call.state.storage.delete(&key, Some(kv.mod_revision)).await {
+                Ok(deleted) => {
+                    let mut last = next;
+                    meta_mut(&mut last).insert(
+                        "resourceVersion".into(),
+                        Value::from(deleted.revision.to_string()),
+                    );
+                    Ok(last)
+                }
+                Err(DeleteError::Conflict { .. }) if precondition.is_none() => continue,
+                Err(e) => Err(ApiError::from_delete(e, call.subject(name))),
+            };
+        }
+        match call
+            .state
+            .storage
+            .update(&key, stored, kv.mod_revision)
+            .await
+        {
+            Ok(kv) => return kv_object(call, &kv),
+            Err(UpdateError::Conflict { .. }) if precondition.is_none() => continue,
+            Err(e) => return Err(ApiError::from_update(e, call.subject(name))),
+        }
+    }
+    Err(ApiError::conflict_modified(call.subject(name)))
+}
+
+/// What a delete did.
+pub(crate) enum Deletion {
+    /// The object is gone; its last state.
+    Gone(Value),
+    /// Finalizers hold it; its state with `deletionTimestamp` set.
+    Pending(Value),
+}
+
+/// Reads `DeleteOptions` from a body (optional) and the query string.
+pub(crate) fn delete_options(call: &Call, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+    let mut options: DeleteOptions = if body.iter().all(u8::is_ascii_whitespace) {
+        DeleteOptions::default()
+    } else {
+        let value = super::negotiate::decode_body(&call.headers, body)?;
+        serde_json::from_value(value)
+            .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
+    };
+    let query: DeleteOptions = call.query()?;
+    options.grace_period_seconds = options.grace_period_seconds.or(query.grace_period_seconds);
+    options.propagation_policy = options.propagation_policy.or(query.propagation_policy);
+    if options.dry_run.is_empty() {
+        options.dry_run = query.dry_run;
+    }
+    Ok(options)
+}
+
+/// DELETE of one object: removes it, or marks it deleted while finalizers remain.
+pub(crate) async fn delete(
+    call: &Call,
+    name: &str,
+    options: &DeleteOptions,
+) -> Result<Deletion, ApiError> {
+    let info = call.info();
+    let key = call.key(name);
+    for _ in 0..RETRIES {
+        let kv = read(call, name).await?;
+        let current = kv_object(call, &kv)?;
+        if let Some(pre) = &options.preconditions {
+            let subject = call.subject(name);
+            let uid = meta_str(&current, "uid").unwrap_or("");
+            if let Some(want) = pre.uid.as_deref()
+                && want != uid
+            {
+                return Err(ApiError::conflict(
+                    subject,
+                    &format!(
+                        "Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"
+                    ),
+                ));
+            }
+            if let Some(want) = pre.resource_version.as_deref()
+                && want != kv.mod_revision.to_string()
+            {
+                return Err(ApiError::conflict(
+                    subject,
+                    &format!(
+                        "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {}",
+                        kv.mod_revision
+                    ),
+                ));
+            }
+        }
+        if has_finalizers(info, &current) {
+            if current
+                .pointer("/metadata/deletionTimestamp")
+                .is_some_and(|v| !v.is_null())
+            {
+                return Ok(Deletion::Pending(current));
+            }
+            let mut next = current.clone();
+            let meta = meta_mut(&mut next);
+            meta.insert(
+                "deletionTimestamp".into(),
+                serde_json::to_value(Time::now()).map_err(ApiError::internal)?,
+            );
+            meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+            if is_namespace_kind(info)
+                && let Value::Object(map) = &mut next
+            {
+                map.insert("status".into(), json!({"phase": "Terminating"}));
+            }
+            match call
+                .state
+                .storage
+                .update(&key, to_stored(&next)?, kv.mod_revision)
+                .await
+            {
+                Ok(kv) => {
+                    let pending = kv_object(call, &kv)?;
+                    if is_namespace_kind(info) {
+                        super::spawn_namespace_cleanup(call, name);
+                    }
+                    return Ok(Deletion::Pending(pending));
+                }
+                Err(UpdateError::Conflict { .. }) => continue,
+                Err(e) => return Err(ApiError::from_update(e, call.subject(name))),
+            }
+        }
+        match call.state.storage.delete(&key, Some(kv.mod_revision)).await {
+            Ok(deleted) => {
+                let mut last = current;
+                meta_mut(&mut last).insert(
+                    "resourceVersion".into(),
+                    Value::from(deleted.revision.to_string()),
+                );
+                return Ok(Deletion::Gone(last));
+            }
+            Err(DeleteError::Conflict { .. }) => continue,
+            Err(e) => return Err(ApiError::from_delete(e, call.subject(name))),
+        }
+    }
+    Err(ApiError::conflict_modified(call.subject(name)))
+}
+
+/// Whether a successful immediate delete answers with a `Status` (built-in API groups) rather
+/// than the deleted object (custom resources), as upstream's stores differ.
+pub(crate) fn delete_returns_status(info: &ResourceInfo) -> bool {
+    let group: &str = &info.gvk.group;
+    group.is_empty() || !group.contains('.') || group.ends_with(".k8s.io")
+}
+
+/// Evaluates a simple JSON path (`.a.b`, `.a[0].b`) against an object.
+pub(crate) fn eval_path<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut current = object;
+    let path = path.trim().trim_start_matches('{').trim_end_matches('}');
+    for part in path.trim_start_matches('.').split('.') {
+        if part.is_empty() {
+            continue;
+        }
+        let (field, rest) = match part.find('[') {
+            Some(i) => part.split_at(i),
+            None => (part, ""),
+        };
+        if !field.is_empty() {
+            current = current.get(field)?;
+        }
+        for index in rest.split('[').filter(|s| !s.is_empty()) {
+            let index = index.trim_end_matches(']');
+            current = match index.parse::<usize>() {
+                Ok(i) => current.get(i)?,
+                Err(_) => current.get(index.trim_matches('\'').trim_matches('"'))?,
+            };
+        }
+    }
+    Some(current)
+}
+
+/// Sets a simple JSON path (`.spec.replicas`), creating objects on the way.
+fn set_path(object: &mut Value, path: &str, value: Value) -> Result<(), ApiError> {
+    let parts: Vec<&str> = path.trim_start_matches('.').split('.').collect();
+    let mut current = object;
+    for (i, part) in parts.iter().enumerate() {
+        if !current.is_object() {
+            *current = json!({});
+        }
+        let Value::Object(map) = current else {
+            return Err(ApiError::internal("scale path is not an object path"));
+        };
+        if i + 1 == parts.len() {
+            map.insert((*part).to_owned(), value);
+            return Ok(());
+        }
+        current = map.entry((*part).to_owned()).or_insert_with(|| json!({}));
+    }
+    Ok(())
+}
+
+/// The `autoscaling/v1` `Scale` of an object.
+pub(crate) fn scale_of(call: &Call, object: &Value) -> Result<Value, ApiError> {
+    let Some(scale) = call.info().subresources.scale.as_ref() else {
+        return Err(ApiError::no_route());
+    };
+    let number = |path: &str| eval_path(object, path).and_then(Value::as_i64).unwrap_or(0);
+    let meta = object.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    let mut scale_meta = Map::new();
+    for field in [
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+    ] {
+        if let Some(v) = meta.get(field) {
+            scale_meta.insert(field.into(), v.clone());
+        }
+    }
+    let mut status = json!({"replicas": number(&scale.status_replicas_path)});
+    if let Some(path) = scale.label_selector_path.as_deref()
+        && let Some(selector) = eval_path(object, path).and_then(Value::as_str)
+        && let Value::Object(map) = &mut status
+    {
+        map.insert("selector".into(), Value::from(selector));
+    }
+    Ok(json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": scale_meta,
+        "spec": {"replicas": number(&scale.spec_replicas_path)},
+        "status": status,
+    }))
+}
+
+/// PUT `/scale`: sets the desired replicas.
+pub(crate) async fn update_scale(call: &Call, name: &str, body: &[u8]) -> Result<Value, ApiError> {
+    let Some(scale) = call.info().subresources.scale.clone() else {
+        return Err(ApiError::no_route());
+    };
+    let incoming = super::negotiate::decode_body(&call.headers, body)?;
+    match incoming.get("kind").and_then(Value::as_str) {
+        None | Some("" | "Scale") => {}
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({other}) does not match the expected kind (Scale)"
+            )));
+        }
+    }
+    let replicas = incoming
+        .pointer("/spec/replicas")
+        .cloned()
+        .unwrap_or(Value::from(0));
+    let Some(count) = replicas
+        .as_i64()
+        .filter(|n| *n >= 0 && *n <= i64::from(i32::MAX))
+    else {
+        return Err(ApiError::invalid(
+            "autoscaling",
+            "Scale",
+            name,
+            vec![StatusCause::invalid(
+                "spec.replicas",
+                &replicas,
+                "must be greater than or equal to 0",
+            )],
+        ));
+    };
+    let precondition = match meta_str(&incoming, "resourceVersion") {
+        None | Some("") => None,
+        Some(rv) => Some(parse_rv(rv)?),
+    };
+    for _ in 0..RETRIES {
+        let kv = read(call, name).await?;
+        if precondition.is_some_and(|rv| rv != kv.mod_revision) {
+            return Err(ApiError::conflict_modified(call.subject(name)));
+        }
+        let current = kv_object(call, &kv)?;
+        let mut next = current.clone();
+        set_path(&mut next, &scale.spec_replicas_path, Value::from(count))?;
+        let next = through_codec(call, next)?;
+        let generation = current
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        let mut next = next;
+        if spec_part(&current) != spec_part(&next) {
+            meta_mut(&mut next).insert("generation".into(), Value::from(generation + 1));
+        } else {
+            return scale_of(call, &current);
+        }
+        match call
+            .state
+            .storage
+            .update(&call.key(name), to_stored(&next)?, kv.mod_revision)
+            .await
+        {
+            Ok(kv) => return scale_of(call, &kv_object(call, &kv)?),
+            Err(UpdateError::Conflict { .. }) if precondition.is_none() => continue,
+            Err(e) => return Err(ApiError::from_update(e, call.subject(name))),
+        }
+    }
+    Err(ApiError::conflict_modified(call.subject(name)))
+}
+
+/// Deletes every object of a namespace (namespace lifecycle), returning how many remain held
+/// by finalizers.
+pub(crate) async fn purge_namespace(
+    state: &super::state::ServerState,
+    namespace: &str,
+) -> Result<usize, String> {
+    let mut remaining = 0;
+    let mut seen = std::collections::BTreeSet::new();
+    for kind in state.registry.kinds() {
+        let info = kind.info;
+        if !info.is_namespaced() {
+            continue;
+        }
+        let prefix = keys::collection_prefix(info, Some(namespace));
+        if !seen.insert(prefix.clone()) {
+            continue;
+        }
+        let list = state
+            .storage
+            .list(&prefix, None, None, None)
+            .await
+            .map_err(|e| e.to_string())?;
+        for kv in list.items {
+            let mut object: Value = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
+            let finalizers = object
+                .pointer("/metadata/finalizers")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty());
+            if !finalizers {
+                // A concurrent change is picked up by the next pass.
+                let _ = state.storage.delete(&kv.key, Some(kv.mod_revision)).await;
+                continue;
+            }
+            remaining += 1;
+            if object.pointer("/metadata/deletionTimestamp").is_none() {
+                let meta = meta_mut(&mut object);
+                meta.insert(
+                    "deletionTimestamp".into(),
+                    serde_json::to_value(Time::now()).map_err(|e| e.to_string())?,
+                );
+                meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+                if let Ok(bytes) = serde_json::to_vec(&object) {
+                    let _ = state
+                        .storage
+                        .update(&kv.key, Bytes::from(bytes), kv.mod_revision)
+                        .await;
+                }
+            }
+        }
+    }
+    Ok(remaining)
+}
+
+/// Removes the namespace lifecycle finalizer and, when nothing else holds it, the namespace.
+pub(crate) async fn finish_namespace(
+    state: &super::state::ServerState,
+    key: &str,
+) -> Result<bool, String> {
+    let Some(kv) = state
+        .storage
+        .get(key, None)
+        .await
+        .map_err(|e| e.to_string())?
+    else {
+        return Ok(true);
+    };
+    let mut ns: Value = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
+    if let Some(Value::Array(finalizers)) = ns.pointer_mut("/spec/finalizers") {
+        finalizers.retain(|f| f.as_str() != Some(NAMESPACE_FINALIZER));
+    }
+    let spec_empty = ns
+        .pointer("/spec/finalizers")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty);
+    let meta_empty = ns
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty);
+    if spec_empty && meta_empty {
+        return Ok(state
+            .storage
+            .delete(key, Some(kv.mod_revision))
+            .await
+            .is_ok());
+    }
+    let bytes = serde_json::to_vec(&ns).map_err(|e| e.to_string())?;
+    let _ = state
+        .storage
+        .update(key, Bytes::from(bytes), kv.mod_revision)
+        .await;
+    Ok(false)
+}
+
+/// How long the namespace lifecycle waits between passes over a terminating namespace.
+pub(crate) const NAMESPACE_RETRY: Duration = Duration::from_millis(500);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns_names() {
+        for ok in ["a", "a-b", "a.b", "0", "a1.b2-c"] {
+            assert!(is_dns_subdomain(ok), "{ok}");
+        }
+        for bad in ["", "A", "-a", "a-", "a..b", "a_b", ".a", &"a".repeat(254)] {
+            assert!(!is_dns_subdomain(bad), "{bad}");
+        }
+        assert!(is_dns_label("kube-system"));
+        assert!(!is_dns_label("a.b"));
+        assert!(!is_dns_label(&"a".repeat(64)));
+    }
+
+    #[test]
+    fn paths() {
+        let obj = json!({"spec": {"replicas": 3, "list": [{"x": 1}]}, "status": {"a.b": 2}});
+        assert_eq!(eval_path(&obj, ".spec.replicas"), Some(&json!(3)));
+        assert_eq!(eval_path(&obj, ".spec.list[0].x"), Some(&json!(1)));
+        assert_eq!(eval_path(&obj, ".spec.missing"), None);
+        assert_eq!(eval_path(&obj, ".spec.list[9]"), None);
+        let mut target = json!({});
+        set_path(&mut target, ".spec.replicas", json!(5)).unwrap();
+        assert_eq!(target, json!({"spec": {"replicas": 5}}));
+    }
+
+    #[test]
+    fn suffixes_use_upstreams_alphabet() {
+        let s = random_suffix();
+        assert_eq!(s.len(), 5);
+        assert!(s.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)));
+    }
+}

@@ -1,0 +1,996 @@
+//! The descriptive endpoints end to end through the server's router: discovery documents
+//! (legacy and aggregated, chosen by `Accept`), preferred versions and removals against the
+//! configured release, `/version`, the health probes, deprecation warnings on resource
+//! requests (the v1.20.2 built-ins' texts and CRD-style ones), and the OpenAPI documents.
+
+// Helpers outside `#[test]` functions unwrap too: a failure here is a test failure.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use kapi::meta::ObjectMeta;
+use kapi::server::{Background, Server};
+use kapi::storage::{EmbeddedOptions, EmbeddedStorage, Storage};
+use kapi::type_tag::{ApiVersion, Kind};
+use kapi::{KubeVersion, Registry, Schema};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+/// Kinds shaped like the v1.20.2 built-ins with their real lifecycle data.
+mod builtin {
+    use super::*;
+
+    #[derive(Clone, Debug, Default, Serialize, Deserialize, kapi::Resource)]
+    #[resource(group = "extensions", version = "v1beta1", kind = "Ingress")]
+    #[resource(short_names = ["ing"])]
+    #[resource(introduced = "1.1", deprecated = "1.14", removed = "1.22")]
+    #[resource(replacement(group = "networking.k8s.io", version = "v1", kind = "Ingress"))]
+    pub(crate) struct Ingress {
+        #[serde(rename = "apiVersion")]
+        api_version: ApiVersion<Self>,
+        kind: Kind<Self>,
+        #[serde(default)]
+        metadata: ObjectMeta,
+    }
+
+    #[derive(Clone, Debug, Default, Serialize, Deserialize, kapi::Resource)]
+    #[resource(group = "policy", version = "v1beta1", kind = "PodDisruptionBudget")]
+    #[resource(short_names = ["pdb"])]
+    #[resource(introduced = "1.5", deprecated = "1.21", removed = "1.25")]
+    #[resource(replacement(group = "policy", version = "v1", kind = "PodDisruptionBudget"))]
+    pub(crate) struct PodDisruptionBudget {
+        #[serde(rename = "apiVersion")]
+        api_version: ApiVersion<Self>,
+        kind: Kind<Self>,
+        #[serde(default)]
+        metadata: ObjectMeta,
+    }
+}
+
+/// One kind in several versions: v1 with a schema, a deprecated beta, a served alpha and an
+/// alpha removed before the test release.
+mod widgets {
+    use super::*;
+
+    /// A widget's desired state.
+    #[derive(Clone, Debug, Default, Serialize, Deserialize, kapi::CustomResource)]
+    #[serde(rename_all = "camelCase")]
+    #[resource(
+        group = "widgets.kapi.dev",
+        version = "v1",
+        kind = "Widget",
+        status = "WidgetStatus",
+        short_names = ["wd"],
+        categories = ["all"]
+    )]
+    #[resource(scale(
+        spec_replicas_path = ".spec.replicas",
+        status_replicas_path = ".status.replicas"
+    ))]
+    pub(crate) struct WidgetSpec {
+        /// The colour to paint the widget.
+        pub color: String,
+        /// How many widgets.
+        #[serde(default)]
+        pub replicas: i32,
+    }
+
+    /// A widget's observed state.
+    #[derive(Clone, Debug, Default, Serialize, Deserialize, Schema)]
+    pub(crate) struct WidgetStatus {
+        /// How many widgets exist.
+        #[serde(default)]
+        pub replicas: i32,
+    }
+
+    macro_rules! version {
+        ($name:ident, $version:literal $(, $extra:meta)*) => {
+            #[derive(Clone, Debug, Default, Serialize, Deserialize, kapi::Resource)]
+            #[resource(group = "widgets.kapi.dev", version = $version, kind = "Widget", no_list)]
+            $(#[resource($extra)])*
+            pub(crate) struct $name {
+                #[serde(rename = "apiVersion")]
+                api_version: ApiVersion<Self>,
+                kind: Kind<Self>,
+                #[serde(default)]
+                metadata: ObjectMeta,
+            }
+        };
+    }
+
+    version!(
+        WidgetV1beta1,
+        "v1beta1",
+        introduced = "1.16",
+        deprecated = "1.19",
+        removed = "1.22",
+        replacement(group = "widgets.kapi.dev", version = "v1", kind = "Widget")
+    );
+    version!(WidgetV1alpha2, "v1alpha2");
+    version!(
+        WidgetV1alpha1,
+        "v1alpha1",
+        deprecated = "1.18",
+        removed = "1.19"
+    );
+}
+
+/// A core-group, cluster-scoped kind with a CRD-style deprecation (the default text).
+mod gadgets {
+    use super::*;
+
+    #[derive(Clone, Debug, Default, Serialize, Deserialize, kapi::Resource)]
+    #[resource(group = "", version = "v1", kind = "Gadget", cluster)]
+    #[resource(short_names = ["gd"], categories = ["all"], verbs = ["get", "list", "create"])]
+    pub(crate) struct Gadget {
+        #[serde(rename = "apiVersion")]
+        api_version: ApiVersion<Self>,
+        kind: Kind<Self>,
+        #[serde(default)]
+        metadata: ObjectMeta,
+    }
+
+    #[derive(Clone, Debug, Default, Serialize, Deserialize, kapi::Resource)]
+    #[resource(group = "stable.example.com", version = "v1beta1", kind = "CronTab")]
+    #[resource(
+        deprecation_warning = "stable.example.com/v1beta1 CronTab is deprecated; see \"docs\""
+    )]
+    pub(crate) struct CronTab {
+        #[serde(rename = "apiVersion")]
+        api_version: ApiVersion<Self>,
+        kind: Kind<Self>,
+        #[serde(default)]
+        metadata: ObjectMeta,
+    }
+}
+
+fn registry() -> Registry {
+    let mut registry = Registry::new();
+    registry
+        .register::<builtin::Ingress>()
+        .register::<builtin::PodDisruptionBudget>()
+        .register_custom::<widgets::Widget>()
+        .register::<widgets::WidgetV1beta1>()
+        .register::<widgets::WidgetV1alpha2>()
+        .register::<widgets::WidgetV1alpha1>()
+        .register::<gadgets::Gadget>()
+        .register::<gadgets::CronTab>();
+    registry
+}
+
+struct Harness {
+    router: Router,
+    _background: Background,
+    _dir: tempfile::TempDir,
+}
+
+async fn harness(minor: u16) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = EmbeddedStorage::open(dir.path(), EmbeddedOptions::default())
+        .await
+        .unwrap();
+    let storage: Arc<dyn Storage> = Arc::new(storage);
+    let (router, background) = Server::builder()
+        .registry(registry())
+        .storage(storage)
+        .kube_version(KubeVersion::new(1, minor))
+        .into_router()
+        .await
+        .unwrap();
+    Harness {
+        router,
+        _background: background,
+        _dir: dir,
+    }
+}
+
+struct Answer {
+    status: StatusCode,
+    headers: axum::http::HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8(self.body.clone()).unwrap()
+    }
+
+    fn header(&self, name: header::HeaderName) -> Option<&str> {
+        self.headers.get(name).map(|v| v.to_str().unwrap())
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.headers
+            .get_all(header::WARNING)
+            .iter()
+            .map(|v| String::from_utf8(v.as_bytes().to_vec()).unwrap())
+            .collect()
+    }
+}
+
+impl Harness {
+    async fn send(
+        &self,
+        method: &str,
+        uri: &str,
+        accept: Option<&str>,
+        body: Option<Value>,
+    ) -> Answer {
+        let mut request = Request::builder().method(method).uri(uri);
+        if let Some(accept) = accept {
+            request = request.header(header::ACCEPT, accept);
+        }
+        let body = match body {
+            Some(value) => {
+                request = request.header(header::CONTENT_TYPE, "application/json");
+                Body::from(serde_json::to_vec(&value).unwrap())
+            }
+            None => Body::empty(),
+        };
+        let response = self
+            .router
+            .clone()
+            .oneshot(request.body(body).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap()
+            .to_vec();
+        Answer {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    async fn get(&self, uri: &str) -> Answer {
+        self.send("GET", uri, None, None).await
+    }
+}
+
+const AGGREGATED_V2: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+const AGGREGATED_V2BETA1: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
+const ALL_VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+#[tokio::test]
+async fn legacy_discovery_documents() {
+    let h = harness(20).await;
+
+    let api = h.get("/api").await;
+    assert_eq!(api.status, StatusCode::OK);
+    assert_eq!(api.header(header::CONTENT_TYPE), Some("application/json"));
+    assert_eq!(
+        api.json(),
+        json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []})
+    );
+
+    let core = h.get("/api/v1").await.json();
+    assert_eq!(core["kind"], "APIResourceList");
+    assert!(core.get("apiVersion").is_none(), "{core}");
+    assert_eq!(core["groupVersion"], "v1");
+    let names: Vec<&str> = core["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"gadgets"), "{names:?}");
+    assert!(names.contains(&"namespaces"), "{names:?}");
+    let gadget = core["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "gadgets")
+        .unwrap();
+    assert_eq!(
+        gadget,
+        &json!({
+            "name": "gadgets", "singularName": "gadget", "namespaced": false, "kind": "Gadget",
+            "verbs": ["create", "get", "list"], "shortNames": ["gd"], "categories": ["all"]
+        })
+    );
+
+    // Versions in priority order (GA, beta, alpha); v1alpha1 was removed in 1.19.
+    let group = json!({
+        "name": "widgets.kapi.dev",
+        "versions": [
+            {"groupVersion": "widgets.kapi.dev/v1", "version": "v1"},
+            {"groupVersion": "widgets.kapi.dev/v1beta1", "version": "v1beta1"},
+            {"groupVersion": "widgets.kapi.dev/v1alpha2", "version": "v1alpha2"}
+        ],
+        "preferredVersion": {"groupVersion": "widgets.kapi.dev/v1", "version": "v1"}
+    });
+    let apis = h.get("/apis").await.json();
+    assert_eq!(apis["kind"], "APIGroupList");
+    assert_eq!(apis["apiVersion"], "v1");
+    let groups: Vec<&str> = apis["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            "extensions",
+            "policy",
+            "stable.example.com",
+            "widgets.kapi.dev"
+        ]
+    );
+    assert_eq!(apis["groups"][3], group);
+
+    let mut single = group.clone();
+    single["kind"] = json!("APIGroup");
+    single["apiVersion"] = json!("v1");
+    assert_eq!(h.get("/apis/widgets.kapi.dev").await.json(), single);
+
+    assert_eq!(
+        h.get("/apis/widgets.kapi.dev/v1").await.json(),
+        json!({
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": "widgets.kapi.dev/v1",
+            "resources": [
+                {"name": "widgets", "singularName": "widget", "namespaced": true, "kind": "Widget",
+                 "verbs": ALL_VERBS, "shortNames": ["wd"], "categories": ["all"]},
+                {"name": "widgets/scale", "singularName": "", "namespaced": true,
+                 "group": "autoscaling", "version": "v1", "kind": "Scale",
+                 "verbs": ["get", "patch", "update"]},
+                {"name": "widgets/status", "singularName": "", "namespaced": true, "kind": "Widget",
+                 "verbs": ["get", "patch", "update"]}
+            ]
+        })
+    );
+
+    // Unknown or removed group/versions are 404 Status.
+    for path in [
+        "/apis/widgets.kapi.dev/v1alpha1",
+        "/apis/widgets.kapi.dev/v9",
+        "/apis/nothing.example.com",
+        "/api/v2",
+    ] {
+        let answer = h.get(path).await;
+        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{path}");
+        let status = answer.json();
+        assert_eq!(status["kind"], "Status", "{path}");
+        assert_eq!(status["reason"], "NotFound", "{path}");
+        assert_eq!(status["code"], 404, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn removed_versions_disappear_at_later_releases() {
+    let h = harness(22).await;
+    let apis = h.get("/apis").await.json();
+    let groups: Vec<&str> = apis["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    // extensions/v1beta1 Ingress is gone in 1.22; so is widgets.kapi.dev/v1beta1.
+    assert_eq!(groups, ["policy", "stable.example.com", "widgets.kapi.dev"]);
+    let versions: Vec<&str> = apis["groups"][2]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["v1", "v1alpha2"]);
+    assert_eq!(
+        h.get("/apis/extensions/v1beta1").await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        h.get("/apis/extensions/v1beta1/namespaces/default/ingresses")
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn aggregated_discovery_by_accept() {
+    let h = harness(20).await;
+
+    let answer = h.send("GET", "/apis", Some(AGGREGATED_V2), None).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.header(header::CONTENT_TYPE), Some(AGGREGATED_V2));
+    let doc = answer.json();
+    assert_eq!(doc["kind"], "APIGroupDiscoveryList");
+    assert_eq!(doc["apiVersion"], "apidiscovery.k8s.io/v2");
+    assert_eq!(doc["metadata"], json!({}));
+    let widgets = doc["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["metadata"]["name"] == "widgets.kapi.dev")
+        .unwrap();
+    assert_eq!(
+        widgets["versions"][0],
+        json!({
+            "version": "v1",
+            "resources": [{
+                "resource": "widgets",
+                "responseKind": {"group": "widgets.kapi.dev", "version": "v1", "kind": "Widget"},
+                "scope": "Namespaced",
+                "singularResource": "widget",
+                "verbs": ALL_VERBS,
+                "shortNames": ["wd"],
+                "categories": ["all"],
+                "subresources": [
+                    {"subresource": "scale",
+                     "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                     "verbs": ["get", "patch", "update"]},
+                    {"subresource": "status",
+                     "responseKind": {"group": "widgets.kapi.dev", "version": "v1", "kind": "Widget"},
+                     "verbs": ["get", "patch", "update"]}
+                ]
+            }],
+            "freshness": "Current"
+        })
+    );
+    let versions: Vec<&str> = widgets["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["v1", "v1beta1", "v1alpha2"]);
+    // The core group is only on /api.
+    assert!(
+        doc["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|g| g["metadata"].get("name").is_some())
+    );
+
+    let core = h
+        .send("GET", "/api", Some(AGGREGATED_V2), None)
+        .await
+        .json();
+    assert_eq!(core["items"].as_array().unwrap().len(), 1);
+    assert_eq!(core["items"][0]["metadata"], json!({}));
+    assert_eq!(core["items"][0]["versions"][0]["version"], "v1");
+
+    // What kubectl 1.30+ sends picks v2; what 1.27-1.29 send picks v2beta1.
+    let kubectl_new = format!("{AGGREGATED_V2},{AGGREGATED_V2BETA1},application/json");
+    let answer = h.send("GET", "/apis", Some(&kubectl_new), None).await;
+    assert_eq!(answer.header(header::CONTENT_TYPE), Some(AGGREGATED_V2));
+    let kubectl_old = format!("{AGGREGATED_V2BETA1},application/json");
+    let answer = h.send("GET", "/api", Some(&kubectl_old), None).await;
+    assert_eq!(
+        answer.header(header::CONTENT_TYPE),
+        Some(AGGREGATED_V2BETA1)
+    );
+    assert_eq!(answer.json()["apiVersion"], "apidiscovery.k8s.io/v2beta1");
+
+    // A client preferring plain JSON gets the legacy document.
+    let answer = h
+        .send(
+            "GET",
+            "/apis",
+            Some(&format!("application/json,{AGGREGATED_V2}")),
+            None,
+        )
+        .await;
+    assert_eq!(
+        answer.header(header::CONTENT_TYPE),
+        Some("application/json")
+    );
+    assert_eq!(answer.json()["kind"], "APIGroupList");
+
+    // An unknown aggregated version with a JSON fallback falls back; alone it is 406.
+    let unknown = "application/json;g=apidiscovery.k8s.io;v=v9;as=APIGroupDiscoveryList";
+    let answer = h
+        .send(
+            "GET",
+            "/apis",
+            Some(&format!("{unknown},application/json")),
+            None,
+        )
+        .await;
+    assert_eq!(answer.json()["kind"], "APIGroupList");
+    let answer = h.send("GET", "/apis", Some(unknown), None).await;
+    assert_eq!(answer.status, StatusCode::NOT_ACCEPTABLE);
+    assert_eq!(answer.json()["reason"], "NotAcceptable");
+}
+
+#[tokio::test]
+async fn version_endpoint() {
+    let h = harness(20).await;
+    let answer = h.get("/version").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let mut doc = answer.json();
+    let platform = doc["platform"].as_str().unwrap().to_owned();
+    assert!(platform.starts_with(std::env::consts::OS) || platform.starts_with("darwin"));
+    doc["platform"] = json!("-");
+    assert_eq!(
+        doc,
+        json!({
+            "major": "1", "minor": "20", "gitVersion": "v1.20.0", "gitCommit": "",
+            "gitTreeState": "", "buildDate": "1970-01-01T00:00:00Z", "goVersion": "",
+            "compiler": "rustc", "platform": "-"
+        })
+    );
+    let newer = harness(34).await.get("/version").await.json();
+    assert_eq!(newer["gitVersion"], "v1.34.0");
+    assert_eq!(newer["emulationMajor"], "1");
+    assert_eq!(newer["emulationMinor"], "34");
+}
+
+#[tokio::test]
+async fn health_probes() {
+    let h = harness(20).await;
+    for path in ["/healthz", "/livez", "/readyz"] {
+        let answer = h.get(path).await;
+        assert_eq!(answer.status, StatusCode::OK, "{path}");
+        assert_eq!(answer.text(), "ok");
+        assert_eq!(
+            answer.header(header::CONTENT_TYPE),
+            Some("text/plain; charset=utf-8")
+        );
+        assert_eq!(
+            answer.header(header::X_CONTENT_TYPE_OPTIONS),
+            Some("nosniff")
+        );
+    }
+    let cases = [
+        (
+            "/livez?verbose",
+            "[+]ping ok\n[+]log ok\n[+]etcd ok\nlivez check passed\n",
+        ),
+        (
+            "/healthz?verbose",
+            "[+]ping ok\n[+]log ok\n[+]etcd ok\nhealthz check passed\n",
+        ),
+        (
+            "/readyz?verbose",
+            "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\nreadyz check passed\n",
+        ),
+        (
+            "/readyz?verbose&exclude=etcd",
+            "[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\n[+]etcd-readiness ok\nreadyz check passed\n",
+        ),
+        (
+            "/livez?verbose&exclude=etcd&exclude=nope&exclude=also%20missing",
+            "[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\nwarn: some health checks cannot be excluded: no matches for \"also missing\",\"nope\"\nlivez check passed\n",
+        ),
+        ("/livez?exclude=nope", "ok"),
+        ("/livez/etcd", "ok"),
+        ("/readyz/etcd-readiness", "ok"),
+        ("/healthz/ping", "ok"),
+    ];
+    for (path, expected) in cases {
+        let answer = h.get(path).await;
+        assert_eq!(answer.status, StatusCode::OK, "{path}");
+        assert_eq!(answer.text(), expected, "{path}");
+    }
+    let missing = h.get("/livez/etcd-readiness").await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(missing.json()["reason"], "NotFound");
+}
+
+#[tokio::test]
+async fn deprecation_warnings_on_resource_requests() {
+    let h = harness(20).await;
+    let cases = [
+        (
+            "/apis/extensions/v1beta1/namespaces/default/ingresses",
+            vec![
+                r#"299 - "extensions/v1beta1 Ingress is deprecated in v1.14+, unavailable in v1.22+; use networking.k8s.io/v1 Ingress""#,
+            ],
+        ),
+        // Deprecated only from 1.21.
+        (
+            "/apis/policy/v1beta1/namespaces/default/poddisruptionbudgets",
+            vec![],
+        ),
+        (
+            "/apis/widgets.kapi.dev/v1beta1/widgets",
+            vec![
+                r#"299 - "widgets.kapi.dev/v1beta1 Widget is deprecated in v1.19+, unavailable in v1.22+; use widgets.kapi.dev/v1 Widget""#,
+            ],
+        ),
+        (
+            "/apis/stable.example.com/v1beta1/namespaces/default/crontabs",
+            vec![r#"299 - "stable.example.com/v1beta1 CronTab is deprecated; see \"docs\"""#],
+        ),
+        ("/apis/widgets.kapi.dev/v1/widgets", vec![]),
+    ];
+    for (path, expected) in cases {
+        let answer = h.get(path).await;
+        assert_eq!(answer.status, StatusCode::OK, "{path}: {}", answer.text());
+        assert_eq!(answer.warnings(), expected, "{path}");
+    }
+
+    let later = harness(21).await;
+    let answer = later
+        .get("/apis/policy/v1beta1/namespaces/default/poddisruptionbudgets")
+        .await;
+    assert_eq!(
+        answer.warnings(),
+        [
+            r#"299 - "policy/v1beta1 PodDisruptionBudget is deprecated in v1.21+, unavailable in v1.25+; use policy/v1 PodDisruptionBudget""#
+        ]
+    );
+}
+
+fn components(doc: &Value) -> &serde_json::Map<String, Value> {
+    doc["components"]["schemas"].as_object().unwrap()
+}
+
+fn with_gvk<'a>(
+    schemas: &'a serde_json::Map<String, Value>,
+    group: &str,
+    version: &str,
+    kind: &str,
+) -> Vec<&'a str> {
+    schemas
+        .iter()
+        .filter(|(_, schema)| {
+            schema["x-kubernetes-group-version-kind"]
+                .as_array()
+                .is_some_and(|gvks| {
+                    gvks.iter()
+                        .any(|g| g == &json!({"group": group, "kind": kind, "version": version}))
+                })
+        })
+        .map(|(name, _)| name.as_str())
+        .collect()
+}
+
+#[tokio::test]
+async fn openapi_v3_index_and_documents() {
+    let h = harness(20).await;
+    let index = h.get("/openapi/v3").await.json();
+    let paths = index["paths"].as_object().unwrap();
+    let keys: Vec<&str> = paths.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "api/v1",
+            "apis/extensions/v1beta1",
+            "apis/policy/v1beta1",
+            "apis/stable.example.com/v1beta1",
+            "apis/widgets.kapi.dev/v1",
+            "apis/widgets.kapi.dev/v1alpha2",
+            "apis/widgets.kapi.dev/v1beta1",
+        ]
+    );
+
+    for (path, entry) in paths {
+        let url = entry["serverRelativeURL"].as_str().unwrap();
+        assert!(
+            url.starts_with(&format!("/openapi/v3/{path}?hash=")),
+            "{url}"
+        );
+        let answer = h.get(url).await;
+        assert_eq!(answer.status, StatusCode::OK, "{url}");
+        assert_eq!(
+            answer.header(header::CACHE_CONTROL),
+            Some("public, immutable")
+        );
+        let doc = answer.json();
+        assert_eq!(doc["openapi"], "3.0.0");
+        assert_eq!(doc["info"]["version"], "v1.20.0");
+    }
+
+    let url = paths["apis/widgets.kapi.dev/v1"]["serverRelativeURL"]
+        .as_str()
+        .unwrap();
+    let doc = h.get(url).await.json();
+    let schemas = components(&doc);
+    assert_eq!(
+        with_gvk(schemas, "widgets.kapi.dev", "v1", "Widget"),
+        ["dev.kapi.widgets.v1.Widget"]
+    );
+    assert_eq!(
+        with_gvk(schemas, "widgets.kapi.dev", "v1", "WidgetList"),
+        ["dev.kapi.widgets.v1.WidgetList"]
+    );
+    // The registered schema is published: fields and their descriptions, for kubectl explain.
+    let widget = &schemas["dev.kapi.widgets.v1.Widget"];
+    assert_eq!(
+        widget["properties"]["spec"]["properties"]["color"]["description"],
+        "The colour to paint the widget."
+    );
+    assert_eq!(widget["properties"]["spec"]["required"], json!(["color"]));
+
+    // kubectl apply looks for the PATCH operation of the GVK and its fieldValidation parameter.
+    let item = &doc["paths"]["/apis/widgets.kapi.dev/v1/namespaces/{namespace}/widgets/{name}"];
+    let patch = &item["patch"];
+    assert_eq!(
+        patch["x-kubernetes-group-version-kind"],
+        json!({"group": "widgets.kapi.dev", "kind": "Widget", "version": "v1"})
+    );
+    assert_eq!(patch["x-kubernetes-action"], "patch");
+    assert!(
+        patch["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "fieldValidation" && p["in"] == "query")
+    );
+    let body_types: Vec<&str> = patch["requestBody"]["content"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert!(!body_types.contains(&"application/strategic-merge-patch+json"));
+    assert!(body_types.contains(&"application/merge-patch+json"));
+    for path in [
+        "/apis/widgets.kapi.dev/v1/namespaces/{namespace}/widgets",
+        "/apis/widgets.kapi.dev/v1/namespaces/{namespace}/widgets/{name}/status",
+        "/apis/widgets.kapi.dev/v1/namespaces/{namespace}/widgets/{name}/scale",
+        "/apis/widgets.kapi.dev/v1/widgets",
+    ] {
+        assert!(doc["paths"].get(path).is_some(), "{path}");
+    }
+    // Every $ref resolves inside the document.
+    assert_refs_resolve(&doc, &doc, "#/components/schemas/");
+
+    // A kind without a schema gets a permissive one.
+    let url = paths["apis/extensions/v1beta1"]["serverRelativeURL"]
+        .as_str()
+        .unwrap();
+    let doc = h.get(url).await.json();
+    let ingress = &components(&doc)["io.k8s.api.extensions.v1beta1.Ingress"];
+    assert_eq!(ingress["x-kubernetes-preserve-unknown-fields"], true);
+    assert_eq!(ingress["type"], "object");
+
+    // A stale hash redirects to the current one; no hash is served without long caching.
+    let stale = h
+        .get("/openapi/v3/apis/widgets.kapi.dev/v1?hash=0000")
+        .await;
+    assert_eq!(stale.status, StatusCode::MOVED_PERMANENTLY);
+    assert_eq!(
+        stale.header(header::LOCATION),
+        Some(url_for(paths, "apis/widgets.kapi.dev/v1"))
+    );
+    let plain = h.get("/openapi/v3/apis/widgets.kapi.dev/v1").await;
+    assert_eq!(plain.status, StatusCode::OK);
+    assert_eq!(plain.header(header::CACHE_CONTROL), None);
+    let etag = plain.header(header::ETAG).unwrap().to_owned();
+    let request = Request::builder()
+        .uri("/openapi/v3/apis/widgets.kapi.dev/v1")
+        .header(header::IF_NONE_MATCH, &etag)
+        .body(Body::empty())
+        .unwrap();
+    let cached = h.router.clone().oneshot(request).await.unwrap();
+    assert_eq!(cached.status(), StatusCode::NOT_MODIFIED);
+
+    for missing in [
+        "/openapi/v3/apis/widgets.kapi.dev/v1alpha1",
+        "/openapi/v3/apis/nothing/v1",
+        "/openapi/v3/bogus",
+    ] {
+        assert_eq!(
+            h.get(missing).await.status,
+            StatusCode::NOT_FOUND,
+            "{missing}"
+        );
+    }
+    let protobuf = h
+        .send(
+            "GET",
+            "/openapi/v3/api/v1",
+            Some("application/com.github.proto-openapi.spec.v3@v1.0+protobuf"),
+            None,
+        )
+        .await;
+    assert_eq!(protobuf.status, StatusCode::NOT_ACCEPTABLE);
+}
+
+fn url_for<'a>(paths: &'a serde_json::Map<String, Value>, key: &str) -> &'a str {
+    paths[key]["serverRelativeURL"].as_str().unwrap()
+}
+
+fn assert_refs_resolve(root: &Value, node: &Value, prefix: &str) {
+    match node {
+        Value::Object(object) => {
+            if let Some(Value::String(reference)) = object.get("$ref") {
+                let name = reference
+                    .strip_prefix(prefix)
+                    .unwrap_or_else(|| panic!("unexpected $ref {reference}"));
+                let container = if prefix.starts_with("#/definitions") {
+                    &root["definitions"]
+                } else {
+                    &root["components"]["schemas"]
+                };
+                assert!(container.get(name).is_some(), "dangling $ref {reference}");
+            }
+            object
+                .values()
+                .for_each(|v| assert_refs_resolve(root, v, prefix));
+        }
+        Value::Array(items) => items
+            .iter()
+            .for_each(|v| assert_refs_resolve(root, v, prefix)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn openapi_v2_document() {
+    let h = harness(20).await;
+    let answer = h.get("/openapi/v2").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert!(answer.header(header::ETAG).is_some());
+    let doc = answer.json();
+    assert_eq!(doc["swagger"], "2.0");
+    let definitions = doc["definitions"].as_object().unwrap();
+    for (group, version, kind) in [
+        ("", "v1", "Gadget"),
+        ("", "v1", "Namespace"),
+        ("extensions", "v1beta1", "Ingress"),
+        ("policy", "v1beta1", "PodDisruptionBudget"),
+        ("widgets.kapi.dev", "v1", "Widget"),
+        ("widgets.kapi.dev", "v1beta1", "Widget"),
+        ("widgets.kapi.dev", "v1alpha2", "Widget"),
+        ("stable.example.com", "v1beta1", "CronTab"),
+    ] {
+        assert_eq!(
+            with_gvk(definitions, group, version, kind).len(),
+            1,
+            "{group}/{version} {kind}"
+        );
+    }
+    // Removed versions are not described.
+    assert!(with_gvk(definitions, "widgets.kapi.dev", "v1alpha1", "Widget").is_empty());
+    assert_refs_resolve(&doc, &doc, "#/definitions/");
+    // Swagger 2.0 bodies are parameters.
+    let post = &doc["paths"]["/api/v1/gadgets"]["post"];
+    assert_eq!(post["parameters"][0]["in"], "body");
+    assert_eq!(post["x-kubernetes-action"], "post");
+
+    // client-go asks for protobuf only; that is refused rather than answered in JSON.
+    let protobuf = h
+        .send(
+            "GET",
+            "/openapi/v2",
+            Some("application/com.github.proto-openapi.spec.v2@v1.0+protobuf"),
+            None,
+        )
+        .await;
+    assert_eq!(protobuf.status, StatusCode::NOT_ACCEPTABLE);
+}
+
+/// `kubectl` (when installed) reads what these endpoints publish: api-resources and
+/// api-versions from discovery, explain from OpenAPI v3, and create with its default
+/// validation, which consults the OpenAPI v3 PATCH operation of the kind.
+#[tokio::test(flavor = "multi_thread")]
+async fn kubectl_reads_discovery_and_openapi() {
+    let Ok(version) = std::process::Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+    else {
+        eprintln!("kubectl not installed; skipping");
+        return;
+    };
+    assert!(version.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    let storage = EmbeddedStorage::open(dir.path().join("data"), EmbeddedOptions::default())
+        .await
+        .unwrap();
+    let server = Server::builder()
+        .registry(registry())
+        .storage(Arc::new(storage))
+        .kube_version(KubeVersion::new(1, 20))
+        .listen("127.0.0.1:0".parse().unwrap())
+        .start()
+        .await
+        .unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://{}\n\
+             users:\n- name: u\n  user: {{}}\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n\
+             current-context: x\n",
+            server.addr()
+        ),
+    )
+    .unwrap();
+    let cache = dir.path().join("cache");
+    let kubectl = |args: &[&str], stdin: Option<&str>| {
+        let mut command = std::process::Command::new("kubectl");
+        command
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--cache-dir")
+            .arg(&cache)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        if let Some(input) = stdin {
+            use std::io::Write as _;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.as_bytes())
+                .unwrap();
+        }
+        drop(child.stdin.take());
+        let output = child.wait_with_output().unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let run = |args: &[&str], stdin: Option<&str>| {
+        let (ok, out, err) = kubectl(args, stdin);
+        assert!(ok, "kubectl {args:?} failed:\n{out}\n{err}");
+        (out, err)
+    };
+
+    let (versions, _) = run(&["api-versions"], None);
+    let versions: Vec<&str> = versions.lines().collect();
+    assert!(versions.contains(&"widgets.kapi.dev/v1"), "{versions:?}");
+    assert!(versions.contains(&"v1"), "{versions:?}");
+    assert!(
+        !versions.contains(&"widgets.kapi.dev/v1alpha1"),
+        "{versions:?}"
+    );
+
+    let (resources, _) = run(&["api-resources", "--api-group=widgets.kapi.dev"], None);
+    assert!(resources.contains("widgets"), "{resources}");
+    assert!(resources.contains("wd"), "{resources}");
+
+    let (explained, _) = run(&["explain", "widgets.spec"], None);
+    assert!(
+        explained.contains("The colour to paint the widget."),
+        "{explained}"
+    );
+    assert!(explained.contains("color"), "{explained}");
+
+    let manifest = "apiVersion: widgets.kapi.dev/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: default\nspec:\n  color: red\n";
+    run(&["create", "-f", "-"], Some(manifest));
+    // Client-side apply of a new object: validation through the OpenAPI v3 PATCH operation,
+    // then a create.
+    let (applied, _) = run(&["apply", "-f", "-"], Some(&manifest.replace("w1", "w2")));
+    assert!(
+        applied.contains("widget.widgets.kapi.dev/w2 created"),
+        "{applied}"
+    );
+    let (explained, _) = run(
+        &["explain", "ingresses", "--api-version=extensions/v1beta1"],
+        None,
+    );
+    assert!(explained.contains("Ingress"), "{explained}");
+    let (_, warnings) = run(&["get", "widgets.v1beta1.widgets.kapi.dev", "-A"], None);
+    assert!(
+        warnings.contains("widgets.kapi.dev/v1beta1 Widget is deprecated in v1.19+"),
+        "{warnings}"
+    );
+    server.shutdown().await.unwrap();
+}
