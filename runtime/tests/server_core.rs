@@ -271,12 +271,13 @@ async fn errors_are_statuses_with_upstream_codes_and_reasons() {
             "NotFound",
         ),
         row("GET", &format!("{GADGETS}/x/status"), None, 404, "NotFound"),
+        // A PATCH without a patch Content-Type is refused as upstream does.
         row(
             "PATCH",
             &format!("{WIDGETS}/taken"),
             None,
-            405,
-            "MethodNotAllowed",
+            415,
+            "UnsupportedMediaType",
         ),
         row(
             "POST",

@@ -6,7 +6,7 @@
 //! ([`ServerBuilder::into_router`]).
 //!
 //! `state` holds what handlers share. The core (this module's dispatcher, `path`, `negotiate`,
-//! `error`, `object`, `list`, `watch`, `selector`, `keys`, `builtin`) and the descriptive
+//! `error`, `object`, `patch`, `list`, `watch`, `selector`, `keys`, `builtin`) and the descriptive
 //! endpoints (discovery, OpenAPI, health, version, deprecation warnings) meet only through
 //! `state::State` and axum routers: the descriptive routes are matched first and every other
 //! path falls through to the resource dispatcher.
@@ -21,6 +21,7 @@ mod list;
 mod negotiate;
 mod object;
 mod openapi;
+mod patch;
 mod path;
 mod selector;
 mod state;
@@ -423,6 +424,7 @@ enum Operation {
     Watch,
     Create,
     Update,
+    Patch,
     Delete,
     DeleteCollection,
 }
@@ -435,6 +437,7 @@ impl Operation {
             Self::Watch => Verb::Watch,
             Self::Create => Verb::Create,
             Self::Update => Verb::Update,
+            Self::Patch => Verb::Patch,
             Self::Delete => Verb::Delete,
             Self::DeleteCollection => Verb::DeleteCollection,
         }
@@ -522,6 +525,7 @@ async fn handle(call: &Call, method: &Method, body: Body) -> Result<Response, Ap
         }
         (&Method::POST, None, None) if collection_in_scope => Operation::Create,
         (&Method::PUT, Some(_), _) => Operation::Update,
+        (&Method::PATCH, Some(_), _) => Operation::Patch,
         (&Method::DELETE, Some(_), None) => Operation::Delete,
         (&Method::DELETE, None, None) if collection_in_scope => Operation::DeleteCollection,
         _ => {
@@ -596,6 +600,25 @@ async fn handle(call: &Call, method: &Method, body: Body) -> Result<Response, Ap
                 None => {
                     let object =
                         object::update(call, &name, &body, object::UpdateScope::Main).await?;
+                    list::render_object(call, output, object)?
+                }
+            };
+            reply(StatusCode::OK, value)
+        }
+        Operation::Patch => {
+            let name = name.unwrap_or_default();
+            let patch_type = patch::patch_type(call)?;
+            let body = read_body(body, &call.headers).await?;
+            let value = match target.sub {
+                Some(Subresource::Scale) => {
+                    patch::patch_scale(call, &name, patch_type, &body).await?
+                }
+                sub => {
+                    let scope = match sub {
+                        Some(Subresource::Status) => object::UpdateScope::Status,
+                        _ => object::UpdateScope::Main,
+                    };
+                    let object = patch::patch(call, &name, patch_type, &body, scope).await?;
                     list::render_object(call, output, object)?
                 }
             };

@@ -132,7 +132,7 @@ fn kv_object(call: &Call, kv: &KeyValue) -> Result<Value, ApiError> {
 }
 
 /// Fills in missing `apiVersion`/`kind` and rejects ones that name another kind (400).
-fn check_type(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
+pub(crate) fn check_type(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
     let Value::Object(map) = object else {
         return Err(ApiError::bad_request("the request body must be an object"));
     };
@@ -164,7 +164,7 @@ fn check_type(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
 }
 
 /// Pushes a body through the kind's Rust type, dropping unknown fields (400 on type errors).
-fn through_codec(call: &Call, object: Value) -> Result<Value, ApiError> {
+pub(crate) fn through_codec(call: &Call, object: Value) -> Result<Value, ApiError> {
     let info = call.info();
     (call.target.kind.codec)(object).map_err(|e| {
         ApiError::bad_request(format!(
@@ -527,10 +527,16 @@ pub(crate) async fn update(
     body: &[u8],
     scope: UpdateScope,
 ) -> Result<Value, ApiError> {
-    let info = call.info();
     let incoming = decode_object(call, body)?;
     let incoming = through_codec(call, incoming)?;
-    match meta_str(&incoming, "name") {
+    check_identity(call, name, &incoming)?;
+    update_with(call, name, scope, |_| Ok(incoming.clone())).await
+}
+
+/// A written object must name the object and namespace of the URL (400 otherwise).
+pub(crate) fn check_identity(call: &Call, name: &str, incoming: &Value) -> Result<(), ApiError> {
+    let info = call.info();
+    match meta_str(incoming, "name") {
         Some(n) if n == name => {}
         None | Some("") => {}
         Some(other) => {
@@ -541,7 +547,7 @@ pub(crate) async fn update(
     }
     if let (Some(url_ns), Some(body_ns)) = (
         call.target.namespace.as_deref(),
-        meta_str(&incoming, "namespace").filter(|s| !s.is_empty()),
+        meta_str(incoming, "namespace").filter(|s| !s.is_empty()),
     ) && info.is_namespaced()
         && url_ns != body_ns
     {
@@ -549,17 +555,32 @@ pub(crate) async fn update(
             "the namespace of the provided object does not match the namespace sent on the request",
         ));
     }
-    let precondition = match meta_str(&incoming, "resourceVersion") {
-        None | Some("") => None,
-        Some(rv) => Some(parse_rv(rv)?),
-    };
+    Ok(())
+}
+
+/// The update pipeline shared by PUT and PATCH: `make` turns the current object into the full
+/// incoming object (decoded and checked). A `resourceVersion` in it must match the stored one
+/// (409). A lost race re-reads and calls `make` again, so a patch re-applies to the new object
+/// (keeping the version it read only if it did not pin one) and a pinned version fails.
+pub(crate) async fn update_with(
+    call: &Call,
+    name: &str,
+    scope: UpdateScope,
+    make: impl Fn(&Value) -> Result<Value, ApiError>,
+) -> Result<Value, ApiError> {
+    let info = call.info();
     for _ in 0..RETRIES {
         let kv = read(call, name).await?;
+        let current = kv_object(call, &kv)?;
+        let incoming = make(&current)?;
+        let precondition = match meta_str(&incoming, "resourceVersion") {
+            None | Some("") => None,
+            Some(rv) => Some(parse_rv(rv)?),
+        };
         if precondition.is_some_and(|rv| rv != kv.mod_revision) {
             return Err(ApiError::conflict_modified(call.subject(name)));
         }
-        let current = kv_object(call, &kv)?;
-        let next = prepare_update(call, &current, incoming.clone(), scope)?;
+        let next = prepare_update(call, &current, incoming, scope)?;
         let stored = to_stored(&next)?;
         if stored == kv.value {
             // A no-op write changes nothing, not even the resourceVersion, as upstream.
@@ -581,7 +602,8 @@ pub(crate) async fn update(
                     );
                     Ok(last)
                 }
-                Err(DeleteError::Conflict { .. }) if precondition.is_none() => continue,
+                // Re-read: a pinned resourceVersion now fails the check above (409).
+                Err(DeleteError::Conflict { .. }) => continue,
                 Err(e) => Err(ApiError::from_delete(e, call.subject(name))),
             };
         }
@@ -592,7 +614,7 @@ pub(crate) async fn update(
             .await
         {
             Ok(kv) => return kv_object(call, &kv),
-            Err(UpdateError::Conflict { .. }) if precondition.is_none() => continue,
+            Err(UpdateError::Conflict { .. }) => continue,
             Err(e) => return Err(ApiError::from_update(e, call.subject(name))),
         }
     }

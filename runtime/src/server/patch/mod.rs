@@ -1,0 +1,260 @@
+//! PATCH: the patch types kube-apiserver accepts for a kind, chosen by `Content-Type`, and
+//! their application to the stored object through the same pipeline as PUT.
+//!
+//! - `application/json-patch+json` ([`json_patch`], RFC 6902), `application/merge-patch+json`
+//!   ([`merge_patch`], RFC 7386) for every kind.
+//! - `application/strategic-merge-patch+json` ([`strategic`]) for kinds that support it:
+//!   upstream serves it for built-in APIs only and answers 415 for custom resources. Here a kind
+//!   supports it when it has merge metadata and either lives in a built-in API group (core,
+//!   an unqualified group such as `apps`, or `*.k8s.io`) or declares a patch strategy outside
+//!   `metadata` (its author gave it strategic metadata on purpose). Kinds from
+//!   `#[derive(CustomResource)]` carry only generated metadata in their own groups, so they
+//!   answer 415 like CRDs.
+//!
+//! The patch applies to the object as served (with its `resourceVersion`); a patched object
+//! whose `resourceVersion` differs from the stored one is a 409, otherwise a lost race re-reads
+//! and re-applies. Errors follow upstream: an undecodable patch is 400, a JSON patch that fails
+//! to apply is 422 `Invalid` with upstream's generic message (our explanation in the cause), a
+//! patched object the kind's type rejects is 422 on field `patch`.
+
+pub(crate) mod json_patch;
+pub(crate) mod merge_patch;
+pub(crate) mod strategic;
+
+use axum::http::header;
+use serde_json::Value;
+
+use crate::merge::TypeInfo;
+use crate::meta::{Status, StatusCause, StatusDetails, StatusReason};
+use crate::registry::RegisteredKind;
+
+use super::Call;
+use super::error::ApiError;
+use super::object::{self, UpdateScope};
+
+/// `Content-Type` of a JSON patch.
+pub(crate) const JSON_PATCH: &str = "application/json-patch+json";
+/// `Content-Type` of a JSON merge patch.
+pub(crate) const MERGE_PATCH: &str = "application/merge-patch+json";
+/// `Content-Type` of a strategic merge patch.
+pub(crate) const STRATEGIC_MERGE_PATCH: &str = "application/strategic-merge-patch+json";
+
+/// A patch type we apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PatchType {
+    /// RFC 6902.
+    Json,
+    /// RFC 7386.
+    Merge,
+    /// Kubernetes strategic merge patch.
+    Strategic,
+}
+
+/// Whether strategic merge patch is served for the kind (see the module docs).
+pub(crate) fn supports_strategic(kind: &RegisteredKind) -> bool {
+    let Some(root) = kind.merge else {
+        return false;
+    };
+    let group: &str = &kind.info.gvk.group;
+    let builtin = group.is_empty() || !group.contains('.') || group.ends_with(".k8s.io");
+    builtin
+        || root
+            .fields
+            .iter()
+            .filter(|f| f.name != "metadata")
+            .any(|f| declares_strategy(f, 0))
+}
+
+/// Whether a field or anything below it names a patch strategy; depth-capped because merge
+/// metadata may be recursive.
+fn declares_strategy(field: &crate::merge::FieldInfo, depth: usize) -> bool {
+    if field.patch_strategy.is_some() || field.patch_merge_key.is_some() {
+        return true;
+    }
+    depth < 16
+        && field
+            .ty
+            .is_some_and(|t| t.fields.iter().any(|f| declares_strategy(f, depth + 1)))
+}
+
+/// The patch types served for the kind, in upstream's order, as a 415 lists them.
+pub(crate) fn accepted(kind: &RegisteredKind) -> Vec<&'static str> {
+    let mut types = vec![JSON_PATCH, MERGE_PATCH];
+    if supports_strategic(kind) {
+        types.push(STRATEGIC_MERGE_PATCH);
+    }
+    types
+}
+
+/// The patch type named by the request's `Content-Type`, or 415 listing the accepted ones.
+pub(crate) fn patch_type(call: &Call) -> Result<PatchType, ApiError> {
+    let kind = &call.target.kind;
+    let essence = call
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let found = match essence.as_str() {
+        JSON_PATCH => Some(PatchType::Json),
+        MERGE_PATCH => Some(PatchType::Merge),
+        STRATEGIC_MERGE_PATCH if supports_strategic(kind) => Some(PatchType::Strategic),
+        _ => None,
+    };
+    found.ok_or_else(|| ApiError::unsupported_media_type(&accepted(kind)))
+}
+
+/// A decoded patch, ready to apply to any version of the object.
+#[derive(Debug, Clone)]
+enum Patch {
+    Json(Vec<json_patch::Operation>),
+    Merge(Value),
+    Strategic(Value, &'static TypeInfo),
+}
+
+/// An empty struct: strategic merge over a kind without metadata of its own (`Scale`).
+static PLAIN: TypeInfo = TypeInfo::new(&[]);
+
+fn decode(
+    patch_type: PatchType,
+    body: &[u8],
+    root: Option<&'static TypeInfo>,
+) -> Result<Patch, ApiError> {
+    let json = |body: &[u8]| {
+        serde_json::from_slice::<Value>(body).map_err(|e| ApiError::bad_request(e.to_string()))
+    };
+    match patch_type {
+        PatchType::Json => json_patch::parse(body).map(Patch::Json).map_err(json_error),
+        PatchType::Merge => match serde_json::from_slice::<Value>(body) {
+            // Upstream's merge patch library refuses these with one message.
+            Ok(Value::Null) | Err(_) => Err(ApiError::bad_request("Invalid JSON Patch")),
+            Ok(value) => Ok(Patch::Merge(value)),
+        },
+        PatchType::Strategic => {
+            let value = json(body)?;
+            if !value.is_object() {
+                return Err(ApiError::bad_request("invalid JSON document"));
+            }
+            Ok(Patch::Strategic(value, root.unwrap_or(&PLAIN)))
+        }
+    }
+}
+
+/// Upstream's 422 for a JSON patch that does not apply: a generic message; the cause says why.
+fn unprocessable(detail: &str) -> ApiError {
+    let mut status = Status::failure(
+        StatusReason::Invalid,
+        "the server rejected our request due to an error in our request",
+        None,
+    );
+    status.code = Some(422);
+    status.details = Some(StatusDetails {
+        causes: vec![StatusCause {
+            message: Some(detail.to_owned()),
+            ..StatusCause::default()
+        }],
+        ..StatusDetails::default()
+    });
+    ApiError::from_status(status)
+}
+
+fn json_error(error: json_patch::JsonPatchError) -> ApiError {
+    match error {
+        json_patch::JsonPatchError::Malformed(m) => ApiError::bad_request(m),
+        e @ json_patch::JsonPatchError::TooManyOperations(_) => {
+            ApiError::from_status(Status::request_entity_too_large(&e.to_string()))
+        }
+        json_patch::JsonPatchError::Apply(m) => unprocessable(&m),
+    }
+}
+
+fn smp_error(error: strategic::SmpError) -> ApiError {
+    match error {
+        strategic::SmpError::BadRequest(m) => ApiError::bad_request(m),
+        strategic::SmpError::Invalid(m) => unprocessable(&m),
+        strategic::SmpError::Internal(m) => ApiError::internal(m),
+    }
+}
+
+impl Patch {
+    fn apply(&self, current: &Value) -> Result<Value, ApiError> {
+        match self {
+            Patch::Json(ops) => {
+                let mut doc = current.clone();
+                json_patch::apply(&mut doc, ops).map_err(json_error)?;
+                Ok(doc)
+            }
+            Patch::Merge(patch) => {
+                let mut doc = current.clone();
+                merge_patch::merge(&mut doc, patch);
+                Ok(doc)
+            }
+            Patch::Strategic(patch, root) => {
+                strategic::apply(current, patch, root).map_err(smp_error)
+            }
+        }
+    }
+}
+
+/// 422 on field `patch` for a patched object the kind cannot hold, as upstream.
+fn rejected(patched: &Value, reason: &str) -> ApiError {
+    let text = serde_json::to_string(patched).unwrap_or_default();
+    ApiError::invalid(
+        "",
+        "",
+        "",
+        vec![StatusCause::invalid("patch", &Value::from(text), reason)],
+    )
+}
+
+/// Turns a patched object into the incoming object of an update.
+fn accept(call: &Call, name: &str, mut patched: Value) -> Result<Value, ApiError> {
+    if !patched.is_object() {
+        return Err(rejected(&patched, "the patched document is not an object"));
+    }
+    object::check_type(call.info(), &mut patched)?;
+    let decoded = (call.target.kind.codec)(patched.clone())
+        .map_err(|e| rejected(&patched, &e.to_string()))?;
+    object::check_identity(call, name, &decoded)?;
+    Ok(decoded)
+}
+
+/// PATCH of the object (`scope` Main) or its `/status`; 404 when it does not exist.
+pub(crate) async fn patch(
+    call: &Call,
+    name: &str,
+    patch_type: PatchType,
+    body: &[u8],
+    scope: UpdateScope,
+) -> Result<Value, ApiError> {
+    let patch = decode(patch_type, body, call.target.kind.merge)?;
+    object::update_with(call, name, scope, |current| {
+        accept(call, name, patch.apply(current)?)
+    })
+    .await
+}
+
+/// PATCH of `/scale`: the patch applies to the `Scale` as served, then updates the replicas.
+pub(crate) async fn patch_scale(
+    call: &Call,
+    name: &str,
+    patch_type: PatchType,
+    body: &[u8],
+) -> Result<Value, ApiError> {
+    let patch = decode(patch_type, body, None)?;
+    let current = object::get(call, name, None).await?;
+    let scale = object::scale_of(call, &current)?;
+    let mut patched = patch.apply(&scale)?;
+    // An unchanged resourceVersion is the one just read, not a precondition the client set.
+    let read_rv = scale.pointer("/metadata/resourceVersion").cloned();
+    if patched.pointer("/metadata/resourceVersion").cloned() == read_rv
+        && let Some(Value::Object(meta)) = patched.get_mut("metadata")
+    {
+        meta.remove("resourceVersion");
+    }
+    let body = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
+    let mut json_call = call.clone();
+    json_call.headers.remove(header::CONTENT_TYPE);
+    object::update_scale(&json_call, name, &body).await
+}
