@@ -38,9 +38,9 @@ pub mod registry;
 pub mod resource;
 pub mod schema;
 #[cfg(feature = "server")]
-pub mod storage;
-#[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "server")]
+pub mod storage;
 pub mod time;
 pub mod type_tag;
 pub mod wire;

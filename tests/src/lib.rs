@@ -1,9 +1,25 @@
 //! Shared helpers for kapi's end-to-end tests: where the workspace, the spec corpus and the
-//! test tools (the Python venv made by `tests/all.sh`) are.
+//! test tools (the Python venv made by `tests/all.sh`, the `kubectl` binaries) are, and
+//! [`KapiServer`], the real `kapi` binary running as a child process.
 //!
 //! The tests themselves live in `tests/tests/`, one file per client or scenario.
+//!
+//! # How the `kapi` binary is found
+//! `env!("CARGO_BIN_EXE_kapi")` only exists inside the `kapi-server` package, so
+//! [`kapi_binary`] looks for `kapi` in the target directory the test executable itself lives
+//! in (`<target>/<profile>/kapi`). Under `cargo test --workspace` (what CI runs) cargo has
+//! just built it, so it is newer than every source file and used as is. When it is missing or
+//! older than a source (e.g. `cargo test -p kapi-e2e` after editing the server), the helper runs
+//! `cargo build -p kapi-server --bin kapi` into that target directory once per test process, so
+//! a test never runs a stale server. `$KAPI_BIN` overrides all of this with a prebuilt binary.
 
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 /// The workspace root (the folder holding `README.md`).
 pub fn workspace_root() -> PathBuf {
@@ -65,4 +81,341 @@ pub fn readme_quick_start() -> Result<(String, String), String> {
             other.len()
         )),
     }
+}
+
+/// The target directory and profile folder the running test executable was built into:
+/// `<target>/<profile>/deps/<test>` gives (`<target>`, `<profile>`).
+fn own_target() -> Result<(PathBuf, String), String> {
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot locate the test executable: {e}"))?;
+    let deps = exe.parent().ok_or("the test executable has no folder")?;
+    let profile_dir = deps
+        .parent()
+        .ok_or("the test executable is not under <target>/<profile>/deps")?;
+    let target = profile_dir
+        .parent()
+        .ok_or("the test executable is not under a target dir")?;
+    let profile = profile_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or("the profile folder has no name")?
+        .to_owned();
+    Ok((target.to_path_buf(), profile))
+}
+
+/// The `kapi` server binary, built if needed (see the crate docs); `$KAPI_BIN` overrides.
+///
+/// # Panics
+/// When the binary cannot be built: every test that needs it would fail anyway, and the build
+/// error is the useful message.
+pub fn kapi_binary() -> PathBuf {
+    static BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let found = BINARY.get_or_init(|| {
+        if let Some(path) = std::env::var_os("KAPI_BIN") {
+            return Ok(PathBuf::from(path));
+        }
+        let (target, profile) = own_target()?;
+        let binary = target
+            .join(&profile)
+            .join(format!("kapi{}", std::env::consts::EXE_SUFFIX));
+        if is_fresh(&binary) {
+            return Ok(binary);
+        }
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = Command::new(cargo);
+        build
+            .args(["build", "--quiet", "-p", "kapi-server", "--bin", "kapi"])
+            .env("CARGO_TARGET_DIR", &target)
+            .current_dir(workspace_root());
+        match profile.as_str() {
+            "debug" => {}
+            "release" => {
+                build.arg("--release");
+            }
+            other => {
+                build.args(["--profile", other]);
+            }
+        }
+        let output = build
+            .output()
+            .map_err(|e| format!("cannot run cargo to build kapi: {e}"))?;
+        if !output.status.success() {
+            return Err(format!(
+                "cargo build -p kapi-server failed:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        if binary.exists() {
+            Ok(binary)
+        } else {
+            Err(format!(
+                "cargo built kapi but {} is missing",
+                binary.display()
+            ))
+        }
+    });
+    match found {
+        Ok(path) => path.clone(),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Whether `binary` exists and is newer than every file it could be built from (the
+/// workspace manifests and lock file and everything under `runtime/`, `generated/` and
+/// `macros/`). A workspace-wide `cargo test` builds the binary with the workspace's unified
+/// features; rebuilding it with `cargo build -p kapi-server` would compile the whole
+/// dependency tree a second time with different features, so a fresh binary is reused.
+fn is_fresh(binary: &Path) -> bool {
+    fn newest(path: &Path, newest_seen: &mut std::time::SystemTime) {
+        let Ok(meta) = std::fs::metadata(path) else {
+            return;
+        };
+        if meta.is_dir() {
+            let Ok(entries) = std::fs::read_dir(path) else {
+                return;
+            };
+            for entry in entries.filter_map(Result::ok) {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                // Build output and hidden folders are not sources.
+                if name.starts_with('.') || name.starts_with("target") {
+                    continue;
+                }
+                newest(&entry.path(), newest_seen);
+            }
+        } else if let Ok(modified) = meta.modified() {
+            *newest_seen = (*newest_seen).max(modified);
+        }
+    }
+    let Ok(built) = std::fs::metadata(binary).and_then(|m| m.modified()) else {
+        return false;
+    };
+    let root = workspace_root();
+    let mut newest_source = std::time::SystemTime::UNIX_EPOCH;
+    for part in ["Cargo.toml", "Cargo.lock", "runtime", "generated", "macros"] {
+        newest(&root.join(part), &mut newest_source);
+    }
+    built > newest_source
+}
+
+/// How to start a [`KapiServer`].
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    /// The data directory; `None` uses a fresh temporary one removed with the server.
+    pub data_dir: Option<PathBuf>,
+    /// `--kube-version` (e.g. `"1.20"`); `None` leaves the binary's default.
+    pub kube_version: Option<String>,
+    /// The hidden `--compaction-interval` (e.g. `"1s"`).
+    pub compaction_interval: Option<String>,
+}
+
+/// How long a server may take from spawn to printing its address.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The `kapi serve` binary running as a child process on 127.0.0.1 with a free port. Dropping
+/// it kills the process and removes its temporary files (kubeconfig, log, default data dir).
+#[derive(Debug)]
+pub struct KapiServer {
+    child: Child,
+    addr: SocketAddr,
+    kubeconfig: PathBuf,
+    data_dir: PathBuf,
+    log: PathBuf,
+    ready_after: Duration,
+    // Declared last so the process is gone before its files are removed.
+    _temp: tempfile::TempDir,
+}
+
+impl KapiServer {
+    /// Starts the binary and waits (bounded) for its `serving on http://ADDR` line.
+    pub fn start(options: &ServerOptions) -> Result<Self, String> {
+        let temp = tempfile::tempdir().map_err(|e| format!("cannot create a temp dir: {e}"))?;
+        let data_dir = options
+            .data_dir
+            .clone()
+            .unwrap_or_else(|| temp.path().join("data"));
+        let kubeconfig = temp.path().join("kubeconfig");
+        let log = temp.path().join("stderr.log");
+        let stderr = std::fs::File::create(&log).map_err(|e| format!("cannot create log: {e}"))?;
+        let mut command = Command::new(kapi_binary());
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(&data_dir)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr);
+        if let Some(version) = &options.kube_version {
+            command.args(["--kube-version", version]);
+        }
+        if let Some(interval) = &options.compaction_interval {
+            command.args(["--compaction-interval", interval]);
+        }
+        let started = Instant::now();
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("cannot start kapi: {e}"))?;
+        let line = match child.stdout.take() {
+            Some(stdout) => first_line(stdout, READY_TIMEOUT),
+            None => Err("kapi's stdout was not captured".to_owned()),
+        };
+        let addr = line.and_then(|line| parse_ready_line(&line));
+        let addr = match addr {
+            Ok(addr) => addr,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let stderr = std::fs::read_to_string(&log).unwrap_or_default();
+                return Err(format!("kapi did not become ready: {e}\nstderr:\n{stderr}"));
+            }
+        };
+        Ok(Self {
+            child,
+            addr,
+            kubeconfig,
+            data_dir,
+            log,
+            ready_after: started.elapsed(),
+            _temp: temp,
+        })
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The kubeconfig the server wrote.
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// From spawning the process to reading its address line.
+    pub fn ready_after(&self) -> Duration {
+        self.ready_after
+    }
+
+    /// What the server wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// `kill -9`: the process gets no chance to flush or clean up.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Sends SIGTERM and waits (bounded) for the exit status.
+    pub fn terminate(&mut self, timeout: Duration) -> Result<ExitStatus, String> {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .map_err(|e| format!("cannot run kill: {e}"))?;
+        if !status.success() {
+            return Err("kill -TERM failed".to_owned());
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Ok(status),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                Ok(None) => {
+                    self.kill();
+                    return Err(format!("kapi did not exit within {timeout:?} of SIGTERM"));
+                }
+                Err(e) => return Err(format!("cannot wait for kapi: {e}")),
+            }
+        }
+    }
+}
+
+impl Drop for KapiServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Reads the first line of `stream` on a helper thread, giving up after `timeout`. The thread
+/// keeps draining the stream afterwards so the child never blocks on a full pipe.
+fn first_line(
+    stream: impl std::io::Read + Send + 'static,
+    timeout: Duration,
+) -> Result<String, String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stream).lines();
+        let first = lines.next();
+        let _ = tx.send(first);
+        for _ in lines {}
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(Some(Ok(line))) => Ok(line),
+        Ok(Some(Err(e))) => Err(format!("cannot read kapi's stdout: {e}")),
+        Ok(None) => Err("kapi exited without printing its address".to_owned()),
+        Err(_) => Err(format!("no address line within {timeout:?}")),
+    }
+}
+
+/// The address in `kapi: serving on http://ADDR`.
+pub fn parse_ready_line(line: &str) -> Result<SocketAddr, String> {
+    line.split_once("http://")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .and_then(|addr| addr.trim_end_matches('/').parse().ok())
+        .ok_or_else(|| format!("no http://ADDR in kapi's first line {line:?}"))
+}
+
+/// Every `kubectl` to test with, by name: `kubectl` and the pinned `kubectl.1.NN` found on
+/// `PATH` or beside the real file `kubectl` resolves to (the Cloud SDK keeps its pinned
+/// versions there without putting them on `PATH`). `$KAPI_KUBECTLS` (colon-separated paths)
+/// overrides the search.
+pub fn kubectl_binaries() -> Vec<PathBuf> {
+    if let Some(list) = std::env::var_os("KAPI_KUBECTLS") {
+        return std::env::split_paths(&list).collect();
+    }
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut index = 0;
+    while let Some(dir) = dirs.get(index).cloned() {
+        index += 1;
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut here: Vec<(String, PathBuf)> = entries
+            .filter_map(Result::ok)
+            .filter_map(|e| Some((e.file_name().into_string().ok()?, e.path())))
+            .filter(|(name, _)| name == "kubectl" || name.starts_with("kubectl.1."))
+            .collect();
+        here.sort();
+        for (name, path) in here {
+            let real_dir = (name == "kubectl")
+                .then(|| std::fs::canonicalize(&path).ok())
+                .flatten()
+                .and_then(|p| p.parent().map(Path::to_path_buf));
+            if let Some(real_dir) = real_dir.filter(|d| !dirs.contains(d)) {
+                dirs.push(real_dir);
+            }
+            if !names.contains(&name) {
+                names.push(name);
+                found.push(path);
+            }
+        }
+    }
+    found
 }

@@ -2,7 +2,7 @@
 //! plural, scope, subresources and lifecycle, and a kind decodes through its registered codec.
 //! Tests for versions whose feature is off compile away.
 
-use kapi::{Registry, Scope};
+use kapi::{Registry, Resource as _, Scope};
 
 fn registry(register: fn(&mut Registry)) -> Registry {
     let mut registry = Registry::new();

@@ -17,6 +17,7 @@
 //! The shared [`status_response`] and [`not_found`] helpers live here so the descriptive
 //! modules answer errors the same way.
 
+use super::builtin_names;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
@@ -162,7 +163,18 @@ impl<'a> Served<'a> {
 fn resource_list(kinds: &[&ResourceInfo]) -> Vec<APIResource> {
     let mut resources: Vec<APIResource> = kinds
         .iter()
-        .flat_map(|info| APIResource::for_kind(info))
+        .flat_map(|info| {
+            let mut entries = APIResource::for_kind(info);
+            for entry in entries.iter_mut().filter(|e| e.name == info.plural) {
+                builtin_names::fill(
+                    &info.gvk.group,
+                    &info.plural,
+                    &mut entry.short_names,
+                    &mut entry.categories,
+                );
+            }
+            entries
+        })
         .collect();
     resources.sort_by(|a, b| a.name.cmp(&b.name));
     resources
@@ -186,6 +198,12 @@ fn aggregated_group(served: &Served<'_>, group: &str) -> APIGroupDiscovery {
                 .iter()
                 .map(|info| {
                     let mut entry = APIResourceDiscovery::for_kind(info);
+                    builtin_names::fill(
+                        &info.gvk.group,
+                        &info.plural,
+                        &mut entry.short_names,
+                        &mut entry.categories,
+                    );
                     entry
                         .subresources
                         .sort_by(|a, b| a.subresource.cmp(&b.subresource));

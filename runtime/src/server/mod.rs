@@ -12,6 +12,7 @@
 //! path falls through to the resource dispatcher.
 
 mod builtin;
+mod builtin_names;
 mod deprecation;
 mod discovery;
 mod error;

@@ -437,6 +437,7 @@ impl FieldQuery {
             let field = field.trim();
             let supported = field == "metadata.name"
                 || field == "metadata.namespace"
+                || builtin_field_labels(info).contains(&field)
                 || info
                     .selectable_fields
                     .iter()
@@ -447,6 +448,44 @@ impl FieldQuery {
             terms.push((field.to_owned(), unescape(value)?, equal));
         }
         Ok(Self(terms))
+    }
+}
+
+/// Field labels kube-apiserver supports for core kinds beyond `metadata.name` and
+/// `metadata.namespace` (its per-kind field label conversion functions). Clients depend on them:
+/// `kubectl describe` lists an object's Events by `involvedObject.*`.
+fn builtin_field_labels(info: &ResourceInfo) -> &'static [&'static str] {
+    if !info.gvk.group.is_empty() {
+        return &[];
+    }
+    match info.gvk.kind.as_ref() {
+        "Event" => &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "type",
+        ],
+        "Pod" => &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ],
+        "Namespace" => &["status.phase"],
+        "Node" => &["spec.unschedulable"],
+        "ReplicationController" => &["status.replicas"],
+        "Secret" => &["type"],
+        _ => &[],
     }
 }
 
@@ -551,5 +590,35 @@ mod tests {
         );
         assert!(Selectors::parse(&info, None, Some("metadata.name")).is_err());
         assert!(Selectors::parse(&info, None, Some("metadata.name=a=b")).is_err());
+    }
+
+    #[test]
+    fn core_events_select_by_involved_object() {
+        let mut info = crate::resource::ResourceInfo {
+            gvk: crate::resource::GroupVersionKind::new_static("", "v1", "Event"),
+            plural: "events".into(),
+            singular: "event".into(),
+            short_names: std::borrow::Cow::Borrowed(&[]),
+            categories: std::borrow::Cow::Borrowed(&[]),
+            scope: crate::resource::Scope::Namespaced,
+            verbs: std::borrow::Cow::Borrowed(&[]),
+            subresources: Default::default(),
+            lifecycle: Default::default(),
+            printer_columns: std::borrow::Cow::Borrowed(&[]),
+            selectable_fields: std::borrow::Cow::Borrowed(&[]),
+        };
+        let selectors = Selectors::parse(
+            &info,
+            None,
+            Some("involvedObject.name=settings,involvedObject.kind=ConfigMap"),
+        )
+        .unwrap();
+        let event = json!({"involvedObject": {"name": "settings", "kind": "ConfigMap"}});
+        let other = json!({"involvedObject": {"name": "other", "kind": "ConfigMap"}});
+        assert!(selectors.matches(&event));
+        assert!(!selectors.matches(&other));
+        // The same labels mean nothing for a kind in another group.
+        info.gvk = crate::resource::GroupVersionKind::new_static("events.k8s.io", "v1", "Event");
+        assert!(FieldQuery::parse(&info, "involvedObject.name=settings").is_err());
     }
 }

@@ -1,0 +1,390 @@
+//! The `kapi` server command: its command line, the catalog it serves, the kubeconfig it
+//! writes, and the serve loop from opening the data directory to a clean shutdown on a signal.
+//!
+//! `main.rs` only parses and reports; everything here is callable from tests.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use kapi::server::{Server, ServerError};
+use kapi::storage::{EmbeddedOptions, EmbeddedStorage, OpenError};
+use kapi::{KubeVersion, Registry};
+
+/// How long a shutdown may take to drain open requests before the process gives up on them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// The `kapi` command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "kapi",
+    version,
+    about = "A Kubernetes-compatible API server for typed kinds"
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands of `kapi`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the Kubernetes built-ins and the example API over durable embedded storage.
+    Serve(ServeArgs),
+}
+
+/// Options of `kapi serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// The address to listen on; port 0 picks a free port.
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+
+    /// The directory holding the embedded store (created if missing; reopened on restart).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: PathBuf,
+
+    /// Where to write a kubeconfig pointing at this server (overwritten on every start).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: PathBuf,
+
+    /// The Kubernetes release whose built-in kinds are served and whose deprecation rules apply.
+    #[arg(long, value_enum, default_value_t = KubeRelease::V1_36)]
+    pub kube_version: KubeRelease,
+
+    /// How often the store compacts its history (e.g. `1s`, `500ms`, `5m`); for tests.
+    #[arg(long, hide = true, value_name = "DURATION", value_parser = parse_duration)]
+    pub compaction_interval: Option<Duration>,
+}
+
+/// The Kubernetes releases whose built-ins this binary carries (from `kapi-k8s`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KubeRelease {
+    /// Kubernetes 1.20.
+    #[value(name = "1.20")]
+    V1_20,
+    /// Kubernetes 1.28.
+    #[value(name = "1.28")]
+    V1_28,
+    /// Kubernetes 1.34.
+    #[value(name = "1.34")]
+    V1_34,
+    /// Kubernetes 1.36, the newest.
+    #[value(name = "1.36")]
+    V1_36,
+}
+
+impl KubeRelease {
+    /// The release as the server's version.
+    pub fn version(self) -> KubeVersion {
+        match self {
+            Self::V1_20 => KubeVersion::new(1, 20),
+            Self::V1_28 => KubeVersion::new(1, 28),
+            Self::V1_34 => KubeVersion::new(1, 34),
+            Self::V1_36 => KubeVersion::new(1, 36),
+        }
+    }
+}
+
+/// Why `kapi serve` stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The async runtime could not be created.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The data directory could not be opened.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// The server failed to start or while serving.
+    #[error(transparent)]
+    Server(#[from] ServerError),
+    /// The kubeconfig could not be written.
+    #[error("cannot write kubeconfig {path}: {source}")]
+    Kubeconfig {
+        /// The kubeconfig file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Waiting for SIGINT/SIGTERM failed.
+    #[error("cannot listen for shutdown signals: {0}")]
+    Signal(std::io::Error),
+    /// Open requests did not finish within the shutdown grace period.
+    #[error("shutdown did not finish within {0:?}")]
+    ShutdownTimeout(Duration),
+}
+
+/// Parses a duration such as `1s`, `250ms`, `5m` or `1h` (a bare number means seconds).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration like 1s, 500ms or 5m"))?;
+    let millis = match unit {
+        "ms" => Some(number),
+        "" | "s" => number.checked_mul(1000),
+        "m" => number.checked_mul(60_000),
+        "h" => number.checked_mul(3_600_000),
+        _ => return Err(format!("{text:?} has an unknown unit (use ms, s, m or h)")),
+    };
+    match millis {
+        Some(0) => Err("the duration must be positive".to_owned()),
+        Some(ms) => Ok(Duration::from_millis(ms)),
+        None => Err(format!("{text:?} is too long")),
+    }
+}
+
+/// The catalog `kapi serve` serves: the built-ins of `release` plus the example API.
+pub fn registry_for(release: KubeRelease) -> Registry {
+    let mut registry = Registry::new();
+    match release {
+        KubeRelease::V1_20 => kapi_k8s::v1_20::register(&mut registry),
+        KubeRelease::V1_28 => kapi_k8s::v1_28::register(&mut registry),
+        KubeRelease::V1_34 => kapi_k8s::v1_34::register(&mut registry),
+        KubeRelease::V1_36 => kapi_k8s::v1_36::register(&mut registry),
+    }
+    kapi_example::register(&mut registry);
+    registry
+}
+
+/// A kubeconfig for a server at `addr`: one cluster over plain http, one user without
+/// credentials (the server has no authentication), and a current context joining them.
+pub fn kubeconfig(addr: SocketAddr) -> String {
+    let config = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "kapi", "cluster": {"server": format!("http://{addr}")}}],
+        "users": [{"name": "kapi", "user": {}}],
+        "contexts": [{"name": "kapi", "context": {"cluster": "kapi", "user": "kapi"}}],
+        "current-context": "kapi",
+        "preferences": {},
+    });
+    // JSON is valid YAML too; YAML is only what people expect to read in a kubeconfig.
+    serde_yaml_ng::to_string(&config).unwrap_or_else(|_| config.to_string())
+}
+
+/// Writes `contents` to `path` through a sibling temporary file, so a reader never sees a
+/// half-written kubeconfig.
+pub fn write_kubeconfig(path: &Path, contents: &str) -> Result<(), ServeError> {
+    let fail = |source| ServeError::Kubeconfig {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(fail)?;
+    }
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(".tmp");
+    let temp = PathBuf::from(temp);
+    std::fs::write(&temp, contents).map_err(fail)?;
+    std::fs::rename(&temp, path).map_err(fail)
+}
+
+/// Runs `kapi serve` to completion on its own runtime; `ready` is called with the bound address
+/// once the server accepts requests and the kubeconfig is written.
+pub fn run_serve(args: ServeArgs, ready: impl FnOnce(SocketAddr)) -> Result<(), ServeError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    runtime.block_on(async move {
+        // Handlers go in before the server is ready, so a signal sent right after the address
+        // is printed is a clean shutdown rather than the default action (death).
+        let shutdown = shutdown_signal()?;
+        serve(args, shutdown, ready).await
+    })
+}
+
+/// Serves until `shutdown` resolves, then stops the server and closes the store.
+pub async fn serve(
+    args: ServeArgs,
+    shutdown: impl Future<Output = Result<(), ServeError>>,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), ServeError> {
+    let mut options = EmbeddedOptions::default();
+    if let Some(interval) = args.compaction_interval {
+        options = options.with_compaction_interval(Some(interval));
+    }
+    let storage = EmbeddedStorage::open(&args.data_dir, options).await?;
+    let running = Server::builder()
+        .registry(registry_for(args.kube_version))
+        .storage(Arc::new(storage))
+        .kube_version(args.kube_version.version())
+        .listen(args.listen)
+        .start()
+        .await?;
+    let addr = running.addr();
+    if let Err(e) = write_kubeconfig(&args.kubeconfig, &kubeconfig(addr)) {
+        let _ = running.shutdown().await;
+        return Err(e);
+    }
+    ready(addr);
+    let waited = shutdown.await;
+    // Stop serving even when the signal listener failed, then report whichever came first.
+    let stopped = tokio::time::timeout(SHUTDOWN_GRACE, running.shutdown()).await;
+    waited?;
+    stopped.map_err(|_| ServeError::ShutdownTimeout(SHUTDOWN_GRACE))??;
+    Ok(())
+}
+
+/// Installs SIGINT and SIGTERM handlers now; the future resolves on the first of them.
+/// Must be called inside a tokio runtime.
+pub fn shutdown_signal() -> Result<impl Future<Output = Result<(), ServeError>>, ServeError> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt()).map_err(ServeError::Signal)?;
+        let mut terminate = signal(SignalKind::terminate()).map_err(ServeError::Signal)?;
+        Ok(async move {
+            tokio::select! {
+                _ = interrupt.recv() => Ok(()),
+                _ = terminate.recv() => Ok(()),
+            }
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async { tokio::signal::ctrl_c().await.map_err(ServeError::Signal) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        let cases = [
+            ("1s", Ok(Duration::from_secs(1))),
+            ("250ms", Ok(Duration::from_millis(250))),
+            ("5m", Ok(Duration::from_secs(300))),
+            ("2h", Ok(Duration::from_secs(7200))),
+            ("3", Ok(Duration::from_secs(3))),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_duration(text), want, "{text}");
+        }
+        for bad in ["", "0s", "1d", "s", "-1s", "99999999999999999999h"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?} must be rejected");
+        }
+    }
+
+    #[test]
+    fn the_command_line_defaults_to_the_newest_release() {
+        let cli = Cli::try_parse_from([
+            "kapi",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            "/tmp/d",
+            "--kubeconfig",
+            "/tmp/k",
+        ])
+        .unwrap();
+        let Command::Serve(args) = cli.command;
+        assert_eq!(args.kube_version, KubeRelease::V1_36);
+        assert_eq!(args.listen.port(), 0);
+        assert_eq!(args.compaction_interval, None);
+        for (flag, release) in [
+            ("1.20", KubeRelease::V1_20),
+            ("1.28", KubeRelease::V1_28),
+            ("1.34", KubeRelease::V1_34),
+            ("1.36", KubeRelease::V1_36),
+        ] {
+            let cli = Cli::try_parse_from([
+                "kapi",
+                "serve",
+                "--data-dir",
+                "d",
+                "--kubeconfig",
+                "k",
+                "--kube-version",
+                flag,
+            ])
+            .unwrap();
+            let Command::Serve(args) = cli.command;
+            assert_eq!(args.kube_version, release);
+        }
+        assert!(
+            Cli::try_parse_from([
+                "kapi",
+                "serve",
+                "--data-dir",
+                "d",
+                "--kubeconfig",
+                "k",
+                "--kube-version",
+                "1.19"
+            ])
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn registries_follow_the_release() {
+        let old = registry_for(KubeRelease::V1_20);
+        let new = registry_for(KubeRelease::V1_36);
+        assert!(old.get("extensions", "v1beta1", "ingresses").is_some());
+        assert!(new.get("extensions", "v1beta1", "ingresses").is_none());
+        for registry in [&old, &new] {
+            assert!(registry.get("", "v1", "configmaps").is_some());
+            assert!(registry.get("widgets.kapi.dev", "v1", "widgets").is_some());
+        }
+    }
+
+    #[test]
+    fn the_kubeconfig_points_at_the_server() {
+        let addr: SocketAddr = "127.0.0.1:4321".parse().unwrap();
+        let config: serde_json::Value = serde_yaml_ng::from_str(&kubeconfig(addr)).unwrap();
+        assert_eq!(
+            config["clusters"][0]["cluster"]["server"],
+            "http://127.0.0.1:4321"
+        );
+        assert_eq!(config["current-context"], "kapi");
+        assert_eq!(config["contexts"][0]["context"]["user"], "kapi");
+    }
+
+    #[tokio::test]
+    async fn serve_writes_the_kubeconfig_and_stops_on_shutdown() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ServeArgs {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            data_dir: dir.path().join("data"),
+            kubeconfig: dir.path().join("nested/kubeconfig"),
+            kube_version: KubeRelease::V1_36,
+            compaction_interval: None,
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let mut seen = None;
+        let shutdown = async move {
+            let _ = rx.await;
+            Ok(())
+        };
+        let serving = serve(args, shutdown, |addr| {
+            seen = Some(addr);
+            let _ = tx.send(());
+        });
+        tokio::time::timeout(Duration::from_secs(20), serving)
+            .await
+            .unwrap()
+            .unwrap();
+        let addr = seen.unwrap();
+        let written = std::fs::read_to_string(dir.path().join("nested/kubeconfig")).unwrap();
+        assert!(written.contains(&format!("http://{addr}")), "{written}");
+        assert!(
+            dir.path()
+                .join("data")
+                .join(kapi::storage::embedded::DATA_FILE)
+                .exists()
+        );
+    }
+}

@@ -1,0 +1,507 @@
+//! The `kapi` binary driven by real `kubectl` binaries: every `kubectl` on the machine (the
+//! default one and each pinned `kubectl.1.NN`) runs the same session against its own server,
+//! and the deprecation warnings of an old release and of the example API reach kubectl's stderr.
+//!
+//! Failures are collected per kubectl version and reported together, so one run shows which
+//! versions work.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers of a test: a failed unwrap is a failed test"
+)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use kapi_e2e::{KapiServer, ServerOptions, kubectl_binaries};
+use serde_json::Value;
+
+/// Longest any single kubectl call may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One kubectl binary talking to one server.
+struct Kubectl<'a> {
+    binary: &'a Path,
+    server: &'a KapiServer,
+    dir: &'a Path,
+}
+
+impl Kubectl<'_> {
+    /// kubectl 1.27 and 1.28 validate manifests against `/openapi/v2` in protobuf, which the
+    /// server does not serve yet (it serves v2 as JSON and v3); they run with validation off.
+    fn reads_openapi_v2_protobuf(&self) -> bool {
+        let name = self.binary.file_name().unwrap_or_default().to_string_lossy();
+        name.ends_with(".1.27") || name.ends_with(".1.28")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(self.binary);
+        command
+            .arg("--kubeconfig")
+            .arg(self.server.kubeconfig())
+            .args(args);
+        let validates = matches!(args.first(), Some(&("create" | "apply" | "replace")));
+        if validates && self.reads_openapi_v2_protobuf() {
+            command.arg("--validate=false");
+        }
+        command
+            // Keeps kubectl's discovery cache per test, not in the user's home.
+            .env("KUBECACHEDIR", self.dir.join("cache"))
+            .env("HOME", self.dir);
+        command
+    }
+
+    /// Runs kubectl to completion, bounded by [`CALL_TIMEOUT`].
+    fn run(&self, args: &[&str]) -> Output {
+        let mut child = self
+            .command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + CALL_TIMEOUT;
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        child.wait_with_output().unwrap()
+    }
+
+    /// Runs kubectl and returns stdout, or an error naming the command and its stderr.
+    fn ok(&self, args: &[&str]) -> Result<String, String> {
+        let output = self.run(args);
+        if output.status.success() {
+            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        } else {
+            Err(format!(
+                "`kubectl {}` failed ({}):\n{}{}",
+                args.join(" "),
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ))
+        }
+    }
+
+    fn file(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.dir.join(name);
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+}
+
+fn expect(what: &str, haystack: &str, needle: &str) -> Result<(), String> {
+    if haystack.contains(needle) {
+        Ok(())
+    } else {
+        Err(format!("{what}: expected {needle:?} in:\n{haystack}"))
+    }
+}
+
+const CONFIG_MAP: &str = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  labels:
+    app: shop
+data:
+  color: blue
+";
+
+const CONFIG_MAP_REPLACED: &str = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  labels:
+    app: shop
+data:
+  color: green
+  size: large
+";
+
+const WIDGET: &str = "apiVersion: widgets.kapi.dev/v1
+kind: Widget
+metadata:
+  name: sprocket
+spec:
+  color: red
+  replicas: 3
+";
+
+/// The whole session one kubectl version runs; the first failing step ends it, except that
+/// explain, describe and short-name failures are reported after the rest has run.
+fn session(k: &Kubectl<'_>) -> Result<(), String> {
+    let namespaces = k.ok(&["get", "namespaces"])?;
+    expect("get namespaces", &namespaces, "default")?;
+    expect("get namespaces", &namespaces, "kube-system")?;
+
+    let version: Value = serde_json::from_str(&k.ok(&["get", "--raw", "/version"])?)
+        .map_err(|e| format!("get --raw /version is not JSON: {e}"))?;
+    let git_version = version["gitVersion"].as_str().unwrap_or_default();
+    expect("get --raw /version", git_version, "v1.36")?;
+
+    let resources = k.ok(&["api-resources"])?;
+    for needle in ["configmaps", "widgets", "wdg", "gizmos", "namespaces"] {
+        expect("api-resources", &resources, needle)?;
+    }
+    let versions = k.ok(&["api-versions"])?;
+    for needle in ["widgets.kapi.dev/v1", "apps/v1", "v1"] {
+        expect("api-versions", &versions, needle)?;
+    }
+    // explain needs the OpenAPI documents; its failure is reported after the rest has run.
+    let explain = explain(k);
+
+    let cm = k.file("configmap.yaml", CONFIG_MAP);
+    let created = k.ok(&["create", "-f", cm.to_str().unwrap()])?;
+    expect(
+        "create -f configmap",
+        &created,
+        "configmap/settings created",
+    )?;
+    let widget = k.file("widget.yaml", WIDGET);
+    let created = k.ok(&["create", "-f", widget.to_str().unwrap()])?;
+    expect(
+        "create -f widget",
+        &created,
+        "widget.widgets.kapi.dev/sprocket created",
+    )?;
+    let again = k.run(&["create", "-f", cm.to_str().unwrap()]);
+    if again.status.success() {
+        return Err("a second create of the same ConfigMap succeeded".to_owned());
+    }
+    expect(
+        "create of an existing ConfigMap",
+        &String::from_utf8_lossy(&again.stderr),
+        "AlreadyExists",
+    )?;
+
+    let json: Value =
+        serde_json::from_str(&k.ok(&["get", "configmap", "settings", "-o", "json"])?)
+            .map_err(|e| format!("get -o json is not JSON: {e}"))?;
+    if json["data"]["color"] != "blue" || json["metadata"]["uid"].as_str().is_none() {
+        return Err(format!("get -o json returned {json}"));
+    }
+    let yaml = k.ok(&["get", "configmap", "settings", "-o", "yaml"])?;
+    expect("get -o yaml", &yaml, "name: settings")?;
+    expect("get -o yaml", &yaml, "color: blue")?;
+    let table = k.ok(&["get", "widgets"])?;
+    for needle in ["NAME", "COLOR", "REPLICAS", "sprocket", "red"] {
+        expect("get widgets (table with printer columns)", &table, needle)?;
+    }
+    let by_label = k.ok(&["get", "configmaps", "-l", "app=shop", "-o", "name"])?;
+    expect("get -l app=shop", &by_label, "configmap/settings")?;
+
+    // describe also lists the object's Events by field selector; its failure is reported
+    // after the rest of the session has run.
+    let describe = describe(k);
+    let short_names = short_names(k);
+
+    let replacement = k.file("configmap-replaced.yaml", CONFIG_MAP_REPLACED);
+    let replaced = k.ok(&["replace", "-f", replacement.to_str().unwrap()])?;
+    expect("replace -f", &replaced, "configmap/settings replaced")?;
+    let json: Value =
+        serde_json::from_str(&k.ok(&["get", "configmap", "settings", "-o", "json"])?)
+            .map_err(|e| format!("get -o json is not JSON: {e}"))?;
+    if json["data"]["color"] != "green" || json["data"]["size"] != "large" {
+        return Err(format!("replace did not take effect: {json}"));
+    }
+
+    apply_label_annotate(k)?;
+    watch_sees_a_create(k)?;
+
+    let deleted = k.ok(&["delete", "configmap", "settings"])?;
+    expect(
+        "delete configmap",
+        &deleted,
+        "configmap \"settings\" deleted",
+    )?;
+    let gone = k.run(&["get", "configmap", "settings"]);
+    if gone.status.success() {
+        return Err("the deleted ConfigMap is still there".to_owned());
+    }
+    expect(
+        "get after delete",
+        &String::from_utf8_lossy(&gone.stderr),
+        "NotFound",
+    )?;
+    let deleted = k.ok(&["delete", "-f", widget.to_str().unwrap()])?;
+    expect("delete -f widget", &deleted, "deleted")?;
+    let remaining = k.ok(&["get", "widgets", "-o", "name"])?;
+    if !remaining.trim().is_empty() {
+        return Err(format!("widgets left after delete: {remaining}"));
+    }
+    let failed: Vec<String> = [explain, describe, short_names]
+        .into_iter()
+        .filter_map(Result::err)
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join("\n"))
+    }
+}
+
+/// Client-side apply (create, then a three-way merge patch), label and annotate (merge patches).
+fn apply_label_annotate(k: &Kubectl<'_>) -> Result<(), String> {
+    let manifest = |value: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: \"{value}\"\n  gone: x\n"
+        )
+    };
+    let file = k.file("applied.yaml", &manifest("1"));
+    let applied = k.ok(&["apply", "-f", file.to_str().unwrap()])?;
+    expect("apply -f (new)", &applied, "configmap/applied created")?;
+    let labeled = k.ok(&["label", "configmap", "applied", "tier=web"])?;
+    expect("label", &labeled, "configmap/applied labeled")?;
+    let annotated = k.ok(&["annotate", "configmap", "applied", "example.com/note=hi"])?;
+    // kubectl 1.27 prints "annotate", later versions "annotated".
+    expect("annotate", &annotated, "configmap/applied annotate")?;
+    let labeled = k.ok(&["label", "widget", "sprocket", "tier=web"])?;
+    expect(
+        "label widget",
+        &labeled,
+        "widget.widgets.kapi.dev/sprocket labeled",
+    )?;
+    // The second apply changes `a` and drops `gone`, which only the last-applied annotation
+    // tells kubectl to remove.
+    let file = k.file(
+        "applied.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: \"2\"\n",
+    );
+    let applied = k.ok(&["apply", "-f", file.to_str().unwrap()])?;
+    expect(
+        "apply -f (changed)",
+        &applied,
+        "configmap/applied configured",
+    )?;
+    let json: Value =
+        serde_json::from_str(&k.ok(&["get", "configmap", "applied", "-o", "json"])?)
+            .map_err(|e| format!("get -o json is not JSON: {e}"))?;
+    let meta = &json["metadata"];
+    if json["data"] != serde_json::json!({"a": "2"})
+        || meta["labels"]["tier"] != "web"
+        || meta["annotations"]["example.com/note"] != "hi"
+        || meta["annotations"]["kubectl.kubernetes.io/last-applied-configuration"].is_null()
+    {
+        return Err(format!("apply/label/annotate left {json}"));
+    }
+    let widget: Value = serde_json::from_str(&k.ok(&["get", "widget", "sprocket", "-o", "json"])?)
+        .map_err(|e| format!("get -o json is not JSON: {e}"))?;
+    if widget["metadata"]["labels"]["tier"] != "web" || widget["spec"]["color"] != "red" {
+        return Err(format!("label on a widget left {widget}"));
+    }
+    k.ok(&["delete", "configmap", "applied"])?;
+    Ok(())
+}
+
+/// The short names kubectl users type: built-ins' (`cm`, `ns`) and the example API's (`wdg`).
+fn short_names(k: &Kubectl<'_>) -> Result<(), String> {
+    for (short, expected) in [
+        ("cm", "configmap/settings"),
+        ("ns", "namespace/default"),
+        ("wdg", "widget.widgets.kapi.dev/sprocket"),
+    ] {
+        let listed = k.ok(&["get", short, "-o", "name"])?;
+        expect(&format!("get {short}"), &listed, expected)?;
+    }
+    Ok(())
+}
+
+fn explain(k: &Kubectl<'_>) -> Result<(), String> {
+    if k.reads_openapi_v2_protobuf() {
+        return Ok(());
+    }
+    // The generated kinds are registered without schemas, so explain shows the kind and its
+    // metadata fields, not the kind's own fields.
+    for (resource, kind) in [("configmaps", "ConfigMap"), ("widgets", "Widget")] {
+        let explain = k.ok(&["explain", resource])?;
+        for needle in ["KIND:", kind, "FIELDS:", "apiVersion", "metadata"] {
+            expect(&format!("explain {resource}"), &explain, needle)?;
+        }
+    }
+
+    Ok(())
+}
+
+fn describe(k: &Kubectl<'_>) -> Result<(), String> {
+    let described = k.ok(&["describe", "configmap", "settings"])?;
+    for needle in [
+        "Name:",
+        "settings",
+        "Namespace:",
+        "default",
+        "color",
+        "blue",
+    ] {
+        expect("describe configmap", &described, needle)?;
+    }
+    let described = k.ok(&["describe", "widget", "sprocket"])?;
+    expect("describe widget", &described, "sprocket")
+}
+
+/// `kubectl get -w` runs for a few seconds; a ConfigMap created meanwhile must show up.
+fn watch_sees_a_create(k: &Kubectl<'_>) -> Result<(), String> {
+    let mut watch = k
+        .command(&[
+            "get",
+            "configmaps",
+            "-w",
+            "--output-watch-events",
+            "-o",
+            "name",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stdout = watch.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let result = (|| {
+        // The initial list comes first: once settings is listed the watch is established.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut seen = Vec::new();
+        while !seen
+            .iter()
+            .any(|l: &String| l.contains("configmap/settings"))
+        {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) => seen.push(line),
+                Err(_) => return Err(format!("get -w listed nothing in 10 s: {seen:?}")),
+            }
+        }
+        let watched = k.file(
+            "watched.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: watched\ndata:\n  k: v\n",
+        );
+        k.ok(&["create", "-f", watched.to_str().unwrap()])?;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) if line.contains("configmap/watched") => return Ok(()),
+                Ok(line) => seen.push(line),
+                Err(_) => {
+                    return Err(format!(
+                        "get -w saw no event for the new ConfigMap: {seen:?}"
+                    ));
+                }
+            }
+        }
+    })();
+    let _ = watch.kill();
+    let _ = watch.wait();
+    result
+}
+
+#[test]
+fn kubectl_session_against_every_kubectl_on_the_machine() {
+    let binaries = kubectl_binaries();
+    assert!(!binaries.is_empty(), "no kubectl on PATH");
+    let mut failures = Vec::new();
+    let mut passed = Vec::new();
+    for binary in &binaries {
+        let server = KapiServer::start(&ServerOptions::default()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl {
+            binary,
+            server: &server,
+            dir: dir.path(),
+        };
+        let started = Instant::now();
+        let name = binary.file_name().unwrap().to_string_lossy().into_owned();
+        match session(&k) {
+            Ok(()) => passed.push(format!("{name} ({:.1?})", started.elapsed())),
+            Err(e) => failures.push(format!("{name}: {e}\nserver stderr:\n{}", server.stderr())),
+        }
+    }
+    eprintln!("kubectl sessions passed: {passed:?}");
+    assert!(
+        failures.is_empty(),
+        "{} of {} kubectl versions failed:\n\n{}",
+        failures.len(),
+        binaries.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn deprecation_warnings_reach_kubectl_stderr() {
+    let old = KapiServer::start(&ServerOptions {
+        kube_version: Some("1.20".to_owned()),
+        ..ServerOptions::default()
+    })
+    .unwrap();
+    let new = KapiServer::start(&ServerOptions::default()).unwrap();
+    let mut failures = Vec::new();
+    for binary in &kubectl_binaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = binary.file_name().unwrap().to_string_lossy().into_owned();
+        let on_old = Kubectl {
+            binary,
+            server: &old,
+            dir: dir.path(),
+        };
+        let on_new = Kubectl {
+            binary,
+            server: &new,
+            dir: dir.path(),
+        };
+        let cases = [
+            (
+                &on_old,
+                "ingresses.v1beta1.extensions",
+                "Warning: extensions/v1beta1 Ingress is deprecated in v1.14+, unavailable in v1.22+; use networking.k8s.io/v1 Ingress",
+            ),
+            (
+                &on_new,
+                "widgets.v1alpha1.widgets.kapi.dev",
+                "Warning: widgets.kapi.dev/v1alpha1 Widget is deprecated and will be removed; use widgets.kapi.dev/v1 Widget",
+            ),
+        ];
+        for (k, resource, warning) in cases {
+            let output = k.run(&["get", resource]);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            if !output.status.success() || !stderr.contains(warning) {
+                failures.push(format!(
+                    "{name} get {resource}: status {}, stderr:\n{stderr}",
+                    output.status
+                ));
+            }
+        }
+        // The current version of the same kind carries no warning.
+        let output = on_new.run(&["get", "widgets.v1.widgets.kapi.dev"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !output.status.success() || stderr.contains("Warning") {
+            failures.push(format!(
+                "{name} get widgets v1: {}, stderr:\n{stderr}",
+                output.status
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn the_binary_stops_cleanly_on_sigterm() {
+    let mut server = KapiServer::start(&ServerOptions::default()).unwrap();
+    eprintln!("kapi ready after {:?}", server.ready_after());
+    let started = Instant::now();
+    let status = server.terminate(Duration::from_secs(15)).unwrap();
+    assert!(status.success(), "kapi exited with {status} on SIGTERM");
+    eprintln!("kapi stopped {:?} after SIGTERM", started.elapsed());
+}
