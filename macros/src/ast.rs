@@ -3,8 +3,9 @@
 //!
 //! Fields are found by their wire name rather than their Rust name because the contract is about
 //! JSON: a field called `api_version` that serde writes as `api_version` is a bug the derive must
-//! catch, and a field called `av` renamed to `apiVersion` is fine. Only the serde keys that change
-//! a name are read; serde itself reports anything malformed in its attributes.
+//! catch, and a field called `av` renamed to `apiVersion` is fine. Only the keys that change a
+//! name are read, from `#[serde(...)]` and from `#[wire(...)]` (`#[derive(kapi::Wire)]`, which
+//! generated code uses); those derives report anything malformed in their attributes.
 
 use syn::ext::IdentExt;
 use syn::{Attribute, Data, DeriveInput, Fields, Generics, Ident, LitStr, Type, Visibility};
@@ -106,7 +107,7 @@ impl<'a> Input<'a> {
 
 /// serde's `rename_all` rules, as they apply to snake_case field names.
 #[derive(Clone, Copy)]
-enum RenameRule {
+pub(crate) enum RenameRule {
     None,
     Lower,
     Upper,
@@ -119,7 +120,13 @@ enum RenameRule {
 
 impl RenameRule {
     fn from_name(name: &str) -> Self {
-        match name {
+        // An unknown rule is the owning derive's to report.
+        Self::parse(name).unwrap_or(Self::None)
+    }
+
+    /// The rule serde calls `name`, if it has one.
+    pub(crate) fn parse(name: &str) -> Option<Self> {
+        Some(match name {
             "lowercase" => Self::Lower,
             "UPPERCASE" => Self::Upper,
             "PascalCase" => Self::Pascal,
@@ -127,12 +134,14 @@ impl RenameRule {
             "SCREAMING_SNAKE_CASE" => Self::ScreamingSnake,
             "kebab-case" => Self::Kebab,
             "SCREAMING-KEBAB-CASE" => Self::ScreamingKebab,
-            // `snake_case` leaves field names alone; an unknown rule is serde's to report.
-            _ => Self::None,
-        }
+            // `snake_case` leaves field names alone.
+            "snake_case" => Self::None,
+            _ => return None,
+        })
     }
 
-    fn apply(self, field: &str) -> String {
+    /// `field` (a snake_case Rust name) as the rule writes it.
+    pub(crate) fn apply(self, field: &str) -> String {
         match self {
             Self::None => field.to_owned(),
             Self::Lower => field.to_ascii_lowercase(),
@@ -174,9 +183,11 @@ fn field_rename(attrs: &[Attribute]) -> Option<String> {
     rename
 }
 
-/// Calls `found` with the value of `key = "..."` or `key(serialize = "...")` in `#[serde(...)]`.
+/// Calls `found` with the value of `key = "..."` or `key(serialize = "...")` in `#[serde(...)]`
+/// or `#[wire(...)]`.
 fn for_each_serde_key(attrs: &[Attribute], key: &str, mut found: impl FnMut(&str)) {
-    for attr in attrs.iter().filter(|attr| attr.path().is_ident("serde")) {
+    let naming = |attr: &&Attribute| attr.path().is_ident("serde") || attr.path().is_ident("wire");
+    for attr in attrs.iter().filter(naming) {
         // A malformed serde attribute is reported by serde's own derive; reading stops there.
         let _ = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident(key) {
@@ -247,5 +258,28 @@ mod tests {
             .map(|f| f.wire_name.as_str())
             .collect();
         assert_eq!(names, ["apiVersion", "kind", "meta"]);
+    }
+
+    #[test]
+    fn wire_names_follow_wire_attributes() {
+        let input: DeriveInput = syn::parse_quote! {
+            #[wire(crate = "::kapi", rename_all = "camelCase")]
+            struct S {
+                #[wire(rename = "apiVersion")]
+                av: u8,
+                #[wire(default)]
+                object_meta: u8,
+            }
+        };
+        let mut errors = Errors::default();
+        let parsed = Input::from_syn(&input, &mut errors);
+        assert!(errors.finish().is_none());
+        let names: Vec<_> = parsed
+            .fields
+            .iter()
+            .flatten()
+            .map(|f| f.wire_name.as_str())
+            .collect();
+        assert_eq!(names, ["apiVersion", "objectMeta"]);
     }
 }

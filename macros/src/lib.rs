@@ -1,6 +1,7 @@
 //! Derive macros for kapi; the `kapi` crate re-exports them, so users write `kapi::Resource`.
 //!
-//! This file holds only the entry points. The work is split the way serde_derive splits it:
+//! This file holds only the entry points. `wire` (the lean serde impls of generated structs)
+//! stands alone. The work is split the way serde_derive splits it:
 //! `ast` reads the struct's fields, `attr` reads the `#[resource(...)]` vocabulary, `check`
 //! applies the rules that span several keys or fields and fills in defaults, and `expand` turns
 //! the checked model into tokens. Every stage reports into one `errors::Errors`, so a user sees
@@ -13,6 +14,7 @@ mod custom_resource;
 mod errors;
 mod expand;
 mod schema;
+mod wire;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
@@ -21,7 +23,7 @@ use syn::{DeriveInput, parse_macro_input};
 ///
 /// The struct needs named fields `apiVersion` (`kapi::type_tag::ApiVersion<Self>`), `kind`
 /// (`kapi::type_tag::Kind<Self>`) and `metadata` (`kapi::meta::ObjectMeta`), matched by their
-/// serde names. The kind is described by one or more `#[resource(...)]` attributes:
+/// JSON names (from `#[serde(rename..)]` or `#[wire(rename..)]`). The kind is described by one or more `#[resource(...)]` attributes:
 ///
 /// | key | value | default |
 /// |---|---|---|
@@ -163,4 +165,45 @@ pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
     custom_resource::derive(&input)
         .unwrap_or_else(expand::Failure::into_compile_error)
         .into()
+}
+
+/// Implements serde's `Serialize` and `Deserialize`, and `kapi::wire::WireFields`, for a struct
+/// with named fields, with far less code per struct than serde's derives.
+///
+/// The struct must implement `Default` (reading starts from it). A field whose type is spelled
+/// `Option<..>` may be absent, reads `null` as `None` and is left out when `None`; any other
+/// field is required unless marked `#[wire(default)]`, and is always written. Unknown keys are
+/// ignored; a key given twice keeps its last value, as Go does. Attributes:
+///
+/// | key | where | effect |
+/// |---|---|---|
+/// | `rename = "x"` | field | the field's JSON name |
+/// | `default` | field | may be absent (keeps the struct's `Default` value) |
+/// | `rename_all = "camelCase"` | struct | serde's rename rules for the other fields |
+/// | `crate = "::path::to::kapi"` | struct | path to kapi (default `::kapi`) |
+///
+/// Enums, tuple and unit structs and generic structs are compile errors.
+///
+/// ```
+/// #[derive(Debug, Default, PartialEq, kapi::Wire)]
+/// #[wire(rename_all = "camelCase")]
+/// struct Port {
+///     container_port: i32,
+///     #[wire(rename = "proto")]
+///     protocol: Option<String>,
+///     #[wire(default)]
+///     labels: Vec<String>,
+/// }
+///
+/// let port: Port = serde_json::from_str(r#"{"containerPort": 80, "proto": null, "x": 1}"#)?;
+/// assert_eq!(port, Port { container_port: 80, ..Port::default() });
+/// assert_eq!(serde_json::to_string(&port)?, r#"{"containerPort":80,"labels":[]}"#);
+/// let missing = serde_json::from_str::<Port>("{}").unwrap_err().to_string();
+/// assert!(missing.starts_with("missing field `containerPort`"));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[proc_macro_derive(Wire, attributes(wire))]
+pub fn derive_wire(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    wire::derive(&input).into()
 }

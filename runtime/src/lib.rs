@@ -57,7 +57,7 @@ pub use crd::CustomResource;
 pub use duration::Duration;
 pub use dynamic::DynamicObject;
 pub use int_or_string::IntOrString;
-pub use kapi_macros::{CustomResource, Resource, Schema};
+pub use kapi_macros::{CustomResource, Resource, Schema, Wire};
 pub use list::List;
 pub use quantity::Quantity;
 pub use raw::RawExtension;

@@ -2,9 +2,15 @@
 //!
 //! Upstream JSON has two habits a Rust model must absorb: string "enums" whose set of values the
 //! world may extend ([`open_enum!`](crate::open_enum)), and `null` where Go wrote a nil slice, map
-//! or string ([`null_as_default`]).
+//! or string ([`null_as_default`]). Generated structs read and write themselves through
+//! [`WireFields`] (`#[derive(kapi::Wire)]`), which keeps their compile cost small.
 
-use serde::{Deserialize, Deserializer};
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Reads `null` as the type's default, as Go does for slices, maps and strings.
 ///
@@ -24,8 +30,42 @@ where
 /// world is open (a newer server may send a value this version never heard of), so decoding
 /// must never fail on an unknown spelling. Equality and hashing go by the wire spelling, so
 /// `Other("Apply")` equals `Apply`.
+///
+/// A trailing `impl Default;` also implements `Default` as the empty spelling, Go's zero value
+/// for a string type; generated code uses it so structs with a required enum field have a
+/// `Default` too.
+///
+/// ```
+/// kapi::open_enum! {
+///     /// How a widget turns.
+///     pub enum Spin { Left = "Left", Right = "Right", }
+///     impl Default;
+/// }
+/// assert_eq!(Spin::default(), "");
+/// assert_eq!(Spin::from("Up"), Spin::Other("Up".to_owned()));
+/// ```
 #[macro_export]
 macro_rules! open_enum {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $( $(#[$vmeta:meta])* $variant:ident = $text:literal, )*
+        }
+        impl Default;
+    ) => {
+        $crate::open_enum! {
+            $(#[$meta])*
+            $vis enum $name {
+                $( $(#[$vmeta])* $variant = $text, )*
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::from("")
+            }
+        }
+    };
     (
         $(#[$meta:meta])*
         $vis:vis enum $name:ident {
@@ -119,4 +159,398 @@ macro_rules! open_enum {
             }
         }
     };
+}
+
+/// A struct whose JSON form is one object of named fields, read and written by
+/// `#[derive(kapi::Wire)]`.
+///
+/// serde's derive writes a field enum, a visitor and per-field bookkeeping for every struct, which
+/// the compiler type- and borrow-checks once per struct. This trait keeps the per-struct part to a
+/// table of names and one `match` storing a value; [`deserialize_fields`] does the rest, generic
+/// and checked once. Reading starts from `Default` and overwrites what the input names, so
+/// the struct's `Default` is also what a field marked `#[wire(default)]` holds when absent.
+pub trait WireFields: Default {
+    /// The struct's name, for error messages.
+    const NAME: &'static str;
+    /// Every field's wire name; the first [`REQUIRED`](Self::REQUIRED) must be present.
+    const FIELDS: &'static [&'static str];
+    /// How many of the leading [`FIELDS`](Self::FIELDS) are required.
+    const REQUIRED: usize;
+
+    /// Reads the value of field `index` (a position in [`FIELDS`](Self::FIELDS)) from `map`
+    /// into `self`.
+    fn set_field<'de, A: MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error>;
+}
+
+/// Reads a [`WireFields`] struct from a map (a JSON or YAML object).
+///
+/// Unknown keys are skipped, `null` for an `Option` field reads as `None`, and a required field
+/// that is absent fails with serde's usual ``missing field `name` `` error. A key given twice
+/// keeps its last value, as Go's `encoding/json` does (serde's derive rejects it instead).
+pub fn deserialize_fields<'de, T: WireFields, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<T, D::Error> {
+    deserializer.deserialize_map(FieldsVisitor(PhantomData))
+}
+
+/// Skips the value of a key [`WireFields::set_field`] does not know.
+pub fn skip<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
+    map.next_value::<IgnoredAny>().map(drop)
+}
+
+/// Reads the next value of `map` into `slot`; one call per field keeps
+/// [`WireFields::set_field`] free of per-field error plumbing.
+pub fn read<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
+    slot: &mut T,
+    map: &mut A,
+) -> Result<(), A::Error> {
+    *slot = map.next_value()?;
+    Ok(())
+}
+
+/// Writes a struct field by field for `#[derive(kapi::Wire)]`, keeping the first error and
+/// ignoring the calls after it, so the generated `serialize` is one chain of calls without
+/// per-field error handling.
+pub struct StructWriter<S: Serializer> {
+    state: Result<S::SerializeStruct, S::Error>,
+}
+
+impl<S: Serializer> fmt::Debug for StructWriter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StructWriter")
+            .field("failed", &self.state.is_err())
+            .finish()
+    }
+}
+
+impl<S: Serializer> StructWriter<S> {
+    /// Starts struct `name` with `len` fields to be written.
+    pub fn new(serializer: S, name: &'static str, len: usize) -> Self {
+        StructWriter {
+            state: serializer.serialize_struct(name, len),
+        }
+    }
+
+    /// Writes `value` under `key`.
+    pub fn field<T: Serialize + ?Sized>(mut self, key: &'static str, value: &T) -> Self {
+        if let Ok(s) = &mut self.state
+            && let Err(error) = s.serialize_field(key, value)
+        {
+            self.state = Err(error);
+        }
+        self
+    }
+
+    /// Writes `value` under `key` when it is `Some`, else records the field as skipped.
+    pub fn optional<T: Serialize>(mut self, key: &'static str, value: &Option<T>) -> Self {
+        if let Ok(s) = &mut self.state {
+            let written = match value {
+                Some(value) => s.serialize_field(key, value),
+                None => s.skip_field(key),
+            };
+            if let Err(error) = written {
+                self.state = Err(error);
+            }
+        }
+        self
+    }
+
+    /// Ends the struct, or returns the first error.
+    pub fn end(self) -> Result<S::Ok, S::Error> {
+        self.state?.end()
+    }
+}
+
+struct FieldsVisitor<T>(PhantomData<T>);
+
+impl<'de, T: WireFields> Visitor<'de> for FieldsVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "struct {}", T::NAME)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        let mut out = T::default();
+        let mut seen = Seen::new(T::REQUIRED);
+        while let Some(key) = map.next_key_seed(Key(T::FIELDS))? {
+            match key {
+                Some(index) => {
+                    out.set_field(index, &mut map)?;
+                    seen.mark(index);
+                }
+                None => skip(&mut map)?,
+            }
+        }
+        match seen.first_missing() {
+            Some(index) => Err(de::Error::missing_field(
+                T::FIELDS.get(index).copied().unwrap_or_default(),
+            )),
+            None => Ok(out),
+        }
+    }
+}
+
+/// Reads a key as its position in a field table; `None` for a key not in it.
+struct Key<'a>(&'a [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for Key<'_> {
+    type Value = Option<usize>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_identifier(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key<'_> {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a field name")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(self.0.iter().position(|name| *name == key))
+    }
+
+    fn visit_bytes<E: de::Error>(self, key: &[u8]) -> Result<Self::Value, E> {
+        Ok(self.0.iter().position(|name| name.as_bytes() == key))
+    }
+}
+
+/// Which required fields were read: a bit per field, spilling to a vector past 64 so no
+/// allocation happens for the structs that exist in practice.
+struct Seen {
+    required: usize,
+    low: u64,
+    high: Vec<bool>,
+}
+
+impl Seen {
+    fn new(required: usize) -> Self {
+        Seen {
+            required,
+            low: 0,
+            high: Vec::new(),
+        }
+    }
+
+    fn mark(&mut self, index: usize) {
+        if index < 64 {
+            self.low |= 1 << index;
+        } else if index < self.required {
+            if self.high.is_empty() {
+                self.high = vec![false; self.required - 64];
+            }
+            if let Some(bit) = self.high.get_mut(index - 64) {
+                *bit = true;
+            }
+        }
+    }
+
+    fn first_missing(&self) -> Option<usize> {
+        (0..self.required).find(|&index| {
+            if index < 64 {
+                self.low & (1 << index) == 0
+            } else {
+                !self.high.get(index - 64).copied().unwrap_or(false)
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[derive(Debug, Default, PartialEq, crate::Wire)]
+    #[wire(crate = "crate", rename_all = "camelCase")]
+    struct Port {
+        container_port: i32,
+        name: String,
+        #[wire(rename = "proto")]
+        protocol: Option<String>,
+        #[wire(default)]
+        labels: Vec<String>,
+        inner: Option<Box<Port>>,
+    }
+
+    #[derive(Debug, Default, PartialEq, crate::Wire)]
+    #[wire(crate = "crate")]
+    struct Empty {}
+
+    #[test]
+    fn reads_objects() {
+        let port = |container_port, protocol: Option<&str>, labels: &[&str]| Port {
+            container_port,
+            name: "http".to_owned(),
+            protocol: protocol.map(str::to_owned),
+            labels: labels.iter().map(|l| l.to_string()).collect(),
+            inner: None,
+        };
+        let cases = [
+            (
+                json!({"containerPort": 80, "name": "http"}),
+                port(80, None, &[]),
+            ),
+            (
+                json!({"containerPort": 80, "name": "http", "proto": null}),
+                port(80, None, &[]),
+            ),
+            (
+                json!({"name": "http", "proto": "TCP", "labels": ["a"], "containerPort": 1}),
+                port(1, Some("TCP"), &["a"]),
+            ),
+            // Unknown keys of any shape are skipped.
+            (
+                json!({"containerPort": 80, "name": "http", "x": {"y": [1, null]}, "protocol": 1}),
+                port(80, None, &[]),
+            ),
+        ];
+        for (input, want) in cases {
+            let got: Port = serde_json::from_value(input.clone()).expect("reads");
+            assert_eq!(got, want, "{input}");
+            let text = input.to_string();
+            let got: Port = serde_json::from_str(&text).expect("reads");
+            assert_eq!(got, want, "{text}");
+        }
+    }
+
+    #[test]
+    fn later_duplicate_keys_win() {
+        let text = r#"{"containerPort": 1, "name": "a", "containerPort": 2, "proto": "UDP", "proto": null}"#;
+        let got: Port = serde_json::from_str(text).expect("reads");
+        assert_eq!((got.container_port, got.protocol), (2, None));
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        let cases = [
+            (r#"{"name": "a"}"#, "missing field `containerPort`"),
+            (r#"{"containerPort": 1}"#, "missing field `name`"),
+            (
+                r#"{"labels": [], "proto": "x"}"#,
+                "missing field `containerPort`",
+            ),
+            (
+                r#"{"containerPort": "80", "name": "a"}"#,
+                "invalid type: string \"80\"",
+            ),
+            (
+                r#"{"containerPort": 1, "name": null}"#,
+                "invalid type: null",
+            ),
+            ("[1, 2]", "expected struct Port"),
+            ("null", "expected struct Port"),
+            (
+                r#"{"containerPort": 1, "name": "a", "inner": {"name": "b"}}"#,
+                "missing field `containerPort`",
+            ),
+        ];
+        for (text, want) in cases {
+            let error = serde_json::from_str::<Port>(text)
+                .expect_err(text)
+                .to_string();
+            assert!(error.contains(want), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn writes_objects() {
+        let mut port = Port {
+            container_port: 8080,
+            name: "web".to_owned(),
+            ..Port::default()
+        };
+        assert_eq!(
+            serde_json::to_value(&port).expect("writes"),
+            json!({"containerPort": 8080, "name": "web", "labels": []})
+        );
+        port.protocol = Some("TCP".to_owned());
+        port.inner = Some(Box::new(Port::default()));
+        let value = serde_json::to_value(&port).expect("writes");
+        assert_eq!(
+            value,
+            json!({
+                "containerPort": 8080, "name": "web", "proto": "TCP", "labels": [],
+                "inner": {"containerPort": 0, "name": "", "labels": []},
+            })
+        );
+        // Fields are written in declaration order.
+        let text = serde_json::to_string(&port).expect("writes");
+        assert!(
+            text.starts_with(r#"{"containerPort":8080,"name":"web","proto":"TCP""#),
+            "{text}"
+        );
+        let back: Port = serde_json::from_value(value).expect("reads");
+        assert_eq!(back, port);
+        let yaml = serde_yaml_ng::to_string(&port).expect("writes");
+        assert_eq!(serde_yaml_ng::from_str::<Port>(&yaml).expect("reads"), port);
+    }
+
+    #[derive(Debug, Default, PartialEq, crate::Wire)]
+    #[wire(crate = "crate")]
+    struct Unwritable {
+        before: Option<u8>,
+        keys: std::collections::BTreeMap<Vec<u8>, u8>,
+        after: u8,
+    }
+
+    #[test]
+    fn the_first_write_error_is_returned() {
+        let mut value = Unwritable::default();
+        assert_eq!(
+            serde_json::to_string(&value).expect("writes"),
+            r#"{"keys":{},"after":0}"#
+        );
+        value.keys.insert(vec![1], 1);
+        let error = serde_json::to_string(&value).expect_err("JSON keys are strings");
+        assert!(
+            error.to_string().contains("key must be a string"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn empty_structs() {
+        assert_eq!(serde_json::to_string(&Empty {}).expect("writes"), "{}");
+        let got: Empty = serde_json::from_str(r#"{"a": 1}"#).expect("reads");
+        assert_eq!(got, Empty {});
+    }
+
+    #[test]
+    fn seen_tracks_required_fields_past_64() {
+        let mut seen = Seen::new(70);
+        for index in (0..70).filter(|i| *i != 3 && *i != 66) {
+            seen.mark(index);
+        }
+        assert_eq!(seen.first_missing(), Some(3));
+        seen.mark(3);
+        assert_eq!(seen.first_missing(), Some(66));
+        seen.mark(66);
+        seen.mark(500);
+        assert_eq!(seen.first_missing(), None);
+        assert_eq!(Seen::new(0).first_missing(), None);
+    }
+
+    mod spin {
+        #![allow(unreachable_pub)]
+        crate::open_enum! {
+            pub enum Spin { Left = "Left", }
+            impl Default;
+        }
+    }
+    use spin::Spin;
+
+    #[test]
+    fn open_enum_default_is_the_empty_spelling() {
+        assert_eq!(Spin::default(), Spin::Other(String::new()));
+        assert_eq!(Spin::default(), "");
+        assert_eq!(Spin::from("Left"), Spin::Left);
+    }
 }

@@ -33,7 +33,11 @@ impl Kubectl<'_> {
     /// kubectl 1.27 and 1.28 validate manifests against `/openapi/v2` in protobuf, which the
     /// server does not serve yet (it serves v2 as JSON and v3); they run with validation off.
     fn reads_openapi_v2_protobuf(&self) -> bool {
-        let name = self.binary.file_name().unwrap_or_default().to_string_lossy();
+        let name = self
+            .binary
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy();
         name.ends_with(".1.27") || name.ends_with(".1.28")
     }
 

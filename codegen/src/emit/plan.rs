@@ -135,7 +135,7 @@ const RUNTIME_TYPES: [(&str, &str); 28] = [
     ),
 ];
 
-/// Runtime types without a `Default` impl (a struct requiring one cannot derive `Default`).
+/// Runtime types without a `Default` impl (a struct requiring one could not derive `Default`).
 const RUNTIME_NO_DEFAULT: [&str; 2] = [
     "meta::LabelSelectorRequirement",
     "meta::WatchEvent<serde_json::Value>",
@@ -201,8 +201,6 @@ pub(crate) struct StructBody {
     pub(crate) map_type: Option<MapType>,
     pub(crate) preserve_unknown_fields: bool,
     pub(crate) embedded_resource: bool,
-    /// Every required field has a `Default`.
-    pub(crate) default: bool,
     /// The struct has merge metadata worth a static.
     pub(crate) merge: bool,
 }
@@ -684,7 +682,6 @@ impl<'m> Builder<'m> {
             map_type: schema.ext.map_type,
             preserve_unknown_fields: schema.ext.preserve_unknown_fields,
             embedded_resource: schema.ext.embedded_resource,
-            default: true,
             merge: false,
         }
     }
@@ -1021,32 +1018,29 @@ impl<'m> Builder<'m> {
         }
     }
 
+    /// `#[derive(kapi::Wire)]` reads into a struct's `Default`, so every generated struct derives
+    /// it (open enums default to the empty spelling). A required field whose type has no
+    /// `Default`, which only a few runtime types lack and no known spec requires directly, is
+    /// generated as an `Option` instead.
     fn compute_defaults(&mut self) {
-        loop {
-            let mut changed = Vec::new();
-            for (id, e) in self.plan.entries.iter().enumerate() {
-                if let Body::Struct(s) = &e.body
-                    && s.default
-                    && !s
-                        .fields
-                        .iter()
-                        .filter(|f| f.required && f.special.is_none())
-                        .all(|f| self.has_default(&f.ty))
-                {
-                    changed.push(id);
+        let mut relax = Vec::new();
+        for (id, e) in self.plan.entries.iter().enumerate() {
+            if let Body::Struct(s) = &e.body {
+                for (i, f) in s.fields.iter().enumerate() {
+                    if f.required && f.special.is_none() && !self.has_default(&f.ty) {
+                        relax.push((id, i));
+                    }
                 }
             }
-            if changed.is_empty() {
-                break;
-            }
-            for id in changed {
-                if let Some(Entry {
-                    body: Body::Struct(s),
-                    ..
-                }) = self.plan.entries.get_mut(id)
-                {
-                    s.default = false;
-                }
+        }
+        for (id, i) in relax {
+            if let Some(Entry {
+                body: Body::Struct(s),
+                ..
+            }) = self.plan.entries.get_mut(id)
+                && let Some(f) = s.fields.get_mut(i)
+            {
+                f.required = false;
             }
         }
     }
@@ -1055,10 +1049,8 @@ impl<'m> Builder<'m> {
         match ty {
             Ty::Runtime { path, .. } => !RUNTIME_NO_DEFAULT.contains(path),
             Ty::Named(id) => match self.plan.entries.get(*id).map(|e| &e.body) {
-                Some(Body::Struct(s)) => s.default,
                 Some(Body::Alias(t)) => self.has_default(t),
-                Some(Body::ListAlias) => true,
-                _ => false,
+                _ => true,
             },
             _ => true,
         }

@@ -232,10 +232,12 @@ impl<'p> Renderer<'p> {
                     let v = ident(v);
                     quote!(#v = #wire,)
                 });
+                // The `Default` (the empty spelling) lets a struct requiring the enum derive one.
                 out.item = quote! {
                     #krate::open_enum! {
                         #doc
                         pub enum #name { #(#vs)* }
+                        impl Default;
                     }
                 };
             }
@@ -366,17 +368,25 @@ impl<'p> Renderer<'p> {
             .count();
         let use_camel = camel + 1 < plain;
         let fields = s.fields.iter().map(|f| self.field(module, f, use_camel));
-        let default = s.default.then(|| quote!(Default,));
         let resource = s.kind.as_ref().map(|_| quote!(#krate::Resource,));
-        let rename_all = use_camel.then(|| quote!(#[serde(rename_all = "camelCase")]));
+        let mut wire = Vec::new();
+        if let Some(krate) = &self.krate_attr {
+            wire.push(quote!(crate = #krate));
+        }
+        if use_camel {
+            wire.push(quote!(rename_all = "camelCase"));
+        }
+        let wire = (!wire.is_empty()).then(|| quote!(#[wire(#(#wire),*)]));
         let attrs = s
             .kind
             .as_ref()
             .map(|k| self.resource_attrs(name, k, &merge));
+        // `Wire` rather than serde's derives: far less code for the compiler to check per
+        // struct (see `kapi::wire`).
         quote! {
             #doc
-            #[derive(Clone, Debug, #default PartialEq, serde::Serialize, serde::Deserialize, #resource)]
-            #rename_all
+            #[derive(Clone, Debug, Default, PartialEq, #krate::Wire, #resource)]
+            #wire
             #attrs
             pub struct #name_ident { #(#fields)* }
         }
@@ -391,16 +401,16 @@ impl<'p> Renderer<'p> {
         } else {
             f.ident.clone()
         };
-        let mut serde = Vec::new();
+        let mut wire = Vec::new();
         if expected != f.wire {
-            let wire = &f.wire;
-            serde.push(quote!(rename = #wire));
+            let name = &f.wire;
+            wire.push(quote!(rename = #name));
         }
         let ty = match f.special {
             Some(Special::ApiVersion) => quote!(#krate::type_tag::ApiVersion<Self>),
             Some(Special::Kind) => quote!(#krate::type_tag::Kind<Self>),
             Some(Special::Metadata) => {
-                serde.push(quote!(default));
+                wire.push(quote!(default));
                 quote!(#krate::meta::ObjectMeta)
             }
             None => {
@@ -408,17 +418,17 @@ impl<'p> Renderer<'p> {
                 if f.boxed {
                     ty = quote!(Box<#ty>);
                 }
+                // `Wire` treats a field spelled `Option<..>` as optional.
                 if !f.required {
-                    serde.push(quote!(default, skip_serializing_if = "Option::is_none"));
                     ty = quote!(Option<#ty>);
                 }
                 ty
             }
         };
-        let serde = (!serde.is_empty()).then(|| quote!(#[serde(#(#serde),*)]));
+        let wire = (!wire.is_empty()).then(|| quote!(#[wire(#(#wire),*)]));
         quote! {
             #doc
-            #serde
+            #wire
             pub #name: #ty,
         }
     }

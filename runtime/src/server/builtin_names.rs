@@ -71,11 +71,17 @@ mod tests {
     fn fills_only_what_a_kind_left_empty() {
         let (mut shorts, mut cats) = (Vec::new(), Vec::new());
         fill("", "pods", &mut shorts, &mut cats);
-        assert_eq!((shorts, cats), (vec!["po".to_owned()], vec!["all".to_owned()]));
+        assert_eq!(
+            (shorts, cats),
+            (vec!["po".to_owned()], vec!["all".to_owned()])
+        );
 
         let (mut shorts, mut cats) = (vec!["mine".to_owned()], Vec::new());
         fill("apps", "deployments", &mut shorts, &mut cats);
-        assert_eq!((shorts, cats), (vec!["mine".to_owned()], vec!["all".to_owned()]));
+        assert_eq!(
+            (shorts, cats),
+            (vec!["mine".to_owned()], vec!["all".to_owned()])
+        );
 
         let (mut shorts, mut cats) = (Vec::new(), Vec::new());
         fill("widgets.kapi.dev", "widgets", &mut shorts, &mut cats);

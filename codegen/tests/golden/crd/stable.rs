@@ -2,15 +2,7 @@
 
 pub mod v1 {
     /// CronTab runs a command on a schedule.
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "stable.example.com", version = "v1", merge = merge::CronTab)]
     #[resource(
         short_names = ["ct"],
@@ -49,53 +41,41 @@ pub mod v1 {
         )
     )]
     pub struct CronTab {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<CronTabSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<CronTabStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CronTabSpec {
         /// The schedule in cron format.
         pub cron_spec: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub replicas: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub color: Option<CronTabSpecColor>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_unavailable: Option<kapi::IntOrString>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub template: Option<serde_json::Value>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub jobs: Option<Vec<CronTabSpecJobs>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub params: Option<serde_json::Value>,
     }
     kapi::open_enum! {
-        pub enum CronTabSpecColor { Red = "red", Green = "green", Blue = "blue", }
+        pub enum CronTabSpecColor { Red = "red", Green = "green", Blue = "blue", } impl
+        Default;
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CronTabSpecJobs {
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub color: Option<CronTabSpecColor>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub args: Option<Vec<String>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CronTabStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub replicas: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub label_selector: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_schedule_time: Option<kapi::Time>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -124,15 +104,7 @@ pub mod v1 {
     }
 }
 pub mod v1beta1 {
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "stable.example.com",
         version = "v1beta1",
@@ -143,17 +115,16 @@ pub mod v1beta1 {
         deprecation_warning = "stable.example.com/v1beta1 CronTab is deprecated; use stable.example.com/v1 CronTab"
     )]
     pub struct CronTab {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<CronTabSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CronTabSpec {
-        #[serde(rename = "cronSpec", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "cronSpec")]
         pub cron_spec: Option<String>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -4,37 +4,22 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::admissionregistration::v1::{
         RuleWithOperations, ServiceReference, WebhookClientConfig,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct MutatingWebhook {
         pub admission_review_versions: Vec<String>,
         pub client_config: WebhookClientConfig,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub failure_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_policy: Option<String>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub namespace_selector: Option<kapi::meta::LabelSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub object_selector: Option<kapi::meta::LabelSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reinvocation_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rules: Option<Vec<RuleWithOperations>>,
         pub side_effects: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub timeout_seconds: Option<i32>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -42,43 +27,28 @@ pub mod v1 {
         merge = merge::MutatingWebhookConfiguration
     )]
     pub struct MutatingWebhookConfiguration {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub webhooks: Option<Vec<MutatingWebhook>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ValidatingWebhook {
         pub admission_review_versions: Vec<String>,
         pub client_config: WebhookClientConfig,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub failure_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_policy: Option<String>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub namespace_selector: Option<kapi::meta::LabelSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub object_selector: Option<kapi::meta::LabelSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rules: Option<Vec<RuleWithOperations>>,
         pub side_effects: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub timeout_seconds: Option<i32>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -86,12 +56,11 @@ pub mod v1 {
         merge = merge::ValidatingWebhookConfiguration
     )]
     pub struct ValidatingWebhookConfiguration {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub webhooks: Option<Vec<ValidatingWebhook>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -143,39 +112,22 @@ pub mod v1 {
     }
 }
 pub mod v1beta1 {
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct MutatingWebhook {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub admission_review_versions: Option<Vec<String>>,
         pub client_config: WebhookClientConfig,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub failure_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_policy: Option<String>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub namespace_selector: Option<kapi::meta::LabelSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub object_selector: Option<kapi::meta::LabelSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reinvocation_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rules: Option<Vec<RuleWithOperations>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub side_effects: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub timeout_seconds: Option<i32>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
@@ -193,68 +145,44 @@ pub mod v1beta1 {
         )
     )]
     pub struct MutatingWebhookConfiguration {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub webhooks: Option<Vec<MutatingWebhook>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct RuleWithOperations {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub api_groups: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub api_versions: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub operations: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resources: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scope: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ServiceReference {
         pub name: String,
         pub namespace: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub path: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub port: Option<i32>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ValidatingWebhook {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub admission_review_versions: Option<Vec<String>>,
         pub client_config: WebhookClientConfig,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub failure_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_policy: Option<String>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub namespace_selector: Option<kapi::meta::LabelSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub object_selector: Option<kapi::meta::LabelSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rules: Option<Vec<RuleWithOperations>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub side_effects: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub timeout_seconds: Option<i32>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
@@ -272,21 +200,18 @@ pub mod v1beta1 {
         )
     )]
     pub struct ValidatingWebhookConfiguration {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub webhooks: Option<Vec<ValidatingWebhook>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct WebhookClientConfig {
-        #[serde(rename = "caBundle", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "caBundle")]
         pub ca_bundle: Option<kapi::ByteString>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub service: Option<ServiceReference>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub url: Option<String>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

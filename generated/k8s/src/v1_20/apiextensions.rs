@@ -12,15 +12,7 @@ pub mod v1 {
         JSONSchemaPropsOrStringArray, ServiceReference, WebhookClientConfig,
         WebhookConversion,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "apiextensions.k8s.io",
         version = "v1",
@@ -29,172 +21,98 @@ pub mod v1 {
     )]
     #[resource(status)]
     pub struct CustomResourceDefinition {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CustomResourceDefinitionSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<CustomResourceDefinitionStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CustomResourceDefinitionSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conversion: Option<CustomResourceConversion>,
         pub group: String,
         pub names: CustomResourceDefinitionNames,
-        #[serde(
-            rename = "preserveUnknownFields",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "preserveUnknownFields")]
         pub preserve_unknown_fields: Option<bool>,
         pub scope: String,
         pub versions: Vec<CustomResourceDefinitionVersion>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CustomResourceDefinitionVersion {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub additional_printer_columns: Option<Vec<CustomResourceColumnDefinition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub deprecated: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub deprecation_warning: Option<String>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub schema: Option<CustomResourceValidation>,
         pub served: bool,
         pub storage: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subresources: Option<CustomResourceSubresources>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CustomResourceValidation {
-        #[serde(
-            rename = "openAPIV3Schema",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "openAPIV3Schema")]
         pub open_apiv3_schema: Option<JSONSchemaProps>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct JSONSchemaProps {
-        #[serde(rename = "$ref", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "$ref")]
         pub ref_: Option<String>,
-        #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "$schema")]
         pub schema: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub additional_items: Option<JSONSchemaPropsOrBool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub additional_properties: Option<JSONSchemaPropsOrBool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_of: Option<Vec<JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub any_of: Option<Vec<JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub default: Option<serde_json::Value>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub definitions: Option<std::collections::BTreeMap<String, JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub dependencies: Option<
             std::collections::BTreeMap<String, JSONSchemaPropsOrStringArray>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub enum_: Option<Vec<serde_json::Value>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub example: Option<serde_json::Value>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub exclusive_maximum: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub exclusive_minimum: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub external_docs: Option<ExternalDocumentation>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub format: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub items: Option<JSONSchemaPropsOrArray>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_items: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_length: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_properties: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub maximum: Option<f64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_items: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_length: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_properties: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub minimum: Option<f64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub multiple_of: Option<f64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub not: Option<Box<JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub nullable: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub one_of: Option<Vec<JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pattern: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pattern_properties: Option<
             std::collections::BTreeMap<String, JSONSchemaProps>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub properties: Option<std::collections::BTreeMap<String, JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub required: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub title: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub type_: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub unique_items: Option<bool>,
-        #[serde(
-            rename = "x-kubernetes-embedded-resource",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-embedded-resource")]
         pub x_kubernetes_embedded_resource: Option<bool>,
-        #[serde(
-            rename = "x-kubernetes-int-or-string",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-int-or-string")]
         pub x_kubernetes_int_or_string: Option<bool>,
-        #[serde(
-            rename = "x-kubernetes-list-map-keys",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-list-map-keys")]
         pub x_kubernetes_list_map_keys: Option<Vec<String>>,
-        #[serde(
-            rename = "x-kubernetes-list-type",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-list-type")]
         pub x_kubernetes_list_type: Option<String>,
-        #[serde(
-            rename = "x-kubernetes-map-type",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-map-type")]
         pub x_kubernetes_map_type: Option<String>,
-        #[serde(
-            rename = "x-kubernetes-preserve-unknown-fields",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-preserve-unknown-fields")]
         pub x_kubernetes_preserve_unknown_fields: Option<bool>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -214,38 +132,25 @@ pub mod v1 {
     }
 }
 pub mod v1beta1 {
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CustomResourceColumnDefinition {
-        #[serde(rename = "JSONPath")]
+        #[wire(rename = "JSONPath")]
         pub json_path: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub format: Option<String>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub priority: Option<i32>,
-        #[serde(rename = "type")]
+        #[wire(rename = "type")]
         pub type_: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CustomResourceConversion {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conversion_review_versions: Option<Vec<String>>,
         pub strategy: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub webhook_client_config: Option<WebhookClientConfig>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "apiextensions.k8s.io",
         version = "v1beta1",
@@ -264,259 +169,164 @@ pub mod v1beta1 {
         )
     )]
     pub struct CustomResourceDefinition {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CustomResourceDefinitionSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<CustomResourceDefinitionStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CustomResourceDefinitionCondition {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_transition_time: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
         pub status: String,
         pub type_: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CustomResourceDefinitionNames {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub categories: Option<Vec<String>>,
         pub kind: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub list_kind: Option<String>,
         pub plural: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub short_names: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub singular: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CustomResourceDefinitionSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub additional_printer_columns: Option<Vec<CustomResourceColumnDefinition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conversion: Option<CustomResourceConversion>,
         pub group: String,
         pub names: CustomResourceDefinitionNames,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub preserve_unknown_fields: Option<bool>,
         pub scope: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subresources: Option<CustomResourceSubresources>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub validation: Option<CustomResourceValidation>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub version: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub versions: Option<Vec<CustomResourceDefinitionVersion>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CustomResourceDefinitionStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub accepted_names: Option<CustomResourceDefinitionNames>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<CustomResourceDefinitionCondition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub stored_versions: Option<Vec<String>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CustomResourceDefinitionVersion {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub additional_printer_columns: Option<Vec<CustomResourceColumnDefinition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub deprecated: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub deprecation_warning: Option<String>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub schema: Option<CustomResourceValidation>,
         pub served: bool,
         pub storage: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subresources: Option<CustomResourceSubresources>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CustomResourceSubresourceScale {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub label_selector_path: Option<String>,
         pub spec_replicas_path: String,
         pub status_replicas_path: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CustomResourceSubresourceStatus {}
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CustomResourceSubresources {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scale: Option<CustomResourceSubresourceScale>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<CustomResourceSubresourceStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CustomResourceValidation {
-        #[serde(
-            rename = "openAPIV3Schema",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "openAPIV3Schema")]
         pub open_apiv3_schema: Option<JSONSchemaProps>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ExternalDocumentation {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub url: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct JSONSchemaProps {
-        #[serde(rename = "$ref", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "$ref")]
         pub ref_: Option<String>,
-        #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "$schema")]
         pub schema: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub additional_items: Option<JSONSchemaPropsOrBool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub additional_properties: Option<JSONSchemaPropsOrBool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_of: Option<Vec<JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub any_of: Option<Vec<JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub default: Option<serde_json::Value>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub definitions: Option<std::collections::BTreeMap<String, JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub dependencies: Option<
             std::collections::BTreeMap<String, JSONSchemaPropsOrStringArray>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub enum_: Option<Vec<serde_json::Value>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub example: Option<serde_json::Value>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub exclusive_maximum: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub exclusive_minimum: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub external_docs: Option<ExternalDocumentation>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub format: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub items: Option<JSONSchemaPropsOrArray>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_items: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_length: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_properties: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub maximum: Option<f64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_items: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_length: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_properties: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub minimum: Option<f64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub multiple_of: Option<f64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub not: Option<Box<JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub nullable: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub one_of: Option<Vec<JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pattern: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pattern_properties: Option<
             std::collections::BTreeMap<String, JSONSchemaProps>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub properties: Option<std::collections::BTreeMap<String, JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub required: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub title: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub type_: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub unique_items: Option<bool>,
-        #[serde(
-            rename = "x-kubernetes-embedded-resource",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-embedded-resource")]
         pub x_kubernetes_embedded_resource: Option<bool>,
-        #[serde(
-            rename = "x-kubernetes-int-or-string",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-int-or-string")]
         pub x_kubernetes_int_or_string: Option<bool>,
-        #[serde(
-            rename = "x-kubernetes-list-map-keys",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-list-map-keys")]
         pub x_kubernetes_list_map_keys: Option<Vec<String>>,
-        #[serde(
-            rename = "x-kubernetes-list-type",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-list-type")]
         pub x_kubernetes_list_type: Option<String>,
-        #[serde(
-            rename = "x-kubernetes-map-type",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-map-type")]
         pub x_kubernetes_map_type: Option<String>,
-        #[serde(
-            rename = "x-kubernetes-preserve-unknown-fields",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-preserve-unknown-fields")]
         pub x_kubernetes_preserve_unknown_fields: Option<bool>,
     }
     pub type JSONSchemaPropsOrArray = serde_json::Value;
     pub type JSONSchemaPropsOrBool = serde_json::Value;
     pub type JSONSchemaPropsOrStringArray = serde_json::Value;
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ServiceReference {
         pub name: String,
         pub namespace: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub path: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub port: Option<i32>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct WebhookClientConfig {
-        #[serde(rename = "caBundle", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "caBundle")]
         pub ca_bundle: Option<kapi::ByteString>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub service: Option<ServiceReference>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub url: Option<String>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -4,15 +4,7 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::apiregistration::v1::{
         APIServiceCondition, APIServiceSpec, APIServiceStatus, ServiceReference,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "apiregistration.k8s.io",
         version = "v1",
@@ -21,14 +13,12 @@ pub mod v1 {
     )]
     #[resource(status)]
     pub struct APIService {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<APIServiceSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<APIServiceStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -53,15 +43,7 @@ pub mod v1 {
     }
 }
 pub mod v1beta1 {
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "apiregistration.k8s.io",
         version = "v1beta1",
@@ -80,60 +62,43 @@ pub mod v1beta1 {
         )
     )]
     pub struct APIService {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<APIServiceSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<APIServiceStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct APIServiceCondition {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_transition_time: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
         pub status: String,
         pub type_: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct APIServiceSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ca_bundle: Option<kapi::ByteString>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub group: Option<String>,
         pub group_priority_minimum: i32,
-        #[serde(
-            rename = "insecureSkipTLSVerify",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "insecureSkipTLSVerify")]
         pub insecure_skip_tls_verify: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub service: Option<ServiceReference>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub version: Option<String>,
         pub version_priority: i32,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct APIServiceStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<APIServiceCondition>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ServiceReference {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub namespace: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub port: Option<i32>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

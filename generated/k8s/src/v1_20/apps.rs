@@ -6,77 +6,45 @@ pub mod v1 {
         DaemonSetCondition, DaemonSetStatus, DeploymentCondition, DeploymentStrategy,
         ReplicaSetCondition, RollingUpdateDeployment, StatefulSetCondition,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "apps", version = "v1", merge = merge::ControllerRevision)]
     pub struct ControllerRevision {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub data: Option<kapi::RawExtension>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub revision: i64,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "apps", version = "v1", merge = merge::DaemonSet)]
     #[resource(status)]
     pub struct DaemonSet {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<DaemonSetSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<DaemonSetStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct DaemonSetSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_ready_seconds: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub revision_history_limit: Option<i32>,
         pub selector: kapi::meta::LabelSelector,
         pub template: super::super::core::v1::PodTemplateSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub update_strategy: Option<DaemonSetUpdateStrategy>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct DaemonSetUpdateStrategy {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rolling_update: Option<RollingUpdateDaemonSet>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub type_: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "apps", version = "v1", merge = merge::Deployment)]
     #[resource(
         status,
@@ -87,43 +55,27 @@ pub mod v1 {
         )
     )]
     pub struct Deployment {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<DeploymentSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<DeploymentStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct DeploymentSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_ready_seconds: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub paused: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub progress_deadline_seconds: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub replicas: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub revision_history_limit: Option<i32>,
         pub selector: kapi::meta::LabelSelector,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub strategy: Option<DeploymentStrategy>,
         pub template: super::super::core::v1::PodTemplateSpec,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "apps", version = "v1", merge = merge::ReplicaSet)]
     #[resource(
         status,
@@ -134,53 +86,32 @@ pub mod v1 {
         )
     )]
     pub struct ReplicaSet {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<ReplicaSetSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<ReplicaSetStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ReplicaSetSpec {
-        #[serde(
-            rename = "minReadySeconds",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "minReadySeconds")]
         pub min_ready_seconds: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub replicas: Option<i32>,
         pub selector: kapi::meta::LabelSelector,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub template: Option<super::super::core::v1::PodTemplateSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct RollingUpdateDaemonSet {
-        #[serde(
-            rename = "maxUnavailable",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "maxUnavailable")]
         pub max_unavailable: Option<kapi::IntOrString>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct RollingUpdateStatefulSetStrategy {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub partition: Option<i32>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "apps", version = "v1", merge = merge::StatefulSet)]
     #[resource(
         status,
@@ -191,62 +122,45 @@ pub mod v1 {
         )
     )]
     pub struct StatefulSet {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<StatefulSetSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<StatefulSetStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct StatefulSetSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pod_management_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub replicas: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub revision_history_limit: Option<i32>,
         pub selector: kapi::meta::LabelSelector,
         pub service_name: String,
         pub template: super::super::core::v1::PodTemplateSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub update_strategy: Option<StatefulSetUpdateStrategy>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_claim_templates: Option<
             Vec<super::super::core::v1::PersistentVolumeClaim>,
         >,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct StatefulSetStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub collision_count: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<StatefulSetCondition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub current_replicas: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub current_revision: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub observed_generation: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ready_replicas: Option<i32>,
         pub replicas: i32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub update_revision: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub updated_replicas: Option<i32>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct StatefulSetUpdateStrategy {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rolling_update: Option<RollingUpdateStatefulSetStrategy>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub type_: Option<String>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -7,15 +7,7 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::authentication::v1::{
         BoundObjectReference, TokenReviewStatus, UserInfo,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authentication.k8s.io",
         version = "v1",
@@ -24,13 +16,12 @@ pub mod v1 {
     )]
     #[resource(verbs = ["create"])]
     pub struct TokenReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: TokenReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<TokenReviewStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -56,15 +47,7 @@ pub mod v1 {
     }
 }
 pub mod v1beta1 {
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authentication.k8s.io",
         version = "v1beta1",
@@ -83,42 +66,31 @@ pub mod v1beta1 {
         )
     )]
     pub struct TokenReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: TokenReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<TokenReviewStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct TokenReviewSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub audiences: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub token: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct TokenReviewStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub audiences: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub authenticated: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub error: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub user: Option<UserInfo>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct UserInfo {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub groups: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub uid: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub username: Option<String>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -8,15 +8,7 @@ pub mod v1 {
         NonResourceAttributes, NonResourceRule, ResourceRule, SelfSubjectRulesReviewSpec,
         SubjectAccessReviewStatus, SubjectRulesReviewStatus,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -24,24 +16,15 @@ pub mod v1 {
     )]
     #[resource(verbs = ["create"])]
     pub struct LocalSubjectAccessReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SubjectAccessReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SubjectAccessReviewStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -50,24 +33,15 @@ pub mod v1 {
     )]
     #[resource(verbs = ["create"])]
     pub struct SelfSubjectAccessReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SelfSubjectAccessReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SubjectAccessReviewStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -76,24 +50,15 @@ pub mod v1 {
     )]
     #[resource(verbs = ["create"])]
     pub struct SelfSubjectRulesReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SelfSubjectRulesReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SubjectRulesReviewStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -102,13 +67,12 @@ pub mod v1 {
     )]
     #[resource(verbs = ["create"])]
     pub struct SubjectAccessReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SubjectAccessReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SubjectAccessReviewStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -150,15 +114,7 @@ pub mod v1 {
     }
 }
 pub mod v1beta1 {
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1beta1",
@@ -176,69 +132,44 @@ pub mod v1beta1 {
         )
     )]
     pub struct LocalSubjectAccessReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SubjectAccessReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SubjectAccessReviewStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct NonResourceAttributes {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub path: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub verb: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct NonResourceRule {
-        #[serde(
-            rename = "nonResourceURLs",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "nonResourceURLs")]
         pub non_resource_ur_ls: Option<Vec<String>>,
         pub verbs: Vec<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ResourceAttributes {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub group: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub namespace: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subresource: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub verb: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub version: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ResourceRule {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub api_groups: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource_names: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resources: Option<Vec<String>>,
         pub verbs: Vec<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1beta1",
@@ -257,32 +188,21 @@ pub mod v1beta1 {
         )
     )]
     pub struct SelfSubjectAccessReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SelfSubjectAccessReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SubjectAccessReviewStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct SelfSubjectAccessReviewSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub non_resource_attributes: Option<NonResourceAttributes>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource_attributes: Option<ResourceAttributes>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1beta1",
@@ -301,29 +221,19 @@ pub mod v1beta1 {
         )
     )]
     pub struct SelfSubjectRulesReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SelfSubjectRulesReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SubjectRulesReviewStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct SelfSubjectRulesReviewSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub namespace: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1beta1",
@@ -342,49 +252,35 @@ pub mod v1beta1 {
         )
     )]
     pub struct SubjectAccessReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SubjectAccessReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SubjectAccessReviewStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct SubjectAccessReviewSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub group: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub non_resource_attributes: Option<NonResourceAttributes>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource_attributes: Option<ResourceAttributes>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub uid: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub user: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct SubjectAccessReviewStatus {
         pub allowed: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub denied: Option<bool>,
-        #[serde(
-            rename = "evaluationError",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "evaluationError")]
         pub evaluation_error: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct SubjectRulesReviewStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub evaluation_error: Option<String>,
         pub incomplete: bool,
         pub non_resource_rules: Vec<NonResourceRule>,

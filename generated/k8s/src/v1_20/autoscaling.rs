@@ -5,15 +5,7 @@ pub mod v1 {
         CrossVersionObjectReference, HorizontalPodAutoscalerSpec,
         HorizontalPodAutoscalerStatus, Scale, ScaleSpec, ScaleStatus,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "autoscaling",
         version = "v1",
@@ -21,14 +13,12 @@ pub mod v1 {
     )]
     #[resource(status)]
     pub struct HorizontalPodAutoscaler {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<HorizontalPodAutoscalerSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<HorizontalPodAutoscalerStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -54,62 +44,46 @@ pub mod v1 {
     }
 }
 pub mod v2beta1 {
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ContainerResourceMetricSource {
         pub container: String,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub target_average_utilization: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub target_average_value: Option<kapi::Quantity>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ContainerResourceMetricStatus {
         pub container: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub current_average_utilization: Option<i32>,
         pub current_average_value: kapi::Quantity,
         pub name: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CrossVersionObjectReference {
-        #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
         pub kind: String,
         pub name: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ExternalMetricSource {
         pub metric_name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub metric_selector: Option<kapi::meta::LabelSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub target_average_value: Option<kapi::Quantity>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub target_value: Option<kapi::Quantity>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ExternalMetricStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub current_average_value: Option<kapi::Quantity>,
         pub current_value: kapi::Quantity,
         pub metric_name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub metric_selector: Option<kapi::meta::LabelSelector>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "autoscaling",
         version = "v2beta1",
@@ -127,132 +101,103 @@ pub mod v2beta1 {
         )
     )]
     pub struct HorizontalPodAutoscaler {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<HorizontalPodAutoscalerSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<HorizontalPodAutoscalerStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HorizontalPodAutoscalerCondition {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_transition_time: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
         pub status: String,
         pub type_: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HorizontalPodAutoscalerSpec {
         pub max_replicas: i32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub metrics: Option<Vec<MetricSpec>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_replicas: Option<i32>,
         pub scale_target_ref: CrossVersionObjectReference,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HorizontalPodAutoscalerStatus {
         pub conditions: Vec<HorizontalPodAutoscalerCondition>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub current_metrics: Option<Vec<MetricStatus>>,
         pub current_replicas: i32,
         pub desired_replicas: i32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_scale_time: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub observed_generation: Option<i64>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct MetricSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub container_resource: Option<ContainerResourceMetricSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub external: Option<ExternalMetricSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub object: Option<ObjectMetricSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pods: Option<PodsMetricSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource: Option<ResourceMetricSource>,
         pub type_: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct MetricStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub container_resource: Option<ContainerResourceMetricStatus>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub external: Option<ExternalMetricStatus>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub object: Option<ObjectMetricStatus>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pods: Option<PodsMetricStatus>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource: Option<ResourceMetricStatus>,
         pub type_: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ObjectMetricSource {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub average_value: Option<kapi::Quantity>,
         pub metric_name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub selector: Option<kapi::meta::LabelSelector>,
         pub target: CrossVersionObjectReference,
         pub target_value: kapi::Quantity,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ObjectMetricStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub average_value: Option<kapi::Quantity>,
         pub current_value: kapi::Quantity,
         pub metric_name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub selector: Option<kapi::meta::LabelSelector>,
         pub target: CrossVersionObjectReference,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PodsMetricSource {
         pub metric_name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub selector: Option<kapi::meta::LabelSelector>,
         pub target_average_value: kapi::Quantity,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PodsMetricStatus {
         pub current_average_value: kapi::Quantity,
         pub metric_name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub selector: Option<kapi::meta::LabelSelector>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ResourceMetricSource {
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub target_average_utilization: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub target_average_value: Option<kapi::Quantity>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ResourceMetricStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub current_average_utilization: Option<i32>,
         pub current_average_value: kapi::Quantity,
         pub name: String,
@@ -332,61 +277,50 @@ pub mod v2beta1 {
     }
 }
 pub mod v2beta2 {
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ContainerResourceMetricSource {
         pub container: String,
         pub name: String,
         pub target: MetricTarget,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ContainerResourceMetricStatus {
         pub container: String,
         pub current: MetricValueStatus,
         pub name: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CrossVersionObjectReference {
-        #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
         pub kind: String,
         pub name: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ExternalMetricSource {
         pub metric: MetricIdentifier,
         pub target: MetricTarget,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ExternalMetricStatus {
         pub current: MetricValueStatus,
         pub metric: MetricIdentifier,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HPAScalingPolicy {
         pub period_seconds: i32,
         pub type_: String,
         pub value: i32,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HPAScalingRules {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub policies: Option<Vec<HPAScalingPolicy>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub select_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub stabilization_window_seconds: Option<i32>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "autoscaling",
         version = "v2beta2",
@@ -404,148 +338,118 @@ pub mod v2beta2 {
         )
     )]
     pub struct HorizontalPodAutoscaler {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<HorizontalPodAutoscalerSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<HorizontalPodAutoscalerStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HorizontalPodAutoscalerBehavior {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scale_down: Option<HPAScalingRules>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scale_up: Option<HPAScalingRules>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HorizontalPodAutoscalerCondition {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_transition_time: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
         pub status: String,
         pub type_: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HorizontalPodAutoscalerSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub behavior: Option<HorizontalPodAutoscalerBehavior>,
         pub max_replicas: i32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub metrics: Option<Vec<MetricSpec>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_replicas: Option<i32>,
         pub scale_target_ref: CrossVersionObjectReference,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HorizontalPodAutoscalerStatus {
         pub conditions: Vec<HorizontalPodAutoscalerCondition>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub current_metrics: Option<Vec<MetricStatus>>,
         pub current_replicas: i32,
         pub desired_replicas: i32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_scale_time: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub observed_generation: Option<i64>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct MetricIdentifier {
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub selector: Option<kapi::meta::LabelSelector>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct MetricSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub container_resource: Option<ContainerResourceMetricSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub external: Option<ExternalMetricSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub object: Option<ObjectMetricSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pods: Option<PodsMetricSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource: Option<ResourceMetricSource>,
         pub type_: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct MetricStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub container_resource: Option<ContainerResourceMetricStatus>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub external: Option<ExternalMetricStatus>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub object: Option<ObjectMetricStatus>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pods: Option<PodsMetricStatus>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource: Option<ResourceMetricStatus>,
         pub type_: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct MetricTarget {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub average_utilization: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub average_value: Option<kapi::Quantity>,
         pub type_: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub value: Option<kapi::Quantity>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct MetricValueStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub average_utilization: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub average_value: Option<kapi::Quantity>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub value: Option<kapi::Quantity>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ObjectMetricSource {
-        #[serde(rename = "describedObject")]
+        #[wire(rename = "describedObject")]
         pub described_object: CrossVersionObjectReference,
         pub metric: MetricIdentifier,
         pub target: MetricTarget,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ObjectMetricStatus {
         pub current: MetricValueStatus,
-        #[serde(rename = "describedObject")]
+        #[wire(rename = "describedObject")]
         pub described_object: CrossVersionObjectReference,
         pub metric: MetricIdentifier,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct PodsMetricSource {
         pub metric: MetricIdentifier,
         pub target: MetricTarget,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct PodsMetricStatus {
         pub current: MetricValueStatus,
         pub metric: MetricIdentifier,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ResourceMetricSource {
         pub name: String,
         pub target: MetricTarget,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ResourceMetricStatus {
         pub current: MetricValueStatus,
         pub name: String,

@@ -4,15 +4,7 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::certificates::v1::{
         CertificateSigningRequestCondition, CertificateSigningRequestStatus,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "certificates.k8s.io",
         version = "v1",
@@ -21,29 +13,23 @@ pub mod v1 {
     )]
     #[resource(status)]
     pub struct CertificateSigningRequest {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CertificateSigningRequestSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<CertificateSigningRequestStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CertificateSigningRequestSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub groups: Option<Vec<String>>,
         pub request: kapi::ByteString,
-        #[serde(rename = "signerName")]
+        #[wire(rename = "signerName")]
         pub signer_name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub uid: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub usages: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub username: Option<String>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -68,15 +54,7 @@ pub mod v1 {
     }
 }
 pub mod v1beta1 {
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "certificates.k8s.io",
         version = "v1beta1",
@@ -95,52 +73,38 @@ pub mod v1beta1 {
         )
     )]
     pub struct CertificateSigningRequest {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<CertificateSigningRequestSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<CertificateSigningRequestStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CertificateSigningRequestCondition {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_transition_time: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_update_time: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<String>,
         pub type_: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CertificateSigningRequestSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub groups: Option<Vec<String>>,
         pub request: kapi::ByteString,
-        #[serde(rename = "signerName", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "signerName")]
         pub signer_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub uid: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub usages: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub username: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CertificateSigningRequestStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub certificate: Option<kapi::ByteString>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<CertificateSigningRequestCondition>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -2,23 +2,14 @@
 
 pub mod v1 {
     pub use crate::shared::v1_20_v1_28::coordination::v1::LeaseSpec;
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "coordination.k8s.io", version = "v1", merge = merge::Lease)]
     pub struct Lease {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<LeaseSpec>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -38,15 +29,7 @@ pub mod v1 {
     }
 }
 pub mod v1beta1 {
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "coordination.k8s.io", version = "v1beta1", merge = merge::Lease)]
     #[resource(
         introduced = "1.12",
@@ -55,26 +38,20 @@ pub mod v1beta1 {
         replacement(group = "coordination.k8s.io", version = "v1", kind = "Lease")
     )]
     pub struct Lease {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<LeaseSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct LeaseSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub acquire_time: Option<kapi::MicroTime>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub holder_identity: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub lease_duration_seconds: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub lease_transitions: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub renew_time: Option<kapi::MicroTime>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

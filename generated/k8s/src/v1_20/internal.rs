@@ -3,29 +3,15 @@
 pub mod v1alpha1 {
     pub use crate::shared::v1_20_v1_28::internal::v1alpha1::StorageVersionCondition;
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::internal::v1alpha1::StorageVersionSpec;
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ServerStorageVersion {
-        #[serde(
-            rename = "apiServerID",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "apiServerID")]
         pub api_server_id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub decodable_versions: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub encoding_version: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "internal.apiserver.k8s.io",
         version = "v1alpha1",
@@ -34,22 +20,19 @@ pub mod v1alpha1 {
     )]
     #[resource(status)]
     pub struct StorageVersion {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: StorageVersionSpec,
         pub status: StorageVersionStatus,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct StorageVersionStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub common_encoding_version: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<StorageVersionCondition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub storage_versions: Option<Vec<ServerStorageVersion>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

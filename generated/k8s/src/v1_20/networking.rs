@@ -5,49 +5,30 @@ pub mod v1 {
         IPBlock, IngressBackend, IngressServiceBackend, IngressTLS, NetworkPolicyPeer,
         ServiceBackendPort,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct HTTPIngressPath {
         pub backend: IngressBackend,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub path: Option<String>,
-        #[serde(rename = "pathType", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "pathType")]
         pub path_type: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct HTTPIngressRuleValue {
         pub paths: Vec<HTTPIngressPath>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "networking.k8s.io", version = "v1", merge = merge::Ingress)]
     #[resource(status)]
     pub struct Ingress {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<IngressSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<IngressStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1",
@@ -55,102 +36,71 @@ pub mod v1 {
         merge = merge::IngressClass
     )]
     pub struct IngressClass {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<IngressClassSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct IngressClassSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub controller: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub parameters: Option<super::super::core::v1::TypedLocalObjectReference>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct IngressRule {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub host: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub http: Option<HTTPIngressRuleValue>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct IngressSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub default_backend: Option<IngressBackend>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ingress_class_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rules: Option<Vec<IngressRule>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub tls: Option<Vec<IngressTLS>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct IngressStatus {
-        #[serde(
-            rename = "loadBalancer",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "loadBalancer")]
         pub load_balancer: Option<super::super::core::v1::LoadBalancerStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1",
         merge = merge::NetworkPolicy
     )]
     pub struct NetworkPolicy {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<NetworkPolicySpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct NetworkPolicyEgressRule {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ports: Option<Vec<NetworkPolicyPort>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub to: Option<Vec<NetworkPolicyPeer>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct NetworkPolicyIngressRule {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub from: Option<Vec<NetworkPolicyPeer>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ports: Option<Vec<NetworkPolicyPort>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct NetworkPolicyPort {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub port: Option<kapi::IntOrString>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub protocol: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct NetworkPolicySpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub egress: Option<Vec<NetworkPolicyEgressRule>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ingress: Option<Vec<NetworkPolicyIngressRule>>,
         pub pod_selector: kapi::meta::LabelSelector,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub policy_types: Option<Vec<String>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -229,27 +179,18 @@ pub mod v1 {
     }
 }
 pub mod v1beta1 {
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct HTTPIngressPath {
         pub backend: IngressBackend,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub path: Option<String>,
-        #[serde(rename = "pathType", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "pathType")]
         pub path_type: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct HTTPIngressRuleValue {
         pub paths: Vec<HTTPIngressPath>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "networking.k8s.io", version = "v1beta1", merge = merge::Ingress)]
     #[resource(status)]
     #[resource(
@@ -259,35 +200,22 @@ pub mod v1beta1 {
         replacement(group = "networking.k8s.io", version = "v1", kind = "Ingress")
     )]
     pub struct Ingress {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<IngressSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<IngressStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct IngressBackend {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource: Option<super::super::core::v1::TypedLocalObjectReference>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub service_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub service_port: Option<kapi::IntOrString>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1beta1",
@@ -305,57 +233,40 @@ pub mod v1beta1 {
         )
     )]
     pub struct IngressClass {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<IngressClassSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct IngressClassSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub controller: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub parameters: Option<super::super::core::v1::TypedLocalObjectReference>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct IngressRule {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub host: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub http: Option<HTTPIngressRuleValue>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct IngressSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub backend: Option<IngressBackend>,
-        #[serde(
-            rename = "ingressClassName",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "ingressClassName")]
         pub ingress_class_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rules: Option<Vec<IngressRule>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub tls: Option<Vec<IngressTLS>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct IngressStatus {
-        #[serde(
-            rename = "loadBalancer",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "loadBalancer")]
         pub load_balancer: Option<super::super::core::v1::LoadBalancerStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct IngressTLS {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub hosts: Option<Vec<String>>,
-        #[serde(rename = "secretName", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "secretName")]
         pub secret_name: Option<String>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

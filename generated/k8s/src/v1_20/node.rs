@@ -2,15 +2,7 @@
 
 pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::node::v1::{Overhead, Scheduling};
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "node.k8s.io",
         version = "v1",
@@ -18,15 +10,13 @@ pub mod v1 {
         merge = merge::RuntimeClass
     )]
     pub struct RuntimeClass {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub handler: String,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub overhead: Option<Overhead>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scheduling: Option<Scheduling>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -50,20 +40,12 @@ pub mod v1 {
     }
 }
 pub mod v1alpha1 {
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct Overhead {
-        #[serde(rename = "podFixed", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "podFixed")]
         pub pod_fixed: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "node.k8s.io",
         version = "v1alpha1",
@@ -72,31 +54,24 @@ pub mod v1alpha1 {
     )]
     #[resource(introduced = "1.12", deprecated = "1.14", removed = "1.16")]
     pub struct RuntimeClass {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: RuntimeClassSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct RuntimeClassSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub overhead: Option<Overhead>,
-        #[serde(rename = "runtimeHandler")]
+        #[wire(rename = "runtimeHandler")]
         pub runtime_handler: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scheduling: Option<Scheduling>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct Scheduling {
-        #[serde(
-            rename = "nodeSelector",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "nodeSelector")]
         pub node_selector: Option<std::collections::BTreeMap<String, String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub tolerations: Option<Vec<super::super::core::v1::Toleration>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -123,20 +98,12 @@ pub mod v1alpha1 {
     }
 }
 pub mod v1beta1 {
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct Overhead {
-        #[serde(rename = "podFixed", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "podFixed")]
         pub pod_fixed: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "node.k8s.io",
         version = "v1beta1",
@@ -145,26 +112,19 @@ pub mod v1beta1 {
     )]
     #[resource(introduced = "1.13", deprecated = "1.22", removed = "1.25")]
     pub struct RuntimeClass {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub handler: String,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub overhead: Option<Overhead>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scheduling: Option<Scheduling>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct Scheduling {
-        #[serde(
-            rename = "nodeSelector",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "nodeSelector")]
         pub node_selector: Option<std::collections::BTreeMap<String, String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub tolerations: Option<Vec<super::super::core::v1::Toleration>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

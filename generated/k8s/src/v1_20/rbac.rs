@@ -5,16 +5,8 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::rbac::v1::{
         AggregationRule, PolicyRule, Subject,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
@@ -22,25 +14,15 @@ pub mod v1 {
         merge = merge::ClusterRole
     )]
     pub struct ClusterRole {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub aggregation_rule: Option<AggregationRule>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rules: Option<Vec<PolicyRule>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
@@ -50,41 +32,23 @@ pub mod v1 {
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subjects: Option<Vec<Subject>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "rbac.authorization.k8s.io", version = "v1", merge = merge::Role)]
     pub struct Role {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rules: Option<Vec<PolicyRule>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
@@ -93,10 +57,9 @@ pub mod v1 {
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subjects: Option<Vec<Subject>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -145,25 +108,13 @@ pub mod v1 {
     }
 }
 pub mod v1alpha1 {
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct AggregationRule {
-        #[serde(
-            rename = "clusterRoleSelectors",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "clusterRoleSelectors")]
         pub cluster_role_selectors: Option<Vec<kapi::meta::LabelSelector>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1alpha1",
@@ -171,25 +122,15 @@ pub mod v1alpha1 {
         merge = merge::ClusterRole
     )]
     pub struct ClusterRole {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub aggregation_rule: Option<AggregationRule>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rules: Option<Vec<PolicyRule>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1alpha1",
@@ -199,62 +140,37 @@ pub mod v1alpha1 {
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subjects: Option<Vec<Subject>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PolicyRule {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub api_groups: Option<Vec<String>>,
-        #[serde(
-            rename = "nonResourceURLs",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "nonResourceURLs")]
         pub non_resource_ur_ls: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource_names: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resources: Option<Vec<String>>,
         pub verbs: Vec<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1alpha1",
         merge = merge::Role
     )]
     pub struct Role {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rules: Option<Vec<PolicyRule>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1alpha1",
@@ -263,26 +179,24 @@ pub mod v1alpha1 {
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subjects: Option<Vec<Subject>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct RoleRef {
-        #[serde(rename = "apiGroup")]
+        #[wire(rename = "apiGroup")]
         pub api_group: String,
         pub kind: String,
         pub name: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct Subject {
-        #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
         pub kind: String,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub namespace: Option<String>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -331,25 +245,13 @@ pub mod v1alpha1 {
     }
 }
 pub mod v1beta1 {
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct AggregationRule {
-        #[serde(
-            rename = "clusterRoleSelectors",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "clusterRoleSelectors")]
         pub cluster_role_selectors: Option<Vec<kapi::meta::LabelSelector>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1beta1",
@@ -367,25 +269,15 @@ pub mod v1beta1 {
         )
     )]
     pub struct ClusterRole {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub aggregation_rule: Option<AggregationRule>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rules: Option<Vec<PolicyRule>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1beta1",
@@ -405,38 +297,22 @@ pub mod v1beta1 {
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subjects: Option<Vec<Subject>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PolicyRule {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub api_groups: Option<Vec<String>>,
-        #[serde(
-            rename = "nonResourceURLs",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "nonResourceURLs")]
         pub non_resource_ur_ls: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource_names: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resources: Option<Vec<String>>,
         pub verbs: Vec<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1beta1",
@@ -449,24 +325,15 @@ pub mod v1beta1 {
         replacement(group = "rbac.authorization.k8s.io", version = "v1", kind = "Role")
     )]
     pub struct Role {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rules: Option<Vec<PolicyRule>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1beta1",
@@ -485,26 +352,24 @@ pub mod v1beta1 {
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subjects: Option<Vec<Subject>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct RoleRef {
-        #[serde(rename = "apiGroup")]
+        #[wire(rename = "apiGroup")]
         pub api_group: String,
         pub kind: String,
         pub name: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct Subject {
-        #[serde(rename = "apiGroup", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "apiGroup")]
         pub api_group: Option<String>,
         pub kind: String,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub namespace: Option<String>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -7,15 +7,7 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::storage::v1::{
         CSINodeDriver, CSINodeSpec, TokenRequest, VolumeNodeResources,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -23,40 +15,25 @@ pub mod v1 {
         merge = merge::CSIDriver
     )]
     pub struct CSIDriver {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSIDriverSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CSIDriverSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub attach_required: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub fs_group_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pod_info_on_mount: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub requires_republish: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub storage_capacity: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub token_requests: Option<Vec<TokenRequest>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_lifecycle_modes: Option<Vec<String>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -64,23 +41,15 @@ pub mod v1 {
         merge = merge::CSINode
     )]
     pub struct CSINode {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSINodeSpec,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -88,35 +57,21 @@ pub mod v1 {
         merge = merge::StorageClass
     )]
     pub struct StorageClass {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allow_volume_expansion: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allowed_topologies: Option<
             Vec<super::super::core::v1::TopologySelectorTerm>,
         >,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub mount_options: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub parameters: Option<std::collections::BTreeMap<String, String>>,
         pub provisioner: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reclaim_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_binding_mode: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -125,27 +80,24 @@ pub mod v1 {
     )]
     #[resource(status)]
     pub struct VolumeAttachment {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: VolumeAttachmentSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<VolumeAttachmentStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct VolumeAttachmentSource {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub inline_volume_spec: Option<super::super::core::v1::PersistentVolumeSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub persistent_volume_name: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct VolumeAttachmentSpec {
         pub attacher: String,
-        #[serde(rename = "nodeName")]
+        #[wire(rename = "nodeName")]
         pub node_name: String,
         pub source: VolumeAttachmentSource,
     }
@@ -192,15 +144,7 @@ pub mod v1 {
     }
 }
 pub mod v1alpha1 {
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1alpha1",
@@ -213,46 +157,38 @@ pub mod v1alpha1 {
         replacement(group = "storage.k8s.io", version = "v1", kind = "VolumeAttachment")
     )]
     pub struct VolumeAttachment {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: VolumeAttachmentSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<VolumeAttachmentStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct VolumeAttachmentSource {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub inline_volume_spec: Option<super::super::core::v1::PersistentVolumeSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub persistent_volume_name: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct VolumeAttachmentSpec {
         pub attacher: String,
-        #[serde(rename = "nodeName")]
+        #[wire(rename = "nodeName")]
         pub node_name: String,
         pub source: VolumeAttachmentSource,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct VolumeAttachmentStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub attach_error: Option<VolumeError>,
         pub attached: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub attachment_metadata: Option<std::collections::BTreeMap<String, String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub detach_error: Option<VolumeError>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct VolumeError {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub time: Option<kapi::Time>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -272,15 +208,7 @@ pub mod v1alpha1 {
     }
 }
 pub mod v1beta1 {
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1beta1",
@@ -294,40 +222,25 @@ pub mod v1beta1 {
         replacement(group = "storage.k8s.io", version = "v1", kind = "CSIDriver")
     )]
     pub struct CSIDriver {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSIDriverSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CSIDriverSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub attach_required: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub fs_group_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pod_info_on_mount: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub requires_republish: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub storage_capacity: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub token_requests: Option<Vec<TokenRequest>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_lifecycle_modes: Option<Vec<String>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1beta1",
@@ -341,41 +254,28 @@ pub mod v1beta1 {
         replacement(group = "storage.k8s.io", version = "v1", kind = "CSINode")
     )]
     pub struct CSINode {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSINodeSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CSINodeDriver {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allocatable: Option<VolumeNodeResources>,
         pub name: String,
-        #[serde(rename = "nodeID")]
+        #[wire(rename = "nodeID")]
         pub node_id: String,
-        #[serde(
-            rename = "topologyKeys",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "topologyKeys")]
         pub topology_keys: Option<Vec<String>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CSINodeSpec {
         pub drivers: Vec<CSINodeDriver>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "storage.k8s.io",
         version = "v1beta1",
@@ -389,45 +289,27 @@ pub mod v1beta1 {
         replacement(group = "storage.k8s.io", version = "v1", kind = "StorageClass")
     )]
     pub struct StorageClass {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allow_volume_expansion: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allowed_topologies: Option<
             Vec<super::super::core::v1::TopologySelectorTerm>,
         >,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub mount_options: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub parameters: Option<std::collections::BTreeMap<String, String>>,
         pub provisioner: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reclaim_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_binding_mode: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct TokenRequest {
         pub audience: String,
-        #[serde(
-            rename = "expirationSeconds",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "expirationSeconds")]
         pub expiration_seconds: Option<i64>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1beta1",
@@ -441,51 +323,42 @@ pub mod v1beta1 {
         replacement(group = "storage.k8s.io", version = "v1", kind = "VolumeAttachment")
     )]
     pub struct VolumeAttachment {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: VolumeAttachmentSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<VolumeAttachmentStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct VolumeAttachmentSource {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub inline_volume_spec: Option<super::super::core::v1::PersistentVolumeSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub persistent_volume_name: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct VolumeAttachmentSpec {
         pub attacher: String,
-        #[serde(rename = "nodeName")]
+        #[wire(rename = "nodeName")]
         pub node_name: String,
         pub source: VolumeAttachmentSource,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct VolumeAttachmentStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub attach_error: Option<VolumeError>,
         pub attached: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub attachment_metadata: Option<std::collections::BTreeMap<String, String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub detach_error: Option<VolumeError>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct VolumeError {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub time: Option<kapi::Time>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct VolumeNodeResources {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub count: Option<i32>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -7,15 +7,7 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::admissionregistration::v1::{
         RuleWithOperations, ServiceReference, WebhookClientConfig,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -23,23 +15,14 @@ pub mod v1 {
         merge = merge::MutatingWebhookConfiguration
     )]
     pub struct MutatingWebhookConfiguration {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub webhooks: Option<Vec<MutatingWebhook>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -47,12 +30,11 @@ pub mod v1 {
         merge = merge::ValidatingWebhookConfiguration
     )]
     pub struct ValidatingWebhookConfiguration {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub webhooks: Option<Vec<ValidatingWebhook>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -119,36 +101,24 @@ pub mod v1alpha1 {
         MatchCondition, MatchResources, NamedRuleWithOperations, ParamKind, ParamRef,
         Variable,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct AuditAnnotation {
         pub key: String,
-        #[serde(rename = "valueExpression")]
+        #[wire(rename = "valueExpression")]
         pub value_expression: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ExpressionWarning {
-        #[serde(rename = "fieldRef")]
+        #[wire(rename = "fieldRef")]
         pub field_ref: String,
         pub warning: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct TypeChecking {
-        #[serde(
-            rename = "expressionWarnings",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "expressionWarnings")]
         pub expression_warnings: Option<Vec<ExpressionWarning>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1alpha1",
@@ -167,25 +137,15 @@ pub mod v1alpha1 {
         )
     )]
     pub struct ValidatingAdmissionPolicy {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<ValidatingAdmissionPolicySpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<ValidatingAdmissionPolicyStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1alpha1",
@@ -203,66 +163,45 @@ pub mod v1alpha1 {
         )
     )]
     pub struct ValidatingAdmissionPolicyBinding {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<ValidatingAdmissionPolicyBindingSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ValidatingAdmissionPolicyBindingSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_resources: Option<MatchResources>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub param_ref: Option<ParamRef>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub policy_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub validation_actions: Option<Vec<String>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ValidatingAdmissionPolicySpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub audit_annotations: Option<Vec<AuditAnnotation>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub failure_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_conditions: Option<Vec<MatchCondition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_constraints: Option<MatchResources>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub param_kind: Option<ParamKind>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub validations: Option<Vec<Validation>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub variables: Option<Vec<Variable>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ValidatingAdmissionPolicyStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<kapi::meta::Condition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub observed_generation: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub type_checking: Option<TypeChecking>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct Validation {
         pub expression: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(
-            rename = "messageExpression",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "messageExpression")]
         pub message_expression: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -352,36 +291,24 @@ pub mod v1beta1 {
         MatchCondition, MatchResources, NamedRuleWithOperations, ParamKind, ParamRef,
         Variable,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct AuditAnnotation {
         pub key: String,
-        #[serde(rename = "valueExpression")]
+        #[wire(rename = "valueExpression")]
         pub value_expression: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ExpressionWarning {
-        #[serde(rename = "fieldRef")]
+        #[wire(rename = "fieldRef")]
         pub field_ref: String,
         pub warning: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct TypeChecking {
-        #[serde(
-            rename = "expressionWarnings",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "expressionWarnings")]
         pub expression_warnings: Option<Vec<ExpressionWarning>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
@@ -391,25 +318,15 @@ pub mod v1beta1 {
     #[resource(status)]
     #[resource(introduced = "1.28", deprecated = "1.31", removed = "1.34")]
     pub struct ValidatingAdmissionPolicy {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<ValidatingAdmissionPolicySpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<ValidatingAdmissionPolicyStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
@@ -418,66 +335,45 @@ pub mod v1beta1 {
     )]
     #[resource(introduced = "1.28", deprecated = "1.31", removed = "1.34")]
     pub struct ValidatingAdmissionPolicyBinding {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<ValidatingAdmissionPolicyBindingSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ValidatingAdmissionPolicyBindingSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_resources: Option<MatchResources>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub param_ref: Option<ParamRef>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub policy_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub validation_actions: Option<Vec<String>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ValidatingAdmissionPolicySpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub audit_annotations: Option<Vec<AuditAnnotation>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub failure_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_conditions: Option<Vec<MatchCondition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_constraints: Option<MatchResources>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub param_kind: Option<ParamKind>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub validations: Option<Vec<Validation>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub variables: Option<Vec<Variable>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ValidatingAdmissionPolicyStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<kapi::meta::Condition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub observed_generation: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub type_checking: Option<TypeChecking>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct Validation {
         pub expression: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(
-            rename = "messageExpression",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "messageExpression")]
         pub message_expression: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -12,15 +12,7 @@ pub mod v1 {
         JSONSchemaPropsOrStringArray, ServiceReference, WebhookClientConfig,
         WebhookConversion,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "apiextensions.k8s.io",
         version = "v1",
@@ -29,190 +21,108 @@ pub mod v1 {
     )]
     #[resource(status)]
     pub struct CustomResourceDefinition {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CustomResourceDefinitionSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<CustomResourceDefinitionStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CustomResourceDefinitionSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conversion: Option<CustomResourceConversion>,
         pub group: String,
         pub names: CustomResourceDefinitionNames,
-        #[serde(
-            rename = "preserveUnknownFields",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "preserveUnknownFields")]
         pub preserve_unknown_fields: Option<bool>,
         pub scope: String,
         pub versions: Vec<CustomResourceDefinitionVersion>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CustomResourceDefinitionVersion {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub additional_printer_columns: Option<Vec<CustomResourceColumnDefinition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub deprecated: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub deprecation_warning: Option<String>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub schema: Option<CustomResourceValidation>,
         pub served: bool,
         pub storage: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subresources: Option<CustomResourceSubresources>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CustomResourceValidation {
-        #[serde(
-            rename = "openAPIV3Schema",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "openAPIV3Schema")]
         pub open_apiv3_schema: Option<JSONSchemaProps>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct JSONSchemaProps {
-        #[serde(rename = "$ref", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "$ref")]
         pub ref_: Option<String>,
-        #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "$schema")]
         pub schema: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub additional_items: Option<JSONSchemaPropsOrBool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub additional_properties: Option<JSONSchemaPropsOrBool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_of: Option<Vec<JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub any_of: Option<Vec<JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub default: Option<serde_json::Value>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub definitions: Option<std::collections::BTreeMap<String, JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub dependencies: Option<
             std::collections::BTreeMap<String, JSONSchemaPropsOrStringArray>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub enum_: Option<Vec<serde_json::Value>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub example: Option<serde_json::Value>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub exclusive_maximum: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub exclusive_minimum: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub external_docs: Option<ExternalDocumentation>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub format: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub items: Option<JSONSchemaPropsOrArray>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_items: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_length: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_properties: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub maximum: Option<f64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_items: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_length: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_properties: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub minimum: Option<f64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub multiple_of: Option<f64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub not: Option<Box<JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub nullable: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub one_of: Option<Vec<JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pattern: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pattern_properties: Option<
             std::collections::BTreeMap<String, JSONSchemaProps>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub properties: Option<std::collections::BTreeMap<String, JSONSchemaProps>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub required: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub title: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub type_: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub unique_items: Option<bool>,
-        #[serde(
-            rename = "x-kubernetes-embedded-resource",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-embedded-resource")]
         pub x_kubernetes_embedded_resource: Option<bool>,
-        #[serde(
-            rename = "x-kubernetes-int-or-string",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-int-or-string")]
         pub x_kubernetes_int_or_string: Option<bool>,
-        #[serde(
-            rename = "x-kubernetes-list-map-keys",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-list-map-keys")]
         pub x_kubernetes_list_map_keys: Option<Vec<String>>,
-        #[serde(
-            rename = "x-kubernetes-list-type",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-list-type")]
         pub x_kubernetes_list_type: Option<String>,
-        #[serde(
-            rename = "x-kubernetes-map-type",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-map-type")]
         pub x_kubernetes_map_type: Option<String>,
-        #[serde(
-            rename = "x-kubernetes-preserve-unknown-fields",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-preserve-unknown-fields")]
         pub x_kubernetes_preserve_unknown_fields: Option<bool>,
-        #[serde(
-            rename = "x-kubernetes-validations",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "x-kubernetes-validations")]
         pub x_kubernetes_validations: Option<Vec<ValidationRule>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ValidationRule {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub field_path: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message_expression: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
         pub rule: String,
     }

@@ -4,15 +4,7 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::apiregistration::v1::{
         APIServiceCondition, APIServiceSpec, APIServiceStatus, ServiceReference,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "apiregistration.k8s.io",
         version = "v1",
@@ -21,14 +13,12 @@ pub mod v1 {
     )]
     #[resource(status)]
     pub struct APIService {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<APIServiceSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<APIServiceStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

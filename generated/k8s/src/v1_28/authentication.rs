@@ -8,15 +8,7 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::authentication::v1::{
         BoundObjectReference, TokenReviewStatus, UserInfo,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authentication.k8s.io",
         version = "v1",
@@ -25,23 +17,14 @@ pub mod v1 {
     )]
     #[resource(verbs = ["create"])]
     pub struct SelfSubjectReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SelfSubjectReviewStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authentication.k8s.io",
         version = "v1",
@@ -50,13 +33,12 @@ pub mod v1 {
     )]
     #[resource(verbs = ["create"])]
     pub struct TokenReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: TokenReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<TokenReviewStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -88,15 +70,7 @@ pub mod v1 {
     }
 }
 pub mod v1alpha1 {
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authentication.k8s.io",
         version = "v1alpha1",
@@ -106,17 +80,16 @@ pub mod v1alpha1 {
     #[resource(verbs = ["create"])]
     #[resource(introduced = "1.26", deprecated = "1.29")]
     pub struct SelfSubjectReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SelfSubjectReviewStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct SelfSubjectReviewStatus {
-        #[serde(rename = "userInfo", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "userInfo")]
         pub user_info: Option<super::v1::UserInfo>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -136,15 +109,7 @@ pub mod v1alpha1 {
     }
 }
 pub mod v1beta1 {
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authentication.k8s.io",
         version = "v1beta1",
@@ -153,17 +118,16 @@ pub mod v1beta1 {
     )]
     #[resource(verbs = ["create"])]
     pub struct SelfSubjectReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SelfSubjectReviewStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct SelfSubjectReviewStatus {
-        #[serde(rename = "userInfo", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "userInfo")]
         pub user_info: Option<super::v1::UserInfo>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

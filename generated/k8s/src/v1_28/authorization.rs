@@ -8,15 +8,7 @@ pub mod v1 {
         NonResourceAttributes, NonResourceRule, ResourceRule, SelfSubjectRulesReviewSpec,
         SubjectAccessReviewStatus, SubjectRulesReviewStatus,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -24,24 +16,15 @@ pub mod v1 {
     )]
     #[resource(verbs = ["create"])]
     pub struct LocalSubjectAccessReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SubjectAccessReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SubjectAccessReviewStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -50,24 +33,15 @@ pub mod v1 {
     )]
     #[resource(verbs = ["create"])]
     pub struct SelfSubjectAccessReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SelfSubjectAccessReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SubjectAccessReviewStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -76,24 +50,15 @@ pub mod v1 {
     )]
     #[resource(verbs = ["create"])]
     pub struct SelfSubjectRulesReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SelfSubjectRulesReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SubjectRulesReviewStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -102,13 +67,12 @@ pub mod v1 {
     )]
     #[resource(verbs = ["create"])]
     pub struct SubjectAccessReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SubjectAccessReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<SubjectAccessReviewStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

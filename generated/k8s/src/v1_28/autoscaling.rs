@@ -5,15 +5,7 @@ pub mod v1 {
         CrossVersionObjectReference, HorizontalPodAutoscalerSpec,
         HorizontalPodAutoscalerStatus, Scale, ScaleSpec, ScaleStatus,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "autoscaling",
         version = "v1",
@@ -21,14 +13,12 @@ pub mod v1 {
     )]
     #[resource(status)]
     pub struct HorizontalPodAutoscaler {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<HorizontalPodAutoscalerSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<HorizontalPodAutoscalerStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -66,25 +56,14 @@ pub mod v2 {
         MetricTarget, MetricValueStatus, ObjectMetricSource, ObjectMetricStatus,
         PodsMetricSource, PodsMetricStatus, ResourceMetricSource, ResourceMetricStatus,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HPAScalingRules {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub policies: Option<Vec<HPAScalingPolicy>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub select_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub stabilization_window_seconds: Option<i32>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "autoscaling",
         version = "v2",
@@ -92,33 +71,26 @@ pub mod v2 {
     )]
     #[resource(status)]
     pub struct HorizontalPodAutoscaler {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<HorizontalPodAutoscalerSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<HorizontalPodAutoscalerStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HorizontalPodAutoscalerBehavior {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scale_down: Option<HPAScalingRules>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scale_up: Option<HPAScalingRules>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HorizontalPodAutoscalerSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub behavior: Option<HorizontalPodAutoscalerBehavior>,
         pub max_replicas: i32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub metrics: Option<Vec<MetricSpec>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_replicas: Option<i32>,
         pub scale_target_ref: CrossVersionObjectReference,
     }

@@ -5,15 +5,7 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::certificates::v1::{
         CertificateSigningRequestCondition, CertificateSigningRequestStatus,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "certificates.k8s.io",
         version = "v1",
@@ -22,13 +14,12 @@ pub mod v1 {
     )]
     #[resource(status)]
     pub struct CertificateSigningRequest {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CertificateSigningRequestSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<CertificateSigningRequestStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -54,15 +45,7 @@ pub mod v1 {
 }
 pub mod v1alpha1 {
     pub use crate::shared::v1_28_v1_34_v1_36::certificates::v1alpha1::ClusterTrustBundleSpec;
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "certificates.k8s.io",
         version = "v1alpha1",
@@ -71,10 +54,10 @@ pub mod v1alpha1 {
     )]
     #[resource(introduced = "1.26", deprecated = "1.34")]
     pub struct ClusterTrustBundle {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ClusterTrustBundleSpec,
     }

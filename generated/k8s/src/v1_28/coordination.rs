@@ -2,23 +2,14 @@
 
 pub mod v1 {
     pub use crate::shared::v1_20_v1_28::coordination::v1::LeaseSpec;
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "coordination.k8s.io", version = "v1", merge = merge::Lease)]
     pub struct Lease {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<LeaseSpec>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

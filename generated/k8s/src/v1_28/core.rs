@@ -46,174 +46,101 @@ pub mod v1 {
         TopologySelectorTerm, TypedLocalObjectReference, VolumeDevice,
         VolumeNodeAffinity, VsphereVirtualDiskVolumeSource,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct Affinity {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_affinity: Option<NodeAffinity>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pod_affinity: Option<PodAffinity>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pod_anti_affinity: Option<PodAntiAffinity>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", merge = merge::Binding)]
     #[resource(verbs = ["create"])]
     pub struct Binding {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub target: ObjectReference,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ClaimSource {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource_claim_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource_claim_template_name: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", cluster, merge = merge::ComponentStatus)]
     #[resource(verbs = ["get", "list"])]
     pub struct ComponentStatus {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<ComponentCondition>>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(group = "", version = "v1", merge = merge::ConfigMap)]
     pub struct ConfigMap {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binary_data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub data: Option<std::collections::BTreeMap<String, String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub immutable: Option<bool>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct Container {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub args: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub command: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub env: Option<Vec<EnvVar>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub env_from: Option<Vec<EnvFromSource>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub image: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub image_pull_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub lifecycle: Option<Lifecycle>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub liveness_probe: Option<Probe>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ports: Option<Vec<ContainerPort>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub readiness_probe: Option<Probe>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resize_policy: Option<Vec<ContainerResizePolicy>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resources: Option<ResourceRequirements>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub restart_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub security_context: Option<SecurityContext>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub startup_probe: Option<Probe>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub stdin: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub stdin_once: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub termination_message_path: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub termination_message_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub tty: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_devices: Option<Vec<VolumeDevice>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_mounts: Option<Vec<VolumeMount>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub working_dir: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ContainerStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allocated_resources: Option<
             std::collections::BTreeMap<String, kapi::Quantity>,
         >,
-        #[serde(
-            rename = "containerID",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "containerID")]
         pub container_id: Option<String>,
         pub image: String,
-        #[serde(rename = "imageID")]
+        #[wire(rename = "imageID")]
         pub image_id: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_state: Option<ContainerState>,
         pub name: String,
         pub ready: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resources: Option<ResourceRequirements>,
         pub restart_count: i32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub started: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub state: Option<ContainerState>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "",
         version = "v1",
@@ -221,630 +148,370 @@ pub mod v1 {
         merge = merge::Endpoints
     )]
     pub struct Endpoints {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subsets: Option<Vec<EndpointSubset>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct EphemeralContainer {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub args: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub command: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub env: Option<Vec<EnvVar>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub env_from: Option<Vec<EnvFromSource>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub image: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub image_pull_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub lifecycle: Option<Lifecycle>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub liveness_probe: Option<Probe>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ports: Option<Vec<ContainerPort>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub readiness_probe: Option<Probe>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resize_policy: Option<Vec<ContainerResizePolicy>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resources: Option<ResourceRequirements>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub restart_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub security_context: Option<SecurityContext>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub startup_probe: Option<Probe>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub stdin: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub stdin_once: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub target_container_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub termination_message_path: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub termination_message_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub tty: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_devices: Option<Vec<VolumeDevice>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_mounts: Option<Vec<VolumeMount>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub working_dir: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct EphemeralVolumeSource {
-        #[serde(
-            rename = "volumeClaimTemplate",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "volumeClaimTemplate")]
         pub volume_claim_template: Option<PersistentVolumeClaimTemplate>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(group = "", version = "v1", merge = merge::Event)]
     pub struct Event {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub action: Option<String>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub count: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub event_time: Option<kapi::MicroTime>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub first_timestamp: Option<kapi::Time>,
         pub involved_object: ObjectReference,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_timestamp: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub related: Option<ObjectReference>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reporting_component: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reporting_instance: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub series: Option<EventSeries>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub source: Option<EventSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub type_: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct HostIP {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ip: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct Lifecycle {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub post_start: Option<LifecycleHandler>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pre_stop: Option<LifecycleHandler>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct LifecycleHandler {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub exec: Option<ExecAction>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub http_get: Option<HTTPGetAction>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub tcp_socket: Option<TCPSocketAction>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", merge = merge::LimitRange)]
     pub struct LimitRange {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<LimitRangeSpec>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Namespace)]
     #[resource(verbs = ["create", "delete", "get", "list", "patch", "update", "watch"])]
     #[resource(status)]
     pub struct Namespace {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<NamespaceSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<NamespaceStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Node)]
     #[resource(status)]
     pub struct Node {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<NodeSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<NodeStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct NodeStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub addresses: Option<Vec<NodeAddress>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allocatable: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capacity: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<NodeCondition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub config: Option<NodeConfigStatus>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub daemon_endpoints: Option<NodeDaemonEndpoints>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub images: Option<Vec<ContainerImage>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_info: Option<NodeSystemInfo>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub phase: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volumes_attached: Option<Vec<AttachedVolume>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volumes_in_use: Option<Vec<String>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", cluster, merge = merge::PersistentVolume)]
     #[resource(status)]
     pub struct PersistentVolume {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<PersistentVolumeSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<PersistentVolumeStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", merge = merge::PersistentVolumeClaim)]
     #[resource(status)]
     pub struct PersistentVolumeClaim {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<PersistentVolumeClaimSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<PersistentVolumeClaimStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PersistentVolumeClaimSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub access_modes: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub data_source: Option<TypedLocalObjectReference>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub data_source_ref: Option<TypedObjectReference>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resources: Option<ResourceRequirements>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub selector: Option<kapi::meta::LabelSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub storage_class_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_mode: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_name: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PersistentVolumeClaimStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub access_modes: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allocated_resource_statuses: Option<
             std::collections::BTreeMap<String, String>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allocated_resources: Option<
             std::collections::BTreeMap<String, kapi::Quantity>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capacity: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<PersistentVolumeClaimCondition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub phase: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct PersistentVolumeClaimTemplate {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: PersistentVolumeClaimSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PersistentVolumeSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub access_modes: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub aws_elastic_block_store: Option<AWSElasticBlockStoreVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub azure_disk: Option<AzureDiskVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub azure_file: Option<AzureFilePersistentVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capacity: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub cephfs: Option<CephFSPersistentVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub cinder: Option<CinderPersistentVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub claim_ref: Option<ObjectReference>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub csi: Option<CSIPersistentVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub fc: Option<FCVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub flex_volume: Option<FlexPersistentVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub flocker: Option<FlockerVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub gce_persistent_disk: Option<GCEPersistentDiskVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub glusterfs: Option<GlusterfsPersistentVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub host_path: Option<HostPathVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub iscsi: Option<ISCSIPersistentVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub local: Option<LocalVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub mount_options: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub nfs: Option<NFSVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_affinity: Option<VolumeNodeAffinity>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub persistent_volume_reclaim_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub photon_persistent_disk: Option<PhotonPersistentDiskVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub portworx_volume: Option<PortworxVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub quobyte: Option<QuobyteVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rbd: Option<RBDPersistentVolumeSource>,
-        #[serde(rename = "scaleIO", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "scaleIO")]
         pub scale_io: Option<ScaleIOPersistentVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub storage_class_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub storageos: Option<StorageOSPersistentVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_mode: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub vsphere_volume: Option<VsphereVirtualDiskVolumeSource>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", merge = merge::Pod)]
     #[resource(status)]
     pub struct Pod {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<PodSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<PodStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PodAffinity {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub preferred_during_scheduling_ignored_during_execution: Option<
             Vec<WeightedPodAffinityTerm>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub required_during_scheduling_ignored_during_execution: Option<
             Vec<PodAffinityTerm>,
         >,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PodAffinityTerm {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub label_selector: Option<kapi::meta::LabelSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub namespace_selector: Option<kapi::meta::LabelSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub namespaces: Option<Vec<String>>,
         pub topology_key: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PodAntiAffinity {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub preferred_during_scheduling_ignored_during_execution: Option<
             Vec<WeightedPodAffinityTerm>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub required_during_scheduling_ignored_during_execution: Option<
             Vec<PodAffinityTerm>,
         >,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct PodResourceClaim {
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub source: Option<ClaimSource>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PodSecurityContext {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub fs_group: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub fs_group_change_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub run_as_group: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub run_as_non_root: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub run_as_user: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub se_linux_options: Option<SELinuxOptions>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub seccomp_profile: Option<SeccompProfile>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub supplemental_groups: Option<Vec<i64>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub sysctls: Option<Vec<Sysctl>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub windows_options: Option<WindowsSecurityContextOptions>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PodSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub active_deadline_seconds: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub affinity: Option<Affinity>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub automount_service_account_token: Option<bool>,
         pub containers: Vec<Container>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub dns_config: Option<PodDNSConfig>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub dns_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub enable_service_links: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ephemeral_containers: Option<Vec<EphemeralContainer>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub host_aliases: Option<Vec<HostAlias>>,
-        #[serde(rename = "hostIPC", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "hostIPC")]
         pub host_ipc: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub host_network: Option<bool>,
-        #[serde(rename = "hostPID", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "hostPID")]
         pub host_pid: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub host_users: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub hostname: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub image_pull_secrets: Option<Vec<LocalObjectReference>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub init_containers: Option<Vec<Container>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<std::collections::BTreeMap<String, String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub os: Option<PodOS>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub overhead: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub preemption_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub priority: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub priority_class_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub readiness_gates: Option<Vec<PodReadinessGate>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource_claims: Option<Vec<PodResourceClaim>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub restart_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub runtime_class_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scheduler_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scheduling_gates: Option<Vec<PodSchedulingGate>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub security_context: Option<PodSecurityContext>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub service_account: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub service_account_name: Option<String>,
-        #[serde(
-            rename = "setHostnameAsFQDN",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "setHostnameAsFQDN")]
         pub set_hostname_as_fqdn: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub share_process_namespace: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subdomain: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub termination_grace_period_seconds: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub tolerations: Option<Vec<Toleration>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub topology_spread_constraints: Option<Vec<TopologySpreadConstraint>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volumes: Option<Vec<Volume>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PodStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<PodCondition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub container_statuses: Option<Vec<ContainerStatus>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ephemeral_container_statuses: Option<Vec<ContainerStatus>>,
-        #[serde(rename = "hostIP", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "hostIP")]
         pub host_ip: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub host_i_ps: Option<Vec<HostIP>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub init_container_statuses: Option<Vec<ContainerStatus>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub nominated_node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub phase: Option<String>,
-        #[serde(rename = "podIP", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "podIP")]
         pub pod_ip: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pod_i_ps: Option<Vec<PodIP>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub qos_class: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resize: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource_claim_statuses: Option<Vec<PodResourceClaimStatus>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub start_time: Option<kapi::Time>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", merge = merge::PodTemplate)]
     pub struct PodTemplate {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub template: Option<PodTemplateSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct PodTemplateSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub metadata: Option<kapi::meta::ObjectMeta>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<PodSpec>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", merge = merge::ReplicationController)]
     #[resource(
         status,
@@ -855,278 +522,160 @@ pub mod v1 {
         )
     )]
     pub struct ReplicationController {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<ReplicationControllerSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<ReplicationControllerStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ReplicationControllerSpec {
-        #[serde(
-            rename = "minReadySeconds",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "minReadySeconds")]
         pub min_ready_seconds: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub replicas: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub selector: Option<std::collections::BTreeMap<String, String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub template: Option<PodTemplateSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ResourceClaim {
         pub name: String,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", merge = merge::ResourceQuota)]
     #[resource(status)]
     pub struct ResourceQuota {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<ResourceQuotaSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<ResourceQuotaStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ResourceRequirements {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub claims: Option<Vec<ResourceClaim>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub limits: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub requests: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(group = "", version = "v1", merge = merge::Secret)]
     pub struct Secret {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub immutable: Option<bool>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub string_data: Option<std::collections::BTreeMap<String, String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub type_: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct SecurityContext {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allow_privilege_escalation: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capabilities: Option<Capabilities>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub privileged: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub proc_mount: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub read_only_root_filesystem: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub run_as_group: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub run_as_non_root: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub run_as_user: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub se_linux_options: Option<SELinuxOptions>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub seccomp_profile: Option<SeccompProfile>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub windows_options: Option<WindowsSecurityContextOptions>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", merge = merge::Service)]
     #[resource(status)]
     pub struct Service {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<ServiceSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<ServiceStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(group = "", version = "v1", merge = merge::ServiceAccount)]
     pub struct ServiceAccount {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub automount_service_account_token: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub image_pull_secrets: Option<Vec<LocalObjectReference>>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub secrets: Option<Vec<ObjectReference>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ServiceSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allocate_load_balancer_node_ports: Option<bool>,
-        #[serde(rename = "clusterIP", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "clusterIP")]
         pub cluster_ip: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub cluster_i_ps: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub external_i_ps: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub external_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub external_traffic_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub health_check_node_port: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub internal_traffic_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ip_families: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ip_family_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub load_balancer_class: Option<String>,
-        #[serde(
-            rename = "loadBalancerIP",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "loadBalancerIP")]
         pub load_balancer_ip: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub load_balancer_source_ranges: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ports: Option<Vec<ServicePort>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub publish_not_ready_addresses: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub selector: Option<std::collections::BTreeMap<String, String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub session_affinity: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub session_affinity_config: Option<SessionAffinityConfig>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub type_: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct Volume {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub aws_elastic_block_store: Option<AWSElasticBlockStoreVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub azure_disk: Option<AzureDiskVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub azure_file: Option<AzureFileVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub cephfs: Option<CephFSVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub cinder: Option<CinderVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub config_map: Option<ConfigMapVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub csi: Option<CSIVolumeSource>,
-        #[serde(
-            rename = "downwardAPI",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "downwardAPI")]
         pub downward_api: Option<DownwardAPIVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub empty_dir: Option<EmptyDirVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ephemeral: Option<EphemeralVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub fc: Option<FCVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub flex_volume: Option<FlexVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub flocker: Option<FlockerVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub gce_persistent_disk: Option<GCEPersistentDiskVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub git_repo: Option<GitRepoVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub glusterfs: Option<GlusterfsVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub host_path: Option<HostPathVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub iscsi: Option<ISCSIVolumeSource>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub nfs: Option<NFSVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub persistent_volume_claim: Option<PersistentVolumeClaimVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub photon_persistent_disk: Option<PhotonPersistentDiskVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub portworx_volume: Option<PortworxVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub projected: Option<ProjectedVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub quobyte: Option<QuobyteVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rbd: Option<RBDVolumeSource>,
-        #[serde(rename = "scaleIO", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "scaleIO")]
         pub scale_io: Option<ScaleIOVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub secret: Option<SecretVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub storageos: Option<StorageOSVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub vsphere_volume: Option<VsphereVirtualDiskVolumeSource>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct WeightedPodAffinityTerm {
-        #[serde(rename = "podAffinityTerm")]
+        #[wire(rename = "podAffinityTerm")]
         pub pod_affinity_term: PodAffinityTerm,
         pub weight: i32,
     }

@@ -4,49 +4,33 @@ pub mod v1 {
     pub use crate::shared::v1_28_v1_34_v1_36::discovery::v1::{
         EndpointConditions, EndpointPort, ForZone,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct Endpoint {
         pub addresses: Vec<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<EndpointConditions>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub deprecated_topology: Option<std::collections::BTreeMap<String, String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub hints: Option<EndpointHints>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub hostname: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub target_ref: Option<super::super::core::v1::ObjectReference>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub zone: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct EndpointHints {
-        #[serde(rename = "forZones", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "forZones")]
         pub for_zones: Option<Vec<ForZone>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(group = "discovery.k8s.io", version = "v1", merge = merge::EndpointSlice)]
     pub struct EndpointSlice {
         pub address_type: String,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub endpoints: Vec<Endpoint>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ports: Option<Vec<EndpointPort>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -2,48 +2,27 @@
 
 pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::events::v1::EventSeries;
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(group = "events.k8s.io", version = "v1", merge = merge::Event)]
     pub struct Event {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub action: Option<String>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub deprecated_count: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub deprecated_first_timestamp: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub deprecated_last_timestamp: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub deprecated_source: Option<super::super::core::v1::EventSource>,
         pub event_time: kapi::MicroTime,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub note: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub regarding: Option<super::super::core::v1::ObjectReference>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub related: Option<super::super::core::v1::ObjectReference>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reporting_controller: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reporting_instance: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub series: Option<EventSeries>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub type_: Option<String>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

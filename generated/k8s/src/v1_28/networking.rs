@@ -11,37 +11,19 @@ pub mod v1 {
         IPBlock, IngressBackend, IngressServiceBackend, IngressTLS, NetworkPolicyPeer,
         ServiceBackendPort,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "networking.k8s.io", version = "v1", merge = merge::Ingress)]
     #[resource(status)]
     pub struct Ingress {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<IngressSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<IngressStatus>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1",
@@ -49,46 +31,33 @@ pub mod v1 {
         merge = merge::IngressClass
     )]
     pub struct IngressClass {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<IngressClassSpec>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1",
         merge = merge::NetworkPolicy
     )]
     pub struct NetworkPolicy {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<NetworkPolicySpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct NetworkPolicySpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub egress: Option<Vec<NetworkPolicyEgressRule>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ingress: Option<Vec<NetworkPolicyIngressRule>>,
         pub pod_selector: kapi::meta::LabelSelector,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub policy_types: Option<Vec<String>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -178,15 +147,7 @@ pub mod v1 {
     }
 }
 pub mod v1alpha1 {
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1alpha1",
@@ -194,34 +155,22 @@ pub mod v1alpha1 {
         merge = merge::ClusterCIDR
     )]
     pub struct ClusterCIDR {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<ClusterCIDRSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ClusterCIDRSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ipv4: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ipv6: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<super::super::core::v1::NodeSelector>,
         pub per_node_host_bits: i32,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1alpha1",
@@ -229,30 +178,24 @@ pub mod v1alpha1 {
         merge = merge::IPAddress
     )]
     pub struct IPAddress {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<IPAddressSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct IPAddressSpec {
-        #[serde(rename = "parentRef", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "parentRef")]
         pub parent_ref: Option<ParentReference>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ParentReference {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub group: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub namespace: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub uid: Option<String>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -2,15 +2,7 @@
 
 pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::node::v1::{Overhead, Scheduling};
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "node.k8s.io",
         version = "v1",
@@ -18,15 +10,13 @@ pub mod v1 {
         merge = merge::RuntimeClass
     )]
     pub struct RuntimeClass {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub handler: String,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub overhead: Option<Overhead>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scheduling: Option<Scheduling>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

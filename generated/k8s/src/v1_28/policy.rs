@@ -5,26 +5,16 @@ pub mod v1 {
     pub use crate::shared::v1_28_v1_34_v1_36::policy::v1::{
         Eviction, PodDisruptionBudgetSpec,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "policy", version = "v1", merge = merge::PodDisruptionBudget)]
     #[resource(status)]
     pub struct PodDisruptionBudget {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<PodDisruptionBudgetSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<PodDisruptionBudgetStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

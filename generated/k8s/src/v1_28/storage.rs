@@ -7,15 +7,7 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::storage::v1::{
         CSINodeDriver, CSINodeSpec, TokenRequest, VolumeNodeResources,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -23,42 +15,26 @@ pub mod v1 {
         merge = merge::CSIDriver
     )]
     pub struct CSIDriver {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSIDriverSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CSIDriverSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub attach_required: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub fs_group_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pod_info_on_mount: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub requires_republish: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub se_linux_mount: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub storage_capacity: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub token_requests: Option<Vec<TokenRequest>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_lifecycle_modes: Option<Vec<String>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -66,23 +42,15 @@ pub mod v1 {
         merge = merge::CSINode
     )]
     pub struct CSINode {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSINodeSpec,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -90,27 +58,16 @@ pub mod v1 {
     )]
     pub struct CSIStorageCapacity {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capacity: Option<kapi::Quantity>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub maximum_volume_size: Option<kapi::Quantity>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_topology: Option<kapi::meta::LabelSelector>,
         pub storage_class_name: String,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -118,35 +75,21 @@ pub mod v1 {
         merge = merge::StorageClass
     )]
     pub struct StorageClass {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allow_volume_expansion: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allowed_topologies: Option<
             Vec<super::super::core::v1::TopologySelectorTerm>,
         >,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub mount_options: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub parameters: Option<std::collections::BTreeMap<String, String>>,
         pub provisioner: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reclaim_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_binding_mode: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -155,27 +98,24 @@ pub mod v1 {
     )]
     #[resource(status)]
     pub struct VolumeAttachment {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: VolumeAttachmentSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<VolumeAttachmentStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct VolumeAttachmentSource {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub inline_volume_spec: Option<super::super::core::v1::PersistentVolumeSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub persistent_volume_name: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct VolumeAttachmentSpec {
         pub attacher: String,
-        #[serde(rename = "nodeName")]
+        #[wire(rename = "nodeName")]
         pub node_name: String,
         pub source: VolumeAttachmentSource,
     }

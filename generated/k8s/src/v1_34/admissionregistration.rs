@@ -15,15 +15,7 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::admissionregistration::v1::{
         RuleWithOperations, ServiceReference, WebhookClientConfig,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -31,24 +23,19 @@ pub mod v1 {
         merge = merge::ValidatingAdmissionPolicyBinding
     )]
     pub struct ValidatingAdmissionPolicyBinding {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<ValidatingAdmissionPolicyBindingSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ValidatingAdmissionPolicyBindingSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_resources: Option<MatchResources>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub param_ref: Option<ParamRef>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub policy_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub validation_actions: Option<Vec<String>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -16,15 +16,7 @@ pub mod v1 {
         JSONSchemaPropsOrStringArray, ServiceReference, WebhookClientConfig,
         WebhookConversion,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "apiextensions.k8s.io",
         version = "v1",
@@ -33,13 +25,12 @@ pub mod v1 {
     )]
     #[resource(status)]
     pub struct CustomResourceDefinition {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CustomResourceDefinitionSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<CustomResourceDefinitionStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -14,49 +14,28 @@ pub mod v1 {
         DaemonSetCondition, DaemonSetStatus, DeploymentCondition, DeploymentStrategy,
         ReplicaSetCondition, RollingUpdateDeployment, StatefulSetCondition,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "apps", version = "v1", merge = merge::DaemonSet)]
     #[resource(status)]
     pub struct DaemonSet {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<DaemonSetSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<DaemonSetStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct DaemonSetSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_ready_seconds: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub revision_history_limit: Option<i32>,
         pub selector: kapi::meta::LabelSelector,
         pub template: super::super::core::v1::PodTemplateSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub update_strategy: Option<DaemonSetUpdateStrategy>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "apps", version = "v1", merge = merge::Deployment)]
     #[resource(
         status,
@@ -67,43 +46,27 @@ pub mod v1 {
         )
     )]
     pub struct Deployment {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<DeploymentSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<DeploymentStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct DeploymentSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_ready_seconds: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub paused: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub progress_deadline_seconds: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub replicas: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub revision_history_limit: Option<i32>,
         pub selector: kapi::meta::LabelSelector,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub strategy: Option<DeploymentStrategy>,
         pub template: super::super::core::v1::PodTemplateSpec,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "apps", version = "v1", merge = merge::ReplicaSet)]
     #[resource(
         status,
@@ -114,39 +77,23 @@ pub mod v1 {
         )
     )]
     pub struct ReplicaSet {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<ReplicaSetSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<ReplicaSetStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ReplicaSetSpec {
-        #[serde(
-            rename = "minReadySeconds",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "minReadySeconds")]
         pub min_ready_seconds: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub replicas: Option<i32>,
         pub selector: kapi::meta::LabelSelector,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub template: Option<super::super::core::v1::PodTemplateSpec>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "apps", version = "v1", merge = merge::StatefulSet)]
     #[resource(
         status,
@@ -157,40 +104,29 @@ pub mod v1 {
         )
     )]
     pub struct StatefulSet {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<StatefulSetSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<StatefulSetStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct StatefulSetSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_ready_seconds: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ordinals: Option<StatefulSetOrdinals>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub persistent_volume_claim_retention_policy: Option<
             StatefulSetPersistentVolumeClaimRetentionPolicy,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pod_management_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub replicas: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub revision_history_limit: Option<i32>,
         pub selector: kapi::meta::LabelSelector,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub service_name: Option<String>,
         pub template: super::super::core::v1::PodTemplateSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub update_strategy: Option<StatefulSetUpdateStrategy>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_claim_templates: Option<
             Vec<super::super::core::v1::PersistentVolumeClaim>,
         >,

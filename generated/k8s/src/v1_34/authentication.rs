@@ -11,15 +11,7 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::authentication::v1::{
         BoundObjectReference, TokenReviewStatus, UserInfo,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authentication.k8s.io",
         version = "v1",
@@ -28,13 +20,12 @@ pub mod v1 {
     )]
     #[resource(verbs = ["create"])]
     pub struct TokenReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: TokenReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<TokenReviewStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -5,15 +5,7 @@ pub mod v1 {
         CrossVersionObjectReference, HorizontalPodAutoscalerSpec,
         HorizontalPodAutoscalerStatus, Scale, ScaleSpec, ScaleStatus,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "autoscaling",
         version = "v1",
@@ -21,14 +13,12 @@ pub mod v1 {
     )]
     #[resource(status)]
     pub struct HorizontalPodAutoscaler {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<HorizontalPodAutoscalerSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<HorizontalPodAutoscalerStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -57,15 +47,7 @@ pub mod v2 {
         MetricTarget, MetricValueStatus, ObjectMetricSource, ObjectMetricStatus,
         PodsMetricSource, PodsMetricStatus, ResourceMetricSource, ResourceMetricStatus,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "autoscaling",
         version = "v2",
@@ -73,14 +55,12 @@ pub mod v2 {
     )]
     #[resource(status)]
     pub struct HorizontalPodAutoscaler {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<HorizontalPodAutoscalerSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<HorizontalPodAutoscalerStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -10,108 +10,65 @@ pub mod v1 {
         UncountedTerminatedPods,
     };
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::batch::v1::JobCondition;
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "batch", version = "v1", merge = merge::CronJob)]
     #[resource(status)]
     pub struct CronJob {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<CronJobSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<CronJobStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CronJobSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub concurrency_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub failed_jobs_history_limit: Option<i32>,
         pub job_template: JobTemplateSpec,
         pub schedule: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub starting_deadline_seconds: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub successful_jobs_history_limit: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub suspend: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub time_zone: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "batch", version = "v1", merge = merge::Job)]
     #[resource(status)]
     pub struct Job {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<JobSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<JobStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct JobSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub active_deadline_seconds: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub backoff_limit: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub backoff_limit_per_index: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub completion_mode: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub completions: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub managed_by: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub manual_selector: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_failed_indexes: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub parallelism: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pod_failure_policy: Option<PodFailurePolicy>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pod_replacement_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub selector: Option<kapi::meta::LabelSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub success_policy: Option<SuccessPolicy>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub suspend: Option<bool>,
         pub template: super::super::core::v1::PodTemplateSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ttl_seconds_after_finished: Option<i32>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct JobTemplateSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub metadata: Option<kapi::meta::ObjectMeta>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<JobSpec>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

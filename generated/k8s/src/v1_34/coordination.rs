@@ -13,15 +13,7 @@ pub mod v1 {
 }
 pub mod v1alpha2 {
     pub use crate::shared::v1_34_v1_36::coordination::v1alpha2::LeaseCandidateSpec;
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "coordination.k8s.io",
         version = "v1alpha2",
@@ -29,12 +21,11 @@ pub mod v1alpha2 {
     )]
     #[resource(introduced = "1.32", deprecated = "1.35")]
     pub struct LeaseCandidate {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<LeaseCandidateSpec>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -48,15 +39,7 @@ pub mod v1alpha2 {
 }
 pub mod v1beta1 {
     pub use crate::shared::v1_34_v1_36::coordination::v1beta1::LeaseCandidateSpec;
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "coordination.k8s.io",
         version = "v1beta1",
@@ -64,12 +47,11 @@ pub mod v1beta1 {
     )]
     #[resource(introduced = "1.33", deprecated = "1.36", removed = "1.39")]
     pub struct LeaseCandidate {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<LeaseCandidateSpec>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

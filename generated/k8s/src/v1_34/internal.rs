@@ -4,15 +4,7 @@ pub mod v1alpha1 {
     pub use crate::shared::v1_28_v1_34::internal::v1alpha1::ServerStorageVersion;
     pub use crate::shared::v1_34_v1_36::internal::v1alpha1::StorageVersionCondition;
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::internal::v1alpha1::StorageVersionSpec;
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "internal.apiserver.k8s.io",
         version = "v1alpha1",
@@ -21,22 +13,19 @@ pub mod v1alpha1 {
     )]
     #[resource(status)]
     pub struct StorageVersion {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: StorageVersionSpec,
         pub status: StorageVersionStatus,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct StorageVersionStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub common_encoding_version: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<StorageVersionCondition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub storage_versions: Option<Vec<ServerStorageVersion>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -16,15 +16,7 @@ pub mod v1 {
         IPBlock, IngressBackend, IngressServiceBackend, IngressTLS, NetworkPolicyPeer,
         ServiceBackendPort,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1",
@@ -32,12 +24,11 @@ pub mod v1 {
         merge = merge::IPAddress
     )]
     pub struct IPAddress {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<IPAddressSpec>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -68,15 +59,7 @@ pub mod v1beta1 {
         IPAddressSpec, ParentReference, ServiceCIDR, ServiceCIDRList, ServiceCIDRSpec,
         ServiceCIDRStatus,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1beta1",
@@ -84,12 +67,11 @@ pub mod v1beta1 {
         merge = merge::IPAddress
     )]
     pub struct IPAddress {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<IPAddressSpec>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -8,16 +8,8 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::rbac::v1::{
         AggregationRule, PolicyRule, Subject,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
@@ -27,22 +19,13 @@ pub mod v1 {
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subjects: Option<Vec<Subject>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
@@ -51,10 +34,9 @@ pub mod v1 {
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subjects: Option<Vec<Subject>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -14,53 +14,30 @@ pub mod v1 {
         ResourceClaimStatus, ResourceClaimTemplate, ResourceClaimTemplateList,
         ResourceClaimTemplateSpec, ResourcePool,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct Device {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_nodes: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allow_multiple_allocations: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub attributes: Option<std::collections::BTreeMap<String, DeviceAttribute>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binding_conditions: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binding_failure_conditions: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binds_to_node: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capacity: Option<std::collections::BTreeMap<String, DeviceCapacity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub consumes_counters: Option<Vec<DeviceCounterConsumption>>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<super::super::core::v1::NodeSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub taints: Option<Vec<DeviceTaint>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceAttribute {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub bool: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub int: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub string: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub version: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1",
@@ -68,29 +45,23 @@ pub mod v1 {
         merge = merge::ResourceSlice
     )]
     pub struct ResourceSlice {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceSliceSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ResourceSliceSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_nodes: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub devices: Option<Vec<Device>>,
         pub driver: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<super::super::core::v1::NodeSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub per_device_node_selection: Option<bool>,
         pub pool: ResourcePool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub shared_counters: Option<Vec<CounterSet>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -144,24 +115,15 @@ pub mod v1 {
 }
 pub mod v1alpha3 {
     pub use crate::shared::v1_34_v1_36::resource::v1alpha3::DeviceTaint;
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CELDeviceSelector {
         pub expression: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceSelector {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub cel: Option<CELDeviceSelector>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1alpha3",
@@ -169,38 +131,26 @@ pub mod v1alpha3 {
         merge = merge::DeviceTaintRule
     )]
     pub struct DeviceTaintRule {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: DeviceTaintRuleSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceTaintRuleSpec {
-        #[serde(
-            rename = "deviceSelector",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "deviceSelector")]
         pub device_selector: Option<DeviceTaintSelector>,
         pub taint: DeviceTaint,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceTaintSelector {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub device: Option<String>,
-        #[serde(
-            rename = "deviceClassName",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "deviceClassName")]
         pub device_class_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub driver: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pool: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub selectors: Option<Vec<DeviceSelector>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -240,58 +190,34 @@ pub mod v1beta1 {
         ResourceClaimTemplate, ResourceClaimTemplateList, ResourceClaimTemplateSpec,
         ResourcePool,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct BasicDevice {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_nodes: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allow_multiple_allocations: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub attributes: Option<std::collections::BTreeMap<String, DeviceAttribute>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binding_conditions: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binding_failure_conditions: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binds_to_node: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capacity: Option<std::collections::BTreeMap<String, DeviceCapacity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub consumes_counters: Option<Vec<DeviceCounterConsumption>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<super::super::core::v1::NodeSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub taints: Option<Vec<DeviceTaint>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct Device {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub basic: Option<BasicDevice>,
         pub name: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceAttribute {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub bool: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub int: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub string: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub version: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta1",
@@ -299,29 +225,23 @@ pub mod v1beta1 {
         merge = merge::ResourceSlice
     )]
     pub struct ResourceSlice {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceSliceSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ResourceSliceSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_nodes: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub devices: Option<Vec<Device>>,
         pub driver: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<super::super::core::v1::NodeSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub per_device_node_selection: Option<bool>,
         pub pool: ResourcePool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub shared_counters: Option<Vec<CounterSet>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -387,53 +307,30 @@ pub mod v1beta2 {
         ResourceClaimStatus, ResourceClaimTemplate, ResourceClaimTemplateList,
         ResourceClaimTemplateSpec, ResourcePool,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct Device {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_nodes: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allow_multiple_allocations: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub attributes: Option<std::collections::BTreeMap<String, DeviceAttribute>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binding_conditions: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binding_failure_conditions: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binds_to_node: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capacity: Option<std::collections::BTreeMap<String, DeviceCapacity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub consumes_counters: Option<Vec<DeviceCounterConsumption>>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<super::super::core::v1::NodeSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub taints: Option<Vec<DeviceTaint>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceAttribute {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub bool: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub int: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub string: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub version: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta2",
@@ -442,29 +339,23 @@ pub mod v1beta2 {
     )]
     #[resource(introduced = "1.33", deprecated = "1.36", removed = "1.39")]
     pub struct ResourceSlice {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceSliceSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ResourceSliceSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_nodes: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub devices: Option<Vec<Device>>,
         pub driver: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<super::super::core::v1::NodeSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub per_device_node_selection: Option<bool>,
         pub pool: ResourcePool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub shared_counters: Option<Vec<CounterSet>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -10,15 +10,7 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::storage::v1::{
         CSINodeDriver, CSINodeSpec, TokenRequest, VolumeNodeResources,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -26,33 +18,24 @@ pub mod v1 {
         merge = merge::CSIDriver
     )]
     pub struct CSIDriver {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSIDriverSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CSIDriverSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub attach_required: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub fs_group_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_allocatable_update_period_seconds: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pod_info_on_mount: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub requires_republish: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub se_linux_mount: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub storage_capacity: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub token_requests: Option<Vec<TokenRequest>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_lifecycle_modes: Option<Vec<String>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -76,16 +59,8 @@ pub mod v1 {
     }
 }
 pub mod v1alpha1 {
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(
         group = "storage.k8s.io",
         version = "v1alpha1",
@@ -97,9 +72,8 @@ pub mod v1alpha1 {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub driver_name: String,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub parameters: Option<std::collections::BTreeMap<String, String>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -15,25 +15,15 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::admissionregistration::v1::{
         RuleWithOperations, ServiceReference, WebhookClientConfig,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ApplyConfiguration {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub expression: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct JSONPatch {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub expression: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -41,23 +31,14 @@ pub mod v1 {
         merge = merge::MutatingAdmissionPolicy
     )]
     pub struct MutatingAdmissionPolicy {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<MutatingAdmissionPolicySpec>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -65,60 +46,39 @@ pub mod v1 {
         merge = merge::MutatingAdmissionPolicyBinding
     )]
     pub struct MutatingAdmissionPolicyBinding {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<MutatingAdmissionPolicyBindingSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct MutatingAdmissionPolicyBindingSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_resources: Option<MatchResources>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub param_ref: Option<ParamRef>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub policy_name: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct MutatingAdmissionPolicySpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub failure_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_conditions: Option<Vec<MatchCondition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_constraints: Option<MatchResources>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub mutations: Option<Vec<Mutation>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub param_kind: Option<ParamKind>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reinvocation_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub variables: Option<Vec<Variable>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct Mutation {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub apply_configuration: Option<ApplyConfiguration>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub json_patch: Option<JSONPatch>,
         pub patch_type: String,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -126,19 +86,17 @@ pub mod v1 {
         merge = merge::ValidatingAdmissionPolicyBinding
     )]
     pub struct ValidatingAdmissionPolicyBinding {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ValidatingAdmissionPolicyBindingSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ValidatingAdmissionPolicyBindingSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub match_resources: Option<MatchResources>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub param_ref: Option<ParamRef>,
         pub policy_name: String,
         pub validation_actions: Vec<String>,

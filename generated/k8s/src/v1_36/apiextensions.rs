@@ -13,15 +13,7 @@ pub mod v1 {
         JSONSchemaPropsOrStringArray, ServiceReference, WebhookClientConfig,
         WebhookConversion,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "apiextensions.k8s.io",
         version = "v1",
@@ -30,39 +22,30 @@ pub mod v1 {
     )]
     #[resource(status)]
     pub struct CustomResourceDefinition {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CustomResourceDefinitionSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<CustomResourceDefinitionStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CustomResourceDefinitionCondition {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_transition_time: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub observed_generation: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
         pub status: String,
         pub type_: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct CustomResourceDefinitionStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub accepted_names: Option<CustomResourceDefinitionNames>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<CustomResourceDefinitionCondition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub observed_generation: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub stored_versions: Option<Vec<String>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -8,49 +8,29 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::authentication::v1::{
         BoundObjectReference, TokenReviewStatus, UserInfo,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct TokenRequest {
-        #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub kind: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub metadata: Option<kapi::meta::ObjectMeta>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<TokenRequestSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<TokenRequestStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct TokenRequestSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub audiences: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub bound_object_ref: Option<BoundObjectReference>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub expiration_seconds: Option<i64>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct TokenRequestStatus {
-        #[serde(
-            rename = "expirationTimestamp",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "expirationTimestamp")]
         pub expiration_timestamp: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub token: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "authentication.k8s.io",
         version = "v1",
@@ -59,18 +39,16 @@ pub mod v1 {
     )]
     #[resource(verbs = ["create"])]
     pub struct TokenReview {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: TokenReviewSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<TokenReviewStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct TokenReviewSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub audiences: Option<Vec<String>>,
         pub token: String,
     }

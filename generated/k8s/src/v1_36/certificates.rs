@@ -5,15 +5,7 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::certificates::v1::{
         CertificateSigningRequestCondition, CertificateSigningRequestStatus,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "certificates.k8s.io",
         version = "v1",
@@ -22,13 +14,12 @@ pub mod v1 {
     )]
     #[resource(status)]
     pub struct CertificateSigningRequest {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CertificateSigningRequestSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<CertificateSigningRequestStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -73,15 +64,7 @@ pub mod v1beta1 {
     pub use crate::shared::v1_34_v1_36::certificates::v1beta1::{
         ClusterTrustBundle, ClusterTrustBundleList, ClusterTrustBundleSpec,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "certificates.k8s.io",
         version = "v1beta1",
@@ -90,53 +73,43 @@ pub mod v1beta1 {
     #[resource(status)]
     #[resource(introduced = "1.35", deprecated = "1.38", removed = "1.41")]
     pub struct PodCertificateRequest {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: PodCertificateRequestSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<PodCertificateRequestStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PodCertificateRequestSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_expiration_seconds: Option<i32>,
         pub node_name: String,
-        #[serde(rename = "nodeUID")]
+        #[wire(rename = "nodeUID")]
         pub node_uid: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pkix_public_key: Option<kapi::ByteString>,
         pub pod_name: String,
-        #[serde(rename = "podUID")]
+        #[wire(rename = "podUID")]
         pub pod_uid: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub proof_of_possession: Option<kapi::ByteString>,
         pub service_account_name: String,
-        #[serde(rename = "serviceAccountUID")]
+        #[wire(rename = "serviceAccountUID")]
         pub service_account_uid: String,
         pub signer_name: String,
-        #[serde(rename = "stubPKCS10Request")]
+        #[wire(rename = "stubPKCS10Request")]
         pub stub_pkcs10_request: kapi::ByteString,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub unverified_user_annotations: Option<
             std::collections::BTreeMap<String, String>,
         >,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PodCertificateRequestStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub begin_refresh_at: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub certificate_chain: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<kapi::meta::Condition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub not_after: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub not_before: Option<kapi::Time>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

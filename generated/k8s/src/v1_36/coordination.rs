@@ -13,15 +13,7 @@ pub mod v1 {
 }
 pub mod v1alpha2 {
     pub use crate::shared::v1_34_v1_36::coordination::v1alpha2::LeaseCandidateSpec;
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "coordination.k8s.io",
         version = "v1alpha2",
@@ -29,10 +21,10 @@ pub mod v1alpha2 {
     )]
     #[resource(introduced = "1.32", deprecated = "1.35")]
     pub struct LeaseCandidate {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: LeaseCandidateSpec,
     }
@@ -47,15 +39,7 @@ pub mod v1alpha2 {
 }
 pub mod v1beta1 {
     pub use crate::shared::v1_34_v1_36::coordination::v1beta1::LeaseCandidateSpec;
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "coordination.k8s.io",
         version = "v1beta1",
@@ -63,10 +47,10 @@ pub mod v1beta1 {
     )]
     #[resource(introduced = "1.33", deprecated = "1.36", removed = "1.39")]
     pub struct LeaseCandidate {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: LeaseCandidateSpec,
     }

@@ -61,343 +61,201 @@ pub mod v1 {
         TopologySelectorTerm, TypedLocalObjectReference, VolumeDevice,
         VolumeNodeAffinity, VsphereVirtualDiskVolumeSource,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ContainerStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allocated_resources: Option<
             std::collections::BTreeMap<String, kapi::Quantity>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allocated_resources_status: Option<Vec<ResourceStatus>>,
-        #[serde(
-            rename = "containerID",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "containerID")]
         pub container_id: Option<String>,
         pub image: String,
-        #[serde(rename = "imageID")]
+        #[wire(rename = "imageID")]
         pub image_id: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_state: Option<ContainerState>,
         pub name: String,
         pub ready: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resources: Option<ResourceRequirements>,
         pub restart_count: i32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub started: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub state: Option<ContainerState>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub stop_signal: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub user: Option<ContainerUser>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_mounts: Option<Vec<VolumeMountStatus>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ImageVolumeStatus {
-        #[serde(rename = "imageRef")]
+        #[wire(rename = "imageRef")]
         pub image_ref: String,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Node)]
     #[resource(status)]
     pub struct Node {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<NodeSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<NodeStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct NodeAllocatableResourceClaimStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub containers: Option<Vec<String>>,
-        #[serde(rename = "resourceClaimName")]
+        #[wire(rename = "resourceClaimName")]
         pub resource_claim_name: String,
         pub resources: std::collections::BTreeMap<String, kapi::Quantity>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct NodeStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub addresses: Option<Vec<NodeAddress>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allocatable: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capacity: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<NodeCondition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub config: Option<NodeConfigStatus>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub daemon_endpoints: Option<NodeDaemonEndpoints>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub declared_features: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub features: Option<NodeFeatures>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub images: Option<Vec<ContainerImage>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_info: Option<NodeSystemInfo>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub phase: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub runtime_handlers: Option<Vec<NodeRuntimeHandler>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volumes_attached: Option<Vec<AttachedVolume>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volumes_in_use: Option<Vec<String>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", merge = merge::Pod)]
     #[resource(status)]
     pub struct Pod {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<PodSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<PodStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PodCertificateProjection {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub certificate_chain_path: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub credential_bundle_path: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub key_path: Option<String>,
         pub key_type: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_expiration_seconds: Option<i32>,
         pub signer_name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub user_annotations: Option<std::collections::BTreeMap<String, String>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct PodSchedulingGroup {
-        #[serde(
-            rename = "podGroupName",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "podGroupName")]
         pub pod_group_name: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PodSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub active_deadline_seconds: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub affinity: Option<Affinity>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub automount_service_account_token: Option<bool>,
         pub containers: Vec<Container>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub dns_config: Option<PodDNSConfig>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub dns_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub enable_service_links: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ephemeral_containers: Option<Vec<EphemeralContainer>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub host_aliases: Option<Vec<HostAlias>>,
-        #[serde(rename = "hostIPC", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "hostIPC")]
         pub host_ipc: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub host_network: Option<bool>,
-        #[serde(rename = "hostPID", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "hostPID")]
         pub host_pid: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub host_users: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub hostname: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub hostname_override: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub image_pull_secrets: Option<Vec<LocalObjectReference>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub init_containers: Option<Vec<Container>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<std::collections::BTreeMap<String, String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub os: Option<PodOS>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub overhead: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub preemption_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub priority: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub priority_class_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub readiness_gates: Option<Vec<PodReadinessGate>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource_claims: Option<Vec<PodResourceClaim>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resources: Option<ResourceRequirements>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub restart_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub runtime_class_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scheduler_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scheduling_gates: Option<Vec<PodSchedulingGate>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scheduling_group: Option<PodSchedulingGroup>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub security_context: Option<PodSecurityContext>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub service_account: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub service_account_name: Option<String>,
-        #[serde(
-            rename = "setHostnameAsFQDN",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "setHostnameAsFQDN")]
         pub set_hostname_as_fqdn: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub share_process_namespace: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subdomain: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub termination_grace_period_seconds: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub tolerations: Option<Vec<Toleration>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub topology_spread_constraints: Option<Vec<TopologySpreadConstraint>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volumes: Option<Vec<Volume>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PodStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allocated_resources: Option<
             std::collections::BTreeMap<String, kapi::Quantity>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<PodCondition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub container_statuses: Option<Vec<ContainerStatus>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ephemeral_container_statuses: Option<Vec<ContainerStatus>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub extended_resource_claim_status: Option<PodExtendedResourceClaimStatus>,
-        #[serde(rename = "hostIP", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "hostIP")]
         pub host_ip: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub host_i_ps: Option<Vec<HostIP>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub init_container_statuses: Option<Vec<ContainerStatus>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_allocatable_resource_claim_statuses: Option<
             Vec<NodeAllocatableResourceClaimStatus>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub nominated_node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub observed_generation: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub phase: Option<String>,
-        #[serde(rename = "podIP", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "podIP")]
         pub pod_ip: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pod_i_ps: Option<Vec<PodIP>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub qos_class: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resize: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource_claim_statuses: Option<Vec<PodResourceClaimStatus>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resources: Option<ResourceRequirements>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub start_time: Option<kapi::Time>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", merge = merge::PodTemplate)]
     pub struct PodTemplate {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub template: Option<PodTemplateSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct PodTemplateSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub metadata: Option<kapi::meta::ObjectMeta>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<PodSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ProjectedVolumeSource {
-        #[serde(
-            rename = "defaultMode",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "defaultMode")]
         pub default_mode: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub sources: Option<Vec<VolumeProjection>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "", version = "v1", merge = merge::ReplicationController)]
     #[resource(
         status,
@@ -408,150 +266,93 @@ pub mod v1 {
         )
     )]
     pub struct ReplicationController {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<ReplicationControllerSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<ReplicationControllerStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ReplicationControllerSpec {
-        #[serde(
-            rename = "minReadySeconds",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "minReadySeconds")]
         pub min_ready_seconds: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub replicas: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub selector: Option<std::collections::BTreeMap<String, String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub template: Option<PodTemplateSpec>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ResourceHealth {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub health: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(rename = "resourceID")]
+        #[wire(rename = "resourceID")]
         pub resource_id: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ResourceStatus {
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resources: Option<Vec<ResourceHealth>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct Volume {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub aws_elastic_block_store: Option<AWSElasticBlockStoreVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub azure_disk: Option<AzureDiskVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub azure_file: Option<AzureFileVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub cephfs: Option<CephFSVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub cinder: Option<CinderVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub config_map: Option<ConfigMapVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub csi: Option<CSIVolumeSource>,
-        #[serde(
-            rename = "downwardAPI",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "downwardAPI")]
         pub downward_api: Option<DownwardAPIVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub empty_dir: Option<EmptyDirVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ephemeral: Option<EphemeralVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub fc: Option<FCVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub flex_volume: Option<FlexVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub flocker: Option<FlockerVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub gce_persistent_disk: Option<GCEPersistentDiskVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub git_repo: Option<GitRepoVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub glusterfs: Option<GlusterfsVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub host_path: Option<HostPathVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub image: Option<ImageVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub iscsi: Option<ISCSIVolumeSource>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub nfs: Option<NFSVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub persistent_volume_claim: Option<PersistentVolumeClaimVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub photon_persistent_disk: Option<PhotonPersistentDiskVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub portworx_volume: Option<PortworxVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub projected: Option<ProjectedVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub quobyte: Option<QuobyteVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub rbd: Option<RBDVolumeSource>,
-        #[serde(rename = "scaleIO", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "scaleIO")]
         pub scale_io: Option<ScaleIOVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub secret: Option<SecretVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub storageos: Option<StorageOSVolumeSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub vsphere_volume: Option<VsphereVirtualDiskVolumeSource>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct VolumeMountStatus {
         pub mount_path: String,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub read_only: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub recursive_read_only: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub volume_status: Option<VolumeStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct VolumeProjection {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub cluster_trust_bundle: Option<ClusterTrustBundleProjection>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub config_map: Option<ConfigMapProjection>,
-        #[serde(
-            rename = "downwardAPI",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "downwardAPI")]
         pub downward_api: Option<DownwardAPIProjection>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pod_certificate: Option<PodCertificateProjection>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub secret: Option<SecretProjection>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub service_account_token: Option<ServiceAccountTokenProjection>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct VolumeStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub image: Option<ImageVolumeStatus>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -7,26 +7,16 @@ pub mod v1 {
     pub use crate::shared::v1_28_v1_34_v1_36::discovery::v1::{
         EndpointConditions, EndpointPort, ForZone,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(rename_all = "camelCase")]
     #[resource(group = "discovery.k8s.io", version = "v1", merge = merge::EndpointSlice)]
     pub struct EndpointSlice {
         pub address_type: String,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub endpoints: Option<Vec<Endpoint>>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ports: Option<Vec<EndpointPort>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

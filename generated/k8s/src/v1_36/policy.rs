@@ -4,44 +4,27 @@ pub mod v1 {
     pub use crate::shared::v1_28_v1_34_v1_36::policy::v1::{
         Eviction, PodDisruptionBudgetSpec,
     };
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(group = "policy", version = "v1", merge = merge::PodDisruptionBudget)]
     #[resource(status)]
     pub struct PodDisruptionBudget {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub spec: Option<PodDisruptionBudgetSpec>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<PodDisruptionBudgetStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PodDisruptionBudgetStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<kapi::meta::Condition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub current_healthy: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub desired_healthy: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub disrupted_pods: Option<std::collections::BTreeMap<String, kapi::Time>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub disruptions_allowed: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub expected_pods: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub observed_generation: Option<i64>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

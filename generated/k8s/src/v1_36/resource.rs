@@ -14,73 +14,43 @@ pub mod v1 {
         ResourceClaimStatus, ResourceClaimTemplate, ResourceClaimTemplateList,
         ResourceClaimTemplateSpec, ResourcePool,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct Device {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_nodes: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allow_multiple_allocations: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub attributes: Option<std::collections::BTreeMap<String, DeviceAttribute>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binding_conditions: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binding_failure_conditions: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binds_to_node: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capacity: Option<std::collections::BTreeMap<String, DeviceCapacity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub consumes_counters: Option<Vec<DeviceCounterConsumption>>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_allocatable_resource_mappings: Option<
             std::collections::BTreeMap<String, NodeAllocatableResourceMapping>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<super::super::core::v1::NodeSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub taints: Option<Vec<DeviceTaint>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceAttribute {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub bool: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub bools: Option<Vec<bool>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub int: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ints: Option<Vec<i64>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub string: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub strings: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub version: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub versions: Option<Vec<String>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct NodeAllocatableResourceMapping {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allocation_multiplier: Option<kapi::Quantity>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capacity_key: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1",
@@ -88,29 +58,23 @@ pub mod v1 {
         merge = merge::ResourceSlice
     )]
     pub struct ResourceSlice {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceSliceSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ResourceSliceSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_nodes: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub devices: Option<Vec<Device>>,
         pub driver: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<super::super::core::v1::NodeSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub per_device_node_selection: Option<bool>,
         pub pool: ResourcePool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub shared_counters: Option<Vec<CounterSet>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -173,15 +137,7 @@ pub mod v1 {
 }
 pub mod v1alpha3 {
     pub use crate::shared::v1_34_v1_36::resource::v1alpha3::DeviceTaint;
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1alpha3",
@@ -190,69 +146,45 @@ pub mod v1alpha3 {
     )]
     #[resource(status)]
     pub struct DeviceTaintRule {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: DeviceTaintRuleSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<DeviceTaintRuleStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceTaintRuleSpec {
-        #[serde(
-            rename = "deviceSelector",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "deviceSelector")]
         pub device_selector: Option<DeviceTaintSelector>,
         pub taint: DeviceTaint,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceTaintRuleStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<kapi::meta::Condition>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceTaintSelector {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub device: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub driver: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pool: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct PoolStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allocated_devices: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub available_devices: Option<i32>,
         pub driver: String,
         pub generation: i64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
         pub pool_name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource_slice_count: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub total_devices: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub unavailable_devices: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub validation_error: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1alpha3",
@@ -261,30 +193,26 @@ pub mod v1alpha3 {
     )]
     #[resource(status)]
     pub struct ResourcePoolStatusRequest {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourcePoolStatusRequestSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<ResourcePoolStatusRequestStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ResourcePoolStatusRequestSpec {
         pub driver: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub limit: Option<i32>,
-        #[serde(rename = "poolName", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "poolName")]
         pub pool_name: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ResourcePoolStatusRequestStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<kapi::meta::Condition>>,
-        #[serde(rename = "poolCount")]
+        #[wire(rename = "poolCount")]
         pub pool_count: i32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pools: Option<Vec<PoolStatus>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -342,78 +270,47 @@ pub mod v1beta1 {
         ResourceClaimTemplate, ResourceClaimTemplateList, ResourceClaimTemplateSpec,
         ResourcePool,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct BasicDevice {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_nodes: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allow_multiple_allocations: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub attributes: Option<std::collections::BTreeMap<String, DeviceAttribute>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binding_conditions: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binding_failure_conditions: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binds_to_node: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capacity: Option<std::collections::BTreeMap<String, DeviceCapacity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub consumes_counters: Option<Vec<DeviceCounterConsumption>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_allocatable_resource_mappings: Option<
             std::collections::BTreeMap<String, NodeAllocatableResourceMapping>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<super::super::core::v1::NodeSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub taints: Option<Vec<DeviceTaint>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct Device {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub basic: Option<BasicDevice>,
         pub name: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceAttribute {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub bool: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub bools: Option<Vec<bool>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub int: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ints: Option<Vec<i64>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub string: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub strings: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub version: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub versions: Option<Vec<String>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct NodeAllocatableResourceMapping {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allocation_multiplier: Option<kapi::Quantity>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capacity_key: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta1",
@@ -421,29 +318,23 @@ pub mod v1beta1 {
         merge = merge::ResourceSlice
     )]
     pub struct ResourceSlice {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceSliceSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ResourceSliceSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_nodes: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub devices: Option<Vec<Device>>,
         pub driver: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<super::super::core::v1::NodeSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub per_device_node_selection: Option<bool>,
         pub pool: ResourcePool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub shared_counters: Option<Vec<CounterSet>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
@@ -518,65 +409,37 @@ pub mod v1beta2 {
         ResourceClaimStatus, ResourceClaimTemplate, ResourceClaimTemplateList,
         ResourceClaimTemplateSpec, ResourcePool,
     };
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct Device {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_nodes: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allow_multiple_allocations: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub attributes: Option<std::collections::BTreeMap<String, DeviceAttribute>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binding_conditions: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binding_failure_conditions: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub binds_to_node: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capacity: Option<std::collections::BTreeMap<String, DeviceCapacity>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub consumes_counters: Option<Vec<DeviceCounterConsumption>>,
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_allocatable_resource_mappings: Option<
             std::collections::BTreeMap<String, NodeAllocatableResourceMapping>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<super::super::core::v1::NodeSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub taints: Option<Vec<DeviceTaint>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceAttribute {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub bool: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub bools: Option<Vec<bool>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub int: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub ints: Option<Vec<i64>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub string: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub strings: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub version: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub versions: Option<Vec<String>>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta2",
@@ -585,56 +448,37 @@ pub mod v1beta2 {
     )]
     #[resource(status)]
     pub struct DeviceTaintRule {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: DeviceTaintRuleSpec,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<DeviceTaintRuleStatus>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceTaintRuleSpec {
-        #[serde(
-            rename = "deviceSelector",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[wire(rename = "deviceSelector")]
         pub device_selector: Option<DeviceTaintSelector>,
         pub taint: DeviceTaint,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceTaintRuleStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<kapi::meta::Condition>>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct DeviceTaintSelector {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub device: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub driver: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pool: Option<String>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct NodeAllocatableResourceMapping {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub allocation_multiplier: Option<kapi::Quantity>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capacity_key: Option<String>,
     }
-    #[derive(
-        Clone,
-        Debug,
-        Default,
-        PartialEq,
-        serde::Serialize,
-        serde::Deserialize,
-        kapi::Resource,
-    )]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta2",
@@ -643,29 +487,23 @@ pub mod v1beta2 {
     )]
     #[resource(introduced = "1.33", deprecated = "1.36", removed = "1.39")]
     pub struct ResourceSlice {
-        #[serde(rename = "apiVersion")]
+        #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[serde(default)]
+        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceSliceSpec,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct ResourceSliceSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub all_nodes: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub devices: Option<Vec<Device>>,
         pub driver: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub node_selector: Option<super::super::core::v1::NodeSelector>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub per_device_node_selection: Option<bool>,
         pub pool: ResourcePool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub shared_counters: Option<Vec<CounterSet>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).

@@ -12,156 +12,131 @@ pub mod v1 {
     }
 }
 pub mod v2 {
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ContainerResourceMetricSource {
         pub container: String,
         pub name: String,
         pub target: MetricTarget,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ContainerResourceMetricStatus {
         pub container: String,
         pub current: MetricValueStatus,
         pub name: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct CrossVersionObjectReference {
-        #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+        #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
         pub kind: String,
         pub name: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ExternalMetricSource {
         pub metric: MetricIdentifier,
         pub target: MetricTarget,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ExternalMetricStatus {
         pub current: MetricValueStatus,
         pub metric: MetricIdentifier,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HPAScalingPolicy {
         pub period_seconds: i32,
         pub type_: String,
         pub value: i32,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HorizontalPodAutoscalerCondition {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_transition_time: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub message: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
         pub status: String,
         pub type_: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HorizontalPodAutoscalerStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub conditions: Option<Vec<HorizontalPodAutoscalerCondition>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub current_metrics: Option<Vec<MetricStatus>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub current_replicas: Option<i32>,
         pub desired_replicas: i32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub last_scale_time: Option<kapi::Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub observed_generation: Option<i64>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct MetricIdentifier {
         pub name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub selector: Option<kapi::meta::LabelSelector>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct MetricSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub container_resource: Option<ContainerResourceMetricSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub external: Option<ExternalMetricSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub object: Option<ObjectMetricSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pods: Option<PodsMetricSource>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource: Option<ResourceMetricSource>,
         pub type_: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct MetricStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub container_resource: Option<ContainerResourceMetricStatus>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub external: Option<ExternalMetricStatus>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub object: Option<ObjectMetricStatus>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pods: Option<PodsMetricStatus>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub resource: Option<ResourceMetricStatus>,
         pub type_: String,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct MetricTarget {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub average_utilization: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub average_value: Option<kapi::Quantity>,
         pub type_: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub value: Option<kapi::Quantity>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct MetricValueStatus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub average_utilization: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub average_value: Option<kapi::Quantity>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub value: Option<kapi::Quantity>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ObjectMetricSource {
-        #[serde(rename = "describedObject")]
+        #[wire(rename = "describedObject")]
         pub described_object: CrossVersionObjectReference,
         pub metric: MetricIdentifier,
         pub target: MetricTarget,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ObjectMetricStatus {
         pub current: MetricValueStatus,
-        #[serde(rename = "describedObject")]
+        #[wire(rename = "describedObject")]
         pub described_object: CrossVersionObjectReference,
         pub metric: MetricIdentifier,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct PodsMetricSource {
         pub metric: MetricIdentifier,
         pub target: MetricTarget,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct PodsMetricStatus {
         pub current: MetricValueStatus,
         pub metric: MetricIdentifier,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ResourceMetricSource {
         pub name: String,
         pub target: MetricTarget,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     pub struct ResourceMetricStatus {
         pub current: MetricValueStatus,
         pub name: String,

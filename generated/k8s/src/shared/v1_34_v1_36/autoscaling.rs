@@ -24,41 +24,32 @@ pub mod v1 {
     }
 }
 pub mod v2 {
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HPAScalingRules {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub policies: Option<
             Vec<
                 super::super::super::v1_28_v1_34_v1_36::autoscaling::v2::HPAScalingPolicy,
             >,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub select_policy: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub stabilization_window_seconds: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub tolerance: Option<kapi::Quantity>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HorizontalPodAutoscalerBehavior {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scale_down: Option<HPAScalingRules>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub scale_up: Option<HPAScalingRules>,
     }
-    #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(rename_all = "camelCase")]
     pub struct HorizontalPodAutoscalerSpec {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub behavior: Option<HorizontalPodAutoscalerBehavior>,
         pub max_replicas: i32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub metrics: Option<
             Vec<super::super::super::v1_28_v1_34_v1_36::autoscaling::v2::MetricSpec>,
         >,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub min_replicas: Option<i32>,
         pub scale_target_ref: super::super::super::v1_28_v1_34_v1_36::autoscaling::v2::CrossVersionObjectReference,
     }
