@@ -1206,15 +1206,19 @@ async fn watch_bookmarks_initial_events_and_timeouts() {
         .await;
     let started = std::time::Instant::now();
     let mut events = 0;
-    while w.next().await.is_some() {
-        events += 1;
-    }
+    // The stream must end by itself; the generous bound only turns a hang into a failure (how
+    // fast it ends is not a unit-test matter on a loaded machine).
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while w.next().await.is_some() {
+            events += 1;
+        }
+    })
+    .await
+    .expect("timeoutSeconds=1 ends the watch");
     assert_eq!(events, 2, "the two ADDED events, then the end");
+    // It does not end before the timeout: load can only make it later.
     let elapsed = started.elapsed();
-    assert!(
-        elapsed >= Duration::from_millis(900) && elapsed < Duration::from_millis(1900),
-        "{elapsed:?}"
-    );
+    assert!(elapsed >= Duration::from_millis(900), "{elapsed:?}");
 }
 
 #[tokio::test]
@@ -1431,14 +1435,12 @@ async fn start_serves_on_a_socket_and_shuts_down_with_open_watches() {
         .unwrap();
     let mut registry = Registry::new();
     registry.register::<Widget>();
-    let started = std::time::Instant::now();
     let server = Server::builder()
         .registry(registry)
         .storage(Arc::new(storage))
         .start()
         .await
         .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(1));
     let addr = server.addr();
     assert_ne!(addr.port(), 0);
     let response = tokio::task::spawn_blocking(move || {
