@@ -312,8 +312,13 @@ impl<'p> Renderer<'p> {
         } else {
             " Adds every served kind below this module to `registry`."
         };
+        // `#[inline]` keeps the handlers out of this crate's own code generation: registering a
+        // kind instantiates its JSON codec, which is most of the machine code a bindings crate
+        // would otherwise build. Only a crate that calls `register` (a server) pays for it, and
+        // only for the groups it registers.
         quote! {
             #[doc = #doc]
+            #[inline]
             pub fn register(registry: &mut #krate::Registry) {
                 #own
                 #(#calls)*

@@ -15,6 +15,7 @@
 )]
 pub mod widgets;
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     widgets::register(registry);
 }

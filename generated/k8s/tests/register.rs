@@ -2,7 +2,7 @@
 //! plural, scope, subresources and lifecycle, and a kind decodes through its registered codec.
 //! Tests for versions whose feature is off compile away.
 
-use kapi::{Registry, Resource as _, Scope};
+use kapi::{Registry, Scope};
 
 fn registry(register: fn(&mut Registry)) -> Registry {
     let mut registry = Registry::new();
@@ -51,7 +51,7 @@ fn v1_20_registers_removed_apis_with_their_lifecycle() {
         ("networking.k8s.io", "Ingress")
     );
     assert_eq!(
-        kapi_k8s::v1_20::extensions::v1beta1::Ingress::info()
+        <kapi_k8s::v1_20::extensions::v1beta1::Ingress as kapi::Resource>::info()
             .gvk
             .version,
         "v1beta1"

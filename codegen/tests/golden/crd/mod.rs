@@ -2,6 +2,7 @@
 
 pub mod stable;
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     stable::register(registry);
 }

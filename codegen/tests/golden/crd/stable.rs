@@ -99,6 +99,7 @@ pub mod v1 {
         pub static CronTabSpecJobs: TypeInfo = TypeInfo::new(&[]).atomic();
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<CronTab>();
     }
@@ -136,11 +137,13 @@ pub mod v1beta1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<CronTab>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v1beta1::register(registry);

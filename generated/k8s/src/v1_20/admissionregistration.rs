@@ -105,6 +105,7 @@ pub mod v1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<MutatingWebhookConfiguration>()
@@ -256,6 +257,7 @@ pub mod v1beta1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<MutatingWebhookConfiguration>()
@@ -263,6 +265,7 @@ pub mod v1beta1 {
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v1beta1::register(registry);

@@ -942,6 +942,7 @@ pub mod v1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<Binding>()
@@ -964,6 +965,7 @@ pub mod v1 {
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
 }

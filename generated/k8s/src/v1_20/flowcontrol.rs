@@ -214,6 +214,7 @@ pub mod v1alpha1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<FlowSchema>().register::<PriorityLevelConfiguration>();
     }
@@ -432,11 +433,13 @@ pub mod v1beta1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<FlowSchema>().register::<PriorityLevelConfiguration>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1alpha1::register(registry);
     v1beta1::register(registry);

@@ -47,6 +47,7 @@ pub mod scheduling;
 #[cfg(feature = "storage")]
 pub mod storage;
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     #[cfg(feature = "admissionregistration")] admissionregistration::register(registry);
     #[cfg(feature = "apiextensions")] apiextensions::register(registry);

@@ -99,6 +99,7 @@ pub mod v1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<ClusterRole>()
@@ -236,6 +237,7 @@ pub mod v1alpha1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<ClusterRole>()
@@ -409,6 +411,7 @@ pub mod v1beta1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<ClusterRole>()
@@ -418,6 +421,7 @@ pub mod v1beta1 {
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v1alpha1::register(registry);

@@ -31,6 +31,7 @@ pub mod v1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<PriorityClass>();
     }
@@ -66,6 +67,7 @@ pub mod v1alpha1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<PriorityClass>();
     }
@@ -107,11 +109,13 @@ pub mod v1beta1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<PriorityClass>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v1alpha1::register(registry);

@@ -90,6 +90,7 @@ pub mod v1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<MutatingWebhookConfiguration>()
@@ -280,6 +281,7 @@ pub mod v1alpha1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<ValidatingAdmissionPolicy>()
@@ -453,6 +455,7 @@ pub mod v1beta1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<ValidatingAdmissionPolicy>()
@@ -460,6 +463,7 @@ pub mod v1beta1 {
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v1alpha1::register(registry);

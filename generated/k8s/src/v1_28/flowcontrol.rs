@@ -223,6 +223,7 @@ pub mod v1beta2 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<FlowSchema>().register::<PriorityLevelConfiguration>();
     }
@@ -460,11 +461,13 @@ pub mod v1beta3 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<FlowSchema>().register::<PriorityLevelConfiguration>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1beta2::register(registry);
     v1beta3::register(registry);

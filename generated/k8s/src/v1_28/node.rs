@@ -33,11 +33,13 @@ pub mod v1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<RuntimeClass>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
 }

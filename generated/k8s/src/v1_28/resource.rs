@@ -205,6 +205,7 @@ pub mod v1alpha2 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<PodSchedulingContext>()
@@ -214,6 +215,7 @@ pub mod v1alpha2 {
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1alpha2::register(registry);
 }

@@ -51,6 +51,7 @@ pub mod v1 {
         pub use crate::shared::v1_28_v1_34_v1_36::admissionregistration::v1::merge::RuleWithOperations;
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<MutatingWebhookConfiguration>()
@@ -81,6 +82,7 @@ pub mod v1alpha1 {
         };
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<MutatingAdmissionPolicy>()
@@ -109,6 +111,7 @@ pub mod v1beta1 {
         };
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<MutatingAdmissionPolicy>()
@@ -116,6 +119,7 @@ pub mod v1beta1 {
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v1alpha1::register(registry);

@@ -39,6 +39,7 @@ pub mod v1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<CertificateSigningRequest>();
     }
@@ -113,6 +114,7 @@ pub mod v1alpha1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<ClusterTrustBundle>().register::<PodCertificateRequest>();
     }
@@ -126,11 +128,13 @@ pub mod v1beta1 {
         pub use crate::shared::v1_34_v1_36::certificates::v1beta1::merge::ClusterTrustBundle;
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<ClusterTrustBundle>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v1alpha1::register(registry);

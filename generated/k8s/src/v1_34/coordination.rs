@@ -7,6 +7,7 @@ pub mod v1 {
         pub use crate::shared::v1_34_v1_36::coordination::v1::merge::Lease;
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<Lease>();
     }
@@ -33,6 +34,7 @@ pub mod v1alpha2 {
         pub use crate::shared::v1_34_v1_36::coordination::v1alpha2::merge::LeaseCandidate;
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<LeaseCandidate>();
     }
@@ -59,11 +61,13 @@ pub mod v1beta1 {
         pub use crate::shared::v1_34_v1_36::coordination::v1beta1::merge::LeaseCandidate;
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<LeaseCandidate>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v1alpha2::register(registry);

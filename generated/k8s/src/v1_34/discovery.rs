@@ -27,11 +27,13 @@ pub mod v1 {
         pub use crate::shared::v1_28_v1_34_v1_36::discovery::v1::merge::EndpointPort;
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<EndpointSlice>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
 }

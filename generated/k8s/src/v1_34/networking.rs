@@ -45,6 +45,7 @@ pub mod v1 {
         pub use crate::shared::v1_20_v1_28_v1_34_v1_36::networking::v1::merge::IngressTLS;
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<IPAddress>()
@@ -81,11 +82,13 @@ pub mod v1beta1 {
         };
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<IPAddress>().register::<ServiceCIDR>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v1beta1::register(registry);

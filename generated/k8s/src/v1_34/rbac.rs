@@ -48,6 +48,7 @@ pub mod v1 {
         pub use crate::shared::v1_28_v1_34_v1_36::rbac::v1::merge::{RoleRef, Subject};
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<ClusterRole>()
@@ -57,6 +58,7 @@ pub mod v1 {
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
 }

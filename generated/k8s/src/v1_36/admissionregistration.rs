@@ -148,6 +148,7 @@ pub mod v1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<MutatingAdmissionPolicy>()
@@ -180,6 +181,7 @@ pub mod v1alpha1 {
         };
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<MutatingAdmissionPolicy>()
@@ -208,6 +210,7 @@ pub mod v1beta1 {
         };
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<MutatingAdmissionPolicy>()
@@ -215,6 +218,7 @@ pub mod v1beta1 {
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v1alpha1::register(registry);

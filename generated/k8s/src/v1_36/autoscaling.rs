@@ -31,6 +31,7 @@ pub mod v1 {
         };
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<HorizontalPodAutoscaler>();
     }
@@ -76,11 +77,13 @@ pub mod v2 {
         };
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<HorizontalPodAutoscaler>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v2::register(registry);

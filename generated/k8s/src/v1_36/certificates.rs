@@ -42,6 +42,7 @@ pub mod v1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<CertificateSigningRequest>();
     }
@@ -56,6 +57,7 @@ pub mod v1alpha1 {
         pub use crate::shared::v1_34_v1_36::certificates::v1alpha1::merge::ClusterTrustBundle;
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<ClusterTrustBundle>();
     }
@@ -134,11 +136,13 @@ pub mod v1beta1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<ClusterTrustBundle>().register::<PodCertificateRequest>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v1alpha1::register(registry);

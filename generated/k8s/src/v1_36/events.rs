@@ -8,11 +8,13 @@ pub mod v1 {
         pub use crate::shared::v1_34_v1_36::events::v1::merge::Event;
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<Event>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
 }

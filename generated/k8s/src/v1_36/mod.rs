@@ -49,6 +49,7 @@ pub mod storage;
 #[cfg(feature = "storagemigration")]
 pub mod storagemigration;
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     #[cfg(feature = "admissionregistration")] admissionregistration::register(registry);
     #[cfg(feature = "apiextensions")] apiextensions::register(registry);

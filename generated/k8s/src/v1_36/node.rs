@@ -9,11 +9,13 @@ pub mod v1 {
         pub use crate::shared::v1_28_v1_34_v1_36::node::v1::merge::Scheduling;
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<RuntimeClass>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
 }

@@ -127,6 +127,7 @@ pub mod v1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<DeviceClass>()
@@ -252,6 +253,7 @@ pub mod v1alpha3 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<DeviceTaintRule>().register::<ResourcePoolStatusRequest>();
     }
@@ -387,6 +389,7 @@ pub mod v1beta1 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<DeviceClass>()
@@ -571,6 +574,7 @@ pub mod v1beta2 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<DeviceClass>()
@@ -581,6 +585,7 @@ pub mod v1beta2 {
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v1alpha3::register(registry);

@@ -24,6 +24,7 @@ pub mod v1 {
         pub use crate::shared::v1_34_v1_36::scheduling::v1::merge::PriorityClass;
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<PriorityClass>();
     }
@@ -200,11 +201,13 @@ pub mod v1alpha2 {
         );
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<PodGroup>().register::<Workload>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v1alpha2::register(registry);

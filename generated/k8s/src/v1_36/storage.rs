@@ -50,6 +50,7 @@ pub mod v1 {
         pub use crate::shared::v1_20_v1_28_v1_34_v1_36::storage::v1::merge::CSIDriverSpec;
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry
             .register::<CSIDriver>()
@@ -69,11 +70,13 @@ pub mod v1beta1 {
         pub use crate::shared::v1_34_v1_36::storage::v1beta1::merge::VolumeAttributesClass;
     }
     /// Adds this group-version's served kinds to `registry`.
+    #[inline]
     pub fn register(registry: &mut kapi::Registry) {
         registry.register::<VolumeAttributesClass>();
     }
 }
 /// Adds every served kind below this module to `registry`.
+#[inline]
 pub fn register(registry: &mut kapi::Registry) {
     v1::register(registry);
     v1beta1::register(registry);
