@@ -568,3 +568,143 @@ fn derived_crds_pass_kubectl_client_dry_run() {
         "kubectl accepted apiextensions.k8s.io/v9"
     );
 }
+
+/// A ConfigMap named by the server (`generateName`), for server-side dry runs.
+const GENERATED_CONFIG_MAP: &str = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  generateName: dry-
+data:
+  k: v
+";
+
+/// A ConfigMap with a field ConfigMap does not have.
+const UNKNOWN_FIELD_CONFIG_MAP: &str = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: loose
+bogus: 1
+data:
+  k: v
+";
+
+/// Server-side dry runs and field validation as kubectl drives them: `create --dry-run=server`
+/// answers with a server-made name and uid that a following `get` does not find;
+/// `apply --validate=strict` fails on an unknown field with the server's strict decoding error,
+/// `--validate=warn` prints the server's warning and applies; `delete --dry-run=server` keeps
+/// the object.
+fn dry_run_and_field_validation(k: &Kubectl<'_>) -> Result<(), String> {
+    // The server is shared by every kubectl; a failed run may have left this behind.
+    k.ok(&["delete", "configmap", "loose", "--ignore-not-found"])?;
+    let generated = k.file("generated.yaml", GENERATED_CONFIG_MAP);
+    let out = k.ok(&[
+        "create",
+        "--dry-run=server",
+        "-o",
+        "json",
+        "-f",
+        generated.to_str().unwrap(),
+    ])?;
+    let created: Value =
+        serde_json::from_str(&out).map_err(|e| format!("create -o json is not JSON: {e}"))?;
+    let name = created["metadata"]["name"].as_str().unwrap_or_default();
+    if !name.starts_with("dry-")
+        || name.len() <= "dry-".len()
+        || created["metadata"]["uid"]
+            .as_str()
+            .is_none_or(str::is_empty)
+    {
+        return Err(format!("create --dry-run=server answered {created}"));
+    }
+    let missing = k.run(&["get", "configmap", name]);
+    expect(
+        "get after create --dry-run=server",
+        &String::from_utf8_lossy(&missing.stderr),
+        "NotFound",
+    )?;
+    let listed = k.ok(&["get", "configmaps", "-o", "name"])?;
+    if listed.contains("dry-") {
+        return Err(format!("a dry-run create was stored: {listed}"));
+    }
+
+    // kubectl 1.27 and 1.28 run with validation off here (see `command`).
+    if !k.reads_openapi_v2_protobuf() {
+        let loose = k.file("loose.yaml", UNKNOWN_FIELD_CONFIG_MAP);
+        let refused = k.run(&["apply", "--validate=strict", "-f", loose.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        if refused.status.success() {
+            return Err(format!(
+                "apply --validate=strict accepted an unknown field:\n{stderr}"
+            ));
+        }
+        expect(
+            "apply --validate=strict",
+            &stderr,
+            "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"bogus\"",
+        )?;
+        let gone = k.run(&["get", "configmap", "loose"]);
+        expect(
+            "get after a refused apply",
+            &String::from_utf8_lossy(&gone.stderr),
+            "NotFound",
+        )?;
+        let warned = k.run(&["apply", "--validate=warn", "-f", loose.to_str().unwrap()]);
+        let stdout = String::from_utf8_lossy(&warned.stdout);
+        let stderr = String::from_utf8_lossy(&warned.stderr);
+        if !warned.status.success() {
+            return Err(format!("apply --validate=warn failed:\n{stdout}{stderr}"));
+        }
+        expect("apply --validate=warn", &stdout, "configmap/loose created")?;
+        expect(
+            "apply --validate=warn",
+            &stderr,
+            "Warning: unknown field \"bogus\"",
+        )?;
+    } else {
+        k.ok(&["create", "configmap", "loose", "--from-literal=k=v"])?;
+    }
+
+    let deleted = k.ok(&["delete", "configmap", "loose", "--dry-run=server"])?;
+    expect(
+        "delete --dry-run=server",
+        &deleted,
+        "configmap \"loose\" deleted (server dry run)",
+    )?;
+    let kept: Value = serde_json::from_str(&k.ok(&["get", "configmap", "loose", "-o", "json"])?)
+        .map_err(|e| format!("get -o json is not JSON: {e}"))?;
+    if kept["metadata"].get("deletionTimestamp").is_some() || kept["data"]["k"] != "v" {
+        return Err(format!(
+            "delete --dry-run=server changed the object: {kept}"
+        ));
+    }
+    k.ok(&["delete", "configmap", "loose"])?;
+    Ok(())
+}
+
+#[test]
+fn server_side_dry_run_and_field_validation_with_every_kubectl() {
+    let binaries = kubectl_binaries();
+    assert!(!binaries.is_empty(), "no kubectl on PATH");
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let mut failures = Vec::new();
+    for binary in &binaries {
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl {
+            binary,
+            server: &server,
+            dir: dir.path(),
+        };
+        if let Err(e) = dry_run_and_field_validation(&k) {
+            let name = binary.file_name().unwrap().to_string_lossy().into_owned();
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} kubectl versions failed:\n\n{}\nserver stderr:\n{}",
+        failures.len(),
+        binaries.len(),
+        failures.join("\n\n"),
+        server.stderr()
+    );
+}

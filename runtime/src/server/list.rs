@@ -367,6 +367,7 @@ pub(crate) fn render_list(call: &Call, output: Output, page: Page) -> Result<Val
 }
 
 /// DELETE of a collection: deletes every selected object, answering with the list of them.
+/// The options go to each delete, so a dry run lists what would go and removes nothing.
 pub(crate) async fn delete_collection(
     call: &Call,
     options: &ListOptions,

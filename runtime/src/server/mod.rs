@@ -6,7 +6,8 @@
 //! ([`ServerBuilder::into_router`]).
 //!
 //! `state` holds what handlers share. The core (this module's dispatcher, `path`, `negotiate`,
-//! `error`, `object`, `patch`, `list`, `watch`, `selector`, `keys`, `builtin`) and the descriptive
+//! `error`, `object`, `patch`, `list`, `watch`, `selector`, `keys`, `builtin`, and the write
+//! options `dry_run` and `field_validation`) and the descriptive
 //! endpoints (discovery, OpenAPI, health, version, deprecation warnings) meet only through
 //! `state::State` and axum routers: the descriptive routes are matched first and every other
 //! path falls through to the resource dispatcher.
@@ -15,7 +16,9 @@ mod builtin;
 mod builtin_names;
 mod deprecation;
 mod discovery;
+mod dry_run;
 mod error;
+mod field_validation;
 mod health;
 mod keys;
 mod list;
@@ -465,12 +468,25 @@ async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Respons
         headers: parts.headers,
         uri: parts.uri,
     };
-    let mut response = match handle(&call, &parts.method, body).await {
+    // Warnings found while serving (unknown fields) go out with any answer, as upstream's.
+    let mut warnings = Vec::new();
+    let mut response = match handle(&call, &parts.method, body, &mut warnings).await {
         Ok(response) => response,
         Err(e) => e.into_response(),
     };
+    let headers = response.headers_mut();
     if let Some(warning) = warning {
-        response.headers_mut().append(header::WARNING, warning);
+        headers.append(header::WARNING, warning);
+    }
+    let mut sent: Vec<&str> = Vec::new();
+    for text in &warnings {
+        if sent.contains(&text.as_str()) {
+            continue;
+        }
+        sent.push(text);
+        if let Some(value) = deprecation::header_value(text) {
+            headers.append(header::WARNING, value);
+        }
     }
     response
 }
@@ -504,7 +520,12 @@ async fn read_body(body: Body, headers: &HeaderMap) -> Result<bytes::Bytes, ApiE
         })
 }
 
-async fn handle(call: &Call, method: &Method, body: Body) -> Result<Response, ApiError> {
+async fn handle(
+    call: &Call,
+    method: &Method,
+    body: Body,
+    warnings: &mut Vec<String>,
+) -> Result<Response, ApiError> {
     let info = call.info();
     let target = &call.target;
     let name = target.name.clone();
@@ -585,22 +606,34 @@ async fn handle(call: &Call, method: &Method, body: Body) -> Result<Response, Ap
         }
         Operation::Create => {
             let body = read_body(body, &call.headers).await?;
-            let (code, object) = object::create(call, &body).await?;
+            let options: crate::meta::CreateOptions = call.query()?;
+            let write = dry_run::write_options(
+                "CreateOptions",
+                &options.dry_run,
+                options.field_validation.as_ref(),
+            )?;
+            let (code, object) = object::create(call, &body, write, warnings).await?;
             reply(code, list::render_object(call, output, object)?)
         }
         Operation::Update => {
             let name = name.unwrap_or_default();
             let body = read_body(body, &call.headers).await?;
+            let options: crate::meta::UpdateOptions = call.query()?;
+            let write = dry_run::write_options(
+                "UpdateOptions",
+                &options.dry_run,
+                options.field_validation.as_ref(),
+            )?;
             let value = match target.sub {
-                Some(Subresource::Scale) => object::update_scale(call, &name, &body).await?,
-                Some(Subresource::Status) => {
-                    let object =
-                        object::update(call, &name, &body, object::UpdateScope::Status).await?;
-                    list::render_object(call, output, object)?
+                Some(Subresource::Scale) => {
+                    object::update_scale(call, &name, &body, write, warnings).await?
                 }
-                None => {
-                    let object =
-                        object::update(call, &name, &body, object::UpdateScope::Main).await?;
+                sub => {
+                    let scope = match sub {
+                        Some(Subresource::Status) => object::UpdateScope::Status,
+                        _ => object::UpdateScope::Main,
+                    };
+                    let object = object::update(call, &name, &body, scope, write, warnings).await?;
                     list::render_object(call, output, object)?
                 }
             };
@@ -610,16 +643,24 @@ async fn handle(call: &Call, method: &Method, body: Body) -> Result<Response, Ap
             let name = name.unwrap_or_default();
             let patch_type = patch::patch_type(call)?;
             let body = read_body(body, &call.headers).await?;
+            let options: crate::meta::PatchOptions = call.query()?;
+            let write = dry_run::write_options(
+                "PatchOptions",
+                &options.dry_run,
+                options.field_validation.as_ref(),
+            )?;
             let value = match target.sub {
                 Some(Subresource::Scale) => {
-                    patch::patch_scale(call, &name, patch_type, &body).await?
+                    patch::patch_scale(call, &name, patch_type, &body, write, warnings).await?
                 }
                 sub => {
                     let scope = match sub {
                         Some(Subresource::Status) => object::UpdateScope::Status,
                         _ => object::UpdateScope::Main,
                     };
-                    let object = patch::patch(call, &name, patch_type, &body, scope).await?;
+                    let object =
+                        patch::patch(call, &name, patch_type, &body, scope, write, warnings)
+                            .await?;
                     list::render_object(call, output, object)?
                 }
             };
@@ -629,6 +670,7 @@ async fn handle(call: &Call, method: &Method, body: Body) -> Result<Response, Ap
             let name = name.unwrap_or_default();
             let body = read_body(body, &call.headers).await?;
             let options = object::delete_options(call, &body)?;
+            dry_run::delete_dry_run(&options.dry_run)?;
             match object::delete(call, &name, &options).await? {
                 object::Deletion::Pending(object) => {
                     reply(StatusCode::OK, list::render_object(call, output, object)?)
@@ -655,6 +697,7 @@ async fn handle(call: &Call, method: &Method, body: Body) -> Result<Response, Ap
         Operation::DeleteCollection => {
             let body = read_body(body, &call.headers).await?;
             let delete = object::delete_options(call, &body)?;
+            dry_run::delete_dry_run(&delete.dry_run)?;
             let options: ListOptions = call.query()?;
             let selectors = selectors(call, &options, None)?;
             let value = list::delete_collection(call, &options, &selectors, &delete).await?;

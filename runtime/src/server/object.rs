@@ -4,6 +4,11 @@
 //!
 //! Objects are stored as JSON without `metadata.resourceVersion`; it is the key's mod revision
 //! and is filled in on every read, so it can never disagree with the store.
+//!
+//! Every write takes its [`WriteOptions`]: a dry run runs all of the above and the store reads
+//! they need, then answers with the object it would have stored instead of writing it; the
+//! body's unknown and duplicate fields are reported as `fieldValidation` asks (see
+//! `field_validation`).
 
 use std::time::Duration;
 
@@ -17,7 +22,9 @@ use crate::time::Time;
 
 use super::Call;
 use super::builtin::NAMESPACE_FINALIZER;
+use super::dry_run::WriteOptions;
 use super::error::{ApiError, Subject};
+use super::field_validation::{self, Directive};
 use super::keys;
 
 /// How many times a write re-reads and retries after losing a race it may retry.
@@ -175,6 +182,52 @@ pub(crate) fn through_codec(call: &Call, object: Value) -> Result<Value, ApiErro
     })
 }
 
+/// Upstream's 400 for a body its strict decoder refused: `<Kind> in version "<v>" cannot be
+/// handled as a <Kind>: strict decoding error: ...`.
+fn strict_decoding(kind: &str, version: &str, problems: &[String]) -> ApiError {
+    ApiError::bad_request(format!(
+        "{kind} in version {version:?} cannot be handled as a {kind}: {}",
+        field_validation::strict_error(problems)
+    ))
+}
+
+/// Applies `fieldValidation` to a decoded create or update body: `decoded` is the codec's
+/// result for `object`, `raw` the bytes it came from. Warnings go to `warnings`; `Strict`
+/// refuses the body.
+fn validate_fields(
+    call: &Call,
+    validation: Directive,
+    raw: &[u8],
+    object: &Value,
+    decoded: &Value,
+    warnings: &mut Vec<String>,
+) -> Result<(), ApiError> {
+    if validation == Directive::Ignore {
+        return Ok(());
+    }
+    let problems = field_validation::body_problems(call.target.kind.codec, raw, object, decoded);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    if validation == Directive::Strict {
+        let info = call.info();
+        return Err(strict_decoding(
+            &info.gvk.kind,
+            &info.gvk.version,
+            &problems,
+        ));
+    }
+    warnings.extend(problems);
+    Ok(())
+}
+
+/// The object a dry-run update answers with: what would have been stored, at the stored
+/// object's resourceVersion (nothing was written, so the version did not move).
+fn at_revision(mut object: Value, rv: u64) -> Value {
+    meta_mut(&mut object).insert("resourceVersion".into(), Value::from(rv.to_string()));
+    object
+}
+
 /// Reads, type-checks and decodes a write's body.
 fn decode_object(call: &Call, body: &[u8]) -> Result<Value, ApiError> {
     let mut object = super::negotiate::decode_body(&call.headers, body)?;
@@ -247,15 +300,24 @@ async fn check_namespace(call: &Call, namespace: &str, name: &str) -> Result<(),
     Ok(())
 }
 
-/// POST to a collection.
-pub(crate) async fn create(call: &Call, body: &[u8]) -> Result<(StatusCode, Value), ApiError> {
+/// POST to a collection. A dry run does everything but the write: the name is still checked
+/// against the store (409) and the answer has no resourceVersion, as upstream's.
+pub(crate) async fn create(
+    call: &Call,
+    body: &[u8],
+    write: WriteOptions,
+    warnings: &mut Vec<String>,
+) -> Result<(StatusCode, Value), ApiError> {
     let info = call.info();
-    let mut object = decode_object(call, body)?;
-    let has_status_sub = info.subresources.status;
-    if has_status_sub && let Value::Object(map) = &mut object {
+    let decoded = decode_object(call, body)?;
+    // The whole body is decoded, as upstream's strict decoder sees it, status included.
+    let mut object = through_codec(call, decoded.clone())?;
+    validate_fields(call, write.validation, body, &decoded, &object, warnings)?;
+    if info.subresources.status
+        && let Value::Object(map) = &mut object
+    {
         map.remove("status");
     }
-    let mut object = through_codec(call, object)?;
     let url_ns = call.target.namespace.clone();
     let meta = meta_mut(&mut object);
     if let Some(rv) = meta.get("resourceVersion").and_then(Value::as_str)
@@ -358,6 +420,23 @@ pub(crate) async fn create(call: &Call, body: &[u8]) -> Result<(StatusCode, Valu
         }
         meta_mut(&mut object).insert("name".into(), Value::from(candidate.as_str()));
         let key = keys::object_key(info, url_ns.as_deref(), &candidate);
+        if write.dry_run {
+            let taken = call
+                .state
+                .storage
+                .get(&key, None)
+                .await
+                .map_err(ApiError::from_read)?
+                .is_some();
+            match (taken, name.is_empty()) {
+                (false, _) => {
+                    meta_mut(&mut object).remove("resourceVersion");
+                    return Ok((StatusCode::CREATED, object));
+                }
+                (true, true) => continue,
+                (true, false) => return Err(ApiError::already_exists(call.subject(&candidate))),
+            }
+        }
         match call.state.storage.create(&key, to_stored(&object)?).await {
             Ok(kv) => return Ok((StatusCode::CREATED, kv_object(call, &kv)?)),
             Err(crate::storage::CreateError::AlreadyExists { .. }) if name.is_empty() => continue,
@@ -526,11 +605,14 @@ pub(crate) async fn update(
     name: &str,
     body: &[u8],
     scope: UpdateScope,
+    write: WriteOptions,
+    warnings: &mut Vec<String>,
 ) -> Result<Value, ApiError> {
-    let incoming = decode_object(call, body)?;
-    let incoming = through_codec(call, incoming)?;
+    let decoded = decode_object(call, body)?;
+    let incoming = through_codec(call, decoded.clone())?;
+    validate_fields(call, write.validation, body, &decoded, &incoming, warnings)?;
     check_identity(call, name, &incoming)?;
-    update_with(call, name, scope, |_| Ok(incoming.clone())).await
+    update_with(call, name, scope, write.dry_run, |_| Ok(incoming.clone())).await
 }
 
 /// A written object must name the object and namespace of the URL (400 otherwise).
@@ -562,10 +644,12 @@ pub(crate) fn check_identity(call: &Call, name: &str, incoming: &Value) -> Resul
 /// incoming object (decoded and checked). A `resourceVersion` in it must match the stored one
 /// (409). A lost race re-reads and calls `make` again, so a patch re-applies to the new object
 /// (keeping the version it read only if it did not pin one) and a pinned version fails.
+/// A dry run stops before the write and answers with the object it would have written.
 pub(crate) async fn update_with(
     call: &Call,
     name: &str,
     scope: UpdateScope,
+    dry_run: bool,
     make: impl Fn(&Value) -> Result<Value, ApiError>,
 ) -> Result<Value, ApiError> {
     let info = call.info();
@@ -585,6 +669,11 @@ pub(crate) async fn update_with(
         if stored == kv.value {
             // A no-op write changes nothing, not even the resourceVersion, as upstream.
             return Ok(current);
+        }
+        if dry_run {
+            // Also when the write would complete a pending deletion: the answer is the object
+            // as it would have gone.
+            return Ok(at_revision(next, kv.mod_revision));
         }
         let key = call.key(name);
         if next
@@ -647,13 +736,15 @@ pub(crate) fn delete_options(call: &Call, body: &[u8]) -> Result<DeleteOptions, 
     Ok(options)
 }
 
-/// DELETE of one object: removes it, or marks it deleted while finalizers remain.
+/// DELETE of one object: removes it, or marks it deleted while finalizers remain. A dry run
+/// (its `dryRun` already checked) answers the same and writes nothing.
 pub(crate) async fn delete(
     call: &Call,
     name: &str,
     options: &DeleteOptions,
 ) -> Result<Deletion, ApiError> {
     let info = call.info();
+    let dry_run = options.is_dry_run();
     let key = call.key(name);
     for _ in 0..RETRIES {
         let kv = read(call, name).await?;
@@ -702,6 +793,9 @@ pub(crate) async fn delete(
             {
                 map.insert("status".into(), json!({"phase": "Terminating"}));
             }
+            if dry_run {
+                return Ok(Deletion::Pending(at_revision(next, kv.mod_revision)));
+            }
             match call
                 .state
                 .storage
@@ -718,6 +812,9 @@ pub(crate) async fn delete(
                 Err(UpdateError::Conflict { .. }) => continue,
                 Err(e) => return Err(ApiError::from_update(e, call.subject(name))),
             }
+        }
+        if dry_run {
+            return Ok(Deletion::Gone(current));
         }
         match call.state.storage.delete(&key, Some(kv.mod_revision)).await {
             Ok(deleted) => {
@@ -823,12 +920,73 @@ pub(crate) fn scale_of(call: &Call, object: &Value) -> Result<Value, ApiError> {
     }))
 }
 
+/// The fields of an `autoscaling/v1` `Scale`: what a `/scale` write may hold.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ScaleBody {
+    #[serde(
+        rename = "apiVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    api_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    metadata: Option<crate::meta::ObjectMeta>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    spec: Option<ScaleSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status: Option<ScaleStatus>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ScaleSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    replicas: Option<i64>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ScaleStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    replicas: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    selector: Option<String>,
+}
+
+/// The codec of `Scale`, for finding the unknown fields of a `/scale` write.
+fn scale_codec(value: Value) -> Result<Value, serde_json::Error> {
+    serde_json::to_value(serde_json::from_value::<ScaleBody>(value)?)
+}
+
+/// The unknown fields of a `Scale` (none when it does not decode: the replica checks report
+/// what is wrong with it).
+pub(crate) fn scale_unknown_fields(scale: &Value) -> Vec<String> {
+    match scale_codec(scale.clone()) {
+        Ok(decoded) => field_validation::unknown_fields(scale_codec, scale, &decoded),
+        Err(_) => Vec::new(),
+    }
+}
+
 /// PUT `/scale`: sets the desired replicas.
-pub(crate) async fn update_scale(call: &Call, name: &str, body: &[u8]) -> Result<Value, ApiError> {
+pub(crate) async fn update_scale(
+    call: &Call,
+    name: &str,
+    body: &[u8],
+    write: WriteOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Value, ApiError> {
     let Some(scale) = call.info().subresources.scale.clone() else {
         return Err(ApiError::no_route());
     };
     let incoming = super::negotiate::decode_body(&call.headers, body)?;
+    if write.validation != Directive::Ignore {
+        let decoded = scale_codec(incoming.clone()).unwrap_or_else(|_| incoming.clone());
+        let problems = field_validation::body_problems(scale_codec, body, &incoming, &decoded);
+        if write.validation == Directive::Strict && !problems.is_empty() {
+            return Err(strict_decoding("Scale", "v1", &problems));
+        }
+        warnings.extend(problems);
+    }
     match incoming.get("kind").and_then(Value::as_str) {
         None | Some("" | "Scale") => {}
         Some(other) => {
@@ -878,6 +1036,9 @@ pub(crate) async fn update_scale(call: &Call, name: &str, body: &[u8]) -> Result
             meta_mut(&mut next).insert("generation".into(), Value::from(generation + 1));
         } else {
             return scale_of(call, &current);
+        }
+        if write.dry_run {
+            return scale_of(call, &at_revision(next, kv.mod_revision));
         }
         match call
             .state

@@ -16,10 +16,18 @@
 //! and re-applies. Errors follow upstream: an undecodable patch is 400, a JSON patch that fails
 //! to apply is 422 `Invalid` with upstream's generic message (our explanation in the cause), a
 //! patched object the kind's type rejects is 422 on field `patch`.
+//!
+//! `fieldValidation` looks at the patch document (its duplicate keys; for a JSON patch also
+//! operation fields upstream's operation type lacks) and at the patched object's unknown
+//! fields, in that order. `Strict` refuses them with upstream's 422 on field `patch` (the value
+//! shown is the patched object's JSON, or for a strategic merge patch the patch as Go prints
+//! it); `Warn` sends them as warnings. A dry run applies the patch and answers without writing.
 
 pub(crate) mod json_patch;
 pub(crate) mod merge_patch;
 pub(crate) mod strategic;
+
+use std::sync::Mutex;
 
 use axum::http::header;
 use serde_json::Value;
@@ -29,7 +37,9 @@ use crate::meta::{Status, StatusCause, StatusDetails, StatusReason};
 use crate::registry::RegisteredKind;
 
 use super::Call;
+use super::dry_run::WriteOptions;
 use super::error::ApiError;
+use super::field_validation::{self, Directive};
 use super::object::{self, UpdateScope};
 
 /// `Content-Type` of a JSON patch.
@@ -208,31 +218,108 @@ fn rejected(patched: &Value, reason: &str) -> ApiError {
     )
 }
 
-/// Turns a patched object into the incoming object of an update.
-fn accept(call: &Call, name: &str, mut patched: Value) -> Result<Value, ApiError> {
+impl Patch {
+    /// How upstream shows this patch in a strict 422: a JSON or merge patch by the patched
+    /// object's JSON, a strategic merge patch by the patch as Go prints its map.
+    fn shown(&self, patched: &Value) -> Value {
+        match self {
+            Patch::Strategic(patch, _) => Value::from(field_validation::go_print(patch)),
+            Patch::Json(_) | Patch::Merge(_) => {
+                Value::from(serde_json::to_string(patched).unwrap_or_default())
+            }
+        }
+    }
+}
+
+/// What `fieldValidation` found in one application of a patch.
+struct Checked {
+    decoded: Value,
+    problems: Vec<String>,
+}
+
+/// Turns a patched object into the incoming object of an update. Under `Warn` and `Strict`
+/// the patch's own problems (`patch_problems`) and the patched object's unknown fields are
+/// collected; `Strict` refuses them with upstream's 422 on field `patch`.
+fn accept(
+    call: &Call,
+    name: &str,
+    patch: &Patch,
+    mut patched: Value,
+    validation: Directive,
+    patch_problems: &[String],
+) -> Result<Checked, ApiError> {
     if !patched.is_object() {
         return Err(rejected(&patched, "the patched document is not an object"));
     }
     object::check_type(call.info(), &mut patched)?;
-    let decoded = (call.target.kind.codec)(patched.clone())
-        .map_err(|e| rejected(&patched, &e.to_string()))?;
+    let codec = call.target.kind.codec;
+    let decoded = codec(patched.clone()).map_err(|e| rejected(&patched, &e.to_string()))?;
+    let problems = if validation == Directive::Ignore {
+        Vec::new()
+    } else {
+        let unknown = field_validation::unknown_fields(codec, &patched, &decoded);
+        field_validation::with_unknown(patch_problems.to_vec(), &unknown)
+    };
+    if validation == Directive::Strict && !problems.is_empty() {
+        return Err(strict_rejected(
+            patch.shown(&patched),
+            &field_validation::strict_error(&problems),
+        ));
+    }
     object::check_identity(call, name, &decoded)?;
-    Ok(decoded)
+    Ok(Checked { decoded, problems })
+}
+
+/// Upstream's 422 for a patch its strict decoding refused: `Invalid value` on field `patch`.
+fn strict_rejected(shown: Value, message: &str) -> ApiError {
+    ApiError::invalid(
+        "",
+        "",
+        "",
+        vec![StatusCause::invalid("patch", &shown, message)],
+    )
+}
+
+/// The problems of the patch document itself, under `Warn` and `Strict`.
+fn patch_problems(patch_type: PatchType, body: &[u8], validation: Directive) -> Vec<String> {
+    if validation == Directive::Ignore {
+        return Vec::new();
+    }
+    field_validation::patch_problems(body, patch_type == PatchType::Json)
 }
 
 /// PATCH of the object (`scope` Main) or its `/status`; 404 when it does not exist.
+/// `fieldValidation` warnings go to `warnings`.
 pub(crate) async fn patch(
     call: &Call,
     name: &str,
     patch_type: PatchType,
     body: &[u8],
     scope: UpdateScope,
+    write: WriteOptions,
+    warnings: &mut Vec<String>,
 ) -> Result<Value, ApiError> {
     let patch = decode(patch_type, body, call.target.kind.merge)?;
-    object::update_with(call, name, scope, |current| {
-        accept(call, name, patch.apply(current)?)
+    let own = patch_problems(patch_type, body, write.validation);
+    // A lost race applies the patch again; the warnings of the last application count.
+    let found = Mutex::new(Vec::new());
+    let object = object::update_with(call, name, scope, write.dry_run, |current| {
+        let checked = accept(
+            call,
+            name,
+            &patch,
+            patch.apply(current)?,
+            write.validation,
+            &own,
+        )?;
+        if let Ok(mut found) = found.lock() {
+            *found = checked.problems;
+        }
+        Ok(checked.decoded)
     })
-    .await
+    .await?;
+    warnings.extend(found.into_inner().unwrap_or_else(|e| e.into_inner()));
+    Ok(object)
 }
 
 /// PATCH of `/scale`: the patch applies to the `Scale` as served, then updates the replicas.
@@ -241,11 +328,25 @@ pub(crate) async fn patch_scale(
     name: &str,
     patch_type: PatchType,
     body: &[u8],
+    write: WriteOptions,
+    warnings: &mut Vec<String>,
 ) -> Result<Value, ApiError> {
     let patch = decode(patch_type, body, None)?;
+    let own = patch_problems(patch_type, body, write.validation);
     let current = object::get(call, name, None).await?;
     let scale = object::scale_of(call, &current)?;
     let mut patched = patch.apply(&scale)?;
+    if write.validation != Directive::Ignore {
+        let unknown = object::scale_unknown_fields(&patched);
+        let problems = field_validation::with_unknown(own, &unknown);
+        if write.validation == Directive::Strict && !problems.is_empty() {
+            return Err(strict_rejected(
+                patch.shown(&patched),
+                &field_validation::strict_error(&problems),
+            ));
+        }
+        warnings.extend(problems);
+    }
     // An unchanged resourceVersion is the one just read, not a precondition the client set.
     let read_rv = scale.pointer("/metadata/resourceVersion").cloned();
     if patched.pointer("/metadata/resourceVersion").cloned() == read_rv
@@ -256,5 +357,9 @@ pub(crate) async fn patch_scale(
     let body = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
     let mut json_call = call.clone();
     json_call.headers.remove(header::CONTENT_TYPE);
-    object::update_scale(&json_call, name, &body).await
+    let write = WriteOptions {
+        validation: Directive::Ignore,
+        ..write
+    };
+    object::update_scale(&json_call, name, &body, write, &mut Vec::new()).await
 }
