@@ -2,9 +2,10 @@
 """Writes the sources of the custom-resource benchmark: N kinds, each written once for kapi and
 once for kube-derive, with the same fields, enum, nested struct, status, short name and printer
 columns. One file per kind, as an operator author would lay them out, so the lines a user writes
-per kind are the lines of one file. A third crate, plain-crs, has the same types with only their
-serde and std derives: the floor both sides share, so what each custom-resource derive adds on
-top of it can be told apart.
+per kind are the lines of one file. kapi's types derive `kapi::Wire` where kube's derive serde's
+Serialize and Deserialize, with the same `#[serde]` attributes. A third crate, plain-crs, has the
+types with only serde's and std's derives: the floor kube-derive builds on, so what its
+custom-resource derive adds on top can be told apart.
 
 Usage: gen.py OUT_DIR [N]          writes OUT_DIR/{kapi,kube,plain}-crs/src
        gen.py compare KAPI.json KUBE.json  compares the two sides' CRDs: names, columns,
@@ -27,11 +28,10 @@ KAPI = '''\
 use std::collections::BTreeMap;
 
 use kapi::meta::Condition;
-use kapi::{{CustomResource, Schema}};
-use serde::{{Deserialize, Serialize}};
+use kapi::{{CustomResource, Schema, Wire}};
 
 /// Desired state of a {kind}.
-#[derive(Clone, Debug, Serialize, Deserialize, CustomResource)]
+#[derive(Clone, Debug, Wire, CustomResource)]
 #[serde(rename_all = "camelCase")]
 #[resource(
     group = "bench.example.com",
@@ -113,7 +113,7 @@ SPEC_FIELDS = '''\
 
 REST = '''\
 /// How replicas are replaced on update.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize{schema})]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, {derives})]
 pub enum {kind}Strategy {{
     Recreate,
     RollingUpdate,
@@ -121,7 +121,7 @@ pub enum {kind}Strategy {{
 }}
 
 /// A network backend.
-#[derive(Clone, Debug, Serialize, Deserialize{schema})]
+#[derive(Clone, Debug, {derives})]
 #[serde(rename_all = "camelCase")]
 pub struct {kind}Backend {{
     /// Host name or address.
@@ -134,7 +134,7 @@ pub struct {kind}Backend {{
 }}
 
 /// Observed state of a {kind}.
-#[derive(Clone, Debug, Default, Serialize, Deserialize{schema})]
+#[derive(Clone, Debug, Default, {derives})]
 #[serde(rename_all = "camelCase")]
 pub struct {kind}Status {{
     /// Latest observations of the object's state.
@@ -153,9 +153,9 @@ pub struct {kind}Status {{
 '''
 
 
-def render(template: str, schema: str, kind: str, short: str) -> str:
+def render(template: str, derives: str, kind: str, short: str) -> str:
     fields = SPEC_FIELDS.format(kind=kind)
-    rest = REST.format(kind=kind, schema=schema)
+    rest = REST.format(kind=kind, derives=derives)
     return template.format(kind=kind, short=short, spec_fields=fields, rest=rest)
 
 
@@ -205,7 +205,7 @@ def classify(item: list[str], kind: str) -> str:
         trait = re.sub(r"<.*", "", found.group(1)).split("::")[-1].strip()
         if trait in STD_DERIVES:
             trait = "std derives (Clone, Debug, ...)"
-        elif trait in ("Serialize", "Deserialize"):
+        elif trait in ("Serialize", "Deserialize", "WireFields"):
             trait = f"serde {trait}"
         elif trait in ("Schema", "JsonSchema"):
             trait = f"schema ({trait})"
@@ -287,8 +287,12 @@ def main() -> None:
         return
     out = pathlib.Path(sys.argv[1])
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 50
-    sides = (("kapi-crs", KAPI, ", Schema"), ("kube-crs", KUBE, ", JsonSchema"), ("plain-crs", PLAIN, ""))
-    for side, template, schema in sides:
+    sides = (
+        ("kapi-crs", KAPI, "Wire, Schema"),
+        ("kube-crs", KUBE, "Serialize, Deserialize, JsonSchema"),
+        ("plain-crs", PLAIN, "Serialize, Deserialize"),
+    )
+    for side, template, derives in sides:
         src = out / side / "src"
         src.mkdir(parents=True, exist_ok=True)
         for old in src.glob("*.rs"):
@@ -296,7 +300,7 @@ def main() -> None:
         modules = []
         for i in range(count):
             module = f"widget{i:02}"
-            (src / f"{module}.rs").write_text(render(template, schema, f"Widget{i:02}", f"wd{i:02}"))
+            (src / f"{module}.rs").write_text(render(template, derives, f"Widget{i:02}", f"wd{i:02}"))
             modules.append(module)
         lib = f"//! {count} generated custom resources.\n\n"
         lib += "".join(f"pub mod {m};\n" for m in modules)

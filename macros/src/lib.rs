@@ -142,13 +142,15 @@ pub fn derive_schema(input: TokenStream) -> TokenStream {
 /// use kapi::CustomResource;
 ///
 /// /// A widget.
-/// #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, CustomResource)]
+/// // `kapi::Wire` is serde's `Serialize` and `Deserialize` with far less code; serde's own
+/// // derives work here too.
+/// #[derive(Clone, Debug, kapi::Wire, CustomResource)]
 /// #[resource(group = "example.com", version = "v1", status = "WidgetStatus", short_names = ["wd"])]
 /// pub struct WidgetSpec {
 ///     pub size: i32,
 /// }
 ///
-/// #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, kapi::Schema)]
+/// #[derive(Clone, Debug, Default, kapi::Wire, kapi::Schema)]
 /// pub struct WidgetStatus {
 ///     #[serde(default)]
 ///     pub conditions: Vec<kapi::meta::Condition>,
@@ -167,42 +169,58 @@ pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Implements serde's `Serialize` and `Deserialize`, and `kapi::wire::WireFields`, for a struct
-/// with named fields, with far less code per struct than serde's derives.
+/// Implements serde's `Serialize` and `Deserialize` for a struct with named fields or an enum of
+/// unit variants, with far less code per type than serde's derives.
 ///
-/// The struct must implement `Default` (reading starts from it). A field whose type is spelled
-/// `Option<..>` may be absent, reads `null` as `None` and is left out when `None`; any other
-/// field is required unless marked `#[wire(default)]`, and is always written. Unknown keys are
-/// ignored; a key given twice keeps its last value, as Go does. Attributes:
+/// Keys are read from `#[wire(...)]` and, with serde's meaning, from `#[serde(...)]`: a type
+/// moves from serde's derives to this one by changing its derive line, and `#[derive(Schema)]`
+/// sees the same attributes. A field whose type is spelled `Option<..>` may be absent, reads
+/// `null` as `None` and is left out when `None`; any other field is required unless it has a
+/// default, and is written unless `skip_serializing_if` says otherwise. Unknown keys are
+/// ignored; a key given twice keeps its last value, as Go does. An enum is written as its
+/// variant's name.
 ///
 /// | key | where | effect |
 /// |---|---|---|
-/// | `rename = "x"` | field | the field's JSON name |
-/// | `default` | field | may be absent (keeps the struct's `Default` value) |
-/// | `rename_all = "camelCase"` | struct | serde's rename rules for the other fields |
-/// | `crate = "::path::to::kapi"` | struct | path to kapi (default `::kapi`) |
+/// | `rename = "x"` | field, variant | the JSON name |
+/// | `default` | field | may be absent: `Default::default()` |
+/// | `default = "path"` | field | may be absent: `path()` |
+/// | `skip_serializing_if = "path"` | field | left out when `path(&field)` |
+/// | `skip` | field | neither read nor written (always its `Default`) |
+/// | `rename_all = "camelCase"` | struct, enum | serde's rename rules |
+/// | `default` | struct | every missing field keeps the struct's `Default` value; nothing is required |
+/// | `crate = "::path::to::kapi"` | struct, enum (`#[wire]` only) | path to kapi (default `::kapi`) |
 ///
-/// Enums, tuple and unit structs and generic structs are compile errors.
+/// Other serde keys (`flatten`, `tag`, `with`, ...), tuple and unit structs, generic types and
+/// enums with data are compile errors that say so.
 ///
 /// ```
-/// #[derive(Debug, Default, PartialEq, kapi::Wire)]
-/// #[wire(rename_all = "camelCase")]
+/// #[derive(Debug, PartialEq, kapi::Wire)]
+/// #[serde(rename_all = "camelCase")]
 /// struct Port {
 ///     container_port: i32,
-///     #[wire(rename = "proto")]
-///     protocol: Option<String>,
-///     #[wire(default)]
+///     #[serde(rename = "proto")]
+///     protocol: Option<Protocol>,
+///     #[serde(default, skip_serializing_if = "Vec::is_empty")]
 ///     labels: Vec<String>,
 /// }
 ///
-/// let port: Port = serde_json::from_str(r#"{"containerPort": 80, "proto": null, "x": 1}"#)?;
-/// assert_eq!(port, Port { container_port: 80, ..Port::default() });
-/// assert_eq!(serde_json::to_string(&port)?, r#"{"containerPort":80,"labels":[]}"#);
+/// #[derive(Debug, PartialEq, kapi::Wire)]
+/// enum Protocol {
+///     #[serde(rename = "TCP")]
+///     Tcp,
+///     #[serde(rename = "UDP")]
+///     Udp,
+/// }
+///
+/// let port: Port = serde_json::from_str(r#"{"containerPort": 80, "proto": "UDP", "x": 1}"#)?;
+/// assert_eq!(port, Port { container_port: 80, protocol: Some(Protocol::Udp), labels: vec![] });
+/// assert_eq!(serde_json::to_string(&port)?, r#"{"containerPort":80,"proto":"UDP"}"#);
 /// let missing = serde_json::from_str::<Port>("{}").unwrap_err().to_string();
 /// assert!(missing.starts_with("missing field `containerPort`"));
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-#[proc_macro_derive(Wire, attributes(wire))]
+#[proc_macro_derive(Wire, attributes(wire, serde))]
 pub fn derive_wire(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     wire::derive(&input).into()

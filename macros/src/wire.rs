@@ -1,134 +1,239 @@
-//! `#[derive(Wire)]`: serde's `Serialize` and `Deserialize` for a struct of named fields, in
-//! the lean form generated bindings need.
+//! `#[derive(Wire)]`: serde's `Serialize` and `Deserialize` in a lean form, for structs of named
+//! fields and enums of unit variants: the shapes Kubernetes objects are made of.
 //!
 //! serde's own derive emits a field enum with its visitor, a struct visitor with a map and a
 //! sequence path, and a local per field, for every struct; across the ~600 structs of a
-//! Kubernetes release the compiler spends most of `cargo check` type- and borrow-checking those
-//! bodies. This derive emits a table of wire names, one `match` that stores a value, and a
-//! `Serialize` body of one call per field; the visitor is `kapi::wire::deserialize_fields`,
-//! generic and checked once in the runtime. The vocabulary is what generated code uses:
-//! `crate` and `rename_all` on the struct, `rename` and `default` on a field; a field whose type
-//! is spelled `Option<..>` is optional and left out when `None`.
+//! Kubernetes release (or the few structs of each custom resource) the compiler spends most of
+//! `cargo check` type- and borrow-checking those bodies. This derive emits a table of wire names,
+//! one `match` that stores a value, and a `Serialize` body of one call per field; the visitor is
+//! `kapi::wire::deserialize_fields`, generic and checked once in the runtime.
+//!
+//! It reads its keys from `#[wire(...)]` and from `#[serde(...)]`, with serde's meaning, so a type
+//! moves from serde's derives to this one by changing its derive line, and `#[derive(Schema)]`
+//! (which reads `#[serde]`) sees the same shape. Keys serde has and this derive does not are
+//! errors naming the key, never silently ignored.
+//!
+//! Reading a struct takes one of two routes. With the container key `default` it starts from the
+//! struct's `Default` and overwrites what the input names (what generated bindings use: no extra
+//! code per struct). Otherwise the fields are read into a hidden struct of `Option` slots and the
+//! value is built from it, so the struct needs no `Default` and a missing required field fails
+//! with serde's ``missing field `name` `` error.
 
-use proc_macro2::{Literal, TokenStream};
-use quote::{ToTokens as _, quote, quote_spanned};
+use proc_macro2::{Group, Literal, Span, TokenStream, TokenTree};
+use quote::{ToTokens as _, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
+use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
-use syn::{Attribute, Data, DeriveInput, Fields, Ident, LitStr, Path, PathArguments, Type};
+use syn::{
+    Attribute, Data, DataEnum, DeriveInput, Fields, Ident, LitStr, Path, PathArguments, Type,
+};
 
-use crate::ast::RenameRule;
 use crate::errors::Errors;
+use crate::schema::attr::rename;
+
+/// serde keys with a wire meaning this derive does not implement, and what to do instead.
+const UNSUPPORTED: &[&str] = &[
+    "flatten",
+    "with",
+    "serialize_with",
+    "deserialize_with",
+    "untagged",
+    "tag",
+    "content",
+    "transparent",
+    "alias",
+    "deny_unknown_fields",
+    "skip_serializing",
+    "skip_deserializing",
+    "getter",
+    "from",
+    "try_from",
+    "into",
+    "remote",
+    "bound",
+    "borrow",
+    "other",
+    "field_identifier",
+    "variant_identifier",
+    "expecting",
+];
+
+/// The keys on the struct or enum.
+struct Container {
+    krate: Path,
+    rename_all: Option<String>,
+    /// `default`: missing fields keep the struct's `Default` value.
+    default: bool,
+}
 
 /// One field as the expansion needs it.
 struct WireField<'a> {
     ident: &'a Ident,
     ty: &'a Type,
     wire: String,
-    /// Spelled `Option<..>`: may be absent, skipped when `None`.
+    /// Spelled `Option<..>`: may be absent, `null` reads as `None`, left out when `None`.
     optional: bool,
-    /// `#[wire(default)]`: may be absent, always written.
-    default: bool,
+    /// `default` or `default = "path"`: may be absent.
+    default: Option<FieldDefault>,
+    /// `skip_serializing_if = "path"`: left out when `path(&field)` is true.
+    skip_if: Option<Path>,
+    /// `skip`: neither read nor written; always its `Default`.
+    skip: bool,
 }
 
-impl WireField<'_> {
-    fn required(&self) -> bool {
-        !self.optional && !self.default
-    }
+enum FieldDefault {
+    Trait,
+    Function(Path),
 }
 
-/// Expands `#[derive(Wire)]` on `input`: the impls, or the errors when the input is not a
-/// non-generic struct with named fields or an attribute is wrong.
+/// Expands `#[derive(Wire)]` on `input`: the impls, or the errors when the input has a shape
+/// or attribute this derive does not support.
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
-    let (krate, rule) = container(&input.attrs, &mut errors);
+    let container = container(&input.attrs, &mut errors);
     if !input.generics.params.is_empty() || input.generics.where_clause.is_some() {
         errors.at(
             input.generics.span(),
-            "#[derive(Wire)] does not support generic structs",
+            "#[derive(Wire)] does not support generic types",
         );
     }
-    let fields = match &input.data {
+    let expanded = match &input.data {
         Data::Struct(data) => match &data.fields {
-            Fields::Named(named) => named
-                .named
-                .iter()
-                .filter_map(|field| {
-                    let ident = field.ident.as_ref()?;
-                    let (rename, default) = field_attrs(&field.attrs, &mut errors);
-                    Some(WireField {
-                        ident,
-                        ty: &field.ty,
-                        wire: rename.unwrap_or_else(|| rule.apply(&ident.unraw().to_string())),
-                        optional: is_option(&field.ty),
-                        default,
-                    })
-                })
-                .collect(),
+            Fields::Named(named) => {
+                let fields = named
+                    .named
+                    .iter()
+                    .filter_map(|field| read_field(field, &container, &mut errors))
+                    .collect::<Vec<_>>();
+                check_fields(&fields, &container, &mut errors);
+                expand_struct(&input.ident, &container, &fields)
+            }
             Fields::Unnamed(_) | Fields::Unit => {
                 errors.at(
                     input.ident.span(),
                     "#[derive(Wire)] needs a struct with named fields: \
                      a tuple or unit struct has no JSON object form",
                 );
-                Vec::new()
+                TokenStream::new()
             }
         },
-        Data::Enum(data) => {
-            errors.at(
-                data.enum_token.span,
-                "#[derive(Wire)] needs a struct with named fields, not an enum",
-            );
-            Vec::new()
-        }
+        Data::Enum(data) => expand_enum(&input.ident, &container, data, &mut errors),
         Data::Union(data) => {
             errors.at(
                 data.union_token.span,
-                "#[derive(Wire)] needs a struct with named fields, not a union",
+                "#[derive(Wire)] supports structs with named fields and enums of unit variants, \
+                 not unions",
             );
-            Vec::new()
+            TokenStream::new()
         }
     };
+    match errors.finish() {
+        Some(error) => error.into_compile_error(),
+        None => expanded,
+    }
+}
+
+fn read_field<'a>(
+    field: &'a syn::Field,
+    container: &Container,
+    errors: &mut Errors,
+) -> Option<WireField<'a>> {
+    let ident = field.ident.as_ref()?;
+    let mut rename_to = None;
+    let mut default = None;
+    let mut skip_if = None;
+    let mut skip = false;
+    for_each_key(&field.attrs, errors, |meta, key| {
+        match key {
+            "rename" => rename_to = Some(string_value(meta)?.value()),
+            "default" if meta.input.peek(syn::Token![=]) => {
+                default = Some(FieldDefault::Function(string_value(meta)?.parse()?));
+            }
+            "default" => default = Some(FieldDefault::Trait),
+            "skip_serializing_if" => skip_if = Some(string_value(meta)?.parse()?),
+            "skip" => skip = true,
+            _ => {
+                return Err(meta.error(format_args!(
+                    "unknown key `{key}` on a field; #[derive(Wire)] reads `rename`, `default`, \
+                     `default = \"path\"`, `skip_serializing_if = \"path\"` and `skip`"
+                )));
+            }
+        }
+        Ok(())
+    });
+    Some(WireField {
+        ident,
+        ty: &field.ty,
+        wire: rename_to.unwrap_or_else(|| {
+            rename(
+                container.rename_all.as_deref(),
+                &ident.unraw().to_string(),
+                false,
+            )
+        }),
+        optional: is_option(&field.ty),
+        default,
+        skip_if,
+        skip,
+    })
+}
+
+fn check_fields(fields: &[WireField<'_>], container: &Container, errors: &mut Errors) {
     for (i, field) in fields.iter().enumerate() {
-        if fields.iter().take(i).any(|f| f.wire == field.wire) {
+        if !field.skip
+            && fields
+                .iter()
+                .take(i)
+                .any(|f| !f.skip && f.wire == field.wire)
+        {
             errors.at(
                 field.ident.span(),
                 format!(
-                    "two fields are written as \"{}\"; give one a different #[wire(rename)]",
+                    "two fields are written as \"{}\"; give one a different `rename`",
                     field.wire
                 ),
             );
         }
-    }
-    match errors.finish() {
-        Some(error) => error.into_compile_error(),
-        None => expand(&input.ident, &krate, &fields),
+        if container.default && matches!(field.default, Some(FieldDefault::Function(_))) {
+            errors.at(
+                field.ident.span(),
+                "`default = \"..\"` on a field of a struct marked `default`: the struct's \
+                 `Default` already gives every missing field its value; set it there",
+            );
+        }
     }
 }
 
-fn expand(ident: &Ident, krate: &Path, fields: &[WireField<'_>]) -> TokenStream {
+fn expand_struct(ident: &Ident, container: &Container, fields: &[WireField<'_>]) -> TokenStream {
+    let krate = &container.krate;
     let serde = quote!(#krate::__private::serde);
     let result = quote!(::core::result::Result);
     let name = ident.to_string();
+    let read: Vec<&WireField<'_>> = fields.iter().filter(|f| !f.skip).collect();
+    let names = read.iter().map(|f| &f.wire);
 
-    // Required fields lead the table, so the runtime tracks them by position.
-    let table: Vec<&WireField<'_>> = fields
-        .iter()
-        .filter(|f| f.required())
-        .chain(fields.iter().filter(|f| !f.required()))
-        .collect();
-    let required = Literal::usize_unsuffixed(fields.iter().filter(|f| f.required()).count());
-    let names = table.iter().map(|f| &f.wire);
-    let set_body = if table.is_empty() {
+    // Reading into `Self` (container `default`) or into a struct of slots built into `Self`.
+    let target = if container.default {
+        quote!(#ident)
+    } else {
+        quote!(__Slots)
+    };
+    let set_body = if read.is_empty() {
         quote! {
             let _ = index;
             #krate::wire::skip(map)
         }
     } else {
-        let arms = table.iter().enumerate().map(|(i, f)| {
+        let arms = read.iter().enumerate().map(|(i, f)| {
             let (i, member) = (Literal::usize_unsuffixed(i), f.ident);
             // Spanned on the field's type, so a type serde cannot read is reported there.
             let slot = quote_spanned!(f.ty.span()=> &mut self.#member);
-            quote!(#i => #krate::wire::read(#slot, map),)
+            let reader = if container.default || f.optional {
+                quote!(read)
+            } else {
+                quote!(read_some)
+            };
+            quote!(#i => #krate::wire::#reader(#slot, map),)
         });
         quote! {
             match index {
@@ -137,32 +242,11 @@ fn expand(ident: &Ident, krate: &Path, fields: &[WireField<'_>]) -> TokenStream 
             }
         }
     };
-
-    let always = fields.iter().filter(|f| !f.optional).count();
-    let mut len = Vec::new();
-    if always > 0 || fields.iter().all(|f| !f.optional) {
-        len.push(Literal::usize_unsuffixed(always).into_token_stream());
-    }
-    // `as` rather than `usize::from`: no trait to resolve, once per optional field.
-    len.extend(fields.iter().filter(|f| f.optional).map(|f| {
-        let member = f.ident;
-        quote!((self.#member.is_some() as usize))
-    }));
-    let writes = fields.iter().map(|f| {
-        let (member, wire) = (f.ident, &f.wire);
-        let value = quote_spanned!(f.ty.span()=> &self.#member);
-        if f.optional {
-            quote!(.optional(#wire, #value))
-        } else {
-            quote!(.field(#wire, #value))
-        }
-    });
-    quote! {
+    let fields_impl = quote! {
         #[automatically_derived]
-        impl #krate::wire::WireFields for #ident {
+        impl #krate::wire::WireFields for #target {
             const NAME: &'static str = #name;
             const FIELDS: &'static [&'static str] = &[#(#names),*];
-            const REQUIRED: usize = #required;
 
             fn set_field<'de, A: #serde::de::MapAccess<'de>>(
                 &mut self,
@@ -172,15 +256,100 @@ fn expand(ident: &Ident, krate: &Path, fields: &[WireField<'_>]) -> TokenStream 
                 #set_body
             }
         }
-
-        #[automatically_derived]
-        impl<'de> #serde::Deserialize<'de> for #ident {
-            fn deserialize<D: #serde::Deserializer<'de>>(
-                deserializer: D,
-            ) -> #result<Self, D::Error> {
-                #krate::wire::deserialize_fields(deserializer)
+    };
+    // Either the struct reads into itself, or into its slots and is built from them.
+    let (slots_struct, body) = if container.default {
+        (None, quote!(#krate::wire::deserialize_fields(deserializer)))
+    } else {
+        let slots = read.iter().map(|f| {
+            // `Self` in a field's type means the struct, not the slots.
+            let (member, ty) = (f.ident, replace_self(f.ty.to_token_stream(), ident));
+            if f.optional {
+                quote!(#member: #ty,)
+            } else {
+                quote!(#member: ::core::option::Option<#ty>,)
             }
+        });
+        let build = fields.iter().map(|f| {
+            let (member, wire) = (f.ident, &f.wire);
+            let value = if f.skip {
+                quote_spanned!(f.ty.span()=> ::core::default::Default::default())
+            } else if f.optional {
+                quote!(slots.#member)
+            } else {
+                match &f.default {
+                    Some(FieldDefault::Trait) => quote!(slots.#member.unwrap_or_default()),
+                    Some(FieldDefault::Function(path)) => {
+                        quote!(slots.#member.unwrap_or_else(#path))
+                    }
+                    None => quote!(#krate::wire::present(slots.#member, #wire)?),
+                }
+            };
+            quote!(#member: #value,)
+        });
+        (
+            Some(quote! {
+                #[derive(Default)]
+                struct __Slots {
+                    #(#slots)*
+                }
+            }),
+            quote! {
+                let slots: __Slots = #krate::wire::deserialize_fields(deserializer)?;
+                ::core::result::Result::Ok(Self { #(#build)* })
+            },
+        )
+    };
+    let deserialize = quote! {
+        const _: () = {
+            #slots_struct
+
+            #fields_impl
+
+            #[automatically_derived]
+            impl<'de> #serde::Deserialize<'de> for #ident {
+                fn deserialize<D: #serde::Deserializer<'de>>(
+                    deserializer: D,
+                ) -> #result<Self, D::Error> {
+                    #body
+                }
+            }
+        };
+    };
+
+    let written: Vec<&WireField<'_>> = read;
+    let always = written
+        .iter()
+        .filter(|f| !f.optional && f.skip_if.is_none())
+        .count();
+    let mut len = Vec::new();
+    if always > 0 || written.iter().all(|f| !f.optional && f.skip_if.is_none()) {
+        len.push(Literal::usize_unsuffixed(always).into_token_stream());
+    }
+    // `as` rather than `usize::from`: no trait to resolve, once per conditional field.
+    len.extend(
+        written
+            .iter()
+            .filter(|f| f.optional || f.skip_if.is_some())
+            .map(|f| {
+                let member = f.ident;
+                match &f.skip_if {
+                    Some(path) => quote!((!#path(&self.#member) as usize)),
+                    None => quote!((self.#member.is_some() as usize)),
+                }
+            }),
+    );
+    let writes = written.iter().map(|f| {
+        let (member, wire) = (f.ident, &f.wire);
+        let value = quote_spanned!(f.ty.span()=> &self.#member);
+        match &f.skip_if {
+            Some(path) => quote!(.field_unless(#wire, #value, #path(&self.#member))),
+            None if f.optional => quote!(.optional(#wire, #value)),
+            None => quote!(.field(#wire, #value)),
         }
+    });
+    quote! {
+        #deserialize
 
         #[automatically_derived]
         impl #serde::Serialize for #ident {
@@ -193,20 +362,131 @@ fn expand(ident: &Ident, krate: &Path, fields: &[WireField<'_>]) -> TokenStream 
     }
 }
 
-/// The struct's `#[wire(crate = "..", rename_all = "..")]`.
-fn container(attrs: &[Attribute], errors: &mut Errors) -> (Path, RenameRule) {
+/// An enum of unit variants, written as its variants' names.
+fn expand_enum(
+    ident: &Ident,
+    container: &Container,
+    data: &DataEnum,
+    errors: &mut Errors,
+) -> TokenStream {
+    if container.default {
+        errors.at(
+            ident.span(),
+            "`default` applies to structs; mark the default variant with #[default] and derive \
+             Default instead",
+        );
+    }
+    let mut variants = Vec::new();
+    for variant in &data.variants {
+        if !matches!(variant.fields, Fields::Unit) {
+            errors.at(
+                variant.ident.span(),
+                format_args!(
+                    "#[derive(Wire)] writes an enum as a string, so every variant must be a unit \
+                     variant; `{}` carries data: derive serde's Serialize and Deserialize for this \
+                     enum instead",
+                    variant.ident
+                ),
+            );
+            continue;
+        }
+        let mut rename_to = None;
+        for_each_key(&variant.attrs, errors, |meta, key| {
+            if key == "rename" {
+                rename_to = Some(string_value(meta)?.value());
+                Ok(())
+            } else {
+                Err(meta.error(format_args!(
+                    "unknown key `{key}` on a variant; #[derive(Wire)] reads `rename`"
+                )))
+            }
+        });
+        let wire = rename_to.unwrap_or_else(|| {
+            rename(
+                container.rename_all.as_deref(),
+                &variant.ident.unraw().to_string(),
+                true,
+            )
+        });
+        variants.push((&variant.ident, wire));
+    }
+    if variants.is_empty() {
+        errors.at(
+            ident.span(),
+            "#[derive(Wire)] needs at least one variant: an empty enum has no value to write",
+        );
+        return TokenStream::new();
+    }
+    let krate = &container.krate;
+    let serde = quote!(#krate::__private::serde);
+    let result = quote!(::core::result::Result);
+    let name = ident.to_string();
+    let wires = variants.iter().map(|(_, wire)| wire);
+    let to_index = variants.iter().enumerate().map(|(i, (variant, _))| {
+        let i = Literal::u32_unsuffixed(i as u32);
+        quote!(Self::#variant => #i,)
+    });
+    let last = variants.len() - 1;
+    let from_index = variants.iter().enumerate().map(|(i, (variant, _))| {
+        if i == last {
+            quote!(_ => Self::#variant,)
+        } else {
+            let i = Literal::usize_unsuffixed(i);
+            quote!(#i => Self::#variant,)
+        }
+    });
+    let variants_const = format_ident!("__VARIANTS");
+    quote! {
+        const _: () = {
+            const #variants_const: &[&str] = &[#(#wires),*];
+
+            #[automatically_derived]
+            impl #serde::Serialize for #ident {
+                fn serialize<S: #serde::Serializer>(&self, serializer: S) -> #result<S::Ok, S::Error> {
+                    let index = match self {
+                        #(#to_index)*
+                    };
+                    #krate::wire::serialize_variant(serializer, #name, index, #variants_const)
+                }
+            }
+
+            #[automatically_derived]
+            impl<'de> #serde::Deserialize<'de> for #ident {
+                fn deserialize<D: #serde::Deserializer<'de>>(
+                    deserializer: D,
+                ) -> #result<Self, D::Error> {
+                    let index = #krate::wire::deserialize_variant(deserializer, #variants_const)?;
+                    ::core::result::Result::Ok(match index {
+                        #(#from_index)*
+                    })
+                }
+            }
+        };
+    }
+}
+
+/// The container keys, from `#[wire(crate, rename_all, default)]` and serde's `rename_all` and
+/// `default`.
+fn container(attrs: &[Attribute], errors: &mut Errors) -> Container {
     let mut krate = None;
-    let mut rule = RenameRule::None;
-    for attr in attrs.iter().filter(|a| a.path().is_ident("wire")) {
+    let mut rename_all = None;
+    let mut default = false;
+    for attr in attrs {
+        let wire = attr.path().is_ident("wire");
+        if !wire && !attr.path().is_ident("serde") {
+            continue;
+        }
         let parsed = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("crate") {
-                let value: LitStr = meta.value()?.parse()?;
-                krate = Some(value.parse::<Path>()?);
-            } else if meta.path.is_ident("rename_all") {
-                let value: LitStr = meta.value()?.parse()?;
-                match RenameRule::parse(&value.value()) {
-                    Some(r) => rule = r,
-                    None => {
+            let key = key_of(&meta);
+            match key.as_str() {
+                // serde's `crate` names serde; ours names kapi.
+                "crate" if wire => krate = Some(string_value(&meta)?.parse()?),
+                "crate" => {
+                    string_value(&meta)?;
+                }
+                "rename_all" => {
+                    let value = string_value(&meta)?;
+                    if crate::ast::RenameRule::parse(&value.value()).is_none() {
                         return Err(syn::Error::new(
                             value.span(),
                             "unknown rename_all rule; expected one of serde's: \"camelCase\", \
@@ -214,11 +494,10 @@ fn container(attrs: &[Attribute], errors: &mut Errors) -> (Path, RenameRule) {
                              \"SCREAMING_SNAKE_CASE\", \"kebab-case\", \"SCREAMING-KEBAB-CASE\"",
                         ));
                     }
+                    rename_all = Some(value.value());
                 }
-            } else {
-                return Err(
-                    meta.error("unknown #[wire] key on a struct; expected `crate` or `rename_all`")
-                );
+                "default" if !meta.input.peek(syn::Token![=]) => default = true,
+                _ => return Err(unsupported(&meta, &key, "a struct or enum", wire)),
             }
             Ok(())
         });
@@ -226,33 +505,80 @@ fn container(attrs: &[Attribute], errors: &mut Errors) -> (Path, RenameRule) {
             errors.push(error);
         }
     }
-    let krate = krate.unwrap_or_else(crate::check::default_crate);
-    (krate, rule)
+    Container {
+        krate: krate.unwrap_or_else(crate::check::default_crate),
+        rename_all,
+        default,
+    }
 }
 
-/// A field's `#[wire(rename = "..", default)]`.
-fn field_attrs(attrs: &[Attribute], errors: &mut Errors) -> (Option<String>, bool) {
-    let mut rename = None;
-    let mut default = false;
-    for attr in attrs.iter().filter(|a| a.path().is_ident("wire")) {
+/// Calls `each` with every key of the `#[wire]` and `#[serde]` attributes in `attrs`.
+fn for_each_key(
+    attrs: &[Attribute],
+    errors: &mut Errors,
+    mut each: impl FnMut(&ParseNestedMeta<'_>, &str) -> syn::Result<()>,
+) {
+    for attr in attrs {
+        let wire = attr.path().is_ident("wire");
+        if !wire && !attr.path().is_ident("serde") {
+            continue;
+        }
         let parsed = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("rename") {
-                let value: LitStr = meta.value()?.parse()?;
-                rename = Some(value.value());
-            } else if meta.path.is_ident("default") {
-                default = true;
-            } else {
-                return Err(meta.error(
-                    "unknown #[wire] key on a field; expected `rename = \"..\"` or `default`",
-                ));
+            let key = key_of(&meta);
+            if UNSUPPORTED.contains(&key.as_str()) {
+                return Err(unsupported(&meta, &key, "a field or variant", wire));
             }
-            Ok(())
+            each(&meta, &key)
         });
         if let Err(error) = parsed {
             errors.push(error);
         }
     }
-    (rename, default)
+}
+
+fn key_of(meta: &ParseNestedMeta<'_>) -> String {
+    meta.path
+        .get_ident()
+        .map(|i| i.unraw().to_string())
+        .unwrap_or_else(|| meta.path.to_token_stream().to_string())
+}
+
+fn string_value(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
+    meta.value()?.parse()
+}
+
+fn unsupported(meta: &ParseNestedMeta<'_>, key: &str, place: &str, wire: bool) -> syn::Error {
+    let span: Span = meta.path.span();
+    if !wire && UNSUPPORTED.contains(&key) {
+        syn::Error::new(
+            span,
+            format!(
+                "#[derive(Wire)] does not support serde's `{key}`; derive serde's Serialize and \
+                 Deserialize for this type instead"
+            ),
+        )
+    } else {
+        syn::Error::new(
+            span,
+            format!("#[derive(Wire)] has no key `{key}` for {place}"),
+        )
+    }
+}
+
+/// `tokens` with every `Self` replaced by `ident`.
+fn replace_self(tokens: TokenStream, ident: &Ident) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|tree| match tree {
+            TokenTree::Ident(i) if i == "Self" => TokenTree::Ident(ident.clone()),
+            TokenTree::Group(g) => {
+                let mut group = Group::new(g.delimiter(), replace_self(g.stream(), ident));
+                group.set_span(g.span());
+                TokenTree::Group(group)
+            }
+            other => other,
+        })
+        .collect()
 }
 
 /// Whether `ty` is spelled `Option<T>` (any path ending in `Option` with one argument).
@@ -293,43 +619,90 @@ mod tests {
     }
 
     #[test]
-    fn required_fields_lead_the_table() {
+    fn a_default_struct_reads_into_itself() {
         let out = expand_str(syn::parse_quote! {
-            #[wire(rename_all = "camelCase")]
+            #[wire(rename_all = "camelCase", default)]
             struct S {
                 spec_name: Option<String>,
                 #[wire(rename = "apiVersion")]
                 av: String,
-                #[wire(default)]
-                metadata: M,
                 r#type: i32,
             }
         });
         assert!(
-            out.contains(r#"& ["apiVersion" , "type" , "specName" , "metadata"]"#),
-            "{out}"
-        );
-        assert!(out.contains("const REQUIRED : usize = 2"), "{out}");
-        assert!(
-            out.contains("0 => :: kapi :: wire :: read (& mut self . av , map)"),
+            out.contains(r#"& ["specName" , "apiVersion" , "type"]"#),
             "{out}"
         );
         assert!(
-            out.contains("2 => :: kapi :: wire :: read (& mut self . spec_name"),
+            out.contains("impl :: kapi :: wire :: WireFields for S"),
+            "{out}"
+        );
+        assert!(!out.contains("__Slots"), "{out}");
+        assert!(
+            out.contains("1 => :: kapi :: wire :: read (& mut self . av , map)"),
             "{out}"
         );
         assert!(
-            out.contains("new (serializer , \"S\" , 3 + (self . spec_name . is_some () as usize))"),
+            out.contains("new (serializer , \"S\" , 2 + (self . spec_name . is_some () as usize))"),
             "{out}"
         );
         assert!(
             out.contains(". optional (\"specName\" , & self . spec_name)"),
             "{out}"
         );
-        assert!(
-            out.contains(". field (\"apiVersion\" , & self . av)"),
-            "{out}"
-        );
+    }
+
+    #[test]
+    fn other_structs_read_into_slots() {
+        let out = expand_str(syn::parse_quote! {
+            #[serde(rename_all = "camelCase")]
+            struct S {
+                image: String,
+                #[serde(default)]
+                replicas: i32,
+                #[serde(default = "five")]
+                max: i32,
+                #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                args: Vec<String>,
+                backend: Option<String>,
+                #[serde(skip)]
+                cache: u8,
+            }
+        });
+        for want in [
+            "impl :: kapi :: wire :: WireFields for __Slots",
+            "0 => :: kapi :: wire :: read_some (& mut self . image , map)",
+            "4 => :: kapi :: wire :: read (& mut self . backend , map)",
+            "image : :: kapi :: wire :: present (slots . image , \"image\") ?",
+            "replicas : slots . replicas . unwrap_or_default ()",
+            "max : slots . max . unwrap_or_else (five)",
+            "cache : :: core :: default :: Default :: default ()",
+            ". field_unless (\"args\" , & self . args , Vec :: is_empty (& self . args))",
+            "3 + (! Vec :: is_empty (& self . args) as usize)",
+        ] {
+            assert!(out.contains(want), "{want}\n{out}");
+        }
+        assert!(!out.contains("\"cache\""), "{out}");
+    }
+
+    #[test]
+    fn unit_enums_are_strings() {
+        let out = expand_str(syn::parse_quote! {
+            #[serde(rename_all = "lowercase")]
+            enum Strategy {
+                Recreate,
+                #[serde(rename = "rolling")]
+                RollingUpdate,
+                OnDelete,
+            }
+        });
+        for want in [
+            r#"& ["recreate" , "rolling" , "ondelete"]"#,
+            "Self :: RollingUpdate => 1 ,",
+            "0 => Self :: Recreate , 1 => Self :: RollingUpdate , _ => Self :: OnDelete ,",
+        ] {
+            assert!(out.contains(want), "{want}\n{out}");
+        }
     }
 
     #[test]
@@ -339,7 +712,7 @@ mod tests {
             struct S { a: Option<u8> }
         });
         assert!(
-            out.contains("impl :: my :: kapi :: wire :: WireFields for S"),
+            out.contains("impl :: my :: kapi :: wire :: WireFields for __Slots"),
             "{out}"
         );
         // Every runtime path goes through the override.
@@ -352,14 +725,20 @@ mod tests {
 
     #[test]
     fn unsupported_shapes_are_errors() {
-        let cases: [(DeriveInput, &str); 7] = [
+        let cases: [(DeriveInput, &str); 10] = [
             (
                 syn::parse_quote!(
                     enum E {
-                        A,
+                        A(u8),
                     }
                 ),
-                "not an enum",
+                "must be a unit variant",
+            ),
+            (
+                syn::parse_quote!(
+                    enum V {}
+                ),
+                "at least one variant",
             ),
             (
                 syn::parse_quote!(
@@ -407,7 +786,26 @@ mod tests {
                         a: u8,
                     }
                 ),
-                "unknown #[wire] key",
+                "has no key `flatten`",
+            ),
+            (
+                syn::parse_quote!(
+                    struct F {
+                        #[serde(flatten)]
+                        a: u8,
+                    }
+                ),
+                "does not support serde's `flatten`",
+            ),
+            (
+                syn::parse_quote!(
+                    #[serde(default)]
+                    struct P {
+                        #[serde(default = "one")]
+                        a: u8,
+                    }
+                ),
+                "already gives every missing field",
             ),
         ];
         for (input, want) in cases {

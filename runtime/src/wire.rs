@@ -161,21 +161,19 @@ macro_rules! open_enum {
     };
 }
 
-/// A struct whose JSON form is one object of named fields, read and written by
-/// `#[derive(kapi::Wire)]`.
+/// A struct whose JSON form is one object of named fields, read by `#[derive(kapi::Wire)]`.
 ///
 /// serde's derive writes a field enum, a visitor and per-field bookkeeping for every struct, which
 /// the compiler type- and borrow-checks once per struct. This trait keeps the per-struct part to a
 /// table of names and one `match` storing a value; [`deserialize_fields`] does the rest, generic
-/// and checked once. Reading starts from `Default` and overwrites what the input names, so
-/// the struct's `Default` is also what a field marked `#[wire(default)]` holds when absent.
+/// and checked once. Reading starts from `Default` and overwrites what the input names: the
+/// implementor is either the struct itself (when every missing field takes its `Default` value)
+/// or a hidden struct of `Option` slots the derive builds the struct from.
 pub trait WireFields: Default {
     /// The struct's name, for error messages.
     const NAME: &'static str;
-    /// Every field's wire name; the first [`REQUIRED`](Self::REQUIRED) must be present.
+    /// Every field's wire name.
     const FIELDS: &'static [&'static str];
-    /// How many of the leading [`FIELDS`](Self::FIELDS) are required.
-    const REQUIRED: usize;
 
     /// Reads the value of field `index` (a position in [`FIELDS`](Self::FIELDS)) from `map`
     /// into `self`.
@@ -188,8 +186,7 @@ pub trait WireFields: Default {
 
 /// Reads a [`WireFields`] struct from a map (a JSON or YAML object).
 ///
-/// Unknown keys are skipped, `null` for an `Option` field reads as `None`, and a required field
-/// that is absent fails with serde's usual ``missing field `name` `` error. A key given twice
+/// Unknown keys are skipped and `null` for an `Option` field reads as `None`. A key given twice
 /// keeps its last value, as Go's `encoding/json` does (serde's derive rejects it instead).
 pub fn deserialize_fields<'de, T: WireFields, D: Deserializer<'de>>(
     deserializer: D,
@@ -210,6 +207,58 @@ pub fn read<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
 ) -> Result<(), A::Error> {
     *slot = map.next_value()?;
     Ok(())
+}
+
+/// Reads the next value of `map` into an empty slot: the value must be a `T` (`null` is not a
+/// missing value).
+pub fn read_some<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
+    slot: &mut Option<T>,
+    map: &mut A,
+) -> Result<(), A::Error> {
+    *slot = Some(map.next_value()?);
+    Ok(())
+}
+
+/// The value of a required field, or serde's ``missing field `name` `` error.
+pub fn present<T, E: de::Error>(slot: Option<T>, name: &'static str) -> Result<T, E> {
+    slot.ok_or_else(|| E::missing_field(name))
+}
+
+/// Writes variant `index` of the unit-variant enum `name`, whose wire names are `variants`.
+pub fn serialize_variant<S: Serializer>(
+    serializer: S,
+    name: &'static str,
+    index: u32,
+    variants: &'static [&'static str],
+) -> Result<S::Ok, S::Error> {
+    let variant = variants.get(index as usize).copied().unwrap_or_default();
+    serializer.serialize_unit_variant(name, index, variant)
+}
+
+/// Reads a unit-variant enum's wire name: its position in `variants`, or serde's ``unknown
+/// variant`` error listing them.
+pub fn deserialize_variant<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    variants: &'static [&'static str],
+) -> Result<usize, D::Error> {
+    deserializer.deserialize_str(Variant(variants))
+}
+
+struct Variant(&'static [&'static str]);
+
+impl Visitor<'_> for Variant {
+    type Value = usize;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "one of {:?}", self.0)
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<usize, E> {
+        self.0
+            .iter()
+            .position(|name| *name == value)
+            .ok_or_else(|| E::unknown_variant(value, self.0))
+    }
 }
 
 /// Writes a struct field by field for `#[derive(kapi::Wire)]`, keeping the first error and
@@ -259,6 +308,26 @@ impl<S: Serializer> StructWriter<S> {
         self
     }
 
+    /// Writes `value` under `key` unless `skip`, else records the field as skipped.
+    pub fn field_unless<T: Serialize + ?Sized>(
+        mut self,
+        key: &'static str,
+        value: &T,
+        skip: bool,
+    ) -> Self {
+        if let Ok(s) = &mut self.state {
+            let written = if skip {
+                s.skip_field(key)
+            } else {
+                s.serialize_field(key, value)
+            };
+            if let Err(error) = written {
+                self.state = Err(error);
+            }
+        }
+        self
+    }
+
     /// Ends the struct, or returns the first error.
     pub fn end(self) -> Result<S::Ok, S::Error> {
         self.state?.end()
@@ -276,22 +345,13 @@ impl<'de, T: WireFields> Visitor<'de> for FieldsVisitor<T> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
         let mut out = T::default();
-        let mut seen = Seen::new(T::REQUIRED);
         while let Some(key) = map.next_key_seed(Key(T::FIELDS))? {
             match key {
-                Some(index) => {
-                    out.set_field(index, &mut map)?;
-                    seen.mark(index);
-                }
+                Some(index) => out.set_field(index, &mut map)?,
                 None => skip(&mut map)?,
             }
         }
-        match seen.first_missing() {
-            Some(index) => Err(de::Error::missing_field(
-                T::FIELDS.get(index).copied().unwrap_or_default(),
-            )),
-            None => Ok(out),
-        }
+        Ok(out)
     }
 }
 
@@ -322,50 +382,8 @@ impl<'de> Visitor<'de> for Key<'_> {
     }
 }
 
-/// Which required fields were read: a bit per field, spilling to a vector past 64 so no
-/// allocation happens for the structs that exist in practice.
-struct Seen {
-    required: usize,
-    low: u64,
-    high: Vec<bool>,
-}
-
-impl Seen {
-    fn new(required: usize) -> Self {
-        Seen {
-            required,
-            low: 0,
-            high: Vec::new(),
-        }
-    }
-
-    fn mark(&mut self, index: usize) {
-        if index < 64 {
-            self.low |= 1 << index;
-        } else if index < self.required {
-            if self.high.is_empty() {
-                self.high = vec![false; self.required - 64];
-            }
-            if let Some(bit) = self.high.get_mut(index - 64) {
-                *bit = true;
-            }
-        }
-    }
-
-    fn first_missing(&self) -> Option<usize> {
-        (0..self.required).find(|&index| {
-            if index < 64 {
-                self.low & (1 << index) == 0
-            } else {
-                !self.high.get(index - 64).copied().unwrap_or(false)
-            }
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
     use serde_json::json;
 
     #[derive(Debug, Default, PartialEq, crate::Wire)]
@@ -523,19 +541,148 @@ mod tests {
         assert_eq!(got, Empty {});
     }
 
-    #[test]
-    fn seen_tracks_required_fields_past_64() {
-        let mut seen = Seen::new(70);
-        for index in (0..70).filter(|i| *i != 3 && *i != 66) {
-            seen.mark(index);
+    /// Every missing field takes the struct's `Default` value: nothing is required.
+    #[derive(Debug, PartialEq, crate::Wire)]
+    #[wire(crate = "crate", rename_all = "camelCase", default)]
+    struct Defaulted {
+        container_port: i32,
+        name: Option<String>,
+    }
+
+    impl Default for Defaulted {
+        fn default() -> Self {
+            Defaulted {
+                container_port: 80,
+                name: None,
+            }
         }
-        assert_eq!(seen.first_missing(), Some(3));
-        seen.mark(3);
-        assert_eq!(seen.first_missing(), Some(66));
-        seen.mark(66);
-        seen.mark(500);
-        assert_eq!(seen.first_missing(), None);
-        assert_eq!(Seen::new(0).first_missing(), None);
+    }
+
+    #[test]
+    fn a_default_struct_fills_missing_fields_from_default() {
+        let got: Defaulted = serde_json::from_str(r#"{"name": "a"}"#).expect("reads");
+        assert_eq!(
+            got,
+            Defaulted {
+                container_port: 80,
+                name: Some("a".to_owned())
+            }
+        );
+        let got: Defaulted = serde_json::from_str("{}").expect("reads");
+        assert_eq!(got, Defaulted::default());
+        assert_eq!(
+            serde_json::to_string(&got).expect("writes"),
+            r#"{"containerPort":80}"#
+        );
+    }
+
+    /// How replicas are replaced: written as strings.
+    #[derive(Clone, Copy, Debug, PartialEq, crate::Wire)]
+    #[serde(rename_all = "camelCase")]
+    #[wire(crate = "crate")]
+    enum Strategy {
+        Recreate,
+        RollingUpdate,
+        #[serde(rename = "Never")]
+        OnDelete,
+    }
+
+    /// No `Default`, serde's attributes: the shape a user's custom resource spec has.
+    #[derive(Debug, PartialEq, crate::Wire)]
+    #[serde(rename_all = "camelCase")]
+    #[wire(crate = "crate")]
+    struct Spec {
+        image: String,
+        strategy: Strategy,
+        #[serde(default)]
+        replicas: i32,
+        #[serde(default = "three")]
+        max_surge: i32,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        args: Vec<String>,
+        backend: Option<String>,
+        #[serde(skip)]
+        cache: u8,
+    }
+
+    fn three() -> i32 {
+        3
+    }
+
+    #[test]
+    fn unit_enums_read_and_write_their_names() {
+        let cases = [
+            (Strategy::Recreate, "\"recreate\""),
+            (Strategy::RollingUpdate, "\"rollingUpdate\""),
+            (Strategy::OnDelete, "\"Never\""),
+        ];
+        for (value, text) in cases {
+            assert_eq!(serde_json::to_string(&value).expect("writes"), text);
+            assert_eq!(
+                serde_json::from_str::<Strategy>(text).expect("reads"),
+                value
+            );
+            let yaml = serde_yaml_ng::to_string(&value).expect("writes");
+            assert_eq!(
+                serde_yaml_ng::from_str::<Strategy>(&yaml).expect("reads"),
+                value
+            );
+        }
+        let error = serde_json::from_str::<Strategy>("\"OnDelete\"")
+            .expect_err("not a wire name")
+            .to_string();
+        assert!(
+            error.contains("unknown variant `OnDelete`, expected one of `recreate`"),
+            "{error}"
+        );
+        assert!(serde_json::from_str::<Strategy>("1").is_err());
+    }
+
+    #[test]
+    fn structs_without_default_build_from_slots() {
+        let got: Spec =
+            serde_json::from_str(r#"{"image": "nginx", "strategy": "recreate", "cache": 9}"#)
+                .expect("reads");
+        assert_eq!(
+            got,
+            Spec {
+                image: "nginx".to_owned(),
+                strategy: Strategy::Recreate,
+                replicas: 0,
+                max_surge: 3,
+                args: Vec::new(),
+                backend: None,
+                cache: 0,
+            }
+        );
+        assert_eq!(
+            serde_json::to_value(&got).expect("writes"),
+            json!({"image": "nginx", "strategy": "recreate", "replicas": 0, "maxSurge": 3})
+        );
+        let full = json!({
+            "image": "a", "strategy": "Never", "replicas": 2, "maxSurge": 1,
+            "args": ["-v"], "backend": "db"
+        });
+        let got: Spec = serde_json::from_value(full.clone()).expect("reads");
+        assert_eq!(serde_json::to_value(&got).expect("writes"), full);
+        let cases = [
+            (r#"{"strategy": "recreate"}"#, "missing field `image`"),
+            (r#"{"image": "a"}"#, "missing field `strategy`"),
+            (
+                r#"{"image": null, "strategy": "recreate"}"#,
+                "invalid type: null",
+            ),
+            (
+                r#"{"image": "a", "strategy": "recreate", "args": null}"#,
+                "invalid type: null",
+            ),
+        ];
+        for (text, want) in cases {
+            let error = serde_json::from_str::<Spec>(text)
+                .expect_err(text)
+                .to_string();
+            assert!(error.contains(want), "{text}: {error}");
+        }
     }
 
     mod spin {

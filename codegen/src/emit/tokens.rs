@@ -381,7 +381,10 @@ impl<'p> Renderer<'p> {
         if use_camel {
             wire.push(quote!(rename_all = "camelCase"));
         }
-        let wire = (!wire.is_empty()).then(|| quote!(#[wire(#(#wire),*)]));
+        // A missing field reads as its zero value, as Go's decoder does; it also lets `Wire`
+        // read straight into the struct, the leanest form it has.
+        wire.push(quote!(default));
+        let wire = quote!(#[wire(#(#wire),*)]);
         let attrs = s
             .kind
             .as_ref()
@@ -414,10 +417,7 @@ impl<'p> Renderer<'p> {
         let ty = match f.special {
             Some(Special::ApiVersion) => quote!(#krate::type_tag::ApiVersion<Self>),
             Some(Special::Kind) => quote!(#krate::type_tag::Kind<Self>),
-            Some(Special::Metadata) => {
-                wire.push(quote!(default));
-                quote!(#krate::meta::ObjectMeta)
-            }
+            Some(Special::Metadata) => quote!(#krate::meta::ObjectMeta),
             None => {
                 let mut ty = self.ty(module, &f.ty);
                 if f.boxed {

@@ -2,6 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "widgets.kapi.dev",
         version = "v1",
@@ -14,12 +15,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<GizmoSpec>,
         pub status: Option<GizmoStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct GizmoSpec {
         #[wire(rename = "widgetRef")]
         pub widget_ref: Option<GizmoSpecWidgetRef>,
@@ -30,15 +31,18 @@ pub mod v1 {
         Default;
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct GizmoSpecWidgetRef {
         pub namespace: Option<String>,
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct GizmoStatus {
         pub phase: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "widgets.kapi.dev", version = "v1", merge = merge::Widget)]
     #[resource(
         short_names = ["wdg"],
@@ -72,12 +76,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: WidgetSpec,
         pub status: Option<WidgetStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WidgetSpec {
         pub color: WidgetSpecColor,
         pub replicas: Option<i32>,
@@ -97,12 +101,14 @@ pub mod v1 {
         Default;
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WidgetSpecParts {
         pub name: String,
         pub count: Option<i64>,
         pub weight: Option<f64>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WidgetStatus {
         pub replicas: Option<i32>,
         pub selector: Option<String>,
@@ -111,7 +117,7 @@ pub mod v1 {
         pub conditions: Option<Vec<WidgetStatusConditions>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct WidgetStatusConditions {
         pub type_: String,
         pub status: WidgetStatusConditionsStatus,
@@ -160,6 +166,7 @@ pub mod v1 {
 }
 pub mod v1alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "widgets.kapi.dev", version = "v1alpha1", merge = merge::Widget)]
     #[resource(short_names = ["wdg"], categories = ["all", "kapi"])]
     #[resource(
@@ -169,11 +176,11 @@ pub mod v1alpha1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<WidgetSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WidgetSpec {
         pub colour: Option<String>,
         pub count: Option<i32>,
@@ -194,6 +201,7 @@ pub mod v1alpha1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "widgets.kapi.dev", version = "v1beta1", merge = merge::Widget)]
     #[resource(short_names = ["wdg"], categories = ["all", "kapi"])]
     #[resource(status)]
@@ -207,18 +215,19 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<WidgetSpec>,
         pub status: Option<WidgetStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WidgetSpec {
         pub colour: Option<String>,
         pub replicas: Option<i32>,
         pub size: Option<kapi::IntOrString>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WidgetStatus {
         pub replicas: Option<i32>,
         pub ready: Option<bool>,

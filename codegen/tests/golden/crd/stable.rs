@@ -3,6 +3,7 @@
 pub mod v1 {
     /// CronTab runs a command on a schedule.
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "stable.example.com", version = "v1", merge = merge::CronTab)]
     #[resource(
         short_names = ["ct"],
@@ -44,13 +45,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<CronTabSpec>,
         pub status: Option<CronTabStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CronTabSpec {
         /// The schedule in cron format.
         pub cron_spec: String,
@@ -66,13 +66,14 @@ pub mod v1 {
         Default;
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CronTabSpecJobs {
         pub name: String,
         pub color: Option<CronTabSpecColor>,
         pub args: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CronTabStatus {
         pub replicas: Option<i32>,
         pub label_selector: Option<String>,
@@ -106,6 +107,7 @@ pub mod v1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "stable.example.com",
         version = "v1beta1",
@@ -119,11 +121,11 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<CronTabSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CronTabSpec {
         #[wire(rename = "cronSpec")]
         pub cron_spec: Option<String>,

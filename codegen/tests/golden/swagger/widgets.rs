@@ -2,10 +2,12 @@
 
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Branch {
         pub node: Box<Node>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "widgets.example.k8s.io",
         version = "v1beta1",
@@ -24,16 +26,17 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct GizmoList {
         pub items: Option<Vec<Gizmo>>,
         pub total: Option<i64>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Node {
         pub name: Option<String>,
         pub not: Option<Box<Node>>,
@@ -41,10 +44,12 @@ pub mod v1beta1 {
         pub branch: Option<Box<Branch>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct OwnerRef {
         pub name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "widgets.example.k8s.io",
         version = "v1beta1",
@@ -64,13 +69,12 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<WidgetSpec>,
         pub status: Option<WidgetStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct WidgetCondition {
         pub type_: String,
         pub status: WidgetConditionStatus,
@@ -84,12 +88,13 @@ pub mod v1beta1 {
         pub enum WidgetPhase { Pending = "Pending", Ready = "Ready", } impl Default;
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WidgetPort {
         pub port: i32,
         pub protocol: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct WidgetSpec {
         pub size: i32,
         pub replicas: Option<i32>,
@@ -131,6 +136,7 @@ pub mod v1beta1 {
         pub inline: Option<WidgetSpecInline>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WidgetSpecInline {
         pub level: Option<i32>,
         pub kind: Option<WidgetSpecInlineKind>,
@@ -147,6 +153,7 @@ pub mod v1beta1 {
         Never = "Never", } impl Default;
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WidgetStatus {
         pub replicas: Option<i32>,
         pub conditions: Option<Vec<WidgetCondition>>,

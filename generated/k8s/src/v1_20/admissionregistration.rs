@@ -5,7 +5,7 @@ pub mod v1 {
         RuleWithOperations, ServiceReference, WebhookClientConfig,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MutatingWebhook {
         pub admission_review_versions: Vec<String>,
         pub client_config: WebhookClientConfig,
@@ -20,6 +20,7 @@ pub mod v1 {
         pub timeout_seconds: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -30,12 +31,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub webhooks: Option<Vec<MutatingWebhook>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidatingWebhook {
         pub admission_review_versions: Vec<String>,
         pub client_config: WebhookClientConfig,
@@ -49,6 +49,7 @@ pub mod v1 {
         pub timeout_seconds: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -59,7 +60,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub webhooks: Option<Vec<ValidatingWebhook>>,
     }
@@ -114,7 +114,7 @@ pub mod v1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MutatingWebhook {
         pub admission_review_versions: Option<Vec<String>>,
         pub client_config: WebhookClientConfig,
@@ -129,6 +129,7 @@ pub mod v1beta1 {
         pub timeout_seconds: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
@@ -149,12 +150,11 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub webhooks: Option<Vec<MutatingWebhook>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct RuleWithOperations {
         pub api_groups: Option<Vec<String>>,
         pub api_versions: Option<Vec<String>>,
@@ -163,6 +163,7 @@ pub mod v1beta1 {
         pub scope: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceReference {
         pub name: String,
         pub namespace: String,
@@ -170,7 +171,7 @@ pub mod v1beta1 {
         pub port: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidatingWebhook {
         pub admission_review_versions: Option<Vec<String>>,
         pub client_config: WebhookClientConfig,
@@ -184,6 +185,7 @@ pub mod v1beta1 {
         pub timeout_seconds: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
@@ -204,11 +206,11 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub webhooks: Option<Vec<ValidatingWebhook>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WebhookClientConfig {
         #[wire(rename = "caBundle")]
         pub ca_bundle: Option<kapi::ByteString>,

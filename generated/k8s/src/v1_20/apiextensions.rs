@@ -13,6 +13,7 @@ pub mod v1 {
         WebhookConversion,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "apiextensions.k8s.io",
         version = "v1",
@@ -24,12 +25,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CustomResourceDefinitionSpec,
         pub status: Option<CustomResourceDefinitionStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CustomResourceDefinitionSpec {
         pub conversion: Option<CustomResourceConversion>,
         pub group: String,
@@ -40,7 +41,7 @@ pub mod v1 {
         pub versions: Vec<CustomResourceDefinitionVersion>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceDefinitionVersion {
         pub additional_printer_columns: Option<Vec<CustomResourceColumnDefinition>>,
         pub deprecated: Option<bool>,
@@ -52,12 +53,13 @@ pub mod v1 {
         pub subresources: Option<CustomResourceSubresources>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CustomResourceValidation {
         #[wire(rename = "openAPIV3Schema")]
         pub open_apiv3_schema: Option<JSONSchemaProps>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct JSONSchemaProps {
         #[wire(rename = "$ref")]
         pub ref_: Option<String>,
@@ -134,6 +136,7 @@ pub mod v1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CustomResourceColumnDefinition {
         #[wire(rename = "JSONPath")]
         pub json_path: String,
@@ -145,13 +148,14 @@ pub mod v1beta1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceConversion {
         pub conversion_review_versions: Option<Vec<String>>,
         pub strategy: String,
         pub webhook_client_config: Option<WebhookClientConfig>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "apiextensions.k8s.io",
         version = "v1beta1",
@@ -173,13 +177,12 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CustomResourceDefinitionSpec,
         pub status: Option<CustomResourceDefinitionStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceDefinitionCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -188,7 +191,7 @@ pub mod v1beta1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceDefinitionNames {
         pub categories: Option<Vec<String>>,
         pub kind: String,
@@ -198,7 +201,7 @@ pub mod v1beta1 {
         pub singular: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceDefinitionSpec {
         pub additional_printer_columns: Option<Vec<CustomResourceColumnDefinition>>,
         pub conversion: Option<CustomResourceConversion>,
@@ -212,14 +215,14 @@ pub mod v1beta1 {
         pub versions: Option<Vec<CustomResourceDefinitionVersion>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceDefinitionStatus {
         pub accepted_names: Option<CustomResourceDefinitionNames>,
         pub conditions: Option<Vec<CustomResourceDefinitionCondition>>,
         pub stored_versions: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceDefinitionVersion {
         pub additional_printer_columns: Option<Vec<CustomResourceColumnDefinition>>,
         pub deprecated: Option<bool>,
@@ -231,31 +234,35 @@ pub mod v1beta1 {
         pub subresources: Option<CustomResourceSubresources>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceSubresourceScale {
         pub label_selector_path: Option<String>,
         pub spec_replicas_path: String,
         pub status_replicas_path: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CustomResourceSubresourceStatus {}
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CustomResourceSubresources {
         pub scale: Option<CustomResourceSubresourceScale>,
         pub status: Option<CustomResourceSubresourceStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CustomResourceValidation {
         #[wire(rename = "openAPIV3Schema")]
         pub open_apiv3_schema: Option<JSONSchemaProps>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ExternalDocumentation {
         pub description: Option<String>,
         pub url: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct JSONSchemaProps {
         #[wire(rename = "$ref")]
         pub ref_: Option<String>,
@@ -317,6 +324,7 @@ pub mod v1beta1 {
     pub type JSONSchemaPropsOrBool = serde_json::Value;
     pub type JSONSchemaPropsOrStringArray = serde_json::Value;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceReference {
         pub name: String,
         pub namespace: String,
@@ -324,6 +332,7 @@ pub mod v1beta1 {
         pub port: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WebhookClientConfig {
         #[wire(rename = "caBundle")]
         pub ca_bundle: Option<kapi::ByteString>,

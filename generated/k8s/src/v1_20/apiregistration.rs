@@ -5,6 +5,7 @@ pub mod v1 {
         APIServiceCondition, APIServiceSpec, APIServiceStatus, ServiceReference,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "apiregistration.k8s.io",
         version = "v1",
@@ -16,7 +17,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<APIServiceSpec>,
         pub status: Option<APIServiceStatus>,
@@ -45,6 +45,7 @@ pub mod v1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "apiregistration.k8s.io",
         version = "v1beta1",
@@ -66,13 +67,12 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<APIServiceSpec>,
         pub status: Option<APIServiceStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct APIServiceCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -81,7 +81,7 @@ pub mod v1beta1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct APIServiceSpec {
         pub ca_bundle: Option<kapi::ByteString>,
         pub group: Option<String>,
@@ -93,10 +93,12 @@ pub mod v1beta1 {
         pub version_priority: i32,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct APIServiceStatus {
         pub conditions: Option<Vec<APIServiceCondition>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceReference {
         pub name: Option<String>,
         pub namespace: Option<String>,

@@ -8,6 +8,7 @@ pub mod v1 {
         BoundObjectReference, TokenReviewStatus, UserInfo,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authentication.k8s.io",
         version = "v1",
@@ -19,7 +20,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: TokenReviewSpec,
         pub status: Option<TokenReviewStatus>,
@@ -49,6 +49,7 @@ pub mod v1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authentication.k8s.io",
         version = "v1beta1",
@@ -70,17 +71,18 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: TokenReviewSpec,
         pub status: Option<TokenReviewStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TokenReviewSpec {
         pub audiences: Option<Vec<String>>,
         pub token: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TokenReviewStatus {
         pub audiences: Option<Vec<String>>,
         pub authenticated: Option<bool>,
@@ -88,6 +90,7 @@ pub mod v1beta1 {
         pub user: Option<UserInfo>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct UserInfo {
         pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
         pub groups: Option<Vec<String>>,

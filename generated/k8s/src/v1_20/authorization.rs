@@ -9,6 +9,7 @@ pub mod v1 {
         SubjectAccessReviewStatus, SubjectRulesReviewStatus,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -19,12 +20,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SubjectAccessReviewSpec,
         pub status: Option<SubjectAccessReviewStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -36,12 +37,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SelfSubjectAccessReviewSpec,
         pub status: Option<SubjectAccessReviewStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -53,12 +54,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SelfSubjectRulesReviewSpec,
         pub status: Option<SubjectRulesReviewStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -70,7 +71,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SubjectAccessReviewSpec,
         pub status: Option<SubjectAccessReviewStatus>,
@@ -116,6 +116,7 @@ pub mod v1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1beta1",
@@ -136,23 +137,25 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SubjectAccessReviewSpec,
         pub status: Option<SubjectAccessReviewStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NonResourceAttributes {
         pub path: Option<String>,
         pub verb: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NonResourceRule {
         #[wire(rename = "nonResourceURLs")]
         pub non_resource_ur_ls: Option<Vec<String>>,
         pub verbs: Vec<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceAttributes {
         pub group: Option<String>,
         pub name: Option<String>,
@@ -163,7 +166,7 @@ pub mod v1beta1 {
         pub version: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourceRule {
         pub api_groups: Option<Vec<String>>,
         pub resource_names: Option<Vec<String>>,
@@ -171,6 +174,7 @@ pub mod v1beta1 {
         pub verbs: Vec<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1beta1",
@@ -192,18 +196,18 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SelfSubjectAccessReviewSpec,
         pub status: Option<SubjectAccessReviewStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct SelfSubjectAccessReviewSpec {
         pub non_resource_attributes: Option<NonResourceAttributes>,
         pub resource_attributes: Option<ResourceAttributes>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1beta1",
@@ -225,16 +229,17 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SelfSubjectRulesReviewSpec,
         pub status: Option<SubjectRulesReviewStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SelfSubjectRulesReviewSpec {
         pub namespace: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1beta1",
@@ -256,13 +261,12 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SubjectAccessReviewSpec,
         pub status: Option<SubjectAccessReviewStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct SubjectAccessReviewSpec {
         pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
         pub group: Option<Vec<String>>,
@@ -272,6 +276,7 @@ pub mod v1beta1 {
         pub user: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SubjectAccessReviewStatus {
         pub allowed: bool,
         pub denied: Option<bool>,
@@ -280,7 +285,7 @@ pub mod v1beta1 {
         pub reason: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct SubjectRulesReviewStatus {
         pub evaluation_error: Option<String>,
         pub incomplete: bool,

@@ -6,6 +6,7 @@ pub mod v1 {
         HorizontalPodAutoscalerStatus, Scale, ScaleSpec, ScaleStatus,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "autoscaling",
         version = "v1",
@@ -16,7 +17,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<HorizontalPodAutoscalerSpec>,
         pub status: Option<HorizontalPodAutoscalerStatus>,
@@ -46,7 +46,7 @@ pub mod v1 {
 }
 pub mod v2beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ContainerResourceMetricSource {
         pub container: String,
         pub name: String,
@@ -54,7 +54,7 @@ pub mod v2beta1 {
         pub target_average_value: Option<kapi::Quantity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ContainerResourceMetricStatus {
         pub container: String,
         pub current_average_utilization: Option<i32>,
@@ -62,6 +62,7 @@ pub mod v2beta1 {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CrossVersionObjectReference {
         #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
@@ -69,7 +70,7 @@ pub mod v2beta1 {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ExternalMetricSource {
         pub metric_name: String,
         pub metric_selector: Option<kapi::meta::LabelSelector>,
@@ -77,7 +78,7 @@ pub mod v2beta1 {
         pub target_value: Option<kapi::Quantity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ExternalMetricStatus {
         pub current_average_value: Option<kapi::Quantity>,
         pub current_value: kapi::Quantity,
@@ -85,6 +86,7 @@ pub mod v2beta1 {
         pub metric_selector: Option<kapi::meta::LabelSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "autoscaling",
         version = "v2beta1",
@@ -105,13 +107,12 @@ pub mod v2beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<HorizontalPodAutoscalerSpec>,
         pub status: Option<HorizontalPodAutoscalerStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -120,7 +121,7 @@ pub mod v2beta1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerSpec {
         pub max_replicas: i32,
         pub metrics: Option<Vec<MetricSpec>>,
@@ -128,7 +129,7 @@ pub mod v2beta1 {
         pub scale_target_ref: CrossVersionObjectReference,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerStatus {
         pub conditions: Vec<HorizontalPodAutoscalerCondition>,
         pub current_metrics: Option<Vec<MetricStatus>>,
@@ -138,7 +139,7 @@ pub mod v2beta1 {
         pub observed_generation: Option<i64>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MetricSpec {
         pub container_resource: Option<ContainerResourceMetricSource>,
         pub external: Option<ExternalMetricSource>,
@@ -148,7 +149,7 @@ pub mod v2beta1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MetricStatus {
         pub container_resource: Option<ContainerResourceMetricStatus>,
         pub external: Option<ExternalMetricStatus>,
@@ -158,7 +159,7 @@ pub mod v2beta1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ObjectMetricSource {
         pub average_value: Option<kapi::Quantity>,
         pub metric_name: String,
@@ -167,7 +168,7 @@ pub mod v2beta1 {
         pub target_value: kapi::Quantity,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ObjectMetricStatus {
         pub average_value: Option<kapi::Quantity>,
         pub current_value: kapi::Quantity,
@@ -176,28 +177,28 @@ pub mod v2beta1 {
         pub target: CrossVersionObjectReference,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodsMetricSource {
         pub metric_name: String,
         pub selector: Option<kapi::meta::LabelSelector>,
         pub target_average_value: kapi::Quantity,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodsMetricStatus {
         pub current_average_value: kapi::Quantity,
         pub metric_name: String,
         pub selector: Option<kapi::meta::LabelSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourceMetricSource {
         pub name: String,
         pub target_average_utilization: Option<i32>,
         pub target_average_value: Option<kapi::Quantity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourceMetricStatus {
         pub current_average_utilization: Option<i32>,
         pub current_average_value: kapi::Quantity,
@@ -280,18 +281,21 @@ pub mod v2beta1 {
 }
 pub mod v2beta2 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ContainerResourceMetricSource {
         pub container: String,
         pub name: String,
         pub target: MetricTarget,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ContainerResourceMetricStatus {
         pub container: String,
         pub current: MetricValueStatus,
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CrossVersionObjectReference {
         #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
@@ -299,30 +303,33 @@ pub mod v2beta2 {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ExternalMetricSource {
         pub metric: MetricIdentifier,
         pub target: MetricTarget,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ExternalMetricStatus {
         pub current: MetricValueStatus,
         pub metric: MetricIdentifier,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HPAScalingPolicy {
         pub period_seconds: i32,
         pub type_: String,
         pub value: i32,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HPAScalingRules {
         pub policies: Option<Vec<HPAScalingPolicy>>,
         pub select_policy: Option<String>,
         pub stabilization_window_seconds: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "autoscaling",
         version = "v2beta2",
@@ -343,19 +350,18 @@ pub mod v2beta2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<HorizontalPodAutoscalerSpec>,
         pub status: Option<HorizontalPodAutoscalerStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerBehavior {
         pub scale_down: Option<HPAScalingRules>,
         pub scale_up: Option<HPAScalingRules>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -364,7 +370,7 @@ pub mod v2beta2 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerSpec {
         pub behavior: Option<HorizontalPodAutoscalerBehavior>,
         pub max_replicas: i32,
@@ -373,7 +379,7 @@ pub mod v2beta2 {
         pub scale_target_ref: CrossVersionObjectReference,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerStatus {
         pub conditions: Vec<HorizontalPodAutoscalerCondition>,
         pub current_metrics: Option<Vec<MetricStatus>>,
@@ -383,12 +389,13 @@ pub mod v2beta2 {
         pub observed_generation: Option<i64>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct MetricIdentifier {
         pub name: String,
         pub selector: Option<kapi::meta::LabelSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MetricSpec {
         pub container_resource: Option<ContainerResourceMetricSource>,
         pub external: Option<ExternalMetricSource>,
@@ -398,7 +405,7 @@ pub mod v2beta2 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MetricStatus {
         pub container_resource: Option<ContainerResourceMetricStatus>,
         pub external: Option<ExternalMetricStatus>,
@@ -408,7 +415,7 @@ pub mod v2beta2 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MetricTarget {
         pub average_utilization: Option<i32>,
         pub average_value: Option<kapi::Quantity>,
@@ -416,13 +423,14 @@ pub mod v2beta2 {
         pub value: Option<kapi::Quantity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MetricValueStatus {
         pub average_utilization: Option<i32>,
         pub average_value: Option<kapi::Quantity>,
         pub value: Option<kapi::Quantity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ObjectMetricSource {
         #[wire(rename = "describedObject")]
         pub described_object: CrossVersionObjectReference,
@@ -430,6 +438,7 @@ pub mod v2beta2 {
         pub target: MetricTarget,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ObjectMetricStatus {
         pub current: MetricValueStatus,
         #[wire(rename = "describedObject")]
@@ -437,21 +446,25 @@ pub mod v2beta2 {
         pub metric: MetricIdentifier,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodsMetricSource {
         pub metric: MetricIdentifier,
         pub target: MetricTarget,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodsMetricStatus {
         pub current: MetricValueStatus,
         pub metric: MetricIdentifier,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceMetricSource {
         pub name: String,
         pub target: MetricTarget,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceMetricStatus {
         pub current: MetricValueStatus,
         pub name: String,

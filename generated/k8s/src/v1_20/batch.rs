@@ -3,19 +3,19 @@
 pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::batch::v1::JobCondition;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "batch", version = "v1", merge = merge::Job)]
     #[resource(status)]
     pub struct Job {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<JobSpec>,
         pub status: Option<JobStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct JobSpec {
         pub active_deadline_seconds: Option<i64>,
         pub backoff_limit: Option<i32>,
@@ -27,7 +27,7 @@ pub mod v1 {
         pub ttl_seconds_after_finished: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct JobStatus {
         pub active: Option<i32>,
         pub completion_time: Option<kapi::Time>,
@@ -68,6 +68,7 @@ pub mod v1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "batch", version = "v1beta1", merge = merge::CronJob)]
     #[resource(status)]
     #[resource(
@@ -80,13 +81,12 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<CronJobSpec>,
         pub status: Option<CronJobStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CronJobSpec {
         pub concurrency_policy: Option<String>,
         pub failed_jobs_history_limit: Option<i32>,
@@ -97,12 +97,14 @@ pub mod v1beta1 {
         pub suspend: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CronJobStatus {
         pub active: Option<Vec<super::super::core::v1::ObjectReference>>,
         #[wire(rename = "lastScheduleTime")]
         pub last_schedule_time: Option<kapi::Time>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct JobTemplateSpec {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: Option<super::v1::JobSpec>,
@@ -137,19 +139,19 @@ pub mod v1beta1 {
 }
 pub mod v2alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "batch", version = "v2alpha1", merge = merge::CronJob)]
     #[resource(status)]
     pub struct CronJob {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<CronJobSpec>,
         pub status: Option<CronJobStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CronJobSpec {
         pub concurrency_policy: Option<String>,
         pub failed_jobs_history_limit: Option<i32>,
@@ -160,12 +162,14 @@ pub mod v2alpha1 {
         pub suspend: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CronJobStatus {
         pub active: Option<Vec<super::super::core::v1::ObjectReference>>,
         #[wire(rename = "lastScheduleTime")]
         pub last_schedule_time: Option<kapi::Time>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct JobTemplateSpec {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: Option<super::v1::JobSpec>,

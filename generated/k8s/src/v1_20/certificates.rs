@@ -5,6 +5,7 @@ pub mod v1 {
         CertificateSigningRequestCondition, CertificateSigningRequestStatus,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "certificates.k8s.io",
         version = "v1",
@@ -16,12 +17,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CertificateSigningRequestSpec,
         pub status: Option<CertificateSigningRequestStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CertificateSigningRequestSpec {
         pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
         pub groups: Option<Vec<String>>,
@@ -56,6 +57,7 @@ pub mod v1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "certificates.k8s.io",
         version = "v1beta1",
@@ -77,13 +79,12 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<CertificateSigningRequestSpec>,
         pub status: Option<CertificateSigningRequestStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CertificateSigningRequestCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub last_update_time: Option<kapi::Time>,
@@ -93,6 +94,7 @@ pub mod v1beta1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CertificateSigningRequestSpec {
         pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
         pub groups: Option<Vec<String>>,
@@ -104,6 +106,7 @@ pub mod v1beta1 {
         pub username: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CertificateSigningRequestStatus {
         pub certificate: Option<kapi::ByteString>,
         pub conditions: Option<Vec<CertificateSigningRequestCondition>>,

@@ -3,12 +3,12 @@
 pub mod v1 {
     pub use crate::shared::v1_20_v1_28::coordination::v1::LeaseSpec;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "coordination.k8s.io", version = "v1", merge = merge::Lease)]
     pub struct Lease {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<LeaseSpec>,
     }
@@ -31,6 +31,7 @@ pub mod v1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "coordination.k8s.io", version = "v1beta1", merge = merge::Lease)]
     #[resource(
         introduced = "1.12",
@@ -42,12 +43,11 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<LeaseSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct LeaseSpec {
         pub acquire_time: Option<kapi::MicroTime>,
         pub holder_identity: Option<String>,

@@ -42,25 +42,25 @@ pub mod v1 {
         VolumeNodeAffinity, VsphereVirtualDiskVolumeSource,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Affinity {
         pub node_affinity: Option<NodeAffinity>,
         pub pod_affinity: Option<PodAffinity>,
         pub pod_anti_affinity: Option<PodAntiAffinity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Binding)]
     #[resource(verbs = ["create"])]
     pub struct Binding {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub target: ObjectReference,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CSIPersistentVolumeSource {
         pub controller_expand_secret_ref: Option<SecretReference>,
         pub controller_publish_secret_ref: Option<SecretReference>,
@@ -73,6 +73,7 @@ pub mod v1 {
         pub volume_handle: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::ComponentStatus)]
     #[resource(verbs = ["get", "list"])]
     pub struct ComponentStatus {
@@ -80,11 +81,10 @@ pub mod v1 {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub conditions: Option<Vec<ComponentCondition>>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::ConfigMap)]
     pub struct ConfigMap {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -92,11 +92,10 @@ pub mod v1 {
         pub data: Option<std::collections::BTreeMap<String, String>>,
         pub immutable: Option<bool>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Container {
         pub args: Option<Vec<String>>,
         pub command: Option<Vec<String>>,
@@ -122,13 +121,14 @@ pub mod v1 {
         pub working_dir: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ContainerImage {
         pub names: Vec<String>,
         #[wire(rename = "sizeBytes")]
         pub size_bytes: Option<i64>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ContainerStatus {
         #[wire(rename = "containerID")]
         pub container_id: Option<String>,
@@ -143,6 +143,7 @@ pub mod v1 {
         pub state: Option<ContainerState>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "",
         version = "v1",
@@ -153,12 +154,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub subsets: Option<Vec<EndpointSubset>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct EphemeralContainer {
         pub args: Option<Vec<String>>,
         pub command: Option<Vec<String>>,
@@ -185,13 +185,13 @@ pub mod v1 {
         pub working_dir: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct EphemeralVolumeSource {
         pub read_only: Option<bool>,
         pub volume_claim_template: Option<PersistentVolumeClaimTemplate>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Event)]
     pub struct Event {
         pub action: Option<String>,
@@ -203,7 +203,6 @@ pub mod v1 {
         pub kind: kapi::type_tag::Kind<Self>,
         pub last_timestamp: Option<kapi::Time>,
         pub message: Option<String>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub reason: Option<String>,
         pub related: Option<ObjectReference>,
@@ -214,29 +213,30 @@ pub mod v1 {
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Handler {
         pub exec: Option<ExecAction>,
         pub http_get: Option<HTTPGetAction>,
         pub tcp_socket: Option<TCPSocketAction>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Lifecycle {
         pub post_start: Option<Handler>,
         pub pre_stop: Option<Handler>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::LimitRange)]
     pub struct LimitRange {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<LimitRangeSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Namespace)]
     #[resource(verbs = ["create", "delete", "get", "list", "patch", "update", "watch"])]
     #[resource(status)]
@@ -244,25 +244,24 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<NamespaceSpec>,
         pub status: Option<NamespaceStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Node)]
     #[resource(status)]
     pub struct Node {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<NodeSpec>,
         pub status: Option<NodeStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NodeStatus {
         pub addresses: Option<Vec<NodeAddress>>,
         pub allocatable: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
@@ -277,31 +276,31 @@ pub mod v1 {
         pub volumes_in_use: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::PersistentVolume)]
     #[resource(status)]
     pub struct PersistentVolume {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PersistentVolumeSpec>,
         pub status: Option<PersistentVolumeStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PersistentVolumeClaim)]
     #[resource(status)]
     pub struct PersistentVolumeClaim {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PersistentVolumeClaimSpec>,
         pub status: Option<PersistentVolumeClaimStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PersistentVolumeClaimSpec {
         pub access_modes: Option<Vec<String>>,
         pub data_source: Option<TypedLocalObjectReference>,
@@ -312,6 +311,7 @@ pub mod v1 {
         pub volume_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PersistentVolumeClaimStatus {
         #[wire(rename = "accessModes")]
         pub access_modes: Option<Vec<String>>,
@@ -320,12 +320,13 @@ pub mod v1 {
         pub phase: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PersistentVolumeClaimTemplate {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: PersistentVolumeClaimSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PersistentVolumeSpec {
         pub access_modes: Option<Vec<String>>,
         pub aws_elastic_block_store: Option<AWSElasticBlockStoreVolumeSource>,
@@ -360,25 +361,26 @@ pub mod v1 {
         pub vsphere_volume: Option<VsphereVirtualDiskVolumeSource>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PersistentVolumeStatus {
         pub message: Option<String>,
         pub phase: Option<String>,
         pub reason: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Pod)]
     #[resource(status)]
     pub struct Pod {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PodSpec>,
         pub status: Option<PodStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodAffinity {
         pub preferred_during_scheduling_ignored_during_execution: Option<
             Vec<WeightedPodAffinityTerm>,
@@ -388,14 +390,14 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodAffinityTerm {
         pub label_selector: Option<kapi::meta::LabelSelector>,
         pub namespaces: Option<Vec<String>>,
         pub topology_key: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodAntiAffinity {
         pub preferred_during_scheduling_ignored_during_execution: Option<
             Vec<WeightedPodAffinityTerm>,
@@ -405,7 +407,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodSecurityContext {
         pub fs_group: Option<i64>,
         pub fs_group_change_policy: Option<String>,
@@ -419,7 +421,7 @@ pub mod v1 {
         pub windows_options: Option<WindowsSecurityContextOptions>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodSpec {
         pub active_deadline_seconds: Option<i64>,
         pub affinity: Option<Affinity>,
@@ -461,7 +463,7 @@ pub mod v1 {
         pub volumes: Option<Vec<Volume>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodStatus {
         pub conditions: Option<Vec<PodCondition>>,
         pub container_statuses: Option<Vec<ContainerStatus>>,
@@ -480,22 +482,23 @@ pub mod v1 {
         pub start_time: Option<kapi::Time>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PodTemplate)]
     pub struct PodTemplate {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub template: Option<PodTemplateSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodTemplateSpec {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: Option<PodSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Probe {
         pub exec: Option<ExecAction>,
         pub failure_threshold: Option<i32>,
@@ -507,6 +510,7 @@ pub mod v1 {
         pub timeout_seconds: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ReplicationController)]
     #[resource(
         status,
@@ -520,12 +524,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ReplicationControllerSpec>,
         pub status: Option<ReplicationControllerStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ReplicationControllerSpec {
         #[wire(rename = "minReadySeconds")]
         pub min_ready_seconds: Option<i32>,
@@ -534,37 +538,37 @@ pub mod v1 {
         pub template: Option<PodTemplateSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ResourceQuota)]
     #[resource(status)]
     pub struct ResourceQuota {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ResourceQuotaSpec>,
         pub status: Option<ResourceQuotaStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceRequirements {
         pub limits: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
         pub requests: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Secret)]
     pub struct Secret {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
         pub immutable: Option<bool>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub string_data: Option<std::collections::BTreeMap<String, String>>,
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct SecurityContext {
         pub allow_privilege_escalation: Option<bool>,
         pub capabilities: Option<Capabilities>,
@@ -579,6 +583,7 @@ pub mod v1 {
         pub windows_options: Option<WindowsSecurityContextOptions>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Service)]
     #[resource(verbs = ["create", "delete", "get", "list", "patch", "update", "watch"])]
     #[resource(status)]
@@ -586,25 +591,23 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ServiceSpec>,
         pub status: Option<ServiceStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::ServiceAccount)]
     pub struct ServiceAccount {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub automount_service_account_token: Option<bool>,
         pub image_pull_secrets: Option<Vec<LocalObjectReference>>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub secrets: Option<Vec<ObjectReference>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ServiceSpec {
         pub allocate_load_balancer_node_ports: Option<bool>,
         #[wire(rename = "clusterIP")]
@@ -628,7 +631,7 @@ pub mod v1 {
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct TopologySpreadConstraint {
         pub label_selector: Option<kapi::meta::LabelSelector>,
         pub max_skew: i32,
@@ -636,7 +639,7 @@ pub mod v1 {
         pub when_unsatisfiable: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Volume {
         pub aws_elastic_block_store: Option<AWSElasticBlockStoreVolumeSource>,
         pub azure_disk: Option<AzureDiskVolumeSource>,
@@ -672,13 +675,14 @@ pub mod v1 {
         pub vsphere_volume: Option<VsphereVirtualDiskVolumeSource>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WeightedPodAffinityTerm {
         #[wire(rename = "podAffinityTerm")]
         pub pod_affinity_term: PodAffinityTerm,
         pub weight: i32,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct WindowsSecurityContextOptions {
         pub gmsa_credential_spec: Option<String>,
         pub gmsa_credential_spec_name: Option<String>,

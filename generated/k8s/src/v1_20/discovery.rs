@@ -2,7 +2,7 @@
 
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Endpoint {
         pub addresses: Vec<String>,
         pub conditions: Option<EndpointConditions>,
@@ -12,12 +12,14 @@ pub mod v1beta1 {
         pub topology: Option<std::collections::BTreeMap<String, String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct EndpointConditions {
         pub ready: Option<bool>,
         pub serving: Option<bool>,
         pub terminating: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct EndpointPort {
         #[wire(rename = "appProtocol")]
         pub app_protocol: Option<String>,
@@ -26,7 +28,7 @@ pub mod v1beta1 {
         pub protocol: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "discovery.k8s.io",
         version = "v1beta1",
@@ -43,7 +45,6 @@ pub mod v1beta1 {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub endpoints: Vec<Endpoint>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub ports: Option<Vec<EndpointPort>>,
     }

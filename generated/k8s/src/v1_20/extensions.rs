@@ -2,6 +2,7 @@
 
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HTTPIngressPath {
         pub backend: IngressBackend,
         pub path: Option<String>,
@@ -9,10 +10,12 @@ pub mod v1beta1 {
         pub path_type: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HTTPIngressRuleValue {
         pub paths: Vec<HTTPIngressPath>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "extensions", version = "v1beta1", merge = merge::Ingress)]
     #[resource(status)]
     #[resource(
@@ -25,24 +28,25 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<IngressSpec>,
         pub status: Option<IngressStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct IngressBackend {
         pub resource: Option<super::super::core::v1::TypedLocalObjectReference>,
         pub service_name: Option<String>,
         pub service_port: Option<kapi::IntOrString>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressRule {
         pub host: Option<String>,
         pub http: Option<HTTPIngressRuleValue>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressSpec {
         pub backend: Option<IngressBackend>,
         #[wire(rename = "ingressClassName")]
@@ -51,11 +55,13 @@ pub mod v1beta1 {
         pub tls: Option<Vec<IngressTLS>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressStatus {
         #[wire(rename = "loadBalancer")]
         pub load_balancer: Option<super::super::core::v1::LoadBalancerStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressTLS {
         pub hosts: Option<Vec<String>>,
         #[wire(rename = "secretName")]

@@ -2,11 +2,13 @@
 
 pub mod v1alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct FlowDistinguisherMethod {
         #[wire(rename = "type")]
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1alpha1",
@@ -28,13 +30,12 @@ pub mod v1alpha1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<FlowSchemaSpec>,
         pub status: Option<FlowSchemaStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct FlowSchemaCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -43,7 +44,7 @@ pub mod v1alpha1 {
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct FlowSchemaSpec {
         pub distinguisher_method: Option<FlowDistinguisherMethod>,
         pub matching_precedence: Option<i32>,
@@ -51,39 +52,44 @@ pub mod v1alpha1 {
         pub rules: Option<Vec<PolicyRulesWithSubjects>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct FlowSchemaStatus {
         pub conditions: Option<Vec<FlowSchemaCondition>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct GroupSubject {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct LimitResponse {
         pub queuing: Option<QueuingConfiguration>,
         #[wire(rename = "type")]
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct LimitedPriorityLevelConfiguration {
         pub assured_concurrency_shares: Option<i32>,
         pub limit_response: Option<LimitResponse>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NonResourcePolicyRule {
         #[wire(rename = "nonResourceURLs")]
         pub non_resource_ur_ls: Vec<String>,
         pub verbs: Vec<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PolicyRulesWithSubjects {
         pub non_resource_rules: Option<Vec<NonResourcePolicyRule>>,
         pub resource_rules: Option<Vec<ResourcePolicyRule>>,
         pub subjects: Vec<Subject>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1alpha1",
@@ -105,13 +111,12 @@ pub mod v1alpha1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PriorityLevelConfigurationSpec>,
         pub status: Option<PriorityLevelConfigurationStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PriorityLevelConfigurationCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -120,28 +125,31 @@ pub mod v1alpha1 {
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PriorityLevelConfigurationReference {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PriorityLevelConfigurationSpec {
         pub limited: Option<LimitedPriorityLevelConfiguration>,
         #[wire(rename = "type")]
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PriorityLevelConfigurationStatus {
         pub conditions: Option<Vec<PriorityLevelConfigurationCondition>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct QueuingConfiguration {
         pub hand_size: Option<i32>,
         pub queue_length_limit: Option<i32>,
         pub queues: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourcePolicyRule {
         pub api_groups: Vec<String>,
         pub cluster_scope: Option<bool>,
@@ -150,11 +158,13 @@ pub mod v1alpha1 {
         pub verbs: Vec<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceAccountSubject {
         pub name: String,
         pub namespace: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Subject {
         pub group: Option<GroupSubject>,
         pub kind: String,
@@ -163,6 +173,7 @@ pub mod v1alpha1 {
         pub user: Option<UserSubject>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct UserSubject {
         pub name: String,
     }
@@ -221,11 +232,13 @@ pub mod v1alpha1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct FlowDistinguisherMethod {
         #[wire(rename = "type")]
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1beta1",
@@ -247,13 +260,12 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<FlowSchemaSpec>,
         pub status: Option<FlowSchemaStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct FlowSchemaCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -262,7 +274,7 @@ pub mod v1beta1 {
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct FlowSchemaSpec {
         pub distinguisher_method: Option<FlowDistinguisherMethod>,
         pub matching_precedence: Option<i32>,
@@ -270,39 +282,44 @@ pub mod v1beta1 {
         pub rules: Option<Vec<PolicyRulesWithSubjects>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct FlowSchemaStatus {
         pub conditions: Option<Vec<FlowSchemaCondition>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct GroupSubject {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct LimitResponse {
         pub queuing: Option<QueuingConfiguration>,
         #[wire(rename = "type")]
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct LimitedPriorityLevelConfiguration {
         pub assured_concurrency_shares: Option<i32>,
         pub limit_response: Option<LimitResponse>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NonResourcePolicyRule {
         #[wire(rename = "nonResourceURLs")]
         pub non_resource_ur_ls: Vec<String>,
         pub verbs: Vec<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PolicyRulesWithSubjects {
         pub non_resource_rules: Option<Vec<NonResourcePolicyRule>>,
         pub resource_rules: Option<Vec<ResourcePolicyRule>>,
         pub subjects: Vec<Subject>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1beta1",
@@ -324,13 +341,12 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PriorityLevelConfigurationSpec>,
         pub status: Option<PriorityLevelConfigurationStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PriorityLevelConfigurationCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -339,28 +355,31 @@ pub mod v1beta1 {
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PriorityLevelConfigurationReference {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PriorityLevelConfigurationSpec {
         pub limited: Option<LimitedPriorityLevelConfiguration>,
         #[wire(rename = "type")]
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PriorityLevelConfigurationStatus {
         pub conditions: Option<Vec<PriorityLevelConfigurationCondition>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct QueuingConfiguration {
         pub hand_size: Option<i32>,
         pub queue_length_limit: Option<i32>,
         pub queues: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourcePolicyRule {
         pub api_groups: Vec<String>,
         pub cluster_scope: Option<bool>,
@@ -369,11 +388,13 @@ pub mod v1beta1 {
         pub verbs: Vec<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceAccountSubject {
         pub name: String,
         pub namespace: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Subject {
         pub group: Option<GroupSubject>,
         pub kind: String,
@@ -382,6 +403,7 @@ pub mod v1beta1 {
         pub user: Option<UserSubject>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct UserSubject {
         pub name: String,
     }

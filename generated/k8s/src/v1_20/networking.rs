@@ -6,6 +6,7 @@ pub mod v1 {
         ServiceBackendPort,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HTTPIngressPath {
         pub backend: IngressBackend,
         pub path: Option<String>,
@@ -13,22 +14,24 @@ pub mod v1 {
         pub path_type: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HTTPIngressRuleValue {
         pub paths: Vec<HTTPIngressPath>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "networking.k8s.io", version = "v1", merge = merge::Ingress)]
     #[resource(status)]
     pub struct Ingress {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<IngressSpec>,
         pub status: Option<IngressStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1",
@@ -39,22 +42,23 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<IngressClassSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressClassSpec {
         pub controller: Option<String>,
         pub parameters: Option<super::super::core::v1::TypedLocalObjectReference>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressRule {
         pub host: Option<String>,
         pub http: Option<HTTPIngressRuleValue>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct IngressSpec {
         pub default_backend: Option<IngressBackend>,
         pub ingress_class_name: Option<String>,
@@ -62,11 +66,13 @@ pub mod v1 {
         pub tls: Option<Vec<IngressTLS>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressStatus {
         #[wire(rename = "loadBalancer")]
         pub load_balancer: Option<super::super::core::v1::LoadBalancerStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1",
@@ -76,27 +82,29 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<NetworkPolicySpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NetworkPolicyEgressRule {
         pub ports: Option<Vec<NetworkPolicyPort>>,
         pub to: Option<Vec<NetworkPolicyPeer>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NetworkPolicyIngressRule {
         pub from: Option<Vec<NetworkPolicyPeer>>,
         pub ports: Option<Vec<NetworkPolicyPort>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NetworkPolicyPort {
         pub port: Option<kapi::IntOrString>,
         pub protocol: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NetworkPolicySpec {
         pub egress: Option<Vec<NetworkPolicyEgressRule>>,
         pub ingress: Option<Vec<NetworkPolicyIngressRule>>,
@@ -181,6 +189,7 @@ pub mod v1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HTTPIngressPath {
         pub backend: IngressBackend,
         pub path: Option<String>,
@@ -188,10 +197,12 @@ pub mod v1beta1 {
         pub path_type: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HTTPIngressRuleValue {
         pub paths: Vec<HTTPIngressPath>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "networking.k8s.io", version = "v1beta1", merge = merge::Ingress)]
     #[resource(status)]
     #[resource(
@@ -204,19 +215,19 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<IngressSpec>,
         pub status: Option<IngressStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct IngressBackend {
         pub resource: Option<super::super::core::v1::TypedLocalObjectReference>,
         pub service_name: Option<String>,
         pub service_port: Option<kapi::IntOrString>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1beta1",
@@ -237,21 +248,23 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<IngressClassSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressClassSpec {
         pub controller: Option<String>,
         pub parameters: Option<super::super::core::v1::TypedLocalObjectReference>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressRule {
         pub host: Option<String>,
         pub http: Option<HTTPIngressRuleValue>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressSpec {
         pub backend: Option<IngressBackend>,
         #[wire(rename = "ingressClassName")]
@@ -260,11 +273,13 @@ pub mod v1beta1 {
         pub tls: Option<Vec<IngressTLS>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressStatus {
         #[wire(rename = "loadBalancer")]
         pub load_balancer: Option<super::super::core::v1::LoadBalancerStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressTLS {
         pub hosts: Option<Vec<String>>,
         #[wire(rename = "secretName")]

@@ -3,6 +3,7 @@
 pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::node::v1::{Overhead, Scheduling};
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "node.k8s.io",
         version = "v1",
@@ -14,7 +15,6 @@ pub mod v1 {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub handler: String,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub overhead: Option<Overhead>,
         pub scheduling: Option<Scheduling>,
@@ -42,11 +42,13 @@ pub mod v1 {
 }
 pub mod v1alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Overhead {
         #[wire(rename = "podFixed")]
         pub pod_fixed: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "node.k8s.io",
         version = "v1alpha1",
@@ -58,11 +60,11 @@ pub mod v1alpha1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: RuntimeClassSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct RuntimeClassSpec {
         pub overhead: Option<Overhead>,
         #[wire(rename = "runtimeHandler")]
@@ -70,6 +72,7 @@ pub mod v1alpha1 {
         pub scheduling: Option<Scheduling>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Scheduling {
         #[wire(rename = "nodeSelector")]
         pub node_selector: Option<std::collections::BTreeMap<String, String>>,
@@ -101,11 +104,13 @@ pub mod v1alpha1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Overhead {
         #[wire(rename = "podFixed")]
         pub pod_fixed: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "node.k8s.io",
         version = "v1beta1",
@@ -118,12 +123,12 @@ pub mod v1beta1 {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub handler: String,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub overhead: Option<Overhead>,
         pub scheduling: Option<Scheduling>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Scheduling {
         #[wire(rename = "nodeSelector")]
         pub node_selector: Option<std::collections::BTreeMap<String, String>>,

@@ -2,21 +2,23 @@
 
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct AllowedCSIDriver {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct AllowedFlexVolume {
         pub driver: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct AllowedHostPath {
         pub path_prefix: Option<String>,
         pub read_only: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Eviction {
         pub api_version: Option<String>,
         pub delete_options: Option<kapi::meta::DeleteOptions>,
@@ -24,21 +26,25 @@ pub mod v1beta1 {
         pub metadata: Option<kapi::meta::ObjectMeta>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct FSGroupStrategyOptions {
         pub ranges: Option<Vec<IDRange>>,
         pub rule: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HostPortRange {
         pub max: i32,
         pub min: i32,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IDRange {
         pub max: i64,
         pub min: i64,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "policy",
         version = "v1beta1",
@@ -55,20 +61,19 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PodDisruptionBudgetSpec>,
         pub status: Option<PodDisruptionBudgetStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodDisruptionBudgetSpec {
         pub max_unavailable: Option<kapi::IntOrString>,
         pub min_available: Option<kapi::IntOrString>,
         pub selector: Option<kapi::meta::LabelSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodDisruptionBudgetStatus {
         pub current_healthy: i32,
         pub desired_healthy: i32,
@@ -78,6 +83,7 @@ pub mod v1beta1 {
         pub observed_generation: Option<i64>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "policy",
         version = "v1beta1",
@@ -89,12 +95,11 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PodSecurityPolicySpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodSecurityPolicySpec {
         pub allow_privilege_escalation: Option<bool>,
         #[wire(rename = "allowedCSIDrivers")]
@@ -125,28 +130,32 @@ pub mod v1beta1 {
         pub volumes: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct RunAsGroupStrategyOptions {
         pub ranges: Option<Vec<IDRange>>,
         pub rule: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct RunAsUserStrategyOptions {
         pub ranges: Option<Vec<IDRange>>,
         pub rule: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct RuntimeClassStrategyOptions {
         pub allowed_runtime_class_names: Vec<String>,
         pub default_runtime_class_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SELinuxStrategyOptions {
         pub rule: String,
         #[wire(rename = "seLinuxOptions")]
         pub se_linux_options: Option<super::super::core::v1::SELinuxOptions>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SupplementalGroupsStrategyOptions {
         pub ranges: Option<Vec<IDRange>>,
         pub rule: Option<String>,

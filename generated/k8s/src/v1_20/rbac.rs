@@ -6,7 +6,7 @@ pub mod v1 {
         AggregationRule, PolicyRule, Subject,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
@@ -17,12 +17,11 @@ pub mod v1 {
         pub aggregation_rule: Option<AggregationRule>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
@@ -32,23 +31,22 @@ pub mod v1 {
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
         pub subjects: Option<Vec<Subject>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "rbac.authorization.k8s.io", version = "v1", merge = merge::Role)]
     pub struct Role {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
@@ -57,7 +55,6 @@ pub mod v1 {
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
         pub subjects: Option<Vec<Subject>>,
@@ -110,12 +107,13 @@ pub mod v1 {
 }
 pub mod v1alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct AggregationRule {
         #[wire(rename = "clusterRoleSelectors")]
         pub cluster_role_selectors: Option<Vec<kapi::meta::LabelSelector>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1alpha1",
@@ -126,12 +124,11 @@ pub mod v1alpha1 {
         pub aggregation_rule: Option<AggregationRule>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1alpha1",
@@ -141,13 +138,12 @@ pub mod v1alpha1 {
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
         pub subjects: Option<Vec<Subject>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PolicyRule {
         pub api_groups: Option<Vec<String>>,
         #[wire(rename = "nonResourceURLs")]
@@ -157,6 +153,7 @@ pub mod v1alpha1 {
         pub verbs: Vec<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1alpha1",
@@ -166,12 +163,11 @@ pub mod v1alpha1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1alpha1",
@@ -180,12 +176,12 @@ pub mod v1alpha1 {
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
         pub subjects: Option<Vec<Subject>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct RoleRef {
         #[wire(rename = "apiGroup")]
         pub api_group: String,
@@ -193,6 +189,7 @@ pub mod v1alpha1 {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Subject {
         #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
@@ -248,12 +245,13 @@ pub mod v1alpha1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct AggregationRule {
         #[wire(rename = "clusterRoleSelectors")]
         pub cluster_role_selectors: Option<Vec<kapi::meta::LabelSelector>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1beta1",
@@ -274,12 +272,11 @@ pub mod v1beta1 {
         pub aggregation_rule: Option<AggregationRule>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1beta1",
@@ -299,13 +296,12 @@ pub mod v1beta1 {
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
         pub subjects: Option<Vec<Subject>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PolicyRule {
         pub api_groups: Option<Vec<String>>,
         #[wire(rename = "nonResourceURLs")]
@@ -315,6 +311,7 @@ pub mod v1beta1 {
         pub verbs: Vec<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1beta1",
@@ -330,12 +327,11 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1beta1",
@@ -354,12 +350,12 @@ pub mod v1beta1 {
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
         pub subjects: Option<Vec<Subject>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct RoleRef {
         #[wire(rename = "apiGroup")]
         pub api_group: String,
@@ -367,6 +363,7 @@ pub mod v1beta1 {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Subject {
         #[wire(rename = "apiGroup")]
         pub api_group: Option<String>,

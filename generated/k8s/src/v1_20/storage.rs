@@ -8,6 +8,7 @@ pub mod v1 {
         CSINodeDriver, CSINodeSpec, TokenRequest, VolumeNodeResources,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -18,12 +19,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSIDriverSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CSIDriverSpec {
         pub attach_required: Option<bool>,
         pub fs_group_policy: Option<String>,
@@ -34,6 +34,7 @@ pub mod v1 {
         pub volume_lifecycle_modes: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -44,12 +45,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSINodeSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -63,7 +63,6 @@ pub mod v1 {
         >,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub mount_options: Option<Vec<String>>,
         pub parameters: Option<std::collections::BTreeMap<String, String>>,
@@ -72,6 +71,7 @@ pub mod v1 {
         pub volume_binding_mode: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -83,18 +83,18 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: VolumeAttachmentSpec,
         pub status: Option<VolumeAttachmentStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeAttachmentSource {
         pub inline_volume_spec: Option<super::super::core::v1::PersistentVolumeSpec>,
         pub persistent_volume_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeAttachmentSpec {
         pub attacher: String,
         #[wire(rename = "nodeName")]
@@ -146,6 +146,7 @@ pub mod v1 {
 }
 pub mod v1alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1alpha1",
@@ -161,18 +162,18 @@ pub mod v1alpha1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: VolumeAttachmentSpec,
         pub status: Option<VolumeAttachmentStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeAttachmentSource {
         pub inline_volume_spec: Option<super::super::core::v1::PersistentVolumeSpec>,
         pub persistent_volume_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeAttachmentSpec {
         pub attacher: String,
         #[wire(rename = "nodeName")]
@@ -180,7 +181,7 @@ pub mod v1alpha1 {
         pub source: VolumeAttachmentSource,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeAttachmentStatus {
         pub attach_error: Option<VolumeError>,
         pub attached: bool,
@@ -188,6 +189,7 @@ pub mod v1alpha1 {
         pub detach_error: Option<VolumeError>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeError {
         pub message: Option<String>,
         pub time: Option<kapi::Time>,
@@ -211,6 +213,7 @@ pub mod v1alpha1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1beta1",
@@ -227,12 +230,11 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSIDriverSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CSIDriverSpec {
         pub attach_required: Option<bool>,
         pub fs_group_policy: Option<String>,
@@ -243,6 +245,7 @@ pub mod v1beta1 {
         pub volume_lifecycle_modes: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1beta1",
@@ -259,11 +262,11 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSINodeSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CSINodeDriver {
         pub allocatable: Option<VolumeNodeResources>,
         pub name: String,
@@ -273,11 +276,12 @@ pub mod v1beta1 {
         pub topology_keys: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CSINodeSpec {
         pub drivers: Vec<CSINodeDriver>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1beta1",
@@ -297,7 +301,6 @@ pub mod v1beta1 {
         >,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub mount_options: Option<Vec<String>>,
         pub parameters: Option<std::collections::BTreeMap<String, String>>,
@@ -306,12 +309,14 @@ pub mod v1beta1 {
         pub volume_binding_mode: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TokenRequest {
         pub audience: String,
         #[wire(rename = "expirationSeconds")]
         pub expiration_seconds: Option<i64>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1beta1",
@@ -328,18 +333,18 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: VolumeAttachmentSpec,
         pub status: Option<VolumeAttachmentStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeAttachmentSource {
         pub inline_volume_spec: Option<super::super::core::v1::PersistentVolumeSpec>,
         pub persistent_volume_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeAttachmentSpec {
         pub attacher: String,
         #[wire(rename = "nodeName")]
@@ -347,7 +352,7 @@ pub mod v1beta1 {
         pub source: VolumeAttachmentSource,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeAttachmentStatus {
         pub attach_error: Option<VolumeError>,
         pub attached: bool,
@@ -355,11 +360,13 @@ pub mod v1beta1 {
         pub detach_error: Option<VolumeError>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeError {
         pub message: Option<String>,
         pub time: Option<kapi::Time>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeNodeResources {
         pub count: Option<i32>,
     }

@@ -8,6 +8,7 @@ pub mod v1 {
         RuleWithOperations, ServiceReference, WebhookClientConfig,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -18,11 +19,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub webhooks: Option<Vec<MutatingWebhook>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -33,7 +34,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub webhooks: Option<Vec<ValidatingWebhook>>,
     }
@@ -103,23 +103,27 @@ pub mod v1alpha1 {
         Variable,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct AuditAnnotation {
         pub key: String,
         #[wire(rename = "valueExpression")]
         pub value_expression: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ExpressionWarning {
         #[wire(rename = "fieldRef")]
         pub field_ref: String,
         pub warning: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TypeChecking {
         #[wire(rename = "expressionWarnings")]
         pub expression_warnings: Option<Vec<ExpressionWarning>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1alpha1",
@@ -141,12 +145,12 @@ pub mod v1alpha1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ValidatingAdmissionPolicySpec>,
         pub status: Option<ValidatingAdmissionPolicyStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1alpha1",
@@ -167,12 +171,11 @@ pub mod v1alpha1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ValidatingAdmissionPolicyBindingSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidatingAdmissionPolicyBindingSpec {
         pub match_resources: Option<MatchResources>,
         pub param_ref: Option<ParamRef>,
@@ -180,7 +183,7 @@ pub mod v1alpha1 {
         pub validation_actions: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidatingAdmissionPolicySpec {
         pub audit_annotations: Option<Vec<AuditAnnotation>>,
         pub failure_policy: Option<String>,
@@ -191,13 +194,14 @@ pub mod v1alpha1 {
         pub variables: Option<Vec<Variable>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidatingAdmissionPolicyStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
         pub observed_generation: Option<i64>,
         pub type_checking: Option<TypeChecking>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Validation {
         pub expression: String,
         pub message: Option<String>,
@@ -294,23 +298,27 @@ pub mod v1beta1 {
         Variable,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct AuditAnnotation {
         pub key: String,
         #[wire(rename = "valueExpression")]
         pub value_expression: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ExpressionWarning {
         #[wire(rename = "fieldRef")]
         pub field_ref: String,
         pub warning: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TypeChecking {
         #[wire(rename = "expressionWarnings")]
         pub expression_warnings: Option<Vec<ExpressionWarning>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
@@ -323,12 +331,12 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ValidatingAdmissionPolicySpec>,
         pub status: Option<ValidatingAdmissionPolicyStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
@@ -340,12 +348,11 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ValidatingAdmissionPolicyBindingSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidatingAdmissionPolicyBindingSpec {
         pub match_resources: Option<MatchResources>,
         pub param_ref: Option<ParamRef>,
@@ -353,7 +360,7 @@ pub mod v1beta1 {
         pub validation_actions: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidatingAdmissionPolicySpec {
         pub audit_annotations: Option<Vec<AuditAnnotation>>,
         pub failure_policy: Option<String>,
@@ -364,13 +371,14 @@ pub mod v1beta1 {
         pub variables: Option<Vec<Variable>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidatingAdmissionPolicyStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
         pub observed_generation: Option<i64>,
         pub type_checking: Option<TypeChecking>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Validation {
         pub expression: String,
         pub message: Option<String>,

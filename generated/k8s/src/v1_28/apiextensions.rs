@@ -13,6 +13,7 @@ pub mod v1 {
         WebhookConversion,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "apiextensions.k8s.io",
         version = "v1",
@@ -24,12 +25,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CustomResourceDefinitionSpec,
         pub status: Option<CustomResourceDefinitionStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CustomResourceDefinitionSpec {
         pub conversion: Option<CustomResourceConversion>,
         pub group: String,
@@ -40,7 +41,7 @@ pub mod v1 {
         pub versions: Vec<CustomResourceDefinitionVersion>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceDefinitionVersion {
         pub additional_printer_columns: Option<Vec<CustomResourceColumnDefinition>>,
         pub deprecated: Option<bool>,
@@ -52,12 +53,13 @@ pub mod v1 {
         pub subresources: Option<CustomResourceSubresources>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CustomResourceValidation {
         #[wire(rename = "openAPIV3Schema")]
         pub open_apiv3_schema: Option<JSONSchemaProps>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct JSONSchemaProps {
         #[wire(rename = "$ref")]
         pub ref_: Option<String>,
@@ -118,7 +120,7 @@ pub mod v1 {
         pub x_kubernetes_validations: Option<Vec<ValidationRule>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidationRule {
         pub field_path: Option<String>,
         pub message: Option<String>,

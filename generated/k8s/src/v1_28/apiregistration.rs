@@ -5,6 +5,7 @@ pub mod v1 {
         APIServiceCondition, APIServiceSpec, APIServiceStatus, ServiceReference,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "apiregistration.k8s.io",
         version = "v1",
@@ -16,7 +17,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<APIServiceSpec>,
         pub status: Option<APIServiceStatus>,

@@ -13,30 +13,30 @@ pub mod v1 {
         ReplicaSetCondition, RollingUpdateDeployment, StatefulSetCondition,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::ControllerRevision)]
     pub struct ControllerRevision {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub data: Option<kapi::RawExtension>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub revision: i64,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::DaemonSet)]
     #[resource(status)]
     pub struct DaemonSet {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<DaemonSetSpec>,
         pub status: Option<DaemonSetStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DaemonSetSpec {
         pub min_ready_seconds: Option<i32>,
         pub revision_history_limit: Option<i32>,
@@ -45,6 +45,7 @@ pub mod v1 {
         pub update_strategy: Option<DaemonSetUpdateStrategy>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::Deployment)]
     #[resource(
         status,
@@ -58,13 +59,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<DeploymentSpec>,
         pub status: Option<DeploymentStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeploymentSpec {
         pub min_ready_seconds: Option<i32>,
         pub paused: Option<bool>,
@@ -76,6 +76,7 @@ pub mod v1 {
         pub template: super::super::core::v1::PodTemplateSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::ReplicaSet)]
     #[resource(
         status,
@@ -89,12 +90,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ReplicaSetSpec>,
         pub status: Option<ReplicaSetStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ReplicaSetSpec {
         #[wire(rename = "minReadySeconds")]
         pub min_ready_seconds: Option<i32>,
@@ -103,6 +104,7 @@ pub mod v1 {
         pub template: Option<super::super::core::v1::PodTemplateSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::StatefulSet)]
     #[resource(
         status,
@@ -116,13 +118,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<StatefulSetSpec>,
         pub status: Option<StatefulSetStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct StatefulSetSpec {
         pub min_ready_seconds: Option<i32>,
         pub ordinals: Option<StatefulSetOrdinals>,

@@ -9,6 +9,7 @@ pub mod v1 {
         SubjectAccessReviewStatus, SubjectRulesReviewStatus,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -19,12 +20,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SubjectAccessReviewSpec,
         pub status: Option<SubjectAccessReviewStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -36,12 +37,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SelfSubjectAccessReviewSpec,
         pub status: Option<SubjectAccessReviewStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -53,12 +54,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SelfSubjectRulesReviewSpec,
         pub status: Option<SubjectRulesReviewStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -70,7 +71,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SubjectAccessReviewSpec,
         pub status: Option<SubjectAccessReviewStatus>,

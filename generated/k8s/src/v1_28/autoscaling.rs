@@ -6,6 +6,7 @@ pub mod v1 {
         HorizontalPodAutoscalerStatus, Scale, ScaleSpec, ScaleStatus,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "autoscaling",
         version = "v1",
@@ -16,7 +17,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<HorizontalPodAutoscalerSpec>,
         pub status: Option<HorizontalPodAutoscalerStatus>,
@@ -58,13 +58,14 @@ pub mod v2 {
         PodsMetricSource, PodsMetricStatus, ResourceMetricSource, ResourceMetricStatus,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HPAScalingRules {
         pub policies: Option<Vec<HPAScalingPolicy>>,
         pub select_policy: Option<String>,
         pub stabilization_window_seconds: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "autoscaling",
         version = "v2",
@@ -75,19 +76,18 @@ pub mod v2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<HorizontalPodAutoscalerSpec>,
         pub status: Option<HorizontalPodAutoscalerStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerBehavior {
         pub scale_down: Option<HPAScalingRules>,
         pub scale_up: Option<HPAScalingRules>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerSpec {
         pub behavior: Option<HorizontalPodAutoscalerBehavior>,
         pub max_replicas: i32,

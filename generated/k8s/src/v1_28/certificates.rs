@@ -6,6 +6,7 @@ pub mod v1 {
         CertificateSigningRequestCondition, CertificateSigningRequestStatus,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "certificates.k8s.io",
         version = "v1",
@@ -17,7 +18,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CertificateSigningRequestSpec,
         pub status: Option<CertificateSigningRequestStatus>,
@@ -47,6 +47,7 @@ pub mod v1 {
 pub mod v1alpha1 {
     pub use crate::shared::v1_28_v1_34_v1_36::certificates::v1alpha1::ClusterTrustBundleSpec;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "certificates.k8s.io",
         version = "v1alpha1",
@@ -58,7 +59,6 @@ pub mod v1alpha1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ClusterTrustBundleSpec,
     }

@@ -3,12 +3,12 @@
 pub mod v1 {
     pub use crate::shared::v1_20_v1_28::coordination::v1::LeaseSpec;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "coordination.k8s.io", version = "v1", merge = merge::Lease)]
     pub struct Lease {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<LeaseSpec>,
     }

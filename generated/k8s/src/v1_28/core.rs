@@ -47,30 +47,31 @@ pub mod v1 {
         VolumeNodeAffinity, VsphereVirtualDiskVolumeSource,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Affinity {
         pub node_affinity: Option<NodeAffinity>,
         pub pod_affinity: Option<PodAffinity>,
         pub pod_anti_affinity: Option<PodAntiAffinity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Binding)]
     #[resource(verbs = ["create"])]
     pub struct Binding {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub target: ObjectReference,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ClaimSource {
         pub resource_claim_name: Option<String>,
         pub resource_claim_template_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::ComponentStatus)]
     #[resource(verbs = ["get", "list"])]
     pub struct ComponentStatus {
@@ -78,11 +79,10 @@ pub mod v1 {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub conditions: Option<Vec<ComponentCondition>>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::ConfigMap)]
     pub struct ConfigMap {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -90,11 +90,10 @@ pub mod v1 {
         pub data: Option<std::collections::BTreeMap<String, String>>,
         pub immutable: Option<bool>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Container {
         pub args: Option<Vec<String>>,
         pub command: Option<Vec<String>>,
@@ -122,7 +121,7 @@ pub mod v1 {
         pub working_dir: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ContainerStatus {
         pub allocated_resources: Option<
             std::collections::BTreeMap<String, kapi::Quantity>,
@@ -141,6 +140,7 @@ pub mod v1 {
         pub state: Option<ContainerState>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "",
         version = "v1",
@@ -151,12 +151,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub subsets: Option<Vec<EndpointSubset>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct EphemeralContainer {
         pub args: Option<Vec<String>>,
         pub command: Option<Vec<String>>,
@@ -185,12 +184,13 @@ pub mod v1 {
         pub working_dir: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct EphemeralVolumeSource {
         #[wire(rename = "volumeClaimTemplate")]
         pub volume_claim_template: Option<PersistentVolumeClaimTemplate>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Event)]
     pub struct Event {
         pub action: Option<String>,
@@ -202,7 +202,6 @@ pub mod v1 {
         pub kind: kapi::type_tag::Kind<Self>,
         pub last_timestamp: Option<kapi::Time>,
         pub message: Option<String>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub reason: Option<String>,
         pub related: Option<ObjectReference>,
@@ -213,33 +212,35 @@ pub mod v1 {
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HostIP {
         pub ip: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Lifecycle {
         pub post_start: Option<LifecycleHandler>,
         pub pre_stop: Option<LifecycleHandler>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct LifecycleHandler {
         pub exec: Option<ExecAction>,
         pub http_get: Option<HTTPGetAction>,
         pub tcp_socket: Option<TCPSocketAction>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::LimitRange)]
     pub struct LimitRange {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<LimitRangeSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Namespace)]
     #[resource(verbs = ["create", "delete", "get", "list", "patch", "update", "watch"])]
     #[resource(status)]
@@ -247,25 +248,24 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<NamespaceSpec>,
         pub status: Option<NamespaceStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Node)]
     #[resource(status)]
     pub struct Node {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<NodeSpec>,
         pub status: Option<NodeStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NodeStatus {
         pub addresses: Option<Vec<NodeAddress>>,
         pub allocatable: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
@@ -280,31 +280,31 @@ pub mod v1 {
         pub volumes_in_use: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::PersistentVolume)]
     #[resource(status)]
     pub struct PersistentVolume {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PersistentVolumeSpec>,
         pub status: Option<PersistentVolumeStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PersistentVolumeClaim)]
     #[resource(status)]
     pub struct PersistentVolumeClaim {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PersistentVolumeClaimSpec>,
         pub status: Option<PersistentVolumeClaimStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PersistentVolumeClaimSpec {
         pub access_modes: Option<Vec<String>>,
         pub data_source: Option<TypedLocalObjectReference>,
@@ -316,7 +316,7 @@ pub mod v1 {
         pub volume_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PersistentVolumeClaimStatus {
         pub access_modes: Option<Vec<String>>,
         pub allocated_resource_statuses: Option<
@@ -330,12 +330,13 @@ pub mod v1 {
         pub phase: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PersistentVolumeClaimTemplate {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: PersistentVolumeClaimSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PersistentVolumeSpec {
         pub access_modes: Option<Vec<String>>,
         pub aws_elastic_block_store: Option<AWSElasticBlockStoreVolumeSource>,
@@ -370,19 +371,19 @@ pub mod v1 {
         pub vsphere_volume: Option<VsphereVirtualDiskVolumeSource>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Pod)]
     #[resource(status)]
     pub struct Pod {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PodSpec>,
         pub status: Option<PodStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodAffinity {
         pub preferred_during_scheduling_ignored_during_execution: Option<
             Vec<WeightedPodAffinityTerm>,
@@ -392,7 +393,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodAffinityTerm {
         pub label_selector: Option<kapi::meta::LabelSelector>,
         pub namespace_selector: Option<kapi::meta::LabelSelector>,
@@ -400,7 +401,7 @@ pub mod v1 {
         pub topology_key: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodAntiAffinity {
         pub preferred_during_scheduling_ignored_during_execution: Option<
             Vec<WeightedPodAffinityTerm>,
@@ -410,12 +411,13 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodResourceClaim {
         pub name: String,
         pub source: Option<ClaimSource>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodSecurityContext {
         pub fs_group: Option<i64>,
         pub fs_group_change_policy: Option<String>,
@@ -429,7 +431,7 @@ pub mod v1 {
         pub windows_options: Option<WindowsSecurityContextOptions>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodSpec {
         pub active_deadline_seconds: Option<i64>,
         pub affinity: Option<Affinity>,
@@ -475,7 +477,7 @@ pub mod v1 {
         pub volumes: Option<Vec<Volume>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodStatus {
         pub conditions: Option<Vec<PodCondition>>,
         pub container_statuses: Option<Vec<ContainerStatus>>,
@@ -497,21 +499,23 @@ pub mod v1 {
         pub start_time: Option<kapi::Time>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PodTemplate)]
     pub struct PodTemplate {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub template: Option<PodTemplateSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodTemplateSpec {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: Option<PodSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ReplicationController)]
     #[resource(
         status,
@@ -525,12 +529,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ReplicationControllerSpec>,
         pub status: Option<ReplicationControllerStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ReplicationControllerSpec {
         #[wire(rename = "minReadySeconds")]
         pub min_ready_seconds: Option<i32>,
@@ -539,42 +543,43 @@ pub mod v1 {
         pub template: Option<PodTemplateSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaim {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ResourceQuota)]
     #[resource(status)]
     pub struct ResourceQuota {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ResourceQuotaSpec>,
         pub status: Option<ResourceQuotaStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceRequirements {
         pub claims: Option<Vec<ResourceClaim>>,
         pub limits: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
         pub requests: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Secret)]
     pub struct Secret {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
         pub immutable: Option<bool>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub string_data: Option<std::collections::BTreeMap<String, String>>,
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct SecurityContext {
         pub allow_privilege_escalation: Option<bool>,
         pub capabilities: Option<Capabilities>,
@@ -589,31 +594,30 @@ pub mod v1 {
         pub windows_options: Option<WindowsSecurityContextOptions>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Service)]
     #[resource(status)]
     pub struct Service {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ServiceSpec>,
         pub status: Option<ServiceStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::ServiceAccount)]
     pub struct ServiceAccount {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub automount_service_account_token: Option<bool>,
         pub image_pull_secrets: Option<Vec<LocalObjectReference>>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub secrets: Option<Vec<ObjectReference>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ServiceSpec {
         pub allocate_load_balancer_node_ports: Option<bool>,
         #[wire(rename = "clusterIP")]
@@ -638,7 +642,7 @@ pub mod v1 {
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Volume {
         pub aws_elastic_block_store: Option<AWSElasticBlockStoreVolumeSource>,
         pub azure_disk: Option<AzureDiskVolumeSource>,
@@ -674,6 +678,7 @@ pub mod v1 {
         pub vsphere_volume: Option<VsphereVirtualDiskVolumeSource>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WeightedPodAffinityTerm {
         #[wire(rename = "podAffinityTerm")]
         pub pod_affinity_term: PodAffinityTerm,

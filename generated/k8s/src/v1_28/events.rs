@@ -3,7 +3,7 @@
 pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::events::v1::EventSeries;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "events.k8s.io", version = "v1", merge = merge::Event)]
     pub struct Event {
         pub action: Option<String>,
@@ -14,7 +14,6 @@ pub mod v1 {
         pub deprecated_source: Option<super::super::core::v1::EventSource>,
         pub event_time: kapi::MicroTime,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub note: Option<String>,
         pub reason: Option<String>,

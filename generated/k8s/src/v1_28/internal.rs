@@ -5,6 +5,7 @@ pub mod v1alpha1 {
     pub use crate::shared::v1_28_v1_34::internal::v1alpha1::ServerStorageVersion;
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::internal::v1alpha1::StorageVersionSpec;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "internal.apiserver.k8s.io",
         version = "v1alpha1",
@@ -16,13 +17,12 @@ pub mod v1alpha1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: StorageVersionSpec,
         pub status: StorageVersionStatus,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct StorageVersionStatus {
         pub common_encoding_version: Option<String>,
         pub conditions: Option<Vec<StorageVersionCondition>>,

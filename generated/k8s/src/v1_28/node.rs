@@ -3,6 +3,7 @@
 pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::node::v1::{Overhead, Scheduling};
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "node.k8s.io",
         version = "v1",
@@ -14,7 +15,6 @@ pub mod v1 {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub handler: String,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub overhead: Option<Overhead>,
         pub scheduling: Option<Scheduling>,

@@ -6,13 +6,13 @@ pub mod v1 {
         Eviction, PodDisruptionBudgetSpec,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "policy", version = "v1", merge = merge::PodDisruptionBudget)]
     #[resource(status)]
     pub struct PodDisruptionBudget {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PodDisruptionBudgetSpec>,
         pub status: Option<PodDisruptionBudgetStatus>,

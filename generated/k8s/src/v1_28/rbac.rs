@@ -6,7 +6,7 @@ pub mod v1 {
         AggregationRule, PolicyRule, Subject,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
@@ -17,12 +17,11 @@ pub mod v1 {
         pub aggregation_rule: Option<AggregationRule>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
@@ -32,23 +31,22 @@ pub mod v1 {
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
         pub subjects: Option<Vec<Subject>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "rbac.authorization.k8s.io", version = "v1", merge = merge::Role)]
     pub struct Role {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
@@ -57,7 +55,6 @@ pub mod v1 {
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
         pub subjects: Option<Vec<Subject>>,

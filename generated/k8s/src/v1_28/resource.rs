@@ -2,13 +2,14 @@
 
 pub mod v1alpha2 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct AllocationResult {
         pub available_on_nodes: Option<super::super::core::v1::NodeSelector>,
         pub resource_handles: Option<Vec<ResourceHandle>>,
         pub shareable: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1alpha2",
@@ -19,23 +20,24 @@ pub mod v1alpha2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: PodSchedulingContextSpec,
         pub status: Option<PodSchedulingContextStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodSchedulingContextSpec {
         pub potential_nodes: Option<Vec<String>>,
         pub selected_node: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodSchedulingContextStatus {
         #[wire(rename = "resourceClaims")]
         pub resource_claims: Option<Vec<ResourceClaimSchedulingStatus>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1alpha2",
@@ -46,12 +48,12 @@ pub mod v1alpha2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceClaimSpec,
         pub status: Option<ResourceClaimStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimConsumerReference {
         #[wire(rename = "apiGroup")]
         pub api_group: Option<String>,
@@ -60,6 +62,7 @@ pub mod v1alpha2 {
         pub uid: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimParametersReference {
         #[wire(rename = "apiGroup")]
         pub api_group: Option<String>,
@@ -67,20 +70,21 @@ pub mod v1alpha2 {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimSchedulingStatus {
         pub name: Option<String>,
         #[wire(rename = "unsuitableNodes")]
         pub unsuitable_nodes: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourceClaimSpec {
         pub allocation_mode: Option<String>,
         pub parameters_ref: Option<ResourceClaimParametersReference>,
         pub resource_class_name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourceClaimStatus {
         pub allocation: Option<AllocationResult>,
         pub deallocation_requested: Option<bool>,
@@ -88,6 +92,7 @@ pub mod v1alpha2 {
         pub reserved_for: Option<Vec<ResourceClaimConsumerReference>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1alpha2",
@@ -97,17 +102,17 @@ pub mod v1alpha2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceClaimTemplateSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimTemplateSpec {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: ResourceClaimSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1alpha2",
@@ -118,12 +123,12 @@ pub mod v1alpha2 {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub driver_name: String,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub parameters_ref: Option<ResourceClassParametersReference>,
         pub suitable_nodes: Option<super::super::core::v1::NodeSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClassParametersReference {
         #[wire(rename = "apiGroup")]
         pub api_group: Option<String>,
@@ -132,6 +137,7 @@ pub mod v1alpha2 {
         pub namespace: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceHandle {
         pub data: Option<String>,
         #[wire(rename = "driverName")]

@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "scheduling.k8s.io",
         version = "v1",
@@ -14,7 +14,6 @@ pub mod v1 {
         pub description: Option<String>,
         pub global_default: Option<bool>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub preemption_policy: Option<String>,
         pub value: i32,

@@ -8,6 +8,7 @@ pub mod v1 {
         CSINodeDriver, CSINodeSpec, TokenRequest, VolumeNodeResources,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -18,12 +19,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSIDriverSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CSIDriverSpec {
         pub attach_required: Option<bool>,
         pub fs_group_policy: Option<String>,
@@ -35,6 +35,7 @@ pub mod v1 {
         pub volume_lifecycle_modes: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -45,12 +46,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSINodeSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -61,13 +61,12 @@ pub mod v1 {
         pub capacity: Option<kapi::Quantity>,
         pub kind: kapi::type_tag::Kind<Self>,
         pub maximum_volume_size: Option<kapi::Quantity>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub node_topology: Option<kapi::meta::LabelSelector>,
         pub storage_class_name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -81,7 +80,6 @@ pub mod v1 {
         >,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub mount_options: Option<Vec<String>>,
         pub parameters: Option<std::collections::BTreeMap<String, String>>,
@@ -90,6 +88,7 @@ pub mod v1 {
         pub volume_binding_mode: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -101,18 +100,18 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: VolumeAttachmentSpec,
         pub status: Option<VolumeAttachmentStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeAttachmentSource {
         pub inline_volume_spec: Option<super::super::core::v1::PersistentVolumeSpec>,
         pub persistent_volume_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeAttachmentSpec {
         pub attacher: String,
         #[wire(rename = "nodeName")]

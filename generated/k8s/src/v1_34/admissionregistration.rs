@@ -16,6 +16,7 @@ pub mod v1 {
         RuleWithOperations, ServiceReference, WebhookClientConfig,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -26,12 +27,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ValidatingAdmissionPolicyBindingSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidatingAdmissionPolicyBindingSpec {
         pub match_resources: Option<MatchResources>,
         pub param_ref: Option<ParamRef>,

@@ -17,6 +17,7 @@ pub mod v1 {
         WebhookConversion,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "apiextensions.k8s.io",
         version = "v1",
@@ -28,7 +29,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CustomResourceDefinitionSpec,
         pub status: Option<CustomResourceDefinitionStatus>,

@@ -12,6 +12,7 @@ pub mod v1 {
         BoundObjectReference, TokenReviewStatus, UserInfo,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authentication.k8s.io",
         version = "v1",
@@ -23,7 +24,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: TokenReviewSpec,
         pub status: Option<TokenReviewStatus>,

@@ -11,19 +11,19 @@ pub mod v1 {
     };
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::batch::v1::JobCondition;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "batch", version = "v1", merge = merge::CronJob)]
     #[resource(status)]
     pub struct CronJob {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<CronJobSpec>,
         pub status: Option<CronJobStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CronJobSpec {
         pub concurrency_policy: Option<String>,
         pub failed_jobs_history_limit: Option<i32>,
@@ -35,19 +35,19 @@ pub mod v1 {
         pub time_zone: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "batch", version = "v1", merge = merge::Job)]
     #[resource(status)]
     pub struct Job {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<JobSpec>,
         pub status: Option<JobStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct JobSpec {
         pub active_deadline_seconds: Option<i64>,
         pub backoff_limit: Option<i32>,
@@ -67,6 +67,7 @@ pub mod v1 {
         pub ttl_seconds_after_finished: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct JobTemplateSpec {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: Option<JobSpec>,

@@ -15,6 +15,7 @@ pub mod v1 {
 pub mod v1alpha2 {
     pub use crate::shared::v1_34_v1_36::coordination::v1alpha2::LeaseCandidateSpec;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "coordination.k8s.io",
         version = "v1alpha2",
@@ -25,7 +26,6 @@ pub mod v1alpha2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<LeaseCandidateSpec>,
     }
@@ -42,6 +42,7 @@ pub mod v1alpha2 {
 pub mod v1beta1 {
     pub use crate::shared::v1_34_v1_36::coordination::v1beta1::LeaseCandidateSpec;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "coordination.k8s.io",
         version = "v1beta1",
@@ -52,7 +53,6 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<LeaseCandidateSpec>,
     }

@@ -62,7 +62,7 @@ pub mod v1 {
         VolumeNodeAffinity, VsphereVirtualDiskVolumeSource,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ContainerStatus {
         pub allocated_resources: Option<
             std::collections::BTreeMap<String, kapi::Quantity>,
@@ -85,19 +85,19 @@ pub mod v1 {
         pub volume_mounts: Option<Vec<VolumeMountStatus>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Node)]
     #[resource(status)]
     pub struct Node {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<NodeSpec>,
         pub status: Option<NodeStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NodeStatus {
         pub addresses: Option<Vec<NodeAddress>>,
         pub allocatable: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
@@ -114,19 +114,19 @@ pub mod v1 {
         pub volumes_in_use: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Pod)]
     #[resource(status)]
     pub struct Pod {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PodSpec>,
         pub status: Option<PodStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodCertificateProjection {
         pub certificate_chain_path: Option<String>,
         pub credential_bundle_path: Option<String>,
@@ -136,7 +136,7 @@ pub mod v1 {
         pub signer_name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodSpec {
         pub active_deadline_seconds: Option<i64>,
         pub affinity: Option<Affinity>,
@@ -184,7 +184,7 @@ pub mod v1 {
         pub volumes: Option<Vec<Volume>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodStatus {
         pub conditions: Option<Vec<PodCondition>>,
         pub container_statuses: Option<Vec<ContainerStatus>>,
@@ -208,27 +208,30 @@ pub mod v1 {
         pub start_time: Option<kapi::Time>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PodTemplate)]
     pub struct PodTemplate {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub template: Option<PodTemplateSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodTemplateSpec {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: Option<PodSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ProjectedVolumeSource {
         #[wire(rename = "defaultMode")]
         pub default_mode: Option<i32>,
         pub sources: Option<Vec<VolumeProjection>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ReplicationController)]
     #[resource(
         status,
@@ -242,12 +245,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ReplicationControllerSpec>,
         pub status: Option<ReplicationControllerStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ReplicationControllerSpec {
         #[wire(rename = "minReadySeconds")]
         pub min_ready_seconds: Option<i32>,
@@ -256,18 +259,20 @@ pub mod v1 {
         pub template: Option<PodTemplateSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceHealth {
         pub health: Option<String>,
         #[wire(rename = "resourceID")]
         pub resource_id: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceStatus {
         pub name: String,
         pub resources: Option<Vec<ResourceHealth>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Volume {
         pub aws_elastic_block_store: Option<AWSElasticBlockStoreVolumeSource>,
         pub azure_disk: Option<AzureDiskVolumeSource>,
@@ -304,7 +309,7 @@ pub mod v1 {
         pub vsphere_volume: Option<VsphereVirtualDiskVolumeSource>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeMountStatus {
         pub mount_path: String,
         pub name: String,
@@ -312,7 +317,7 @@ pub mod v1 {
         pub recursive_read_only: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeProjection {
         pub cluster_trust_bundle: Option<ClusterTrustBundleProjection>,
         pub config_map: Option<ConfigMapProjection>,

@@ -8,14 +8,13 @@ pub mod v1 {
         EndpointConditions, EndpointPort, ForZone,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "discovery.k8s.io", version = "v1", merge = merge::EndpointSlice)]
     pub struct EndpointSlice {
         pub address_type: String,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub endpoints: Vec<Endpoint>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub ports: Option<Vec<EndpointPort>>,
     }

@@ -9,7 +9,7 @@ pub mod v1 {
         AggregationRule, PolicyRule, Subject,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
@@ -19,13 +19,12 @@ pub mod v1 {
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
         pub subjects: Option<Vec<Subject>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
@@ -34,7 +33,6 @@ pub mod v1 {
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub role_ref: RoleRef,
         pub subjects: Option<Vec<Subject>>,

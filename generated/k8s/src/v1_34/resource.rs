@@ -15,7 +15,7 @@ pub mod v1 {
         ResourceClaimTemplateSpec, ResourcePool,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Device {
         pub all_nodes: Option<bool>,
         pub allow_multiple_allocations: Option<bool>,
@@ -31,6 +31,7 @@ pub mod v1 {
         pub taints: Option<Vec<DeviceTaint>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceAttribute {
         pub bool: Option<bool>,
         pub int: Option<i64>,
@@ -38,6 +39,7 @@ pub mod v1 {
         pub version: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1",
@@ -48,12 +50,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceSliceSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourceSliceSpec {
         pub all_nodes: Option<bool>,
         pub devices: Option<Vec<Device>>,
@@ -117,14 +118,17 @@ pub mod v1 {
 pub mod v1alpha3 {
     pub use crate::shared::v1_34_v1_36::resource::v1alpha3::DeviceTaint;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CELDeviceSelector {
         pub expression: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceSelector {
         pub cel: Option<CELDeviceSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1alpha3",
@@ -135,17 +139,18 @@ pub mod v1alpha3 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: DeviceTaintRuleSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceTaintRuleSpec {
         #[wire(rename = "deviceSelector")]
         pub device_selector: Option<DeviceTaintSelector>,
         pub taint: DeviceTaint,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceTaintSelector {
         pub device: Option<String>,
         #[wire(rename = "deviceClassName")]
@@ -193,7 +198,7 @@ pub mod v1beta1 {
         ResourcePool,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct BasicDevice {
         pub all_nodes: Option<bool>,
         pub allow_multiple_allocations: Option<bool>,
@@ -208,11 +213,13 @@ pub mod v1beta1 {
         pub taints: Option<Vec<DeviceTaint>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Device {
         pub basic: Option<BasicDevice>,
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceAttribute {
         pub bool: Option<bool>,
         pub int: Option<i64>,
@@ -220,6 +227,7 @@ pub mod v1beta1 {
         pub version: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta1",
@@ -230,12 +238,11 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceSliceSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourceSliceSpec {
         pub all_nodes: Option<bool>,
         pub devices: Option<Vec<Device>>,
@@ -311,7 +318,7 @@ pub mod v1beta2 {
         ResourceClaimTemplateSpec, ResourcePool,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Device {
         pub all_nodes: Option<bool>,
         pub allow_multiple_allocations: Option<bool>,
@@ -327,6 +334,7 @@ pub mod v1beta2 {
         pub taints: Option<Vec<DeviceTaint>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceAttribute {
         pub bool: Option<bool>,
         pub int: Option<i64>,
@@ -334,6 +342,7 @@ pub mod v1beta2 {
         pub version: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta2",
@@ -345,12 +354,11 @@ pub mod v1beta2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceSliceSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourceSliceSpec {
         pub all_nodes: Option<bool>,
         pub devices: Option<Vec<Device>>,

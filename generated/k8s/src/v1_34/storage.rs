@@ -11,6 +11,7 @@ pub mod v1 {
         CSINodeDriver, CSINodeSpec, TokenRequest, VolumeNodeResources,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -21,12 +22,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSIDriverSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CSIDriverSpec {
         pub attach_required: Option<bool>,
         pub fs_group_policy: Option<String>,
@@ -61,7 +61,7 @@ pub mod v1 {
 }
 pub mod v1alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1alpha1",
@@ -73,7 +73,6 @@ pub mod v1alpha1 {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub driver_name: String,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub parameters: Option<std::collections::BTreeMap<String, String>>,
     }

@@ -2,13 +2,14 @@
 
 pub mod v1alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct GroupVersionResource {
         pub group: Option<String>,
         pub resource: Option<String>,
         pub version: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MigrationCondition {
         pub last_update_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -17,6 +18,7 @@ pub mod v1alpha1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storagemigration.k8s.io",
         version = "v1alpha1",
@@ -28,18 +30,19 @@ pub mod v1alpha1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<StorageVersionMigrationSpec>,
         pub status: Option<StorageVersionMigrationStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct StorageVersionMigrationSpec {
         #[wire(rename = "continueToken")]
         pub continue_token: Option<String>,
         pub resource: GroupVersionResource,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct StorageVersionMigrationStatus {
         pub conditions: Option<Vec<MigrationCondition>>,
         #[wire(rename = "resourceVersion")]

@@ -16,14 +16,17 @@ pub mod v1 {
         RuleWithOperations, ServiceReference, WebhookClientConfig,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ApplyConfiguration {
         pub expression: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct JSONPatch {
         pub expression: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -34,11 +37,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<MutatingAdmissionPolicySpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -49,19 +52,18 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<MutatingAdmissionPolicyBindingSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MutatingAdmissionPolicyBindingSpec {
         pub match_resources: Option<MatchResources>,
         pub param_ref: Option<ParamRef>,
         pub policy_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MutatingAdmissionPolicySpec {
         pub failure_policy: Option<String>,
         pub match_conditions: Option<Vec<MatchCondition>>,
@@ -72,13 +74,14 @@ pub mod v1 {
         pub variables: Option<Vec<Variable>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Mutation {
         pub apply_configuration: Option<ApplyConfiguration>,
         pub json_patch: Option<JSONPatch>,
         pub patch_type: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -89,12 +92,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ValidatingAdmissionPolicyBindingSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidatingAdmissionPolicyBindingSpec {
         pub match_resources: Option<MatchResources>,
         pub param_ref: Option<ParamRef>,

@@ -14,6 +14,7 @@ pub mod v1 {
         WebhookConversion,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "apiextensions.k8s.io",
         version = "v1",
@@ -25,13 +26,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CustomResourceDefinitionSpec,
         pub status: Option<CustomResourceDefinitionStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceDefinitionCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -41,7 +41,7 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceDefinitionStatus {
         pub accepted_names: Option<CustomResourceDefinitionNames>,
         pub conditions: Option<Vec<CustomResourceDefinitionCondition>>,

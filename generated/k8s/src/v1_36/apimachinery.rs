@@ -3,11 +3,13 @@
 pub use crate::shared::v1_34_v1_36::apimachinery::{FieldSelectorRequirement, Info};
 pub use crate::shared::v1_20_v1_28_v1_34_v1_36::apimachinery::Patch;
 #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+#[wire(default)]
 pub struct GroupResource {
     pub group: String,
     pub resource: String,
 }
 #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+#[wire(default)]
 pub struct ShardInfo {
     pub selector: String,
 }

@@ -9,6 +9,7 @@ pub mod v1 {
         BoundObjectReference, TokenReviewStatus, UserInfo,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TokenRequest {
         #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
@@ -18,19 +19,21 @@ pub mod v1 {
         pub status: Option<TokenRequestStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct TokenRequestSpec {
         pub audiences: Option<Vec<String>>,
         pub bound_object_ref: Option<BoundObjectReference>,
         pub expiration_seconds: Option<i64>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TokenRequestStatus {
         #[wire(rename = "expirationTimestamp")]
         pub expiration_timestamp: Option<kapi::Time>,
         pub token: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authentication.k8s.io",
         version = "v1",
@@ -42,12 +45,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: TokenReviewSpec,
         pub status: Option<TokenReviewStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TokenReviewSpec {
         pub audiences: Option<Vec<String>>,
         pub token: String,

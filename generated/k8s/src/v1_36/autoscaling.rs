@@ -6,6 +6,7 @@ pub mod v1 {
         HorizontalPodAutoscalerStatus, Scale, ScaleSpec, ScaleStatus,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "autoscaling",
         version = "v1",
@@ -16,7 +17,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: HorizontalPodAutoscalerSpec,
         pub status: Option<HorizontalPodAutoscalerStatus>,
@@ -49,6 +49,7 @@ pub mod v2 {
         PodsMetricSource, PodsMetricStatus, ResourceMetricSource, ResourceMetricStatus,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "autoscaling",
         version = "v2",
@@ -59,7 +60,6 @@ pub mod v2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: HorizontalPodAutoscalerSpec,
         pub status: Option<HorizontalPodAutoscalerStatus>,

@@ -6,6 +6,7 @@ pub mod v1 {
         CertificateSigningRequestCondition, CertificateSigningRequestStatus,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "certificates.k8s.io",
         version = "v1",
@@ -17,7 +18,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CertificateSigningRequestSpec,
         pub status: Option<CertificateSigningRequestStatus>,
@@ -67,6 +67,7 @@ pub mod v1beta1 {
         ClusterTrustBundle, ClusterTrustBundleList, ClusterTrustBundleSpec,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "certificates.k8s.io",
         version = "v1beta1",
@@ -78,13 +79,12 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: PodCertificateRequestSpec,
         pub status: Option<PodCertificateRequestStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodCertificateRequestSpec {
         pub max_expiration_seconds: Option<i32>,
         pub node_name: String,
@@ -106,7 +106,7 @@ pub mod v1beta1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodCertificateRequestStatus {
         pub begin_refresh_at: Option<kapi::Time>,
         pub certificate_chain: Option<String>,

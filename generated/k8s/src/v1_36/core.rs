@@ -62,7 +62,7 @@ pub mod v1 {
         VolumeNodeAffinity, VsphereVirtualDiskVolumeSource,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ContainerStatus {
         pub allocated_resources: Option<
             std::collections::BTreeMap<String, kapi::Quantity>,
@@ -85,23 +85,25 @@ pub mod v1 {
         pub volume_mounts: Option<Vec<VolumeMountStatus>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ImageVolumeStatus {
         #[wire(rename = "imageRef")]
         pub image_ref: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Node)]
     #[resource(status)]
     pub struct Node {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<NodeSpec>,
         pub status: Option<NodeStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NodeAllocatableResourceClaimStatus {
         pub containers: Option<Vec<String>>,
         #[wire(rename = "resourceClaimName")]
@@ -109,7 +111,7 @@ pub mod v1 {
         pub resources: std::collections::BTreeMap<String, kapi::Quantity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NodeStatus {
         pub addresses: Option<Vec<NodeAddress>>,
         pub allocatable: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
@@ -127,19 +129,19 @@ pub mod v1 {
         pub volumes_in_use: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Pod)]
     #[resource(status)]
     pub struct Pod {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PodSpec>,
         pub status: Option<PodStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodCertificateProjection {
         pub certificate_chain_path: Option<String>,
         pub credential_bundle_path: Option<String>,
@@ -150,12 +152,13 @@ pub mod v1 {
         pub user_annotations: Option<std::collections::BTreeMap<String, String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodSchedulingGroup {
         #[wire(rename = "podGroupName")]
         pub pod_group_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodSpec {
         pub active_deadline_seconds: Option<i64>,
         pub affinity: Option<Affinity>,
@@ -204,7 +207,7 @@ pub mod v1 {
         pub volumes: Option<Vec<Volume>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodStatus {
         pub allocated_resources: Option<
             std::collections::BTreeMap<String, kapi::Quantity>,
@@ -235,27 +238,30 @@ pub mod v1 {
         pub start_time: Option<kapi::Time>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PodTemplate)]
     pub struct PodTemplate {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub template: Option<PodTemplateSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodTemplateSpec {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: Option<PodSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ProjectedVolumeSource {
         #[wire(rename = "defaultMode")]
         pub default_mode: Option<i32>,
         pub sources: Option<Vec<VolumeProjection>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ReplicationController)]
     #[resource(
         status,
@@ -269,12 +275,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ReplicationControllerSpec>,
         pub status: Option<ReplicationControllerStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ReplicationControllerSpec {
         #[wire(rename = "minReadySeconds")]
         pub min_ready_seconds: Option<i32>,
@@ -283,6 +289,7 @@ pub mod v1 {
         pub template: Option<PodTemplateSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceHealth {
         pub health: Option<String>,
         pub message: Option<String>,
@@ -290,12 +297,13 @@ pub mod v1 {
         pub resource_id: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceStatus {
         pub name: String,
         pub resources: Option<Vec<ResourceHealth>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Volume {
         pub aws_elastic_block_store: Option<AWSElasticBlockStoreVolumeSource>,
         pub azure_disk: Option<AzureDiskVolumeSource>,
@@ -332,7 +340,7 @@ pub mod v1 {
         pub vsphere_volume: Option<VsphereVirtualDiskVolumeSource>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeMountStatus {
         pub mount_path: String,
         pub name: String,
@@ -341,7 +349,7 @@ pub mod v1 {
         pub volume_status: Option<VolumeStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeProjection {
         pub cluster_trust_bundle: Option<ClusterTrustBundleProjection>,
         pub config_map: Option<ConfigMapProjection>,
@@ -352,6 +360,7 @@ pub mod v1 {
         pub service_account_token: Option<ServiceAccountTokenProjection>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeStatus {
         pub image: Option<ImageVolumeStatus>,
     }

@@ -15,7 +15,7 @@ pub mod v1 {
         ResourceClaimTemplateSpec, ResourcePool,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Device {
         pub all_nodes: Option<bool>,
         pub allow_multiple_allocations: Option<bool>,
@@ -34,6 +34,7 @@ pub mod v1 {
         pub taints: Option<Vec<DeviceTaint>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceAttribute {
         pub bool: Option<bool>,
         pub bools: Option<Vec<bool>>,
@@ -45,12 +46,13 @@ pub mod v1 {
         pub versions: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NodeAllocatableResourceMapping {
         pub allocation_multiplier: Option<kapi::Quantity>,
         pub capacity_key: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1",
@@ -61,12 +63,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceSliceSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourceSliceSpec {
         pub all_nodes: Option<bool>,
         pub devices: Option<Vec<Device>>,
@@ -139,6 +140,7 @@ pub mod v1 {
 pub mod v1alpha3 {
     pub use crate::shared::v1_34_v1_36::resource::v1alpha3::DeviceTaint;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1alpha3",
@@ -150,29 +152,31 @@ pub mod v1alpha3 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: DeviceTaintRuleSpec,
         pub status: Option<DeviceTaintRuleStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceTaintRuleSpec {
         #[wire(rename = "deviceSelector")]
         pub device_selector: Option<DeviceTaintSelector>,
         pub taint: DeviceTaint,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceTaintRuleStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceTaintSelector {
         pub device: Option<String>,
         pub driver: Option<String>,
         pub pool: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PoolStatus {
         pub allocated_devices: Option<i32>,
         pub available_devices: Option<i32>,
@@ -186,6 +190,7 @@ pub mod v1alpha3 {
         pub validation_error: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1alpha3",
@@ -197,12 +202,12 @@ pub mod v1alpha3 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourcePoolStatusRequestSpec,
         pub status: Option<ResourcePoolStatusRequestStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourcePoolStatusRequestSpec {
         pub driver: String,
         pub limit: Option<i32>,
@@ -210,6 +215,7 @@ pub mod v1alpha3 {
         pub pool_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourcePoolStatusRequestStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
         #[wire(rename = "poolCount")]
@@ -273,7 +279,7 @@ pub mod v1beta1 {
         ResourcePool,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct BasicDevice {
         pub all_nodes: Option<bool>,
         pub allow_multiple_allocations: Option<bool>,
@@ -291,11 +297,13 @@ pub mod v1beta1 {
         pub taints: Option<Vec<DeviceTaint>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Device {
         pub basic: Option<BasicDevice>,
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceAttribute {
         pub bool: Option<bool>,
         pub bools: Option<Vec<bool>>,
@@ -307,12 +315,13 @@ pub mod v1beta1 {
         pub versions: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NodeAllocatableResourceMapping {
         pub allocation_multiplier: Option<kapi::Quantity>,
         pub capacity_key: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta1",
@@ -323,12 +332,11 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceSliceSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourceSliceSpec {
         pub all_nodes: Option<bool>,
         pub devices: Option<Vec<Device>>,
@@ -413,7 +421,7 @@ pub mod v1beta2 {
         ResourceClaimTemplateSpec, ResourcePool,
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Device {
         pub all_nodes: Option<bool>,
         pub allow_multiple_allocations: Option<bool>,
@@ -432,6 +440,7 @@ pub mod v1beta2 {
         pub taints: Option<Vec<DeviceTaint>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceAttribute {
         pub bool: Option<bool>,
         pub bools: Option<Vec<bool>>,
@@ -443,6 +452,7 @@ pub mod v1beta2 {
         pub versions: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta2",
@@ -454,34 +464,37 @@ pub mod v1beta2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: DeviceTaintRuleSpec,
         pub status: Option<DeviceTaintRuleStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceTaintRuleSpec {
         #[wire(rename = "deviceSelector")]
         pub device_selector: Option<DeviceTaintSelector>,
         pub taint: DeviceTaint,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceTaintRuleStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceTaintSelector {
         pub device: Option<String>,
         pub driver: Option<String>,
         pub pool: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NodeAllocatableResourceMapping {
         pub allocation_multiplier: Option<kapi::Quantity>,
         pub capacity_key: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta2",
@@ -493,12 +506,11 @@ pub mod v1beta2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceSliceSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourceSliceSpec {
         pub all_nodes: Option<bool>,
         pub devices: Option<Vec<Device>>,

@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "scheduling.k8s.io",
         version = "v1",
@@ -14,7 +14,6 @@ pub mod v1 {
         pub description: Option<String>,
         pub global_default: Option<bool>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub preemption_policy: Option<String>,
         pub value: Option<i32>,
@@ -31,13 +30,16 @@ pub mod v1 {
 }
 pub mod v1alpha2 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct BasicSchedulingPolicy {}
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct GangSchedulingPolicy {
         #[wire(rename = "minCount")]
         pub min_count: i32,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "scheduling.k8s.io",
         version = "v1alpha2",
@@ -48,35 +50,37 @@ pub mod v1alpha2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: PodGroupSpec,
         pub status: Option<PodGroupStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodGroupResourceClaim {
         pub name: String,
         pub resource_claim_name: Option<String>,
         pub resource_claim_template_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodGroupResourceClaimStatus {
         pub name: String,
         #[wire(rename = "resourceClaimName")]
         pub resource_claim_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodGroupSchedulingConstraints {
         pub topology: Option<Vec<TopologyConstraint>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodGroupSchedulingPolicy {
         pub basic: Option<BasicSchedulingPolicy>,
         pub gang: Option<GangSchedulingPolicy>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodGroupSpec {
         pub disruption_mode: Option<String>,
         pub pod_group_template_ref: Option<PodGroupTemplateReference>,
@@ -87,13 +91,14 @@ pub mod v1alpha2 {
         pub scheduling_policy: PodGroupSchedulingPolicy,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodGroupStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
         #[wire(rename = "resourceClaimStatuses")]
         pub resource_claim_statuses: Option<Vec<PodGroupResourceClaimStatus>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodGroupTemplate {
         pub disruption_mode: Option<String>,
         pub name: String,
@@ -104,14 +109,17 @@ pub mod v1alpha2 {
         pub scheduling_policy: PodGroupSchedulingPolicy,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodGroupTemplateReference {
         pub workload: Option<WorkloadPodGroupTemplateReference>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TopologyConstraint {
         pub key: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TypedLocalObjectReference {
         #[wire(rename = "apiGroup")]
         pub api_group: Option<String>,
@@ -119,6 +127,7 @@ pub mod v1alpha2 {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "scheduling.k8s.io",
         version = "v1alpha2",
@@ -128,18 +137,17 @@ pub mod v1alpha2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: WorkloadSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct WorkloadPodGroupTemplateReference {
         pub pod_group_template_name: String,
         pub workload_name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct WorkloadSpec {
         pub controller_ref: Option<TypedLocalObjectReference>,
         pub pod_group_templates: Vec<PodGroupTemplate>,

@@ -2,6 +2,7 @@
 
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storagemigration.k8s.io",
         version = "v1beta1",
@@ -13,16 +14,17 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<StorageVersionMigrationSpec>,
         pub status: Option<StorageVersionMigrationStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct StorageVersionMigrationSpec {
         pub resource: super::super::apimachinery::GroupResource,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct StorageVersionMigrationStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
         #[wire(rename = "resourceVersion")]

@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeploymentStatus {
         pub available_replicas: Option<i32>,
         pub collision_count: Option<i32>,
@@ -18,7 +18,7 @@ pub mod v1 {
         pub updated_replicas: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ReplicaSetStatus {
         pub available_replicas: Option<i32>,
         pub conditions: Option<

@@ -2,6 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceAttributes {
         pub group: Option<String>,
         pub name: Option<String>,
@@ -12,7 +13,7 @@ pub mod v1 {
         pub version: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct SelfSubjectAccessReviewSpec {
         pub non_resource_attributes: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::authorization::v1::NonResourceAttributes,
@@ -20,7 +21,7 @@ pub mod v1 {
         pub resource_attributes: Option<ResourceAttributes>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct SubjectAccessReviewSpec {
         pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
         pub groups: Option<Vec<String>>,

@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct LeaseSpec {
         pub acquire_time: Option<kapi::MicroTime>,
         pub holder_identity: Option<String>,

@@ -2,6 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct EnvVar {
         pub name: String,
         pub value: Option<String>,
@@ -9,7 +10,7 @@ pub mod v1 {
         pub value_from: Option<EnvVarSource>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct EnvVarSource {
         pub config_map_key_ref: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::ConfigMapKeySelector,
@@ -25,11 +26,13 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HostAlias {
         pub hostnames: Option<Vec<String>>,
         pub ip: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct LoadBalancerIngress {
         pub hostname: Option<String>,
         pub ip: Option<String>,
@@ -38,11 +41,12 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct LoadBalancerStatus {
         pub ingress: Option<Vec<LoadBalancerIngress>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NodeSystemInfo {
         pub architecture: String,
         #[wire(rename = "bootID")]
@@ -59,7 +63,7 @@ pub mod v1 {
         pub system_uuid: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodCondition {
         pub last_probe_time: Option<kapi::Time>,
         pub last_transition_time: Option<kapi::Time>,
@@ -69,23 +73,26 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodIP {
         pub ip: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ProjectedVolumeSource {
         #[wire(rename = "defaultMode")]
         pub default_mode: Option<i32>,
         pub sources: Option<Vec<VolumeProjection>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
         #[wire(rename = "loadBalancer")]
         pub load_balancer: Option<LoadBalancerStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeMount {
         pub mount_path: String,
         pub mount_propagation: Option<String>,
@@ -95,7 +102,7 @@ pub mod v1 {
         pub sub_path_expr: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeProjection {
         pub config_map: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::ConfigMapProjection,

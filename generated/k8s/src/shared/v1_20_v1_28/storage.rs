@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeAttachmentStatus {
         pub attach_error: Option<VolumeError>,
         pub attached: bool,
@@ -10,6 +10,7 @@ pub mod v1 {
         pub detach_error: Option<VolumeError>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeError {
         pub message: Option<String>,
         pub time: Option<kapi::Time>,

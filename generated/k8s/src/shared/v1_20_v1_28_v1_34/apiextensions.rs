@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceDefinitionCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -11,7 +11,7 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceDefinitionStatus {
         pub accepted_names: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::apiextensions::v1::CustomResourceDefinitionNames,

@@ -2,6 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TokenRequest {
         #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
@@ -11,7 +12,7 @@ pub mod v1 {
         pub status: Option<TokenRequestStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct TokenRequestSpec {
         pub audiences: Vec<String>,
         pub bound_object_ref: Option<
@@ -20,12 +21,14 @@ pub mod v1 {
         pub expiration_seconds: Option<i64>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TokenRequestStatus {
         #[wire(rename = "expirationTimestamp")]
         pub expiration_timestamp: kapi::Time,
         pub token: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TokenReviewSpec {
         pub audiences: Option<Vec<String>>,
         pub token: Option<String>,

@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct RuleWithOperations {
         pub api_groups: Option<Vec<String>>,
         pub api_versions: Option<Vec<String>>,
@@ -11,6 +11,7 @@ pub mod v1 {
         pub scope: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceReference {
         pub name: String,
         pub namespace: String,
@@ -18,6 +19,7 @@ pub mod v1 {
         pub port: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WebhookClientConfig {
         #[wire(rename = "caBundle")]
         pub ca_bundle: Option<kapi::ByteString>,

@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceColumnDefinition {
         pub description: Option<String>,
         pub format: Option<String>,
@@ -12,12 +12,13 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CustomResourceConversion {
         pub strategy: String,
         pub webhook: Option<WebhookConversion>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceDefinitionNames {
         pub categories: Option<Vec<String>>,
         pub kind: String,
@@ -27,20 +28,23 @@ pub mod v1 {
         pub singular: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceSubresourceScale {
         pub label_selector_path: Option<String>,
         pub spec_replicas_path: String,
         pub status_replicas_path: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CustomResourceSubresourceStatus {}
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CustomResourceSubresources {
         pub scale: Option<CustomResourceSubresourceScale>,
         pub status: Option<CustomResourceSubresourceStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ExternalDocumentation {
         pub description: Option<String>,
         pub url: Option<String>,
@@ -49,6 +53,7 @@ pub mod v1 {
     pub type JSONSchemaPropsOrBool = serde_json::Value;
     pub type JSONSchemaPropsOrStringArray = serde_json::Value;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceReference {
         pub name: String,
         pub namespace: String,
@@ -56,6 +61,7 @@ pub mod v1 {
         pub port: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WebhookClientConfig {
         #[wire(rename = "caBundle")]
         pub ca_bundle: Option<kapi::ByteString>,
@@ -63,7 +69,7 @@ pub mod v1 {
         pub url: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct WebhookConversion {
         pub client_config: Option<WebhookClientConfig>,
         pub conversion_review_versions: Vec<String>,

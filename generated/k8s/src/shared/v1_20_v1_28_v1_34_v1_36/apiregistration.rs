@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct APIServiceCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -11,7 +11,7 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct APIServiceSpec {
         pub ca_bundle: Option<kapi::ByteString>,
         pub group: Option<String>,
@@ -23,10 +23,12 @@ pub mod v1 {
         pub version_priority: i32,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct APIServiceStatus {
         pub conditions: Option<Vec<APIServiceCondition>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceReference {
         pub name: Option<String>,
         pub namespace: Option<String>,

@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DaemonSetCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -11,7 +11,7 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DaemonSetStatus {
         pub collision_count: Option<i32>,
         pub conditions: Option<Vec<DaemonSetCondition>>,
@@ -25,7 +25,7 @@ pub mod v1 {
         pub updated_number_scheduled: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeploymentCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub last_update_time: Option<kapi::Time>,
@@ -35,13 +35,13 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeploymentStrategy {
         pub rolling_update: Option<RollingUpdateDeployment>,
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ReplicaSetCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -50,13 +50,13 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct RollingUpdateDeployment {
         pub max_surge: Option<kapi::IntOrString>,
         pub max_unavailable: Option<kapi::IntOrString>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct StatefulSetCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,

@@ -2,6 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct BoundObjectReference {
         #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
@@ -10,6 +11,7 @@ pub mod v1 {
         pub uid: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TokenReviewStatus {
         pub audiences: Option<Vec<String>>,
         pub authenticated: Option<bool>,
@@ -17,6 +19,7 @@ pub mod v1 {
         pub user: Option<UserInfo>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct UserInfo {
         pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
         pub groups: Option<Vec<String>>,

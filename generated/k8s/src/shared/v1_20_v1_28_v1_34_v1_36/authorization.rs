@@ -2,18 +2,20 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NonResourceAttributes {
         pub path: Option<String>,
         pub verb: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NonResourceRule {
         #[wire(rename = "nonResourceURLs")]
         pub non_resource_ur_ls: Option<Vec<String>>,
         pub verbs: Vec<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourceRule {
         pub api_groups: Option<Vec<String>>,
         pub resource_names: Option<Vec<String>>,
@@ -21,10 +23,12 @@ pub mod v1 {
         pub verbs: Vec<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SelfSubjectRulesReviewSpec {
         pub namespace: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SubjectAccessReviewStatus {
         pub allowed: bool,
         pub denied: Option<bool>,
@@ -33,7 +37,7 @@ pub mod v1 {
         pub reason: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct SubjectRulesReviewStatus {
         pub evaluation_error: Option<String>,
         pub incomplete: bool,

@@ -2,6 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CrossVersionObjectReference {
         #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
@@ -9,7 +10,7 @@ pub mod v1 {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerSpec {
         pub max_replicas: i32,
         pub min_replicas: Option<i32>,
@@ -18,7 +19,7 @@ pub mod v1 {
         pub target_cpu_utilization_percentage: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerStatus {
         #[wire(rename = "currentCPUUtilizationPercentage")]
         pub current_cpu_utilization_percentage: Option<i32>,
@@ -28,6 +29,7 @@ pub mod v1 {
         pub observed_generation: Option<i64>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Scale {
         #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
@@ -37,10 +39,12 @@ pub mod v1 {
         pub status: Option<ScaleStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ScaleSpec {
         pub replicas: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ScaleStatus {
         pub replicas: i32,
         pub selector: Option<String>,

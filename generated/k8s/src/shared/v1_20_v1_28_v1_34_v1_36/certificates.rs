@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CertificateSigningRequestCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub last_update_time: Option<kapi::Time>,
@@ -12,6 +12,7 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CertificateSigningRequestStatus {
         pub certificate: Option<kapi::ByteString>,
         pub conditions: Option<Vec<CertificateSigningRequestCondition>>,

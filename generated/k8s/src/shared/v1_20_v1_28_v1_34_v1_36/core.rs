@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct AWSElasticBlockStoreVolumeSource {
         pub fs_type: Option<String>,
         pub partition: Option<i32>,
@@ -11,13 +11,14 @@ pub mod v1 {
         pub volume_id: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct AttachedVolume {
         #[wire(rename = "devicePath")]
         pub device_path: String,
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct AzureDiskVolumeSource {
         pub caching_mode: Option<String>,
         pub disk_name: String,
@@ -28,7 +29,7 @@ pub mod v1 {
         pub read_only: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct AzureFilePersistentVolumeSource {
         pub read_only: Option<bool>,
         pub secret_name: String,
@@ -36,14 +37,14 @@ pub mod v1 {
         pub share_name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct AzureFileVolumeSource {
         pub read_only: Option<bool>,
         pub secret_name: String,
         pub share_name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CSIVolumeSource {
         pub driver: String,
         pub fs_type: Option<String>,
@@ -52,12 +53,13 @@ pub mod v1 {
         pub volume_attributes: Option<std::collections::BTreeMap<String, String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Capabilities {
         pub add: Option<Vec<String>>,
         pub drop: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CephFSPersistentVolumeSource {
         pub monitors: Vec<String>,
         pub path: Option<String>,
@@ -67,7 +69,7 @@ pub mod v1 {
         pub user: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CephFSVolumeSource {
         pub monitors: Vec<String>,
         pub path: Option<String>,
@@ -77,7 +79,7 @@ pub mod v1 {
         pub user: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CinderPersistentVolumeSource {
         pub fs_type: Option<String>,
         pub read_only: Option<bool>,
@@ -86,7 +88,7 @@ pub mod v1 {
         pub volume_id: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CinderVolumeSource {
         pub fs_type: Option<String>,
         pub read_only: Option<bool>,
@@ -95,11 +97,13 @@ pub mod v1 {
         pub volume_id: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ClientIPConfig {
         #[wire(rename = "timeoutSeconds")]
         pub timeout_seconds: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ComponentCondition {
         pub error: Option<String>,
         pub message: Option<String>,
@@ -108,18 +112,20 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ConfigMapEnvSource {
         pub name: Option<String>,
         pub optional: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ConfigMapKeySelector {
         pub key: String,
         pub name: Option<String>,
         pub optional: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ConfigMapNodeConfigSource {
         pub kubelet_config_key: String,
         pub name: String,
@@ -128,12 +134,14 @@ pub mod v1 {
         pub uid: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ConfigMapProjection {
         pub items: Option<Vec<KeyToPath>>,
         pub name: Option<String>,
         pub optional: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ConfigMapVolumeSource {
         #[wire(rename = "defaultMode")]
         pub default_mode: Option<i32>,
@@ -142,7 +150,7 @@ pub mod v1 {
         pub optional: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ContainerPort {
         pub container_port: i32,
         #[wire(rename = "hostIP")]
@@ -152,18 +160,20 @@ pub mod v1 {
         pub protocol: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ContainerState {
         pub running: Option<ContainerStateRunning>,
         pub terminated: Option<ContainerStateTerminated>,
         pub waiting: Option<ContainerStateWaiting>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ContainerStateRunning {
         #[wire(rename = "startedAt")]
         pub started_at: Option<kapi::Time>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ContainerStateTerminated {
         #[wire(rename = "containerID")]
         pub container_id: Option<String>,
@@ -175,21 +185,24 @@ pub mod v1 {
         pub started_at: Option<kapi::Time>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ContainerStateWaiting {
         pub message: Option<String>,
         pub reason: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DaemonEndpoint {
         #[wire(rename = "Port")]
         pub port: i32,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DownwardAPIProjection {
         pub items: Option<Vec<DownwardAPIVolumeFile>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DownwardAPIVolumeFile {
         pub field_ref: Option<ObjectFieldSelector>,
         pub mode: Option<i32>,
@@ -197,19 +210,21 @@ pub mod v1 {
         pub resource_field_ref: Option<ResourceFieldSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DownwardAPIVolumeSource {
         #[wire(rename = "defaultMode")]
         pub default_mode: Option<i32>,
         pub items: Option<Vec<DownwardAPIVolumeFile>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct EmptyDirVolumeSource {
         pub medium: Option<String>,
         #[wire(rename = "sizeLimit")]
         pub size_limit: Option<kapi::Quantity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct EndpointAddress {
         pub hostname: Option<String>,
         pub ip: String,
@@ -217,6 +232,7 @@ pub mod v1 {
         pub target_ref: Option<ObjectReference>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct EndpointPort {
         #[wire(rename = "appProtocol")]
         pub app_protocol: Option<String>,
@@ -225,6 +241,7 @@ pub mod v1 {
         pub protocol: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct EndpointSubset {
         pub addresses: Option<Vec<EndpointAddress>>,
         #[wire(rename = "notReadyAddresses")]
@@ -232,29 +249,32 @@ pub mod v1 {
         pub ports: Option<Vec<EndpointPort>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct EnvFromSource {
         pub config_map_ref: Option<ConfigMapEnvSource>,
         pub prefix: Option<String>,
         pub secret_ref: Option<SecretEnvSource>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct EventSeries {
         pub count: Option<i32>,
         #[wire(rename = "lastObservedTime")]
         pub last_observed_time: Option<kapi::MicroTime>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct EventSource {
         pub component: Option<String>,
         pub host: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ExecAction {
         pub command: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct FCVolumeSource {
         pub fs_type: Option<String>,
         pub lun: Option<i32>,
@@ -264,7 +284,7 @@ pub mod v1 {
         pub wwids: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct FlexPersistentVolumeSource {
         pub driver: String,
         pub fs_type: Option<String>,
@@ -273,7 +293,7 @@ pub mod v1 {
         pub secret_ref: Option<SecretReference>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct FlexVolumeSource {
         pub driver: String,
         pub fs_type: Option<String>,
@@ -282,6 +302,7 @@ pub mod v1 {
         pub secret_ref: Option<LocalObjectReference>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct FlockerVolumeSource {
         #[wire(rename = "datasetName")]
         pub dataset_name: Option<String>,
@@ -289,7 +310,7 @@ pub mod v1 {
         pub dataset_uuid: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct GCEPersistentDiskVolumeSource {
         pub fs_type: Option<String>,
         pub partition: Option<i32>,
@@ -297,13 +318,14 @@ pub mod v1 {
         pub read_only: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct GitRepoVolumeSource {
         pub directory: Option<String>,
         pub repository: String,
         pub revision: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct GlusterfsPersistentVolumeSource {
         pub endpoints: String,
         pub endpoints_namespace: Option<String>,
@@ -311,6 +333,7 @@ pub mod v1 {
         pub read_only: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct GlusterfsVolumeSource {
         pub endpoints: String,
         pub path: String,
@@ -318,6 +341,7 @@ pub mod v1 {
         pub read_only: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HTTPGetAction {
         pub host: Option<String>,
         #[wire(rename = "httpHeaders")]
@@ -327,18 +351,20 @@ pub mod v1 {
         pub scheme: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HTTPHeader {
         pub name: String,
         pub value: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HostPathVolumeSource {
         pub path: String,
         #[wire(rename = "type")]
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ISCSIPersistentVolumeSource {
         pub chap_auth_discovery: Option<bool>,
         pub chap_auth_session: Option<bool>,
@@ -353,7 +379,7 @@ pub mod v1 {
         pub target_portal: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ISCSIVolumeSource {
         pub chap_auth_discovery: Option<bool>,
         pub chap_auth_session: Option<bool>,
@@ -368,13 +394,14 @@ pub mod v1 {
         pub target_portal: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct KeyToPath {
         pub key: String,
         pub mode: Option<i32>,
         pub path: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct LimitRangeItem {
         pub default: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
         pub default_request: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
@@ -386,20 +413,24 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct LimitRangeSpec {
         pub limits: Vec<LimitRangeItem>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct LocalObjectReference {
         pub name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct LocalVolumeSource {
         #[wire(rename = "fsType")]
         pub fs_type: Option<String>,
         pub path: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NFSVolumeSource {
         pub path: String,
         #[wire(rename = "readOnly")]
@@ -407,7 +438,7 @@ pub mod v1 {
         pub server: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NamespaceCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -416,22 +447,25 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NamespaceSpec {
         pub finalizers: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NamespaceStatus {
         pub conditions: Option<Vec<NamespaceCondition>>,
         pub phase: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NodeAddress {
         pub address: String,
         #[wire(rename = "type")]
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NodeAffinity {
         pub preferred_during_scheduling_ignored_during_execution: Option<
             Vec<PreferredSchedulingTerm>,
@@ -439,7 +473,7 @@ pub mod v1 {
         pub required_during_scheduling_ignored_during_execution: Option<NodeSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NodeCondition {
         pub last_heartbeat_time: Option<kapi::Time>,
         pub last_transition_time: Option<kapi::Time>,
@@ -449,11 +483,13 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NodeConfigSource {
         #[wire(rename = "configMap")]
         pub config_map: Option<ConfigMapNodeConfigSource>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NodeConfigStatus {
         pub active: Option<NodeConfigSource>,
         pub assigned: Option<NodeConfigSource>,
@@ -462,28 +498,32 @@ pub mod v1 {
         pub last_known_good: Option<NodeConfigSource>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NodeDaemonEndpoints {
         #[wire(rename = "kubeletEndpoint")]
         pub kubelet_endpoint: Option<DaemonEndpoint>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NodeSelector {
         #[wire(rename = "nodeSelectorTerms")]
         pub node_selector_terms: Vec<NodeSelectorTerm>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NodeSelectorRequirement {
         pub key: String,
         pub operator: String,
         pub values: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NodeSelectorTerm {
         pub match_expressions: Option<Vec<NodeSelectorRequirement>>,
         pub match_fields: Option<Vec<NodeSelectorRequirement>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NodeSpec {
         #[wire(rename = "configSource")]
         pub config_source: Option<NodeConfigSource>,
@@ -499,13 +539,13 @@ pub mod v1 {
         pub unschedulable: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ObjectFieldSelector {
         pub api_version: Option<String>,
         pub field_path: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ObjectReference {
         pub api_version: Option<String>,
         pub field_path: Option<String>,
@@ -516,7 +556,7 @@ pub mod v1 {
         pub uid: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PersistentVolumeClaimCondition {
         pub last_probe_time: Option<kapi::Time>,
         pub last_transition_time: Option<kapi::Time>,
@@ -526,12 +566,13 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PersistentVolumeClaimVolumeSource {
         pub claim_name: String,
         pub read_only: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PhotonPersistentDiskVolumeSource {
         #[wire(rename = "fsType")]
         pub fs_type: Option<String>,
@@ -539,29 +580,33 @@ pub mod v1 {
         pub pd_id: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodDNSConfig {
         pub nameservers: Option<Vec<String>>,
         pub options: Option<Vec<PodDNSConfigOption>>,
         pub searches: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodDNSConfigOption {
         pub name: Option<String>,
         pub value: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodReadinessGate {
         #[wire(rename = "conditionType")]
         pub condition_type: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PortStatus {
         pub error: Option<String>,
         pub port: i32,
         pub protocol: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PortworxVolumeSource {
         pub fs_type: Option<String>,
         pub read_only: Option<bool>,
@@ -569,11 +614,13 @@ pub mod v1 {
         pub volume_id: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PreferredSchedulingTerm {
         pub preference: NodeSelectorTerm,
         pub weight: i32,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct QuobyteVolumeSource {
         pub group: Option<String>,
         #[wire(rename = "readOnly")]
@@ -584,7 +631,7 @@ pub mod v1 {
         pub volume: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct RBDPersistentVolumeSource {
         pub fs_type: Option<String>,
         pub image: String,
@@ -596,7 +643,7 @@ pub mod v1 {
         pub user: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct RBDVolumeSource {
         pub fs_type: Option<String>,
         pub image: String,
@@ -608,7 +655,7 @@ pub mod v1 {
         pub user: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ReplicationControllerCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -617,7 +664,7 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ReplicationControllerStatus {
         pub available_replicas: Option<i32>,
         pub conditions: Option<Vec<ReplicationControllerCondition>>,
@@ -627,6 +674,7 @@ pub mod v1 {
         pub replicas: i32,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceFieldSelector {
         #[wire(rename = "containerName")]
         pub container_name: Option<String>,
@@ -634,6 +682,7 @@ pub mod v1 {
         pub resource: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceQuotaSpec {
         pub hard: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
         #[wire(rename = "scopeSelector")]
@@ -641,11 +690,13 @@ pub mod v1 {
         pub scopes: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceQuotaStatus {
         pub hard: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
         pub used: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SELinuxOptions {
         pub level: Option<String>,
         pub role: Option<String>,
@@ -654,7 +705,7 @@ pub mod v1 {
         pub user: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ScaleIOPersistentVolumeSource {
         pub fs_type: Option<String>,
         pub gateway: String,
@@ -668,7 +719,7 @@ pub mod v1 {
         pub volume_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ScaleIOVolumeSource {
         pub fs_type: Option<String>,
         pub gateway: String,
@@ -682,11 +733,13 @@ pub mod v1 {
         pub volume_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ScopeSelector {
         #[wire(rename = "matchExpressions")]
         pub match_expressions: Option<Vec<ScopedResourceSelectorRequirement>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ScopedResourceSelectorRequirement {
         pub operator: String,
         #[wire(rename = "scopeName")]
@@ -694,35 +747,39 @@ pub mod v1 {
         pub values: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct SeccompProfile {
         pub localhost_profile: Option<String>,
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SecretEnvSource {
         pub name: Option<String>,
         pub optional: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SecretKeySelector {
         pub key: String,
         pub name: Option<String>,
         pub optional: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SecretProjection {
         pub items: Option<Vec<KeyToPath>>,
         pub name: Option<String>,
         pub optional: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SecretReference {
         pub name: Option<String>,
         pub namespace: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct SecretVolumeSource {
         pub default_mode: Option<i32>,
         pub items: Option<Vec<KeyToPath>>,
@@ -730,6 +787,7 @@ pub mod v1 {
         pub secret_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceAccountTokenProjection {
         pub audience: Option<String>,
         #[wire(rename = "expirationSeconds")]
@@ -737,7 +795,7 @@ pub mod v1 {
         pub path: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ServicePort {
         pub app_protocol: Option<String>,
         pub name: Option<String>,
@@ -747,12 +805,13 @@ pub mod v1 {
         pub target_port: Option<kapi::IntOrString>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SessionAffinityConfig {
         #[wire(rename = "clientIP")]
         pub client_ip: Option<ClientIPConfig>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct StorageOSPersistentVolumeSource {
         pub fs_type: Option<String>,
         pub read_only: Option<bool>,
@@ -761,7 +820,7 @@ pub mod v1 {
         pub volume_namespace: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct StorageOSVolumeSource {
         pub fs_type: Option<String>,
         pub read_only: Option<bool>,
@@ -770,16 +829,19 @@ pub mod v1 {
         pub volume_namespace: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Sysctl {
         pub name: String,
         pub value: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TCPSocketAction {
         pub host: Option<String>,
         pub port: kapi::IntOrString,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Taint {
         pub effect: String,
         pub key: String,
@@ -788,6 +850,7 @@ pub mod v1 {
         pub value: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Toleration {
         pub effect: Option<String>,
         pub key: Option<String>,
@@ -797,16 +860,19 @@ pub mod v1 {
         pub value: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TopologySelectorLabelRequirement {
         pub key: String,
         pub values: Vec<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TopologySelectorTerm {
         #[wire(rename = "matchLabelExpressions")]
         pub match_label_expressions: Option<Vec<TopologySelectorLabelRequirement>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TypedLocalObjectReference {
         #[wire(rename = "apiGroup")]
         pub api_group: Option<String>,
@@ -814,17 +880,19 @@ pub mod v1 {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeDevice {
         #[wire(rename = "devicePath")]
         pub device_path: String,
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeNodeAffinity {
         pub required: Option<NodeSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VsphereVirtualDiskVolumeSource {
         pub fs_type: Option<String>,
         #[wire(rename = "storagePolicyID")]

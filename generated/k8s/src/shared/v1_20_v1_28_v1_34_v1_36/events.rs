@@ -2,6 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct EventSeries {
         pub count: i32,
         #[wire(rename = "lastObservedTime")]

@@ -2,5 +2,6 @@
 
 pub mod v1alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct StorageVersionSpec {}
 }

@@ -2,34 +2,39 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IPBlock {
         pub cidr: String,
         pub except: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressBackend {
         pub resource: Option<super::super::core::v1::TypedLocalObjectReference>,
         pub service: Option<IngressServiceBackend>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressServiceBackend {
         pub name: String,
         pub port: Option<ServiceBackendPort>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressTLS {
         pub hosts: Option<Vec<String>>,
         #[wire(rename = "secretName")]
         pub secret_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NetworkPolicyPeer {
         pub ip_block: Option<IPBlock>,
         pub namespace_selector: Option<kapi::meta::LabelSelector>,
         pub pod_selector: Option<kapi::meta::LabelSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceBackendPort {
         pub name: Option<String>,
         pub number: Option<i32>,

@@ -2,11 +2,13 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Overhead {
         #[wire(rename = "podFixed")]
         pub pod_fixed: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Scheduling {
         #[wire(rename = "nodeSelector")]
         pub node_selector: Option<std::collections::BTreeMap<String, String>>,

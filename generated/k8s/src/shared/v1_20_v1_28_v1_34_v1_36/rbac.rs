@@ -2,12 +2,13 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct AggregationRule {
         #[wire(rename = "clusterRoleSelectors")]
         pub cluster_role_selectors: Option<Vec<kapi::meta::LabelSelector>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PolicyRule {
         pub api_groups: Option<Vec<String>>,
         #[wire(rename = "nonResourceURLs")]
@@ -17,6 +18,7 @@ pub mod v1 {
         pub verbs: Vec<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Subject {
         #[wire(rename = "apiGroup")]
         pub api_group: Option<String>,

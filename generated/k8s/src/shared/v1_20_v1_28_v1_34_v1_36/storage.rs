@@ -2,6 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CSINodeDriver {
         pub allocatable: Option<VolumeNodeResources>,
         pub name: String,
@@ -11,16 +12,19 @@ pub mod v1 {
         pub topology_keys: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CSINodeSpec {
         pub drivers: Vec<CSINodeDriver>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TokenRequest {
         pub audience: String,
         #[wire(rename = "expirationSeconds")]
         pub expiration_seconds: Option<i64>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeNodeResources {
         pub count: Option<i32>,
     }

@@ -2,17 +2,19 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodFailurePolicy {
         pub rules: Vec<PodFailurePolicyRule>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodFailurePolicyOnPodConditionsPattern {
         pub status: String,
         #[wire(rename = "type")]
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodFailurePolicyRule {
         pub action: String,
         pub on_exit_codes: Option<

@@ -2,7 +2,7 @@
 
 pub mod v1alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ServerStorageVersion {
         #[wire(rename = "apiServerID")]
         pub api_server_id: Option<String>,

@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodDisruptionBudgetStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
         pub current_healthy: i32,

@@ -2,12 +2,13 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct MatchCondition {
         pub expression: String,
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MutatingWebhook {
         pub admission_review_versions: Vec<String>,
         pub client_config: super::super::super::v1_20_v1_28_v1_34_v1_36::admissionregistration::v1::WebhookClientConfig,
@@ -27,7 +28,7 @@ pub mod v1 {
         pub timeout_seconds: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidatingWebhook {
         pub admission_review_versions: Vec<String>,
         pub client_config: super::super::super::v1_20_v1_28_v1_34_v1_36::admissionregistration::v1::WebhookClientConfig,
@@ -61,12 +62,13 @@ pub mod v1 {
 }
 pub mod v1alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct MatchCondition {
         pub expression: String,
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MatchResources {
         pub exclude_resource_rules: Option<Vec<NamedRuleWithOperations>>,
         pub match_policy: Option<String>,
@@ -75,7 +77,7 @@ pub mod v1alpha1 {
         pub resource_rules: Option<Vec<NamedRuleWithOperations>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NamedRuleWithOperations {
         pub api_groups: Option<Vec<String>>,
         pub api_versions: Option<Vec<String>>,
@@ -85,12 +87,14 @@ pub mod v1alpha1 {
         pub scope: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ParamKind {
         #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
         pub kind: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ParamRef {
         pub name: Option<String>,
         pub namespace: Option<String>,
@@ -99,6 +103,7 @@ pub mod v1alpha1 {
         pub selector: Option<kapi::meta::LabelSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Variable {
         pub expression: String,
         pub name: String,
@@ -122,12 +127,13 @@ pub mod v1alpha1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct MatchCondition {
         pub expression: String,
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MatchResources {
         pub exclude_resource_rules: Option<Vec<NamedRuleWithOperations>>,
         pub match_policy: Option<String>,
@@ -136,7 +142,7 @@ pub mod v1beta1 {
         pub resource_rules: Option<Vec<NamedRuleWithOperations>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NamedRuleWithOperations {
         pub api_groups: Option<Vec<String>>,
         pub api_versions: Option<Vec<String>>,
@@ -146,12 +152,14 @@ pub mod v1beta1 {
         pub scope: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ParamKind {
         #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
         pub kind: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ParamRef {
         pub name: Option<String>,
         pub namespace: Option<String>,
@@ -160,6 +168,7 @@ pub mod v1beta1 {
         pub selector: Option<kapi::meta::LabelSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Variable {
         pub expression: String,
         pub name: String,

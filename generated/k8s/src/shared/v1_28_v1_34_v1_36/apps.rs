@@ -2,35 +2,37 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DaemonSetUpdateStrategy {
         pub rolling_update: Option<RollingUpdateDaemonSet>,
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct RollingUpdateDaemonSet {
         pub max_surge: Option<kapi::IntOrString>,
         pub max_unavailable: Option<kapi::IntOrString>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct RollingUpdateStatefulSetStrategy {
         #[wire(rename = "maxUnavailable")]
         pub max_unavailable: Option<kapi::IntOrString>,
         pub partition: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct StatefulSetOrdinals {
         pub start: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct StatefulSetPersistentVolumeClaimRetentionPolicy {
         pub when_deleted: Option<String>,
         pub when_scaled: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct StatefulSetStatus {
         pub available_replicas: Option<i32>,
         pub collision_count: Option<i32>,
@@ -48,7 +50,7 @@ pub mod v1 {
         pub updated_replicas: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct StatefulSetUpdateStrategy {
         pub rolling_update: Option<RollingUpdateStatefulSetStrategy>,
         pub type_: Option<String>,

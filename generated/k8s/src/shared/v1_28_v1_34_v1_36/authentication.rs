@@ -2,6 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SelfSubjectReviewStatus {
         #[wire(rename = "userInfo")]
         pub user_info: Option<

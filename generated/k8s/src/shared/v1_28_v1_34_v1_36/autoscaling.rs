@@ -13,18 +13,21 @@ pub mod v1 {
 }
 pub mod v2 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ContainerResourceMetricSource {
         pub container: String,
         pub name: String,
         pub target: MetricTarget,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ContainerResourceMetricStatus {
         pub container: String,
         pub current: MetricValueStatus,
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CrossVersionObjectReference {
         #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
@@ -32,24 +35,26 @@ pub mod v2 {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ExternalMetricSource {
         pub metric: MetricIdentifier,
         pub target: MetricTarget,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ExternalMetricStatus {
         pub current: MetricValueStatus,
         pub metric: MetricIdentifier,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HPAScalingPolicy {
         pub period_seconds: i32,
         pub type_: String,
         pub value: i32,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -58,7 +63,7 @@ pub mod v2 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerStatus {
         pub conditions: Option<Vec<HorizontalPodAutoscalerCondition>>,
         pub current_metrics: Option<Vec<MetricStatus>>,
@@ -68,12 +73,13 @@ pub mod v2 {
         pub observed_generation: Option<i64>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct MetricIdentifier {
         pub name: String,
         pub selector: Option<kapi::meta::LabelSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MetricSpec {
         pub container_resource: Option<ContainerResourceMetricSource>,
         pub external: Option<ExternalMetricSource>,
@@ -83,7 +89,7 @@ pub mod v2 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MetricStatus {
         pub container_resource: Option<ContainerResourceMetricStatus>,
         pub external: Option<ExternalMetricStatus>,
@@ -93,7 +99,7 @@ pub mod v2 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MetricTarget {
         pub average_utilization: Option<i32>,
         pub average_value: Option<kapi::Quantity>,
@@ -101,13 +107,14 @@ pub mod v2 {
         pub value: Option<kapi::Quantity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MetricValueStatus {
         pub average_utilization: Option<i32>,
         pub average_value: Option<kapi::Quantity>,
         pub value: Option<kapi::Quantity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ObjectMetricSource {
         #[wire(rename = "describedObject")]
         pub described_object: CrossVersionObjectReference,
@@ -115,6 +122,7 @@ pub mod v2 {
         pub target: MetricTarget,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ObjectMetricStatus {
         pub current: MetricValueStatus,
         #[wire(rename = "describedObject")]
@@ -122,21 +130,25 @@ pub mod v2 {
         pub metric: MetricIdentifier,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodsMetricSource {
         pub metric: MetricIdentifier,
         pub target: MetricTarget,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodsMetricStatus {
         pub current: MetricValueStatus,
         pub metric: MetricIdentifier,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceMetricSource {
         pub name: String,
         pub target: MetricTarget,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceMetricStatus {
         pub current: MetricValueStatus,
         pub name: String,

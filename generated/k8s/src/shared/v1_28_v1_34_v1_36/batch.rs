@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CronJobStatus {
         pub active: Option<
             Vec<super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::ObjectReference>,
@@ -11,7 +11,7 @@ pub mod v1 {
         pub last_successful_time: Option<kapi::Time>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct JobStatus {
         pub active: Option<i32>,
         pub completed_indexes: Option<String>,
@@ -28,6 +28,7 @@ pub mod v1 {
         pub uncounted_terminated_pods: Option<UncountedTerminatedPods>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodFailurePolicyOnExitCodesRequirement {
         #[wire(rename = "containerName")]
         pub container_name: Option<String>,
@@ -35,6 +36,7 @@ pub mod v1 {
         pub values: Vec<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct UncountedTerminatedPods {
         pub failed: Option<Vec<String>>,
         pub succeeded: Option<Vec<String>>,

@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CertificateSigningRequestSpec {
         pub expiration_seconds: Option<i32>,
         pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
@@ -16,7 +16,7 @@ pub mod v1 {
 }
 pub mod v1alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ClusterTrustBundleSpec {
         pub signer_name: Option<String>,
         pub trust_bundle: String,

@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CSIPersistentVolumeSource {
         pub controller_expand_secret_ref: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::SecretReference,
@@ -26,23 +26,26 @@ pub mod v1 {
         pub volume_handle: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ContainerImage {
         pub names: Option<Vec<String>>,
         #[wire(rename = "sizeBytes")]
         pub size_bytes: Option<i64>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ContainerResizePolicy {
         pub resource_name: String,
         pub restart_policy: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct GRPCAction {
         pub port: i32,
         pub service: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PersistentVolumeStatus {
         #[wire(rename = "lastPhaseTransitionTime")]
         pub last_phase_transition_time: Option<kapi::Time>,
@@ -51,21 +54,24 @@ pub mod v1 {
         pub reason: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodOS {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodResourceClaimStatus {
         pub name: String,
         #[wire(rename = "resourceClaimName")]
         pub resource_claim_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodSchedulingGate {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Probe {
         pub exec: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::ExecAction,
@@ -85,7 +91,7 @@ pub mod v1 {
         pub timeout_seconds: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct TopologySpreadConstraint {
         pub label_selector: Option<kapi::meta::LabelSelector>,
         pub match_label_keys: Option<Vec<String>>,
@@ -97,6 +103,7 @@ pub mod v1 {
         pub when_unsatisfiable: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TypedObjectReference {
         #[wire(rename = "apiGroup")]
         pub api_group: Option<String>,
@@ -105,7 +112,7 @@ pub mod v1 {
         pub namespace: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct WindowsSecurityContextOptions {
         pub gmsa_credential_spec: Option<String>,
         pub gmsa_credential_spec_name: Option<String>,

@@ -2,12 +2,14 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct EndpointConditions {
         pub ready: Option<bool>,
         pub serving: Option<bool>,
         pub terminating: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct EndpointPort {
         #[wire(rename = "appProtocol")]
         pub app_protocol: Option<String>,
@@ -16,6 +18,7 @@ pub mod v1 {
         pub protocol: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ForZone {
         pub name: String,
     }

@@ -2,6 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HTTPIngressPath {
         pub backend: super::super::super::v1_20_v1_28_v1_34_v1_36::networking::v1::IngressBackend,
         pub path: Option<String>,
@@ -9,10 +10,12 @@ pub mod v1 {
         pub path_type: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HTTPIngressRuleValue {
         pub paths: Vec<HTTPIngressPath>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressClassParametersReference {
         #[wire(rename = "apiGroup")]
         pub api_group: Option<String>,
@@ -22,33 +25,38 @@ pub mod v1 {
         pub scope: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressClassSpec {
         pub controller: Option<String>,
         pub parameters: Option<IngressClassParametersReference>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressLoadBalancerIngress {
         pub hostname: Option<String>,
         pub ip: Option<String>,
         pub ports: Option<Vec<IngressPortStatus>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressLoadBalancerStatus {
         pub ingress: Option<Vec<IngressLoadBalancerIngress>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressPortStatus {
         pub error: Option<String>,
         pub port: i32,
         pub protocol: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressRule {
         pub host: Option<String>,
         pub http: Option<HTTPIngressRuleValue>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct IngressSpec {
         pub default_backend: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::networking::v1::IngressBackend,
@@ -60,11 +68,13 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IngressStatus {
         #[wire(rename = "loadBalancer")]
         pub load_balancer: Option<IngressLoadBalancerStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NetworkPolicyEgressRule {
         pub ports: Option<Vec<NetworkPolicyPort>>,
         pub to: Option<
@@ -74,6 +84,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NetworkPolicyIngressRule {
         pub from: Option<
             Vec<
@@ -83,6 +94,7 @@ pub mod v1 {
         pub ports: Option<Vec<NetworkPolicyPort>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NetworkPolicyPort {
         #[wire(rename = "endPort")]
         pub end_port: Option<i32>,

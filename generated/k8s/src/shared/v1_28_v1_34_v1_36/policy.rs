@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Eviction {
         pub api_version: Option<String>,
         pub delete_options: Option<kapi::meta::DeleteOptions>,
@@ -10,7 +10,7 @@ pub mod v1 {
         pub metadata: Option<kapi::meta::ObjectMeta>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodDisruptionBudgetSpec {
         pub max_unavailable: Option<kapi::IntOrString>,
         pub min_available: Option<kapi::IntOrString>,

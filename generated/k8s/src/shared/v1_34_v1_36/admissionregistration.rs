@@ -2,19 +2,21 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct AuditAnnotation {
         pub key: String,
         #[wire(rename = "valueExpression")]
         pub value_expression: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ExpressionWarning {
         #[wire(rename = "fieldRef")]
         pub field_ref: String,
         pub warning: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MatchResources {
         pub exclude_resource_rules: Option<Vec<NamedRuleWithOperations>>,
         pub match_policy: Option<String>,
@@ -23,6 +25,7 @@ pub mod v1 {
         pub resource_rules: Option<Vec<NamedRuleWithOperations>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -33,7 +36,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub webhooks: Option<
             Vec<
@@ -42,7 +44,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NamedRuleWithOperations {
         pub api_groups: Option<Vec<String>>,
         pub api_versions: Option<Vec<String>>,
@@ -52,12 +54,14 @@ pub mod v1 {
         pub scope: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ParamKind {
         #[wire(rename = "apiVersion")]
         pub api_version: Option<String>,
         pub kind: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ParamRef {
         pub name: Option<String>,
         pub namespace: Option<String>,
@@ -66,11 +70,13 @@ pub mod v1 {
         pub selector: Option<kapi::meta::LabelSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct TypeChecking {
         #[wire(rename = "expressionWarnings")]
         pub expression_warnings: Option<Vec<ExpressionWarning>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -82,13 +88,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ValidatingAdmissionPolicySpec>,
         pub status: Option<ValidatingAdmissionPolicyStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidatingAdmissionPolicySpec {
         pub audit_annotations: Option<Vec<AuditAnnotation>>,
         pub failure_policy: Option<String>,
@@ -103,13 +108,14 @@ pub mod v1 {
         pub variables: Option<Vec<Variable>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidatingAdmissionPolicyStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
         pub observed_generation: Option<i64>,
         pub type_checking: Option<TypeChecking>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1",
@@ -120,7 +126,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub webhooks: Option<
             Vec<
@@ -129,6 +134,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Validation {
         pub expression: String,
         pub message: Option<String>,
@@ -137,6 +143,7 @@ pub mod v1 {
         pub reason: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Variable {
         pub expression: String,
         pub name: String,
@@ -287,14 +294,17 @@ pub mod v1 {
 }
 pub mod v1alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ApplyConfiguration {
         pub expression: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct JSONPatch {
         pub expression: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1alpha1",
@@ -306,11 +316,11 @@ pub mod v1alpha1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<MutatingAdmissionPolicySpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1alpha1",
@@ -322,12 +332,11 @@ pub mod v1alpha1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<MutatingAdmissionPolicyBindingSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MutatingAdmissionPolicyBindingSpec {
         pub match_resources: Option<
             super::super::super::v1_28_v1_34_v1_36::admissionregistration::v1alpha1::MatchResources,
@@ -338,7 +347,7 @@ pub mod v1alpha1 {
         pub policy_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MutatingAdmissionPolicySpec {
         pub failure_policy: Option<String>,
         pub match_conditions: Option<
@@ -361,7 +370,7 @@ pub mod v1alpha1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Mutation {
         pub apply_configuration: Option<ApplyConfiguration>,
         pub json_patch: Option<JSONPatch>,
@@ -436,14 +445,17 @@ pub mod v1alpha1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ApplyConfiguration {
         pub expression: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct JSONPatch {
         pub expression: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
@@ -455,11 +467,11 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<MutatingAdmissionPolicySpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
@@ -471,12 +483,11 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<MutatingAdmissionPolicyBindingSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MutatingAdmissionPolicyBindingSpec {
         pub match_resources: Option<
             super::super::super::v1_28_v1_34_v1_36::admissionregistration::v1beta1::MatchResources,
@@ -487,7 +498,7 @@ pub mod v1beta1 {
         pub policy_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct MutatingAdmissionPolicySpec {
         pub failure_policy: Option<String>,
         pub match_conditions: Option<
@@ -510,7 +521,7 @@ pub mod v1beta1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Mutation {
         pub apply_configuration: Option<ApplyConfiguration>,
         pub json_patch: Option<JSONPatch>,

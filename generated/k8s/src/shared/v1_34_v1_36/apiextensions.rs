@@ -2,6 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CustomResourceDefinitionSpec {
         pub conversion: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::apiextensions::v1::CustomResourceConversion,
@@ -14,7 +15,7 @@ pub mod v1 {
         pub versions: Vec<CustomResourceDefinitionVersion>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CustomResourceDefinitionVersion {
         pub additional_printer_columns: Option<
             Vec<
@@ -33,12 +34,13 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CustomResourceValidation {
         #[wire(rename = "openAPIV3Schema")]
         pub open_apiv3_schema: Option<JSONSchemaProps>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct JSONSchemaProps {
         #[wire(rename = "$ref")]
         pub ref_: Option<String>,
@@ -110,12 +112,13 @@ pub mod v1 {
         pub x_kubernetes_validations: Option<Vec<ValidationRule>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SelectableField {
         #[wire(rename = "jsonPath")]
         pub json_path: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ValidationRule {
         pub field_path: Option<String>,
         pub message: Option<String>,

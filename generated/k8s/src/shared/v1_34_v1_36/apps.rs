@@ -2,18 +2,18 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::ControllerRevision)]
     pub struct ControllerRevision {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub data: Option<kapi::RawExtension>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub revision: i64,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeploymentStatus {
         pub available_replicas: Option<i32>,
         pub collision_count: Option<i32>,
@@ -30,7 +30,7 @@ pub mod v1 {
         pub updated_replicas: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ReplicaSetStatus {
         pub available_replicas: Option<i32>,
         pub conditions: Option<

@@ -2,6 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct FieldSelectorAttributes {
         #[wire(rename = "rawSelector")]
         pub raw_selector: Option<String>,
@@ -10,12 +11,14 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct LabelSelectorAttributes {
         #[wire(rename = "rawSelector")]
         pub raw_selector: Option<String>,
         pub requirements: Option<Vec<kapi::meta::LabelSelectorRequirement>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -26,7 +29,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SubjectAccessReviewSpec,
         pub status: Option<
@@ -34,7 +36,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourceAttributes {
         pub field_selector: Option<FieldSelectorAttributes>,
         pub group: Option<String>,
@@ -47,6 +49,7 @@ pub mod v1 {
         pub version: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -58,7 +61,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SelfSubjectAccessReviewSpec,
         pub status: Option<
@@ -66,7 +68,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct SelfSubjectAccessReviewSpec {
         pub non_resource_attributes: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::authorization::v1::NonResourceAttributes,
@@ -74,6 +76,7 @@ pub mod v1 {
         pub resource_attributes: Option<ResourceAttributes>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -85,7 +88,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: super::super::super::v1_20_v1_28_v1_34_v1_36::authorization::v1::SelfSubjectRulesReviewSpec,
         pub status: Option<
@@ -93,6 +95,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "authorization.k8s.io",
         version = "v1",
@@ -104,7 +107,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: SubjectAccessReviewSpec,
         pub status: Option<
@@ -112,7 +114,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct SubjectAccessReviewSpec {
         pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
         pub groups: Option<Vec<String>>,

@@ -25,7 +25,7 @@ pub mod v1 {
 }
 pub mod v2 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HPAScalingRules {
         pub policies: Option<
             Vec<
@@ -37,13 +37,13 @@ pub mod v2 {
         pub tolerance: Option<kapi::Quantity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerBehavior {
         pub scale_down: Option<HPAScalingRules>,
         pub scale_up: Option<HPAScalingRules>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct HorizontalPodAutoscalerSpec {
         pub behavior: Option<HorizontalPodAutoscalerBehavior>,
         pub max_replicas: i32,

@@ -2,11 +2,12 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SuccessPolicy {
         pub rules: Vec<SuccessPolicyRule>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct SuccessPolicyRule {
         pub succeeded_count: Option<i32>,
         pub succeeded_indexes: Option<String>,

@@ -2,17 +2,17 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "coordination.k8s.io", version = "v1", merge = merge::Lease)]
     pub struct Lease {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<LeaseSpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct LeaseSpec {
         pub acquire_time: Option<kapi::MicroTime>,
         pub holder_identity: Option<String>,
@@ -36,7 +36,7 @@ pub mod v1 {
 }
 pub mod v1alpha2 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct LeaseCandidateSpec {
         pub binary_version: String,
         pub emulation_version: Option<String>,
@@ -59,7 +59,7 @@ pub mod v1alpha2 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct LeaseCandidateSpec {
         pub binary_version: String,
         pub emulation_version: Option<String>,

@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Affinity {
         pub node_affinity: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::NodeAffinity,
@@ -11,24 +11,24 @@ pub mod v1 {
         pub pod_anti_affinity: Option<PodAntiAffinity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct AppArmorProfile {
         pub localhost_profile: Option<String>,
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Binding)]
     #[resource(verbs = ["create"])]
     pub struct Binding {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub target: super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::ObjectReference,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ClusterTrustBundleProjection {
         pub label_selector: Option<kapi::meta::LabelSelector>,
         pub name: Option<String>,
@@ -37,6 +37,7 @@ pub mod v1 {
         pub signer_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::ComponentStatus)]
     #[resource(verbs = ["get", "list"])]
     pub struct ComponentStatus {
@@ -48,11 +49,10 @@ pub mod v1 {
             >,
         >,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::ConfigMap)]
     pub struct ConfigMap {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -60,11 +60,10 @@ pub mod v1 {
         pub data: Option<std::collections::BTreeMap<String, String>>,
         pub immutable: Option<bool>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Container {
         pub args: Option<Vec<String>>,
         pub command: Option<Vec<String>>,
@@ -107,28 +106,32 @@ pub mod v1 {
         pub working_dir: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ContainerExtendedResourceRequest {
         pub container_name: String,
         pub request_name: String,
         pub resource_name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ContainerRestartRule {
         pub action: String,
         #[wire(rename = "exitCodes")]
         pub exit_codes: Option<ContainerRestartRuleOnExitCodes>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ContainerRestartRuleOnExitCodes {
         pub operator: String,
         pub values: Option<Vec<i32>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ContainerUser {
         pub linux: Option<LinuxContainerUser>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "",
         version = "v1",
@@ -139,13 +142,13 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub subsets: Option<
             Vec<super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::EndpointSubset>,
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct EnvVar {
         pub name: String,
         pub value: Option<String>,
@@ -153,7 +156,7 @@ pub mod v1 {
         pub value_from: Option<EnvVarSource>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct EnvVarSource {
         pub config_map_key_ref: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::ConfigMapKeySelector,
@@ -170,7 +173,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct EphemeralContainer {
         pub args: Option<Vec<String>>,
         pub command: Option<Vec<String>>,
@@ -214,12 +217,13 @@ pub mod v1 {
         pub working_dir: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct EphemeralVolumeSource {
         #[wire(rename = "volumeClaimTemplate")]
         pub volume_claim_template: Option<PersistentVolumeClaimTemplate>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Event)]
     pub struct Event {
         pub action: Option<String>,
@@ -231,7 +235,6 @@ pub mod v1 {
         pub kind: kapi::type_tag::Kind<Self>,
         pub last_timestamp: Option<kapi::Time>,
         pub message: Option<String>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub reason: Option<String>,
         pub related: Option<
@@ -248,6 +251,7 @@ pub mod v1 {
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct FileKeySelector {
         pub key: String,
         pub optional: Option<bool>,
@@ -256,29 +260,32 @@ pub mod v1 {
         pub volume_name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HostAlias {
         pub hostnames: Option<Vec<String>>,
         pub ip: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct HostIP {
         pub ip: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ImageVolumeSource {
         #[wire(rename = "pullPolicy")]
         pub pull_policy: Option<String>,
         pub reference: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Lifecycle {
         pub post_start: Option<LifecycleHandler>,
         pub pre_stop: Option<LifecycleHandler>,
         pub stop_signal: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct LifecycleHandler {
         pub exec: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::ExecAction,
@@ -292,18 +299,19 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::LimitRange)]
     pub struct LimitRange {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::LimitRangeSpec,
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct LinuxContainerUser {
         pub gid: i64,
         #[wire(rename = "supplementalGroups")]
@@ -311,6 +319,7 @@ pub mod v1 {
         pub uid: i64,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct LoadBalancerIngress {
         pub hostname: Option<String>,
         pub ip: Option<String>,
@@ -321,16 +330,19 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct LoadBalancerStatus {
         pub ingress: Option<Vec<LoadBalancerIngress>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ModifyVolumeStatus {
         pub status: String,
         #[wire(rename = "targetVolumeAttributesClassName")]
         pub target_volume_attributes_class_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Namespace)]
     #[resource(verbs = ["create", "delete", "get", "list", "patch", "update", "watch"])]
     #[resource(status)]
@@ -338,7 +350,6 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::NamespaceSpec,
@@ -348,27 +359,30 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NodeFeatures {
         #[wire(rename = "supplementalGroupsPolicy")]
         pub supplemental_groups_policy: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NodeRuntimeHandler {
         pub features: Option<NodeRuntimeHandlerFeatures>,
         pub name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NodeRuntimeHandlerFeatures {
         pub recursive_read_only_mounts: Option<bool>,
         pub user_namespaces: Option<bool>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NodeSwapStatus {
         pub capacity: Option<i64>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NodeSystemInfo {
         pub architecture: String,
         #[wire(rename = "bootID")]
@@ -386,13 +400,13 @@ pub mod v1 {
         pub system_uuid: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::PersistentVolume)]
     #[resource(status)]
     pub struct PersistentVolume {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PersistentVolumeSpec>,
         pub status: Option<
@@ -400,19 +414,19 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PersistentVolumeClaim)]
     #[resource(status)]
     pub struct PersistentVolumeClaim {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PersistentVolumeClaimSpec>,
         pub status: Option<PersistentVolumeClaimStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PersistentVolumeClaimSpec {
         pub access_modes: Option<Vec<String>>,
         pub data_source: Option<
@@ -429,7 +443,7 @@ pub mod v1 {
         pub volume_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PersistentVolumeClaimStatus {
         pub access_modes: Option<Vec<String>>,
         pub allocated_resource_statuses: Option<
@@ -449,12 +463,13 @@ pub mod v1 {
         pub phase: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PersistentVolumeClaimTemplate {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: PersistentVolumeClaimSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PersistentVolumeSpec {
         pub access_modes: Option<Vec<String>>,
         pub aws_elastic_block_store: Option<
@@ -538,7 +553,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodAffinity {
         pub preferred_during_scheduling_ignored_during_execution: Option<
             Vec<WeightedPodAffinityTerm>,
@@ -548,7 +563,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodAffinityTerm {
         pub label_selector: Option<kapi::meta::LabelSelector>,
         pub match_label_keys: Option<Vec<String>>,
@@ -558,7 +573,7 @@ pub mod v1 {
         pub topology_key: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodAntiAffinity {
         pub preferred_during_scheduling_ignored_during_execution: Option<
             Vec<WeightedPodAffinityTerm>,
@@ -568,7 +583,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodCondition {
         pub last_probe_time: Option<kapi::Time>,
         pub last_transition_time: Option<kapi::Time>,
@@ -579,24 +594,25 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodExtendedResourceClaimStatus {
         pub request_mappings: Vec<ContainerExtendedResourceRequest>,
         pub resource_claim_name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PodIP {
         pub ip: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodResourceClaim {
         pub name: String,
         pub resource_claim_name: Option<String>,
         pub resource_claim_template_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PodSecurityContext {
         pub app_armor_profile: Option<AppArmorProfile>,
         pub fs_group: Option<i64>,
@@ -621,18 +637,19 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaim {
         pub name: String,
         pub request: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ResourceQuota)]
     #[resource(status)]
     pub struct ResourceQuota {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::ResourceQuotaSpec,
@@ -642,26 +659,26 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceRequirements {
         pub claims: Option<Vec<ResourceClaim>>,
         pub limits: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
         pub requests: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Secret)]
     pub struct Secret {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
         pub immutable: Option<bool>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub string_data: Option<std::collections::BTreeMap<String, String>>,
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct SecurityContext {
         pub allow_privilege_escalation: Option<bool>,
         pub app_armor_profile: Option<AppArmorProfile>,
@@ -685,19 +702,19 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Service)]
     #[resource(status)]
     pub struct Service {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ServiceSpec>,
         pub status: Option<ServiceStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::ServiceAccount)]
     pub struct ServiceAccount {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -708,14 +725,13 @@ pub mod v1 {
             >,
         >,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub secrets: Option<
             Vec<super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::ObjectReference>,
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ServiceSpec {
         pub allocate_load_balancer_node_ports: Option<bool>,
         #[wire(rename = "clusterIP")]
@@ -745,17 +761,19 @@ pub mod v1 {
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
         #[wire(rename = "loadBalancer")]
         pub load_balancer: Option<LoadBalancerStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct SleepAction {
         pub seconds: i64,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeMount {
         pub mount_path: String,
         pub mount_propagation: Option<String>,
@@ -766,11 +784,13 @@ pub mod v1 {
         pub sub_path_expr: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeResourceRequirements {
         pub limits: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
         pub requests: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct WeightedPodAffinityTerm {
         #[wire(rename = "podAffinityTerm")]
         pub pod_affinity_term: PodAffinityTerm,

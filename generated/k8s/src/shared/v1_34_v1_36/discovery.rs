@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct Endpoint {
         pub addresses: Vec<String>,
         pub conditions: Option<
@@ -18,7 +18,7 @@ pub mod v1 {
         pub zone: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct EndpointHints {
         pub for_nodes: Option<Vec<ForNode>>,
         pub for_zones: Option<
@@ -26,6 +26,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ForNode {
         pub name: String,
     }

@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(group = "events.k8s.io", version = "v1", merge = merge::Event)]
     pub struct Event {
         pub action: Option<String>,
@@ -15,7 +15,6 @@ pub mod v1 {
         >,
         pub event_time: kapi::MicroTime,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub note: Option<String>,
         pub reason: Option<String>,

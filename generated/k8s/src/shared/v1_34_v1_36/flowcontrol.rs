@@ -2,17 +2,19 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ExemptPriorityLevelConfiguration {
         pub lendable_percent: Option<i32>,
         pub nominal_concurrency_shares: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct FlowDistinguisherMethod {
         #[wire(rename = "type")]
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1",
@@ -24,13 +26,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<FlowSchemaSpec>,
         pub status: Option<FlowSchemaStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct FlowSchemaCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -39,7 +40,7 @@ pub mod v1 {
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct FlowSchemaSpec {
         pub distinguisher_method: Option<FlowDistinguisherMethod>,
         pub matching_precedence: Option<i32>,
@@ -47,21 +48,24 @@ pub mod v1 {
         pub rules: Option<Vec<PolicyRulesWithSubjects>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct FlowSchemaStatus {
         pub conditions: Option<Vec<FlowSchemaCondition>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct GroupSubject {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct LimitResponse {
         pub queuing: Option<QueuingConfiguration>,
         #[wire(rename = "type")]
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct LimitedPriorityLevelConfiguration {
         pub borrowing_limit_percent: Option<i32>,
         pub lendable_percent: Option<i32>,
@@ -69,19 +73,21 @@ pub mod v1 {
         pub nominal_concurrency_shares: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct NonResourcePolicyRule {
         #[wire(rename = "nonResourceURLs")]
         pub non_resource_ur_ls: Vec<String>,
         pub verbs: Vec<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PolicyRulesWithSubjects {
         pub non_resource_rules: Option<Vec<NonResourcePolicyRule>>,
         pub resource_rules: Option<Vec<ResourcePolicyRule>>,
         pub subjects: Vec<Subject>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1",
@@ -93,13 +99,12 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<PriorityLevelConfigurationSpec>,
         pub status: Option<PriorityLevelConfigurationStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct PriorityLevelConfigurationCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: Option<String>,
@@ -108,10 +113,12 @@ pub mod v1 {
         pub type_: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PriorityLevelConfigurationReference {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PriorityLevelConfigurationSpec {
         pub exempt: Option<ExemptPriorityLevelConfiguration>,
         pub limited: Option<LimitedPriorityLevelConfiguration>,
@@ -119,18 +126,19 @@ pub mod v1 {
         pub type_: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct PriorityLevelConfigurationStatus {
         pub conditions: Option<Vec<PriorityLevelConfigurationCondition>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct QueuingConfiguration {
         pub hand_size: Option<i32>,
         pub queue_length_limit: Option<i32>,
         pub queues: Option<i32>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ResourcePolicyRule {
         pub api_groups: Vec<String>,
         pub cluster_scope: Option<bool>,
@@ -139,11 +147,13 @@ pub mod v1 {
         pub verbs: Vec<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceAccountSubject {
         pub name: String,
         pub namespace: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Subject {
         pub group: Option<GroupSubject>,
         pub kind: String,
@@ -152,6 +162,7 @@ pub mod v1 {
         pub user: Option<UserSubject>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct UserSubject {
         pub name: String,
     }

@@ -2,7 +2,7 @@
 
 pub mod v1alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct StorageVersionCondition {
         pub last_transition_time: Option<kapi::Time>,
         pub message: String,

@@ -2,18 +2,19 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IPAddressSpec {
         #[wire(rename = "parentRef")]
         pub parent_ref: ParentReference,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "networking.k8s.io", version = "v1", merge = merge::Ingress)]
     #[resource(status)]
     pub struct Ingress {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<
             super::super::super::v1_28_v1_34_v1_36::networking::v1::IngressSpec,
@@ -23,6 +24,7 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1",
@@ -33,13 +35,13 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<
             super::super::super::v1_28_v1_34_v1_36::networking::v1::IngressClassSpec,
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1",
@@ -49,12 +51,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<NetworkPolicySpec>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NetworkPolicySpec {
         pub egress: Option<
             Vec<
@@ -70,6 +71,7 @@ pub mod v1 {
         pub policy_types: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ParentReference {
         pub group: Option<String>,
         pub name: String,
@@ -77,6 +79,7 @@ pub mod v1 {
         pub resource: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1",
@@ -88,16 +91,17 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ServiceCIDRSpec>,
         pub status: Option<ServiceCIDRStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceCIDRSpec {
         pub cidrs: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceCIDRStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
     }
@@ -231,11 +235,13 @@ pub mod v1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct IPAddressSpec {
         #[wire(rename = "parentRef")]
         pub parent_ref: ParentReference,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ParentReference {
         pub group: Option<String>,
         pub name: String,
@@ -243,6 +249,7 @@ pub mod v1beta1 {
         pub resource: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "networking.k8s.io",
         version = "v1beta1",
@@ -254,16 +261,17 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<ServiceCIDRSpec>,
         pub status: Option<ServiceCIDRStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceCIDRSpec {
         pub cidrs: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ServiceCIDRStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
     }

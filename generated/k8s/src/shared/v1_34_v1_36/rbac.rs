@@ -2,7 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
@@ -15,19 +15,18 @@ pub mod v1 {
         >,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<
             Vec<super::super::super::v1_20_v1_28_v1_34_v1_36::rbac::v1::PolicyRule>,
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "rbac.authorization.k8s.io", version = "v1", merge = merge::Role)]
     pub struct Role {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<
             Vec<super::super::super::v1_20_v1_28_v1_34_v1_36::rbac::v1::PolicyRule>,

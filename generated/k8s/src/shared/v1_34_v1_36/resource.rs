@@ -2,6 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct AllocatedDeviceStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
         pub data: Option<kapi::RawExtension>,
@@ -14,7 +15,7 @@ pub mod v1 {
         pub share_id: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct AllocationResult {
         pub allocation_timestamp: Option<kapi::Time>,
         pub devices: Option<DeviceAllocationResult>,
@@ -23,64 +24,75 @@ pub mod v1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CELDeviceSelector {
         pub expression: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CapacityRequestPolicy {
         pub default: Option<kapi::Quantity>,
         pub valid_range: Option<CapacityRequestPolicyRange>,
         pub valid_values: Option<Vec<kapi::Quantity>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CapacityRequestPolicyRange {
         pub max: Option<kapi::Quantity>,
         pub min: kapi::Quantity,
         pub step: Option<kapi::Quantity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CapacityRequirements {
         pub requests: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Counter {
         pub value: kapi::Quantity,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CounterSet {
         pub counters: std::collections::BTreeMap<String, Counter>,
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceAllocationConfiguration {
         pub opaque: Option<OpaqueDeviceConfiguration>,
         pub requests: Option<Vec<String>>,
         pub source: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceAllocationResult {
         pub config: Option<Vec<DeviceAllocationConfiguration>>,
         pub results: Option<Vec<DeviceRequestAllocationResult>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceCapacity {
         #[wire(rename = "requestPolicy")]
         pub request_policy: Option<CapacityRequestPolicy>,
         pub value: kapi::Quantity,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceClaim {
         pub config: Option<Vec<DeviceClaimConfiguration>>,
         pub constraints: Option<Vec<DeviceConstraint>>,
         pub requests: Option<Vec<DeviceRequest>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceClaimConfiguration {
         pub opaque: Option<OpaqueDeviceConfiguration>,
         pub requests: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1",
@@ -91,15 +103,16 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: DeviceClassSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceClassConfiguration {
         pub opaque: Option<OpaqueDeviceConfiguration>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceClassSpec {
         pub config: Option<Vec<DeviceClassConfiguration>>,
         #[wire(rename = "extendedResourceName")]
@@ -107,19 +120,21 @@ pub mod v1 {
         pub selectors: Option<Vec<DeviceSelector>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeviceConstraint {
         pub distinct_attribute: Option<String>,
         pub match_attribute: Option<String>,
         pub requests: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceCounterConsumption {
         #[wire(rename = "counterSet")]
         pub counter_set: String,
         pub counters: std::collections::BTreeMap<String, Counter>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceRequest {
         pub exactly: Option<ExactDeviceRequest>,
         #[wire(rename = "firstAvailable")]
@@ -127,7 +142,7 @@ pub mod v1 {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeviceRequestAllocationResult {
         pub admin_access: Option<bool>,
         pub binding_conditions: Option<Vec<String>>,
@@ -144,11 +159,12 @@ pub mod v1 {
         pub tolerations: Option<Vec<DeviceToleration>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceSelector {
         pub cel: Option<CELDeviceSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeviceSubRequest {
         pub allocation_mode: Option<String>,
         pub capacity: Option<CapacityRequirements>,
@@ -159,6 +175,7 @@ pub mod v1 {
         pub tolerations: Option<Vec<DeviceToleration>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceTaint {
         pub effect: String,
         pub key: String,
@@ -167,6 +184,7 @@ pub mod v1 {
         pub value: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceToleration {
         pub effect: Option<String>,
         pub key: Option<String>,
@@ -176,7 +194,7 @@ pub mod v1 {
         pub value: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ExactDeviceRequest {
         pub admin_access: Option<bool>,
         pub allocation_mode: Option<String>,
@@ -187,30 +205,32 @@ pub mod v1 {
         pub tolerations: Option<Vec<DeviceToleration>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NetworkDeviceData {
         pub hardware_address: Option<String>,
         pub interface_name: Option<String>,
         pub ips: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct OpaqueDeviceConfiguration {
         pub driver: String,
         pub parameters: kapi::RawExtension,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(group = "resource.k8s.io", version = "v1", merge = merge::ResourceClaim)]
     #[resource(status)]
     pub struct ResourceClaim {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceClaimSpec,
         pub status: Option<ResourceClaimStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimConsumerReference {
         #[wire(rename = "apiGroup")]
         pub api_group: Option<String>,
@@ -219,10 +239,12 @@ pub mod v1 {
         pub uid: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimSpec {
         pub devices: Option<DeviceClaim>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimStatus {
         pub allocation: Option<AllocationResult>,
         pub devices: Option<Vec<AllocatedDeviceStatus>>,
@@ -230,6 +252,7 @@ pub mod v1 {
         pub reserved_for: Option<Vec<ResourceClaimConsumerReference>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1",
@@ -239,16 +262,17 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceClaimTemplateSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimTemplateSpec {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: ResourceClaimSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourcePool {
         pub generation: i64,
         pub name: String,
@@ -373,6 +397,7 @@ pub mod v1 {
 }
 pub mod v1alpha3 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceTaint {
         pub effect: String,
         pub key: String,
@@ -383,6 +408,7 @@ pub mod v1alpha3 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct AllocatedDeviceStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
         pub data: Option<kapi::RawExtension>,
@@ -395,7 +421,7 @@ pub mod v1beta1 {
         pub share_id: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct AllocationResult {
         pub allocation_timestamp: Option<kapi::Time>,
         pub devices: Option<DeviceAllocationResult>,
@@ -404,64 +430,75 @@ pub mod v1beta1 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CELDeviceSelector {
         pub expression: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CapacityRequestPolicy {
         pub default: Option<kapi::Quantity>,
         pub valid_range: Option<CapacityRequestPolicyRange>,
         pub valid_values: Option<Vec<kapi::Quantity>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CapacityRequestPolicyRange {
         pub max: Option<kapi::Quantity>,
         pub min: kapi::Quantity,
         pub step: Option<kapi::Quantity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CapacityRequirements {
         pub requests: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Counter {
         pub value: kapi::Quantity,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CounterSet {
         pub counters: std::collections::BTreeMap<String, Counter>,
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceAllocationConfiguration {
         pub opaque: Option<OpaqueDeviceConfiguration>,
         pub requests: Option<Vec<String>>,
         pub source: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceAllocationResult {
         pub config: Option<Vec<DeviceAllocationConfiguration>>,
         pub results: Option<Vec<DeviceRequestAllocationResult>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceCapacity {
         #[wire(rename = "requestPolicy")]
         pub request_policy: Option<CapacityRequestPolicy>,
         pub value: kapi::Quantity,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceClaim {
         pub config: Option<Vec<DeviceClaimConfiguration>>,
         pub constraints: Option<Vec<DeviceConstraint>>,
         pub requests: Option<Vec<DeviceRequest>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceClaimConfiguration {
         pub opaque: Option<OpaqueDeviceConfiguration>,
         pub requests: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta1",
@@ -472,15 +509,16 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: DeviceClassSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceClassConfiguration {
         pub opaque: Option<OpaqueDeviceConfiguration>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceClassSpec {
         pub config: Option<Vec<DeviceClassConfiguration>>,
         #[wire(rename = "extendedResourceName")]
@@ -488,20 +526,21 @@ pub mod v1beta1 {
         pub selectors: Option<Vec<DeviceSelector>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeviceConstraint {
         pub distinct_attribute: Option<String>,
         pub match_attribute: Option<String>,
         pub requests: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceCounterConsumption {
         #[wire(rename = "counterSet")]
         pub counter_set: String,
         pub counters: std::collections::BTreeMap<String, Counter>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeviceRequest {
         pub admin_access: Option<bool>,
         pub allocation_mode: Option<String>,
@@ -514,7 +553,7 @@ pub mod v1beta1 {
         pub tolerations: Option<Vec<DeviceToleration>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeviceRequestAllocationResult {
         pub admin_access: Option<bool>,
         pub binding_conditions: Option<Vec<String>>,
@@ -531,11 +570,12 @@ pub mod v1beta1 {
         pub tolerations: Option<Vec<DeviceToleration>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceSelector {
         pub cel: Option<CELDeviceSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeviceSubRequest {
         pub allocation_mode: Option<String>,
         pub capacity: Option<CapacityRequirements>,
@@ -546,6 +586,7 @@ pub mod v1beta1 {
         pub tolerations: Option<Vec<DeviceToleration>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceTaint {
         pub effect: String,
         pub key: String,
@@ -554,6 +595,7 @@ pub mod v1beta1 {
         pub value: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceToleration {
         pub effect: Option<String>,
         pub key: Option<String>,
@@ -563,18 +605,20 @@ pub mod v1beta1 {
         pub value: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NetworkDeviceData {
         pub hardware_address: Option<String>,
         pub interface_name: Option<String>,
         pub ips: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct OpaqueDeviceConfiguration {
         pub driver: String,
         pub parameters: kapi::RawExtension,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta1",
@@ -585,12 +629,12 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceClaimSpec,
         pub status: Option<ResourceClaimStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimConsumerReference {
         #[wire(rename = "apiGroup")]
         pub api_group: Option<String>,
@@ -599,10 +643,12 @@ pub mod v1beta1 {
         pub uid: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimSpec {
         pub devices: Option<DeviceClaim>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimStatus {
         pub allocation: Option<AllocationResult>,
         pub devices: Option<Vec<AllocatedDeviceStatus>>,
@@ -610,6 +656,7 @@ pub mod v1beta1 {
         pub reserved_for: Option<Vec<ResourceClaimConsumerReference>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta1",
@@ -619,16 +666,17 @@ pub mod v1beta1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceClaimTemplateSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimTemplateSpec {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: ResourceClaimSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourcePool {
         pub generation: i64,
         pub name: String,
@@ -751,6 +799,7 @@ pub mod v1beta1 {
 }
 pub mod v1beta2 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct AllocatedDeviceStatus {
         pub conditions: Option<Vec<kapi::meta::Condition>>,
         pub data: Option<kapi::RawExtension>,
@@ -763,7 +812,7 @@ pub mod v1beta2 {
         pub share_id: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct AllocationResult {
         pub allocation_timestamp: Option<kapi::Time>,
         pub devices: Option<DeviceAllocationResult>,
@@ -772,64 +821,75 @@ pub mod v1beta2 {
         >,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CELDeviceSelector {
         pub expression: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct CapacityRequestPolicy {
         pub default: Option<kapi::Quantity>,
         pub valid_range: Option<CapacityRequestPolicyRange>,
         pub valid_values: Option<Vec<kapi::Quantity>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CapacityRequestPolicyRange {
         pub max: Option<kapi::Quantity>,
         pub min: kapi::Quantity,
         pub step: Option<kapi::Quantity>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CapacityRequirements {
         pub requests: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct Counter {
         pub value: kapi::Quantity,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct CounterSet {
         pub counters: std::collections::BTreeMap<String, Counter>,
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceAllocationConfiguration {
         pub opaque: Option<OpaqueDeviceConfiguration>,
         pub requests: Option<Vec<String>>,
         pub source: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceAllocationResult {
         pub config: Option<Vec<DeviceAllocationConfiguration>>,
         pub results: Option<Vec<DeviceRequestAllocationResult>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceCapacity {
         #[wire(rename = "requestPolicy")]
         pub request_policy: Option<CapacityRequestPolicy>,
         pub value: kapi::Quantity,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceClaim {
         pub config: Option<Vec<DeviceClaimConfiguration>>,
         pub constraints: Option<Vec<DeviceConstraint>>,
         pub requests: Option<Vec<DeviceRequest>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceClaimConfiguration {
         pub opaque: Option<OpaqueDeviceConfiguration>,
         pub requests: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta2",
@@ -841,15 +901,16 @@ pub mod v1beta2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: DeviceClassSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceClassConfiguration {
         pub opaque: Option<OpaqueDeviceConfiguration>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceClassSpec {
         pub config: Option<Vec<DeviceClassConfiguration>>,
         #[wire(rename = "extendedResourceName")]
@@ -857,19 +918,21 @@ pub mod v1beta2 {
         pub selectors: Option<Vec<DeviceSelector>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeviceConstraint {
         pub distinct_attribute: Option<String>,
         pub match_attribute: Option<String>,
         pub requests: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceCounterConsumption {
         #[wire(rename = "counterSet")]
         pub counter_set: String,
         pub counters: std::collections::BTreeMap<String, Counter>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceRequest {
         pub exactly: Option<ExactDeviceRequest>,
         #[wire(rename = "firstAvailable")]
@@ -877,7 +940,7 @@ pub mod v1beta2 {
         pub name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeviceRequestAllocationResult {
         pub admin_access: Option<bool>,
         pub binding_conditions: Option<Vec<String>>,
@@ -894,11 +957,12 @@ pub mod v1beta2 {
         pub tolerations: Option<Vec<DeviceToleration>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceSelector {
         pub cel: Option<CELDeviceSelector>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct DeviceSubRequest {
         pub allocation_mode: Option<String>,
         pub capacity: Option<CapacityRequirements>,
@@ -909,6 +973,7 @@ pub mod v1beta2 {
         pub tolerations: Option<Vec<DeviceToleration>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceTaint {
         pub effect: String,
         pub key: String,
@@ -917,6 +982,7 @@ pub mod v1beta2 {
         pub value: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct DeviceToleration {
         pub effect: Option<String>,
         pub key: Option<String>,
@@ -926,7 +992,7 @@ pub mod v1beta2 {
         pub value: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct ExactDeviceRequest {
         pub admin_access: Option<bool>,
         pub allocation_mode: Option<String>,
@@ -937,18 +1003,20 @@ pub mod v1beta2 {
         pub tolerations: Option<Vec<DeviceToleration>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct NetworkDeviceData {
         pub hardware_address: Option<String>,
         pub interface_name: Option<String>,
         pub ips: Option<Vec<String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct OpaqueDeviceConfiguration {
         pub driver: String,
         pub parameters: kapi::RawExtension,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta2",
@@ -960,12 +1028,12 @@ pub mod v1beta2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceClaimSpec,
         pub status: Option<ResourceClaimStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimConsumerReference {
         #[wire(rename = "apiGroup")]
         pub api_group: Option<String>,
@@ -974,10 +1042,12 @@ pub mod v1beta2 {
         pub uid: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimSpec {
         pub devices: Option<DeviceClaim>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimStatus {
         pub allocation: Option<AllocationResult>,
         pub devices: Option<Vec<AllocatedDeviceStatus>>,
@@ -985,6 +1055,7 @@ pub mod v1beta2 {
         pub reserved_for: Option<Vec<ResourceClaimConsumerReference>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta2",
@@ -995,16 +1066,17 @@ pub mod v1beta2 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: ResourceClaimTemplateSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourceClaimTemplateSpec {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: ResourceClaimSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct ResourcePool {
         pub generation: i64,
         pub name: String,

@@ -2,6 +2,7 @@
 
 pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -12,12 +13,11 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: super::super::super::v1_20_v1_28_v1_34_v1_36::storage::v1::CSINodeSpec,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -28,13 +28,12 @@ pub mod v1 {
         pub capacity: Option<kapi::Quantity>,
         pub kind: kapi::type_tag::Kind<Self>,
         pub maximum_volume_size: Option<kapi::Quantity>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub node_topology: Option<kapi::meta::LabelSelector>,
         pub storage_class_name: String,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -50,7 +49,6 @@ pub mod v1 {
         >,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub mount_options: Option<Vec<String>>,
         pub parameters: Option<std::collections::BTreeMap<String, String>>,
@@ -59,6 +57,7 @@ pub mod v1 {
         pub volume_binding_mode: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
+    #[wire(default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -70,18 +69,18 @@ pub mod v1 {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: VolumeAttachmentSpec,
         pub status: Option<VolumeAttachmentStatus>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeAttachmentSource {
         pub inline_volume_spec: Option<super::super::core::v1::PersistentVolumeSpec>,
         pub persistent_volume_name: Option<String>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeAttachmentSpec {
         pub attacher: String,
         #[wire(rename = "nodeName")]
@@ -89,7 +88,7 @@ pub mod v1 {
         pub source: VolumeAttachmentSource,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     pub struct VolumeAttachmentStatus {
         pub attach_error: Option<VolumeError>,
         pub attached: bool,
@@ -97,7 +96,7 @@ pub mod v1 {
         pub detach_error: Option<VolumeError>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1",
@@ -108,11 +107,11 @@ pub mod v1 {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub driver_name: String,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub parameters: Option<std::collections::BTreeMap<String, String>>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
+    #[wire(default)]
     pub struct VolumeError {
         #[wire(rename = "errorCode")]
         pub error_code: Option<i32>,
@@ -196,7 +195,7 @@ pub mod v1 {
 }
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
-    #[wire(rename_all = "camelCase")]
+    #[wire(rename_all = "camelCase", default)]
     #[resource(
         group = "storage.k8s.io",
         version = "v1beta1",
@@ -207,7 +206,6 @@ pub mod v1beta1 {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub driver_name: String,
         pub kind: kapi::type_tag::Kind<Self>,
-        #[wire(default)]
         pub metadata: kapi::meta::ObjectMeta,
         pub parameters: Option<std::collections::BTreeMap<String, String>>,
     }
