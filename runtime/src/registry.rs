@@ -4,13 +4,20 @@
 //! per spec); users add theirs with [`Registry::register`]. The server reads only this catalog: a
 //! [`ResourceInfo`] per kind, its merge metadata, and a [`Codec`] that pushes JSON through the
 //! kind's Rust type, so it never needs the concrete type itself.
+//!
+//! Versions of one resource registered one by one share the server's storage but not a shape:
+//! an object written through one version is served through another by rewriting its
+//! `apiVersion`. A kind whose versions differ in shape registers them together with
+//! [`Registry::register_versions`]: the registry then keeps a [`VersionConverter`] for the
+//! resource, and the server stores every object in the hub's version and converts on each
+//! write and read.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde_json::Value;
 
-use crate::crd::CustomResource;
+use crate::crd::{Conversions, CustomResource, Hub, VersionConverter};
 use crate::merge::TypeInfo;
 use crate::schema::{JSONSchemaProps, Schema};
 use crate::{Resource, ResourceInfo};
@@ -55,13 +62,25 @@ fn round_trip<K: Resource>(value: Value) -> Result<Value, serde_json::Error> {
     serde_json::to_value(object)
 }
 
-/// The kinds a server serves, keyed by group, version and plural.
+/// The entry [`Registry::register`] adds for `K`.
+pub(crate) fn entry_of<K: Resource>() -> RegisteredKind {
+    RegisteredKind {
+        info: K::info(),
+        merge: K::merge_info(),
+        codec: round_trip::<K>,
+        schema: None,
+    }
+}
+
+/// The kinds a server serves, keyed by group, version and plural, and the conversions between
+/// the versions of a resource, keyed by group and plural.
 ///
 /// Nested maps rather than one map keyed by a tuple, so a lookup on the request path borrows the
 /// URL's segments instead of allocating a key.
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
     kinds: BTreeMap<String, BTreeMap<String, BTreeMap<String, RegisteredKind>>>,
+    conversions: BTreeMap<String, BTreeMap<String, VersionConverter>>,
 }
 
 impl Registry {
@@ -87,26 +106,123 @@ impl Registry {
         self.insert::<K>(Some(K::openapi_schema))
     }
 
+    /// Adds every version of a kind and serves them all from one stored version, the hub,
+    /// converting through it with the versions' `From` impls: what kube-apiserver does for a
+    /// CRD with a conversion webhook.
+    ///
+    /// ```
+    /// # use kapi::crd::{Conversions, Hub};
+    /// # macro_rules! version {
+    /// #     ($module:ident, $version:literal, $field:ident: $ty:ty) => {
+    /// #         mod $module {
+    /// #             use kapi::meta::ObjectMeta;
+    /// #             use kapi::type_tag::{ApiVersion, Kind};
+    /// #             use serde::{Deserialize, Serialize};
+    /// #             #[derive(Clone, Debug, Default, Serialize, Deserialize, kapi::Resource)]
+    /// #             #[resource(group = "example.com", version = $version, kind = "Widget")]
+    /// #             pub struct Widget {
+    /// #                 #[serde(rename = "apiVersion")]
+    /// #                 pub api_version: ApiVersion<Self>,
+    /// #                 pub kind: Kind<Self>,
+    /// #                 #[serde(default)]
+    /// #                 pub metadata: ObjectMeta,
+    /// #                 #[serde(default)]
+    /// #                 pub $field: $ty,
+    /// #             }
+    /// #         }
+    /// #     };
+    /// # }
+    /// # version!(v1, "v1", replicas: i32);
+    /// # version!(v1beta1, "v1beta1", count: i32);
+    /// # version!(v1alpha1, "v1alpha1", size: String);
+    /// # impl Hub for v1::Widget {}
+    /// # impl From<v1beta1::Widget> for v1::Widget {
+    /// #     fn from(w: v1beta1::Widget) -> Self {
+    /// #         Self { metadata: w.metadata, replicas: w.count, ..Default::default() }
+    /// #     }
+    /// # }
+    /// # impl From<v1::Widget> for v1beta1::Widget {
+    /// #     fn from(w: v1::Widget) -> Self {
+    /// #         Self { metadata: w.metadata, count: w.replicas, ..Default::default() }
+    /// #     }
+    /// # }
+    /// # impl From<v1alpha1::Widget> for v1::Widget {
+    /// #     fn from(w: v1alpha1::Widget) -> Self {
+    /// #         let replicas = w.size.parse().unwrap_or_default();
+    /// #         Self { metadata: w.metadata, replicas, ..Default::default() }
+    /// #     }
+    /// # }
+    /// # impl From<v1::Widget> for v1alpha1::Widget {
+    /// #     fn from(w: v1::Widget) -> Self {
+    /// #         Self { metadata: w.metadata, size: w.replicas.to_string(), ..Default::default() }
+    /// #     }
+    /// # }
+    /// use kapi::Registry;
+    ///
+    /// // `v1::Widget: Hub`, and each spoke has `From` impls to and from `v1::Widget`.
+    /// let mut registry = Registry::new();
+    /// registry.register_versions(
+    ///     Conversions::<v1::Widget>::new()
+    ///         .spoke::<v1beta1::Widget>()
+    ///         .spoke::<v1alpha1::Widget>(),
+    /// );
+    /// assert_eq!(registry.len(), 3);
+    /// let conversion = registry.conversion("example.com", "widgets").unwrap();
+    /// assert_eq!(conversion.storage_version(), "v1");
+    /// ```
+    ///
+    /// Each version is added as [`Registry::register`] adds it, unless that version is already
+    /// registered: register a version with [`Registry::register_custom`] or
+    /// [`Registry::register_with_schema`] (before or after) to publish its schema. Registering
+    /// versions again replaces the resource's conversions.
+    ///
+    /// The server then stores objects of the resource in the hub's version: a write through
+    /// any version is converted to the hub after the version's own decoding, and every answer
+    /// (get, list items, watch events, write responses) is converted to the requested version.
+    /// Objects stored before, in any of the versions, are converted from the version they carry.
+    /// A failed conversion is a 500 `InternalError`. Versions of the resource registered alone,
+    /// outside the family, keep being served by rewriting `apiVersion`.
+    pub fn register_versions<H: Hub>(&mut self, conversions: Conversions<H>) -> &mut Self {
+        let converter = conversions.into_converter();
+        for kind in converter.entries() {
+            let plural = kind.info.plural.to_string();
+            self.version_of(kind.info).entry(plural).or_insert(kind);
+        }
+        self.conversions
+            .entry(converter.group().to_owned())
+            .or_default()
+            .insert(converter.plural().to_owned(), converter);
+        self
+    }
+
     fn insert<K: Resource>(&mut self, schema: Option<SchemaSource>) -> &mut Self {
-        let info = K::info();
         let kind = RegisteredKind {
-            info,
-            merge: K::merge_info(),
-            codec: round_trip::<K>,
             schema,
+            ..entry_of::<K>()
         };
+        let plural = kind.info.plural.to_string();
+        self.version_of(kind.info).insert(plural, kind);
+        self
+    }
+
+    /// The kinds of `info`'s group-version, keyed by plural.
+    fn version_of(&mut self, info: &ResourceInfo) -> &mut BTreeMap<String, RegisteredKind> {
         self.kinds
             .entry(info.gvk.group.to_string())
             .or_default()
             .entry(info.gvk.version.to_string())
             .or_default()
-            .insert(info.plural.to_string(), kind);
-        self
     }
 
     /// The kind served at `group`, `version` and `plural`, if registered.
     pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&RegisteredKind> {
         self.kinds.get(group)?.get(version)?.get(plural)
+    }
+
+    /// The conversions between the versions of the resource `plural` in `group`, when they
+    /// were registered with [`Registry::register_versions`].
+    pub fn conversion(&self, group: &str, plural: &str) -> Option<&VersionConverter> {
+        self.conversions.get(group)?.get(plural)
     }
 
     /// Every registered kind, sorted by group, version and plural.

@@ -12,7 +12,7 @@ mod size;
 mod structural;
 mod types;
 
-pub use convert::{ConversionError, Conversions, Hub, round_trip};
+pub use convert::{ConversionError, Conversions, Hub, VersionConverter, round_trip};
 pub use size::{ANNOTATION_BUDGET, SizeWarning, fit_to_budget};
 pub use structural::{StructuralError, validate_structural};
 pub use types::*;

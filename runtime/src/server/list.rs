@@ -1,6 +1,8 @@
 //! Lists: query validation, the `resourceVersion`/`resourceVersionMatch` table, label and field
 //! selection, `limit`/`continue` pagination over one snapshot, and the representations a list or
-//! object is rendered in (object, `Table`, `PartialObjectMetadata[List]`).
+//! object is rendered in (object, `Table`, `PartialObjectMetadata[List]`). Items are read through
+//! `object::from_stored`, so they come in the requested version, converted when the resource has
+//! conversions, and selectors see that version's shape.
 
 use serde_json::{Map, Value, json};
 

@@ -3,7 +3,11 @@
 //! generation, finalizers, namespace checks, the trip through the kind's codec).
 //!
 //! Objects are stored as JSON without `metadata.resourceVersion`; it is the key's mod revision
-//! and is filled in on every read, so it can never disagree with the store.
+//! and is filled in on every read, so it can never disagree with the store. A resource whose
+//! versions were registered with conversions (`Registry::register_versions`) is stored in its
+//! storage version: [`to_stored`] converts every write to it, after the requested version's
+//! codec, and [`from_stored`] converts every read (gets, list items, watch events, write
+//! answers) to the requested version, so handlers and patches only see the requested version.
 //!
 //! Every write takes its [`WriteOptions`]: a dry run runs all of the above and the store reads
 //! they need, then answers with the object it would have stored instead of writing it; the
@@ -16,6 +20,7 @@ use axum::http::StatusCode;
 use serde_json::{Map, Value, json};
 
 use crate::ResourceInfo;
+use crate::crd::VersionConverter;
 use crate::meta::{DeleteOptions, StatusCause};
 use crate::storage::{Bytes, DeleteError, KeyValue, UpdateError};
 use crate::time::Time;
@@ -106,21 +111,66 @@ fn has_finalizers(info: &ResourceInfo, object: &Value) -> bool {
         || (is_namespace_kind(info) && non_empty(object.pointer("/spec/finalizers")))
 }
 
-/// The object as stored: without `resourceVersion`.
-pub(crate) fn to_stored(object: &Value) -> Result<Bytes, ApiError> {
+/// The conversions of the call's resource, when they were registered and the requested
+/// version is one of them; versions registered alone keep the `apiVersion` rewrite.
+fn converter(call: &Call) -> Option<&VersionConverter> {
+    let info = call.info();
+    call.state
+        .registry
+        .conversion(&info.gvk.group, &info.plural)
+        .filter(|c| c.has_version(&info.gvk.version))
+}
+
+/// `object` converted to `to_version`, or a 500 naming the versions and why.
+fn convert(
+    call: &Call,
+    converter: &VersionConverter,
+    object: Value,
+    to_version: &str,
+) -> Result<Value, ApiError> {
+    let from = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    converter.convert(object, to_version).map_err(|e| {
+        let info = call.info();
+        let (resource, to) = if info.gvk.group.is_empty() {
+            (info.plural.to_string(), to_version.to_owned())
+        } else {
+            (
+                format!("{}.{}", info.plural, info.gvk.group),
+                format!("{}/{to_version}", info.gvk.group),
+            )
+        };
+        ApiError::internal(format!(
+            "conversion of {resource} from {from:?} to {to:?} failed: {e}"
+        ))
+    })
+}
+
+/// The object as stored: in the storage version when the resource has conversions, without
+/// `resourceVersion`. A dry run calls this too, so a failing conversion fails it as well.
+pub(crate) fn to_stored(call: &Call, object: &Value) -> Result<Bytes, ApiError> {
     let mut copy = object.clone();
     meta_mut(&mut copy).remove("resourceVersion");
+    if let Some(converter) = converter(call) {
+        copy = convert(call, converter, copy, converter.storage_version())?;
+    }
     serde_json::to_vec(&copy)
         .map(Bytes::from)
         .map_err(ApiError::internal)
 }
 
-/// A stored value as served at `info`'s version, `resourceVersion` filled in from `rv`.
+/// A stored value as served at `info`'s version, `resourceVersion` filled in from `rv`. With
+/// conversions the object is converted from the version it was stored in, whichever that is.
 pub(crate) fn from_stored(call: &Call, value: &[u8], rv: u64) -> Result<Value, ApiError> {
     let mut object: Value = serde_json::from_slice(value).map_err(ApiError::internal)?;
     let info = call.info();
     let api_version = info.api_version();
-    if object.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str()) {
+    if let Some(converter) = converter(call) {
+        object = convert(call, converter, object, &info.gvk.version)?;
+    } else if object.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str()) {
         // Stored through another version of the same resource: serve it at this version,
         // through this version's type when it fits, as it came otherwise.
         if let Value::Object(map) = &mut object {
@@ -226,6 +276,16 @@ fn validate_fields(
 fn at_revision(mut object: Value, rv: u64) -> Value {
     meta_mut(&mut object).insert("resourceVersion".into(), Value::from(rv.to_string()));
     object
+}
+
+/// What a dry-run write answers: `next` at revision `rv`. With conversions it is `stored` read
+/// back, as a real write answers, so the conversions' round trip shows.
+fn dry_answer(call: &Call, next: Value, stored: &[u8], rv: u64) -> Result<Value, ApiError> {
+    if converter(call).is_some() {
+        from_stored(call, stored, rv)
+    } else {
+        Ok(at_revision(next, rv))
+    }
 }
 
 /// Reads, type-checks and decodes a write's body.
@@ -430,14 +490,21 @@ pub(crate) async fn create(
                 .is_some();
             match (taken, name.is_empty()) {
                 (false, _) => {
-                    meta_mut(&mut object).remove("resourceVersion");
-                    return Ok((StatusCode::CREATED, object));
+                    let stored = to_stored(call, &object)?;
+                    let mut answer = dry_answer(call, object, &stored, 0)?;
+                    meta_mut(&mut answer).remove("resourceVersion");
+                    return Ok((StatusCode::CREATED, answer));
                 }
                 (true, true) => continue,
                 (true, false) => return Err(ApiError::already_exists(call.subject(&candidate))),
             }
         }
-        match call.state.storage.create(&key, to_stored(&object)?).await {
+        match call
+            .state
+            .storage
+            .create(&key, to_stored(call, &object)?)
+            .await
+        {
             Ok(kv) => return Ok((StatusCode::CREATED, kv_object(call, &kv)?)),
             Err(crate::storage::CreateError::AlreadyExists { .. }) if name.is_empty() => continue,
             Err(e) => return Err(ApiError::from_create(e, call.subject(&candidate))),
@@ -665,15 +732,15 @@ pub(crate) async fn update_with(
             return Err(ApiError::conflict_modified(call.subject(name)));
         }
         let next = prepare_update(call, &current, incoming, scope)?;
-        let stored = to_stored(&next)?;
-        if stored == kv.value {
+        let stored = to_stored(call, &next)?;
+        if same_json(&stored, &kv.value) {
             // A no-op write changes nothing, not even the resourceVersion, as upstream.
             return Ok(current);
         }
         if dry_run {
             // Also when the write would complete a pending deletion: the answer is the object
             // as it would have gone.
-            return Ok(at_revision(next, kv.mod_revision));
+            return dry_answer(call, next, &stored, kv.mod_revision);
         }
         let key = call.key(name);
         if next
@@ -708,6 +775,17 @@ pub(crate) async fn update_with(
         }
     }
     Err(ApiError::conflict_modified(call.subject(name)))
+}
+
+/// Whether two stored values hold the same JSON. Key order may differ when one of them went
+/// through a conversion and the other was stored as written, so equal bytes are only the
+/// fast path.
+fn same_json(a: &[u8], b: &[u8]) -> bool {
+    a == b
+        || matches!(
+            (serde_json::from_slice::<Value>(a), serde_json::from_slice::<Value>(b)),
+            (Ok(a), Ok(b)) if a == b
+        )
 }
 
 /// What a delete did.
@@ -799,7 +877,7 @@ pub(crate) async fn delete(
             match call
                 .state
                 .storage
-                .update(&key, to_stored(&next)?, kv.mod_revision)
+                .update(&key, to_stored(call, &next)?, kv.mod_revision)
                 .await
             {
                 Ok(kv) => {
@@ -1037,13 +1115,14 @@ pub(crate) async fn update_scale(
         } else {
             return scale_of(call, &current);
         }
+        let stored = to_stored(call, &next)?;
         if write.dry_run {
             return scale_of(call, &at_revision(next, kv.mod_revision));
         }
         match call
             .state
             .storage
-            .update(&call.key(name), to_stored(&next)?, kv.mod_revision)
+            .update(&call.key(name), stored, kv.mod_revision)
             .await
         {
             Ok(kv) => return scale_of(call, &kv_object(call, &kv)?),

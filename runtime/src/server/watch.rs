@@ -6,6 +6,10 @@
 //! each event, and pushes it into a bounded queue the HTTP body drains. A client too slow to
 //! drain its queue stalls its producer; the store then cuts the producer off as lagged and the
 //! client receives an ERROR event with a 410 Status, so no buffer grows without bound.
+//!
+//! Every object, initial events included, is read through `object::from_stored`, so a resource
+//! with conversions is watched in the requested version; an object that fails to convert ends
+//! the watch with an ERROR event carrying the 500 (before the stream starts: the plain 500).
 
 use std::convert::Infallible;
 use std::time::Duration;
