@@ -22,6 +22,49 @@
 //! assert_eq!(conditions.condition_status("Synced"), ConditionStatus::Unknown);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! A custom resource is one derive on its spec. [`Wire`] gives the types serde's `Serialize`
+//! and `Deserialize` (reading the usual `#[serde]` attributes) with far less code than serde's
+//! own derives; [`Schema`] gives the structural schema its CRD carries.
+//!
+//! ```
+//! use kapi::meta::Condition;
+//! use kapi::{CustomResource, Registry, Schema, Wire};
+//!
+//! /// Desired state of a Backup.
+//! #[derive(Clone, Debug, Wire, CustomResource)]
+//! #[serde(rename_all = "camelCase")]
+//! #[resource(group = "example.com", version = "v1", status = "BackupStatus", short_names = ["bk"])]
+//! pub struct BackupSpec {
+//!     /// Cron schedule.
+//!     pub schedule: String,
+//!     /// How many backups to keep.
+//!     #[serde(default)]
+//!     pub keep_last: i32,
+//! }
+//!
+//! /// Observed state of a Backup.
+//! #[derive(Clone, Debug, Default, Wire, Schema)]
+//! #[serde(rename_all = "camelCase")]
+//! pub struct BackupStatus {
+//!     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+//!     pub conditions: Vec<Condition>,
+//! }
+//!
+//! let backup: Backup = serde_json::from_str(
+//!     r#"{"apiVersion": "example.com/v1", "kind": "Backup",
+//!         "metadata": {"name": "nightly"}, "spec": {"schedule": "0 3 * * *"}}"#,
+//! )?;
+//! assert_eq!(backup.spec.keep_last, 0);
+//! let crd = Backup::crd();
+//! assert_eq!(crd.metadata.name.as_deref(), Some("backups.example.com"));
+//!
+//! // A server serves whatever the registry holds.
+//! let mut registry = Registry::new();
+//! registry.register_custom::<Backup>();
+//! assert!(registry.get("example.com", "v1", "backups").is_some());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![warn(missing_docs)]
 
 pub mod bytes;
