@@ -708,3 +708,119 @@ fn server_side_dry_run_and_field_validation_with_every_kubectl() {
         server.stderr()
     );
 }
+
+/// Two ConfigMaps owned by `owner` (blocking its foreground deletion).
+fn dependents_manifest(mode: &str, owner: &str, uid: &str) -> String {
+    (0..2)
+        .map(|i| {
+            format!(
+                "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dep-{mode}-{i}
+  ownerReferences:
+  - apiVersion: v1
+    kind: ConfigMap
+    name: {owner}
+    uid: {uid}
+    blockOwnerDeletion: true
+data:
+  k: v
+"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+/// `kubectl delete --cascade=...` on an owner ConfigMap with two dependent ConfigMaps: the
+/// server's garbage collector deletes the dependents (foreground: before the owner is gone,
+/// which `kubectl delete` waits for; background: after it) or orphans them (their owner
+/// reference is removed). Runs against the default kubectl only.
+#[test]
+fn kubectl_delete_cascade_modes() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl {
+        binary: Path::new("kubectl"),
+        server: &server,
+        dir: dir.path(),
+    };
+    let run = |mode: &str| -> Result<(), String> {
+        let owner = format!("owner-{mode}");
+        // Imperative `create configmap` sends protobuf, which the server does not read.
+        let owner_file = k.file(
+            &format!("{owner}.yaml"),
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {owner}\n"),
+        );
+        k.ok(&["create", "-f", owner_file.to_str().unwrap()])?;
+        let uid = k.ok(&["get", "configmap", &owner, "-o", "jsonpath={.metadata.uid}"])?;
+        let manifest = k.file(
+            &format!("{mode}.yaml"),
+            &dependents_manifest(mode, &owner, uid.trim()),
+        );
+        k.ok(&["create", "-f", manifest.to_str().unwrap()])?;
+        k.ok(&["delete", "configmap", &owner, &format!("--cascade={mode}")])?;
+        let names = [format!("dep-{mode}-0"), format!("dep-{mode}-1")];
+        let remaining = || -> Result<String, String> {
+            let mut args = vec!["get", "configmaps", "--ignore-not-found", "-o", "name"];
+            args.extend(names.iter().map(String::as_str));
+            k.ok(&args)
+        };
+        match mode {
+            "orphan" => {
+                for name in &names {
+                    let refs = k.ok(&[
+                        "get",
+                        "configmap",
+                        name,
+                        "-o",
+                        "jsonpath={.metadata.ownerReferences}",
+                    ])?;
+                    if !refs.trim().is_empty() {
+                        return Err(format!("orphaned {name} still has owners: {refs}"));
+                    }
+                }
+            }
+            // The owner only goes once its blocking dependents are gone.
+            "foreground" => {
+                let left = remaining()?;
+                if !left.trim().is_empty() {
+                    return Err(format!("dependents outlived a foreground delete: {left}"));
+                }
+            }
+            _ => {
+                let deadline = Instant::now() + CALL_TIMEOUT;
+                while !remaining()?.trim().is_empty() {
+                    if Instant::now() > deadline {
+                        return Err("dependents outlived a background delete".to_owned());
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        }
+        let owner_left = k.ok(&[
+            "get",
+            "configmap",
+            &owner,
+            "--ignore-not-found",
+            "-o",
+            "name",
+        ])?;
+        if owner_left.trim().is_empty() {
+            Ok(())
+        } else {
+            Err(format!("the owner is still there: {owner_left}"))
+        }
+    };
+    let failures: Vec<String> = ["foreground", "background", "orphan"]
+        .into_iter()
+        .filter_map(|mode| run(mode).err().map(|e| format!("--cascade={mode}: {e}")))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{}\nserver stderr:\n{}",
+        failures.join("\n\n"),
+        server.stderr()
+    );
+}

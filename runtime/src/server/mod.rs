@@ -6,8 +6,9 @@
 //! ([`ServerBuilder::into_router`]).
 //!
 //! `state` holds what handlers share. The core (this module's dispatcher, `path`, `negotiate`,
-//! `error`, `object`, `patch`, `list`, `watch`, `selector`, `keys`, `builtin`, and the write
-//! options `dry_run` and `field_validation`) and the descriptive
+//! `error`, `object`, `patch`, `list`, `watch`, `selector`, `keys`, `builtin`, the write
+//! options `dry_run` and `field_validation`, and `gc`, the deletion rules and the garbage
+//! collector that runs as a background task of every server) and the descriptive
 //! endpoints (discovery, OpenAPI, health, version, deprecation warnings) meet only through
 //! `state::State` and axum routers: the descriptive routes are matched first and every other
 //! path falls through to the resource dispatcher.
@@ -19,6 +20,7 @@ mod discovery;
 mod dry_run;
 mod error;
 mod field_validation;
+mod gc;
 mod health;
 mod keys;
 mod list;
@@ -122,7 +124,8 @@ pub struct ServerBuilder {
     watch_queue: usize,
 }
 
-/// Stops a router's background work (watches, namespace cleanup) when dropped.
+/// Stops a router's background work (watches, namespace cleanup, the garbage collector) when
+/// dropped.
 #[derive(Debug)]
 pub struct Background {
     stop: signal::Sender<bool>,
@@ -233,6 +236,7 @@ impl ServerBuilder {
         });
         create_system_namespaces(&state).await?;
         let (stop_tx, stop_rx) = signal::channel(false);
+        gc::spawn(state.clone(), stop_rx.clone());
         let tunables = Arc::new(Tunables {
             rv_wait: self.rv_wait,
             bookmark_interval: self.bookmark_interval,
@@ -399,10 +403,19 @@ impl Call {
 /// Starts the namespace lifecycle for a namespace just marked for deletion: delete its
 /// contents, then drop the `kubernetes` finalizer, then the namespace.
 pub(crate) fn spawn_namespace_cleanup(call: &Call, name: &str) {
-    let state = call.state.clone();
-    let mut stop = call.tun.stop.clone();
+    resume_namespace_cleanup(&call.state, &call.tun.stop, name);
+}
+
+/// Runs the namespace lifecycle of a terminating namespace: at its deletion, and for the
+/// namespaces a restart found terminating.
+pub(crate) fn resume_namespace_cleanup(state: &State, stop: &signal::Receiver<bool>, name: &str) {
+    let state = state.clone();
+    let mut stop = stop.clone();
     let name = name.to_owned();
-    let key = call.key(&name);
+    let key = match state.registry.get("", "v1", "namespaces") {
+        Some(kind) => keys::object_key(kind.info, None, &name),
+        None => format!("/registry/core/namespaces/{name}"),
+    };
     tokio::spawn(async move {
         loop {
             let remaining = object::purge_namespace(&state, &name).await;
@@ -451,6 +464,12 @@ impl Operation {
 /// Serves every resource URL: routing, verb checks, deprecation warnings, then the handler.
 async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
+    if let Some(namespace) = finalize_target(parts.uri.path()) {
+        return match finalize(state, tun, &parts, namespace, body).await {
+            Ok(response) => response,
+            Err(e) => e.into_response(),
+        };
+    }
     let target = match path::resolve(&state.registry, parts.uri.path()) {
         Ok(target) => target,
         Err(e) => return e.into_response(),
@@ -489,6 +508,48 @@ async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Respons
         }
     }
     response
+}
+
+/// The namespace named by a `/api/v1/namespaces/{name}/finalize` path.
+fn finalize_target(path: &str) -> Option<&str> {
+    let name = path
+        .strip_prefix("/api/v1/namespaces/")?
+        .strip_suffix("/finalize")?;
+    (!name.is_empty() && !name.contains('/')).then_some(name)
+}
+
+/// PUT `/api/v1/namespaces/{name}/finalize`: the namespace lifecycle's own update of
+/// `spec.finalizers` (any other method is 405).
+async fn finalize(
+    state: State,
+    tun: Arc<Tunables>,
+    parts: &axum::http::request::Parts,
+    name: &str,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let target = path::resolve(&state.registry, &format!("/api/v1/namespaces/{name}"))?;
+    if parts.method != Method::PUT {
+        let action = parts.method.as_str().to_ascii_lowercase();
+        return Err(ApiError::method_not_allowed("", "namespaces", &action));
+    }
+    let call = Call {
+        state,
+        tun,
+        target,
+        headers: parts.headers.clone(),
+        uri: parts.uri.clone(),
+    };
+    let output = negotiate::choose(&call.headers, RequestShape::Single)?;
+    let body = read_body(body, &call.headers).await?;
+    let options: crate::meta::UpdateOptions = call.query()?;
+    let write = dry_run::write_options(
+        "UpdateOptions",
+        &options.dry_run,
+        options.field_validation.as_ref(),
+    )?;
+    let object = object::finalize_namespace(&call, name, &body, write).await?;
+    let value = list::render_object(&call, output, object)?;
+    Ok(negotiate::encode(output.format, StatusCode::OK, &value))
 }
 
 fn is_watch(call: &Call) -> Result<bool, ApiError> {
@@ -670,10 +731,17 @@ async fn handle(
             let name = name.unwrap_or_default();
             let body = read_body(body, &call.headers).await?;
             let options = object::delete_options(call, &body)?;
-            dry_run::delete_dry_run(&options.dry_run)?;
+            gc::validate_options(&options)?;
             match object::delete(call, &name, &options).await? {
                 object::Deletion::Pending(object) => {
-                    reply(StatusCode::OK, list::render_object(call, output, object)?)
+                    // Upstream answers 202 only to a client that asked for cascading with the
+                    // deprecated `orphanDependents: false`, for compatibility.
+                    let code = if options.orphan_dependents == Some(false) {
+                        StatusCode::ACCEPTED
+                    } else {
+                        StatusCode::OK
+                    };
+                    reply(code, list::render_object(call, output, object)?)
                 }
                 object::Deletion::Gone(object) if !object::delete_returns_status(info) => {
                     reply(StatusCode::OK, list::render_object(call, output, object)?)
@@ -697,7 +765,7 @@ async fn handle(
         Operation::DeleteCollection => {
             let body = read_body(body, &call.headers).await?;
             let delete = object::delete_options(call, &body)?;
-            dry_run::delete_dry_run(&delete.dry_run)?;
+            gc::validate_options(&delete)?;
             let options: ListOptions = call.query()?;
             let selectors = selectors(call, &options, None)?;
             let value = list::delete_collection(call, &options, &selectors, &delete).await?;

@@ -30,6 +30,7 @@ use super::builtin::NAMESPACE_FINALIZER;
 use super::dry_run::WriteOptions;
 use super::error::{ApiError, Subject};
 use super::field_validation::{self, Directive};
+use super::gc;
 use super::keys;
 
 /// How many times a write re-reads and retries after losing a race it may retry.
@@ -808,103 +809,234 @@ pub(crate) fn delete_options(call: &Call, body: &[u8]) -> Result<DeleteOptions, 
     let query: DeleteOptions = call.query()?;
     options.grace_period_seconds = options.grace_period_seconds.or(query.grace_period_seconds);
     options.propagation_policy = options.propagation_policy.or(query.propagation_policy);
+    options.orphan_dependents = options.orphan_dependents.or(query.orphan_dependents);
     if options.dry_run.is_empty() {
         options.dry_run = query.dry_run;
     }
     Ok(options)
 }
 
-/// DELETE of one object: removes it, or marks it deleted while finalizers remain. A dry run
-/// (its `dryRun` already checked) answers the same and writes nothing.
+/// DELETE of one object, as upstream's generic store: the propagation policy sets or clears
+/// the collector's `orphan` and `foregroundDeletion` finalizers, an object that finalizers
+/// (or, for a scheduled Pod, a grace period) hold is marked with `deletionTimestamp`, and
+/// anything else is removed; the collector (`gc`) carries out the cascade. A dry run (its
+/// options already checked) answers the same and writes nothing.
 pub(crate) async fn delete(
     call: &Call,
     name: &str,
     options: &DeleteOptions,
 ) -> Result<Deletion, ApiError> {
     let info = call.info();
+    let class = gc::class_of(info);
     let dry_run = options.is_dry_run();
     let key = call.key(name);
     for _ in 0..RETRIES {
         let kv = read(call, name).await?;
         let current = kv_object(call, &kv)?;
-        if let Some(pre) = &options.preconditions {
-            let subject = call.subject(name);
-            let uid = meta_str(&current, "uid").unwrap_or("");
-            if let Some(want) = pre.uid.as_deref()
-                && want != uid
-            {
-                return Err(ApiError::conflict(
-                    subject,
-                    &format!(
-                        "Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"
-                    ),
-                ));
-            }
-            if let Some(want) = pre.resource_version.as_deref()
-                && want != kv.mod_revision.to_string()
-            {
-                return Err(ApiError::conflict(
-                    subject,
-                    &format!(
-                        "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {}",
-                        kv.mod_revision
-                    ),
-                ));
-            }
-        }
-        if has_finalizers(info, &current) {
-            if current
-                .pointer("/metadata/deletionTimestamp")
-                .is_some_and(|v| !v.is_null())
-            {
-                return Ok(Deletion::Pending(current));
-            }
-            let mut next = current.clone();
-            let meta = meta_mut(&mut next);
-            meta.insert(
-                "deletionTimestamp".into(),
-                serde_json::to_value(Time::now()).map_err(ApiError::internal)?,
-            );
-            meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
-            if is_namespace_kind(info)
-                && let Value::Object(map) = &mut next
-            {
-                map.insert("status".into(), json!({"phase": "Terminating"}));
-            }
-            if dry_run {
-                return Ok(Deletion::Pending(at_revision(next, kv.mod_revision)));
-            }
-            match call
-                .state
-                .storage
-                .update(&key, to_stored(call, &next)?, kv.mod_revision)
-                .await
-            {
-                Ok(kv) => {
-                    let pending = kv_object(call, &kv)?;
-                    if is_namespace_kind(info) {
-                        super::spawn_namespace_cleanup(call, name);
-                    }
-                    return Ok(Deletion::Pending(pending));
+        check_preconditions(call, name, options, &current, kv.mod_revision)?;
+        match gc::plan_delete(class, &current, options, jiff::Timestamp::now()) {
+            gc::DeletePlan::Unchanged => return Ok(Deletion::Pending(current)),
+            gc::DeletePlan::Mark(next) => {
+                if dry_run {
+                    return Ok(Deletion::Pending(at_revision(next, kv.mod_revision)));
                 }
-                Err(UpdateError::Conflict { .. }) => continue,
-                Err(e) => return Err(ApiError::from_update(e, call.subject(name))),
+                match call
+                    .state
+                    .storage
+                    .update(&key, to_stored(call, &next)?, kv.mod_revision)
+                    .await
+                {
+                    Ok(kv) => {
+                        let pending = kv_object(call, &kv)?;
+                        if is_namespace_kind(info) && !gc::is_deleting(&current) {
+                            super::spawn_namespace_cleanup(call, name);
+                        }
+                        return Ok(Deletion::Pending(pending));
+                    }
+                    Err(UpdateError::Conflict { .. }) => continue,
+                    Err(e) => return Err(ApiError::from_update(e, call.subject(name))),
+                }
+            }
+            gc::DeletePlan::Remove => {
+                if dry_run {
+                    return Ok(Deletion::Gone(current));
+                }
+                match call.state.storage.delete(&key, Some(kv.mod_revision)).await {
+                    Ok(deleted) => {
+                        let mut last = current;
+                        meta_mut(&mut last).insert(
+                            "resourceVersion".into(),
+                            Value::from(deleted.revision.to_string()),
+                        );
+                        return Ok(Deletion::Gone(last));
+                    }
+                    Err(DeleteError::Conflict { .. }) => continue,
+                    Err(e) => return Err(ApiError::from_delete(e, call.subject(name))),
+                }
             }
         }
-        if dry_run {
-            return Ok(Deletion::Gone(current));
+    }
+    Err(ApiError::conflict_modified(call.subject(name)))
+}
+
+/// A delete's preconditions must hold for the object as read (409 otherwise).
+fn check_preconditions(
+    call: &Call,
+    name: &str,
+    options: &DeleteOptions,
+    current: &Value,
+    revision: u64,
+) -> Result<(), ApiError> {
+    let Some(pre) = &options.preconditions else {
+        return Ok(());
+    };
+    let subject = call.subject(name);
+    let uid = meta_str(current, "uid").unwrap_or("");
+    if let Some(want) = pre.uid.as_deref()
+        && want != uid
+    {
+        return Err(ApiError::conflict(
+            subject,
+            &format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"),
+        ));
+    }
+    if let Some(want) = pre.resource_version.as_deref()
+        && want != revision.to_string()
+    {
+        return Err(ApiError::conflict(
+            subject,
+            &format!(
+                "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {revision}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a name is a standard finalizer or a qualified name with a prefix, as upstream's
+/// `validateFinalizerName` requires of namespace finalizers.
+fn finalizer_name_problem(name: &str) -> Option<&'static str> {
+    let qualified = match name.split_once('/') {
+        Some((prefix, rest)) => is_dns_subdomain(prefix) && is_qualified_part(rest),
+        None => is_qualified_part(name),
+    };
+    if !qualified {
+        return Some(
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        );
+    }
+    let standard = [
+        NAMESPACE_FINALIZER,
+        gc::ORPHAN_FINALIZER,
+        gc::FOREGROUND_FINALIZER,
+    ];
+    if !name.contains('/') && !standard.contains(&name) {
+        return Some("name is neither a standard finalizer name nor is it fully qualified");
+    }
+    None
+}
+
+/// The name part of a qualified name: at most 63 alphanumerics, `-`, `_` or `.`, starting and
+/// ending with an alphanumeric.
+fn is_qualified_part(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && s.ends_with(|c: char| c.is_ascii_alphanumeric())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// PUT `/api/v1/namespaces/{name}/finalize`: replaces the namespace's `spec.finalizers` and
+/// nothing else, as upstream's finalize subresource. When the namespace is terminating and the
+/// last finalizer goes, so does the namespace.
+pub(crate) async fn finalize_namespace(
+    call: &Call,
+    name: &str,
+    body: &[u8],
+    write: WriteOptions,
+) -> Result<Value, ApiError> {
+    let incoming = decode_object(call, body)?;
+    check_identity(call, name, &incoming)?;
+    let wanted: Vec<Value> = match incoming.pointer("/spec/finalizers") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items.clone(),
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "Namespace in version \"v1\" cannot be handled as a Namespace: spec.finalizers must be a list, got {other}"
+            )));
         }
-        match call.state.storage.delete(&key, Some(kv.mod_revision)).await {
-            Ok(deleted) => {
-                let mut last = current;
-                meta_mut(&mut last).insert(
-                    "resourceVersion".into(),
-                    Value::from(deleted.revision.to_string()),
-                );
-                return Ok(Deletion::Gone(last));
+    };
+    let mut causes = Vec::new();
+    for (i, item) in wanted.iter().enumerate() {
+        let text = item.as_str().unwrap_or("");
+        if let Some(problem) = finalizer_name_problem(text) {
+            causes.push(StatusCause::invalid(
+                format!("spec.finalizers[{i}]"),
+                item,
+                problem,
+            ));
+        }
+    }
+    if !causes.is_empty() {
+        return Err(ApiError::invalid("", "Namespace", name, causes));
+    }
+    let precondition = match meta_str(&incoming, "resourceVersion") {
+        None | Some("") => None,
+        Some(rv) => Some(parse_rv(rv)?),
+    };
+    let key = call.key(name);
+    for _ in 0..RETRIES {
+        let kv = read(call, name).await?;
+        if precondition.is_some_and(|rv| rv != kv.mod_revision) {
+            return Err(ApiError::conflict_modified(call.subject(name)));
+        }
+        let current = kv_object(call, &kv)?;
+        if let Some(uid) = meta_str(&incoming, "uid").filter(|u| !u.is_empty())
+            && Some(uid) != meta_str(&current, "uid")
+        {
+            return Err(ApiError::conflict(
+                call.subject(name),
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    meta_str(&current, "uid").unwrap_or("")
+                ),
+            ));
+        }
+        let mut next = current.clone();
+        let spec = object_mut(&mut next)
+            .entry("spec")
+            .or_insert_with(|| Value::Object(Map::new()));
+        let spec = object_mut(spec);
+        if wanted.is_empty() {
+            spec.remove("finalizers");
+        } else {
+            spec.insert("finalizers".into(), Value::Array(wanted.clone()));
+        }
+        let next = through_codec(call, next)?;
+        let stored = to_stored(call, &next)?;
+        if same_json(&stored, &kv.value) {
+            return Ok(current);
+        }
+        if write.dry_run {
+            return dry_answer(call, next, &stored, kv.mod_revision);
+        }
+        if gc::is_deleting(&next) && !has_finalizers(call.info(), &next) {
+            match call.state.storage.delete(&key, Some(kv.mod_revision)).await {
+                Ok(deleted) => return Ok(at_revision(next, deleted.revision)),
+                Err(DeleteError::Conflict { .. }) if precondition.is_none() => continue,
+                Err(e) => return Err(ApiError::from_delete(e, call.subject(name))),
             }
-            Err(DeleteError::Conflict { .. }) => continue,
-            Err(e) => return Err(ApiError::from_delete(e, call.subject(name))),
+        }
+        match call
+            .state
+            .storage
+            .update(&key, stored, kv.mod_revision)
+            .await
+        {
+            Ok(kv) => return kv_object(call, &kv),
+            Err(UpdateError::Conflict { .. }) if precondition.is_none() => continue,
+            Err(e) => return Err(ApiError::from_update(e, call.subject(name))),
         }
     }
     Err(ApiError::conflict_modified(call.subject(name)))
@@ -1155,31 +1287,30 @@ pub(crate) async fn purge_namespace(
             .list(&prefix, None, None, None)
             .await
             .map_err(|e| e.to_string())?;
+        // Upstream's namespace controller deletes each collection in the background; the
+        // collector then follows the owner references of what it removed.
+        let options = DeleteOptions {
+            propagation_policy: Some(crate::meta::DeletionPropagation::Background),
+            ..DeleteOptions::default()
+        };
+        let class = gc::class_of(info);
         for kv in list.items {
-            let mut object: Value = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
-            let finalizers = object
-                .pointer("/metadata/finalizers")
-                .and_then(Value::as_array)
-                .is_some_and(|a| !a.is_empty());
-            if !finalizers {
-                // A concurrent change is picked up by the next pass.
-                let _ = state.storage.delete(&kv.key, Some(kv.mod_revision)).await;
-                continue;
-            }
-            remaining += 1;
-            if object.pointer("/metadata/deletionTimestamp").is_none() {
-                let meta = meta_mut(&mut object);
-                meta.insert(
-                    "deletionTimestamp".into(),
-                    serde_json::to_value(Time::now()).map_err(|e| e.to_string())?,
-                );
-                meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
-                if let Ok(bytes) = serde_json::to_vec(&object) {
-                    let _ = state
-                        .storage
-                        .update(&kv.key, Bytes::from(bytes), kv.mod_revision)
-                        .await;
+            let object: Value = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
+            // A concurrent change is picked up by the next pass.
+            match gc::plan_delete(class, &object, &options, jiff::Timestamp::now()) {
+                gc::DeletePlan::Remove => {
+                    let _ = state.storage.delete(&kv.key, Some(kv.mod_revision)).await;
                 }
+                gc::DeletePlan::Mark(next) => {
+                    remaining += 1;
+                    if let Ok(bytes) = serde_json::to_vec(&next) {
+                        let _ = state
+                            .storage
+                            .update(&kv.key, Bytes::from(bytes), kv.mod_revision)
+                            .await;
+                    }
+                }
+                gc::DeletePlan::Unchanged => remaining += 1,
             }
         }
     }
@@ -1200,8 +1331,11 @@ pub(crate) async fn finish_namespace(
         return Ok(true);
     };
     let mut ns: Value = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
+    let mut changed = false;
     if let Some(Value::Array(finalizers)) = ns.pointer_mut("/spec/finalizers") {
+        let before = finalizers.len();
         finalizers.retain(|f| f.as_str() != Some(NAMESPACE_FINALIZER));
+        changed = finalizers.len() != before;
     }
     let spec_empty = ns
         .pointer("/spec/finalizers")
@@ -1217,6 +1351,10 @@ pub(crate) async fn finish_namespace(
             .delete(key, Some(kv.mod_revision))
             .await
             .is_ok());
+    }
+    if !changed {
+        // Other finalizers hold it; writing the same value again would only wake watchers.
+        return Ok(false);
     }
     let bytes = serde_json::to_vec(&ns).map_err(|e| e.to_string())?;
     let _ = state
