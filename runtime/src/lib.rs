@@ -69,6 +69,7 @@
 
 pub mod bytes;
 pub mod crd;
+mod definitions;
 pub mod duration;
 pub mod dynamic;
 pub mod int_or_string;

@@ -18,9 +18,10 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::crd::{Conversions, CustomResource, Hub, VersionConverter};
+use crate::definitions::Definitions;
 use crate::merge::TypeInfo;
 use crate::schema::{JSONSchemaProps, Schema};
-use crate::{Resource, ResourceInfo};
+use crate::{GroupVersionKind, Resource, ResourceInfo};
 
 /// Decodes JSON into a kind's Rust type and encodes it back: the server's schema check. Fields the
 /// type does not know are dropped, which is how unknown fields are detected.
@@ -81,6 +82,7 @@ pub(crate) fn entry_of<K: Resource>() -> RegisteredKind {
 pub struct Registry {
     kinds: BTreeMap<String, BTreeMap<String, BTreeMap<String, RegisteredKind>>>,
     conversions: BTreeMap<String, BTreeMap<String, VersionConverter>>,
+    definitions: Definitions,
 }
 
 impl Registry {
@@ -241,6 +243,27 @@ impl Registry {
     /// Whether no kind is registered.
     pub fn is_empty(&self) -> bool {
         self.kinds.is_empty()
+    }
+
+    /// Adds OpenAPI schema definitions: a JSON object from definition name to OpenAPI 3 schema,
+    /// references written `#/components/schemas/<name>`, each kind's schema tagged with
+    /// `x-kubernetes-group-version-kind`. Generated crates call this from `register` with their
+    /// spec's schemas; the server publishes a kind's tagged definition, and every definition it
+    /// refers to, when the kind was registered without a schema of its own. Parsed on first
+    /// use; a document that does not parse is ignored.
+    pub fn add_definitions(&mut self, json: &'static str) -> &mut Self {
+        self.definitions.add(json);
+        self
+    }
+
+    /// The definition called `name`, from the documents given to [`Registry::add_definitions`].
+    pub fn definition(&self, name: &str) -> Option<&Value> {
+        self.definitions.get(name)
+    }
+
+    /// The name and schema of the definition tagged with `gvk`, if any.
+    pub fn definition_of(&self, gvk: &GroupVersionKind) -> Option<(&str, &Value)> {
+        self.definitions.of_kind(gvk)
     }
 }
 

@@ -158,9 +158,18 @@ fn registry() -> Registry {
         .register::<widgets::WidgetV1alpha2>()
         .register::<widgets::WidgetV1alpha1>()
         .register::<gadgets::Gadget>()
-        .register::<gadgets::CronTab>();
+        .register::<gadgets::CronTab>()
+        .add_definitions(GADGET_DEFINITIONS);
     registry
 }
+
+/// What a generated crate hands over for Gadget: its schema under its own name, a referenced
+/// spec, and a stray definition nothing refers to.
+const GADGET_DEFINITIONS: &str = r##"{
+"example.gadgets.v1.Gadget":{"type":"object","properties":{"spec":{"$ref":"#/components/schemas/example.gadgets.v1.GadgetSpec"}},"x-kubernetes-group-version-kind":[{"group":"","kind":"Gadget","version":"v1"}]},
+"example.gadgets.v1.GadgetSpec":{"type":"object","properties":{"size":{"type":"integer","format":"int32"}}},
+"example.gadgets.v1.Unused":{"type":"string"}
+}"##;
 
 struct Harness {
     router: Router,
@@ -864,6 +873,21 @@ async fn openapi_v2_document() {
     // Removed versions are not described.
     assert!(with_gvk(definitions, "widgets.kapi.dev", "v1alpha1", "Widget").is_empty());
     assert_refs_resolve(&doc, &doc, "#/definitions/");
+    // A kind registered without a schema is published with the registry's definition tagged
+    // with its GVK, under that definition's name, with what it refers to and nothing else.
+    assert_eq!(
+        with_gvk(definitions, "", "v1", "Gadget"),
+        ["example.gadgets.v1.Gadget"]
+    );
+    assert_eq!(
+        definitions["example.gadgets.v1.GadgetSpec"]["properties"]["size"]["type"],
+        "integer"
+    );
+    assert!(!definitions.contains_key("example.gadgets.v1.Unused"));
+    assert_eq!(
+        definitions["io.k8s.api.core.v1.GadgetList"]["properties"]["items"]["items"]["$ref"],
+        "#/definitions/example.gadgets.v1.Gadget"
+    );
     // Swagger 2.0 bodies are parameters.
     let post = &doc["paths"]["/api/v1/gadgets"]["post"];
     assert_eq!(post["parameters"][0]["in"], "body");

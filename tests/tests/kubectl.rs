@@ -321,15 +321,41 @@ fn explain(k: &Kubectl<'_>) -> Result<(), String> {
     if k.reads_openapi_v2_protobuf() {
         return Ok(());
     }
-    // The generated kinds are registered without schemas, so explain shows the kind and its
-    // metadata fields, not the kind's own fields.
-    for (resource, kind) in [("configmaps", "ConfigMap"), ("widgets", "Widget")] {
-        let explain = k.ok(&["explain", resource])?;
-        for needle in ["KIND:", kind, "FIELDS:", "apiVersion", "metadata"] {
-            expect(&format!("explain {resource}"), &explain, needle)?;
+    // Generated crates hand their OpenAPI definitions to the registry, so explain reaches
+    // every field of a built-in or example kind, through references (Deployment → PodSpec).
+    let cases: [(&str, &[&str]); 6] = [
+        (
+            "configmaps",
+            &[
+                "KIND:",
+                "ConfigMap",
+                "FIELDS:",
+                "apiVersion",
+                "data",
+                "metadata",
+            ],
+        ),
+        ("configmaps.data", &["FIELD:", "data", "map[string]string"]),
+        (
+            "deployments.spec.replicas",
+            &["FIELD:", "replicas", "integer"],
+        ),
+        (
+            "deployments.spec.template.spec.containers",
+            &["FIELD:", "containers", "image", "ports"],
+        ),
+        (
+            "widgets",
+            &["KIND:", "Widget", "FIELDS:", "spec", "metadata"],
+        ),
+        ("widgets.spec", &["FIELD:", "spec", "color"]),
+    ];
+    for (path, needles) in cases {
+        let explain = k.ok(&["explain", path])?;
+        for needle in needles {
+            expect(&format!("explain {path}"), &explain, needle)?;
         }
     }
-
     Ok(())
 }
 

@@ -20,6 +20,7 @@ mod krate;
 mod lifecycle;
 mod multi;
 mod names;
+mod openapi;
 mod plan;
 pub mod project;
 mod tokens;
@@ -166,7 +167,7 @@ pub fn emit(
     options: &Options,
 ) -> Result<Emitted, EmitError> {
     let plan = plan::plan(model, lifecycle, options);
-    let files = tokens::render(&plan, options)?;
+    let files = tokens::render(model, &plan, options)?;
     let mut report = Report {
         warnings: plan.warnings.clone(),
         group_modules: plan

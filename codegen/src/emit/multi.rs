@@ -22,6 +22,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use super::lifecycle::Lifecycles;
+use super::openapi;
 use super::plan::{self, Body, Plan, StructBody, Ty};
 use super::tokens::{ModuleTokens, Renderer, module_tree};
 use super::{EmitError, EmittedFile, Options, Report};
@@ -226,6 +227,52 @@ pub(crate) fn emit_versions(
         tokens: shared_root,
     });
 
+    // OpenAPI definitions: each rendered once per set of versions it is identical in, in
+    // `definitions/<set>.rs`, and handed to the registry by every version of the set.
+    let rendered: Vec<BTreeMap<String, String>> = versions
+        .iter()
+        .map(|(_, model)| openapi::rendered_definitions(model))
+        .collect();
+    let mut definition_sets: BTreeMap<u64, BTreeMap<&String, &String>> = BTreeMap::new();
+    for (v, definitions) in rendered.iter().enumerate() {
+        for (name, schema) in definitions {
+            let set = rendered
+                .iter()
+                .enumerate()
+                .filter(|(_, other)| other.get(name) == Some(schema))
+                .fold(0u64, |set, (w, _)| set | 1 << w);
+            // Rendered by the set's first version only.
+            if set.trailing_zeros() as usize == v {
+                definition_sets.entry(set).or_default().insert(name, schema);
+            }
+        }
+    }
+    let mut definitions_root = TokenStream::new();
+    for (set, definitions) in &definition_sets {
+        let set_name = set_name(*set);
+        let set_ident = ident(&set_name);
+        let cfg = match members(*set).as_slice() {
+            [one] => quote!(feature = #one),
+            several => quote!(any(#(feature = #several),*)),
+        };
+        definitions_root.extend(quote! {
+            #[cfg(#cfg)]
+            pub(crate) mod #set_ident;
+        });
+        files.push(EmittedFile {
+            path: format!("definitions/{set_name}.rs"),
+            tokens: openapi::definitions_items(definitions.iter().map(|(n, s)| (*n, *s))),
+        });
+    }
+    files.push(EmittedFile {
+        path: "definitions/mod.rs".to_owned(),
+        tokens: definitions_root,
+    });
+    root.extend(quote! {
+        /// OpenAPI definitions, each once per set of versions it is identical in.
+        mod definitions;
+    });
+
     // One tree per version: its own definitions, and re-exports of shared ones. References stay
     // relative inside the version's tree, reaching shared items through the re-exports.
     for (v, plan) in plans.iter().enumerate() {
@@ -296,7 +343,7 @@ pub(crate) fn emit_versions(
                 match child {
                     Some(child) => {
                         if !kinds.is_empty() {
-                            inner.extend(r.register_fn(&kinds, &[]));
+                            inner.extend(r.register_fn(&kinds, &[], &[]));
                             registered_children.push((child.clone(), None));
                         }
                         let child = ident(&child);
@@ -309,7 +356,7 @@ pub(crate) fn emit_versions(
                 }
             }
             if !own_kinds.is_empty() || !registered_children.is_empty() {
-                body.extend(r.register_fn(&own_kinds, &registered_children));
+                body.extend(r.register_fn(&own_kinds, &registered_children, &[]));
                 registered.push((top.clone(), Some(cfg)));
             }
             files.push(EmittedFile {
@@ -317,7 +364,15 @@ pub(crate) fn emit_versions(
                 tokens: body,
             });
         }
-        version_root.extend(r.register_fn(&[], &registered));
+        let definitions: Vec<TokenStream> = definition_sets
+            .keys()
+            .filter(|set| *set & (1 << v) != 0)
+            .map(|set| {
+                let set = ident(&set_name(*set));
+                quote!(crate::definitions::#set)
+            })
+            .collect();
+        version_root.extend(r.register_fn(&[], &registered, &definitions));
         files.push(EmittedFile {
             path: format!("{version}/mod.rs"),
             tokens: version_root,

@@ -14,7 +14,7 @@ use super::lifecycle::Release;
 use super::names::serde_camel;
 use super::plan::{Body, FieldPlan, KindPlan, MergeTarget, ModPath, Plan, Special, StructBody, Ty};
 use super::{EmitError, EmittedFile, Options};
-use crate::model::{ListType, MapType, Scope, Verb};
+use crate::model::{ListType, MapType, Model, Scope, Verb};
 
 /// Spells a plan's items; `prefix` places an entry's module below the output root (empty for a
 /// single-spec tree, `shared/<set>` for a multi-version crate's shared definitions).
@@ -57,7 +57,11 @@ impl ModuleTokens {
 /// and `<module>.rs` per group holding its versions as inline modules; or everything inline in
 /// `mod.rs` when `options.single_file`. Every module holding kinds, directly or below, gets a
 /// `register` function.
-pub(crate) fn render(plan: &Plan, options: &Options) -> Result<Vec<EmittedFile>, EmitError> {
+pub(crate) fn render(
+    model: &Model,
+    plan: &Plan,
+    options: &Options,
+) -> Result<Vec<EmittedFile>, EmitError> {
     let r = Renderer::new(plan, options)?;
     let mut files = Vec::new();
     let mut root = TokenStream::new();
@@ -82,7 +86,7 @@ pub(crate) fn render(plan: &Plan, options: &Options) -> Result<Vec<EmittedFile>,
                 None => kinds = child_kinds,
                 Some(child) => {
                     if !child_kinds.is_empty() {
-                        inner.extend(r.register_fn(&child_kinds, &[]));
+                        inner.extend(r.register_fn(&child_kinds, &[], &[]));
                         registered_children.push((child.clone(), None));
                     }
                     let child_ident = ident(child);
@@ -93,7 +97,7 @@ pub(crate) fn render(plan: &Plan, options: &Options) -> Result<Vec<EmittedFile>,
             body.extend(inner);
         }
         if !kinds.is_empty() || !registered_children.is_empty() {
-            body.extend(r.register_fn(&kinds, &registered_children));
+            body.extend(r.register_fn(&kinds, &registered_children, &[]));
             root_children.push((top.clone(), None));
         }
         if options.single_file {
@@ -107,7 +111,8 @@ pub(crate) fn render(plan: &Plan, options: &Options) -> Result<Vec<EmittedFile>,
         }
     }
     if !root_children.is_empty() {
-        root.extend(r.register_fn(&[], &root_children));
+        root.extend(r.register_fn(&[], &root_children, &[quote!(definitions)]));
+        super::openapi::add_definitions_module(model, options.single_file, &mut root, &mut files);
     }
     files.insert(
         0,
@@ -293,12 +298,19 @@ impl<'p> Renderer<'p> {
 
     /// `pub fn register(registry)`: registers `kinds` of this module, then calls the `register`
     /// of each child module, each call under the child's `cfg` attribute, if any.
+    /// It first hands the OpenAPI schemas of the `definitions` modules at the given paths to
+    /// the registry.
     pub(crate) fn register_fn(
         &self,
         kinds: &[String],
         children: &[(String, Option<TokenStream>)],
+        definitions: &[TokenStream],
     ) -> TokenStream {
         let krate = &self.krate;
+        let name = format_ident!("{}", super::openapi::CONSTANT);
+        let definitions = definitions
+            .iter()
+            .map(|module| quote!(registry.add_definitions(#module::#name);));
         let own = (!kinds.is_empty()).then(|| {
             let kinds = kinds.iter().map(|k| ident(k));
             quote!(registry #(.register::<#kinds>())*;)
@@ -320,6 +332,7 @@ impl<'p> Renderer<'p> {
             #[doc = #doc]
             #[inline]
             pub fn register(registry: &mut #krate::Registry) {
+                #(#definitions)*
                 #own
                 #(#calls)*
             }

@@ -17,5 +17,7 @@ pub mod widgets;
 /// Adds every served kind below this module to `registry`.
 #[inline]
 pub fn register(registry: &mut kapi::Registry) {
+    registry.add_definitions(definitions::OPENAPI_DEFINITIONS);
     widgets::register(registry);
 }
+mod definitions;

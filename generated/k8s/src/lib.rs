@@ -22,6 +22,8 @@
 /// Definitions identical in several versions, re-exported by each of them.
 #[doc(hidden)]
 pub mod shared;
+/// OpenAPI definitions, each once per set of versions it is identical in.
+mod definitions;
 #[cfg(feature = "v1_20")]
 pub mod v1_20;
 #[cfg(feature = "v1_28")]

@@ -4,7 +4,10 @@
 
 use kapi::{Registry, Scope};
 
-fn registry(register: fn(&mut Registry)) -> Registry {
+/// A generated `register` function.
+type Register = fn(&mut Registry);
+
+fn registry(register: Register) -> Registry {
     let mut registry = Registry::new();
     register(&mut registry);
     registry
@@ -77,4 +80,56 @@ fn shared_definitions_are_the_same_type_in_both_versions() {
     let a = kapi_k8s::v1_34::core::v1::ConfigMapKeySelector::default();
     let b: kapi_k8s::v1_36::core::v1::ConfigMapKeySelector = a;
     assert_eq!(b, Default::default());
+}
+
+/// Every served kind of every version has an OpenAPI definition in the registry, and every
+/// definition it refers to, transitively, is there too: what a server needs to publish it.
+#[test]
+fn every_registered_kind_has_a_complete_openapi_definition() {
+    let versions: &[(&str, Register)] = &[
+        #[cfg(all(feature = "v1_20", feature = "all-groups"))]
+        ("v1_20", kapi_k8s::v1_20::register),
+        #[cfg(all(feature = "v1_28", feature = "all-groups"))]
+        ("v1_28", kapi_k8s::v1_28::register),
+        #[cfg(all(feature = "v1_34", feature = "all-groups"))]
+        ("v1_34", kapi_k8s::v1_34::register),
+        #[cfg(all(feature = "v1_36", feature = "all-groups"))]
+        ("v1_36", kapi_k8s::v1_36::register),
+    ];
+    assert!(!versions.is_empty(), "no version feature with all-groups");
+    for (version, register) in versions {
+        let r = registry(*register);
+        for kind in r.kinds() {
+            let gvk = &kind.info.gvk;
+            let (name, schema) = r
+                .definition_of(gvk)
+                .unwrap_or_else(|| panic!("{version}: no definition for {gvk:?}"));
+            assert_eq!(schema["type"], "object", "{version} {name}");
+            let mut pending = vec![name.to_owned()];
+            let mut seen = std::collections::BTreeSet::new();
+            while let Some(name) = pending.pop() {
+                if !seen.insert(name.clone()) {
+                    continue;
+                }
+                let schema = r
+                    .definition(&name)
+                    .unwrap_or_else(|| panic!("{version}: {gvk:?} refers to missing {name}"));
+                refs(schema, &mut pending);
+            }
+        }
+    }
+}
+
+fn refs(schema: &serde_json::Value, out: &mut Vec<String>) {
+    match schema {
+        serde_json::Value::Object(map) => {
+            if let Some(target) = map.get("$ref").and_then(|r| r.as_str()) {
+                let name = target.strip_prefix("#/components/schemas/");
+                out.push(name.expect("v3 reference").to_owned());
+            }
+            map.values().for_each(|v| refs(v, out));
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+        _ => {}
+    }
 }

@@ -5,8 +5,10 @@
 //! for Kubernetes groups, the reversed group for others, e.g. `dev.kapi.widgets.v1.Widget`),
 //! tagged `x-kubernetes-group-version-kind`, plus its `<Kind>List`. The schema is the one the
 //! kind was registered with ([`Registry::register_with_schema`](crate::Registry) or
-//! `register_custom`); a kind registered without one gets a permissive object schema
-//! (`x-kubernetes-preserve-unknown-fields`) so clients still find and accept it.
+//! `register_custom`); else the registry's definition tagged with the kind's GVK (generated
+//! crates hand theirs over in `register`, see [`Registry::add_definitions`](crate::Registry)),
+//! published under its own name with every definition it refers to; else a permissive object
+//! schema (`x-kubernetes-preserve-unknown-fields`) so clients still find and accept the kind.
 //!
 //! Paths carry the operations kube-apiserver publishes (list, create, deletecollection, get,
 //! replace, patch, delete, and the `status`/`scale` subresources), each with
@@ -108,7 +110,7 @@ fn kind_schema(kind: &RegisteredKind) -> Value {
     schema
 }
 
-fn list_schema(info: &ResourceInfo, dialect: Dialect) -> Value {
+fn list_schema(info: &ResourceInfo, item: &str, dialect: Dialect) -> Value {
     let list_gvk = GroupVersionKind {
         kind: info.list_kind().into(),
         ..info.gvk.clone()
@@ -122,7 +124,7 @@ fn list_schema(info: &ResourceInfo, dialect: Dialect) -> Value {
             "items": {
                 "description": format!("List of {}.", info.plural),
                 "type": "array",
-                "items": dialect.schema_ref(&definition_name(&info.gvk))
+                "items": dialect.schema_ref(item)
             },
             "kind": {"description": "Kind is a string value representing the REST resource this object represents.", "type": "string"},
             "metadata": {"description": "Standard list metadata.", "type": "object"}
@@ -448,7 +450,12 @@ fn tag(group: &str, version: &str) -> String {
 }
 
 /// Adds the paths of one kind to `paths`.
-fn kind_paths(info: &ResourceInfo, dialect: Dialect, paths: &mut Map<String, Value>) {
+fn kind_paths(
+    info: &ResourceInfo,
+    names: &SchemaNames,
+    dialect: Dialect,
+    paths: &mut Map<String, Value>,
+) {
     let gvk = &info.gvk;
     let group = gvk.group.as_ref();
     let base = if group.is_empty() {
@@ -466,14 +473,8 @@ fn kind_paths(info: &ResourceInfo, dialect: Dialect, paths: &mut Map<String, Val
         format!("{base}/{}", info.plural)
     };
     let item = format!("{collection}/{{name}}");
-    let kind_def = definition_name(gvk);
-    let list_def = {
-        let list_gvk = GroupVersionKind {
-            kind: info.list_kind().into(),
-            ..gvk.clone()
-        };
-        definition_name(&list_gvk)
-    };
+    let kind_def = names.kind.clone();
+    let list_def = names.list.clone();
     let has = |verb: Verb| info.verbs.contains(&verb);
     let name_param = path_param("name", "name of the resource");
     let namespace_param = path_param(
@@ -701,19 +702,107 @@ fn to_v2_schema(schema: &mut Value) {
     }
 }
 
+/// Where a kind's schemas come from and what they are called.
+struct SchemaNames {
+    kind: String,
+    list: String,
+}
+
+/// The list kind of `info`.
+fn list_gvk(info: &ResourceInfo) -> GroupVersionKind {
+    GroupVersionKind {
+        kind: info.list_kind().into(),
+        ..info.gvk.clone()
+    }
+}
+
+/// Adds the registry's definition `name` and, transitively, every definition it refers to.
+fn add_with_references(registry: &Registry, name: &str, schemas: &mut BTreeMap<String, Value>) {
+    let mut pending = vec![name.to_owned()];
+    while let Some(name) = pending.pop() {
+        if schemas.contains_key(&name) {
+            continue;
+        }
+        let Some(schema) = registry.definition(&name) else {
+            continue;
+        };
+        collect_references(schema, &mut pending);
+        schemas.insert(name, schema.clone());
+    }
+}
+
+fn collect_references(schema: &Value, out: &mut Vec<String>) {
+    match schema {
+        Value::Object(object) => {
+            if let Some(name) = object
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/components/schemas/"))
+            {
+                out.push(name.to_owned());
+            }
+            object.values().for_each(|v| collect_references(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_references(v, out)),
+        _ => {}
+    }
+}
+
+/// Adds a kind's schema and its list's to `schemas`: the kind's own schema when it was
+/// registered with one, else the registry's definitions tagged with the kind (and what they
+/// refer to), else a permissive stand-in.
+fn add_kind_schemas(
+    registry: &Registry,
+    kind: &RegisteredKind,
+    dialect: Dialect,
+    schemas: &mut BTreeMap<String, Value>,
+) -> SchemaNames {
+    let info = kind.info;
+    let defined = kind
+        .schema
+        .is_none()
+        .then(|| registry.definition_of(&info.gvk))
+        .flatten();
+    let kind_name = match defined {
+        Some((name, _)) => {
+            add_with_references(registry, name, schemas);
+            name.to_owned()
+        }
+        None => {
+            let name = definition_name(&info.gvk);
+            schemas.insert(name.clone(), kind_schema(kind));
+            name
+        }
+    };
+    let list = list_gvk(info);
+    let list_name = match defined.and_then(|_| registry.definition_of(&list)) {
+        Some((name, _)) => {
+            add_with_references(registry, name, schemas);
+            name.to_owned()
+        }
+        None => {
+            let name = definition_name(&list);
+            schemas.insert(name.clone(), list_schema(info, &kind_name, dialect));
+            name
+        }
+    };
+    SchemaNames {
+        kind: kind_name,
+        list: list_name,
+    }
+}
+
 /// The schemas (by name) and paths of the given kinds.
-fn build(kinds: &[&RegisteredKind], dialect: Dialect) -> (Map<String, Value>, Map<String, Value>) {
+fn build(
+    registry: &Registry,
+    kinds: &[&RegisteredKind],
+    dialect: Dialect,
+) -> (Map<String, Value>, Map<String, Value>) {
     let mut schemas: BTreeMap<String, Value> = meta_schemas().into_iter().collect();
     let mut paths = Map::new();
     for kind in kinds {
-        let info = kind.info;
-        schemas.insert(definition_name(&info.gvk), kind_schema(kind));
-        let list_gvk = GroupVersionKind {
-            kind: info.list_kind().into(),
-            ..info.gvk.clone()
-        };
-        schemas.insert(definition_name(&list_gvk), list_schema(info, dialect));
-        kind_paths(info, dialect, &mut paths);
+        let names = add_kind_schemas(registry, kind, dialect, &mut schemas);
+        kind_paths(kind.info, &names, dialect, &mut paths);
     }
     let mut schemas: Map<String, Value> = schemas.into_iter().collect();
     if dialect == Dialect::V2 {
@@ -755,7 +844,7 @@ pub(crate) fn v2_document(registry: &Registry, at: KubeVersion) -> Value {
         .kinds()
         .filter(|kind| infos.iter().any(|info| std::ptr::eq(*info, kind.info)))
         .collect();
-    let (definitions, paths) = build(&kinds, Dialect::V2);
+    let (definitions, paths) = build(registry, &kinds, Dialect::V2);
     json!({
         "swagger": "2.0",
         "info": info_block(at),
@@ -777,7 +866,7 @@ pub(crate) fn v3_document(
 ) -> Option<Value> {
     let served = Served::new(registry, at);
     let kinds = served_kinds(registry, &served, group, version)?;
-    let (schemas, paths) = build(&kinds, Dialect::V3);
+    let (schemas, paths) = build(registry, &kinds, Dialect::V3);
     Some(json!({
         "openapi": "3.0.0",
         "info": info_block(at),

@@ -4,5 +4,7 @@ pub mod stable;
 /// Adds every served kind below this module to `registry`.
 #[inline]
 pub fn register(registry: &mut kapi::Registry) {
+    registry.add_definitions(definitions::OPENAPI_DEFINITIONS);
     stable::register(registry);
 }
+mod definitions;

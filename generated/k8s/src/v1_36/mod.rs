@@ -51,6 +51,14 @@ pub mod storagemigration;
 /// Adds every served kind below this module to `registry`.
 #[inline]
 pub fn register(registry: &mut kapi::Registry) {
+    registry.add_definitions(crate::definitions::v1_36::OPENAPI_DEFINITIONS);
+    registry.add_definitions(crate::definitions::v1_20_v1_36::OPENAPI_DEFINITIONS);
+    registry.add_definitions(crate::definitions::v1_34_v1_36::OPENAPI_DEFINITIONS);
+    registry.add_definitions(crate::definitions::v1_28_v1_34_v1_36::OPENAPI_DEFINITIONS);
+    registry
+        .add_definitions(
+            crate::definitions::v1_20_v1_28_v1_34_v1_36::OPENAPI_DEFINITIONS,
+        );
     #[cfg(feature = "admissionregistration")] admissionregistration::register(registry);
     #[cfg(feature = "apiextensions")] apiextensions::register(registry);
     #[cfg(feature = "apiregistration")] apiregistration::register(registry);
