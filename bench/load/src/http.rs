@@ -1,0 +1,136 @@
+//! The HTTP/1.1 client every scenario drives: one keep-alive connection per [`Conn`], JSON in
+//! and out, built on hyper's low-level connection API so each request goes exactly where the
+//! scenario sends it (no pool hiding queueing between the load generator and the server).
+
+use std::net::SocketAddr;
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::client::conn::http1::SendRequest;
+use hyper::header::{ACCEPT, CONTENT_TYPE, HOST};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+/// One keep-alive connection to the server.
+pub(crate) struct Conn {
+    sender: SendRequest<Full<Bytes>>,
+    addr: SocketAddr,
+    host: String,
+}
+
+impl Conn {
+    pub(crate) async fn connect(addr: SocketAddr) -> Result<Self> {
+        let stream = TcpStream::connect(addr)
+            .await
+            .with_context(|| format!("connecting to {addr}"))?;
+        // Requests are small and latency is what is measured: no Nagle delay on our side.
+        stream.set_nodelay(true)?;
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .context("HTTP/1.1 handshake")?;
+        tokio::spawn(async move {
+            // The connection ends when the scenario drops its sender; its error says nothing new.
+            let _ = connection.await;
+        });
+        Ok(Self {
+            sender,
+            addr,
+            host: addr.to_string(),
+        })
+    }
+
+    /// Replaces a connection the server or an error closed; a live one is kept.
+    pub(crate) async fn revive(&mut self) -> Result<()> {
+        if self.sender.is_closed() {
+            *self = Conn::connect(self.addr).await?;
+        }
+        Ok(())
+    }
+
+    /// Opens `n` connections.
+    pub(crate) async fn connect_many(addr: SocketAddr, n: usize) -> Result<Vec<Conn>> {
+        let mut conns = Vec::with_capacity(n);
+        for _ in 0..n {
+            conns.push(Conn::connect(addr).await?);
+        }
+        Ok(conns)
+    }
+
+    /// Sends a request and starts the response, leaving the body to the caller (watches).
+    pub(crate) async fn start(
+        &mut self,
+        method: Method,
+        path: &str,
+        body: Option<Bytes>,
+    ) -> Result<Response<Incoming>> {
+        self.sender.ready().await.context("connection closed")?;
+        let mut request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(HOST, &self.host)
+            .header(ACCEPT, "application/json");
+        if body.is_some() {
+            request = request.header(CONTENT_TYPE, "application/json");
+        }
+        let request = request.body(Full::new(body.unwrap_or_default()))?;
+        Ok(self.sender.send_request(request).await?)
+    }
+
+    /// Sends a request and reads the whole response body.
+    pub(crate) async fn send(
+        &mut self,
+        method: Method,
+        path: &str,
+        body: Option<Bytes>,
+    ) -> Result<(StatusCode, Bytes)> {
+        let response = self.start(method, path, body).await?;
+        let status = response.status();
+        let body = response.into_body().collect().await?.to_bytes();
+        Ok((status, body))
+    }
+
+    /// Like [`Conn::send`], but a status other than `want` is an error carrying the body.
+    pub(crate) async fn expect(
+        &mut self,
+        method: Method,
+        path: &str,
+        body: Option<Bytes>,
+        want: StatusCode,
+    ) -> Result<Bytes> {
+        let (status, body) = self.send(method.clone(), path, body).await?;
+        if status != want {
+            anyhow::bail!(
+                "{method} {path}: {status} (wanted {want}): {}",
+                String::from_utf8_lossy(&body)
+            );
+        }
+        Ok(body)
+    }
+}
+
+/// Percent-encodes a query value (continue tokens are base64, which carries `+`, `/` and `=`).
+pub(crate) fn query_escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_escaped() {
+        assert_eq!(query_escape("eyJ2Ijo+/x=="), "eyJ2Ijo%2B%2Fx%3D%3D");
+        assert_eq!(query_escape("a-b_c.d~"), "a-b_c.d~");
+    }
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The API server under load, over its embedded store (issue #5), measured in one run on this machine
+# by bench/load (kapi-load) against the release `kapi serve` binary on a fresh data directory:
+#   1. start → ready (the "serving on" line, then /readyz 200), empty and again with the objects;
+#   2. ConfigMap create, get and update (PUT): open loop at --rate per second for --seconds, latency
+#      from each request's due time (no coordinated omission), and closed loop at --concurrency
+#      connections for throughput; the creates fill the store to --objects;
+#   3. server RSS and data directory size per stored object;
+#   4. list of all --objects whole and in pages of --page-limit, end to end with the body read;
+#   5. watch delivery to --watchers concurrent watches: creates at --watch-rate stamped with their
+#      send time, latency from the stamp to the event line read by each watcher.
+# Prints one Markdown table with the issue's targets beside the figures; exits 0 whether or not
+# they are met. Usage: bench/server.sh [kapi-load options, see --help]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+target=${CARGO_TARGET_DIR:-$root/target}
+work=$target/bench-server
+mkdir -p "$work"
+
+cargo build -q --release --manifest-path "$root/Cargo.toml" -p kapi-server -p kapi-load
+# Each watch holds a socket in both processes; the server inherits this limit.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+echo "== $(nproc) cores; before: $(uptime)"
+"$target/release/kapi-load" --server "$target/release/kapi" --tmp-dir "$work" "$@"
+echo "== after: $(uptime)"
