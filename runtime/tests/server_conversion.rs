@@ -8,22 +8,20 @@
 // The helpers below are test code too; a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Body;
-use axum::http::{Request, Response};
-use futures_util::StreamExt;
 use kapi::crd::{Conversions, Hub, round_trip};
 use kapi::meta::ObjectMeta;
-use kapi::server::{Background, Server};
-use kapi::storage::{Bytes, EmbeddedOptions, EmbeddedStorage, Storage};
+use kapi::server::Server;
+use kapi::storage::{Bytes, Storage};
 use kapi::type_tag::{ApiVersion, Kind};
 use kapi::{KubeVersion, Registry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tower::ServiceExt;
+
+use support::Harness;
+
+mod support;
 
 /// Where a `v1alpha1` size that is not a number is kept while stored as v1.
 const SIZE_ANNOTATION: &str = "example.com/v1alpha1-size";
@@ -230,125 +228,26 @@ fn store_key(name: &str) -> String {
     format!("/registry/example.com/widgets/default/{name}")
 }
 
-struct Harness {
-    router: Router,
-    storage: EmbeddedStorage,
-    _background: Background,
-    _dir: tempfile::TempDir,
-}
-
 async fn harness() -> Harness {
-    let dir = tempfile::tempdir().unwrap();
-    let storage = EmbeddedStorage::open(
-        dir.path(),
-        EmbeddedOptions::default()
-            .with_compaction_interval(None)
-            .with_progress_interval(Duration::from_millis(50)),
-    )
-    .await
-    .unwrap();
     let mut registry = Registry::new();
     registry.register_versions(
         Conversions::<v1::Widget>::new()
             .spoke::<v1beta1::Widget>()
             .spoke::<v1alpha1::Widget>(),
     );
-    let (router, background) = Server::builder()
+    let builder = Server::builder()
         .registry(registry)
-        .storage(Arc::new(storage.clone()))
         .kube_version(KubeVersion::new(1, 30))
         .resource_version_wait(Duration::from_millis(200))
-        .bookmark_interval(Duration::from_millis(100))
-        .into_router()
-        .await
-        .unwrap();
-    Harness {
-        router,
-        storage,
-        _background: background,
-        _dir: dir,
-    }
+        .bookmark_interval(Duration::from_millis(100));
+    Harness::in_temp_dir(support::store_options(), builder).await
 }
 
 impl Harness {
-    async fn send(&self, request: Request<Body>) -> Response<Body> {
-        self.router.clone().oneshot(request).await.unwrap()
-    }
-
-    async fn call_as(
-        &self,
-        method: &str,
-        uri: &str,
-        content_type: &str,
-        body: Option<Value>,
-    ) -> (u16, Value) {
-        let mut builder = Request::builder().method(method).uri(uri);
-        let body = match body {
-            Some(v) => {
-                builder = builder.header("content-type", content_type);
-                Body::from(serde_json::to_vec(&v).unwrap())
-            }
-            None => Body::empty(),
-        };
-        let response = self.send(builder.body(body).unwrap()).await;
-        let code = response.status().as_u16();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap();
-        (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
-    }
-
-    async fn call(&self, method: &str, uri: &str, body: Option<Value>) -> (u16, Value) {
-        self.call_as(method, uri, "application/json", body).await
-    }
-
-    async fn ok(&self, method: &str, uri: &str, body: Option<Value>) -> Value {
-        let (code, value) = self.call(method, uri, body).await;
-        assert!((200..300).contains(&code), "{method} {uri}: {code} {value}");
-        value
-    }
-
     /// The object as the store holds it.
     async fn stored(&self, name: &str) -> Value {
         let kv = self.storage.get(&store_key(name), None).await.unwrap();
         serde_json::from_slice(&kv.unwrap().value).unwrap()
-    }
-
-    async fn watch(&self, uri: &str) -> Watch {
-        let request = Request::builder().uri(uri).body(Body::empty()).unwrap();
-        let response = self.send(request).await;
-        assert_eq!(response.status(), 200, "{uri}");
-        Watch {
-            stream: Box::pin(response.into_body().into_data_stream()),
-            buffer: Vec::new(),
-        }
-    }
-}
-
-struct Watch {
-    stream: std::pin::Pin<
-        Box<dyn futures_util::Stream<Item = Result<bytes::Bytes, axum::Error>> + Send>,
-    >,
-    buffer: Vec<u8>,
-}
-
-impl Watch {
-    /// The next event that is not a bookmark, or `None` when nothing comes within two seconds.
-    async fn next(&mut self) -> Option<Value> {
-        loop {
-            if let Some(pos) = self.buffer.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.buffer.drain(..=pos).collect();
-                let event: Value = serde_json::from_slice(&line).unwrap();
-                if event["type"] == "BOOKMARK" {
-                    continue;
-                }
-                return Some(event);
-            }
-            let chunk = tokio::time::timeout(Duration::from_secs(2), self.stream.next())
-                .await
-                .ok()??;
-            self.buffer.extend_from_slice(&chunk.ok()?);
-        }
     }
 }
 
@@ -501,10 +400,13 @@ async fn watches_convert_initial_and_live_events_to_their_version() {
     .await;
     let mut watches = Vec::new();
     for (collection, version) in VERSIONS {
-        watches.push((version, h.watch(&format!("{collection}?watch=true")).await));
+        watches.push((
+            version,
+            h.watch(&format!("{collection}?watch=true"), None).await,
+        ));
     }
     for (version, watch) in &mut watches {
-        let event = watch.next().await.unwrap();
+        let event = watch.next_change().await.unwrap();
         assert_eq!(event["type"], "ADDED", "{version}");
         assert_eq!(
             event["object"]["apiVersion"],
@@ -533,7 +435,7 @@ async fn watches_convert_initial_and_live_events_to_their_version() {
     assert_eq!(deleted["spec"], spec_in("v1beta1", 6, "teal"));
 
     for (version, watch) in &mut watches {
-        let added = watch.next().await.unwrap();
+        let added = watch.next_change().await.unwrap();
         assert_eq!(added["type"], "ADDED", "{version}");
         let want = match *version {
             "v1" => json!({"replicas": 5}),
@@ -543,12 +445,12 @@ async fn watches_convert_initial_and_live_events_to_their_version() {
         assert_eq!(added["object"]["spec"], want, "{version}");
         assert_eq!(identity(&added["object"]), identity(&created));
 
-        let modified = watch.next().await.unwrap();
+        let modified = watch.next_change().await.unwrap();
         assert_eq!(modified["type"], "MODIFIED", "{version}");
         assert_eq!(modified["object"]["spec"], spec_in(version, 6, "teal"));
         assert_eq!(identity(&modified["object"]), identity(&updated));
 
-        let gone = watch.next().await.unwrap();
+        let gone = watch.next_change().await.unwrap();
         assert_eq!(gone["type"], "DELETED", "{version}");
         assert_eq!(
             gone["object"]["apiVersion"],
@@ -820,7 +722,7 @@ async fn failed_conversions_are_internal_errors() {
     assert_eq!((code, &status["reason"]), (500, &json!("InternalError")));
     let now = h.storage.current_revision().await.unwrap();
     let mut watch = h
-        .watch(&format!("{V1}?watch=true&resourceVersion={now}"))
+        .watch(&format!("{V1}?watch=true&resourceVersion={now}"), None)
         .await;
     let mut later = broken.clone();
     later["metadata"]["name"] = json!("later");
@@ -831,7 +733,7 @@ async fn failed_conversions_are_internal_errors() {
         )
         .await
         .unwrap();
-    let event = watch.next().await.unwrap();
+    let event = watch.next_change().await.unwrap();
     assert_eq!(event["type"], "ERROR", "{event}");
     assert_eq!(event["object"]["code"], 500);
     assert!(

@@ -7,18 +7,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Body;
-use axum::http::{Request, Response};
-use futures_util::StreamExt;
+use axum::http::Request;
 use kapi::meta::ObjectMeta;
-use kapi::server::{Background, Server};
+use kapi::server::Server;
 use kapi::storage::{EmbeddedOptions, EmbeddedStorage, Storage};
 use kapi::type_tag::{ApiVersion, Kind};
 use kapi::{KubeVersion, Registry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tower::ServiceExt;
+
+use support::Harness;
+
+mod support;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
 #[resource(
@@ -92,43 +93,18 @@ struct Gizmo {
 const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
 const GADGETS: &str = "/apis/example.com/v1/gadgets";
 
-struct Harness {
-    router: Router,
-    storage: EmbeddedStorage,
-    _background: Background,
-    _dir: tempfile::TempDir,
-}
-
 async fn harness_with(version: KubeVersion) -> Harness {
-    let dir = tempfile::tempdir().unwrap();
-    let storage = EmbeddedStorage::open(
-        dir.path(),
-        EmbeddedOptions::default()
-            .with_compaction_interval(None)
-            .with_progress_interval(Duration::from_millis(50)),
-    )
-    .await
-    .unwrap();
     let mut registry = Registry::new();
     registry
         .register::<Widget>()
         .register::<Gadget>()
         .register::<Gizmo>();
-    let (router, background) = Server::builder()
+    let builder = Server::builder()
         .registry(registry)
-        .storage(Arc::new(storage.clone()))
         .kube_version(version)
         .resource_version_wait(Duration::from_millis(200))
-        .bookmark_interval(Duration::from_millis(100))
-        .into_router()
-        .await
-        .unwrap();
-    Harness {
-        router,
-        storage,
-        _background: background,
-        _dir: dir,
-    }
+        .bookmark_interval(Duration::from_millis(100));
+    Harness::in_temp_dir(support::store_options(), builder).await
 }
 
 async fn harness() -> Harness {
@@ -136,34 +112,6 @@ async fn harness() -> Harness {
 }
 
 impl Harness {
-    async fn send(&self, request: Request<Body>) -> Response<Body> {
-        self.router.clone().oneshot(request).await.unwrap()
-    }
-
-    async fn call(&self, method: &str, uri: &str, body: Option<Value>) -> (u16, Value) {
-        let mut builder = Request::builder().method(method).uri(uri);
-        let body = match body {
-            Some(v) => {
-                builder = builder.header("content-type", "application/json");
-                Body::from(serde_json::to_vec(&v).unwrap())
-            }
-            None => Body::empty(),
-        };
-        let response = self.send(builder.body(body).unwrap()).await;
-        let code = response.status().as_u16();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap();
-        let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        (code, value)
-    }
-
-    async fn ok(&self, method: &str, uri: &str, body: Option<Value>) -> Value {
-        let (code, value) = self.call(method, uri, body).await;
-        assert!((200..300).contains(&code), "{method} {uri}: {code} {value}");
-        value
-    }
-
     async fn create_widget(&self, name: &str, labels: Value, color: &str) -> Value {
         self.ok(
             "POST",
@@ -175,53 +123,6 @@ impl Harness {
             })),
         )
         .await
-    }
-
-    /// Opens a watch and returns a reader of its events.
-    async fn watch(&self, uri: &str, accept: Option<&str>) -> Watch {
-        let mut builder = Request::builder().uri(uri);
-        if let Some(accept) = accept {
-            builder = builder.header("accept", accept);
-        }
-        let response = self.send(builder.body(Body::empty()).unwrap()).await;
-        assert_eq!(response.status(), 200, "{uri}");
-        Watch {
-            stream: Box::pin(response.into_body().into_data_stream()),
-            buffer: Vec::new(),
-        }
-    }
-}
-
-struct Watch {
-    stream: std::pin::Pin<
-        Box<dyn futures_util::Stream<Item = Result<bytes::Bytes, axum::Error>> + Send>,
-    >,
-    buffer: Vec<u8>,
-}
-
-impl Watch {
-    /// The next event, or `None` when the stream ends or nothing comes within two seconds.
-    async fn next(&mut self) -> Option<Value> {
-        loop {
-            if let Some(pos) = self.buffer.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.buffer.drain(..=pos).collect();
-                return Some(serde_json::from_slice(&line).unwrap());
-            }
-            let chunk = tokio::time::timeout(Duration::from_secs(2), self.stream.next())
-                .await
-                .ok()??;
-            self.buffer.extend_from_slice(&chunk.ok()?);
-        }
-    }
-
-    /// The next event that is not a bookmark.
-    async fn next_change(&mut self) -> Option<Value> {
-        loop {
-            let event = self.next().await?;
-            if event["type"] != "BOOKMARK" {
-                return Some(event);
-            }
-        }
     }
 }
 
@@ -463,7 +364,7 @@ async fn errors_are_statuses_with_upstream_codes_and_reasons() {
             builder = builder.header("accept", accept);
         }
         let body = r.body.clone().map(Body::from).unwrap_or_else(Body::empty);
-        let response = h.send(builder.body(body).unwrap()).await;
+        let response = h.request(builder.body(body).unwrap()).await;
         let code = response.status().as_u16();
         let content_type = response.headers().get("content-type").cloned();
         let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
@@ -491,7 +392,7 @@ async fn removed_versions_are_not_served_and_deprecated_ones_warn() {
     assert_eq!((code, reason(&body)), (404, "NotFound"));
     let h = harness_with(KubeVersion::new(1, 25)).await;
     let response = h
-        .send(
+        .request(
             Request::get("/apis/example.com/v1beta1/gizmos")
                 .body(Body::empty())
                 .unwrap(),
@@ -1270,35 +1171,13 @@ async fn watch_from_compacted_version_is_one_410_error_event() {
 
 #[tokio::test]
 async fn slow_watchers_are_cut_off_with_410() {
-    let dir = tempfile::tempdir().unwrap();
-    let storage = EmbeddedStorage::open(
-        dir.path(),
-        EmbeddedOptions::default()
-            .with_compaction_interval(None)
-            .with_watch_buffer(8),
-    )
-    .await
-    .unwrap();
+    let options = EmbeddedOptions::default()
+        .with_compaction_interval(None)
+        .with_watch_buffer(8);
     let mut registry = Registry::new();
     registry.register::<Widget>();
-    let (router, _bg) = Server::builder()
-        .registry(registry)
-        .storage(Arc::new(storage))
-        .watch_queue(2)
-        .into_router()
-        .await
-        .unwrap();
-    let h = Harness {
-        router,
-        storage: EmbeddedStorage::open(
-            tempfile::tempdir().unwrap().path(),
-            EmbeddedOptions::default(),
-        )
-        .await
-        .unwrap(),
-        _background: _bg,
-        _dir: dir,
-    };
+    let builder = Server::builder().registry(registry).watch_queue(2);
+    let h = Harness::in_temp_dir(options, builder).await;
     let mut w = h
         .watch(&format!("{WIDGETS}?watch=true&resourceVersion=0"), None)
         .await;
@@ -1326,7 +1205,7 @@ async fn table_partial_and_yaml_representations() {
             .unwrap()
     };
     let response = h
-        .send(get(
+        .request(get(
             WIDGETS,
             "application/json;as=Table;g=meta.k8s.io;v=v1, application/json",
         ))
@@ -1350,7 +1229,7 @@ async fn table_partial_and_yaml_representations() {
     assert_eq!(table["rows"][0]["cells"], json!(["a", 1]));
     assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
     let response = h
-        .send(get(
+        .request(get(
             &format!("{GADGETS}?includeObject=Object"),
             "application/json;as=Table;g=meta.k8s.io;v=v1",
         ))
@@ -1364,7 +1243,7 @@ async fn table_partial_and_yaml_representations() {
     assert_eq!(table["columnDefinitions"][1]["name"], "Created At");
     // Partial metadata.
     let response = h
-        .send(get(
+        .request(get(
             WIDGETS,
             "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
         ))
@@ -1379,7 +1258,7 @@ async fn table_partial_and_yaml_representations() {
     assert!(list["items"][0].get("spec").is_none());
     // YAML out and in.
     let response = h
-        .send(get(&format!("{WIDGETS}/a"), "application/yaml"))
+        .request(get(&format!("{WIDGETS}/a"), "application/yaml"))
         .await;
     assert_eq!(response.headers()["content-type"], "application/yaml");
     let text = String::from_utf8(
@@ -1391,7 +1270,7 @@ async fn table_partial_and_yaml_representations() {
     .unwrap();
     assert!(text.contains("kind: Widget"), "{text}");
     let response = h
-        .send(
+        .request(
             Request::post(WIDGETS)
                 .header("content-type", "application/yaml")
                 .body(Body::from(
@@ -1416,7 +1295,7 @@ async fn table_partial_and_yaml_representations() {
     assert_eq!(e["object"]["kind"], "Table");
     // gzip when asked.
     let response = h
-        .send(
+        .request(
             Request::get(WIDGETS)
                 .header("accept-encoding", "gzip")
                 .body(Body::empty())

@@ -11,22 +11,23 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Body;
 use axum::http::Request;
 use futures_util::StreamExt;
 use kapi::meta::ObjectMeta;
-use kapi::server::{Background, Server};
-use kapi::storage::{Bytes, EmbeddedOptions, EmbeddedStorage, Storage};
+use kapi::server::Server;
+use kapi::storage::{Bytes, EmbeddedStorage, Storage};
 use kapi::type_tag::{ApiVersion, Kind};
 use kapi::{KubeVersion, Registry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::time::Instant;
-use tower::ServiceExt;
+
+use support::Harness;
+
+mod support;
 
 /// A namespaced custom kind with a free-form spec.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
@@ -87,6 +88,9 @@ const WAIT: Duration = Duration::from_secs(15);
 
 const HOLD: &str = "example.com/hold";
 
+/// What these tests' PATCHes are written as.
+const MERGE_PATCH: &str = "application/merge-patch+json";
+
 fn widgets(ns: &str) -> String {
     format!("/apis/example.com/v1/namespaces/{ns}/widgets")
 }
@@ -97,20 +101,11 @@ fn widget_uri(ns: &str, name: &str) -> String {
 
 const GADGETS: &str = "/apis/example.com/v1/gadgets";
 
-struct Harness {
-    router: Router,
-    storage: EmbeddedStorage,
-    background: Background,
-}
-
 async fn open_storage(dir: &Path) -> EmbeddedStorage {
     // A stopped server's tasks let go of the database as they see the stop signal.
     let deadline = Instant::now() + WAIT;
     loop {
-        let options = EmbeddedOptions::default()
-            .with_compaction_interval(None)
-            .with_progress_interval(Duration::from_millis(50));
-        match EmbeddedStorage::open(dir, options).await {
+        match EmbeddedStorage::open(dir, support::store_options()).await {
             Ok(storage) => return storage,
             Err(e) => {
                 assert!(Instant::now() < deadline, "cannot reopen {dir:?}: {e}");
@@ -132,19 +127,11 @@ fn registry() -> Registry {
 
 impl Harness {
     async fn start(storage: EmbeddedStorage) -> Self {
-        let (router, background) = Server::builder()
+        let builder = Server::builder()
             .registry(registry())
-            .storage(Arc::new(storage.clone()))
             .kube_version(KubeVersion::new(1, 34))
-            .resource_version_wait(Duration::from_millis(200))
-            .into_router()
-            .await
-            .unwrap();
-        Harness {
-            router,
-            storage,
-            background,
-        }
+            .resource_version_wait(Duration::from_millis(200));
+        Self::serve(storage, None, builder).await
     }
 
     async fn open(dir: &Path) -> Self {
@@ -155,39 +142,6 @@ impl Harness {
     fn stop(self) {
         self.background.stop();
         drop(self);
-    }
-
-    async fn call(&self, method: &str, uri: &str, body: Option<Value>) -> (u16, Value) {
-        let mut builder = Request::builder().method(method).uri(uri);
-        let content_type = if method == "PATCH" {
-            "application/merge-patch+json"
-        } else {
-            "application/json"
-        };
-        let body = match body {
-            Some(v) => {
-                builder = builder.header("content-type", content_type);
-                Body::from(serde_json::to_vec(&v).unwrap())
-            }
-            None => Body::empty(),
-        };
-        let response = self
-            .router
-            .clone()
-            .oneshot(builder.body(body).unwrap())
-            .await
-            .unwrap();
-        let code = response.status().as_u16();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap();
-        (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
-    }
-
-    async fn ok(&self, method: &str, uri: &str, body: Option<Value>) -> Value {
-        let (code, value) = self.call(method, uri, body).await;
-        assert!((200..300).contains(&code), "{method} {uri}: {code} {value}");
-        value
     }
 
     async fn get(&self, uri: &str) -> Option<Value> {
@@ -263,9 +217,10 @@ impl Harness {
     }
 
     async fn remove_finalizers(&self, uri: &str) {
-        self.ok(
+        self.ok_as(
             "PATCH",
             uri,
+            MERGE_PATCH,
             Some(json!({"metadata": {"finalizers": null}})),
         )
         .await;
@@ -512,9 +467,10 @@ async fn foreground_deletion_of_an_ownership_cycle_finishes() {
     let (h, _dir) = harness().await;
     let a = h.widget("default", "a", &[], &[]).await;
     let b = h.widget("default", "b", &[owner_ref(&a, true)], &[]).await;
-    h.ok(
+    h.ok_as(
         "PATCH",
         &widget_uri("default", "a"),
+        MERGE_PATCH,
         Some(json!({"metadata": {"ownerReferences": [owner_ref(&b, true)]}})),
     )
     .await;
@@ -835,7 +791,7 @@ async fn watchers_see_the_cascade_in_order() {
             .uri(format!("{}?watch=true&resourceVersion={rv}", widgets(&ns)))
             .body(Body::empty())
             .unwrap();
-        let response = h.router.clone().oneshot(request).await.unwrap();
+        let response = h.request(request).await;
         assert_eq!(response.status(), 200);
         h.ok(
             "DELETE",

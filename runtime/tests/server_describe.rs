@@ -8,17 +8,19 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use kapi::meta::ObjectMeta;
-use kapi::server::{Background, Server};
-use kapi::storage::{EmbeddedOptions, EmbeddedStorage, Storage};
+use kapi::server::Server;
+use kapi::storage::{EmbeddedOptions, EmbeddedStorage};
 use kapi::type_tag::{ApiVersion, Kind};
 use kapi::{KubeVersion, Registry, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tower::ServiceExt;
+
+use support::{Answer, Harness};
+
+mod support;
 
 /// Kinds shaped like the v1.20.2 built-ins with their real lifecycle data.
 mod builtin {
@@ -171,59 +173,11 @@ const GADGET_DEFINITIONS: &str = r##"{
 "example.gadgets.v1.Unused":{"type":"string"}
 }"##;
 
-struct Harness {
-    router: Router,
-    _background: Background,
-    _dir: tempfile::TempDir,
-}
-
 async fn harness(minor: u16) -> Harness {
-    let dir = tempfile::tempdir().unwrap();
-    let storage = EmbeddedStorage::open(dir.path(), EmbeddedOptions::default())
-        .await
-        .unwrap();
-    let storage: Arc<dyn Storage> = Arc::new(storage);
-    let (router, background) = Server::builder()
+    let builder = Server::builder()
         .registry(registry())
-        .storage(storage)
-        .kube_version(KubeVersion::new(1, minor))
-        .into_router()
-        .await
-        .unwrap();
-    Harness {
-        router,
-        _background: background,
-        _dir: dir,
-    }
-}
-
-struct Answer {
-    status: StatusCode,
-    headers: axum::http::HeaderMap,
-    body: Vec<u8>,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8(self.body.clone()).unwrap()
-    }
-
-    fn header(&self, name: header::HeaderName) -> Option<&str> {
-        self.headers.get(name).map(|v| v.to_str().unwrap())
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        self.headers
-            .get_all(header::WARNING)
-            .iter()
-            .map(|v| String::from_utf8(v.as_bytes().to_vec()).unwrap())
-            .collect()
-    }
+        .kube_version(KubeVersion::new(1, minor));
+    Harness::in_temp_dir(EmbeddedOptions::default(), builder).await
 }
 
 impl Harness {
@@ -234,34 +188,18 @@ impl Harness {
         accept: Option<&str>,
         body: Option<Value>,
     ) -> Answer {
-        let mut request = Request::builder().method(method).uri(uri);
+        let mut headers = Vec::new();
         if let Some(accept) = accept {
-            request = request.header(header::ACCEPT, accept);
+            headers.push(("accept", accept));
         }
         let body = match body {
             Some(value) => {
-                request = request.header(header::CONTENT_TYPE, "application/json");
-                Body::from(serde_json::to_vec(&value).unwrap())
+                headers.push(("content-type", "application/json"));
+                serde_json::to_vec(&value).unwrap()
             }
-            None => Body::empty(),
+            None => Vec::new(),
         };
-        let response = self
-            .router
-            .clone()
-            .oneshot(request.body(body).unwrap())
-            .await
-            .unwrap();
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap()
-            .to_vec();
-        Answer {
-            status,
-            headers,
-            body,
-        }
+        self.exchange(method, uri, &headers, body).await
     }
 
     async fn get(&self, uri: &str) -> Answer {
@@ -791,7 +729,7 @@ async fn openapi_v3_index_and_documents() {
         .header(header::IF_NONE_MATCH, &etag)
         .body(Body::empty())
         .unwrap();
-    let cached = h.router.clone().oneshot(request).await.unwrap();
+    let cached = h.request(request).await;
     assert_eq!(cached.status(), StatusCode::NOT_MODIFIED);
 
     for missing in [

@@ -6,22 +6,23 @@
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Body;
 use axum::http::Request;
 use futures_util::StreamExt;
 use kapi::merge::{TypeInfo, field};
 use kapi::meta::ObjectMeta;
-use kapi::server::{Background, Server};
-use kapi::storage::{EmbeddedOptions, EmbeddedStorage, Storage};
+use kapi::server::Server;
+use kapi::storage::Storage;
 use kapi::type_tag::{ApiVersion, Kind};
 use kapi::{KubeVersion, Registry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tower::ServiceExt;
+
+use support::{Harness, Reply};
+
+mod support;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
 #[resource(
@@ -136,83 +137,20 @@ const JSON_PATCH: &str = "application/json-patch+json";
 const MERGE: &str = "application/merge-patch+json";
 const SMP: &str = "application/strategic-merge-patch+json";
 
-struct Harness {
-    router: Router,
-    storage: EmbeddedStorage,
-    _background: Background,
-    _dir: tempfile::TempDir,
-}
-
-#[derive(Debug)]
-struct Reply {
-    code: u16,
-    body: Value,
-    warnings: Vec<String>,
-}
-
-impl Reply {
-    fn message(&self) -> &str {
-        self.body["message"].as_str().unwrap_or("")
-    }
-}
-
 async fn harness() -> Harness {
-    let dir = tempfile::tempdir().unwrap();
-    let storage = EmbeddedStorage::open(
-        dir.path(),
-        EmbeddedOptions::default()
-            .with_compaction_interval(None)
-            .with_progress_interval(Duration::from_millis(50)),
-    )
-    .await
-    .unwrap();
     let mut registry = Registry::new();
     registry
         .register::<Widget>()
         .register::<Deployment>()
         .register::<Blob>();
-    let (router, background) = Server::builder()
+    let builder = Server::builder()
         .registry(registry)
-        .storage(Arc::new(storage.clone()))
         .kube_version(KubeVersion::new(1, 34))
-        .resource_version_wait(Duration::from_millis(200))
-        .into_router()
-        .await
-        .unwrap();
-    Harness {
-        router,
-        storage,
-        _background: background,
-        _dir: dir,
-    }
+        .resource_version_wait(Duration::from_millis(200));
+    Harness::in_temp_dir(support::store_options(), builder).await
 }
 
 impl Harness {
-    async fn raw(&self, method: &str, uri: &str, content_type: &str, body: &[u8]) -> Reply {
-        let request = Request::builder()
-            .method(method)
-            .uri(uri)
-            .header("content-type", content_type)
-            .body(Body::from(body.to_vec()))
-            .unwrap();
-        let response = self.router.clone().oneshot(request).await.unwrap();
-        let code = response.status().as_u16();
-        let warnings = response
-            .headers()
-            .get_all("warning")
-            .iter()
-            .map(|v| v.to_str().unwrap().to_owned())
-            .collect();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap();
-        Reply {
-            code,
-            body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-            warnings,
-        }
-    }
-
     async fn send(&self, method: &str, uri: &str, content_type: &str, body: &Value) -> Reply {
         let bytes = if body.is_null() {
             Vec::new()
@@ -220,15 +158,6 @@ impl Harness {
             serde_json::to_vec(body).unwrap()
         };
         self.raw(method, uri, content_type, &bytes).await
-    }
-
-    async fn ok(&self, method: &str, uri: &str, body: Value) -> Value {
-        let reply = self.send(method, uri, JSON, &body).await;
-        assert!(
-            (200..300).contains(&reply.code),
-            "{method} {uri}: {reply:?}"
-        );
-        reply.body
     }
 
     async fn get(&self, uri: &str) -> Reply {
@@ -243,11 +172,11 @@ impl Harness {
         self.ok(
             "POST",
             WIDGETS,
-            json!({
+            Some(json!({
                 "apiVersion": "example.com/v1", "kind": "Widget",
                 "metadata": {"name": name},
                 "spec": {"replicas": 1, "color": "red"},
-            }),
+            })),
         )
         .await
     }
@@ -256,7 +185,7 @@ impl Harness {
     async fn events_since(&self, collection: &str, rv: u64) -> Vec<Value> {
         let uri = format!("{collection}?watch=true&resourceVersion={rv}");
         let request = Request::builder().uri(uri).body(Body::empty()).unwrap();
-        let response = self.router.clone().oneshot(request).await.unwrap();
+        let response = self.request(request).await;
         assert_eq!(response.status(), 200);
         let mut stream = response.into_body().into_data_stream();
         let mut bytes = Vec::new();
@@ -451,8 +380,10 @@ async fn dry_run_updates_and_patches_answer_with_the_would_be_object() {
     h.ok(
         "PUT",
         &format!("{WIDGETS}/w/status"),
-        json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+        Some(
+            json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
                "status": {"replicas": 1}}),
+        ),
     )
     .await;
     let stored = h.get(&format!("{WIDGETS}/w")).await.body;
@@ -564,8 +495,10 @@ async fn dry_run_updates_and_patches_answer_with_the_would_be_object() {
     h.ok(
         "POST",
         DEPLOYMENTS,
-        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        Some(
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
                "spec": {"containers": [{"name": "a", "image": "one"}]}}),
+        ),
     )
     .await;
     let before = h.revision().await;
@@ -600,21 +533,21 @@ async fn dry_run_deletes_show_the_outcome_and_keep_the_objects() {
     h.ok(
         "POST",
         WIDGETS,
-        json!({"apiVersion": "example.com/v1", "kind": "Widget",
-               "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}),
+        Some(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+               "metadata": {"name": "held", "finalizers": ["example.com/hold"]}})),
     )
     .await;
     let free = h.widget("free").await;
     h.ok(
         "POST",
         DEPLOYMENTS,
-        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}),
+        Some(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}})),
     )
     .await;
     h.ok(
         "POST",
         NAMESPACES,
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "scratch"}}),
+        Some(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "scratch"}})),
     )
     .await;
     let before = h.revision().await;
@@ -839,7 +772,7 @@ async fn field_validation_on_updates_and_patches() {
     h.ok(
         "POST",
         DEPLOYMENTS,
-        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}),
+        Some(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}})),
     )
     .await;
     let w = format!("{WIDGETS}/w");

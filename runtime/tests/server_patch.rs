@@ -7,18 +7,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Body;
 use axum::http::Request;
 use kapi::merge::{TypeInfo, field};
 use kapi::meta::ObjectMeta;
-use kapi::server::{Background, Server};
-use kapi::storage::{EmbeddedOptions, EmbeddedStorage};
+use kapi::server::Server;
+use kapi::storage::EmbeddedOptions;
 use kapi::type_tag::{ApiVersion, Kind};
 use kapi::{KubeVersion, Registry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tower::ServiceExt;
+
+use support::{Harness, Reply};
+
+mod support;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
 #[resource(
@@ -147,26 +149,7 @@ const JSON_PATCH: &str = "application/json-patch+json";
 const MERGE: &str = "application/merge-patch+json";
 const SMP: &str = "application/strategic-merge-patch+json";
 
-struct Harness {
-    router: Router,
-    _background: Background,
-    _dir: tempfile::TempDir,
-}
-
-struct Reply {
-    code: u16,
-    body: Value,
-    warning: Option<String>,
-}
-
 async fn harness() -> Harness {
-    let dir = tempfile::tempdir().unwrap();
-    let storage = EmbeddedStorage::open(
-        dir.path(),
-        EmbeddedOptions::default().with_compaction_interval(None),
-    )
-    .await
-    .unwrap();
     let mut registry = Registry::new();
     registry
         .register::<Widget>()
@@ -174,45 +157,15 @@ async fn harness() -> Harness {
         .register::<Gizmo>()
         .register::<Gadget>()
         .register::<Sprocket>();
-    let (router, background) = Server::builder()
+    let builder = Server::builder()
         .registry(registry)
-        .storage(Arc::new(storage))
         .kube_version(KubeVersion::new(1, 25))
-        .resource_version_wait(Duration::from_millis(200))
-        .into_router()
-        .await
-        .unwrap();
-    Harness {
-        router,
-        _background: background,
-        _dir: dir,
-    }
+        .resource_version_wait(Duration::from_millis(200));
+    let options = EmbeddedOptions::default().with_compaction_interval(None);
+    Harness::in_temp_dir(options, builder).await
 }
 
 impl Harness {
-    async fn raw(&self, method: &str, uri: &str, content_type: &str, body: Vec<u8>) -> Reply {
-        let request = Request::builder()
-            .method(method)
-            .uri(uri)
-            .header("content-type", content_type)
-            .body(Body::from(body))
-            .unwrap();
-        let response = self.router.clone().oneshot(request).await.unwrap();
-        let code = response.status().as_u16();
-        let warning = response
-            .headers()
-            .get("warning")
-            .map(|v| v.to_str().unwrap().to_owned());
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap();
-        Reply {
-            code,
-            body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-            warning,
-        }
-    }
-
     async fn patch(&self, uri: &str, content_type: &str, patch: Value) -> Reply {
         self.raw(
             "PATCH",
@@ -229,62 +182,35 @@ impl Harness {
         reply.body
     }
 
-    async fn send(&self, method: &str, uri: &str, body: Value) -> Value {
-        let reply = self
-            .raw(
-                method,
-                uri,
-                "application/json",
-                serde_json::to_vec(&body).unwrap(),
-            )
-            .await;
-        assert!(
-            (200..300).contains(&reply.code),
-            "{method} {uri}: {}",
-            reply.body
-        );
-        reply.body
-    }
-
     async fn get(&self, uri: &str) -> Reply {
-        let request = Request::builder().uri(uri).body(Body::empty()).unwrap();
-        let response = self.router.clone().oneshot(request).await.unwrap();
-        let code = response.status().as_u16();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap();
-        Reply {
-            code,
-            body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-            warning: None,
-        }
+        self.exchange("GET", uri, &[], Vec::new()).await.into()
     }
 
     async fn widget(&self, name: &str) -> Value {
-        self.send(
+        self.ok(
             "POST",
             WIDGETS,
-            json!({
+            Some(json!({
                 "apiVersion": "example.com/v1", "kind": "Widget",
                 "metadata": {"name": name, "labels": {"app": "w"}},
                 "spec": {"replicas": 1, "color": "red"},
-            }),
+            })),
         )
         .await
     }
 
     async fn deployment(&self, name: &str) -> Value {
-        self.send(
+        self.ok(
             "POST",
             DEPLOYMENTS,
-            json!({
+            Some(json!({
                 "apiVersion": "apps/v1", "kind": "Deployment",
                 "metadata": {"name": name, "finalizers": ["example.com/a", "example.com/b"]},
                 "spec": {"replicas": 1, "template": {"spec": {"containers": [
                     {"name": "app", "image": "app:1", "args": ["--a"]},
                     {"name": "sidecar", "image": "side:1"}
                 ]}}},
-            }),
+            })),
         )
         .await
     }
@@ -563,10 +489,10 @@ async fn missing_objects_unsupported_types_and_big_bodies() {
     assert_eq!(too_big.code, 413);
 
     // A kind without the patch verb.
-    h.send(
+    h.ok(
         "POST",
         GADGETS,
-        json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}}),
+        Some(json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}})),
     )
     .await;
     let not_allowed = h.patch(&format!("{GADGETS}/g"), MERGE, json!({})).await;
@@ -671,7 +597,7 @@ async fn removing_the_last_finalizer_by_patch_completes_deletion() {
         .uri(&uri)
         .body(Body::empty())
         .unwrap();
-    let response = h.router.clone().oneshot(request).await.unwrap();
+    let response = h.request(request).await;
     assert_eq!(response.status(), 200);
     // No new finalizers while deleting.
     let added = h
@@ -696,10 +622,10 @@ async fn removing_the_last_finalizer_by_patch_completes_deletion() {
 #[tokio::test]
 async fn patches_on_deprecated_kinds_carry_the_warning() {
     let h = harness().await;
-    h.send(
+    h.ok(
         "POST",
         GIZMOS,
-        json!({"apiVersion": "example.com/v1beta1", "kind": "Gizmo", "metadata": {"name": "g"}}),
+        Some(json!({"apiVersion": "example.com/v1beta1", "kind": "Gizmo", "metadata": {"name": "g"}})),
     )
     .await;
     let reply = h
@@ -709,17 +635,17 @@ async fn patches_on_deprecated_kinds_carry_the_warning() {
     assert_eq!(reply.body["size"], 3);
     assert!(
         reply
-            .warning
-            .as_deref()
+            .warnings
+            .first()
             .is_some_and(|w| w.contains("deprecated")),
         "{:?}",
-        reply.warning
+        reply.warnings.first()
     );
     let failed = h
         .patch(&format!("{GIZMOS}/none"), MERGE, json!({"size": 3}))
         .await;
     assert_eq!(failed.code, 404);
-    assert!(failed.warning.is_some());
+    assert!(!failed.warnings.is_empty());
 }
 
 #[tokio::test]
@@ -755,11 +681,13 @@ async fn concurrent_patches_without_a_resource_version_all_land() {
 async fn declared_strategic_metadata_enables_strategic_patch() {
     let h = harness().await;
     let uri = "/apis/example.com/v1/sprockets";
-    h.send(
+    h.ok(
         "POST",
         uri,
-        json!({"apiVersion": "example.com/v1", "kind": "Sprocket", "metadata": {"name": "s"},
+        Some(
+            json!({"apiVersion": "example.com/v1", "kind": "Sprocket", "metadata": {"name": "s"},
                "parts": [{"name": "a", "size": 1}, {"name": "b", "size": 2}]}),
+        ),
     )
     .await;
     let patched = h

@@ -1,0 +1,273 @@
+//! The harness the server integration tests share: an embedded store, a router over it, and
+//! requests sent to that router in-process, with their answers read back (status, headers,
+//! JSON body, `Warning` headers) and watches read event by event. Each test file keeps its own
+//! kinds, registry and server settings.
+
+// Every integration test is its own crate and uses only some of these helpers; the rest would
+// be dead code in that crate.
+#![allow(dead_code)]
+// Test code too: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, Request, Response, StatusCode, header};
+use futures_util::{Stream, StreamExt};
+use kapi::server::{Background, ServerBuilder};
+use kapi::storage::{EmbeddedOptions, EmbeddedStorage};
+use serde_json::Value;
+use tower::ServiceExt;
+
+/// Store options for tests: no compaction behind their back, and progress notices often enough
+/// for bookmarks and resourceVersion waits to come quickly.
+pub(crate) fn store_options() -> EmbeddedOptions {
+    EmbeddedOptions::default()
+        .with_compaction_interval(None)
+        .with_progress_interval(Duration::from_millis(50))
+}
+
+/// A server's router over an embedded store.
+pub(crate) struct Harness {
+    pub(crate) router: Router,
+    pub(crate) storage: EmbeddedStorage,
+    pub(crate) background: Background,
+    /// The store's directory when the harness made it: removed when the harness goes.
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Harness {
+    /// Serves `storage` with a builder that holds everything but the storage.
+    pub(crate) async fn serve(
+        storage: EmbeddedStorage,
+        dir: Option<tempfile::TempDir>,
+        builder: ServerBuilder,
+    ) -> Self {
+        let (router, background) = builder
+            .storage(Arc::new(storage.clone()))
+            .into_router()
+            .await
+            .unwrap();
+        Harness {
+            router,
+            storage,
+            background,
+            _dir: dir,
+        }
+    }
+
+    /// Serves a fresh store opened with `options` in a temporary directory.
+    pub(crate) async fn in_temp_dir(options: EmbeddedOptions, builder: ServerBuilder) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = EmbeddedStorage::open(dir.path(), options).await.unwrap();
+        Self::serve(storage, Some(dir), builder).await
+    }
+
+    pub(crate) async fn request(&self, request: Request<Body>) -> Response<Body> {
+        self.router.clone().oneshot(request).await.unwrap()
+    }
+
+    /// Sends `body` (none when empty) with the given headers and reads the whole answer.
+    pub(crate) async fn exchange(
+        &self,
+        method: &str,
+        uri: &str,
+        headers: &[(&str, &str)],
+        body: Vec<u8>,
+    ) -> Answer {
+        let mut request = Request::builder().method(method).uri(uri);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let body = if body.is_empty() {
+            Body::empty()
+        } else {
+            Body::from(body)
+        };
+        let response = self.request(request.body(body).unwrap()).await;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap()
+            .to_vec();
+        Answer {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// Sends `body` as it is, under `content_type`.
+    pub(crate) async fn raw(
+        &self,
+        method: &str,
+        uri: &str,
+        content_type: &str,
+        body: impl AsRef<[u8]>,
+    ) -> Reply {
+        self.exchange(
+            method,
+            uri,
+            &[("content-type", content_type)],
+            body.as_ref().to_vec(),
+        )
+        .await
+        .into()
+    }
+
+    /// Sends `body` as JSON under `content_type` (no body, no content type for `None`); the
+    /// answer's body is `Null` when it is not JSON.
+    pub(crate) async fn call_as(
+        &self,
+        method: &str,
+        uri: &str,
+        content_type: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let answer = match body {
+            Some(v) => {
+                let bytes = serde_json::to_vec(&v).unwrap();
+                let headers = [("content-type", content_type)];
+                self.exchange(method, uri, &headers, bytes).await
+            }
+            None => self.exchange(method, uri, &[], Vec::new()).await,
+        };
+        (answer.code(), answer.value())
+    }
+
+    pub(crate) async fn call(&self, method: &str, uri: &str, body: Option<Value>) -> (u16, Value) {
+        self.call_as(method, uri, "application/json", body).await
+    }
+
+    /// Like `call_as`, failing the test unless the answer is a success.
+    pub(crate) async fn ok_as(
+        &self,
+        method: &str,
+        uri: &str,
+        content_type: &str,
+        body: Option<Value>,
+    ) -> Value {
+        let (code, value) = self.call_as(method, uri, content_type, body).await;
+        assert!((200..300).contains(&code), "{method} {uri}: {code} {value}");
+        value
+    }
+
+    pub(crate) async fn ok(&self, method: &str, uri: &str, body: Option<Value>) -> Value {
+        self.ok_as(method, uri, "application/json", body).await
+    }
+
+    /// Opens a watch and returns a reader of its events.
+    pub(crate) async fn watch(&self, uri: &str, accept: Option<&str>) -> Watch {
+        let mut builder = Request::builder().uri(uri);
+        if let Some(accept) = accept {
+            builder = builder.header("accept", accept);
+        }
+        let response = self.request(builder.body(Body::empty()).unwrap()).await;
+        assert_eq!(response.status(), 200, "{uri}");
+        Watch {
+            stream: Box::pin(response.into_body().into_data_stream()),
+            buffer: Vec::new(),
+        }
+    }
+}
+
+/// A whole answer, body unread.
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Vec<u8>,
+}
+
+impl Answer {
+    pub(crate) fn code(&self) -> u16 {
+        self.status.as_u16()
+    }
+
+    /// The body as JSON, failing the test when it is not.
+    pub(crate) fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    /// The body as JSON, or `Null` when it is not.
+    pub(crate) fn value(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8(self.body.clone()).unwrap()
+    }
+
+    pub(crate) fn header(&self, name: header::HeaderName) -> Option<&str> {
+        self.headers.get(name).map(|v| v.to_str().unwrap())
+    }
+
+    /// Every `Warning` header, in order.
+    pub(crate) fn warnings(&self) -> Vec<String> {
+        self.headers
+            .get_all(header::WARNING)
+            .iter()
+            .map(|v| String::from_utf8(v.as_bytes().to_vec()).unwrap())
+            .collect()
+    }
+}
+
+/// An answer's code, JSON body (`Null` when not JSON) and warnings.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) code: u16,
+    pub(crate) body: Value,
+    pub(crate) warnings: Vec<String>,
+}
+
+impl Reply {
+    pub(crate) fn message(&self) -> &str {
+        self.body["message"].as_str().unwrap_or("")
+    }
+}
+
+impl From<Answer> for Reply {
+    fn from(answer: Answer) -> Self {
+        Reply {
+            code: answer.code(),
+            body: answer.value(),
+            warnings: answer.warnings(),
+        }
+    }
+}
+
+/// A watch's events, one JSON line at a time.
+pub(crate) struct Watch {
+    stream: Pin<Box<dyn Stream<Item = Result<bytes::Bytes, axum::Error>> + Send>>,
+    buffer: Vec<u8>,
+}
+
+impl Watch {
+    /// The next event, or `None` when the stream ends or nothing comes within two seconds.
+    pub(crate) async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(pos) = self.buffer.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.buffer.drain(..=pos).collect();
+                return Some(serde_json::from_slice(&line).unwrap());
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(2), self.stream.next())
+                .await
+                .ok()??;
+            self.buffer.extend_from_slice(&chunk.ok()?);
+        }
+    }
+
+    /// The next event that is not a bookmark.
+    pub(crate) async fn next_change(&mut self) -> Option<Value> {
+        loop {
+            let event = self.next().await?;
+            if event["type"] != "BOOKMARK" {
+                return Some(event);
+            }
+        }
+    }
+}
