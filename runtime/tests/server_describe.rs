@@ -245,6 +245,15 @@ async fn legacy_discovery_documents() {
         .collect();
     assert!(names.contains(&"gadgets"), "{names:?}");
     assert!(names.contains(&"namespaces"), "{names:?}");
+    // The namespace lifecycle's subresource, as upstream lists it.
+    let finalize = core["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "namespaces/finalize")
+        .expect("namespaces/finalize");
+    assert_eq!(finalize["verbs"], json!(["update"]));
+    assert_eq!(finalize["kind"], "Namespace");
     let gadget = core["resources"]
         .as_array()
         .unwrap()

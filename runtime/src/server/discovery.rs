@@ -29,10 +29,11 @@ use axum::routing::get;
 use serde::Serialize;
 
 use super::deprecation::{compare_versions, is_served};
+use super::object::is_namespace_kind;
 use super::state::State;
 use crate::meta::{
     APIGroup, APIGroupDiscovery, APIGroupDiscoveryList, APIResource, APIResourceDiscovery,
-    APIResourceList, APIVersionDiscovery, APIVersions, DiscoveryFreshness,
+    APIResourceList, APISubresourceDiscovery, APIVersionDiscovery, APIVersions, DiscoveryFreshness,
     GroupVersionForDiscovery, ServerAddressByClientCIDR, Status, StatusDetails, StatusReason,
 };
 use crate::{KubeVersion, Registry, ResourceInfo};
@@ -159,6 +160,9 @@ impl<'a> Served<'a> {
     }
 }
 
+/// The namespace subresource only the namespace lifecycle writes (`PUT .../finalize`).
+const FINALIZE: &str = "finalize";
+
 /// The resource entries of one group/version, sorted by name as upstream lists them.
 fn resource_list(kinds: &[&ResourceInfo]) -> Vec<APIResource> {
     let mut resources: Vec<APIResource> = kinds
@@ -172,6 +176,15 @@ fn resource_list(kinds: &[&ResourceInfo]) -> Vec<APIResource> {
                     &mut entry.short_names,
                     &mut entry.categories,
                 );
+            }
+            if is_namespace_kind(info) {
+                entries.push(APIResource {
+                    name: format!("{}/{FINALIZE}", info.plural),
+                    namespaced: false,
+                    kind: info.gvk.kind.to_string(),
+                    verbs: vec!["update".to_owned()],
+                    ..APIResource::default()
+                });
             }
             entries
         })
@@ -198,6 +211,14 @@ fn aggregated_group(served: &Served<'_>, group: &str) -> APIGroupDiscovery {
                 .iter()
                 .map(|info| {
                     let mut entry = APIResourceDiscovery::for_kind(info);
+                    if is_namespace_kind(info) {
+                        entry.subresources.push(APISubresourceDiscovery {
+                            subresource: FINALIZE.to_owned(),
+                            response_kind: Some(info.gvk.clone()),
+                            accepted_types: Vec::new(),
+                            verbs: vec!["update".to_owned()],
+                        });
+                    }
                     builtin_names::fill(
                         &info.gvk.group,
                         &info.plural,
