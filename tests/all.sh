@@ -35,10 +35,10 @@ if [ ! -d "$KAPI_SPEC_CORPUS" ]; then
   exit 1
 fi
 
-# One clean build, so skip incremental caches and keep only line tables for backtraces:
+# One clean build, so skip incremental caches and debug info (backtraces still name functions):
 # both cut the target dir from ~8 GB to a few GB (override either variable to keep them).
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
-export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
 
 # The storage layer and server live behind the kapi crate's `server` feature.
 cargo test --workspace --locked --features kapi/server
