@@ -76,6 +76,7 @@ pub mod int_or_string;
 pub mod list;
 pub mod merge;
 pub mod meta;
+mod names;
 pub mod quantity;
 pub mod raw;
 pub mod registry;

@@ -251,41 +251,10 @@ impl fmt::Display for LabelSelector {
     }
 }
 
-/// A DNS-1123 label or the name part of a qualified name: alphanumeric at both ends, with
-/// `-`, `_` and `.` allowed inside (only `-` and `.` for DNS), at most `max` characters.
-fn is_name_part(s: &str, max: usize, allow_underscore: bool) -> bool {
-    let bytes = s.as_bytes();
-    let (Some(first), Some(last)) = (bytes.first(), bytes.last()) else {
-        return false;
-    };
-    s.len() <= max
-        && first.is_ascii_alphanumeric()
-        && last.is_ascii_alphanumeric()
-        && bytes.iter().all(|b| {
-            b.is_ascii_alphanumeric()
-                || *b == b'-'
-                || *b == b'.'
-                || (allow_underscore && *b == b'_')
-        })
-}
-
-/// Whether `s` is a DNS-1123 subdomain: dot-separated lowercase labels, at most 253 characters.
-fn is_dns_subdomain(s: &str) -> bool {
-    s.len() <= 253
-        && s.split('.').all(|label| {
-            is_name_part(label, 63, false) && label.bytes().all(|b| !b.is_ascii_uppercase())
-        })
-}
-
 /// Label keys are qualified names: an optional DNS-subdomain prefix and `/`, then a name of at
 /// most 63 characters.
 fn check_key(key: &str) -> Result<(), LabelSelectorError> {
-    let (prefix, name) = match key.split_once('/') {
-        Some((prefix, name)) => (Some(prefix), name),
-        None => (None, key),
-    };
-    let ok = prefix.is_none_or(is_dns_subdomain) && is_name_part(name, 63, true);
-    if ok {
+    if crate::names::is_qualified_name(key) {
         Ok(())
     } else {
         Err(LabelSelectorError::InvalidKey(key.to_owned()))
@@ -294,7 +263,7 @@ fn check_key(key: &str) -> Result<(), LabelSelectorError> {
 
 /// Label values are empty or a name of at most 63 characters.
 fn check_value(key: &str, value: &str) -> Result<(), LabelSelectorError> {
-    if value.is_empty() || is_name_part(value, 63, true) {
+    if crate::names::is_label_value(value) {
         Ok(())
     } else {
         Err(LabelSelectorError::InvalidValue {

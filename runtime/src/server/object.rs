@@ -39,20 +39,7 @@ const RETRIES: usize = 16;
 /// How many generated names are tried before answering 500 ServerTimeout.
 const GENERATE_ATTEMPTS: usize = 8;
 
-/// Whether `s` is a lowercase RFC 1123 label.
-pub(crate) fn is_dns_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && s.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-}
-
-/// Whether `s` is a lowercase RFC 1123 subdomain.
-pub(crate) fn is_dns_subdomain(s: &str) -> bool {
-    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns_label)
-}
+pub(crate) use crate::names::{is_dns_label, is_dns_subdomain};
 
 const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
@@ -916,11 +903,7 @@ fn check_preconditions(
 /// Whether a name is a standard finalizer or a qualified name with a prefix, as upstream's
 /// `validateFinalizerName` requires of namespace finalizers.
 fn finalizer_name_problem(name: &str) -> Option<&'static str> {
-    let qualified = match name.split_once('/') {
-        Some((prefix, rest)) => is_dns_subdomain(prefix) && is_qualified_part(rest),
-        None => is_qualified_part(name),
-    };
-    if !qualified {
+    if !crate::names::is_qualified_name(name) {
         return Some(
             "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
         );
@@ -938,15 +921,6 @@ fn finalizer_name_problem(name: &str) -> Option<&'static str> {
 
 /// The name part of a qualified name: at most 63 alphanumerics, `-`, `_` or `.`, starting and
 /// ending with an alphanumeric.
-fn is_qualified_part(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && s.ends_with(|c: char| c.is_ascii_alphanumeric())
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-}
-
 /// PUT `/api/v1/namespaces/{name}/finalize`: replaces the namespace's `spec.finalizers` and
 /// nothing else, as upstream's finalize subresource. When the namespace is terminating and the
 /// last finalizer goes, so does the namespace.

@@ -116,32 +116,6 @@ fn field_value(object: &Value, field: &str) -> String {
     }
 }
 
-fn is_alnum(c: char) -> bool {
-    c.is_ascii_alphanumeric()
-}
-
-/// Upstream's label value rule: at most 63 characters, empty or alphanumeric at both ends with
-/// `-`, `_`, `.` inside.
-fn valid_label_value(v: &str) -> bool {
-    v.is_empty()
-        || (v.len() <= 63
-            && v.starts_with(is_alnum)
-            && v.ends_with(is_alnum)
-            && v.chars()
-                .all(|c| is_alnum(c) || matches!(c, '-' | '_' | '.')))
-}
-
-/// Upstream's qualified name: `[DNS-subdomain prefix/]name`, name as a non-empty label value.
-pub(crate) fn valid_qualified_name(key: &str) -> bool {
-    let (prefix, name) = match key.split_once('/') {
-        Some((prefix, name)) => (Some(prefix), name),
-        None => (None, key),
-    };
-    !name.is_empty()
-        && valid_label_value(name)
-        && prefix.is_none_or(super::object::is_dns_subdomain)
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Token {
     Ident(String),
@@ -224,7 +198,7 @@ impl LabelQuery {
                 Some(Token::Ident(k)) => k.clone(),
                 other => return Err(err(format!("found {other:?}, expected: identifier"))),
             };
-            if !valid_qualified_name(&key) {
+            if !crate::names::is_qualified_name(&key) {
                 return Err(err(format!(
                     "invalid label key {key:?}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
                 )));
@@ -356,7 +330,7 @@ impl LabelQuery {
 }
 
 fn check_value(key: &str, value: &str) -> Result<(), String> {
-    if valid_label_value(value) {
+    if crate::names::is_label_value(value) {
         Ok(())
     } else {
         Err(format!(
