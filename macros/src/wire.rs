@@ -20,7 +20,7 @@
 //! with serde's ``missing field `name` `` error.
 
 use proc_macro2::{Group, Literal, Span, TokenStream, TokenTree};
-use quote::{ToTokens as _, format_ident, quote, quote_spanned};
+use quote::{ToTokens as _, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
@@ -435,10 +435,9 @@ fn expand_enum(
             quote!(#i => Self::#variant,)
         }
     });
-    let variants_const = format_ident!("__VARIANTS");
     quote! {
         const _: () = {
-            const #variants_const: &[&str] = &[#(#wires),*];
+            const __VARIANTS: &[&str] = &[#(#wires),*];
 
             #[automatically_derived]
             impl #serde::Serialize for #ident {
@@ -446,7 +445,7 @@ fn expand_enum(
                     let index = match self {
                         #(#to_index)*
                     };
-                    #krate::wire::serialize_variant(serializer, #name, index, #variants_const)
+                    #krate::wire::serialize_variant(serializer, #name, index, __VARIANTS)
                 }
             }
 
@@ -455,7 +454,7 @@ fn expand_enum(
                 fn deserialize<D: #serde::Deserializer<'de>>(
                     deserializer: D,
                 ) -> #result<Self, D::Error> {
-                    let index = #krate::wire::deserialize_variant(deserializer, #variants_const)?;
+                    let index = #krate::wire::deserialize_variant(deserializer, __VARIANTS)?;
                     ::core::result::Result::Ok(match index {
                         #(#from_index)*
                     })
