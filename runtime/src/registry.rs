@@ -14,6 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -23,19 +24,22 @@ use crate::merge::TypeInfo;
 use crate::schema::{JSONSchemaProps, Schema};
 use crate::{GroupVersionKind, Resource, ResourceInfo};
 
-/// Decodes JSON into a kind's Rust type and encodes it back: the server's schema check. Fields the
-/// type does not know are dropped, which is how unknown fields are detected.
-pub type Codec = fn(Value) -> Result<Value, serde_json::Error>;
+/// Decodes JSON into a kind's shape and encodes it back: the server's schema check. Fields the
+/// kind does not know are dropped, which is how unknown fields are detected. A compiled kind's
+/// codec is a round trip through its Rust type; a CustomResourceDefinition created at run time
+/// gets one that prunes and checks against the CRD's schema.
+pub type Codec = Arc<dyn Fn(Value) -> Result<Value, serde_json::Error> + Send + Sync>;
 
 /// Produces a kind's OpenAPI v3 schema (the whole object: `apiVersion`, `kind`, `metadata`, ...)
 /// for the server's `/openapi` documents. Called when a document is built, not at registration.
-pub type SchemaSource = fn() -> Option<JSONSchemaProps>;
+pub type SchemaSource = Arc<dyn Fn() -> Option<JSONSchemaProps> + Send + Sync>;
 
 /// One registered kind.
 #[derive(Clone)]
 pub struct RegisteredKind {
-    /// The static description of the kind.
-    pub info: &'static ResourceInfo,
+    /// The description of the kind: shared, because kinds defined by CRDs at run time are built
+    /// while the server runs, and every request's target holds its kind.
+    pub info: Arc<ResourceInfo>,
     /// The kind's merge metadata, when it declares any.
     pub merge: Option<&'static TypeInfo>,
     /// Round trip through the kind's Rust type.
@@ -66,9 +70,9 @@ fn round_trip<K: Resource>(value: Value) -> Result<Value, serde_json::Error> {
 /// The entry [`Registry::register`] adds for `K`.
 pub(crate) fn entry_of<K: Resource>() -> RegisteredKind {
     RegisteredKind {
-        info: K::info(),
+        info: Arc::new(K::info().clone()),
         merge: K::merge_info(),
-        codec: round_trip::<K>,
+        codec: Arc::new(round_trip::<K>),
         schema: None,
     }
 }
@@ -100,12 +104,12 @@ impl Registry {
     /// Adds kind `K` with its [`Schema`], which the server publishes in its OpenAPI documents
     /// (so `kubectl explain` shows the fields).
     pub fn register_with_schema<K: Resource + Schema>(&mut self) -> &mut Self {
-        self.insert::<K>(Some(schema_of::<K>))
+        self.insert::<K>(Some(Arc::new(schema_of::<K>)))
     }
 
     /// Adds the custom resource `K` with the schema of its CRD version.
     pub fn register_custom<K: CustomResource>(&mut self) -> &mut Self {
-        self.insert::<K>(Some(K::openapi_schema))
+        self.insert::<K>(Some(Arc::new(K::openapi_schema)))
     }
 
     /// Adds every version of a kind and serves them all from one stored version, the hub,
@@ -187,8 +191,10 @@ impl Registry {
     pub fn register_versions<H: Hub>(&mut self, conversions: Conversions<H>) -> &mut Self {
         let converter = conversions.into_converter();
         for kind in converter.entries() {
-            let plural = kind.info.plural.to_string();
-            self.version_of(kind.info).entry(plural).or_insert(kind);
+            let info = Arc::clone(&kind.info);
+            self.version_of(&info)
+                .entry(info.plural.to_string())
+                .or_insert(kind);
         }
         self.conversions
             .entry(converter.group().to_owned())
@@ -202,8 +208,8 @@ impl Registry {
             schema,
             ..entry_of::<K>()
         };
-        let plural = kind.info.plural.to_string();
-        self.version_of(kind.info).insert(plural, kind);
+        let info = Arc::clone(&kind.info);
+        self.version_of(&info).insert(info.plural.to_string(), kind);
         self
     }
 
@@ -333,7 +339,7 @@ mod tests {
             .register_with_schema::<Widget>()
             .register::<Gadget>();
         let widget = registry.get("widgets.kapi.dev", "v1", "widgets").unwrap();
-        let schema = widget.schema.and_then(|source| source()).unwrap();
+        let schema = widget.schema.as_ref().and_then(|source| source()).unwrap();
         assert_eq!(schema.description.as_deref(), Some("a widget"));
         assert!(registry.get("", "v1", "gadgets").unwrap().schema.is_none());
     }
@@ -352,7 +358,8 @@ mod tests {
         let codec = registry
             .get("widgets.kapi.dev", "v1", "widgets")
             .unwrap()
-            .codec;
+            .codec
+            .clone();
         let out = codec(json!({
             "apiVersion": "widgets.kapi.dev/v1",
             "kind": "Widget",

@@ -65,7 +65,7 @@ pub(crate) fn warning_in(
     }
     let better = registry
         .kinds()
-        .map(|kind| kind.info)
+        .map(|kind| &*kind.info)
         .filter(|other| {
             other.gvk.group == info.gvk.group
                 && other.gvk.kind == info.gvk.kind

@@ -106,7 +106,7 @@ impl<'a> Served<'a> {
     pub(crate) fn new(registry: &'a Registry, at: KubeVersion) -> Self {
         let mut nested: BTreeMap<&str, BTreeMap<&str, Vec<&ResourceInfo>>> = BTreeMap::new();
         for kind in registry.kinds() {
-            let info = kind.info;
+            let info = &*kind.info;
             if is_served(info, at) {
                 nested
                     .entry(info.gvk.group.as_ref())

@@ -21,8 +21,6 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::registry::Codec;
-
 /// What a write does with unknown and duplicate fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Directive {
@@ -87,9 +85,12 @@ fn is_empty(value: &Value) -> bool {
     }
 }
 
+/// A kind's codec (see [`crate::registry::Codec`]), borrowed for one check.
+pub(crate) type Decode = dyn Fn(Value) -> Result<Value, serde_json::Error> + Send + Sync;
+
 /// The paths of the fields in `input` that the codec dropped from `output` (its result for
 /// `input`), in document order.
-pub(crate) fn unknown_fields(codec: Codec, input: &Value, output: &Value) -> Vec<String> {
+pub(crate) fn unknown_fields(codec: &Decode, input: &Value, output: &Value) -> Vec<String> {
     let mut walk = Walk {
         codec,
         root: output,
@@ -102,7 +103,7 @@ pub(crate) fn unknown_fields(codec: Codec, input: &Value, output: &Value) -> Vec
 }
 
 struct Walk<'a> {
-    codec: Codec,
+    codec: &'a Decode,
     root: &'a Value,
     steps: Vec<Step>,
     found: Vec<String>,
@@ -323,7 +324,7 @@ fn messages(problems: impl IntoIterator<Item = String>) -> Vec<String> {
 /// The problems of a create or update body: its duplicate keys and its unknown fields
 /// (`input` decoded from `raw`, `output` the codec's result), in document order.
 pub(crate) fn body_problems(
-    codec: Codec,
+    codec: &Decode,
     raw: &[u8],
     input: &Value,
     output: &Value,
@@ -475,7 +476,7 @@ mod tests {
     fn problems(raw: &str) -> Vec<String> {
         let input: Value = serde_json::from_str(raw).unwrap();
         let output = codec(input.clone()).unwrap();
-        body_problems(codec, raw.as_bytes(), &input, &output)
+        body_problems(&codec, raw.as_bytes(), &input, &output)
     }
 
     #[test]
@@ -527,7 +528,7 @@ mod tests {
         let output = codec(input.clone()).unwrap();
         let raw = b"name: a\nname: b\nfoo: 1\n";
         assert_eq!(
-            body_problems(codec, raw, &input, &output),
+            body_problems(&codec, raw, &input, &output),
             [r#"unknown field "foo""#]
         );
     }
@@ -538,7 +539,7 @@ mod tests {
             Ok(value)
         }
         let input = json!({"anything": {"goes": [1, {"x": null}]}});
-        assert!(unknown_fields(same, &input, &input).is_empty());
+        assert!(unknown_fields(&same, &input, &input).is_empty());
     }
 
     #[test]

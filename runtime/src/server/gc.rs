@@ -1157,7 +1157,7 @@ impl Collector {
             // Not a kind this server serves: never treated as gone.
             return Ok(Owner::Solid);
         };
-        let info = kind.info;
+        let info = &*kind.info;
         let namespace = if info.is_namespaced() {
             match dependent.namespace.as_deref() {
                 Some(ns) => Some(ns),

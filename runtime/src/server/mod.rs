@@ -365,7 +365,7 @@ pub(crate) struct Call {
 impl Call {
     /// The kind served.
     pub(crate) fn info(&self) -> &ResourceInfo {
-        self.target.kind.info
+        &self.target.kind.info
     }
 
     /// Error subject for an object of this resource.
@@ -413,7 +413,7 @@ pub(crate) fn resume_namespace_cleanup(state: &State, stop: &signal::Receiver<bo
     let mut stop = stop.clone();
     let name = name.to_owned();
     let key = match state.registry.get("", "v1", "namespaces") {
-        Some(kind) => keys::object_key(kind.info, None, &name),
+        Some(kind) => keys::object_key(&kind.info, None, &name),
         None => format!("/registry/core/namespaces/{name}"),
     };
     tokio::spawn(async move {
@@ -474,7 +474,7 @@ async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Respons
         Ok(target) => target,
         Err(e) => return e.into_response(),
     };
-    let info = target.kind.info;
+    let info = &*target.kind.info;
     if !deprecation::is_served(info, state.kube_version) {
         return ApiError::no_route().into_response();
     }

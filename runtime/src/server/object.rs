@@ -243,7 +243,7 @@ fn validate_fields(
     if validation == Directive::Ignore {
         return Ok(());
     }
-    let problems = field_validation::body_problems(call.target.kind.codec, raw, object, decoded);
+    let problems = field_validation::body_problems(&*call.target.kind.codec, raw, object, decoded);
     if problems.is_empty() {
         return Ok(());
     }
@@ -1146,7 +1146,7 @@ fn scale_codec(value: Value) -> Result<Value, serde_json::Error> {
 /// what is wrong with it).
 pub(crate) fn scale_unknown_fields(scale: &Value) -> Vec<String> {
     match scale_codec(scale.clone()) {
-        Ok(decoded) => field_validation::unknown_fields(scale_codec, scale, &decoded),
+        Ok(decoded) => field_validation::unknown_fields(&scale_codec, scale, &decoded),
         Err(_) => Vec::new(),
     }
 }
@@ -1165,7 +1165,7 @@ pub(crate) async fn update_scale(
     let incoming = super::negotiate::decode_body(&call.headers, body)?;
     if write.validation != Directive::Ignore {
         let decoded = scale_codec(incoming.clone()).unwrap_or_else(|_| incoming.clone());
-        let problems = field_validation::body_problems(scale_codec, body, &incoming, &decoded);
+        let problems = field_validation::body_problems(&scale_codec, body, &incoming, &decoded);
         if write.validation == Directive::Strict && !problems.is_empty() {
             return Err(strict_decoding("Scale", "v1", &problems));
         }
@@ -1248,7 +1248,7 @@ pub(crate) async fn purge_namespace(
     let mut remaining = 0;
     let mut seen = std::collections::BTreeSet::new();
     for kind in state.registry.kinds() {
-        let info = kind.info;
+        let info = &*kind.info;
         if !info.is_namespaced() {
             continue;
         }

@@ -80,9 +80,10 @@ fn gvk_object(gvk: &GroupVersionKind) -> Value {
 
 /// The kind's own schema, or the permissive stand-in.
 fn kind_schema(kind: &RegisteredKind) -> Value {
-    let info = kind.info;
+    let info = &*kind.info;
     let registered = kind
         .schema
+        .as_ref()
         .and_then(|source| source())
         .and_then(|schema| serde_json::to_value(schema).ok())
         .filter(Value::is_object);
@@ -757,7 +758,7 @@ fn add_kind_schemas(
     dialect: Dialect,
     schemas: &mut BTreeMap<String, Value>,
 ) -> SchemaNames {
-    let info = kind.info;
+    let info = &*kind.info;
     let defined = kind
         .schema
         .is_none()
@@ -802,7 +803,7 @@ fn build(
     let mut paths = Map::new();
     for kind in kinds {
         let names = add_kind_schemas(registry, kind, dialect, &mut schemas);
-        kind_paths(kind.info, &names, dialect, &mut paths);
+        kind_paths(&kind.info, &names, dialect, &mut paths);
     }
     let mut schemas: Map<String, Value> = schemas.into_iter().collect();
     if dialect == Dialect::V2 {
@@ -828,7 +829,7 @@ fn served_kinds<'a>(
     Some(
         registry
             .kinds()
-            .filter(|kind| infos.iter().any(|info| std::ptr::eq(*info, kind.info)))
+            .filter(|kind| infos.iter().any(|info| std::ptr::eq(*info, &*kind.info)))
             .collect(),
     )
 }
@@ -842,7 +843,7 @@ pub(crate) fn v2_document(registry: &Registry, at: KubeVersion) -> Value {
         .collect();
     let kinds: Vec<&RegisteredKind> = registry
         .kinds()
-        .filter(|kind| infos.iter().any(|info| std::ptr::eq(*info, kind.info)))
+        .filter(|kind| infos.iter().any(|info| std::ptr::eq(*info, &*kind.info)))
         .collect();
     let (definitions, paths) = build(registry, &kinds, Dialect::V2);
     json!({

@@ -252,7 +252,7 @@ fn accept(
         return Err(rejected(&patched, "the patched document is not an object"));
     }
     object::check_type(call.info(), &mut patched)?;
-    let codec = call.target.kind.codec;
+    let codec = &*call.target.kind.codec;
     let decoded = codec(patched.clone()).map_err(|e| rejected(&patched, &e.to_string()))?;
     let problems = if validation == Directive::Ignore {
         Vec::new()
