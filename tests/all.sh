@@ -6,26 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages the tests use, each installed only when its probe fails.
-missing=()
-command -v python3 >/dev/null 2>&1 || missing+=(python3)
-python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "tests/all.sh: installing Debian packages: ${missing[*]}"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
-fi
-
-# Python packages the end-to-end tests use, in a venv the tests find through KAPI_PYTHON.
+# Debian packages and the Python venv, installed only when missing.
+tests/setup.sh
 venv=.venv
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-fi
-if ! cmp -s tests/requirements.txt "$venv/.requirements"; then
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/requirements.txt
-  cp tests/requirements.txt "$venv/.requirements"
-fi
 export KAPI_PYTHON="$PWD/$venv/bin/python"
 
 # The reference specs live beside the repository unless told otherwise.
@@ -40,5 +23,14 @@ fi
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
 
-# The storage layer and server live behind the kapi crate's `server` feature.
-cargo test --workspace --locked --features kapi/server
+# The storage layer and server live behind the kapi crate's `server` feature, the etcd engine
+# behind `etcd`.
+features=kapi/server,kapi/etcd,kapi-server/etcd
+cargo test --workspace --locked --features "$features"
+
+# The API suites once more over etcd (each test starts its own etcd; see
+# runtime/tests/support/mod.rs for the few tests that stay on the embedded engine).
+KAPI_TEST_STORAGE=etcd cargo test --workspace --locked --features "$features" \
+  --test server_core --test server_conversion --test server_describe \
+  --test server_dry_run --test server_patch --test server_watch --test server_apply \
+  --test server_crds

@@ -804,7 +804,7 @@ async fn watchers_see_the_cascade_in_order() {
 }
 
 /// Rewrites one stored object of the stopped server's store.
-async fn edit(storage: &EmbeddedStorage, key: &str, change: impl Fn(&mut Value)) {
+async fn edit(storage: &dyn Storage, key: &str, change: impl Fn(&mut Value)) {
     let kv = storage.get(key, None).await.unwrap().unwrap();
     let mut object: Value = serde_json::from_slice(&kv.value).unwrap();
     change(&mut object);

@@ -124,7 +124,9 @@ pub fn kapi_binary() -> PathBuf {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut build = Command::new(cargo);
         build
+            // With the etcd engine: the replica tests start the binary over etcd.
             .args(["build", "--quiet", "-p", "kapi-server", "--bin", "kapi"])
+            .args(["--features", "etcd"])
             .env("CARGO_TARGET_DIR", &target)
             .current_dir(workspace_root());
         match profile.as_str() {

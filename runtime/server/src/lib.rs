@@ -1,5 +1,6 @@
 //! The `kapi` server command: its command line, the catalog it serves, the kubeconfig it
-//! writes, and the serve loop from opening the data directory to a clean shutdown on a signal.
+//! writes, and the serve loop from opening the store (the embedded one in a data directory,
+//! or etcd with `--etcd-servers`) to a clean shutdown on a signal.
 //!
 //! `main.rs` only parses and reports; everything here is callable from tests.
 
@@ -10,7 +11,11 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use kapi::server::{Server, ServerError};
-use kapi::storage::{EmbeddedOptions, EmbeddedStorage, OpenError};
+#[cfg(feature = "etcd")]
+use kapi::storage::etcd::ConnectError;
+use kapi::storage::{EmbeddedOptions, EmbeddedStorage, OpenError, Storage};
+#[cfg(feature = "etcd")]
+use kapi::storage::{EtcdOptions, EtcdStorage};
 use kapi::{KubeVersion, Registry};
 
 /// How long a shutdown may take to drain open requests before the process gives up on them.
@@ -32,7 +37,8 @@ pub struct Cli {
 /// The subcommands of `kapi`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve the Kubernetes built-ins and the example API over durable embedded storage.
+    /// Serve the Kubernetes built-ins and the example API over durable embedded storage, or
+    /// over etcd (`--etcd-servers`), where several servers can share one store.
     Serve(ServeArgs),
 }
 
@@ -44,8 +50,29 @@ pub struct ServeArgs {
     pub listen: SocketAddr,
 
     /// The directory holding the embedded store (created if missing; reopened on restart).
-    #[arg(long, value_name = "DIR")]
-    pub data_dir: PathBuf,
+    /// Required unless `--etcd-servers` is given.
+    #[arg(long, value_name = "DIR", required_unless_present = "etcd_servers")]
+    pub data_dir: Option<PathBuf>,
+
+    /// Store objects in etcd at these client URLs (comma-separated) instead of the embedded
+    /// store; several servers given the same etcd serve one set of objects.
+    #[arg(
+        long,
+        value_name = "URL,URL",
+        value_delimiter = ',',
+        conflicts_with = "data_dir"
+    )]
+    pub etcd_servers: Vec<String>,
+
+    /// Prepended to every key in etcd (the server's own keys start with `/registry`), so
+    /// unrelated servers can share one etcd.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        default_value = "",
+        requires = "etcd_servers"
+    )]
+    pub etcd_prefix: String,
 
     /// Where to write a kubeconfig pointing at this server (overwritten on every start).
     #[arg(long, value_name = "FILE")]
@@ -99,6 +126,19 @@ pub enum ServeError {
     /// The data directory could not be opened.
     #[error(transparent)]
     Open(#[from] OpenError),
+    /// etcd could not be reached.
+    #[cfg(feature = "etcd")]
+    #[error(transparent)]
+    Etcd(#[from] ConnectError),
+    /// `--etcd-servers` was given to a binary built without the etcd engine.
+    #[cfg(not(feature = "etcd"))]
+    #[error(
+        "this kapi was built without the etcd engine: build it with `cargo build -p kapi-server --features etcd`"
+    )]
+    EtcdNotBuilt,
+    /// Neither a data directory nor etcd servers were given.
+    #[error("give --data-dir for the embedded store or --etcd-servers for etcd")]
+    NoStore,
     /// The server failed to start or while serving.
     #[error(transparent)]
     Server(#[from] ServerError),
@@ -209,14 +249,10 @@ pub async fn serve(
     shutdown: impl Future<Output = Result<(), ServeError>>,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
-    let mut options = EmbeddedOptions::default();
-    if let Some(interval) = args.compaction_interval {
-        options = options.with_compaction_interval(Some(interval));
-    }
-    let storage = EmbeddedStorage::open(&args.data_dir, options).await?;
+    let storage = open_storage(&args).await?;
     let running = Server::builder()
         .registry(registry_for(args.kube_version))
-        .storage(Arc::new(storage))
+        .storage(storage)
         .kube_version(args.kube_version.version())
         .listen(args.listen)
         .start()
@@ -233,6 +269,29 @@ pub async fn serve(
     waited?;
     stopped.map_err(|_| ServeError::ShutdownTimeout(SHUTDOWN_GRACE))??;
     Ok(())
+}
+
+/// Opens the store the arguments select: etcd when servers are given, else the embedded one.
+pub async fn open_storage(args: &ServeArgs) -> Result<Arc<dyn Storage>, ServeError> {
+    if !args.etcd_servers.is_empty() {
+        #[cfg(feature = "etcd")]
+        {
+            let mut options = EtcdOptions::new(args.etcd_servers.iter().map(|s| s.trim()))
+                .with_prefix(args.etcd_prefix.as_str());
+            if let Some(interval) = args.compaction_interval {
+                options = options.with_compaction_interval(Some(interval));
+            }
+            return Ok(Arc::new(EtcdStorage::connect(options).await?));
+        }
+        #[cfg(not(feature = "etcd"))]
+        return Err(ServeError::EtcdNotBuilt);
+    }
+    let dir = args.data_dir.as_ref().ok_or(ServeError::NoStore)?;
+    let mut options = EmbeddedOptions::default();
+    if let Some(interval) = args.compaction_interval {
+        options = options.with_compaction_interval(Some(interval));
+    }
+    Ok(Arc::new(EmbeddedStorage::open(dir, options).await?))
 }
 
 /// Installs SIGINT and SIGTERM handlers now; the future resolves on the first of them.
@@ -330,6 +389,63 @@ mod tests {
     }
 
     #[test]
+    fn the_store_is_chosen_by_flag() {
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["kapi", "serve", "--kubeconfig", "k"];
+            argv.extend_from_slice(extra);
+            Cli::try_parse_from(argv).map(|cli| {
+                let Command::Serve(args) = cli.command;
+                args
+            })
+        };
+        let embedded = parse(&["--data-dir", "d"]).unwrap();
+        assert_eq!(embedded.data_dir, Some(PathBuf::from("d")));
+        assert!(embedded.etcd_servers.is_empty());
+        let etcd = parse(&[
+            "--etcd-servers",
+            "http://127.0.0.1:1,http://127.0.0.1:2",
+            "--etcd-prefix",
+            "/a",
+        ])
+        .unwrap();
+        assert_eq!(
+            etcd.etcd_servers,
+            ["http://127.0.0.1:1", "http://127.0.0.1:2"]
+        );
+        assert_eq!(etcd.etcd_prefix, "/a");
+        assert_eq!(etcd.data_dir, None);
+        let refused: [&[&str]; 3] = [
+            &[],
+            &["--data-dir", "d", "--etcd-servers", "http://127.0.0.1:1"],
+            &["--data-dir", "d", "--etcd-prefix", "/a"],
+        ];
+        for argv in refused {
+            assert!(parse(argv).is_err(), "{argv:?} must be refused");
+        }
+    }
+
+    #[cfg(feature = "etcd")]
+    #[tokio::test]
+    async fn an_unreachable_etcd_is_a_clear_error() {
+        let args = Cli::try_parse_from([
+            "kapi",
+            "serve",
+            "--kubeconfig",
+            "k",
+            "--etcd-servers",
+            "http://127.0.0.1:9",
+        ])
+        .unwrap();
+        let Command::Serve(mut args) = args.command;
+        args.listen = "127.0.0.1:0".parse().unwrap();
+        let started = std::time::Instant::now();
+        let error = open_storage(&args).await.unwrap_err();
+        assert!(matches!(error, ServeError::Etcd(_)), "{error}");
+        assert!(error.to_string().contains("127.0.0.1:9"), "{error}");
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
+
+    #[test]
     fn registries_follow_the_release() {
         let old = registry_for(KubeRelease::V1_20);
         let new = registry_for(KubeRelease::V1_36);
@@ -358,7 +474,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let args = ServeArgs {
             listen: "127.0.0.1:0".parse().unwrap(),
-            data_dir: dir.path().join("data"),
+            data_dir: Some(dir.path().join("data")),
+            etcd_servers: Vec::new(),
+            etcd_prefix: String::new(),
             kubeconfig: dir.path().join("nested/kubeconfig"),
             kube_version: KubeRelease::V1_36,
             compaction_interval: None,

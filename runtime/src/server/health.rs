@@ -13,8 +13,10 @@
 //! - `log`: upstream checks that logging is not blocked; kapi writes no log of its own that
 //!   could block, so it passes whenever the server runs;
 //! - `etcd`: the storage engine answers a current-revision read within
-//!   [`STORAGE_PROBE_TIMEOUT`]. The name is upstream's even though the default engine is
-//!   embedded, because tooling (and the seed's `readyz?exclude=etcd`) uses it;
+//!   [`STORAGE_PROBE_TIMEOUT`]. Over the etcd engine that read is a linearizable range
+//!   request, so the check fails while the cluster has no quorum or cannot be reached, as
+//!   upstream's does; the embedded engine keeps the name because tooling (and the seed's
+//!   `readyz?exclude=etcd`) uses it;
 //! - `etcd-readiness` (readyz only): the same probe, as upstream's readiness variant.
 //!
 //! Not provided: upstream's readyz `informer-sync`, `shutdown` and `poststarthook/*` checks,

@@ -8,7 +8,9 @@
 //!
 //! This module owns the engine-neutral types ([`KeyValue`], [`ListResult`], [`WatchEvent`],
 //! [`WatchStream`]) and the per-operation errors. [`embedded`] is the default engine (a redb
-//! file in a data directory); [`conformance`] is the behaviour suite every engine must pass.
+//! file in a data directory); `etcd` (feature `etcd`) keeps the same contract over an etcd
+//! cluster, for several server replicas; [`conformance`] is the behaviour suite every engine
+//! must pass.
 //!
 //! Revision conventions, identical in every engine:
 //! - a fresh store is at revision 1 and its first write gets revision 2 (as in etcd, so no
@@ -19,6 +21,8 @@
 
 pub mod conformance;
 pub mod embedded;
+#[cfg(feature = "etcd")]
+pub mod etcd;
 
 use std::fmt;
 use std::future::Future;
@@ -30,6 +34,8 @@ pub use bytes::Bytes;
 use futures_util::Stream;
 
 pub use embedded::{EmbeddedOptions, EmbeddedStorage, OpenError};
+#[cfg(feature = "etcd")]
+pub use etcd::{EtcdOptions, EtcdStorage};
 
 /// A boxed, sendable future: the return type of every [`Storage`] method.
 ///

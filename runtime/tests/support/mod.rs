@@ -1,7 +1,13 @@
-//! The harness the server integration tests share: an embedded store, a router over it, and
-//! requests sent to that router in-process, with their answers read back (status, headers,
-//! JSON body, `Warning` headers) and watches read event by event. Each test file keeps its own
-//! kinds, registry and server settings.
+//! The harness the server integration tests share: a store, a router over it, and requests
+//! sent to that router in-process, with their answers read back (status, headers, JSON body,
+//! `Warning` headers) and watches read event by event. Each test file keeps its own kinds,
+//! registry and server settings.
+//!
+//! The store is the embedded engine unless `KAPI_TEST_STORAGE=etcd` (and the `etcd` feature):
+//! then [`Harness::in_temp_dir`] starts an etcd of its own for each harness (tests compact
+//! and read old revisions, which one shared etcd would let them do to each other) and serves
+//! over the etcd engine, so the same suites check both engines. Tests that open an embedded
+//! store themselves, or shrink its watch ring to test its laggard cut-off, stay embedded.
 
 // Every integration test is its own crate and uses only some of these helpers; the rest would
 // be dead code in that crate.
@@ -18,7 +24,11 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Request, Response, StatusCode, header};
 use futures_util::{Stream, StreamExt};
 use kapi::server::{Background, ServerBuilder};
-use kapi::storage::{EmbeddedOptions, EmbeddedStorage};
+use kapi::storage::{
+    BoxFuture, Bytes, CompactError, CreateError, DeleteError, Deleted, EmbeddedOptions,
+    EmbeddedStorage, KeyValue, ListResult, ReadError, Storage, UpdateError, WatchError,
+    WatchStream,
+};
 use serde_json::Value;
 use tower::ServiceExt;
 
@@ -30,40 +40,183 @@ pub(crate) fn store_options() -> EmbeddedOptions {
         .with_progress_interval(Duration::from_millis(50))
 }
 
-/// A server's router over an embedded store.
+#[cfg(feature = "etcd")]
+pub(crate) mod etcd;
+
+/// The engine `KAPI_TEST_STORAGE` selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Engine {
+    Embedded,
+    Etcd,
+}
+
+impl Engine {
+    pub(crate) fn from_env() -> Self {
+        match std::env::var("KAPI_TEST_STORAGE").as_deref() {
+            Ok("etcd") => Engine::Etcd,
+            Ok("") | Ok("embedded") | Err(_) => Engine::Embedded,
+            Ok(other) => panic!("KAPI_TEST_STORAGE={other}: use embedded or etcd"),
+        }
+    }
+}
+
+/// What keeps a harness's store alive: its temporary directory, or its etcd.
+enum Backing {
+    Dir(tempfile::TempDir),
+    #[cfg(feature = "etcd")]
+    Etcd(etcd::EtcdCluster),
+}
+
+/// The harness's store, whichever the engine: a [`Storage`] handed on to the engine.
+#[derive(Debug, Clone)]
+pub(crate) struct Store(pub(crate) Arc<dyn Storage>);
+
+impl Storage for Store {
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+        at_revision: Option<u64>,
+    ) -> BoxFuture<'a, Result<Option<KeyValue>, ReadError>> {
+        self.0.get(key, at_revision)
+    }
+
+    fn list<'a>(
+        &'a self,
+        prefix: &'a str,
+        at_revision: Option<u64>,
+        start_key: Option<&'a str>,
+        limit: Option<usize>,
+    ) -> BoxFuture<'a, Result<ListResult, ReadError>> {
+        self.0.list(prefix, at_revision, start_key, limit)
+    }
+
+    fn count<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<u64, ReadError>> {
+        self.0.count(prefix)
+    }
+
+    fn create<'a>(
+        &'a self,
+        key: &'a str,
+        value: Bytes,
+    ) -> BoxFuture<'a, Result<KeyValue, CreateError>> {
+        self.0.create(key, value)
+    }
+
+    fn update<'a>(
+        &'a self,
+        key: &'a str,
+        value: Bytes,
+        expected_mod_revision: u64,
+    ) -> BoxFuture<'a, Result<KeyValue, UpdateError>> {
+        self.0.update(key, value, expected_mod_revision)
+    }
+
+    fn delete<'a>(
+        &'a self,
+        key: &'a str,
+        expected_mod_revision: Option<u64>,
+    ) -> BoxFuture<'a, Result<Deleted, DeleteError>> {
+        self.0.delete(key, expected_mod_revision)
+    }
+
+    fn watch<'a>(
+        &'a self,
+        prefix: &'a str,
+        from_revision: u64,
+    ) -> BoxFuture<'a, Result<WatchStream, WatchError>> {
+        self.0.watch(prefix, from_revision)
+    }
+
+    fn current_revision(&self) -> BoxFuture<'_, Result<u64, ReadError>> {
+        self.0.current_revision()
+    }
+
+    fn compact(&self, revision: u64) -> BoxFuture<'_, Result<(), CompactError>> {
+        self.0.compact(revision)
+    }
+
+    fn compacted_revision(&self) -> BoxFuture<'_, Result<u64, ReadError>> {
+        self.0.compacted_revision()
+    }
+}
+
+/// A server's router over a store.
 pub(crate) struct Harness {
     pub(crate) router: Router,
-    pub(crate) storage: EmbeddedStorage,
+    pub(crate) storage: Store,
     pub(crate) background: Background,
-    /// The store's directory when the harness made it: removed when the harness goes.
-    _dir: Option<tempfile::TempDir>,
+    pub(crate) engine: Engine,
+    /// Removed (or killed) when the harness goes.
+    _backing: Option<Backing>,
 }
 
 impl Harness {
     /// Serves `storage` with a builder that holds everything but the storage.
     pub(crate) async fn serve(
-        storage: EmbeddedStorage,
+        storage: impl Storage + 'static,
         dir: Option<tempfile::TempDir>,
         builder: ServerBuilder,
     ) -> Self {
+        Self::serve_shared(Arc::new(storage), dir.map(Backing::Dir), builder).await
+    }
+
+    async fn serve_shared(
+        storage: Arc<dyn Storage>,
+        backing: Option<Backing>,
+        builder: ServerBuilder,
+    ) -> Self {
+        let engine = match backing {
+            #[cfg(feature = "etcd")]
+            Some(Backing::Etcd(_)) => Engine::Etcd,
+            _ => Engine::Embedded,
+        };
         let (router, background) = builder
-            .storage(Arc::new(storage.clone()))
+            .storage(storage.clone())
             .into_router()
             .await
             .unwrap();
         Harness {
             router,
-            storage,
+            storage: Store(storage),
             background,
-            _dir: dir,
+            engine,
+            _backing: backing,
         }
     }
 
-    /// Serves a fresh store opened with `options` in a temporary directory.
+    /// Serves a fresh store: the embedded engine opened with `options` in a temporary
+    /// directory, or (under `KAPI_TEST_STORAGE=etcd`) a fresh etcd with the same progress
+    /// interval. A test that shrinks the watch ring checks the embedded engine's laggard
+    /// cut-off, which etcd has no counterpart of, so it stays embedded.
     pub(crate) async fn in_temp_dir(options: EmbeddedOptions, builder: ServerBuilder) -> Self {
+        let embedded_only = options.watch_buffer < EmbeddedOptions::default().watch_buffer;
+        if Engine::from_env() == Engine::Etcd && !embedded_only {
+            return Self::on_etcd(options, builder).await;
+        }
         let dir = tempfile::tempdir().unwrap();
         let storage = EmbeddedStorage::open(dir.path(), options).await.unwrap();
         Self::serve(storage, Some(dir), builder).await
+    }
+
+    #[cfg(feature = "etcd")]
+    async fn on_etcd(options: EmbeddedOptions, builder: ServerBuilder) -> Self {
+        use kapi::storage::{EtcdOptions, EtcdStorage};
+        let cluster = tokio::task::spawn_blocking(etcd::EtcdCluster::single)
+            .await
+            .unwrap();
+        let storage = EtcdStorage::connect(
+            EtcdOptions::new(cluster.endpoints())
+                .with_compaction_interval(options.compaction_interval)
+                .with_progress_interval(options.progress_interval),
+        )
+        .await
+        .unwrap();
+        Self::serve_shared(Arc::new(storage), Some(Backing::Etcd(cluster)), builder).await
+    }
+
+    #[cfg(not(feature = "etcd"))]
+    async fn on_etcd(_: EmbeddedOptions, _: ServerBuilder) -> Self {
+        panic!("KAPI_TEST_STORAGE=etcd needs the tests built with the kapi feature `etcd`");
     }
 
     pub(crate) async fn request(&self, request: Request<Body>) -> Response<Body> {
