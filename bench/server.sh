@@ -11,15 +11,28 @@
 #      send time, latency from the stamp to the event line read by each watcher.
 # Prints one Markdown table with the issue's targets beside the figures; exits 0 whether or not
 # they are met. Usage: bench/server.sh [kapi-load options, see --help]
+#
+# Environment: KAPI_BENCH_RUNS=<n> repeats the whole run n times (the machine is shared: compare
+# medians, and the load averages printed around each run); KAPI_BENCH_BIN=<dir> measures the
+# `kapi` and `kapi-load` binaries in <dir> instead of building this tree (to compare two builds
+# on the same machine at the same time, e.g. one of another commit's tree).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
 work=$target/bench-server
 mkdir -p "$work"
 
-cargo build -q --release --manifest-path "$root/Cargo.toml" -p kapi-server -p kapi-load
+if [[ -n ${KAPI_BENCH_BIN:-} ]]; then
+    bin=$KAPI_BENCH_BIN
+else
+    cargo build -q --release --manifest-path "$root/Cargo.toml" -p kapi-server -p kapi-load
+    bin=$target/release
+fi
 # Each watch holds a socket in both processes; the server inherits this limit.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-echo "== $(nproc) cores; before: $(uptime)"
-"$target/release/kapi-load" --server "$target/release/kapi" --tmp-dir "$work" "$@"
-echo "== after: $(uptime)"
+runs=${KAPI_BENCH_RUNS:-1}
+for ((run = 1; run <= runs; run++)); do
+    echo "== run $run of $runs; $(nproc) cores; before: $(uptime)"
+    "$bin/kapi-load" --server "$bin/kapi" --tmp-dir "$work" "$@"
+    echo "== after: $(uptime)"
+done

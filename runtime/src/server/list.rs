@@ -1,9 +1,13 @@
 //! Lists: query validation, the `resourceVersion`/`resourceVersionMatch` table, label and field
 //! selection, `limit`/`continue` pagination over one snapshot, and the representations a list or
-//! object is rendered in (object, `Table`, `PartialObjectMetadata[List]`). Items are read through
-//! `object::from_stored`, so they come in the requested version, converted when the resource has
-//! conversions, and selectors see that version's shape.
+//! object is rendered in (object, `Table`, `PartialObjectMetadata[List]`). Items are served as
+//! `object::from_stored` serves them, so they come in the requested version, converted when the
+//! resource has conversions, and selectors see that version's shape. A plain JSON list is
+//! written from each item's served bytes (`served`: the stored bytes with the resourceVersion
+//! spliced in when nothing needs converting), without building a `Value` per item.
 
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
 use crate::ResourceInfo;
@@ -20,6 +24,7 @@ use super::keys::{self, ContinueToken};
 use super::negotiate::{Output, Shape};
 use super::object::{eval_path, from_stored, parse_rv, wait_for};
 use super::selector::Selectors;
+use super::served::ServedJson;
 
 /// Upstream's message for a continue token whose snapshot was compacted away.
 const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
@@ -102,9 +107,9 @@ pub(crate) fn validate(options: &ListOptions, watch: bool) -> Result<(), ApiErro
 
 /// One page of a list.
 #[derive(Debug)]
-pub(crate) struct Page {
+pub(crate) struct Page<T = Value> {
     /// The selected objects, in key order.
-    pub(crate) items: Vec<Value>,
+    pub(crate) items: Vec<T>,
     /// The revision the page was read at.
     pub(crate) revision: u64,
     /// The token for the next page.
@@ -153,12 +158,44 @@ async fn plan(call: &Call, options: &ListOptions, prefix: &str) -> Result<Plan, 
     })
 }
 
-/// Reads one page of the target collection.
+/// Reads one page of the target collection as objects.
 pub(crate) async fn list(
     call: &Call,
     options: &ListOptions,
     selectors: &Selectors,
 ) -> Result<Page, ApiError> {
+    list_with(call, options, selectors, |kv| {
+        let object = from_stored(call, &kv.value, kv.mod_revision)?;
+        Ok(selectors.matches(&object).then_some(object))
+    })
+    .await
+}
+
+/// Reads one page of the target collection as served JSON, each item encoded once, from the
+/// stored bytes when no conversion is needed.
+pub(crate) async fn list_json(
+    call: &Call,
+    options: &ListOptions,
+    selectors: &Selectors,
+) -> Result<Page<Vec<u8>>, ApiError> {
+    let served = ServedJson::new(call);
+    list_with(call, options, selectors, |kv| {
+        if selectors.is_empty() {
+            return served.json(call, &kv.value, kv.mod_revision).map(Some);
+        }
+        let (json, object) = served.json_and_value(call, &kv.value, kv.mod_revision)?;
+        Ok(selectors.matches(&object).then_some(json))
+    })
+    .await
+}
+
+/// Reads one page; `select` renders a stored object, `None` when the selectors drop it.
+async fn list_with<T>(
+    call: &Call,
+    options: &ListOptions,
+    selectors: &Selectors,
+    mut select: impl FnMut(&crate::storage::KeyValue) -> Result<Option<T>, ApiError>,
+) -> Result<Page<T>, ApiError> {
     let info = call.info();
     let prefix = keys::collection_prefix(info, call.target.namespace.as_deref());
     let Plan { mut at, start } = plan(call, options, &prefix).await?;
@@ -205,14 +242,13 @@ pub(crate) async fn list(
         at = Some(page.revision);
         let count = page.items.len();
         let mut last_key = None;
+        items.reserve(count);
         for (i, kv) in page.items.into_iter().enumerate() {
-            let object = from_stored(call, &kv.value, kv.mod_revision)?;
-            let full = limit.is_some_and(|l| items.len() >= l);
-            if full {
+            if limit.is_some_and(|l| items.len() >= l) {
                 break;
             }
-            if selectors.matches(&object) {
-                items.push(object);
+            if let Some(item) = select(&kv)? {
+                items.push(item);
             }
             last_key = Some((kv.key, i + 1 < count));
         }
@@ -247,8 +283,55 @@ pub(crate) async fn list(
     })
 }
 
+/// Serves a list request: plain JSON objects are written from each item's served bytes
+/// (spliced from the stored ones when no conversion is needed); every other representation
+/// goes through the objects.
+pub(crate) async fn respond(
+    call: &Call,
+    options: &ListOptions,
+    selectors: &Selectors,
+    output: Output,
+) -> Result<Response, ApiError> {
+    if output != Output::JSON {
+        let page = list(call, options, selectors).await?;
+        let value = render_list(call, output, page)?;
+        return Ok(super::negotiate::encode(
+            output.format,
+            StatusCode::OK,
+            &value,
+        ));
+    }
+    let page = list_json(call, options, selectors).await?;
+    let info = call.info();
+    let meta = serde_json::to_vec(&list_meta(&page)).map_err(ApiError::internal)?;
+    let kind = serde_json::to_vec(&info.list_kind()).map_err(ApiError::internal)?;
+    let api_version = serde_json::to_vec(&info.api_version()).map_err(ApiError::internal)?;
+    let size = page.items.iter().map(|i| i.len() + 1).sum::<usize>() + meta.len() + 64;
+    let mut body = Vec::with_capacity(size);
+    // The key order of `render_list`'s object: kind, apiVersion, metadata, items.
+    body.extend_from_slice(b"{\"kind\":");
+    body.extend_from_slice(&kind);
+    body.extend_from_slice(b",\"apiVersion\":");
+    body.extend_from_slice(&api_version);
+    body.extend_from_slice(b",\"metadata\":");
+    body.extend_from_slice(&meta);
+    body.extend_from_slice(b",\"items\":[");
+    for (i, item) in page.items.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(item);
+    }
+    body.extend_from_slice(b"]}");
+    let mut response = (StatusCode::OK, body).into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, super::JSON);
+    Ok(response)
+}
+
 /// The list metadata of a page.
-pub(crate) fn list_meta(page: &Page) -> ListMeta {
+pub(crate) fn list_meta<T>(page: &Page<T>) -> ListMeta {
     ListMeta {
         resource_version: Some(page.revision.to_string()),
         continue_: page.continue_.clone(),

@@ -1,28 +1,39 @@
-//! Watches: a chunked stream of `{"type": ..., "object": ...}` lines fed by the store's watch.
+//! Watches: a chunked stream of `{"type": ..., "object": ...}` lines.
 //!
-//! Each watch runs one producer task that reads the store's event stream (which the engine fans
-//! out from one ring buffer, ending laggards with `Lagged`), filters by namespace prefix and
-//! selectors (an object leaving the selector is sent as DELETED, one entering as ADDED), renders
-//! each event, and pushes it into a bounded queue the HTTP body drains. A client too slow to
-//! drain its queue stalls its producer; the store then cuts the producer off as lagged and the
-//! client receives an ERROR event with a 410 Status, so no buffer grows without bound.
+//! Changes come from the server's watch cache (`watch_cache`): one store watch per resource
+//! and version, each change decoded and encoded once, and a ring of recent changes every
+//! watcher of the resource reads with its own cursor. A watcher is its response body: polled
+//! by the connection's task, it takes the ring's new entries, keeps those under its namespace
+//! prefix that its selectors pass (an object leaving the selector is sent as DELETED, one
+//! entering as ADDED, decided on the decoded objects) and sends their shared lines; Table and
+//! PartialObjectMetadata watchers render their own lines from the shared decoded object. A
+//! client too slow to read lets the ring move past its cursor and then receives an ERROR event
+//! with a 410 Status, so nothing buffers without bound. A watch that starts at a revision the
+//! ring no longer covers reads the store's history through its own store watch first and
+//! joins the ring at the first change it has not sent: no gap, no duplicate.
 //!
-//! Every object, initial events included, is read through `object::from_stored`, so a resource
-//! with conversions is watched in the requested version; an object that fails to convert ends
-//! the watch with an ERROR event carrying the 500 (before the stream starts: the plain 500).
+//! Every object, initial events included, is served as `object::from_stored` serves it (or
+//! spliced from the stored bytes to the same result, see `served`), so a resource with
+//! conversions is watched in the requested version; an object that fails to convert ends the
+//! watch with an ERROR event carrying the 500 (before the stream starts: the plain 500).
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
+use futures_util::Stream;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use crate::meta::{Bookmark, ListOptions, ResourceVersionMatch};
-use crate::storage::{WatchError, WatchEvent as StoreEvent};
+use crate::storage::{WatchError, WatchEvent as StoreEvent, WatchStream};
 
 use super::error::ApiError;
 use super::keys;
@@ -30,6 +41,7 @@ use super::list::{self, columns, include_policy, row};
 use super::negotiate::{Output, Shape};
 use super::object::{from_stored, parse_rv, wait_for};
 use super::selector::Selectors;
+use super::watch_cache::{Entry, EventType, Feed, Next, event_line, watcher_id};
 use super::{Call, stopped};
 
 /// How an event's object is rendered.
@@ -90,7 +102,8 @@ fn bookmark(call: &Call, revision: u64, initial_end: bool) -> Bytes {
     line(&json!({"type": "BOOKMARK", "object": mark}))
 }
 
-fn error_event(error: ApiError) -> Bytes {
+/// The ERROR event line carrying `error`'s Status.
+pub(super) fn error_event(error: ApiError) -> Bytes {
     line(&json!({"type": "ERROR", "object": error.into_status()}))
 }
 
@@ -117,7 +130,7 @@ pub(crate) async fn watch(
     // Unset or "0": the current state as ADDED events first. A specific version: changes
     // after it only, unless initial events were asked for.
     let initial = send_initial || matches!(rv, None | Some("0"));
-    let mut first = Vec::new();
+    let mut first = VecDeque::new();
     let start = if initial {
         let list_options = ListOptions {
             resource_version: rv.filter(|rv| *rv != "0").map(str::to_owned),
@@ -126,43 +139,74 @@ pub(crate) async fn watch(
                 .map(|_| ResourceVersionMatch::NotOlderThan),
             ..ListOptions::default()
         };
-        let page = list::list(&call, &list_options, &selectors).await?;
-        for object in &page.items {
-            first.push(renderer.event(&call, "ADDED", object));
-        }
+        let revision = if output.shape == Shape::Object {
+            let page = list::list_json(&call, &list_options, &selectors).await?;
+            first.extend(page.items.iter().map(|o| event_line("ADDED", o)));
+            page.revision
+        } else {
+            let page = list::list(&call, &list_options, &selectors).await?;
+            for object in &page.items {
+                first.push_back(renderer.event(&call, "ADDED", object));
+            }
+            page.revision
+        };
         if send_initial && bookmarks {
-            first.push(bookmark(&call, page.revision, true));
+            first.push_back(bookmark(&call, revision, true));
         }
-        page.revision
+        revision
     } else {
         let wanted = parse_rv(rv.unwrap_or("0"))?;
         wait_for(&call, wanted).await?;
         wanted
     };
     let prefix = keys::collection_prefix(call.info(), call.target.namespace.as_deref());
-    let stream = match call.state.storage.watch(&prefix, start).await {
-        Ok(stream) => Some(stream),
+    let feed = match call.state.watch_cache.feed(&call).await {
+        Ok(feed) => Some(feed),
         Err(e @ (WatchError::Compacted { .. } | WatchError::Lagged { .. })) => {
-            first.push(error_event(ApiError::from_watch(e)));
+            first.push_back(error_event(ApiError::from_watch(e)));
             None
         }
         Err(e) => return Err(ApiError::from_watch(e)),
     };
-    let (tx, mut rx) = mpsc::channel::<Bytes>(call.tun.watch_queue.max(first.len() + 1));
-    for event in first {
-        // The queue was sized to hold the initial events.
-        let _ = tx.try_send(event);
-    }
-    if let Some(stream) = stream {
-        tokio::spawn(produce(
-            call, renderer, selectors, stream, tx, start, bookmarks, timeout,
-        ));
-    }
-    let body = futures_util::stream::poll_fn(move |cx| {
-        rx.poll_recv(cx)
-            .map(|next| next.map(Ok::<Bytes, Infallible>))
+    let phase = match &feed {
+        None => Phase::Done,
+        Some(feed) => match feed.join(start) {
+            Some(cursor) => Phase::Live { cursor },
+            // Older than the shared ring: history from the store first, for this watcher.
+            None => match call.state.storage.watch(&prefix, start).await {
+                Ok(stream) => Phase::CatchUp(stream),
+                Err(e @ (WatchError::Compacted { .. } | WatchError::Lagged { .. })) => {
+                    first.push_back(error_event(ApiError::from_watch(e)));
+                    Phase::Done
+                }
+                Err(e) => return Err(ApiError::from_watch(e)),
+            },
+        },
+    };
+    let mut stop = call.tun.stop.clone();
+    let ticker = bookmarks.then(|| {
+        let period = call.tun.bookmark_interval;
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticker
     });
-    let mut response = Response::new(Body::from_stream(body));
+    let watcher = Watcher {
+        id: watcher_id(),
+        call,
+        renderer,
+        selectors,
+        prefix,
+        pending: first,
+        phase,
+        feed,
+        after: start,
+        last: start,
+        deadline: Box::pin(tokio::time::sleep(timeout)),
+        stop: Box::pin(async move { stopped(&mut stop).await }),
+        ticker,
+        taken: Vec::new(),
+    };
+    let mut response = Response::new(Body::from_stream(watcher));
     *response.status_mut() = StatusCode::OK;
     response
         .headers_mut()
@@ -170,70 +214,232 @@ pub(crate) async fn watch(
     Ok(response)
 }
 
-/// Why the producer stopped sending.
-enum Send {
-    Sent,
-    Closed,
+/// Where a watcher reads changes from.
+enum Phase {
+    /// The store's watch of the watcher's collection, until it reaches the shared ring.
+    CatchUp(WatchStream),
+    /// The shared ring, at this sequence number.
+    Live { cursor: u64 },
+    /// Nothing more: the stream ends once `pending` is sent.
+    Done,
 }
 
-async fn push(tx: &mpsc::Sender<Bytes>, event: Bytes) -> Send {
-    match tx.send(event).await {
-        Ok(()) => Send::Sent,
-        Err(_) => Send::Closed,
-    }
-}
+/// How many ring entries a watcher takes per poll, and how many bytes it sends per chunk: a
+/// watcher that fell behind catches up in few writes without holding the ring's lock long.
+const TAKE: usize = 64;
+const CHUNK: usize = 256 * 1024;
 
-#[allow(clippy::too_many_arguments)]
-async fn produce(
+/// One watch's response body: the initial events, then the changes of its collection that its
+/// selectors pass, bookmarks when asked, until the timeout, the server's stop or an error.
+///
+/// The body is polled by the connection's own task, so a watcher costs no task, channel or
+/// per-event timer of its own; a client that does not read stops the polling, its cursor falls
+/// behind, and it is ended with 410 once the ring has moved past it.
+struct Watcher {
+    id: u64,
     call: Call,
     renderer: Renderer,
     selectors: Selectors,
-    mut stream: crate::storage::WatchStream,
-    tx: mpsc::Sender<Bytes>,
-    start: u64,
-    bookmarks: bool,
-    timeout: Duration,
-) {
-    let mut stop = call.tun.stop.clone();
-    let deadline = tokio::time::sleep(timeout);
-    tokio::pin!(deadline);
-    let mut ticker = tokio::time::interval(call.tun.bookmark_interval);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    // The first tick is immediate; a bookmark right at the start tells the client nothing.
-    ticker.tick().await;
-    let mut last = start;
-    loop {
-        let event = tokio::select! {
-            _ = &mut deadline => return,
-            _ = stopped(&mut stop) => return,
-            _ = tx.closed() => return,
-            _ = ticker.tick(), if bookmarks => {
-                if let Send::Closed = push(&tx, bookmark(&call, last, false)).await {
-                    return;
-                }
+    /// Keys of the watched collection start with this (the feed covers every namespace).
+    prefix: String,
+    pending: VecDeque<Bytes>,
+    phase: Phase,
+    feed: Option<Arc<Feed>>,
+    /// Changes up to this revision were sent already (or before the watch's start).
+    after: u64,
+    /// Every change up to this revision has been seen: the revision of bookmarks.
+    last: u64,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    stop: Pin<Box<dyn Future<Output = ()> + Send>>,
+    ticker: Option<tokio::time::Interval>,
+    /// Reused buffer of entries taken from the ring.
+    taken: Vec<Arc<Entry>>,
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        if let Some(feed) = &self.feed {
+            feed.leave(self.id);
+        }
+    }
+}
+
+impl Stream for Watcher {
+    type Item = Result<Bytes, Infallible>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(chunk) = this.take_pending() {
+                return Poll::Ready(Some(Ok(chunk)));
+            }
+            if matches!(this.phase, Phase::Done) {
+                return Poll::Ready(None);
+            }
+            if this.deadline.as_mut().poll(cx).is_ready() || this.stop.as_mut().poll(cx).is_ready()
+            {
+                this.phase = Phase::Done;
+                return Poll::Ready(None);
+            }
+            let progressed = match &mut this.phase {
+                Phase::Done => true,
+                Phase::CatchUp(_) => this.poll_catch_up(cx),
+                Phase::Live { .. } => this.poll_live(cx),
+            };
+            if progressed {
                 continue;
             }
-            event = stream.next() => event,
-        };
-        let event = match event {
-            None => return,
-            Some(Err(e)) => {
-                let _ = push(&tx, error_event(ApiError::from_watch(e))).await;
-                return;
+            if let Some(ticker) = &mut this.ticker
+                && ticker.poll_tick(cx).is_ready()
+            {
+                this.pending
+                    .push_back(bookmark(&this.call, this.last, false));
+                continue;
             }
-            Some(Ok(event)) => event,
+            return Poll::Pending;
+        }
+    }
+}
+
+impl Watcher {
+    /// The next chunk to send: one event as it is, or several joined into one write.
+    fn take_pending(&mut self) -> Option<Bytes> {
+        let first = self.pending.pop_front()?;
+        if self.pending.is_empty() || first.len() >= CHUNK {
+            return Some(first);
+        }
+        let mut chunk = first.to_vec();
+        while let Some(next) = self.pending.front() {
+            if chunk.len() + next.len() > CHUNK {
+                break;
+            }
+            chunk.extend_from_slice(next);
+            self.pending.pop_front();
+        }
+        Some(Bytes::from(chunk))
+    }
+
+    fn end_with(&mut self, line: Bytes) {
+        self.pending.push_back(line);
+        self.phase = Phase::Done;
+    }
+
+    /// Reads the private store watch; whether anything changed (otherwise it is pending).
+    fn poll_catch_up(&mut self, cx: &mut Context<'_>) -> bool {
+        let Phase::CatchUp(stream) = &mut self.phase else {
+            return true;
         };
-        last = last.max(event.revision());
-        let rendered = match translate(&call, &selectors, event) {
-            Ok(Some((kind, object))) => renderer.event(&call, kind, &object),
-            Ok(None) => continue,
-            Err(e) => {
-                let _ = push(&tx, error_event(e)).await;
-                return;
+        let event = match Pin::new(stream).poll_next(cx) {
+            Poll::Pending => return false,
+            Poll::Ready(None) => {
+                self.phase = Phase::Done;
+                return true;
+            }
+            Poll::Ready(Some(Err(e))) => {
+                self.end_with(error_event(ApiError::from_watch(e)));
+                return true;
+            }
+            Poll::Ready(Some(Ok(event))) => event,
+        };
+        let revision = event.revision();
+        self.last = self.last.max(revision);
+        if revision > self.after {
+            match translate(&self.call, &self.selectors, event) {
+                Ok(Some((kind, object))) => {
+                    let line = self.renderer.event(&self.call, kind, &object);
+                    self.pending.push_back(line);
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    self.end_with(error_event(e));
+                    return true;
+                }
+            }
+            self.after = revision;
+        }
+        // Caught up with the shared ring: leave the store's watch for it.
+        if let Some(cursor) = self.feed.as_ref().and_then(|f| f.join(self.after)) {
+            self.phase = Phase::Live { cursor };
+        }
+        true
+    }
+
+    /// Reads the shared ring; whether anything changed (otherwise the feed will wake us).
+    fn poll_live(&mut self, cx: &mut Context<'_>) -> bool {
+        let (Phase::Live { cursor }, Some(feed)) = (&mut self.phase, &self.feed) else {
+            self.phase = Phase::Done;
+            return true;
+        };
+        let mut taken = std::mem::take(&mut self.taken);
+        let next = feed.next(cursor, TAKE, &mut taken, self.id, cx.waker());
+        let progressed = match next {
+            Next::Entries => {
+                for entry in taken.drain(..) {
+                    self.last = self.last.max(entry.revision);
+                    if entry.revision <= self.after || !entry.key.starts_with(&self.prefix) {
+                        continue;
+                    }
+                    self.after = entry.revision;
+                    match self.render(&entry) {
+                        Ok(Some(line)) => self.pending.push_back(line),
+                        Ok(None) => {}
+                        Err(line) => {
+                            self.end_with(line);
+                            break;
+                        }
+                    }
+                }
+                true
+            }
+            Next::Lagged => {
+                let lagged = WatchError::Lagged {
+                    revision: self.last,
+                };
+                self.end_with(error_event(ApiError::from_watch(lagged)));
+                true
+            }
+            Next::Ended(error) => {
+                match error {
+                    Some(line) => self.end_with(line),
+                    None => self.phase = Phase::Done,
+                }
+                true
+            }
+            Next::Idle(progress) => {
+                self.last = self.last.max(progress);
+                false
             }
         };
-        if let Send::Closed = push(&tx, rendered).await {
-            return;
+        taken.clear();
+        self.taken = taken;
+        progressed
+    }
+
+    /// The line this watcher gets for a change, `None` when its selectors drop it, or the
+    /// ERROR line that ends it.
+    fn render(&self, entry: &Entry) -> Result<Option<Bytes>, Bytes> {
+        let kind = if self.selectors.is_empty() {
+            entry.natural
+        } else {
+            let now = self.selectors.matches(entry.value()?);
+            let before = match entry.prev_value(&self.call) {
+                Some(prev) => Some(self.selectors.matches(prev?)),
+                None => None,
+            };
+            // A change that moves an object out of the selection is DELETED, into it ADDED.
+            match (entry.natural, before, now) {
+                (EventType::Deleted, _, true) | (_, Some(true), false) => EventType::Deleted,
+                (_, None | Some(false), true) => EventType::Added,
+                (_, Some(true), true) => EventType::Modified,
+                (_, _, false) => return Ok(None),
+            }
+        };
+        match self.renderer.output.shape {
+            Shape::Object => entry.line(kind).map(Some),
+            _ => {
+                let object = entry.value()?;
+                Ok(Some(self.renderer.event(&self.call, kind.as_str(), object)))
+            }
         }
     }
 }

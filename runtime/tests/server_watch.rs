@@ -1,0 +1,545 @@
+//! The shared watch cache, driven through the router in-process: many watchers of one resource
+//! with different namespaces, selectors and start versions each see exactly their events in
+//! order; a watcher that does not read is ended with 410 while the others go on; watchers
+//! that start before what the shared ring holds read history from the store first and join
+//! the live stream without a gap or a duplicate.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::Request;
+use futures_util::{Stream, StreamExt};
+use kapi::Registry;
+use kapi::meta::ObjectMeta;
+use kapi::server::Server;
+use kapi::storage::Storage;
+use kapi::type_tag::{ApiVersion, Kind};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use support::Harness;
+
+mod support;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
+#[resource(group = "example.com", version = "v1", kind = "Widget", namespaced)]
+struct Widget {
+    #[serde(rename = "apiVersion")]
+    api_version: ApiVersion<Self>,
+    kind: Kind<Self>,
+    #[serde(default)]
+    metadata: ObjectMeta,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    spec: Option<Value>,
+}
+
+const ALL: &str = "/apis/example.com/v1/widgets";
+
+fn collection(namespace: &str) -> String {
+    format!("/apis/example.com/v1/namespaces/{namespace}/widgets")
+}
+
+async fn harness(watch_queue: usize) -> Harness {
+    let mut registry = Registry::new();
+    registry.register::<Widget>();
+    let builder = Server::builder()
+        .registry(registry)
+        .watch_queue(watch_queue)
+        .bookmark_interval(Duration::from_secs(3600));
+    let h = Harness::in_temp_dir(support::store_options(), builder).await;
+    h.ok(
+        "POST",
+        "/api/v1/namespaces",
+        Some(json!({"metadata": {"name": "other"}})),
+    )
+    .await;
+    h
+}
+
+type Labels = BTreeMap<String, String>;
+
+/// One write the test made, as the model of what each watcher must see.
+#[derive(Debug, Clone)]
+struct Change {
+    rv: u64,
+    namespace: String,
+    name: String,
+    before: Option<Labels>,
+    after: Option<Labels>,
+}
+
+/// The writes of a test and the objects they left.
+#[derive(Default)]
+struct Model {
+    changes: Vec<Change>,
+    live: BTreeMap<(String, String), (Labels, u64)>,
+}
+
+fn labels(pairs: &[(&str, &str)]) -> Labels {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+fn rv_of(object: &Value) -> u64 {
+    object["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+impl Model {
+    async fn create(&mut self, h: &Harness, namespace: &str, name: &str, l: Labels) -> u64 {
+        let object = h
+            .ok(
+                "POST",
+                &collection(namespace),
+                Some(json!({
+                    "apiVersion": "example.com/v1", "kind": "Widget",
+                    "metadata": {"name": name, "labels": l},
+                    "spec": {"n": 0},
+                })),
+            )
+            .await;
+        let rv = rv_of(&object);
+        self.record(namespace, name, Some(l), rv);
+        rv
+    }
+
+    async fn update(&mut self, h: &Harness, namespace: &str, name: &str, l: Labels) -> u64 {
+        let uri = format!("{}/{name}", collection(namespace));
+        let mut object = h.ok("GET", &uri, None).await;
+        object["metadata"]["labels"] = json!(l);
+        object["spec"]["n"] = json!(object["spec"]["n"].as_i64().unwrap() + 1);
+        let rv = rv_of(&h.ok("PUT", &uri, Some(object)).await);
+        self.record(namespace, name, Some(l), rv);
+        rv
+    }
+
+    async fn delete(&mut self, h: &Harness, namespace: &str, name: &str) -> u64 {
+        let uri = format!("{}/{name}", collection(namespace));
+        h.ok("DELETE", &uri, None).await;
+        // The writes are sequential: the delete is the latest revision.
+        let rv = h.storage.current_revision().await.unwrap();
+        self.record(namespace, name, None, rv);
+        rv
+    }
+
+    fn record(&mut self, namespace: &str, name: &str, after: Option<Labels>, rv: u64) {
+        let key = (namespace.to_owned(), name.to_owned());
+        let before = self.live.get(&key).map(|(l, _)| l.clone());
+        match &after {
+            Some(l) => self.live.insert(key, (l.clone(), rv)),
+            None => self.live.remove(&key),
+        };
+        self.changes.push(Change {
+            rv,
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            before,
+            after,
+        });
+    }
+}
+
+/// A labelSelector query value and the same rule in Rust.
+type Rule = (&'static str, fn(&Labels) -> bool);
+
+fn spec(
+    namespace: Option<&'static str>,
+    selector: Option<Rule>,
+    name: Option<&'static str>,
+    start: Option<u64>,
+) -> Spec {
+    Spec {
+        namespace,
+        selector,
+        name,
+        start,
+    }
+}
+
+/// What one watcher asks for, and the model's answer.
+struct Spec {
+    namespace: Option<&'static str>,
+    selector: Option<Rule>,
+    name: Option<&'static str>,
+    /// `None`: resourceVersion unset (initial ADDED events first).
+    start: Option<u64>,
+}
+
+/// (type, namespace, name, resourceVersion) of an event.
+type Seen = (String, String, String, u64);
+
+impl Spec {
+    fn uri(&self) -> String {
+        let mut uri = match self.namespace {
+            Some(ns) => collection(ns),
+            None => ALL.to_owned(),
+        };
+        uri.push_str("?watch=true");
+        if let Some(rv) = self.start {
+            uri.push_str(&format!("&resourceVersion={rv}"));
+        }
+        if let Some((query, _)) = self.selector {
+            uri.push_str(&format!("&labelSelector={}", query.replace(' ', "%20")));
+        }
+        if let Some(name) = self.name {
+            uri.push_str(&format!("&fieldSelector=metadata.name%3D{name}"));
+        }
+        uri
+    }
+
+    fn selects(&self, namespace: &str, name: &str, l: &Labels) -> bool {
+        self.namespace.is_none_or(|ns| ns == namespace)
+            && self.name.is_none_or(|n| n == name)
+            && self.selector.is_none_or(|(_, rule)| rule(l))
+    }
+
+    /// The events the watcher must see: the objects alive at `opened` (when it asked for
+    /// initial events), then every change after its start that concerns it.
+    fn expected(&self, model: &Model, opened: &Model) -> Vec<Seen> {
+        let mut out = Vec::new();
+        let start = match self.start {
+            Some(rv) => rv,
+            None => {
+                for ((ns, name), (l, rv)) in &opened.live {
+                    if self.selects(ns, name, l) {
+                        out.push(("ADDED".into(), ns.clone(), name.clone(), *rv));
+                    }
+                }
+                opened.changes.last().map_or(0, |c| c.rv)
+            }
+        };
+        for c in model.changes.iter().filter(|c| c.rv > start) {
+            let was = c
+                .before
+                .as_ref()
+                .is_some_and(|l| self.selects(&c.namespace, &c.name, l));
+            let is = c
+                .after
+                .as_ref()
+                .is_some_and(|l| self.selects(&c.namespace, &c.name, l));
+            let kind = match (c.before.is_some(), was, is) {
+                (_, false, true) => "ADDED",
+                (true, true, true) => "MODIFIED",
+                (_, true, false) => "DELETED",
+                _ => continue,
+            };
+            out.push((kind.into(), c.namespace.clone(), c.name.clone(), c.rv));
+        }
+        out
+    }
+}
+
+/// A watch response's events, line by line.
+struct Reader {
+    stream: Pin<Box<dyn Stream<Item = Result<bytes::Bytes, axum::Error>> + Send>>,
+    buffer: Vec<u8>,
+}
+
+impl Reader {
+    async fn open(h: &Harness, uri: &str) -> Reader {
+        let response = h
+            .request(Request::get(uri).body(Body::empty()).unwrap())
+            .await;
+        assert_eq!(response.status(), 200, "{uri}");
+        Reader {
+            stream: Box::pin(response.into_body().into_data_stream()),
+            buffer: Vec::new(),
+        }
+    }
+
+    /// The next event other than a bookmark; `None` when the stream ends or is quiet for
+    /// `quiet`.
+    async fn next(&mut self, quiet: Duration) -> Option<Value> {
+        loop {
+            if let Some(pos) = self.buffer.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.buffer.drain(..=pos).collect();
+                let event: Value = serde_json::from_slice(&line).unwrap();
+                if event["type"] == "BOOKMARK" {
+                    continue;
+                }
+                return Some(event);
+            }
+            let chunk = tokio::time::timeout(quiet, self.stream.next())
+                .await
+                .ok()??;
+            self.buffer.extend_from_slice(&chunk.ok()?);
+        }
+    }
+
+    /// Reads `count` events (waiting up to 10 s for each), then whatever else comes within
+    /// `quiet`: a watcher that gets too many events fails the comparison.
+    async fn read(&mut self, count: usize, quiet: Duration) -> Vec<Value> {
+        let mut events = Vec::new();
+        while events.len() < count {
+            match self.next(Duration::from_secs(10)).await {
+                Some(e) => events.push(e),
+                None => return events,
+            }
+        }
+        while let Some(e) = self.next(quiet).await {
+            events.push(e);
+        }
+        events
+    }
+}
+
+fn seen(event: &Value) -> Seen {
+    let object = &event["object"];
+    (
+        event["type"].as_str().unwrap_or("?").to_owned(),
+        object["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned(),
+        object["metadata"]["name"].as_str().unwrap_or("").to_owned(),
+        object["metadata"]["resourceVersion"]
+            .as_str()
+            .and_then(|rv| rv.parse().ok())
+            .unwrap_or(0),
+    )
+}
+
+fn web(l: &Labels) -> bool {
+    l.get("app").map(String::as_str) == Some("web")
+}
+
+fn not_web(l: &Labels) -> bool {
+    !web(l)
+}
+
+fn web_or_db(l: &Labels) -> bool {
+    matches!(l.get("app").map(String::as_str), Some("web" | "db"))
+}
+
+fn has_tier(l: &Labels) -> bool {
+    l.contains_key("tier")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_watchers_each_see_exactly_their_events_in_order() {
+    let h = harness(1024).await;
+    let mut model = Model::default();
+    let rv0 = h.storage.current_revision().await.unwrap();
+    model
+        .create(&h, "default", "a", labels(&[("app", "web")]))
+        .await;
+    model
+        .create(&h, "other", "a", labels(&[("app", "db")]))
+        .await;
+    let rv1 = model.create(&h, "default", "b", labels(&[])).await;
+    model
+        .update(&h, "default", "a", labels(&[("app", "web"), ("tier", "1")]))
+        .await;
+    let rv2 = model
+        .create(&h, "other", "c", labels(&[("app", "web")]))
+        .await;
+    let opened = Model {
+        changes: model.changes.clone(),
+        live: model.live.clone(),
+    };
+
+    let web_sel: Rule = ("app=web", web);
+    let mut specs = vec![
+        spec(None, None, None, Some(rv0)),
+        spec(Some("default"), None, None, Some(rv1)),
+        spec(Some("default"), Some(web_sel), None, Some(rv0)),
+        spec(
+            Some("default"),
+            Some(("app!=web", not_web)),
+            None,
+            Some(rv2),
+        ),
+        spec(Some("other"), None, None, Some(rv1)),
+        spec(None, Some(("app in (web,db)", web_or_db)), None, Some(rv2)),
+        spec(None, Some(("tier", has_tier)), None, Some(rv0)),
+        spec(Some("default"), None, Some("a"), Some(rv0)),
+        spec(None, Some(web_sel), None, None),
+        spec(Some("other"), None, None, None),
+    ];
+    // Identical watchers share every line; each must still get all of them.
+    for _ in 0..6 {
+        specs.push(spec(Some("default"), None, None, Some(rv2)));
+    }
+    let mut readers = Vec::new();
+    for s in &specs {
+        readers.push(Reader::open(&h, &s.uri()).await);
+    }
+
+    // Moves in and out of every selector, in both namespaces, plus deletes.
+    model
+        .update(&h, "default", "b", labels(&[("app", "web")]))
+        .await;
+    model
+        .update(&h, "default", "a", labels(&[("app", "db")]))
+        .await;
+    model
+        .create(&h, "other", "d", labels(&[("tier", "2")]))
+        .await;
+    model.delete(&h, "other", "a").await;
+    model
+        .update(&h, "other", "c", labels(&[("app", "web"), ("tier", "3")]))
+        .await;
+    model
+        .update(&h, "default", "a", labels(&[("app", "web")]))
+        .await;
+    model.delete(&h, "default", "b").await;
+    model
+        .create(&h, "default", "e", labels(&[("app", "db")]))
+        .await;
+    model.delete(&h, "default", "a").await;
+
+    let reads = specs.iter().zip(readers).map(|(s, mut reader)| {
+        let want = s.expected(&model, &opened);
+        let uri = s.uri();
+        async move {
+            let got = reader.read(want.len(), Duration::from_millis(300)).await;
+            (uri, want, got)
+        }
+    });
+    for (uri, want, got) in futures_util::future::join_all(reads).await {
+        let got: Vec<Seen> = got.iter().map(seen).collect();
+        assert_eq!(got, want, "{uri}");
+        assert!(
+            !want.is_empty(),
+            "{uri}: the table should give every watcher events"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watcher_that_does_not_read_is_ended_with_410_while_others_go_on() {
+    let h = harness(8).await;
+    let start = h.storage.current_revision().await.unwrap();
+    let uri = format!(
+        "{}?watch=true&resourceVersion={start}",
+        collection("default")
+    );
+    let mut slow = Reader::open(&h, &uri).await;
+    let fast = Reader::open(&h, &uri).await;
+    let total = 40;
+    // The fast watcher reads while the writes happen.
+    let fast = tokio::spawn(async move {
+        let mut fast = fast;
+        let events = fast.read(total, Duration::from_millis(200)).await;
+        (fast, events)
+    });
+    let mut model = Model::default();
+    for i in 0..total {
+        model
+            .create(&h, "default", &format!("w{i:02}"), labels(&[]))
+            .await;
+    }
+    let (mut fast, events) = fast.await.unwrap();
+    let got: Vec<Seen> = events.iter().map(seen).collect();
+    let want: Vec<Seen> = model
+        .changes
+        .iter()
+        .map(|c| ("ADDED".into(), c.namespace.clone(), c.name.clone(), c.rv))
+        .collect();
+    assert_eq!(got, want);
+
+    // The slow watcher: at most what it could have had, then one 410, then the end.
+    let mut slow_events = Vec::new();
+    while let Some(e) = slow.next(Duration::from_secs(5)).await {
+        slow_events.push(e);
+    }
+    let (last, before) = slow_events.split_last().unwrap();
+    assert_eq!(last["type"], "ERROR", "{last}");
+    assert_eq!(last["object"]["code"], 410);
+    assert_eq!(last["object"]["reason"], "Expired");
+    assert!(
+        before.len() < total,
+        "{} events before the 410",
+        before.len()
+    );
+    for (e, c) in before.iter().zip(&model.changes) {
+        assert_eq!(
+            seen(e),
+            ("ADDED".into(), c.namespace.clone(), c.name.clone(), c.rv)
+        );
+    }
+
+    // The fast watcher is still served.
+    let rv = model.create(&h, "default", "after", labels(&[])).await;
+    let e = fast.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(
+        seen(&e),
+        ("ADDED".into(), "default".into(), "after".into(), rv)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_older_than_the_ring_read_history_then_join_without_gap_or_duplicate() {
+    // A ring of 8 changes: most start versions below are older than it.
+    let h = harness(8).await;
+    let all = format!("{ALL}?watch=true&resourceVersion=");
+    let start = h.storage.current_revision().await.unwrap();
+    // Keeps the shared feed running from the start, so the ring moves on.
+    let keeper = Reader::open(&h, &format!("{all}{start}")).await;
+    let keeper = tokio::spawn(async move {
+        let mut keeper = keeper;
+        keeper.read(usize::MAX, Duration::from_secs(30)).await
+    });
+    let mut model = Model::default();
+    for i in 0..20 {
+        let ns = if i % 3 == 0 { "other" } else { "default" };
+        model.create(&h, ns, &format!("h{i:02}"), labels(&[])).await;
+    }
+    let revs: Vec<u64> = model.changes.iter().map(|c| c.rv).collect();
+    // From the oldest (history from the store), from the middle, from inside the ring, and
+    // one namespace from an old version.
+    let starts = [
+        (None, start),
+        (None, revs[2]),
+        (None, revs[10]),
+        (None, revs[18]),
+        (Some("default"), revs[1]),
+    ];
+    let mut readers = Vec::new();
+    for (ns, rv) in starts {
+        let uri = match ns {
+            Some(ns) => format!("{}?watch=true&resourceVersion={rv}", collection(ns)),
+            None => format!("{all}{rv}"),
+        };
+        readers.push((ns, rv, Reader::open(&h, &uri).await));
+    }
+    // Live writes while the new watchers still read their history.
+    let writer = {
+        let mut model = Model::default();
+        async move {
+            for i in 20..40 {
+                let ns = if i % 3 == 0 { "other" } else { "default" };
+                model.create(&h, ns, &format!("h{i:02}"), labels(&[])).await;
+            }
+            (h, model)
+        }
+    };
+    let reads = readers.into_iter().map(|(ns, rv, mut reader)| async move {
+        let got = reader.read(usize::MAX, Duration::from_secs(2)).await;
+        (ns, rv, got)
+    });
+    let ((h, live), results) = tokio::join!(writer, futures_util::future::join_all(reads));
+    model.changes.extend(live.changes);
+    for (ns, rv, got) in results {
+        let got: Vec<Seen> = got.iter().map(seen).collect();
+        let want: Vec<Seen> = model
+            .changes
+            .iter()
+            .filter(|c| c.rv > rv && ns.is_none_or(|ns| ns == c.namespace))
+            .map(|c| ("ADDED".into(), c.namespace.clone(), c.name.clone(), c.rv))
+            .collect();
+        assert_eq!(got, want, "namespace {ns:?} from {rv}");
+    }
+    // The feed's own watcher may have been cut off meanwhile; it only had to exist.
+    drop(h);
+    let _ = keeper.await.unwrap();
+}
