@@ -21,6 +21,7 @@ use serde_json::Value;
 use crate::crd::{Conversions, CustomResource, Hub, VersionConverter};
 use crate::definitions::Definitions;
 use crate::merge::TypeInfo;
+use crate::meta::StatusCause;
 use crate::schema::{JSONSchemaProps, Schema};
 use crate::{GroupVersionKind, Resource, ResourceInfo};
 
@@ -33,6 +34,10 @@ pub type Codec = Arc<dyn Fn(Value) -> Result<Value, serde_json::Error> + Send + 
 /// Produces a kind's OpenAPI v3 schema (the whole object: `apiVersion`, `kind`, `metadata`, ...)
 /// for the server's `/openapi` documents. Called when a document is built, not at registration.
 pub type SchemaSource = Arc<dyn Fn() -> Option<JSONSchemaProps> + Send + Sync>;
+
+/// Checks a decoded object beyond what its codec expresses: each cause it returns makes the
+/// write a 422 Invalid. CRDs created at run time check their objects against their schema.
+pub type Validator = Arc<dyn Fn(&Value) -> Vec<StatusCause> + Send + Sync>;
 
 /// One registered kind.
 #[derive(Clone)]
@@ -47,6 +52,8 @@ pub struct RegisteredKind {
     /// The kind's schema, when it was registered with one; the server publishes a permissive
     /// object schema for kinds without.
     pub schema: Option<SchemaSource>,
+    /// Checks the kind's objects on every write, after the codec.
+    pub validate: Option<Validator>,
 }
 
 impl fmt::Debug for RegisteredKind {
@@ -74,6 +81,7 @@ pub(crate) fn entry_of<K: Resource>() -> RegisteredKind {
         merge: K::merge_info(),
         codec: Arc::new(round_trip::<K>),
         schema: None,
+        validate: None,
     }
 }
 
@@ -211,6 +219,13 @@ impl Registry {
         let info = Arc::clone(&kind.info);
         self.version_of(&info).insert(info.plural.to_string(), kind);
         self
+    }
+
+    /// Adds (or replaces) one kind as it is: how the server serves the kinds of CRDs.
+    #[cfg(feature = "server")]
+    pub(crate) fn insert_kind(&mut self, kind: RegisteredKind) {
+        let info = Arc::clone(&kind.info);
+        self.version_of(&info).insert(info.plural.to_string(), kind);
     }
 
     /// The kinds of `info`'s group-version, keyed by plural.

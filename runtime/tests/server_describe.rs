@@ -290,13 +290,15 @@ async fn legacy_discovery_documents() {
     assert_eq!(
         groups,
         [
+            // Served by every server, as kube-apiserver serves CRDs.
+            "apiextensions.k8s.io",
             "extensions",
             "policy",
             "stable.example.com",
             "widgets.kapi.dev"
         ]
     );
-    assert_eq!(apis["groups"][3], group);
+    assert_eq!(apis["groups"][4], group);
 
     let mut single = group.clone();
     single["kind"] = json!("APIGroup");
@@ -348,8 +350,16 @@ async fn removed_versions_disappear_at_later_releases() {
         .map(|g| g["name"].as_str().unwrap())
         .collect();
     // extensions/v1beta1 Ingress is gone in 1.22; so is widgets.kapi.dev/v1beta1.
-    assert_eq!(groups, ["policy", "stable.example.com", "widgets.kapi.dev"]);
-    let versions: Vec<&str> = apis["groups"][2]["versions"]
+    assert_eq!(
+        groups,
+        [
+            "apiextensions.k8s.io",
+            "policy",
+            "stable.example.com",
+            "widgets.kapi.dev"
+        ]
+    );
+    let versions: Vec<&str> = apis["groups"][3]["versions"]
         .as_array()
         .unwrap()
         .iter()
@@ -630,6 +640,7 @@ async fn openapi_v3_index_and_documents() {
         keys,
         [
             "api/v1",
+            "apis/apiextensions.k8s.io/v1",
             "apis/extensions/v1beta1",
             "apis/policy/v1beta1",
             "apis/stable.example.com/v1beta1",

@@ -4,10 +4,13 @@
 //! combining versions ([`merge_versions`]), hub conversion ([`Hub`]) and condition helpers on
 //! kinds ([`ConditionsExt`]).
 //!
-//! The validator is the one the server will use for CRDs created at run time, so a derived CRD
-//! and a user-supplied one are judged by the same rules.
+//! The validator is the one the server uses for CRDs created at run time, so a derived CRD
+//! and a user-supplied one are judged by the same rules; with the `server` feature, [`instance`]
+//! applies a CRD version's schema to the objects written through it.
 
 mod convert;
+#[cfg(feature = "server")]
+pub mod instance;
 mod size;
 mod structural;
 mod types;

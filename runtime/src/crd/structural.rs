@@ -576,13 +576,9 @@ fn list_map(c: &mut Checker, s: &JSONSchemaProps, path: &str) {
         );
         return;
     }
-    if items.x_kubernetes_map_type.as_deref() == Some("atomic") {
-        c.push(
-            path,
-            "items.x-kubernetes-map-type",
-            "Invalid value: \"atomic\": must be granular if parent array's x-kubernetes-list-type is map",
-        );
-    }
+    // Items of a map-list may be atomic structs: controller-gen writes exactly that for
+    // `imagePullSecrets` (a map-list of LocalObjectReference, an atomic struct) in every CRD
+    // that embeds a PodSpec, and clusters accept such CRDs (cert-manager's Issuer is one).
     for key in &s.x_kubernetes_list_map_keys {
         match items.properties.get(key) {
             None => c.push(

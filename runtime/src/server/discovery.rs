@@ -362,7 +362,8 @@ fn accept_header(headers: &HeaderMap) -> Option<String> {
 
 /// `GET /api`.
 async fn api_root(Extract(state): Extract<State>, headers: HeaderMap) -> Response {
-    let served = Served::new(&state.registry, state.kube_version);
+    let registry = state.registry();
+    let served = Served::new(&registry, state.kube_version);
     match negotiate(accept_header(&headers).as_deref()) {
         Some(DiscoveryFormat::Aggregated(version)) => {
             let items = if served.versions("").is_empty() {
@@ -398,7 +399,8 @@ async fn api_root(Extract(state): Extract<State>, headers: HeaderMap) -> Respons
 
 /// `GET /api/<version>`.
 async fn api_version(Extract(state): Extract<State>, Path(version): Path<String>) -> Response {
-    let served = Served::new(&state.registry, state.kube_version);
+    let registry = state.registry();
+    let served = Served::new(&registry, state.kube_version);
     match served.kinds("", &version) {
         Some(kinds) => legacy_response(&APIResourceList::legacy(
             version.clone(),
@@ -410,7 +412,8 @@ async fn api_version(Extract(state): Extract<State>, Path(version): Path<String>
 
 /// `GET /apis`.
 async fn apis_root(Extract(state): Extract<State>, headers: HeaderMap) -> Response {
-    let served = Served::new(&state.registry, state.kube_version);
+    let registry = state.registry();
+    let served = Served::new(&registry, state.kube_version);
     match negotiate(accept_header(&headers).as_deref()) {
         Some(DiscoveryFormat::Aggregated(version)) => {
             let items = served
@@ -432,7 +435,8 @@ async fn apis_root(Extract(state): Extract<State>, headers: HeaderMap) -> Respon
 
 /// `GET /apis/<group>`.
 async fn apis_group(Extract(state): Extract<State>, Path(group): Path<String>) -> Response {
-    let served = Served::new(&state.registry, state.kube_version);
+    let registry = state.registry();
+    let served = Served::new(&registry, state.kube_version);
     if group.is_empty() || served.versions(&group).is_empty() {
         return not_found();
     }
@@ -444,7 +448,8 @@ async fn apis_group_version(
     Extract(state): Extract<State>,
     Path((group, version)): Path<(String, String)>,
 ) -> Response {
-    let served = Served::new(&state.registry, state.kube_version);
+    let registry = state.registry();
+    let served = Served::new(&registry, state.kube_version);
     if group.is_empty() {
         return not_found();
     }

@@ -1148,7 +1148,7 @@ impl Collector {
 
     /// Resolves one owner reference of `dependent` against the store.
     async fn resolve(&self, dependent: &Node, reference: &OwnerRef) -> Result<Owner, Retry> {
-        let registry = &self.state.registry;
+        let registry = self.state.registry();
         let group = reference.group();
         let mut candidates = registry
             .kinds()

@@ -985,7 +985,11 @@ async fn openapi_v2(Extract(state): Extract<State>, headers: HeaderMap) -> Respo
     if !accepts_json(&headers) {
         return not_acceptable();
     }
-    document_response(&headers, &v2_document(&state.registry, state.kube_version)).0
+    document_response(
+        &headers,
+        &v2_document(&state.registry(), state.kube_version),
+    )
+    .0
 }
 
 async fn openapi_v3_index(Extract(state): Extract<State>, headers: HeaderMap) -> Response {
@@ -994,7 +998,7 @@ async fn openapi_v3_index(Extract(state): Extract<State>, headers: HeaderMap) ->
     }
     json_response(
         StatusCode::OK,
-        &v3_index(&state.registry, state.kube_version),
+        &v3_index(&state.registry(), state.kube_version),
     )
 }
 
@@ -1010,7 +1014,7 @@ async fn openapi_v3_group_version(
         ["apis", group, version] if !group.is_empty() => (*group, *version),
         _ => return not_found(),
     };
-    let Some(doc) = v3_document(&state.registry, state.kube_version, group, version) else {
+    let Some(doc) = v3_document(&state.registry(), state.kube_version, group, version) else {
         return not_found();
     };
     if !accepts_json(&headers) {

@@ -1,23 +1,42 @@
-//! The state every request handler shares: the catalog of kinds, the store, and the Kubernetes
-//! release the server speaks as.
+//! The state every request handler shares: the catalog of kinds, the store, the Kubernetes
+//! release the server speaks as, and the watch cache.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::KubeVersion;
 use crate::Registry;
 use crate::storage::Storage;
 
+use super::watch_cache::WatchCache;
+
 /// What the server knows; handlers get it as the cheap-clone [`State`].
 #[derive(Debug)]
 pub(crate) struct ServerState {
-    /// The kinds served, by group, version and plural.
-    pub(crate) registry: Registry,
+    /// The kinds served, by group, version and plural: those registered at start and those of
+    /// the CRDs in the store, swapped whole when a CRD changes (see `crds`). Read through
+    /// [`ServerState::registry`], so a request sees one catalog from start to end.
+    pub(crate) catalog: RwLock<Arc<Registry>>,
     /// Where objects live.
     pub(crate) storage: Arc<dyn Storage>,
     /// The Kubernetes release the server presents itself as: `/version`, and the release that
     /// deprecation warnings and removals are computed against.
     pub(crate) kube_version: KubeVersion,
+    /// The shared watch feeds, one per watched resource and version.
+    pub(crate) watch_cache: WatchCache,
 }
 
 /// Shared server state, cloned into every handler.
 pub(crate) type State = Arc<ServerState>;
+
+impl ServerState {
+    /// The kinds served now.
+    pub(crate) fn registry(&self) -> Arc<Registry> {
+        // A panic while swapping cannot leave a half-written Arc behind: the value is whole.
+        Arc::clone(&self.catalog.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Serves `registry` from now on.
+    pub(crate) fn set_registry(&self, registry: Registry) {
+        *self.catalog.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(registry);
+    }
+}

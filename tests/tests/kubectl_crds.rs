@@ -1,0 +1,244 @@
+//! kubectl against CustomResourceDefinitions created while the server runs: the nine real CRDs
+//! of the spec corpus (cert-manager, Gateway API, Prometheus operator, Argo Workflows) are
+//! accepted and established; their kinds show up in `api-resources`, take objects through
+//! `apply`, answer `get` with their printer columns and `explain` with their schemas, refuse
+//! objects that break the schema, and disappear with their CRD. Every kubectl on the machine
+//! runs the short cycle on a small CRD of its own.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kapi_e2e::{KapiServer, ServerOptions, kubectl_binaries, spec_corpus};
+
+/// Runs one kubectl against `server`, with its caches under `home`.
+fn kubectl(
+    binary: &Path,
+    server: &KapiServer,
+    home: &Path,
+    args: &[&str],
+) -> Result<String, String> {
+    let mut command = Command::new(binary);
+    command
+        .arg("--kubeconfig")
+        .arg(server.kubeconfig())
+        .arg("--request-timeout=30s")
+        .args(args);
+    // kubectl 1.27 and 1.28 validate manifests against `/openapi/v2` in protobuf, which the
+    // server does not serve (it serves v2 as JSON and v3).
+    let name = binary.file_name().unwrap_or_default().to_string_lossy();
+    let old = name.ends_with(".1.27") || name.ends_with(".1.28");
+    if old && matches!(args.first(), Some(&("create" | "apply"))) {
+        command.arg("--validate=false");
+    }
+    let output = command
+        .env("HOME", home)
+        .env("KUBECACHEDIR", home.join("cache"))
+        .output()
+        .map_err(|e| format!("cannot run {binary:?}: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    if output.status.success() {
+        Ok(stdout)
+    } else {
+        Err(format!(
+            "`kubectl {}` failed ({}):\n{stdout}{}",
+            args.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ))
+    }
+}
+
+fn write(dir: &Path, name: &str, contents: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap_or_else(|e| panic!("cannot write {path:?}: {e}"));
+    path
+}
+
+fn expect(what: &str, text: &str, needle: &str) -> Result<(), String> {
+    if text.contains(needle) {
+        Ok(())
+    } else {
+        Err(format!("{what}: expected {needle:?} in:\n{text}"))
+    }
+}
+
+/// The corpus' CRD manifests, the minimal Argo variant left out (it defines the same CRD as the
+/// full one).
+fn corpus_crds() -> Vec<PathBuf> {
+    let dir = spec_corpus().join("crds");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot read {dir:?}: {e}"))
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            name.ends_with(".yaml") && !name.contains("_minimal_")
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn real_crds_cycle(binary: &Path, server: &KapiServer, dir: &Path) -> Result<(), String> {
+    let k = |args: &[&str]| kubectl(binary, server, dir, args);
+    for file in corpus_crds() {
+        k(&["create", "-f", &file.to_string_lossy()])?;
+    }
+    let established = k(&[
+        "wait",
+        "--for",
+        "condition=Established",
+        "crd",
+        "--all",
+        "--timeout=20s",
+    ])?;
+    for crd in [
+        "certificates.cert-manager.io",
+        "issuers.cert-manager.io",
+        "gateways.gateway.networking.k8s.io",
+        "httproutes.gateway.networking.k8s.io",
+        "alertmanagers.monitoring.coreos.com",
+        "prometheusrules.monitoring.coreos.com",
+        "servicemonitors.monitoring.coreos.com",
+        "workflows.argoproj.io",
+    ] {
+        expect("kubectl wait", &established, crd)?;
+    }
+    let resources = k(&["api-resources", "--api-group=cert-manager.io"])?;
+    expect("api-resources", &resources, "certificates")?;
+    expect("api-resources", &resources, "cert,certs")?;
+
+    let certificate = write(
+        dir,
+        "certificate.yaml",
+        "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: web\nspec:\n  \
+         secretName: web-tls\n  dnsNames: [example.com]\n  issuerRef: {name: ca, kind: ClusterIssuer}\n",
+    );
+    k(&["apply", "-f", &certificate.to_string_lossy()])?;
+    let route = write(
+        dir,
+        "route.yaml",
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: r\nspec:\n  \
+         parentRefs: [{name: gw}]\n  rules: [{backendRefs: [{name: svc, port: 80}]}]\n",
+    );
+    k(&["apply", "-f", &route.to_string_lossy()])?;
+    // The schema's defaults are filled in (Gateway API defaults the path match).
+    let got = k(&[
+        "get",
+        "httproute",
+        "r",
+        "-o",
+        "jsonpath={.spec.rules[0].matches[0].path}",
+    ])?;
+    expect("HTTPRoute defaults", &got, "PathPrefix")?;
+    let listed = k(&["get", "certificates"])?;
+    // cert-manager's printer columns.
+    expect("get certificates", &listed, "SECRET")?;
+    expect("get certificates", &listed, "web-tls")?;
+    let explained = k(&["explain", "certificate.spec.dnsNames"])?;
+    expect("explain", &explained, "dnsNames")?;
+
+    let bad = write(
+        dir,
+        "bad.yaml",
+        "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: bad\nspec:\n  \
+         secretName: 5\n  issuerRef: {name: ca}\n",
+    );
+    match k(&["create", "-f", &bad.to_string_lossy(), "--validate=false"]) {
+        Ok(out) => return Err(format!("an invalid Certificate was created: {out}")),
+        Err(e) => expect(
+            "invalid Certificate",
+            &e,
+            "spec.secretName in body must be of type string",
+        )?,
+    }
+
+    k(&["delete", "crd", "certificates.cert-manager.io"])?;
+    // A fresh discovery cache: the resource type is gone.
+    std::fs::remove_dir_all(dir.join("cache")).ok();
+    match k(&["get", "certificates"]) {
+        Ok(out) => Err(format!(
+            "certificates still served after their CRD went: {out}"
+        )),
+        Err(e) => expect(
+            "get after delete",
+            &e,
+            "the server doesn't have a resource type",
+        ),
+    }
+}
+
+#[test]
+fn the_corpus_crds_are_served_to_kubectl() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let binary = PathBuf::from("kubectl");
+    if let Err(e) = real_crds_cycle(&binary, &server, dir.path()) {
+        panic!("{e}\nserver stderr:\n{}", server.stderr());
+    }
+}
+
+const SMALL_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: crontabs, singular: crontab, kind: CronTab, shortNames: [ct]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              cronSpec: {type: string}
+              replicas: {type: integer, minimum: 1, default: 1}
+    additionalPrinterColumns:
+    - {name: Spec, type: string, jsonPath: .spec.cronSpec}
+"#;
+
+fn small_cycle(binary: &Path, server: &KapiServer, dir: &Path) -> Result<(), String> {
+    let k = |args: &[&str]| kubectl(binary, server, dir, args);
+    let crd = write(dir, "crd.yaml", SMALL_CRD);
+    k(&["apply", "-f", &crd.to_string_lossy()])?;
+    k(&[
+        "wait",
+        "--for",
+        "condition=Established",
+        "crd/crontabs.stable.example.com",
+        "--timeout=20s",
+    ])?;
+    let tab = write(
+        dir,
+        "tab.yaml",
+        "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: t\nspec:\n  cronSpec: '* * * * */5'\n",
+    );
+    k(&["apply", "-f", &tab.to_string_lossy()])?;
+    let listed = k(&["get", "ct"])?;
+    expect("get ct", &listed, "* * * * */5")?;
+    let replicas = k(&["get", "crontab", "t", "-o", "jsonpath={.spec.replicas}"])?;
+    expect("defaulted replicas", &replicas, "1")?;
+    k(&["delete", "-f", &crd.to_string_lossy()])?;
+    Ok(())
+}
+
+#[test]
+fn every_kubectl_creates_and_uses_a_crd() {
+    let mut failures = Vec::new();
+    for binary in kubectl_binaries() {
+        let server = KapiServer::start(&ServerOptions::default()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        if let Err(e) = small_cycle(&binary, &server, dir.path()) {
+            failures.push(format!(
+                "{binary:?}: {e}\nserver stderr:\n{}",
+                server.stderr()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
