@@ -249,6 +249,134 @@ impl FieldInfo {
     }
 }
 
+/// A position in a kind's merge metadata while walking its JSON: the one cursor strategic
+/// merge patch and server-side apply both move through objects, maps and lists.
+///
+/// A field's annotations ([`Cursor::field`]) describe its value as a whole, so they apply
+/// only until the cursor moves into one of the field's containers ([`FieldInfo::wrap`]); the
+/// struct type ([`Cursor::ty`]) applies once every container is unwrapped. At the root,
+/// `metadata` without merge metadata of its own is upstream's [`OBJECT_META`].
+///
+/// ```
+/// use kapi::merge::{Cursor, TypeInfo, Wrap, field};
+///
+/// static PORT: TypeInfo = TypeInfo::new(&[]);
+/// static SPEC: TypeInfo = TypeInfo::new(&[field("ports").list_map(&["port"]).items(&PORT)]);
+/// static ROOT: TypeInfo = TypeInfo::new(&[field("spec").of(&SPEC)]);
+///
+/// let ports = Cursor::root(Some(&ROOT)).child("spec").child("ports");
+/// assert_eq!(ports.field().map(|f| f.list_map_keys), Some(&["port"][..]));
+/// assert_eq!(ports.container(), Some(Wrap::List));
+/// let item = ports.item();
+/// assert!(item.field().is_none());
+/// assert!(std::ptr::eq(item.ty().unwrap(), &PORT));
+/// assert!(Cursor::root(None).child("metadata").ty().is_some());
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Cursor {
+    field: Option<&'static FieldInfo>,
+    wrap: &'static [Wrap],
+    ty: Option<&'static TypeInfo>,
+    root: bool,
+}
+
+impl Cursor {
+    /// Nowhere known: objects are plain structs or maps, lists atomic.
+    pub const UNKNOWN: Cursor = Cursor {
+        field: None,
+        wrap: &[],
+        ty: None,
+        root: false,
+    };
+
+    /// The root of a kind with this merge metadata (or none).
+    pub const fn root(ty: Option<&'static TypeInfo>) -> Cursor {
+        Cursor {
+            field: None,
+            wrap: &[],
+            ty,
+            root: true,
+        }
+    }
+
+    /// A value of struct type `ty`, outside any field.
+    pub const fn of(ty: &'static TypeInfo) -> Cursor {
+        Cursor {
+            field: None,
+            wrap: &[],
+            ty: Some(ty),
+            root: false,
+        }
+    }
+
+    /// The field whose whole value is here, if any.
+    pub fn field(self) -> Option<&'static FieldInfo> {
+        self.field
+    }
+
+    /// The container still to unwrap here, if any.
+    pub fn container(self) -> Option<Wrap> {
+        self.wrap.first().copied()
+    }
+
+    /// The struct type here, once every container is unwrapped.
+    pub fn ty(self) -> Option<&'static TypeInfo> {
+        if self.wrap.is_empty() { self.ty } else { None }
+    }
+
+    /// Whether this is a kind's root.
+    pub fn is_root(self) -> bool {
+        self.root
+    }
+
+    /// The position of `key` in an object here: a map value, or a struct field.
+    pub fn child(self, key: &str) -> Cursor {
+        match self.wrap.split_first() {
+            Some((Wrap::Map, rest)) => Cursor {
+                field: None,
+                wrap: rest,
+                ty: self.ty,
+                root: false,
+            },
+            Some((Wrap::List, _)) => Cursor::UNKNOWN,
+            None => {
+                let field = self.ty.and_then(|t| t.field(key));
+                match field {
+                    // Kinds whose metadata links no type of its own merge it as upstream.
+                    _ if self.root && key == "metadata" && field.is_none_or(|f| f.ty.is_none()) => {
+                        Cursor {
+                            field,
+                            wrap: &[],
+                            ty: Some(&OBJECT_META),
+                            root: false,
+                        }
+                    }
+                    Some(f) => Cursor {
+                        field: Some(f),
+                        wrap: f.wrap,
+                        ty: f.ty,
+                        root: false,
+                    },
+                    None => Cursor::UNKNOWN,
+                }
+            }
+        }
+    }
+
+    /// The position of an item of a list here.
+    pub fn item(self) -> Cursor {
+        match self.wrap.split_first() {
+            Some((Wrap::List, rest)) => Cursor {
+                field: None,
+                wrap: rest,
+                ty: self.ty,
+                root: false,
+            },
+            _ => Cursor::UNKNOWN,
+        }
+    }
+}
+
 /// `ObjectMeta`'s merge metadata as upstream declares it, for kinds whose spec carries no
 /// ObjectMeta definition (CRDs).
 pub static OBJECT_META: TypeInfo = TypeInfo::new(&[

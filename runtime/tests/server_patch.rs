@@ -465,7 +465,7 @@ async fn missing_objects_unsupported_types_and_big_bodies() {
     assert_eq!(smp.body["reason"], "UnsupportedMediaType");
     assert_eq!(
         smp.body["message"],
-        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json"
+        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
     );
     let plain = h
         .patch(&uri, "application/json", json!({"spec": {"replicas": 2}}))
@@ -479,7 +479,7 @@ async fn missing_objects_unsupported_types_and_big_bodies() {
         deployment.body["message"]
             .as_str()
             .unwrap()
-            .ends_with("application/merge-patch+json, application/strategic-merge-patch+json")
+            .ends_with("application/strategic-merge-patch+json, application/apply-patch+yaml")
     );
 
     let mut big = br#"{"metadata": {"annotations": {"a": ""#.to_vec();

@@ -12,7 +12,8 @@
 //! Every write takes its [`WriteOptions`]: a dry run runs all of the above and the store reads
 //! they need, then answers with the object it would have stored instead of writing it; the
 //! body's unknown and duplicate fields are reported as `fieldValidation` asks (see
-//! `field_validation`).
+//! `field_validation`). Every create and update records its field manager's changes in
+//! `metadata.managedFields` (see `managed_fields`).
 
 use std::time::Duration;
 
@@ -32,6 +33,7 @@ use super::error::{ApiError, Subject};
 use super::field_validation::{self, Directive};
 use super::gc;
 use super::keys;
+use super::managed_fields::{self, Writer};
 
 /// How many times a write re-reads and retries after losing a race it may retry.
 const RETRIES: usize = 16;
@@ -103,8 +105,7 @@ fn has_finalizers(info: &ResourceInfo, object: &Value) -> bool {
 /// version is one of them; versions registered alone keep the `apiVersion` rewrite.
 fn converter(call: &Call) -> Option<&VersionConverter> {
     let info = call.info();
-    call.state
-        .registry
+    call.registry
         .conversion(&info.gvk.group, &info.plural)
         .filter(|c| c.has_version(&info.gvk.version))
 }
@@ -218,6 +219,25 @@ pub(crate) fn through_codec(call: &Call, object: Value) -> Result<Value, ApiErro
             version = info.gvk.version
         ))
     })
+}
+
+/// Holds a written object to its kind's own checks (a CRD's schema): 422 Invalid with one cause
+/// per violation.
+fn check_schema(call: &Call, object: &Value, name: &str) -> Result<(), ApiError> {
+    let Some(validate) = &call.target.kind.validate else {
+        return Ok(());
+    };
+    let causes = validate(object);
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let info = call.info();
+    Err(ApiError::invalid(
+        &info.gvk.group,
+        &info.gvk.kind,
+        name,
+        causes,
+    ))
 }
 
 /// Upstream's 400 for a body its strict decoder refused: `<Kind> in version "<v>" cannot be
@@ -356,11 +376,27 @@ pub(crate) async fn create(
     write: WriteOptions,
     warnings: &mut Vec<String>,
 ) -> Result<(StatusCode, Value), ApiError> {
-    let info = call.info();
     let decoded = decode_object(call, body)?;
     // The whole body is decoded, as upstream's strict decoder sees it, status included.
-    let mut object = through_codec(call, decoded.clone())?;
+    let object = through_codec(call, decoded.clone())?;
     validate_fields(call, write.validation, body, &decoded, &object, warnings)?;
+    let writer = Writer {
+        manager: managed_fields::manager_of(call, "CreateOptions")?,
+        subresource: String::new(),
+    };
+    create_decoded(call, object, write, Some(&writer)).await
+}
+
+/// The create pipeline after decoding: `object` went through the kind's codec. With a
+/// `writer` the create is recorded in the object's managed fields; an apply that creates
+/// brings its own.
+pub(crate) async fn create_decoded(
+    call: &Call,
+    mut object: Value,
+    write: WriteOptions,
+    writer: Option<&Writer>,
+) -> Result<(StatusCode, Value), ApiError> {
+    let info = call.info();
     if info.subresources.status
         && let Value::Object(map) = &mut object
     {
@@ -427,12 +463,22 @@ pub(crate) async fn create(
     meta.remove("deletionTimestamp");
     meta.remove("deletionGracePeriodSeconds");
     meta.remove("selfLink");
+    // Upstream's field manager runs before the create strategy, so the creator does not
+    // own what the server sets below.
+    if let Some(writer) = writer {
+        managed_fields::track(call, None, &mut object, writer)?;
+    }
     if is_namespace_kind(info)
         && let Value::Object(map) = &mut object
     {
         map.insert("spec".into(), json!({"finalizers": [NAMESPACE_FINALIZER]}));
         map.insert("status".into(), json!({"phase": "Active"}));
     }
+    check_schema(
+        call,
+        &object,
+        if name.is_empty() { &generate } else { &name },
+    )?;
     if let Some(ns) = url_ns.as_deref().filter(|_| info.is_namespaced()) {
         check_namespace(call, ns, if name.is_empty() { &generate } else { &name }).await?;
     }
@@ -555,7 +601,9 @@ fn prepare_update(
     let name = meta_str(current, "name").unwrap_or("").to_owned();
     let mut next = match scope {
         UpdateScope::Status => {
-            // Only status changes; metadata and spec stay as stored.
+            // Only status changes; metadata and spec stay as stored. Managed fields come
+            // from the write: an apply computed them, other writes recompute them from the
+            // stored ones (`managed_fields::track`).
             let mut next = current.clone();
             if let Value::Object(map) = &mut next {
                 match incoming.get("status") {
@@ -563,6 +611,11 @@ fn prepare_update(
                     None => map.remove("status"),
                 };
             }
+            let meta = meta_mut(&mut next);
+            match incoming.pointer("/metadata/managedFields") {
+                Some(managed) => meta.insert("managedFields".into(), managed.clone()),
+                None => meta.remove("managedFields"),
+            };
             next
         }
         UpdateScope::Main => {
@@ -667,7 +720,17 @@ pub(crate) async fn update(
     let incoming = through_codec(call, decoded.clone())?;
     validate_fields(call, write.validation, body, &decoded, &incoming, warnings)?;
     check_identity(call, name, &incoming)?;
-    update_with(call, name, scope, write.dry_run, |_| Ok(incoming.clone())).await
+    let writer = Writer {
+        manager: managed_fields::manager_of(call, "UpdateOptions")?,
+        subresource: match scope {
+            UpdateScope::Status => "status".to_owned(),
+            UpdateScope::Main => String::new(),
+        },
+    };
+    update_with(call, name, scope, write.dry_run, Some(&writer), |_| {
+        Ok(incoming.clone())
+    })
+    .await
 }
 
 /// A written object must name the object and namespace of the URL (400 otherwise).
@@ -700,11 +763,14 @@ pub(crate) fn check_identity(call: &Call, name: &str, incoming: &Value) -> Resul
 /// (409). A lost race re-reads and calls `make` again, so a patch re-applies to the new object
 /// (keeping the version it read only if it did not pin one) and a pinned version fails.
 /// A dry run stops before the write and answers with the object it would have written.
+/// With a `writer` the write is recorded in the object's managed fields; an apply's `make`
+/// records its own.
 pub(crate) async fn update_with(
     call: &Call,
     name: &str,
     scope: UpdateScope,
     dry_run: bool,
+    writer: Option<&Writer>,
     make: impl Fn(&Value) -> Result<Value, ApiError>,
 ) -> Result<Value, ApiError> {
     let info = call.info();
@@ -719,7 +785,11 @@ pub(crate) async fn update_with(
         if precondition.is_some_and(|rv| rv != kv.mod_revision) {
             return Err(ApiError::conflict_modified(call.subject(name)));
         }
-        let next = prepare_update(call, &current, incoming, scope)?;
+        let mut next = prepare_update(call, &current, incoming, scope)?;
+        if let Some(writer) = writer {
+            managed_fields::track(call, Some(&current), &mut next, writer)?;
+        }
+        check_schema(call, &next, name)?;
         let stored = to_stored(call, &next)?;
         if same_json(&stored, &kv.value) {
             // A no-op write changes nothing, not even the resourceVersion, as upstream.
@@ -1159,9 +1229,9 @@ pub(crate) async fn update_scale(
     write: WriteOptions,
     warnings: &mut Vec<String>,
 ) -> Result<Value, ApiError> {
-    let Some(scale) = call.info().subresources.scale.clone() else {
+    if call.info().subresources.scale.is_none() {
         return Err(ApiError::no_route());
-    };
+    }
     let incoming = super::negotiate::decode_body(&call.headers, body)?;
     if write.validation != Directive::Ignore {
         let decoded = scale_codec(incoming.clone()).unwrap_or_else(|_| incoming.clone());
@@ -1202,6 +1272,35 @@ pub(crate) async fn update_scale(
         None | Some("") => None,
         Some(rv) => Some(parse_rv(rv)?),
     };
+    let writer = Writer {
+        manager: managed_fields::manager_of(call, "UpdateOptions")?,
+        subresource: "scale".to_owned(),
+    };
+    set_replicas(
+        call,
+        name,
+        Some(count),
+        precondition,
+        write.dry_run,
+        |current, next| managed_fields::track(call, Some(current), next, &writer),
+    )
+    .await
+}
+
+/// Sets the desired replicas of the object behind `/scale` (`None`: leaves them), with the
+/// managed fields `record` computes from the object before and after; answers the `Scale`.
+/// Nothing is written when neither the spec nor the managed fields change.
+pub(crate) async fn set_replicas(
+    call: &Call,
+    name: &str,
+    count: Option<i64>,
+    precondition: Option<u64>,
+    dry_run: bool,
+    record: impl Fn(&Value, &mut Value) -> Result<(), ApiError>,
+) -> Result<Value, ApiError> {
+    let Some(scale) = call.info().subresources.scale.clone() else {
+        return Err(ApiError::no_route());
+    };
     for _ in 0..RETRIES {
         let kv = read(call, name).await?;
         if precondition.is_some_and(|rv| rv != kv.mod_revision) {
@@ -1209,7 +1308,10 @@ pub(crate) async fn update_scale(
         }
         let current = kv_object(call, &kv)?;
         let mut next = current.clone();
-        set_path(&mut next, &scale.spec_replicas_path, Value::from(count))?;
+        if let Some(count) = count {
+            set_path(&mut next, &scale.spec_replicas_path, Value::from(count))?;
+        }
+        record(&current, &mut next)?;
         let next = through_codec(call, next)?;
         let generation = current
             .pointer("/metadata/generation")
@@ -1218,11 +1320,14 @@ pub(crate) async fn update_scale(
         let mut next = next;
         if spec_part(&current) != spec_part(&next) {
             meta_mut(&mut next).insert("generation".into(), Value::from(generation + 1));
-        } else {
+        } else if current.pointer("/metadata/managedFields")
+            == next.pointer("/metadata/managedFields")
+        {
             return scale_of(call, &current);
         }
+        check_schema(call, &next, name)?;
         let stored = to_stored(call, &next)?;
-        if write.dry_run {
+        if dry_run {
             return scale_of(call, &at_revision(next, kv.mod_revision));
         }
         match call
@@ -1247,7 +1352,8 @@ pub(crate) async fn purge_namespace(
 ) -> Result<usize, String> {
     let mut remaining = 0;
     let mut seen = std::collections::BTreeSet::new();
-    for kind in state.registry.kinds() {
+    let registry = state.registry();
+    for kind in registry.kinds() {
         let info = &*kind.info;
         if !info.is_namespaced() {
             continue;

@@ -10,6 +10,9 @@
 //!   `metadata` (its author gave it strategic metadata on purpose). Kinds from
 //!   `#[derive(CustomResource)]` carry only generated metadata in their own groups, so they
 //!   answer 415 like CRDs.
+//! - `application/apply-patch+yaml` ([`apply`], server-side apply) for every kind. `force` on
+//!   any other patch is upstream's 422. Other patches record an `Update` in the object's
+//!   managed fields (`managed_fields`) for their `fieldManager` or User-Agent.
 //!
 //! The patch applies to the object as served (with its `resourceVersion`); a patched object
 //! whose `resourceVersion` differs from the stored one is a 409, otherwise a lost race re-reads
@@ -23,13 +26,14 @@
 //! shown is the patched object's JSON, or for a strategic merge patch the patch as Go prints
 //! it); `Warn` sends them as warnings. A dry run applies the patch and answers without writing.
 
+pub(crate) mod apply;
 pub(crate) mod json_patch;
 pub(crate) mod merge_patch;
 pub(crate) mod strategic;
 
 use std::sync::Mutex;
 
-use axum::http::header;
+use axum::http::{StatusCode, header};
 use serde_json::Value;
 
 use crate::merge::TypeInfo;
@@ -40,6 +44,7 @@ use super::Call;
 use super::dry_run::WriteOptions;
 use super::error::ApiError;
 use super::field_validation::{self, Directive};
+use super::managed_fields::{self, Writer};
 use super::object::{self, UpdateScope};
 
 /// `Content-Type` of a JSON patch.
@@ -58,6 +63,8 @@ pub(crate) enum PatchType {
     Merge,
     /// Kubernetes strategic merge patch.
     Strategic,
+    /// Server-side apply.
+    Apply,
 }
 
 /// Whether strategic merge patch is served for the kind (see the module docs).
@@ -93,6 +100,7 @@ pub(crate) fn accepted(kind: &RegisteredKind) -> Vec<&'static str> {
     if supports_strategic(kind) {
         types.push(STRATEGIC_MERGE_PATCH);
     }
+    types.push(apply::APPLY_PATCH);
     types
 }
 
@@ -110,6 +118,7 @@ pub(crate) fn patch_type(call: &Call) -> Result<PatchType, ApiError> {
         JSON_PATCH => Some(PatchType::Json),
         MERGE_PATCH => Some(PatchType::Merge),
         STRATEGIC_MERGE_PATCH if supports_strategic(kind) => Some(PatchType::Strategic),
+        apply::APPLY_PATCH => Some(PatchType::Apply),
         _ => None,
     };
     found.ok_or_else(|| ApiError::unsupported_media_type(&accepted(kind)))
@@ -148,6 +157,8 @@ fn decode(
             }
             Ok(Patch::Strategic(value, root.unwrap_or(&PLAIN)))
         }
+        // Applies take their own path (`apply`); this is never reached.
+        PatchType::Apply => apply::decode_config(body).map(Patch::Merge),
     }
 }
 
@@ -288,8 +299,28 @@ fn patch_problems(patch_type: PatchType, body: &[u8], validation: Directive) -> 
     field_validation::patch_problems(body, patch_type == PatchType::Json)
 }
 
-/// PATCH of the object (`scope` Main) or its `/status`; 404 when it does not exist.
-/// `fieldValidation` warnings go to `warnings`.
+/// `force` belongs to apply: upstream's 422 when another patch carries it.
+fn check_force(call: &Call, patch_type: PatchType) -> Result<(), ApiError> {
+    if patch_type == PatchType::Apply {
+        return Ok(());
+    }
+    let options: crate::meta::PatchOptions = call.query()?;
+    if options.force.is_some() {
+        return Err(ApiError::invalid(
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
+            vec![StatusCause::forbidden(
+                "force",
+                "may not be specified for non-apply patch",
+            )],
+        ));
+    }
+    Ok(())
+}
+
+/// PATCH of the object (`scope` Main) or its `/status`; 404 when it does not exist, except
+/// that an apply creates it (201). `fieldValidation` warnings go to `warnings`.
 pub(crate) async fn patch(
     call: &Call,
     name: &str,
@@ -298,12 +329,23 @@ pub(crate) async fn patch(
     scope: UpdateScope,
     write: WriteOptions,
     warnings: &mut Vec<String>,
-) -> Result<Value, ApiError> {
+) -> Result<(StatusCode, Value), ApiError> {
+    check_force(call, patch_type)?;
+    if patch_type == PatchType::Apply {
+        return apply::apply(call, name, body, scope, write, warnings).await;
+    }
+    let writer = Writer {
+        manager: managed_fields::manager_of(call, "PatchOptions")?,
+        subresource: match scope {
+            UpdateScope::Status => "status".to_owned(),
+            UpdateScope::Main => String::new(),
+        },
+    };
     let patch = decode(patch_type, body, call.target.kind.merge)?;
     let own = patch_problems(patch_type, body, write.validation);
     // A lost race applies the patch again; the warnings of the last application count.
     let found = Mutex::new(Vec::new());
-    let object = object::update_with(call, name, scope, write.dry_run, |current| {
+    let object = object::update_with(call, name, scope, write.dry_run, Some(&writer), |current| {
         let checked = accept(
             call,
             name,
@@ -319,7 +361,7 @@ pub(crate) async fn patch(
     })
     .await?;
     warnings.extend(found.into_inner().unwrap_or_else(|e| e.into_inner()));
-    Ok(object)
+    Ok((StatusCode::OK, object))
 }
 
 /// PATCH of `/scale`: the patch applies to the `Scale` as served, then updates the replicas.
@@ -331,6 +373,10 @@ pub(crate) async fn patch_scale(
     write: WriteOptions,
     warnings: &mut Vec<String>,
 ) -> Result<Value, ApiError> {
+    check_force(call, patch_type)?;
+    if patch_type == PatchType::Apply {
+        return apply::apply_scale(call, name, body, write).await;
+    }
     let patch = decode(patch_type, body, None)?;
     let own = patch_problems(patch_type, body, write.validation);
     let current = object::get(call, name, None).await?;
@@ -362,4 +408,74 @@ pub(crate) async fn patch_scale(
         ..write
     };
     object::update_scale(&json_call, name, &body, write, &mut Vec::new()).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::{Map, json};
+
+    fn leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<bool>().prop_map(Value::from),
+            any::<i32>().prop_map(Value::from),
+            "[a-z]{0,4}".prop_map(Value::from),
+            prop::collection::vec("[a-z]{1,3}", 0..3).prop_map(|v| json!(v)),
+        ]
+    }
+
+    fn document() -> impl Strategy<Value = Map<String, Value>> {
+        prop::collection::btree_map("[a-d]", leaf(), 0..5).prop_map(|m| m.into_iter().collect())
+    }
+
+    proptest! {
+        /// A merge patch of top-level members and the JSON patch of `add` and `remove`
+        /// operations that says the same thing reach the same document.
+        #[test]
+        fn merge_and_json_patches_agree(
+            doc in document(),
+            changes in prop::collection::btree_map("[a-f]", prop::option::of(leaf()), 0..5),
+        ) {
+            let mut merge = Map::new();
+            let mut ops = Vec::new();
+            for (key, change) in &changes {
+                match change {
+                    Some(value) => {
+                        merge.insert(key.clone(), value.clone());
+                        ops.push(json!({"op": "add", "path": format!("/{key}"), "value": value}));
+                    }
+                    None => {
+                        merge.insert(key.clone(), Value::Null);
+                        if doc.contains_key(key) {
+                            ops.push(json!({"op": "remove", "path": format!("/{key}")}));
+                        }
+                    }
+                }
+            }
+            let current = Value::Object(doc);
+            let by_merge = Patch::Merge(Value::Object(merge)).apply(&current).unwrap();
+            let body = serde_json::to_vec(&ops).unwrap();
+            let by_json = decode(PatchType::Json, &body, None).unwrap().apply(&current).unwrap();
+            prop_assert_eq!(by_merge, by_json);
+        }
+    }
+
+    #[test]
+    fn apply_configurations_are_yaml_or_json() {
+        for body in ["a: 1\nb: [x]\n", r#"{"a": 1, "b": ["x"]}"#] {
+            assert_eq!(
+                apply::decode_config(body.as_bytes()).unwrap(),
+                json!({"a": 1, "b": ["x"]})
+            );
+        }
+        assert_eq!(apply::decode_config(b"").unwrap(), json!({}));
+        for bad in ["[1]", "a: [", "3"] {
+            assert_eq!(
+                apply::decode_config(bad.as_bytes()).unwrap_err().code(),
+                400,
+                "{bad}"
+            );
+        }
+    }
 }

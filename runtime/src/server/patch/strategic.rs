@@ -17,7 +17,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::merge::{FieldInfo, OBJECT_META, TypeInfo, Wrap};
+use crate::merge::{Cursor, TypeInfo};
 
 const PATCH: &str = "$patch";
 const RETAIN_KEYS: &str = "$retainKeys";
@@ -38,75 +38,6 @@ pub(crate) enum SmpError {
     Internal(String),
 }
 
-/// Where in the schema a value sits: the containers still to unwrap before `ty`.
-#[derive(Debug, Clone, Copy)]
-struct Schema {
-    wrap: &'static [Wrap],
-    ty: Option<&'static TypeInfo>,
-    root: bool,
-}
-
-impl Schema {
-    const UNKNOWN: Schema = Schema {
-        wrap: &[],
-        ty: None,
-        root: false,
-    };
-
-    fn of_field(field: Option<&'static FieldInfo>) -> Schema {
-        field.map_or(Schema::UNKNOWN, |f| Schema {
-            wrap: f.wrap,
-            ty: f.ty,
-            root: false,
-        })
-    }
-
-    /// The schema and field metadata of `key` inside a map at this position.
-    fn child(self, key: &str) -> (Schema, Option<&'static FieldInfo>) {
-        match self.wrap.split_first() {
-            Some((Wrap::Map, rest)) => (
-                Schema {
-                    wrap: rest,
-                    ty: self.ty,
-                    root: false,
-                },
-                None,
-            ),
-            Some((Wrap::List, _)) => (Schema::UNKNOWN, None),
-            None => {
-                let field = self.ty.and_then(|t| t.field(key));
-                // Kinds whose metadata carries no ObjectMeta link still merge it as upstream.
-                let field = match field {
-                    None if self.root && key == "metadata" => {
-                        return (
-                            Schema {
-                                wrap: &[],
-                                ty: Some(&OBJECT_META),
-                                root: false,
-                            },
-                            None,
-                        );
-                    }
-                    other => other,
-                };
-                (Schema::of_field(field), field)
-            }
-        }
-    }
-
-    /// The schema of the items of a list at this position.
-    fn item(self) -> Schema {
-        match self.wrap.split_first() {
-            Some((Wrap::List, rest)) => Schema {
-                wrap: rest,
-                ty: self.ty,
-                root: false,
-            },
-            _ => Schema::UNKNOWN,
-        }
-    }
-}
-
 /// Applies `patch` to `original` with the kind's root merge metadata.
 pub(crate) fn apply(
     original: &Value,
@@ -120,12 +51,7 @@ pub(crate) fn apply(
         Value::Object(map) => map.clone(),
         _ => Map::new(),
     };
-    let schema = Schema {
-        wrap: &[],
-        ty: Some(root),
-        root: true,
-    };
-    merge_map(original, patch.clone(), schema).map(Value::Object)
+    merge_map(original, patch.clone(), Cursor::root(Some(root))).map(Value::Object)
 }
 
 fn directive_str<'a>(value: &'a Value, what: &str) -> Result<&'a str, SmpError> {
@@ -137,7 +63,7 @@ fn directive_str<'a>(value: &'a Value, what: &str) -> Result<&'a str, SmpError> 
 fn merge_map(
     mut original: Map<String, Value>,
     mut patch: Map<String, Value>,
-    schema: Schema,
+    schema: Cursor,
 ) -> Result<Map<String, Value>, SmpError> {
     if let Some(directive) = patch.remove(PATCH) {
         match directive_str(&directive, PATCH)? {
@@ -217,7 +143,8 @@ fn merge_map(
             original.shift_remove(&key);
             continue;
         }
-        let (child, field) = schema.child(&key);
+        let child = schema.child(&key);
+        let field = child.field();
         // Taken out in place so the object's key order survives the merge.
         let Some(slot) = original.get_mut(&key) else {
             original.insert(key, strip(value));
@@ -253,7 +180,7 @@ fn merge_map(
                 "invalid patch: the value of $setElementOrder must be a list".to_owned(),
             ));
         };
-        let (_, info) = schema.child(&field);
+        let info = schema.child(&field).field();
         let merge_key = info.and_then(|f| f.patch_merge_key);
         if let Some(Value::Array(items)) = original.get_mut(&field) {
             let ordered = apply_order(std::mem::take(items), &order, merge_key)?;
@@ -281,7 +208,7 @@ fn no_merge_key(item: &Value, key: &str) -> SmpError {
 fn merge_list(
     mut original: Vec<Value>,
     patch: Vec<Value>,
-    item_schema: Schema,
+    item_schema: Cursor,
     merge_key: Option<&str>,
 ) -> Result<Vec<Value>, SmpError> {
     if patch.iter().any(Value::is_array) {

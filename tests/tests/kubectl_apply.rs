@@ -1,0 +1,358 @@
+//! Writes through real clients against the `kapi` binary: kubectl's server-side apply (with
+//! and without `--force-conflicts`), `patch --type json|merge|strategic`, `diff`,
+//! `create --dry-run=server` and `apply --validate=strict`, and the Python client's patch
+//! calls (`tests/python/apply_client.py`); each checks the managed fields the server records.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers of a test: a failed unwrap is a failed test"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use kapi_e2e::{KapiServer, ServerOptions, python, workspace_root};
+use serde_json::Value;
+
+/// Longest any single client call may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The default `kubectl` talking to one server.
+struct Kubectl<'a> {
+    server: &'a KapiServer,
+    dir: &'a Path,
+}
+
+impl Kubectl<'_> {
+    fn run(&self, args: &[&str]) -> Output {
+        let mut child = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(self.server.kubeconfig())
+            .args(args)
+            .env("KUBECACHEDIR", self.dir.join("cache"))
+            .env("HOME", self.dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + CALL_TIMEOUT;
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        child.wait_with_output().unwrap()
+    }
+
+    /// stdout of a successful call; fails the test with kubectl's stderr otherwise.
+    fn ok(&self, args: &[&str]) -> String {
+        let output = self.run(args);
+        assert!(
+            output.status.success(),
+            "`kubectl {}` failed ({}):\n{}{}\nserver stderr:\n{}",
+            args.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr),
+            self.server.stderr()
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// stderr of a call that must fail.
+    fn fails(&self, args: &[&str]) -> String {
+        let output = self.run(args);
+        assert!(
+            !output.status.success(),
+            "`kubectl {}` succeeded:\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stdout)
+        );
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.extend(["-o", "json"]);
+        if args.first() == Some(&"get") {
+            // kubectl hides managed fields unless asked.
+            all.push("--show-managed-fields");
+        }
+        serde_json::from_str(&self.ok(&all)).unwrap()
+    }
+
+    fn file(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.dir.join(name);
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+}
+
+/// `(manager, operation)` of each managed-fields entry.
+fn managers(object: &Value) -> Vec<(String, String)> {
+    object["metadata"]["managedFields"]
+        .as_array()
+        .map(|entries| {
+            entries
+                .iter()
+                .map(|e| {
+                    (
+                        e["manager"].as_str().unwrap_or("").to_owned(),
+                        e["operation"].as_str().unwrap_or("").to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn has_manager(object: &Value, manager: &str, operation: &str) -> bool {
+    managers(object)
+        .iter()
+        .any(|(m, o)| m == manager && o == operation)
+}
+
+fn settings(color: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: default\n  labels:\n    app: shop\ndata:\n  color: {color}\n"
+    )
+}
+
+const DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+";
+
+#[test]
+fn kubectl_server_side_apply_patch_diff_and_dry_run() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl {
+        server: &server,
+        dir: dir.path(),
+    };
+
+    // Server-side apply creates, as manager `kubectl`.
+    let blue = k.file("blue.yaml", &settings("blue"));
+    let out = k.ok(&["apply", "--server-side", "-f", blue.to_str().unwrap()]);
+    assert!(
+        out.contains("configmap/settings serverside-applied"),
+        "{out}"
+    );
+    let cm = k.json(&["get", "configmap", "settings"]);
+    assert_eq!(managers(&cm), [("kubectl".to_owned(), "Apply".to_owned())]);
+    assert_eq!(
+        cm["metadata"]["managedFields"][0]["fieldsV1"],
+        serde_json::json!({"f:data": {"f:color": {}}, "f:metadata": {"f:labels": {"f:app": {}}}})
+    );
+
+    // Another manager changing the value conflicts; with --force-conflicts it takes over.
+    let green = k.file("green.yaml", &settings("green"));
+    let path = green.to_str().unwrap();
+    let err = k.fails(&[
+        "apply",
+        "--server-side",
+        "--field-manager=deployer",
+        "-f",
+        path,
+    ]);
+    assert!(
+        err.contains("conflict with \"kubectl\"") && err.contains(".data.color"),
+        "{err}"
+    );
+    assert_eq!(
+        k.json(&["get", "configmap", "settings"])["data"]["color"],
+        "blue"
+    );
+    k.ok(&[
+        "apply",
+        "--server-side",
+        "--field-manager=deployer",
+        "--force-conflicts",
+        "-f",
+        path,
+    ]);
+    let cm = k.json(&["get", "configmap", "settings"]);
+    assert_eq!(cm["data"]["color"], "green");
+    assert!(has_manager(&cm, "deployer", "Apply"), "{cm}");
+
+    // Every patch type works and records its manager's Update.
+    for (kind, patch, key) in [
+        ("merge", r#"{"data":{"size":"large"}}"#, "size"),
+        (
+            "json",
+            r#"[{"op":"add","path":"/data/shape","value":"round"}]"#,
+            "shape",
+        ),
+        ("strategic", r#"{"data":{"weight":"light"}}"#, "weight"),
+    ] {
+        let out = k.ok(&[
+            "patch",
+            "configmap",
+            "settings",
+            "--type",
+            kind,
+            "-p",
+            patch,
+        ]);
+        assert!(out.contains("configmap/settings patched"), "{kind}: {out}");
+        let cm = k.json(&["get", "configmap", "settings"]);
+        assert!(cm["data"][key].is_string(), "{kind}: {cm}");
+    }
+    let cm = k.json(&["get", "configmap", "settings"]);
+    assert!(has_manager(&cm, "kubectl-patch", "Update"), "{cm}");
+
+    // diff shows what an apply would change, and changes nothing.
+    let red = k.file("red.yaml", &settings("red"));
+    let diff = k.run(&["diff", "-f", red.to_str().unwrap()]);
+    let shown = String::from_utf8_lossy(&diff.stdout);
+    assert_eq!(
+        diff.status.code(),
+        Some(1),
+        "{shown}{}",
+        String::from_utf8_lossy(&diff.stderr)
+    );
+    assert!(
+        shown.contains("-  color: green") && shown.contains("+  color: red"),
+        "{shown}"
+    );
+    assert_eq!(
+        k.json(&["get", "configmap", "settings"])["data"]["color"],
+        "green"
+    );
+
+    // A server-side dry-run create answers with the object and stores nothing.
+    let other = k.file(
+        "other.yaml",
+        &settings("x").replace("name: settings", "name: other"),
+    );
+    let dry = k.json(&["create", "--dry-run=server", "-f", other.to_str().unwrap()]);
+    assert_eq!(dry["metadata"]["name"], "other");
+    assert!(dry["metadata"]["uid"].is_string(), "{dry}");
+    let err = k.fails(&["get", "configmap", "other"]);
+    assert!(err.contains("NotFound"), "{err}");
+
+    // Strict validation: a clean manifest applies, an unknown field is refused.
+    k.ok(&[
+        "apply",
+        "--server-side",
+        "--validate=strict",
+        "-f",
+        other.to_str().unwrap(),
+    ]);
+    let bad = k.file(
+        "bad.yaml",
+        &(settings("x").replace("name: settings", "name: bad") + "bogus: true\n"),
+    );
+    let err = k.fails(&[
+        "apply",
+        "--server-side",
+        "--validate=strict",
+        "-f",
+        bad.to_str().unwrap(),
+    ]);
+    assert!(err.contains("bogus"), "{err}");
+    assert!(k.fails(&["get", "configmap", "bad"]).contains("NotFound"));
+
+    // A built-in with list semantics: scaling moves replicas to kubectl-scale, so the next
+    // apply of the old count conflicts with it.
+    let deployment = k.file("deployment.yaml", DEPLOYMENT);
+    let path = deployment.to_str().unwrap();
+    k.ok(&["apply", "--server-side", "-f", path]);
+    let applied = k.json(&["get", "deployment", "web"]);
+    let fields = &applied["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"];
+    assert!(
+        fields["f:template"]["f:spec"]["f:containers"]
+            .get("k:{\"name\":\"web\"}")
+            .is_some(),
+        "{applied}"
+    );
+    k.ok(&["scale", "deployment", "web", "--replicas=4"]);
+    let err = k.fails(&["apply", "--server-side", "-f", path]);
+    assert!(err.contains(".spec.replicas"), "{err}");
+    k.ok(&["apply", "--server-side", "--force-conflicts", "-f", path]);
+    assert_eq!(k.json(&["get", "deployment", "web"])["spec"]["replicas"], 2);
+
+    // Containers follow the applied order: the new one first, where the file has it.
+    let reordered = k.file(
+        "reordered.yaml",
+        &DEPLOYMENT.replace(
+            "      - name: web\n",
+            "      - name: sidecar\n        image: envoy:1\n      - name: web\n",
+        ),
+    );
+    k.ok(&["apply", "--server-side", "-f", reordered.to_str().unwrap()]);
+    let names: Vec<String> =
+        k.json(&["get", "deployment", "web"])["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_owned())
+            .collect();
+    assert_eq!(names, ["sidecar", "web"]);
+    // A container without its key is refused as upstream's typed conversion refuses it.
+    let keyless = k.file(
+        "keyless.yaml",
+        &DEPLOYMENT.replace("      - name: web\n        image", "      - image"),
+    );
+    let err = k.fails(&[
+        "apply",
+        "--server-side",
+        "--validate=false",
+        "-f",
+        keyless.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains(
+            r#"element 0: associative list with keys has an element that omits key field "name""#
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn python_client_patch_calls() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let mut child = Command::new(python())
+        .arg(workspace_root().join("tests/python/apply_client.py"))
+        .arg(server.kubeconfig())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > CALL_TIMEOUT {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success() && String::from_utf8_lossy(&output.stdout).contains("ok"),
+        "the Python patch script failed ({}):\n{}{}\nserver stderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+        server.stderr()
+    );
+}
