@@ -322,14 +322,17 @@ fn messages(problems: impl IntoIterator<Item = String>) -> Vec<String> {
 }
 
 /// The problems of a create or update body: its duplicate keys and its unknown fields
-/// (`input` decoded from `raw`, `output` the codec's result), in document order.
+/// (`input` decoded from `raw`, `output` the codec's result), in document order; for a
+/// protobuf body, also the field numbers the decoder skipped.
 pub(crate) fn body_problems(
     codec: &Decode,
     raw: &[u8],
     input: &Value,
     output: &Value,
 ) -> Vec<String> {
-    let unknown = unknown_fields(codec, input, output);
+    let mut unknown = unknown_fields(codec, input, output);
+    // A protobuf body's fields without a known number never reached `input`.
+    unknown.extend(super::protobuf::unknown_fields(raw));
     messages(scan(raw, &unknown).iter().map(Problem::to_string))
 }
 
@@ -530,6 +533,33 @@ mod tests {
         assert_eq!(
             body_problems(&codec, raw, &input, &output),
             [r#"unknown field "foo""#]
+        );
+    }
+
+    /// A protobuf body's field numbers the decoder has no entry for join the problems the
+    /// codec found in the object it decoded to.
+    #[test]
+    fn protobuf_bodies_report_unknown_field_numbers() {
+        fn same(value: Value) -> Result<Value, serde_json::Error> {
+            Ok(value)
+        }
+        // A ConfigMap envelope: typeMeta {v1, ConfigMap}; raw {metadata {name: a, 99: 1}}.
+        let meta = [&[0x0a, 1, b'a'][..], &[0x98, 0x06, 1]].concat();
+        let raw = [&[0x0a, meta.len() as u8][..], &meta].concat();
+        let type_meta = b"\x0a\x02v1\x12\x09ConfigMap";
+        let body = [
+            &b"k8s\0\x0a"[..],
+            &[type_meta.len() as u8],
+            type_meta,
+            &[0x12, raw.len() as u8],
+            &raw,
+        ]
+        .concat();
+        let input = crate::server::protobuf::decode(&body).unwrap();
+        assert_eq!(input["metadata"], json!({"name": "a"}));
+        assert_eq!(
+            body_problems(&same, &body, &input, &input),
+            [r#"unknown field "metadata.#99""#]
         );
     }
 

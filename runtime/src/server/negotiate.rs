@@ -3,7 +3,9 @@
 //!
 //! Responses come as JSON or YAML, as the object itself, a `meta.k8s.io/v1` `Table`, or
 //! `PartialObjectMetadata[List]`; an `Accept` naming nothing we can produce is 406, a body in a
-//! type we cannot read is 415, and a body that does not parse is 400.
+//! type we cannot read is 415, and a body that does not parse is 400. Bodies may also come in
+//! Kubernetes' protobuf encoding (built-in kinds only, see `protobuf`): kubectl 1.32 and newer
+//! send them so, and accept JSON back.
 
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
@@ -11,8 +13,15 @@ use serde_json::Value;
 
 use super::error::ApiError;
 
-/// The media types we produce and accept, as 406 and 415 list them.
+/// The media types we produce, as 406 lists them.
 const SERVED: &[&str] = &["application/json", "application/yaml"];
+
+/// The media types we read request bodies in, as 415 lists them.
+const READ: &[&str] = &[
+    "application/json",
+    "application/yaml",
+    super::protobuf::MEDIA_TYPE,
+];
 
 /// A serialization format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,14 +155,14 @@ pub(crate) fn choose(headers: &HeaderMap, request: RequestShape) -> Result<Outpu
     Err(ApiError::not_acceptable(SERVED))
 }
 
-/// Reads a request body as JSON or YAML into a JSON object.
+/// Reads a request body as JSON, YAML or protobuf into a JSON object.
 pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
     let format = match headers.get(header::CONTENT_TYPE) {
         None => Format::Json,
         Some(value) => {
             let text = value
                 .to_str()
-                .map_err(|_| ApiError::unsupported_media_type(SERVED))?;
+                .map_err(|_| ApiError::unsupported_media_type(READ))?;
             let essence = text
                 .split(';')
                 .next()
@@ -163,7 +172,8 @@ pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, Api
             match essence.as_str() {
                 "" | "application/json" => Format::Json,
                 "application/yaml" | "application/x-yaml" | "text/yaml" => Format::Yaml,
-                _ => return Err(ApiError::unsupported_media_type(SERVED)),
+                super::protobuf::MEDIA_TYPE => return decode_protobuf(body),
+                _ => return Err(ApiError::unsupported_media_type(READ)),
             }
         }
     };
@@ -182,6 +192,22 @@ pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, Api
         ));
     }
     Ok(value)
+}
+
+/// A protobuf body: its kind's fields by number into JSON; a kind with no field numbers is 415,
+/// as upstream answers for custom resources. Numbers the table lacks are skipped here and
+/// reported by field validation (`protobuf::unknown_fields`).
+fn decode_protobuf(body: &[u8]) -> Result<Value, ApiError> {
+    if body.is_empty() {
+        return Err(ApiError::bad_request("the request body is empty"));
+    }
+    match super::protobuf::decode(body) {
+        Ok(value) => Ok(value),
+        Err(super::protobuf::ProtoError::UnknownKind { .. }) => {
+            Err(ApiError::unsupported_media_type(SERVED))
+        }
+        Err(e) => Err(ApiError::bad_request(e.to_string())),
+    }
 }
 
 /// Serializes a response body in `format` with the matching `Content-Type`.
@@ -304,6 +330,35 @@ mod tests {
         assert_eq!(decode(Some("text/plain"), "{}"), Err(415));
         assert_eq!(
             decode(Some("application/vnd.kubernetes.protobuf"), "{}"),
+            Err(400)
+        );
+        assert_eq!(
+            decode(Some("application/vnd.kubernetes.protobuf"), ""),
+            Err(400)
+        );
+        // Envelopes: typeMeta {apiVersion, kind} and an empty raw object.
+        let envelope = |api_version: &str, kind: &str| {
+            let mut type_meta = vec![0x0a, api_version.len() as u8];
+            type_meta.extend(api_version.bytes());
+            type_meta.extend([0x12, kind.len() as u8]);
+            type_meta.extend(kind.bytes());
+            let mut body = b"k8s\0\x0a".to_vec();
+            body.push(type_meta.len() as u8);
+            body.extend(type_meta);
+            String::from_utf8(body).unwrap()
+        };
+        assert_eq!(
+            decode(
+                Some("application/vnd.kubernetes.protobuf"),
+                &envelope("v1", "ConfigMap")
+            ),
+            Ok(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap"}))
+        );
+        assert_eq!(
+            decode(
+                Some("application/vnd.kubernetes.protobuf"),
+                &envelope("widgets.kapi.dev/v1", "Widget")
+            ),
             Err(415)
         );
     }

@@ -1,0 +1,540 @@
+//! Objects written by kubectl in Kubernetes' protobuf encoding read back right.
+//!
+//! kubectl 1.32 and newer send the bodies of `kubectl create <kind>` as
+//! `application/vnd.kubernetes.protobuf` (older ones send JSON). Every kubectl on the machine
+//! creates the same objects in its own namespace of one server; each object is checked field by
+//! field, and the objects of a protobuf-sending kubectl must equal those a JSON-sending one
+//! created (server-set metadata aside), which holds the protobuf path to the JSON path.
+//!
+//! Field numbers the server has no table entry for (a client newer than the server) come
+//! back as `fieldValidation` problems, like unknown JSON fields; no kubectl sends those, so
+//! that test writes its protobuf bodies by hand over a plain HTTP connection.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers of a test: a failed unwrap is a failed test"
+)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use kapi_e2e::{KapiServer, ServerOptions, kubectl_binaries};
+use serde_json::{Value, json};
+
+/// Longest any single kubectl call may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The first kubectl minor version that sends protobuf bodies.
+const FIRST_PROTOBUF_MINOR: u32 = 32;
+
+struct Kubectl<'a> {
+    binary: &'a Path,
+    server: &'a KapiServer,
+    dir: &'a Path,
+}
+
+impl Kubectl<'_> {
+    fn run(&self, args: &[&str]) -> Output {
+        let mut child = Command::new(self.binary)
+            .arg("--kubeconfig")
+            .arg(self.server.kubeconfig())
+            .args(args)
+            .env("KUBECACHEDIR", self.dir.join("cache"))
+            .env("HOME", self.dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + CALL_TIMEOUT;
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        child.wait_with_output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> Result<String, String> {
+        let output = self.run(args);
+        if output.status.success() {
+            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        } else {
+            Err(format!(
+                "`kubectl {}` failed ({}):\n{}{}",
+                args.join(" "),
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ))
+        }
+    }
+
+    fn get(&self, namespace: &str, resource: &str) -> Result<Value, String> {
+        let text = self.ok(&["get", resource, "-n", namespace, "-o", "json"])?;
+        serde_json::from_str(&text).map_err(|e| format!("get {resource} is not JSON: {e}"))
+    }
+
+    /// The client's minor version, from `kubectl version --client`.
+    fn minor(&self) -> Result<u32, String> {
+        let text = self.ok(&["version", "--client", "-o", "json"])?;
+        let version: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+        let minor = version["clientVersion"]["minor"]
+            .as_str()
+            .unwrap_or_default();
+        minor
+            .trim_end_matches('+')
+            .parse()
+            .map_err(|_| format!("no minor version in {version}"))
+    }
+}
+
+/// The objects a session creates, as `get` names them.
+const OBJECTS: &[&str] = &[
+    "configmap/cm",
+    "secret/s",
+    "serviceaccount/sa",
+    "deployment/web",
+    "service/svc",
+    "job/j",
+    "role/r",
+    "poddisruptionbudget/pdb",
+    "resourcequota/q",
+    "cronjob/cj",
+];
+
+/// Creates everything in namespace `ns`, scales and deletes, and checks each object's
+/// fields. Returns the objects as read back, for the cross-version comparison.
+fn session(k: &Kubectl<'_>, ns: &str) -> Result<Vec<Value>, String> {
+    let binary = k.dir.join("bytes.bin");
+    std::fs::write(&binary, [0u8, 1, 2, 0xff]).unwrap();
+    let from_file = format!("--from-file=bin={}", binary.display());
+    k.ok(&["create", "namespace", ns])?;
+    let n = ["-n", ns];
+    let steps: &[&[&str]] = &[
+        &[
+            "create",
+            "configmap",
+            "cm",
+            "--from-literal=a=b",
+            &from_file,
+        ],
+        &[
+            "create",
+            "secret",
+            "generic",
+            "s",
+            "--from-literal=pw=hunter2",
+        ],
+        &["create", "serviceaccount", "sa"],
+        &[
+            "create",
+            "deployment",
+            "web",
+            "--image=nginx",
+            "--replicas=2",
+            "--port=80",
+        ],
+        &["create", "service", "clusterip", "svc", "--tcp=80:8080"],
+        &["create", "job", "j", "--image=busybox"],
+        &["create", "role", "r", "--verb=get,list", "--resource=pods"],
+        &[
+            "create",
+            "poddisruptionbudget",
+            "pdb",
+            "--selector=app=web",
+            "--min-available=50%",
+        ],
+        &["create", "quota", "q", "--hard=cpu=500m,memory=1Gi,pods=2"],
+        &[
+            "create",
+            "cronjob",
+            "cj",
+            "--image=busybox",
+            "--schedule=*/5 * * * *",
+        ],
+    ];
+    for step in steps {
+        let args: Vec<&str> = step.iter().chain(n.iter()).copied().collect();
+        k.ok(&args)?;
+    }
+    let namespace = k.get("", &format!("namespace/{ns}"))?;
+    check("namespace", &namespace["metadata"]["name"], &json!(ns))?;
+
+    let objects = OBJECTS
+        .iter()
+        .map(|o| k.get(ns, o))
+        .collect::<Result<Vec<_>, _>>()?;
+    let [
+        cm,
+        secret,
+        sa,
+        deployment,
+        service,
+        job,
+        role,
+        pdb,
+        quota,
+        cronjob,
+    ] = objects.as_slice()
+    else {
+        unreachable!("one value per object");
+    };
+    check("configmap data", &cm["data"], &json!({"a": "b"}))?;
+    check(
+        "configmap binaryData",
+        &cm["binaryData"],
+        &json!({"bin": "AAEC/w=="}),
+    )?;
+    check(
+        "configmap namespace",
+        &cm["metadata"]["namespace"],
+        &json!(ns),
+    )?;
+    check(
+        "secret data",
+        &secret["data"],
+        &json!({"pw": "aHVudGVyMg=="}),
+    )?;
+    check("serviceaccount name", &sa["metadata"]["name"], &json!("sa"))?;
+    check(
+        "deployment replicas",
+        &deployment["spec"]["replicas"],
+        &json!(2),
+    )?;
+    check(
+        "deployment selector",
+        &deployment["spec"]["selector"],
+        &json!({"matchLabels": {"app": "web"}}),
+    )?;
+    check(
+        "deployment container",
+        &deployment["spec"]["template"]["spec"]["containers"],
+        &json!([{
+            "name": "nginx",
+            "image": "nginx",
+            "ports": [{"containerPort": 80}],
+            "resources": {},
+        }]),
+    )?;
+    check(
+        "service ports",
+        &service["spec"]["ports"],
+        &json!([{"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}]),
+    )?;
+    check(
+        "service type",
+        &service["spec"]["type"],
+        &json!("ClusterIP"),
+    )?;
+    check(
+        "job restartPolicy",
+        &job["spec"]["template"]["spec"]["restartPolicy"],
+        &json!("Never"),
+    )?;
+    check(
+        "job image",
+        &job["spec"]["template"]["spec"]["containers"][0]["image"],
+        &json!("busybox"),
+    )?;
+    check(
+        "role rules",
+        &role["rules"],
+        &json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]),
+    )?;
+    check(
+        "pdb minAvailable",
+        &pdb["spec"]["minAvailable"],
+        &json!("50%"),
+    )?;
+    check(
+        "quota hard",
+        &quota["spec"]["hard"],
+        &json!({"cpu": "500m", "memory": "1Gi", "pods": "2"}),
+    )?;
+    check(
+        "cronjob schedule",
+        &cronjob["spec"]["schedule"],
+        &json!("*/5 * * * *"),
+    )?;
+
+    // scale (a merge patch of the scale subresource) to zero, then deletes (DeleteOptions).
+    k.ok(&["scale", "deployment", "web", "--replicas=0", "-n", ns])?;
+    let scaled = k.get(ns, "deployment/web")?;
+    check("scaled replicas", &scaled["spec"]["replicas"], &json!(0))?;
+    k.ok(&["delete", "configmap", "cm", "-n", ns])?;
+    k.ok(&[
+        "delete",
+        "secret",
+        "s",
+        "-n",
+        ns,
+        "--grace-period=0",
+        "--force",
+    ])?;
+    for gone in ["configmap/cm", "secret/s"] {
+        let output = k.run(&["get", gone, "-n", ns]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if output.status.success() || !stderr.contains("NotFound") {
+            return Err(format!("{gone} is still there after delete: {stderr}"));
+        }
+    }
+    Ok(objects)
+}
+
+fn check(what: &str, got: &Value, want: &Value) -> Result<(), String> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("{what}: got {got}, want {want}"))
+    }
+}
+
+/// An object without what the server sets per write (and the namespace, which differs per
+/// kubectl), so two kubectls' objects compare equal when the server read them the same.
+fn comparable(mut object: Value) -> Value {
+    if let Some(meta) = object["metadata"].as_object_mut() {
+        for field in [
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "namespace",
+            "managedFields",
+            "generation",
+        ] {
+            meta.remove(field);
+        }
+    }
+    object
+}
+
+#[test]
+fn kubectl_protobuf_bodies_read_back_like_json_ones() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let mut failures = Vec::new();
+    // (kubectl, minor, objects): protobuf senders and JSON senders.
+    let mut results: Vec<(String, u32, Vec<Value>)> = Vec::new();
+    let binaries: Vec<PathBuf> = kubectl_binaries();
+    for binary in &binaries {
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl {
+            binary,
+            server: &server,
+            dir: dir.path(),
+        };
+        let name = binary.file_name().unwrap().to_string_lossy().into_owned();
+        let outcome = k.minor().and_then(|minor| {
+            session(&k, &format!("pb-{}", name.replace('.', "-"))).map(|o| (minor, o))
+        });
+        match outcome {
+            Ok((minor, objects)) => results.push((name, minor, objects)),
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    let protobuf: Vec<_> = results
+        .iter()
+        .filter(|(_, minor, _)| *minor >= FIRST_PROTOBUF_MINOR)
+        .collect();
+    eprintln!(
+        "protobuf-sending kubectls: {:?}",
+        protobuf.iter().map(|(n, _, _)| n).collect::<Vec<_>>()
+    );
+    if let Some((reference, _, json_objects)) = results
+        .iter()
+        .find(|(_, minor, _)| *minor < FIRST_PROTOBUF_MINOR)
+    {
+        for (name, _, objects) in &protobuf {
+            for ((object, want), what) in objects.iter().zip(json_objects).zip(OBJECTS) {
+                let (got, want) = (comparable(object.clone()), comparable(want.clone()));
+                if got != want {
+                    failures.push(format!(
+                        "{name} {what} differs from {reference}'s:\n  got  {got}\n  want {want}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n\n{}\n\nserver stderr:\n{}",
+        failures.len(),
+        failures.join("\n\n"),
+        server.stderr()
+    );
+    assert!(
+        binaries.is_empty() || !results.is_empty(),
+        "no kubectl ran the session"
+    );
+}
+
+/// A protobuf message under construction: just what the unknown-field test needs.
+#[derive(Default)]
+struct Proto(Vec<u8>);
+
+impl Proto {
+    fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.0.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8);
+    }
+
+    fn bytes(mut self, number: u64, bytes: &[u8]) -> Self {
+        self.varint(number << 3 | 2);
+        self.varint(bytes.len() as u64);
+        self.0.extend_from_slice(bytes);
+        self
+    }
+
+    fn str(self, number: u64, text: &str) -> Self {
+        self.bytes(number, text.as_bytes())
+    }
+
+    fn msg(self, number: u64, inner: Proto) -> Self {
+        self.bytes(number, &inner.0)
+    }
+
+    fn int(mut self, number: u64, value: u64) -> Self {
+        self.varint(number << 3);
+        self.varint(value);
+        self
+    }
+}
+
+/// A `v1` ConfigMap in Kubernetes' protobuf envelope, with `unknown` (field numbers
+/// ConfigMap does not have) in its metadata and at its top level.
+fn config_map_body(name: &str, unknown: &[u64]) -> Vec<u8> {
+    let mut meta = Proto::default().str(1, name);
+    for n in unknown {
+        meta = meta.int(*n, 1);
+    }
+    let mut object = Proto::default()
+        .msg(1, meta)
+        .msg(2, Proto::default().str(1, "a").str(2, "b"));
+    for n in unknown {
+        object = object.str(*n, "from a newer release");
+    }
+    let envelope = Proto::default()
+        .msg(1, Proto::default().str(1, "v1").str(2, "ConfigMap"))
+        .msg(2, object);
+    let mut body = b"k8s\0".to_vec();
+    body.extend(envelope.0);
+    body
+}
+
+/// One HTTP/1.1 request on a fresh connection: (status, headers, body).
+fn request(
+    server: &KapiServer,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: &[u8],
+) -> (u16, Vec<(String, String)>, String) {
+    let mut stream = TcpStream::connect(server.addr()).unwrap();
+    stream.set_read_timeout(Some(CALL_TIMEOUT)).unwrap();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: {content_type}\r\n\
+         Accept: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        server.addr(),
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    (status, headers, body.to_owned())
+}
+
+/// Unknown field numbers are reported per `fieldValidation` as unknown JSON fields are: a
+/// warning each by default and under `Warn`, a 400 naming them under `Strict`, nothing under
+/// `Ignore`; the known fields are stored either way.
+#[test]
+fn unknown_protobuf_fields_follow_field_validation() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let (status, _, body) = request(
+        &server,
+        "POST",
+        "/api/v1/namespaces",
+        "application/json",
+        br##"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"pb-unknown"}}"##,
+    );
+    assert!(status == 201 || status == 409, "{status} {body}");
+    let warnings = |headers: &[(String, String)]| -> Vec<String> {
+        headers
+            .iter()
+            .filter(|(k, _)| k == "warning")
+            .map(|(_, v)| v.clone())
+            .collect()
+    };
+    let both = [
+        r##"299 - "unknown field \"metadata.#900\"""##,
+        r##"299 - "unknown field \"#900\"""##,
+    ];
+    let rows: [(&str, u16, &[&str]); 4] = [
+        ("", 201, &both),
+        ("?fieldValidation=Warn", 201, &both),
+        ("?fieldValidation=Ignore", 201, &[]),
+        ("?fieldValidation=Strict", 400, &[]),
+    ];
+    for (i, (query, want_status, want_warnings)) in rows.into_iter().enumerate() {
+        let name = format!("cm{i}");
+        let (status, headers, body) = request(
+            &server,
+            "POST",
+            &format!("/api/v1/namespaces/pb-unknown/configmaps{query}"),
+            "application/vnd.kubernetes.protobuf",
+            &config_map_body(&name, &[900]),
+        );
+        assert_eq!(status, want_status, "{query}: {body}");
+        assert_eq!(warnings(&headers), want_warnings, "{query}");
+        let body: Value = serde_json::from_str(&body).unwrap();
+        if want_status == 201 {
+            assert_eq!(body["data"], json!({"a": "b"}), "{query}");
+            assert_eq!(body["metadata"]["name"], json!(name), "{query}");
+        } else {
+            let message = body["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains(
+                    r##"strict decoding error: unknown field "metadata.#900", unknown field "#900""##
+                ),
+                "{query}: {message}"
+            );
+        }
+    }
+    // An update reports them too.
+    let (status, headers, body) = request(
+        &server,
+        "PUT",
+        "/api/v1/namespaces/pb-unknown/configmaps/cm0",
+        "application/vnd.kubernetes.protobuf",
+        &config_map_body("cm0", &[901]),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        warnings(&headers),
+        [
+            r##"299 - "unknown field \"metadata.#901\"""##,
+            r##"299 - "unknown field \"#901\"""##,
+        ]
+    );
+}
