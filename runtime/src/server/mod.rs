@@ -15,6 +15,7 @@
 
 mod builtin;
 mod builtin_names;
+mod crds;
 mod deprecation;
 mod discovery;
 mod dry_run;
@@ -24,15 +25,19 @@ mod gc;
 mod health;
 mod keys;
 mod list;
+mod managed_fields;
 mod negotiate;
 mod object;
 mod openapi;
 mod patch;
 mod path;
+mod protobuf;
 mod selector;
+mod served;
 mod state;
 mod version;
 mod watch;
+mod watch_cache;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -229,13 +234,26 @@ impl ServerBuilder {
         if registry.get("", "v1", "namespaces").is_none() {
             registry.register::<builtin::Namespace>();
         }
+        if registry
+            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .is_none()
+        {
+            registry.register::<crate::crd::CustomResourceDefinition>();
+        }
+        let base = Arc::new(crds::prepare(registry));
         let state: State = Arc::new(ServerState {
-            registry,
+            catalog: std::sync::RwLock::new(Arc::clone(&base)),
             storage,
             kube_version: self.kube_version,
+            watch_cache: watch_cache::WatchCache::default(),
         });
         create_system_namespaces(&state).await?;
         let (stop_tx, stop_rx) = signal::channel(false);
+        // Kinds of the stored CRDs are served from the first request on.
+        let crds_read = crds::refresh(&state, &base)
+            .await
+            .map_err(ServerError::Storage)?;
+        crds::spawn(state.clone(), base, crds_read, stop_rx.clone());
         gc::spawn(state.clone(), stop_rx.clone());
         let tunables = Arc::new(Tunables {
             rv_wait: self.rv_wait,
@@ -356,6 +374,9 @@ async fn create_system_namespaces(state: &ServerState) -> Result<(), ServerError
 #[derive(Debug, Clone)]
 pub(crate) struct Call {
     pub(crate) state: State,
+    /// The catalog the request was resolved against, kept for the whole request even if a
+    /// CRD change swaps the server's catalog meanwhile.
+    pub(crate) registry: Arc<Registry>,
     pub(crate) tun: Arc<Tunables>,
     pub(crate) target: Target,
     pub(crate) headers: HeaderMap,
@@ -412,7 +433,7 @@ pub(crate) fn resume_namespace_cleanup(state: &State, stop: &signal::Receiver<bo
     let state = state.clone();
     let mut stop = stop.clone();
     let name = name.to_owned();
-    let key = match state.registry.get("", "v1", "namespaces") {
+    let key = match state.registry().get("", "v1", "namespaces") {
         Some(kind) => keys::object_key(&kind.info, None, &name),
         None => format!("/registry/core/namespaces/{name}"),
     };
@@ -470,7 +491,8 @@ async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Respons
             Err(e) => e.into_response(),
         };
     }
-    let target = match path::resolve(&state.registry, parts.uri.path()) {
+    let registry = state.registry();
+    let target = match path::resolve(&registry, parts.uri.path()) {
         Ok(target) => target,
         Err(e) => return e.into_response(),
     };
@@ -478,10 +500,11 @@ async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Respons
     if !deprecation::is_served(info, state.kube_version) {
         return ApiError::no_route().into_response();
     }
-    let warning = deprecation::warning_in(&state.registry, info, state.kube_version)
+    let warning = deprecation::warning_in(&registry, info, state.kube_version)
         .and_then(|text| deprecation::header_value(&text));
     let call = Call {
         state,
+        registry,
         tun,
         target,
         headers: parts.headers,
@@ -527,13 +550,15 @@ async fn finalize(
     name: &str,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let target = path::resolve(&state.registry, &format!("/api/v1/namespaces/{name}"))?;
+    let registry = state.registry();
+    let target = path::resolve(&registry, &format!("/api/v1/namespaces/{name}"))?;
     if parts.method != Method::PUT {
         let action = parts.method.as_str().to_ascii_lowercase();
         return Err(ApiError::method_not_allowed("", "namespaces", &action));
     }
     let call = Call {
         state,
+        registry,
         tun,
         target,
         headers: parts.headers.clone(),
@@ -654,8 +679,7 @@ async fn handle(
             let options: ListOptions = call.query()?;
             list::validate(&options, false)?;
             let selectors = selectors(call, &options, None)?;
-            let page = list::list(call, &options, &selectors).await?;
-            reply(StatusCode::OK, list::render_list(call, output, page)?)
+            list::respond(call, &options, &selectors, output).await
         }
         Operation::Watch => {
             let options: ListOptions = call.query()?;
@@ -719,10 +743,10 @@ async fn handle(
                         Some(Subresource::Status) => object::UpdateScope::Status,
                         _ => object::UpdateScope::Main,
                     };
-                    let object =
+                    let (code, object) =
                         patch::patch(call, &name, patch_type, &body, scope, write, warnings)
                             .await?;
-                    list::render_object(call, output, object)?
+                    return reply(code, list::render_object(call, output, object)?);
                 }
             };
             reply(StatusCode::OK, value)
