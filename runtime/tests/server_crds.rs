@@ -534,7 +534,11 @@ async fn deleting_a_crd_deletes_its_objects_and_stops_serving_it() {
     wait_code(&h, &format!("{CRDS}/widgets.example.com"), 404).await;
     // Once the CRD is gone its kind is gone too, with no window in between.
     let (code, _) = h
-        .call("GET", "/apis/example.com/v1/namespaces/default/widgets", None)
+        .call(
+            "GET",
+            "/apis/example.com/v1/namespaces/default/widgets",
+            None,
+        )
         .await;
     assert_eq!(code, 404);
     let groups = h.ok("GET", "/apis", None).await;

@@ -116,7 +116,10 @@ pub(crate) async fn refresh(state: &State, base: &Registry) -> Result<Refreshed,
         // Stop serving the finished CRDs' kinds before they disappear, so a client that saw
         // the CRD go never finds its kinds still in discovery.
         let gone = |kv: &KeyValue| finished.iter().any(|(done, ..)| done.key == kv.key);
-        let still = stored.iter().filter(|(kv, _)| !gone(kv)).map(|(_, crd)| crd);
+        let still = stored
+            .iter()
+            .filter(|(kv, _)| !gone(kv))
+            .map(|(_, crd)| crd);
         state.set_registry(catalog(base, still).0);
         for (kv, object, remaining) in &finished {
             finish(state, kv, object, *remaining).await;
