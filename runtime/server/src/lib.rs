@@ -66,13 +66,11 @@ pub struct ServeArgs {
 
     /// Prepended to every key in etcd (the server's own keys start with `/registry`), so
     /// unrelated servers can share one etcd.
-    #[arg(
-        long,
-        value_name = "PREFIX",
-        default_value = "",
-        requires = "etcd_servers"
-    )]
-    pub etcd_prefix: String,
+    // `conflicts_with` rather than `requires = "etcd_servers"`: clap does not enforce that
+    // requirement while `etcd_servers` itself conflicts with a present `--data-dir`, and
+    // without a data dir `--data-dir` is required unless etcd servers are given anyway.
+    #[arg(long, value_name = "PREFIX", conflicts_with = "data_dir")]
+    pub etcd_prefix: Option<String>,
 
     /// Where to write a kubeconfig pointing at this server (overwritten on every start).
     #[arg(long, value_name = "FILE")]
@@ -277,7 +275,7 @@ pub async fn open_storage(args: &ServeArgs) -> Result<Arc<dyn Storage>, ServeErr
         #[cfg(feature = "etcd")]
         {
             let mut options = EtcdOptions::new(args.etcd_servers.iter().map(|s| s.trim()))
-                .with_prefix(args.etcd_prefix.as_str());
+                .with_prefix(args.etcd_prefix.as_deref().unwrap_or(""));
             if let Some(interval) = args.compaction_interval {
                 options = options.with_compaction_interval(Some(interval));
             }
@@ -412,7 +410,7 @@ mod tests {
             etcd.etcd_servers,
             ["http://127.0.0.1:1", "http://127.0.0.1:2"]
         );
-        assert_eq!(etcd.etcd_prefix, "/a");
+        assert_eq!(etcd.etcd_prefix.as_deref(), Some("/a"));
         assert_eq!(etcd.data_dir, None);
         let refused: [&[&str]; 3] = [
             &[],
@@ -476,7 +474,7 @@ mod tests {
             listen: "127.0.0.1:0".parse().unwrap(),
             data_dir: Some(dir.path().join("data")),
             etcd_servers: Vec::new(),
-            etcd_prefix: String::new(),
+            etcd_prefix: None,
             kubeconfig: dir.path().join("nested/kubeconfig"),
             kube_version: KubeRelease::V1_36,
             compaction_interval: None,
