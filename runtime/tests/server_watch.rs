@@ -16,7 +16,7 @@ use futures_util::{Stream, StreamExt};
 use kapi::Registry;
 use kapi::meta::ObjectMeta;
 use kapi::server::Server;
-use kapi::storage::Storage;
+use kapi::storage::{EmbeddedStorage, Storage};
 use kapi::type_tag::{ApiVersion, Kind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -50,7 +50,18 @@ async fn harness(watch_queue: usize) -> Harness {
         .registry(registry)
         .watch_queue(watch_queue)
         .bookmark_interval(Duration::from_secs(3600));
-    let h = Harness::in_temp_dir(support::store_options(), builder).await;
+    // A ring of a few entries checks the cut-off and catch-up arithmetic; over etcd, whose
+    // watch delivers changes in batches, such a ring overflows before a watcher can read, so
+    // those tests stay on the embedded engine (the default ring of 1,024 runs on both).
+    let h = if watch_queue < 1024 {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = EmbeddedStorage::open(dir.path(), support::store_options())
+            .await
+            .unwrap();
+        Harness::serve(storage, Some(dir), builder).await
+    } else {
+        Harness::in_temp_dir(support::store_options(), builder).await
+    };
     h.ok(
         "POST",
         "/api/v1/namespaces",
@@ -424,21 +435,18 @@ async fn a_watcher_that_does_not_read_is_ended_with_410_while_others_go_on() {
         collection("default")
     );
     let mut slow = Reader::open(&h, &uri).await;
-    let fast = Reader::open(&h, &uri).await;
+    let mut fast = Reader::open(&h, &uri).await;
     let total = 40;
-    // The fast watcher reads while the writes happen.
-    let fast = tokio::spawn(async move {
-        let mut fast = fast;
-        let events = fast.read(total, Duration::from_millis(200)).await;
-        (fast, events)
-    });
+    // The fast watcher reads each event before the next write, so it never lags, however
+    // the machine schedules the test (over etcd, under load); the slow one never reads.
     let mut model = Model::default();
+    let mut events = Vec::new();
     for i in 0..total {
         model
             .create(&h, "default", &format!("w{i:02}"), labels(&[]))
             .await;
+        events.extend(fast.next(Duration::from_secs(10)).await);
     }
-    let (mut fast, events) = fast.await.unwrap();
     let got: Vec<Seen> = events.iter().map(seen).collect();
     let want: Vec<Seen> = model
         .changes
