@@ -91,6 +91,7 @@ conformance_tests!(
     stale_delete_returns_current,
     too_large_value_is_refused,
     watch_delivers_exactly_later_events,
+    watch_without_prev_keeps_keys_and_revisions,
     watch_replays_then_follows_live,
     watch_sends_progress_when_idle,
     compacted_revisions_are_refused,

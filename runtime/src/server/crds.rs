@@ -29,7 +29,7 @@ use crate::crd::{CustomResourceDefinition, CustomResourceDefinitionNames};
 use crate::meta::StatusCause;
 use crate::registry::{RegisteredKind, Validator};
 use crate::schema::JSONSchemaProps;
-use crate::storage::{Bytes, KeyValue, WatchEvent};
+use crate::storage::{Bytes, KeyValue, Storage, WatchEvent};
 use crate::{GroupVersionKind, Lifecycle, PrinterColumn, Registry, ResourceInfo, Scope, Verb};
 
 use super::state::State;

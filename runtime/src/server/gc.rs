@@ -45,7 +45,7 @@ use tokio::time::Instant;
 
 use crate::ResourceInfo;
 use crate::meta::{DeleteOptions, DeletionPropagation, StatusCause};
-use crate::storage::{Bytes, DeleteError, KeyValue, UpdateError, WatchEvent};
+use crate::storage::{Bytes, DeleteError, KeyValue, Storage, UpdateError, WatchEvent};
 use crate::time::Time;
 
 use super::builtin::NAMESPACE_FINALIZER;
@@ -541,6 +541,8 @@ fn build_node(key: &str, stored: Stored, spec_finalizers: Vec<String>) -> Option
 #[derive(Debug, Default)]
 struct Graph {
     nodes: HashMap<String, Node>,
+    /// Store key to the uid of the object stored there, so that a delete needs only the key.
+    uids: HashMap<String, String>,
     /// Owner uid to the uids of objects whose references name it.
     dependents: HashMap<String, BTreeSet<String>>,
 }
@@ -551,6 +553,7 @@ impl Graph {
         if let Some(old) = &old {
             self.unlink(uid, old);
         }
+        self.uids.insert(node.key.clone(), uid.to_owned());
         for owner in &node.owners {
             self.dependents
                 .entry(owner.uid.clone())
@@ -563,7 +566,15 @@ impl Graph {
     fn remove(&mut self, uid: &str) -> Option<Node> {
         let old = self.nodes.remove(uid)?;
         self.unlink(uid, &old);
+        if self.uids.get(&old.key).is_some_and(|at| at == uid) {
+            self.uids.remove(&old.key);
+        }
         Some(old)
+    }
+
+    /// The uid of the object stored under `key`.
+    fn uid_at(&self, key: &str) -> Option<String> {
+        self.uids.get(key).cloned()
     }
 
     fn unlink(&mut self, uid: &str, node: &Node) {
@@ -686,7 +697,12 @@ impl Collector {
                 synced = self.sync() => synced,
             };
             let watch = match revision {
-                Ok(revision) => self.state.storage.watch(ROOT, revision).await.ok(),
+                Ok(revision) => self
+                    .state
+                    .storage
+                    .watch_without_prev(ROOT, revision)
+                    .await
+                    .ok(),
                 Err(()) => None,
             };
             let Some(mut watch) = watch else {
@@ -797,8 +813,9 @@ impl Collector {
                 }
                 self.touch_owners(&node, old.as_ref());
             }
+            // The watch carries no deleted values: the graph knows what was at the key.
             WatchEvent::Delete { prev, .. } => {
-                let Some((uid, _)) = parse_node(&prev.key, &prev.value) else {
+                let Some(uid) = self.graph.uid_at(&prev.key) else {
                     return;
                 };
                 let Some(node) = self.graph.remove(&uid) else {

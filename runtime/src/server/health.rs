@@ -22,6 +22,7 @@
 //! Not provided: upstream's readyz `informer-sync`, `shutdown` and `poststarthook/*` checks,
 //! which would need state the server does not yet expose (cache sync and shutdown signals).
 
+use crate::storage::Storage;
 use std::collections::BTreeSet;
 use std::time::Duration;
 

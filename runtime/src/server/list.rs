@@ -16,7 +16,7 @@ use crate::meta::{
     PartialObjectMetadataList, ResourceVersionMatch, StatusCause, Table, TableColumnDefinition,
     TableOptions, TableRow,
 };
-use crate::storage::ReadError;
+use crate::storage::{ReadError, Storage};
 
 use super::Call;
 use super::error::ApiError;

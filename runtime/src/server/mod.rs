@@ -26,12 +26,15 @@ mod health;
 mod keys;
 mod list;
 mod managed_fields;
+mod namespaces;
 mod negotiate;
 mod object;
+mod observed;
 mod openapi;
 mod patch;
 mod path;
 mod protobuf;
+mod recent;
 mod selector;
 mod served;
 mod state;
@@ -243,7 +246,7 @@ impl ServerBuilder {
         let base = Arc::new(crds::prepare(registry));
         let state: State = Arc::new(ServerState {
             catalog: std::sync::RwLock::new(Arc::clone(&base)),
-            storage,
+            storage: Arc::new(observed::Observed::new(storage)),
             kube_version: self.kube_version,
             watch_cache: watch_cache::WatchCache::default(),
         });
@@ -254,6 +257,7 @@ impl ServerBuilder {
             .await
             .map_err(ServerError::Storage)?;
         crds::spawn(state.clone(), base, crds_read, stop_rx.clone());
+        namespaces::spawn(state.clone(), stop_rx.clone());
         gc::spawn(state.clone(), stop_rx.clone());
         let tunables = Arc::new(Tunables {
             rv_wait: self.rv_wait,
@@ -440,7 +444,13 @@ pub(crate) fn resume_namespace_cleanup(state: &State, stop: &signal::Receiver<bo
     tokio::spawn(async move {
         loop {
             let remaining = object::purge_namespace(&state, &name).await;
-            if remaining == Ok(0) {
+            // Another replica may not have heard of the deletion yet (see `namespaces`) and
+            // still admit objects: empty twice, a settling pause apart, before the end.
+            let settled = remaining == Ok(0) && {
+                tokio::time::sleep(object::NAMESPACE_SETTLE).await;
+                object::purge_namespace(&state, &name).await == Ok(0)
+            };
+            if settled {
                 match object::finish_namespace(&state, &key).await {
                     Ok(true) | Err(_) => return,
                     Ok(false) => {}

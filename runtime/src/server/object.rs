@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 use crate::ResourceInfo;
 use crate::crd::VersionConverter;
 use crate::meta::{DeleteOptions, StatusCause};
-use crate::storage::{Bytes, DeleteError, KeyValue, UpdateError};
+use crate::storage::{Bytes, DeleteError, KeyValue, Storage, UpdateError};
 use crate::time::Time;
 
 use super::Call;
@@ -338,8 +338,12 @@ pub(crate) async fn wait_for(call: &Call, rv: u64) -> Result<(), ApiError> {
 }
 
 /// The namespace an object is created in must exist and not be terminating.
+/// A namespace this server knows to be active needs no read (see `namespaces`).
 async fn check_namespace(call: &Call, namespace: &str, name: &str) -> Result<(), ApiError> {
-    let key = format!("/registry/core/namespaces/{namespace}");
+    if call.state.storage.namespaces().is_active(namespace) {
+        return Ok(());
+    }
+    let key = format!("{}{namespace}", super::namespaces::PREFIX);
     let found = call
         .state
         .storage
@@ -774,24 +778,32 @@ pub(crate) async fn update_with(
     make: impl Fn(&Value) -> Result<Value, ApiError>,
 ) -> Result<Value, ApiError> {
     let info = call.info();
-    for _ in 0..RETRIES {
-        let kv = read(call, name).await?;
-        let current = kv_object(call, &kv)?;
-        let incoming = make(&current)?;
-        let precondition = match meta_str(&incoming, "resourceVersion") {
-            None | Some("") => None,
-            Some(rv) => Some(parse_rv(rv)?),
+    let key = call.key(name);
+    // The copy this server saw last stands in for a read (see `recent`): the write below
+    // names its revision, so a stale copy costs a failed write. What no write confirms (a
+    // refusal such as a conflict with the client's resourceVersion, a no-op, a dry run) is
+    // decided on a fresh read, and so is everything after a failed write (which answers with
+    // the current value).
+    let mut known = call.state.storage.recent(&key).map(Cached);
+    let mut reads = 0;
+    while reads < RETRIES {
+        let kv = match known.take() {
+            Some(start) => start,
+            None => {
+                reads += 1;
+                Fresh(read(call, name).await?)
+            }
         };
-        if precondition.is_some_and(|rv| rv != kv.mod_revision) {
-            return Err(ApiError::conflict_modified(call.subject(name)));
+        let (current, next, stored) = match plan_update(call, name, &kv, scope, writer, &make) {
+            Ok(plan) => plan,
+            Err(_) if kv.is_cached() => continue,
+            Err(refused) => return Err(refused),
+        };
+        let no_op = same_json(&stored, &kv.value);
+        if (no_op || dry_run) && kv.is_cached() {
+            continue;
         }
-        let mut next = prepare_update(call, &current, incoming, scope)?;
-        if let Some(writer) = writer {
-            managed_fields::track(call, Some(&current), &mut next, writer)?;
-        }
-        check_schema(call, &next, name)?;
-        let stored = to_stored(call, &next)?;
-        if same_json(&stored, &kv.value) {
+        if no_op {
             // A no-op write changes nothing, not even the resourceVersion, as upstream.
             return Ok(current);
         }
@@ -800,7 +812,6 @@ pub(crate) async fn update_with(
             // as it would have gone.
             return dry_answer(call, next, &stored, kv.mod_revision);
         }
-        let key = call.key(name);
         if next
             .pointer("/metadata/deletionTimestamp")
             .is_some_and(|v| !v.is_null())
@@ -816,8 +827,14 @@ pub(crate) async fn update_with(
                     );
                     Ok(last)
                 }
-                // Re-read: a pinned resourceVersion now fails the check above (409).
-                Err(DeleteError::Conflict { .. }) => continue,
+                // Again from the current value: a pinned resourceVersion now fails the check
+                // above (409).
+                Err(DeleteError::Conflict { current }) => {
+                    known = Some(Fresh(current));
+                    reads += 1;
+                    continue;
+                }
+                Err(DeleteError::NotFound) if kv.is_cached() => continue,
                 Err(e) => Err(ApiError::from_delete(e, call.subject(name))),
             };
         }
@@ -828,11 +845,68 @@ pub(crate) async fn update_with(
             .await
         {
             Ok(kv) => return kv_object(call, &kv),
-            Err(UpdateError::Conflict { .. }) => continue,
+            Err(UpdateError::Conflict { current }) => {
+                known = Some(Fresh(current));
+                reads += 1;
+            }
+            Err(UpdateError::NotFound) if kv.is_cached() => {}
             Err(e) => return Err(ApiError::from_update(e, call.subject(name))),
         }
     }
     Err(ApiError::conflict_modified(call.subject(name)))
+}
+
+/// One update attempt's current object (decoded from `kv`), the object to write and its
+/// stored bytes.
+fn plan_update(
+    call: &Call,
+    name: &str,
+    kv: &KeyValue,
+    scope: UpdateScope,
+    writer: Option<&Writer>,
+    make: impl Fn(&Value) -> Result<Value, ApiError>,
+) -> Result<(Value, Value, Bytes), ApiError> {
+    let current = kv_object(call, kv)?;
+    let incoming = make(&current)?;
+    let precondition = match meta_str(&incoming, "resourceVersion") {
+        None | Some("") => None,
+        Some(rv) => Some(parse_rv(rv)?),
+    };
+    if precondition.is_some_and(|rv| rv != kv.mod_revision) {
+        return Err(ApiError::conflict_modified(call.subject(name)));
+    }
+    let mut next = prepare_update(call, &current, incoming, scope)?;
+    if let Some(writer) = writer {
+        managed_fields::track(call, Some(&current), &mut next, writer)?;
+    }
+    check_schema(call, &next, name)?;
+    let stored = to_stored(call, &next)?;
+    Ok((current, next, stored))
+}
+
+/// The stored object an update attempt starts from.
+enum Start {
+    /// This server's last copy, perhaps stale.
+    Cached(KeyValue),
+    /// The store's answer just now.
+    Fresh(KeyValue),
+}
+use Start::{Cached, Fresh};
+
+impl Start {
+    fn is_cached(&self) -> bool {
+        matches!(self, Cached(_))
+    }
+}
+
+impl std::ops::Deref for Start {
+    type Target = KeyValue;
+
+    fn deref(&self) -> &KeyValue {
+        match self {
+            Cached(kv) | Fresh(kv) => kv,
+        }
+    }
 }
 
 /// Whether two stored values hold the same JSON. Key order may differ when one of them went
@@ -1446,6 +1520,10 @@ pub(crate) async fn finish_namespace(
 
 /// How long the namespace lifecycle waits between passes over a terminating namespace.
 pub(crate) const NAMESPACE_RETRY: Duration = Duration::from_millis(500);
+
+/// How long an emptied namespace must stay empty before its lifecycle ends: longer than a
+/// healthy replica takes to learn through its watch that the namespace is terminating.
+pub(crate) const NAMESPACE_SETTLE: Duration = Duration::from_millis(300);
 
 #[cfg(test)]
 mod tests {

@@ -3,11 +3,10 @@
 
 use std::sync::{Arc, PoisonError, RwLock};
 
+use super::observed::Observed;
+use super::watch_cache::WatchCache;
 use crate::KubeVersion;
 use crate::Registry;
-use crate::storage::Storage;
-
-use super::watch_cache::WatchCache;
 
 /// What the server knows; handlers get it as the cheap-clone [`State`].
 #[derive(Debug)]
@@ -16,8 +15,8 @@ pub(crate) struct ServerState {
     /// the CRDs in the store, swapped whole when a CRD changes (see `crds`). Read through
     /// [`ServerState::registry`], so a request sees one catalog from start to end.
     pub(crate) catalog: RwLock<Arc<Registry>>,
-    /// Where objects live.
-    pub(crate) storage: Arc<dyn Storage>,
+    /// Where objects live, seen through the server's caches of what it read and wrote.
+    pub(crate) storage: Arc<Observed>,
     /// The Kubernetes release the server presents itself as: `/version`, and the release that
     /// deprecation warnings and removals are computed against.
     pub(crate) kube_version: KubeVersion,

@@ -33,7 +33,7 @@ use futures_util::Stream;
 use serde_json::{Value, json};
 
 use crate::meta::{Bookmark, ListOptions, ResourceVersionMatch};
-use crate::storage::{WatchError, WatchEvent as StoreEvent, WatchStream};
+use crate::storage::{Storage, WatchError, WatchEvent as StoreEvent, WatchStream};
 
 use super::error::ApiError;
 use super::keys;

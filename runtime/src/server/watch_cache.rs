@@ -27,7 +27,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::storage::{KeyValue, WatchError, WatchEvent as StoreEvent, WatchStream};
+use crate::storage::{KeyValue, Storage, WatchError, WatchEvent as StoreEvent, WatchStream};
 
 use super::error::ApiError;
 use super::keys;

@@ -46,6 +46,10 @@ pub const CASES: &[(&str, Case)] = &[
         watch_delivers_exactly_later_events,
     ),
     (
+        "watch_without_prev_keeps_keys_and_revisions",
+        watch_without_prev_keeps_keys_and_revisions,
+    ),
+    (
         "watch_replays_then_follows_live",
         watch_replays_then_follows_live,
     ),
@@ -528,6 +532,40 @@ pub fn watch_delivers_exactly_later_events(f: &dyn Fixture) -> BoxFuture<'_, Res
             Some(c.mod_revision),
             "first event of a watch from now"
         );
+        Ok(())
+    })
+}
+
+/// A watch without previous values has the same changes at the same revisions, each with
+/// its key (engines may leave the previous values out).
+pub fn watch_without_prev_keeps_keys_and_revisions(
+    f: &dyn Fixture,
+) -> BoxFuture<'_, Result<(), String>> {
+    Box::pin(async move {
+        let s = f.open().await?;
+        let s = &*s;
+        let from = current(s).await?;
+        let a1 = put_new(s, "/w/a", "a1").await?;
+        let a2 = put(s, "/w/a", "a2", a1.mod_revision).await?;
+        put_new(s, "/other/x", "x").await?;
+        let del = s.delete("/w/a", None).await.map_err(fail("delete a"))?;
+        let mut watch = s
+            .watch_without_prev("/w/", from)
+            .await
+            .map_err(|e| format!("watch: {e}"))?;
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            got.extend(
+                describe(&next_change(&mut watch).await?)
+                    .map(|(revision, key, value, _)| (revision, key, value)),
+            );
+        }
+        let want = vec![
+            (a1.mod_revision, "/w/a".to_owned(), Some(v("a1"))),
+            (a2.mod_revision, "/w/a".to_owned(), Some(v("a2"))),
+            (del.revision, "/w/a".to_owned(), None),
+        ];
+        ensure_eq!(got, want, "events without previous values");
         Ok(())
     })
 }

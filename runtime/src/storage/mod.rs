@@ -381,6 +381,19 @@ pub trait Storage: Send + Sync + fmt::Debug {
         from_revision: u64,
     ) -> BoxFuture<'a, Result<WatchStream, WatchError>>;
 
+    /// Like [`Storage::watch`], for a watcher that remembers what it has seen and needs no
+    /// previous values: `Put` events may have `prev: None` for updates too, and a `Delete`'s
+    /// `prev` may hold only the key (an empty value, revisions 0). Engines that fetch previous
+    /// values for each watcher and event (etcd reads them from its history) skip that work; the
+    /// default is [`Storage::watch`].
+    fn watch_without_prev<'a>(
+        &'a self,
+        prefix: &'a str,
+        from_revision: u64,
+    ) -> BoxFuture<'a, Result<WatchStream, WatchError>> {
+        self.watch(prefix, from_revision)
+    }
+
     /// Returns the revision of the latest acknowledged write (1 for a fresh store).
     fn current_revision(&self) -> BoxFuture<'_, Result<u64, ReadError>>;
 

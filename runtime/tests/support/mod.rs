@@ -127,6 +127,14 @@ impl Storage for Store {
         self.0.watch(prefix, from_revision)
     }
 
+    fn watch_without_prev<'a>(
+        &'a self,
+        prefix: &'a str,
+        from_revision: u64,
+    ) -> BoxFuture<'a, Result<WatchStream, WatchError>> {
+        self.0.watch_without_prev(prefix, from_revision)
+    }
+
     fn current_revision(&self) -> BoxFuture<'_, Result<u64, ReadError>> {
         self.0.current_revision()
     }
@@ -217,6 +225,14 @@ impl Harness {
     #[cfg(not(feature = "etcd"))]
     async fn on_etcd(_: EmbeddedOptions, _: ServerBuilder) -> Self {
         panic!("KAPI_TEST_STORAGE=etcd needs the tests built with the kapi feature `etcd`");
+    }
+
+    /// A second server over this harness's store, as another replica over one etcd (its
+    /// caches and background tasks are its own).
+    pub(crate) async fn replica(&self, builder: ServerBuilder) -> Self {
+        let mut replica = Self::serve_shared(self.storage.0.clone(), None, builder).await;
+        replica.engine = self.engine;
+        replica
     }
 
     pub(crate) async fn request(&self, request: Request<Body>) -> Response<Body> {

@@ -522,6 +522,41 @@ impl EtcdStorage {
             _ => None,
         })
     }
+
+    /// Watches `prefix` from a revision the store has reached and not compacted.
+    async fn open_watch(
+        &self,
+        prefix: &str,
+        from_revision: u64,
+        previous: watch::Previous,
+    ) -> Result<WatchStream, WatchError> {
+        if from_revision > self.inner.seen.load(Ordering::Acquire) {
+            let current = self
+                .fetch_current()
+                .await
+                .map_err(|f| WatchError::Internal(f.message()))?;
+            if from_revision > current {
+                return Err(WatchError::FutureRevision {
+                    requested: from_revision,
+                    current,
+                });
+            }
+        }
+        let compacted = self.inner.compacted.load(Ordering::Acquire);
+        if from_revision < compacted {
+            return Err(WatchError::Compacted {
+                requested: from_revision,
+                compacted,
+            });
+        }
+        watch::start(
+            self.inner.clone(),
+            self.full_key(prefix),
+            from_revision,
+            previous,
+        )
+        .await
+    }
 }
 
 impl Inner {
@@ -934,28 +969,15 @@ impl Storage for EtcdStorage {
         prefix: &'a str,
         from_revision: u64,
     ) -> BoxFuture<'a, Result<WatchStream, WatchError>> {
-        Box::pin(async move {
-            if from_revision > self.inner.seen.load(Ordering::Acquire) {
-                let current = self
-                    .fetch_current()
-                    .await
-                    .map_err(|f| WatchError::Internal(f.message()))?;
-                if from_revision > current {
-                    return Err(WatchError::FutureRevision {
-                        requested: from_revision,
-                        current,
-                    });
-                }
-            }
-            let compacted = self.inner.compacted.load(Ordering::Acquire);
-            if from_revision < compacted {
-                return Err(WatchError::Compacted {
-                    requested: from_revision,
-                    compacted,
-                });
-            }
-            watch::start(self.inner.clone(), self.full_key(prefix), from_revision).await
-        })
+        Box::pin(self.open_watch(prefix, from_revision, watch::Previous::Values))
+    }
+
+    fn watch_without_prev<'a>(
+        &'a self,
+        prefix: &'a str,
+        from_revision: u64,
+    ) -> BoxFuture<'a, Result<WatchStream, WatchError>> {
+        Box::pin(self.open_watch(prefix, from_revision, watch::Previous::Keys))
     }
 
     fn current_revision(&self) -> BoxFuture<'_, Result<u64, ReadError>> {

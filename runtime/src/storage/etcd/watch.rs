@@ -38,10 +38,20 @@ const SYNC_GRACE: Duration = Duration::from_millis(500);
 /// The watch id etcd puts on answers to progress requests (they belong to no one watch).
 const STREAM_WIDE: i64 = -1;
 
+/// What a watch's events carry of the values before them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Previous {
+    /// The previous value of every update and delete (etcd reads it for each event).
+    Values,
+    /// None: deletes carry the key only (see `Storage::watch_without_prev`).
+    Keys,
+}
+
 struct Follow {
     inner: Arc<Inner>,
     /// The full etcd prefix watched.
     key: Vec<u8>,
+    previous: Previous,
     /// Every change up to this revision has been handed out (or was before the start):
     /// later events at or below it are duplicates from a resumed watch.
     delivered: u64,
@@ -63,14 +73,16 @@ pub(super) async fn start(
     inner: Arc<Inner>,
     key: Vec<u8>,
     from_revision: u64,
+    previous: Previous,
 ) -> Result<WatchStream, WatchError> {
-    let stream = open(&inner, &key, from_revision)
+    let stream = open(&inner, &key, from_revision, previous)
         .await
         .map_err(|f| WatchError::Internal(f.message()))?;
     let now = Instant::now();
     let follow = Follow {
         inner,
         key,
+        previous,
         delivered: from_revision,
         progressed: from_revision,
         stream: Some(stream),
@@ -93,12 +105,15 @@ async fn open(
     inner: &Inner,
     key: &[u8],
     from_revision: u64,
+    previous: Previous,
 ) -> Result<etcd_client::WatchStream, Failure> {
-    let options = WatchOptions::new()
+    let mut options = WatchOptions::new()
         .with_prefix()
         .with_start_revision(signed(from_revision.max(1)))
-        .with_prev_key()
         .with_progress_notify();
+    if previous == Previous::Values {
+        options = options.with_prev_key();
+    }
     let mut client = inner
         .client
         .watch_client()
@@ -190,7 +205,7 @@ impl Follow {
         let mut pause = Duration::from_millis(50);
         loop {
             let from = self.delivered.max(self.progressed);
-            match open(&self.inner, &self.key, from).await {
+            match open(&self.inner, &self.key, from, self.previous).await {
                 Ok(stream) => return Ok(stream),
                 Err(Failure::Compacted) => {
                     return Err(WatchError::Compacted {
@@ -274,6 +289,11 @@ impl Follow {
                         prev: self.inner.to_kv(prev.clone()),
                         revision: at,
                     }),
+                    None if self.previous == Previous::Keys => {
+                        let mut prev = self.inner.to_kv(kv.clone());
+                        prev.mod_revision = 0;
+                        Ok(WatchEvent::Delete { prev, revision: at })
+                    }
                     // Without the deleted value there is nothing to tell watchers.
                     None => Err(WatchError::Internal(format!(
                         "etcd sent the delete of {} at revision {at} without its previous value",
