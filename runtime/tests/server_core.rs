@@ -1355,3 +1355,75 @@ async fn start_serves_on_a_socket_and_shuts_down_with_open_watches() {
         .unwrap()
         .unwrap();
 }
+
+#[tokio::test]
+async fn watches_share_one_http2_connection() {
+    use http_body_util::{BodyExt, Full};
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let dir = tempfile::tempdir().unwrap();
+    let storage = EmbeddedStorage::open(dir.path(), EmbeddedOptions::default())
+        .await
+        .unwrap();
+    let mut registry = Registry::new();
+    registry.register::<Widget>();
+    let server = Server::builder()
+        .registry(registry)
+        .storage(Arc::new(storage))
+        .start()
+        .await
+        .unwrap();
+    let addr = server.addr();
+    // HTTP/2 with prior knowledge: no TLS, no upgrade.
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (sender, connection) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    let request = |method: &str, path: &str, body: Option<Value>| {
+        let mut sender = sender.clone();
+        let request = Request::builder()
+            .method(method)
+            .uri(format!("http://{addr}{path}"))
+            .header("content-type", "application/json")
+            .body(Full::new(kapi::storage::Bytes::from(
+                body.map(|b| b.to_string()).unwrap_or_default(),
+            )))
+            .unwrap();
+        async move { sender.send_request(request).await.unwrap() }
+    };
+    let mut watches = Vec::new();
+    for _ in 0..2 {
+        let response = request("GET", &format!("{WIDGETS}?watch=true"), None).await;
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.version(), axum::http::Version::HTTP_2);
+        watches.push(response.into_body());
+    }
+    let created = request(
+        "POST",
+        WIDGETS,
+        Some(json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w2"}})),
+    )
+    .await;
+    assert_eq!(created.status(), 201);
+    for body in &mut watches {
+        let mut line = Vec::new();
+        while !line.contains(&b'\n') {
+            let frame = tokio::time::timeout(Duration::from_secs(5), body.frame())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            line.extend_from_slice(&frame.into_data().unwrap());
+        }
+        let event: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(event["type"], "ADDED");
+        assert_eq!(event["object"]["metadata"]["name"], "w2");
+    }
+    // Open HTTP/2 watches do not hold up shutdown either.
+    tokio::time::timeout(Duration::from_secs(5), server.shutdown())
+        .await
+        .unwrap()
+        .unwrap();
+    drop(watches);
+}

@@ -282,6 +282,8 @@ impl ServerBuilder {
     }
 
     /// Serves on `listener` until `shutdown` resolves, then ends watches and drains requests.
+    /// Connections speak HTTP/1.1, or HTTP/2 when the client opens with its preface (prior
+    /// knowledge, as there is no TLS to negotiate it): many watches then share one connection.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
