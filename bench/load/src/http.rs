@@ -1,5 +1,5 @@
 //! The HTTP/1.1 client every scenario drives: one keep-alive connection per [`Conn`], JSON in
-//! and out, built on hyper's low-level connection API so each request goes exactly where the
+//! and out (and [`Http2`] for watches multiplexed over few connections), built on hyper's low-level connection API so each request goes exactly where the
 //! scenario sends it (no pool hiding queueing between the load generator and the server).
 
 use std::net::SocketAddr;
@@ -11,7 +11,7 @@ use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
 use hyper::header::{ACCEPT, CONTENT_TYPE, HOST};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpStream;
 
 /// One keep-alive connection to the server.
@@ -48,6 +48,25 @@ impl Conn {
             *self = Conn::connect(self.addr).await?;
         }
         Ok(())
+    }
+
+    /// Opens an HTTP/2 connection (prior knowledge, no TLS) for many concurrent requests.
+    pub(crate) async fn connect_http2(addr: SocketAddr) -> Result<Http2> {
+        let stream = TcpStream::connect(addr)
+            .await
+            .with_context(|| format!("connecting to {addr}"))?;
+        stream.set_nodelay(true)?;
+        let (sender, connection) =
+            hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+                .await
+                .context("HTTP/2 handshake")?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(Http2 {
+            sender,
+            host: addr.to_string(),
+        })
     }
 
     /// Opens `n` connections.
@@ -108,6 +127,26 @@ impl Conn {
             );
         }
         Ok(body)
+    }
+}
+
+/// An HTTP/2 connection; each request is a stream of its own.
+#[derive(Clone)]
+pub(crate) struct Http2 {
+    sender: hyper::client::conn::http2::SendRequest<Full<Bytes>>,
+    host: String,
+}
+
+impl Http2 {
+    /// Starts a GET, leaving the body to the caller (watches).
+    pub(crate) async fn get(&mut self, path: &str) -> Result<Response<Incoming>> {
+        self.sender.ready().await.context("connection closed")?;
+        let request = Request::builder()
+            .method(Method::GET)
+            .uri(format!("http://{}{path}", self.host))
+            .header(ACCEPT, "application/json")
+            .body(Full::new(Bytes::new()))?;
+        Ok(self.sender.send_request(request).await?)
     }
 }
 

@@ -80,6 +80,11 @@ struct Args {
     /// Rate of those creates, per second.
     #[arg(long, default_value_t = 20.0)]
     watch_rate: f64,
+    /// Carry the watches as HTTP/2 streams (prior knowledge), this many per connection, as
+    /// clients that multiplex do; 0 (the default): one HTTP/1.1 connection per watch, as
+    /// kubectl and the Python client over plain HTTP.
+    #[arg(long, default_value_t = 0)]
+    watch_streams_per_connection: usize,
 }
 
 fn main() -> ExitCode {
@@ -284,7 +289,19 @@ async fn run(args: Args) -> Result<Report> {
     ));
     watched.create_namespace(&mut admin).await?;
     let rss_before = server.rss()?;
-    let watchers = watch::open(addr, &watched, args.watchers, args.watch_events, epoch).await?;
+    let transport = match args.watch_streams_per_connection {
+        0 => watch::Transport::Http1,
+        n => watch::Transport::Http2 { streams: n },
+    };
+    let watchers = watch::open(
+        addr,
+        &watched,
+        args.watchers,
+        args.watch_events,
+        transport,
+        epoch,
+    )
+    .await?;
     let rss_watching = server.rss()?;
     report.figure(
         format!("open {} watches concurrently", args.watchers),
@@ -318,8 +335,11 @@ async fn run(args: Args) -> Result<Report> {
     };
     report.target(
         format!(
-            "watch delivery, {} watchers × {} events at {}/s: p50 / p99 / max",
-            args.watchers, args.watch_events, args.watch_rate
+            "watch delivery, {} watchers{} × {} events at {}/s: p50 / p99 / max",
+            args.watchers,
+            transport.describe(),
+            args.watch_events,
+            args.watch_rate
         ),
         format!(
             "{} / {} / {}{lost}",

@@ -20,7 +20,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::crud::{Op, Workload};
 use crate::drive::{Phase, open_loop};
-use crate::http::Conn;
+use crate::http::{Conn, Http2};
 use crate::stats::{Samples, Summary};
 
 /// How long watchers wait for events still in flight once the writer is done.
@@ -62,12 +62,38 @@ pub(crate) struct Delivery {
     pub(crate) writes: Phase,
 }
 
+/// How watch streams reach the server.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Transport {
+    /// One HTTP/1.1 connection per watch.
+    Http1,
+    /// HTTP/2 streams, `streams` per connection.
+    Http2 { streams: usize },
+}
+
+impl Transport {
+    /// How the report names it.
+    pub(crate) fn describe(self) -> String {
+        match self {
+            Transport::Http1 => " (HTTP/1.1, a connection each)".to_owned(),
+            Transport::Http2 { streams } => {
+                format!(" (HTTP/2, {streams} streams per connection)")
+            }
+        }
+    }
+}
+
+/// A started watch and what must live as long as it: its HTTP/1.1 connection, or nothing
+/// (an HTTP/2 connection lives while any of its senders does).
+type Started = (Option<Conn>, hyper::Response<Incoming>);
+
 /// Opens `count` watches on the workload's namespace from its current resourceVersion.
 pub(crate) async fn open(
     addr: SocketAddr,
     work: &Workload,
     count: usize,
     events: usize,
+    transport: Transport,
     epoch: Instant,
 ) -> Result<Watchers> {
     let mut conn = Conn::connect(addr).await?;
@@ -90,18 +116,40 @@ pub(crate) async fn open(
     let (stop, stopped) = watch::channel(false);
     let (ready_tx, mut ready_rx) = mpsc::channel::<Result<()>>(count.max(1));
     let mut readers = Vec::with_capacity(count);
+    let mut shared: Option<(Http2, usize)> = None;
     for _ in 0..count {
         let path = path.clone();
         let ready = ready_tx.clone();
         let stopped = stopped.clone();
+        let http2 = match transport {
+            Transport::Http1 => None,
+            Transport::Http2 { streams } => {
+                let reuse = shared
+                    .as_ref()
+                    .is_some_and(|(_, used)| *used < streams.max(1));
+                if !reuse {
+                    shared = Some((Conn::connect_http2(addr).await?, 0));
+                }
+                shared.as_mut().map(|(conn, used)| {
+                    *used += 1;
+                    conn.clone()
+                })
+            }
+        };
         readers.push(tokio::spawn(async move {
-            let response = async {
-                let mut conn = Conn::connect(addr).await?;
-                let response = conn.start(Method::GET, &path, None).await?;
+            let response: Result<Started> = async {
+                let (conn, response) = match http2 {
+                    Some(mut conn) => (None, conn.get(&path).await?),
+                    None => {
+                        let mut conn = Conn::connect(addr).await?;
+                        let response = conn.start(Method::GET, &path, None).await?;
+                        // The connection's sender must outlive the stream it carries.
+                        (Some(conn), response)
+                    }
+                };
                 if response.status() != StatusCode::OK {
                     bail!("watch answered {}", response.status());
                 }
-                // The connection's sender must outlive the stream it carries.
                 Ok((conn, response))
             }
             .await;
