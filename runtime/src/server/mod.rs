@@ -52,6 +52,7 @@ use axum::body::Body;
 use axum::extract::{Request, State as AxumState};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use serde::de::DeserializeOwned;
 use tokio::sync::watch as signal;
 use tower_http::compression::CompressionLayer;
@@ -295,6 +296,12 @@ impl ServerBuilder {
             // Watches never end on their own; they must stop before the drain can finish.
             background.stop();
         };
+        // Watch events are small writes that must leave at once: no Nagle delay waiting for
+        // the client's (delayed) acknowledgement of the previous one. Go servers, upstream's
+        // included, set the same on every connection.
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         axum::serve(listener, router)
             .with_graceful_shutdown(graceful)
             .await?;
