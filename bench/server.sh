@@ -8,7 +8,9 @@
 #   3. server RSS and data directory size per stored object;
 #   4. list of all --objects whole and in pages of --page-limit, end to end with the body read;
 #   5. watch delivery to --watchers concurrent watches: creates at --watch-rate stamped with their
-#      send time, latency from the stamp to the event line read by each watcher.
+#      send time, latency from the stamp to the event line read by each watcher
+#      (--watch-streams-per-connection N: as HTTP/2 streams, N per connection); then the floor
+#      of this machine for the same fan-out: bare loopback sockets, one task and write each;
 # Prints one Markdown table with the targets beside the figures; exits 0 whether or not
 # they are met. Usage: bench/server.sh [kapi-load options, see --help]
 #

@@ -10,6 +10,7 @@
 
 mod crud;
 mod drive;
+mod floor;
 mod http;
 mod list;
 mod report;
@@ -378,6 +379,29 @@ async fn run(args: Args) -> Result<Report> {
             "{:.1} µs / {:.1} µs",
             micros(server.cpu()? - server_cpu),
             micros(server::own_cpu()? - own_cpu)
+        ),
+    );
+    progress("watch floor: the same fan-out over bare loopback sockets");
+    let own_before = server::own_cpu()?;
+    let floor = floor::run(args.watchers, args.watch_events, args.watch_rate).await?;
+    let floor_cpu = server::own_cpu()? - own_before;
+    report.figure(
+        format!(
+            "floor of this machine: the same fan-out by {} bare sockets (one task and write each, \
+             no HTTP, writer and readers in one process), p50 / p99 / max; CPU per delivery",
+            args.watchers
+        ),
+        format!(
+            "{} / {} / {}{}; {:.1} µs (both ends)",
+            ms(floor.p50()),
+            ms(floor.p99()),
+            ms(floor.max()),
+            if floor.errors() > 0 {
+                format!(" ({} errors)", floor.errors())
+            } else {
+                String::new()
+            },
+            floor_cpu.as_secs_f64() * 1e6 / floor.count().max(1) as f64
         ),
     );
     errors_note(&mut report, "watch creates", &delivery.writes.latency);
