@@ -799,7 +799,7 @@ pub(crate) async fn update_with(
             Err(_) if kv.is_cached() => continue,
             Err(refused) => return Err(refused),
         };
-        let no_op = same_json(&stored, &kv.value);
+        let no_op = unchanged(call, &current, &next, &stored, &kv.value);
         if (no_op || dry_run) && kv.is_cached() {
             continue;
         }
@@ -906,6 +906,45 @@ impl std::ops::Deref for Start {
         match self {
             Cached(kv) | Fresh(kv) => kv,
         }
+    }
+}
+
+/// Whether writing `stored` (encoded from `next`) over `before` (served as `current`) would
+/// change nothing. Without conversions, objects that differ as served differ as stored too
+/// (the served object is the stored one plus its resourceVersion, or has another apiVersion
+/// than the stored one, which a write changes), so only equal objects need the stored values
+/// compared, which takes two parses when their key order differs.
+fn unchanged(call: &Call, current: &Value, next: &Value, stored: &[u8], before: &[u8]) -> bool {
+    if stored == before {
+        return true;
+    }
+    if converter(call).is_none() && !same_but_resource_version(current, next) {
+        return false;
+    }
+    same_json(stored, before)
+}
+
+/// Whether two objects are equal but for `metadata.resourceVersion`.
+fn same_but_resource_version(a: &Value, b: &Value) -> bool {
+    fn same_except(a: &Map<String, Value>, b: &Map<String, Value>, skip: &str) -> bool {
+        let len = |m: &Map<String, Value>| m.len() - usize::from(m.contains_key(skip));
+        len(a) == len(b)
+            && a.iter()
+                .filter(|(key, _)| key.as_str() != skip)
+                .all(|(key, value)| b.get(key) == Some(value))
+    }
+    match (a.as_object(), b.as_object()) {
+        (Some(a), Some(b)) => {
+            same_except(a, b, "metadata")
+                && match (
+                    a.get("metadata").and_then(Value::as_object),
+                    b.get("metadata").and_then(Value::as_object),
+                ) {
+                    (Some(a), Some(b)) => same_except(a, b, "resourceVersion"),
+                    _ => a.get("metadata") == b.get("metadata"),
+                }
+        }
+        _ => a == b,
     }
 }
 
@@ -1527,6 +1566,20 @@ pub(crate) const NAMESPACE_SETTLE: Duration = Duration::from_millis(300);
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn objects_compare_without_their_resource_version() {
+        let a = serde_json::json!({"kind": "K", "metadata": {"name": "a", "resourceVersion": "5"}, "spec": {"x": 1}});
+        let same = serde_json::json!({"spec": {"x": 1}, "metadata": {"name": "a"}, "kind": "K"});
+        assert!(super::same_but_resource_version(&a, &same));
+        let other_spec =
+            serde_json::json!({"kind": "K", "metadata": {"name": "a"}, "spec": {"x": 2}});
+        assert!(!super::same_but_resource_version(&a, &other_spec));
+        let other_meta = serde_json::json!({"kind": "K", "metadata": {"name": "a", "labels": {}}, "spec": {"x": 1}});
+        assert!(!super::same_but_resource_version(&a, &other_meta));
+        let no_meta = serde_json::json!({"kind": "K", "spec": {"x": 1}});
+        assert!(!super::same_but_resource_version(&a, &no_meta));
+    }
+
     use super::*;
 
     #[test]
