@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kapi::storage::conformance::{self, Fixture};
+use kapi::storage::conformance::Fixture;
 use kapi::storage::{
     BoxFuture, EmbeddedOptions, EmbeddedStorage, OpenError, ReadError, Storage, WatchError,
     WatchEvent,
@@ -47,55 +47,7 @@ impl Fixture for Embedded {
     }
 }
 
-async fn run_case(name: &str) {
-    let (_, case) = conformance::CASES
-        .iter()
-        .find(|(case, _)| *case == name)
-        .unwrap_or_else(|| panic!("no conformance case named {name}"));
-    let fixture = Embedded::new();
-    if let Err(failure) = case(&fixture).await {
-        panic!("conformance case {name} failed: {failure}");
-    }
-}
-
-macro_rules! conformance_tests {
-    ($($name:ident),* $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() {
-                run_case(stringify!($name)).await;
-            }
-        )*
-
-        #[test]
-        fn every_conformance_case_has_a_test() {
-            let listed = [$(stringify!($name)),*];
-            for (name, _) in conformance::CASES {
-                assert!(listed.contains(name), "conformance case {name} is not run by a test");
-            }
-            assert_eq!(listed.len(), conformance::CASES.len());
-        }
-    };
-}
-
-conformance_tests!(
-    revisions_strictly_increase,
-    get_at_old_revision,
-    list_pages_are_one_snapshot,
-    count_counts_live_keys_under_prefix,
-    create_of_existing_key_conflicts,
-    stale_update_returns_current,
-    stale_delete_returns_current,
-    too_large_value_is_refused,
-    watch_delivers_exactly_later_events,
-    watch_without_prev_keeps_keys_and_revisions,
-    watch_replays_then_follows_live,
-    watch_sends_progress_when_idle,
-    compacted_revisions_are_refused,
-    future_revisions_are_refused,
-    compaction_keeps_latest_values,
-    racing_updates_have_one_winner,
-);
+kapi::storage_conformance_tests!(Embedded::new());
 
 fn value(text: &str) -> Bytes {
     Bytes::copy_from_slice(text.as_bytes())

@@ -1,8 +1,9 @@
 //! The behaviour suite every [`Storage`] engine must pass, written once for all engines.
 //!
-//! An engine's test file implements [`Fixture`] (open a fresh, empty store) and runs each entry
-//! of [`CASES`] as its own test. A case returns `Err(description)` instead of panicking, so the
-//! suite can live in the library next to the trait it specifies, and an engine's test decides
+//! An engine's test file implements [`Fixture`] (open a fresh, empty store) and calls
+//! [`storage_conformance_tests!`](crate::storage_conformance_tests), which turns every entry of
+//! [`CASES`] into its own test. A case returns `Err(description)` instead of panicking, so the
+//! suite can live in the library next to the trait it specifies, and the generated test decides
 //! how to report. Cases never rely on engine internals: only the trait's contract.
 
 use std::sync::Arc;
@@ -26,51 +27,118 @@ pub trait Fixture: Send + Sync {
 pub type Case = for<'a> fn(&'a dyn Fixture) -> BoxFuture<'a, Result<(), String>>;
 
 /// Every case, by name.
-pub const CASES: &[(&str, Case)] = &[
-    ("revisions_strictly_increase", revisions_strictly_increase),
-    ("get_at_old_revision", get_at_old_revision),
-    ("list_pages_are_one_snapshot", list_pages_are_one_snapshot),
-    (
-        "count_counts_live_keys_under_prefix",
-        count_counts_live_keys_under_prefix,
-    ),
-    (
-        "create_of_existing_key_conflicts",
-        create_of_existing_key_conflicts,
-    ),
-    ("stale_update_returns_current", stale_update_returns_current),
-    ("stale_delete_returns_current", stale_delete_returns_current),
-    ("too_large_value_is_refused", too_large_value_is_refused),
-    (
-        "watch_delivers_exactly_later_events",
-        watch_delivers_exactly_later_events,
-    ),
-    (
-        "watch_without_prev_keeps_keys_and_revisions",
-        watch_without_prev_keeps_keys_and_revisions,
-    ),
-    (
-        "watch_replays_then_follows_live",
-        watch_replays_then_follows_live,
-    ),
-    (
-        "watch_sends_progress_when_idle",
-        watch_sends_progress_when_idle,
-    ),
-    (
-        "compacted_revisions_are_refused",
-        compacted_revisions_are_refused,
-    ),
-    ("future_revisions_are_refused", future_revisions_are_refused),
-    (
-        "compaction_keeps_latest_values",
-        compaction_keeps_latest_values,
-    ),
-    (
-        "racing_updates_have_one_winner",
-        racing_updates_have_one_winner,
-    ),
-];
+pub const CASES: &[(&str, Case)] = crate::__storage_conformance_cases!(table);
+
+/// Runs the case called `name` against `fixture`; an unknown name is a failure too.
+pub async fn run(name: &str, fixture: &dyn Fixture) -> Result<(), String> {
+    let (_, case) = CASES
+        .iter()
+        .find(|(case, _)| *case == name)
+        .ok_or_else(|| format!("no conformance case named {name}"))?;
+    case(fixture).await
+}
+
+/// Defines one test per conformance case, each against a fixture of its own.
+///
+/// The argument is an expression building a
+/// [`Fixture`](crate::storage::conformance::Fixture); every generated test evaluates it
+/// afresh, so cases never share a store. The expansion defines, in the calling module, one
+/// `#[tokio::test]` (multi-threaded, two workers) named after each entry of
+/// [`CASES`](crate::storage::conformance::CASES), which panics with the case's description of
+/// what went wrong, plus `every_conformance_case_has_a_test`. The calling crate needs `tokio`
+/// with the `macros` and `rt-multi-thread` features, as `#[tokio::test]` names it.
+///
+/// An engine's whole conformance run:
+///
+/// ```no_run
+/// use std::sync::Arc;
+///
+/// use kapi::storage::conformance::Fixture;
+/// use kapi::storage::{BoxFuture, EmbeddedOptions, EmbeddedStorage, Storage};
+///
+/// struct Fresh(tempfile::TempDir);
+///
+/// impl Fixture for Fresh {
+///     fn open(&self) -> BoxFuture<'_, Result<Arc<dyn Storage>, String>> {
+///         Box::pin(async move {
+///             let storage = EmbeddedStorage::open(self.0.path(), EmbeddedOptions::default())
+///                 .await
+///                 .map_err(|e| e.to_string())?;
+///             Ok(Arc::new(storage) as Arc<dyn Storage>)
+///         })
+///     }
+/// }
+///
+/// kapi::storage_conformance_tests!(Fresh(tempfile::tempdir().expect("temporary directory")));
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! storage_conformance_tests {
+    ($fixture:expr $(,)?) => {
+        $crate::__storage_conformance_cases! { tests $fixture }
+    };
+}
+
+/// The one list of case names, handed to the arm named first: `table` builds
+/// [`CASES`](crate::storage::conformance::CASES), `tests` the tests of
+/// [`storage_conformance_tests!`](crate::storage_conformance_tests). Test names must be identifiers at
+/// expansion time, which a `const` table cannot give a declarative macro, hence a macro list.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __storage_conformance_cases {
+    (@table; $($name:ident),*) => {
+        &[$((stringify!($name), $name)),*]
+    };
+    (@tests $fixture:expr; $($name:ident),*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                let fixture = $fixture;
+                if let Err(failure) =
+                    $crate::storage::conformance::run(stringify!($name), &fixture).await
+                {
+                    panic!(
+                        "conformance case {} failed against {}: {failure}",
+                        stringify!($name),
+                        ::std::any::type_name_of_val(&fixture),
+                    );
+                }
+            }
+        )*
+
+        #[test]
+        fn every_conformance_case_has_a_test() {
+            let listed = [$(stringify!($name)),*];
+            for (name, _) in $crate::storage::conformance::CASES {
+                assert!(listed.contains(name), "conformance case {name} is not run by a test");
+            }
+            for (i, name) in listed.iter().enumerate() {
+                assert!(!listed[..i].contains(name), "conformance case {name} is listed twice");
+            }
+            assert_eq!(listed.len(), $crate::storage::conformance::CASES.len());
+        }
+    };
+    ($then:ident $($args:tt)*) => {
+        $crate::__storage_conformance_cases! { @$then $($args)*;
+            revisions_strictly_increase,
+            get_at_old_revision,
+            list_pages_are_one_snapshot,
+            count_counts_live_keys_under_prefix,
+            create_of_existing_key_conflicts,
+            stale_update_returns_current,
+            stale_delete_returns_current,
+            too_large_value_is_refused,
+            watch_delivers_exactly_later_events,
+            watch_without_prev_keeps_keys_and_revisions,
+            watch_replays_then_follows_live,
+            watch_sends_progress_when_idle,
+            compacted_revisions_are_refused,
+            future_revisions_are_refused,
+            compaction_keeps_latest_values,
+            racing_updates_have_one_winner
+        }
+    };
+}
 
 /// How long a case waits for an expected watch event before calling it missing.
 const EVENT_WAIT: Duration = Duration::from_secs(10);
