@@ -453,13 +453,7 @@ pub(crate) fn resume_namespace_cleanup(state: &State, stop: &signal::Receiver<bo
     tokio::spawn(async move {
         loop {
             let remaining = object::purge_namespace(&state, &name).await;
-            // Another replica may not have heard of the deletion yet (see `namespaces`) and
-            // still admit objects: empty twice, a settling pause apart, before the end.
-            let settled = remaining == Ok(0) && {
-                tokio::time::sleep(object::NAMESPACE_SETTLE).await;
-                object::purge_namespace(&state, &name).await == Ok(0)
-            };
-            if settled {
+            if remaining == Ok(0) {
                 match object::finish_namespace(&state, &key).await {
                     Ok(true) | Err(_) => return,
                     Ok(false) => {}

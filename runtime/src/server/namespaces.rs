@@ -1,16 +1,15 @@
 //! What this server knows of namespaces' lifecycles, so that a create in an active namespace
 //! need not read the namespace from storage first.
 //!
-//! Upstream's namespace admission reads namespaces from an informer's cache the same way.
-//! The cache is fed by a watch of the namespaces (the task [`spawn`] runs) and, at once, by
-//! this server's own reads and writes of them (through `observed::Observed`), so a namespace
-//! this server marks for deletion refuses new objects from the next request on. Only "active"
-//! is trusted: a namespace the cache does not know, or knows as terminating or gone, is read
-//! from storage (`object::check_namespace`). What another replica changes arrives with the
-//! watch, as in upstream, where every API server's informer lags a little: an object may
-//! land in a namespace that started terminating a moment ago on another replica. The
-//! namespace lifecycle removes it: it ends only after the namespace stayed empty for a
-//! settling pause (`object::NAMESPACE_SETTLE`) longer than a healthy watch lags.
+//! Upstream's namespace admission reads namespaces from an informer's cache the same way, and
+//! lets an object into a namespace that another API server marked for deletion a moment ago.
+//! Here the cache only proposes: the create is guarded by the namespace's mod revision as the
+//! cache knows it (`Storage::create_guarded`), so it lands only if the namespace has not
+//! changed since; otherwise the namespace is read and the create tried again
+//! (`object::create_decoded`). The cache is fed by a watch of the namespaces (the task
+//! [`spawn`] runs) and, at once, by this server's own reads and writes of them (through
+//! `observed::Observed`). Only "active" is trusted: a namespace the cache does not know, or
+//! knows as terminating or gone, is read from storage.
 //!
 //! Ordering: every entry carries the revision it describes and older news never overwrites
 //! newer. A local observation older than what the watch has delivered is dropped (the watch
@@ -70,12 +69,18 @@ enum Source {
 }
 
 impl NamespaceCache {
-    /// Whether the namespace is known to exist and not to be terminating.
-    pub(crate) fn is_active(&self, name: &str) -> bool {
+    /// The mod revision at which the namespace is known to exist and not to be terminating.
+    pub(crate) fn active_at(&self, name: &str) -> Option<u64> {
         self.lock()
             .entries
             .get(name)
-            .is_some_and(|entry| entry.lifecycle == Lifecycle::Active)
+            .filter(|entry| entry.lifecycle == Lifecycle::Active)
+            .map(|entry| entry.revision)
+    }
+
+    #[cfg(test)]
+    fn is_active(&self, name: &str) -> bool {
+        self.active_at(name).is_some()
     }
 
     /// This server read or wrote `kv` (any key; other keys are ignored).

@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 use crate::ResourceInfo;
 use crate::crd::VersionConverter;
 use crate::meta::{DeleteOptions, StatusCause};
-use crate::storage::{Bytes, DeleteError, KeyValue, Storage, UpdateError};
+use crate::storage::{Bytes, CreateError, DeleteError, Guard, KeyValue, Storage, UpdateError};
 use crate::time::Time;
 
 use super::Call;
@@ -337,13 +337,19 @@ pub(crate) async fn wait_for(call: &Call, rv: u64) -> Result<(), ApiError> {
     }
 }
 
-/// The namespace an object is created in must exist and not be terminating.
-/// A namespace this server knows to be active needs no read (see `namespaces`).
-async fn check_namespace(call: &Call, namespace: &str, name: &str) -> Result<(), ApiError> {
-    if call.state.storage.namespaces().is_active(namespace) {
-        return Ok(());
-    }
+/// The namespace an object is created in must exist and not be terminating; answers the guard
+/// the create must hold to (the namespace unchanged since). A namespace the server knows to be
+/// active needs no read unless `fresh` (see `namespaces`).
+async fn check_namespace(
+    call: &Call,
+    namespace: &str,
+    name: &str,
+    fresh: bool,
+) -> Result<Guard, ApiError> {
     let key = format!("{}{namespace}", super::namespaces::PREFIX);
+    if !fresh && let Some(mod_revision) = call.state.storage.namespaces().active_at(namespace) {
+        return Ok(Guard { key, mod_revision });
+    }
     let found = call
         .state
         .storage
@@ -369,7 +375,10 @@ async fn check_namespace(call: &Call, namespace: &str, name: &str) -> Result<(),
             ),
         ));
     }
-    Ok(())
+    Ok(Guard {
+        key,
+        mod_revision: kv.mod_revision,
+    })
 }
 
 /// POST to a collection. A dry run does everything but the write: the name is still checked
@@ -483,15 +492,21 @@ pub(crate) async fn create_decoded(
         &object,
         if name.is_empty() { &generate } else { &name },
     )?;
-    if let Some(ns) = url_ns.as_deref().filter(|_| info.is_namespaced()) {
-        check_namespace(call, ns, if name.is_empty() { &generate } else { &name }).await?;
-    }
+    let namespace = url_ns.as_deref().filter(|_| info.is_namespaced());
+    let shown = if name.is_empty() { &generate } else { &name };
+    let mut guard = match namespace {
+        Some(ns) => Some(check_namespace(call, ns, shown, false).await?),
+        None => None,
+    };
     let attempts = if name.is_empty() {
         GENERATE_ATTEMPTS
     } else {
         1
     };
-    for _ in 0..attempts {
+    let mut namespace_changes = 0;
+    let mut attempt = 0;
+    while attempt < attempts {
+        attempt += 1;
         let candidate = if name.is_empty() {
             // Upstream keeps the generated name within 63 characters.
             let base: String = generate.chars().take(58).collect();
@@ -537,14 +552,24 @@ pub(crate) async fn create_decoded(
                 (true, false) => return Err(ApiError::already_exists(call.subject(&candidate))),
             }
         }
-        match call
-            .state
-            .storage
-            .create(&key, to_stored(call, &object)?)
-            .await
-        {
+        let stored = to_stored(call, &object)?;
+        let storage = &call.state.storage;
+        let created = match &guard {
+            Some(guard) => storage.create_guarded(&key, stored, guard).await,
+            None => storage.create(&key, stored).await,
+        };
+        match created {
             Ok(kv) => return Ok((StatusCode::CREATED, kv_object(call, &kv)?)),
-            Err(crate::storage::CreateError::AlreadyExists { .. }) if name.is_empty() => continue,
+            Err(CreateError::AlreadyExists { .. }) if name.is_empty() => continue,
+            // The namespace changed since it was read (or the cache's copy is stale): look
+            // again, and try the same name again.
+            Err(CreateError::GuardChanged) if namespace_changes < RETRIES => {
+                namespace_changes += 1;
+                attempt -= 1;
+                if let Some(ns) = namespace {
+                    guard = Some(check_namespace(call, ns, shown, true).await?);
+                }
+            }
             Err(e) => return Err(ApiError::from_create(e, call.subject(&candidate))),
         }
     }
@@ -1559,10 +1584,6 @@ pub(crate) async fn finish_namespace(
 
 /// How long the namespace lifecycle waits between passes over a terminating namespace.
 pub(crate) const NAMESPACE_RETRY: Duration = Duration::from_millis(500);
-
-/// How long an emptied namespace must stay empty before its lifecycle ends: longer than a
-/// healthy replica takes to learn through its watch that the namespace is terminating.
-pub(crate) const NAMESPACE_SETTLE: Duration = Duration::from_millis(300);
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::storage::{
-    BoxFuture, Bytes, CompactError, CreateError, DeleteError, Deleted, KeyValue, ListResult,
+    BoxFuture, Bytes, CompactError, CreateError, DeleteError, Deleted, Guard, KeyValue, ListResult,
     ReadError, Storage, UpdateError, WatchError, WatchStream,
 };
 
@@ -94,6 +94,22 @@ impl Storage for Observed {
     ) -> BoxFuture<'a, Result<KeyValue, CreateError>> {
         Box::pin(async move {
             let created = self.engine.create(key, value).await;
+            match &created {
+                Ok(kv) | Err(CreateError::AlreadyExists { current: kv }) => self.saw(kv),
+                Err(_) => {}
+            }
+            created
+        })
+    }
+
+    fn create_guarded<'a>(
+        &'a self,
+        key: &'a str,
+        value: Bytes,
+        guard: &'a Guard,
+    ) -> BoxFuture<'a, Result<KeyValue, CreateError>> {
+        Box::pin(async move {
+            let created = self.engine.create_guarded(key, value, guard).await;
             match &created {
                 Ok(kv) | Err(CreateError::AlreadyExists { current: kv }) => self.saw(kv),
                 Err(_) => {}

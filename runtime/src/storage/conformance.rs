@@ -12,8 +12,8 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::{
-    BoxFuture, CompactError, CreateError, DeleteError, KeyValue, ReadError, Storage, UpdateError,
-    WatchError, WatchEvent, WatchStream,
+    BoxFuture, CompactError, CreateError, DeleteError, Guard, KeyValue, ReadError, Storage,
+    UpdateError, WatchError, WatchEvent, WatchStream,
 };
 
 /// Opens fresh stores for the suite.
@@ -125,6 +125,7 @@ macro_rules! __storage_conformance_cases {
             list_pages_are_one_snapshot,
             count_counts_live_keys_under_prefix,
             create_of_existing_key_conflicts,
+            guarded_create_needs_the_guard_unchanged,
             stale_update_returns_current,
             stale_delete_returns_current,
             too_large_value_is_refused,
@@ -462,6 +463,59 @@ pub fn create_of_existing_key_conflicts(f: &dyn Fixture) -> BoxFuture<'_, Result
     })
 }
 
+/// A guarded create lands only while the guard's key is at the guard's mod revision; an
+/// existing key still answers `AlreadyExists`.
+pub fn guarded_create_needs_the_guard_unchanged(
+    f: &dyn Fixture,
+) -> BoxFuture<'_, Result<(), String>> {
+    Box::pin(async move {
+        let s = f.open().await?;
+        let s = &*s;
+        let ns = put_new(s, "/ns/a", "active").await?;
+        let guard = Guard {
+            key: "/ns/a".to_owned(),
+            mod_revision: ns.mod_revision,
+        };
+        let created = s
+            .create_guarded("/obj/a/one", v("1"), &guard)
+            .await
+            .map_err(fail("guarded create"))?;
+        ensure_eq!(
+            s.get("/obj/a/one", None).await.map_err(fail("get"))?,
+            Some(created.clone()),
+            "guarded create stored"
+        );
+        match s.create_guarded("/obj/a/one", v("again"), &guard).await {
+            Err(CreateError::AlreadyExists { current }) => {
+                ensure_eq!(current, created, "existing value")
+            }
+            other => return Err(format!("existing key: got {other:?}, want AlreadyExists")),
+        }
+        let marked = put(s, "/ns/a", "terminating", ns.mod_revision).await?;
+        let before = current(s).await?;
+        match s.create_guarded("/obj/a/two", v("2"), &guard).await {
+            Err(CreateError::GuardChanged) => {}
+            other => return Err(format!("changed guard: got {other:?}, want GuardChanged")),
+        }
+        ensure_eq!(current(s).await?, before, "a failed guard writes nothing");
+        ensure_eq!(
+            s.get("/obj/a/two", None).await.map_err(fail("get"))?,
+            None,
+            "nothing stored under a changed guard"
+        );
+        s.delete("/ns/a", None).await.map_err(fail("delete"))?;
+        let gone = Guard {
+            key: "/ns/a".to_owned(),
+            mod_revision: marked.mod_revision,
+        };
+        match s.create_guarded("/obj/a/three", v("3"), &gone).await {
+            Err(CreateError::GuardChanged) => Ok(()),
+            other => Err(format!(
+                "deleted guard key: got {other:?}, want GuardChanged"
+            )),
+        }
+    })
+}
 /// An update against a stale mod revision fails and returns the current value.
 pub fn stale_update_returns_current(f: &dyn Fixture) -> BoxFuture<'_, Result<(), String>> {
     Box::pin(async move {

@@ -180,9 +180,22 @@ pub enum CreateError {
         /// The engine's limit.
         limit: usize,
     },
+    /// The [`Guard`] of [`Storage::create_guarded`] no longer holds: its key changed or is gone.
+    #[error("the guard key changed")]
+    GuardChanged,
     /// The engine failed.
     #[error("storage error: {0}")]
     Internal(String),
+}
+
+/// What a guarded write requires of another key: that its mod revision is still this one
+/// (the key was not written or deleted since it was read at that revision).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guard {
+    /// The other key.
+    pub key: String,
+    /// Its mod revision when it was read.
+    pub mod_revision: u64,
 }
 
 /// Why [`Storage::update`] failed.
@@ -354,6 +367,18 @@ pub trait Storage: Send + Sync + fmt::Debug {
         &'a self,
         key: &'a str,
         value: Bytes,
+    ) -> BoxFuture<'a, Result<KeyValue, CreateError>>;
+
+    /// Like [`Storage::create`], in one atomic step with a check of `guard`: the create happens
+    /// only while the guard's key still has the guard's mod revision, so a write that depends on
+    /// another object (an object and its namespace) cannot land after that object changed.
+    /// An existing key answers `AlreadyExists` whatever the guard; otherwise a guard that no
+    /// longer holds answers `GuardChanged` and nothing is written.
+    fn create_guarded<'a>(
+        &'a self,
+        key: &'a str,
+        value: Bytes,
+        guard: &'a Guard,
     ) -> BoxFuture<'a, Result<KeyValue, CreateError>>;
 
     /// Replaces the value of an existing key whose mod revision equals `expected_mod_revision`;

@@ -26,7 +26,7 @@ use futures_util::{Stream, StreamExt};
 use kapi::server::{Background, ServerBuilder};
 use kapi::storage::{
     BoxFuture, Bytes, CompactError, CreateError, DeleteError, Deleted, EmbeddedOptions,
-    EmbeddedStorage, KeyValue, ListResult, ReadError, Storage, UpdateError, WatchError,
+    EmbeddedStorage, Guard, KeyValue, ListResult, ReadError, Storage, UpdateError, WatchError,
     WatchStream,
 };
 use serde_json::Value;
@@ -125,6 +125,15 @@ impl Storage for Store {
         from_revision: u64,
     ) -> BoxFuture<'a, Result<WatchStream, WatchError>> {
         self.0.watch(prefix, from_revision)
+    }
+
+    fn create_guarded<'a>(
+        &'a self,
+        key: &'a str,
+        value: Bytes,
+        guard: &'a Guard,
+    ) -> BoxFuture<'a, Result<KeyValue, CreateError>> {
+        self.0.create_guarded(key, value, guard)
     }
 
     fn watch_without_prev<'a>(

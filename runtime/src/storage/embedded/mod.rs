@@ -32,8 +32,8 @@ use redb::{Database, ReadableTable, TableDefinition};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::{
-    BoxFuture, CompactError, CreateError, DeleteError, Deleted, KeyValue, ListResult, ReadError,
-    Storage, UpdateError, WatchError, WatchStream,
+    BoxFuture, CompactError, CreateError, DeleteError, Deleted, Guard, KeyValue, ListResult,
+    ReadError, Storage, UpdateError, WatchError, WatchStream,
 };
 use writer::{Command, Revisions, Write, Writer};
 
@@ -367,6 +367,29 @@ fn closed<E>(make: impl FnOnce(String) -> E) -> impl FnOnce(oneshot::error::Recv
     move |_| make("storage closed".to_owned())
 }
 
+impl EmbeddedStorage {
+    /// A create, guarded or not, through the writer thread.
+    async fn create_with(
+        &self,
+        key: &str,
+        value: Bytes,
+        guard: Option<Guard>,
+    ) -> Result<KeyValue, CreateError> {
+        self.check_size(key, &value)
+            .map_err(|(size, limit)| CreateError::TooLarge { size, limit })?;
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::Write(Write::Create {
+            key: key.to_owned(),
+            value,
+            guard,
+            reply,
+        }))
+        .await
+        .map_err(CreateError::Internal)?;
+        answer.await.map_err(closed(CreateError::Internal))?
+    }
+}
+
 impl Storage for EmbeddedStorage {
     fn get<'a>(
         &'a self,
@@ -401,19 +424,16 @@ impl Storage for EmbeddedStorage {
         key: &'a str,
         value: Bytes,
     ) -> BoxFuture<'a, Result<KeyValue, CreateError>> {
-        Box::pin(async move {
-            self.check_size(key, &value)
-                .map_err(|(size, limit)| CreateError::TooLarge { size, limit })?;
-            let (reply, answer) = oneshot::channel();
-            self.send(Command::Write(Write::Create {
-                key: key.to_owned(),
-                value,
-                reply,
-            }))
-            .await
-            .map_err(CreateError::Internal)?;
-            answer.await.map_err(closed(CreateError::Internal))?
-        })
+        Box::pin(self.create_with(key, value, None))
+    }
+
+    fn create_guarded<'a>(
+        &'a self,
+        key: &'a str,
+        value: Bytes,
+        guard: &'a Guard,
+    ) -> BoxFuture<'a, Result<KeyValue, CreateError>> {
+        Box::pin(self.create_with(key, value, Some(guard.clone())))
     }
 
     fn update<'a>(

@@ -18,7 +18,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use super::codec::{self, Version};
 use super::{CURRENT, HISTORY, LOG, META, META_COMPACTED, META_REVISION};
 use crate::storage::{
-    CompactError, CreateError, DeleteError, Deleted, KeyValue, UpdateError, WatchEvent,
+    CompactError, CreateError, DeleteError, Deleted, Guard, KeyValue, UpdateError, WatchEvent,
 };
 
 /// A request handed to the writer thread.
@@ -42,6 +42,7 @@ pub(super) enum Write {
     Create {
         key: String,
         value: Bytes,
+        guard: Option<Guard>,
         reply: oneshot::Sender<Result<KeyValue, CreateError>>,
     },
     Update {
@@ -321,10 +322,23 @@ impl Tables<'_> {
         events: &mut Vec<WatchEvent>,
     ) -> Result<Applied, redb::Error> {
         match command {
-            Write::Create { key, value, reply } => {
+            Write::Create {
+                key,
+                value,
+                guard,
+                reply,
+            } => {
+                let guard_holds = match &guard {
+                    None => true,
+                    Some(guard) => matches!(
+                        self.current(&guard.key)?,
+                        Some(Ok(kv)) if kv.mod_revision == guard.mod_revision
+                    ),
+                };
                 let result = match self.current(&key)? {
                     Some(Ok(current)) => Err(CreateError::AlreadyExists { current }),
                     Some(Err(corrupt)) => Err(CreateError::Internal(corrupt)),
+                    None if !guard_holds => Err(CreateError::GuardChanged),
                     None => {
                         let next = *revision + 1;
                         self.put(&key, &value, next, next)?;

@@ -34,8 +34,8 @@ use etcd_client::{
 use tokio::sync::oneshot;
 
 use super::{
-    BoxFuture, CompactError, CreateError, DeleteError, Deleted, KeyValue, ListResult, ReadError,
-    Storage, UpdateError, WatchError, WatchStream,
+    BoxFuture, CompactError, CreateError, DeleteError, Deleted, Guard, KeyValue, ListResult,
+    ReadError, Storage, UpdateError, WatchError, WatchStream,
 };
 
 /// The key every replica uses to agree on compactions: its value is the last compaction's
@@ -523,6 +523,63 @@ impl EtcdStorage {
         })
     }
 
+    /// A create (one transaction: the key is absent and, with a guard, the guard's key is at
+    /// its mod revision).
+    async fn create_with(
+        &self,
+        key: &str,
+        value: Bytes,
+        guard: Option<&Guard>,
+    ) -> Result<KeyValue, CreateError> {
+        self.check_size(key, &value)
+            .map_err(|(size, limit)| CreateError::TooLarge { size, limit })?;
+        let full = self.full_key(key);
+        let mut conditions = vec![Compare::create_revision(full.clone(), CompareOp::Equal, 0)];
+        if let Some(guard) = guard {
+            conditions.push(Compare::mod_revision(
+                self.full_key(&guard.key),
+                CompareOp::Equal,
+                signed(guard.mod_revision),
+            ));
+        }
+        let txn = Txn::new()
+            .when(conditions)
+            .and_then([TxnOp::put(full.clone(), value.to_vec(), None)])
+            .or_else([TxnOp::get(full, None)]);
+        let written = self.write(txn).await.map_err(|failure| match failure {
+            Failure::TooLarge => {
+                let (size, limit) = self.refused_size(key, &value);
+                CreateError::TooLarge { size, limit }
+            }
+            other => CreateError::Internal(other.message()),
+        })?;
+        let rev = revision(written.response.header().map_or(0, |h| h.revision()));
+        if written.response.succeeded() {
+            return Ok(KeyValue {
+                key: key.to_owned(),
+                value,
+                create_revision: rev,
+                mod_revision: rev,
+            });
+        }
+        match self.failed_branch_kv(&written.response) {
+            // An earlier attempt that seemed to fail did create the key.
+            Some(current)
+                if written.retried_ambiguously
+                    && current.value == value
+                    && current.create_revision == current.mod_revision =>
+            {
+                Ok(current)
+            }
+            Some(current) => Err(CreateError::AlreadyExists { current }),
+            // The key is absent, so the guard is what failed.
+            None if guard.is_some() => Err(CreateError::GuardChanged),
+            None => Err(CreateError::Internal(
+                "etcd refused the create but holds no value for the key".to_owned(),
+            )),
+        }
+    }
+
     /// Watches `prefix` from a revision the store has reached and not compacted.
     async fn open_watch(
         &self,
@@ -800,45 +857,16 @@ impl Storage for EtcdStorage {
         key: &'a str,
         value: Bytes,
     ) -> BoxFuture<'a, Result<KeyValue, CreateError>> {
-        Box::pin(async move {
-            self.check_size(key, &value)
-                .map_err(|(size, limit)| CreateError::TooLarge { size, limit })?;
-            let full = self.full_key(key);
-            let txn = Txn::new()
-                .when([Compare::create_revision(full.clone(), CompareOp::Equal, 0)])
-                .and_then([TxnOp::put(full.clone(), value.to_vec(), None)])
-                .or_else([TxnOp::get(full, None)]);
-            let written = self.write(txn).await.map_err(|failure| match failure {
-                Failure::TooLarge => {
-                    let (size, limit) = self.refused_size(key, &value);
-                    CreateError::TooLarge { size, limit }
-                }
-                other => CreateError::Internal(other.message()),
-            })?;
-            let rev = revision(written.response.header().map_or(0, |h| h.revision()));
-            if written.response.succeeded() {
-                return Ok(KeyValue {
-                    key: key.to_owned(),
-                    value,
-                    create_revision: rev,
-                    mod_revision: rev,
-                });
-            }
-            match self.failed_branch_kv(&written.response) {
-                // An earlier attempt that seemed to fail did create the key.
-                Some(current)
-                    if written.retried_ambiguously
-                        && current.value == value
-                        && current.create_revision == current.mod_revision =>
-                {
-                    Ok(current)
-                }
-                Some(current) => Err(CreateError::AlreadyExists { current }),
-                None => Err(CreateError::Internal(
-                    "etcd refused the create but holds no value for the key".to_owned(),
-                )),
-            }
-        })
+        Box::pin(self.create_with(key, value, None))
+    }
+
+    fn create_guarded<'a>(
+        &'a self,
+        key: &'a str,
+        value: Bytes,
+        guard: &'a Guard,
+    ) -> BoxFuture<'a, Result<KeyValue, CreateError>> {
+        Box::pin(self.create_with(key, value, Some(guard)))
     }
 
     fn update<'a>(
