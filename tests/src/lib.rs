@@ -1,6 +1,7 @@
 //! Shared helpers for kapi's end-to-end tests: where the workspace, the spec corpus and the
-//! test tools (the Python venv made by `tests/all.sh`, the `kubectl` binaries) are, and
-//! [`KapiServer`], the real `kapi` binary running as a child process.
+//! test tools (the Python venv made by `tests/all.sh`, the `kubectl` binaries) are,
+//! [`KapiServer`], the real `kapi` binary running as a child process, and [`Kubectl`], one
+//! kubectl binary driving such a server.
 //!
 //! The tests themselves live in `tests/tests/`, one file per client or scenario.
 //!
@@ -20,6 +21,10 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+pub mod kubectl;
+
+pub use kubectl::Kubectl;
 
 /// The workspace root (the folder holding `README.md`).
 pub fn workspace_root() -> PathBuf {

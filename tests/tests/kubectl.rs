@@ -11,94 +11,14 @@
 )]
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use kapi_e2e::{KapiServer, ServerOptions, kubectl_binaries};
+use kapi_e2e::kubectl::DEFAULT_CALL_TIMEOUT;
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions, kubectl_binaries};
 use serde_json::Value;
-
-/// Longest any single kubectl call may take.
-const CALL_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// One kubectl binary talking to one server.
-struct Kubectl<'a> {
-    binary: &'a Path,
-    server: &'a KapiServer,
-    dir: &'a Path,
-}
-
-impl Kubectl<'_> {
-    /// kubectl 1.27 and 1.28 validate manifests against `/openapi/v2` in protobuf, which the
-    /// server does not serve yet (it serves v2 as JSON and v3); they run with validation off.
-    fn reads_openapi_v2_protobuf(&self) -> bool {
-        let name = self
-            .binary
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy();
-        name.ends_with(".1.27") || name.ends_with(".1.28")
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(self.binary);
-        command
-            .arg("--kubeconfig")
-            .arg(self.server.kubeconfig())
-            .args(args);
-        let validates = matches!(args.first(), Some(&("create" | "apply" | "replace")));
-        if validates && self.reads_openapi_v2_protobuf() {
-            command.arg("--validate=false");
-        }
-        command
-            // Keeps kubectl's discovery cache per test, not in the user's home.
-            .env("KUBECACHEDIR", self.dir.join("cache"))
-            .env("HOME", self.dir);
-        command
-    }
-
-    /// Runs kubectl to completion, bounded by [`CALL_TIMEOUT`].
-    fn run(&self, args: &[&str]) -> Output {
-        let mut child = self
-            .command(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + CALL_TIMEOUT;
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        child.wait_with_output().unwrap()
-    }
-
-    /// Runs kubectl and returns stdout, or an error naming the command and its stderr.
-    fn ok(&self, args: &[&str]) -> Result<String, String> {
-        let output = self.run(args);
-        if output.status.success() {
-            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-        } else {
-            Err(format!(
-                "`kubectl {}` failed ({}):\n{}{}",
-                args.join(" "),
-                output.status,
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            ))
-        }
-    }
-
-    fn file(&self, name: &str, contents: &str) -> PathBuf {
-        let path = self.dir.join(name);
-        std::fs::write(&path, contents).unwrap();
-        path
-    }
-}
 
 fn expect(what: &str, haystack: &str, needle: &str) -> Result<(), String> {
     if haystack.contains(needle) {
@@ -447,11 +367,7 @@ fn kubectl_session_against_every_kubectl_on_the_machine() {
     for binary in &binaries {
         let server = KapiServer::start(&ServerOptions::default()).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let k = Kubectl {
-            binary,
-            server: &server,
-            dir: dir.path(),
-        };
+        let k = Kubectl::new(binary, &server, dir.path()).without_validation_on_1_27_and_1_28();
         let started = Instant::now();
         let name = binary.file_name().unwrap().to_string_lossy().into_owned();
         match session(&k) {
@@ -481,16 +397,8 @@ fn deprecation_warnings_reach_kubectl_stderr() {
     for binary in &kubectl_binaries() {
         let dir = tempfile::tempdir().unwrap();
         let name = binary.file_name().unwrap().to_string_lossy().into_owned();
-        let on_old = Kubectl {
-            binary,
-            server: &old,
-            dir: dir.path(),
-        };
-        let on_new = Kubectl {
-            binary,
-            server: &new,
-            dir: dir.path(),
-        };
+        let on_old = Kubectl::new(binary, &old, dir.path()).without_validation_on_1_27_and_1_28();
+        let on_new = Kubectl::new(binary, &new, dir.path()).without_validation_on_1_27_and_1_28();
         let cases = [
             (
                 &on_old,
@@ -545,11 +453,7 @@ fn derived_crds_pass_kubectl_client_dry_run() {
     let binaries = kubectl_binaries();
     let binary = binaries.first().expect("no kubectl on PATH");
     let dir = tempfile::tempdir().unwrap();
-    let k = Kubectl {
-        binary,
-        server: &server,
-        dir: dir.path(),
-    };
+    let k = Kubectl::new(binary, &server, dir.path()).without_validation_on_1_27_and_1_28();
     let goldens = kapi_e2e::workspace_root().join("runtime/tests/crd_golden");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&goldens)
         .unwrap()
@@ -653,7 +557,8 @@ fn dry_run_and_field_validation(k: &Kubectl<'_>) -> Result<(), String> {
         return Err(format!("a dry-run create was stored: {listed}"));
     }
 
-    // kubectl 1.27 and 1.28 run with validation off here (see `command`).
+    // kubectl 1.27 and 1.28 run with validation off here (see
+    // `Kubectl::without_validation_on_1_27_and_1_28`).
     if !k.reads_openapi_v2_protobuf() {
         let loose = k.file("loose.yaml", UNKNOWN_FIELD_CONFIG_MAP);
         let refused = k.run(&["apply", "--validate=strict", "-f", loose.to_str().unwrap()]);
@@ -715,11 +620,7 @@ fn server_side_dry_run_and_field_validation_with_every_kubectl() {
     let mut failures = Vec::new();
     for binary in &binaries {
         let dir = tempfile::tempdir().unwrap();
-        let k = Kubectl {
-            binary,
-            server: &server,
-            dir: dir.path(),
-        };
+        let k = Kubectl::new(binary, &server, dir.path()).without_validation_on_1_27_and_1_28();
         if let Err(e) = dry_run_and_field_validation(&k) {
             let name = binary.file_name().unwrap().to_string_lossy().into_owned();
             failures.push(format!("{name}: {e}"));
@@ -767,11 +668,7 @@ data:
 fn kubectl_delete_cascade_modes() {
     let server = KapiServer::start(&ServerOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let k = Kubectl {
-        binary: Path::new("kubectl"),
-        server: &server,
-        dir: dir.path(),
-    };
+    let k = Kubectl::on_path(&server, dir.path());
     let run = |mode: &str| -> Result<(), String> {
         let owner = format!("owner-{mode}");
         // Imperative `create configmap` sends protobuf, which the server does not read.
@@ -816,7 +713,7 @@ fn kubectl_delete_cascade_modes() {
                 }
             }
             _ => {
-                let deadline = Instant::now() + CALL_TIMEOUT;
+                let deadline = Instant::now() + DEFAULT_CALL_TIMEOUT;
                 while !remaining()?.trim().is_empty() {
                     if Instant::now() > deadline {
                         return Err("dependents outlived a background delete".to_owned());

@@ -8,88 +8,14 @@
     reason = "helpers of a test: a failed unwrap is a failed test"
 )]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use kapi_e2e::{KapiServer, ServerOptions, python, workspace_root};
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions, python, workspace_root};
 use serde_json::Value;
 
 /// Longest any single client call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The default `kubectl` talking to one server.
-struct Kubectl<'a> {
-    server: &'a KapiServer,
-    dir: &'a Path,
-}
-
-impl Kubectl<'_> {
-    fn run(&self, args: &[&str]) -> Output {
-        let mut child = Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(self.server.kubeconfig())
-            .args(args)
-            .env("KUBECACHEDIR", self.dir.join("cache"))
-            .env("HOME", self.dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + CALL_TIMEOUT;
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        child.wait_with_output().unwrap()
-    }
-
-    /// stdout of a successful call; fails the test with kubectl's stderr otherwise.
-    fn ok(&self, args: &[&str]) -> String {
-        let output = self.run(args);
-        assert!(
-            output.status.success(),
-            "`kubectl {}` failed ({}):\n{}{}\nserver stderr:\n{}",
-            args.join(" "),
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr),
-            self.server.stderr()
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    /// stderr of a call that must fail.
-    fn fails(&self, args: &[&str]) -> String {
-        let output = self.run(args);
-        assert!(
-            !output.status.success(),
-            "`kubectl {}` succeeded:\n{}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stdout)
-        );
-        String::from_utf8_lossy(&output.stderr).into_owned()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let mut all = args.to_vec();
-        all.extend(["-o", "json"]);
-        if args.first() == Some(&"get") {
-            // kubectl hides managed fields unless asked.
-            all.push("--show-managed-fields");
-        }
-        serde_json::from_str(&self.ok(&all)).unwrap()
-    }
-
-    fn file(&self, name: &str, contents: &str) -> PathBuf {
-        let path = self.dir.join(name);
-        std::fs::write(&path, contents).unwrap();
-        path
-    }
-}
 
 /// `(manager, operation)` of each managed-fields entry.
 fn managers(object: &Value) -> Vec<(String, String)> {
@@ -145,19 +71,16 @@ spec:
 fn kubectl_server_side_apply_patch_diff_and_dry_run() {
     let server = KapiServer::start(&ServerOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let k = Kubectl {
-        server: &server,
-        dir: dir.path(),
-    };
+    let k = Kubectl::on_path(&server, dir.path()).with_call_timeout(CALL_TIMEOUT);
 
     // Server-side apply creates, as manager `kubectl`.
     let blue = k.file("blue.yaml", &settings("blue"));
-    let out = k.ok(&["apply", "--server-side", "-f", blue.to_str().unwrap()]);
+    let out = k.expect_ok(&["apply", "--server-side", "-f", blue.to_str().unwrap()]);
     assert!(
         out.contains("configmap/settings serverside-applied"),
         "{out}"
     );
-    let cm = k.json(&["get", "configmap", "settings"]);
+    let cm = k.expect_json(&["get", "configmap", "settings"]);
     assert_eq!(managers(&cm), [("kubectl".to_owned(), "Apply".to_owned())]);
     assert_eq!(
         cm["metadata"]["managedFields"][0]["fieldsV1"],
@@ -167,7 +90,7 @@ fn kubectl_server_side_apply_patch_diff_and_dry_run() {
     // Another manager changing the value conflicts; with --force-conflicts it takes over.
     let green = k.file("green.yaml", &settings("green"));
     let path = green.to_str().unwrap();
-    let err = k.fails(&[
+    let err = k.expect_failure(&[
         "apply",
         "--server-side",
         "--field-manager=deployer",
@@ -179,10 +102,10 @@ fn kubectl_server_side_apply_patch_diff_and_dry_run() {
         "{err}"
     );
     assert_eq!(
-        k.json(&["get", "configmap", "settings"])["data"]["color"],
+        k.expect_json(&["get", "configmap", "settings"])["data"]["color"],
         "blue"
     );
-    k.ok(&[
+    k.expect_ok(&[
         "apply",
         "--server-side",
         "--field-manager=deployer",
@@ -190,7 +113,7 @@ fn kubectl_server_side_apply_patch_diff_and_dry_run() {
         "-f",
         path,
     ]);
-    let cm = k.json(&["get", "configmap", "settings"]);
+    let cm = k.expect_json(&["get", "configmap", "settings"]);
     assert_eq!(cm["data"]["color"], "green");
     assert!(has_manager(&cm, "deployer", "Apply"), "{cm}");
 
@@ -204,7 +127,7 @@ fn kubectl_server_side_apply_patch_diff_and_dry_run() {
         ),
         ("strategic", r#"{"data":{"weight":"light"}}"#, "weight"),
     ] {
-        let out = k.ok(&[
+        let out = k.expect_ok(&[
             "patch",
             "configmap",
             "settings",
@@ -214,10 +137,10 @@ fn kubectl_server_side_apply_patch_diff_and_dry_run() {
             patch,
         ]);
         assert!(out.contains("configmap/settings patched"), "{kind}: {out}");
-        let cm = k.json(&["get", "configmap", "settings"]);
+        let cm = k.expect_json(&["get", "configmap", "settings"]);
         assert!(cm["data"][key].is_string(), "{kind}: {cm}");
     }
-    let cm = k.json(&["get", "configmap", "settings"]);
+    let cm = k.expect_json(&["get", "configmap", "settings"]);
     assert!(has_manager(&cm, "kubectl-patch", "Update"), "{cm}");
 
     // diff shows what an apply would change, and changes nothing.
@@ -235,7 +158,7 @@ fn kubectl_server_side_apply_patch_diff_and_dry_run() {
         "{shown}"
     );
     assert_eq!(
-        k.json(&["get", "configmap", "settings"])["data"]["color"],
+        k.expect_json(&["get", "configmap", "settings"])["data"]["color"],
         "green"
     );
 
@@ -244,14 +167,14 @@ fn kubectl_server_side_apply_patch_diff_and_dry_run() {
         "other.yaml",
         &settings("x").replace("name: settings", "name: other"),
     );
-    let dry = k.json(&["create", "--dry-run=server", "-f", other.to_str().unwrap()]);
+    let dry = k.expect_json(&["create", "--dry-run=server", "-f", other.to_str().unwrap()]);
     assert_eq!(dry["metadata"]["name"], "other");
     assert!(dry["metadata"]["uid"].is_string(), "{dry}");
-    let err = k.fails(&["get", "configmap", "other"]);
+    let err = k.expect_failure(&["get", "configmap", "other"]);
     assert!(err.contains("NotFound"), "{err}");
 
     // Strict validation: a clean manifest applies, an unknown field is refused.
-    k.ok(&[
+    k.expect_ok(&[
         "apply",
         "--server-side",
         "--validate=strict",
@@ -262,7 +185,7 @@ fn kubectl_server_side_apply_patch_diff_and_dry_run() {
         "bad.yaml",
         &(settings("x").replace("name: settings", "name: bad") + "bogus: true\n"),
     );
-    let err = k.fails(&[
+    let err = k.expect_failure(&[
         "apply",
         "--server-side",
         "--validate=strict",
@@ -270,14 +193,17 @@ fn kubectl_server_side_apply_patch_diff_and_dry_run() {
         bad.to_str().unwrap(),
     ]);
     assert!(err.contains("bogus"), "{err}");
-    assert!(k.fails(&["get", "configmap", "bad"]).contains("NotFound"));
+    assert!(
+        k.expect_failure(&["get", "configmap", "bad"])
+            .contains("NotFound")
+    );
 
     // A built-in with list semantics: scaling moves replicas to kubectl-scale, so the next
     // apply of the old count conflicts with it.
     let deployment = k.file("deployment.yaml", DEPLOYMENT);
     let path = deployment.to_str().unwrap();
-    k.ok(&["apply", "--server-side", "-f", path]);
-    let applied = k.json(&["get", "deployment", "web"]);
+    k.expect_ok(&["apply", "--server-side", "-f", path]);
+    let applied = k.expect_json(&["get", "deployment", "web"]);
     let fields = &applied["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"];
     assert!(
         fields["f:template"]["f:spec"]["f:containers"]
@@ -285,11 +211,14 @@ fn kubectl_server_side_apply_patch_diff_and_dry_run() {
             .is_some(),
         "{applied}"
     );
-    k.ok(&["scale", "deployment", "web", "--replicas=4"]);
-    let err = k.fails(&["apply", "--server-side", "-f", path]);
+    k.expect_ok(&["scale", "deployment", "web", "--replicas=4"]);
+    let err = k.expect_failure(&["apply", "--server-side", "-f", path]);
     assert!(err.contains(".spec.replicas"), "{err}");
-    k.ok(&["apply", "--server-side", "--force-conflicts", "-f", path]);
-    assert_eq!(k.json(&["get", "deployment", "web"])["spec"]["replicas"], 2);
+    k.expect_ok(&["apply", "--server-side", "--force-conflicts", "-f", path]);
+    assert_eq!(
+        k.expect_json(&["get", "deployment", "web"])["spec"]["replicas"],
+        2
+    );
 
     // Containers follow the applied order: the new one first, where the file has it.
     let reordered = k.file(
@@ -299,9 +228,9 @@ fn kubectl_server_side_apply_patch_diff_and_dry_run() {
             "      - name: sidecar\n        image: envoy:1\n      - name: web\n",
         ),
     );
-    k.ok(&["apply", "--server-side", "-f", reordered.to_str().unwrap()]);
+    k.expect_ok(&["apply", "--server-side", "-f", reordered.to_str().unwrap()]);
     let names: Vec<String> =
-        k.json(&["get", "deployment", "web"])["spec"]["template"]["spec"]["containers"]
+        k.expect_json(&["get", "deployment", "web"])["spec"]["template"]["spec"]["containers"]
             .as_array()
             .unwrap()
             .iter()
@@ -313,7 +242,7 @@ fn kubectl_server_side_apply_patch_diff_and_dry_run() {
         "keyless.yaml",
         &DEPLOYMENT.replace("      - name: web\n        image", "      - image"),
     );
-    let err = k.fails(&[
+    let err = k.expect_failure(&[
         "apply",
         "--server-side",
         "--validate=false",

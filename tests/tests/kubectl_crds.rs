@@ -6,52 +6,14 @@
 //! runs the short cycle on a small CRD of its own.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use kapi_e2e::{KapiServer, ServerOptions, kubectl_binaries, spec_corpus};
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions, kubectl_binaries, spec_corpus};
 
-/// Runs one kubectl against `server`, with its caches under `home`.
-fn kubectl(
-    binary: &Path,
-    server: &KapiServer,
-    home: &Path,
-    args: &[&str],
-) -> Result<String, String> {
-    let mut command = Command::new(binary);
-    command
-        .arg("--kubeconfig")
-        .arg(server.kubeconfig())
-        .arg("--request-timeout=30s")
-        .args(args);
-    // kubectl 1.27 and 1.28 validate manifests against `/openapi/v2` in protobuf, which the
-    // server does not serve (it serves v2 as JSON and v3).
-    let name = binary.file_name().unwrap_or_default().to_string_lossy();
-    let old = name.ends_with(".1.27") || name.ends_with(".1.28");
-    if old && matches!(args.first(), Some(&("create" | "apply"))) {
-        command.arg("--validate=false");
-    }
-    let output = command
-        .env("HOME", home)
-        .env("KUBECACHEDIR", home.join("cache"))
-        .output()
-        .map_err(|e| format!("cannot run {binary:?}: {e}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    if output.status.success() {
-        Ok(stdout)
-    } else {
-        Err(format!(
-            "`kubectl {}` failed ({}):\n{stdout}{}",
-            args.join(" "),
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ))
-    }
-}
-
-fn write(dir: &Path, name: &str, contents: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap_or_else(|e| panic!("cannot write {path:?}: {e}"));
-    path
+/// One kubectl against `server` with its home in `dir`, as every test here runs it.
+fn kubectl<'a>(binary: &Path, server: &'a KapiServer, dir: &'a Path) -> Kubectl<'a> {
+    Kubectl::new(binary, server, dir)
+        .with_request_timeout("30s")
+        .without_validation_on_1_27_and_1_28()
 }
 
 fn expect(what: &str, text: &str, needle: &str) -> Result<(), String> {
@@ -78,12 +40,11 @@ fn corpus_crds() -> Vec<PathBuf> {
     files
 }
 
-fn real_crds_cycle(binary: &Path, server: &KapiServer, dir: &Path) -> Result<(), String> {
-    let k = |args: &[&str]| kubectl(binary, server, dir, args);
+fn real_crds_cycle(k: &Kubectl<'_>) -> Result<(), String> {
     for file in corpus_crds() {
-        k(&["create", "-f", &file.to_string_lossy()])?;
+        k.ok(&["create", "-f", &file.to_string_lossy()])?;
     }
-    let established = k(&[
+    let established = k.ok(&[
         "wait",
         "--for",
         "condition=Established",
@@ -103,26 +64,24 @@ fn real_crds_cycle(binary: &Path, server: &KapiServer, dir: &Path) -> Result<(),
     ] {
         expect("kubectl wait", &established, crd)?;
     }
-    let resources = k(&["api-resources", "--api-group=cert-manager.io"])?;
+    let resources = k.ok(&["api-resources", "--api-group=cert-manager.io"])?;
     expect("api-resources", &resources, "certificates")?;
     expect("api-resources", &resources, "cert,certs")?;
 
-    let certificate = write(
-        dir,
+    let certificate = k.file(
         "certificate.yaml",
         "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: web\nspec:\n  \
          secretName: web-tls\n  dnsNames: [example.com]\n  issuerRef: {name: ca, kind: ClusterIssuer}\n",
     );
-    k(&["apply", "-f", &certificate.to_string_lossy()])?;
-    let route = write(
-        dir,
+    k.ok(&["apply", "-f", &certificate.to_string_lossy()])?;
+    let route = k.file(
         "route.yaml",
         "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: r\nspec:\n  \
          parentRefs: [{name: gw}]\n  rules: [{backendRefs: [{name: svc, port: 80}]}]\n",
     );
-    k(&["apply", "-f", &route.to_string_lossy()])?;
+    k.ok(&["apply", "-f", &route.to_string_lossy()])?;
     // The schema's defaults are filled in (Gateway API defaults the path match).
-    let got = k(&[
+    let got = k.ok(&[
         "get",
         "httproute",
         "r",
@@ -130,20 +89,19 @@ fn real_crds_cycle(binary: &Path, server: &KapiServer, dir: &Path) -> Result<(),
         "jsonpath={.spec.rules[0].matches[0].path}",
     ])?;
     expect("HTTPRoute defaults", &got, "PathPrefix")?;
-    let listed = k(&["get", "certificates"])?;
+    let listed = k.ok(&["get", "certificates"])?;
     // cert-manager's printer columns.
     expect("get certificates", &listed, "SECRET")?;
     expect("get certificates", &listed, "web-tls")?;
-    let explained = k(&["explain", "certificate.spec.dnsNames"])?;
+    let explained = k.ok(&["explain", "certificate.spec.dnsNames"])?;
     expect("explain", &explained, "dnsNames")?;
 
-    let bad = write(
-        dir,
+    let bad = k.file(
         "bad.yaml",
         "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: bad\nspec:\n  \
          secretName: 5\n  issuerRef: {name: ca}\n",
     );
-    match k(&["create", "-f", &bad.to_string_lossy(), "--validate=false"]) {
+    match k.ok(&["create", "-f", &bad.to_string_lossy(), "--validate=false"]) {
         Ok(out) => return Err(format!("an invalid Certificate was created: {out}")),
         Err(e) => expect(
             "invalid Certificate",
@@ -152,10 +110,10 @@ fn real_crds_cycle(binary: &Path, server: &KapiServer, dir: &Path) -> Result<(),
         )?,
     }
 
-    k(&["delete", "crd", "certificates.cert-manager.io"])?;
+    k.ok(&["delete", "crd", "certificates.cert-manager.io"])?;
     // A fresh discovery cache: the resource type is gone.
-    std::fs::remove_dir_all(dir.join("cache")).ok();
-    match k(&["get", "certificates"]) {
+    std::fs::remove_dir_all(k.dir().join("cache")).ok();
+    match k.ok(&["get", "certificates"]) {
         Ok(out) => Err(format!(
             "certificates still served after their CRD went: {out}"
         )),
@@ -172,7 +130,7 @@ fn the_corpus_crds_are_served_to_kubectl() {
     let server = KapiServer::start(&ServerOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let binary = PathBuf::from("kubectl");
-    if let Err(e) = real_crds_cycle(&binary, &server, dir.path()) {
+    if let Err(e) = real_crds_cycle(&kubectl(&binary, &server, dir.path())) {
         panic!("{e}\nserver stderr:\n{}", server.stderr());
     }
 }
@@ -202,28 +160,26 @@ spec:
     - {name: Spec, type: string, jsonPath: .spec.cronSpec}
 "#;
 
-fn small_cycle(binary: &Path, server: &KapiServer, dir: &Path) -> Result<(), String> {
-    let k = |args: &[&str]| kubectl(binary, server, dir, args);
-    let crd = write(dir, "crd.yaml", SMALL_CRD);
-    k(&["apply", "-f", &crd.to_string_lossy()])?;
-    k(&[
+fn small_cycle(k: &Kubectl<'_>) -> Result<(), String> {
+    let crd = k.file("crd.yaml", SMALL_CRD);
+    k.ok(&["apply", "-f", &crd.to_string_lossy()])?;
+    k.ok(&[
         "wait",
         "--for",
         "condition=Established",
         "crd/crontabs.stable.example.com",
         "--timeout=20s",
     ])?;
-    let tab = write(
-        dir,
+    let tab = k.file(
         "tab.yaml",
         "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: t\nspec:\n  cronSpec: '* * * * */5'\n",
     );
-    k(&["apply", "-f", &tab.to_string_lossy()])?;
-    let listed = k(&["get", "ct"])?;
+    k.ok(&["apply", "-f", &tab.to_string_lossy()])?;
+    let listed = k.ok(&["get", "ct"])?;
     expect("get ct", &listed, "* * * * */5")?;
-    let replicas = k(&["get", "crontab", "t", "-o", "jsonpath={.spec.replicas}"])?;
+    let replicas = k.ok(&["get", "crontab", "t", "-o", "jsonpath={.spec.replicas}"])?;
     expect("defaulted replicas", &replicas, "1")?;
-    k(&["delete", "-f", &crd.to_string_lossy()])?;
+    k.ok(&["delete", "-f", &crd.to_string_lossy()])?;
     Ok(())
 }
 
@@ -233,7 +189,7 @@ fn every_kubectl_creates_and_uses_a_crd() {
     for binary in kubectl_binaries() {
         let server = KapiServer::start(&ServerOptions::default()).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        if let Err(e) = small_cycle(&binary, &server, dir.path()) {
+        if let Err(e) = small_cycle(&kubectl(&binary, &server, dir.path())) {
             failures.push(format!(
                 "{binary:?}: {e}\nserver stderr:\n{}",
                 server.stderr()

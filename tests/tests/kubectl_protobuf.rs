@@ -17,81 +17,17 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::time::Duration;
 
-use kapi_e2e::{KapiServer, ServerOptions, kubectl_binaries};
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions, kubectl_binaries};
 use serde_json::{Value, json};
 
-/// Longest any single kubectl call may take.
+/// Longest a hand-written HTTP request may wait for its answer.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The first kubectl minor version that sends protobuf bodies.
 const FIRST_PROTOBUF_MINOR: u32 = 32;
-
-struct Kubectl<'a> {
-    binary: &'a Path,
-    server: &'a KapiServer,
-    dir: &'a Path,
-}
-
-impl Kubectl<'_> {
-    fn run(&self, args: &[&str]) -> Output {
-        let mut child = Command::new(self.binary)
-            .arg("--kubeconfig")
-            .arg(self.server.kubeconfig())
-            .args(args)
-            .env("KUBECACHEDIR", self.dir.join("cache"))
-            .env("HOME", self.dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + CALL_TIMEOUT;
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        child.wait_with_output().unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> Result<String, String> {
-        let output = self.run(args);
-        if output.status.success() {
-            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-        } else {
-            Err(format!(
-                "`kubectl {}` failed ({}):\n{}{}",
-                args.join(" "),
-                output.status,
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            ))
-        }
-    }
-
-    fn get(&self, namespace: &str, resource: &str) -> Result<Value, String> {
-        let text = self.ok(&["get", resource, "-n", namespace, "-o", "json"])?;
-        serde_json::from_str(&text).map_err(|e| format!("get {resource} is not JSON: {e}"))
-    }
-
-    /// The client's minor version, from `kubectl version --client`.
-    fn minor(&self) -> Result<u32, String> {
-        let text = self.ok(&["version", "--client", "-o", "json"])?;
-        let version: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-        let minor = version["clientVersion"]["minor"]
-            .as_str()
-            .unwrap_or_default();
-        minor
-            .trim_end_matches('+')
-            .parse()
-            .map_err(|_| format!("no minor version in {version}"))
-    }
-}
 
 /// The objects a session creates, as `get` names them.
 const OBJECTS: &[&str] = &[
@@ -110,7 +46,7 @@ const OBJECTS: &[&str] = &[
 /// Creates everything in namespace `ns`, scales and deletes, and checks each object's
 /// fields. Returns the objects as read back, for the cross-version comparison.
 fn session(k: &Kubectl<'_>, ns: &str) -> Result<Vec<Value>, String> {
-    let binary = k.dir.join("bytes.bin");
+    let binary = k.dir().join("bytes.bin");
     std::fs::write(&binary, [0u8, 1, 2, 0xff]).unwrap();
     let from_file = format!("--from-file=bin={}", binary.display());
     k.ok(&["create", "namespace", ns])?;
@@ -162,12 +98,12 @@ fn session(k: &Kubectl<'_>, ns: &str) -> Result<Vec<Value>, String> {
         let args: Vec<&str> = step.iter().chain(n.iter()).copied().collect();
         k.ok(&args)?;
     }
-    let namespace = k.get("", &format!("namespace/{ns}"))?;
+    let namespace = k.get_json("", &format!("namespace/{ns}"))?;
     check("namespace", &namespace["metadata"]["name"], &json!(ns))?;
 
     let objects = OBJECTS
         .iter()
-        .map(|o| k.get(ns, o))
+        .map(|o| k.get_json(ns, o))
         .collect::<Result<Vec<_>, _>>()?;
     let [
         cm,
@@ -264,7 +200,7 @@ fn session(k: &Kubectl<'_>, ns: &str) -> Result<Vec<Value>, String> {
 
     // scale (a merge patch of the scale subresource) to zero, then deletes (DeleteOptions).
     k.ok(&["scale", "deployment", "web", "--replicas=0", "-n", ns])?;
-    let scaled = k.get(ns, "deployment/web")?;
+    let scaled = k.get_json(ns, "deployment/web")?;
     check("scaled replicas", &scaled["spec"]["replicas"], &json!(0))?;
     k.ok(&["delete", "configmap", "cm", "-n", ns])?;
     k.ok(&[
@@ -321,13 +257,9 @@ fn kubectl_protobuf_bodies_read_back_like_json_ones() {
     let binaries: Vec<PathBuf> = kubectl_binaries();
     for binary in &binaries {
         let dir = tempfile::tempdir().unwrap();
-        let k = Kubectl {
-            binary,
-            server: &server,
-            dir: dir.path(),
-        };
+        let k = Kubectl::new(binary, &server, dir.path());
         let name = binary.file_name().unwrap().to_string_lossy().into_owned();
-        let outcome = k.minor().and_then(|minor| {
+        let outcome = k.client_minor().and_then(|minor| {
             session(&k, &format!("pb-{}", name.replace('.', "-"))).map(|o| (minor, o))
         });
         match outcome {
