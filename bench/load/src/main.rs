@@ -83,9 +83,10 @@ struct Args {
     watch_rate: f64,
     /// Carry the watches as HTTP/2 streams (prior knowledge), this many per connection, as
     /// clients that multiplex do; 0 (the default): one HTTP/1.1 connection per watch, as
-    /// kubectl and the Python client over plain HTTP.
-    #[arg(long, default_value_t = 0)]
-    watch_streams_per_connection: usize,
+    /// kubectl and the Python client over plain HTTP. At most 200, the server's limit of
+    /// concurrent streams per connection (a stream beyond it would wait for a free one).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=200))]
+    watch_streams_per_connection: u16,
 }
 
 fn main() -> ExitCode {
@@ -292,7 +293,9 @@ async fn run(args: Args) -> Result<Report> {
     let rss_before = server.rss()?;
     let transport = match args.watch_streams_per_connection {
         0 => watch::Transport::Http1,
-        n => watch::Transport::Http2 { streams: n },
+        n => watch::Transport::Http2 {
+            streams: usize::from(n),
+        },
     };
     let watchers = watch::open(
         addr,
