@@ -296,13 +296,7 @@ impl ServerBuilder {
             // Watches never end on their own; they must stop before the drain can finish.
             background.stop();
         };
-        // Watch events are small writes that must leave at once: no Nagle delay waiting for
-        // the client's (delayed) acknowledgement of the previous one. Go servers, upstream's
-        // included, set the same on every connection.
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        axum::serve(listener, router)
+        axum::serve(without_delay(listener), router)
             .with_graceful_shutdown(graceful)
             .await?;
         Ok(())
@@ -319,7 +313,7 @@ impl ServerBuilder {
                 let _ = rx.await;
                 background.stop();
             };
-            axum::serve(listener, router)
+            axum::serve(without_delay(listener), router)
                 .with_graceful_shutdown(graceful)
                 .await?;
             Ok(())
@@ -330,6 +324,18 @@ impl ServerBuilder {
             task,
         })
     }
+}
+
+/// The listener with TCP_NODELAY on every accepted connection. Watch events are small writes
+/// that must leave at once, not wait for the client's (delayed) acknowledgement of the previous
+/// one: over HTTP/2, where a connection carries many watches, Nagle held most deliveries about
+/// 40 ms (BENCHMARKS.md). Go servers, upstream's included, set the same on every connection.
+fn without_delay(
+    listener: tokio::net::TcpListener,
+) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
+    listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    })
 }
 
 /// Marks a streamed response (a watch) that must not be gzip-buffered.
