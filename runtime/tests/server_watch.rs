@@ -487,8 +487,10 @@ async fn a_watcher_that_does_not_read_is_ended_with_410_while_others_go_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watchers_older_than_the_ring_read_history_then_join_without_gap_or_duplicate() {
-    // A ring of 8 changes: most start versions below are older than it.
-    let h = harness(8).await;
+    // A ring of 16 changes: most start versions below are older than it, and it holds more
+    // than the live writes below, so a watcher that joins after its history read finds its
+    // place still in the ring however the writer and the readers are scheduled.
+    let h = harness(16).await;
     let all = format!("{ALL}?watch=true&resourceVersion=");
     let start = h.storage.current_revision().await.unwrap();
     // Keeps the shared feed running from the start, so the ring moves on.
@@ -498,7 +500,7 @@ async fn watchers_older_than_the_ring_read_history_then_join_without_gap_or_dupl
         keeper.read(usize::MAX, Duration::from_secs(30)).await
     });
     let mut model = Model::default();
-    for i in 0..20 {
+    for i in 0..40 {
         let ns = if i % 3 == 0 { "other" } else { "default" };
         model.create(&h, ns, &format!("h{i:02}"), labels(&[])).await;
     }
@@ -508,8 +510,8 @@ async fn watchers_older_than_the_ring_read_history_then_join_without_gap_or_dupl
     let starts = [
         (None, start),
         (None, revs[2]),
-        (None, revs[10]),
-        (None, revs[18]),
+        (None, revs[20]),
+        (None, revs[36]),
         (Some("default"), revs[1]),
     ];
     let mut readers = Vec::new();
@@ -524,7 +526,7 @@ async fn watchers_older_than_the_ring_read_history_then_join_without_gap_or_dupl
     let writer = {
         let mut model = Model::default();
         async move {
-            for i in 20..40 {
+            for i in 40..50 {
                 let ns = if i % 3 == 0 { "other" } else { "default" };
                 model.create(&h, ns, &format!("h{i:02}"), labels(&[])).await;
             }
