@@ -1305,9 +1305,9 @@ async fn table_partial_and_yaml_representations() {
     assert_eq!(response.headers()["content-encoding"], "gzip");
 }
 
-#[tokio::test]
-async fn start_serves_on_a_socket_and_shuts_down_with_open_watches() {
-    use std::io::{Read, Write};
+/// A server of Widgets on a socket (127.0.0.1, a free port) over a fresh store in the returned
+/// directory.
+async fn start_widget_server() -> (tempfile::TempDir, kapi::server::RunningServer) {
     let dir = tempfile::tempdir().unwrap();
     let storage = EmbeddedStorage::open(dir.path(), EmbeddedOptions::default())
         .await
@@ -1320,6 +1320,13 @@ async fn start_serves_on_a_socket_and_shuts_down_with_open_watches() {
         .start()
         .await
         .unwrap();
+    (dir, server)
+}
+
+#[tokio::test]
+async fn start_serves_on_a_socket_and_shuts_down_with_open_watches() {
+    use std::io::{Read, Write};
+    let (_dir, server) = start_widget_server().await;
     let addr = server.addr();
     assert_ne!(addr.port(), 0);
     let response = tokio::task::spawn_blocking(move || {
@@ -1360,18 +1367,7 @@ async fn start_serves_on_a_socket_and_shuts_down_with_open_watches() {
 async fn watches_share_one_http2_connection() {
     use http_body_util::{BodyExt, Full};
     use hyper_util::rt::{TokioExecutor, TokioIo};
-    let dir = tempfile::tempdir().unwrap();
-    let storage = EmbeddedStorage::open(dir.path(), EmbeddedOptions::default())
-        .await
-        .unwrap();
-    let mut registry = Registry::new();
-    registry.register::<Widget>();
-    let server = Server::builder()
-        .registry(registry)
-        .storage(Arc::new(storage))
-        .start()
-        .await
-        .unwrap();
+    let (_dir, server) = start_widget_server().await;
     let addr = server.addr();
     // HTTP/2 with prior knowledge: no TLS, no upgrade.
     let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
