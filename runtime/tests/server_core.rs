@@ -1256,6 +1256,9 @@ async fn table_partial_and_yaml_representations() {
     .unwrap();
     assert_eq!(list["kind"], "PartialObjectMetadataList");
     assert!(list["items"][0].get("spec").is_none());
+    // Upstream's items carry their own kind and apiVersion (metadata-only informers read them).
+    assert_eq!(list["items"][0]["kind"], "PartialObjectMetadata");
+    assert_eq!(list["items"][0]["apiVersion"], "meta.k8s.io/v1");
     // YAML out and in.
     let response = h
         .request(get(&format!("{WIDGETS}/a"), "application/yaml"))

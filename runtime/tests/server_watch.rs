@@ -553,3 +553,52 @@ async fn watchers_older_than_the_ring_read_history_then_join_without_gap_or_dupl
     drop(h);
     let _ = keeper.await.unwrap();
 }
+
+/// Upstream's watch cache sends a bookmark 2 s before a watch's `timeoutSeconds` ends
+/// (`nextBookmarkTime` in `cache_watcher.go`), so a reflector with short watches resumes from
+/// a recent resourceVersion. The harness's periodic bookmarks are an hour apart: the bookmark
+/// seen here can only be the one before the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bookmark_comes_two_seconds_before_the_watch_times_out() {
+    let h = harness(1024).await;
+    let start = h.storage.current_revision().await.unwrap();
+    let uri = format!(
+        "{}?watch=true&allowWatchBookmarks=true&timeoutSeconds=4&resourceVersion={start}",
+        collection("default")
+    );
+    let opened = std::time::Instant::now();
+    let response = h
+        .request(Request::get(&uri).body(Body::empty()).unwrap())
+        .await;
+    let mut body = response.into_body().into_data_stream();
+    let rv = Model::default()
+        .create(&h, "default", "marked", labels(&[]))
+        .await;
+    let mut lines = Vec::new();
+    let mut buffer = Vec::new();
+    // The stream ends by itself at the timeout; the bound only turns a hang into a failure.
+    while let Ok(Some(chunk)) = tokio::time::timeout(Duration::from_secs(10), body.next()).await {
+        buffer.extend_from_slice(&chunk.unwrap());
+        while let Some(pos) = buffer.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = buffer.drain(..=pos).collect();
+            let event: Value = serde_json::from_slice(&line).unwrap();
+            lines.push((event, opened.elapsed()));
+        }
+    }
+    let ended = opened.elapsed();
+    let kinds: Vec<&str> = lines
+        .iter()
+        .map(|(e, _)| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["ADDED", "BOOKMARK"], "{lines:?}");
+    let (mark, at) = &lines[1];
+    assert_eq!(
+        mark["object"]["metadata"]["resourceVersion"],
+        rv.to_string()
+    );
+    assert!(
+        *at >= Duration::from_millis(1500) && *at < ended,
+        "bookmark at {at:?}, end at {ended:?}"
+    );
+    assert!(ended >= Duration::from_millis(3500), "ended at {ended:?}");
+}

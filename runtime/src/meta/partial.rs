@@ -55,27 +55,21 @@ pub struct PartialObjectMetadataList {
     /// Resource version and continue token of the list; always written.
     #[serde(default, deserialize_with = "null_as_default")]
     pub metadata: ListMeta,
-    /// The items; always written. Items inside a list carry no `kind`/`apiVersion` of their own.
+    /// The items; always written. Each carries `kind: PartialObjectMetadata` and `apiVersion:
+    /// meta.k8s.io/v1`, as upstream's do.
     #[serde(default, deserialize_with = "null_as_default")]
     pub items: Vec<PartialObjectMetadata>,
 }
 
 impl PartialObjectMetadataList {
     /// A list with `kind: PartialObjectMetadataList` and `apiVersion: meta.k8s.io/v1`; each
-    /// item is written with metadata only.
+    /// item is a [`PartialObjectMetadata::new`] of its metadata.
     pub fn new(metadata: ListMeta, items: Vec<ObjectMeta>) -> Self {
         Self {
             kind: Some("PartialObjectMetadataList".to_owned()),
             api_version: Some(META_API_VERSION.to_owned()),
             metadata,
-            items: items
-                .into_iter()
-                .map(|metadata| PartialObjectMetadata {
-                    kind: None,
-                    api_version: None,
-                    metadata,
-                })
-                .collect(),
+            items: items.into_iter().map(PartialObjectMetadata::new).collect(),
         }
     }
 }
@@ -127,16 +121,26 @@ mod tests {
                 "items": []
             })
         );
+        let item = |name: &str| {
+            json!({
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": {"name": name}
+            })
+        };
         let doc = json!({
             "kind": "PartialObjectMetadataList",
             "apiVersion": "meta.k8s.io/v1",
             "metadata": {"resourceVersion": "7", "continue": "abc", "remainingItemCount": 3},
-            "items": [{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}]
+            "items": [item("a"), item("b")]
         });
         let typed: PartialObjectMetadataList = serde_json::from_value(doc.clone()).expect("decode");
         assert_eq!(typed.metadata.remaining_item_count, Some(3));
         assert_eq!(typed.items[1].metadata.name.as_deref(), Some("b"));
         assert_eq!(serde_json::to_value(&typed).expect("encode"), doc);
+        let metas = typed.items.into_iter().map(|i| i.metadata).collect();
+        let built = PartialObjectMetadataList::new(typed.metadata, metas);
+        assert_eq!(serde_json::to_value(&built).expect("encode"), doc);
     }
 
     #[test]

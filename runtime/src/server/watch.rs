@@ -31,6 +31,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use futures_util::Stream;
 use serde_json::{Value, json};
+use tokio::time::Instant;
 
 use crate::meta::{Bookmark, ListOptions, ResourceVersionMatch};
 use crate::storage::{Storage, WatchError, WatchEvent as StoreEvent, WatchStream};
@@ -184,11 +185,11 @@ pub(crate) async fn watch(
         },
     };
     let mut stop = call.tun.stop.clone();
-    let ticker = bookmarks.then(|| {
-        let period = call.tun.bookmark_interval;
-        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        ticker
+    let ends = Instant::now() + timeout;
+    let bookmarks = bookmarks.then(|| BookmarkClock {
+        period: call.tun.bookmark_interval,
+        ends,
+        next: Box::pin(tokio::time::sleep_until(ends)),
     });
     let watcher = Watcher {
         id: watcher_id(),
@@ -201,9 +202,9 @@ pub(crate) async fn watch(
         feed,
         after: start,
         last: start,
-        deadline: Box::pin(tokio::time::sleep(timeout)),
+        deadline: Box::pin(tokio::time::sleep_until(ends)),
         stop: Box::pin(async move { stopped(&mut stop).await }),
-        ticker,
+        bookmarks: bookmarks.and_then(BookmarkClock::started),
         taken: Vec::new(),
     };
     let mut response = Response::new(Body::from_stream(watcher));
@@ -251,7 +252,8 @@ struct Watcher {
     last: u64,
     deadline: Pin<Box<tokio::time::Sleep>>,
     stop: Pin<Box<dyn Future<Output = ()> + Send>>,
-    ticker: Option<tokio::time::Interval>,
+    /// When the next bookmark is due, for watches that asked for bookmarks.
+    bookmarks: Option<BookmarkClock>,
     /// Reused buffer of entries taken from the ring.
     taken: Vec<Arc<Entry>>,
 }
@@ -289,15 +291,43 @@ impl Stream for Watcher {
             if progressed {
                 continue;
             }
-            if let Some(ticker) = &mut this.ticker
-                && ticker.poll_tick(cx).is_ready()
+            if let Some(clock) = &mut this.bookmarks
+                && clock.next.as_mut().poll(cx).is_ready()
             {
                 this.pending
                     .push_back(bookmark(&this.call, this.last, false));
+                this.bookmarks = this.bookmarks.take().and_then(BookmarkClock::started);
                 continue;
             }
             return Poll::Pending;
         }
+    }
+}
+
+/// The bookmark schedule of upstream's watch cache: one every `period`, and one 2 s before the
+/// watch ends, so a reflector whose short watch times out resumes from a recent
+/// resourceVersion (`nextBookmarkTime` in upstream's `cache_watcher.go`).
+struct BookmarkClock {
+    period: Duration,
+    ends: Instant,
+    next: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl BookmarkClock {
+    /// How long before the end of a watch its last bookmark is sent.
+    const BEFORE_END: Duration = Duration::from_secs(2);
+
+    /// Schedules the next bookmark from now; `None` once the last one is past (as upstream,
+    /// a watch shorter than 2 s gets no bookmark before it ends).
+    fn started(mut self) -> Option<Self> {
+        let now = Instant::now();
+        let before_end = self.ends.checked_sub(Self::BEFORE_END)?;
+        let due = (now + self.period).min(before_end);
+        if due <= now {
+            return None;
+        }
+        self.next.as_mut().reset(due);
+        Some(self)
     }
 }
 

@@ -283,6 +283,28 @@ pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// The value a `test` operation compares with. A missing member of an existing object reads as
+/// `null`, as in upstream's JSON Patch library: `kube::runtime::finalizer` adds the first
+/// finalizer after testing `/metadata/finalizers` against `null`. A missing parent, or an index
+/// past the end of an array, fails the operation.
+fn tested<'a>(doc: &'a Value, path: &[String]) -> Result<&'a Value, JsonPatchError> {
+    static NULL: Value = Value::Null;
+    if let Some(found) = get(doc, path) {
+        return Ok(found);
+    }
+    let missing = || {
+        apply_err(format!(
+            "test operation does not apply: is missing path: {}",
+            display(path)
+        ))
+    };
+    let (_, init) = path.split_last().ok_or_else(missing)?;
+    match get(doc, init) {
+        Some(Value::Object(_)) => Ok(&NULL),
+        _ => Err(missing()),
+    }
+}
+
 /// Applies the operations in order; the first failure aborts and leaves `doc` unspecified.
 pub(crate) fn apply(doc: &mut Value, operations: &[Operation]) -> Result<(), JsonPatchError> {
     for operation in operations {
@@ -329,8 +351,7 @@ pub(crate) fn apply(doc: &mut Value, operations: &[Operation]) -> Result<(), Jso
             "test" => {
                 let path = operation.pointer("path")?;
                 let want = operation.value(op)?;
-                let found = get(doc, &path);
-                if !found.is_some_and(|v| json_equal(v, &want)) {
+                if !json_equal(tested(doc, &path)?, &want) {
                     return Err(apply_err(format!(
                         "testing value {} failed: test failed",
                         display(&path)
@@ -491,7 +512,9 @@ mod tests {
             json!([{"op": "add", "path": "/list/3", "value": 1}]),
             json!([{"op": "move", "from": "/obj", "path": "/obj/child"}]),
             json!([{"op": "copy", "from": "/missing", "path": "/b"}]),
-            json!([{"op": "test", "path": "/missing", "value": null}]),
+            json!([{"op": "test", "path": "/missing", "value": 1}]),
+            json!([{"op": "test", "path": "/missing/deeper", "value": null}]),
+            json!([{"op": "test", "path": "/list/2", "value": null}]),
             json!([{"op": "add", "path": "/a~2", "value": 1}]),
         ];
         for patch in cases {
@@ -530,6 +553,39 @@ mod tests {
             )
             .unwrap(),
             json!({"a": {"b": 1}, "c": {"b": 2}})
+        );
+    }
+
+    /// What `kube::runtime::finalizer` sends to add the first finalizer: a `test` of `null` on
+    /// a member the object does not have, then an `add` (upstream's library reads the missing
+    /// member as null).
+    #[test]
+    fn a_missing_member_tests_as_null() {
+        let finalizer = json!([
+            {"op": "test", "path": "/metadata/finalizers", "value": null},
+            {"op": "add", "path": "/metadata/finalizers", "value": ["example.com/cleanup"]}
+        ]);
+        assert_eq!(
+            run(json!({"metadata": {"name": "a"}}), finalizer.clone()).unwrap(),
+            json!({"metadata": {"name": "a", "finalizers": ["example.com/cleanup"]}})
+        );
+        // Present members compare as before: an explicit null passes, a list does not.
+        assert!(run(json!({"metadata": {"finalizers": null}}), finalizer.clone()).is_ok());
+        let taken = run(json!({"metadata": {"finalizers": ["x"]}}), finalizer);
+        assert_eq!(
+            taken,
+            Err(JsonPatchError::Apply(
+                "testing value /metadata/finalizers failed: test failed".to_owned()
+            ))
+        );
+        assert_eq!(
+            run(
+                json!({}),
+                json!([{"op": "test", "path": "/metadata/finalizers", "value": null}])
+            ),
+            Err(JsonPatchError::Apply(
+                "test operation does not apply: is missing path: /metadata/finalizers".to_owned()
+            ))
         );
     }
 
