@@ -49,6 +49,37 @@ impl Fixture for Embedded {
 
 kapi::storage_conformance_tests!(Embedded::new());
 
+/// The same engine in memory only (what test servers use) passes the same suite.
+mod in_memory {
+    use super::*;
+
+    struct InMemory;
+
+    impl Fixture for InMemory {
+        fn open(&self) -> BoxFuture<'_, Result<Arc<dyn Storage>, String>> {
+            Box::pin(async move {
+                let storage =
+                    EmbeddedStorage::in_memory(test_options()).map_err(|e| e.to_string())?;
+                Ok(Arc::new(storage) as Arc<dyn Storage>)
+            })
+        }
+    }
+
+    kapi::storage_conformance_tests!(InMemory);
+
+    #[tokio::test]
+    async fn a_store_in_memory_has_no_file_and_starts_empty() {
+        let storage = EmbeddedStorage::in_memory(test_options()).unwrap();
+        assert_eq!(storage.path(), None);
+        assert_eq!(storage.current_revision().await.unwrap(), 1);
+        storage.create("/a", value("1")).await.unwrap();
+        assert_eq!(storage.count("/").await.unwrap(), 1);
+        drop(storage);
+        let again = EmbeddedStorage::in_memory(test_options()).unwrap();
+        assert_eq!(again.count("/").await.unwrap(), 0);
+    }
+}
+
 fn value(text: &str) -> Bytes {
     Bytes::copy_from_slice(text.as_bytes())
 }

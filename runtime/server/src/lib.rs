@@ -5,7 +5,7 @@
 //! `main.rs` only parses and reports; everything here is callable from tests.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -193,39 +193,6 @@ pub fn registry_for(release: KubeRelease) -> Registry {
     registry
 }
 
-/// A kubeconfig for a server at `addr`: one cluster over plain http, one user without
-/// credentials (the server has no authentication), and a current context joining them.
-pub fn kubeconfig(addr: SocketAddr) -> String {
-    let config = serde_json::json!({
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "kapi", "cluster": {"server": format!("http://{addr}")}}],
-        "users": [{"name": "kapi", "user": {}}],
-        "contexts": [{"name": "kapi", "context": {"cluster": "kapi", "user": "kapi"}}],
-        "current-context": "kapi",
-        "preferences": {},
-    });
-    // JSON is valid YAML too; YAML is only what people expect to read in a kubeconfig.
-    serde_yaml_ng::to_string(&config).unwrap_or_else(|_| config.to_string())
-}
-
-/// Writes `contents` to `path` through a sibling temporary file, so a reader never sees a
-/// half-written kubeconfig.
-pub fn write_kubeconfig(path: &Path, contents: &str) -> Result<(), ServeError> {
-    let fail = |source| ServeError::Kubeconfig {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(fail)?;
-    }
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(".tmp");
-    let temp = PathBuf::from(temp);
-    std::fs::write(&temp, contents).map_err(fail)?;
-    std::fs::rename(&temp, path).map_err(fail)
-}
-
 /// Runs `kapi serve` to completion on its own runtime; `ready` is called with the bound address
 /// once the server accepts requests and the kubeconfig is written.
 pub fn run_serve(args: ServeArgs, ready: impl FnOnce(SocketAddr)) -> Result<(), ServeError> {
@@ -248,18 +215,24 @@ pub async fn serve(
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
     let storage = open_storage(&args).await?;
+    // The kubeconfig is in place before the first request is answered: whoever sees the
+    // server ready (its `/readyz`, the printed address) can read it.
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(ServerError::Io)?;
+    let addr = listener.local_addr().map_err(ServerError::Io)?;
+    kapi::server::write_kubeconfig(&args.kubeconfig, addr).map_err(|source| {
+        ServeError::Kubeconfig {
+            path: args.kubeconfig.clone(),
+            source,
+        }
+    })?;
     let running = Server::builder()
         .registry(registry_for(args.kube_version))
         .storage(storage)
         .kube_version(args.kube_version.version())
-        .listen(args.listen)
-        .start()
+        .start_on(listener)
         .await?;
-    let addr = running.addr();
-    if let Err(e) = write_kubeconfig(&args.kubeconfig, &kubeconfig(addr)) {
-        let _ = running.shutdown().await;
-        return Err(e);
-    }
     ready(addr);
     let waited = shutdown.await;
     // Stop serving even when the signal listener failed, then report whichever came first.
@@ -453,18 +426,6 @@ mod tests {
             assert!(registry.get("", "v1", "configmaps").is_some());
             assert!(registry.get("widgets.kapi.dev", "v1", "widgets").is_some());
         }
-    }
-
-    #[test]
-    fn the_kubeconfig_points_at_the_server() {
-        let addr: SocketAddr = "127.0.0.1:4321".parse().unwrap();
-        let config: serde_json::Value = serde_yaml_ng::from_str(&kubeconfig(addr)).unwrap();
-        assert_eq!(
-            config["clusters"][0]["cluster"]["server"],
-            "http://127.0.0.1:4321"
-        );
-        assert_eq!(config["current-context"], "kapi");
-        assert_eq!(config["contexts"][0]["context"]["user"], "kapi");
     }
 
     #[tokio::test]

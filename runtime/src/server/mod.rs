@@ -24,6 +24,7 @@ mod field_validation;
 mod gc;
 mod health;
 mod keys;
+mod kubeconfig;
 mod list;
 mod managed_fields;
 mod namespaces;
@@ -62,13 +63,16 @@ use crate::meta::{ListOptions, Status};
 use crate::storage::Storage;
 use crate::{KubeVersion, Registry, ResourceInfo, Verb};
 
+pub use kubeconfig::{kubeconfig, write_kubeconfig};
+
 use error::{ApiError, MAX_BODY_BYTES, Subject};
 use negotiate::RequestShape;
 use path::{Subresource, Target};
 use state::{ServerState, State};
 
 /// The Kubernetes release a server presents itself as when none is configured.
-const DEFAULT_KUBE_VERSION: KubeVersion = KubeVersion::new(1, 34);
+/// The newest release the project carries built-ins for, as in the `kapi` binary.
+const DEFAULT_KUBE_VERSION: KubeVersion = KubeVersion::new(1, 36);
 
 /// Tunables of request handling, shared by every handler.
 #[derive(Debug, Clone)]
@@ -105,7 +109,7 @@ pub enum ServerError {
 pub struct Server;
 
 impl Server {
-    /// A builder with no kinds, no storage, Kubernetes 1.34 and `127.0.0.1:0`.
+    /// A builder with no kinds, no storage, Kubernetes 1.36 and `127.0.0.1:0`.
     pub fn builder() -> ServerBuilder {
         ServerBuilder {
             registry: Registry::new(),
@@ -158,6 +162,8 @@ impl Drop for Background {
 #[derive(Debug)]
 pub struct RunningServer {
     addr: SocketAddr,
+    /// The served router, for requests made in-process ([`RunningServer::call`]).
+    router: Router,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<Result<(), ServerError>>,
 }
@@ -166,6 +172,16 @@ impl RunningServer {
     /// The bound address (with the real port when the builder asked for port 0).
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Answers `request` in-process, as if it had come over the socket: same state, same
+    /// handlers, no connection. The URI needs only a path and query.
+    pub async fn call(&self, request: axum::http::Request<Body>) -> Response {
+        use tower::ServiceExt as _;
+        match self.router.clone().oneshot(request).await {
+            Ok(response) => response,
+            Err(never) => match never {},
+        }
     }
 
     /// Stops accepting requests, ends watches, and waits for open requests to finish.
@@ -305,21 +321,34 @@ impl ServerBuilder {
     /// Binds the listen address and serves in a background task; returns once ready.
     pub async fn start(self) -> Result<RunningServer, ServerError> {
         let listener = tokio::net::TcpListener::bind(self.listen).await?;
+        self.start_on(listener).await
+    }
+
+    /// Serves a listener bound by the caller in a background task; returns once ready. Nothing
+    /// is answered before the server is built, so a caller can bind, publish the address
+    /// (say, in a kubeconfig), and only then let requests in. The listen address set on the
+    /// builder is not used.
+    pub async fn start_on(
+        self,
+        listener: tokio::net::TcpListener,
+    ) -> Result<RunningServer, ServerError> {
         let addr = listener.local_addr()?;
         let (router, background) = self.into_router().await?;
+        let served = router.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let graceful = async move {
                 let _ = rx.await;
                 background.stop();
             };
-            axum::serve(without_delay(listener), router)
+            axum::serve(without_delay(listener), served)
                 .with_graceful_shutdown(graceful)
                 .await?;
             Ok(())
         });
         Ok(RunningServer {
             addr,
+            router,
             shutdown: Some(tx),
             task,
         })

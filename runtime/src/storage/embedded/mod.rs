@@ -1,4 +1,5 @@
-//! The embedded engine: a crash-safe [`Storage`] in one redb file inside a data directory.
+//! The embedded engine: a crash-safe [`Storage`] in one redb file inside a data directory, or,
+//! for tests, the same engine over memory only ([`EmbeddedStorage::in_memory`]).
 //!
 //! On-disk layout (`<data dir>/kapi.redb`, one redb database, four tables):
 //! - `current`: key → create revision, mod revision, value. The live keys, so reads at the
@@ -149,7 +150,8 @@ pub(super) struct Shared {
     // Dropping this wakes the compactor so it exits at once instead of at its next tick.
     _stop_compactor: Option<oneshot::Sender<()>>,
     options: EmbeddedOptions,
-    path: PathBuf,
+    /// The database file; `None` in memory.
+    path: Option<PathBuf>,
 }
 
 impl Drop for Shared {
@@ -188,6 +190,11 @@ impl std::fmt::Debug for EmbeddedStorage {
 
 fn open_database(path: &Path) -> Result<(Database, u64, u64), String> {
     let db = Database::create(path).map_err(|e| e.to_string())?;
+    init_database(db)
+}
+
+/// Creates the tables and the revision counters of a new database; reads them from an old one.
+fn init_database(db: Database) -> Result<(Database, u64, u64), String> {
     let init = || -> Result<(u64, u64), redb::Error> {
         let txn = db.begin_write()?;
         let revisions;
@@ -244,7 +251,34 @@ impl EmbeddedStorage {
                 message: err.to_string(),
             })??
         };
-        let (db, revision, compacted) = opened;
+        Self::start(runtime, opened, options, Some(path))
+    }
+
+    /// A store that lives in memory only: the same engine without a file, so nothing is durable
+    /// and everything is gone once the last handle is dropped. Meant for tests, which it spares
+    /// the disk's syncs.
+    ///
+    /// Must be called inside a tokio runtime, as [`EmbeddedStorage::open`].
+    pub fn in_memory(options: EmbeddedOptions) -> Result<Self, OpenError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| OpenError::NoRuntime)?;
+        let failed = |message| OpenError::Database {
+            path: PathBuf::from(":memory:"),
+            message,
+        };
+        let db = Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .map_err(|e| failed(e.to_string()))?;
+        let opened = init_database(db).map_err(failed)?;
+        Self::start(runtime, opened, options, None)
+    }
+
+    /// Starts the writer thread and the compactor over an initialised database.
+    fn start(
+        runtime: tokio::runtime::Handle,
+        (db, revision, compacted): (Database, u64, u64),
+        options: EmbeddedOptions,
+        path: Option<PathBuf>,
+    ) -> Result<Self, OpenError> {
         let db = Arc::new(db);
         let revisions = Arc::new(Revisions::default());
         revisions.current.store(revision, Ordering::Release);
@@ -262,7 +296,7 @@ impl EmbeddedStorage {
             .name("kapi-storage-writer".to_owned())
             .spawn(move || writer.run(queue))
             .map_err(|err| OpenError::Database {
-                path: path.clone(),
+                path: path.clone().unwrap_or_else(|| PathBuf::from(":memory:")),
                 message: format!("cannot start the writer thread: {err}"),
             })?;
         let (stop_compactor, stopped) = oneshot::channel();
@@ -283,9 +317,9 @@ impl EmbeddedStorage {
         Ok(Self { shared })
     }
 
-    /// The database file this store uses.
-    pub fn path(&self) -> &Path {
-        &self.shared.path
+    /// The database file this store uses; `None` for a store in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.shared.path.as_deref()
     }
 
     async fn send(&self, command: Command) -> Result<(), String> {
