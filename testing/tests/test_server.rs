@@ -240,3 +240,40 @@ fn a_sync_test_gets_a_server_without_a_runtime() {
     stream.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
+
+/// kubectl, as a person debugging a test would run it, through the server's kubeconfig file.
+#[tokio::test]
+async fn kubectl_reads_the_kubeconfig_file() {
+    let server = TestServer::builder()
+        .crd_yaml(GADGETS)
+        .start()
+        .await
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let kubectl = |args: &[&str]| {
+        let output = std::process::Command::new("kubectl")
+            .args(["--request-timeout=20s", "--kubeconfig"])
+            .arg(server.kubeconfig_path())
+            .args(args)
+            .env("HOME", home.path())
+            .output()
+            .expect("kubectl is installed (tests/setup.sh)");
+        assert!(
+            output.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let crds = kubectl(&["get", "crd", "-o", "name"]);
+    assert_eq!(
+        crds.trim(),
+        "customresourcedefinition.apiextensions.k8s.io/gadgets.test.kapi.dev"
+    );
+    kubectl(&["create", "configmap", "from-kubectl", "--from-literal=a=b"]);
+    let maps: Api<ConfigMap> = Api::default_namespaced(server.client().unwrap());
+    assert_eq!(
+        maps.get("from-kubectl").await.unwrap().data.unwrap()["a"],
+        "b"
+    );
+}

@@ -464,4 +464,58 @@ mod tests {
                 .exists()
         );
     }
+
+    /// Whoever sees `/readyz` answer 200 can read the kubeconfig: the first 200 a client
+    /// polling from the very start gets finds the file in place.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_kubeconfig_is_in_place_before_the_server_is_ready() {
+        use std::io::{Read, Write};
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let kubeconfig = dir.path().join("kubeconfig");
+        let args = ServeArgs {
+            listen: SocketAddr::from(([127, 0, 0, 1], port)),
+            data_dir: Some(dir.path().join("data")),
+            etcd_servers: Vec::new(),
+            etcd_prefix: None,
+            kubeconfig: kubeconfig.clone(),
+            kube_version: KubeRelease::V1_36,
+            compaction_interval: None,
+        };
+        let poller = tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            while started.elapsed() < Duration::from_secs(20) {
+                let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+                    continue;
+                };
+                let asked = stream
+                    .write_all(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+                let mut answer = String::new();
+                if asked.is_ok()
+                    && stream.read_to_string(&mut answer).is_ok()
+                    && answer.starts_with("HTTP/1.1 200")
+                {
+                    return kubeconfig.exists();
+                }
+            }
+            panic!("/readyz never answered 200");
+        });
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(serve(
+            args,
+            async move {
+                let _ = rx.await;
+                Ok(())
+            },
+            |_| {},
+        ));
+        let found = poller.await.unwrap();
+        let _ = tx.send(());
+        serving.await.unwrap().unwrap();
+        assert!(found, "/readyz answered 200 before the kubeconfig existed");
+    }
 }
