@@ -403,6 +403,34 @@ async fn json_patch_applies_in_order_and_fails_whole() {
         let reply = h.patch(&uri, JSON_PATCH, patch.clone()).await;
         assert_eq!(reply.code, code, "{patch}: {}", reply.body);
     }
+    // Copies that double the document stop at upstream's 3 MiB of copied bytes (a 1.6 KB
+    // patch once grew the server to 24 GB); the object is unchanged.
+    h.ok_patch(
+        &uri,
+        JSON_PATCH,
+        json!([{"op": "replace", "path": "/spec/tags", "value": ["x".repeat(100)]}]),
+    )
+    .await;
+    let doubling: Vec<Value> = (0..25)
+        .map(|_| json!({"op": "copy", "from": "/spec/tags", "path": "/spec/tags/-"}))
+        .collect();
+    let refused = h.patch(&uri, JSON_PATCH, Value::Array(doubling)).await;
+    assert_eq!(refused.code, 422, "{}", refused.body);
+    assert!(
+        refused
+            .body
+            .to_string()
+            .contains("accumulated size increase of copy"),
+        "{}",
+        refused.body
+    );
+    assert_eq!(
+        h.get(&uri).await.body["spec"]["tags"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     for (content_type, body) in [(JSON_PATCH, &b"[{"[..]), (MERGE, b"{"), (MERGE, b"null")] {
         let garbage = h.raw("PATCH", &uri, content_type, body.to_vec()).await;
         assert_eq!(garbage.code, 400, "{content_type}: {}", garbage.body);

@@ -303,3 +303,57 @@ async fn group_commit_throughput() {
          {concurrent_rate:.0} writes/s with {WRITERS} writers"
     );
 }
+
+/// A data directory that held a store and lost its database (deleted, or truncated to 0
+/// bytes) is refused: starting empty would send resourceVersions backwards (50 objects at
+/// revision 55 became 0 objects at revision 5). A new directory is created as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_directory_that_lost_its_database_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = data.join(kapi::storage::embedded::DATA_FILE);
+    {
+        let s = EmbeddedStorage::open(&data, test_options()).await.unwrap();
+        for i in 0..50 {
+            s.create(&format!("/k/{i}"), value("v")).await.unwrap();
+        }
+    }
+    for lose in ["delete", "truncate"] {
+        match lose {
+            "delete" => std::fs::remove_file(&file).unwrap(),
+            _ => std::fs::File::create(&file).map(drop).unwrap(),
+        }
+        let error = EmbeddedStorage::open(&data, test_options())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, OpenError::LostData { .. }),
+            "{lose}: {error}"
+        );
+        assert!(
+            error.to_string().contains("refusing to start"),
+            "{lose}: {error}"
+        );
+    }
+}
+
+/// The data directory and its files are private to their owner whatever the umask: they hold
+/// every object, Secrets included.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_data_directory_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let s = EmbeddedStorage::open(&data, test_options()).await.unwrap();
+    s.create("/a", value("1")).await.unwrap();
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700);
+    for entry in std::fs::read_dir(&data).unwrap() {
+        let path = entry.unwrap().path();
+        assert_eq!(mode(&path), 0o600, "{}", path.display());
+    }
+}

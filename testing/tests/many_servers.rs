@@ -21,7 +21,7 @@ fn threads_and_fds() -> (usize, usize) {
 fn ready(server: &TestServer) {
     let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
     stream
-        .write_all(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .write_all(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         .unwrap();
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();

@@ -234,7 +234,7 @@ fn a_sync_test_gets_a_server_without_a_runtime() {
     let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
     use std::io::{Read, Write};
     stream
-        .write_all(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .write_all(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         .unwrap();
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();

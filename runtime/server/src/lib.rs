@@ -492,8 +492,9 @@ mod tests {
                 let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
                     continue;
                 };
-                let asked = stream
-                    .write_all(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+                let asked = stream.write_all(
+                    b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+                );
                 let mut answer = String::new();
                 if asked.is_ok()
                     && stream.read_to_string(&mut answer).is_ok()

@@ -97,6 +97,15 @@ impl ApiError {
         Self::from_status(Status::forbidden(s.group, s.resource, s.name, message))
     }
 
+    /// 403 Forbidden for a request refused before any resource is resolved.
+    pub(crate) fn forbidden_request(message: impl std::fmt::Display) -> Self {
+        Self::from_status(Status::failure(
+            crate::meta::StatusReason::Forbidden,
+            format!("forbidden: {message}"),
+            None,
+        ))
+    }
+
     /// 410 Expired.
     pub(crate) fn expired(message: impl Into<String>) -> Self {
         Self::from_status(Status::expired(message))

@@ -24,8 +24,9 @@ pub fn kubeconfig(addr: SocketAddr) -> String {
     serde_yaml_ng::to_string(&config).unwrap_or_else(|_| config.to_string())
 }
 
-/// Writes [`kubeconfig`]`(addr)` to `path` (creating its folder) through a sibling temporary
-/// file renamed into place, so a reader never sees a half-written kubeconfig.
+/// Writes [`kubeconfig`]`(addr)` to `path` (creating its folder, the file readable by its owner
+/// only) through a sibling temporary file renamed into place, so a reader never sees a
+/// half-written kubeconfig.
 pub fn write_kubeconfig(path: &Path, addr: SocketAddr) -> std::io::Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
@@ -33,7 +34,14 @@ pub fn write_kubeconfig(path: &Path, addr: SocketAddr) -> std::io::Result<()> {
     let mut temp = path.as_os_str().to_owned();
     temp.push(".tmp");
     let temp = PathBuf::from(temp);
-    std::fs::write(&temp, kubeconfig(addr))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    // Private, as kubectl keeps its own: a kubeconfig is how one reaches the server.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&temp)?;
+    std::io::Write::write_all(&mut file, kubeconfig(addr).as_bytes())?;
+    drop(file);
     std::fs::rename(&temp, path)
 }
 

@@ -32,6 +32,7 @@ mod negotiate;
 mod object;
 mod observed;
 mod openapi;
+mod origin;
 mod patch;
 mod path;
 mod protobuf;
@@ -42,6 +43,7 @@ mod state;
 mod version;
 mod watch;
 mod watch_cache;
+mod yaml;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -294,7 +296,8 @@ impl ServerBuilder {
             .merge(version::routes())
             .fallback(fallback)
             .with_state(state)
-            .layer(CompressionLayer::new().compress_when(DefaultPredicate::new().and(NotStreamed)));
+            .layer(CompressionLayer::new().compress_when(DefaultPredicate::new().and(NotStreamed)))
+            .layer(axum::middleware::from_fn(origin::guard));
         Ok((router, Background { stop: stop_tx }))
     }
 

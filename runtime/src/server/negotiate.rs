@@ -183,7 +183,8 @@ pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, Api
     let value: Value = match format {
         Format::Json => serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding JSON body: {e}")))?,
-        Format::Yaml => serde_yaml_ng::from_slice(body)
+        Format::Yaml => super::yaml::check_depth(body)
+            .and_then(|()| serde_yaml_ng::from_slice(body).map_err(|e| e.to_string()))
             .map_err(|e| ApiError::bad_request(format!("error decoding YAML body: {e}")))?,
     };
     if !value.is_object() {

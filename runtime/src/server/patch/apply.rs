@@ -59,6 +59,8 @@ pub(crate) fn decode_config(body: &[u8]) -> Result<Value, ApiError> {
     let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
         Value::Object(Map::new())
     } else {
+        crate::server::yaml::check_depth(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
         serde_yaml_ng::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?
     };

@@ -10,6 +10,11 @@ use serde_json::{Map, Value};
 /// Upstream's cap on the operations of one patch (more is 413).
 pub(crate) const MAX_OPERATIONS: usize = 10_000;
 
+/// Upstream's cap on how much one patch's `copy` operations may add, counted as the JSON size
+/// of each copied value (`JSONPatchMaxCopyBytes`, 3 MiB). Without it a short patch that copies
+/// a member into itself over and over doubles the document each time.
+pub(crate) const MAX_COPY_BYTES: usize = 3 * 1024 * 1024;
+
 /// Why a JSON patch could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum JsonPatchError {
@@ -283,6 +288,24 @@ pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// The length of `value` written as compact JSON, without writing it anywhere.
+fn json_size(value: &Value) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing a `Value` to a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
+
 /// The value a `test` operation compares with. A missing member of an existing object reads as
 /// `null`, as in upstream's JSON Patch library: `kube::runtime::finalizer` adds the first
 /// finalizer after testing `/metadata/finalizers` against `null`. A missing parent, or an index
@@ -307,6 +330,7 @@ fn tested<'a>(doc: &'a Value, path: &[String]) -> Result<&'a Value, JsonPatchErr
 
 /// Applies the operations in order; the first failure aborts and leaves `doc` unspecified.
 pub(crate) fn apply(doc: &mut Value, operations: &[Operation]) -> Result<(), JsonPatchError> {
+    let mut copied = 0usize;
     for operation in operations {
         let op = operation.op()?;
         match op {
@@ -340,13 +364,21 @@ pub(crate) fn apply(doc: &mut Value, operations: &[Operation]) -> Result<(), Jso
             "copy" => {
                 let from = operation.pointer("from")?;
                 let path = operation.pointer("path")?;
-                let value = get(doc, &from).cloned().ok_or_else(|| {
+                let source = get(doc, &from).ok_or_else(|| {
                     apply_err(format!(
                         "copy operation does not apply: doc is missing from path: {}",
                         display(&from)
                     ))
                 })?;
-                add(doc, &path, value)?;
+                // Counted before the clone, so an oversized copy never allocates.
+                copied = copied.saturating_add(json_size(source));
+                if copied > MAX_COPY_BYTES {
+                    return Err(apply_err(format!(
+                        "Unable to complete the copy, the accumulated size increase of copy is \
+                         {copied}, exceeding the limit {MAX_COPY_BYTES}"
+                    )));
+                }
+                add(doc, &path, source.clone())?;
             }
             "test" => {
                 let path = operation.pointer("path")?;
@@ -587,6 +619,32 @@ mod tests {
                 "test operation does not apply: is missing path: /metadata/finalizers".to_owned()
             ))
         );
+    }
+
+    /// A short patch that copies an array into itself 25 times would double the document 25
+    /// times (a 1.6 KB patch grew a server to 24 GB); the copies stop at upstream's 3 MiB.
+    #[test]
+    fn copies_are_bounded_by_their_accumulated_size() {
+        let doubling: Vec<Value> = (0..25)
+            .map(|_| json!({"op": "copy", "from": "/a", "path": "/a/-"}))
+            .collect();
+        let got = run(json!({"a": ["x".repeat(64)]}), Value::Array(doubling));
+        let Err(JsonPatchError::Apply(message)) = got else {
+            panic!("the doubling patch must fail: {got:?}");
+        };
+        assert!(
+            message.starts_with(
+                "Unable to complete the copy, the accumulated size increase of copy is "
+            ) && message.ends_with(&format!("exceeding the limit {MAX_COPY_BYTES}")),
+            "{message}"
+        );
+        // Copies below the limit, however many, are applied.
+        let small: Vec<Value> = (0..1000)
+            .map(|i| json!({"op": "copy", "from": "/a", "path": format!("/c{i}")}))
+            .collect();
+        let done = run(json!({"a": "x".repeat(1000)}), Value::Array(small)).unwrap();
+        assert_eq!(done.as_object().unwrap().len(), 1001);
+        assert_eq!(json_size(&json!({"a": [1, "b"]})), 13);
     }
 
     fn json_value() -> impl Strategy<Value = Value> {

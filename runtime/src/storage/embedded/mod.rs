@@ -48,6 +48,14 @@ const META_COMPACTED: &str = "compacted";
 /// The database file's name inside the data directory.
 pub const DATA_FILE: &str = "kapi.redb";
 
+/// The file that marks a data directory as initialised: written once its database exists, it
+/// tells a lost or emptied database (refused) from a new directory (created).
+pub const MARKER_FILE: &str = "kapi.store";
+
+/// What the marker file says, for whoever opens it.
+const MARKER_TEXT: &str = "kapi embedded store: this directory's kapi.redb holds the objects; \
+    kapi refuses to start here without it\n";
+
 /// Revisions one compaction step may prune before it commits and lets writes through.
 const COMPACT_STEP: usize = 10_000;
 
@@ -138,6 +146,17 @@ pub enum OpenError {
     /// Opening was not called from inside a tokio runtime.
     #[error("the embedded storage must be opened inside a tokio runtime")]
     NoRuntime,
+    /// The directory held a store before, and its database is now missing or empty: starting
+    /// would serve an empty store whose resourceVersions go backwards.
+    #[error(
+        "data directory {dir} was initialised before, but its database {DATA_FILE} is missing or \
+         empty: refusing to start on an empty store (restore the file from a backup, or remove \
+         the directory to start afresh)"
+    )]
+    LostData {
+        /// The data directory.
+        dir: PathBuf,
+    },
 }
 
 /// The state every handle, reader and watcher shares.
@@ -185,6 +204,59 @@ impl std::fmt::Debug for EmbeddedStorage {
                 &self.shared.revisions.compacted.load(Ordering::Acquire),
             )
             .finish()
+    }
+}
+
+/// Creates (or checks) the data directory, opens its database and marks the directory as
+/// initialised. The directory is private to its owner (0700, the files 0600), whatever the
+/// umask: it holds every object, Secrets included.
+fn prepare_data_dir(dir: &Path, file: &Path) -> Result<(Database, u64, u64), OpenError> {
+    let dir_error = |source| OpenError::DataDir {
+        path: dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(dir_error)?;
+    restrict(dir, 0o700).map_err(dir_error)?;
+    let marker = dir.join(MARKER_FILE);
+    let has_data = std::fs::metadata(file).is_ok_and(|m| m.len() > 0);
+    if !has_data && marker.exists() {
+        return Err(OpenError::LostData {
+            dir: dir.to_path_buf(),
+        });
+    }
+    let opened = open_database(file).map_err(|message| OpenError::Database {
+        path: file.to_path_buf(),
+        message,
+    })?;
+    restrict(file, 0o600).map_err(dir_error)?;
+    if !marker.exists() {
+        write_marker(dir, &marker).map_err(dir_error)?;
+    }
+    Ok(opened)
+}
+
+/// Writes the marker durably (file and directory entry synced), after the database exists.
+fn write_marker(dir: &Path, marker: &Path) -> std::io::Result<()> {
+    let temp = dir.join(format!("{MARKER_FILE}.tmp"));
+    let mut file = std::fs::File::create(&temp)?;
+    std::io::Write::write_all(&mut file, MARKER_TEXT.as_bytes())?;
+    file.sync_all()?;
+    restrict(&temp, 0o600)?;
+    std::fs::rename(&temp, marker)?;
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Sets `path`'s permission bits (a no-op where there are none).
+fn restrict(path: &Path, mode: u32) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, mode);
+        Ok(())
     }
 }
 
@@ -237,19 +309,12 @@ impl EmbeddedStorage {
         let path = dir.join(DATA_FILE);
         let opened = {
             let file = path.clone();
-            tokio::task::spawn_blocking(move || {
-                std::fs::create_dir_all(&dir)
-                    .map_err(|source| OpenError::DataDir { path: dir, source })?;
-                open_database(&file).map_err(|message| OpenError::Database {
-                    path: file,
-                    message,
-                })
-            })
-            .await
-            .map_err(|err| OpenError::Database {
-                path: path.clone(),
-                message: err.to_string(),
-            })??
+            tokio::task::spawn_blocking(move || prepare_data_dir(&dir, &file))
+                .await
+                .map_err(|err| OpenError::Database {
+                    path: path.clone(),
+                    message: err.to_string(),
+                })??
         };
         Self::start(runtime, opened, options, Some(path))
     }
