@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
@@ -975,4 +976,54 @@ async fn kubectl_reads_discovery_and_openapi() {
         "{warnings}"
     );
     server.shutdown().await.unwrap();
+}
+
+/// A full disk is loud: writes answer 500 with the I/O error, `/readyz` and `/livez` fail
+/// their storage check while it lasts, and both come back once there is space again, without
+/// a restart.
+#[tokio::test]
+async fn a_full_disk_fails_the_storage_check_until_space_is_back() {
+    use kapi::storage::embedded::DiskFullSwitch;
+    let dir = tempfile::tempdir().unwrap();
+    let disk = DiskFullSwitch::default();
+    let options = EmbeddedOptions::default().with_disk_full_switch(disk.clone());
+    let storage = EmbeddedStorage::open(dir.path(), options).await.unwrap();
+    let builder = Server::builder().registry(registry());
+    let h = Harness::serve(storage, Some(dir), builder).await;
+    let namespace = |name: &str| Some(json!({"metadata": {"name": name}}));
+    assert_eq!(h.send("GET", "/readyz", None, None).await.code(), 200);
+
+    disk.set(true);
+    let refused = h
+        .send("POST", "/api/v1/namespaces", None, namespace("full"))
+        .await;
+    assert_eq!(refused.code(), 500, "{}", refused.text());
+    assert!(
+        refused.text().contains("storage I/O error"),
+        "{}",
+        refused.text()
+    );
+    for probe in ["/readyz", "/livez"] {
+        let answer = h.send("GET", probe, None, None).await;
+        assert_eq!(answer.code(), 500, "{probe}: {}", answer.text());
+        assert!(
+            answer.text().contains("[-]etcd failed"),
+            "{probe}: {}",
+            answer.text()
+        );
+    }
+
+    disk.set(false);
+    let started = std::time::Instant::now();
+    while h.send("GET", "/readyz", None, None).await.code() != 200 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "/readyz stayed failed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let created = h
+        .send("POST", "/api/v1/namespaces", None, namespace("room"))
+        .await;
+    assert_eq!(created.code(), 201, "{}", created.text());
 }

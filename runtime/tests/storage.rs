@@ -357,3 +357,55 @@ async fn the_data_directory_is_private() {
         assert_eq!(mode(&path), 0o600, "{}", path.display());
     }
 }
+
+/// A full disk fails every write with the I/O error (never "storage closed"), the store says
+/// so through `current_revision` (the health checks' probe) while it lasts, and once there is
+/// space again the store comes back by itself, without a restart and without a lost or
+/// skipped revision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_fails_writes_loudly_and_the_store_comes_back() {
+    use kapi::storage::embedded::DiskFullSwitch;
+    let dir = tempfile::tempdir().unwrap();
+    let disk = DiskFullSwitch::default();
+    let s = EmbeddedStorage::open(
+        dir.path(),
+        test_options().with_disk_full_switch(disk.clone()),
+    )
+    .await
+    .unwrap();
+    let before = s.create("/a", value("1")).await.unwrap();
+
+    disk.set(true);
+    let writes = (0..20).map(|i| {
+        let s = s.clone();
+        tokio::spawn(async move { s.create(&format!("/b/{i}"), value("x")).await })
+    });
+    for write in writes {
+        let error = write.await.unwrap().unwrap_err().to_string();
+        assert!(error.contains("storage I/O error"), "{error}");
+    }
+    let fault = s.current_revision().await.unwrap_err().to_string();
+    assert!(fault.contains("storage I/O error"), "{fault}");
+    assert!(s.create("/c", value("1")).await.is_err());
+    assert!(s.get("/a", None).await.is_err());
+
+    disk.set(false);
+    let started = Instant::now();
+    let revision = loop {
+        match s.current_revision().await {
+            Ok(revision) => break revision,
+            Err(_) if started.elapsed() < Duration::from_secs(10) => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(e) => panic!("the store did not come back: {e}"),
+        }
+    };
+    assert_eq!(
+        revision, before.mod_revision,
+        "nothing committed during the fault"
+    );
+    let after = s.create("/c", value("1")).await.unwrap();
+    assert_eq!(after.mod_revision, before.mod_revision + 1);
+    assert_eq!(&s.get("/a", None).await.unwrap().unwrap().value[..], b"1");
+    assert_eq!(s.count("/b/").await.unwrap(), 0);
+}

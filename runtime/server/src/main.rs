@@ -12,6 +12,10 @@ use kapi_server::{Cli, Command};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // Every connection and watch holds a descriptor; the soft limit is often 1,024 while the
+    // hard one is far higher. Go programs (kube-apiserver among them) raise the soft limit to
+    // the hard one at start; so does this one. Where it cannot, the old limit stands.
+    let _ = rlimit::increase_nofile_limit(u64::MAX);
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => kapi_server::run_serve(args, |addr| {

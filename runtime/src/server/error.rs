@@ -106,6 +106,11 @@ impl ApiError {
         ))
     }
 
+    /// 504 Timeout: the request could not finish in time.
+    pub(crate) fn timeout(message: &str) -> Self {
+        Self::from_status(Status::timeout(message, 0))
+    }
+
     /// 410 Expired.
     pub(crate) fn expired(message: impl Into<String>) -> Self {
         Self::from_status(Status::expired(message))

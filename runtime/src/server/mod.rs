@@ -15,6 +15,7 @@
 
 mod builtin;
 mod builtin_names;
+mod connections;
 mod crds;
 mod deprecation;
 mod discovery;
@@ -23,6 +24,7 @@ mod error;
 mod field_validation;
 mod gc;
 mod health;
+mod inflight;
 mod keys;
 mod kubeconfig;
 mod list;
@@ -55,7 +57,6 @@ use axum::body::Body;
 use axum::extract::{Request, State as AxumState};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt;
 use serde::de::DeserializeOwned;
 use tokio::sync::watch as signal;
 use tower_http::compression::CompressionLayer;
@@ -87,6 +88,8 @@ pub(crate) struct Tunables {
     pub(crate) watch_timeout: Duration,
     /// Encoded events one watcher may have queued before it is cut off with 410.
     pub(crate) watch_queue: usize,
+    /// How long a request body may take to arrive.
+    pub(crate) body_timeout: Duration,
     /// Flips to `true` when the server shuts down: watches and background tasks end.
     pub(crate) stop: signal::Receiver<bool>,
 }
@@ -122,6 +125,13 @@ impl Server {
             bookmark_interval: Duration::from_secs(60),
             watch_timeout: Duration::from_secs(30 * 60),
             watch_queue: 1024,
+            body_timeout: BODY_TIMEOUT,
+            timeouts: connections::Timeouts::default(),
+            seats: (
+                inflight::READ_ONLY_SEATS,
+                inflight::MUTATING_SEATS,
+                inflight::QUEUE_WAIT,
+            ),
         }
     }
 }
@@ -137,6 +147,10 @@ pub struct ServerBuilder {
     bookmark_interval: Duration,
     watch_timeout: Duration,
     watch_queue: usize,
+    body_timeout: Duration,
+    timeouts: connections::Timeouts,
+    /// Read-only and mutating seats, and how long a request waits for one.
+    seats: (usize, usize, Duration),
 }
 
 /// Stops a router's background work (watches, namespace cleanup, the garbage collector) when
@@ -248,6 +262,36 @@ impl ServerBuilder {
         self
     }
 
+    /// How long a request body may take to arrive before the request fails with 504 (default
+    /// 60 s, upstream's request timeout).
+    pub fn request_body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
+    /// How long a connection may take to send a request's headers (default 32 s; over
+    /// HTTP/1.1 also how long a kept-alive connection may wait for its next request), and how
+    /// long any connection may go without a request in flight (default 90 s): upstream's
+    /// `ReadHeaderTimeout` and `IdleTimeout`. Applies to [`ServerBuilder::start`] and
+    /// [`ServerBuilder::serve`].
+    pub fn connection_timeouts(mut self, header_read: Duration, idle: Duration) -> Self {
+        self.timeouts = connections::Timeouts { header_read, idle };
+        self
+    }
+
+    /// How many read-only and mutating requests are worked on at once (default 400 and 200,
+    /// upstream's), and how long a request waits for a seat before it is answered 429
+    /// (default 1 s). Watches and health probes take no seat.
+    pub fn max_requests_in_flight(
+        mut self,
+        read_only: usize,
+        mutating: usize,
+        wait: Duration,
+    ) -> Self {
+        self.seats = (read_only, mutating, wait);
+        self
+    }
+
     /// Builds the router (for in-process use with `tower::ServiceExt::oneshot`) and the guard
     /// whose drop stops its background work. Creates the system namespaces if missing.
     pub async fn into_router(self) -> Result<(Router, Background), ServerError> {
@@ -283,8 +327,11 @@ impl ServerBuilder {
             bookmark_interval: self.bookmark_interval,
             watch_timeout: self.watch_timeout,
             watch_queue: self.watch_queue,
+            body_timeout: self.body_timeout,
             stop: stop_rx,
         });
+        let (read_only, mutating, wait) = self.seats;
+        let seats = inflight::Seats::new(read_only, mutating, wait);
         let fallback = move |AxumState(state): AxumState<State>, request: Request| {
             let tunables = tunables.clone();
             async move { dispatch(state, tunables, request).await }
@@ -297,6 +344,9 @@ impl ServerBuilder {
             .fallback(fallback)
             .with_state(state)
             .layer(CompressionLayer::new().compress_when(DefaultPredicate::new().and(NotStreamed)))
+            .layer(axum::middleware::from_fn(move |request, next| {
+                seats.clone().admit(request, next)
+            }))
             .layer(axum::middleware::from_fn(origin::guard));
         Ok((router, Background { stop: stop_tx }))
     }
@@ -304,20 +354,20 @@ impl ServerBuilder {
     /// Serves on `listener` until `shutdown` resolves, then ends watches and drains requests.
     /// Connections speak HTTP/1.1, or HTTP/2 when the client opens with its preface (prior
     /// knowledge, as there is no TLS to negotiate it): many watches then share one connection.
+    /// Slow, idle and oversized connections are cut as upstream cuts them (`connections`).
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServerError> {
+        let timeouts = self.timeouts;
         let (router, background) = self.into_router().await?;
         let graceful = async move {
             shutdown.await;
             // Watches never end on their own; they must stop before the drain can finish.
             background.stop();
         };
-        axum::serve(without_delay(listener), router)
-            .with_graceful_shutdown(graceful)
-            .await?;
+        connections::serve(listener, router, timeouts, graceful).await?;
         Ok(())
     }
 
@@ -336,6 +386,7 @@ impl ServerBuilder {
         listener: tokio::net::TcpListener,
     ) -> Result<RunningServer, ServerError> {
         let addr = listener.local_addr()?;
+        let timeouts = self.timeouts;
         let (router, background) = self.into_router().await?;
         let served = router.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -344,9 +395,7 @@ impl ServerBuilder {
                 let _ = rx.await;
                 background.stop();
             };
-            axum::serve(without_delay(listener), served)
-                .with_graceful_shutdown(graceful)
-                .await?;
+            connections::serve(listener, served, timeouts, graceful).await?;
             Ok(())
         });
         Ok(RunningServer {
@@ -356,18 +405,6 @@ impl ServerBuilder {
             task,
         })
     }
-}
-
-/// The listener with TCP_NODELAY on every accepted connection. Watch events are small writes
-/// that must leave at once, not wait for the client's (delayed) acknowledgement of the previous
-/// one: over HTTP/2, where a connection carries many watches, Nagle held most deliveries about
-/// 40 ms (BENCHMARKS.md). Go servers, upstream's included, set the same on every connection.
-fn without_delay(
-    listener: tokio::net::TcpListener,
-) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
-    listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    })
 }
 
 /// Marks a streamed response (a watch) that must not be gzip-buffered.
@@ -616,7 +653,7 @@ async fn finalize(
         uri: parts.uri.clone(),
     };
     let output = negotiate::choose(&call.headers, RequestShape::Single)?;
-    let body = read_body(body, &call.headers).await?;
+    let body = read_body(&call, body).await?;
     let options: crate::meta::UpdateOptions = call.query()?;
     let write = dry_run::write_options(
         "UpdateOptions",
@@ -636,7 +673,18 @@ fn is_watch(call: &Call) -> Result<bool, ApiError> {
     Ok(options.watch == Some(true))
 }
 
-async fn read_body(body: Body, headers: &HeaderMap) -> Result<bytes::Bytes, ApiError> {
+/// Upstream's request timeout (`--request-timeout`), which bounds reading a request's body.
+const BODY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The request body, whole: at most [`MAX_BODY_BYTES`], within the body timeout (a client that
+/// sends half a body and stops holds nothing for longer).
+async fn read_body(call: &Call, body: Body) -> Result<bytes::Bytes, ApiError> {
+    tokio::time::timeout(call.tun.body_timeout, read_whole_body(body, &call.headers))
+        .await
+        .map_err(|_| ApiError::timeout("request did not complete within the allotted timeout"))?
+}
+
+async fn read_whole_body(body: Body, headers: &HeaderMap) -> Result<bytes::Bytes, ApiError> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -741,7 +789,7 @@ async fn handle(
             Ok(response)
         }
         Operation::Create => {
-            let body = read_body(body, &call.headers).await?;
+            let body = read_body(call, body).await?;
             let options: crate::meta::CreateOptions = call.query()?;
             let write = dry_run::write_options(
                 "CreateOptions",
@@ -753,7 +801,7 @@ async fn handle(
         }
         Operation::Update => {
             let name = name.unwrap_or_default();
-            let body = read_body(body, &call.headers).await?;
+            let body = read_body(call, body).await?;
             let options: crate::meta::UpdateOptions = call.query()?;
             let write = dry_run::write_options(
                 "UpdateOptions",
@@ -778,7 +826,7 @@ async fn handle(
         Operation::Patch => {
             let name = name.unwrap_or_default();
             let patch_type = patch::patch_type(call)?;
-            let body = read_body(body, &call.headers).await?;
+            let body = read_body(call, body).await?;
             let options: crate::meta::PatchOptions = call.query()?;
             let write = dry_run::write_options(
                 "PatchOptions",
@@ -804,7 +852,7 @@ async fn handle(
         }
         Operation::Delete => {
             let name = name.unwrap_or_default();
-            let body = read_body(body, &call.headers).await?;
+            let body = read_body(call, body).await?;
             let options = object::delete_options(call, &body)?;
             gc::validate_options(&options)?;
             match object::delete(call, &name, &options).await? {
@@ -838,7 +886,7 @@ async fn handle(
             }
         }
         Operation::DeleteCollection => {
-            let body = read_body(body, &call.headers).await?;
+            let body = read_body(call, body).await?;
             let delete = object::delete_options(call, &body)?;
             gc::validate_options(&delete)?;
             let options: ListOptions = call.query()?;

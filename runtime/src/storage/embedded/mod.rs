@@ -11,13 +11,19 @@
 //!   with a forward scan and compaction knows which keys changed.
 //! - `meta`: `revision` (the last committed revision) and `compacted` (the compaction point).
 //!
+//! Beside it, `<data dir>/kapi.store` marks the directory as initialised: a directory with the
+//! marker and no database (or an empty one) lost its data and is refused. The directory is
+//! 0700 and its files 0600.
+//!
 //! Writes go through one writer thread that batches everything queued into one transaction
 //! and commits with fsync before any caller is answered (see `writer`). Reads run on tokio's
 //! blocking pool, each in one redb snapshot. Watches replay from disk and then follow an
 //! in-process broadcast (see `watch`). A background task compacts periodically, keeping at
-//! least one interval of history, like kube-apiserver's compactor over etcd.
+//! least one interval of history, like kube-apiserver's compactor over etcd. An I/O error puts
+//! the store in a fault until the file takes writes again (see `database`).
 
 mod codec;
+mod database;
 mod read;
 mod watch;
 mod writer;
@@ -36,6 +42,8 @@ use super::{
     BoxFuture, CompactError, CreateError, DeleteError, Deleted, Guard, KeyValue, ListResult,
     ReadError, Storage, UpdateError, WatchError, WatchStream,
 };
+pub use database::DiskFullSwitch;
+use database::{Db, FaultyFile};
 use writer::{Command, Revisions, Write, Writer};
 
 const CURRENT: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("current");
@@ -75,6 +83,9 @@ pub struct EmbeddedOptions {
     pub max_value_size: usize,
     /// The most writes committed together in one transaction.
     pub max_batch: usize,
+    /// For tests: a switch that fails the database file's writes as a full disk would.
+    #[doc(hidden)]
+    pub disk_full: Option<DiskFullSwitch>,
 }
 
 impl Default for EmbeddedOptions {
@@ -87,6 +98,7 @@ impl Default for EmbeddedOptions {
             // Above the API server's 3 MiB request limit, leaving room for server-set metadata.
             max_value_size: 4 * 1024 * 1024,
             max_batch: 512,
+            disk_full: None,
         }
     }
 }
@@ -113,6 +125,14 @@ impl EmbeddedOptions {
     /// Sets [`EmbeddedOptions::max_value_size`].
     pub fn with_max_value_size(mut self, bytes: usize) -> Self {
         self.max_value_size = bytes;
+        self
+    }
+
+    /// For tests: the database file's writes fail while `switch` says the disk is full, as a
+    /// real full disk would fail them.
+    #[doc(hidden)]
+    pub fn with_disk_full_switch(mut self, switch: DiskFullSwitch) -> Self {
+        self.disk_full = Some(switch);
         self
     }
 
@@ -161,7 +181,7 @@ pub enum OpenError {
 
 /// The state every handle, reader and watcher shares.
 pub(super) struct Shared {
-    db: Arc<Database>,
+    db: Arc<Db>,
     revisions: Arc<Revisions>,
     events: broadcast::Sender<writer::Committed>,
     commands: Option<mpsc::Sender<Command>>,
@@ -210,7 +230,11 @@ impl std::fmt::Debug for EmbeddedStorage {
 /// Creates (or checks) the data directory, opens its database and marks the directory as
 /// initialised. The directory is private to its owner (0700, the files 0600), whatever the
 /// umask: it holds every object, Secrets included.
-fn prepare_data_dir(dir: &Path, file: &Path) -> Result<(Database, u64, u64), OpenError> {
+fn prepare_data_dir(
+    dir: &Path,
+    file: &Path,
+    disk_full: Option<&DiskFullSwitch>,
+) -> Result<(Database, u64, u64), OpenError> {
     let dir_error = |source| OpenError::DataDir {
         path: dir.to_path_buf(),
         source,
@@ -224,7 +248,7 @@ fn prepare_data_dir(dir: &Path, file: &Path) -> Result<(Database, u64, u64), Ope
             dir: dir.to_path_buf(),
         });
     }
-    let opened = open_database(file).map_err(|message| OpenError::Database {
+    let opened = open_database(file, disk_full).map_err(|message| OpenError::Database {
         path: file.to_path_buf(),
         message,
     })?;
@@ -260,9 +284,32 @@ fn restrict(path: &Path, mode: u32) -> std::io::Result<()> {
     }
 }
 
-fn open_database(path: &Path) -> Result<(Database, u64, u64), String> {
-    let db = Database::create(path).map_err(|e| e.to_string())?;
-    init_database(db)
+fn open_database(
+    path: &Path,
+    disk_full: Option<&DiskFullSwitch>,
+) -> Result<(Database, u64, u64), String> {
+    init_database(open_file(path, disk_full)?)
+}
+
+/// Opens (creating if needed) the database file, through the disk-full switch when there is one.
+fn open_file(path: &Path, disk_full: Option<&DiskFullSwitch>) -> Result<Database, String> {
+    let Some(switch) = disk_full else {
+        return Database::create(path).map_err(|e| e.to_string());
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let backend = FaultyFile {
+        file: redb::backends::FileBackend::new(file).map_err(|e| e.to_string())?,
+        switch: switch.clone(),
+    };
+    Database::builder()
+        .create_with_backend(backend)
+        .map_err(|e| e.to_string())
 }
 
 /// Creates the tables and the revision counters of a new database; reads them from an old one.
@@ -309,7 +356,8 @@ impl EmbeddedStorage {
         let path = dir.join(DATA_FILE);
         let opened = {
             let file = path.clone();
-            tokio::task::spawn_blocking(move || prepare_data_dir(&dir, &file))
+            let disk_full = options.disk_full.clone();
+            tokio::task::spawn_blocking(move || prepare_data_dir(&dir, &file, disk_full.as_ref()))
                 .await
                 .map_err(|err| OpenError::Database {
                     path: path.clone(),
@@ -344,7 +392,11 @@ impl EmbeddedStorage {
         options: EmbeddedOptions,
         path: Option<PathBuf>,
     ) -> Result<Self, OpenError> {
-        let db = Arc::new(db);
+        let reopen = path.clone().map(|path| {
+            let disk_full = options.disk_full.clone();
+            Box::new(move || open_file(&path, disk_full.as_ref())) as database::Opener
+        });
+        let db = Arc::new(Db::new(db, reopen));
         let revisions = Arc::new(Revisions::default());
         revisions.current.store(revision, Ordering::Release);
         revisions.compacted.store(compacted, Ordering::Release);
@@ -403,7 +455,7 @@ impl EmbeddedStorage {
         &self,
         f: impl FnOnce(&Database) -> Result<T, ReadError> + Send + 'static,
     ) -> Result<T, ReadError> {
-        let db = self.shared.db.clone();
+        let db = self.shared.db.get().map_err(ReadError::Internal)?;
         tokio::task::spawn_blocking(move || f(&db))
             .await
             .map_err(|err| ReadError::Internal(err.to_string()))?
@@ -462,11 +514,16 @@ async fn compactor(shared: Weak<Shared>, interval: Duration, mut stopped: onesho
     }
 }
 
-fn closed<E>(make: impl FnOnce(String) -> E) -> impl FnOnce(oneshot::error::RecvError) -> E {
-    move |_| make("storage closed".to_owned())
-}
-
 impl EmbeddedStorage {
+    /// The error for a write whose answer never came: the store's fault if it has one.
+    fn closed<E>(
+        &self,
+        make: impl FnOnce(String) -> E,
+    ) -> impl FnOnce(oneshot::error::RecvError) -> E {
+        let db = self.shared.db.clone();
+        move |_| make(db.fault().unwrap_or_else(|| "storage closed".to_owned()))
+    }
+
     /// A create, guarded or not, through the writer thread.
     async fn create_with(
         &self,
@@ -485,7 +542,7 @@ impl EmbeddedStorage {
         }))
         .await
         .map_err(CreateError::Internal)?;
-        answer.await.map_err(closed(CreateError::Internal))?
+        answer.await.map_err(self.closed(CreateError::Internal))?
     }
 }
 
@@ -553,7 +610,7 @@ impl Storage for EmbeddedStorage {
             }))
             .await
             .map_err(UpdateError::Internal)?;
-            answer.await.map_err(closed(UpdateError::Internal))?
+            answer.await.map_err(self.closed(UpdateError::Internal))?
         })
     }
 
@@ -571,7 +628,7 @@ impl Storage for EmbeddedStorage {
             }))
             .await
             .map_err(DeleteError::Internal)?;
-            answer.await.map_err(closed(DeleteError::Internal))?
+            answer.await.map_err(self.closed(DeleteError::Internal))?
         })
     }
 
@@ -605,6 +662,15 @@ impl Storage for EmbeddedStorage {
     }
 
     fn current_revision(&self) -> BoxFuture<'_, Result<u64, ReadError>> {
+        if let Some(fault) = self.shared.db.fault() {
+            // Whoever asks (the health checks do, every few seconds) also has the writer try
+            // the file again, so the store comes back once the disk has room without waiting
+            // for a write.
+            if let Some(commands) = &self.shared.commands {
+                let _ = commands.try_send(Command::Recover);
+            }
+            return Box::pin(async move { Err(ReadError::Internal(fault)) });
+        }
         let revision = self.shared.revisions.current.load(Ordering::Acquire);
         Box::pin(async move { Ok(revision) })
     }

@@ -128,7 +128,7 @@ impl State {
     async fn replay_chunk(&mut self) -> Result<(), WatchError> {
         let shared = self.shared.upgrade().ok_or_else(closed)?;
         let receiver = shared.events.subscribe();
-        let db = shared.db.clone();
+        let db = shared.db.get().map_err(WatchError::Internal)?;
         drop(shared);
         let prefix = self.prefix.clone();
         let after = self.position;

@@ -12,10 +12,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
-use redb::{Database, ReadableTable, Table, WriteTransaction};
+use redb::{ReadableTable, Table, WriteTransaction};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::codec::{self, Version};
+use super::database::Db;
 use super::{CURRENT, HISTORY, LOG, META, META_COMPACTED, META_REVISION};
 use crate::storage::{
     CompactError, CreateError, DeleteError, Deleted, Guard, KeyValue, UpdateError, WatchEvent,
@@ -34,6 +35,8 @@ pub(super) enum Command {
         max_entries: usize,
         reply: oneshot::Sender<Result<u64, CompactError>>,
     },
+    /// Tries to bring a store in a fault back (see `database`).
+    Recover,
 }
 
 /// One write with the channel its answer goes back on.
@@ -85,6 +88,24 @@ enum Applied {
     ),
 }
 
+impl Write {
+    /// Answers the write with a storage error without applying it.
+    fn fail(self, message: &str) {
+        // A caller that stopped waiting needs no answer.
+        match self {
+            Write::Create { reply, .. } => {
+                let _ = reply.send(Err(CreateError::Internal(message.to_owned())));
+            }
+            Write::Update { reply, .. } => {
+                let _ = reply.send(Err(UpdateError::Internal(message.to_owned())));
+            }
+            Write::Delete { reply, .. } => {
+                let _ = reply.send(Err(DeleteError::Internal(message.to_owned())));
+            }
+        }
+    }
+}
+
 impl Applied {
     fn fail(self, message: &str) {
         // A caller that stopped waiting needs no answer, so send errors are ignored.
@@ -118,7 +139,7 @@ impl Applied {
 
 /// The writer thread's state.
 pub(super) struct Writer {
-    pub(super) db: Arc<Database>,
+    pub(super) db: Arc<Db>,
     pub(super) revisions: Arc<Revisions>,
     pub(super) events: broadcast::Sender<Committed>,
     pub(super) max_batch: usize,
@@ -142,6 +163,10 @@ impl Writer {
                         let _ = reply.send(self.compact_step(target, max_entries));
                     }
                     Command::Write(write) => writes.push(write),
+                    Command::Recover => {
+                        // Failure leaves the fault for the next attempt to clear.
+                        let _ = self.db.recover();
+                    }
                 }
             }
             self.write_batch(writes);
@@ -152,11 +177,22 @@ impl Writer {
         if writes.is_empty() {
             return;
         }
+        // A store in a fault tries its file again first; while that fails, every write queued
+        // is answered with the fault.
+        let db = match self.db.recover().and_then(|()| self.db.get()) {
+            Ok(db) => db,
+            Err(fault) => {
+                writes.into_iter().for_each(|w| w.fail(&fault));
+                return;
+            }
+        };
         let start = self.revisions.current.load(Ordering::Acquire);
         let mut applied = Vec::with_capacity(writes.len());
         let mut events = Vec::new();
+        // Writes not yet applied stay here, so a failure can answer them too.
+        let mut pending = writes.into_iter();
         let outcome = (|| -> Result<(u64, WriteTransaction), redb::Error> {
-            let txn = self.db.begin_write()?;
+            let txn = db.begin_write()?;
             let mut revision = start;
             {
                 let mut tables = Tables {
@@ -164,7 +200,7 @@ impl Writer {
                     history: txn.open_table(HISTORY)?,
                     log: txn.open_table(LOG)?,
                 };
-                for command in writes {
+                for command in pending.by_ref() {
                     applied.push(tables.apply(command, &mut revision, &mut events)?);
                 }
                 if revision != start {
@@ -176,8 +212,10 @@ impl Writer {
         let (revision, txn) = match outcome {
             Ok(done) => done,
             Err(err) => {
-                let message = err.to_string();
-                applied.into_iter().for_each(|a| a.fail(&message));
+                self.db.failed(&err.to_string());
+                let fault = self.db.fault().unwrap_or_default();
+                applied.into_iter().for_each(|a| a.fail(&fault));
+                pending.for_each(|w| w.fail(&fault));
                 return;
             }
         };
@@ -188,8 +226,9 @@ impl Writer {
             txn.commit().map_err(redb::Error::from)
         };
         if let Err(err) = committed {
-            let message = err.to_string();
-            applied.into_iter().for_each(|a| a.fail(&message));
+            self.db.failed(&err.to_string());
+            let fault = self.db.fault().unwrap_or_default();
+            applied.into_iter().for_each(|a| a.fail(&fault));
             return;
         }
         // Publish the revision before answering, so a caller that reads right after its write
@@ -218,8 +257,9 @@ impl Writer {
                 compacted,
             });
         }
+        let db = self.db.get().map_err(CompactError::Internal)?;
         let run = || -> Result<u64, redb::Error> {
-            let txn = self.db.begin_write()?;
+            let txn = db.begin_write()?;
             let reached;
             {
                 let mut log = txn.open_table(LOG)?;

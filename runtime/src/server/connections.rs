@@ -1,0 +1,239 @@
+//! Connections: accepting them, speaking HTTP/1.1 or HTTP/2 on each, and the bounds each lives
+//! within, so that no client can hold the server's sockets or memory for nothing.
+//!
+//! Upstream's numbers (kube-apiserver's `http.Server` and `http2.Server` settings):
+//! - request headers must arrive within 32 s ([`HEADER_READ_TIMEOUT`], Go's
+//!   `ReadHeaderTimeout`); with HTTP/1.1 the same timer runs while a kept-alive connection
+//!   waits for its next request, so an idle HTTP/1.1 connection is closed after it too;
+//! - a connection with no request in flight for 90 s is closed ([`IDLE_TIMEOUT`], Go's
+//!   `IdleTimeout`), HTTP/2 included; a watch is in flight until its body ends;
+//! - headers are at most 1 MiB ([`MAX_HEADER_BYTES`]); an HTTP/2 connection carries at most
+//!   250 concurrent streams.
+//!
+//! Every accepted socket gets TCP_NODELAY: watch events are small writes that must leave at once,
+//! not wait for the client's (delayed) acknowledgement of the previous one; over HTTP/2, where a
+//! connection carries many watches, Nagle held most deliveries about 40 ms (BENCHMARKS.md). Go
+//! servers set the same.
+
+use std::future::Future;
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::Request;
+use axum::response::Response;
+use hyper::body::{Frame, Incoming, SizeHint};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tower::ServiceExt as _;
+
+/// How long a client may take to send a request's headers (and, over HTTP/1.1, how long a
+/// kept-alive connection may wait for its next request).
+pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
+
+/// How long a connection may go without a request in flight before it is closed.
+pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The largest request head accepted.
+pub(crate) const MAX_HEADER_BYTES: usize = 1024 * 1024;
+
+/// The most concurrent streams on one HTTP/2 connection.
+pub(crate) const MAX_CONCURRENT_STREAMS: u32 = 250;
+
+/// How long accepting pauses after an error such as running out of file descriptors, so the
+/// loop does not spin while open connections wind down.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// The timeouts of every connection of one server.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    /// See [`HEADER_READ_TIMEOUT`].
+    pub(crate) header_read: Duration,
+    /// See [`IDLE_TIMEOUT`].
+    pub(crate) idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            header_read: HEADER_READ_TIMEOUT,
+            idle: IDLE_TIMEOUT,
+        }
+    }
+}
+
+/// Serves `router` on `listener` until `shutdown` resolves, then lets every open connection
+/// finish its requests in flight and waits for all of them.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    timeouts: Timeouts,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let (closing, closed) = watch::channel(false);
+    let mut shutdown = pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => break,
+        };
+        match accepted {
+            Ok((tcp, _)) => {
+                let _ = tcp.set_nodelay(true);
+                tokio::spawn(connection(tcp, router.clone(), timeouts, closed.clone()));
+            }
+            // Out of descriptors or a connection reset before it was accepted: the listener
+            // itself is fine, so wait a little and go on.
+            Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
+        }
+    }
+    drop(listener);
+    let _ = closing.send(true);
+    drop(closed);
+    // Each connection holds a receiver until it is done.
+    closing.closed().await;
+    Ok(())
+}
+
+/// One connection, from its first byte to its close.
+async fn connection(
+    tcp: tokio::net::TcpStream,
+    router: Router,
+    timeouts: Timeouts,
+    mut closing: watch::Receiver<bool>,
+) {
+    let activity = Arc::new(Activity::new(timeouts.idle));
+    let tracked = {
+        let activity = activity.clone();
+        router.map_request(move |request: Request<Incoming>| {
+            activity.start();
+            request.map(Body::new)
+        })
+    };
+    let tracked = {
+        let activity = activity.clone();
+        tracked.map_response(move |response: Response| {
+            let request = InFlight(activity.clone());
+            response.map(|body| Body::new(Tracked { body, request }))
+        })
+    };
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(timeouts.header_read)
+        .max_buf_size(MAX_HEADER_BYTES);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
+        .max_header_list_size(MAX_HEADER_BYTES as u32);
+    let service = TowerToHyperService::new(tracked);
+    let mut conn = pin!(builder.serve_connection_with_upgrades(TokioIo::new(tcp), service));
+    let mut stopping = false;
+    loop {
+        let idle_check = tokio::time::sleep_until(activity.idle_deadline());
+        tokio::select! {
+            _ = conn.as_mut() => break,
+            changed = closing.changed(), if !stopping => {
+                if changed.is_err() || *closing.borrow() {
+                    stopping = true;
+                    conn.as_mut().graceful_shutdown();
+                }
+            }
+            () = idle_check, if !stopping => {
+                if activity.is_idle() {
+                    stopping = true;
+                    conn.as_mut().graceful_shutdown();
+                }
+            }
+        }
+    }
+}
+
+/// What a connection is doing: requests in flight, and when the last one ended.
+#[derive(Debug)]
+struct Activity {
+    in_flight: AtomicUsize,
+    /// Milliseconds since `epoch` when the connection last had no request in flight.
+    quiet_since: AtomicU64,
+    epoch: Instant,
+    idle_timeout: Duration,
+}
+
+impl Activity {
+    fn new(idle_timeout: Duration) -> Self {
+        Self {
+            in_flight: AtomicUsize::new(0),
+            quiet_since: AtomicU64::new(0),
+            epoch: Instant::now(),
+            idle_timeout,
+        }
+    }
+
+    fn start(&self) {
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn end(&self) {
+        let millis = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.quiet_since.store(millis, Ordering::Release);
+        self.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// When the connection will have been idle for its idle timeout, if nothing starts.
+    fn idle_deadline(&self) -> Instant {
+        let quiet = Duration::from_millis(self.quiet_since.load(Ordering::Acquire));
+        self.epoch + quiet + self.idle_timeout
+    }
+
+    fn is_idle(&self) -> bool {
+        self.in_flight.load(Ordering::Acquire) == 0 && Instant::now() >= self.idle_deadline()
+    }
+}
+
+/// A request in flight until its response body is finished or dropped.
+#[derive(Debug)]
+struct InFlight(Arc<Activity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
+/// A response body that keeps its request in flight while it is being sent (a watch, for as
+/// long as it lasts).
+struct Tracked {
+    body: Body,
+    #[allow(dead_code, reason = "held for its Drop")]
+    request: InFlight,
+}
+
+impl HttpBody for Tracked {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}

@@ -1,0 +1,259 @@
+//! What one connection or request may cost: slow headers, idle connections and half-sent
+//! bodies are cut as upstream cuts them (its `ReadHeaderTimeout`, `IdleTimeout` and request
+//! timeout, shortened here), watches keep their connection however quiet, and a full share of
+//! request seats answers 429 with `Retry-After` as upstream's max-in-flight and APF filters do.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers of a test: a failed unwrap is a failed test"
+)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kapi::Registry;
+use kapi::meta::ObjectMeta;
+use kapi::server::{RunningServer, Server, ServerBuilder};
+use kapi::storage::{EmbeddedOptions, EmbeddedStorage};
+use kapi::type_tag::{ApiVersion, Kind};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+#[derive(Debug, Clone, Serialize, Deserialize, kapi::Resource)]
+#[resource(
+    group = "example.com",
+    version = "v1",
+    kind = "Widget",
+    plural = "widgets"
+)]
+struct Widget {
+    #[serde(rename = "apiVersion")]
+    api_version: ApiVersion<Self>,
+    kind: Kind<Self>,
+    #[serde(default)]
+    metadata: ObjectMeta,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    spec: Option<Value>,
+}
+
+const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
+
+/// A bound on waits that should end far sooner; only turns a hang into a failure.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+async fn start(configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> RunningServer {
+    let storage = EmbeddedStorage::in_memory(EmbeddedOptions::default()).unwrap();
+    let mut registry = Registry::new();
+    registry.register::<Widget>();
+    configure(
+        Server::builder()
+            .registry(registry)
+            .storage(Arc::new(storage)),
+    )
+    .start()
+    .await
+    .unwrap()
+}
+
+/// Everything the server sends until it closes the connection, and how long that took.
+async fn until_closed(stream: &mut TcpStream) -> (String, Duration) {
+    let started = Instant::now();
+    let mut received = Vec::new();
+    let read = tokio::time::timeout(PATIENCE, stream.read_to_end(&mut received)).await;
+    assert!(read.is_ok(), "the server kept the connection open");
+    (
+        String::from_utf8_lossy(&received).into_owned(),
+        started.elapsed(),
+    )
+}
+
+fn widget(name: &str) -> String {
+    format!(r#"{{"apiVersion":"example.com/v1","kind":"Widget","metadata":{{"name":"{name}"}}}}"#)
+}
+
+#[tokio::test]
+async fn slow_headers_and_idle_connections_are_closed() {
+    let server =
+        start(|b| b.connection_timeouts(Duration::from_millis(300), Duration::from_millis(600)))
+            .await;
+    // Half a request head, then nothing.
+    let mut slow = TcpStream::connect(server.addr()).await.unwrap();
+    slow.write_all(b"GET /readyz HTTP/1.1\r\nHo").await.unwrap();
+    let (_, took) = until_closed(&mut slow).await;
+    assert!(took >= Duration::from_millis(250), "closed after {took:?}");
+
+    // A connection that never sends a byte.
+    let mut silent = TcpStream::connect(server.addr()).await.unwrap();
+    until_closed(&mut silent).await;
+
+    // A kept-alive HTTP/1.1 connection after its request.
+    let mut kept = TcpStream::connect(server.addr()).await.unwrap();
+    kept.write_all(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    let (answer, _) = until_closed(&mut kept).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    // An HTTP/2 connection after its request: closed for idleness.
+    let stream = TcpStream::connect(server.addr()).await.unwrap();
+    let (mut sender, connection) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(stream),
+    )
+    .await
+    .unwrap();
+    let connection = tokio::spawn(connection);
+    let request = axum::http::Request::get(format!("http://{}/readyz", server.addr()))
+        .body(http_body_util::Empty::<kapi::storage::Bytes>::new())
+        .unwrap();
+    assert_eq!(sender.send_request(request).await.unwrap().status(), 200);
+    let started = Instant::now();
+    tokio::time::timeout(PATIENCE, connection)
+        .await
+        .expect("an idle HTTP/2 connection is closed")
+        .unwrap()
+        .unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(400));
+}
+
+#[tokio::test]
+async fn a_quiet_watch_keeps_its_connection_past_the_idle_timeout() {
+    let server =
+        start(|b| b.connection_timeouts(Duration::from_millis(300), Duration::from_millis(300)))
+            .await;
+    let mut watch = TcpStream::connect(server.addr()).await.unwrap();
+    watch
+        .write_all(
+            format!("GET {WIDGETS}?watch=true HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").as_bytes(),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let mut writer = TcpStream::connect(server.addr()).await.unwrap();
+    let body = widget("late");
+    writer
+        .write_all(
+            format!(
+                "POST {WIDGETS} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let (created, _) = until_closed(&mut writer).await;
+    assert!(created.starts_with("HTTP/1.1 201"), "{created}");
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("\"late\"") {
+        let n = tokio::time::timeout(PATIENCE, watch.read(&mut buffer))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_ne!(
+            n,
+            0,
+            "the watch's connection was closed: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buffer[..n]);
+    }
+}
+
+#[tokio::test]
+async fn a_half_sent_body_ends_with_504() {
+    let server = start(|b| b.request_body_timeout(Duration::from_millis(300))).await;
+    let mut stream = TcpStream::connect(server.addr()).await.unwrap();
+    stream
+        .write_all(
+            format!(
+                "POST {WIDGETS} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                 Content-Length: 100\r\nConnection: close\r\n\r\n{{\"apiVersion\""
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let (answer, _) = until_closed(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 504"), "{answer}");
+    assert!(
+        answer.contains("Timeout: request did not complete within the allotted timeout"),
+        "{answer}"
+    );
+}
+
+/// One raw HTTP/1.1 exchange on a new connection.
+async fn exchange(server: &RunningServer, method: &str, path: &str, body: &str) -> String {
+    let mut stream = TcpStream::connect(server.addr()).await.unwrap();
+    stream
+        .write_all(
+            format!(
+                "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    until_closed(&mut stream).await.0
+}
+
+#[tokio::test]
+async fn a_full_share_answers_429_and_the_other_share_goes_on() {
+    let server = start(|b| {
+        b.max_requests_in_flight(1, 1, Duration::from_millis(100))
+            .resource_version_wait(Duration::from_secs(3))
+    })
+    .await;
+    let addr = server.addr();
+    // A read that waits for a resourceVersion the store has not reached holds the one seat.
+    let mut holder = TcpStream::connect(addr).await.unwrap();
+    holder
+        .write_all(
+            format!(
+                "GET {WIDGETS}?resourceVersion=999999&resourceVersionMatch=NotOlderThan HTTP/1.1\r\n\
+                 Host: 127.0.0.1\r\n\r\n"
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let refused = exchange(&server, "GET", WIDGETS, "").await;
+    assert!(refused.starts_with("HTTP/1.1 429"), "{refused}");
+    let lower = refused.to_ascii_lowercase();
+    assert!(lower.contains("\r\nretry-after: 1\r\n"), "{refused}");
+    assert!(
+        refused.ends_with("Too many requests, please try again later.\n"),
+        "{refused}"
+    );
+    // Writes have their own share; watches and probes take no seat.
+    assert!(
+        exchange(&server, "POST", WIDGETS, &widget("w"))
+            .await
+            .starts_with("HTTP/1.1 201")
+    );
+    assert!(
+        exchange(&server, "GET", "/readyz", "")
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    let mut watch = TcpStream::connect(addr).await.unwrap();
+    watch
+        .write_all(
+            format!("GET {WIDGETS}?watch=true HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut head = [0u8; 12];
+    tokio::time::timeout(PATIENCE, watch.read_exact(&mut head))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+}
