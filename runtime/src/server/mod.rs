@@ -35,6 +35,7 @@ mod object;
 mod observed;
 mod openapi;
 mod origin;
+mod panics;
 mod patch;
 mod path;
 mod protobuf;
@@ -347,7 +348,8 @@ impl ServerBuilder {
             .layer(axum::middleware::from_fn(move |request, next| {
                 seats.clone().admit(request, next)
             }))
-            .layer(axum::middleware::from_fn(origin::guard));
+            .layer(axum::middleware::from_fn(origin::guard))
+            .layer(panics::layer());
         Ok((router, Background { stop: stop_tx }))
     }
 

@@ -458,7 +458,7 @@ impl EmbeddedStorage {
         let db = self.shared.db.get().map_err(ReadError::Internal)?;
         tokio::task::spawn_blocking(move || f(&db))
             .await
-            .map_err(|err| ReadError::Internal(err.to_string()))?
+            .map_err(|err| ReadError::Internal(failed_task(err)))?
     }
 
     fn check_size(&self, key: &str, value: &Bytes) -> Result<(), (usize, usize)> {
@@ -488,6 +488,17 @@ impl EmbeddedStorage {
                 return Ok(());
             }
         }
+    }
+}
+
+/// What a read task that did not finish tells its caller. A panic is a bug: its text goes to
+/// the server's standard error for whoever runs it, never to a client.
+pub(super) fn failed_task(error: tokio::task::JoinError) -> String {
+    if error.is_panic() {
+        eprintln!("kapi: a storage read panicked (a bug): {error}");
+        "the storage engine failed; the server's log has the details".to_owned()
+    } else {
+        "the storage read was cancelled".to_owned()
     }
 }
 

@@ -136,7 +136,7 @@ impl State {
             read::replay(&db, &prefix, after, REPLAY_SCAN, REPLAY_EVENTS)
         })
         .await
-        .map_err(|err| WatchError::Internal(err.to_string()))?;
+        .map_err(|err| WatchError::Internal(super::failed_task(err)))?;
         let chunk = chunk.map_err(|err| match err {
             ReplayError::Compacted { compacted } => WatchError::Compacted {
                 requested: after,
