@@ -85,6 +85,9 @@ impl Conn {
         path: &str,
         body: Option<Bytes>,
     ) -> Result<Response<Incoming>> {
+        // The server closes a kept-alive HTTP/1.1 connection idle for its header timeout (32 s);
+        // like a pooling client, open a new one then.
+        self.revive().await?;
         self.sender.ready().await.context("connection closed")?;
         let mut request = Request::builder()
             .method(method)
