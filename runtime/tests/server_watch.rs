@@ -427,7 +427,7 @@ async fn many_watchers_each_see_exactly_their_events_in_order() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_watcher_that_does_not_read_is_ended_with_410_while_others_go_on() {
+async fn a_watcher_that_does_not_read_is_ended_while_others_go_on() {
     let h = harness(8).await;
     let start = h.storage.current_revision().await.unwrap();
     let uri = format!(
@@ -455,21 +455,18 @@ async fn a_watcher_that_does_not_read_is_ended_with_410_while_others_go_on() {
         .collect();
     assert_eq!(got, want);
 
-    // The slow watcher: at most what it could have had, then one 410, then the end.
+    // The slow watcher: at most what it could have had, in order, then the end, without an
+    // ERROR event (upstream's cacher closes a watcher that does not keep up the same way).
     let mut slow_events = Vec::new();
     while let Some(e) = slow.next(Duration::from_secs(5)).await {
         slow_events.push(e);
     }
-    let (last, before) = slow_events.split_last().unwrap();
-    assert_eq!(last["type"], "ERROR", "{last}");
-    assert_eq!(last["object"]["code"], 410);
-    assert_eq!(last["object"]["reason"], "Expired");
     assert!(
-        before.len() < total,
-        "{} events before the 410",
-        before.len()
+        slow_events.len() < total,
+        "{} events: the slow watcher was not cut short",
+        slow_events.len()
     );
-    for (e, c) in before.iter().zip(&model.changes) {
+    for (e, c) in slow_events.iter().zip(&model.changes) {
         assert_eq!(
             seen(e),
             ("ADDED".into(), c.namespace.clone(), c.name.clone(), c.rv)

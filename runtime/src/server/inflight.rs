@@ -76,9 +76,10 @@ enum Share {
 
 fn share(request: &Request) -> Option<Share> {
     let path = request.uri().path();
-    let probe = ["/livez", "/readyz", "/healthz"]
-        .iter()
-        .any(|p| path == *p || path.starts_with(&format!("{p}/")));
+    let probe = ["/livez", "/readyz", "/healthz"].iter().any(|p| {
+        path.strip_prefix(p)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    });
     if probe || is_watch(request) {
         return None;
     }

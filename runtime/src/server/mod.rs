@@ -11,7 +11,9 @@
 //! collector that runs as a background task of every server) and the descriptive
 //! endpoints (discovery, OpenAPI, health, version, deprecation warnings) meet only through
 //! `state::State` and axum routers: the descriptive routes are matched first and every other
-//! path falls through to the resource dispatcher.
+//! path falls through to the resource dispatcher. In front of both: `connections` (accepting
+//! and bounding connections) and the layers every request passes, outermost first: `panics`,
+//! `origin` (who may talk to a server without authentication), `inflight` (request seats).
 
 mod builtin;
 mod builtin_names;
@@ -87,7 +89,7 @@ pub(crate) struct Tunables {
     pub(crate) bookmark_interval: Duration,
     /// How long a watch without `timeoutSeconds` lasts.
     pub(crate) watch_timeout: Duration,
-    /// Encoded events one watcher may have queued before it is cut off with 410.
+    /// Ring entries one watcher may fall behind before its stream is ended.
     pub(crate) watch_queue: usize,
     /// How long a request body may take to arrive.
     pub(crate) body_timeout: Duration,
@@ -256,8 +258,8 @@ impl ServerBuilder {
         self
     }
 
-    /// How many encoded events one watcher may have queued before it is ended with 410
-    /// (default 1024).
+    /// How many changes a watcher may fall behind before its stream is ended, without an error
+    /// event, as upstream's cacher ends a watcher that does not keep up (default 1024).
     pub fn watch_queue(mut self, events: usize) -> Self {
         self.watch_queue = events.max(1);
         self

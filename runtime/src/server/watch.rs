@@ -7,8 +7,11 @@
 //! prefix that its selectors pass (an object leaving the selector is sent as DELETED, one
 //! entering as ADDED, decided on the decoded objects) and sends their shared lines; Table and
 //! PartialObjectMetadata watchers render their own lines from the shared decoded object. A
-//! client too slow to read lets the ring move past its cursor and then receives an ERROR event
-//! with a 410 Status, so nothing buffers without bound. A watch that starts at a revision the
+//! client too slow to read lets the ring move past its cursor; its stream then ends after the
+//! events it was owed, without an ERROR event, as upstream's cacher ends a watcher that does
+//! not keep up: the client watches again from the last resourceVersion it saw (reading that
+//! stretch from the store's history) instead of listing everything again, and nothing buffers
+//! without bound. A watch that starts at a revision the
 //! ring no longer covers reads the store's history through its own store watch first and
 //! joins the ring at the first change it has not sent: no gap, no duplicate.
 //!
@@ -235,7 +238,7 @@ const CHUNK: usize = 256 * 1024;
 ///
 /// The body is polled by the connection's own task, so a watcher costs no task, channel or
 /// per-event timer of its own; a client that does not read stops the polling, its cursor falls
-/// behind, and it is ended with 410 once the ring has moved past it.
+/// behind, and its stream ends (without an error) once the ring has moved past it.
 struct Watcher {
     id: u64,
     call: Call,
@@ -422,10 +425,9 @@ impl Watcher {
                 true
             }
             Next::Lagged => {
-                let lagged = WatchError::Lagged {
-                    revision: self.last,
-                };
-                self.end_with(error_event(ApiError::from_watch(lagged)));
+                // Upstream's cacher closes such a watcher without an error (`forget`), so the
+                // reflector resumes from its last event rather than relisting.
+                self.phase = Phase::Done;
                 true
             }
             Next::Ended(error) => {

@@ -9,7 +9,8 @@
 //! need are made on first use and shared the same way. Entries go into a ring of the last
 //! `watch_queue` changes; watchers keep a cursor into it and are woken when an entry arrives.
 //! A watcher whose cursor falls out of the ring (its client did not read that many events) has
-//! missed changes and is ended with 410 by `watch`. The ring is the only buffer: the feed never
+//! missed changes and its stream is ended by `watch` (without an error, as upstream's cacher
+//! does, so its client resumes from the last change it saw). The ring is the only buffer: the feed never
 //! waits for a watcher.
 //!
 //! A feed lives while a watcher holds it; the last watcher to go stops its storage watch.

@@ -137,13 +137,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn deep_flow_collections_are_refused_in_linear_time() {
+    fn deep_flow_collections_are_refused() {
+        // How fast is a benchmark matter (BENCHMARKS.md, "Bounded inputs").
         let deep = "[".repeat(100_000);
-        let started = std::time::Instant::now();
         let error = check_depth(deep.as_bytes()).unwrap_err();
         assert!(error.contains("deeper than 128"), "{error}");
-        // Linear: a few microseconds here, never seconds (a loose bound, not a benchmark).
-        assert!(started.elapsed() < std::time::Duration::from_secs(1));
         let mapping = format!("spec: {}", "{a: ".repeat(200));
         assert!(check_depth(mapping.as_bytes()).is_err());
         let listed = format!("items:\n  - {}", "[".repeat(129));
