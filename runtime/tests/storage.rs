@@ -409,3 +409,58 @@ async fn a_full_disk_fails_writes_loudly_and_the_store_comes_back() {
     assert_eq!(&s.get("/a", None).await.unwrap().unwrap().value[..], b"1");
     assert_eq!(s.count("/b/").await.unwrap(), 0);
 }
+
+/// The same on a real full disk, where the machine lets a test mount a small tmpfs (root on
+/// Linux; elsewhere the test says why it did nothing): writes fill it until they fail with the
+/// I/O error, the store reports the fault, and it comes back once a file beside it is removed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_full_tmpfs_fails_writes_and_recovers_once_space_is_freed() {
+    /// Unmounts the tmpfs however the test ends.
+    struct Mounted(std::path::PathBuf);
+    impl Drop for Mounted {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
+        .arg(dir.path())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("no tmpfs could be mounted here (it needs root): the injected fault covers this");
+        return;
+    }
+    let _mount = Mounted(dir.path().to_path_buf());
+    let data = dir.path().join("data");
+    let s = EmbeddedStorage::open(&data, test_options()).await.unwrap();
+    // A filler file takes most of the space, so freeing it later makes room.
+    let filler = dir.path().join("filler");
+    std::fs::write(&filler, vec![0u8; 4 * 1024 * 1024]).unwrap();
+    let big = Bytes::from(vec![b'x'; 64 * 1024]);
+    let mut written = 0u64;
+    let error = loop {
+        match s.create(&format!("/big/{written}"), big.clone()).await {
+            Ok(_) => written += 1,
+            Err(e) => break e.to_string(),
+        }
+        assert!(written < 1000, "the tmpfs never filled up");
+    };
+    assert!(error.contains("storage I/O error"), "{error}");
+    assert!(s.current_revision().await.is_err());
+
+    std::fs::remove_file(&filler).unwrap();
+    let started = Instant::now();
+    while s.current_revision().await.is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the store did not come back after space was freed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    s.create("/after", value("1")).await.unwrap();
+    assert_eq!(s.count("/big/").await.unwrap(), written);
+    drop(s);
+}
