@@ -5,7 +5,8 @@
 #   2. ConfigMap create, get and update (PUT): open loop at --rate per second for --seconds, latency
 #      from each request's due time (no coordinated omission), and closed loop at --concurrency
 #      connections for throughput; the creates fill the store to --objects;
-#   3. server RSS and data directory size per stored object;
+#   3. server RSS and data directory size per stored object; the gets once more beside
+#      --slow-connections connections that send a request head a line a second (slowloris);
 #   4. list of all --objects whole and in pages of --page-limit, end to end with the body read;
 #   5. watch delivery to --watchers concurrent watches: creates at --watch-rate stamped with their
 #      send time, latency from the stamp to the event line read by each watcher

@@ -15,6 +15,7 @@ mod http;
 mod list;
 mod report;
 mod server;
+mod slow;
 mod stats;
 mod watch;
 
@@ -83,10 +84,14 @@ struct Args {
     watch_rate: f64,
     /// Carry the watches as HTTP/2 streams (prior knowledge), this many per connection, as
     /// clients that multiplex do; 0 (the default): one HTTP/1.1 connection per watch, as
-    /// kubectl and the Python client over plain HTTP. At most 200, the server's limit of
+    /// kubectl and the Python client over plain HTTP. At most 250, the server's limit of
     /// concurrent streams per connection (a stream beyond it would wait for a free one).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=200))]
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=250))]
     watch_streams_per_connection: u16,
+    /// Slow connections (request heads sent a line a second, never finished) held open while
+    /// the gets are measured once more.
+    #[arg(long, default_value_t = 1000)]
+    slow_connections: usize,
 }
 
 fn main() -> ExitCode {
@@ -213,6 +218,7 @@ async fn run(args: Args) -> Result<Report> {
         ),
     );
 
+    let mut get_p99 = Duration::ZERO;
     for (op, name, target) in [(Op::Get, "get", false), (Op::Update, "update", true)] {
         open(name);
         let (conns, rest) = split(pool);
@@ -221,6 +227,9 @@ async fn run(args: Args) -> Result<Report> {
             open_loop(conns, Arc::clone(&work), op, 0, open_count, args.rate).await;
         let used = server.cpu()? - cpu;
         open_row(&mut report, name, &phase, args.rate, target, used);
+        if op == Op::Get {
+            get_p99 = phase.latency.p99();
+        }
         pool = rejoin(conns, rest);
 
         progress(&format!(
@@ -235,6 +244,28 @@ async fn run(args: Args) -> Result<Report> {
         closed_row(&mut report, name, &phase, concurrency, used);
         pool = conns;
     }
+
+    progress(&format!(
+        "get: {open_count} in open loop at {}/s beside {} slow connections",
+        args.rate, args.slow_connections
+    ));
+    let slow = slow::open(addr, args.slow_connections).await?;
+    let (conns, rest) = split(pool);
+    let (phase, conns) =
+        open_loop(conns, Arc::clone(&work), Op::Get, 0, open_count, args.rate).await;
+    drop(slow);
+    pool = rejoin(conns, rest);
+    let delay = phase.latency.p99().saturating_sub(get_p99);
+    report.target(
+        format!(
+            "get, open loop {}/s beside {} slow connections: p99 (its delay over the get without them)",
+            args.rate, args.slow_connections
+        ),
+        format!("{} (+{})", ms(phase.latency.p99()), ms(delay)),
+        "delay ≤ 10 ms",
+        delay <= Duration::from_millis(10) && phase.latency.errors() == 0,
+    );
+    errors_note(&mut report, "get beside slow connections", &phase.latency);
 
     progress("lists");
     let cpu = server.cpu()?;
