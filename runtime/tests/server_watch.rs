@@ -1,6 +1,7 @@
 //! The shared watch cache, driven through the router in-process: many watchers of one resource
 //! with different namespaces, selectors and start versions each see exactly their events in
-//! order; a watcher that does not read is ended with 410 while the others go on; watchers
+//! order, initial events included; a watcher that does not read is ended (without an error)
+//! while the others go on; watchers
 //! that start before what the shared ring holds read history from the store first and join
 //! the live stream without a gap or a duplicate.
 // Test code: a failed unwrap is a failed test.
@@ -598,4 +599,79 @@ async fn a_bookmark_comes_two_seconds_before_the_watch_times_out() {
         "bookmark at {at:?}, end at {ended:?}"
     );
     assert!(ended >= Duration::from_millis(3500), "ended at {ended:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initial_events_read_a_page_at_a_time_are_the_state_at_the_start_then_the_changes() {
+    // Initial events leave the server a page at a time as the client reads them (a page holds
+    // about 16 KiB of events; these objects make pages of about a dozen), read from the store
+    // at the revision the watch started at. Changes made while a watcher is still reading its
+    // initial events must come after them, once each, and never inside them.
+    let h = harness(1024).await;
+    let mut model = Model::default();
+    let filler = "x".repeat(1200);
+    for i in 0..120 {
+        let app = if i % 2 == 0 { "web" } else { "db" };
+        let name = format!("w{i:03}");
+        let object = h
+            .ok(
+                "POST",
+                &collection("default"),
+                Some(json!({
+                    "apiVersion": "example.com/v1", "kind": "Widget",
+                    "metadata": {"name": name, "labels": {"app": app}},
+                    "spec": {"n": 0, "filler": filler},
+                })),
+            )
+            .await;
+        model.record(
+            "default",
+            &name,
+            Some(labels(&[("app", app)])),
+            rv_of(&object),
+        );
+    }
+    let opened = Model {
+        changes: model.changes.clone(),
+        live: model.live.clone(),
+    };
+    let every = spec(Some("default"), None, None, None);
+    let selected = spec(Some("default"), Some(("app=web", web)), None, None);
+    // The same events when asked for as a watch list: initial events, then a bookmark.
+    let listed = format!(
+        "{}&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+        every.uri()
+    );
+    let mut watchers = Vec::new();
+    for (uri, s) in [
+        (every.uri(), &every),
+        (selected.uri(), &selected),
+        (listed, &every),
+    ] {
+        let mut reader = Reader::open(&h, &uri).await;
+        // Some initial events read, most still to come when the writes below happen.
+        let first = reader.read(5, Duration::ZERO).await;
+        watchers.push((reader, first, s));
+    }
+    model
+        .update(&h, "default", "w000", labels(&[("app", "db")]))
+        .await;
+    model
+        .update(&h, "default", "w119", labels(&[("app", "web")]))
+        .await;
+    model.delete(&h, "default", "w002").await;
+    model
+        .create(&h, "default", "w200", labels(&[("app", "web")]))
+        .await;
+
+    for (mut reader, mut events, s) in watchers {
+        let want = s.expected(&model, &opened);
+        events.extend(
+            reader
+                .read(want.len() - events.len(), Duration::from_millis(300))
+                .await,
+        );
+        let got: Vec<Seen> = events.iter().map(seen).collect();
+        assert_eq!(got, want);
+    }
 }

@@ -43,6 +43,7 @@ mod path;
 mod protobuf;
 mod recent;
 mod selector;
+mod send_window;
 mod served;
 mod state;
 mod version;

@@ -15,6 +15,12 @@
 //! ring no longer covers reads the store's history through its own store watch first and
 //! joins the ring at the first change it has not sent: no gap, no duplicate.
 //!
+//! Initial events (a watch without a resourceVersion, or one that asks for them) are read from
+//! the store a page at a time, at the revision the watch starts from, as the client takes
+//! them; the changes follow from that revision on. What a watcher holds is so bounded whatever
+//! the collection's size: one page of initial events, and what its connection has not yet
+//! written, which `send_window` caps (a client that stops reading stops the watcher there).
+//!
 //! Every object, initial events included, is served as `object::from_stored` serves it (or
 //! spliced from the stored bytes to the same result, see `served`), so a resource with
 //! conversions is watched in the requested version; an object that fails to convert ends the
@@ -45,10 +51,12 @@ use super::list::{self, columns, include_policy, row};
 use super::negotiate::{Output, Shape};
 use super::object::{from_stored, parse_rv, wait_for};
 use super::selector::Selectors;
+use super::send_window::SendWindow;
 use super::watch_cache::{Entry, EventType, Feed, Next, event_line, watcher_id};
 use super::{Call, stopped};
 
 /// How an event's object is rendered.
+#[derive(Clone)]
 struct Renderer {
     output: Output,
     include: crate::meta::IncludeObjectPolicy,
@@ -135,6 +143,7 @@ pub(crate) async fn watch(
     // after it only, unless initial events were asked for.
     let initial = send_initial || matches!(rv, None | Some("0"));
     let mut first = VecDeque::new();
+    let mut initial_pages = None;
     let start = if initial {
         let list_options = ListOptions {
             resource_version: rv.filter(|rv| *rv != "0").map(str::to_owned),
@@ -143,19 +152,20 @@ pub(crate) async fn watch(
                 .map(|_| ResourceVersionMatch::NotOlderThan),
             ..ListOptions::default()
         };
-        let revision = if output.shape == Shape::Object {
-            let page = list::list_json(&call, &list_options, &selectors).await?;
-            first.extend(page.items.iter().map(|o| event_line("ADDED", o)));
-            page.revision
-        } else {
-            let page = list::list(&call, &list_options, &selectors).await?;
-            for object in &page.items {
-                first.push_back(renderer.event(&call, "ADDED", object));
-            }
-            page.revision
+        // The first page is read before the stream starts, so its errors are plain HTTP
+        // errors and its revision is where the changes start; the rest follow as the client
+        // reads them.
+        let mut pages = InitialPages {
+            call: call.clone(),
+            selectors: selectors.clone(),
+            renderer: renderer.clone(),
+            end_bookmark: send_initial && bookmarks,
+            next: None,
         };
-        if send_initial && bookmarks {
-            first.push_back(bookmark(&call, revision, true));
+        let page = pages.read(list_options, FIRST_PAGE).await?;
+        let revision = page.revision;
+        if pages.queue(page, &mut first) {
+            initial_pages = Some(pages);
         }
         revision
     } else {
@@ -201,6 +211,8 @@ pub(crate) async fn watch(
         selectors,
         prefix,
         pending: first,
+        initial: initial_pages,
+        window: SendWindow::new(WINDOW),
         phase,
         feed,
         after: start,
@@ -228,17 +240,29 @@ enum Phase {
     Done,
 }
 
-/// How many ring entries a watcher takes per poll, and how many bytes it sends per chunk: a
-/// watcher that fell behind catches up in few writes without holding the ring's lock long.
+/// How many ring entries a watcher takes per poll, so it does not hold the ring's lock long.
 const TAKE: usize = 64;
-const CHUNK: usize = 256 * 1024;
+/// Small event lines are joined into chunks of up to this many bytes (fewer, larger writes);
+/// larger lines, shared ones from the watch cache among them, go out as they are.
+const CHUNK: usize = 8 * 1024;
+/// The bytes a watcher may have handed to its connection and not yet written (see
+/// `send_window`): what a client that stops reading can make the server hold for it,
+/// besides the one page of initial events being sent.
+const WINDOW: usize = 32 * 1024;
+/// Objects in the first page of initial events; later pages hold about `PAGE_BYTES` of
+/// rendered events, by the average size seen so far.
+const FIRST_PAGE: i64 = 16;
+const PAGE_BYTES: usize = 16 * 1024;
+const MAX_PAGE: i64 = 500;
 
 /// One watch's response body: the initial events, then the changes of its collection that its
 /// selectors pass, bookmarks when asked, until the timeout, the server's stop or an error.
 ///
 /// The body is polled by the connection's own task, so a watcher costs no task, channel or
-/// per-event timer of its own; a client that does not read stops the polling, its cursor falls
-/// behind, and its stream ends (without an error) once the ring has moved past it.
+/// per-event timer of its own. What it holds is bounded: one page of initial events read from
+/// the store as the client takes them, and what its connection has not yet written
+/// (`window`). A client that does not read stops the polling, its cursor falls behind, and
+/// its stream ends (without an error) once the ring has moved past it.
 struct Watcher {
     id: u64,
     call: Call,
@@ -247,6 +271,9 @@ struct Watcher {
     /// Keys of the watched collection start with this (the feed covers every namespace).
     prefix: String,
     pending: VecDeque<Bytes>,
+    /// The initial events not read yet, when the watch sends them.
+    initial: Option<InitialPages>,
+    window: SendWindow,
     phase: Phase,
     feed: Option<Arc<Feed>>,
     /// Changes up to this revision were sent already (or before the watch's start).
@@ -275,15 +302,35 @@ impl Stream for Watcher {
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         loop {
-            if let Some(chunk) = this.take_pending() {
-                return Poll::Ready(Some(Ok(chunk)));
-            }
-            if matches!(this.phase, Phase::Done) {
-                return Poll::Ready(None);
-            }
-            if this.deadline.as_mut().poll(cx).is_ready() || this.stop.as_mut().poll(cx).is_ready()
+            let ended = matches!(this.phase, Phase::Done) && this.initial.is_none();
+            if !(ended && this.pending.is_empty())
+                && (this.deadline.as_mut().poll(cx).is_ready()
+                    || this.stop.as_mut().poll(cx).is_ready())
             {
                 this.phase = Phase::Done;
+                this.initial = None;
+                this.pending.clear();
+                return Poll::Ready(None);
+            }
+            // Nothing more is made while the connection holds a window's worth unwritten.
+            if this.window.poll_room(cx).is_pending() {
+                return Poll::Pending;
+            }
+            if let Some(chunk) = this.take_pending() {
+                return Poll::Ready(Some(Ok(this.window.track(chunk))));
+            }
+            if let Some(pages) = &mut this.initial {
+                match pages.poll_next_page(cx, &mut this.pending) {
+                    Poll::Ready(more) => {
+                        if !more {
+                            this.initial = None;
+                        }
+                        continue;
+                    }
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
+            if matches!(this.phase, Phase::Done) {
                 return Poll::Ready(None);
             }
             let progressed = match &mut this.phase {
@@ -303,6 +350,116 @@ impl Stream for Watcher {
                 continue;
             }
             return Poll::Pending;
+        }
+    }
+}
+
+/// The initial events after the first page: read from the store a page at a time, at the
+/// first page's revision (through its continue token), once the client has taken the ones
+/// before. A watcher so holds one page of them at most, however large the collection.
+struct InitialPages {
+    call: Call,
+    selectors: Selectors,
+    renderer: Renderer,
+    /// Whether the last page is followed by the bookmark that ends the initial events.
+    end_bookmark: bool,
+    next: Option<PageRead>,
+}
+
+/// The read of the next page of initial events.
+type PageRead = Pin<Box<dyn Future<Output = Result<InitialPage, ApiError>> + Send>>;
+
+/// One page of initial events, rendered.
+struct InitialPage {
+    lines: Vec<Bytes>,
+    revision: u64,
+    continue_: Option<String>,
+    /// How many objects the page was asked for, and the rendered bytes of the ones read.
+    asked: i64,
+    bytes: usize,
+}
+
+impl InitialPages {
+    /// Reads one page with `options` (its `limit` set to `limit`).
+    fn read(
+        &self,
+        mut options: ListOptions,
+        limit: i64,
+    ) -> impl Future<Output = Result<InitialPage, ApiError>> + Send + 'static {
+        let call = self.call.clone();
+        let selectors = self.selectors.clone();
+        let renderer = self.renderer.clone();
+        options.limit = Some(limit);
+        async move {
+            let (lines, revision, continue_) = if renderer.output.shape == Shape::Object {
+                let page = list::list_json(&call, &options, &selectors).await?;
+                let lines: Vec<Bytes> = page.items.iter().map(|o| event_line("ADDED", o)).collect();
+                (lines, page.revision, page.continue_)
+            } else {
+                let page = list::list(&call, &options, &selectors).await?;
+                let lines = page
+                    .items
+                    .iter()
+                    .map(|o| renderer.event(&call, "ADDED", o))
+                    .collect();
+                (lines, page.revision, page.continue_)
+            };
+            let bytes = lines.iter().map(Bytes::len).sum();
+            Ok(InitialPage {
+                lines,
+                revision,
+                continue_,
+                asked: limit,
+                bytes,
+            })
+        }
+    }
+
+    /// Queues `page`'s events and starts reading the next page; false when it was the last.
+    fn queue(&mut self, page: InitialPage, pending: &mut VecDeque<Bytes>) -> bool {
+        let count = page.lines.len();
+        pending.extend(page.lines);
+        let Some(token) = page.continue_ else {
+            if self.end_bookmark {
+                pending.push_back(bookmark(&self.call, page.revision, true));
+            }
+            return false;
+        };
+        // About PAGE_BYTES of events per page, by the average size so far.
+        let limit = match page.bytes.checked_div(count) {
+            Some(average) if average > 0 => i64::try_from(PAGE_BYTES / average).unwrap_or(MAX_PAGE),
+            _ => page.asked.saturating_mul(2),
+        }
+        .clamp(1, MAX_PAGE);
+        let options = ListOptions {
+            continue_: Some(token),
+            ..ListOptions::default()
+        };
+        self.next = Some(Box::pin(self.read(options, limit)));
+        true
+    }
+
+    /// Reads the next page into `pending`; `Ready(false)` once the initial events are all
+    /// queued (or ended by an error line).
+    fn poll_next_page(
+        &mut self,
+        cx: &mut Context<'_>,
+        pending: &mut VecDeque<Bytes>,
+    ) -> Poll<bool> {
+        let Some(next) = &mut self.next else {
+            return Poll::Ready(false);
+        };
+        let page = match next.as_mut().poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(page) => page,
+        };
+        self.next = None;
+        match page {
+            Ok(page) => Poll::Ready(self.queue(page, pending)),
+            Err(e) => {
+                pending.push_back(error_event(e));
+                Poll::Ready(false)
+            }
         }
     }
 }
