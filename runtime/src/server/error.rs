@@ -166,9 +166,17 @@ impl ApiError {
         Self::from_status(Status::internal_error(&message.to_string()))
     }
 
+    /// 500 InternalError for a stored value that failed its integrity check: which key and
+    /// where stay in the server (the error that names them is the engine's), and the client
+    /// learns only that its data could not be served.
+    pub(crate) fn corrupt() -> Self {
+        Self::internal("stored data failed its integrity check")
+    }
+
     /// A read failure. `FutureRevision` reaching here means the caller already waited.
     pub(crate) fn from_read(error: ReadError) -> Self {
         match error {
+            ReadError::Corrupt(_) => Self::corrupt(),
             ReadError::Compacted {
                 requested,
                 compacted,
@@ -183,6 +191,7 @@ impl ApiError {
     /// A create failure.
     pub(crate) fn from_create(error: CreateError, s: Subject<'_>) -> Self {
         match error {
+            CreateError::Corrupt(_) => Self::corrupt(),
             CreateError::AlreadyExists { .. } => Self::already_exists(s),
             CreateError::TooLarge { size, limit } => {
                 Self::from_status(Status::request_entity_too_large(&format!(
@@ -196,6 +205,7 @@ impl ApiError {
     /// An update failure.
     pub(crate) fn from_update(error: UpdateError, s: Subject<'_>) -> Self {
         match error {
+            UpdateError::Corrupt(_) => Self::corrupt(),
             UpdateError::NotFound => Self::not_found(s),
             UpdateError::Conflict { .. } => Self::conflict_modified(s),
             UpdateError::TooLarge { size, limit } => {
@@ -210,6 +220,7 @@ impl ApiError {
     /// A delete failure.
     pub(crate) fn from_delete(error: DeleteError, s: Subject<'_>) -> Self {
         match error {
+            DeleteError::Corrupt(_) => Self::corrupt(),
             DeleteError::NotFound => Self::not_found(s),
             DeleteError::Conflict { .. } => Self::conflict_modified(s),
             other => Self::internal(other),
@@ -219,6 +230,7 @@ impl ApiError {
     /// A watch failure, as the ERROR event's Status or an HTTP error before streaming.
     pub(crate) fn from_watch(error: WatchError) -> Self {
         match error {
+            WatchError::Corrupt(_) => Self::corrupt(),
             WatchError::Compacted {
                 requested,
                 compacted,
@@ -304,6 +316,16 @@ mod tests {
             ),
             (
                 ApiError::from_read(ReadError::Internal("disk".into())),
+                500,
+                "InternalError",
+            ),
+            (
+                ApiError::from_read(ReadError::Corrupt("corrupt current record".into())),
+                500,
+                "InternalError",
+            ),
+            (
+                ApiError::from_watch(WatchError::Corrupt("corrupt history record".into())),
                 500,
                 "InternalError",
             ),
