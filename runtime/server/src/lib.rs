@@ -80,6 +80,13 @@ pub struct ServeArgs {
     #[arg(long, value_enum, default_value_t = KubeRelease::V1_36)]
     pub kube_version: KubeRelease,
 
+    /// Start on a database older than the data directory has served (a backup put back), which
+    /// is otherwise refused: its revision jumps past every revision served before and older
+    /// history counts as compacted, so resourceVersions keep increasing and clients list
+    /// again. Changes made after the copy was taken stay lost. Not needed on later starts.
+    #[arg(long, conflicts_with = "etcd_servers")]
+    pub accept_restored_database: bool,
+
     /// How often the store compacts its history (e.g. `1s`, `500ms`, `5m`); for tests.
     #[arg(long, hide = true, value_name = "DURATION", value_parser = parse_duration)]
     pub compaction_interval: Option<Duration>,
@@ -258,7 +265,8 @@ pub async fn open_storage(args: &ServeArgs) -> Result<Arc<dyn Storage>, ServeErr
         return Err(ServeError::EtcdNotBuilt);
     }
     let dir = args.data_dir.as_ref().ok_or(ServeError::NoStore)?;
-    let mut options = EmbeddedOptions::default();
+    let mut options =
+        EmbeddedOptions::default().with_accept_restored_database(args.accept_restored_database);
     if let Some(interval) = args.compaction_interval {
         options = options.with_compaction_interval(Some(interval));
     }
@@ -372,6 +380,9 @@ mod tests {
         let embedded = parse(&["--data-dir", "d"]).unwrap();
         assert_eq!(embedded.data_dir, Some(PathBuf::from("d")));
         assert!(embedded.etcd_servers.is_empty());
+        assert!(!embedded.accept_restored_database);
+        let restored = parse(&["--data-dir", "d", "--accept-restored-database"]).unwrap();
+        assert!(restored.accept_restored_database);
         let etcd = parse(&[
             "--etcd-servers",
             "http://127.0.0.1:1,http://127.0.0.1:2",
@@ -385,10 +396,15 @@ mod tests {
         );
         assert_eq!(etcd.etcd_prefix.as_deref(), Some("/a"));
         assert_eq!(etcd.data_dir, None);
-        let refused: [&[&str]; 3] = [
+        let refused: [&[&str]; 4] = [
             &[],
             &["--data-dir", "d", "--etcd-servers", "http://127.0.0.1:1"],
             &["--data-dir", "d", "--etcd-prefix", "/a"],
+            &[
+                "--etcd-servers",
+                "http://127.0.0.1:1",
+                "--accept-restored-database",
+            ],
         ];
         for argv in refused {
             assert!(parse(argv).is_err(), "{argv:?} must be refused");
@@ -438,6 +454,7 @@ mod tests {
             etcd_prefix: None,
             kubeconfig: dir.path().join("nested/kubeconfig"),
             kube_version: KubeRelease::V1_36,
+            accept_restored_database: false,
             compaction_interval: None,
         };
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -484,6 +501,7 @@ mod tests {
             etcd_prefix: None,
             kubeconfig: kubeconfig.clone(),
             kube_version: KubeRelease::V1_36,
+            accept_restored_database: false,
             compaction_interval: None,
         };
         let poller = tokio::task::spawn_blocking(move || {
