@@ -214,6 +214,8 @@ pub struct ServerOptions {
     pub kube_version: Option<String>,
     /// The hidden `--compaction-interval` (e.g. `"1s"`).
     pub compaction_interval: Option<String>,
+    /// `--accept-restored-database`.
+    pub accept_restored_database: bool,
 }
 
 /// How long a server may take from spawn to printing its address.
@@ -258,6 +260,9 @@ impl KapiServer {
         }
         if let Some(interval) = &options.compaction_interval {
             command.args(["--compaction-interval", interval]);
+        }
+        if options.accept_restored_database {
+            command.arg("--accept-restored-database");
         }
         let started = Instant::now();
         let mut child = command
