@@ -19,6 +19,11 @@
 //! in one transaction when it is opened ([`migrate_current`], [`migrate_history`]), so readers
 //! only ever decode format 2. The sums then vouch for the bytes as they were at the upgrade:
 //! damage done before it cannot be told from data.
+//!
+//! In format 2 the two tables' values have a redb type of their own, [`Checked`], where format
+//! 1 had `&[u8]`. kapi from before checksums opens the tables as `&[u8]`, so on a database in
+//! format 2 redb reports a type mismatch and that kapi refuses to start, rather than misread
+//! the values or write values without sums among them.
 
 use bytes::Bytes;
 
@@ -35,6 +40,44 @@ const V1_TAG_PUT: u8 = 0;
 const V1_TAG_TOMBSTONE: u8 = 1;
 const V1_CURRENT_HEADER: usize = 16;
 const V1_HISTORY_HEADER: usize = 9;
+
+/// The redb value type of the `current` and `history` tables in format 2: bytes, stored as
+/// `&[u8]` stores them, under a type name of its own (see the module docs).
+#[derive(Debug)]
+pub(super) struct Checked;
+
+impl redb::Value for Checked {
+    type SelfType<'a>
+        = &'a [u8]
+    where
+        Self: 'a;
+    type AsBytes<'a>
+        = &'a [u8]
+    where
+        Self: 'a;
+
+    fn fixed_width() -> Option<usize> {
+        None
+    }
+
+    fn from_bytes<'a>(data: &'a [u8]) -> &'a [u8]
+    where
+        Self: 'a,
+    {
+        data
+    }
+
+    fn as_bytes<'a, 'b: 'a>(value: &'a &'b [u8]) -> &'a [u8]
+    where
+        Self: 'b,
+    {
+        value
+    }
+
+    fn type_name() -> redb::TypeName {
+        redb::TypeName::new("kapi::Checked")
+    }
+}
 
 /// A version of one key as recorded in the `history` table.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,22 +5,28 @@
 //!
 //! The value format is recorded in the `meta` table (`format`). A database without it was
 //! written by kapi before checksums (format 1) and is rewritten in format 2 before anything
-//! reads it, so readers know one layout. A format newer than this code's is refused: this code
+//! reads it, so readers know one layout; its `current` and `history` tables are moved aside
+//! and copied into tables of format 2's value type (`codec::Checked`), which kapi of format 1
+//! cannot open. A format newer than this code's is refused: this code
 //! could not check its values.
 
-use std::ops::Bound;
+use redb::{Database, ReadableTable, TableDefinition, TableError, WriteTransaction};
 
-use redb::{Database, ReadableTable, WriteTransaction};
-
-use super::codec::{self, Version};
+use super::codec::{self, Checked, Version};
 use super::{CURRENT, HISTORY, LOG, META, META_COMPACTED, META_REVISION};
 
 /// The `meta` entry that records the value format.
 const META_FORMAT: &str = "format";
 /// The value format this code writes: 2, values with checksums.
 pub(super) const FORMAT: u64 = 2;
-/// Rows one step of the migration reads before it writes them back, bounding its memory.
-const MIGRATE_CHUNK: usize = 1024;
+/// The tables of format 1, and the names they are moved to while they are rewritten.
+const LEGACY_CURRENT: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("current");
+const LEGACY_HISTORY: TableDefinition<'static, (&str, u64), &[u8]> =
+    TableDefinition::new("history");
+const STAGED_CURRENT: TableDefinition<'static, &str, &[u8]> =
+    TableDefinition::new("current.format1");
+const STAGED_HISTORY: TableDefinition<'static, (&str, u64), &[u8]> =
+    TableDefinition::new("history.format1");
 /// How far past the high-water mark an accepted older copy's revision jumps. The mark may
 /// trail the last revision served by the writes of one marker interval before a crash (see
 /// `marker`); this margin covers far more writes than the engine commits in that time.
@@ -68,11 +74,7 @@ impl<E: Into<redb::Error>> From<E> for InitError {
 /// one, migrating its values and checking its revision against `expect`.
 pub(super) fn init_database(db: Database, expect: Expect) -> Result<Ready, InitError> {
     let txn = db.begin_write()?;
-    // Creating the tables up front lets every read open them without a special case.
-    txn.open_table(CURRENT)?;
-    txn.open_table(HISTORY)?;
-    txn.open_table(LOG)?;
-    let (mut revision, mut compacted, format) = {
+    let (revision, compacted, format) = {
         let meta = txn.open_table(META)?;
         let read =
             |name| -> Result<Option<u64>, InitError> { Ok(meta.get(name)?.map(|v| v.value())) };
@@ -90,18 +92,24 @@ pub(super) fn init_database(db: Database, expect: Expect) -> Result<Ready, InitE
             meta.insert(META_REVISION, 1u64)?;
             meta.insert(META_COMPACTED, 0u64)?;
             meta.insert(META_FORMAT, FORMAT)?;
-            revision = Some(1);
-            compacted = Some(0);
         }
         (Some(_), None | Some(1)) => {
-            migrate_current(&txn)?;
-            migrate_history(&txn)?;
+            migrate(&txn, LEGACY_CURRENT, STAGED_CURRENT, CURRENT, |key, raw| {
+                codec::migrate_current(key, raw)
+            })?;
+            migrate(&txn, LEGACY_HISTORY, STAGED_HISTORY, HISTORY, |key, raw| {
+                codec::migrate_history(key.0, key.1, raw)
+            })?;
             txn.open_table(META)?.insert(META_FORMAT, FORMAT)?;
             migrated = true;
         }
         (Some(_), Some(FORMAT)) => {}
         (Some(_), Some(newer)) => return Err(InitError::NewerFormat(newer)),
     }
+    // Creating the tables up front lets every read open them without a special case.
+    txn.open_table(CURRENT)?;
+    txn.open_table(HISTORY)?;
+    txn.open_table(LOG)?;
     let mut revision = revision.unwrap_or(1);
     let mut compacted = compacted.unwrap_or(0);
     let mut bumped_from = None;
@@ -128,71 +136,34 @@ pub(super) fn init_database(db: Database, expect: Expect) -> Result<Ready, InitE
     })
 }
 
-/// Rewrites every format 1 `current` value in format 2. A value that does not parse stays as
-/// it was, and so fails its (absent) checksum when read: corruption is reported, as before.
-fn migrate_current(txn: &WriteTransaction) -> Result<(), InitError> {
-    let mut table = txn.open_table(CURRENT)?;
-    let mut after: Option<String> = None;
-    loop {
-        let mut chunk = Vec::with_capacity(MIGRATE_CHUNK);
-        {
-            let start = match &after {
-                Some(key) => Bound::Excluded(key.as_str()),
-                None => Bound::Unbounded,
-            };
-            for entry in table.range::<&str>((start, Bound::Unbounded))? {
-                let (k, v) = entry?;
-                let key = k.value().to_owned();
-                let migrated = codec::migrate_current(&key, v.value()).ok();
-                chunk.push((key, migrated));
-                if chunk.len() == MIGRATE_CHUNK {
-                    break;
-                }
-            }
-        }
-        let Some((last, _)) = chunk.last() else {
-            return Ok(());
-        };
-        after = Some(last.clone());
-        for (key, value) in &chunk {
-            if let Some(value) = value {
-                table.insert(key.as_str(), value.as_slice())?;
-            }
+/// Moves a format 1 table aside, writes each of its rows into the format 2 table of the same
+/// name, and deletes it. A value that does not parse is copied as it was, and so fails its
+/// checksum when read: corruption is reported, as it was before.
+fn migrate<K: redb::Key + 'static>(
+    txn: &WriteTransaction,
+    legacy: TableDefinition<'static, K, &'static [u8]>,
+    staged: TableDefinition<'static, K, &'static [u8]>,
+    target: TableDefinition<'static, K, Checked>,
+    rewrite: impl for<'a> Fn(K::SelfType<'a>, &[u8]) -> Result<Vec<u8>, String>,
+) -> Result<(), InitError> {
+    match txn.rename_table(legacy, staged) {
+        Ok(()) => {}
+        // kapi always created its tables; without this one there is nothing to move.
+        Err(TableError::TableDoesNotExist(_)) => return Ok(()),
+        Err(err) => return Err(err.into()),
+    }
+    {
+        let old = txn.open_table(staged)?;
+        let mut new = txn.open_table(target)?;
+        for entry in old.iter()? {
+            let (k, v) = entry?;
+            let raw = v.value();
+            let value = rewrite(k.value(), raw).unwrap_or_else(|_| raw.to_vec());
+            new.insert(k.value(), value.as_slice())?;
         }
     }
-}
-
-/// Rewrites every format 1 `history` value in format 2, as [`migrate_current`].
-fn migrate_history(txn: &WriteTransaction) -> Result<(), InitError> {
-    let mut table = txn.open_table(HISTORY)?;
-    let mut after: Option<(String, u64)> = None;
-    loop {
-        let mut chunk = Vec::with_capacity(MIGRATE_CHUNK);
-        {
-            let start = match &after {
-                Some((key, revision)) => Bound::Excluded((key.as_str(), *revision)),
-                None => Bound::Unbounded,
-            };
-            for entry in table.range::<(&str, u64)>((start, Bound::Unbounded))? {
-                let (k, v) = entry?;
-                let (key, revision) = k.value();
-                let migrated = codec::migrate_history(key, revision, v.value()).ok();
-                chunk.push(((key.to_owned(), revision), migrated));
-                if chunk.len() == MIGRATE_CHUNK {
-                    break;
-                }
-            }
-        }
-        let Some((last, _)) = chunk.last() else {
-            return Ok(());
-        };
-        after = Some(last.clone());
-        for ((key, revision), value) in &chunk {
-            if let Some(value) = value {
-                table.insert((key.as_str(), *revision), value.as_slice())?;
-            }
-        }
-    }
+    txn.delete_table(staged)?;
+    Ok(())
 }
 
 /// Moves an accepted older copy to revision `to`, as `etcdutl snapshot restore

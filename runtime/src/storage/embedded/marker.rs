@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use super::MARKER_FILE;
 
-/// How often a moving revision is recorded.
+/// How often a moving revision is recorded (`EmbeddedOptions::high_water_interval`).
 pub(super) const INTERVAL: Duration = Duration::from_secs(5);
 
 /// What the marker says to whoever opens it, before the mark.

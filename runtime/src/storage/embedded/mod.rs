@@ -49,14 +49,15 @@ use super::{
     BoxFuture, CompactError, CreateError, DeleteError, Deleted, Guard, KeyValue, ListResult,
     ReadError, Storage, UpdateError, WatchError, WatchStream,
 };
+use codec::Checked;
 pub use database::DiskFullSwitch;
 use database::{Db, FaultyFile};
 use init::{Expect, InitError, Ready};
 use marker::Marker;
 use writer::{Command, Revisions, Write, Writer};
 
-const CURRENT: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("current");
-const HISTORY: TableDefinition<'static, (&str, u64), &[u8]> = TableDefinition::new("history");
+const CURRENT: TableDefinition<'static, &str, Checked> = TableDefinition::new("current");
+const HISTORY: TableDefinition<'static, (&str, u64), Checked> = TableDefinition::new("history");
 const LOG: TableDefinition<'static, u64, &str> = TableDefinition::new("log");
 const META: TableDefinition<'static, &str, u64> = TableDefinition::new("meta");
 const META_REVISION: &str = "revision";
@@ -95,6 +96,10 @@ pub struct EmbeddedOptions {
     /// Without it such a database is refused ([`OpenError::RevisionBehind`]). It changes
     /// nothing for a database at or above the mark.
     pub accept_restored_database: bool,
+    /// How often a moving revision is recorded as the data directory's high-water mark (see
+    /// `marker`); for tests, which need not wait the production interval.
+    #[doc(hidden)]
+    pub high_water_interval: Duration,
     /// For tests: a switch that fails the database file's writes as a full disk would.
     #[doc(hidden)]
     pub disk_full: Option<DiskFullSwitch>,
@@ -111,6 +116,7 @@ impl Default for EmbeddedOptions {
             max_value_size: 4 * 1024 * 1024,
             max_batch: 512,
             accept_restored_database: false,
+            high_water_interval: marker::INTERVAL,
             disk_full: None,
         }
     }
@@ -152,6 +158,13 @@ impl EmbeddedOptions {
     /// Sets [`EmbeddedOptions::accept_restored_database`].
     pub fn with_accept_restored_database(mut self, accept: bool) -> Self {
         self.accept_restored_database = accept;
+        self
+    }
+
+    /// For tests: sets [`EmbeddedOptions::high_water_interval`].
+    #[doc(hidden)]
+    pub fn with_high_water_interval(mut self, interval: Duration) -> Self {
+        self.high_water_interval = interval;
         self
     }
 
@@ -501,7 +514,12 @@ impl EmbeddedStorage {
             runtime.spawn(compactor(Arc::downgrade(&shared), interval, stopped));
         }
         if has_marker {
-            runtime.spawn(mark_high_water(Arc::downgrade(&shared), marker_stopped));
+            let every = shared.options.high_water_interval;
+            runtime.spawn(mark_high_water(
+                Arc::downgrade(&shared),
+                every,
+                marker_stopped,
+            ));
         }
         Ok(Self { shared })
     }
@@ -602,12 +620,16 @@ async fn compactor(shared: Weak<Shared>, interval: Duration, mut stopped: onesho
     }
 }
 
-/// Every `marker::INTERVAL`, records the current revision as the data directory's high-water
-/// mark (a no-op while it stands still).
-async fn mark_high_water(shared: Weak<Shared>, mut stopped: oneshot::Receiver<()>) {
+/// Every `every`, records the current revision as the data directory's high-water mark (a
+/// no-op while it stands still).
+async fn mark_high_water(
+    shared: Weak<Shared>,
+    every: Duration,
+    mut stopped: oneshot::Receiver<()>,
+) {
     loop {
         tokio::select! {
-            _ = tokio::time::sleep(marker::INTERVAL) => {}
+            _ = tokio::time::sleep(every) => {}
             _ = &mut stopped => return,
         }
         let Some(shared) = shared.upgrade() else {

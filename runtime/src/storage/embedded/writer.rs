@@ -15,7 +15,7 @@ use bytes::Bytes;
 use redb::{ReadableTable, Table, WriteTransaction};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use super::codec::{self, Version};
+use super::codec::{self, Checked, Version};
 use super::database::Db;
 use super::{CURRENT, HISTORY, LOG, META, META_COMPACTED, META_REVISION};
 use crate::storage::{
@@ -298,7 +298,7 @@ impl Writer {
 /// Removes the versions of `key` that no read at or after `compacted` can see: everything
 /// before its latest version at `compacted`, and that version too when it is a tombstone.
 fn prune_key(
-    history: &mut Table<'_, (&'static str, u64), &'static [u8]>,
+    history: &mut Table<'_, (&'static str, u64), Checked>,
     key: &str,
     compacted: u64,
 ) -> Result<(), redb::Error> {
@@ -319,8 +319,8 @@ fn prune_key(
 
 /// The data tables opened in one write transaction.
 struct Tables<'t> {
-    current: Table<'t, &'static str, &'static [u8]>,
-    history: Table<'t, (&'static str, u64), &'static [u8]>,
+    current: Table<'t, &'static str, Checked>,
+    history: Table<'t, (&'static str, u64), Checked>,
     log: Table<'t, u64, &'static str>,
 }
 
