@@ -320,7 +320,7 @@ fn with_data(data: &std::path::Path) -> ServerOptions {
 /// A database file cut at half its length is refused: redb records the file's layout in its
 /// header and will not open a file shorter than that (its repair, after an unclean shutdown,
 /// rebuilds allocator state from a whole file; it does not invent missing pages). So the
-/// server exits non-zero, saying which file and why, and serves nothing.
+/// server exits non-zero, saying which file, why, and what to do, and serves nothing.
 #[test]
 fn a_truncated_database_is_refused_with_a_clear_message() {
     let data = tempfile::tempdir().unwrap();
@@ -334,7 +334,12 @@ fn a_truncated_database_is_refused_with_a_clear_message() {
     cut.set_len(length / 2).unwrap();
     drop(cut);
     let stderr = refused(data.path());
-    for part in ["cannot open database", "kapi.redb", "truncated"] {
+    for part in [
+        "kapi.redb",
+        "is damaged",
+        "truncated",
+        "Restore the file from a backup",
+    ] {
         assert!(stderr.contains(part), "{part}: {stderr}");
     }
 }

@@ -352,12 +352,14 @@ async fn an_older_copy_of_the_database_is_refused_until_accepted_then_revisions_
     }
     drop(s);
 
-    // The bumped database is the directory's newest now: it opens without the flag.
-    let s = EmbeddedStorage::open(dir.path(), test_options())
-        .await
-        .unwrap();
-    assert_eq!(s.opened().bumped_from, None);
-    assert_eq!(s.current_revision().await.unwrap(), bumped + 2);
+    // The bumped database is the directory's newest now: it opens without the flag, and the
+    // flag left on changes nothing.
+    for accept in [false, true] {
+        let options = test_options().with_accept_restored_database(accept);
+        let s = EmbeddedStorage::open(dir.path(), options).await.unwrap();
+        assert_eq!(s.opened().bumped_from, None);
+        assert_eq!(s.current_revision().await.unwrap(), bumped + 2);
+    }
 }
 
 /// A database in a value format newer than this code's is refused, not misread.

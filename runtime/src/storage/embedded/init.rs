@@ -58,6 +58,8 @@ pub(super) struct Expect {
 pub(super) enum InitError {
     /// redb failed.
     Database(String),
+    /// redb found the file damaged.
+    Damaged(String),
     /// The database was written in a format newer than this code's.
     NewerFormat(u64),
     /// The database's revision is below the high-water mark, and that was not accepted.
@@ -66,7 +68,10 @@ pub(super) enum InitError {
 
 impl<E: Into<redb::Error>> From<E> for InitError {
     fn from(err: E) -> Self {
-        InitError::Database(err.into().to_string())
+        match err.into() {
+            redb::Error::Corrupted(message) => InitError::Damaged(message),
+            other => InitError::Database(other.to_string()),
+        }
     }
 }
 

@@ -209,6 +209,18 @@ pub enum OpenError {
         /// The data directory.
         dir: PathBuf,
     },
+    /// redb found the database file damaged (truncated, or its structure broken).
+    #[error(
+        "database {path} is damaged ({message}): kapi will not serve from it. Restore the file \
+         from a backup; a backup older than what this directory served is refused until you \
+         start once with `kapi serve --accept-restored-database`"
+    )]
+    Damaged {
+        /// The database file.
+        path: PathBuf,
+        /// What redb reported.
+        message: String,
+    },
     /// The database's revision is below the highest revision the data directory has served:
     /// the file was replaced by an older copy, and serving it would send resourceVersions
     /// backwards.
@@ -247,6 +259,7 @@ impl OpenError {
         let path = path.to_path_buf();
         match error {
             InitError::Database(message) => OpenError::Database { path, message },
+            InitError::Damaged(message) => OpenError::Damaged { path, message },
             InitError::NewerFormat(format) => OpenError::NewerFormat { path, format },
             InitError::Behind {
                 revision,
@@ -356,11 +369,8 @@ fn prepare_data_dir(
         high_water: marker.read().map_err(dir_error)?,
         accept_older: options.accept_restored_database,
     };
-    let db =
-        open_file(file, options.disk_full.as_ref()).map_err(|message| OpenError::Database {
-            path: file.to_path_buf(),
-            message,
-        })?;
+    let db = open_file(file, options.disk_full.as_ref())
+        .map_err(|error| OpenError::from_init(file, InitError::from(error)))?;
     let ready =
         init::init_database(db, expect).map_err(|error| OpenError::from_init(file, error))?;
     restrict(file, 0o600).map_err(dir_error)?;
@@ -384,9 +394,12 @@ fn restrict(path: &Path, mode: u32) -> std::io::Result<()> {
 }
 
 /// Opens (creating if needed) the database file, through the disk-full switch when there is one.
-fn open_file(path: &Path, disk_full: Option<&DiskFullSwitch>) -> Result<Database, String> {
+fn open_file(
+    path: &Path,
+    disk_full: Option<&DiskFullSwitch>,
+) -> Result<Database, redb::DatabaseError> {
     let Some(switch) = disk_full else {
-        return Database::create(path).map_err(|e| e.to_string());
+        return Database::create(path);
     };
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -394,14 +407,12 @@ fn open_file(path: &Path, disk_full: Option<&DiskFullSwitch>) -> Result<Database
         .create(true)
         .truncate(false)
         .open(path)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| redb::DatabaseError::Storage(e.into()))?;
     let backend = FaultyFile {
-        file: redb::backends::FileBackend::new(file).map_err(|e| e.to_string())?,
+        file: redb::backends::FileBackend::new(file)?,
         switch: switch.clone(),
     };
-    Database::builder()
-        .create_with_backend(backend)
-        .map_err(|e| e.to_string())
+    Database::builder().create_with_backend(backend)
 }
 
 impl EmbeddedStorage {
@@ -468,7 +479,8 @@ impl EmbeddedStorage {
         };
         let reopen = path.clone().map(|path| {
             let disk_full = options.disk_full.clone();
-            Box::new(move || open_file(&path, disk_full.as_ref())) as database::Opener
+            Box::new(move || open_file(&path, disk_full.as_ref()).map_err(|e| e.to_string()))
+                as database::Opener
         });
         let db = Arc::new(Db::new(db, reopen));
         let revisions = Arc::new(Revisions::default());
