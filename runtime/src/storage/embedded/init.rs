@@ -7,8 +7,8 @@
 //! written by kapi before checksums (format 1) and is rewritten in format 2 before anything
 //! reads it, so readers know one layout; its `current` and `history` tables are moved aside
 //! and copied into tables of format 2's value type (`codec::Checked`), which kapi of format 1
-//! cannot open. A format newer than this code's is refused: this code
-//! could not check its values.
+//! cannot open. A format newer than this code's is refused: this code could not check its
+//! values.
 
 use redb::{Database, ReadableTable, TableDefinition, TableError, WriteTransaction};
 

@@ -67,7 +67,9 @@ const META_COMPACTED: &str = "compacted";
 pub const DATA_FILE: &str = "kapi.redb";
 
 /// The file that marks a data directory as initialised: written once its database exists, it
-/// tells a lost or emptied database (refused) from a new directory (created).
+/// tells a lost or emptied database (refused) from a new directory (created), and it records
+/// the highest revision the directory served, which tells an older copy of the database
+/// (refused unless accepted) from the newest.
 pub const MARKER_FILE: &str = "kapi.store";
 
 /// Revisions one compaction step may prune before it commits and lets writes through.
