@@ -80,6 +80,13 @@ pub struct ServeArgs {
     #[arg(long, value_enum, default_value_t = KubeRelease::V1_36)]
     pub kube_version: KubeRelease,
 
+    /// The most memory the embedded store's page cache may hold, in bytes (suffixes `Ki`, `Mi`,
+    /// `Gi` allowed). The cache fills only with pages the server reads or writes, so resident
+    /// memory grows with the data used, up to about this much on top of the rest of the
+    /// server; a store smaller than it ends up held whole in memory.
+    #[arg(long, value_name = "BYTES", default_value = "1Gi", value_parser = parse_bytes)]
+    pub storage_cache_size: usize,
+
     /// How often the store compacts its history (e.g. `1s`, `500ms`, `5m`); for tests.
     #[arg(long, hide = true, value_name = "DURATION", value_parser = parse_duration)]
     pub compaction_interval: Option<Duration>,
@@ -156,16 +163,23 @@ pub enum ServeError {
     ShutdownTimeout(Duration),
 }
 
-/// Parses a duration such as `1s`, `250ms`, `5m` or `1h` (a bare number means seconds).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
+/// Splits `text` into its leading decimal number and the unit after it; `what` names the
+/// expected form in the error.
+fn number_and_unit<'a>(text: &'a str, what: &str) -> Result<(u64, &'a str), String> {
     let split = text
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let number: u64 = number
+    let number = number
         .parse()
-        .map_err(|_| format!("{text:?} is not a duration like 1s, 500ms or 5m"))?;
+        .map_err(|_| format!("{text:?} is not {what}"))?;
+    Ok((number, unit))
+}
+
+/// Parses a duration such as `1s`, `250ms`, `5m` or `1h` (a bare number means seconds).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = number_and_unit(text, "a duration like 1s, 500ms or 5m")?;
     let millis = match unit {
         "ms" => Some(number),
         "" | "s" => number.checked_mul(1000),
@@ -178,6 +192,23 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         Some(ms) => Ok(Duration::from_millis(ms)),
         None => Err(format!("{text:?} is too long")),
     }
+}
+
+/// Parses a size in bytes: a number, optionally followed by `Ki`, `Mi` or `Gi`.
+pub fn parse_bytes(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let (number, unit) = number_and_unit(text, "a size like 268435456, 256Mi or 1Gi")?;
+    let number = usize::try_from(number).map_err(|_| format!("{text:?} is too large"))?;
+    let scale: usize = match unit {
+        "" => 1,
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        _ => return Err(format!("{text:?} has an unknown unit (use Ki, Mi or Gi)")),
+    };
+    number
+        .checked_mul(scale)
+        .ok_or_else(|| format!("{text:?} is too large"))
 }
 
 /// The catalog `kapi serve` serves: the built-ins of `release` plus the example API.
@@ -258,7 +289,7 @@ pub async fn open_storage(args: &ServeArgs) -> Result<Arc<dyn Storage>, ServeErr
         return Err(ServeError::EtcdNotBuilt);
     }
     let dir = args.data_dir.as_ref().ok_or(ServeError::NoStore)?;
-    let mut options = EmbeddedOptions::default();
+    let mut options = EmbeddedOptions::default().with_cache_size(args.storage_cache_size);
     if let Some(interval) = args.compaction_interval {
         options = options.with_compaction_interval(Some(interval));
     }
@@ -308,6 +339,17 @@ mod tests {
     }
 
     #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert_eq!(parse_bytes("256Mi"), Ok(256 << 20));
+        assert_eq!(parse_bytes("1Gi"), Ok(1 << 30));
+        assert_eq!(parse_bytes("8Ki"), Ok(8192));
+        for bad in ["", "1G", "Mi", "-1", "99999999999999999999Gi"] {
+            assert!(parse_bytes(bad).is_err(), "{bad:?} must be rejected");
+        }
+    }
+
+    #[test]
     fn the_command_line_defaults_to_the_newest_release() {
         let cli = Cli::try_parse_from([
             "kapi",
@@ -324,6 +366,7 @@ mod tests {
         assert_eq!(args.kube_version, KubeRelease::V1_36);
         assert_eq!(args.listen.port(), 0);
         assert_eq!(args.compaction_interval, None);
+        assert_eq!(args.storage_cache_size, 1 << 30);
         for (flag, release) in [
             ("1.20", KubeRelease::V1_20),
             ("1.28", KubeRelease::V1_28),
@@ -438,6 +481,7 @@ mod tests {
             etcd_prefix: None,
             kubeconfig: dir.path().join("nested/kubeconfig"),
             kube_version: KubeRelease::V1_36,
+            storage_cache_size: kapi::storage::embedded::DEFAULT_CACHE_SIZE,
             compaction_interval: None,
         };
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -484,6 +528,7 @@ mod tests {
             etcd_prefix: None,
             kubeconfig: kubeconfig.clone(),
             kube_version: KubeRelease::V1_36,
+            storage_cache_size: kapi::storage::embedded::DEFAULT_CACHE_SIZE,
             compaction_interval: None,
         };
         let poller = tokio::task::spawn_blocking(move || {

@@ -64,6 +64,9 @@ pub const MARKER_FILE: &str = "kapi.store";
 const MARKER_TEXT: &str = "kapi embedded store: this directory's kapi.redb holds the objects; \
     kapi refuses to start here without it\n";
 
+/// The default bound of redb's page cache, 1 GiB: redb's own default.
+pub const DEFAULT_CACHE_SIZE: usize = 1024 * 1024 * 1024;
+
 /// Revisions one compaction step may prune before it commits and lets writes through.
 const COMPACT_STEP: usize = 10_000;
 
@@ -83,6 +86,13 @@ pub struct EmbeddedOptions {
     pub max_value_size: usize,
     /// The most writes committed together in one transaction.
     pub max_batch: usize,
+    /// The most memory, in bytes, redb's page cache may hold: pages read from the database
+    /// file and writes not yet flushed. The cache only fills with pages actually used, so the
+    /// process's resident memory grows with the data read, up to about this bound on top of
+    /// the rest of the server; a store smaller than the cache ends up held whole in memory.
+    /// Default [`DEFAULT_CACHE_SIZE`] (redb's own default). Not used by
+    /// [`EmbeddedStorage::in_memory`], whose data is in memory anyway.
+    pub cache_size: usize,
     /// For tests: a switch that fails the database file's writes as a full disk would.
     #[doc(hidden)]
     pub disk_full: Option<DiskFullSwitch>,
@@ -98,6 +108,7 @@ impl Default for EmbeddedOptions {
             // Above the API server's 3 MiB request limit, leaving room for server-set metadata.
             max_value_size: 4 * 1024 * 1024,
             max_batch: 512,
+            cache_size: DEFAULT_CACHE_SIZE,
             disk_full: None,
         }
     }
@@ -139,6 +150,12 @@ impl EmbeddedOptions {
     /// Sets [`EmbeddedOptions::max_batch`] (at least 1).
     pub fn with_max_batch(mut self, writes: usize) -> Self {
         self.max_batch = writes.max(1);
+        self
+    }
+
+    /// Sets [`EmbeddedOptions::cache_size`], in bytes.
+    pub fn with_cache_size(mut self, bytes: usize) -> Self {
+        self.cache_size = bytes;
         self
     }
 }
@@ -234,6 +251,7 @@ fn prepare_data_dir(
     dir: &Path,
     file: &Path,
     disk_full: Option<&DiskFullSwitch>,
+    cache_size: usize,
 ) -> Result<(Database, u64, u64), OpenError> {
     let dir_error = |source| OpenError::DataDir {
         path: dir.to_path_buf(),
@@ -248,10 +266,11 @@ fn prepare_data_dir(
             dir: dir.to_path_buf(),
         });
     }
-    let opened = open_database(file, disk_full).map_err(|message| OpenError::Database {
-        path: file.to_path_buf(),
-        message,
-    })?;
+    let opened =
+        open_database(file, disk_full, cache_size).map_err(|message| OpenError::Database {
+            path: file.to_path_buf(),
+            message,
+        })?;
     restrict(file, 0o600).map_err(dir_error)?;
     if !marker.exists() {
         write_marker(dir, &marker).map_err(dir_error)?;
@@ -287,14 +306,23 @@ fn restrict(path: &Path, mode: u32) -> std::io::Result<()> {
 fn open_database(
     path: &Path,
     disk_full: Option<&DiskFullSwitch>,
+    cache_size: usize,
 ) -> Result<(Database, u64, u64), String> {
-    init_database(open_file(path, disk_full)?)
+    init_database(open_file(path, disk_full, cache_size)?)
 }
 
-/// Opens (creating if needed) the database file, through the disk-full switch when there is one.
-fn open_file(path: &Path, disk_full: Option<&DiskFullSwitch>) -> Result<Database, String> {
+/// Opens (creating if needed) the database file with a page cache of `cache_size` bytes,
+/// through the disk-full switch when there is one.
+fn open_file(
+    path: &Path,
+    disk_full: Option<&DiskFullSwitch>,
+    cache_size: usize,
+) -> Result<Database, String> {
     let Some(switch) = disk_full else {
-        return Database::create(path).map_err(|e| e.to_string());
+        return Database::builder()
+            .set_cache_size(cache_size)
+            .create(path)
+            .map_err(|e| e.to_string());
     };
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -308,6 +336,7 @@ fn open_file(path: &Path, disk_full: Option<&DiskFullSwitch>) -> Result<Database
         switch: switch.clone(),
     };
     Database::builder()
+        .set_cache_size(cache_size)
         .create_with_backend(backend)
         .map_err(|e| e.to_string())
 }
@@ -357,12 +386,15 @@ impl EmbeddedStorage {
         let opened = {
             let file = path.clone();
             let disk_full = options.disk_full.clone();
-            tokio::task::spawn_blocking(move || prepare_data_dir(&dir, &file, disk_full.as_ref()))
-                .await
-                .map_err(|err| OpenError::Database {
-                    path: path.clone(),
-                    message: err.to_string(),
-                })??
+            let cache_size = options.cache_size;
+            tokio::task::spawn_blocking(move || {
+                prepare_data_dir(&dir, &file, disk_full.as_ref(), cache_size)
+            })
+            .await
+            .map_err(|err| OpenError::Database {
+                path: path.clone(),
+                message: err.to_string(),
+            })??
         };
         Self::start(runtime, opened, options, Some(path))
     }
@@ -394,7 +426,8 @@ impl EmbeddedStorage {
     ) -> Result<Self, OpenError> {
         let reopen = path.clone().map(|path| {
             let disk_full = options.disk_full.clone();
-            Box::new(move || open_file(&path, disk_full.as_ref())) as database::Opener
+            let cache_size = options.cache_size;
+            Box::new(move || open_file(&path, disk_full.as_ref(), cache_size)) as database::Opener
         });
         let db = Arc::new(Db::new(db, reopen));
         let revisions = Arc::new(Revisions::default());
