@@ -122,7 +122,7 @@ async fn connection(
         let activity = activity.clone();
         tracked.map_response(move |response: Response| {
             let request = InFlight(activity.clone());
-            response.map(|body| Body::new(Tracked { body, request }))
+            response.map(|body| Body::new(Holding::new(body, request)))
         })
     };
     let mut builder = Builder::new(TokioExecutor::new());
@@ -210,15 +210,22 @@ impl Drop for InFlight {
     }
 }
 
-/// A response body that keeps its request in flight while it is being sent (a watch, for as
-/// long as it lasts).
-struct Tracked {
+/// A response body sent unchanged while `held` lives beside it, dropped with the body once it
+/// has been sent or abandoned: a connection's [`InFlight`] mark (a watch is in flight for as
+/// long as it lasts), and the metrics' open-watch record.
+pub(crate) struct Holding<T> {
     body: Body,
     #[allow(dead_code, reason = "held for its Drop")]
-    request: InFlight,
+    held: T,
 }
 
-impl HttpBody for Tracked {
+impl<T> Holding<T> {
+    pub(crate) fn new(body: Body, held: T) -> Self {
+        Self { body, held }
+    }
+}
+
+impl<T: Unpin> HttpBody for Holding<T> {
     type Data = Bytes;
     type Error = axum::Error;
 

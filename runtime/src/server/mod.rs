@@ -31,6 +31,7 @@ mod keys;
 mod kubeconfig;
 mod list;
 mod managed_fields;
+mod metrics;
 mod namespaces;
 mod negotiate;
 mod object;
@@ -310,11 +311,16 @@ impl ServerBuilder {
             registry.register::<crate::crd::CustomResourceDefinition>();
         }
         let base = Arc::new(crds::prepare(registry));
+        let metrics = Arc::new(metrics::Metrics::default());
         let state: State = Arc::new(ServerState {
             catalog: std::sync::RwLock::new(Arc::clone(&base)),
-            storage: Arc::new(observed::Observed::new(storage)),
+            storage: Arc::new(observed::Observed::new(Arc::new(metrics::Measured::new(
+                storage,
+                Arc::clone(&metrics),
+            )))),
             kube_version: self.kube_version,
             watch_cache: watch_cache::WatchCache::default(),
+            metrics,
         });
         create_system_namespaces(&state).await?;
         let (stop_tx, stop_rx) = signal::channel(false);
@@ -344,6 +350,7 @@ impl ServerBuilder {
             .merge(openapi::routes())
             .merge(health::routes())
             .merge(version::routes())
+            .merge(metrics::routes())
             .fallback(fallback)
             .with_state(state)
             .layer(CompressionLayer::new().compress_when(DefaultPredicate::new().and(NotStreamed)))
@@ -577,11 +584,14 @@ impl Operation {
 /// Serves every resource URL: routing, verb checks, deprecation warnings, then the handler.
 async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
+    let metrics = Arc::clone(&state.metrics);
     if let Some(namespace) = finalize_target(parts.uri.path()) {
-        return match finalize(state, tun, &parts, namespace, body).await {
+        let measure = metrics::begin_finalize(&parts.method, &parts.uri, &parts.headers);
+        let response = match finalize(state, tun, &parts, namespace, body).await {
             Ok(response) => response,
             Err(e) => e.into_response(),
         };
+        return measure.finish(&metrics, response);
     }
     let registry = state.registry();
     let target = match path::resolve(&registry, parts.uri.path()) {
@@ -594,6 +604,14 @@ async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Respons
     }
     let warning = deprecation::warning_in(&registry, info, state.kube_version)
         .and_then(|text| deprecation::header_value(&text));
+    let measure = metrics::begin(
+        &metrics,
+        &parts.method,
+        &parts.uri,
+        &parts.headers,
+        &target,
+        state.kube_version,
+    );
     let call = Call {
         state,
         registry,
@@ -622,7 +640,7 @@ async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Respons
             headers.append(header::WARNING, value);
         }
     }
-    response
+    measure.finish(&metrics, response)
 }
 
 /// The namespace named by a `/api/v1/namespaces/{name}/finalize` path.

@@ -1,8 +1,9 @@
 //! The state every request handler shares: the catalog of kinds, the store, the Kubernetes
-//! release the server speaks as, and the watch cache.
+//! release the server speaks as, the watch cache and the metrics.
 
 use std::sync::{Arc, PoisonError, RwLock};
 
+use super::metrics::Metrics;
 use super::observed::Observed;
 use super::watch_cache::WatchCache;
 use crate::KubeVersion;
@@ -22,6 +23,8 @@ pub(crate) struct ServerState {
     pub(crate) kube_version: KubeVersion,
     /// The shared watch feeds, one per watched resource and version.
     pub(crate) watch_cache: WatchCache,
+    /// The series `/metrics` serves.
+    pub(crate) metrics: Arc<Metrics>,
 }
 
 /// Shared server state, cloned into every handler.
