@@ -537,11 +537,11 @@ async fn health_probes() {
         ),
         (
             "/readyz?verbose",
-            "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\nreadyz check passed\n",
+            "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]shutdown ok\nreadyz check passed\n",
         ),
         (
             "/readyz?verbose&exclude=etcd",
-            "[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\n[+]etcd-readiness ok\nreadyz check passed\n",
+            "[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\n[+]etcd-readiness ok\n[+]shutdown ok\nreadyz check passed\n",
         ),
         (
             "/livez?verbose&exclude=etcd&exclude=nope&exclude=also%20missing",

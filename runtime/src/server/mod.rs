@@ -26,6 +26,7 @@ mod error;
 mod field_validation;
 mod gc;
 mod health;
+mod httplog;
 mod inflight;
 mod keys;
 mod kubeconfig;
@@ -45,6 +46,7 @@ mod protobuf;
 mod recent;
 mod selector;
 mod served;
+mod shutdown;
 mod state;
 mod version;
 mod watch;
@@ -131,6 +133,7 @@ impl Server {
             watch_queue: 1024,
             body_timeout: BODY_TIMEOUT,
             timeouts: connections::Timeouts::default(),
+            shutdown: shutdown::Plan::default(),
             seats: (
                 inflight::READ_ONLY_SEATS,
                 inflight::MUTATING_SEATS,
@@ -153,6 +156,7 @@ pub struct ServerBuilder {
     watch_queue: usize,
     body_timeout: Duration,
     timeouts: connections::Timeouts,
+    shutdown: shutdown::Plan,
     /// Read-only and mutating seats, and how long a request waits for one.
     seats: (usize, usize, Duration),
 }
@@ -204,7 +208,9 @@ impl RunningServer {
         }
     }
 
-    /// Stops accepting requests, ends watches, and waits for open requests to finish.
+    /// Shuts down as upstream does: `/readyz` fails, the server serves on for the shutdown
+    /// delay, then stops accepting connections, ends watches, and waits for open requests to
+    /// finish (for at most the shutdown timeout).
     pub async fn shutdown(mut self) -> Result<(), ServerError> {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
@@ -296,9 +302,31 @@ impl ServerBuilder {
         self
     }
 
+    /// How long the server goes on serving once asked to stop, with `/readyz` already failing
+    /// so load balancers take it out of rotation first: upstream's `--shutdown-delay-duration`
+    /// (default 0). Applies to [`ServerBuilder::start`] and [`ServerBuilder::serve`].
+    pub fn shutdown_delay(mut self, delay: Duration) -> Self {
+        self.shutdown.delay = delay;
+        self
+    }
+
+    /// How long requests in flight may take to finish once the listener has closed before
+    /// their connections are closed (default 60 s, upstream's `--request-timeout`, which bounds
+    /// every non-long-running request kube-apiserver drains at shutdown).
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown.drain = timeout;
+        self
+    }
+
     /// Builds the router (for in-process use with `tower::ServiceExt::oneshot`) and the guard
     /// whose drop stops its background work. Creates the system namespaces if missing.
     pub async fn into_router(self) -> Result<(Router, Background), ServerError> {
+        let (router, background, _) = self.build().await?;
+        Ok((router, background))
+    }
+
+    /// The router, its background guard, and the state the shutdown sequence marks.
+    async fn build(self) -> Result<(Router, Background, State), ServerError> {
         let storage = self.storage.ok_or(ServerError::NoStorage)?;
         let mut registry = self.registry;
         if registry.get("", "v1", "namespaces").is_none() {
@@ -321,6 +349,7 @@ impl ServerBuilder {
             kube_version: self.kube_version,
             watch_cache: watch_cache::WatchCache::default(),
             metrics,
+            shutting_down: std::sync::atomic::AtomicBool::new(false),
         });
         create_system_namespaces(&state).await?;
         let (stop_tx, stop_rx) = signal::channel(false);
@@ -345,6 +374,7 @@ impl ServerBuilder {
             let tunables = tunables.clone();
             async move { dispatch(state, tunables, request).await }
         };
+        let shared = state.clone();
         let router = Router::new()
             .merge(discovery::routes())
             .merge(openapi::routes())
@@ -358,8 +388,9 @@ impl ServerBuilder {
                 seats.clone().admit(request, next)
             }))
             .layer(axum::middleware::from_fn(origin::guard))
+            .layer(axum::middleware::from_fn(httplog::log))
             .layer(panics::layer());
-        Ok((router, Background { stop: stop_tx }))
+        Ok((router, Background { stop: stop_tx }, shared))
     }
 
     /// Serves on `listener` until `shutdown` resolves, then ends watches and drains requests.
@@ -372,13 +403,10 @@ impl ServerBuilder {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServerError> {
         let timeouts = self.timeouts;
-        let (router, background) = self.into_router().await?;
-        let graceful = async move {
-            shutdown.await;
-            // Watches never end on their own; they must stop before the drain can finish.
-            background.stop();
-        };
-        connections::serve(listener, router, timeouts, graceful).await?;
+        let plan = self.shutdown;
+        let (router, background, state) = self.build().await?;
+        let graceful = plan.run(state, background, shutdown);
+        connections::serve(listener, router, timeouts, plan.drain, graceful).await?;
         Ok(())
     }
 
@@ -398,15 +426,16 @@ impl ServerBuilder {
     ) -> Result<RunningServer, ServerError> {
         let addr = listener.local_addr()?;
         let timeouts = self.timeouts;
-        let (router, background) = self.into_router().await?;
+        let plan = self.shutdown;
+        let (router, background, state) = self.build().await?;
         let served = router.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            let graceful = async move {
+            let asked = async move {
                 let _ = rx.await;
-                background.stop();
             };
-            connections::serve(listener, served, timeouts, graceful).await?;
+            let graceful = plan.run(state, background, asked);
+            connections::serve(listener, served, timeouts, plan.drain, graceful).await?;
             Ok(())
         });
         Ok(RunningServer {

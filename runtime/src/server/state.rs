@@ -1,6 +1,7 @@
 //! The state every request handler shares: the catalog of kinds, the store, the Kubernetes
-//! release the server speaks as, the watch cache and the metrics.
+//! release the server speaks as, the watch cache, the metrics, and whether it is shutting down.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use super::metrics::Metrics;
@@ -25,6 +26,8 @@ pub(crate) struct ServerState {
     pub(crate) watch_cache: WatchCache,
     /// The series `/metrics` serves.
     pub(crate) metrics: Arc<Metrics>,
+    /// Set when the server begins to shut down: `/readyz` fails from then on.
+    pub(crate) shutting_down: AtomicBool,
 }
 
 /// Shared server state, cloned into every handler.
