@@ -250,12 +250,19 @@ pub fn run_serve(args: ServeArgs, ready: impl FnOnce(SocketAddr)) -> Result<(), 
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         // Handlers go in before the server is ready, so a signal sent right after the address
         // is printed is a clean shutdown rather than the default action (death).
         let shutdown = shutdown_signal()?;
         serve(args, shutdown, ready).await
-    })
+    });
+    // Background tasks still holding the store end with the runtime; the last handle's drop
+    // closes it (the embedded engine joins its writer thread).
+    drop(runtime);
+    if served.is_ok() {
+        tracing::info!("store closed");
+    }
+    served
 }
 
 /// Serves until `shutdown` resolves, then stops the server and closes the store.
@@ -293,7 +300,7 @@ pub async fn serve(
     let stopped = running.shutdown().await;
     waited?;
     stopped?;
-    tracing::info!("server stopped; the store is closed");
+    tracing::info!("server stopped");
     Ok(())
 }
 

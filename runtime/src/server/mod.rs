@@ -11,9 +11,11 @@
 //! collector that runs as a background task of every server) and the descriptive
 //! endpoints (discovery, OpenAPI, health, version, deprecation warnings) meet only through
 //! `state::State` and axum routers: the descriptive routes are matched first and every other
-//! path falls through to the resource dispatcher. In front of both: `connections` (accepting
-//! and bounding connections) and the layers every request passes, outermost first: `panics`,
-//! `origin` (who may talk to a server without authentication), `inflight` (request seats).
+//! path falls through to the resource dispatcher, which measures each request for `metrics`
+//! (`/metrics`, also a descriptive endpoint). In front of both: `connections` (accepting and
+//! bounding connections) and the layers every request passes, outermost first: `panics`,
+//! `httplog` (the request log), `origin` (who may talk to a server without authentication),
+//! `inflight` (request seats). `shutdown` runs the stop sequence of a served listener.
 
 mod builtin;
 mod builtin_names;
