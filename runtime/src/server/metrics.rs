@@ -13,9 +13,11 @@
 //!   resource requested since the start, with the release that removes it.
 //! - `apiserver_storage_objects` (gauge): objects stored per resource (`pods`,
 //!   `deployments.apps`), counted when scraped.
-//! - `etcd_request_duration_seconds` (histogram): each storage call, by `operation` and `type`
-//!   (the resource, as `apiserver_storage_objects` names it), measured by [`Measured`] around
-//!   whichever engine serves (the name is upstream's, whatever the engine).
+//! - `etcd_request_duration_seconds` (histogram, upstream's buckets): each read, count, write,
+//!   compaction and watch opening, by `operation` (`get`, `list`, `listWithCount`, `create`,
+//!   `update`, `delete`, `watch`, `compact`) and `type` (the resource, as
+//!   `apiserver_storage_objects` names it), measured by [`Measured`] around whichever engine
+//!   serves (the name is upstream's, whatever the engine). Revision probes are not measured.
 //!
 //! Non-resource paths (discovery, OpenAPI, probes, `/metrics` itself) are not counted, as
 //! upstream counts only its resource handlers; `/metrics` is in no discovery document.
