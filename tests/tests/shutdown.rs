@@ -1,7 +1,7 @@
 //! `kapi serve` shuts down as kube-apiserver does on SIGTERM: `/readyz` fails at once while
 //! the server goes on serving for `--shutdown-delay-duration`, then the listener closes, open
 //! watches end without an ERROR event, a request in flight still gets its answer, and the
-//! process exits 0 within the bound.
+//! process exits 0 within the bound. With `--logging-format=json` every log line is a JSON object.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -135,4 +135,37 @@ fn sigterm_fails_readiness_then_drains_and_exits_zero() {
     ] {
         assert!(log.contains(line), "no {line:?} in the log:\n{log}");
     }
+}
+
+/// `--logging-format=json` writes one JSON object per event; without `-v` no request is logged.
+#[test]
+fn json_logs_without_request_lines_by_default() {
+    let mut server = KapiServer::start(&ServerOptions {
+        args: vec!["--logging-format=json".to_owned()],
+        ..ServerOptions::default()
+    })
+    .unwrap();
+    assert!(
+        get(server.addr(), "/readyz")
+            .unwrap()
+            .starts_with("HTTP/1.1 200")
+    );
+    let status = server.terminate(Duration::from_secs(30)).unwrap();
+    assert!(status.success(), "{status:?}");
+    let log = server.stderr();
+    let events: Vec<serde_json::Value> = log
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    let messages: Vec<&str> = events
+        .iter()
+        .filter_map(|event| event["fields"]["message"].as_str())
+        .collect();
+    assert!(messages.contains(&"serving"), "{log}");
+    assert!(messages.contains(&"store closed"), "{log}");
+    assert!(!messages.contains(&"HTTP"), "{log}");
+    assert!(
+        events.iter().all(|event| event["level"].is_string()),
+        "{log}"
+    );
 }
