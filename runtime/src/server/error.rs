@@ -161,9 +161,11 @@ impl ApiError {
         }
     }
 
-    /// 500 InternalError.
+    /// 500 InternalError, logged: such an answer means a storage failure or a bug.
     pub(crate) fn internal(message: impl std::fmt::Display) -> Self {
-        Self::from_status(Status::internal_error(&message.to_string()))
+        let message = message.to_string();
+        tracing::error!(error = %message, "internal error, answered 500");
+        Self::from_status(Status::internal_error(&message))
     }
 
     /// A read failure. `FutureRevision` reaching here means the caller already waited.

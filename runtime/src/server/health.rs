@@ -222,7 +222,8 @@ async fn probe(endpoint: Endpoint, state: &State, query: ProbeQuery) -> Response
         // The reason stays out of the public answer, as upstream keeps it for its log.
         match check.run(state).await {
             Ok(()) => lines.push_str(&format!("[+]{name} ok\n")),
-            Err(_) => {
+            Err(reason) => {
+                tracing::info!(endpoint = endpoint.name(), check = name, %reason, "health check failed");
                 lines.push_str(&format!("[-]{name} failed: reason withheld\n"));
                 failed = true;
             }
