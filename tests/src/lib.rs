@@ -262,6 +262,8 @@ impl KapiServer {
             command.args(["--compaction-interval", interval]);
         }
         command.args(&options.args);
+        // The log's level comes from the arguments alone, whatever the environment says.
+        command.env_remove("RUST_LOG");
         let started = Instant::now();
         let mut child = command
             .spawn()

@@ -41,9 +41,10 @@ fn read_until(stream: &mut TcpStream, needle: &str) -> String {
 
 #[test]
 fn sigterm_fails_readiness_then_drains_and_exits_zero() {
-    let delay = Duration::from_secs(2);
+    // Long enough that a loaded machine still sees readiness fail within it.
+    let delay = Duration::from_secs(3);
     let mut server = KapiServer::start(&ServerOptions {
-        args: vec!["--shutdown-delay-duration=2s".to_owned(), "-v=3".to_owned()],
+        args: vec!["--shutdown-delay-duration=3s".to_owned(), "-v=3".to_owned()],
         ..ServerOptions::default()
     })
     .unwrap();
