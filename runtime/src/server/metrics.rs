@@ -187,15 +187,15 @@ impl Default for Metrics {
     }
 }
 
-/// One resource request being measured, from its arrival to the end of its response.
+/// One resource request being measured, from its resolution to the end of its response.
 #[derive(Debug)]
 pub(crate) struct Measure {
     labels: RequestLabels,
     started: Instant,
 }
 
-/// Starts measuring a request to `target`. `deprecated` marks a request to a deprecated
-/// group/version (at release `at`), which sets `apiserver_requested_deprecated_apis`.
+/// Starts measuring a request to `target`, once its URL is resolved. A request to a
+/// group/version deprecated at release `at` also sets `apiserver_requested_deprecated_apis`.
 pub(crate) fn begin(
     metrics: &Metrics,
     method: &Method,
