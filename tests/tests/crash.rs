@@ -410,6 +410,12 @@ fn a_flipped_byte_in_a_stored_object_is_a_500_never_data() {
     let (status, body) = http(&server, "DELETE", &format!("{CONFIG_MAPS}/b-damaged"), None);
     assert_generic_500(status, &body);
     create(&server, "default", "e-new", "new");
+    // The log, unlike the answers, says which key failed its check and where it was stored.
+    let log = server.stderr();
+    assert!(
+        log.contains("integrity check") && log.contains("configmaps/default/b-damaged"),
+        "{log}"
+    );
 }
 
 /// A database replaced by an older copy of itself.

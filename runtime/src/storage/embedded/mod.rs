@@ -72,6 +72,9 @@ pub const DATA_FILE: &str = "kapi.redb";
 /// (refused unless accepted) from the newest.
 pub const MARKER_FILE: &str = "kapi.store";
 
+/// The default bound of redb's page cache, 1 GiB: redb's own default.
+pub const DEFAULT_CACHE_SIZE: usize = 1024 * 1024 * 1024;
+
 /// Revisions one compaction step may prune before it commits and lets writes through.
 const COMPACT_STEP: usize = 10_000;
 
@@ -102,6 +105,13 @@ pub struct EmbeddedOptions {
     /// `marker`); for tests, which need not wait the production interval.
     #[doc(hidden)]
     pub high_water_interval: Duration,
+    /// The most memory, in bytes, redb's page cache may hold: pages read from the database
+    /// file and writes not yet flushed. The cache only fills with pages actually used, so the
+    /// process's resident memory grows with the data read, up to about this bound on top of
+    /// the rest of the server; a store smaller than the cache ends up held whole in memory.
+    /// Default [`DEFAULT_CACHE_SIZE`] (redb's own default). Not used by
+    /// [`EmbeddedStorage::in_memory`], whose data is in memory anyway.
+    pub cache_size: usize,
     /// For tests: a switch that fails the database file's writes as a full disk would.
     #[doc(hidden)]
     pub disk_full: Option<DiskFullSwitch>,
@@ -119,6 +129,7 @@ impl Default for EmbeddedOptions {
             max_batch: 512,
             accept_restored_database: false,
             high_water_interval: marker::INTERVAL,
+            cache_size: DEFAULT_CACHE_SIZE,
             disk_full: None,
         }
     }
@@ -173,6 +184,12 @@ impl EmbeddedOptions {
     /// Sets [`EmbeddedOptions::max_batch`] (at least 1).
     pub fn with_max_batch(mut self, writes: usize) -> Self {
         self.max_batch = writes.max(1);
+        self
+    }
+
+    /// Sets [`EmbeddedOptions::cache_size`], in bytes.
+    pub fn with_cache_size(mut self, bytes: usize) -> Self {
+        self.cache_size = bytes;
         self
     }
 }
@@ -371,7 +388,7 @@ fn prepare_data_dir(
         high_water: marker.read().map_err(dir_error)?,
         accept_older: options.accept_restored_database,
     };
-    let db = open_file(file, options.disk_full.as_ref())
+    let db = open_file(file, options.disk_full.as_ref(), options.cache_size)
         .map_err(|error| OpenError::from_init(file, InitError::from(error)))?;
     let ready =
         init::init_database(db, expect).map_err(|error| OpenError::from_init(file, error))?;
@@ -395,13 +412,15 @@ fn restrict(path: &Path, mode: u32) -> std::io::Result<()> {
     }
 }
 
-/// Opens (creating if needed) the database file, through the disk-full switch when there is one.
+/// Opens (creating if needed) the database file with a page cache of `cache_size` bytes,
+/// through the disk-full switch when there is one.
 fn open_file(
     path: &Path,
     disk_full: Option<&DiskFullSwitch>,
+    cache_size: usize,
 ) -> Result<Database, redb::DatabaseError> {
     let Some(switch) = disk_full else {
-        return Database::create(path);
+        return Database::builder().set_cache_size(cache_size).create(path);
     };
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -414,7 +433,9 @@ fn open_file(
         file: redb::backends::FileBackend::new(file)?,
         switch: switch.clone(),
     };
-    Database::builder().create_with_backend(backend)
+    Database::builder()
+        .set_cache_size(cache_size)
+        .create_with_backend(backend)
 }
 
 impl EmbeddedStorage {
@@ -481,8 +502,10 @@ impl EmbeddedStorage {
         };
         let reopen = path.clone().map(|path| {
             let disk_full = options.disk_full.clone();
-            Box::new(move || open_file(&path, disk_full.as_ref()).map_err(|e| e.to_string()))
-                as database::Opener
+            let cache_size = options.cache_size;
+            Box::new(move || {
+                open_file(&path, disk_full.as_ref(), cache_size).map_err(|e| e.to_string())
+            }) as database::Opener
         });
         let db = Arc::new(Db::new(db, reopen));
         let revisions = Arc::new(Revisions::default());
