@@ -1,7 +1,8 @@
 //! What one connection or request may cost: slow headers, idle connections and half-sent
 //! bodies are cut as upstream cuts them (its `ReadHeaderTimeout`, `IdleTimeout` and request
 //! timeout, shortened here), watches keep their connection however quiet, and a full share of
-//! request seats answers 429 with `Retry-After` as upstream's max-in-flight and APF filters do.
+//! request seats answers 429 with `Retry-After` as upstream's max-in-flight and APF filters do;
+//! a stop fails readiness first and bounds how long requests in flight may hold it.
 
 #![allow(
     clippy::unwrap_used,
@@ -187,7 +188,12 @@ async fn a_half_sent_body_ends_with_504() {
 
 /// One raw HTTP/1.1 exchange on a new connection.
 async fn exchange(server: &RunningServer, method: &str, path: &str, body: &str) -> String {
-    let mut stream = TcpStream::connect(server.addr()).await.unwrap();
+    exchange_at(server.addr(), method, path, body).await
+}
+
+/// [`exchange`] with a server at `addr`.
+async fn exchange_at(addr: std::net::SocketAddr, method: &str, path: &str, body: &str) -> String {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
     stream
         .write_all(
             format!(
@@ -256,4 +262,69 @@ async fn a_full_share_answers_429_and_the_other_share_goes_on() {
         .unwrap()
         .unwrap();
     assert_eq!(&head, b"HTTP/1.1 200");
+}
+
+/// A stop runs upstream's sequence in-process too: `/readyz` fails while the server serves on
+/// for the shutdown delay, then the listener closes, and a request still in flight after the
+/// shutdown timeout has its connection closed rather than holding the stop forever.
+#[tokio::test]
+async fn shutdown_fails_readiness_first_and_bounds_the_drain() {
+    let delay = Duration::from_millis(600);
+    let drain = Duration::from_millis(300);
+    let server = start(|b| b.shutdown_delay(delay).shutdown_timeout(drain)).await;
+    let addr = server.addr();
+    // A create whose body never completes: in flight until the drain gives up on it.
+    let mut stuck = TcpStream::connect(addr).await.unwrap();
+    stuck
+        .write_all(
+            format!(
+                "POST {WIDGETS} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                 Content-Length: 100\r\n\r\n{{\"apiVersion\""
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let ready = |server: &RunningServer| {
+        let addr = server.addr();
+        async move {
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            stream
+                .write_all(
+                    b"GET /readyz?verbose HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+                )
+                .await
+                .unwrap();
+            until_closed(&mut stream).await.0
+        }
+    };
+    assert!(ready(&server).await.starts_with("HTTP/1.1 200"));
+    let check = ready(&server);
+    let started = Instant::now();
+    let stopping = tokio::spawn(server.shutdown());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let answer = check.await;
+    assert!(answer.starts_with("HTTP/1.1 500"), "{answer}");
+    assert!(
+        answer.contains("[-]shutdown failed: reason withheld\n"),
+        "{answer}"
+    );
+    let created = exchange_at(addr, "POST", WIDGETS, &widget("during-delay")).await;
+    assert!(created.starts_with("HTTP/1.1 201"), "{created}");
+
+    tokio::time::timeout(PATIENCE, stopping)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let took = started.elapsed();
+    assert!(took >= delay + drain, "stopped after {took:?}");
+    assert!(
+        took < delay + drain + Duration::from_secs(3),
+        "stopped after {took:?}"
+    );
+    let (cut, _) = until_closed(&mut stuck).await;
+    assert!(!cut.contains("201"), "{cut}");
+    assert!(TcpStream::connect(addr).await.is_err());
 }

@@ -537,11 +537,11 @@ async fn health_probes() {
         ),
         (
             "/readyz?verbose",
-            "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\nreadyz check passed\n",
+            "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]shutdown ok\nreadyz check passed\n",
         ),
         (
             "/readyz?verbose&exclude=etcd",
-            "[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\n[+]etcd-readiness ok\nreadyz check passed\n",
+            "[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\n[+]etcd-readiness ok\n[+]shutdown ok\nreadyz check passed\n",
         ),
         (
             "/livez?verbose&exclude=etcd&exclude=nope&exclude=also%20missing",
@@ -1026,4 +1026,150 @@ async fn a_full_disk_fails_the_storage_check_until_space_is_back() {
         .send("POST", "/api/v1/namespaces", None, namespace("room"))
         .await;
     assert_eq!(created.code(), 201, "{}", created.text());
+}
+
+/// The value of the series `name{labels}` in a `/metrics` exposition, if it is there.
+fn series(text: &str, name: &str, labels: &str) -> Option<f64> {
+    let head = format!("{name}{{{labels}}} ");
+    text.lines()
+        .find_map(|line| line.strip_prefix(&head))
+        .map(|value| value.trim().parse().unwrap())
+}
+
+#[tokio::test]
+async fn metrics_count_requests_watches_objects_and_deprecated_apis() {
+    let h = harness(20).await;
+    let ingresses = "/apis/extensions/v1beta1/namespaces/default/ingresses";
+    let ingress = json!({"apiVersion": "extensions/v1beta1", "kind": "Ingress",
+        "metadata": {"name": "a"}});
+    assert_eq!(
+        h.send("POST", ingresses, None, Some(ingress)).await.code(),
+        201
+    );
+    assert_eq!(h.get(&format!("{ingresses}/a")).await.code(), 200);
+    assert_eq!(h.get(ingresses).await.code(), 200);
+    assert_eq!(h.get(&format!("{ingresses}/missing")).await.code(), 404);
+    let watch = h
+        .request(
+            Request::get(format!("{ingresses}?watch=true"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(watch.status(), StatusCode::OK);
+
+    let scrape = h.get("/metrics").await;
+    assert_eq!(scrape.status, StatusCode::OK);
+    assert!(
+        scrape
+            .header(header::CONTENT_TYPE)
+            .unwrap()
+            .starts_with("application/openmetrics-text")
+    );
+    let text = scrape.text();
+    let request = |verb: &str, scope: &str, code: u16| {
+        format!(
+            "verb=\"{verb}\",dry_run=\"\",group=\"extensions\",version=\"v1beta1\",\
+             resource=\"ingresses\",subresource=\"\",scope=\"{scope}\",component=\"apiserver\",\
+             code=\"{code}\""
+        )
+    };
+    for (verb, scope, code) in [
+        ("POST", "resource", 201),
+        ("GET", "resource", 200),
+        ("LIST", "namespace", 200),
+        ("GET", "resource", 404),
+    ] {
+        let labels = request(verb, scope, code);
+        assert_eq!(
+            series(&text, "apiserver_request_total", &labels),
+            Some(1.0),
+            "{labels}\n{text}"
+        );
+    }
+    // A watch is recorded when it ends; until then it is a long-running request.
+    assert_eq!(
+        series(
+            &text,
+            "apiserver_request_total",
+            &request("WATCH", "namespace", 200)
+        ),
+        None
+    );
+    let watching = "verb=\"WATCH\",group=\"extensions\",version=\"v1beta1\",\
+        resource=\"ingresses\",subresource=\"\",scope=\"namespace\",component=\"apiserver\"";
+    assert_eq!(
+        series(&text, "apiserver_longrunning_requests", watching),
+        Some(1.0),
+        "{text}"
+    );
+    let get_duration = "verb=\"GET\",dry_run=\"\",group=\"extensions\",version=\"v1beta1\",\
+        resource=\"ingresses\",subresource=\"\",scope=\"resource\",component=\"apiserver\"";
+    assert_eq!(
+        series(
+            &text,
+            "apiserver_request_duration_seconds_count",
+            get_duration
+        ),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(
+        series(
+            &text,
+            "apiserver_request_duration_seconds_bucket",
+            &format!("le=\"60.0\",{get_duration}")
+        ),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(
+        series(
+            &text,
+            "apiserver_requested_deprecated_apis",
+            "group=\"extensions\",version=\"v1beta1\",resource=\"ingresses\",subresource=\"\",\
+             removed_release=\"1.22\""
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        series(
+            &text,
+            "apiserver_storage_objects",
+            "resource=\"ingresses.extensions\""
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert!(
+        series(
+            &text,
+            "etcd_request_duration_seconds_count",
+            "operation=\"create\",type=\"ingresses.extensions\""
+        )
+        .is_some_and(|count| count >= 1.0),
+        "{text}"
+    );
+    // Neither the scrape nor any other non-resource path is a counted request.
+    assert!(!text.contains("/metrics"), "{text}");
+
+    drop(watch);
+    let text = h.get("/metrics").await.text();
+    assert_eq!(
+        series(&text, "apiserver_longrunning_requests", watching),
+        Some(0.0),
+        "{text}"
+    );
+    assert_eq!(
+        series(
+            &text,
+            "apiserver_request_total",
+            &request("WATCH", "namespace", 200)
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    // A request to a version that is not deprecated leaves the gauge alone.
+    assert!(!text.contains("resource=\"widgets\",subresource=\"\",removed_release"));
 }

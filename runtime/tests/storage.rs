@@ -1,5 +1,6 @@
 //! Storage: the engine-neutral conformance suite run against the embedded engine, plus the
-//! embedded engine's own guarantees (reopen, slow watchers, periodic compaction, throughput).
+//! embedded engine's own guarantees (reopen, slow watchers, periodic compaction, throughput; in
+//! `integrity`, checksums, old data directories and revisions that never go backwards).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,6 +13,9 @@ use kapi::storage::{
     WatchEvent,
 };
 use tempfile::TempDir;
+
+#[path = "storage/integrity.rs"]
+mod integrity;
 
 /// Fresh embedded stores in subdirectories of one temporary directory, removed on drop.
 struct Embedded {

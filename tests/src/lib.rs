@@ -214,6 +214,10 @@ pub struct ServerOptions {
     pub kube_version: Option<String>,
     /// The hidden `--compaction-interval` (e.g. `"1s"`).
     pub compaction_interval: Option<String>,
+    /// `--accept-restored-database`.
+    pub accept_restored_database: bool,
+    /// More arguments for `kapi serve` (e.g. `"--shutdown-delay-duration=2s"`).
+    pub args: Vec<String>,
 }
 
 /// How long a server may take from spawn to printing its address.
@@ -259,6 +263,12 @@ impl KapiServer {
         if let Some(interval) = &options.compaction_interval {
             command.args(["--compaction-interval", interval]);
         }
+        if options.accept_restored_database {
+            command.arg("--accept-restored-database");
+        }
+        command.args(&options.args);
+        // The log's level comes from the arguments alone, whatever the environment says.
+        command.env_remove("RUST_LOG");
         let started = Instant::now();
         let mut child = command
             .spawn()
@@ -326,6 +336,12 @@ impl KapiServer {
 
     /// Sends SIGTERM and waits (bounded) for the exit status.
     pub fn terminate(&mut self, timeout: Duration) -> Result<ExitStatus, String> {
+        self.send_terminate()?;
+        self.wait_exit(timeout)
+    }
+
+    /// Sends SIGTERM without waiting.
+    pub fn send_terminate(&self) -> Result<(), String> {
         let status = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
@@ -333,6 +349,11 @@ impl KapiServer {
         if !status.success() {
             return Err("kill -TERM failed".to_owned());
         }
+        Ok(())
+    }
+
+    /// Waits (bounded) for the process to exit; kills it if it has not by then.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Result<ExitStatus, String> {
         let deadline = Instant::now() + timeout;
         loop {
             match self.child.try_wait() {

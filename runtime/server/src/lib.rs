@@ -2,12 +2,15 @@
 //! writes, and the serve loop from opening the store (the embedded one in a data directory,
 //! or etcd with `--etcd-servers`) to a clean shutdown on a signal.
 //!
-//! `main.rs` only parses and reports; everything here is callable from tests.
+//! `main.rs` only parses and reports; everything here is callable from tests. `logging` sets
+//! up the process's log.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+
+pub mod logging;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use kapi::server::{Server, ServerError};
@@ -17,9 +20,6 @@ use kapi::storage::{EmbeddedOptions, EmbeddedStorage, OpenError, Storage};
 #[cfg(feature = "etcd")]
 use kapi::storage::{EtcdOptions, EtcdStorage};
 use kapi::{KubeVersion, Registry};
-
-/// How long a shutdown may take to drain open requests before the process gives up on them.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// The `kapi` command line.
 #[derive(Debug, Parser)]
@@ -79,6 +79,33 @@ pub struct ServeArgs {
     /// The Kubernetes release whose built-in kinds are served and whose deprecation rules apply.
     #[arg(long, value_enum, default_value_t = KubeRelease::V1_36)]
     pub kube_version: KubeRelease,
+
+    /// Start on a database older than the data directory has served (a backup put back), which
+    /// is otherwise refused: its revision jumps past every revision served before and older
+    /// history counts as compacted, so resourceVersions keep increasing and clients list
+    /// again. Changes made after the copy was taken stay lost. Not needed on later starts.
+    #[arg(long, conflicts_with = "etcd_servers")]
+    pub accept_restored_database: bool,
+    /// The most memory the embedded store's page cache may hold, in bytes (suffixes `Ki`, `Mi`,
+    /// `Gi` allowed). The cache fills only with pages the server reads or writes, so resident
+    /// memory grows with the data used, up to about this much on top of the rest of the
+    /// server; a store smaller than it ends up held whole in memory.
+    #[arg(long, value_name = "BYTES", default_value = "1Gi", value_parser = parse_bytes)]
+    pub storage_cache_size: usize,
+
+    /// Log verbosity, as kube-apiserver's klog levels: 0-2 startup, shutdown and faults; 3-4
+    /// also one `HTTP` line per request; 5+ everything. `RUST_LOG`, when set, replaces it.
+    #[arg(short = 'v', long = "v", value_name = "LEVEL", default_value_t = 0)]
+    pub verbosity: u8,
+
+    /// How log lines are written to standard error: `text` or `json`.
+    #[arg(long, alias = "log-format", value_enum, default_value_t = logging::LogFormat::Text)]
+    pub logging_format: logging::LogFormat,
+
+    /// How long to go on serving after SIGTERM or SIGINT with `/readyz` already failing, so
+    /// load balancers stop sending first (e.g. `5s`; default 0).
+    #[arg(long, value_name = "DURATION", value_parser = parse_delay, default_value = "0")]
+    pub shutdown_delay_duration: Duration,
 
     /// How often the store compacts its history (e.g. `1s`, `500ms`, `5m`); for tests.
     #[arg(long, hide = true, value_name = "DURATION", value_parser = parse_duration)]
@@ -151,21 +178,25 @@ pub enum ServeError {
     /// Waiting for SIGINT/SIGTERM failed.
     #[error("cannot listen for shutdown signals: {0}")]
     Signal(std::io::Error),
-    /// Open requests did not finish within the shutdown grace period.
-    #[error("shutdown did not finish within {0:?}")]
-    ShutdownTimeout(Duration),
+}
+
+/// Splits `text` into its leading decimal number and the unit after it; `what` names the
+/// expected form in the error.
+fn number_and_unit<'a>(text: &'a str, what: &str) -> Result<(u64, &'a str), String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not {what}"))?;
+    Ok((number, unit))
 }
 
 /// Parses a duration such as `1s`, `250ms`, `5m` or `1h` (a bare number means seconds).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration like 1s, 500ms or 5m"))?;
+    let (number, unit) = number_and_unit(text, "a duration like 1s, 500ms or 5m")?;
     let millis = match unit {
         "ms" => Some(number),
         "" | "s" => number.checked_mul(1000),
@@ -178,6 +209,31 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         Some(ms) => Ok(Duration::from_millis(ms)),
         None => Err(format!("{text:?} is too long")),
     }
+}
+
+/// Parses a delay: a duration as [`parse_duration`] reads it, or `0`.
+pub fn parse_delay(text: &str) -> Result<Duration, String> {
+    if text.trim().trim_end_matches(['m', 's', 'h']) == "0" {
+        return Ok(Duration::ZERO);
+    }
+    parse_duration(text)
+}
+
+/// Parses a size in bytes: a number, optionally followed by `Ki`, `Mi` or `Gi`.
+pub fn parse_bytes(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let (number, unit) = number_and_unit(text, "a size like 268435456, 256Mi or 1Gi")?;
+    let number = usize::try_from(number).map_err(|_| format!("{text:?} is too large"))?;
+    let scale: usize = match unit {
+        "" => 1,
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        _ => return Err(format!("{text:?} has an unknown unit (use Ki, Mi or Gi)")),
+    };
+    number
+        .checked_mul(scale)
+        .ok_or_else(|| format!("{text:?} is too large"))
 }
 
 /// The catalog `kapi serve` serves: the built-ins of `release` plus the example API.
@@ -200,12 +256,19 @@ pub fn run_serve(args: ServeArgs, ready: impl FnOnce(SocketAddr)) -> Result<(), 
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         // Handlers go in before the server is ready, so a signal sent right after the address
         // is printed is a clean shutdown rather than the default action (death).
         let shutdown = shutdown_signal()?;
         serve(args, shutdown, ready).await
-    })
+    });
+    // Background tasks still holding the store end with the runtime; the last handle's drop
+    // closes it (the embedded engine joins its writer thread).
+    drop(runtime);
+    if served.is_ok() {
+        tracing::info!("store closed");
+    }
+    served
 }
 
 /// Serves until `shutdown` resolves, then stops the server and closes the store.
@@ -231,14 +294,19 @@ pub async fn serve(
         .registry(registry_for(args.kube_version))
         .storage(storage)
         .kube_version(args.kube_version.version())
+        .shutdown_delay(args.shutdown_delay_duration)
         .start_on(listener)
         .await?;
+    tracing::info!(%addr, kube_version = %args.kube_version.version(), "serving");
     ready(addr);
     let waited = shutdown.await;
+    tracing::info!("shutdown requested");
     // Stop serving even when the signal listener failed, then report whichever came first.
-    let stopped = tokio::time::timeout(SHUTDOWN_GRACE, running.shutdown()).await;
+    // The server bounds its own drain (60 s, upstream's request timeout).
+    let stopped = running.shutdown().await;
     waited?;
-    stopped.map_err(|_| ServeError::ShutdownTimeout(SHUTDOWN_GRACE))??;
+    stopped?;
+    tracing::info!("server stopped");
     Ok(())
 }
 
@@ -258,11 +326,25 @@ pub async fn open_storage(args: &ServeArgs) -> Result<Arc<dyn Storage>, ServeErr
         return Err(ServeError::EtcdNotBuilt);
     }
     let dir = args.data_dir.as_ref().ok_or(ServeError::NoStore)?;
-    let mut options = EmbeddedOptions::default();
+    let mut options = EmbeddedOptions::default()
+        .with_accept_restored_database(args.accept_restored_database)
+        .with_cache_size(args.storage_cache_size);
     if let Some(interval) = args.compaction_interval {
         options = options.with_compaction_interval(Some(interval));
     }
-    Ok(Arc::new(EmbeddedStorage::open(dir, options).await?))
+    let store = EmbeddedStorage::open(dir, options).await?;
+    let opened = store.opened();
+    if opened.migrated {
+        tracing::info!(data_dir = %dir.display(), "embedded store upgraded to checksummed values");
+    }
+    if let Some(from) = opened.bumped_from {
+        tracing::warn!(
+            data_dir = %dir.display(),
+            from_revision = from,
+            "restored database accepted: its revision moved past every one served before"
+        );
+    }
+    Ok(Arc::new(store))
 }
 
 /// Installs SIGINT and SIGTERM handlers now; the future resolves on the first of them.
@@ -308,6 +390,17 @@ mod tests {
     }
 
     #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert_eq!(parse_bytes("256Mi"), Ok(256 << 20));
+        assert_eq!(parse_bytes("1Gi"), Ok(1 << 30));
+        assert_eq!(parse_bytes("8Ki"), Ok(8192));
+        for bad in ["", "1G", "Mi", "-1", "99999999999999999999Gi"] {
+            assert!(parse_bytes(bad).is_err(), "{bad:?} must be rejected");
+        }
+    }
+
+    #[test]
     fn the_command_line_defaults_to_the_newest_release() {
         let cli = Cli::try_parse_from([
             "kapi",
@@ -324,39 +417,41 @@ mod tests {
         assert_eq!(args.kube_version, KubeRelease::V1_36);
         assert_eq!(args.listen.port(), 0);
         assert_eq!(args.compaction_interval, None);
+        assert_eq!(args.storage_cache_size, 1 << 30);
+        assert_eq!(args.verbosity, 0);
+        assert_eq!(args.logging_format, logging::LogFormat::Text);
+        assert_eq!(args.shutdown_delay_duration, Duration::ZERO);
+        let args = serve_args(&[
+            "--v=3",
+            "--logging-format=json",
+            "--shutdown-delay-duration=5s",
+        ])
+        .unwrap();
+        assert_eq!(args.verbosity, 3);
+        assert_eq!(args.logging_format, logging::LogFormat::Json);
+        assert_eq!(args.shutdown_delay_duration, Duration::from_secs(5));
+        let args = serve_args(&["-v", "4", "--log-format", "text"]).unwrap();
+        assert_eq!(args.verbosity, 4);
         for (flag, release) in [
             ("1.20", KubeRelease::V1_20),
             ("1.28", KubeRelease::V1_28),
             ("1.34", KubeRelease::V1_34),
             ("1.36", KubeRelease::V1_36),
         ] {
-            let cli = Cli::try_parse_from([
-                "kapi",
-                "serve",
-                "--data-dir",
-                "d",
-                "--kubeconfig",
-                "k",
-                "--kube-version",
-                flag,
-            ])
-            .unwrap();
-            let Command::Serve(args) = cli.command;
+            let args = serve_args(&["--kube-version", flag]).unwrap();
             assert_eq!(args.kube_version, release);
         }
-        assert!(
-            Cli::try_parse_from([
-                "kapi",
-                "serve",
-                "--data-dir",
-                "d",
-                "--kubeconfig",
-                "k",
-                "--kube-version",
-                "1.19"
-            ])
-            .is_err()
-        );
+        assert!(serve_args(&["--kube-version", "1.19"]).is_err());
+    }
+
+    /// `kapi serve --data-dir d --kubeconfig k` with `extra` after them.
+    fn serve_args(extra: &[&str]) -> Result<ServeArgs, clap::Error> {
+        let mut argv = vec!["kapi", "serve", "--data-dir", "d", "--kubeconfig", "k"];
+        argv.extend_from_slice(extra);
+        Cli::try_parse_from(argv).map(|cli| {
+            let Command::Serve(args) = cli.command;
+            args
+        })
     }
 
     #[test]
@@ -372,6 +467,9 @@ mod tests {
         let embedded = parse(&["--data-dir", "d"]).unwrap();
         assert_eq!(embedded.data_dir, Some(PathBuf::from("d")));
         assert!(embedded.etcd_servers.is_empty());
+        assert!(!embedded.accept_restored_database);
+        let restored = parse(&["--data-dir", "d", "--accept-restored-database"]).unwrap();
+        assert!(restored.accept_restored_database);
         let etcd = parse(&[
             "--etcd-servers",
             "http://127.0.0.1:1,http://127.0.0.1:2",
@@ -385,10 +483,15 @@ mod tests {
         );
         assert_eq!(etcd.etcd_prefix.as_deref(), Some("/a"));
         assert_eq!(etcd.data_dir, None);
-        let refused: [&[&str]; 3] = [
+        let refused: [&[&str]; 4] = [
             &[],
             &["--data-dir", "d", "--etcd-servers", "http://127.0.0.1:1"],
             &["--data-dir", "d", "--etcd-prefix", "/a"],
+            &[
+                "--etcd-servers",
+                "http://127.0.0.1:1",
+                "--accept-restored-database",
+            ],
         ];
         for argv in refused {
             assert!(parse(argv).is_err(), "{argv:?} must be refused");
@@ -438,6 +541,11 @@ mod tests {
             etcd_prefix: None,
             kubeconfig: dir.path().join("nested/kubeconfig"),
             kube_version: KubeRelease::V1_36,
+            accept_restored_database: false,
+            storage_cache_size: kapi::storage::embedded::DEFAULT_CACHE_SIZE,
+            verbosity: 0,
+            logging_format: logging::LogFormat::Text,
+            shutdown_delay_duration: Duration::ZERO,
             compaction_interval: None,
         };
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -484,6 +592,11 @@ mod tests {
             etcd_prefix: None,
             kubeconfig: kubeconfig.clone(),
             kube_version: KubeRelease::V1_36,
+            accept_restored_database: false,
+            storage_cache_size: kapi::storage::embedded::DEFAULT_CACHE_SIZE,
+            verbosity: 0,
+            logging_format: logging::LogFormat::Text,
+            shutdown_delay_duration: Duration::ZERO,
             compaction_interval: None,
         };
         let poller = tokio::task::spawn_blocking(move || {

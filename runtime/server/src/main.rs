@@ -17,15 +17,21 @@ fn main() -> ExitCode {
     // the hard one at start; so does this one. Where it cannot, the old limit stands.
     let _ = rlimit::increase_nofile_limit(u64::MAX);
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Serve(args) => kapi_server::run_serve(args, |addr| {
-            println!("kapi: serving on http://{addr}");
-        }),
-    };
+    let Command::Serve(args) = cli.command;
+    kapi_server::logging::init(args.verbosity, args.logging_format);
+    let mut started = false;
+    let result = kapi_server::run_serve(args, |addr| {
+        started = true;
+        println!("kapi: serving on http://{addr}");
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if started => {
+            tracing::error!(error = %e, "stopped with an error");
+            ExitCode::FAILURE
+        }
         Err(e) => {
-            eprintln!("kapi: {e}");
+            tracing::error!(error = %e, "refusing to start");
             ExitCode::FAILURE
         }
     }

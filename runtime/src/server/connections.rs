@@ -16,6 +16,7 @@
 //! servers set the same.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -32,6 +33,7 @@ use hyper_util::server::conn::auto::Builder;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tower::ServiceExt as _;
 
@@ -70,25 +72,31 @@ impl Default for Timeouts {
     }
 }
 
-/// Serves `router` on `listener` until `shutdown` resolves, then lets every open connection
-/// finish its requests in flight and waits for all of them.
+/// Serves `router` on `listener` until `shutdown` resolves, then closes the listener, lets
+/// every open connection finish its requests in flight and waits for them, for at most
+/// `drain`; connections still busy then are closed.
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
     timeouts: Timeouts,
+    drain: Duration,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let (closing, closed) = watch::channel(false);
     let mut shutdown = pin!(shutdown);
+    let mut connections = JoinSet::new();
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
+            // Reap finished connections so the set holds only open ones.
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
         };
         match accepted {
-            Ok((tcp, _)) => {
+            Ok((tcp, peer)) => {
                 let _ = tcp.set_nodelay(true);
-                tokio::spawn(connection(tcp, router.clone(), timeouts, closed.clone()));
+                let conn = connection(tcp, peer, router.clone(), timeouts, closed.clone());
+                connections.spawn(conn);
             }
             // Out of descriptors or a connection reset before it was accepted: the listener
             // itself is fine, so wait a little and go on.
@@ -96,16 +104,29 @@ pub(crate) async fn serve(
         }
     }
     drop(listener);
+    tracing::info!(
+        connections = connections.len(),
+        "shutdown: listener closed, draining requests in flight"
+    );
     let _ = closing.send(true);
     drop(closed);
     // Each connection holds a receiver until it is done.
-    closing.closed().await;
+    if tokio::time::timeout(drain, closing.closed()).await.is_err() {
+        tracing::warn!(
+            connections = connections.len(),
+            "shutdown: requests still in flight after {drain:?}; closing their connections"
+        );
+        connections.shutdown().await;
+    } else {
+        tracing::info!("shutdown: every request in flight finished");
+    }
     Ok(())
 }
 
 /// One connection, from its first byte to its close.
 async fn connection(
     tcp: tokio::net::TcpStream,
+    peer: SocketAddr,
     router: Router,
     timeouts: Timeouts,
     mut closing: watch::Receiver<bool>,
@@ -113,8 +134,9 @@ async fn connection(
     let activity = Arc::new(Activity::new(timeouts.idle));
     let tracked = {
         let activity = activity.clone();
-        router.map_request(move |request: Request<Incoming>| {
+        router.map_request(move |mut request: Request<Incoming>| {
             activity.start();
+            request.extensions_mut().insert(Peer(peer));
             request.map(Body::new)
         })
     };
@@ -122,7 +144,7 @@ async fn connection(
         let activity = activity.clone();
         tracked.map_response(move |response: Response| {
             let request = InFlight(activity.clone());
-            response.map(|body| Body::new(Tracked { body, request }))
+            response.map(|body| Body::new(Holding::new(body, request)))
         })
     };
     let mut builder = Builder::new(TokioExecutor::new());
@@ -158,6 +180,10 @@ async fn connection(
         }
     }
 }
+
+/// The address a request came from, in its extensions (for the request log).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Peer(pub(crate) SocketAddr);
 
 /// What a connection is doing: requests in flight, and when the last one ended.
 #[derive(Debug)]
@@ -210,15 +236,22 @@ impl Drop for InFlight {
     }
 }
 
-/// A response body that keeps its request in flight while it is being sent (a watch, for as
-/// long as it lasts).
-struct Tracked {
+/// A response body sent unchanged while `held` lives beside it, dropped with the body once it
+/// has been sent or abandoned: a connection's [`InFlight`] mark (a watch is in flight for as
+/// long as it lasts), and the metrics' open-watch record.
+pub(crate) struct Holding<T> {
     body: Body,
     #[allow(dead_code, reason = "held for its Drop")]
-    request: InFlight,
+    held: T,
 }
 
-impl HttpBody for Tracked {
+impl<T> Holding<T> {
+    pub(crate) fn new(body: Body, held: T) -> Self {
+        Self { body, held }
+    }
+}
+
+impl<T: Unpin> HttpBody for Holding<T> {
     type Data = Bytes;
     type Error = axum::Error;
 

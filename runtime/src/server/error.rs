@@ -161,14 +161,27 @@ impl ApiError {
         }
     }
 
-    /// 500 InternalError.
+    /// 500 InternalError, logged: such an answer means a storage failure or a bug.
     pub(crate) fn internal(message: impl std::fmt::Display) -> Self {
-        Self::from_status(Status::internal_error(&message.to_string()))
+        let message = message.to_string();
+        tracing::error!(error = %message, "internal error, answered 500");
+        Self::from_status(Status::internal_error(&message))
+    }
+
+    /// 500 InternalError for a stored value that failed its integrity check, logged with the
+    /// engine's `cause`, which names the key and where it was stored; the client learns only
+    /// that its data could not be served.
+    pub(crate) fn corrupt(cause: &str) -> Self {
+        tracing::error!(error = %cause, "stored data failed its integrity check, answered 500");
+        Self::from_status(Status::internal_error(
+            "stored data failed its integrity check",
+        ))
     }
 
     /// A read failure. `FutureRevision` reaching here means the caller already waited.
     pub(crate) fn from_read(error: ReadError) -> Self {
         match error {
+            ReadError::Corrupt(cause) => Self::corrupt(&cause),
             ReadError::Compacted {
                 requested,
                 compacted,
@@ -183,6 +196,7 @@ impl ApiError {
     /// A create failure.
     pub(crate) fn from_create(error: CreateError, s: Subject<'_>) -> Self {
         match error {
+            CreateError::Corrupt(cause) => Self::corrupt(&cause),
             CreateError::AlreadyExists { .. } => Self::already_exists(s),
             CreateError::TooLarge { size, limit } => {
                 Self::from_status(Status::request_entity_too_large(&format!(
@@ -196,6 +210,7 @@ impl ApiError {
     /// An update failure.
     pub(crate) fn from_update(error: UpdateError, s: Subject<'_>) -> Self {
         match error {
+            UpdateError::Corrupt(cause) => Self::corrupt(&cause),
             UpdateError::NotFound => Self::not_found(s),
             UpdateError::Conflict { .. } => Self::conflict_modified(s),
             UpdateError::TooLarge { size, limit } => {
@@ -210,6 +225,7 @@ impl ApiError {
     /// A delete failure.
     pub(crate) fn from_delete(error: DeleteError, s: Subject<'_>) -> Self {
         match error {
+            DeleteError::Corrupt(cause) => Self::corrupt(&cause),
             DeleteError::NotFound => Self::not_found(s),
             DeleteError::Conflict { .. } => Self::conflict_modified(s),
             other => Self::internal(other),
@@ -219,6 +235,7 @@ impl ApiError {
     /// A watch failure, as the ERROR event's Status or an HTTP error before streaming.
     pub(crate) fn from_watch(error: WatchError) -> Self {
         match error {
+            WatchError::Corrupt(cause) => Self::corrupt(&cause),
             WatchError::Compacted {
                 requested,
                 compacted,
@@ -308,6 +325,16 @@ mod tests {
                 "InternalError",
             ),
             (
+                ApiError::from_read(ReadError::Corrupt("corrupt current record".into())),
+                500,
+                "InternalError",
+            ),
+            (
+                ApiError::from_watch(WatchError::Corrupt("corrupt history record".into())),
+                500,
+                "InternalError",
+            ),
+            (
                 ApiError::from_create(
                     CreateError::AlreadyExists {
                         current: kv.clone(),
@@ -351,6 +378,19 @@ mod tests {
                 "{error:?}"
             );
         }
+    }
+
+    #[test]
+    fn corruption_message_keeps_the_key_in_the_server() {
+        let error = ApiError::from_read(ReadError::Corrupt(
+            "checksum mismatch in current record /registry/configmaps/ns/secret-name".into(),
+        ));
+        assert_eq!(
+            error.status.message.as_deref(),
+            Some("Internal error occurred: stored data failed its integrity check")
+        );
+        let body = serde_json::to_string(&error.status).unwrap();
+        assert!(!body.contains("secret-name"), "{body}");
     }
 
     #[test]

@@ -10,20 +10,24 @@
 //!
 //! Checks, by upstream's names:
 //! - `ping`: the server answers requests at all;
-//! - `log`: upstream checks that logging is not blocked; kapi writes no log of its own that
-//!   could block, so it passes whenever the server runs;
+//! - `log`: upstream checks that logging is not blocked; kapi's events go through `tracing`
+//!   to whatever subscriber the program installed, which the server cannot probe, so it
+//!   passes whenever the server runs;
 //! - `etcd`: the storage engine answers a current-revision read within
 //!   [`STORAGE_PROBE_TIMEOUT`]. Over the etcd engine that read is a linearizable range
 //!   request, so the check fails while the cluster has no quorum or cannot be reached, as
 //!   upstream's does; the embedded engine keeps the name because tooling (and the seed's
 //!   `readyz?exclude=etcd`) uses it;
-//! - `etcd-readiness` (readyz only): the same probe, as upstream's readiness variant.
+//! - `etcd-readiness` (readyz only): the same probe, as upstream's readiness variant;
+//! - `shutdown` (readyz only): fails once the server has begun to shut down (see `shutdown`),
+//!   as upstream's does, so a load balancer stops sending before the listener closes.
 //!
-//! Not provided: upstream's readyz `informer-sync`, `shutdown` and `poststarthook/*` checks,
-//! which would need state the server does not yet expose (cache sync and shutdown signals).
+//! Not provided: upstream's readyz `informer-sync` and `poststarthook/*` checks, which would
+//! need state the server does not yet expose (cache sync).
 
 use crate::storage::Storage;
 use std::collections::BTreeSet;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::Router;
@@ -45,6 +49,7 @@ enum Check {
     Log,
     Etcd,
     EtcdReadiness,
+    Shutdown,
 }
 
 impl Check {
@@ -54,12 +59,20 @@ impl Check {
             Check::Log => "log",
             Check::Etcd => "etcd",
             Check::EtcdReadiness => "etcd-readiness",
+            Check::Shutdown => "shutdown",
         }
     }
 
     async fn run(self, state: &State) -> Result<(), String> {
         match self {
             Check::Ping | Check::Log => Ok(()),
+            Check::Shutdown => {
+                if state.shutting_down.load(Ordering::Acquire) {
+                    Err("process is shutting down".to_owned())
+                } else {
+                    Ok(())
+                }
+            }
             Check::Etcd | Check::EtcdReadiness => {
                 match tokio::time::timeout(STORAGE_PROBE_TIMEOUT, state.storage.current_revision())
                     .await
@@ -96,7 +109,13 @@ impl Endpoint {
     fn checks(self) -> &'static [Check] {
         match self {
             Endpoint::Healthz | Endpoint::Livez => &[Check::Ping, Check::Log, Check::Etcd],
-            Endpoint::Readyz => &[Check::Ping, Check::Log, Check::Etcd, Check::EtcdReadiness],
+            Endpoint::Readyz => &[
+                Check::Ping,
+                Check::Log,
+                Check::Etcd,
+                Check::EtcdReadiness,
+                Check::Shutdown,
+            ],
         }
     }
 }
@@ -203,7 +222,8 @@ async fn probe(endpoint: Endpoint, state: &State, query: ProbeQuery) -> Response
         // The reason stays out of the public answer, as upstream keeps it for its log.
         match check.run(state).await {
             Ok(()) => lines.push_str(&format!("[+]{name} ok\n")),
-            Err(_) => {
+            Err(reason) => {
+                tracing::info!(endpoint = endpoint.name(), check = name, %reason, "health check failed");
                 lines.push_str(&format!("[-]{name} failed: reason withheld\n"));
                 failed = true;
             }

@@ -11,9 +11,11 @@
 //! collector that runs as a background task of every server) and the descriptive
 //! endpoints (discovery, OpenAPI, health, version, deprecation warnings) meet only through
 //! `state::State` and axum routers: the descriptive routes are matched first and every other
-//! path falls through to the resource dispatcher. In front of both: `connections` (accepting
-//! and bounding connections) and the layers every request passes, outermost first: `panics`,
-//! `origin` (who may talk to a server without authentication), `inflight` (request seats).
+//! path falls through to the resource dispatcher, which measures each request for `metrics`
+//! (`/metrics`, also a descriptive endpoint). In front of both: `connections` (accepting and
+//! bounding connections) and the layers every request passes, outermost first: `panics`,
+//! `httplog` (the request log), `origin` (who may talk to a server without authentication),
+//! `inflight` (request seats). `shutdown` runs the stop sequence of a served listener.
 
 mod builtin;
 mod builtin_names;
@@ -26,11 +28,13 @@ mod error;
 mod field_validation;
 mod gc;
 mod health;
+mod httplog;
 mod inflight;
 mod keys;
 mod kubeconfig;
 mod list;
 mod managed_fields;
+mod metrics;
 mod namespaces;
 mod negotiate;
 mod object;
@@ -45,6 +49,7 @@ mod recent;
 mod selector;
 mod send_window;
 mod served;
+mod shutdown;
 mod state;
 mod version;
 mod watch;
@@ -131,6 +136,7 @@ impl Server {
             watch_queue: 1024,
             body_timeout: BODY_TIMEOUT,
             timeouts: connections::Timeouts::default(),
+            shutdown: shutdown::Plan::default(),
             seats: (
                 inflight::READ_ONLY_SEATS,
                 inflight::MUTATING_SEATS,
@@ -153,6 +159,7 @@ pub struct ServerBuilder {
     watch_queue: usize,
     body_timeout: Duration,
     timeouts: connections::Timeouts,
+    shutdown: shutdown::Plan,
     /// Read-only and mutating seats, and how long a request waits for one.
     seats: (usize, usize, Duration),
 }
@@ -204,7 +211,9 @@ impl RunningServer {
         }
     }
 
-    /// Stops accepting requests, ends watches, and waits for open requests to finish.
+    /// Shuts down as upstream does: `/readyz` fails, the server serves on for the shutdown
+    /// delay, then stops accepting connections, ends watches, and waits for open requests to
+    /// finish (for at most the shutdown timeout).
     pub async fn shutdown(mut self) -> Result<(), ServerError> {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
@@ -296,9 +305,31 @@ impl ServerBuilder {
         self
     }
 
+    /// How long the server goes on serving once asked to stop, with `/readyz` already failing
+    /// so load balancers take it out of rotation first: upstream's `--shutdown-delay-duration`
+    /// (default 0). Applies to [`ServerBuilder::start`] and [`ServerBuilder::serve`].
+    pub fn shutdown_delay(mut self, delay: Duration) -> Self {
+        self.shutdown.delay = delay;
+        self
+    }
+
+    /// How long requests in flight may take to finish once the listener has closed before
+    /// their connections are closed (default 60 s, upstream's `--request-timeout`, which bounds
+    /// every non-long-running request kube-apiserver drains at shutdown).
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown.drain = timeout;
+        self
+    }
+
     /// Builds the router (for in-process use with `tower::ServiceExt::oneshot`) and the guard
     /// whose drop stops its background work. Creates the system namespaces if missing.
     pub async fn into_router(self) -> Result<(Router, Background), ServerError> {
+        let (router, background, _) = self.build().await?;
+        Ok((router, background))
+    }
+
+    /// The router, its background guard, and the state the shutdown sequence marks.
+    async fn build(self) -> Result<(Router, Background, State), ServerError> {
         let storage = self.storage.ok_or(ServerError::NoStorage)?;
         let mut registry = self.registry;
         if registry.get("", "v1", "namespaces").is_none() {
@@ -311,11 +342,17 @@ impl ServerBuilder {
             registry.register::<crate::crd::CustomResourceDefinition>();
         }
         let base = Arc::new(crds::prepare(registry));
+        let metrics = Arc::new(metrics::Metrics::default());
         let state: State = Arc::new(ServerState {
             catalog: std::sync::RwLock::new(Arc::clone(&base)),
-            storage: Arc::new(observed::Observed::new(storage)),
+            storage: Arc::new(observed::Observed::new(Arc::new(metrics::Measured::new(
+                storage,
+                Arc::clone(&metrics),
+            )))),
             kube_version: self.kube_version,
             watch_cache: watch_cache::WatchCache::default(),
+            metrics,
+            shutting_down: std::sync::atomic::AtomicBool::new(false),
         });
         create_system_namespaces(&state).await?;
         let (stop_tx, stop_rx) = signal::channel(false);
@@ -340,11 +377,13 @@ impl ServerBuilder {
             let tunables = tunables.clone();
             async move { dispatch(state, tunables, request).await }
         };
+        let shared = state.clone();
         let router = Router::new()
             .merge(discovery::routes())
             .merge(openapi::routes())
             .merge(health::routes())
             .merge(version::routes())
+            .merge(metrics::routes())
             .fallback(fallback)
             .with_state(state)
             .layer(CompressionLayer::new().compress_when(DefaultPredicate::new().and(NotStreamed)))
@@ -352,8 +391,9 @@ impl ServerBuilder {
                 seats.clone().admit(request, next)
             }))
             .layer(axum::middleware::from_fn(origin::guard))
+            .layer(axum::middleware::from_fn(httplog::log))
             .layer(panics::layer());
-        Ok((router, Background { stop: stop_tx }))
+        Ok((router, Background { stop: stop_tx }, shared))
     }
 
     /// Serves on `listener` until `shutdown` resolves, then ends watches and drains requests.
@@ -366,13 +406,10 @@ impl ServerBuilder {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServerError> {
         let timeouts = self.timeouts;
-        let (router, background) = self.into_router().await?;
-        let graceful = async move {
-            shutdown.await;
-            // Watches never end on their own; they must stop before the drain can finish.
-            background.stop();
-        };
-        connections::serve(listener, router, timeouts, graceful).await?;
+        let plan = self.shutdown;
+        let (router, background, state) = self.build().await?;
+        let graceful = plan.run(state, background, shutdown);
+        connections::serve(listener, router, timeouts, plan.drain, graceful).await?;
         Ok(())
     }
 
@@ -392,15 +429,16 @@ impl ServerBuilder {
     ) -> Result<RunningServer, ServerError> {
         let addr = listener.local_addr()?;
         let timeouts = self.timeouts;
-        let (router, background) = self.into_router().await?;
+        let plan = self.shutdown;
+        let (router, background, state) = self.build().await?;
         let served = router.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            let graceful = async move {
+            let asked = async move {
                 let _ = rx.await;
-                background.stop();
             };
-            connections::serve(listener, served, timeouts, graceful).await?;
+            let graceful = plan.run(state, background, asked);
+            connections::serve(listener, served, timeouts, plan.drain, graceful).await?;
             Ok(())
         });
         Ok(RunningServer {
@@ -578,11 +616,14 @@ impl Operation {
 /// Serves every resource URL: routing, verb checks, deprecation warnings, then the handler.
 async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
+    let metrics = Arc::clone(&state.metrics);
     if let Some(namespace) = finalize_target(parts.uri.path()) {
-        return match finalize(state, tun, &parts, namespace, body).await {
+        let measure = metrics::begin_finalize(&parts.method, &parts.uri, &parts.headers);
+        let response = match finalize(state, tun, &parts, namespace, body).await {
             Ok(response) => response,
             Err(e) => e.into_response(),
         };
+        return measure.finish(&metrics, response);
     }
     let registry = state.registry();
     let target = match path::resolve(&registry, parts.uri.path()) {
@@ -595,6 +636,14 @@ async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Respons
     }
     let warning = deprecation::warning_in(&registry, info, state.kube_version)
         .and_then(|text| deprecation::header_value(&text));
+    let measure = metrics::begin(
+        &metrics,
+        &parts.method,
+        &parts.uri,
+        &parts.headers,
+        &target,
+        state.kube_version,
+    );
     let call = Call {
         state,
         registry,
@@ -623,7 +672,7 @@ async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Respons
             headers.append(header::WARNING, value);
         }
     }
-    response
+    measure.finish(&metrics, response)
 }
 
 /// The namespace named by a `/api/v1/namespaces/{name}/finalize` path.

@@ -1,6 +1,7 @@
 //! A request whose handling panics (a bug) gets upstream's answer, a plain 500 that tells no
-//! internals, while the panic's text goes to the server's standard error. The connection and
-//! every other request go on.
+//! internals, while the panic's message is logged (an `ERROR` event; where it happened is in
+//! the panic hook's report: Rust's default hook prints it, the `kapi` binary's logs it). The
+//! connection and every other request go on.
 
 use std::any::Any;
 
@@ -23,7 +24,7 @@ fn answer(panic: Box<dyn Any + Send>) -> Response {
         .map(String::as_str)
         .or_else(|| panic.downcast_ref::<&str>().copied())
         .unwrap_or("(no message)");
-    eprintln!("kapi: a request panicked (a bug): {text}");
+    tracing::error!(panic = text, "a request panicked (a bug); answered 500");
     let mut response = Response::new(Body::from(ANSWER));
     *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
     response.headers_mut().insert(

@@ -1,8 +1,10 @@
 //! The state every request handler shares: the catalog of kinds, the store, the Kubernetes
-//! release the server speaks as, and the watch cache.
+//! release the server speaks as, the watch cache, the metrics, and whether it is shutting down.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, PoisonError, RwLock};
 
+use super::metrics::Metrics;
 use super::observed::Observed;
 use super::watch_cache::WatchCache;
 use crate::KubeVersion;
@@ -22,6 +24,10 @@ pub(crate) struct ServerState {
     pub(crate) kube_version: KubeVersion,
     /// The shared watch feeds, one per watched resource and version.
     pub(crate) watch_cache: WatchCache,
+    /// The series `/metrics` serves.
+    pub(crate) metrics: Arc<Metrics>,
+    /// Set when the server begins to shut down: `/readyz` fails from then on.
+    pub(crate) shutting_down: AtomicBool,
 }
 
 /// Shared server state, cloned into every handler.

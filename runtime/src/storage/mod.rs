@@ -157,7 +157,11 @@ pub enum ReadError {
         /// The store's current revision.
         current: u64,
     },
-    /// The engine failed (I/O, corruption, lost connection).
+    /// A stored value failed its integrity check (the message names the key and where it
+    /// was stored). Its bytes are not returned; the API server answers a generic 500.
+    #[error("storage corruption: {0}")]
+    Corrupt(String),
+    /// The engine failed (I/O, lost connection).
     #[error("storage error: {0}")]
     Internal(String),
 }
@@ -183,6 +187,10 @@ pub enum CreateError {
     /// The [`Guard`] of [`Storage::create_guarded`] no longer holds: its key changed or is gone.
     #[error("the guard key changed")]
     GuardChanged,
+    /// The key's stored value failed its integrity check (the message names the key and
+    /// where it was stored); nothing was written.
+    #[error("storage corruption: {0}")]
+    Corrupt(String),
     /// The engine failed.
     #[error("storage error: {0}")]
     Internal(String),
@@ -219,6 +227,10 @@ pub enum UpdateError {
         /// The engine's limit.
         limit: usize,
     },
+    /// The key's stored value failed its integrity check (the message names the key and
+    /// where it was stored); nothing was written.
+    #[error("storage corruption: {0}")]
+    Corrupt(String),
     /// The engine failed.
     #[error("storage error: {0}")]
     Internal(String),
@@ -237,6 +249,10 @@ pub enum DeleteError {
         /// The value the key holds now.
         current: KeyValue,
     },
+    /// The key's stored value failed its integrity check (the message names the key and
+    /// where it was stored); nothing was written.
+    #[error("storage corruption: {0}")]
+    Corrupt(String),
     /// The engine failed.
     #[error("storage error: {0}")]
     Internal(String),
@@ -269,6 +285,10 @@ pub enum WatchError {
         /// The last revision the watcher had fully received.
         revision: u64,
     },
+    /// A stored value the watch had to replay failed its integrity check (the message names
+    /// the key and where it was stored). Its bytes are not sent.
+    #[error("storage corruption: {0}")]
+    Corrupt(String),
     /// The engine failed or was shut down.
     #[error("storage error: {0}")]
     Internal(String),

@@ -58,6 +58,10 @@ impl Db {
 
     /// Records a failed write: the store is in a fault until [`Db::recover`] succeeds.
     pub(super) fn failed(&self, message: &str) {
+        tracing::error!(
+            error = message,
+            "storage fault: a write failed; the store refuses requests until the file takes writes again"
+        );
         *self.fault.lock().unwrap_or_else(PoisonError::into_inner) =
             Some(format!("storage I/O error: {message}"));
     }
@@ -90,6 +94,9 @@ impl Db {
                         std::thread::sleep(Duration::from_millis(1));
                     }
                     Err(shared) => {
+                        tracing::warn!(
+                            "storage recovery postponed: reads still hold the failed database"
+                        );
                         *self.slot.write().unwrap_or_else(PoisonError::into_inner) = Some(shared);
                         return Err(fault);
                     }
@@ -108,6 +115,9 @@ impl Db {
                 *self.slot.write().unwrap_or_else(PoisonError::into_inner) =
                     Some(Arc::new(database));
                 *self.fault.lock().unwrap_or_else(PoisonError::into_inner) = None;
+                tracing::warn!(
+                    "storage recovered: the database file was reopened and takes writes"
+                );
                 Ok(())
             }
             Err(message) => {

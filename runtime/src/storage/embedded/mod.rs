@@ -9,11 +9,16 @@
 //!   values of replayed watch events.
 //! - `log`: revision → key. One row per write, in revision order, so a watch replays history
 //!   with a forward scan and compaction knows which keys changed.
-//! - `meta`: `revision` (the last committed revision) and `compacted` (the compaction point).
+//! - `meta`: `revision` (the last committed revision), `compacted` (the compaction point) and
+//!   `format` (the layout of the values, see `codec`: every value carries a checksum, checked
+//!   on every read; a database of an older format is migrated when it is opened, see `init`).
 //!
-//! Beside it, `<data dir>/kapi.store` marks the directory as initialised: a directory with the
-//! marker and no database (or an empty one) lost its data and is refused. The directory is
-//! 0700 and its files 0600.
+//! Beside it, `<data dir>/kapi.store` marks the directory as initialised and records the
+//! highest revision it is known to have served (see `marker`): a directory with the marker
+//! and no database (or an empty one) lost its data and is refused, and so is a database whose
+//! revision is below the mark (an older copy put back), unless
+//! [`EmbeddedOptions::accept_restored_database`] accepts it and moves its revision past the
+//! mark. The directory is 0700 and its files 0600.
 //!
 //! Writes go through one writer thread that batches everything queued into one transaction
 //! and commits with fsync before any caller is answered (see `writer`). Reads run on tokio's
@@ -24,6 +29,8 @@
 
 mod codec;
 mod database;
+mod init;
+mod marker;
 mod read;
 mod watch;
 mod writer;
@@ -35,19 +42,22 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use bytes::Bytes;
-use redb::{Database, ReadableTable, TableDefinition};
+use redb::{Database, TableDefinition};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::{
     BoxFuture, CompactError, CreateError, DeleteError, Deleted, Guard, KeyValue, ListResult,
     ReadError, Storage, UpdateError, WatchError, WatchStream,
 };
+use codec::Checked;
 pub use database::DiskFullSwitch;
 use database::{Db, FaultyFile};
+use init::{Expect, InitError, Ready};
+use marker::Marker;
 use writer::{Command, Revisions, Write, Writer};
 
-const CURRENT: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("current");
-const HISTORY: TableDefinition<'static, (&str, u64), &[u8]> = TableDefinition::new("history");
+const CURRENT: TableDefinition<'static, &str, Checked> = TableDefinition::new("current");
+const HISTORY: TableDefinition<'static, (&str, u64), Checked> = TableDefinition::new("history");
 const LOG: TableDefinition<'static, u64, &str> = TableDefinition::new("log");
 const META: TableDefinition<'static, &str, u64> = TableDefinition::new("meta");
 const META_REVISION: &str = "revision";
@@ -57,12 +67,13 @@ const META_COMPACTED: &str = "compacted";
 pub const DATA_FILE: &str = "kapi.redb";
 
 /// The file that marks a data directory as initialised: written once its database exists, it
-/// tells a lost or emptied database (refused) from a new directory (created).
+/// tells a lost or emptied database (refused) from a new directory (created), and it records
+/// the highest revision the directory served, which tells an older copy of the database
+/// (refused unless accepted) from the newest.
 pub const MARKER_FILE: &str = "kapi.store";
 
-/// What the marker file says, for whoever opens it.
-const MARKER_TEXT: &str = "kapi embedded store: this directory's kapi.redb holds the objects; \
-    kapi refuses to start here without it\n";
+/// The default bound of redb's page cache, 1 GiB: redb's own default.
+pub const DEFAULT_CACHE_SIZE: usize = 1024 * 1024 * 1024;
 
 /// Revisions one compaction step may prune before it commits and lets writes through.
 const COMPACT_STEP: usize = 10_000;
@@ -83,6 +94,24 @@ pub struct EmbeddedOptions {
     pub max_value_size: usize,
     /// The most writes committed together in one transaction.
     pub max_batch: usize,
+    /// Accept a database whose revision is below the data directory's high-water mark (an
+    /// older copy put back, such as a restored backup): its revision jumps past the mark and
+    /// its history counts as compacted, so resourceVersions keep increasing and clients
+    /// relist, as after etcd's `etcdutl snapshot restore --bump-revision --mark-compacted`.
+    /// Without it such a database is refused ([`OpenError::RevisionBehind`]). It changes
+    /// nothing for a database at or above the mark.
+    pub accept_restored_database: bool,
+    /// How often a moving revision is recorded as the data directory's high-water mark (see
+    /// `marker`); for tests, which need not wait the production interval.
+    #[doc(hidden)]
+    pub high_water_interval: Duration,
+    /// The most memory, in bytes, redb's page cache may hold: pages read from the database
+    /// file and writes not yet flushed. The cache only fills with pages actually used, so the
+    /// process's resident memory grows with the data read, up to about this bound on top of
+    /// the rest of the server; a store smaller than the cache ends up held whole in memory.
+    /// Default [`DEFAULT_CACHE_SIZE`] (redb's own default). Not used by
+    /// [`EmbeddedStorage::in_memory`], whose data is in memory anyway.
+    pub cache_size: usize,
     /// For tests: a switch that fails the database file's writes as a full disk would.
     #[doc(hidden)]
     pub disk_full: Option<DiskFullSwitch>,
@@ -98,6 +127,9 @@ impl Default for EmbeddedOptions {
             // Above the API server's 3 MiB request limit, leaving room for server-set metadata.
             max_value_size: 4 * 1024 * 1024,
             max_batch: 512,
+            accept_restored_database: false,
+            high_water_interval: marker::INTERVAL,
+            cache_size: DEFAULT_CACHE_SIZE,
             disk_full: None,
         }
     }
@@ -136,9 +168,28 @@ impl EmbeddedOptions {
         self
     }
 
+    /// Sets [`EmbeddedOptions::accept_restored_database`].
+    pub fn with_accept_restored_database(mut self, accept: bool) -> Self {
+        self.accept_restored_database = accept;
+        self
+    }
+
+    /// For tests: sets [`EmbeddedOptions::high_water_interval`].
+    #[doc(hidden)]
+    pub fn with_high_water_interval(mut self, interval: Duration) -> Self {
+        self.high_water_interval = interval;
+        self
+    }
+
     /// Sets [`EmbeddedOptions::max_batch`] (at least 1).
     pub fn with_max_batch(mut self, writes: usize) -> Self {
         self.max_batch = writes.max(1);
+        self
+    }
+
+    /// Sets [`EmbeddedOptions::cache_size`], in bytes.
+    pub fn with_cache_size(mut self, bytes: usize) -> Self {
+        self.cache_size = bytes;
         self
     }
 }
@@ -177,6 +228,80 @@ pub enum OpenError {
         /// The data directory.
         dir: PathBuf,
     },
+    /// redb found the database file damaged (truncated, or its structure broken).
+    #[error(
+        "database {path} is damaged ({message}): kapi will not serve from it. Restore the file \
+         from a backup; a backup older than what this directory served is refused until you \
+         start once with `kapi serve --accept-restored-database`"
+    )]
+    Damaged {
+        /// The database file.
+        path: PathBuf,
+        /// What redb reported.
+        message: String,
+    },
+    /// The database's revision is below the highest revision the data directory has served:
+    /// the file was replaced by an older copy, and serving it would send resourceVersions
+    /// backwards.
+    #[error(
+        "database {path} is at revision {revision}, but this data directory has served \
+         revisions up to {high_water} (recorded in {MARKER_FILE}): the file was replaced by an \
+         older copy, and serving it would send resourceVersions backwards. Put the newer \
+         database back, or accept this copy with `kapi serve --accept-restored-database` \
+         (EmbeddedOptions::accept_restored_database), which moves its revision past \
+         {high_water} and makes clients list again; changes made after the copy was taken stay \
+         lost"
+    )]
+    RevisionBehind {
+        /// The database file.
+        path: PathBuf,
+        /// The database's revision.
+        revision: u64,
+        /// The directory's high-water mark.
+        high_water: u64,
+    },
+    /// The database was written by a newer kapi in a format this one cannot check.
+    #[error(
+        "database {path} has value format {format}, newer than this kapi's {}: run a newer kapi",
+        init::FORMAT
+    )]
+    NewerFormat {
+        /// The database file.
+        path: PathBuf,
+        /// The format recorded in the database.
+        format: u64,
+    },
+}
+
+impl OpenError {
+    fn from_init(path: &Path, error: InitError) -> Self {
+        let path = path.to_path_buf();
+        match error {
+            InitError::Database(message) => OpenError::Database { path, message },
+            InitError::Damaged(message) => OpenError::Damaged { path, message },
+            InitError::NewerFormat(format) => OpenError::NewerFormat { path, format },
+            InitError::Behind {
+                revision,
+                high_water,
+            } => OpenError::RevisionBehind {
+                path,
+                revision,
+                high_water,
+            },
+        }
+    }
+}
+
+/// What [`EmbeddedStorage::open`] did to the database beyond opening it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Opened {
+    /// The values were in the format before checksums and were rewritten with them.
+    pub migrated: bool,
+    /// The database was an older copy accepted with
+    /// [`EmbeddedOptions::accept_restored_database`]: its revision moved from this one past
+    /// the data directory's high-water mark.
+    pub bumped_from: Option<u64>,
 }
 
 /// The state every handle, reader and watcher shares.
@@ -186,11 +311,16 @@ pub(super) struct Shared {
     events: broadcast::Sender<writer::Committed>,
     commands: Option<mpsc::Sender<Command>>,
     writer: Option<JoinHandle<()>>,
-    // Dropping this wakes the compactor so it exits at once instead of at its next tick.
+    // Dropping these wakes the compactor and the high-water task so they exit at once
+    // instead of at their next tick.
     _stop_compactor: Option<oneshot::Sender<()>>,
+    _stop_marker: Option<oneshot::Sender<()>>,
     options: EmbeddedOptions,
     /// The database file; `None` in memory.
     path: Option<PathBuf>,
+    /// The data directory's marker; `None` in memory.
+    marker: Option<Arc<Marker>>,
+    opened: Opened,
 }
 
 impl Drop for Shared {
@@ -201,6 +331,11 @@ impl Drop for Shared {
         self.commands = None;
         if let Some(writer) = self.writer.take() {
             let _ = writer.join();
+        }
+        // A clean shutdown leaves the exact mark. If this write fails, the last periodic one
+        // stands, as after a crash.
+        if let Some(marker) = &self.marker {
+            let _ = marker.record(self.revisions.current.load(Ordering::Acquire));
         }
     }
 }
@@ -227,47 +362,40 @@ impl std::fmt::Debug for EmbeddedStorage {
     }
 }
 
-/// Creates (or checks) the data directory, opens its database and marks the directory as
-/// initialised. The directory is private to its owner (0700, the files 0600), whatever the
-/// umask: it holds every object, Secrets included.
+/// Creates (or checks) the data directory, opens its database (checking its revision against
+/// the directory's high-water mark) and marks the directory as initialised. The directory is
+/// private to its owner (0700, the files 0600), whatever the umask: it holds every object,
+/// Secrets included.
 fn prepare_data_dir(
     dir: &Path,
     file: &Path,
-    disk_full: Option<&DiskFullSwitch>,
-) -> Result<(Database, u64, u64), OpenError> {
+    options: &EmbeddedOptions,
+) -> Result<(Ready, Marker), OpenError> {
     let dir_error = |source| OpenError::DataDir {
         path: dir.to_path_buf(),
         source,
     };
     std::fs::create_dir_all(dir).map_err(dir_error)?;
     restrict(dir, 0o700).map_err(dir_error)?;
-    let marker = dir.join(MARKER_FILE);
+    let marker = Marker::new(dir);
     let has_data = std::fs::metadata(file).is_ok_and(|m| m.len() > 0);
     if !has_data && marker.exists() {
         return Err(OpenError::LostData {
             dir: dir.to_path_buf(),
         });
     }
-    let opened = open_database(file, disk_full).map_err(|message| OpenError::Database {
-        path: file.to_path_buf(),
-        message,
-    })?;
+    let expect = Expect {
+        high_water: marker.read().map_err(dir_error)?,
+        accept_older: options.accept_restored_database,
+    };
+    let db = open_file(file, options.disk_full.as_ref(), options.cache_size)
+        .map_err(|error| OpenError::from_init(file, InitError::from(error)))?;
+    let ready =
+        init::init_database(db, expect).map_err(|error| OpenError::from_init(file, error))?;
     restrict(file, 0o600).map_err(dir_error)?;
-    if !marker.exists() {
-        write_marker(dir, &marker).map_err(dir_error)?;
-    }
-    Ok(opened)
-}
-
-/// Writes the marker durably (file and directory entry synced), after the database exists.
-fn write_marker(dir: &Path, marker: &Path) -> std::io::Result<()> {
-    let temp = dir.join(format!("{MARKER_FILE}.tmp"));
-    let mut file = std::fs::File::create(&temp)?;
-    std::io::Write::write_all(&mut file, MARKER_TEXT.as_bytes())?;
-    file.sync_all()?;
-    restrict(&temp, 0o600)?;
-    std::fs::rename(&temp, marker)?;
-    std::fs::File::open(dir)?.sync_all()
+    // Written once the database exists: a marker without one means the data was lost.
+    marker.record(ready.revision).map_err(dir_error)?;
+    Ok((ready, marker))
 }
 
 /// Sets `path`'s permission bits (a no-op where there are none).
@@ -284,17 +412,15 @@ fn restrict(path: &Path, mode: u32) -> std::io::Result<()> {
     }
 }
 
-fn open_database(
+/// Opens (creating if needed) the database file with a page cache of `cache_size` bytes,
+/// through the disk-full switch when there is one.
+fn open_file(
     path: &Path,
     disk_full: Option<&DiskFullSwitch>,
-) -> Result<(Database, u64, u64), String> {
-    init_database(open_file(path, disk_full)?)
-}
-
-/// Opens (creating if needed) the database file, through the disk-full switch when there is one.
-fn open_file(path: &Path, disk_full: Option<&DiskFullSwitch>) -> Result<Database, String> {
+    cache_size: usize,
+) -> Result<Database, redb::DatabaseError> {
     let Some(switch) = disk_full else {
-        return Database::create(path).map_err(|e| e.to_string());
+        return Database::builder().set_cache_size(cache_size).create(path);
     };
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -302,44 +428,14 @@ fn open_file(path: &Path, disk_full: Option<&DiskFullSwitch>) -> Result<Database
         .create(true)
         .truncate(false)
         .open(path)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| redb::DatabaseError::Storage(e.into()))?;
     let backend = FaultyFile {
-        file: redb::backends::FileBackend::new(file).map_err(|e| e.to_string())?,
+        file: redb::backends::FileBackend::new(file)?,
         switch: switch.clone(),
     };
     Database::builder()
+        .set_cache_size(cache_size)
         .create_with_backend(backend)
-        .map_err(|e| e.to_string())
-}
-
-/// Creates the tables and the revision counters of a new database; reads them from an old one.
-fn init_database(db: Database) -> Result<(Database, u64, u64), String> {
-    let init = || -> Result<(u64, u64), redb::Error> {
-        let txn = db.begin_write()?;
-        let revisions;
-        {
-            // Creating the tables up front lets every read open them without a special case.
-            txn.open_table(CURRENT)?;
-            txn.open_table(HISTORY)?;
-            txn.open_table(LOG)?;
-            let mut meta = txn.open_table(META)?;
-            let revision = meta.get(META_REVISION)?.map(|v| v.value());
-            let compacted = meta.get(META_COMPACTED)?.map_or(0, |v| v.value());
-            let revision = match revision {
-                Some(revision) => revision,
-                None => {
-                    meta.insert(META_REVISION, 1u64)?;
-                    meta.insert(META_COMPACTED, 0u64)?;
-                    1
-                }
-            };
-            revisions = (revision, compacted);
-        }
-        txn.commit()?;
-        Ok(revisions)
-    };
-    let (revision, compacted) = init().map_err(|e| e.to_string())?;
-    Ok((db, revision, compacted))
 }
 
 impl EmbeddedStorage {
@@ -354,17 +450,17 @@ impl EmbeddedStorage {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| OpenError::NoRuntime)?;
         let dir = data_dir.as_ref().to_path_buf();
         let path = dir.join(DATA_FILE);
-        let opened = {
+        let (ready, marker) = {
             let file = path.clone();
-            let disk_full = options.disk_full.clone();
-            tokio::task::spawn_blocking(move || prepare_data_dir(&dir, &file, disk_full.as_ref()))
+            let options = options.clone();
+            tokio::task::spawn_blocking(move || prepare_data_dir(&dir, &file, &options))
                 .await
                 .map_err(|err| OpenError::Database {
                     path: path.clone(),
                     message: err.to_string(),
                 })??
         };
-        Self::start(runtime, opened, options, Some(path))
+        Self::start(runtime, ready, options, Some((path, marker)))
     }
 
     /// A store that lives in memory only: the same engine without a file, so nothing is durable
@@ -381,20 +477,35 @@ impl EmbeddedStorage {
         let db = Database::builder()
             .create_with_backend(redb::backends::InMemoryBackend::new())
             .map_err(|e| failed(e.to_string()))?;
-        let opened = init_database(db).map_err(failed)?;
-        Self::start(runtime, opened, options, None)
+        let ready = init::init_database(db, Expect::default())
+            .map_err(|error| OpenError::from_init(Path::new(":memory:"), error))?;
+        Self::start(runtime, ready, options, None)
     }
 
     /// Starts the writer thread and the compactor over an initialised database.
     fn start(
         runtime: tokio::runtime::Handle,
-        (db, revision, compacted): (Database, u64, u64),
+        ready: Ready,
         options: EmbeddedOptions,
-        path: Option<PathBuf>,
+        file: Option<(PathBuf, Marker)>,
     ) -> Result<Self, OpenError> {
+        let Ready {
+            db,
+            revision,
+            compacted,
+            migrated,
+            bumped_from,
+        } = ready;
+        let (path, marker) = match file {
+            Some((path, marker)) => (Some(path), Some(Arc::new(marker))),
+            None => (None, None),
+        };
         let reopen = path.clone().map(|path| {
             let disk_full = options.disk_full.clone();
-            Box::new(move || open_file(&path, disk_full.as_ref())) as database::Opener
+            let cache_size = options.cache_size;
+            Box::new(move || {
+                open_file(&path, disk_full.as_ref(), cache_size).map_err(|e| e.to_string())
+            }) as database::Opener
         });
         let db = Arc::new(Db::new(db, reopen));
         let revisions = Arc::new(Revisions::default());
@@ -417,7 +528,9 @@ impl EmbeddedStorage {
                 message: format!("cannot start the writer thread: {err}"),
             })?;
         let (stop_compactor, stopped) = oneshot::channel();
+        let (stop_marker, marker_stopped) = oneshot::channel();
         let interval = options.compaction_interval;
+        let has_marker = marker.is_some();
         let shared = Arc::new(Shared {
             db,
             revisions,
@@ -425,13 +538,32 @@ impl EmbeddedStorage {
             commands: Some(commands),
             writer: Some(writer),
             _stop_compactor: Some(stop_compactor),
+            _stop_marker: Some(stop_marker),
             options,
             path,
+            marker,
+            opened: Opened {
+                migrated,
+                bumped_from,
+            },
         });
         if let Some(interval) = interval {
             runtime.spawn(compactor(Arc::downgrade(&shared), interval, stopped));
         }
+        if has_marker {
+            let every = shared.options.high_water_interval;
+            runtime.spawn(mark_high_water(
+                Arc::downgrade(&shared),
+                every,
+                marker_stopped,
+            ));
+        }
         Ok(Self { shared })
+    }
+
+    /// What opening did to the database: a migration, a revision bump.
+    pub fn opened(&self) -> Opened {
+        self.shared.opened
     }
 
     /// The database file this store uses; `None` for a store in memory.
@@ -522,6 +654,31 @@ async fn compactor(shared: Weak<Shared>, interval: Duration, mut stopped: onesho
             let _ = storage.compact_to(target).await;
         }
         previous = Some(current);
+    }
+}
+
+/// Every `every`, records the current revision as the data directory's high-water mark (a
+/// no-op while it stands still).
+async fn mark_high_water(
+    shared: Weak<Shared>,
+    every: Duration,
+    mut stopped: oneshot::Receiver<()>,
+) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = &mut stopped => return,
+        }
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let Some(marker) = shared.marker.clone() else {
+            return;
+        };
+        let revision = shared.revisions.current.load(Ordering::Acquire);
+        drop(shared);
+        // A failed write leaves the older mark, and the next tick tries again.
+        let _ = tokio::task::spawn_blocking(move || marker.record(revision)).await;
     }
 }
 

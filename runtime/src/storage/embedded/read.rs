@@ -70,8 +70,8 @@ pub(super) fn get(
                 Some(entry) => {
                     let (k, v) = entry.map_err(internal)?;
                     let mod_revision = k.value().1;
-                    let version =
-                        codec::decode_history(key, v.value()).map_err(ReadError::Internal)?;
+                    let version = codec::decode_history(key, mod_revision, v.value())
+                        .map_err(ReadError::Corrupt)?;
                     Ok(version.into_kv(key, mod_revision))
                 }
                 None => Ok(None),
@@ -82,7 +82,7 @@ pub(super) fn get(
             match current.get(key).map_err(internal)? {
                 Some(raw) => codec::decode_current(key, raw.value())
                     .map(Some)
-                    .map_err(ReadError::Internal),
+                    .map_err(ReadError::Corrupt),
                 None => Ok(None),
             }
         }
@@ -151,7 +151,8 @@ pub(super) fn list(
                             }
                         }
                     } else {
-                        codec::decode_history(key, v.value()).map_err(ReadError::Internal)?
+                        codec::decode_history(key, mod_revision, v.value())
+                            .map_err(ReadError::Corrupt)?
                     };
                     *state = Some((mod_revision, version));
                 }
@@ -167,7 +168,7 @@ pub(super) fn list(
                     break;
                 }
                 if items.len() < limit {
-                    items.push(codec::decode_current(key, v.value()).map_err(ReadError::Internal)?);
+                    items.push(codec::decode_current(key, v.value()).map_err(ReadError::Corrupt)?);
                 } else {
                     remaining += 1;
                 }
@@ -212,6 +213,7 @@ pub(super) struct Replay {
 #[derive(Debug)]
 pub(super) enum ReplayError {
     Compacted { compacted: u64 },
+    Corrupt(String),
     Internal(String),
 }
 
@@ -219,6 +221,7 @@ impl From<ReadError> for ReplayError {
     fn from(err: ReadError) -> Self {
         match err {
             ReadError::Compacted { compacted, .. } => ReplayError::Compacted { compacted },
+            ReadError::Corrupt(message) => ReplayError::Corrupt(message),
             other => ReplayError::Internal(other.to_string()),
         }
     }
@@ -276,7 +279,8 @@ pub(super) fn replay(
             .ok_or_else(|| {
                 ReplayError::Internal(format!("history missing revision {revision} of {key:?}"))
             })?;
-        let version = codec::decode_history(key, this.value()).map_err(ReplayError::Internal)?;
+        let version =
+            codec::decode_history(key, revision, this.value()).map_err(ReplayError::Corrupt)?;
         let prev = match history
             .range((key, 0u64)..(key, revision))
             .map_err(internal)?
@@ -284,9 +288,10 @@ pub(super) fn replay(
         {
             Some(entry) => {
                 let (pk, pv) = entry.map_err(internal)?;
-                codec::decode_history(key, pv.value())
-                    .map_err(ReplayError::Internal)?
-                    .into_kv(key, pk.value().1)
+                let prev_revision = pk.value().1;
+                codec::decode_history(key, prev_revision, pv.value())
+                    .map_err(ReplayError::Corrupt)?
+                    .into_kv(key, prev_revision)
             }
             None => None,
         };

@@ -142,6 +142,7 @@ impl State {
                 requested: after,
                 compacted,
             },
+            ReplayError::Corrupt(message) => WatchError::Corrupt(message),
             ReplayError::Internal(message) => WatchError::Internal(message),
         })?;
         self.buffer.extend(chunk.events);

@@ -15,7 +15,7 @@ use bytes::Bytes;
 use redb::{ReadableTable, Table, WriteTransaction};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use super::codec::{self, Version};
+use super::codec::{self, Checked, Version};
 use super::database::Db;
 use super::{CURRENT, HISTORY, LOG, META, META_COMPACTED, META_REVISION};
 use crate::storage::{
@@ -298,7 +298,7 @@ impl Writer {
 /// Removes the versions of `key` that no read at or after `compacted` can see: everything
 /// before its latest version at `compacted`, and that version too when it is a tombstone.
 fn prune_key(
-    history: &mut Table<'_, (&'static str, u64), &'static [u8]>,
+    history: &mut Table<'_, (&'static str, u64), Checked>,
     key: &str,
     compacted: u64,
 ) -> Result<(), redb::Error> {
@@ -319,8 +319,8 @@ fn prune_key(
 
 /// The data tables opened in one write transaction.
 struct Tables<'t> {
-    current: Table<'t, &'static str, &'static [u8]>,
-    history: Table<'t, (&'static str, u64), &'static [u8]>,
+    current: Table<'t, &'static str, Checked>,
+    history: Table<'t, (&'static str, u64), Checked>,
     log: Table<'t, u64, &'static str>,
 }
 
@@ -341,14 +341,16 @@ impl Tables<'_> {
     ) -> Result<(), redb::Error> {
         self.current.insert(
             key,
-            codec::encode_current(create_revision, revision, value).as_slice(),
+            codec::encode_current(key, create_revision, revision, value).as_slice(),
         )?;
         let version = Version::Put {
             create_revision,
             value: value.clone(),
         };
-        self.history
-            .insert((key, revision), codec::encode_history(&version).as_slice())?;
+        self.history.insert(
+            (key, revision),
+            codec::encode_history(key, revision, &version).as_slice(),
+        )?;
         self.log.insert(revision, key)?;
         Ok(())
     }
@@ -377,7 +379,7 @@ impl Tables<'_> {
                 };
                 let result = match self.current(&key)? {
                     Some(Ok(current)) => Err(CreateError::AlreadyExists { current }),
-                    Some(Err(corrupt)) => Err(CreateError::Internal(corrupt)),
+                    Some(Err(corrupt)) => Err(CreateError::Corrupt(corrupt)),
                     None if !guard_holds => Err(CreateError::GuardChanged),
                     None => {
                         let next = *revision + 1;
@@ -406,7 +408,7 @@ impl Tables<'_> {
             } => {
                 let result = match self.current(&key)? {
                     None => Err(UpdateError::NotFound),
-                    Some(Err(corrupt)) => Err(UpdateError::Internal(corrupt)),
+                    Some(Err(corrupt)) => Err(UpdateError::Corrupt(corrupt)),
                     Some(Ok(current)) if current.mod_revision != expected => {
                         Err(UpdateError::Conflict { current })
                     }
@@ -436,7 +438,7 @@ impl Tables<'_> {
             } => {
                 let result = match self.current(&key)? {
                     None => Err(DeleteError::NotFound),
-                    Some(Err(corrupt)) => Err(DeleteError::Internal(corrupt)),
+                    Some(Err(corrupt)) => Err(DeleteError::Corrupt(corrupt)),
                     Some(Ok(current)) if expected.is_some_and(|e| e != current.mod_revision) => {
                         Err(DeleteError::Conflict { current })
                     }
@@ -445,7 +447,7 @@ impl Tables<'_> {
                         self.current.remove(key.as_str())?;
                         self.history.insert(
                             (key.as_str(), next),
-                            codec::encode_history(&Version::Tombstone).as_slice(),
+                            codec::encode_history(&key, next, &Version::Tombstone).as_slice(),
                         )?;
                         self.log.insert(next, key.as_str())?;
                         *revision = next;

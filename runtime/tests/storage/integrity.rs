@@ -1,0 +1,429 @@
+//! The embedded engine's integrity: checksummed values (a flipped byte is corruption, never
+//! data), data directories written before checksums (migrated when opened), and a revision
+//! that never goes backwards (an older copy of the database is refused until accepted).
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers of a test: a failed unwrap is a failed test"
+)]
+
+use std::path::Path;
+
+use kapi::storage::embedded::{DATA_FILE, MARKER_FILE};
+use kapi::storage::{
+    EmbeddedStorage, KeyValue, OpenError, ReadError, Storage, WatchError, WatchEvent,
+};
+use redb::TableDefinition;
+
+use super::{test_options, value};
+
+const CURRENT: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("current");
+const HISTORY: TableDefinition<'static, (&str, u64), &[u8]> = TableDefinition::new("history");
+const LOG: TableDefinition<'static, u64, &str> = TableDefinition::new("log");
+const META: TableDefinition<'static, &str, u64> = TableDefinition::new("meta");
+
+/// One write of the old store's history: (revision, key, value or `None` for a delete).
+type OldWrite = (u64, &'static str, Option<&'static str>);
+
+/// The history the old-format directory holds: `/a` created and updated, `/b` created and
+/// deleted, `/c` created.
+const OLD_WRITES: [OldWrite; 5] = [
+    (2, "/a", Some(r#"{"v":"a1"}"#)),
+    (3, "/a", Some(r#"{"v":"a2"}"#)),
+    (4, "/b", Some(r#"{"v":"b"}"#)),
+    (5, "/b", None),
+    (6, "/c", Some(r#"{"v":"c"}"#)),
+];
+
+/// Writes a data directory as kapi wrote it before checksums (value format 1, no `format`
+/// entry in `meta`, a marker without a high-water mark), through redb directly with the old
+/// encoding: `current` = create revision | mod revision | value, `history` = tag (0 put,
+/// 1 tombstone) | create revision | value, integers little-endian (`codec.rs` at commit
+/// 0923fe9).
+fn write_format_1_dir(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let db = redb::Database::create(dir.join(DATA_FILE)).unwrap();
+    let txn = db.begin_write().unwrap();
+    {
+        let mut current = txn.open_table(CURRENT).unwrap();
+        let mut history = txn.open_table(HISTORY).unwrap();
+        let mut log = txn.open_table(LOG).unwrap();
+        let mut created = std::collections::BTreeMap::new();
+        for (revision, key, written) in OLD_WRITES {
+            log.insert(revision, key).unwrap();
+            match written {
+                Some(text) => {
+                    let create = *created.entry(key).or_insert(revision);
+                    let mut row = Vec::new();
+                    row.extend_from_slice(&create.to_le_bytes());
+                    row.extend_from_slice(&revision.to_le_bytes());
+                    row.extend_from_slice(text.as_bytes());
+                    current.insert(key, row.as_slice()).unwrap();
+                    let mut old = vec![0u8];
+                    old.extend_from_slice(&create.to_le_bytes());
+                    old.extend_from_slice(text.as_bytes());
+                    history.insert((key, revision), old.as_slice()).unwrap();
+                }
+                None => {
+                    created.remove(key);
+                    current.remove(key).unwrap();
+                    let mut old = vec![1u8];
+                    old.extend_from_slice(&0u64.to_le_bytes());
+                    history.insert((key, revision), old.as_slice()).unwrap();
+                }
+            }
+        }
+        let mut meta = txn.open_table(META).unwrap();
+        meta.insert("revision", 6u64).unwrap();
+        meta.insert("compacted", 0u64).unwrap();
+    }
+    txn.commit().unwrap();
+    drop(db);
+    std::fs::write(
+        dir.join(MARKER_FILE),
+        "kapi embedded store: this directory's kapi.redb holds the objects; kapi refuses to \
+         start here without it\n",
+    )
+    .unwrap();
+}
+
+fn kv(key: &str, text: &str, create_revision: u64, mod_revision: u64) -> KeyValue {
+    KeyValue {
+        key: key.to_owned(),
+        value: value(text),
+        create_revision,
+        mod_revision,
+    }
+}
+
+/// Every event of a watch until it has `n` changes.
+async fn changes(storage: &EmbeddedStorage, from: u64, n: usize) -> Vec<WatchEvent> {
+    let mut watch = storage.watch("/", from).await.unwrap();
+    let mut events = Vec::new();
+    while events.len() < n {
+        let next = tokio::time::timeout(std::time::Duration::from_secs(5), watch.next()).await;
+        match next {
+            Ok(Some(Ok(WatchEvent::Progress { .. }))) => {}
+            Ok(Some(Ok(event))) => events.push(event),
+            other => panic!("unexpected watch item {other:?}"),
+        }
+    }
+    events
+}
+
+/// A data directory written before checksums opens: its values are rewritten with checksums
+/// in one transaction, and every read (latest, older revisions, lists, watch replay with
+/// previous values) answers what was stored. Writes continue from its revision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_directory_from_before_checksums_is_migrated_and_reads_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    write_format_1_dir(dir.path());
+    let s = EmbeddedStorage::open(dir.path(), test_options())
+        .await
+        .unwrap();
+    assert!(s.opened().migrated);
+    assert_eq!(s.current_revision().await.unwrap(), 6);
+    let a2 = kv("/a", r#"{"v":"a2"}"#, 2, 3);
+    let b = kv("/b", r#"{"v":"b"}"#, 4, 4);
+    let c = kv("/c", r#"{"v":"c"}"#, 6, 6);
+    assert_eq!(s.get("/a", None).await.unwrap(), Some(a2.clone()));
+    assert_eq!(s.get("/b", None).await.unwrap(), None);
+    assert_eq!(
+        s.get("/a", Some(2)).await.unwrap(),
+        Some(kv("/a", r#"{"v":"a1"}"#, 2, 2))
+    );
+    assert_eq!(s.get("/b", Some(4)).await.unwrap(), Some(b.clone()));
+    let list = s.list("/", None, None, None).await.unwrap();
+    assert_eq!(list.items, vec![a2.clone(), c.clone()]);
+    let old = s.list("/", Some(4), None, None).await.unwrap();
+    assert_eq!(old.items, vec![a2.clone(), b.clone()]);
+    let events = changes(&s, 1, 5).await;
+    let revisions: Vec<u64> = events.iter().map(WatchEvent::revision).collect();
+    assert_eq!(revisions, vec![2, 3, 4, 5, 6]);
+    assert_eq!(
+        events[3],
+        WatchEvent::Delete {
+            prev: b,
+            revision: 5
+        }
+    );
+    let d = s.create("/d", value("d")).await.unwrap();
+    assert_eq!(d.mod_revision, 7);
+    drop(s);
+
+    // Migrated once: the second open has nothing to rewrite and reads the same.
+    let s = EmbeddedStorage::open(dir.path(), test_options())
+        .await
+        .unwrap();
+    assert!(!s.opened().migrated);
+    assert_eq!(s.get("/a", None).await.unwrap(), Some(a2));
+    assert_eq!(s.get("/c", None).await.unwrap(), Some(c));
+    drop(s);
+
+    // kapi from before checksums opened its tables as below when it started: on a migrated
+    // database that fails, so it refuses to start rather than misread the values.
+    let db = redb::Database::create(dir.path().join(DATA_FILE)).unwrap();
+    let txn = db.begin_write().unwrap();
+    assert!(matches!(
+        txn.open_table(CURRENT),
+        Err(redb::TableError::TableTypeMismatch { .. })
+    ));
+    assert!(matches!(
+        txn.open_table(HISTORY),
+        Err(redb::TableError::TableTypeMismatch { .. })
+    ));
+}
+
+/// Flips one byte inside every copy of `marker` in the closed database file; how many copies.
+fn flip_in_file(file: &Path, marker: &[u8]) -> usize {
+    let mut bytes = std::fs::read(file).unwrap();
+    let mut flipped = 0;
+    let mut at = 0;
+    while let Some(found) = bytes[at..]
+        .windows(marker.len())
+        .position(|window| window == marker)
+    {
+        let start = at + found;
+        bytes[start + marker.len() / 2] ^= 0x01;
+        flipped += 1;
+        at = start + marker.len();
+    }
+    std::fs::write(file, bytes).unwrap();
+    flipped
+}
+
+/// One flipped byte in a stored value is corruption on every path that reads it, naming the
+/// key and the table; the value's bytes are never returned, and other keys read on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flipped_byte_in_a_stored_value_is_corruption_not_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let created = {
+        let s = EmbeddedStorage::open(dir.path(), test_options())
+            .await
+            .unwrap();
+        s.create("/k/a", value(r#"{"v":"fine"}"#)).await.unwrap();
+        let created = s
+            .create("/k/b", value(r#"{"v":"FLIP-THIS-MARKER"}"#))
+            .await
+            .unwrap();
+        s.create("/k/c", value(r#"{"v":"fine too"}"#))
+            .await
+            .unwrap();
+        created
+    };
+    let flipped = flip_in_file(&dir.path().join(DATA_FILE), b"FLIP-THIS-MARKER");
+    assert!(flipped >= 2, "the value is in `current` and `history`");
+    let s = EmbeddedStorage::open(dir.path(), test_options())
+        .await
+        .unwrap();
+    let corrupt = |error: ReadError, table: &str| match error {
+        ReadError::Corrupt(message) => {
+            assert!(
+                message.contains("\"/k/b\"") && message.contains(table),
+                "{message}"
+            );
+            assert!(!message.contains("FLIP"), "{message}");
+        }
+        other => panic!("expected corruption, got {other:?}"),
+    };
+    corrupt(s.get("/k/b", None).await.unwrap_err(), "current");
+    corrupt(
+        s.get("/k/b", Some(created.mod_revision)).await.unwrap_err(),
+        "history",
+    );
+    corrupt(
+        s.list("/k/", None, None, None).await.unwrap_err(),
+        "current",
+    );
+    corrupt(
+        s.list("/k/", Some(created.mod_revision), None, None)
+            .await
+            .unwrap_err(),
+        "history",
+    );
+    // A replay reads history in chunks, each one snapshot: the chunk that holds the damaged
+    // value ends the watch with the corruption instead of any of its events.
+    let mut watch = s.watch("/k/", 1).await.unwrap();
+    match watch.next().await {
+        Some(Err(WatchError::Corrupt(message))) => assert!(message.contains("\"/k/b\"")),
+        other => panic!("expected corruption, got {other:?}"),
+    }
+    assert!(watch.next().await.is_none());
+    // Other keys, and pages that do not reach the damaged one, read on.
+    assert!(s.get("/k/a", None).await.unwrap().is_some());
+    assert!(s.get("/k/c", None).await.unwrap().is_some());
+    let page = s.list("/k/", None, None, Some(1)).await.unwrap();
+    assert_eq!(page.items.len(), 1);
+    // A write over the damaged key fails rather than build on it; a new key is written.
+    assert!(
+        s.update("/k/b", value("{}"), created.mod_revision)
+            .await
+            .is_err()
+    );
+    s.create("/k/d", value("{}")).await.unwrap();
+}
+
+/// Builds a directory at some revision, copies its database, writes on, and puts the copy
+/// back. Returns (the copy's revision, the newest revision the directory served).
+async fn replace_with_older_copy(dir: &Path) -> (u64, u64) {
+    let file = dir.join(DATA_FILE);
+    let copy = dir.join("older-copy.redb");
+    let old = {
+        let s = EmbeddedStorage::open(dir, test_options()).await.unwrap();
+        for i in 0..5 {
+            s.create(&format!("/k/{i}"), value("old")).await.unwrap();
+        }
+        s.current_revision().await.unwrap()
+    };
+    std::fs::copy(&file, &copy).unwrap();
+    let newest = {
+        let s = EmbeddedStorage::open(dir, test_options()).await.unwrap();
+        for i in 5..20 {
+            s.create(&format!("/k/{i}"), value("new")).await.unwrap();
+        }
+        s.current_revision().await.unwrap()
+        // A clean close records the exact high-water mark.
+    };
+    std::fs::rename(&copy, &file).unwrap();
+    (old, newest)
+}
+
+/// A database replaced by an older copy is refused with a message that says what happened
+/// and how to proceed; accepted explicitly, its revision jumps past every revision served
+/// before, older resourceVersions count as compacted, and later opens need no flag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_copy_of_the_database_is_refused_until_accepted_then_revisions_move_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (old, newest) = replace_with_older_copy(dir.path()).await;
+    assert!(old < newest);
+
+    let error = EmbeddedStorage::open(dir.path(), test_options())
+        .await
+        .unwrap_err();
+    match &error {
+        OpenError::RevisionBehind {
+            revision,
+            high_water,
+            ..
+        } => assert_eq!((*revision, *high_water), (old, newest)),
+        other => panic!("expected RevisionBehind, got {other}"),
+    }
+    let message = error.to_string();
+    for part in ["older copy", "--accept-restored-database", "backwards"] {
+        assert!(message.contains(part), "{message}");
+    }
+
+    let s = EmbeddedStorage::open(
+        dir.path(),
+        test_options().with_accept_restored_database(true),
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.opened().bumped_from, Some(old));
+    let bumped = s.current_revision().await.unwrap();
+    assert!(bumped > newest, "{bumped} not past {newest}");
+    assert_eq!(s.compacted_revision().await.unwrap(), bumped);
+    // The copy's objects are served at their own revisions; what came after it is gone.
+    let list = s.list("/k/", None, None, None).await.unwrap();
+    assert_eq!(list.items.len(), 5);
+    assert_eq!(list.revision, bumped);
+    assert!(matches!(
+        s.get("/k/0", Some(old)).await,
+        Err(ReadError::Compacted { .. })
+    ));
+    assert!(matches!(
+        s.watch("/k/", newest).await,
+        Err(WatchError::Compacted { .. })
+    ));
+    let written = s.create("/k/new", value("x")).await.unwrap();
+    assert_eq!(written.mod_revision, bumped + 1);
+    let updated = s
+        .update("/k/0", value("y"), list.items[0].mod_revision)
+        .await
+        .unwrap();
+    assert_eq!(updated.mod_revision, bumped + 2);
+    // A watch from the bump sees the new writes, with the previous value of the update.
+    let events = changes(&s, bumped, 2).await;
+    match &events[1] {
+        WatchEvent::Put {
+            prev: Some(prev), ..
+        } => assert_eq!(prev, &list.items[0]),
+        other => panic!("expected an update with its previous value, got {other:?}"),
+    }
+    drop(s);
+
+    // The bumped database is the directory's newest now: it opens without the flag, and the
+    // flag left on changes nothing.
+    for accept in [false, true] {
+        let options = test_options().with_accept_restored_database(accept);
+        let s = EmbeddedStorage::open(dir.path(), options).await.unwrap();
+        assert_eq!(s.opened().bumped_from, None);
+        assert_eq!(s.current_revision().await.unwrap(), bumped + 2);
+    }
+}
+
+/// A database in a value format newer than this code's is refused, not misread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_of_a_newer_format_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    EmbeddedStorage::open(dir.path(), test_options())
+        .await
+        .unwrap();
+    {
+        let db = redb::Database::create(dir.path().join(DATA_FILE)).unwrap();
+        let txn = db.begin_write().unwrap();
+        txn.open_table(META)
+            .unwrap()
+            .insert("format", 99u64)
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    let error = EmbeddedStorage::open(dir.path(), test_options())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, OpenError::NewerFormat { format: 99, .. }),
+        "{error}"
+    );
+}
+
+/// The high-water mark the marker file records.
+fn recorded_mark(dir: &Path) -> u64 {
+    let text = std::fs::read_to_string(dir.join(MARKER_FILE)).unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix("high-water revision: "))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Waits (bounded) until the marker records `revision`.
+async fn wait_for_mark(dir: &Path, revision: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while recorded_mark(dir) != revision {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the mark stayed at {} instead of {revision}",
+            recorded_mark(dir)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// The mark follows the revision while the store is open (periodically, not per write), so a
+/// crash leaves it at most one interval behind; a close records the exact revision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_high_water_mark_follows_the_revision_while_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = test_options().with_high_water_interval(std::time::Duration::from_millis(20));
+    let s = EmbeddedStorage::open(dir.path(), options).await.unwrap();
+    assert_eq!(recorded_mark(dir.path()), 1);
+    for i in 0..3 {
+        s.create(&format!("/k/{i}"), value("v")).await.unwrap();
+    }
+    wait_for_mark(dir.path(), s.current_revision().await.unwrap()).await;
+    let last = s.create("/k/last", value("v")).await.unwrap();
+    // The periodic task may hold the store for a moment, closing it just after this drop.
+    drop(s);
+    wait_for_mark(dir.path(), last.mod_revision).await;
+}
