@@ -7,9 +7,12 @@ use kapi_server::{Cli, Command};
 
 // A server allocates and frees many short-lived buffers per request on every worker thread;
 // glibc's allocator spent about a third of the server's CPU on them under write load
-// (BENCHMARKS.md, "etcd").
+// (BENCHMARKS.md, "etcd"). jemalloc is as quick, and its background thread hands freed memory
+// back to the system within seconds even while the server is idle; mimalloc, used before,
+// kept what a burst freed until the same threads allocated again (2,000 watches of a 5 MiB
+// collection: 441 MiB resident against 169 MiB, BENCHMARKS.md "Bounded inputs").
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     // Every connection and watch holds a descriptor; the soft limit is often 1,024 while the
