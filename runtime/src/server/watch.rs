@@ -583,7 +583,15 @@ impl Watcher {
             }
             Next::Lagged => {
                 // Upstream's cacher closes such a watcher without an error (`forget`), so the
-                // reflector resumes from its last event rather than relisting.
+                // reflector resumes from its last event rather than relisting; it logs the
+                // close too ("Forcing ... watcher close due to unresponsiveness").
+                let info = self.call.info();
+                tracing::info!(
+                    resource = %info.plural,
+                    group = %info.gvk.group,
+                    last_sent = self.after,
+                    "watcher ended: its client did not keep up with the changes"
+                );
                 self.phase = Phase::Done;
                 true
             }
