@@ -474,3 +474,86 @@ fn an_older_copy_of_the_database_is_refused_then_accepted_with_revisions_moving_
     // Accepted once: later starts need no flag.
     KapiServer::start(&with_data(data.path())).unwrap();
 }
+
+/// A real full disk under the binary, where the machine lets a test mount a small tmpfs (root
+/// on Linux; elsewhere the test says why it did nothing, and `server_describe`'s injected fault
+/// covers the same answers): creates fill the disk until one answers 500 with the I/O error,
+/// `/readyz` fails its storage check while the disk is full, and once a file beside the store
+/// is removed the server recovers without a restart: ready again, writes accepted, and every
+/// write it acknowledged before is there.
+#[test]
+fn a_full_disk_fails_writes_and_readiness_until_space_is_back() {
+    /// Unmounts the tmpfs however the test ends (after the server, declared before it).
+    struct Mounted(std::path::PathBuf);
+    impl Drop for Mounted {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"])
+        .arg(dir.path())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!(
+            "no tmpfs could be mounted here (it needs root): server_describe's injected fault covers this"
+        );
+        return;
+    }
+    let _mount = Mounted(dir.path().to_path_buf());
+    let server = KapiServer::start(&with_data(&dir.path().join("data"))).unwrap();
+    // A filler file takes most of the space, so removing it later makes room.
+    let filler = dir.path().join("filler");
+    std::fs::write(&filler, vec![0u8; 8 * 1024 * 1024]).unwrap();
+    let value = "x".repeat(256 * 1024);
+    let mut acknowledged = 0;
+    let refused = loop {
+        let body = serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("fill-{acknowledged}")},
+            "data": {"v": value},
+        });
+        let (status, answer) = http(&server, "POST", CONFIG_MAPS, Some(&body.to_string()));
+        if status != 201 {
+            break (status, String::from_utf8_lossy(&answer).into_owned());
+        }
+        acknowledged += 1;
+        assert!(acknowledged < 200, "the tmpfs never filled up");
+    };
+    assert_eq!(refused.0, 500, "{}", refused.1);
+    assert!(refused.1.contains("storage I/O error"), "{}", refused.1);
+    let (ready, text) = http(&server, "GET", "/readyz", None);
+    assert_eq!(ready, 500, "{}", String::from_utf8_lossy(&text));
+    assert!(String::from_utf8_lossy(&text).contains("[-]etcd failed"));
+
+    std::fs::remove_file(&filler).unwrap();
+    let started = std::time::Instant::now();
+    while http(&server, "GET", "/readyz", None).0 != 200 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "/readyz stayed failed after space was freed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    create(&server, "default", "after-recovery", "1");
+    let (status, list) = http(&server, "GET", CONFIG_MAPS, None);
+    assert_eq!(status, 200);
+    let list: serde_json::Value = serde_json::from_slice(&list).unwrap();
+    let names: Vec<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|item| item["metadata"]["name"].as_str())
+        .collect();
+    for i in 0..acknowledged {
+        assert!(
+            names.contains(&format!("fill-{i}").as_str()),
+            "fill-{i} lost"
+        );
+    }
+    assert!(names.contains(&"after-recovery"));
+    drop(server);
+}
