@@ -13,33 +13,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kapi::Registry;
-use kapi::meta::ObjectMeta;
 use kapi::server::{RunningServer, Server, ServerBuilder};
 use kapi::storage::{EmbeddedOptions, EmbeddedStorage};
-use kapi::type_tag::{ApiVersion, Kind};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-#[derive(Debug, Clone, Serialize, Deserialize, kapi::Resource)]
-#[resource(
-    group = "example.com",
-    version = "v1",
-    kind = "Widget",
-    plural = "widgets"
-)]
-struct Widget {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    spec: Option<Value>,
-}
+use support::kinds::{WIDGETS, Widget};
 
-const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
+mod support;
 
 /// A bound on waits that should end far sooner; only turns a hang into a failure.
 const PATIENCE: Duration = Duration::from_secs(10);
