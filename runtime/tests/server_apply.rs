@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 
-use kapi::merge::{TypeInfo, field};
 use kapi::meta::ObjectMeta;
 use kapi::schema::JSONSchemaProps;
 use kapi::storage::EmbeddedOptions;
@@ -17,7 +16,7 @@ use kapi::{KubeVersion, Registry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use support::kinds::{WIDGETS, Widget};
+use support::kinds::{DEPLOYMENTS, Deployment, WIDGETS, Widget};
 use support::{APPLY, Harness, MERGE, Reply};
 
 mod support;
@@ -32,43 +31,6 @@ struct ConfigMap {
     metadata: ObjectMeta,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     data: Option<BTreeMap<String, String>>,
-}
-
-static CONTAINER: TypeInfo = TypeInfo::new(&[]);
-static POD_SPEC: TypeInfo = TypeInfo::new(&[field("containers")
-    .strategy("merge")
-    .merge_key("name")
-    .items(&CONTAINER)]);
-static TEMPLATE: TypeInfo = TypeInfo::new(&[field("spec").of(&POD_SPEC)]);
-static DEPLOYMENT_SPEC: TypeInfo = TypeInfo::new(&[
-    field("template").of(&TEMPLATE),
-    field("selector").atomic_map(),
-]);
-static DEPLOYMENT: TypeInfo = TypeInfo::new(&[field("spec").of(&DEPLOYMENT_SPEC)]);
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(
-    group = "apps",
-    version = "v1",
-    kind = "Deployment",
-    namespaced,
-    status,
-    merge = DEPLOYMENT
-)]
-#[resource(scale(
-    spec_replicas_path = ".spec.replicas",
-    status_replicas_path = ".status.replicas"
-))]
-struct Deployment {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    spec: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    status: Option<Value>,
 }
 
 /// Widgets' list and map semantics come from this JSON schema.
@@ -117,7 +79,6 @@ impl kapi::Schema for Widget {
 }
 
 const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
-const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
 
 async fn harness() -> Harness {
     let mut registry = Registry::new();

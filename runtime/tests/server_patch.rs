@@ -16,41 +16,12 @@ use kapi::{KubeVersion, Registry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use support::kinds::{GADGETS, GIZMOS, Gadget, Gizmo, ScaledWidget, WIDGETS};
+use support::kinds::{
+    DEPLOYMENTS, Deployment, GADGETS, GIZMOS, Gadget, Gizmo, ScaledWidget, WIDGETS,
+};
 use support::{Harness, JSON_PATCH, MERGE, Reply, SMP, rv};
 
 mod support;
-
-static CONTAINER: TypeInfo = TypeInfo::new(&[]);
-static POD_SPEC: TypeInfo = TypeInfo::new(&[field("containers")
-    .strategy("merge")
-    .merge_key("name")
-    .items(&CONTAINER)]);
-static TEMPLATE: TypeInfo = TypeInfo::new(&[field("spec").of(&POD_SPEC)]);
-static DEPLOYMENT_SPEC: TypeInfo = TypeInfo::new(&[field("template").of(&TEMPLATE)]);
-static DEPLOYMENT: TypeInfo = TypeInfo::new(&[field("spec").of(&DEPLOYMENT_SPEC)]);
-
-/// A Deployment-like kind in a built-in group, with strategic merge metadata.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(
-    group = "apps",
-    version = "v1",
-    kind = "Deployment",
-    namespaced,
-    status,
-    merge = DEPLOYMENT
-)]
-struct Deployment {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    spec: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    status: Option<Value>,
-}
 
 static SPROCKET: TypeInfo = TypeInfo::new(&[field("parts").strategy("merge").merge_key("name")]);
 
@@ -72,8 +43,6 @@ struct Sprocket {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     parts: Option<Value>,
 }
-
-const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
 
 async fn harness() -> Harness {
     let mut registry = Registry::new();

@@ -1,7 +1,7 @@
 //! The compiled kinds several server suites serve, and the paths they are served at. A kind
-//! only one suite needs stays in that suite; so do `Deployment`s, whose merge metadata each
-//! suite shapes for what it tests.
+//! only one suite needs stays in that suite.
 
+use kapi::merge::{TypeInfo, field};
 use kapi::meta::ObjectMeta;
 use kapi::type_tag::{ApiVersion, Kind};
 use serde::{Deserialize, Serialize};
@@ -117,4 +117,47 @@ pub(crate) struct Gizmo {
     pub(crate) metadata: ObjectMeta,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) size: Option<i64>,
+}
+
+/// Deployments in the `default` namespace.
+pub(crate) const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
+
+static CONTAINER: TypeInfo = TypeInfo::new(&[]);
+static POD_SPEC: TypeInfo = TypeInfo::new(&[field("containers")
+    .strategy("merge")
+    .merge_key("name")
+    .items(&CONTAINER)]);
+static TEMPLATE: TypeInfo = TypeInfo::new(&[field("spec").of(&POD_SPEC)]);
+static DEPLOYMENT_SPEC: TypeInfo = TypeInfo::new(&[
+    field("template").of(&TEMPLATE),
+    field("selector").atomic_map(),
+]);
+static DEPLOYMENT: TypeInfo = TypeInfo::new(&[field("spec").of(&DEPLOYMENT_SPEC)]);
+
+/// An apps/v1 Deployment with a free-form spec and status: strategic merge metadata for its
+/// pod template's containers (merged by name) and its atomic selector, and the `status` and
+/// `scale` subresources.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
+#[resource(
+    group = "apps",
+    version = "v1",
+    kind = "Deployment",
+    namespaced,
+    status,
+    merge = DEPLOYMENT
+)]
+#[resource(scale(
+    spec_replicas_path = ".spec.replicas",
+    status_replicas_path = ".status.replicas"
+))]
+pub(crate) struct Deployment {
+    #[serde(rename = "apiVersion")]
+    pub(crate) api_version: ApiVersion<Self>,
+    pub(crate) kind: Kind<Self>,
+    #[serde(default)]
+    pub(crate) metadata: ObjectMeta,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) spec: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) status: Option<Value>,
 }
