@@ -4,6 +4,8 @@
 //! request seats answers 429 with `Retry-After` as upstream's max-in-flight and APF filters do;
 //! a stop fails readiness first and bounds how long requests in flight may hold it.
 
+// Wall clock throughout: the server is reached over real sockets, which a paused clock skips.
+
 #![allow(
     clippy::unwrap_used,
     reason = "helpers of a test: a failed unwrap is a failed test"

@@ -461,6 +461,7 @@ async fn cluster_scoped_crud_and_namespaces() {
             "{body}"
         );
     }
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     for _ in 0..100 {
         if h.call("GET", "/api/v1/namespaces/doomed", None).await.0 == 404 {
             break;
@@ -1027,6 +1028,7 @@ async fn watch_bookmarks_initial_events_and_timeouts() {
             None,
         )
         .await;
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     let started = std::time::Instant::now();
     let mut events = 0;
     // The stream must end by itself; the generous bound only turns a hang into a failure (how
@@ -1267,7 +1269,7 @@ async fn table_partial_and_yaml_representations() {
 }
 
 /// A server of Widgets on a socket (127.0.0.1, a free port) over a fresh store in the returned
-/// directory.
+/// directory. Tests of it wait on the wall clock: a paused clock would not wait for sockets.
 async fn start_widget_server() -> (tempfile::TempDir, kapi::server::RunningServer) {
     let dir = tempfile::tempdir().unwrap();
     let storage = EmbeddedStorage::open(dir.path(), EmbeddedOptions::default())

@@ -103,6 +103,7 @@ fn widget_crd() -> Value {
 
 /// Waits until the named CRD reports condition `type_` as `status`; returns the CRD.
 async fn wait_condition(h: &Harness, name: &str, type_: &str, status: &str) -> Value {
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let (code, crd) = h.call("GET", &format!("{CRDS}/{name}"), None).await;
@@ -124,6 +125,7 @@ async fn wait_condition(h: &Harness, name: &str, type_: &str, status: &str) -> V
 
 /// Waits until `uri` answers `code`.
 async fn wait_code(h: &Harness, uri: &str, code: u16) -> Value {
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let (got, body) = h.call("GET", uri, None).await;
@@ -579,6 +581,7 @@ async fn a_deleted_crd_waits_for_objects_held_by_finalizers() {
         )
         .await;
     assert_eq!(code, 405, "{status}");
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     let deadline = Instant::now() + Duration::from_secs(10);
     let held = loop {
         let held = h.ok("GET", &format!("{uri}/held"), None).await;
@@ -626,6 +629,7 @@ async fn stored_crds_are_served_after_a_restart() {
 
 async fn reopen(dir: &std::path::Path) -> EmbeddedStorage {
     // A stopped server's tasks let go of the database as they see the stop signal.
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match EmbeddedStorage::open(dir, support::store_options()).await {

@@ -87,6 +87,7 @@ const GADGETS: &str = "/apis/example.com/v1/gadgets";
 
 async fn open_storage(dir: &Path) -> EmbeddedStorage {
     // A stopped server's tasks let go of the database as they see the stop signal.
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     let deadline = Instant::now() + WAIT;
     loop {
         match EmbeddedStorage::open(dir, support::store_options()).await {
@@ -170,6 +171,7 @@ impl Harness {
 
     /// Polls `uri` until `done` holds for it (`None`: not found), or fails the test.
     async fn wait(&self, what: &str, uri: &str, done: impl Fn(Option<&Value>) -> bool) {
+        // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
         let deadline = Instant::now() + WAIT;
         loop {
             let current = self.get(uri).await;
@@ -723,6 +725,7 @@ async fn deleted_names(response: axum::response::Response, count: usize) -> Vec<
     let mut stream = response.into_body().into_data_stream();
     let mut buffer = Vec::new();
     let mut names = Vec::new();
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     let deadline = Instant::now() + WAIT;
     while names.len() < count {
         let chunk = tokio::time::timeout_at(deadline, stream.next())

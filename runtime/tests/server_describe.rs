@@ -1014,6 +1014,7 @@ async fn a_full_disk_fails_the_storage_check_until_space_is_back() {
     }
 
     disk.set(false);
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     let started = std::time::Instant::now();
     while h.send("GET", "/readyz", None, None).await.code() != 200 {
         assert!(

@@ -131,6 +131,7 @@ impl Harness {
         assert_eq!(response.status(), 200);
         let mut stream = response.into_body().into_data_stream();
         let mut bytes = Vec::new();
+        // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
         let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
         while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(deadline, stream.next()).await {
             bytes.extend_from_slice(&chunk);
@@ -572,6 +573,7 @@ async fn dry_run_deletes_show_the_outcome_and_keep_the_objects() {
     assert_eq!(names, ["free", "held"]);
 
     // Give a (wrongly) started namespace cleanup time to act before looking.
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert_eq!(h.revision().await, before, "a dry-run delete wrote");
     let held = h.get(&format!("{WIDGETS}/held")).await.body;

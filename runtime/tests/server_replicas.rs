@@ -146,6 +146,7 @@ async fn namespaces_created_or_terminated_through_one_replica_count_on_the_other
     assert!(code == 403 || code == 404, "{code} {status}");
 
     // b learns of it through its watch of the namespaces, within moments.
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut attempt = 0;
     loop {
@@ -163,6 +164,7 @@ async fn namespaces_created_or_terminated_through_one_replica_count_on_the_other
     }
 
     // The lifecycle removes whatever b created meanwhile, and the namespace goes.
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     let deadline = Instant::now() + Duration::from_secs(10);
     while a.call("GET", "/api/v1/namespaces/team", None).await.0 != 404 {
         assert!(Instant::now() < deadline, "the namespace was not deleted");

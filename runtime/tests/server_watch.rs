@@ -253,6 +253,7 @@ impl Reader {
                 }
                 return Some(event);
             }
+            // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
             let chunk = tokio::time::timeout(quiet, self.stream.next())
                 .await
                 .ok()??;
@@ -548,6 +549,7 @@ async fn a_bookmark_comes_two_seconds_before_the_watch_times_out() {
     let mut lines = Vec::new();
     let mut buffer = Vec::new();
     // The stream ends by itself at the timeout; the bound only turns a hang into a failure.
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     while let Ok(Some(chunk)) = tokio::time::timeout(Duration::from_secs(10), body.next()).await {
         buffer.extend_from_slice(&chunk.unwrap());
         while let Some(pos) = buffer.iter().position(|b| *b == b'\n') {

@@ -471,6 +471,7 @@ impl Watch {
                 let line: Vec<u8> = self.buffer.drain(..=pos).collect();
                 return Some(serde_json::from_slice(&line).unwrap());
             }
+            // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
             let chunk = tokio::time::timeout(Duration::from_secs(2), self.stream.next())
                 .await
                 .ok()??;
