@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use support::kinds::Widget;
-use support::{Harness, MERGE};
+use support::{Harness, MERGE, eventually};
 
 mod support;
 
@@ -85,21 +85,6 @@ fn widget_uri(ns: &str, name: &str) -> String {
 
 const GADGETS: &str = "/apis/example.com/v1/gadgets";
 
-async fn open_storage(dir: &Path) -> EmbeddedStorage {
-    // A stopped server's tasks let go of the database as they see the stop signal.
-    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
-    let deadline = Instant::now() + WAIT;
-    loop {
-        match EmbeddedStorage::open(dir, support::store_options()).await {
-            Ok(storage) => return storage,
-            Err(e) => {
-                assert!(Instant::now() < deadline, "cannot reopen {dir:?}: {e}");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        }
-    }
-}
-
 fn registry() -> Registry {
     let mut registry = Registry::new();
     registry
@@ -117,7 +102,7 @@ impl Harness {
     }
 
     async fn open(dir: &Path) -> Self {
-        Self::start(open_storage(dir).await).await
+        Self::start(support::reopen(dir).await).await
     }
 
     /// Stops the server and lets go of its store.
@@ -171,19 +156,17 @@ impl Harness {
 
     /// Polls `uri` until `done` holds for it (`None`: not found), or fails the test.
     async fn wait(&self, what: &str, uri: &str, done: impl Fn(Option<&Value>) -> bool) {
-        // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
-        let deadline = Instant::now() + WAIT;
-        loop {
+        eventually(WAIT, Duration::from_millis(20), async || {
             let current = self.get(uri).await;
             if done(current.as_ref()) {
-                return;
+                Ok(())
+            } else {
+                Err(format!(
+                    "timed out waiting for {what}: {uri} is {current:?}"
+                ))
             }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}: {uri} is {current:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        })
+        .await
     }
 
     async fn wait_gone(&self, uri: &str) {
@@ -840,7 +823,7 @@ async fn a_restarted_server_finishes_cascades_a_stop_cut_short() {
                 .await;
         }
         first.stop();
-        let storage = open_storage(dir.path()).await;
+        let storage = support::reopen(dir.path()).await;
         match i {
             0 => {
                 storage.delete(OWNER, None).await.unwrap();

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kapi::Registry;
 use kapi::meta::ObjectMeta;
@@ -13,7 +13,7 @@ use kapi::type_tag::{ApiVersion, Kind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use support::{Harness, revision_of, rv};
+use support::{Harness, eventually, revision_of, rv};
 
 mod support;
 
@@ -146,30 +146,32 @@ async fn namespaces_created_or_terminated_through_one_replica_count_on_the_other
     assert!(code == 403 || code == 404, "{code} {status}");
 
     // b learns of it through its watch of the namespaces, within moments.
-    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
-    let deadline = Instant::now() + Duration::from_secs(10);
     let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let (code, status) = created(&b, &format!("late-{attempt}")).await;
-        if code == 403 || code == 404 {
-            break;
-        }
-        assert_eq!(code, 201, "{status}");
-        assert!(
-            Instant::now() < deadline,
-            "b still creates in a terminating namespace"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        Duration::from_secs(10),
+        Duration::from_millis(20),
+        async || {
+            attempt += 1;
+            let (code, status) = created(&b, &format!("late-{attempt}")).await;
+            if code == 403 || code == 404 {
+                return Ok(());
+            }
+            assert_eq!(code, 201, "{status}");
+            Err("b still creates in a terminating namespace".to_owned())
+        },
+    )
+    .await;
 
     // The lifecycle removes whatever b created meanwhile, and the namespace goes.
-    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while a.call("GET", "/api/v1/namespaces/team", None).await.0 != 404 {
-        assert!(Instant::now() < deadline, "the namespace was not deleted");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(
+        Duration::from_secs(10),
+        Duration::from_millis(50),
+        async || match a.call("GET", "/api/v1/namespaces/team", None).await.0 {
+            404 => Ok(()),
+            _ => Err("the namespace was not deleted".to_owned()),
+        },
+    )
+    .await;
     let (code, _) = b.call("GET", NOTES, None).await;
     assert_eq!(code, 200);
     let listed = b.ok("GET", "/apis/example.com/v1/notes", None).await;

@@ -51,6 +51,41 @@ pub(crate) fn builder(registry: Registry, version: KubeVersion) -> ServerBuilder
         .resource_version_wait(Duration::from_millis(200))
 }
 
+/// Runs `check` every `every` until it returns `Ok`, and fails the test with its last `Err`
+/// once `within` has passed. Wall clock: what the tests wait for is done by the store's writer
+/// thread, etcd or another server, none of which a paused clock would wait for.
+pub(crate) async fn eventually<T>(
+    within: Duration,
+    every: Duration,
+    mut check: impl AsyncFnMut() -> Result<T, String>,
+) -> T {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match check().await {
+            Ok(value) => return value,
+            Err(failure) => {
+                assert!(tokio::time::Instant::now() < deadline, "{failure}");
+                tokio::time::sleep(every).await;
+            }
+        }
+    }
+}
+
+/// Opens the embedded store in `dir` once a stopped server's tasks, which let go of it as they
+/// see the stop signal, have done so.
+pub(crate) async fn reopen(dir: &std::path::Path) -> EmbeddedStorage {
+    eventually(
+        Duration::from_secs(15),
+        Duration::from_millis(20),
+        async || {
+            EmbeddedStorage::open(dir, store_options())
+                .await
+                .map_err(|e| format!("cannot reopen {dir:?}: {e}"))
+        },
+    )
+    .await
+}
+
 /// An object's `metadata.resourceVersion`.
 pub(crate) fn rv(object: &Value) -> &str {
     object["metadata"]["resourceVersion"].as_str().unwrap()
