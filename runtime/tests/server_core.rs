@@ -381,12 +381,7 @@ async fn namespaced_crud() {
         .await;
     assert_eq!((code, reason(&body)), (422, "Invalid"));
     // List across namespaces.
-    h.ok(
-        "POST",
-        "/api/v1/namespaces",
-        Some(json!({"metadata": {"name": "second"}})),
-    )
-    .await;
+    h.create_namespace("second").await;
     h.ok(
         "POST",
         "/apis/example.com/v1/namespaces/second/widgets",
@@ -437,12 +432,7 @@ async fn cluster_scoped_crud_and_namespaces() {
     assert_eq!((code, reason(&body)), (422, "Invalid"));
     assert_eq!(body["details"]["causes"][0]["field"], "metadata.name");
     // Deleting a namespace: terminating, refuses new objects, then it and its contents go.
-    h.ok(
-        "POST",
-        "/api/v1/namespaces",
-        Some(json!({"metadata": {"name": "doomed"}})),
-    )
-    .await;
+    h.create_namespace("doomed").await;
     let base = "/apis/example.com/v1/namespaces/doomed/widgets";
     h.ok("POST", base, Some(json!({"metadata": {"name": "w"}})))
         .await;
@@ -474,12 +464,7 @@ async fn cluster_scoped_crud_and_namespaces() {
     );
     assert_eq!(h.call("GET", &format!("{base}/w"), None).await.0, 404);
     // Core-group deletes answer with a Status.
-    h.ok(
-        "POST",
-        "/api/v1/namespaces",
-        Some(json!({"metadata": {"name": "tmp"}})),
-    )
-    .await;
+    h.create_namespace("tmp").await;
     let _ = h.ok("DELETE", "/api/v1/namespaces/tmp", None).await;
 }
 

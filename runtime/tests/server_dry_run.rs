@@ -487,12 +487,7 @@ async fn dry_run_deletes_show_the_outcome_and_keep_the_objects() {
         Some(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}})),
     )
     .await;
-    h.ok(
-        "POST",
-        NAMESPACES,
-        Some(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "scratch"}})),
-    )
-    .await;
+    h.create_namespace("scratch").await;
     let before = h.revision().await;
 
     // Finalizers: the answer shows the deletion that would start.
