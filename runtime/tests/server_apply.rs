@@ -7,19 +7,17 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
-use kapi::merge::{TypeInfo, field};
 use kapi::meta::ObjectMeta;
 use kapi::schema::JSONSchemaProps;
-use kapi::server::Server;
 use kapi::storage::EmbeddedOptions;
 use kapi::type_tag::{ApiVersion, Kind};
 use kapi::{KubeVersion, Registry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use support::{Harness, Reply};
+use support::kinds::{DEPLOYMENTS, Deployment, WIDGETS, Widget};
+use support::{APPLY, Harness, MERGE, Reply};
 
 mod support;
 
@@ -35,56 +33,7 @@ struct ConfigMap {
     data: Option<BTreeMap<String, String>>,
 }
 
-static CONTAINER: TypeInfo = TypeInfo::new(&[]);
-static POD_SPEC: TypeInfo = TypeInfo::new(&[field("containers")
-    .strategy("merge")
-    .merge_key("name")
-    .items(&CONTAINER)]);
-static TEMPLATE: TypeInfo = TypeInfo::new(&[field("spec").of(&POD_SPEC)]);
-static DEPLOYMENT_SPEC: TypeInfo = TypeInfo::new(&[
-    field("template").of(&TEMPLATE),
-    field("selector").atomic_map(),
-]);
-static DEPLOYMENT: TypeInfo = TypeInfo::new(&[field("spec").of(&DEPLOYMENT_SPEC)]);
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(
-    group = "apps",
-    version = "v1",
-    kind = "Deployment",
-    namespaced,
-    status,
-    merge = DEPLOYMENT
-)]
-#[resource(scale(
-    spec_replicas_path = ".spec.replicas",
-    status_replicas_path = ".status.replicas"
-))]
-struct Deployment {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    spec: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    status: Option<Value>,
-}
-
-/// A custom resource whose list and map semantics come from its JSON schema.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(group = "example.com", version = "v1", kind = "Widget", namespaced)]
-struct Widget {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    spec: Option<Value>,
-}
-
+/// Widgets' list and map semantics come from this JSON schema.
 impl kapi::Schema for Widget {
     fn schema() -> JSONSchemaProps {
         serde_json::from_value(json!({
@@ -130,10 +79,6 @@ impl kapi::Schema for Widget {
 }
 
 const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
-const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
-const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
-const APPLY: &str = "application/apply-patch+yaml";
-const MERGE: &str = "application/merge-patch+json";
 
 async fn harness() -> Harness {
     let mut registry = Registry::new();
@@ -141,10 +86,7 @@ async fn harness() -> Harness {
         .register::<ConfigMap>()
         .register::<Deployment>()
         .register_with_schema::<Widget>();
-    let builder = Server::builder()
-        .registry(registry)
-        .kube_version(KubeVersion::new(1, 34))
-        .resource_version_wait(Duration::from_millis(200));
+    let builder = support::builder(registry, KubeVersion::new(1, 34));
     let options = EmbeddedOptions::default().with_compaction_interval(None);
     Harness::in_temp_dir(options, builder).await
 }

@@ -4,6 +4,8 @@
 //! request seats answers 429 with `Retry-After` as upstream's max-in-flight and APF filters do;
 //! a stop fails readiness first and bounds how long requests in flight may hold it.
 
+// Wall clock throughout: the server is reached over real sockets, which a paused clock skips.
+
 #![allow(
     clippy::unwrap_used,
     reason = "helpers of a test: a failed unwrap is a failed test"
@@ -13,33 +15,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kapi::Registry;
-use kapi::meta::ObjectMeta;
 use kapi::server::{RunningServer, Server, ServerBuilder};
 use kapi::storage::{EmbeddedOptions, EmbeddedStorage};
-use kapi::type_tag::{ApiVersion, Kind};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-#[derive(Debug, Clone, Serialize, Deserialize, kapi::Resource)]
-#[resource(
-    group = "example.com",
-    version = "v1",
-    kind = "Widget",
-    plural = "widgets"
-)]
-struct Widget {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    spec: Option<Value>,
-}
+use support::kinds::{WIDGETS, Widget};
 
-const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
+mod support;
 
 /// A bound on waits that should end far sooner; only turns a hang into a failure.
 const PATIENCE: Duration = Duration::from_secs(10);

@@ -9,101 +9,23 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::Request;
-use kapi::meta::ObjectMeta;
 use kapi::server::Server;
 use kapi::storage::{EmbeddedOptions, EmbeddedStorage, Storage};
-use kapi::type_tag::{ApiVersion, Kind};
 use kapi::{KubeVersion, Registry};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use support::Harness;
+use support::kinds::{GADGETS, Gadget, Gizmo, ScaledWidget, WIDGETS};
 
 mod support;
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(
-    group = "example.com",
-    version = "v1",
-    kind = "Widget",
-    namespaced,
-    status
-)]
-#[resource(scale(
-    spec_replicas_path = ".spec.replicas",
-    status_replicas_path = ".status.replicas",
-    label_selector_path = ".status.selector"
-))]
-#[resource(printer_column(name = "Replicas", type = "integer", json_path = ".spec.replicas"))]
-#[resource(selectable_fields = [".spec.color"])]
-struct Widget {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    spec: Option<WidgetSpec>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    status: Option<WidgetStatus>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-struct WidgetSpec {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    replicas: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    color: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-struct WidgetStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    replicas: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    selector: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    ready: Option<bool>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(group = "example.com", version = "v1", kind = "Gadget", cluster)]
-#[resource(verbs = ["get", "list", "watch", "create", "update", "delete"])]
-struct Gadget {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    size: Option<i64>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(group = "example.com", version = "v1beta1", kind = "Gizmo", cluster)]
-#[resource(introduced = "1.10", deprecated = "1.20", removed = "1.30")]
-struct Gizmo {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-}
-
-const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
-const GADGETS: &str = "/apis/example.com/v1/gadgets";
 
 async fn harness_with(version: KubeVersion) -> Harness {
     let mut registry = Registry::new();
     registry
-        .register::<Widget>()
+        .register::<ScaledWidget>()
         .register::<Gadget>()
         .register::<Gizmo>();
-    let builder = Server::builder()
-        .registry(registry)
-        .kube_version(version)
-        .resource_version_wait(Duration::from_millis(200))
-        .bookmark_interval(Duration::from_millis(100));
+    let builder = support::builder(registry, version).bookmark_interval(Duration::from_millis(100));
     Harness::in_temp_dir(support::store_options(), builder).await
 }
 
@@ -459,12 +381,7 @@ async fn namespaced_crud() {
         .await;
     assert_eq!((code, reason(&body)), (422, "Invalid"));
     // List across namespaces.
-    h.ok(
-        "POST",
-        "/api/v1/namespaces",
-        Some(json!({"metadata": {"name": "second"}})),
-    )
-    .await;
+    h.create_namespace("second").await;
     h.ok(
         "POST",
         "/apis/example.com/v1/namespaces/second/widgets",
@@ -515,12 +432,7 @@ async fn cluster_scoped_crud_and_namespaces() {
     assert_eq!((code, reason(&body)), (422, "Invalid"));
     assert_eq!(body["details"]["causes"][0]["field"], "metadata.name");
     // Deleting a namespace: terminating, refuses new objects, then it and its contents go.
-    h.ok(
-        "POST",
-        "/api/v1/namespaces",
-        Some(json!({"metadata": {"name": "doomed"}})),
-    )
-    .await;
+    h.create_namespace("doomed").await;
     let base = "/apis/example.com/v1/namespaces/doomed/widgets";
     h.ok("POST", base, Some(json!({"metadata": {"name": "w"}})))
         .await;
@@ -539,6 +451,7 @@ async fn cluster_scoped_crud_and_namespaces() {
             "{body}"
         );
     }
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     for _ in 0..100 {
         if h.call("GET", "/api/v1/namespaces/doomed", None).await.0 == 404 {
             break;
@@ -551,12 +464,7 @@ async fn cluster_scoped_crud_and_namespaces() {
     );
     assert_eq!(h.call("GET", &format!("{base}/w"), None).await.0, 404);
     // Core-group deletes answer with a Status.
-    h.ok(
-        "POST",
-        "/api/v1/namespaces",
-        Some(json!({"metadata": {"name": "tmp"}})),
-    )
-    .await;
+    h.create_namespace("tmp").await;
     let _ = h.ok("DELETE", "/api/v1/namespaces/tmp", None).await;
 }
 
@@ -1105,6 +1013,7 @@ async fn watch_bookmarks_initial_events_and_timeouts() {
             None,
         )
         .await;
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     let started = std::time::Instant::now();
     let mut events = 0;
     // The stream must end by itself; the generous bound only turns a hang into a failure (how
@@ -1178,7 +1087,7 @@ async fn slow_watchers_are_ended_without_an_error_and_resume_from_their_last_eve
         .with_compaction_interval(None)
         .with_watch_buffer(8);
     let mut registry = Registry::new();
-    registry.register::<Widget>();
+    registry.register::<ScaledWidget>();
     let builder = Server::builder().registry(registry).watch_queue(2);
     let h = Harness::in_temp_dir(options, builder).await;
     let start = h.ok("GET", WIDGETS, None).await["metadata"]["resourceVersion"]
@@ -1345,14 +1254,14 @@ async fn table_partial_and_yaml_representations() {
 }
 
 /// A server of Widgets on a socket (127.0.0.1, a free port) over a fresh store in the returned
-/// directory.
+/// directory. Tests of it wait on the wall clock: a paused clock would not wait for sockets.
 async fn start_widget_server() -> (tempfile::TempDir, kapi::server::RunningServer) {
     let dir = tempfile::tempdir().unwrap();
     let storage = EmbeddedStorage::open(dir.path(), EmbeddedOptions::default())
         .await
         .unwrap();
     let mut registry = Registry::new();
-    registry.register::<Widget>();
+    registry.register::<ScaledWidget>();
     let server = Server::builder()
         .registry(registry)
         .storage(Arc::new(storage))

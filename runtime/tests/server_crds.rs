@@ -18,9 +18,8 @@ use kapi::storage::EmbeddedStorage;
 use kapi::type_tag::{ApiVersion, Kind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::time::Instant;
 
-use support::Harness;
+use support::{Harness, eventually};
 
 mod support;
 
@@ -101,10 +100,13 @@ fn widget_crd() -> Value {
     })
 }
 
+/// How long the catalog may take to act on a change.
+const WAIT: Duration = Duration::from_secs(10);
+const POLL: Duration = Duration::from_millis(20);
+
 /// Waits until the named CRD reports condition `type_` as `status`; returns the CRD.
 async fn wait_condition(h: &Harness, name: &str, type_: &str, status: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    eventually(WAIT, POLL, async || {
         let (code, crd) = h.call("GET", &format!("{CRDS}/{name}"), None).await;
         let found = crd["status"]["conditions"]
             .as_array()
@@ -112,27 +114,25 @@ async fn wait_condition(h: &Harness, name: &str, type_: &str, status: &str) -> V
             .flatten()
             .any(|c| c["type"] == type_ && c["status"] == status);
         if code == 200 && found {
-            return crd;
+            Ok(crd)
+        } else {
+            Err(format!("{name}: no {type_}={status}: {crd}"))
         }
-        assert!(
-            Instant::now() < deadline,
-            "{name}: no {type_}={status}: {crd}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await
 }
 
 /// Waits until `uri` answers `code`.
 async fn wait_code(h: &Harness, uri: &str, code: u16) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    eventually(WAIT, POLL, async || {
         let (got, body) = h.call("GET", uri, None).await;
         if got == code {
-            return body;
+            Ok(body)
+        } else {
+            Err(format!("{uri}: still {got}: {body}"))
         }
-        assert!(Instant::now() < deadline, "{uri}: still {got}: {body}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await
 }
 
 #[tokio::test]
@@ -579,15 +579,15 @@ async fn a_deleted_crd_waits_for_objects_held_by_finalizers() {
         )
         .await;
     assert_eq!(code, 405, "{status}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let held = loop {
+    let held = eventually(WAIT, POLL, async || {
         let held = h.ok("GET", &format!("{uri}/held"), None).await;
         if held["metadata"]["deletionTimestamp"].is_string() {
-            break held;
+            Ok(held)
+        } else {
+            Err(held.to_string())
         }
-        assert!(Instant::now() < deadline, "{held}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    })
+    .await;
     let mut released = held.clone();
     released["metadata"]["finalizers"] = json!([]);
     h.ok("PUT", &format!("{uri}/held"), Some(released)).await;
@@ -612,7 +612,7 @@ async fn stored_crds_are_served_after_a_restart() {
         )
         .await;
     }
-    let h = Harness::serve(reopen(dir.path()).await, None, Server::builder()).await;
+    let h = Harness::serve(support::reopen(dir.path()).await, None, Server::builder()).await;
     // No wait: the catalog is read before the first request.
     let got = h
         .ok(
@@ -622,18 +622,4 @@ async fn stored_crds_are_served_after_a_restart() {
         )
         .await;
     assert_eq!(got["spec"], json!({"size": 3, "color": "red"}));
-}
-
-async fn reopen(dir: &std::path::Path) -> EmbeddedStorage {
-    // A stopped server's tasks let go of the database as they see the stop signal.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        match EmbeddedStorage::open(dir, support::store_options()).await {
-            Ok(storage) => return storage,
-            Err(e) => {
-                assert!(Instant::now() < deadline, "cannot reopen {dir:?}: {e}");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        }
-    }
 }

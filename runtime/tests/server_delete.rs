@@ -17,7 +17,6 @@ use axum::body::Body;
 use axum::http::Request;
 use futures_util::StreamExt;
 use kapi::meta::ObjectMeta;
-use kapi::server::Server;
 use kapi::storage::{Bytes, EmbeddedStorage, Storage};
 use kapi::type_tag::{ApiVersion, Kind};
 use kapi::{KubeVersion, Registry};
@@ -25,22 +24,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use support::Harness;
+use support::kinds::Widget;
+use support::{Harness, MERGE, eventually};
 
 mod support;
-
-/// A namespaced custom kind with a free-form spec.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(group = "example.com", version = "v1", kind = "Widget", namespaced)]
-struct Widget {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    spec: Option<Value>,
-}
 
 /// A cluster-scoped custom kind.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
@@ -88,9 +75,6 @@ const WAIT: Duration = Duration::from_secs(15);
 
 const HOLD: &str = "example.com/hold";
 
-/// What these tests' PATCHes are written as.
-const MERGE_PATCH: &str = "application/merge-patch+json";
-
 fn widgets(ns: &str) -> String {
     format!("/apis/example.com/v1/namespaces/{ns}/widgets")
 }
@@ -100,20 +84,6 @@ fn widget_uri(ns: &str, name: &str) -> String {
 }
 
 const GADGETS: &str = "/apis/example.com/v1/gadgets";
-
-async fn open_storage(dir: &Path) -> EmbeddedStorage {
-    // A stopped server's tasks let go of the database as they see the stop signal.
-    let deadline = Instant::now() + WAIT;
-    loop {
-        match EmbeddedStorage::open(dir, support::store_options()).await {
-            Ok(storage) => return storage,
-            Err(e) => {
-                assert!(Instant::now() < deadline, "cannot reopen {dir:?}: {e}");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        }
-    }
-}
 
 fn registry() -> Registry {
     let mut registry = Registry::new();
@@ -127,15 +97,12 @@ fn registry() -> Registry {
 
 impl Harness {
     async fn start(storage: EmbeddedStorage) -> Self {
-        let builder = Server::builder()
-            .registry(registry())
-            .kube_version(KubeVersion::new(1, 34))
-            .resource_version_wait(Duration::from_millis(200));
+        let builder = support::builder(registry(), KubeVersion::new(1, 34));
         Self::serve(storage, None, builder).await
     }
 
     async fn open(dir: &Path) -> Self {
-        Self::start(open_storage(dir).await).await
+        Self::start(support::reopen(dir).await).await
     }
 
     /// Stops the server and lets go of its store.
@@ -151,15 +118,6 @@ impl Harness {
             404 => None,
             _ => panic!("GET {uri}: {code} {value}"),
         }
-    }
-
-    async fn namespace(&self, name: &str) {
-        self.ok(
-            "POST",
-            "/api/v1/namespaces",
-            Some(json!({"metadata": {"name": name}})),
-        )
-        .await;
     }
 
     /// Creates a widget with the given owner references and finalizers.
@@ -198,18 +156,17 @@ impl Harness {
 
     /// Polls `uri` until `done` holds for it (`None`: not found), or fails the test.
     async fn wait(&self, what: &str, uri: &str, done: impl Fn(Option<&Value>) -> bool) {
-        let deadline = Instant::now() + WAIT;
-        loop {
+        eventually(WAIT, Duration::from_millis(20), async || {
             let current = self.get(uri).await;
             if done(current.as_ref()) {
-                return;
+                Ok(())
+            } else {
+                Err(format!(
+                    "timed out waiting for {what}: {uri} is {current:?}"
+                ))
             }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}: {uri} is {current:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        })
+        .await
     }
 
     async fn wait_gone(&self, uri: &str) {
@@ -220,7 +177,7 @@ impl Harness {
         self.ok_as(
             "PATCH",
             uri,
-            MERGE_PATCH,
+            MERGE,
             Some(json!({"metadata": {"finalizers": null}})),
         )
         .await;
@@ -333,7 +290,7 @@ async fn each_policy_on_a_chain() {
     let (h, _dir) = harness().await;
     for (i, ask) in asks().into_iter().enumerate() {
         let ns = format!("chain-{i}");
-        h.namespace(&ns).await;
+        h.create_namespace(&ns).await;
         let [owner, child, _] = h.chain(&ns).await;
         let uri = format!("{}{}", widget_uri(&ns, "owner"), ask.query);
         let (code, answer) = h.call("DELETE", &uri, ask.body.clone()).await;
@@ -382,7 +339,7 @@ async fn foreground_waits_for_blocking_dependents_only() {
     let (h, _dir) = harness().await;
     for block in [true, false] {
         let ns = format!("block-{block}");
-        h.namespace(&ns).await;
+        h.create_namespace(&ns).await;
         let owner = h.widget(&ns, "owner", &[], &[]).await;
         h.widget(&ns, "dependent", &[owner_ref(&owner, block)], &[HOLD])
             .await;
@@ -418,8 +375,8 @@ async fn foreground_waits_for_blocking_dependents_only() {
 #[tokio::test]
 async fn owners_resolve_only_in_the_dependents_namespace_or_cluster_wide() {
     let (h, _dir) = harness().await;
-    h.namespace("a").await;
-    h.namespace("b").await;
+    h.create_namespace("a").await;
+    h.create_namespace("b").await;
     let owner = h.widget("a", "owner", &[], &[]).await;
     let same = h.widget("a", "same", &[owner_ref(&owner, true)], &[]).await;
     // A namespaced owner does not own objects of another namespace: the reference counts as
@@ -470,7 +427,7 @@ async fn foreground_deletion_of_an_ownership_cycle_finishes() {
     h.ok_as(
         "PATCH",
         &widget_uri("default", "a"),
-        MERGE_PATCH,
+        MERGE,
         Some(json!({"metadata": {"ownerReferences": [owner_ref(&b, true)]}})),
     )
     .await;
@@ -562,7 +519,7 @@ async fn deletecollection_passes_the_policy_to_every_delete() {
         ("Background", true),
     ] {
         let ns = policy.to_ascii_lowercase();
-        h.namespace(&ns).await;
+        h.create_namespace(&ns).await;
         for i in 0..2 {
             let owner = h
                 .ok(
@@ -670,7 +627,7 @@ async fn pods_go_at_once_unless_scheduled_with_a_grace_period() {
 #[tokio::test]
 async fn namespace_finalize_updates_only_spec_finalizers() {
     let (h, _dir) = harness().await;
-    h.namespace("fin").await;
+    h.create_namespace("fin").await;
     let finalize = "/api/v1/namespaces/fin/finalize";
     let answer = h
         .ok(
@@ -751,6 +708,7 @@ async fn deleted_names(response: axum::response::Response, count: usize) -> Vec<
     let mut stream = response.into_body().into_data_stream();
     let mut buffer = Vec::new();
     let mut names = Vec::new();
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     let deadline = Instant::now() + WAIT;
     while names.len() < count {
         let chunk = tokio::time::timeout_at(deadline, stream.next())
@@ -784,7 +742,7 @@ async fn watchers_see_the_cascade_in_order() {
     ];
     for (policy, order) in rows {
         let ns = policy.to_ascii_lowercase();
-        h.namespace(&ns).await;
+        h.create_namespace(&ns).await;
         let [owner, _, _] = h.chain(&ns).await;
         let rv = owner["metadata"]["resourceVersion"].as_str().unwrap();
         let request = Request::builder()
@@ -839,7 +797,7 @@ async fn a_restarted_server_finishes_cascades_a_stop_cut_short() {
         let dir = tempfile::tempdir().unwrap();
         let first = Harness::open(dir.path()).await;
         first.chain("default").await;
-        first.namespace("doomed").await;
+        first.create_namespace("doomed").await;
         first.widget("doomed", "content", &[], &[]).await;
         if i == 3 {
             // A real foreground cascade, stopped while a finalizer holds the child.
@@ -865,7 +823,7 @@ async fn a_restarted_server_finishes_cascades_a_stop_cut_short() {
                 .await;
         }
         first.stop();
-        let storage = open_storage(dir.path()).await;
+        let storage = support::reopen(dir.path()).await;
         match i {
             0 => {
                 storage.delete(OWNER, None).await.unwrap();

@@ -1014,14 +1014,15 @@ async fn a_full_disk_fails_the_storage_check_until_space_is_back() {
     }
 
     disk.set(false);
-    let started = std::time::Instant::now();
-    while h.send("GET", "/readyz", None, None).await.code() != 200 {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "/readyz stayed failed"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    support::eventually(
+        Duration::from_secs(10),
+        Duration::from_millis(10),
+        async || match h.send("GET", "/readyz", None, None).await.code() {
+            200 => Ok(()),
+            _ => Err("/readyz stayed failed".to_owned()),
+        },
+    )
+    .await;
     let created = h
         .send("POST", "/api/v1/namespaces", None, namespace("room"))
         .await;

@@ -13,65 +13,16 @@ use axum::http::Request;
 use futures_util::StreamExt;
 use kapi::merge::{TypeInfo, field};
 use kapi::meta::ObjectMeta;
-use kapi::server::Server;
 use kapi::storage::Storage;
 use kapi::type_tag::{ApiVersion, Kind};
 use kapi::{KubeVersion, Registry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use support::{Harness, Reply};
+use support::kinds::{ScaledWidget, WIDGETS};
+use support::{Harness, JSON, JSON_PATCH, MERGE, Reply, SMP};
 
 mod support;
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(
-    group = "example.com",
-    version = "v1",
-    kind = "Widget",
-    namespaced,
-    status
-)]
-#[resource(scale(
-    spec_replicas_path = ".spec.replicas",
-    status_replicas_path = ".status.replicas"
-))]
-struct Widget {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    spec: Option<WidgetSpec>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    status: Option<WidgetStatus>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-struct WidgetSpec {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    replicas: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    color: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    parts: Vec<Part>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-struct Part {
-    name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    size: Option<i64>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-struct WidgetStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    replicas: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    ready: Option<bool>,
-}
 
 static CONTAINER: TypeInfo = TypeInfo::new(&[]);
 static DEPLOYMENT_SPEC: TypeInfo = TypeInfo::new(&[field("containers")
@@ -127,26 +78,17 @@ struct Blob {
     spec: Option<Value>,
 }
 
-const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
 const BLOBS: &str = "/apis/example.com/v1/namespaces/default/blobs";
 const NAMESPACES: &str = "/api/v1/namespaces";
 
-const JSON: &str = "application/json";
-const JSON_PATCH: &str = "application/json-patch+json";
-const MERGE: &str = "application/merge-patch+json";
-const SMP: &str = "application/strategic-merge-patch+json";
-
 async fn harness() -> Harness {
     let mut registry = Registry::new();
     registry
-        .register::<Widget>()
+        .register::<ScaledWidget>()
         .register::<Deployment>()
         .register::<Blob>();
-    let builder = Server::builder()
-        .registry(registry)
-        .kube_version(KubeVersion::new(1, 34))
-        .resource_version_wait(Duration::from_millis(200));
+    let builder = support::builder(registry, KubeVersion::new(1, 34));
     Harness::in_temp_dir(support::store_options(), builder).await
 }
 
@@ -189,6 +131,7 @@ impl Harness {
         assert_eq!(response.status(), 200);
         let mut stream = response.into_body().into_data_stream();
         let mut bytes = Vec::new();
+        // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
         let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
         while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(deadline, stream.next()).await {
             bytes.extend_from_slice(&chunk);
@@ -544,12 +487,7 @@ async fn dry_run_deletes_show_the_outcome_and_keep_the_objects() {
         Some(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}})),
     )
     .await;
-    h.ok(
-        "POST",
-        NAMESPACES,
-        Some(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "scratch"}})),
-    )
-    .await;
+    h.create_namespace("scratch").await;
     let before = h.revision().await;
 
     // Finalizers: the answer shows the deletion that would start.
@@ -630,6 +568,7 @@ async fn dry_run_deletes_show_the_outcome_and_keep_the_objects() {
     assert_eq!(names, ["free", "held"]);
 
     // Give a (wrongly) started namespace cleanup time to act before looking.
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert_eq!(h.revision().await, before, "a dry-run delete wrote");
     let held = h.get(&format!("{WIDGETS}/held")).await.body;

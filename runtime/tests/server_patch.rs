@@ -5,119 +5,23 @@
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::Request;
 use kapi::merge::{TypeInfo, field};
 use kapi::meta::ObjectMeta;
-use kapi::server::Server;
 use kapi::storage::EmbeddedOptions;
 use kapi::type_tag::{ApiVersion, Kind};
 use kapi::{KubeVersion, Registry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use support::{Harness, Reply};
+use support::kinds::{
+    DEPLOYMENTS, Deployment, GADGETS, GIZMOS, Gadget, Gizmo, ScaledWidget, WIDGETS,
+};
+use support::{Harness, JSON_PATCH, MERGE, Reply, SMP, rv};
 
 mod support;
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(
-    group = "example.com",
-    version = "v1",
-    kind = "Widget",
-    namespaced,
-    status
-)]
-#[resource(scale(
-    spec_replicas_path = ".spec.replicas",
-    status_replicas_path = ".status.replicas"
-))]
-struct Widget {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    spec: Option<WidgetSpec>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    status: Option<WidgetStatus>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-struct WidgetSpec {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    replicas: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    color: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    tags: Vec<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-struct WidgetStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    replicas: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    ready: Option<bool>,
-}
-
-static CONTAINER: TypeInfo = TypeInfo::new(&[]);
-static POD_SPEC: TypeInfo = TypeInfo::new(&[field("containers")
-    .strategy("merge")
-    .merge_key("name")
-    .items(&CONTAINER)]);
-static TEMPLATE: TypeInfo = TypeInfo::new(&[field("spec").of(&POD_SPEC)]);
-static DEPLOYMENT_SPEC: TypeInfo = TypeInfo::new(&[field("template").of(&TEMPLATE)]);
-static DEPLOYMENT: TypeInfo = TypeInfo::new(&[field("spec").of(&DEPLOYMENT_SPEC)]);
-
-/// A Deployment-like kind in a built-in group, with strategic merge metadata.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(
-    group = "apps",
-    version = "v1",
-    kind = "Deployment",
-    namespaced,
-    status,
-    merge = DEPLOYMENT
-)]
-struct Deployment {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    spec: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    status: Option<Value>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(group = "example.com", version = "v1beta1", kind = "Gizmo", cluster)]
-#[resource(introduced = "1.10", deprecated = "1.20", removed = "1.30")]
-struct Gizmo {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    size: Option<i64>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(group = "example.com", version = "v1", kind = "Gadget", cluster)]
-#[resource(verbs = ["get", "list", "create", "update", "delete"])]
-struct Gadget {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-}
 
 static SPROCKET: TypeInfo = TypeInfo::new(&[field("parts").strategy("merge").merge_key("name")]);
 
@@ -140,27 +44,15 @@ struct Sprocket {
     parts: Option<Value>,
 }
 
-const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
-const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
-const GIZMOS: &str = "/apis/example.com/v1beta1/gizmos";
-const GADGETS: &str = "/apis/example.com/v1/gadgets";
-
-const JSON_PATCH: &str = "application/json-patch+json";
-const MERGE: &str = "application/merge-patch+json";
-const SMP: &str = "application/strategic-merge-patch+json";
-
 async fn harness() -> Harness {
     let mut registry = Registry::new();
     registry
-        .register::<Widget>()
+        .register::<ScaledWidget>()
         .register::<Deployment>()
         .register::<Gizmo>()
         .register::<Gadget>()
         .register::<Sprocket>();
-    let builder = Server::builder()
-        .registry(registry)
-        .kube_version(KubeVersion::new(1, 25))
-        .resource_version_wait(Duration::from_millis(200));
+    let builder = support::builder(registry, KubeVersion::new(1, 25));
     let options = EmbeddedOptions::default().with_compaction_interval(None);
     Harness::in_temp_dir(options, builder).await
 }
@@ -214,10 +106,6 @@ impl Harness {
         )
         .await
     }
-}
-
-fn rv(object: &Value) -> &str {
-    object["metadata"]["resourceVersion"].as_str().unwrap()
 }
 
 #[tokio::test]

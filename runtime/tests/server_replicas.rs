@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kapi::Registry;
 use kapi::meta::ObjectMeta;
@@ -13,7 +13,7 @@ use kapi::type_tag::{ApiVersion, Kind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use support::Harness;
+use support::{Harness, eventually, revision_of, rv};
 
 mod support;
 
@@ -61,41 +61,23 @@ fn note(text: &str, rv: Option<&str>) -> Value {
            "spec": {"text": text}})
 }
 
-fn rv(object: &Value) -> String {
-    object["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
-async fn create_namespace(h: &Harness, name: &str) {
-    h.ok(
-        "POST",
-        "/api/v1/namespaces",
-        Some(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})),
-    )
-    .await;
-}
-
 #[tokio::test]
 async fn updates_through_a_replica_with_an_older_copy_lose_nothing() {
     let (a, b) = replicas().await;
-    create_namespace(&a, "team").await;
+    a.create_namespace("team").await;
     let one = a.ok("POST", NOTES, Some(note("one", None))).await;
     let n1 = format!("{NOTES}/n1");
     b.ok("GET", &n1, None).await;
 
     // b's copy is older than the version the client names: the write still lands.
-    let two = a.ok("PUT", &n1, Some(note("two", Some(&rv(&one))))).await;
-    let three = b.ok("PUT", &n1, Some(note("three", Some(&rv(&two))))).await;
+    let two = a.ok("PUT", &n1, Some(note("two", Some(rv(&one))))).await;
+    let three = b.ok("PUT", &n1, Some(note("three", Some(rv(&two))))).await;
     assert_eq!(three["spec"]["text"], "three");
-    assert!(rv(&three).parse::<u64>().unwrap() > rv(&two).parse::<u64>().unwrap());
+    assert!(revision_of(&three) > revision_of(&two));
     assert_eq!(a.ok("GET", &n1, None).await["spec"]["text"], "three");
 
     // A version that is really stale is a conflict, whichever replica holds which copy.
-    let (code, status) = b
-        .call("PUT", &n1, Some(note("four", Some(&rv(&two)))))
-        .await;
+    let (code, status) = b.call("PUT", &n1, Some(note("four", Some(rv(&two))))).await;
     assert_eq!(code, 409, "{status}");
     assert_eq!(status["reason"], "Conflict");
 
@@ -116,7 +98,7 @@ async fn updates_through_a_replica_with_an_older_copy_lose_nothing() {
         )
         .await;
     assert_eq!(patched["spec"], json!({"text": "six", "color": "red"}));
-    assert!(rv(&patched).parse::<u64>().unwrap() > rv(&six).parse::<u64>().unwrap());
+    assert!(revision_of(&patched) > revision_of(&six));
 
     // A dry run answers from the current object too.
     let seven = a.ok("PUT", &n1, Some(note("seven", None))).await;
@@ -135,7 +117,7 @@ async fn updates_through_a_replica_with_an_older_copy_lose_nothing() {
 #[tokio::test]
 async fn an_update_of_an_object_deleted_through_another_replica_is_not_found() {
     let (a, b) = replicas().await;
-    create_namespace(&a, "team").await;
+    a.create_namespace("team").await;
     a.ok("POST", NOTES, Some(note("one", None))).await;
     let n1 = format!("{NOTES}/n1");
     b.ok("GET", &n1, None).await;
@@ -155,7 +137,7 @@ async fn namespaces_created_or_terminated_through_one_replica_count_on_the_other
     let (a, b) = replicas().await;
 
     // Created through a, used through b at once.
-    create_namespace(&a, "team").await;
+    a.create_namespace("team").await;
     b.ok("POST", NOTES, Some(note("one", None))).await;
 
     // Marked for deletion through a: a refuses new objects from the next request on.
@@ -164,28 +146,32 @@ async fn namespaces_created_or_terminated_through_one_replica_count_on_the_other
     assert!(code == 403 || code == 404, "{code} {status}");
 
     // b learns of it through its watch of the namespaces, within moments.
-    let deadline = Instant::now() + Duration::from_secs(10);
     let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let (code, status) = created(&b, &format!("late-{attempt}")).await;
-        if code == 403 || code == 404 {
-            break;
-        }
-        assert_eq!(code, 201, "{status}");
-        assert!(
-            Instant::now() < deadline,
-            "b still creates in a terminating namespace"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        Duration::from_secs(10),
+        Duration::from_millis(20),
+        async || {
+            attempt += 1;
+            let (code, status) = created(&b, &format!("late-{attempt}")).await;
+            if code == 403 || code == 404 {
+                return Ok(());
+            }
+            assert_eq!(code, 201, "{status}");
+            Err("b still creates in a terminating namespace".to_owned())
+        },
+    )
+    .await;
 
     // The lifecycle removes whatever b created meanwhile, and the namespace goes.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while a.call("GET", "/api/v1/namespaces/team", None).await.0 != 404 {
-        assert!(Instant::now() < deadline, "the namespace was not deleted");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(
+        Duration::from_secs(10),
+        Duration::from_millis(50),
+        async || match a.call("GET", "/api/v1/namespaces/team", None).await.0 {
+            404 => Ok(()),
+            _ => Err("the namespace was not deleted".to_owned()),
+        },
+    )
+    .await;
     let (code, _) = b.call("GET", NOTES, None).await;
     assert_eq!(code, 200);
     let listed = b.ok("GET", "/apis/example.com/v1/notes", None).await;

@@ -15,28 +15,14 @@ use axum::body::Body;
 use axum::http::Request;
 use futures_util::{Stream, StreamExt};
 use kapi::Registry;
-use kapi::meta::ObjectMeta;
 use kapi::server::Server;
 use kapi::storage::{EmbeddedStorage, Storage};
-use kapi::type_tag::{ApiVersion, Kind};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use support::Harness;
+use support::kinds::Widget;
+use support::{Harness, revision_of};
 
 mod support;
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(group = "example.com", version = "v1", kind = "Widget", namespaced)]
-struct Widget {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    spec: Option<Value>,
-}
 
 const ALL: &str = "/apis/example.com/v1/widgets";
 
@@ -63,12 +49,7 @@ async fn harness(watch_queue: usize) -> Harness {
     } else {
         Harness::in_temp_dir(support::store_options(), builder).await
     };
-    h.ok(
-        "POST",
-        "/api/v1/namespaces",
-        Some(json!({"metadata": {"name": "other"}})),
-    )
-    .await;
+    h.create_namespace("other").await;
     h
 }
 
@@ -98,14 +79,6 @@ fn labels(pairs: &[(&str, &str)]) -> Labels {
         .collect()
 }
 
-fn rv_of(object: &Value) -> u64 {
-    object["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
 impl Model {
     async fn create(&mut self, h: &Harness, namespace: &str, name: &str, l: Labels) -> u64 {
         let object = h
@@ -119,7 +92,7 @@ impl Model {
                 })),
             )
             .await;
-        let rv = rv_of(&object);
+        let rv = revision_of(&object);
         self.record(namespace, name, Some(l), rv);
         rv
     }
@@ -129,7 +102,7 @@ impl Model {
         let mut object = h.ok("GET", &uri, None).await;
         object["metadata"]["labels"] = json!(l);
         object["spec"]["n"] = json!(object["spec"]["n"].as_i64().unwrap() + 1);
-        let rv = rv_of(&h.ok("PUT", &uri, Some(object)).await);
+        let rv = revision_of(&h.ok("PUT", &uri, Some(object)).await);
         self.record(namespace, name, Some(l), rv);
         rv
     }
@@ -280,6 +253,7 @@ impl Reader {
                 }
                 return Some(event);
             }
+            // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
             let chunk = tokio::time::timeout(quiet, self.stream.next())
                 .await
                 .ok()??;
@@ -575,6 +549,7 @@ async fn a_bookmark_comes_two_seconds_before_the_watch_times_out() {
     let mut lines = Vec::new();
     let mut buffer = Vec::new();
     // The stream ends by itself at the timeout; the bound only turns a hang into a failure.
+    // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
     while let Ok(Some(chunk)) = tokio::time::timeout(Duration::from_secs(10), body.next()).await {
         buffer.extend_from_slice(&chunk.unwrap());
         while let Some(pos) = buffer.iter().position(|b| *b == b'\n') {
@@ -628,7 +603,7 @@ async fn initial_events_read_a_page_at_a_time_are_the_state_at_the_start_then_th
             "default",
             &name,
             Some(labels(&[("app", app)])),
-            rv_of(&object),
+            revision_of(&object),
         );
     }
     let opened = Model {

@@ -2,6 +2,8 @@
 //! embedded engine's own guarantees (reopen, slow watchers, periodic compaction, throughput; in
 //! `integrity`, checksums, old data directories and revisions that never go backwards).
 
+// Wall clock throughout: the embedded engine works on its own threads, unseen by a paused clock.
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};

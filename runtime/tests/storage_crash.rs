@@ -5,6 +5,8 @@
 //!
 //! Runs without the libtest harness so the re-executed binary can act as the child.
 
+// Wall clock throughout: the writer is another process.
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;

@@ -4,6 +4,8 @@
 //! servers apart, coordinated compaction, etcd's own request limit, and watches and writes
 //! riding out the loss of a cluster member.
 
+// Wall clock throughout: a paused clock would not wait for etcd.
+
 #![allow(clippy::unwrap_used)]
 
 #[path = "support/etcd.rs"]

@@ -2,6 +2,8 @@
 //! data), data directories written before checksums (migrated when opened), and a revision
 //! that never goes backwards (an older copy of the database is refused until accepted).
 
+// Wall clock throughout: the embedded engine works on its own threads, unseen by a paused clock.
+
 #![allow(
     clippy::unwrap_used,
     reason = "helpers of a test: a failed unwrap is a failed test"

@@ -1,7 +1,7 @@
 //! The harness the server integration tests share: a store, a router over it, and requests
 //! sent to that router in-process, with their answers read back (status, headers, JSON body,
-//! `Warning` headers) and watches read event by event. Each test file keeps its own kinds,
-//! registry and server settings.
+//! `Warning` headers) and watches read event by event. The kinds several suites serve are in
+//! [`kinds`]; each test file keeps its own registry, its own kinds and its server settings.
 //!
 //! The store is the embedded engine unless `KAPI_TEST_STORAGE=etcd` (and the `etcd` feature):
 //! then [`Harness::in_temp_dir`] starts an etcd of its own for each harness (tests compact
@@ -23,14 +23,78 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, Response, StatusCode, header};
 use futures_util::{Stream, StreamExt};
-use kapi::server::{Background, ServerBuilder};
+use kapi::server::{Background, Server, ServerBuilder};
 use kapi::storage::{
     BoxFuture, Bytes, CompactError, CreateError, DeleteError, Deleted, EmbeddedOptions,
     EmbeddedStorage, Guard, KeyValue, ListResult, ReadError, Storage, UpdateError, WatchError,
     WatchStream,
 };
-use serde_json::Value;
+use kapi::{KubeVersion, Registry};
+use serde_json::{Value, json};
 use tower::ServiceExt;
+
+pub(crate) mod kinds;
+
+/// The media types requests are sent as.
+pub(crate) const JSON: &str = "application/json";
+pub(crate) const JSON_PATCH: &str = "application/json-patch+json";
+pub(crate) const MERGE: &str = "application/merge-patch+json";
+pub(crate) const SMP: &str = "application/strategic-merge-patch+json";
+pub(crate) const APPLY: &str = "application/apply-patch+yaml";
+
+/// A server serving `registry` as release `version`, with resourceVersion waits cut to 200 ms
+/// so that tests of a wait that times out do not wait long.
+pub(crate) fn builder(registry: Registry, version: KubeVersion) -> ServerBuilder {
+    Server::builder()
+        .registry(registry)
+        .kube_version(version)
+        .resource_version_wait(Duration::from_millis(200))
+}
+
+/// Runs `check` every `every` until it returns `Ok`, and fails the test with its last `Err`
+/// once `within` has passed. Wall clock: what the tests wait for is done by the store's writer
+/// thread, etcd or another server, none of which a paused clock would wait for.
+pub(crate) async fn eventually<T>(
+    within: Duration,
+    every: Duration,
+    mut check: impl AsyncFnMut() -> Result<T, String>,
+) -> T {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match check().await {
+            Ok(value) => return value,
+            Err(failure) => {
+                assert!(tokio::time::Instant::now() < deadline, "{failure}");
+                tokio::time::sleep(every).await;
+            }
+        }
+    }
+}
+
+/// Opens the embedded store in `dir` once a stopped server's tasks, which let go of it as they
+/// see the stop signal, have done so.
+pub(crate) async fn reopen(dir: &std::path::Path) -> EmbeddedStorage {
+    eventually(
+        Duration::from_secs(15),
+        Duration::from_millis(20),
+        async || {
+            EmbeddedStorage::open(dir, store_options())
+                .await
+                .map_err(|e| format!("cannot reopen {dir:?}: {e}"))
+        },
+    )
+    .await
+}
+
+/// An object's `metadata.resourceVersion`.
+pub(crate) fn rv(object: &Value) -> &str {
+    object["metadata"]["resourceVersion"].as_str().unwrap()
+}
+
+/// An object's `metadata.resourceVersion` as the revision it is.
+pub(crate) fn revision_of(object: &Value) -> u64 {
+    rv(object).parse().unwrap()
+}
 
 /// Store options for tests: no compaction behind their back, and progress notices often enough
 /// for bookmarks and resourceVersion waits to come quickly.
@@ -244,6 +308,16 @@ impl Harness {
         replica
     }
 
+    /// Creates the namespace `name`.
+    pub(crate) async fn create_namespace(&self, name: &str) {
+        self.ok(
+            "POST",
+            "/api/v1/namespaces",
+            Some(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})),
+        )
+        .await;
+    }
+
     pub(crate) async fn request(&self, request: Request<Body>) -> Response<Body> {
         self.router.clone().oneshot(request).await.unwrap()
     }
@@ -432,6 +506,7 @@ impl Watch {
                 let line: Vec<u8> = self.buffer.drain(..=pos).collect();
                 return Some(serde_json::from_slice(&line).unwrap());
             }
+            // Wall clock: a paused clock would not wait for the store's writer thread or etcd.
             let chunk = tokio::time::timeout(Duration::from_secs(2), self.stream.next())
                 .await
                 .ok()??;
