@@ -16,6 +16,7 @@ pub mod load;
 pub mod model;
 pub mod output;
 pub mod project;
+#[cfg(feature = "sample")]
 pub mod sample;
 
 pub use builder::{BuildError, Builder};
