@@ -1,9 +1,9 @@
 //! The output directory: compares the files the engine returns with what is on disk, writes
 //! only those whose contents change and removes generated files no longer produced.
 //!
-//! A front end, used by the CLI (a directory of files, [`write`] and [`diff`]) and by the
-//! [`Builder`](crate::Builder) (one file, [`write_if_changed`]); the engine itself never touches
-//! the file system. A file belongs to the generator when it starts with the `@generated` header;
+//! A front end, used by the CLI (a directory of files, [`write`](fn@write) and [`diff`]) and by
+//! the [`Builder`](crate::Builder) (one file, [`write_if_changed`]); the engine itself never
+//! touches the file system. A file belongs to the generator when it starts with the `@generated` header;
 //! only such files are ever overwritten or removed.
 
 use std::path::{Path, PathBuf};
