@@ -29,8 +29,9 @@ use std::path::{Component, Path, PathBuf};
 
 use proc_macro2::TokenStream;
 
-use crate::emit::{EmitError, Lifecycles, Options, Report, emit, format_file, load_lifecycle};
-use crate::load::{LoadError, load_inputs};
+use crate::emit::{EmitError, Lifecycles, Options, Report, emit, format_file};
+use crate::load::{LoadError, load_inputs, load_lifecycle};
+use crate::output::{OutputError, write_if_changed};
 
 /// The file name [`Builder::generate`] writes unless [`Builder::file_name`] says otherwise.
 pub const DEFAULT_FILE_NAME: &str = "kapi_generated.rs";
@@ -212,7 +213,8 @@ impl Builder {
             let _ = writeln!(directives, "{line}");
         }
         let (contents, report) = self.render()?;
-        let written = write_if_changed(&path, &contents)?;
+        let written = write_if_changed(&path, &contents)
+            .map_err(|OutputError { path, source }| BuildError::Write { path, source })?;
         Ok(Output {
             path,
             written,
@@ -302,26 +304,6 @@ impl Builder {
             }),
         }
     }
-}
-
-/// Writes `contents` to `path` unless the file already holds exactly that; returns whether it
-/// wrote. Leaving an unchanged file alone keeps its mtime, so Cargo does not rebuild the crate
-/// that includes it.
-fn write_if_changed(path: &Path, contents: &str) -> Result<bool, BuildError> {
-    if std::fs::read(path).is_ok_and(|old| old == contents.as_bytes()) {
-        return Ok(false);
-    }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| BuildError::Write {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
-    std::fs::write(path, contents).map_err(|source| BuildError::Write {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    Ok(true)
 }
 
 #[cfg(test)]

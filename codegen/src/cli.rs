@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use kapi_codegen::emit::project::{self, Inputs, Job};
 use kapi_codegen::emit::{CrateOptions, Generated, Options};
+use kapi_codegen::output;
+use kapi_codegen::project::{Inputs, Job};
 
 /// What to generate from and where to; shared by `generate` and `check`.
 #[derive(Debug, Args)]
@@ -129,7 +130,7 @@ fn summary(generated: &Generated) -> String {
 pub(crate) fn generate(args: GenArgs) -> anyhow::Result<Outcome> {
     let job = args.job()?;
     let generated = job.generate()?;
-    let diff = project::write(&job.out, &generated)
+    let diff = output::write(&job.out, &generated)
         .with_context(|| format!("writing {}", job.out.display()))?;
     let stderr: String = generated
         .report
@@ -154,7 +155,7 @@ pub(crate) fn generate(args: GenArgs) -> anyhow::Result<Outcome> {
 pub(crate) fn check(args: GenArgs) -> anyhow::Result<Outcome> {
     let job = args.job()?;
     let generated = job.generate()?;
-    let diff = project::diff(&job.out, &generated)?;
+    let diff = output::diff(&job.out, &generated)?;
     if diff.is_empty() {
         return Ok(Outcome {
             stdout: format!(

@@ -102,8 +102,7 @@ pub const MAX_EXPANSIONS: usize = 2;
 /// The deepest nesting of sample values before sampling gives up.
 pub const MAX_DEPTH: usize = 128;
 
-/// The regular expression controller-gen writes for `resource.Quantity` fields of CRDs.
-pub const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+pub use crate::model::QUANTITY_PATTERN;
 
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 const UID_SAMPLE: &str = "0b7d3a8c-1f2e-4d5a-9b6c-7e8f9a0b1c2d";
@@ -194,7 +193,7 @@ impl Special {
     /// preserve unknown fields and declare no properties are JSON.
     pub fn of_inline(schema: &Schema) -> Option<Special> {
         match &schema.ty {
-            SchemaType::IntOrString if has_quantity_pattern(schema) => Some(Self::Quantity),
+            SchemaType::IntOrString if schema.has_quantity_pattern() => Some(Self::Quantity),
             SchemaType::IntOrString => Some(Self::IntOrString),
             SchemaType::String { format } => match format.as_deref() {
                 Some("date-time") => Some(Self::Time),
@@ -212,11 +211,6 @@ impl Special {
             _ => None,
         }
     }
-}
-
-/// Whether a schema carries controller-gen's Quantity `pattern`.
-pub fn has_quantity_pattern(schema: &Schema) -> bool {
-    schema.constraints.get("pattern").and_then(Value::as_str) == Some(QUANTITY_PATTERN)
 }
 
 /// Why no sample could be built.
@@ -559,7 +553,7 @@ impl<'m> Sampler<'m> {
             }
             SchemaType::Number { .. } => number_value(clamp_number(schema)),
             SchemaType::Boolean => Value::Bool(true),
-            SchemaType::IntOrString if has_quantity_pattern(schema) => self.next_quantity(),
+            SchemaType::IntOrString if schema.has_quantity_pattern() => self.next_quantity(),
             SchemaType::IntOrString => self.next_int_or_string(),
         })
     }

@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use kapi_codegen::emit::project::{self, Inputs, Job, MANIFEST};
+use kapi_codegen::output;
+use kapi_codegen::project::{Inputs, Job, MANIFEST};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -44,7 +45,7 @@ fn assert_fresh(name: &str) {
     let generated = job
         .generate()
         .unwrap_or_else(|e| panic!("generating {name}: {e}"));
-    let diff = project::diff(&job.out, &generated).unwrap_or_else(|e| panic!("{e}"));
+    let diff = output::diff(&job.out, &generated).unwrap_or_else(|e| panic!("{e}"));
     assert!(
         diff.is_empty(),
         "generated/{name} differs from a fresh generation:\n  {}\n\nRegenerate it from the \

@@ -4,13 +4,15 @@
 //! Fields are found by their wire name rather than their Rust name because the contract is about
 //! JSON: a field called `api_version` that serde writes as `api_version` is a bug the derive must
 //! catch, and a field called `av` renamed to `apiVersion` is fine. Only the keys that change a
-//! name are read, from `#[serde(...)]` and from `#[wire(...)]` (`#[derive(kapi::Wire)]`, which
-//! generated code uses); those derives report anything malformed in their attributes.
+//! name are read, through `serde_attr` from `#[serde(...)]` and `#[wire(...)]`
+//! (`#[derive(kapi::Wire)]`, which generated code uses); those derives report anything malformed
+//! in their attributes.
 
 use syn::ext::IdentExt;
-use syn::{Attribute, Data, DeriveInput, Fields, Generics, Ident, LitStr, Type, Visibility};
+use syn::{Data, DeriveInput, Fields, Generics, Ident, Type, Visibility};
 
 use crate::errors::Errors;
+use crate::serde_attr::Serde;
 
 /// The struct a derive was applied to.
 pub(crate) struct Input<'a> {
@@ -36,15 +38,17 @@ impl<'a> Input<'a> {
         let fields = match &input.data {
             Data::Struct(data) => match &data.fields {
                 Fields::Named(named) => {
-                    let rule = container_rename_rule(&input.attrs);
+                    let rule = Serde::parse(&input.attrs).rename_all;
                     Some(
                         named
                             .named
                             .iter()
                             .filter_map(|field| {
                                 let ident = field.ident.as_ref()?;
-                                let wire_name = field_rename(&field.attrs)
-                                    .unwrap_or_else(|| rule.apply(&ident.unraw().to_string()));
+                                let wire_name =
+                                    Serde::parse(&field.attrs).rename.unwrap_or_else(|| {
+                                        rule.apply_to_field(&ident.unraw().to_string())
+                                    });
                                 Some(Field {
                                     ident,
                                     ty: &field.ty,
@@ -105,136 +109,9 @@ impl<'a> Input<'a> {
     }
 }
 
-/// serde's `rename_all` rules, as they apply to snake_case field names.
-#[derive(Clone, Copy)]
-pub(crate) enum RenameRule {
-    None,
-    Lower,
-    Upper,
-    Pascal,
-    Camel,
-    ScreamingSnake,
-    Kebab,
-    ScreamingKebab,
-}
-
-impl RenameRule {
-    fn from_name(name: &str) -> Self {
-        // An unknown rule is the owning derive's to report.
-        Self::parse(name).unwrap_or(Self::None)
-    }
-
-    /// The rule serde calls `name`, if it has one.
-    pub(crate) fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "lowercase" => Self::Lower,
-            "UPPERCASE" => Self::Upper,
-            "PascalCase" => Self::Pascal,
-            "camelCase" => Self::Camel,
-            "SCREAMING_SNAKE_CASE" => Self::ScreamingSnake,
-            "kebab-case" => Self::Kebab,
-            "SCREAMING-KEBAB-CASE" => Self::ScreamingKebab,
-            // `snake_case` leaves field names alone.
-            "snake_case" => Self::None,
-            _ => return None,
-        })
-    }
-
-    /// `field` (a snake_case Rust name) as the rule writes it.
-    pub(crate) fn apply(self, field: &str) -> String {
-        match self {
-            Self::None => field.to_owned(),
-            Self::Lower => field.to_ascii_lowercase(),
-            Self::Upper | Self::ScreamingSnake => field.to_ascii_uppercase(),
-            Self::Pascal | Self::Camel => {
-                let mut out = String::with_capacity(field.len());
-                let mut capitalize = matches!(self, Self::Pascal);
-                for c in field.chars() {
-                    if c == '_' {
-                        capitalize = true;
-                    } else if capitalize {
-                        out.push(c.to_ascii_uppercase());
-                        capitalize = false;
-                    } else {
-                        out.push(c);
-                    }
-                }
-                out
-            }
-            Self::Kebab => field.replace('_', "-"),
-            Self::ScreamingKebab => field.replace('_', "-").to_ascii_uppercase(),
-        }
-    }
-}
-
-/// The container's `#[serde(rename_all = "...")]`, using the serialize side when split.
-fn container_rename_rule(attrs: &[Attribute]) -> RenameRule {
-    let mut rule = RenameRule::None;
-    for_each_serde_key(attrs, "rename_all", |name| {
-        rule = RenameRule::from_name(name)
-    });
-    rule
-}
-
-/// The field's `#[serde(rename = "...")]`, using the serialize side when split.
-fn field_rename(attrs: &[Attribute]) -> Option<String> {
-    let mut rename = None;
-    for_each_serde_key(attrs, "rename", |name| rename = Some(name.to_owned()));
-    rename
-}
-
-/// Calls `found` with the value of `key = "..."` or `key(serialize = "...")` in `#[serde(...)]`
-/// or `#[wire(...)]`.
-fn for_each_serde_key(attrs: &[Attribute], key: &str, mut found: impl FnMut(&str)) {
-    let naming = |attr: &&Attribute| attr.path().is_ident("serde") || attr.path().is_ident("wire");
-    for attr in attrs.iter().filter(naming) {
-        // A malformed serde attribute is reported by serde's own derive; reading stops there.
-        let _ = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident(key) {
-                if meta.input.peek(syn::Token![=]) {
-                    let value: LitStr = meta.value()?.parse()?;
-                    found(&value.value());
-                } else {
-                    meta.parse_nested_meta(|side| {
-                        let value: LitStr = side.value()?.parse()?;
-                        if side.path.is_ident("serialize") {
-                            found(&value.value());
-                        }
-                        Ok(())
-                    })?;
-                }
-            } else {
-                crate::attr::skip_value(&meta)?;
-            }
-            Ok(())
-        });
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rename_rules_match_serde() {
-        let cases = [
-            ("camelCase", "api_version", "apiVersion"),
-            ("camelCase", "metadata", "metadata"),
-            ("PascalCase", "api_version", "ApiVersion"),
-            ("lowercase", "Kind", "kind"),
-            ("UPPERCASE", "kind", "KIND"),
-            ("kebab-case", "api_version", "api-version"),
-            ("SCREAMING-KEBAB-CASE", "api_version", "API-VERSION"),
-            ("snake_case", "api_version", "api_version"),
-        ];
-        for (rule, field, want) in cases {
-            assert_eq!(
-                RenameRule::from_name(rule).apply(field),
-                want,
-                "{rule} {field}"
-            );
-        }
-    }
 
     #[test]
     fn wire_names_follow_rename_and_rename_all() {

@@ -15,7 +15,8 @@ use crate::ast::Input;
 use crate::attr::{Attrs, Derive};
 use crate::check;
 use crate::errors::Errors;
-use crate::expand::{self, Failure};
+use crate::errors::Failure;
+use crate::expand;
 use crate::schema;
 
 /// Expands `#[derive(CustomResource)]` on `input`, the spec struct.

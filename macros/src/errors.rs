@@ -1,11 +1,12 @@
-//! The error collector every stage of a derive reports into.
+//! The error collector every stage of a derive reports into, and [`Failure`], the one error
+//! type every derive returns.
 //!
 //! Stages keep going after a mistake so that one compile shows every problem; the collector
 //! combines them into one `syn::Error`, which renders as one `compile_error!` per message.
 
 use std::fmt::Display;
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
 
 /// Spanned errors gathered over one derive.
 #[derive(Default)]
@@ -35,5 +36,25 @@ impl Errors {
     /// All errors, if there were any.
     pub(crate) fn finish(self) -> Option<syn::Error> {
         self.combined
+    }
+}
+
+/// A derive that failed: its errors plus a stub that keeps the rest of the crate compiling.
+pub(crate) struct Failure {
+    error: syn::Error,
+    stub: TokenStream,
+}
+
+impl Failure {
+    /// A failure with these errors and this stub.
+    pub(crate) fn new(error: syn::Error, stub: TokenStream) -> Self {
+        Failure { error, stub }
+    }
+
+    /// The `compile_error!`s followed by the stub.
+    pub(crate) fn into_compile_error(self) -> TokenStream {
+        let mut tokens = self.error.into_compile_error();
+        tokens.extend(self.stub);
+        tokens
     }
 }

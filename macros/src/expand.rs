@@ -13,27 +13,7 @@ use syn::{DeriveInput, Ident, Path, Visibility};
 use crate::ast::Input;
 use crate::attr::{Attrs, Scope};
 use crate::check::{self, Model};
-use crate::errors::Errors;
-
-/// A derive that failed: its errors plus a stub that keeps the rest of the crate compiling.
-pub(crate) struct Failure {
-    error: syn::Error,
-    stub: TokenStream,
-}
-
-impl Failure {
-    /// A failure with these errors and this stub.
-    pub(crate) fn new(error: syn::Error, stub: TokenStream) -> Self {
-        Failure { error, stub }
-    }
-
-    /// The `compile_error!`s followed by the stub.
-    pub(crate) fn into_compile_error(self) -> TokenStream {
-        let mut tokens = self.error.into_compile_error();
-        tokens.extend(self.stub);
-        tokens
-    }
-}
+use crate::errors::{Errors, Failure};
 
 /// Expands `#[derive(Resource)]` on `input`.
 pub(crate) fn derive_resource(input: &DeriveInput) -> Result<TokenStream, Failure> {
@@ -45,16 +25,16 @@ pub(crate) fn derive_resource(input: &DeriveInput) -> Result<TokenStream, Failur
     let model = check::resolve(&ast, attrs, &mut errors);
     match (errors.finish(), model) {
         (None, Some(model)) => Ok(resource_impl(&model)),
-        (error, _) => Err(Failure {
+        (error, _) => Err(Failure::new(
             // `resolve` reports whatever makes it return `None`; this covers a slip there.
-            error: error.unwrap_or_else(|| {
+            error.unwrap_or_else(|| {
                 syn::Error::new(
                     input.ident.span(),
                     "#[derive(Resource)] could not read this struct",
                 )
             }),
-            stub: stub(&ast, &krate, list),
-        }),
+            stub(&ast, &krate, list),
+        )),
     }
 }
 

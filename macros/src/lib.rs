@@ -1,7 +1,10 @@
 //! Derive macros for kapi; the `kapi` crate re-exports them, so users write `kapi::Resource`.
 //!
-//! This file holds only the entry points. `wire` (the lean serde impls of generated structs)
-//! stands alone. The work is split the way serde_derive splits it:
+//! This file holds only the entry points; each derive's function returns
+//! `Result<TokenStream, errors::Failure>`, whose error becomes spanned `compile_error!`s (and a
+//! stub impl where one helps). Every derive reads serde's attributes through `serde_attr`.
+//! `wire` (the lean serde impls of generated structs) and `schema` are one module each; the
+//! rest is `#[derive(Resource)]`, split the way serde_derive splits it:
 //! `ast` reads the struct's fields, `attr` reads the `#[resource(...)]` vocabulary, `check`
 //! applies the rules that span several keys or fields and fills in defaults, and `expand` turns
 //! the checked model into tokens. Every stage reports into one `errors::Errors`, so a user sees
@@ -14,10 +17,13 @@ mod custom_resource;
 mod errors;
 mod expand;
 mod schema;
+mod serde_attr;
 mod wire;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
+
+use crate::errors::Failure;
 
 /// Implements `kapi::Resource` for a kind struct and emits its `<Name>List` alias.
 ///
@@ -66,7 +72,7 @@ use syn::{DeriveInput, parse_macro_input};
 pub fn derive_resource(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::derive_resource(&input)
-        .unwrap_or_else(expand::Failure::into_compile_error)
+        .unwrap_or_else(Failure::into_compile_error)
         .into()
 }
 
@@ -117,16 +123,9 @@ pub fn derive_resource(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(Schema, attributes(schema))]
 pub fn derive_schema(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    let mut errors = errors::Errors::default();
-    let tokens = schema::expand(&input, None, &mut errors);
-    match errors.finish() {
-        None => tokens.into(),
-        Some(error) => {
-            let mut out = error.into_compile_error();
-            out.extend(schema::stub(&input, None));
-            out.into()
-        }
-    }
+    schema::derive(&input)
+        .unwrap_or_else(Failure::into_compile_error)
+        .into()
 }
 
 /// Turns a spec struct into a custom resource: the kind struct, its list, `Resource`,
@@ -165,7 +164,7 @@ pub fn derive_schema(input: TokenStream) -> TokenStream {
 pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     custom_resource::derive(&input)
-        .unwrap_or_else(expand::Failure::into_compile_error)
+        .unwrap_or_else(Failure::into_compile_error)
         .into()
 }
 
@@ -223,5 +222,7 @@ pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(Wire, attributes(wire, serde))]
 pub fn derive_wire(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    wire::derive(&input).into()
+    wire::derive(&input)
+        .unwrap_or_else(Failure::into_compile_error)
+        .into()
 }

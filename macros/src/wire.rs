@@ -28,8 +28,8 @@ use syn::{
     Attribute, Data, DataEnum, DeriveInput, Fields, Ident, LitStr, Path, PathArguments, Type,
 };
 
-use crate::errors::Errors;
-use crate::schema::attr::rename;
+use crate::errors::{Errors, Failure};
+use crate::serde_attr::{self, RenameRule};
 
 /// serde keys with a wire meaning this derive does not implement, and what to do instead.
 const UNSUPPORTED: &[&str] = &[
@@ -61,7 +61,7 @@ const UNSUPPORTED: &[&str] = &[
 /// The keys on the struct or enum.
 struct Container {
     krate: Path,
-    rename_all: Option<String>,
+    rename_all: RenameRule,
     /// `default`: missing fields keep the struct's `Default` value.
     default: bool,
 }
@@ -87,8 +87,9 @@ enum FieldDefault {
 }
 
 /// Expands `#[derive(Wire)]` on `input`: the impls, or the errors when the input has a shape
-/// or attribute this derive does not support.
-pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
+/// or attribute this derive does not support (with no stub: a missing `Serialize` impl is
+/// reported where it is used, once).
+pub(crate) fn derive(input: &DeriveInput) -> Result<TokenStream, Failure> {
     let mut errors = Errors::default();
     let container = container(&input.attrs, &mut errors);
     if !input.generics.params.is_empty() || input.generics.where_clause.is_some() {
@@ -128,8 +129,8 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         }
     };
     match errors.finish() {
-        Some(error) => error.into_compile_error(),
-        None => expanded,
+        Some(error) => Err(Failure::new(error, TokenStream::new())),
+        None => Ok(expanded),
     }
 }
 
@@ -165,11 +166,9 @@ fn read_field<'a>(
         ident,
         ty: &field.ty,
         wire: rename_to.unwrap_or_else(|| {
-            rename(
-                container.rename_all.as_deref(),
-                &ident.unraw().to_string(),
-                false,
-            )
+            container
+                .rename_all
+                .apply_to_field(&ident.unraw().to_string())
         }),
         optional: is_option(&field.ty),
         default,
@@ -402,11 +401,9 @@ fn expand_enum(
             }
         });
         let wire = rename_to.unwrap_or_else(|| {
-            rename(
-                container.rename_all.as_deref(),
-                &variant.ident.unraw().to_string(),
-                true,
-            )
+            container
+                .rename_all
+                .apply_to_variant(&variant.ident.unraw().to_string())
         });
         variants.push((&variant.ident, wire));
     }
@@ -468,42 +465,30 @@ fn expand_enum(
 /// `default`.
 fn container(attrs: &[Attribute], errors: &mut Errors) -> Container {
     let mut krate = None;
-    let mut rename_all = None;
+    let mut rename_all = RenameRule::None;
     let mut default = false;
-    for attr in attrs {
-        let wire = attr.path().is_ident("wire");
-        if !wire && !attr.path().is_ident("serde") {
-            continue;
-        }
-        let parsed = attr.parse_nested_meta(|meta| {
-            let key = key_of(&meta);
-            match key.as_str() {
-                // serde's `crate` names serde; ours names kapi.
-                "crate" if wire => krate = Some(string_value(&meta)?.parse()?),
-                "crate" => {
-                    string_value(&meta)?;
-                }
-                "rename_all" => {
-                    let value = string_value(&meta)?;
-                    if crate::ast::RenameRule::parse(&value.value()).is_none() {
-                        return Err(syn::Error::new(
-                            value.span(),
-                            "unknown rename_all rule; expected one of serde's: \"camelCase\", \
-                             \"snake_case\", \"PascalCase\", \"lowercase\", \"UPPERCASE\", \
-                             \"SCREAMING_SNAKE_CASE\", \"kebab-case\", \"SCREAMING-KEBAB-CASE\"",
-                        ));
-                    }
-                    rename_all = Some(value.value());
-                }
-                "default" if !meta.input.peek(syn::Token![=]) => default = true,
-                _ => return Err(unsupported(&meta, &key, "a struct or enum", wire)),
+    let parsed = serde_attr::for_each_key(attrs, |meta, key, wire| {
+        match key {
+            // serde's `crate` names serde; ours names kapi.
+            "crate" if wire => krate = Some(string_value(meta)?.parse()?),
+            "crate" => {
+                string_value(meta)?;
             }
-            Ok(())
-        });
-        if let Err(error) = parsed {
-            errors.push(error);
+            "rename_all" => {
+                let value = string_value(meta)?;
+                rename_all = RenameRule::parse(&value.value()).ok_or_else(|| {
+                    syn::Error::new(
+                        value.span(),
+                        format_args!("unknown rename_all rule; {}", RenameRule::EXPECTED),
+                    )
+                })?;
+            }
+            "default" if !meta.input.peek(syn::Token![=]) => default = true,
+            _ => return Err(unsupported(meta, key, "a struct or enum", wire)),
         }
-    }
+        Ok(())
+    });
+    parsed.into_iter().for_each(|error| errors.push(error));
     Container {
         krate: krate.unwrap_or_else(crate::check::default_crate),
         rename_all,
@@ -511,35 +496,20 @@ fn container(attrs: &[Attribute], errors: &mut Errors) -> Container {
     }
 }
 
-/// Calls `each` with every key of the `#[wire]` and `#[serde]` attributes in `attrs`.
+/// Calls `each` with every key of the `#[wire]` and `#[serde]` attributes in `attrs` that is
+/// not one of serde's keys this derive does not implement.
 fn for_each_key(
     attrs: &[Attribute],
     errors: &mut Errors,
     mut each: impl FnMut(&ParseNestedMeta<'_>, &str) -> syn::Result<()>,
 ) {
-    for attr in attrs {
-        let wire = attr.path().is_ident("wire");
-        if !wire && !attr.path().is_ident("serde") {
-            continue;
+    let parsed = serde_attr::for_each_key(attrs, |meta, key, wire| {
+        if UNSUPPORTED.contains(&key) {
+            return Err(unsupported(meta, key, "a field or variant", wire));
         }
-        let parsed = attr.parse_nested_meta(|meta| {
-            let key = key_of(&meta);
-            if UNSUPPORTED.contains(&key.as_str()) {
-                return Err(unsupported(&meta, &key, "a field or variant", wire));
-            }
-            each(&meta, &key)
-        });
-        if let Err(error) = parsed {
-            errors.push(error);
-        }
-    }
-}
-
-fn key_of(meta: &ParseNestedMeta<'_>) -> String {
-    meta.path
-        .get_ident()
-        .map(|i| i.unraw().to_string())
-        .unwrap_or_else(|| meta.path.to_token_stream().to_string())
+        each(meta, key)
+    });
+    parsed.into_iter().for_each(|error| errors.push(error));
 }
 
 fn string_value(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
@@ -599,7 +569,9 @@ mod tests {
     use super::*;
 
     fn expand_str(input: DeriveInput) -> String {
-        derive(&input).to_string()
+        derive(&input)
+            .unwrap_or_else(Failure::into_compile_error)
+            .to_string()
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! ARCHITECTURE.md stays a true map: every module of the library crates is named in it.
+//! ARCHITECTURE.md stays a true map: every module of the library crates is named in it, and
+//! the invariants that can be checked by reading the source hold (the code generator's engine
+//! does no I/O).
 //!
 //! A module counts as named when its name appears inside a `code span` of the document (fenced
 //! blocks aside), which is how the map names modules (`server::watch`, `send_window`, `crd/`).
@@ -101,6 +103,60 @@ fn every_module_is_named_in_architecture_md() {
         missing.is_empty(),
         "modules ARCHITECTURE.md does not name (add them to its code map):\n  {}",
         missing.join("\n  ")
+    );
+}
+
+/// The `.rs` files under `dir`, with their text.
+fn sources(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs")
+            && let Ok(text) = std::fs::read_to_string(&path)
+        {
+            out.push((path, text));
+        }
+    }
+}
+
+/// ARCHITECTURE.md's invariant: "Codegen's `model`, `emit` engine and `sample` do no I/O";
+/// files are read by `load` and the front ends and written by `output`.
+#[test]
+fn the_code_generators_engine_does_no_io() {
+    let root = repo();
+    let mut files = Vec::new();
+    for part in [
+        "codegen/src/model",
+        "codegen/src/emit",
+        "codegen/src/sample.rs",
+    ] {
+        let path = root.join(part);
+        if path.is_dir() {
+            sources(&path, &mut files);
+        } else if let Ok(text) = std::fs::read_to_string(&path) {
+            files.push((path, text));
+        }
+    }
+    assert!(files.len() > 5, "the engine's files were not found");
+    let io = ["std::fs", "fs::", "File::", "std::io::Write", "OpenOptions"];
+    let offending: Vec<String> = files
+        .iter()
+        .flat_map(|(path, text)| {
+            text.lines()
+                .enumerate()
+                .filter(|(_, line)| !line.trim_start().starts_with("//"))
+                .filter(|(_, line)| io.iter().any(|needle| line.contains(needle)))
+                .map(move |(n, line)| format!("{}:{}: {}", path.display(), n + 1, line.trim()))
+        })
+        .collect();
+    assert!(
+        offending.is_empty(),
+        "I/O in the code generator's engine (move it to `load` or a front end):\n  {}",
+        offending.join("\n  ")
     );
 }
 

@@ -1,8 +1,8 @@
 //! Lifecycle data of built-in kinds (`specs/lifecycle/kubernetes.yaml`): parsing and the
 //! deprecation policy's default rule.
 //!
-//! [`Lifecycles::from_yaml_str`] parses text and [`load_lifecycle`] reads a file: the one piece of
-//! I/O here, kept apart so emission itself only ever sees parsed data.
+//! [`Lifecycles::from_yaml_str`] parses text; reading the file is
+//! [`load_lifecycle`](crate::load::load_lifecycle)'s, so emission itself only ever sees parsed data.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -63,15 +63,6 @@ pub struct ResolvedLifecycle {
     pub removed: Option<Release>,
     /// The kind to migrate to.
     pub replacement: Option<Gvk>,
-}
-
-/// Reads and parses a lifecycle file.
-pub fn load_lifecycle(path: &Path) -> Result<Lifecycles, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    Lifecycles::from_yaml_str(path, &text)
 }
 
 impl Lifecycles {

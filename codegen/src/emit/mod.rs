@@ -13,8 +13,9 @@
 //! `register(&mut kapi::Registry)`, so one call at the root registers the whole spec.
 //!
 //! [`generate_crate`] wraps one spec as a crate and [`generate_versions`] puts several versions
-//! in one crate, sharing identical definitions (the `multi` module); [`project`] runs either
-//! from a manifest or command-line arguments and compares or writes the output directory.
+//! in one crate, sharing identical definitions (the `multi` module). Nothing here reads or writes
+//! files: jobs ([`project`](crate::project)) and the output directory
+//! ([`output`](crate::output)) belong to the front ends.
 
 mod krate;
 mod lifecycle;
@@ -22,7 +23,6 @@ mod multi;
 mod names;
 mod openapi;
 mod plan;
-pub mod project;
 mod tokens;
 
 use std::fmt;
@@ -32,9 +32,7 @@ use proc_macro2::TokenStream;
 use crate::model::Model;
 
 pub use krate::{ALL_GROUPS, CrateOptions, generate_crate, generate_versions};
-pub use lifecycle::{
-    LifecycleEntry, LifecycleSource, Lifecycles, Release, ResolvedLifecycle, load_lifecycle,
-};
+pub use lifecycle::{LifecycleEntry, LifecycleSource, Lifecycles, Release, ResolvedLifecycle};
 
 /// What to generate.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -745,9 +745,7 @@ impl<'m> Builder<'m> {
             SchemaType::Number { .. } => Ty::F64,
             // controller-gen writes `resource.Quantity` as an int-or-string with its pattern;
             // IntOrString would reject quantities beyond int32 (`107374182400`) and fractions.
-            SchemaType::IntOrString if crate::sample::has_quantity_pattern(schema) => {
-                runtime("Quantity")
-            }
+            SchemaType::IntOrString if schema.has_quantity_pattern() => runtime("Quantity"),
             SchemaType::IntOrString => runtime("IntOrString"),
             SchemaType::String { format } => {
                 let values = string_values(schema);

@@ -27,6 +27,7 @@ pub use error::{LoadError, Source};
 use document::{Parts, load_document};
 use schema::Dialect;
 
+use crate::emit::Lifecycles;
 use crate::model::{Gvk, Kind, Model};
 
 /// Loads and merges several inputs; each is a swagger.json, an OpenAPI v3 folder or a CRD file.
@@ -49,6 +50,15 @@ pub fn load_inputs<P: AsRef<Path>>(inputs: &[P]) -> Result<Model, LoadError> {
         }
     }
     merger.finish()
+}
+
+/// Reads and parses a lifecycle data file (the format of `specs/lifecycle/README.md`).
+pub fn load_lifecycle(path: &Path) -> Result<Lifecycles, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Lifecycles::from_yaml_str(path, &text)
 }
 
 /// Loads a Swagger 2.0 document from text; `name` is used in error messages.

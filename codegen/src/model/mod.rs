@@ -14,8 +14,8 @@ pub use kind::{
     Verb,
 };
 pub use schema::{
-    Extensions, ListType, MapType, ObjectType, Property, RefSite, Schema, SchemaType,
-    escape_pointer,
+    Extensions, ListType, MapType, ObjectType, Property, QUANTITY_PATTERN, RefSite, Schema,
+    SchemaType, escape_pointer,
 };
 
 /// Named type definitions and the kinds that use them.

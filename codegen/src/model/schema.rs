@@ -162,7 +162,16 @@ pub struct RefSite {
     pub target: String,
 }
 
+/// The regular expression controller-gen writes for `resource.Quantity` fields of CRDs.
+pub const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+
 impl Schema {
+    /// Whether the schema carries controller-gen's Quantity `pattern` (emission maps such an
+    /// int-or-string to `Quantity`).
+    pub fn has_quantity_pattern(&self) -> bool {
+        self.constraints.get("pattern").and_then(Value::as_str) == Some(QUANTITY_PATTERN)
+    }
+
     /// A schema of the given shape without annotations.
     pub fn of(ty: SchemaType) -> Self {
         Self {

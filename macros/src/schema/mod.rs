@@ -14,8 +14,9 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned as _;
 use syn::{Data, DeriveInput, Fields, Ident, Path, Type};
 
-use self::attr::{Place, SchemaAttrs, Serde, rename};
-use crate::errors::Errors;
+use self::attr::{Place, SchemaAttrs};
+use crate::errors::{Errors, Failure};
+use crate::serde_attr::Serde;
 
 /// One named field as the schema sees it.
 struct Field<'a> {
@@ -27,6 +28,16 @@ struct Field<'a> {
 }
 
 /// Expands `#[derive(Schema)]`, or the schema part of `#[derive(CustomResource)]`.
+/// Expands `#[derive(Schema)]` on `input`: the impl, or the errors and a stub impl.
+pub(crate) fn derive(input: &DeriveInput) -> Result<TokenStream, Failure> {
+    let mut errors = Errors::default();
+    let tokens = expand(input, None, &mut errors);
+    match errors.finish() {
+        None => Ok(tokens),
+        Some(error) => Err(Failure::new(error, stub(input, None))),
+    }
+}
+
 pub(crate) fn expand(
     input: &DeriveInput,
     krate_override: Option<&Path>,
@@ -193,7 +204,7 @@ fn read_fields<'a>(
         let wire = serde
             .rename
             .clone()
-            .unwrap_or_else(|| rename(container.rename_all.as_deref(), &name, false));
+            .unwrap_or_else(|| container.rename_all.apply_to_field(&name));
         if let Some(span) = serde.with
             && schema.with.is_none()
         {
@@ -580,26 +591,27 @@ fn enum_body(
         wire: String,
         doc: Option<String>,
     }
-    let variants: Vec<Variant<'_>> =
-        data.variants
-            .iter()
-            .filter_map(|v| {
-                let vs = Serde::parse(&v.attrs);
-                // `other` only reads; `untagged` variants are the open catch-all of an enum whose
-                // known values the schema lists.
-                if vs.skip || vs.other || vs.untagged {
-                    return None;
-                }
-                let wire = vs.rename.clone().unwrap_or_else(|| {
-                    rename(serde.rename_all.as_deref(), &v.ident.to_string(), true)
-                });
-                Some(Variant {
-                    v,
-                    wire,
-                    doc: attr::doc_comment(&v.attrs),
-                })
+    let variants: Vec<Variant<'_>> = data
+        .variants
+        .iter()
+        .filter_map(|v| {
+            let vs = Serde::parse(&v.attrs);
+            // `other` only reads; `untagged` variants are the open catch-all of an enum whose
+            // known values the schema lists.
+            if vs.skip || vs.other || vs.untagged {
+                return None;
+            }
+            let wire = vs
+                .rename
+                .clone()
+                .unwrap_or_else(|| serde.rename_all.apply_to_variant(&v.ident.to_string()));
+            Some(Variant {
+                v,
+                wire,
+                doc: attr::doc_comment(&v.attrs),
             })
-            .collect();
+        })
+        .collect();
 
     let all_unit = variants.iter().all(|v| matches!(v.v.fields, Fields::Unit));
     for variant in &variants {

@@ -1,0 +1,231 @@
+//! Generation jobs as the CLI and tests run them: inputs, options and output directory, given
+//! on the command line or in a manifest file next to the generated crate.
+//!
+//! A front end, not part of the engine: [`Job::from_manifest`] reads the manifest and
+//! [`Job::generate`] loads the inputs through [`load`](crate::load), then calls the engine
+//! ([`emit`](mod@crate::emit)), which returns the files as values. Comparing them with the output
+//! directory and writing them is [`output`](crate::output)'s job.
+//!
+//! A manifest (YAML; paths relative to the manifest's directory, which is also the output
+//! directory) makes committed bindings reproducible from the repository alone:
+//!
+//! ```yaml
+//! crate: kapi-k8s          # package name; the output is a whole crate
+//! workspace: true          # inherit version, edition, dependencies and lints
+//! lifecycle: ../../specs/lifecycle/kubernetes.yaml
+//! default-versions: [v1_36]
+//! versions:                # or `inputs: [...]` for a single-spec crate
+//!   - name: v1_34
+//!     inputs: [../../../shared/specs/kubernetes/v1.34/swagger.json]
+//! doc: |
+//!   Text appended to the crate's `//!` doc.
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::emit::{
+    CrateOptions, EmitError, Generated, Lifecycles, Options, generate, generate_crate,
+    generate_versions,
+};
+use crate::load::{LoadError, load_inputs, load_lifecycle};
+
+/// The conventional manifest file name in a generated crate's directory.
+pub const MANIFEST: &str = "kapi-codegen.yaml";
+
+/// Why a job failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProjectError {
+    /// An input or the lifecycle file did not load.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// Emission failed.
+    #[error(transparent)]
+    Emit(#[from] EmitError),
+    /// The manifest or the arguments are unusable.
+    #[error("{path}: {message}")]
+    Manifest {
+        /// The manifest (or `<command line>`).
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// Reading or writing an output file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// What to generate from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inputs {
+    /// One spec (several files merged): a module tree, or a crate with [`Job::krate`].
+    Single(Vec<PathBuf>),
+    /// One spec per version (`(name, files)`): always a crate.
+    Versions(Vec<(String, Vec<PathBuf>)>),
+}
+
+/// One generation: inputs, options and where the output goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    /// The inputs.
+    pub inputs: Inputs,
+    /// The lifecycle data file, if any.
+    pub lifecycle: Option<PathBuf>,
+    /// Emission options.
+    pub options: Options,
+    /// Wrap the output as a crate (`Cargo.toml`, `src/lib.rs`); `None` writes a module tree
+    /// (`mod.rs` and one file per group) to mount with `mod`.
+    pub krate: Option<CrateOptions>,
+    /// The output directory: the crate's directory, or the module tree's.
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Manifest {
+    #[serde(rename = "crate")]
+    crate_name: String,
+    #[serde(default)]
+    doc: String,
+    #[serde(default)]
+    workspace: bool,
+    #[serde(default)]
+    docs: bool,
+    #[serde(default)]
+    lifecycle: Option<PathBuf>,
+    #[serde(default)]
+    inputs: Vec<PathBuf>,
+    #[serde(default)]
+    versions: Vec<ManifestVersion>,
+    #[serde(default)]
+    default_versions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestVersion {
+    name: String,
+    inputs: Vec<PathBuf>,
+}
+
+impl Job {
+    /// Reads a manifest; its directory is the output directory and the base of its paths.
+    pub fn from_manifest(path: &Path) -> Result<Self, ProjectError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ProjectError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_manifest_str(path, &text)
+    }
+
+    /// Parses manifest text; `path` locates the relative paths and names the manifest in errors.
+    pub fn from_manifest_str(path: &Path, text: &str) -> Result<Self, ProjectError> {
+        let invalid = |message: String| ProjectError::Manifest {
+            path: path.to_path_buf(),
+            message,
+        };
+        let m: Manifest = serde_yaml_ng::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        let rel = |p: &PathBuf| dir.join(p);
+        let inputs = match (m.inputs.is_empty(), m.versions.is_empty()) {
+            (false, true) => Inputs::Single(m.inputs.iter().map(rel).collect()),
+            (true, false) => Inputs::Versions(
+                m.versions
+                    .iter()
+                    .map(|v| (v.name.clone(), v.inputs.iter().map(rel).collect()))
+                    .collect(),
+            ),
+            _ => {
+                return Err(invalid(
+                    "give exactly one of `inputs` and `versions`".into(),
+                ));
+            }
+        };
+        Ok(Self {
+            inputs,
+            lifecycle: m.lifecycle.as_ref().map(rel),
+            options: Options {
+                docs: m.docs,
+                ..Options::default()
+            },
+            krate: Some(CrateOptions {
+                name: m.crate_name,
+                doc: m.doc,
+                workspace: m.workspace,
+                default_versions: m.default_versions,
+            }),
+            out: dir,
+        })
+    }
+
+    /// Loads the inputs and generates; paths in the result are relative to [`Job::out`].
+    pub fn generate(&self) -> Result<Generated, ProjectError> {
+        let lifecycle = match &self.lifecycle {
+            Some(path) => load_lifecycle(path)?,
+            None => Lifecycles::default(),
+        };
+        match (&self.inputs, &self.krate) {
+            (Inputs::Single(inputs), None) => {
+                Ok(generate(&load_inputs(inputs)?, &lifecycle, &self.options)?)
+            }
+            (Inputs::Single(inputs), Some(krate)) => Ok(generate_crate(
+                &load_inputs(inputs)?,
+                &lifecycle,
+                &self.options,
+                krate,
+            )?),
+            (Inputs::Versions(versions), krate) => {
+                let krate = krate.clone().ok_or_else(|| ProjectError::Manifest {
+                    path: PathBuf::from("<command line>"),
+                    message: "several versions make a crate: give a crate name".into(),
+                })?;
+                let mut models = Vec::with_capacity(versions.len());
+                for (name, inputs) in versions {
+                    models.push((name.clone(), load_inputs(inputs)?));
+                }
+                let refs: Vec<(String, &crate::model::Model)> =
+                    models.iter().map(|(n, m)| (n.clone(), m)).collect();
+                Ok(generate_versions(&refs, &lifecycle, &self.options, &krate)?)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_paths_are_relative_to_the_manifest() {
+        let job = Job::from_manifest_str(
+            Path::new("gen/k8s/kapi-codegen.yaml"),
+            "crate: k\nversions:\n  - name: v1_1\n    inputs: [../a.json]\n",
+        )
+        .unwrap();
+        assert_eq!(job.out, PathBuf::from("gen/k8s"));
+        assert_eq!(
+            job.inputs,
+            Inputs::Versions(vec![(
+                "v1_1".into(),
+                vec![PathBuf::from("gen/k8s/../a.json")]
+            )])
+        );
+        let bad = [
+            "crate: k\n",
+            "crate: k\ninputs: [a]\nversions: [{name: v, inputs: [b]}]\n",
+            "crate: k\ninputs: [a]\ncolour: red\n",
+            "[",
+        ];
+        for text in bad {
+            let err = Job::from_manifest_str(Path::new("m.yaml"), text).unwrap_err();
+            assert!(err.to_string().starts_with("m.yaml: "), "{err}");
+        }
+    }
+}
