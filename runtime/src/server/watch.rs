@@ -250,7 +250,7 @@ const CHUNK: usize = 8 * 1024;
 /// besides the one page of initial events being sent.
 const WINDOW: usize = 32 * 1024;
 /// Objects in the first page of initial events; later pages hold about `PAGE_BYTES` of
-/// rendered events, by the average size seen so far.
+/// rendered events, by the average event size of the page before.
 const FIRST_PAGE: i64 = 16;
 const PAGE_BYTES: usize = 16 * 1024;
 const MAX_PAGE: i64 = 500;
@@ -425,7 +425,7 @@ impl InitialPages {
             }
             return false;
         };
-        // About PAGE_BYTES of events per page, by the average size so far.
+        // About PAGE_BYTES of events per page, by the average event size of this page.
         let limit = match page.bytes.checked_div(count) {
             Some(average) if average > 0 => i64::try_from(PAGE_BYTES / average).unwrap_or(MAX_PAGE),
             _ => page.asked.saturating_mul(2),
