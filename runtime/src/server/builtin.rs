@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ResourceInfo;
 use crate::meta::ObjectMeta;
 use crate::type_tag::{ApiVersion, Kind};
 
@@ -53,4 +54,9 @@ struct NamespaceStatus {
     /// Kept as JSON: the server only carries conditions through.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     conditions: Vec<serde_json::Value>,
+}
+
+/// Whether the kind is the core Namespace, which has lifecycle rules of its own.
+pub(crate) fn is_namespace_kind(info: &ResourceInfo) -> bool {
+    info.gvk.group.is_empty() && info.plural == "namespaces"
 }

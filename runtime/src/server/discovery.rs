@@ -28,8 +28,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Serialize;
 
+use super::builtin::is_namespace_kind;
 use super::deprecation::{compare_versions, is_served};
-use super::object::is_namespace_kind;
 use super::state::State;
 use crate::meta::{
     APIGroup, APIGroupDiscovery, APIGroupDiscoveryList, APIResource, APIResourceDiscovery,

@@ -308,7 +308,7 @@ pub(crate) fn plan_delete(
             }
             if grace > 0 {
                 let mut next = current.clone();
-                let meta = super::object::meta_mut(&mut next);
+                let meta = super::json::meta_mut(&mut next);
                 meta.insert("deletionTimestamp".into(), timestamp_after(now, grace));
                 meta.insert("deletionGracePeriodSeconds".into(), Value::from(grace));
                 return DeletePlan::Mark(next);
@@ -321,7 +321,7 @@ pub(crate) fn plan_delete(
     let after = finalizers_after_delete(class, &before, options);
     let mut next = current.clone();
     if after != before {
-        super::object::meta_mut(&mut next).insert(
+        super::json::meta_mut(&mut next).insert(
             "finalizers".into(),
             Value::from(after.iter().map(String::as_str).collect::<Vec<_>>()),
         );
@@ -329,7 +329,7 @@ pub(crate) fn plan_delete(
     if grace <= 0 && !held(class, &next) {
         return DeletePlan::Remove;
     }
-    let meta = super::object::meta_mut(&mut next);
+    let meta = super::json::meta_mut(&mut next);
     if !already {
         if let Some(generation) = meta.get("generation").and_then(Value::as_i64)
             && generation > 0
@@ -348,7 +348,7 @@ pub(crate) fn plan_delete(
         let phase = map
             .entry("status")
             .or_insert_with(|| Value::Object(Map::new()));
-        super::object::object_mut(phase).insert("phase".into(), Value::from("Terminating"));
+        super::json::object_mut(phase).insert("phase".into(), Value::from("Terminating"));
     }
     if next == *current {
         DeletePlan::Unchanged
@@ -919,7 +919,7 @@ impl Collector {
         let Ok(object) = serde_json::from_slice::<Value>(&kv.value) else {
             return Ok(None);
         };
-        if super::object::meta_str(&object, "uid") != Some(uid) {
+        if super::json::meta_str(&object, "uid") != Some(uid) {
             return Ok(None);
         }
         Ok(Some((kv, object)))
@@ -990,7 +990,7 @@ impl Collector {
                 return None;
             }
             let mut next = object.clone();
-            let meta = super::object::meta_mut(&mut next);
+            let meta = super::json::meta_mut(&mut next);
             let kept: Vec<&str> = before
                 .iter()
                 .map(String::as_str)
@@ -1025,7 +1025,7 @@ impl Collector {
                 return None;
             }
             let mut next = object.clone();
-            let meta = super::object::meta_mut(&mut next);
+            let meta = super::json::meta_mut(&mut next);
             if kept.is_empty() {
                 meta.remove("ownerReferences");
             } else {
@@ -1046,7 +1046,7 @@ impl Collector {
             let mut changed = false;
             for reference in refs.iter_mut() {
                 if reference.get("blockOwnerDeletion") == Some(&Value::Bool(true)) {
-                    super::object::object_mut(reference)
+                    super::json::object_mut(reference)
                         .insert("blockOwnerDeletion".into(), Value::Bool(false));
                     changed = true;
                 }
@@ -1202,7 +1202,7 @@ impl Collector {
         let Ok(owner) = serde_json::from_slice::<Value>(&kv.value) else {
             return Ok(Owner::Solid);
         };
-        if super::object::meta_str(&owner, "uid") != Some(reference.uid.as_str()) {
+        if super::json::meta_str(&owner, "uid") != Some(reference.uid.as_str()) {
             return Ok(Owner::Dangling);
         }
         if is_deleting(&owner) && finalizers(&owner).iter().any(|f| f == FOREGROUND_FINALIZER) {

@@ -1,14 +1,14 @@
 //! Lists: query validation, the `resourceVersion`/`resourceVersionMatch` table, label and field
 //! selection, `limit`/`continue` pagination over one snapshot, and the representations a list or
 //! object is rendered in (object, `Table`, `PartialObjectMetadata[List]`). Items are served as
-//! `object::from_stored` serves them, so they come in the requested version, converted when the
+//! `stored::from_stored` serves them, so they come in the requested version, converted when the
 //! resource has conversions, and selectors see that version's shape. A plain JSON list is
 //! written from each item's served bytes (`served`: the stored bytes with the resourceVersion
 //! spliced in when nothing needs converting), without building a `Value` per item.
 
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::ResourceInfo;
 use crate::meta::{
@@ -20,11 +20,13 @@ use crate::storage::{ReadError, Storage};
 
 use super::Call;
 use super::error::ApiError;
+use super::json::eval_path;
 use super::keys::{self, ContinueToken};
 use super::negotiate::{Output, Shape};
-use super::object::{eval_path, from_stored, parse_rv, wait_for};
+use super::revision::{parse_rv, wait_for};
 use super::selector::Selectors;
 use super::served::ServedJson;
+use super::stored::from_stored;
 
 /// Upstream's message for a continue token whose snapshot was compacted away.
 const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
@@ -449,54 +451,6 @@ pub(crate) fn render_list(call: &Call, output: Output, page: Page) -> Result<Val
             serde_json::to_value(Table::new(meta, columns(info), rows)).map_err(ApiError::internal)
         }
     }
-}
-
-/// DELETE of a collection: deletes every selected object, answering with the list of them.
-/// The options go to each delete, so a dry run lists what would go and removes nothing.
-pub(crate) async fn delete_collection(
-    call: &Call,
-    options: &ListOptions,
-    selectors: &Selectors,
-    delete: &crate::meta::DeleteOptions,
-) -> Result<Value, ApiError> {
-    let all = ListOptions {
-        label_selector: options.label_selector.clone(),
-        field_selector: options.field_selector.clone(),
-        ..ListOptions::default()
-    };
-    let page = list(call, &all, selectors).await?;
-    let mut deleted = Vec::new();
-    for object in page.items {
-        let Some(name) = object.pointer("/metadata/name").and_then(Value::as_str) else {
-            continue;
-        };
-        let scoped;
-        let target_call = match object
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-        {
-            Some(ns) if call.target.namespace.is_none() && call.info().is_namespaced() => {
-                scoped = call.in_namespace(ns);
-                &scoped
-            }
-            _ => call,
-        };
-        match super::object::delete(target_call, name, delete).await {
-            Ok(super::object::Deletion::Gone(last) | super::object::Deletion::Pending(last)) => {
-                deleted.push(last);
-            }
-            // Gone already: another client deleted it meanwhile.
-            Err(e) if e.code() == axum::http::StatusCode::NOT_FOUND => {}
-            Err(e) => return Err(e),
-        }
-    }
-    let info = call.info();
-    Ok(json!({
-        "kind": info.list_kind(),
-        "apiVersion": info.api_version(),
-        "metadata": {"resourceVersion": page.revision.to_string()},
-        "items": deleted,
-    }))
 }
 
 #[cfg(test)]

@@ -957,7 +957,7 @@ fn is_reset(value: Option<&Value>) -> bool {
 pub(crate) fn store(object: &mut Value, entries: &mut Vec<Entry>) {
     cap(entries);
     let encoded = encode(entries);
-    let meta = super::object::meta_mut(object);
+    let meta = super::json::meta_mut(object);
     if encoded.is_empty() {
         meta.remove("managedFields");
     } else {
@@ -1002,7 +1002,7 @@ pub(crate) fn track(
     };
     if live.is_some() && entries.is_empty() {
         // Upstream leaves an existing object without managed fields untracked.
-        super::object::meta_mut(next).remove("managedFields");
+        super::json::meta_mut(next).remove("managedFields");
         return Ok(());
     }
     let schema = call.target.kind.schema.as_ref().and_then(|source| source());

@@ -27,20 +27,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::Body;
-use axum::extract::State as Extract;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::Registry as Series;
 
 use super::connections::Holding;
 use super::path::{Subresource, Target};
-use super::state::State;
 use crate::storage::{
     BoxFuture, Bytes as StoreBytes, CompactError, CreateError, DeleteError, Deleted, Guard,
     KeyValue, ListResult, ReadError, Storage, UpdateError, WatchError, WatchStream,
@@ -116,7 +113,7 @@ fn duration_histogram() -> Histogram {
 
 /// Every series the server keeps, and the registry that writes them out.
 pub(crate) struct Metrics {
-    registry: Registry,
+    registry: Series,
     requests: Family<CodeLabels, Counter>,
     durations: Histograms<RequestLabels>,
     longrunning: Family<LongRunningLabels, Gauge>,
@@ -133,7 +130,7 @@ impl fmt::Debug for Metrics {
 
 impl Default for Metrics {
     fn default() -> Self {
-        let mut registry = Registry::default();
+        let mut registry = Series::default();
         let requests = Family::<CodeLabels, Counter>::default();
         let durations = Histograms::<RequestLabels>::new_with_constructor(duration_histogram);
         let longrunning = Family::<LongRunningLabels, Gauge>::default();
@@ -439,10 +436,12 @@ fn resource_label(info: &ResourceInfo) -> String {
     }
 }
 
-/// Writes the exposition: the object counts are read from the store now.
-async fn scrape(state: &State) -> Response {
-    let metrics = &state.metrics;
-    let registry = state.registry();
+/// Writes the exposition: the object counts of `registry`'s kinds are read from `storage` now.
+pub(crate) async fn scrape(
+    metrics: &Metrics,
+    registry: &crate::Registry,
+    storage: &dyn Storage,
+) -> Response {
     metrics.objects.clear();
     let mut counted = std::collections::BTreeSet::new();
     for kind in registry.kinds() {
@@ -453,7 +452,7 @@ async fn scrape(state: &State) -> Response {
         }
         let prefix = super::keys::resource_prefix(info);
         // A store that cannot count now leaves the series out rather than failing the scrape.
-        if let Ok(count) = state.storage.count(&prefix).await {
+        if let Ok(count) = storage.count(&prefix).await {
             let count = i64::try_from(count).unwrap_or(i64::MAX);
             metrics
                 .objects
@@ -473,14 +472,6 @@ async fn scrape(state: &State) -> Response {
         text,
     )
         .into_response()
-}
-
-/// `GET /metrics`.
-pub(crate) fn routes() -> axum::Router<State> {
-    axum::Router::new().route(
-        "/metrics",
-        get(|Extract(state): Extract<State>| async move { scrape(&state).await }),
-    )
 }
 
 /// A storage engine whose every call is timed into `etcd_request_duration_seconds`.

@@ -30,11 +30,14 @@ mod gc;
 mod health;
 mod httplog;
 mod inflight;
+mod json;
 mod keys;
 mod kubeconfig;
 mod list;
 mod managed_fields;
 mod metrics;
+mod metrics_endpoint;
+mod namespace_lifecycle;
 mod namespaces;
 mod negotiate;
 mod object;
@@ -46,11 +49,13 @@ mod patch;
 mod path;
 mod protobuf;
 mod recent;
+mod revision;
 mod selector;
 mod send_window;
 mod served;
 mod shutdown;
 mod state;
+mod stored;
 mod version;
 mod watch;
 mod watch_cache;
@@ -383,7 +388,7 @@ impl ServerBuilder {
             .merge(openapi::routes())
             .merge(health::routes())
             .merge(version::routes())
-            .merge(metrics::routes())
+            .merge(metrics_endpoint::routes())
             .fallback(fallback)
             .with_state(state)
             .layer(CompressionLayer::new().compress_when(DefaultPredicate::new().and(NotStreamed)))
@@ -570,15 +575,15 @@ pub(crate) fn resume_namespace_cleanup(state: &State, stop: &signal::Receiver<bo
     };
     tokio::spawn(async move {
         loop {
-            let remaining = object::purge_namespace(&state, &name).await;
+            let remaining = namespace_lifecycle::purge_namespace(&state, &name).await;
             if remaining == Ok(0) {
-                match object::finish_namespace(&state, &key).await {
+                match namespace_lifecycle::finish_namespace(&state, &key).await {
                     Ok(true) | Err(_) => return,
                     Ok(false) => {}
                 }
             }
             tokio::select! {
-                _ = tokio::time::sleep(object::NAMESPACE_RETRY) => {}
+                _ = tokio::time::sleep(namespace_lifecycle::NAMESPACE_RETRY) => {}
                 _ = stopped(&mut stop) => return,
             }
         }
@@ -714,7 +719,7 @@ async fn finalize(
         &options.dry_run,
         options.field_validation.as_ref(),
     )?;
-    let object = object::finalize_namespace(&call, name, &body, write).await?;
+    let object = namespace_lifecycle::finalize_namespace(&call, name, &body, write).await?;
     let value = list::render_object(&call, output, object)?;
     Ok(negotiate::encode(output.format, StatusCode::OK, &value))
 }
@@ -929,7 +934,7 @@ async fn handle(
                         name: Some(name.clone()),
                         group: (!info.gvk.group.is_empty()).then(|| info.gvk.group.to_string()),
                         kind: Some(info.plural.to_string()),
-                        uid: object::meta_str(&object, "uid").map(str::to_owned),
+                        uid: json::meta_str(&object, "uid").map(str::to_owned),
                         ..Default::default()
                     });
                     reply(
@@ -945,7 +950,7 @@ async fn handle(
             gc::validate_options(&delete)?;
             let options: ListOptions = call.query()?;
             let selectors = selectors(call, &options, None)?;
-            let value = list::delete_collection(call, &options, &selectors, &delete).await?;
+            let value = object::delete_collection(call, &options, &selectors, &delete).await?;
             reply(StatusCode::OK, value)
         }
     }

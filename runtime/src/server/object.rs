@@ -1,13 +1,15 @@
-//! Single-object handlers: create, get, update (PUT), delete, the `status` and `scale`
-//! subresources, and the object rules they share (name validation, server-set metadata,
-//! generation, finalizers, namespace checks, the trip through the kind's codec).
+//! Single-object handlers: create, get, update (PUT), delete (one object or a collection), the
+//! `status` and `scale` subresources, and the object rules they share (name validation,
+//! server-set metadata, generation, finalizers, namespace checks, the trip through the kind's
+//! codec).
 //!
 //! Objects are stored as JSON without `metadata.resourceVersion`; it is the key's mod revision
 //! and is filled in on every read, so it can never disagree with the store. A resource whose
 //! versions were registered with conversions (`Registry::register_versions`) is stored in its
-//! storage version: [`to_stored`] converts every write to it, after the requested version's
-//! codec, and [`from_stored`] converts every read (gets, list items, watch events, write
-//! answers) to the requested version, so handlers and patches only see the requested version.
+//! storage version: `stored::to_stored` converts every write to it, after the requested
+//! version's codec, and `stored::from_stored` converts every read (gets, list items, watch
+//! events, write answers) to the requested version, so handlers and patches only see the
+//! requested version.
 //!
 //! Every write takes its [`WriteOptions`]: a dry run runs all of the above and the store reads
 //! they need, then answers with the object it would have stored instead of writing it; the
@@ -15,28 +17,30 @@
 //! `field_validation`). Every create and update records its field manager's changes in
 //! `metadata.managedFields` (see `managed_fields`).
 
-use std::time::Duration;
-
 use axum::http::StatusCode;
 use serde_json::{Map, Value, json};
 
 use crate::ResourceInfo;
-use crate::crd::VersionConverter;
-use crate::meta::{DeleteOptions, StatusCause};
+use crate::meta::{DeleteOptions, ListOptions, StatusCause};
 use crate::storage::{Bytes, CreateError, DeleteError, Guard, KeyValue, Storage, UpdateError};
 use crate::time::Time;
 
 use super::Call;
-use super::builtin::NAMESPACE_FINALIZER;
+use super::builtin::{NAMESPACE_FINALIZER, is_namespace_kind};
 use super::dry_run::WriteOptions;
 use super::error::{ApiError, Subject};
 use super::field_validation::{self, Directive};
 use super::gc;
+use super::json::{eval_path, meta_mut, meta_str, set_path};
 use super::keys;
+use super::list::list;
 use super::managed_fields::{self, Writer};
+use super::revision::{parse_rv, wait_for};
+use super::selector::Selectors;
+use super::stored::{at_revision, converter, dry_answer, kv_object, to_stored};
 
 /// How many times a write re-reads and retries after losing a race it may retry.
-const RETRIES: usize = 16;
+pub(crate) const RETRIES: usize = 16;
 
 /// How many generated names are tried before answering 500 ServerTimeout.
 const GENERATE_ATTEMPTS: usize = 8;
@@ -45,11 +49,6 @@ pub(crate) use crate::names::{is_dns_label, is_dns_subdomain};
 
 const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-
-/// Whether the kind is the core Namespace, which has lifecycle rules of its own.
-pub(crate) fn is_namespace_kind(info: &ResourceInfo) -> bool {
-    info.gvk.group.is_empty() && info.plural == "namespaces"
-}
 
 /// The name rule of a kind: namespaces are labels, everything else a subdomain.
 fn name_causes(info: &ResourceInfo, name: &str) -> Vec<StatusCause> {
@@ -69,112 +68,11 @@ fn name_causes(info: &ResourceInfo, name: &str) -> Vec<StatusCause> {
     }
 }
 
-/// `metadata` of a JSON object; the object and its metadata are created when absent.
-pub(crate) fn meta_mut(object: &mut Value) -> &mut Map<String, Value> {
-    let meta = object_mut(object)
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    object_mut(meta)
-}
-
-/// The value as a JSON object, replacing anything else with an empty one.
-pub(crate) fn object_mut(value: &mut Value) -> &mut Map<String, Value> {
-    if !value.is_object() {
-        *value = Value::Object(Map::new());
-    }
-    match value {
-        Value::Object(map) => map,
-        // The value was made an object just above.
-        _ => unreachable!("value is an object"),
-    }
-}
-
-/// A string field of `metadata`.
-pub(crate) fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
-    object.get("metadata")?.get(field)?.as_str()
-}
-
 /// `metadata.finalizers` plus, for namespaces, `spec.finalizers`: what holds a deletion.
-fn has_finalizers(info: &ResourceInfo, object: &Value) -> bool {
+pub(crate) fn has_finalizers(info: &ResourceInfo, object: &Value) -> bool {
     let non_empty = |v: Option<&Value>| v.and_then(Value::as_array).is_some_and(|a| !a.is_empty());
     non_empty(object.pointer("/metadata/finalizers"))
         || (is_namespace_kind(info) && non_empty(object.pointer("/spec/finalizers")))
-}
-
-/// The conversions of the call's resource, when they were registered and the requested
-/// version is one of them; versions registered alone keep the `apiVersion` rewrite.
-fn converter(call: &Call) -> Option<&VersionConverter> {
-    let info = call.info();
-    call.registry
-        .conversion(&info.gvk.group, &info.plural)
-        .filter(|c| c.has_version(&info.gvk.version))
-}
-
-/// `object` converted to `to_version`, or a 500 naming the versions and why.
-fn convert(
-    call: &Call,
-    converter: &VersionConverter,
-    object: Value,
-    to_version: &str,
-) -> Result<Value, ApiError> {
-    let from = object
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
-    converter.convert(object, to_version).map_err(|e| {
-        let info = call.info();
-        let (resource, to) = if info.gvk.group.is_empty() {
-            (info.plural.to_string(), to_version.to_owned())
-        } else {
-            (
-                format!("{}.{}", info.plural, info.gvk.group),
-                format!("{}/{to_version}", info.gvk.group),
-            )
-        };
-        ApiError::internal(format!(
-            "conversion of {resource} from {from:?} to {to:?} failed: {e}"
-        ))
-    })
-}
-
-/// The object as stored: in the storage version when the resource has conversions, without
-/// `resourceVersion`. A dry run calls this too, so a failing conversion fails it as well.
-pub(crate) fn to_stored(call: &Call, object: &Value) -> Result<Bytes, ApiError> {
-    let mut copy = object.clone();
-    meta_mut(&mut copy).remove("resourceVersion");
-    if let Some(converter) = converter(call) {
-        copy = convert(call, converter, copy, converter.storage_version())?;
-    }
-    serde_json::to_vec(&copy)
-        .map(Bytes::from)
-        .map_err(ApiError::internal)
-}
-
-/// A stored value as served at `info`'s version, `resourceVersion` filled in from `rv`. With
-/// conversions the object is converted from the version it was stored in, whichever that is.
-pub(crate) fn from_stored(call: &Call, value: &[u8], rv: u64) -> Result<Value, ApiError> {
-    let mut object: Value = serde_json::from_slice(value).map_err(ApiError::internal)?;
-    let info = call.info();
-    let api_version = info.api_version();
-    if let Some(converter) = converter(call) {
-        object = convert(call, converter, object, &info.gvk.version)?;
-    } else if object.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str()) {
-        // Stored through another version of the same resource: serve it at this version,
-        // through this version's type when it fits, as it came otherwise.
-        if let Value::Object(map) = &mut object {
-            map.insert("apiVersion".into(), Value::from(api_version));
-        }
-        if let Ok(converted) = (call.target.kind.codec)(object.clone()) {
-            object = converted;
-        }
-    }
-    meta_mut(&mut object).insert("resourceVersion".into(), Value::from(rv.to_string()));
-    Ok(object)
-}
-
-fn kv_object(call: &Call, kv: &KeyValue) -> Result<Value, ApiError> {
-    from_stored(call, &kv.value, kv.mod_revision)
 }
 
 /// Fills in missing `apiVersion`/`kind` and rejects ones that name another kind (400).
@@ -279,25 +177,8 @@ fn validate_fields(
     Ok(())
 }
 
-/// The object a dry-run update answers with: what would have been stored, at the stored
-/// object's resourceVersion (nothing was written, so the version did not move).
-fn at_revision(mut object: Value, rv: u64) -> Value {
-    meta_mut(&mut object).insert("resourceVersion".into(), Value::from(rv.to_string()));
-    object
-}
-
-/// What a dry-run write answers: `next` at revision `rv`. With conversions it is `stored` read
-/// back, as a real write answers, so the conversions' round trip shows.
-fn dry_answer(call: &Call, next: Value, stored: &[u8], rv: u64) -> Result<Value, ApiError> {
-    if converter(call).is_some() {
-        from_stored(call, stored, rv)
-    } else {
-        Ok(at_revision(next, rv))
-    }
-}
-
 /// Reads, type-checks and decodes a write's body.
-fn decode_object(call: &Call, body: &[u8]) -> Result<Value, ApiError> {
+pub(crate) fn decode_object(call: &Call, body: &[u8]) -> Result<Value, ApiError> {
     let mut object = super::negotiate::decode_body(&call.headers, body)?;
     check_type(call.info(), &mut object)?;
     Ok(object)
@@ -312,29 +193,6 @@ fn random_suffix() -> String {
         .take(5)
         .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
         .collect()
-}
-
-/// Parses a resourceVersion sent by a client.
-pub(crate) fn parse_rv(rv: &str) -> Result<u64, ApiError> {
-    rv.parse::<u64>()
-        .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv:?}")))
-}
-
-/// Waits for the store to reach `rv`, or answers 504 "Too large resource version".
-pub(crate) async fn wait_for(call: &Call, rv: u64) -> Result<(), ApiError> {
-    let storage = call.state.storage.as_ref();
-    let reached = crate::storage::wait_for_revision(storage, rv, call.tun.rv_wait)
-        .await
-        .map_err(ApiError::from_read)?;
-    if reached {
-        Ok(())
-    } else {
-        let current = storage
-            .current_revision()
-            .await
-            .map_err(ApiError::from_read)?;
-        Err(ApiError::too_large_resource_version(rv, current))
-    }
 }
 
 /// The namespace an object is created in must exist and not be terminating; answers the guard
@@ -591,7 +449,7 @@ pub(crate) async fn get(call: &Call, name: &str, rv: Option<&str>) -> Result<Val
 }
 
 /// The latest stored value of the named object, or 404.
-async fn read(call: &Call, name: &str) -> Result<KeyValue, ApiError> {
+pub(crate) async fn read(call: &Call, name: &str) -> Result<KeyValue, ApiError> {
     let key = call.key(name);
     call.state
         .storage
@@ -976,7 +834,7 @@ fn same_but_resource_version(a: &Value, b: &Value) -> bool {
 /// Whether two stored values hold the same JSON. Key order may differ when one of them went
 /// through a conversion and the other was stored as written, so equal bytes are only the
 /// fast path.
-fn same_json(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same_json(a: &[u8], b: &[u8]) -> bool {
     a == b
         || matches!(
             (serde_json::from_slice::<Value>(a), serde_json::from_slice::<Value>(b)),
@@ -1108,173 +966,11 @@ fn check_preconditions(
     Ok(())
 }
 
-/// Whether a name is a standard finalizer or a qualified name with a prefix, as upstream's
-/// `validateFinalizerName` requires of namespace finalizers.
-fn finalizer_name_problem(name: &str) -> Option<&'static str> {
-    if !crate::names::is_qualified_name(name) {
-        return Some(
-            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
-        );
-    }
-    let standard = [
-        NAMESPACE_FINALIZER,
-        gc::ORPHAN_FINALIZER,
-        gc::FOREGROUND_FINALIZER,
-    ];
-    if !name.contains('/') && !standard.contains(&name) {
-        return Some("name is neither a standard finalizer name nor is it fully qualified");
-    }
-    None
-}
-
-/// The name part of a qualified name: at most 63 alphanumerics, `-`, `_` or `.`, starting and
-/// ending with an alphanumeric.
-/// PUT `/api/v1/namespaces/{name}/finalize`: replaces the namespace's `spec.finalizers` and
-/// nothing else, as upstream's finalize subresource. When the namespace is terminating and the
-/// last finalizer goes, so does the namespace.
-pub(crate) async fn finalize_namespace(
-    call: &Call,
-    name: &str,
-    body: &[u8],
-    write: WriteOptions,
-) -> Result<Value, ApiError> {
-    let incoming = decode_object(call, body)?;
-    check_identity(call, name, &incoming)?;
-    let wanted: Vec<Value> = match incoming.pointer("/spec/finalizers") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items.clone(),
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "Namespace in version \"v1\" cannot be handled as a Namespace: spec.finalizers must be a list, got {other}"
-            )));
-        }
-    };
-    let mut causes = Vec::new();
-    for (i, item) in wanted.iter().enumerate() {
-        let text = item.as_str().unwrap_or("");
-        if let Some(problem) = finalizer_name_problem(text) {
-            causes.push(StatusCause::invalid(
-                format!("spec.finalizers[{i}]"),
-                item,
-                problem,
-            ));
-        }
-    }
-    if !causes.is_empty() {
-        return Err(ApiError::invalid("", "Namespace", name, causes));
-    }
-    let precondition = match meta_str(&incoming, "resourceVersion") {
-        None | Some("") => None,
-        Some(rv) => Some(parse_rv(rv)?),
-    };
-    let key = call.key(name);
-    for _ in 0..RETRIES {
-        let kv = read(call, name).await?;
-        if precondition.is_some_and(|rv| rv != kv.mod_revision) {
-            return Err(ApiError::conflict_modified(call.subject(name)));
-        }
-        let current = kv_object(call, &kv)?;
-        if let Some(uid) = meta_str(&incoming, "uid").filter(|u| !u.is_empty())
-            && Some(uid) != meta_str(&current, "uid")
-        {
-            return Err(ApiError::conflict(
-                call.subject(name),
-                &format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                    meta_str(&current, "uid").unwrap_or("")
-                ),
-            ));
-        }
-        let mut next = current.clone();
-        let spec = object_mut(&mut next)
-            .entry("spec")
-            .or_insert_with(|| Value::Object(Map::new()));
-        let spec = object_mut(spec);
-        if wanted.is_empty() {
-            spec.remove("finalizers");
-        } else {
-            spec.insert("finalizers".into(), Value::Array(wanted.clone()));
-        }
-        let next = through_codec(call, next)?;
-        let stored = to_stored(call, &next)?;
-        if same_json(&stored, &kv.value) {
-            return Ok(current);
-        }
-        if write.dry_run {
-            return dry_answer(call, next, &stored, kv.mod_revision);
-        }
-        if gc::is_deleting(&next) && !has_finalizers(call.info(), &next) {
-            match call.state.storage.delete(&key, Some(kv.mod_revision)).await {
-                Ok(deleted) => return Ok(at_revision(next, deleted.revision)),
-                Err(DeleteError::Conflict { .. }) if precondition.is_none() => continue,
-                Err(e) => return Err(ApiError::from_delete(e, call.subject(name))),
-            }
-        }
-        match call
-            .state
-            .storage
-            .update(&key, stored, kv.mod_revision)
-            .await
-        {
-            Ok(kv) => return kv_object(call, &kv),
-            Err(UpdateError::Conflict { .. }) if precondition.is_none() => continue,
-            Err(e) => return Err(ApiError::from_update(e, call.subject(name))),
-        }
-    }
-    Err(ApiError::conflict_modified(call.subject(name)))
-}
-
 /// Whether a successful immediate delete answers with a `Status` (built-in API groups) rather
 /// than the deleted object (custom resources), as upstream's stores differ.
 pub(crate) fn delete_returns_status(info: &ResourceInfo) -> bool {
     let group: &str = &info.gvk.group;
     group.is_empty() || !group.contains('.') || group.ends_with(".k8s.io")
-}
-
-/// Evaluates a simple JSON path (`.a.b`, `.a[0].b`) against an object.
-pub(crate) fn eval_path<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
-    let mut current = object;
-    let path = path.trim().trim_start_matches('{').trim_end_matches('}');
-    for part in path.trim_start_matches('.').split('.') {
-        if part.is_empty() {
-            continue;
-        }
-        let (field, rest) = match part.find('[') {
-            Some(i) => part.split_at(i),
-            None => (part, ""),
-        };
-        if !field.is_empty() {
-            current = current.get(field)?;
-        }
-        for index in rest.split('[').filter(|s| !s.is_empty()) {
-            let index = index.trim_end_matches(']');
-            current = match index.parse::<usize>() {
-                Ok(i) => current.get(i)?,
-                Err(_) => current.get(index.trim_matches('\'').trim_matches('"'))?,
-            };
-        }
-    }
-    Some(current)
-}
-
-/// Sets a simple JSON path (`.spec.replicas`), creating objects on the way.
-fn set_path(object: &mut Value, path: &str, value: Value) -> Result<(), ApiError> {
-    let parts: Vec<&str> = path.trim_start_matches('.').split('.').collect();
-    let mut current = object;
-    for (i, part) in parts.iter().enumerate() {
-        if !current.is_object() {
-            *current = json!({});
-        }
-        let Value::Object(map) = current else {
-            return Err(ApiError::internal("scale path is not an object path"));
-        };
-        if i + 1 == parts.len() {
-            map.insert((*part).to_owned(), value);
-            return Ok(());
-        }
-        current = map.entry((*part).to_owned()).or_insert_with(|| json!({}));
-    }
-    Ok(())
 }
 
 /// The `autoscaling/v1` `Scale` of an object.
@@ -1482,108 +1178,53 @@ pub(crate) async fn set_replicas(
     Err(ApiError::conflict_modified(call.subject(name)))
 }
 
-/// Deletes every object of a namespace (namespace lifecycle), returning how many remain held
-/// by finalizers.
-pub(crate) async fn purge_namespace(
-    state: &super::state::ServerState,
-    namespace: &str,
-) -> Result<usize, String> {
-    let mut remaining = 0;
-    let mut seen = std::collections::BTreeSet::new();
-    let registry = state.registry();
-    for kind in registry.kinds() {
-        let info = &*kind.info;
-        if !info.is_namespaced() {
-            continue;
-        }
-        let prefix = keys::collection_prefix(info, Some(namespace));
-        if !seen.insert(prefix.clone()) {
-            continue;
-        }
-        let list = state
-            .storage
-            .list(&prefix, None, None, None)
-            .await
-            .map_err(|e| e.to_string())?;
-        // Upstream's namespace controller deletes each collection in the background; the
-        // collector then follows the owner references of what it removed.
-        let options = DeleteOptions {
-            propagation_policy: Some(crate::meta::DeletionPropagation::Background),
-            ..DeleteOptions::default()
-        };
-        let class = gc::class_of(info);
-        for kv in list.items {
-            let object: Value = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
-            // A concurrent change is picked up by the next pass.
-            match gc::plan_delete(class, &object, &options, jiff::Timestamp::now()) {
-                gc::DeletePlan::Remove => {
-                    let _ = state.storage.delete(&kv.key, Some(kv.mod_revision)).await;
-                }
-                gc::DeletePlan::Mark(next) => {
-                    remaining += 1;
-                    if let Ok(bytes) = serde_json::to_vec(&next) {
-                        let _ = state
-                            .storage
-                            .update(&kv.key, Bytes::from(bytes), kv.mod_revision)
-                            .await;
-                    }
-                }
-                gc::DeletePlan::Unchanged => remaining += 1,
-            }
-        }
-    }
-    Ok(remaining)
-}
-
-/// Removes the namespace lifecycle finalizer and, when nothing else holds it, the namespace.
-pub(crate) async fn finish_namespace(
-    state: &super::state::ServerState,
-    key: &str,
-) -> Result<bool, String> {
-    let Some(kv) = state
-        .storage
-        .get(key, None)
-        .await
-        .map_err(|e| e.to_string())?
-    else {
-        return Ok(true);
+/// DELETE of a collection: deletes every selected object, answering with the list of them.
+/// The options go to each delete, so a dry run lists what would go and removes nothing.
+pub(crate) async fn delete_collection(
+    call: &Call,
+    options: &ListOptions,
+    selectors: &Selectors,
+    delete: &DeleteOptions,
+) -> Result<Value, ApiError> {
+    let all = ListOptions {
+        label_selector: options.label_selector.clone(),
+        field_selector: options.field_selector.clone(),
+        ..ListOptions::default()
     };
-    let mut ns: Value = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
-    let mut changed = false;
-    if let Some(Value::Array(finalizers)) = ns.pointer_mut("/spec/finalizers") {
-        let before = finalizers.len();
-        finalizers.retain(|f| f.as_str() != Some(NAMESPACE_FINALIZER));
-        changed = finalizers.len() != before;
+    let page = list(call, &all, selectors).await?;
+    let mut deleted = Vec::new();
+    for object in page.items {
+        let Some(name) = object.pointer("/metadata/name").and_then(Value::as_str) else {
+            continue;
+        };
+        let scoped;
+        let target_call = match object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+        {
+            Some(ns) if call.target.namespace.is_none() && call.info().is_namespaced() => {
+                scoped = call.in_namespace(ns);
+                &scoped
+            }
+            _ => call,
+        };
+        match self::delete(target_call, name, delete).await {
+            Ok(Deletion::Gone(last) | Deletion::Pending(last)) => {
+                deleted.push(last);
+            }
+            // Gone already: another client deleted it meanwhile.
+            Err(e) if e.code() == axum::http::StatusCode::NOT_FOUND => {}
+            Err(e) => return Err(e),
+        }
     }
-    let spec_empty = ns
-        .pointer("/spec/finalizers")
-        .and_then(Value::as_array)
-        .is_none_or(Vec::is_empty);
-    let meta_empty = ns
-        .pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .is_none_or(Vec::is_empty);
-    if spec_empty && meta_empty {
-        return Ok(state
-            .storage
-            .delete(key, Some(kv.mod_revision))
-            .await
-            .is_ok());
-    }
-    if !changed {
-        // Other finalizers hold it; writing the same value again would only wake watchers.
-        return Ok(false);
-    }
-    let bytes = serde_json::to_vec(&ns).map_err(|e| e.to_string())?;
-    let _ = state
-        .storage
-        .update(key, Bytes::from(bytes), kv.mod_revision)
-        .await;
-    Ok(false)
+    let info = call.info();
+    Ok(json!({
+        "kind": info.list_kind(),
+        "apiVersion": info.api_version(),
+        "metadata": {"resourceVersion": page.revision.to_string()},
+        "items": deleted,
+    }))
 }
-
-/// How long the namespace lifecycle waits between passes over a terminating namespace.
-pub(crate) const NAMESPACE_RETRY: Duration = Duration::from_millis(500);
 
 #[cfg(test)]
 mod tests {

@@ -1,11 +1,11 @@
 //! Objects as served, in JSON, straight from their stored bytes.
 //!
 //! Serving a stored object means decoding it, converting it to the requested version, setting
-//! `metadata.resourceVersion` and encoding it again (`object::from_stored` and `to_vec`). When
+//! `metadata.resourceVersion` and encoding it again (`stored::from_stored` and `to_vec`). When
 //! the resource has no conversions and the object was stored at the requested version, the only
 //! change is the resourceVersion, so [`ServedJson`] copies the stored bytes and inserts that one
 //! field instead: no `Value` tree is built or dropped, which is most of the cost of a large list
-//! and of a watch event. The store holds serde_json's compact output (`object::to_stored`), so
+//! and of a watch event. The store holds serde_json's compact output (`stored::to_stored`), so
 //! the splice yields the bytes decode-and-encode would; any value the scanner does not
 //! recognise (escaped keys, a `resourceVersion` already present, trailing data) takes the slow
 //! path instead.
@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::Call;
 use super::error::ApiError;
-use super::object::from_stored;
+use super::stored::from_stored;
 
 /// Renders stored objects of one call's resource and version as served JSON.
 pub(crate) struct ServedJson {

@@ -21,7 +21,7 @@
 //! the collection's size: one page of initial events, and what its connection has not yet
 //! written, which `send_window` caps (a client that stops reading stops the watcher there).
 //!
-//! Every object, initial events included, is served as `object::from_stored` serves it (or
+//! Every object, initial events included, is served as `stored::from_stored` serves it (or
 //! spliced from the stored bytes to the same result, see `served`), so a resource with
 //! conversions is watched in the requested version; an object that fails to convert ends the
 //! watch with an ERROR event carrying the 500 (before the stream starts: the plain 500).
@@ -49,10 +49,12 @@ use super::error::ApiError;
 use super::keys;
 use super::list::{self, columns, include_policy, row};
 use super::negotiate::{Output, Shape};
-use super::object::{from_stored, parse_rv, wait_for};
+use super::revision::{parse_rv, wait_for};
 use super::selector::Selectors;
 use super::send_window::SendWindow;
+use super::stored::from_stored;
 use super::watch_cache::{Entry, EventType, Feed, Next, event_line, watcher_id};
+use super::watch_cache::{error_event, line};
 use super::{Call, stopped};
 
 /// How an event's object is rendered.
@@ -95,12 +97,6 @@ impl Renderer {
     }
 }
 
-fn line(value: &Value) -> Bytes {
-    let mut bytes = serde_json::to_vec(value).unwrap_or_default();
-    bytes.push(b'\n');
-    Bytes::from(bytes)
-}
-
 fn bookmark(call: &Call, revision: u64, initial_end: bool) -> Bytes {
     let info = call.info();
     let mut mark = Bookmark::new(
@@ -112,11 +108,6 @@ fn bookmark(call: &Call, revision: u64, initial_end: bool) -> Bytes {
         mark = mark.initial_events_end();
     }
     line(&json!({"type": "BOOKMARK", "object": mark}))
-}
-
-/// The ERROR event line carrying `error`'s Status.
-pub(super) fn error_event(error: ApiError) -> Bytes {
-    line(&json!({"type": "ERROR", "object": error.into_status()}))
 }
 
 /// Starts a watch; errors before the stream starts are plain HTTP errors.

@@ -25,16 +25,15 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::task::Waker;
 
 use bytes::Bytes;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use crate::storage::{KeyValue, Storage, WatchError, WatchEvent as StoreEvent, WatchStream};
 
 use super::error::ApiError;
 use super::keys;
-use super::object::from_stored;
 use super::served::ServedJson;
-use super::watch::error_event;
+use super::stored::from_stored;
 use super::{Call, stopped};
 
 /// The feeds of a server, by resource prefix, served version and catalog.
@@ -415,4 +414,16 @@ impl Entry {
                 .map_err(Clone::clone),
         )
     }
+}
+
+/// One event of a watch body: the JSON value and a newline.
+pub(crate) fn line(value: &Value) -> Bytes {
+    let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+    bytes.push(b'\n');
+    Bytes::from(bytes)
+}
+
+/// The ERROR event line carrying `error`'s Status.
+pub(crate) fn error_event(error: ApiError) -> Bytes {
+    line(&json!({"type": "ERROR", "object": error.into_status()}))
 }

@@ -534,7 +534,7 @@ fn apply_to(
     let part = mf::part_of(info.subresources.status, &writer.subresource);
     let api_version = info.api_version();
     let mut base = live.clone();
-    object::meta_mut(&mut base).remove("managedFields");
+    super::super::json::meta_mut(&mut base).remove("managedFields");
     let live_fields = mf::fields_of(&base, root, part);
     let mut entries = mf::decode(live.pointer("/metadata/managedFields")).unwrap_or_default();
     if entries.is_empty() {
@@ -647,7 +647,7 @@ pub(crate) async fn apply(
         {
             let mut fresh = apply_to(call, &Value::Object(Map::new()), &config, &writer, force)?;
             refuse(&strict)?;
-            let meta = object::meta_mut(&mut fresh);
+            let meta = super::super::json::meta_mut(&mut fresh);
             if meta
                 .get("name")
                 .and_then(Value::as_str)
