@@ -1,3 +1,5 @@
+// Over the server's 800-line bound: the public builder, `serve` and the dispatcher share this
+// file until requests become typed operations, each handled in its own module (issue 14).
 //! The API server: registered kinds served over HTTP the way kube-apiserver serves them.
 //!
 //! [`Server::builder`] assembles a server from a [`Registry`] and a [`Storage`] engine and either
@@ -17,49 +19,12 @@
 //! `httplog` (the request log), `origin` (who may talk to a server without authentication),
 //! `inflight` (request seats). `shutdown` runs the stop sequence of a served listener.
 
-mod builtin;
-mod builtin_names;
-mod connections;
-mod crds;
-mod deprecation;
-mod discovery;
-mod dry_run;
-mod error;
-mod field_validation;
-mod gc;
-mod health;
-mod httplog;
-mod inflight;
-mod json;
-mod keys;
-mod kubeconfig;
-mod list;
-mod managed_fields;
-mod metrics;
-mod metrics_endpoint;
-mod namespace_lifecycle;
-mod namespaces;
-mod negotiate;
-mod object;
-mod observed;
-mod openapi;
-mod origin;
-mod panics;
-mod patch;
-mod path;
-mod protobuf;
-mod recent;
-mod revision;
-mod selector;
-mod send_window;
-mod served;
-mod shutdown;
+mod background;
+mod describe;
+mod handlers;
+mod http;
+mod objects;
 mod state;
-mod stored;
-mod version;
-mod watch;
-mod watch_cache;
-mod yaml;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -80,7 +45,15 @@ use crate::meta::{ListOptions, Status};
 use crate::storage::Storage;
 use crate::{KubeVersion, Registry, ResourceInfo, Verb};
 
-pub use kubeconfig::{kubeconfig, write_kubeconfig};
+use background::{crds, gc};
+pub use describe::kubeconfig::{kubeconfig, write_kubeconfig};
+use describe::{deprecation, discovery, health, metrics_endpoint, openapi, version};
+use handlers::{create, delete, list, namespace_lifecycle, object, patch, scale, update, watch};
+use http::{
+    connections, dry_run, error, httplog, inflight, negotiate, origin, panics, path, shutdown,
+};
+use objects::{json, selector};
+use state::{builtin, keys, metrics, namespaces, observed, watch_cache};
 
 use error::{ApiError, MAX_BODY_BYTES, Subject};
 use negotiate::RequestShape;
@@ -828,7 +801,7 @@ async fn handle(
             let options: crate::meta::GetOptions = call.query()?;
             let object = object::get(call, &name, options.resource_version.as_deref()).await?;
             let value = match target.sub {
-                Some(Subresource::Scale) => object::scale_of(call, &object)?,
+                Some(Subresource::Scale) => scale::scale_of(call, &object)?,
                 _ => list::render_object(call, output, object)?,
             };
             reply(StatusCode::OK, value)
@@ -855,7 +828,7 @@ async fn handle(
                 &options.dry_run,
                 options.field_validation.as_ref(),
             )?;
-            let (code, object) = object::create(call, &body, write, warnings).await?;
+            let (code, object) = create::create(call, &body, write, warnings).await?;
             reply(code, list::render_object(call, output, object)?)
         }
         Operation::Update => {
@@ -869,14 +842,14 @@ async fn handle(
             )?;
             let value = match target.sub {
                 Some(Subresource::Scale) => {
-                    object::update_scale(call, &name, &body, write, warnings).await?
+                    scale::update_scale(call, &name, &body, write, warnings).await?
                 }
                 sub => {
                     let scope = match sub {
-                        Some(Subresource::Status) => object::UpdateScope::Status,
-                        _ => object::UpdateScope::Main,
+                        Some(Subresource::Status) => update::UpdateScope::Status,
+                        _ => update::UpdateScope::Main,
                     };
-                    let object = object::update(call, &name, &body, scope, write, warnings).await?;
+                    let object = update::update(call, &name, &body, scope, write, warnings).await?;
                     list::render_object(call, output, object)?
                 }
             };
@@ -898,8 +871,8 @@ async fn handle(
                 }
                 sub => {
                     let scope = match sub {
-                        Some(Subresource::Status) => object::UpdateScope::Status,
-                        _ => object::UpdateScope::Main,
+                        Some(Subresource::Status) => update::UpdateScope::Status,
+                        _ => update::UpdateScope::Main,
                     };
                     let (code, object) =
                         patch::patch(call, &name, patch_type, &body, scope, write, warnings)
@@ -912,10 +885,10 @@ async fn handle(
         Operation::Delete => {
             let name = name.unwrap_or_default();
             let body = read_body(call, body).await?;
-            let options = object::delete_options(call, &body)?;
+            let options = delete::delete_options(call, &body)?;
             gc::validate_options(&options)?;
-            match object::delete(call, &name, &options).await? {
-                object::Deletion::Pending(object) => {
+            match delete::delete(call, &name, &options).await? {
+                delete::Deletion::Pending(object) => {
                     // Upstream answers 202 only to a client that asked for cascading with the
                     // deprecated `orphanDependents: false`, for compatibility.
                     let code = if options.orphan_dependents == Some(false) {
@@ -925,10 +898,10 @@ async fn handle(
                     };
                     reply(code, list::render_object(call, output, object)?)
                 }
-                object::Deletion::Gone(object) if !object::delete_returns_status(info) => {
+                delete::Deletion::Gone(object) if !delete::delete_returns_status(info) => {
                     reply(StatusCode::OK, list::render_object(call, output, object)?)
                 }
-                object::Deletion::Gone(object) => {
+                delete::Deletion::Gone(object) => {
                     let mut status = Status::success();
                     status.details = Some(crate::meta::StatusDetails {
                         name: Some(name.clone()),
@@ -946,11 +919,11 @@ async fn handle(
         }
         Operation::DeleteCollection => {
             let body = read_body(call, body).await?;
-            let delete = object::delete_options(call, &body)?;
+            let delete = delete::delete_options(call, &body)?;
             gc::validate_options(&delete)?;
             let options: ListOptions = call.query()?;
             let selectors = selectors(call, &options, None)?;
-            let value = object::delete_collection(call, &options, &selectors, &delete).await?;
+            let value = delete::delete_collection(call, &options, &selectors, &delete).await?;
             reply(StatusCode::OK, value)
         }
     }
