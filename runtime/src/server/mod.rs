@@ -1,5 +1,6 @@
-// Over the server's 800-line bound: the public builder, `serve` and the dispatcher share this
-// file until requests become typed operations, each handled in its own module (issue 14).
+// Over the server's 800-line bound: the public builder, `serve`, the namespace lifecycle task
+// and the dispatcher share this file; moving the dispatcher (`Operation` and its handling) into
+// a module of its own is left for a later change.
 //! The API server: registered kinds served over HTTP the way kube-apiserver serves them.
 //!
 //! [`Server::builder`] assembles a server from a [`Registry`] and a [`Storage`] engine and either
@@ -7,17 +8,21 @@
 //! future resolves ([`ServerBuilder::serve`]), or hands out the router for in-process tests
 //! ([`ServerBuilder::into_router`]).
 //!
-//! `state` holds what handlers share. The core (this module's dispatcher, `path`, `negotiate`,
-//! `error`, `object`, `patch`, `list`, `watch`, `selector`, `keys`, `builtin`, the write
-//! options `dry_run` and `field_validation`, and `gc`, the deletion rules and the garbage
-//! collector that runs as a background task of every server) and the descriptive
-//! endpoints (discovery, OpenAPI, health, version, deprecation warnings) meet only through
-//! `state::State` and axum routers: the descriptive routes are matched first and every other
-//! path falls through to the resource dispatcher, which measures each request for `metrics`
-//! (`/metrics`, also a descriptive endpoint). In front of both: `connections` (accepting and
-//! bounding connections) and the layers every request passes, outermost first: `panics`,
-//! `httplog` (the request log), `origin` (who may talk to a server without authentication),
-//! `inflight` (request seats). `shutdown` runs the stop sequence of a served listener.
+//! The modules are grouped by role, each folder's doc saying what it owns and may import:
+//! `http` (connections, the request layers, bodies, errors, request options), `objects` (what
+//! handlers share about objects), `handlers` (one module per operation), `background` (the
+//! garbage collector and the CRD task), `describe` (discovery, OpenAPI, health, version,
+//! deprecation warnings, `/metrics`) and `state` (what the server remembers). The handlers and
+//! the descriptive endpoints meet only through `state::State` and axum routers: the
+//! descriptive routes are matched first and every other path falls through to the resource
+//! dispatcher here, which resolves the path (`http::path`, subresources included), decides the
+//! request's `Operation` once from its method, path and query, measures it for
+//! `state::metrics`, and runs its handler; creates, updates, patches and finalizes share one
+//! extractor for their body and options (`write_request`). In front of both: `connections`
+//! (accepting and bounding connections) and the layers every request passes, outermost first:
+//! `panics`, `httplog` (the request log), `origin` (who may talk to a server without
+//! authentication), `inflight` (request seats). `shutdown` runs the stop sequence of a served
+//! listener.
 
 mod background;
 mod describe;
@@ -563,7 +568,8 @@ pub(crate) fn resume_namespace_cleanup(state: &State, stop: &signal::Receiver<bo
     });
 }
 
-/// Which operation a request performs.
+/// Which operation a request performs, decided once from its method, path and query
+/// ([`Operation::of`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Operation {
     Get,
@@ -574,6 +580,8 @@ enum Operation {
     Patch,
     Delete,
     DeleteCollection,
+    /// PUT of a namespace's `finalize` subresource.
+    Finalize,
 }
 
 impl Operation {
@@ -583,26 +591,95 @@ impl Operation {
             Self::List => Verb::List,
             Self::Watch => Verb::Watch,
             Self::Create => Verb::Create,
-            Self::Update => Verb::Update,
+            Self::Update | Self::Finalize => Verb::Update,
             Self::Patch => Verb::Patch,
             Self::Delete => Verb::Delete,
             Self::DeleteCollection => Verb::DeleteCollection,
         }
     }
+
+    /// The operation `method` performs on the call's target, or upstream's 405 when the
+    /// target does not take that method.
+    fn of(call: &Call, method: &Method) -> Result<Self, ApiError> {
+        let info = call.info();
+        let target = &call.target;
+        let collection_in_scope = !info.is_namespaced() || target.namespace.is_some();
+        Ok(match (method, &target.name, target.sub) {
+            (&Method::PUT, Some(_), Some(Subresource::Finalize)) => Self::Finalize,
+            (_, _, Some(Subresource::Finalize)) => return Err(Self::not_allowed(call, method)),
+            (&Method::GET, None, None) => {
+                if is_watch(call)? {
+                    Self::Watch
+                } else {
+                    Self::List
+                }
+            }
+            (&Method::GET, Some(_), _) => {
+                if target.sub.is_none() && is_watch(call)? {
+                    Self::Watch
+                } else {
+                    Self::Get
+                }
+            }
+            (&Method::POST, None, None) if collection_in_scope => Self::Create,
+            (&Method::PUT, Some(_), _) => Self::Update,
+            (&Method::PATCH, Some(_), _) => Self::Patch,
+            (&Method::DELETE, Some(_), None) => Self::Delete,
+            (&Method::DELETE, None, None) if collection_in_scope => Self::DeleteCollection,
+            _ => return Err(Self::not_allowed(call, method)),
+        })
+    }
+
+    fn not_allowed(call: &Call, method: &Method) -> ApiError {
+        let action = match *method {
+            Method::PATCH => "patch".to_owned(),
+            ref m => m.as_str().to_ascii_lowercase(),
+        };
+        ApiError::method_not_allowed(call.target.group(), call.target.plural(), &action)
+    }
+}
+
+/// The query options of a write: each names its dry-run and field-validation options.
+trait WriteQuery: DeserializeOwned {
+    /// The options' kind, as errors about them name it.
+    const KIND: &'static str;
+    fn dry_run(&self) -> &[String];
+    fn field_validation(&self) -> Option<&crate::meta::FieldValidation>;
+}
+
+macro_rules! write_query {
+    ($($options:ident),*) => {$(
+        impl WriteQuery for crate::meta::$options {
+            const KIND: &'static str = stringify!($options);
+            fn dry_run(&self) -> &[String] {
+                &self.dry_run
+            }
+            fn field_validation(&self) -> Option<&crate::meta::FieldValidation> {
+                self.field_validation.as_ref()
+            }
+        }
+    )*};
+}
+
+write_query!(CreateOptions, UpdateOptions, PatchOptions);
+
+/// The steps every create, update, patch and finalize shares before its handler: the body,
+/// read whole, then the typed query options and the write options (dry run, field
+/// validation) they give.
+async fn write_request<O: WriteQuery>(
+    call: &Call,
+    body: Body,
+) -> Result<(bytes::Bytes, dry_run::WriteOptions), ApiError> {
+    let body = read_body(call, body).await?;
+    let options: O = call.query()?;
+    let write = dry_run::write_options(O::KIND, options.dry_run(), options.field_validation())?;
+    Ok((body, write))
 }
 
 /// Serves every resource URL: routing, verb checks, deprecation warnings, then the handler.
 async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let metrics = Arc::clone(&state.metrics);
-    if let Some(namespace) = finalize_target(parts.uri.path()) {
-        let measure = metrics::begin_finalize(&parts.method, &parts.uri, &parts.headers);
-        let response = match finalize(state, tun, &parts, namespace, body).await {
-            Ok(response) => response,
-            Err(e) => e.into_response(),
-        };
-        return measure.finish(&metrics, response);
-    }
     let registry = state.registry();
     let target = match path::resolve(&registry, parts.uri.path()) {
         Ok(target) => target,
@@ -651,50 +728,6 @@ async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Respons
         }
     }
     measure.finish(&metrics, response)
-}
-
-/// The namespace named by a `/api/v1/namespaces/{name}/finalize` path.
-fn finalize_target(path: &str) -> Option<&str> {
-    let name = path
-        .strip_prefix("/api/v1/namespaces/")?
-        .strip_suffix("/finalize")?;
-    (!name.is_empty() && !name.contains('/')).then_some(name)
-}
-
-/// PUT `/api/v1/namespaces/{name}/finalize`: the namespace lifecycle's own update of
-/// `spec.finalizers` (any other method is 405).
-async fn finalize(
-    state: State,
-    tun: Arc<Tunables>,
-    parts: &axum::http::request::Parts,
-    name: &str,
-    body: Body,
-) -> Result<Response, ApiError> {
-    let registry = state.registry();
-    let target = path::resolve(&registry, &format!("/api/v1/namespaces/{name}"))?;
-    if parts.method != Method::PUT {
-        let action = parts.method.as_str().to_ascii_lowercase();
-        return Err(ApiError::method_not_allowed("", "namespaces", &action));
-    }
-    let call = Call {
-        state,
-        registry,
-        tun,
-        target,
-        headers: parts.headers.clone(),
-        uri: parts.uri.clone(),
-    };
-    let output = negotiate::choose(&call.headers, RequestShape::Single)?;
-    let body = read_body(&call, body).await?;
-    let options: crate::meta::UpdateOptions = call.query()?;
-    let write = dry_run::write_options(
-        "UpdateOptions",
-        &options.dry_run,
-        options.field_validation.as_ref(),
-    )?;
-    let object = namespace_lifecycle::finalize_namespace(&call, name, &body, write).await?;
-    let value = list::render_object(&call, output, object)?;
-    Ok(negotiate::encode(output.format, StatusCode::OK, &value))
 }
 
 fn is_watch(call: &Call) -> Result<bool, ApiError> {
@@ -746,39 +779,7 @@ async fn handle(
     let info = call.info();
     let target = &call.target;
     let name = target.name.clone();
-    let collection_in_scope = !info.is_namespaced() || target.namespace.is_some();
-    let op = match (method, &name, target.sub) {
-        (&Method::GET, None, None) => {
-            if is_watch(call)? {
-                Operation::Watch
-            } else {
-                Operation::List
-            }
-        }
-        (&Method::GET, Some(_), _) => {
-            if target.sub.is_none() && is_watch(call)? {
-                Operation::Watch
-            } else {
-                Operation::Get
-            }
-        }
-        (&Method::POST, None, None) if collection_in_scope => Operation::Create,
-        (&Method::PUT, Some(_), _) => Operation::Update,
-        (&Method::PATCH, Some(_), _) => Operation::Patch,
-        (&Method::DELETE, Some(_), None) => Operation::Delete,
-        (&Method::DELETE, None, None) if collection_in_scope => Operation::DeleteCollection,
-        _ => {
-            let action = match *method {
-                Method::PATCH => "patch".to_owned(),
-                ref m => m.as_str().to_ascii_lowercase(),
-            };
-            return Err(ApiError::method_not_allowed(
-                target.group(),
-                target.plural(),
-                &action,
-            ));
-        }
-    };
+    let op = Operation::of(call, method)?;
     if !info.verbs.contains(&op.verb()) {
         return Err(ApiError::method_not_allowed(
             target.group(),
@@ -821,25 +822,13 @@ async fn handle(
             Ok(response)
         }
         Operation::Create => {
-            let body = read_body(call, body).await?;
-            let options: crate::meta::CreateOptions = call.query()?;
-            let write = dry_run::write_options(
-                "CreateOptions",
-                &options.dry_run,
-                options.field_validation.as_ref(),
-            )?;
+            let (body, write) = write_request::<crate::meta::CreateOptions>(call, body).await?;
             let (code, object) = create::create(call, &body, write, warnings).await?;
             reply(code, list::render_object(call, output, object)?)
         }
         Operation::Update => {
             let name = name.unwrap_or_default();
-            let body = read_body(call, body).await?;
-            let options: crate::meta::UpdateOptions = call.query()?;
-            let write = dry_run::write_options(
-                "UpdateOptions",
-                &options.dry_run,
-                options.field_validation.as_ref(),
-            )?;
+            let (body, write) = write_request::<crate::meta::UpdateOptions>(call, body).await?;
             let value = match target.sub {
                 Some(Subresource::Scale) => {
                     scale::update_scale(call, &name, &body, write, warnings).await?
@@ -858,13 +847,7 @@ async fn handle(
         Operation::Patch => {
             let name = name.unwrap_or_default();
             let patch_type = patch::patch_type(call)?;
-            let body = read_body(call, body).await?;
-            let options: crate::meta::PatchOptions = call.query()?;
-            let write = dry_run::write_options(
-                "PatchOptions",
-                &options.dry_run,
-                options.field_validation.as_ref(),
-            )?;
+            let (body, write) = write_request::<crate::meta::PatchOptions>(call, body).await?;
             let value = match target.sub {
                 Some(Subresource::Scale) => {
                     patch::patch_scale(call, &name, patch_type, &body, write, warnings).await?
@@ -916,6 +899,12 @@ async fn handle(
                     )
                 }
             }
+        }
+        Operation::Finalize => {
+            let name = name.unwrap_or_default();
+            let (body, write) = write_request::<crate::meta::UpdateOptions>(call, body).await?;
+            let object = namespace_lifecycle::finalize_namespace(call, &name, &body, write).await?;
+            reply(StatusCode::OK, list::render_object(call, output, object)?)
         }
         Operation::DeleteCollection => {
             let body = read_body(call, body).await?;

@@ -3,11 +3,13 @@
 //!
 //! Accepted shapes after the group-version prefix (an optional legacy `watch/` first):
 //! `<plural>`, `<plural>/<name>`, `<plural>/<name>/<sub>`, and the same three after
-//! `namespaces/<ns>/`. Anything else, an unknown resource included, is a 404 `Status`.
+//! `namespaces/<ns>/`. The subresources are `status`, `scale` and a namespace's `finalize`.
+//! Anything else, an unknown resource included, is a 404 `Status`.
 
 use crate::registry::{RegisteredKind, Registry};
 
 use crate::server::http::error::ApiError;
+use crate::server::state::builtin::is_namespace_kind;
 
 /// A subresource the core serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +18,8 @@ pub(crate) enum Subresource {
     Status,
     /// `/scale`.
     Scale,
+    /// `/finalize` of a core Namespace: its `spec.finalizers`, PUT only.
+    Finalize,
 }
 
 /// What a resource URL names.
@@ -57,6 +61,7 @@ pub(crate) fn is_path_segment(segment: &str) -> bool {
 
 /// Resolves a request path against the registry.
 pub(crate) fn resolve(registry: &Registry, path: &str) -> Result<Target, ApiError> {
+    let trailing_slash = path.ends_with('/');
     let path = path.strip_suffix('/').unwrap_or(path);
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     let (group, version, rest) = match segments.as_slice() {
@@ -95,6 +100,16 @@ pub(crate) fn resolve(registry: &Registry, path: &str) -> Result<Target, ApiErro
         }
         [name, "scale"] if kind.info.subresources.scale.is_some() => {
             (Some(*name), Some(Subresource::Scale))
+        }
+        // Upstream serves `finalize` on `/api/v1/namespaces/<name>/finalize` exactly: not under
+        // the legacy watch prefix, not with a trailing slash.
+        [name, "finalize"]
+            if is_namespace_kind(&kind.info)
+                && version == "v1"
+                && !legacy_watch
+                && !trailing_slash =>
+        {
+            (Some(*name), Some(Subresource::Finalize))
         }
         _ => return Err(ApiError::no_route()),
     };
@@ -208,6 +223,13 @@ mod tests {
                 "/api/v1/namespaces/a/status",
                 Some(("namespaces", None, Some("a"), Some(Subresource::Status))),
             ),
+            (
+                "/api/v1/namespaces/a/finalize",
+                Some(("namespaces", None, Some("a"), Some(Subresource::Finalize))),
+            ),
+            ("/api/v1/namespaces/a/finalize/", None),
+            ("/api/v1/watch/namespaces/a/finalize", None),
+            ("/apis/example.com/v1/namespaces/a/widgets/w/finalize", None),
             ("/apis/example.com/v1/widgets/w", None),
             ("/apis/example.com/v1/namespaces/a/widgets/w/scale", None),
             ("/apis/example.com/v1/namespaces/a/widgets/w/status/x", None),

@@ -205,6 +205,7 @@ pub(crate) fn begin(
     let subresource = match target.sub {
         Some(Subresource::Status) => "status",
         Some(Subresource::Scale) => "scale",
+        Some(Subresource::Finalize) => "finalize",
         None => "",
     };
     let labels = labels(
@@ -235,24 +236,6 @@ pub(crate) fn begin(
             })
             .set(1);
     }
-    Measure {
-        labels,
-        started: Instant::now(),
-    }
-}
-
-/// Starts measuring a namespace's `finalize` update, which is routed before the catalog.
-pub(crate) fn begin_finalize(method: &Method, uri: &Uri, headers: &HeaderMap) -> Measure {
-    let labels = RequestLabels {
-        verb: verb(method, uri, headers, "resource", false),
-        dry_run: dry_run(uri),
-        group: String::new(),
-        version: "v1".to_owned(),
-        resource: "namespaces".to_owned(),
-        subresource: "finalize".to_owned(),
-        scope: "resource",
-        component: COMPONENT,
-    };
     Measure {
         labels,
         started: Instant::now(),
