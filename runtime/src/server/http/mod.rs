@@ -5,8 +5,9 @@
 //! takes (`dry_run`, `field_validation`), the send window of streaming bodies (`send_window`)
 //! and the one error type every failure becomes (`error`).
 //!
-//! May import: `state` (the shared state, the metrics) and nothing else of the server; handlers,
-//! rendering and background tasks build on these modules, never the other way round.
+//! May import: `state` (the shared state, the built-in Namespace kind) and nothing else of the
+//! server; objects, handlers, background tasks and the dispatcher build on these modules,
+//! never the other way round.
 
 pub(crate) mod connections;
 pub(crate) mod dry_run;

@@ -4,7 +4,8 @@
 //! (`watch_cache`), the metrics (`metrics`), and whether it is shutting down; where objects live
 //! in the store (`keys`) and the kinds every server has (`builtin`, `builtin_names`).
 //!
-//! May import: `http::error` and `objects` (the watch cache serves events as reads do); never
+//! May import: `objects` (the watch cache serves events as reads do) and from `http` the
+//! error type and what the metrics label requests by (`path`, `connections`); never
 //! `handlers`, `background` or `describe`.
 
 pub(crate) mod builtin;
