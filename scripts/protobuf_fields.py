@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes runtime/src/server/protobuf/fields.txt, the protobuf field-number table of the
+"""Writes runtime/src/server/http/protobuf/fields.txt, the protobuf field-number table of the
 Kubernetes built-in kinds that kapi's server reads protobuf request bodies with.
 
 Field numbers are a fact of Kubernetes' protobuf wire format that no OpenAPI document carries.
@@ -18,9 +18,9 @@ Regenerate (from the workspace root) after bumping k8s-pb or regenerating kapi-k
     (cd /tmp/pb && cargo fetch)
     # 2. regenerate, then run `cargo test -p kapi --features server --lib protobuf`
     python3 scripts/protobuf_fields.py ~/.cargo/registry/src/*/k8s-pb-0.9.0/src . \
-        > runtime/src/server/protobuf/fields.txt
+        > runtime/src/server/http/protobuf/fields.txt
 
-The table format is described at the top of runtime/src/server/protobuf/table.rs. Names the two
+The table format is described at the top of runtime/src/server/http/protobuf/table.rs. Names the two
 sources do not agree on are reported on stderr; a VALUE_FIELDS entry the sources contradict
 stops the script.
 

@@ -5,56 +5,27 @@
 //! future resolves ([`ServerBuilder::serve`]), or hands out the router for in-process tests
 //! ([`ServerBuilder::into_router`]).
 //!
-//! `state` holds what handlers share. The core (this module's dispatcher, `path`, `negotiate`,
-//! `error`, `object`, `patch`, `list`, `watch`, `selector`, `keys`, `builtin`, the write
-//! options `dry_run` and `field_validation`, and `gc`, the deletion rules and the garbage
-//! collector that runs as a background task of every server) and the descriptive
-//! endpoints (discovery, OpenAPI, health, version, deprecation warnings) meet only through
-//! `state::State` and axum routers: the descriptive routes are matched first and every other
-//! path falls through to the resource dispatcher, which measures each request for `metrics`
-//! (`/metrics`, also a descriptive endpoint). In front of both: `connections` (accepting and
-//! bounding connections) and the layers every request passes, outermost first: `panics`,
-//! `httplog` (the request log), `origin` (who may talk to a server without authentication),
-//! `inflight` (request seats). `shutdown` runs the stop sequence of a served listener.
+//! The modules are grouped by role, each folder's doc saying what it owns and may import:
+//! `http` (connections, the request layers, bodies, errors, request options), `objects` (what
+//! handlers share about objects), `handlers` (one module per operation), `background` (the
+//! garbage collector and the CRD task), `describe` (discovery, OpenAPI, health, version,
+//! deprecation warnings, `/metrics`) and `state` (what the server remembers). The handlers and
+//! the descriptive endpoints meet only through `state::State` and axum routers: the
+//! descriptive routes are matched first and every other path falls through to the resource
+//! dispatcher (`dispatch`), which decides each request's operation once and runs its handler.
+//! In front of both: `connections`
+//! (accepting and bounding connections) and the layers every request passes, outermost first:
+//! `panics`, `httplog` (the request log), `origin` (who may talk to a server without
+//! authentication), `inflight` (request seats). `shutdown` runs the stop sequence of a served
+//! listener.
 
-mod builtin;
-mod builtin_names;
-mod connections;
-mod crds;
-mod deprecation;
-mod discovery;
-mod dry_run;
-mod error;
-mod field_validation;
-mod gc;
-mod health;
-mod httplog;
-mod inflight;
-mod keys;
-mod kubeconfig;
-mod list;
-mod managed_fields;
-mod metrics;
-mod namespaces;
-mod negotiate;
-mod object;
-mod observed;
-mod openapi;
-mod origin;
-mod panics;
-mod patch;
-mod path;
-mod protobuf;
-mod recent;
-mod selector;
-mod send_window;
-mod served;
-mod shutdown;
+mod background;
+mod describe;
+mod dispatch;
+mod handlers;
+mod http;
+mod objects;
 mod state;
-mod version;
-mod watch;
-mod watch_cache;
-mod yaml;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -64,22 +35,25 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State as AxumState};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, HeaderValue, Uri};
+use axum::response::Response;
 use serde::de::DeserializeOwned;
 use tokio::sync::watch as signal;
 use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 
-use crate::meta::{ListOptions, Status};
 use crate::storage::Storage;
-use crate::{KubeVersion, Registry, ResourceInfo, Verb};
+use crate::{KubeVersion, Registry, ResourceInfo};
 
-pub use kubeconfig::{kubeconfig, write_kubeconfig};
+use background::{crds, gc};
+pub use describe::kubeconfig::{kubeconfig, write_kubeconfig};
+use describe::{discovery, health, metrics_endpoint, openapi, version};
+use handlers::namespace_lifecycle;
+use http::{connections, error, httplog, inflight, origin, panics, path, shutdown};
+use state::{builtin, keys, metrics, namespaces, observed, watch_cache};
 
-use error::{ApiError, MAX_BODY_BYTES, Subject};
-use negotiate::RequestShape;
-use path::{Subresource, Target};
+use error::{ApiError, Subject};
+use path::Target;
 use state::{ServerState, State};
 
 /// The Kubernetes release a server presents itself as when none is configured.
@@ -375,7 +349,7 @@ impl ServerBuilder {
         let seats = inflight::Seats::new(read_only, mutating, wait);
         let fallback = move |AxumState(state): AxumState<State>, request: Request| {
             let tunables = tunables.clone();
-            async move { dispatch(state, tunables, request).await }
+            async move { dispatch::dispatch(state, tunables, request).await }
         };
         let shared = state.clone();
         let router = Router::new()
@@ -383,7 +357,7 @@ impl ServerBuilder {
             .merge(openapi::routes())
             .merge(health::routes())
             .merge(version::routes())
-            .merge(metrics::routes())
+            .merge(metrics_endpoint::routes())
             .fallback(fallback)
             .with_state(state)
             .layer(CompressionLayer::new().compress_when(DefaultPredicate::new().and(NotStreamed)))
@@ -452,7 +426,7 @@ impl ServerBuilder {
 
 /// Marks a streamed response (a watch) that must not be gzip-buffered.
 #[derive(Debug, Clone, Copy)]
-struct Streamed;
+pub(crate) struct Streamed;
 
 /// Compression predicate that skips watches: a gzip encoder holds events back until its
 /// buffer fills, which would stall a quiet watch.
@@ -570,405 +544,23 @@ pub(crate) fn resume_namespace_cleanup(state: &State, stop: &signal::Receiver<bo
     };
     tokio::spawn(async move {
         loop {
-            let remaining = object::purge_namespace(&state, &name).await;
+            let remaining = namespace_lifecycle::purge_namespace(&state, &name).await;
             if remaining == Ok(0) {
-                match object::finish_namespace(&state, &key).await {
+                match namespace_lifecycle::finish_namespace(&state, &key).await {
                     Ok(true) | Err(_) => return,
                     Ok(false) => {}
                 }
             }
             tokio::select! {
-                _ = tokio::time::sleep(object::NAMESPACE_RETRY) => {}
+                _ = tokio::time::sleep(namespace_lifecycle::NAMESPACE_RETRY) => {}
                 _ = stopped(&mut stop) => return,
             }
         }
     });
 }
 
-/// Which operation a request performs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Operation {
-    Get,
-    List,
-    Watch,
-    Create,
-    Update,
-    Patch,
-    Delete,
-    DeleteCollection,
-}
-
-impl Operation {
-    fn verb(self) -> Verb {
-        match self {
-            Self::Get => Verb::Get,
-            Self::List => Verb::List,
-            Self::Watch => Verb::Watch,
-            Self::Create => Verb::Create,
-            Self::Update => Verb::Update,
-            Self::Patch => Verb::Patch,
-            Self::Delete => Verb::Delete,
-            Self::DeleteCollection => Verb::DeleteCollection,
-        }
-    }
-}
-
-/// Serves every resource URL: routing, verb checks, deprecation warnings, then the handler.
-async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let metrics = Arc::clone(&state.metrics);
-    if let Some(namespace) = finalize_target(parts.uri.path()) {
-        let measure = metrics::begin_finalize(&parts.method, &parts.uri, &parts.headers);
-        let response = match finalize(state, tun, &parts, namespace, body).await {
-            Ok(response) => response,
-            Err(e) => e.into_response(),
-        };
-        return measure.finish(&metrics, response);
-    }
-    let registry = state.registry();
-    let target = match path::resolve(&registry, parts.uri.path()) {
-        Ok(target) => target,
-        Err(e) => return e.into_response(),
-    };
-    let info = &*target.kind.info;
-    if !deprecation::is_served(info, state.kube_version) {
-        return ApiError::no_route().into_response();
-    }
-    let warning = deprecation::warning_in(&registry, info, state.kube_version)
-        .and_then(|text| deprecation::header_value(&text));
-    let measure = metrics::begin(
-        &metrics,
-        &parts.method,
-        &parts.uri,
-        &parts.headers,
-        &target,
-        state.kube_version,
-    );
-    let call = Call {
-        state,
-        registry,
-        tun,
-        target,
-        headers: parts.headers,
-        uri: parts.uri,
-    };
-    // Warnings found while serving (unknown fields) go out with any answer, as upstream's.
-    let mut warnings = Vec::new();
-    let mut response = match handle(&call, &parts.method, body, &mut warnings).await {
-        Ok(response) => response,
-        Err(e) => e.into_response(),
-    };
-    let headers = response.headers_mut();
-    if let Some(warning) = warning {
-        headers.append(header::WARNING, warning);
-    }
-    let mut sent: Vec<&str> = Vec::new();
-    for text in &warnings {
-        if sent.contains(&text.as_str()) {
-            continue;
-        }
-        sent.push(text);
-        if let Some(value) = deprecation::header_value(text) {
-            headers.append(header::WARNING, value);
-        }
-    }
-    measure.finish(&metrics, response)
-}
-
-/// The namespace named by a `/api/v1/namespaces/{name}/finalize` path.
-fn finalize_target(path: &str) -> Option<&str> {
-    let name = path
-        .strip_prefix("/api/v1/namespaces/")?
-        .strip_suffix("/finalize")?;
-    (!name.is_empty() && !name.contains('/')).then_some(name)
-}
-
-/// PUT `/api/v1/namespaces/{name}/finalize`: the namespace lifecycle's own update of
-/// `spec.finalizers` (any other method is 405).
-async fn finalize(
-    state: State,
-    tun: Arc<Tunables>,
-    parts: &axum::http::request::Parts,
-    name: &str,
-    body: Body,
-) -> Result<Response, ApiError> {
-    let registry = state.registry();
-    let target = path::resolve(&registry, &format!("/api/v1/namespaces/{name}"))?;
-    if parts.method != Method::PUT {
-        let action = parts.method.as_str().to_ascii_lowercase();
-        return Err(ApiError::method_not_allowed("", "namespaces", &action));
-    }
-    let call = Call {
-        state,
-        registry,
-        tun,
-        target,
-        headers: parts.headers.clone(),
-        uri: parts.uri.clone(),
-    };
-    let output = negotiate::choose(&call.headers, RequestShape::Single)?;
-    let body = read_body(&call, body).await?;
-    let options: crate::meta::UpdateOptions = call.query()?;
-    let write = dry_run::write_options(
-        "UpdateOptions",
-        &options.dry_run,
-        options.field_validation.as_ref(),
-    )?;
-    let object = object::finalize_namespace(&call, name, &body, write).await?;
-    let value = list::render_object(&call, output, object)?;
-    Ok(negotiate::encode(output.format, StatusCode::OK, &value))
-}
-
-fn is_watch(call: &Call) -> Result<bool, ApiError> {
-    if call.target.legacy_watch {
-        return Ok(true);
-    }
-    let options: ListOptions = call.query()?;
-    Ok(options.watch == Some(true))
-}
-
 /// Upstream's request timeout (`--request-timeout`), which bounds reading a request's body.
 const BODY_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The request body, whole: at most [`MAX_BODY_BYTES`], within the body timeout (a client that
-/// sends half a body and stops holds nothing for longer).
-async fn read_body(call: &Call, body: Body) -> Result<bytes::Bytes, ApiError> {
-    tokio::time::timeout(call.tun.body_timeout, read_whole_body(body, &call.headers))
-        .await
-        .map_err(|_| ApiError::timeout("request did not complete within the allotted timeout"))?
-}
-
-async fn read_whole_body(body: Body, headers: &HeaderMap) -> Result<bytes::Bytes, ApiError> {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|len| len > MAX_BODY_BYTES) {
-        return Err(ApiError::body_too_large());
-    }
-    axum::body::to_bytes(body, MAX_BODY_BYTES)
-        .await
-        .map_err(|e| {
-            // `to_bytes` reports the limit as a length-limit error in its source chain.
-            let text = format!("{e:?}");
-            if text.contains("LengthLimit") {
-                ApiError::body_too_large()
-            } else {
-                ApiError::bad_request(format!("unable to read the request body: {e}"))
-            }
-        })
-}
-
-async fn handle(
-    call: &Call,
-    method: &Method,
-    body: Body,
-    warnings: &mut Vec<String>,
-) -> Result<Response, ApiError> {
-    let info = call.info();
-    let target = &call.target;
-    let name = target.name.clone();
-    let collection_in_scope = !info.is_namespaced() || target.namespace.is_some();
-    let op = match (method, &name, target.sub) {
-        (&Method::GET, None, None) => {
-            if is_watch(call)? {
-                Operation::Watch
-            } else {
-                Operation::List
-            }
-        }
-        (&Method::GET, Some(_), _) => {
-            if target.sub.is_none() && is_watch(call)? {
-                Operation::Watch
-            } else {
-                Operation::Get
-            }
-        }
-        (&Method::POST, None, None) if collection_in_scope => Operation::Create,
-        (&Method::PUT, Some(_), _) => Operation::Update,
-        (&Method::PATCH, Some(_), _) => Operation::Patch,
-        (&Method::DELETE, Some(_), None) => Operation::Delete,
-        (&Method::DELETE, None, None) if collection_in_scope => Operation::DeleteCollection,
-        _ => {
-            let action = match *method {
-                Method::PATCH => "patch".to_owned(),
-                ref m => m.as_str().to_ascii_lowercase(),
-            };
-            return Err(ApiError::method_not_allowed(
-                target.group(),
-                target.plural(),
-                &action,
-            ));
-        }
-    };
-    if !info.verbs.contains(&op.verb()) {
-        return Err(ApiError::method_not_allowed(
-            target.group(),
-            target.plural(),
-            op.verb().as_str(),
-        ));
-    }
-    let shape = match op {
-        Operation::List | Operation::DeleteCollection => RequestShape::List,
-        Operation::Watch => RequestShape::Watch,
-        _ => RequestShape::Single,
-    };
-    let output = negotiate::choose(&call.headers, shape)?;
-    let reply = |code: StatusCode, value: serde_json::Value| -> Result<Response, ApiError> {
-        Ok(negotiate::encode(output.format, code, &value))
-    };
-    match op {
-        Operation::Get => {
-            let name = name.unwrap_or_default();
-            let options: crate::meta::GetOptions = call.query()?;
-            let object = object::get(call, &name, options.resource_version.as_deref()).await?;
-            let value = match target.sub {
-                Some(Subresource::Scale) => object::scale_of(call, &object)?,
-                _ => list::render_object(call, output, object)?,
-            };
-            reply(StatusCode::OK, value)
-        }
-        Operation::List => {
-            let options: ListOptions = call.query()?;
-            list::validate(&options, false)?;
-            let selectors = selectors(call, &options, None)?;
-            list::respond(call, &options, &selectors, output).await
-        }
-        Operation::Watch => {
-            let options: ListOptions = call.query()?;
-            list::validate(&options, true)?;
-            let selectors = selectors(call, &options, name.as_deref())?;
-            let mut response = watch::watch(call.clone(), options, selectors, output).await?;
-            response.extensions_mut().insert(Streamed);
-            Ok(response)
-        }
-        Operation::Create => {
-            let body = read_body(call, body).await?;
-            let options: crate::meta::CreateOptions = call.query()?;
-            let write = dry_run::write_options(
-                "CreateOptions",
-                &options.dry_run,
-                options.field_validation.as_ref(),
-            )?;
-            let (code, object) = object::create(call, &body, write, warnings).await?;
-            reply(code, list::render_object(call, output, object)?)
-        }
-        Operation::Update => {
-            let name = name.unwrap_or_default();
-            let body = read_body(call, body).await?;
-            let options: crate::meta::UpdateOptions = call.query()?;
-            let write = dry_run::write_options(
-                "UpdateOptions",
-                &options.dry_run,
-                options.field_validation.as_ref(),
-            )?;
-            let value = match target.sub {
-                Some(Subresource::Scale) => {
-                    object::update_scale(call, &name, &body, write, warnings).await?
-                }
-                sub => {
-                    let scope = match sub {
-                        Some(Subresource::Status) => object::UpdateScope::Status,
-                        _ => object::UpdateScope::Main,
-                    };
-                    let object = object::update(call, &name, &body, scope, write, warnings).await?;
-                    list::render_object(call, output, object)?
-                }
-            };
-            reply(StatusCode::OK, value)
-        }
-        Operation::Patch => {
-            let name = name.unwrap_or_default();
-            let patch_type = patch::patch_type(call)?;
-            let body = read_body(call, body).await?;
-            let options: crate::meta::PatchOptions = call.query()?;
-            let write = dry_run::write_options(
-                "PatchOptions",
-                &options.dry_run,
-                options.field_validation.as_ref(),
-            )?;
-            let value = match target.sub {
-                Some(Subresource::Scale) => {
-                    patch::patch_scale(call, &name, patch_type, &body, write, warnings).await?
-                }
-                sub => {
-                    let scope = match sub {
-                        Some(Subresource::Status) => object::UpdateScope::Status,
-                        _ => object::UpdateScope::Main,
-                    };
-                    let (code, object) =
-                        patch::patch(call, &name, patch_type, &body, scope, write, warnings)
-                            .await?;
-                    return reply(code, list::render_object(call, output, object)?);
-                }
-            };
-            reply(StatusCode::OK, value)
-        }
-        Operation::Delete => {
-            let name = name.unwrap_or_default();
-            let body = read_body(call, body).await?;
-            let options = object::delete_options(call, &body)?;
-            gc::validate_options(&options)?;
-            match object::delete(call, &name, &options).await? {
-                object::Deletion::Pending(object) => {
-                    // Upstream answers 202 only to a client that asked for cascading with the
-                    // deprecated `orphanDependents: false`, for compatibility.
-                    let code = if options.orphan_dependents == Some(false) {
-                        StatusCode::ACCEPTED
-                    } else {
-                        StatusCode::OK
-                    };
-                    reply(code, list::render_object(call, output, object)?)
-                }
-                object::Deletion::Gone(object) if !object::delete_returns_status(info) => {
-                    reply(StatusCode::OK, list::render_object(call, output, object)?)
-                }
-                object::Deletion::Gone(object) => {
-                    let mut status = Status::success();
-                    status.details = Some(crate::meta::StatusDetails {
-                        name: Some(name.clone()),
-                        group: (!info.gvk.group.is_empty()).then(|| info.gvk.group.to_string()),
-                        kind: Some(info.plural.to_string()),
-                        uid: object::meta_str(&object, "uid").map(str::to_owned),
-                        ..Default::default()
-                    });
-                    reply(
-                        StatusCode::OK,
-                        serde_json::to_value(status).map_err(ApiError::internal)?,
-                    )
-                }
-            }
-        }
-        Operation::DeleteCollection => {
-            let body = read_body(call, body).await?;
-            let delete = object::delete_options(call, &body)?;
-            gc::validate_options(&delete)?;
-            let options: ListOptions = call.query()?;
-            let selectors = selectors(call, &options, None)?;
-            let value = list::delete_collection(call, &options, &selectors, &delete).await?;
-            reply(StatusCode::OK, value)
-        }
-    }
-}
-
-/// Parses the selectors of a list or watch; a watch on one object adds a name selector.
-fn selectors(
-    call: &Call,
-    options: &ListOptions,
-    name: Option<&str>,
-) -> Result<selector::Selectors, ApiError> {
-    let field = match (options.field_selector.as_deref(), name) {
-        (Some(f), Some(n)) if !f.is_empty() => Some(format!("{f},metadata.name={n}")),
-        (_, Some(n)) => Some(format!("metadata.name={n}")),
-        (f, None) => f.map(str::to_owned),
-    };
-    selector::Selectors::parse(
-        call.info(),
-        options.label_selector.as_deref(),
-        field.as_deref(),
-    )
-    .map_err(ApiError::bad_request)
-}
 
 /// A `Content-Type` header value for JSON, shared by streamed responses.
 pub(crate) const JSON: HeaderValue = HeaderValue::from_static("application/json");

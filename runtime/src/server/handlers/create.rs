@@ -1,0 +1,290 @@
+//! Create (POST): name generation, the namespace an object is created in (active, and
+//! unchanged until the write, see `state::namespaces`), server-set metadata, managed fields,
+//! and the write, skipped under dry run. Server-side apply creates through
+//! [`create_decoded`] too.
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::meta::StatusCause;
+use crate::storage::{CreateError, Guard, Storage};
+use crate::time::Time;
+
+use crate::server::Call;
+use crate::server::handlers::managed_fields::{self, Writer};
+use crate::server::http::dry_run::WriteOptions;
+use crate::server::http::error::{ApiError, Subject};
+use crate::server::objects::json::meta_mut;
+use crate::server::objects::stored::{dry_answer, kv_object, to_stored};
+use crate::server::state::builtin::{NAMESPACE_FINALIZER, is_namespace_kind};
+use crate::server::state::keys;
+
+/// How many times a write re-reads and retries after losing a race it may retry.
+use crate::server::handlers::object::{
+    RETRIES, check_schema, decode_object, name_causes, through_codec, validate_fields,
+};
+
+/// How many generated names are tried before answering 500 ServerTimeout.
+pub(crate) const GENERATE_ATTEMPTS: usize = 8;
+
+/// A short random suffix from upstream's alphabet (no vowels, no look-alikes).
+pub(crate) fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    uuid::Uuid::new_v4()
+        .as_bytes()
+        .iter()
+        .take(5)
+        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+        .collect()
+}
+
+/// The namespace an object is created in must exist and not be terminating; answers the guard
+/// the create must hold to (the namespace unchanged since). A namespace the server knows to be
+/// active needs no read unless `fresh` (see `namespaces`).
+pub(crate) async fn check_namespace(
+    call: &Call,
+    namespace: &str,
+    name: &str,
+    fresh: bool,
+) -> Result<Guard, ApiError> {
+    let key = format!("{}{namespace}", crate::server::state::namespaces::PREFIX);
+    if !fresh && let Some(mod_revision) = call.state.storage.namespaces().active_at(namespace) {
+        return Ok(Guard { key, mod_revision });
+    }
+    let found = call
+        .state
+        .storage
+        .get(&key, None)
+        .await
+        .map_err(ApiError::from_read)?;
+    let Some(kv) = found else {
+        return Err(ApiError::not_found(Subject {
+            group: "",
+            resource: "namespaces",
+            name: namespace,
+        }));
+    };
+    let ns: Value = serde_json::from_slice(&kv.value).map_err(ApiError::internal)?;
+    if ns
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+    {
+        return Err(ApiError::forbidden(
+            call.subject(name),
+            &format!(
+                "unable to create new content in namespace {namespace} because it is being terminated"
+            ),
+        ));
+    }
+    Ok(Guard {
+        key,
+        mod_revision: kv.mod_revision,
+    })
+}
+
+/// POST to a collection. A dry run does everything but the write: the name is still checked
+/// against the store (409) and the answer has no resourceVersion, as upstream's.
+pub(crate) async fn create(
+    call: &Call,
+    body: &[u8],
+    write: WriteOptions,
+    warnings: &mut Vec<String>,
+) -> Result<(StatusCode, Value), ApiError> {
+    let decoded = decode_object(call, body)?;
+    // The whole body is decoded, as upstream's strict decoder sees it, status included.
+    let object = through_codec(call, decoded.clone())?;
+    validate_fields(call, write.validation, body, &decoded, &object, warnings)?;
+    let writer = Writer {
+        manager: managed_fields::manager_of(call, "CreateOptions")?,
+        subresource: String::new(),
+    };
+    create_decoded(call, object, write, Some(&writer)).await
+}
+
+/// The create pipeline after decoding: `object` went through the kind's codec. With a
+/// `writer` the create is recorded in the object's managed fields; an apply that creates
+/// brings its own.
+pub(crate) async fn create_decoded(
+    call: &Call,
+    mut object: Value,
+    write: WriteOptions,
+    writer: Option<&Writer>,
+) -> Result<(StatusCode, Value), ApiError> {
+    let info = call.info();
+    if info.subresources.status
+        && let Value::Object(map) = &mut object
+    {
+        map.remove("status");
+    }
+    let url_ns = call.target.namespace.clone();
+    let meta = meta_mut(&mut object);
+    if let Some(rv) = meta.get("resourceVersion").and_then(Value::as_str)
+        && !rv.is_empty()
+    {
+        return Err(ApiError::internal(
+            "resourceVersion should not be set on objects to be created",
+        ));
+    }
+    if info.is_namespaced() {
+        let Some(ns) = url_ns.as_deref() else {
+            return Err(ApiError::method_not_allowed(
+                &info.gvk.group,
+                &info.plural,
+                "create",
+            ));
+        };
+        match meta.get("namespace").and_then(Value::as_str) {
+            None | Some("") => {}
+            Some(body_ns) if body_ns == ns => {}
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+        }
+        meta.insert("namespace".into(), Value::from(ns));
+    } else {
+        meta.remove("namespace");
+    }
+    let name = meta
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let generate = meta
+        .get("generateName")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    if name.is_empty() && generate.is_empty() {
+        return Err(ApiError::invalid(
+            &info.gvk.group,
+            &info.gvk.kind,
+            "",
+            vec![StatusCause::required(
+                "metadata.name",
+                "name or generateName is required",
+            )],
+        ));
+    }
+    // Server-owned fields.
+    meta.insert("uid".into(), Value::from(uuid::Uuid::new_v4().to_string()));
+    meta.insert(
+        "creationTimestamp".into(),
+        serde_json::to_value(Time::now()).map_err(ApiError::internal)?,
+    );
+    meta.insert("generation".into(), Value::from(1));
+    meta.remove("deletionTimestamp");
+    meta.remove("deletionGracePeriodSeconds");
+    meta.remove("selfLink");
+    // Upstream's field manager runs before the create strategy, so the creator does not
+    // own what the server sets below.
+    if let Some(writer) = writer {
+        managed_fields::track(call, None, &mut object, writer)?;
+    }
+    if is_namespace_kind(info)
+        && let Value::Object(map) = &mut object
+    {
+        map.insert("spec".into(), json!({"finalizers": [NAMESPACE_FINALIZER]}));
+        map.insert("status".into(), json!({"phase": "Active"}));
+    }
+    check_schema(
+        call,
+        &object,
+        if name.is_empty() { &generate } else { &name },
+    )?;
+    let namespace = url_ns.as_deref().filter(|_| info.is_namespaced());
+    let shown = if name.is_empty() { &generate } else { &name };
+    let mut guard = match namespace {
+        Some(ns) => Some(check_namespace(call, ns, shown, false).await?),
+        None => None,
+    };
+    let attempts = if name.is_empty() {
+        GENERATE_ATTEMPTS
+    } else {
+        1
+    };
+    let mut namespace_changes = 0;
+    let mut attempt = 0;
+    while attempt < attempts {
+        attempt += 1;
+        let candidate = if name.is_empty() {
+            // Upstream keeps the generated name within 63 characters.
+            let base: String = generate.chars().take(58).collect();
+            format!("{base}{}", random_suffix())
+        } else {
+            name.clone()
+        };
+        let causes = name_causes(info, &candidate);
+        if !causes.is_empty() || !crate::server::http::path::is_path_segment(&candidate) {
+            let mut causes = causes;
+            if causes.is_empty() {
+                causes.push(StatusCause::invalid(
+                    "metadata.name",
+                    &Value::from(candidate.as_str()),
+                    "may not be '.' or '..' and may not contain '/' or '%'",
+                ));
+            }
+            return Err(ApiError::invalid(
+                &info.gvk.group,
+                &info.gvk.kind,
+                &candidate,
+                causes,
+            ));
+        }
+        meta_mut(&mut object).insert("name".into(), Value::from(candidate.as_str()));
+        let key = keys::object_key(info, url_ns.as_deref(), &candidate);
+        if write.dry_run {
+            let taken = call
+                .state
+                .storage
+                .get(&key, None)
+                .await
+                .map_err(ApiError::from_read)?
+                .is_some();
+            match (taken, name.is_empty()) {
+                (false, _) => {
+                    let stored = to_stored(call, &object)?;
+                    let mut answer = dry_answer(call, object, &stored, 0)?;
+                    meta_mut(&mut answer).remove("resourceVersion");
+                    return Ok((StatusCode::CREATED, answer));
+                }
+                (true, true) => continue,
+                (true, false) => return Err(ApiError::already_exists(call.subject(&candidate))),
+            }
+        }
+        let stored = to_stored(call, &object)?;
+        let storage = &call.state.storage;
+        let created = match &guard {
+            Some(guard) => storage.create_guarded(&key, stored, guard).await,
+            None => storage.create(&key, stored).await,
+        };
+        match created {
+            Ok(kv) => return Ok((StatusCode::CREATED, kv_object(call, &kv)?)),
+            Err(CreateError::AlreadyExists { .. }) if name.is_empty() => continue,
+            // The namespace changed since it was read (or the cache's copy is stale): look
+            // again, and try the same name again.
+            Err(CreateError::GuardChanged) if namespace_changes < RETRIES => {
+                namespace_changes += 1;
+                attempt -= 1;
+                if let Some(ns) = namespace {
+                    guard = Some(check_namespace(call, ns, shown, true).await?);
+                }
+            }
+            Err(e) => return Err(ApiError::from_create(e, call.subject(&candidate))),
+        }
+    }
+    Err(ApiError::server_timeout(call.subject(""), "POST"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suffixes_use_upstreams_alphabet() {
+        let s = random_suffix();
+        assert_eq!(s.len(), 5);
+        assert!(s.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)));
+    }
+}

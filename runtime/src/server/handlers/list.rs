@@ -1,0 +1,519 @@
+//! Lists: query validation, the `resourceVersion`/`resourceVersionMatch` table, label and field
+//! selection, `limit`/`continue` pagination over one snapshot, and the representations a list or
+//! object is rendered in (object, `Table`, `PartialObjectMetadata[List]`). Items are served as
+//! `stored::from_stored` serves them, so they come in the requested version, converted when the
+//! resource has conversions, and selectors see that version's shape. A plain JSON list is
+//! written from each item's served bytes (`served`: the stored bytes with the resourceVersion
+//! spliced in when nothing needs converting), without building a `Value` per item.
+
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value};
+
+use crate::ResourceInfo;
+use crate::meta::{
+    IncludeObjectPolicy, ListMeta, ListOptions, ObjectMeta, PartialObjectMetadata,
+    PartialObjectMetadataList, ResourceVersionMatch, StatusCause, Table, TableColumnDefinition,
+    TableOptions, TableRow,
+};
+use crate::storage::{ReadError, Storage};
+
+use crate::server::Call;
+use crate::server::http::error::ApiError;
+use crate::server::http::negotiate::{Output, Shape};
+use crate::server::objects::json::eval_path;
+use crate::server::objects::revision::{parse_rv, wait_for};
+use crate::server::objects::selector::Selectors;
+use crate::server::objects::served::ServedJson;
+use crate::server::objects::stored::from_stored;
+use crate::server::state::keys::{self, ContinueToken};
+
+/// Upstream's message for a continue token whose snapshot was compacted away.
+const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+/// Checks a list or watch request's options as upstream's `ValidateListOptions` does (422).
+pub(crate) fn validate(options: &ListOptions, watch: bool) -> Result<(), ApiError> {
+    let mut causes = Vec::new();
+    let rv = options.resource_version.as_deref().unwrap_or("");
+    let has_continue = options.continue_.as_deref().is_some_and(|c| !c.is_empty());
+    let field = "resourceVersionMatch";
+    if watch {
+        let not_older = options.resource_version_match == Some(ResourceVersionMatch::NotOlderThan);
+        if options.send_initial_events.is_some() && !not_older {
+            causes.push(StatusCause::forbidden(
+                field,
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if let Some(m) = &options.resource_version_match {
+            if options.send_initial_events.is_none() {
+                causes.push(StatusCause::forbidden(
+                    field,
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                ));
+            }
+            if *m != ResourceVersionMatch::NotOlderThan {
+                causes.push(StatusCause::not_supported(
+                    field,
+                    &Value::from(m.to_string()),
+                    &["NotOlderThan"],
+                ));
+            }
+            if has_continue {
+                causes.push(StatusCause::forbidden(
+                    field,
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+        }
+    } else {
+        if let Some(m) = &options.resource_version_match {
+            if rv.is_empty() {
+                causes.push(StatusCause::forbidden(
+                    field,
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                ));
+            }
+            if has_continue {
+                causes.push(StatusCause::forbidden(
+                    field,
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+            match m {
+                ResourceVersionMatch::Exact if rv == "0" => causes.push(StatusCause::forbidden(
+                    field,
+                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                )),
+                ResourceVersionMatch::Exact | ResourceVersionMatch::NotOlderThan => {}
+                other => causes.push(StatusCause::not_supported(
+                    field,
+                    &Value::from(other.to_string()),
+                    &["Exact", "NotOlderThan"],
+                )),
+            }
+        }
+        if options.send_initial_events.is_some() {
+            causes.push(StatusCause::forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for list",
+            ));
+        }
+    }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", causes))
+    }
+}
+
+/// One page of a list.
+#[derive(Debug)]
+pub(crate) struct Page<T = Value> {
+    /// The selected objects, in key order.
+    pub(crate) items: Vec<T>,
+    /// The revision the page was read at.
+    pub(crate) revision: u64,
+    /// The token for the next page.
+    pub(crate) continue_: Option<String>,
+    /// How many objects follow (only without selectors).
+    pub(crate) remaining: Option<i64>,
+}
+
+/// Where and at which revision a list reads.
+struct Plan {
+    at: Option<u64>,
+    start: Option<String>,
+}
+
+async fn plan(call: &Call, options: &ListOptions, prefix: &str) -> Result<Plan, ApiError> {
+    let rv = options.resource_version.as_deref().unwrap_or("");
+    if let Some(token) = options.continue_.as_deref().filter(|c| !c.is_empty()) {
+        if !rv.is_empty() && rv != "0" {
+            return Err(ApiError::bad_request(
+                "specifying resource version is not allowed when using continue",
+            ));
+        }
+        let token = ContinueToken::decode(token).map_err(ApiError::bad_request)?;
+        let at = u64::try_from(token.rv).ok().filter(|rv| *rv > 0);
+        return Ok(Plan {
+            at,
+            start: Some(format!("{prefix}{}", token.start)),
+        });
+    }
+    if rv.is_empty() || rv == "0" {
+        return Ok(Plan {
+            at: None,
+            start: None,
+        });
+    }
+    let wanted = parse_rv(rv)?;
+    wait_for(call, wanted).await?;
+    let exact = match options.resource_version_match {
+        Some(ResourceVersionMatch::Exact) => true,
+        Some(_) => false,
+        None => options.limit.is_some_and(|l| l > 0),
+    };
+    Ok(Plan {
+        at: exact.then_some(wanted),
+        start: None,
+    })
+}
+
+/// Reads one page of the target collection as objects.
+pub(crate) async fn list(
+    call: &Call,
+    options: &ListOptions,
+    selectors: &Selectors,
+) -> Result<Page, ApiError> {
+    list_with(call, options, selectors, |kv| {
+        let object = from_stored(call, &kv.value, kv.mod_revision)?;
+        Ok(selectors.matches(&object).then_some(object))
+    })
+    .await
+}
+
+/// Reads one page of the target collection as served JSON, each item encoded once, from the
+/// stored bytes when no conversion is needed.
+pub(crate) async fn list_json(
+    call: &Call,
+    options: &ListOptions,
+    selectors: &Selectors,
+) -> Result<Page<Vec<u8>>, ApiError> {
+    let served = ServedJson::new(call);
+    list_with(call, options, selectors, |kv| {
+        if selectors.is_empty() {
+            return served.json(call, &kv.value, kv.mod_revision).map(Some);
+        }
+        let (json, object) = served.json_and_value(call, &kv.value, kv.mod_revision)?;
+        Ok(selectors.matches(&object).then_some(json))
+    })
+    .await
+}
+
+/// Reads one page; `select` renders a stored object, `None` when the selectors drop it.
+async fn list_with<T>(
+    call: &Call,
+    options: &ListOptions,
+    selectors: &Selectors,
+    mut select: impl FnMut(&crate::storage::KeyValue) -> Result<Option<T>, ApiError>,
+) -> Result<Page<T>, ApiError> {
+    let info = call.info();
+    let prefix = keys::collection_prefix(info, call.target.namespace.as_deref());
+    let Plan { mut at, start } = plan(call, options, &prefix).await?;
+    let from_token = options.continue_.as_deref().is_some_and(|c| !c.is_empty());
+    let limit = options
+        .limit
+        .and_then(|l| usize::try_from(l).ok())
+        .filter(|l| *l > 0);
+    let mut items = Vec::new();
+    let mut next = start;
+    let mut revision;
+    let mut continue_ = None;
+    let mut remaining = None;
+    loop {
+        let want = limit.map(|l| {
+            let left = l.saturating_sub(items.len());
+            if selectors.is_empty() {
+                left
+            } else {
+                left.max(256)
+            }
+        });
+        let page = match call
+            .state
+            .storage
+            .list(&prefix, at, next.as_deref(), want)
+            .await
+        {
+            Ok(page) => page,
+            Err(ReadError::Compacted { .. }) if from_token => {
+                let restart = next
+                    .as_deref()
+                    .and_then(|k| k.strip_prefix(prefix.as_str()))
+                    .unwrap_or("")
+                    .to_owned();
+                let mut status = ApiError::expired(INCONSISTENT_CONTINUE).into_status();
+                status.metadata.continue_ = Some(ContinueToken::new(-1, restart).encode());
+                return Err(ApiError::from_status(status));
+            }
+            Err(e) => return Err(ApiError::from_read(e)),
+        };
+        revision = page.revision;
+        // Later pages of this request read the same snapshot.
+        at = Some(page.revision);
+        let count = page.items.len();
+        let mut last_key = None;
+        items.reserve(count);
+        for (i, kv) in page.items.into_iter().enumerate() {
+            if limit.is_some_and(|l| items.len() >= l) {
+                break;
+            }
+            if let Some(item) = select(&kv)? {
+                items.push(item);
+            }
+            last_key = Some((kv.key, i + 1 < count));
+        }
+        let Some(limit) = limit else { break };
+        let Some((key, more_in_page)) = last_key else {
+            break;
+        };
+        let more = more_in_page || page.more;
+        if !more {
+            break;
+        }
+        let relative = key.strip_prefix(prefix.as_str()).unwrap_or(&key);
+        let resume = format!("{relative}\0");
+        if items.len() >= limit {
+            let rv = i64::try_from(revision).unwrap_or(i64::MAX);
+            continue_ = Some(ContinueToken::new(rv, resume).encode());
+            if selectors.is_empty() {
+                let later_in_page = if more_in_page { 1 } else { 0 };
+                remaining = i64::try_from(page.remaining)
+                    .ok()
+                    .map(|r| r + later_in_page);
+            }
+            break;
+        }
+        next = Some(format!("{prefix}{resume}"));
+    }
+    Ok(Page {
+        items,
+        revision,
+        continue_,
+        remaining,
+    })
+}
+
+/// Serves a list request: plain JSON objects are written from each item's served bytes
+/// (spliced from the stored ones when no conversion is needed); every other representation
+/// goes through the objects.
+pub(crate) async fn respond(
+    call: &Call,
+    options: &ListOptions,
+    selectors: &Selectors,
+    output: Output,
+) -> Result<Response, ApiError> {
+    if output != Output::JSON {
+        let page = list(call, options, selectors).await?;
+        let value = render_list(call, output, page)?;
+        return Ok(crate::server::http::negotiate::encode(
+            output.format,
+            StatusCode::OK,
+            &value,
+        ));
+    }
+    let page = list_json(call, options, selectors).await?;
+    let info = call.info();
+    let meta = serde_json::to_vec(&list_meta(&page)).map_err(ApiError::internal)?;
+    let kind = serde_json::to_vec(&info.list_kind()).map_err(ApiError::internal)?;
+    let api_version = serde_json::to_vec(&info.api_version()).map_err(ApiError::internal)?;
+    let size = page.items.iter().map(|i| i.len() + 1).sum::<usize>() + meta.len() + 64;
+    let mut body = Vec::with_capacity(size);
+    // The key order of `render_list`'s object: kind, apiVersion, metadata, items.
+    body.extend_from_slice(b"{\"kind\":");
+    body.extend_from_slice(&kind);
+    body.extend_from_slice(b",\"apiVersion\":");
+    body.extend_from_slice(&api_version);
+    body.extend_from_slice(b",\"metadata\":");
+    body.extend_from_slice(&meta);
+    body.extend_from_slice(b",\"items\":[");
+    for (i, item) in page.items.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(item);
+    }
+    body.extend_from_slice(b"]}");
+    let mut response = (StatusCode::OK, body).into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, crate::server::JSON);
+    Ok(response)
+}
+
+/// The list metadata of a page.
+pub(crate) fn list_meta<T>(page: &Page<T>) -> ListMeta {
+    ListMeta {
+        resource_version: Some(page.revision.to_string()),
+        continue_: page.continue_.clone(),
+        remaining_item_count: page.remaining,
+        ..ListMeta::default()
+    }
+}
+
+/// The table columns of a kind: Name, then its printer columns, or Created At without any.
+pub(crate) fn columns(info: &ResourceInfo) -> Vec<TableColumnDefinition> {
+    let mut out = vec![TableColumnDefinition::name_column()];
+    if info.printer_columns.is_empty() {
+        out.push(TableColumnDefinition::created_at_column());
+    } else {
+        out.extend(info.printer_columns.iter().map(TableColumnDefinition::from));
+    }
+    out
+}
+
+/// One table row for an object.
+pub(crate) fn row(info: &ResourceInfo, object: &Value, include: &IncludeObjectPolicy) -> TableRow {
+    let name = object
+        .pointer("/metadata/name")
+        .cloned()
+        .unwrap_or(Value::from(""));
+    let mut cells = vec![name];
+    if info.printer_columns.is_empty() {
+        cells.push(
+            object
+                .pointer("/metadata/creationTimestamp")
+                .cloned()
+                .unwrap_or(Value::Null),
+        );
+    } else {
+        for column in info.printer_columns.iter() {
+            cells.push(
+                eval_path(object, &column.json_path)
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            );
+        }
+    }
+    let embedded = match include {
+        IncludeObjectPolicy::None => Value::Null,
+        IncludeObjectPolicy::Object => object.clone(),
+        _ => serde_json::to_value(PartialObjectMetadata::new(object_meta(object)))
+            .unwrap_or(Value::Null),
+    };
+    TableRow {
+        cells,
+        conditions: Vec::new(),
+        object: serde_json::from_value(embedded).unwrap_or_default(),
+    }
+}
+
+fn object_meta(object: &Value) -> ObjectMeta {
+    object
+        .get("metadata")
+        .and_then(|m| serde_json::from_value(m.clone()).ok())
+        .unwrap_or_default()
+}
+
+/// `includeObject` from the query string.
+pub(crate) fn include_policy(call: &Call) -> Result<IncludeObjectPolicy, ApiError> {
+    let options: TableOptions = call.query()?;
+    Ok(options.include_object())
+}
+
+/// Renders one object as asked.
+pub(crate) fn render_object(call: &Call, output: Output, object: Value) -> Result<Value, ApiError> {
+    let info = call.info();
+    match output.shape {
+        Shape::Object => Ok(object),
+        Shape::Partial => serde_json::to_value(PartialObjectMetadata::new(object_meta(&object)))
+            .map_err(ApiError::internal),
+        Shape::Table => {
+            let include = include_policy(call)?;
+            let meta = ListMeta {
+                resource_version: object
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                ..ListMeta::default()
+            };
+            let table = Table::new(meta, columns(info), vec![row(info, &object, &include)]);
+            serde_json::to_value(table).map_err(ApiError::internal)
+        }
+    }
+}
+
+/// Renders a page as asked.
+pub(crate) fn render_list(call: &Call, output: Output, page: Page) -> Result<Value, ApiError> {
+    let info = call.info();
+    let meta = list_meta(&page);
+    match output.shape {
+        Shape::Object => {
+            let mut list = Map::new();
+            list.insert("kind".into(), Value::from(info.list_kind()));
+            list.insert("apiVersion".into(), Value::from(info.api_version()));
+            list.insert(
+                "metadata".into(),
+                serde_json::to_value(&meta).map_err(ApiError::internal)?,
+            );
+            list.insert("items".into(), Value::Array(page.items));
+            Ok(Value::Object(list))
+        }
+        Shape::Partial => {
+            let metas = page.items.iter().map(object_meta).collect();
+            serde_json::to_value(PartialObjectMetadataList::new(meta, metas))
+                .map_err(ApiError::internal)
+        }
+        Shape::Table => {
+            let include = include_policy(call)?;
+            let rows = page.items.iter().map(|o| row(info, o, &include)).collect();
+            serde_json::to_value(Table::new(meta, columns(info), rows)).map_err(ApiError::internal)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(
+        rv: Option<&str>,
+        m: Option<&str>,
+        cont: Option<&str>,
+        sie: Option<bool>,
+    ) -> ListOptions {
+        ListOptions {
+            resource_version: rv.map(str::to_owned),
+            resource_version_match: m.map(|m| serde_json::from_value(Value::from(m)).unwrap()),
+            continue_: cont.map(str::to_owned),
+            send_initial_events: sie,
+            ..ListOptions::default()
+        }
+    }
+
+    #[test]
+    fn list_option_validation_matches_upstream() {
+        let rows = [
+            (opts(None, None, None, None), false, true),
+            (opts(None, Some("Exact"), None, None), false, false),
+            (opts(Some("5"), Some("Exact"), None, None), false, true),
+            (opts(Some("0"), Some("Exact"), None, None), false, false),
+            (
+                opts(Some("0"), Some("NotOlderThan"), None, None),
+                false,
+                true,
+            ),
+            (opts(Some("5"), Some("Bogus"), None, None), false, false),
+            (
+                opts(Some("5"), Some("NotOlderThan"), Some("x"), None),
+                false,
+                false,
+            ),
+            (opts(None, None, None, Some(true)), false, false),
+            (opts(None, None, None, Some(true)), true, false),
+            (
+                opts(None, Some("NotOlderThan"), None, Some(true)),
+                true,
+                true,
+            ),
+            (
+                opts(Some("5"), Some("NotOlderThan"), None, None),
+                true,
+                false,
+            ),
+            (
+                opts(Some("5"), Some("Exact"), None, Some(true)),
+                true,
+                false,
+            ),
+        ];
+        for (options, watch, ok) in rows {
+            let result = validate(&options, watch);
+            assert_eq!(result.is_ok(), ok, "{options:?} watch={watch}");
+            if let Err(e) = result {
+                assert_eq!(e.code().as_u16(), 422);
+            }
+        }
+    }
+}

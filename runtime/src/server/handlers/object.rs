@@ -1,0 +1,253 @@
+//! Single-object handlers: create, get, update (PUT), delete (one object or a collection), the
+//! `status` and `scale` subresources, and the object rules they share (name validation,
+//! server-set metadata, generation, finalizers, namespace checks, the trip through the kind's
+//! codec).
+//!
+//! Objects are stored as JSON without `metadata.resourceVersion`; it is the key's mod revision
+//! and is filled in on every read, so it can never disagree with the store. A resource whose
+//! versions were registered with conversions (`Registry::register_versions`) is stored in its
+//! storage version: `stored::to_stored` converts every write to it, after the requested
+//! version's codec, and `stored::from_stored` converts every read (gets, list items, watch
+//! events, write answers) to the requested version, so handlers and patches only see the
+//! requested version.
+//!
+//! Every write takes its [`WriteOptions`]: a dry run runs all of the above and the store reads
+//! they need, then answers with the object it would have stored instead of writing it; the
+//! body's unknown and duplicate fields are reported as `fieldValidation` asks (see
+//! `field_validation`). Every create and update records its field manager's changes in
+//! `metadata.managedFields` (see `managed_fields`).
+
+use serde_json::Value;
+
+use crate::ResourceInfo;
+use crate::meta::StatusCause;
+use crate::storage::{KeyValue, Storage};
+
+use crate::server::Call;
+use crate::server::http::error::ApiError;
+use crate::server::http::field_validation::{self, Directive};
+use crate::server::objects::json::meta_str;
+use crate::server::objects::revision::{parse_rv, wait_for};
+use crate::server::objects::stored::kv_object;
+use crate::server::state::builtin::is_namespace_kind;
+
+/// How many times a write re-reads and retries after losing a race it may retry.
+pub(crate) const RETRIES: usize = 16;
+
+pub(crate) use crate::names::{is_dns_label, is_dns_subdomain};
+
+pub(crate) const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+pub(crate) const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+/// The name rule of a kind: namespaces are labels, everything else a subdomain.
+pub(crate) fn name_causes(info: &ResourceInfo, name: &str) -> Vec<StatusCause> {
+    let (ok, msg) = if is_namespace_kind(info) {
+        (is_dns_label(name), LABEL_MSG)
+    } else {
+        (is_dns_subdomain(name), SUBDOMAIN_MSG)
+    };
+    if ok {
+        Vec::new()
+    } else {
+        vec![StatusCause::invalid(
+            "metadata.name",
+            &Value::from(name),
+            msg,
+        )]
+    }
+}
+
+/// `metadata.finalizers` plus, for namespaces, `spec.finalizers`: what holds a deletion.
+pub(crate) fn has_finalizers(info: &ResourceInfo, object: &Value) -> bool {
+    let non_empty = |v: Option<&Value>| v.and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+    non_empty(object.pointer("/metadata/finalizers"))
+        || (is_namespace_kind(info) && non_empty(object.pointer("/spec/finalizers")))
+}
+
+/// Fills in missing `apiVersion`/`kind` and rejects ones that name another kind (400).
+pub(crate) fn check_type(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
+    let Value::Object(map) = object else {
+        return Err(ApiError::bad_request("the request body must be an object"));
+    };
+    let want_version = info.api_version();
+    match map.get("apiVersion").and_then(Value::as_str) {
+        None | Some("") => {
+            map.insert("apiVersion".into(), Value::from(want_version));
+        }
+        Some(v) if v == want_version => {}
+        Some(v) => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({want_version})"
+            )));
+        }
+    }
+    match map.get("kind").and_then(Value::as_str) {
+        None | Some("") => {
+            map.insert("kind".into(), Value::from(info.gvk.kind.to_string()));
+        }
+        Some(k) if k == info.gvk.kind => {}
+        Some(k) => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                info.gvk.kind
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Pushes a body through the kind's Rust type, dropping unknown fields (400 on type errors).
+pub(crate) fn through_codec(call: &Call, object: Value) -> Result<Value, ApiError> {
+    let info = call.info();
+    (call.target.kind.codec)(object).map_err(|e| {
+        ApiError::bad_request(format!(
+            "{kind} in version {version:?} cannot be handled as a {kind}: {e}",
+            kind = info.gvk.kind,
+            version = info.gvk.version
+        ))
+    })
+}
+
+/// Holds a written object to its kind's own checks (a CRD's schema): 422 Invalid with one cause
+/// per violation.
+pub(crate) fn check_schema(call: &Call, object: &Value, name: &str) -> Result<(), ApiError> {
+    let Some(validate) = &call.target.kind.validate else {
+        return Ok(());
+    };
+    let causes = validate(object);
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let info = call.info();
+    Err(ApiError::invalid(
+        &info.gvk.group,
+        &info.gvk.kind,
+        name,
+        causes,
+    ))
+}
+
+/// Upstream's 400 for a body its strict decoder refused: `<Kind> in version "<v>" cannot be
+/// handled as a <Kind>: strict decoding error: ...`.
+pub(crate) fn strict_decoding(kind: &str, version: &str, problems: &[String]) -> ApiError {
+    ApiError::bad_request(format!(
+        "{kind} in version {version:?} cannot be handled as a {kind}: {}",
+        field_validation::strict_error(problems)
+    ))
+}
+
+/// Applies `fieldValidation` to a decoded create or update body: `decoded` is the codec's
+/// result for `object`, `raw` the bytes it came from. Warnings go to `warnings`; `Strict`
+/// refuses the body.
+pub(crate) fn validate_fields(
+    call: &Call,
+    validation: Directive,
+    raw: &[u8],
+    object: &Value,
+    decoded: &Value,
+    warnings: &mut Vec<String>,
+) -> Result<(), ApiError> {
+    if validation == Directive::Ignore {
+        return Ok(());
+    }
+    let problems = field_validation::body_problems(&*call.target.kind.codec, raw, object, decoded);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    if validation == Directive::Strict {
+        let info = call.info();
+        return Err(strict_decoding(
+            &info.gvk.kind,
+            &info.gvk.version,
+            &problems,
+        ));
+    }
+    warnings.extend(problems);
+    Ok(())
+}
+
+/// Reads, type-checks and decodes a write's body.
+pub(crate) fn decode_object(call: &Call, body: &[u8]) -> Result<Value, ApiError> {
+    let mut object = crate::server::http::negotiate::decode_body(&call.headers, body)?;
+    check_type(call.info(), &mut object)?;
+    Ok(object)
+}
+
+/// GET of one object (also `/status`), honouring `resourceVersion` (unset: latest; "0": any;
+/// N: not older than N).
+pub(crate) async fn get(call: &Call, name: &str, rv: Option<&str>) -> Result<Value, ApiError> {
+    match rv {
+        None | Some("") | Some("0") => {}
+        Some(rv) => {
+            let rv = parse_rv(rv)?;
+            wait_for(call, rv).await?;
+        }
+    }
+    let kv = read(call, name).await?;
+    kv_object(call, &kv)
+}
+
+/// The latest stored value of the named object, or 404.
+pub(crate) async fn read(call: &Call, name: &str) -> Result<KeyValue, ApiError> {
+    let key = call.key(name);
+    call.state
+        .storage
+        .get(&key, None)
+        .await
+        .map_err(ApiError::from_read)?
+        .ok_or_else(|| ApiError::not_found(call.subject(name)))
+}
+
+/// A written object must name the object and namespace of the URL (400 otherwise).
+pub(crate) fn check_identity(call: &Call, name: &str, incoming: &Value) -> Result<(), ApiError> {
+    let info = call.info();
+    match meta_str(incoming, "name") {
+        Some(n) if n == name => {}
+        None | Some("") => {}
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({other}) does not match the name on the URL ({name})"
+            )));
+        }
+    }
+    if let (Some(url_ns), Some(body_ns)) = (
+        call.target.namespace.as_deref(),
+        meta_str(incoming, "namespace").filter(|s| !s.is_empty()),
+    ) && info.is_namespaced()
+        && url_ns != body_ns
+    {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether two stored values hold the same JSON. Key order may differ when one of them went
+/// through a conversion and the other was stored as written, so equal bytes are only the
+/// fast path.
+pub(crate) fn same_json(a: &[u8], b: &[u8]) -> bool {
+    a == b
+        || matches!(
+            (serde_json::from_slice::<Value>(a), serde_json::from_slice::<Value>(b)),
+            (Ok(a), Ok(b)) if a == b
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns_names() {
+        for ok in ["a", "a-b", "a.b", "0", "a1.b2-c"] {
+            assert!(is_dns_subdomain(ok), "{ok}");
+        }
+        for bad in ["", "A", "-a", "a-", "a..b", "a_b", ".a", &"a".repeat(254)] {
+            assert!(!is_dns_subdomain(bad), "{bad}");
+        }
+        assert!(is_dns_label("kube-system"));
+        assert!(!is_dns_label("a.b"));
+        assert!(!is_dns_label(&"a".repeat(64)));
+    }
+}

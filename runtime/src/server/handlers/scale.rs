@@ -1,0 +1,228 @@
+//! The `scale` subresource: an object's `autoscaling/v1` Scale read through the paths its
+//! kind declares, and a Scale written back to the replicas path ([`set_replicas`], which
+//! patches and apply of a scale use as well).
+
+use serde_json::{Map, Value, json};
+
+use crate::meta::StatusCause;
+use crate::storage::{Storage, UpdateError};
+
+use crate::server::Call;
+use crate::server::handlers::managed_fields::{self, Writer};
+use crate::server::http::dry_run::WriteOptions;
+use crate::server::http::error::ApiError;
+use crate::server::http::field_validation::{self, Directive};
+use crate::server::objects::json::{eval_path, meta_mut, meta_str, set_path};
+use crate::server::objects::revision::parse_rv;
+use crate::server::objects::stored::{at_revision, kv_object, to_stored};
+
+/// How many times a write re-reads and retries after losing a race it may retry.
+use crate::server::handlers::object::{
+    RETRIES, check_schema, read, strict_decoding, through_codec,
+};
+use crate::server::handlers::update::spec_part;
+
+/// The `autoscaling/v1` `Scale` of an object.
+pub(crate) fn scale_of(call: &Call, object: &Value) -> Result<Value, ApiError> {
+    let Some(scale) = call.info().subresources.scale.as_ref() else {
+        return Err(ApiError::no_route());
+    };
+    let number = |path: &str| eval_path(object, path).and_then(Value::as_i64).unwrap_or(0);
+    let meta = object.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    let mut scale_meta = Map::new();
+    for field in [
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+    ] {
+        if let Some(v) = meta.get(field) {
+            scale_meta.insert(field.into(), v.clone());
+        }
+    }
+    let mut status = json!({"replicas": number(&scale.status_replicas_path)});
+    if let Some(path) = scale.label_selector_path.as_deref()
+        && let Some(selector) = eval_path(object, path).and_then(Value::as_str)
+        && let Value::Object(map) = &mut status
+    {
+        map.insert("selector".into(), Value::from(selector));
+    }
+    Ok(json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": scale_meta,
+        "spec": {"replicas": number(&scale.spec_replicas_path)},
+        "status": status,
+    }))
+}
+
+/// The fields of an `autoscaling/v1` `Scale`: what a `/scale` write may hold.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct ScaleBody {
+    #[serde(
+        rename = "apiVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    api_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    metadata: Option<crate::meta::ObjectMeta>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    spec: Option<ScaleSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status: Option<ScaleStatus>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct ScaleSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    replicas: Option<i64>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct ScaleStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    replicas: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    selector: Option<String>,
+}
+
+/// The codec of `Scale`, for finding the unknown fields of a `/scale` write.
+pub(crate) fn scale_codec(value: Value) -> Result<Value, serde_json::Error> {
+    serde_json::to_value(serde_json::from_value::<ScaleBody>(value)?)
+}
+
+/// The unknown fields of a `Scale` (none when it does not decode: the replica checks report
+/// what is wrong with it).
+pub(crate) fn scale_unknown_fields(scale: &Value) -> Vec<String> {
+    match scale_codec(scale.clone()) {
+        Ok(decoded) => field_validation::unknown_fields(&scale_codec, scale, &decoded),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// PUT `/scale`: sets the desired replicas.
+pub(crate) async fn update_scale(
+    call: &Call,
+    name: &str,
+    body: &[u8],
+    write: WriteOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Value, ApiError> {
+    if call.info().subresources.scale.is_none() {
+        return Err(ApiError::no_route());
+    }
+    let incoming = crate::server::http::negotiate::decode_body(&call.headers, body)?;
+    if write.validation != Directive::Ignore {
+        let decoded = scale_codec(incoming.clone()).unwrap_or_else(|_| incoming.clone());
+        let problems = field_validation::body_problems(&scale_codec, body, &incoming, &decoded);
+        if write.validation == Directive::Strict && !problems.is_empty() {
+            return Err(strict_decoding("Scale", "v1", &problems));
+        }
+        warnings.extend(problems);
+    }
+    match incoming.get("kind").and_then(Value::as_str) {
+        None | Some("" | "Scale") => {}
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({other}) does not match the expected kind (Scale)"
+            )));
+        }
+    }
+    let replicas = incoming
+        .pointer("/spec/replicas")
+        .cloned()
+        .unwrap_or(Value::from(0));
+    let Some(count) = replicas
+        .as_i64()
+        .filter(|n| *n >= 0 && *n <= i64::from(i32::MAX))
+    else {
+        return Err(ApiError::invalid(
+            "autoscaling",
+            "Scale",
+            name,
+            vec![StatusCause::invalid(
+                "spec.replicas",
+                &replicas,
+                "must be greater than or equal to 0",
+            )],
+        ));
+    };
+    let precondition = match meta_str(&incoming, "resourceVersion") {
+        None | Some("") => None,
+        Some(rv) => Some(parse_rv(rv)?),
+    };
+    let writer = Writer {
+        manager: managed_fields::manager_of(call, "UpdateOptions")?,
+        subresource: "scale".to_owned(),
+    };
+    set_replicas(
+        call,
+        name,
+        Some(count),
+        precondition,
+        write.dry_run,
+        |current, next| managed_fields::track(call, Some(current), next, &writer),
+    )
+    .await
+}
+
+/// Sets the desired replicas of the object behind `/scale` (`None`: leaves them), with the
+/// managed fields `record` computes from the object before and after; answers the `Scale`.
+/// Nothing is written when neither the spec nor the managed fields change.
+pub(crate) async fn set_replicas(
+    call: &Call,
+    name: &str,
+    count: Option<i64>,
+    precondition: Option<u64>,
+    dry_run: bool,
+    record: impl Fn(&Value, &mut Value) -> Result<(), ApiError>,
+) -> Result<Value, ApiError> {
+    let Some(scale) = call.info().subresources.scale.clone() else {
+        return Err(ApiError::no_route());
+    };
+    for _ in 0..RETRIES {
+        let kv = read(call, name).await?;
+        if precondition.is_some_and(|rv| rv != kv.mod_revision) {
+            return Err(ApiError::conflict_modified(call.subject(name)));
+        }
+        let current = kv_object(call, &kv)?;
+        let mut next = current.clone();
+        if let Some(count) = count {
+            set_path(&mut next, &scale.spec_replicas_path, Value::from(count))?;
+        }
+        record(&current, &mut next)?;
+        let next = through_codec(call, next)?;
+        let generation = current
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        let mut next = next;
+        if spec_part(&current) != spec_part(&next) {
+            meta_mut(&mut next).insert("generation".into(), Value::from(generation + 1));
+        } else if current.pointer("/metadata/managedFields")
+            == next.pointer("/metadata/managedFields")
+        {
+            return scale_of(call, &current);
+        }
+        check_schema(call, &next, name)?;
+        let stored = to_stored(call, &next)?;
+        if dry_run {
+            return scale_of(call, &at_revision(next, kv.mod_revision));
+        }
+        match call
+            .state
+            .storage
+            .update(&call.key(name), stored, kv.mod_revision)
+            .await
+        {
+            Ok(kv) => return scale_of(call, &kv_object(call, &kv)?),
+            Err(UpdateError::Conflict { .. }) if precondition.is_none() => continue,
+            Err(e) => return Err(ApiError::from_update(e, call.subject(name))),
+        }
+    }
+    Err(ApiError::conflict_modified(call.subject(name)))
+}

@@ -1,0 +1,395 @@
+//! Update (PUT) of an object or its `status`: the update rules (identity, generation,
+//! finalizers, the scope a subresource may change), and the read-modify-write loop every
+//! update, patch and apply runs ([`update_with`]): it starts from the server's last copy of the
+//! object when it has one (`state::recent`), and a compare-and-swap catches a stale copy.
+
+use serde_json::{Map, Value, json};
+
+use crate::meta::StatusCause;
+use crate::storage::{Bytes, DeleteError, KeyValue, Storage, UpdateError};
+
+use crate::server::Call;
+use crate::server::handlers::managed_fields::{self, Writer};
+use crate::server::http::dry_run::WriteOptions;
+use crate::server::http::error::ApiError;
+use crate::server::objects::json::{meta_mut, meta_str};
+use crate::server::objects::revision::parse_rv;
+use crate::server::objects::stored::{converter, dry_answer, kv_object, to_stored};
+use crate::server::state::builtin::is_namespace_kind;
+
+/// How many times a write re-reads and retries after losing a race it may retry.
+use crate::server::handlers::object::{
+    RETRIES, check_identity, check_schema, decode_object, has_finalizers, read, same_json,
+    through_codec, validate_fields,
+};
+
+/// Everything but `metadata` and `status`: what a generation counts changes of.
+pub(crate) fn spec_part(object: &Value) -> Map<String, Value> {
+    let mut map = object.as_object().cloned().unwrap_or_default();
+    for key in ["metadata", "status", "apiVersion", "kind"] {
+        map.remove(key);
+    }
+    map
+}
+
+/// Which part of an object a PUT may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UpdateScope {
+    /// The main resource: everything but `status` when the kind has a status subresource.
+    Main,
+    /// `/status`: only `status`.
+    Status,
+}
+
+/// Merges a PUT body onto the current object under the scope's rules.
+pub(crate) fn prepare_update(
+    call: &Call,
+    current: &Value,
+    mut incoming: Value,
+    scope: UpdateScope,
+) -> Result<Value, ApiError> {
+    let info = call.info();
+    let name = meta_str(current, "name").unwrap_or("").to_owned();
+    let mut next = match scope {
+        UpdateScope::Status => {
+            // Only status changes; metadata and spec stay as stored. Managed fields come
+            // from the write: an apply computed them, other writes recompute them from the
+            // stored ones (`managed_fields::track`).
+            let mut next = current.clone();
+            if let Value::Object(map) = &mut next {
+                match incoming.get("status") {
+                    Some(status) => map.insert("status".into(), status.clone()),
+                    None => map.remove("status"),
+                };
+            }
+            let meta = meta_mut(&mut next);
+            match incoming.pointer("/metadata/managedFields") {
+                Some(managed) => meta.insert("managedFields".into(), managed.clone()),
+                None => meta.remove("managedFields"),
+            };
+            next
+        }
+        UpdateScope::Main => {
+            if info.subresources.status
+                && let Value::Object(map) = &mut incoming
+            {
+                match current.get("status") {
+                    Some(status) => map.insert("status".into(), status.clone()),
+                    None => map.remove("status"),
+                };
+            }
+            let mut causes = Vec::new();
+            let old_meta = current
+                .get("metadata")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+            let meta = meta_mut(&mut incoming);
+            let uid = old_meta.get("uid").cloned().unwrap_or(Value::Null);
+            match meta.get("uid") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(s)) if s.is_empty() => {}
+                Some(given) if *given == uid => {}
+                Some(given) => causes.push(StatusCause::invalid(
+                    "metadata.uid",
+                    given,
+                    "field is immutable",
+                )),
+            }
+            // Server-owned and immutable metadata always comes from the stored object.
+            for field in [
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+                "namespace",
+                "name",
+            ] {
+                match old_meta.get(field) {
+                    Some(v) => meta.insert(field.into(), v.clone()),
+                    None => meta.remove(field),
+                };
+            }
+            meta.remove("selfLink");
+            if old_meta.get("deletionTimestamp").is_some() {
+                let old: Vec<&Value> = old_meta
+                    .get("finalizers")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().collect())
+                    .unwrap_or_default();
+                let added = meta
+                    .get("finalizers")
+                    .and_then(Value::as_array)
+                    .is_some_and(|new| new.iter().any(|f| !old.contains(&f)));
+                if added {
+                    causes.push(StatusCause::forbidden(
+                        "metadata.finalizers",
+                        "no new finalizers can be added if the object is being deleted",
+                    ));
+                }
+            }
+            if !causes.is_empty() {
+                return Err(ApiError::invalid(
+                    &info.gvk.group,
+                    &info.gvk.kind,
+                    &name,
+                    causes,
+                ));
+            }
+            incoming
+        }
+    };
+    if is_namespace_kind(info) && scope == UpdateScope::Main {
+        // spec.finalizers belongs to the namespace lifecycle (upstream's /finalize).
+        if let (Value::Object(map), Some(spec)) = (&mut next, current.get("spec")) {
+            map.insert("spec".into(), spec.clone());
+        }
+    }
+    let generation = current
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let bumped = if spec_part(current) != spec_part(&next) {
+        generation + 1
+    } else {
+        generation
+    };
+    meta_mut(&mut next).insert("generation".into(), Value::from(bumped));
+    Ok(next)
+}
+
+/// PUT of the object or its `/status`.
+pub(crate) async fn update(
+    call: &Call,
+    name: &str,
+    body: &[u8],
+    scope: UpdateScope,
+    write: WriteOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Value, ApiError> {
+    let decoded = decode_object(call, body)?;
+    let incoming = through_codec(call, decoded.clone())?;
+    validate_fields(call, write.validation, body, &decoded, &incoming, warnings)?;
+    check_identity(call, name, &incoming)?;
+    let writer = Writer {
+        manager: managed_fields::manager_of(call, "UpdateOptions")?,
+        subresource: match scope {
+            UpdateScope::Status => "status".to_owned(),
+            UpdateScope::Main => String::new(),
+        },
+    };
+    update_with(call, name, scope, write.dry_run, Some(&writer), |_| {
+        Ok(incoming.clone())
+    })
+    .await
+}
+
+/// The update pipeline shared by PUT and PATCH: `make` turns the current object into the full
+/// incoming object (decoded and checked). A `resourceVersion` in it must match the stored one
+/// (409). A lost race re-reads and calls `make` again, so a patch re-applies to the new object
+/// (keeping the version it read only if it did not pin one) and a pinned version fails.
+/// A dry run stops before the write and answers with the object it would have written.
+/// With a `writer` the write is recorded in the object's managed fields; an apply's `make`
+/// records its own.
+pub(crate) async fn update_with(
+    call: &Call,
+    name: &str,
+    scope: UpdateScope,
+    dry_run: bool,
+    writer: Option<&Writer>,
+    make: impl Fn(&Value) -> Result<Value, ApiError>,
+) -> Result<Value, ApiError> {
+    let info = call.info();
+    let key = call.key(name);
+    // The copy this server saw last stands in for a read (see `recent`): the write below
+    // names its revision, so a stale copy costs a failed write. What no write confirms (a
+    // refusal such as a conflict with the client's resourceVersion, a no-op, a dry run) is
+    // decided on a fresh read, and so is everything after a failed write (which answers with
+    // the current value).
+    let mut known = call.state.storage.recent(&key).map(Cached);
+    let mut reads = 0;
+    while reads < RETRIES {
+        let kv = match known.take() {
+            Some(start) => start,
+            None => {
+                reads += 1;
+                Fresh(read(call, name).await?)
+            }
+        };
+        let (current, next, stored) = match plan_update(call, name, &kv, scope, writer, &make) {
+            Ok(plan) => plan,
+            Err(_) if kv.is_cached() => continue,
+            Err(refused) => return Err(refused),
+        };
+        let no_op = unchanged(call, &current, &next, &stored, &kv.value);
+        if (no_op || dry_run) && kv.is_cached() {
+            continue;
+        }
+        if no_op {
+            // A no-op write changes nothing, not even the resourceVersion, as upstream.
+            return Ok(current);
+        }
+        if dry_run {
+            // Also when the write would complete a pending deletion: the answer is the object
+            // as it would have gone.
+            return dry_answer(call, next, &stored, kv.mod_revision);
+        }
+        if next
+            .pointer("/metadata/deletionTimestamp")
+            .is_some_and(|v| !v.is_null())
+            && !has_finalizers(info, &next)
+        {
+            // The last finalizer is gone: the pending deletion completes now.
+            return match call.state.storage.delete(&key, Some(kv.mod_revision)).await {
+                Ok(deleted) => {
+                    let mut last = next;
+                    meta_mut(&mut last).insert(
+                        "resourceVersion".into(),
+                        Value::from(deleted.revision.to_string()),
+                    );
+                    Ok(last)
+                }
+                // Again from the current value: a pinned resourceVersion now fails the check
+                // above (409).
+                Err(DeleteError::Conflict { current }) => {
+                    known = Some(Fresh(current));
+                    reads += 1;
+                    continue;
+                }
+                Err(DeleteError::NotFound) if kv.is_cached() => continue,
+                Err(e) => Err(ApiError::from_delete(e, call.subject(name))),
+            };
+        }
+        match call
+            .state
+            .storage
+            .update(&key, stored, kv.mod_revision)
+            .await
+        {
+            Ok(kv) => return kv_object(call, &kv),
+            Err(UpdateError::Conflict { current }) => {
+                known = Some(Fresh(current));
+                reads += 1;
+            }
+            Err(UpdateError::NotFound) if kv.is_cached() => {}
+            Err(e) => return Err(ApiError::from_update(e, call.subject(name))),
+        }
+    }
+    Err(ApiError::conflict_modified(call.subject(name)))
+}
+
+/// One update attempt's current object (decoded from `kv`), the object to write and its
+/// stored bytes.
+pub(crate) fn plan_update(
+    call: &Call,
+    name: &str,
+    kv: &KeyValue,
+    scope: UpdateScope,
+    writer: Option<&Writer>,
+    make: impl Fn(&Value) -> Result<Value, ApiError>,
+) -> Result<(Value, Value, Bytes), ApiError> {
+    let current = kv_object(call, kv)?;
+    let incoming = make(&current)?;
+    let precondition = match meta_str(&incoming, "resourceVersion") {
+        None | Some("") => None,
+        Some(rv) => Some(parse_rv(rv)?),
+    };
+    if precondition.is_some_and(|rv| rv != kv.mod_revision) {
+        return Err(ApiError::conflict_modified(call.subject(name)));
+    }
+    let mut next = prepare_update(call, &current, incoming, scope)?;
+    if let Some(writer) = writer {
+        managed_fields::track(call, Some(&current), &mut next, writer)?;
+    }
+    check_schema(call, &next, name)?;
+    let stored = to_stored(call, &next)?;
+    Ok((current, next, stored))
+}
+
+/// The stored object an update attempt starts from.
+pub(crate) enum Start {
+    /// This server's last copy, perhaps stale.
+    Cached(KeyValue),
+    /// The store's answer just now.
+    Fresh(KeyValue),
+}
+
+use Start::{Cached, Fresh};
+
+impl Start {
+    fn is_cached(&self) -> bool {
+        matches!(self, Cached(_))
+    }
+}
+
+impl std::ops::Deref for Start {
+    type Target = KeyValue;
+
+    fn deref(&self) -> &KeyValue {
+        match self {
+            Cached(kv) | Fresh(kv) => kv,
+        }
+    }
+}
+
+/// Whether writing `stored` (encoded from `next`) over `before` (served as `current`) would
+/// change nothing. Without conversions, objects that differ as served differ as stored too
+/// (the served object is the stored one plus its resourceVersion, or has another apiVersion
+/// than the stored one, which a write changes), so only equal objects need the stored values
+/// compared, which takes two parses when their key order differs.
+pub(crate) fn unchanged(
+    call: &Call,
+    current: &Value,
+    next: &Value,
+    stored: &[u8],
+    before: &[u8],
+) -> bool {
+    if stored == before {
+        return true;
+    }
+    if converter(call).is_none() && !same_but_resource_version(current, next) {
+        return false;
+    }
+    same_json(stored, before)
+}
+
+/// Whether two objects are equal but for `metadata.resourceVersion`.
+pub(crate) fn same_but_resource_version(a: &Value, b: &Value) -> bool {
+    fn same_except(a: &Map<String, Value>, b: &Map<String, Value>, skip: &str) -> bool {
+        let len = |m: &Map<String, Value>| m.len() - usize::from(m.contains_key(skip));
+        len(a) == len(b)
+            && a.iter()
+                .filter(|(key, _)| key.as_str() != skip)
+                .all(|(key, value)| b.get(key) == Some(value))
+    }
+    match (a.as_object(), b.as_object()) {
+        (Some(a), Some(b)) => {
+            same_except(a, b, "metadata")
+                && match (
+                    a.get("metadata").and_then(Value::as_object),
+                    b.get("metadata").and_then(Value::as_object),
+                ) {
+                    (Some(a), Some(b)) => same_except(a, b, "resourceVersion"),
+                    _ => a.get("metadata") == b.get("metadata"),
+                }
+        }
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn objects_compare_without_their_resource_version() {
+        let a = serde_json::json!({"kind": "K", "metadata": {"name": "a", "resourceVersion": "5"}, "spec": {"x": 1}});
+        let same = serde_json::json!({"spec": {"x": 1}, "metadata": {"name": "a"}, "kind": "K"});
+        assert!(super::same_but_resource_version(&a, &same));
+        let other_spec =
+            serde_json::json!({"kind": "K", "metadata": {"name": "a"}, "spec": {"x": 2}});
+        assert!(!super::same_but_resource_version(&a, &other_spec));
+        let other_meta = serde_json::json!({"kind": "K", "metadata": {"name": "a", "labels": {}}, "spec": {"x": 1}});
+        assert!(!super::same_but_resource_version(&a, &other_meta));
+        let no_meta = serde_json::json!({"kind": "K", "spec": {"x": 1}});
+        assert!(!super::same_but_resource_version(&a, &no_meta));
+    }
+}

@@ -1,0 +1,25 @@
+//! Connections and the layers every request passes: accepting and bounding connections
+//! (`connections`), the stop sequence (`shutdown`), the request layers from the outside in
+//! (`panics`, `httplog`, `origin`, `inflight`), resolving a URL against the catalog (`path`),
+//! reading and writing bodies (`negotiate`, `yaml`, `protobuf`), the request options every write
+//! takes (`dry_run`, `field_validation`), the send window of streaming bodies (`send_window`)
+//! and the one error type every failure becomes (`error`).
+//!
+//! May import: `state` (the shared state, the built-in Namespace kind) and nothing else of the
+//! server; objects, handlers, background tasks and the dispatcher build on these modules,
+//! never the other way round.
+
+pub(crate) mod connections;
+pub(crate) mod dry_run;
+pub(crate) mod error;
+pub(crate) mod field_validation;
+pub(crate) mod httplog;
+pub(crate) mod inflight;
+pub(crate) mod negotiate;
+pub(crate) mod origin;
+pub(crate) mod panics;
+pub(crate) mod path;
+pub(crate) mod protobuf;
+pub(crate) mod send_window;
+pub(crate) mod shutdown;
+pub(crate) mod yaml;

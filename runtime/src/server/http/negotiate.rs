@@ -1,0 +1,366 @@
+//! Content negotiation: which representation a response takes (`Accept`) and how a request body
+//! is read (`Content-Type`).
+//!
+//! Responses come as JSON or YAML, as the object itself, a `meta.k8s.io/v1` `Table`, or
+//! `PartialObjectMetadata[List]`; an `Accept` naming nothing we can produce is 406, a body in a
+//! type we cannot read is 415, and a body that does not parse is 400. Bodies may also come in
+//! Kubernetes' protobuf encoding (built-in kinds only, see `protobuf`): kubectl 1.32 and newer
+//! send them so, and accept JSON back.
+
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use crate::server::http::error::ApiError;
+
+/// The media types we produce, as 406 lists them.
+const SERVED: &[&str] = &["application/json", "application/yaml"];
+
+/// The media types we read request bodies in, as 415 lists them.
+const READ: &[&str] = &[
+    "application/json",
+    "application/yaml",
+    crate::server::http::protobuf::MEDIA_TYPE,
+];
+
+/// A serialization format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// `application/json`.
+    Json,
+    /// `application/yaml`.
+    Yaml,
+}
+
+/// What a response carries in place of (or as) the object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// The object or list itself.
+    Object,
+    /// A `meta.k8s.io/v1` `Table`.
+    Table,
+    /// `PartialObjectMetadata` (one object or watch events) or its list.
+    Partial,
+}
+
+/// The kind of request, which decides which shapes are acceptable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RequestShape {
+    /// One object.
+    Single,
+    /// A list.
+    List,
+    /// A watch stream.
+    Watch,
+}
+
+/// The chosen representation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Output {
+    /// Serialization.
+    pub(crate) format: Format,
+    /// Shape.
+    pub(crate) shape: Shape,
+}
+
+impl Output {
+    /// Plain JSON.
+    pub(crate) const JSON: Output = Output {
+        format: Format::Json,
+        shape: Shape::Object,
+    };
+}
+
+/// One entry of an `Accept` header.
+struct MediaRange<'a> {
+    essence: String,
+    params: Vec<(String, &'a str)>,
+    q: f32,
+}
+
+fn parse_accept(accept: &str) -> Vec<MediaRange<'_>> {
+    let mut ranges: Vec<MediaRange<'_>> = accept
+        .split(',')
+        .filter_map(|item| {
+            let mut parts = item.split(';');
+            let essence = parts.next()?.trim().to_ascii_lowercase();
+            if essence.is_empty() {
+                return None;
+            }
+            let mut q = 1.0f32;
+            let mut params = Vec::new();
+            for param in parts {
+                let Some((k, v)) = param.split_once('=') else {
+                    continue;
+                };
+                let k = k.trim().to_ascii_lowercase();
+                let v = v.trim().trim_matches('"');
+                if k == "q" {
+                    q = v.parse().unwrap_or(0.0);
+                } else {
+                    params.push((k, v));
+                }
+            }
+            Some(MediaRange { essence, params, q })
+        })
+        .filter(|r| r.q > 0.0)
+        .collect();
+    // Stable, so equal weights keep the client's order.
+    ranges.sort_by(|a, b| b.q.total_cmp(&a.q));
+    ranges
+}
+
+/// Chooses the response representation from the `Accept` header.
+pub(crate) fn choose(headers: &HeaderMap, request: RequestShape) -> Result<Output, ApiError> {
+    let Some(accept) = headers.get(header::ACCEPT) else {
+        return Ok(Output::JSON);
+    };
+    let accept = accept
+        .to_str()
+        .map_err(|_| ApiError::not_acceptable(SERVED))?;
+    if accept.trim().is_empty() {
+        return Ok(Output::JSON);
+    }
+    for range in parse_accept(accept) {
+        let format = match range.essence.as_str() {
+            "application/json" | "*/*" | "application/*" => Format::Json,
+            "application/yaml" if request != RequestShape::Watch => Format::Yaml,
+            _ => continue,
+        };
+        let param = |name: &str| {
+            range
+                .params
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| *v)
+        };
+        let shape = match param("as") {
+            None => Shape::Object,
+            Some(as_) => {
+                let meta_group = param("g") == Some("meta.k8s.io")
+                    && matches!(param("v"), Some("v1" | "v1beta1"));
+                match (as_, request) {
+                    _ if !meta_group => continue,
+                    ("Table", _) => Shape::Table,
+                    ("PartialObjectMetadata", RequestShape::Single | RequestShape::Watch)
+                    | ("PartialObjectMetadataList", RequestShape::List | RequestShape::Watch) => {
+                        Shape::Partial
+                    }
+                    _ => continue,
+                }
+            }
+        };
+        return Ok(Output { format, shape });
+    }
+    Err(ApiError::not_acceptable(SERVED))
+}
+
+/// Reads a request body as JSON, YAML or protobuf into a JSON object.
+pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    let format = match headers.get(header::CONTENT_TYPE) {
+        None => Format::Json,
+        Some(value) => {
+            let text = value
+                .to_str()
+                .map_err(|_| ApiError::unsupported_media_type(READ))?;
+            let essence = text
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            match essence.as_str() {
+                "" | "application/json" => Format::Json,
+                "application/yaml" | "application/x-yaml" | "text/yaml" => Format::Yaml,
+                crate::server::http::protobuf::MEDIA_TYPE => return decode_protobuf(body),
+                _ => return Err(ApiError::unsupported_media_type(READ)),
+            }
+        }
+    };
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request("the request body is empty"));
+    }
+    let value: Value = match format {
+        Format::Json => serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding JSON body: {e}")))?,
+        Format::Yaml => crate::server::http::yaml::check_depth(body)
+            .and_then(|()| serde_yaml_ng::from_slice(body).map_err(|e| e.to_string()))
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML body: {e}")))?,
+    };
+    if !value.is_object() {
+        return Err(ApiError::bad_request(
+            "the request body must be a JSON or YAML object",
+        ));
+    }
+    Ok(value)
+}
+
+/// A protobuf body: its kind's fields by number into JSON; a kind with no field numbers is 415,
+/// as upstream answers for custom resources. Numbers the table lacks are skipped here and
+/// reported by field validation (`protobuf::unknown_fields`).
+fn decode_protobuf(body: &[u8]) -> Result<Value, ApiError> {
+    if body.is_empty() {
+        return Err(ApiError::bad_request("the request body is empty"));
+    }
+    match crate::server::http::protobuf::decode(body) {
+        Ok(value) => Ok(value),
+        Err(crate::server::http::protobuf::ProtoError::UnknownKind { .. }) => {
+            Err(ApiError::unsupported_media_type(SERVED))
+        }
+        Err(e) => Err(ApiError::bad_request(e.to_string())),
+    }
+}
+
+/// Serializes a response body in `format` with the matching `Content-Type`.
+pub(crate) fn encode(format: Format, code: axum::http::StatusCode, value: &Value) -> Response {
+    let (bytes, content_type) = match format {
+        Format::Json => (
+            serde_json::to_vec(value).map_err(|e| e.to_string()),
+            "application/json",
+        ),
+        Format::Yaml => (
+            serde_yaml_ng::to_string(value)
+                .map(String::into_bytes)
+                .map_err(|e| e.to_string()),
+            "application/yaml",
+        ),
+    };
+    match bytes {
+        Ok(bytes) => {
+            let mut response = (code, bytes).into_response();
+            response
+                .headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+            response
+        }
+        Err(e) => ApiError::internal(e).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(value: &str, request: RequestShape) -> Result<Output, u16> {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
+        choose(&headers, request).map_err(|e| e.code().as_u16())
+    }
+
+    #[test]
+    fn accept_table() {
+        use RequestShape::*;
+        let json = Ok(Output::JSON);
+        let yaml = Ok(Output {
+            format: Format::Yaml,
+            shape: Shape::Object,
+        });
+        let table = Ok(Output {
+            format: Format::Json,
+            shape: Shape::Table,
+        });
+        let partial = Ok(Output {
+            format: Format::Json,
+            shape: Shape::Partial,
+        });
+        let rows = [
+            ("application/json", Single, json),
+            ("*/*", List, json),
+            ("application/yaml", Single, yaml),
+            ("application/yaml", Watch, Err(406)),
+            (
+                "application/vnd.kubernetes.protobuf, application/json",
+                List,
+                json,
+            ),
+            ("application/vnd.kubernetes.protobuf", List, Err(406)),
+            ("text/html", Single, Err(406)),
+            (
+                "application/json;as=Table;g=meta.k8s.io;v=v1, application/json",
+                List,
+                table,
+            ),
+            ("application/json;as=Table;g=meta.k8s.io;v=v1", Watch, table),
+            (
+                "application/json;as=Table;g=other;v=v1, application/json",
+                List,
+                json,
+            ),
+            ("application/json;as=Table;g=other;v=v1", List, Err(406)),
+            (
+                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+                Single,
+                partial,
+            ),
+            (
+                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+                List,
+                Err(406),
+            ),
+            (
+                "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+                List,
+                partial,
+            ),
+            ("application/yaml;q=0.5, application/json", Single, json),
+            ("application/json;q=0, application/yaml", Single, yaml),
+        ];
+        for (header, request, want) in rows {
+            assert_eq!(accept(header, request), want, "{header} {request:?}");
+        }
+    }
+
+    #[test]
+    fn content_types() {
+        let decode = |ct: Option<&str>, body: &str| {
+            let mut headers = HeaderMap::new();
+            if let Some(ct) = ct {
+                headers.insert(header::CONTENT_TYPE, HeaderValue::from_str(ct).unwrap());
+            }
+            decode_body(&headers, body.as_bytes()).map_err(|e| e.code().as_u16())
+        };
+        assert!(decode(None, r#"{"a":1}"#).is_ok());
+        assert!(decode(Some("application/json; charset=utf-8"), r#"{"a":1}"#).is_ok());
+        assert_eq!(
+            decode(Some("application/yaml"), "a: 1\n").unwrap(),
+            serde_json::json!({"a": 1})
+        );
+        assert_eq!(decode(Some("application/json"), "{"), Err(400));
+        assert_eq!(decode(Some("application/json"), "[1]"), Err(400));
+        assert_eq!(decode(Some("application/json"), ""), Err(400));
+        assert_eq!(decode(Some("text/plain"), "{}"), Err(415));
+        assert_eq!(
+            decode(Some("application/vnd.kubernetes.protobuf"), "{}"),
+            Err(400)
+        );
+        assert_eq!(
+            decode(Some("application/vnd.kubernetes.protobuf"), ""),
+            Err(400)
+        );
+        // Envelopes: typeMeta {apiVersion, kind} and an empty raw object.
+        let envelope = |api_version: &str, kind: &str| {
+            let mut type_meta = vec![0x0a, api_version.len() as u8];
+            type_meta.extend(api_version.bytes());
+            type_meta.extend([0x12, kind.len() as u8]);
+            type_meta.extend(kind.bytes());
+            let mut body = b"k8s\0\x0a".to_vec();
+            body.push(type_meta.len() as u8);
+            body.extend(type_meta);
+            String::from_utf8(body).unwrap()
+        };
+        assert_eq!(
+            decode(
+                Some("application/vnd.kubernetes.protobuf"),
+                &envelope("v1", "ConfigMap")
+            ),
+            Ok(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap"}))
+        );
+        assert_eq!(
+            decode(
+                Some("application/vnd.kubernetes.protobuf"),
+                &envelope("widgets.kapi.dev/v1", "Widget")
+            ),
+            Err(415)
+        );
+    }
+}

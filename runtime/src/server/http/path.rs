@@ -1,0 +1,258 @@
+//! Resource URLs: `/api/v1/...` and `/apis/<group>/<version>/...` turned into the kind, namespace,
+//! name and subresource a request targets.
+//!
+//! Accepted shapes after the group-version prefix (an optional legacy `watch/` first):
+//! `<plural>`, `<plural>/<name>`, `<plural>/<name>/<sub>`, and the same three after
+//! `namespaces/<ns>/`. The subresources are `status`, `scale` and a namespace's `finalize`.
+//! Anything else, an unknown resource included, is a 404 `Status`.
+
+use crate::registry::{RegisteredKind, Registry};
+
+use crate::server::http::error::ApiError;
+use crate::server::state::builtin::is_namespace_kind;
+
+/// A subresource the core serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Subresource {
+    /// `/status`.
+    Status,
+    /// `/scale`.
+    Scale,
+    /// `/finalize` of a core Namespace: its `spec.finalizers`, PUT only.
+    Finalize,
+}
+
+/// What a resource URL names.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    /// The kind served there.
+    pub(crate) kind: RegisteredKind,
+    /// The namespace segment, for namespaced kinds.
+    pub(crate) namespace: Option<String>,
+    /// The object name, absent for collections.
+    pub(crate) name: Option<String>,
+    /// The subresource, if any.
+    pub(crate) sub: Option<Subresource>,
+    /// Whether the legacy `/watch/` prefix was used.
+    pub(crate) legacy_watch: bool,
+}
+
+impl Target {
+    /// The kind's group.
+    pub(crate) fn group(&self) -> &str {
+        &self.kind.info.gvk.group
+    }
+
+    /// The kind's plural.
+    pub(crate) fn plural(&self) -> &str {
+        &self.kind.info.plural
+    }
+}
+
+/// Whether `segment` can be a name or namespace in a URL and a key: not empty, not `.` or `..`,
+/// and free of `/` and `%` (upstream's path segment rule).
+pub(crate) fn is_path_segment(segment: &str) -> bool {
+    !segment.is_empty()
+        && segment != "."
+        && segment != ".."
+        && !segment.contains('/')
+        && !segment.contains('%')
+}
+
+/// Resolves a request path against the registry.
+pub(crate) fn resolve(registry: &Registry, path: &str) -> Result<Target, ApiError> {
+    let trailing_slash = path.ends_with('/');
+    let path = path.strip_suffix('/').unwrap_or(path);
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let (group, version, rest) = match segments.as_slice() {
+        ["api", version, rest @ ..] => ("", *version, rest),
+        ["apis", group, version, rest @ ..] => (*group, *version, rest),
+        _ => return Err(ApiError::no_route()),
+    };
+    let (legacy_watch, rest) = match rest {
+        ["watch", rest @ ..] => (true, rest),
+        _ => (false, rest),
+    };
+    let lookup = |plural: &str| registry.get(group, version, plural).cloned();
+    // `namespaces/<ns>/<plural>...` unless the third segment is a subresource of a namespace
+    // object (`namespaces/<name>/status`), which only the core group's Namespace kind has.
+    let namespaced = match rest {
+        ["namespaces", ns, plural, tail @ ..] if tail.len() <= 2 => lookup(plural)
+            .filter(|k| k.info.is_namespaced())
+            .map(|kind| (kind, *ns, tail)),
+        _ => None,
+    };
+    let (kind, namespace, tail) = match namespaced {
+        Some((kind, ns, tail)) => (kind, Some(ns), tail),
+        None => match rest {
+            [plural, tail @ ..] if tail.len() <= 2 => {
+                let kind = lookup(plural).ok_or_else(ApiError::no_route)?;
+                (kind, None, tail)
+            }
+            _ => return Err(ApiError::no_route()),
+        },
+    };
+    let (name, sub) = match tail {
+        [] => (None, None),
+        [name] => (Some(*name), None),
+        [name, "status"] if kind.info.subresources.status => {
+            (Some(*name), Some(Subresource::Status))
+        }
+        [name, "scale"] if kind.info.subresources.scale.is_some() => {
+            (Some(*name), Some(Subresource::Scale))
+        }
+        // Upstream serves `finalize` on `/api/v1/namespaces/<name>/finalize` exactly: not under
+        // the legacy watch prefix, not with a trailing slash.
+        [name, "finalize"]
+            if is_namespace_kind(&kind.info)
+                && version == "v1"
+                && !legacy_watch
+                && !trailing_slash =>
+        {
+            (Some(*name), Some(Subresource::Finalize))
+        }
+        _ => return Err(ApiError::no_route()),
+    };
+    // A namespaced kind's objects are only reachable inside a namespace; the cluster-wide path
+    // serves list and watch of every namespace.
+    if kind.info.is_namespaced() && namespace.is_none() && name.is_some() {
+        return Err(ApiError::no_route());
+    }
+    if namespace.is_some_and(|ns| !is_path_segment(ns)) || name.is_some_and(|n| !is_path_segment(n))
+    {
+        return Err(ApiError::no_route());
+    }
+    Ok(Target {
+        kind,
+        namespace: namespace.map(str::to_owned),
+        name: name.map(str::to_owned),
+        sub,
+        legacy_watch,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::{Deserialize, Serialize};
+
+    use super::*;
+    use crate::meta::ObjectMeta;
+    use crate::type_tag::{ApiVersion, Kind};
+
+    #[derive(Clone, Debug, Default, Serialize, Deserialize, crate::Resource)]
+    #[resource(
+        crate = "crate",
+        group = "example.com",
+        version = "v1",
+        kind = "Widget"
+    )]
+    #[resource(namespaced, status)]
+    struct Widget {
+        #[serde(rename = "apiVersion")]
+        api_version: ApiVersion<Self>,
+        kind: Kind<Self>,
+        #[serde(default)]
+        metadata: ObjectMeta,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<serde_json::Value>,
+    }
+
+    #[derive(Clone, Debug, Default, Serialize, Deserialize, crate::Resource)]
+    #[resource(
+        crate = "crate",
+        group = "",
+        version = "v1",
+        kind = "Namespace",
+        cluster
+    )]
+    #[resource(status)]
+    struct Namespace {
+        #[serde(rename = "apiVersion")]
+        api_version: ApiVersion<Self>,
+        kind: Kind<Self>,
+        #[serde(default)]
+        metadata: ObjectMeta,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<serde_json::Value>,
+    }
+
+    #[test]
+    fn resolves_every_shape() {
+        let mut registry = Registry::new();
+        registry.register::<Widget>().register::<Namespace>();
+        type Row = (
+            &'static str,
+            Option<(
+                &'static str,
+                Option<&'static str>,
+                Option<&'static str>,
+                Option<Subresource>,
+            )>,
+        );
+        let rows: &[Row] = &[
+            (
+                "/apis/example.com/v1/widgets",
+                Some(("widgets", None, None, None)),
+            ),
+            (
+                "/apis/example.com/v1/namespaces/a/widgets",
+                Some(("widgets", Some("a"), None, None)),
+            ),
+            (
+                "/apis/example.com/v1/namespaces/a/widgets/w",
+                Some(("widgets", Some("a"), Some("w"), None)),
+            ),
+            (
+                "/apis/example.com/v1/namespaces/a/widgets/w/status",
+                Some(("widgets", Some("a"), Some("w"), Some(Subresource::Status))),
+            ),
+            (
+                "/apis/example.com/v1/watch/namespaces/a/widgets",
+                Some(("widgets", Some("a"), None, None)),
+            ),
+            ("/api/v1/namespaces", Some(("namespaces", None, None, None))),
+            (
+                "/api/v1/namespaces/",
+                Some(("namespaces", None, None, None)),
+            ),
+            (
+                "/api/v1/namespaces/a",
+                Some(("namespaces", None, Some("a"), None)),
+            ),
+            (
+                "/api/v1/namespaces/a/status",
+                Some(("namespaces", None, Some("a"), Some(Subresource::Status))),
+            ),
+            (
+                "/api/v1/namespaces/a/finalize",
+                Some(("namespaces", None, Some("a"), Some(Subresource::Finalize))),
+            ),
+            ("/api/v1/namespaces/a/finalize/", None),
+            ("/api/v1/watch/namespaces/a/finalize", None),
+            ("/apis/example.com/v1/namespaces/a/widgets/w/finalize", None),
+            ("/apis/example.com/v1/widgets/w", None),
+            ("/apis/example.com/v1/namespaces/a/widgets/w/scale", None),
+            ("/apis/example.com/v1/namespaces/a/widgets/w/status/x", None),
+            ("/apis/example.com/v2/widgets", None),
+            ("/apis/example.com/v1/gadgets", None),
+            ("/api/v1/namespaces/a/widgets", None),
+            ("/apis/example.com/v1/namespaces/../widgets", None),
+            ("/apis/example.com/v1/namespaces/a/widgets/%2e%2e", None),
+            ("/healthz", None),
+        ];
+        for (path, want) in rows {
+            let got = resolve(&registry, path)
+                .ok()
+                .map(|t| (t.kind.info.plural.to_string(), t.namespace, t.name, t.sub));
+            let want = want.map(|(p, ns, n, s)| {
+                (p.to_owned(), ns.map(str::to_owned), n.map(str::to_owned), s)
+            });
+            assert_eq!(got, want, "{path}");
+        }
+        assert!(
+            resolve(&registry, "/apis/example.com/v1/watch/widgets")
+                .unwrap()
+                .legacy_watch
+        );
+    }
+}

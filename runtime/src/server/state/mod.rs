@@ -1,0 +1,63 @@
+//! What the server remembers, and the state every request handler shares: the catalog of
+//! kinds, the store (wrapped by `observed`, which feeds `recent` and `namespaces`, and by
+//! `metrics::Measured`), the Kubernetes release the server speaks as, the watch cache
+//! (`watch_cache`), the metrics (`metrics`), and whether it is shutting down; where objects live
+//! in the store (`keys`) and the kinds every server has (`builtin`, `builtin_names`).
+//!
+//! May import: `objects` (the watch cache serves events as reads do) and from `http` the
+//! error type and what the metrics label requests by (`path`, `connections`); never
+//! `handlers`, `background` or `describe`.
+
+pub(crate) mod builtin;
+pub(crate) mod builtin_names;
+pub(crate) mod keys;
+pub(crate) mod metrics;
+pub(crate) mod namespaces;
+pub(crate) mod observed;
+pub(crate) mod recent;
+pub(crate) mod watch_cache;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use crate::KubeVersion;
+use crate::Registry;
+use crate::server::state::metrics::Metrics;
+use crate::server::state::observed::Observed;
+use crate::server::state::watch_cache::WatchCache;
+
+/// What the server knows; handlers get it as the cheap-clone [`State`].
+#[derive(Debug)]
+pub(crate) struct ServerState {
+    /// The kinds served, by group, version and plural: those registered at start and those of
+    /// the CRDs in the store, swapped whole when a CRD changes (see `crds`). Read through
+    /// [`ServerState::registry`], so a request sees one catalog from start to end.
+    pub(crate) catalog: RwLock<Arc<Registry>>,
+    /// Where objects live, seen through the server's caches of what it read and wrote.
+    pub(crate) storage: Arc<Observed>,
+    /// The Kubernetes release the server presents itself as: `/version`, and the release that
+    /// deprecation warnings and removals are computed against.
+    pub(crate) kube_version: KubeVersion,
+    /// The shared watch feeds, one per watched resource and version.
+    pub(crate) watch_cache: WatchCache,
+    /// The series `/metrics` serves.
+    pub(crate) metrics: Arc<Metrics>,
+    /// Set when the server begins to shut down: `/readyz` fails from then on.
+    pub(crate) shutting_down: AtomicBool,
+}
+
+/// Shared server state, cloned into every handler.
+pub(crate) type State = Arc<ServerState>;
+
+impl ServerState {
+    /// The kinds served now.
+    pub(crate) fn registry(&self) -> Arc<Registry> {
+        // A panic while swapping cannot leave a half-written Arc behind: the value is whole.
+        Arc::clone(&self.catalog.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Serves `registry` from now on.
+    pub(crate) fn set_registry(&self, registry: Registry) {
+        *self.catalog.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(registry);
+    }
+}
