@@ -333,7 +333,7 @@ impl ServerBuilder {
         // Kinds of the stored CRDs are served from the first request on.
         let crds_read = crds::refresh(&state, &base)
             .await
-            .map_err(ServerError::Storage)?;
+            .map_err(|e| ServerError::Storage(e.to_string()))?;
         crds::spawn(state.clone(), base, crds_read, stop_rx.clone());
         namespaces::spawn(state.clone(), stop_rx.clone());
         gc::spawn(state.clone(), stop_rx.clone());
@@ -544,11 +544,18 @@ pub(crate) fn resume_namespace_cleanup(state: &State, stop: &signal::Receiver<bo
     };
     tokio::spawn(async move {
         loop {
-            let remaining = namespace_lifecycle::purge_namespace(&state, &name).await;
-            if remaining == Ok(0) {
-                match namespace_lifecycle::finish_namespace(&state, &key).await {
-                    Ok(true) | Err(_) => return,
+            match namespace_lifecycle::purge_namespace(&state, &name).await {
+                Ok(0) => match namespace_lifecycle::finish_namespace(&state, &key).await {
+                    Ok(true) => return,
                     Ok(false) => {}
+                    Err(error) => {
+                        tracing::warn!(namespace = %name, %error, "removing a terminated namespace failed");
+                        return;
+                    }
+                },
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(namespace = %name, %error, "emptying a terminating namespace failed; retrying");
                 }
             }
             tokio::select! {

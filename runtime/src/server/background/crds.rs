@@ -34,6 +34,7 @@ use crate::schema::JSONSchemaProps;
 use crate::storage::{Bytes, KeyValue, Storage, WatchEvent};
 use crate::{GroupVersionKind, Lifecycle, PrinterColumn, Registry, ResourceInfo, Scope, Verb};
 
+use crate::server::background::TaskError;
 use crate::server::signal;
 use crate::server::state::State;
 use crate::server::state::keys;
@@ -72,24 +73,16 @@ pub(crate) struct Refreshed {
 }
 
 /// Reads every CRD, serves the kinds of the accepted ones and brings their status up to date.
-pub(crate) async fn refresh(state: &State, base: &Registry) -> Result<Refreshed, String> {
+pub(crate) async fn refresh(state: &State, base: &Registry) -> Result<Refreshed, TaskError> {
     let Some(kind) = crd_kind(base) else {
-        let revision = state
-            .storage
-            .current_revision()
-            .await
-            .map_err(|e| e.to_string())?;
+        let revision = state.storage.current_revision().await?;
         return Ok(Refreshed {
             revision,
             pending: false,
         });
     };
     let prefix = keys::resource_prefix(&kind.info);
-    let listed = state
-        .storage
-        .list(&prefix, None, None, None)
-        .await
-        .map_err(|e| e.to_string())?;
+    let listed = state.storage.list(&prefix, None, None, None).await?;
     let mut stored: Vec<(KeyValue, CustomResourceDefinition)> = listed
         .items
         .into_iter()
@@ -177,7 +170,10 @@ pub(crate) fn spawn(
             }
             match refresh(&state, &base).await {
                 Ok(done) => (revision, pending) = (done.revision, done.pending),
-                Err(_) => tokio::time::sleep(CLEANUP_RETRY).await,
+                Err(error) => {
+                    tracing::warn!(%error, "reading the CustomResourceDefinitions failed; retrying");
+                    tokio::time::sleep(CLEANUP_RETRY).await;
+                }
             }
         }
     });
@@ -498,14 +494,17 @@ async fn finish(state: &State, kv: &KeyValue, object: &Value, remaining: usize) 
     }
 }
 
-async fn write(state: &State, kv: &KeyValue, object: &Value) -> Result<(), String> {
-    let bytes = serde_json::to_vec(object).map_err(|e| e.to_string())?;
+async fn write(state: &State, kv: &KeyValue, object: &Value) -> Result<(), TaskError> {
+    let bytes = serde_json::to_vec(object).map_err(TaskError::Encode)?;
     state
         .storage
         .update(&kv.key, Bytes::from(bytes), kv.mod_revision)
         .await
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(|source| TaskError::Update {
+            key: kv.key.clone(),
+            source,
+        })
 }
 
 /// The conditions this controller owns; others in a CRD's status are kept as they are.

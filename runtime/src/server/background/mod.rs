@@ -6,3 +6,31 @@
 
 pub(crate) mod crds;
 pub(crate) mod gc;
+
+use crate::storage::{ReadError, UpdateError};
+
+/// What one pass of a background task (the CRD task, a namespace's lifecycle) fails with. The
+/// task logs it and tries again after a pause; nothing answers a client with it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TaskError {
+    /// The store could not be read.
+    #[error("reading the store: {0}")]
+    Read(#[from] ReadError),
+    /// An object could not be written back.
+    #[error("writing {key}: {source}")]
+    Update {
+        key: String,
+        #[source]
+        source: UpdateError,
+    },
+    /// A stored object is not the JSON the server writes.
+    #[error("stored object {key} does not decode: {source}")]
+    Stored {
+        key: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// An object could not be encoded.
+    #[error("encoding an object: {0}")]
+    Encode(#[source] serde_json::Error),
+}

@@ -12,7 +12,7 @@ use crate::meta::{DeleteOptions, StatusCause};
 use crate::storage::{Bytes, DeleteError, Storage, UpdateError};
 
 use crate::server::Call;
-use crate::server::background::gc;
+use crate::server::background::{TaskError, gc};
 use crate::server::handlers::object::{
     RETRIES, check_identity, decode_object, has_finalizers, read, same_json, through_codec,
 };
@@ -145,7 +145,7 @@ pub(crate) async fn finalize_namespace(
 pub(crate) async fn purge_namespace(
     state: &crate::server::state::ServerState,
     namespace: &str,
-) -> Result<usize, String> {
+) -> Result<usize, TaskError> {
     let mut remaining = 0;
     let mut seen = std::collections::BTreeSet::new();
     let registry = state.registry();
@@ -158,11 +158,7 @@ pub(crate) async fn purge_namespace(
         if !seen.insert(prefix.clone()) {
             continue;
         }
-        let list = state
-            .storage
-            .list(&prefix, None, None, None)
-            .await
-            .map_err(|e| e.to_string())?;
+        let list = state.storage.list(&prefix, None, None, None).await?;
         // Upstream's namespace controller deletes each collection in the background; the
         // collector then follows the owner references of what it removed.
         let options = DeleteOptions {
@@ -171,7 +167,11 @@ pub(crate) async fn purge_namespace(
         };
         let class = gc::class_of(info);
         for kv in list.items {
-            let object: Value = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
+            let object: Value =
+                serde_json::from_slice(&kv.value).map_err(|source| TaskError::Stored {
+                    key: kv.key.clone(),
+                    source,
+                })?;
             // A concurrent change is picked up by the next pass.
             match gc::plan_delete(class, &object, &options, jiff::Timestamp::now()) {
                 gc::DeletePlan::Remove => {
@@ -197,16 +197,14 @@ pub(crate) async fn purge_namespace(
 pub(crate) async fn finish_namespace(
     state: &crate::server::state::ServerState,
     key: &str,
-) -> Result<bool, String> {
-    let Some(kv) = state
-        .storage
-        .get(key, None)
-        .await
-        .map_err(|e| e.to_string())?
-    else {
+) -> Result<bool, TaskError> {
+    let Some(kv) = state.storage.get(key, None).await? else {
         return Ok(true);
     };
-    let mut ns: Value = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
+    let mut ns: Value = serde_json::from_slice(&kv.value).map_err(|source| TaskError::Stored {
+        key: kv.key.clone(),
+        source,
+    })?;
     let mut changed = false;
     if let Some(Value::Array(finalizers)) = ns.pointer_mut("/spec/finalizers") {
         let before = finalizers.len();
@@ -232,7 +230,7 @@ pub(crate) async fn finish_namespace(
         // Other finalizers hold it; writing the same value again would only wake watchers.
         return Ok(false);
     }
-    let bytes = serde_json::to_vec(&ns).map_err(|e| e.to_string())?;
+    let bytes = serde_json::to_vec(&ns).map_err(TaskError::Encode)?;
     let _ = state
         .storage
         .update(key, Bytes::from(bytes), kv.mod_revision)
