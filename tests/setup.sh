@@ -13,6 +13,8 @@ python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
 command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
+# make (and a C compiler, which Rust's linker needs anyway) for the binary's allocator, jemalloc.
+command -v make >/dev/null 2>&1 || missing+=(make)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "tests/setup.sh: installing Debian packages: ${missing[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
