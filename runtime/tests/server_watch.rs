@@ -624,8 +624,12 @@ async fn initial_events_read_a_page_at_a_time_are_the_state_at_the_start_then_th
         (listed, &every),
     ] {
         let mut reader = Reader::open(&h, &uri).await;
-        // Some initial events read, most still to come when the writes below happen.
-        let first = reader.read(5, Duration::ZERO).await;
+        // Five initial events read, and no more: the rest (later pages, read from the store
+        // as the reader takes them) are still to come when the writes below happen.
+        let mut first = Vec::new();
+        for _ in 0..5 {
+            first.push(reader.next(Duration::from_secs(10)).await.unwrap());
+        }
         watchers.push((reader, first, s));
     }
     model
