@@ -1,8 +1,8 @@
 //! The resource dispatcher: every path the descriptive routes do not match comes here. The path
 //! is resolved against the catalog (`http::path`, subresources included), the request's
 //! [`Operation`] is decided once from its method, path and query, measured for
-//! `state::metrics`, and handled by its module under `handlers`; creates, updates, patches and
-//! finalizes share one extractor for their body and options ([`write_request`]).
+//! `state::metrics`, and served by its module under `handlers`, which reads what it needs of
+//! the request and renders its answer.
 //!
 //! May import anything in the server: nothing imports the dispatcher but `serve`'s router.
 
@@ -10,36 +10,40 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{Method, header};
 use axum::response::{IntoResponse, Response};
-use serde::de::DeserializeOwned;
 
 use crate::Verb;
-use crate::meta::{ListOptions, Status};
+use crate::meta::ListOptions;
 
-use crate::server::background::gc;
 use crate::server::describe::deprecation;
+use crate::server::handlers::update::UpdateScope;
 use crate::server::handlers::{
-    create, delete, list, namespace_lifecycle, object, patch, scale, update, watch,
+    create, delete, get, list, namespace_lifecycle, patch, scale, update, watch,
 };
-use crate::server::http::dry_run;
-use crate::server::http::error::{ApiError, MAX_BODY_BYTES};
+use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::{self, RequestShape};
 use crate::server::http::path::{self, Subresource};
-use crate::server::objects::{json, selector};
 use crate::server::state::{State, metrics};
-use crate::server::{Call, Streamed, Tunables};
+use crate::server::{Call, Tunables};
 
-/// Which operation a request performs, decided once from its method, path and query
-/// ([`Operation::of`]).
+/// What a request does to which part of its target, decided once from its method, path and
+/// query ([`Operation::of`]): the verb it is authorized and measured as ([`Operation::verb`]),
+/// and the handler that serves it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Operation {
+    /// GET of an object or its `status`.
     Get,
+    GetScale,
     List,
+    /// A watch of a collection, or of one object (`?watch` on its URL, or the legacy
+    /// `/watch/` prefix).
     Watch,
     Create,
-    Update,
-    Patch,
+    Update(UpdateScope),
+    UpdateScale,
+    Patch(UpdateScope),
+    PatchScale,
     Delete,
     DeleteCollection,
     /// PUT of a namespace's `finalize` subresource.
@@ -49,14 +53,23 @@ enum Operation {
 impl Operation {
     fn verb(self) -> Verb {
         match self {
-            Self::Get => Verb::Get,
+            Self::Get | Self::GetScale => Verb::Get,
             Self::List => Verb::List,
             Self::Watch => Verb::Watch,
             Self::Create => Verb::Create,
-            Self::Update | Self::Finalize => Verb::Update,
-            Self::Patch => Verb::Patch,
+            Self::Update(_) | Self::UpdateScale | Self::Finalize => Verb::Update,
+            Self::Patch(_) | Self::PatchScale => Verb::Patch,
             Self::Delete => Verb::Delete,
             Self::DeleteCollection => Verb::DeleteCollection,
+        }
+    }
+
+    /// The shape of answer the operation gives, for content negotiation.
+    fn shape(self) -> RequestShape {
+        match self {
+            Self::List | Self::DeleteCollection => RequestShape::List,
+            Self::Watch => RequestShape::Watch,
+            _ => RequestShape::Single,
         }
     }
 
@@ -66,6 +79,10 @@ impl Operation {
         let info = call.info();
         let target = &call.target;
         let collection_in_scope = !info.is_namespaced() || target.namespace.is_some();
+        let scope = match target.sub {
+            Some(Subresource::Status) => UpdateScope::Status,
+            _ => UpdateScope::Main,
+        };
         Ok(match (method, &target.name, target.sub) {
             (&Method::PUT, Some(_), Some(Subresource::Finalize)) => Self::Finalize,
             (_, _, Some(Subresource::Finalize)) => return Err(Self::not_allowed(call, method)),
@@ -76,16 +93,20 @@ impl Operation {
                     Self::List
                 }
             }
-            (&Method::GET, Some(_), _) => {
-                if target.sub.is_none() && is_watch(call)? {
+            (&Method::GET, Some(_), Some(Subresource::Scale)) => Self::GetScale,
+            (&Method::GET, Some(_), Some(_)) => Self::Get,
+            (&Method::GET, Some(_), None) => {
+                if is_watch(call)? {
                     Self::Watch
                 } else {
                     Self::Get
                 }
             }
             (&Method::POST, None, None) if collection_in_scope => Self::Create,
-            (&Method::PUT, Some(_), _) => Self::Update,
-            (&Method::PATCH, Some(_), _) => Self::Patch,
+            (&Method::PUT, Some(_), Some(Subresource::Scale)) => Self::UpdateScale,
+            (&Method::PUT, Some(_), _) => Self::Update(scope),
+            (&Method::PATCH, Some(_), Some(Subresource::Scale)) => Self::PatchScale,
+            (&Method::PATCH, Some(_), _) => Self::Patch(scope),
             (&Method::DELETE, Some(_), None) => Self::Delete,
             (&Method::DELETE, None, None) if collection_in_scope => Self::DeleteCollection,
             _ => return Err(Self::not_allowed(call, method)),
@@ -99,43 +120,6 @@ impl Operation {
         };
         ApiError::method_not_allowed(call.target.group(), call.target.plural(), &action)
     }
-}
-
-/// The query options of a write: each names its dry-run and field-validation options.
-trait WriteQuery: DeserializeOwned {
-    /// The options' kind, as errors about them name it.
-    const KIND: &'static str;
-    fn dry_run(&self) -> &[String];
-    fn field_validation(&self) -> Option<&crate::meta::FieldValidation>;
-}
-
-macro_rules! write_query {
-    ($($options:ident),*) => {$(
-        impl WriteQuery for crate::meta::$options {
-            const KIND: &'static str = stringify!($options);
-            fn dry_run(&self) -> &[String] {
-                &self.dry_run
-            }
-            fn field_validation(&self) -> Option<&crate::meta::FieldValidation> {
-                self.field_validation.as_ref()
-            }
-        }
-    )*};
-}
-
-write_query!(CreateOptions, UpdateOptions, PatchOptions);
-
-/// The steps every create, update, patch and finalize shares before its handler: the body,
-/// read whole, then the typed query options and the write options (dry run, field
-/// validation) they give.
-async fn write_request<O: WriteQuery>(
-    call: &Call,
-    body: Body,
-) -> Result<(bytes::Bytes, dry_run::WriteOptions), ApiError> {
-    let body = read_body(call, body).await?;
-    let options: O = call.query()?;
-    let write = dry_run::write_options(O::KIND, options.dry_run(), options.field_validation())?;
-    Ok((body, write))
 }
 
 /// Serves every resource URL: routing, verb checks, deprecation warnings, then the handler.
@@ -200,198 +184,38 @@ fn is_watch(call: &Call) -> Result<bool, ApiError> {
     Ok(options.watch == Some(true))
 }
 
-/// The request body, whole: at most [`MAX_BODY_BYTES`], within the body timeout (a client that
-/// sends half a body and stops holds nothing for longer).
-async fn read_body(call: &Call, body: Body) -> Result<bytes::Bytes, ApiError> {
-    tokio::time::timeout(call.tun.body_timeout, read_whole_body(body, &call.headers))
-        .await
-        .map_err(|_| ApiError::timeout("request did not complete within the allotted timeout"))?
-}
-
-async fn read_whole_body(body: Body, headers: &HeaderMap) -> Result<bytes::Bytes, ApiError> {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|len| len > MAX_BODY_BYTES) {
-        return Err(ApiError::body_too_large());
-    }
-    axum::body::to_bytes(body, MAX_BODY_BYTES)
-        .await
-        .map_err(|e| {
-            // `to_bytes` reports the limit as a length-limit error in its source chain.
-            let text = format!("{e:?}");
-            if text.contains("LengthLimit") {
-                ApiError::body_too_large()
-            } else {
-                ApiError::bad_request(format!("unable to read the request body: {e}"))
-            }
-        })
-}
-
+/// Decides the operation, checks the kind serves its verb, negotiates the answer's format and
+/// hands the request to the operation's handler.
 async fn handle(
     call: &Call,
     method: &Method,
     body: Body,
     warnings: &mut Vec<String>,
 ) -> Result<Response, ApiError> {
-    let info = call.info();
     let target = &call.target;
-    let name = target.name.clone();
     let op = Operation::of(call, method)?;
-    if !info.verbs.contains(&op.verb()) {
+    if !call.info().verbs.contains(&op.verb()) {
         return Err(ApiError::method_not_allowed(
             target.group(),
             target.plural(),
             op.verb().as_str(),
         ));
     }
-    let shape = match op {
-        Operation::List | Operation::DeleteCollection => RequestShape::List,
-        Operation::Watch => RequestShape::Watch,
-        _ => RequestShape::Single,
-    };
-    let output = negotiate::choose(&call.headers, shape)?;
-    let reply = |code: StatusCode, value: serde_json::Value| -> Result<Response, ApiError> {
-        Ok(negotiate::encode(output.format, code, &value))
-    };
+    let output = negotiate::choose(&call.headers, op.shape())?;
+    // `Operation::of` decided every operation on one object from a path with a name.
+    let name = target.name.as_deref().unwrap_or_default();
     match op {
-        Operation::Get => {
-            let name = name.unwrap_or_default();
-            let options: crate::meta::GetOptions = call.query()?;
-            let object = object::get(call, &name, options.resource_version.as_deref()).await?;
-            let value = match target.sub {
-                Some(Subresource::Scale) => scale::scale_of(call, &object)?,
-                _ => list::render_object(call, output, object)?,
-            };
-            reply(StatusCode::OK, value)
-        }
-        Operation::List => {
-            let options: ListOptions = call.query()?;
-            list::validate(&options, false)?;
-            let selectors = selectors(call, &options, None)?;
-            list::respond(call, &options, &selectors, output).await
-        }
-        Operation::Watch => {
-            let options: ListOptions = call.query()?;
-            list::validate(&options, true)?;
-            let selectors = selectors(call, &options, name.as_deref())?;
-            let mut response = watch::watch(call.clone(), options, selectors, output).await?;
-            response.extensions_mut().insert(Streamed);
-            Ok(response)
-        }
-        Operation::Create => {
-            let (body, write) = write_request::<crate::meta::CreateOptions>(call, body).await?;
-            let (code, object) = create::create(call, &body, write, warnings).await?;
-            reply(code, list::render_object(call, output, object)?)
-        }
-        Operation::Update => {
-            let name = name.unwrap_or_default();
-            let (body, write) = write_request::<crate::meta::UpdateOptions>(call, body).await?;
-            let value = match target.sub {
-                Some(Subresource::Scale) => {
-                    scale::update_scale(call, &name, &body, write, warnings).await?
-                }
-                sub => {
-                    let scope = match sub {
-                        Some(Subresource::Status) => update::UpdateScope::Status,
-                        _ => update::UpdateScope::Main,
-                    };
-                    let object = update::update(call, &name, &body, scope, write, warnings).await?;
-                    list::render_object(call, output, object)?
-                }
-            };
-            reply(StatusCode::OK, value)
-        }
-        Operation::Patch => {
-            let name = name.unwrap_or_default();
-            let patch_type = patch::patch_type(call)?;
-            let (body, write) = write_request::<crate::meta::PatchOptions>(call, body).await?;
-            let value = match target.sub {
-                Some(Subresource::Scale) => {
-                    patch::patch_scale(call, &name, patch_type, &body, write, warnings).await?
-                }
-                sub => {
-                    let scope = match sub {
-                        Some(Subresource::Status) => update::UpdateScope::Status,
-                        _ => update::UpdateScope::Main,
-                    };
-                    let (code, object) =
-                        patch::patch(call, &name, patch_type, &body, scope, write, warnings)
-                            .await?;
-                    return reply(code, list::render_object(call, output, object)?);
-                }
-            };
-            reply(StatusCode::OK, value)
-        }
-        Operation::Delete => {
-            let name = name.unwrap_or_default();
-            let body = read_body(call, body).await?;
-            let options = delete::delete_options(call, &body)?;
-            gc::validate_options(&options)?;
-            match delete::delete(call, &name, &options).await? {
-                delete::Deletion::Pending(object) => {
-                    // Upstream answers 202 only to a client that asked for cascading with the
-                    // deprecated `orphanDependents: false`, for compatibility.
-                    let code = if options.orphan_dependents == Some(false) {
-                        StatusCode::ACCEPTED
-                    } else {
-                        StatusCode::OK
-                    };
-                    reply(code, list::render_object(call, output, object)?)
-                }
-                delete::Deletion::Gone(object) if !delete::delete_returns_status(info) => {
-                    reply(StatusCode::OK, list::render_object(call, output, object)?)
-                }
-                delete::Deletion::Gone(object) => {
-                    let mut status = Status::success();
-                    status.details = Some(crate::meta::StatusDetails {
-                        name: Some(name.clone()),
-                        group: (!info.gvk.group.is_empty()).then(|| info.gvk.group.to_string()),
-                        kind: Some(info.plural.to_string()),
-                        uid: json::meta_str(&object, "uid").map(str::to_owned),
-                        ..Default::default()
-                    });
-                    reply(
-                        StatusCode::OK,
-                        serde_json::to_value(status).map_err(ApiError::internal)?,
-                    )
-                }
-            }
-        }
-        Operation::Finalize => {
-            let name = name.unwrap_or_default();
-            let (body, write) = write_request::<crate::meta::UpdateOptions>(call, body).await?;
-            let object = namespace_lifecycle::finalize_namespace(call, &name, &body, write).await?;
-            reply(StatusCode::OK, list::render_object(call, output, object)?)
-        }
-        Operation::DeleteCollection => {
-            let body = read_body(call, body).await?;
-            let delete = delete::delete_options(call, &body)?;
-            gc::validate_options(&delete)?;
-            let options: ListOptions = call.query()?;
-            let selectors = selectors(call, &options, None)?;
-            let value = delete::delete_collection(call, &options, &selectors, &delete).await?;
-            reply(StatusCode::OK, value)
-        }
+        Operation::Get => get::serve(call, name, output).await,
+        Operation::GetScale => scale::serve_get(call, name, output).await,
+        Operation::List => list::serve(call, output).await,
+        Operation::Watch => watch::serve(call, target.name.as_deref(), output).await,
+        Operation::Create => create::serve(call, body, output, warnings).await,
+        Operation::Update(scope) => update::serve(call, name, scope, body, output, warnings).await,
+        Operation::UpdateScale => scale::serve_update(call, name, body, output, warnings).await,
+        Operation::Patch(scope) => patch::serve(call, name, scope, body, output, warnings).await,
+        Operation::PatchScale => patch::serve_scale(call, name, body, output, warnings).await,
+        Operation::Delete => delete::serve(call, name, body, output).await,
+        Operation::DeleteCollection => delete::serve_collection(call, body, output).await,
+        Operation::Finalize => namespace_lifecycle::serve_finalize(call, name, body, output).await,
     }
-}
-
-/// Parses the selectors of a list or watch; a watch on one object adds a name selector.
-fn selectors(
-    call: &Call,
-    options: &ListOptions,
-    name: Option<&str>,
-) -> Result<selector::Selectors, ApiError> {
-    let field = match (options.field_selector.as_deref(), name) {
-        (Some(f), Some(n)) if !f.is_empty() => Some(format!("{f},metadata.name={n}")),
-        (_, Some(n)) => Some(format!("metadata.name={n}")),
-        (f, None) => f.map(str::to_owned),
-    };
-    selector::Selectors::parse(
-        call.info(),
-        options.label_selector.as_deref(),
-        field.as_deref(),
-    )
-    .map_err(ApiError::bad_request)
 }

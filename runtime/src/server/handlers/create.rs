@@ -3,23 +3,27 @@
 //! and the write, skipped under dry run. Server-side apply creates through
 //! [`create_decoded`] too.
 
+use axum::body::Body;
 use axum::http::StatusCode;
+use axum::response::Response;
 use serde_json::{Value, json};
 
-use crate::meta::StatusCause;
+use crate::meta::{CreateOptions, StatusCause};
 use crate::storage::{CreateError, Guard, Storage};
 use crate::time::Time;
 
 use crate::server::Call;
 use crate::server::handlers::managed_fields::{self, Writer};
+use crate::server::handlers::request::write_request;
 use crate::server::http::dry_run::WriteOptions;
 use crate::server::http::error::{ApiError, Subject};
+use crate::server::http::negotiate::Output;
 use crate::server::objects::json::meta_mut;
+use crate::server::objects::render;
 use crate::server::objects::stored::{dry_answer, kv_object, to_stored};
 use crate::server::state::builtin::{NAMESPACE_FINALIZER, is_namespace_kind};
 use crate::server::state::keys;
 
-/// How many times a write re-reads and retries after losing a race it may retry.
 use crate::server::handlers::object::{
     RETRIES, check_schema, decode_object, name_causes, through_codec, validate_fields,
 };
@@ -80,6 +84,18 @@ pub(crate) async fn check_namespace(
         key,
         mod_revision: kv.mod_revision,
     })
+}
+
+/// Serves a POST to a collection: 201 with the created object, rendered as asked.
+pub(crate) async fn serve(
+    call: &Call,
+    body: Body,
+    output: Output,
+    warnings: &mut Vec<String>,
+) -> Result<Response, ApiError> {
+    let (body, write) = write_request::<CreateOptions>(call, body).await?;
+    let (code, object) = create(call, &body, write, warnings).await?;
+    render::reply(call, output, code, object)
 }
 
 /// POST to a collection. A dry run does everything but the write: the name is still checked

@@ -2,34 +2,95 @@
 //! finalizers (a deletion held by a finalizer marks the object; the garbage collector, in
 //! `background::gc`, does the rest), and what a delete answers.
 
+use axum::body::Body;
+use axum::http::StatusCode;
+use axum::response::Response;
 use serde_json::{Value, json};
 
 use crate::ResourceInfo;
-use crate::meta::{DeleteOptions, ListOptions};
+use crate::meta::{DeleteOptions, ListOptions, Status, StatusDetails};
 use crate::storage::{DeleteError, Storage, UpdateError};
 
 use crate::server::Call;
 use crate::server::background::gc;
 use crate::server::handlers::list::list;
+use crate::server::handlers::request::read_body;
 use crate::server::http::error::ApiError;
+use crate::server::http::negotiate::{self, Output};
 use crate::server::objects::json::{meta_mut, meta_str};
+use crate::server::objects::render;
 use crate::server::objects::selector::Selectors;
 use crate::server::objects::stored::{at_revision, kv_object, to_stored};
 use crate::server::state::builtin::is_namespace_kind;
 
-/// How many times a write re-reads and retries after losing a race it may retry.
 use crate::server::handlers::object::{RETRIES, read};
 
 /// What a delete did.
-pub(crate) enum Deletion {
+enum Deletion {
     /// The object is gone; its last state.
     Gone(Value),
     /// Finalizers hold it; its state with `deletionTimestamp` set.
     Pending(Value),
 }
 
+/// Serves a DELETE of one object: the object while finalizers hold it (202 only for the
+/// deprecated `orphanDependents: false`, as upstream answers it for compatibility), then, once
+/// gone, a success `Status` for the built-ins and the last state of the object for custom
+/// resources, rendered as asked.
+pub(crate) async fn serve(
+    call: &Call,
+    name: &str,
+    body: Body,
+    output: Output,
+) -> Result<Response, ApiError> {
+    let body = read_body(call, body).await?;
+    let options = delete_options(call, &body)?;
+    gc::validate_options(&options)?;
+    let info = call.info();
+    match delete(call, name, &options).await? {
+        Deletion::Pending(object) => {
+            let code = if options.orphan_dependents == Some(false) {
+                StatusCode::ACCEPTED
+            } else {
+                StatusCode::OK
+            };
+            render::reply(call, output, code, object)
+        }
+        Deletion::Gone(object) if !delete_returns_status(info) => {
+            render::reply(call, output, StatusCode::OK, object)
+        }
+        Deletion::Gone(object) => {
+            let mut status = Status::success();
+            status.details = Some(StatusDetails {
+                name: Some(name.to_owned()),
+                group: (!info.gvk.group.is_empty()).then(|| info.gvk.group.to_string()),
+                kind: Some(info.plural.to_string()),
+                uid: meta_str(&object, "uid").map(str::to_owned),
+                ..Default::default()
+            });
+            let value = serde_json::to_value(status).map_err(ApiError::internal)?;
+            Ok(negotiate::encode(output.format, StatusCode::OK, &value))
+        }
+    }
+}
+
+/// Serves a DELETE of a collection: the list of the objects deleted.
+pub(crate) async fn serve_collection(
+    call: &Call,
+    body: Body,
+    output: Output,
+) -> Result<Response, ApiError> {
+    let body = read_body(call, body).await?;
+    let delete = delete_options(call, &body)?;
+    gc::validate_options(&delete)?;
+    let options: ListOptions = call.query()?;
+    let selectors = Selectors::of_request(call.info(), &options, None)?;
+    let value = delete_collection(call, &options, &selectors, &delete).await?;
+    Ok(negotiate::encode(output.format, StatusCode::OK, &value))
+}
+
 /// Reads `DeleteOptions` from a body (optional) and the query string.
-pub(crate) fn delete_options(call: &Call, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+fn delete_options(call: &Call, body: &[u8]) -> Result<DeleteOptions, ApiError> {
     let mut options: DeleteOptions = if body.iter().all(u8::is_ascii_whitespace) {
         DeleteOptions::default()
     } else {
@@ -52,11 +113,7 @@ pub(crate) fn delete_options(call: &Call, body: &[u8]) -> Result<DeleteOptions, 
 /// (or, for a scheduled Pod, a grace period) hold is marked with `deletionTimestamp`, and
 /// anything else is removed; the collector (`gc`) carries out the cascade. A dry run (its
 /// options already checked) answers the same and writes nothing.
-pub(crate) async fn delete(
-    call: &Call,
-    name: &str,
-    options: &DeleteOptions,
-) -> Result<Deletion, ApiError> {
+async fn delete(call: &Call, name: &str, options: &DeleteOptions) -> Result<Deletion, ApiError> {
     let info = call.info();
     let class = gc::class_of(info);
     let dry_run = options.is_dry_run();
@@ -146,14 +203,14 @@ pub(crate) fn check_preconditions(
 
 /// Whether a successful immediate delete answers with a `Status` (built-in API groups) rather
 /// than the deleted object (custom resources), as upstream's stores differ.
-pub(crate) fn delete_returns_status(info: &ResourceInfo) -> bool {
+fn delete_returns_status(info: &ResourceInfo) -> bool {
     let group: &str = &info.gvk.group;
     group.is_empty() || !group.contains('.') || group.ends_with(".k8s.io")
 }
 
 /// DELETE of a collection: deletes every selected object, answering with the list of them.
 /// The options go to each delete, so a dry run lists what would go and removes nothing.
-pub(crate) async fn delete_collection(
+async fn delete_collection(
     call: &Call,
     options: &ListOptions,
     selectors: &Selectors,

@@ -1,6 +1,5 @@
 //! Lists: query validation, the `resourceVersion`/`resourceVersionMatch` table, label and field
-//! selection, `limit`/`continue` pagination over one snapshot, and the representations a list or
-//! object is rendered in (object, `Table`, `PartialObjectMetadata[List]`). Items are served as
+//! selection, `limit`/`continue` pagination over one snapshot. Items are served as
 //! `stored::from_stored` serves them, so they come in the requested version, converted when the
 //! resource has conversions, and selectors see that version's shape. A plain JSON list is
 //! written from each item's served bytes (`served`: the stored bytes with the resourceVersion
@@ -8,20 +7,15 @@
 
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::ResourceInfo;
-use crate::meta::{
-    IncludeObjectPolicy, ListMeta, ListOptions, ObjectMeta, PartialObjectMetadata,
-    PartialObjectMetadataList, ResourceVersionMatch, StatusCause, Table, TableColumnDefinition,
-    TableOptions, TableRow,
-};
+use crate::meta::{ListMeta, ListOptions, ResourceVersionMatch, StatusCause};
 use crate::storage::{ReadError, Storage};
 
 use crate::server::Call;
 use crate::server::http::error::ApiError;
-use crate::server::http::negotiate::{Output, Shape};
-use crate::server::objects::json::eval_path;
+use crate::server::http::negotiate::{self, Output};
+use crate::server::objects::render::Rendering;
 use crate::server::objects::revision::{parse_rv, wait_for};
 use crate::server::objects::selector::Selectors;
 use crate::server::objects::served::ServedJson;
@@ -288,29 +282,24 @@ async fn list_with<T>(
 /// Serves a list request: plain JSON objects are written from each item's served bytes
 /// (spliced from the stored ones when no conversion is needed); every other representation
 /// goes through the objects.
-pub(crate) async fn respond(
-    call: &Call,
-    options: &ListOptions,
-    selectors: &Selectors,
-    output: Output,
-) -> Result<Response, ApiError> {
+pub(crate) async fn serve(call: &Call, output: Output) -> Result<Response, ApiError> {
+    let options: ListOptions = call.query()?;
+    validate(&options, false)?;
+    let selectors = Selectors::of_request(call.info(), &options, None)?;
     if output != Output::JSON {
-        let page = list(call, options, selectors).await?;
-        let value = render_list(call, output, page)?;
-        return Ok(crate::server::http::negotiate::encode(
-            output.format,
-            StatusCode::OK,
-            &value,
-        ));
+        let rendering = Rendering::of(call, output)?;
+        let page = list(call, &options, &selectors).await?;
+        let value = rendering.list(call.info(), list_meta(&page), page.items);
+        return Ok(negotiate::encode(output.format, StatusCode::OK, &value));
     }
-    let page = list_json(call, options, selectors).await?;
+    let page = list_json(call, &options, &selectors).await?;
     let info = call.info();
     let meta = serde_json::to_vec(&list_meta(&page)).map_err(ApiError::internal)?;
     let kind = serde_json::to_vec(&info.list_kind()).map_err(ApiError::internal)?;
     let api_version = serde_json::to_vec(&info.api_version()).map_err(ApiError::internal)?;
     let size = page.items.iter().map(|i| i.len() + 1).sum::<usize>() + meta.len() + 64;
     let mut body = Vec::with_capacity(size);
-    // The key order of `render_list`'s object: kind, apiVersion, metadata, items.
+    // The key order of `Rendering::list`'s object: kind, apiVersion, metadata, items.
     body.extend_from_slice(b"{\"kind\":");
     body.extend_from_slice(&kind);
     body.extend_from_slice(b",\"apiVersion\":");
@@ -339,117 +328,6 @@ pub(crate) fn list_meta<T>(page: &Page<T>) -> ListMeta {
         continue_: page.continue_.clone(),
         remaining_item_count: page.remaining,
         ..ListMeta::default()
-    }
-}
-
-/// The table columns of a kind: Name, then its printer columns, or Created At without any.
-pub(crate) fn columns(info: &ResourceInfo) -> Vec<TableColumnDefinition> {
-    let mut out = vec![TableColumnDefinition::name_column()];
-    if info.printer_columns.is_empty() {
-        out.push(TableColumnDefinition::created_at_column());
-    } else {
-        out.extend(info.printer_columns.iter().map(TableColumnDefinition::from));
-    }
-    out
-}
-
-/// One table row for an object.
-pub(crate) fn row(info: &ResourceInfo, object: &Value, include: &IncludeObjectPolicy) -> TableRow {
-    let name = object
-        .pointer("/metadata/name")
-        .cloned()
-        .unwrap_or(Value::from(""));
-    let mut cells = vec![name];
-    if info.printer_columns.is_empty() {
-        cells.push(
-            object
-                .pointer("/metadata/creationTimestamp")
-                .cloned()
-                .unwrap_or(Value::Null),
-        );
-    } else {
-        for column in info.printer_columns.iter() {
-            cells.push(
-                eval_path(object, &column.json_path)
-                    .cloned()
-                    .unwrap_or(Value::Null),
-            );
-        }
-    }
-    let embedded = match include {
-        IncludeObjectPolicy::None => Value::Null,
-        IncludeObjectPolicy::Object => object.clone(),
-        _ => serde_json::to_value(PartialObjectMetadata::new(object_meta(object)))
-            .unwrap_or(Value::Null),
-    };
-    TableRow {
-        cells,
-        conditions: Vec::new(),
-        object: serde_json::from_value(embedded).unwrap_or_default(),
-    }
-}
-
-fn object_meta(object: &Value) -> ObjectMeta {
-    object
-        .get("metadata")
-        .and_then(|m| serde_json::from_value(m.clone()).ok())
-        .unwrap_or_default()
-}
-
-/// `includeObject` from the query string.
-pub(crate) fn include_policy(call: &Call) -> Result<IncludeObjectPolicy, ApiError> {
-    let options: TableOptions = call.query()?;
-    Ok(options.include_object())
-}
-
-/// Renders one object as asked.
-pub(crate) fn render_object(call: &Call, output: Output, object: Value) -> Result<Value, ApiError> {
-    let info = call.info();
-    match output.shape {
-        Shape::Object => Ok(object),
-        Shape::Partial => serde_json::to_value(PartialObjectMetadata::new(object_meta(&object)))
-            .map_err(ApiError::internal),
-        Shape::Table => {
-            let include = include_policy(call)?;
-            let meta = ListMeta {
-                resource_version: object
-                    .pointer("/metadata/resourceVersion")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                ..ListMeta::default()
-            };
-            let table = Table::new(meta, columns(info), vec![row(info, &object, &include)]);
-            serde_json::to_value(table).map_err(ApiError::internal)
-        }
-    }
-}
-
-/// Renders a page as asked.
-pub(crate) fn render_list(call: &Call, output: Output, page: Page) -> Result<Value, ApiError> {
-    let info = call.info();
-    let meta = list_meta(&page);
-    match output.shape {
-        Shape::Object => {
-            let mut list = Map::new();
-            list.insert("kind".into(), Value::from(info.list_kind()));
-            list.insert("apiVersion".into(), Value::from(info.api_version()));
-            list.insert(
-                "metadata".into(),
-                serde_json::to_value(&meta).map_err(ApiError::internal)?,
-            );
-            list.insert("items".into(), Value::Array(page.items));
-            Ok(Value::Object(list))
-        }
-        Shape::Partial => {
-            let metas = page.items.iter().map(object_meta).collect();
-            serde_json::to_value(PartialObjectMetadataList::new(meta, metas))
-                .map_err(ApiError::internal)
-        }
-        Shape::Table => {
-            let include = include_policy(call)?;
-            let rows = page.items.iter().map(|o| row(info, o, &include)).collect();
-            serde_json::to_value(Table::new(meta, columns(info), rows)).map_err(ApiError::internal)
-        }
     }
 }
 

@@ -1,17 +1,23 @@
-//! The handlers of resource requests: single objects (`object`, with the write rules they
-//! share), the namespace lifecycle (`namespace_lifecycle`), lists (`list`), watches (`watch`),
-//! patches (`patch`, with server-side apply) and field ownership (`managed_fields`).
+//! The handlers of resource requests, one module per operation, each with a `serve` the
+//! dispatcher calls: `get`, `list`, `watch`, `create`, `update` (of an object or its status),
+//! `patch` (with server-side apply), `delete` (of one object or a collection), `scale` (the
+//! scale subresource) and `namespace_lifecycle` (a namespace's `finalize`, and the passes that
+//! empty a terminating one). What several share: `request` (the body and write options),
+//! `object` (the rules writes share: names, the kind's codec and schema, field validation,
+//! reads) and `managed_fields` (field ownership).
 //!
 //! May import: `objects`, `state`, `http` and `background` (a delete starts the collector's
 //! work). Nothing outside this folder imports a handler but the dispatcher.
 
 pub(crate) mod create;
 pub(crate) mod delete;
+pub(crate) mod get;
 pub(crate) mod list;
 pub(crate) mod managed_fields;
 pub(crate) mod namespace_lifecycle;
 pub(crate) mod object;
 pub(crate) mod patch;
+pub(crate) mod request;
 pub(crate) mod scale;
 pub(crate) mod update;
 pub(crate) mod watch;

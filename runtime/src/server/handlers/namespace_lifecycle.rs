@@ -6,9 +6,12 @@
 
 use std::time::Duration;
 
+use axum::body::Body;
+use axum::http::StatusCode;
+use axum::response::Response;
 use serde_json::{Map, Value};
 
-use crate::meta::{DeleteOptions, StatusCause};
+use crate::meta::{DeleteOptions, StatusCause, UpdateOptions};
 use crate::storage::{Bytes, DeleteError, Storage, UpdateError};
 
 use crate::server::Call;
@@ -16,9 +19,12 @@ use crate::server::background::{TaskError, gc};
 use crate::server::handlers::object::{
     RETRIES, check_identity, decode_object, has_finalizers, read, same_json, through_codec,
 };
+use crate::server::handlers::request::write_request;
 use crate::server::http::dry_run::WriteOptions;
 use crate::server::http::error::ApiError;
+use crate::server::http::negotiate::Output;
 use crate::server::objects::json::{meta_str, object_mut};
+use crate::server::objects::render;
 use crate::server::objects::revision::parse_rv;
 use crate::server::objects::stored::{at_revision, dry_answer, kv_object, to_stored};
 use crate::server::state::builtin::NAMESPACE_FINALIZER;
@@ -45,10 +51,22 @@ fn finalizer_name_problem(name: &str) -> Option<&'static str> {
 
 /// The name part of a qualified name: at most 63 alphanumerics, `-`, `_` or `.`, starting and
 /// ending with an alphanumeric.
+/// Serves a PUT of a namespace's `finalize`: the namespace after the write, rendered as asked.
+pub(crate) async fn serve_finalize(
+    call: &Call,
+    name: &str,
+    body: Body,
+    output: Output,
+) -> Result<Response, ApiError> {
+    let (body, write) = write_request::<UpdateOptions>(call, body).await?;
+    let object = finalize_namespace(call, name, &body, write).await?;
+    render::reply(call, output, StatusCode::OK, object)
+}
+
 /// PUT `/api/v1/namespaces/{name}/finalize`: replaces the namespace's `spec.finalizers` and
 /// nothing else, as upstream's finalize subresource. When the namespace is terminating and the
 /// last finalizer goes, so does the namespace.
-pub(crate) async fn finalize_namespace(
+async fn finalize_namespace(
     call: &Call,
     name: &str,
     body: &[u8],

@@ -2,21 +2,26 @@
 //! kind declares, and a Scale written back to the replicas path ([`set_replicas`], which
 //! patches and apply of a scale use as well).
 
+use axum::body::Body;
+use axum::http::StatusCode;
+use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use crate::meta::StatusCause;
+use crate::meta::{GetOptions, StatusCause, UpdateOptions};
 use crate::storage::{Storage, UpdateError};
 
 use crate::server::Call;
 use crate::server::handlers::managed_fields::{self, Writer};
+use crate::server::handlers::object;
+use crate::server::handlers::request::write_request;
 use crate::server::http::dry_run::WriteOptions;
 use crate::server::http::error::ApiError;
 use crate::server::http::field_validation::{self, Directive};
+use crate::server::http::negotiate::{self, Output};
 use crate::server::objects::json::{eval_path, meta_mut, meta_str, set_path};
 use crate::server::objects::revision::parse_rv;
 use crate::server::objects::stored::{at_revision, kv_object, to_stored};
 
-/// How many times a write re-reads and retries after losing a race it may retry.
 use crate::server::handlers::object::{
     RETRIES, check_schema, read, strict_decoding, through_codec,
 };
@@ -102,6 +107,31 @@ pub(crate) fn scale_unknown_fields(scale: &Value) -> Vec<String> {
         Ok(decoded) => field_validation::unknown_fields(&scale_codec, scale, &decoded),
         Err(_) => Vec::new(),
     }
+}
+
+/// Serves a GET of `/scale`: the object's Scale.
+pub(crate) async fn serve_get(
+    call: &Call,
+    name: &str,
+    output: Output,
+) -> Result<Response, ApiError> {
+    let options: GetOptions = call.query()?;
+    let object = object::get(call, name, options.resource_version.as_deref()).await?;
+    let scale = scale_of(call, &object)?;
+    Ok(negotiate::encode(output.format, StatusCode::OK, &scale))
+}
+
+/// Serves a PUT of `/scale`: the Scale after the write.
+pub(crate) async fn serve_update(
+    call: &Call,
+    name: &str,
+    body: Body,
+    output: Output,
+    warnings: &mut Vec<String>,
+) -> Result<Response, ApiError> {
+    let (body, write) = write_request::<UpdateOptions>(call, body).await?;
+    let scale = update_scale(call, name, &body, write, warnings).await?;
+    Ok(negotiate::encode(output.format, StatusCode::OK, &scale))
 }
 
 /// PUT `/scale`: sets the desired replicas.

@@ -3,21 +3,26 @@
 //! update, patch and apply runs ([`update_with`]): it starts from the server's last copy of the
 //! object when it has one (`state::recent`), and a compare-and-swap catches a stale copy.
 
+use axum::body::Body;
+use axum::http::StatusCode;
+use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use crate::meta::StatusCause;
+use crate::meta::{StatusCause, UpdateOptions};
 use crate::storage::{Bytes, DeleteError, KeyValue, Storage, UpdateError};
 
 use crate::server::Call;
 use crate::server::handlers::managed_fields::{self, Writer};
+use crate::server::handlers::request::write_request;
 use crate::server::http::dry_run::WriteOptions;
 use crate::server::http::error::ApiError;
+use crate::server::http::negotiate::Output;
 use crate::server::objects::json::{meta_mut, meta_str};
+use crate::server::objects::render;
 use crate::server::objects::revision::parse_rv;
 use crate::server::objects::stored::{converter, dry_answer, kv_object, to_stored};
 use crate::server::state::builtin::is_namespace_kind;
 
-/// How many times a write re-reads and retries after losing a race it may retry.
 use crate::server::handlers::object::{
     RETRIES, check_identity, check_schema, decode_object, has_finalizers, read, same_json,
     through_codec, validate_fields,
@@ -158,8 +163,22 @@ pub(crate) fn prepare_update(
     Ok(next)
 }
 
+/// Serves a PUT of the object or its `/status`: the updated object, rendered as asked.
+pub(crate) async fn serve(
+    call: &Call,
+    name: &str,
+    scope: UpdateScope,
+    body: Body,
+    output: Output,
+    warnings: &mut Vec<String>,
+) -> Result<Response, ApiError> {
+    let (body, write) = write_request::<UpdateOptions>(call, body).await?;
+    let object = update(call, name, &body, scope, write, warnings).await?;
+    render::reply(call, output, StatusCode::OK, object)
+}
+
 /// PUT of the object or its `/status`.
-pub(crate) async fn update(
+async fn update(
     call: &Call,
     name: &str,
     body: &[u8],

@@ -45,54 +45,29 @@ use tokio::time::Instant;
 use crate::meta::{Bookmark, ListOptions, ResourceVersionMatch};
 use crate::storage::{Storage, WatchError, WatchEvent as StoreEvent, WatchStream};
 
-use crate::server::handlers::list::{self, columns, include_policy, row};
+use crate::server::handlers::list;
 use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::{Output, Shape};
 use crate::server::http::send_window::SendWindow;
+use crate::server::objects::render::Rendering;
 use crate::server::objects::revision::{parse_rv, wait_for};
 use crate::server::objects::selector::Selectors;
 use crate::server::objects::stored::from_stored;
 use crate::server::state::keys;
 use crate::server::state::watch_cache::{Entry, EventType, Feed, Next, event_line, watcher_id};
 use crate::server::state::watch_cache::{error_event, line};
-use crate::server::{Call, stopped};
+use crate::server::{Call, Streamed, stopped};
 
 /// How an event's object is rendered.
 #[derive(Clone)]
 struct Renderer {
     output: Output,
-    include: crate::meta::IncludeObjectPolicy,
+    rendering: Rendering,
 }
 
 impl Renderer {
     fn event(&self, call: &Call, kind: &str, object: &Value) -> Bytes {
-        let info = call.info();
-        let rendered = match self.output.shape {
-            Shape::Object => object.clone(),
-            Shape::Partial => {
-                let meta: crate::meta::ObjectMeta = object
-                    .get("metadata")
-                    .and_then(|m| serde_json::from_value(m.clone()).ok())
-                    .unwrap_or_default();
-                serde_json::to_value(crate::meta::PartialObjectMetadata::new(meta))
-                    .unwrap_or(Value::Null)
-            }
-            Shape::Table => {
-                let meta = crate::meta::ListMeta {
-                    resource_version: object
-                        .pointer("/metadata/resourceVersion")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                    ..Default::default()
-                };
-                let table = crate::meta::Table::new(
-                    meta,
-                    columns(info),
-                    vec![row(info, object, &self.include)],
-                );
-                serde_json::to_value(table).unwrap_or(Value::Null)
-            }
-        };
+        let rendered = self.rendering.object(call.info(), object.clone());
         line(&json!({"type": kind, "object": rendered}))
     }
 }
@@ -110,15 +85,30 @@ fn bookmark(call: &Call, revision: u64, initial_end: bool) -> Bytes {
     line(&json!({"type": "BOOKMARK", "object": mark}))
 }
 
-/// Starts a watch; errors before the stream starts are plain HTTP errors.
-pub(crate) async fn watch(
+/// Serves a watch of the collection or, with `name`, of one object in it; errors before the
+/// stream starts are plain HTTP errors.
+pub(crate) async fn serve(
+    call: &Call,
+    name: Option<&str>,
+    output: Output,
+) -> Result<Response, ApiError> {
+    let options: ListOptions = call.query()?;
+    list::validate(&options, true)?;
+    let selectors = Selectors::of_request(call.info(), &options, name)?;
+    let mut response = watch(call.clone(), options, selectors, output).await?;
+    response.extensions_mut().insert(Streamed);
+    Ok(response)
+}
+
+/// Starts a watch.
+async fn watch(
     call: Call,
     options: ListOptions,
     selectors: Selectors,
     output: Output,
 ) -> Result<Response, ApiError> {
-    let include = include_policy(&call)?;
-    let renderer = Renderer { output, include };
+    let rendering = Rendering::of(&call, output)?;
+    let renderer = Renderer { output, rendering };
     let rv = options
         .resource_version
         .as_deref()

@@ -1,11 +1,13 @@
 //! What handlers share about objects, kept apart so it imports no handler: an object's JSON
 //! (`json`: metadata and simple JSON paths), its stored and served forms (`stored`), the bodies
-//! spliced from stored bytes (`served`), resource versions and the waits for them
-//! (`revision`), and label and field selectors (`selector`).
+//! spliced from stored bytes (`served`), the representations it is answered in (`render`:
+//! object, metadata only, table), resource versions and the waits for them (`revision`), and
+//! label and field selectors (`selector`).
 //!
-//! May import: `http::error` and `state`; never `handlers`.
+//! May import: `http::error`, `http::negotiate` and `state`; never `handlers`.
 
 pub(crate) mod json;
+pub(crate) mod render;
 pub(crate) mod revision;
 pub(crate) mod selector;
 pub(crate) mod served;

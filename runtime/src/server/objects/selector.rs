@@ -10,6 +10,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::ResourceInfo;
+use crate::meta::ListOptions;
+
+use crate::server::http::error::ApiError;
 
 /// One label requirement.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +74,22 @@ impl Selectors {
             labels: LabelQuery::parse(label_selector.unwrap_or(""))?,
             fields: FieldQuery::parse(info, field_selector.unwrap_or(""))?,
         })
+    }
+
+    /// The selectors of a list or watch request; a watch of one object (`name`) adds a name
+    /// selector, as upstream's watch of `/{name}` is a field-selected watch of the collection.
+    pub(crate) fn of_request(
+        info: &ResourceInfo,
+        options: &ListOptions,
+        name: Option<&str>,
+    ) -> Result<Self, ApiError> {
+        let field = match (options.field_selector.as_deref(), name) {
+            (Some(f), Some(n)) if !f.is_empty() => Some(format!("{f},metadata.name={n}")),
+            (_, Some(n)) => Some(format!("metadata.name={n}")),
+            (f, None) => f.map(str::to_owned),
+        };
+        Self::parse(info, options.label_selector.as_deref(), field.as_deref())
+            .map_err(ApiError::bad_request)
     }
 
     /// Whether neither selector restricts anything.

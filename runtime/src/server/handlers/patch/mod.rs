@@ -33,21 +33,26 @@ pub(crate) mod strategic;
 
 use std::sync::Mutex;
 
+use axum::body::Body;
 use axum::http::{StatusCode, header};
+use axum::response::Response;
 use serde_json::Value;
 
 use crate::merge::TypeInfo;
-use crate::meta::{Status, StatusCause, StatusDetails, StatusReason};
+use crate::meta::{PatchOptions, Status, StatusCause, StatusDetails, StatusReason};
 use crate::registry::RegisteredKind;
 
 use crate::server::Call;
 use crate::server::handlers::managed_fields::{self, Writer};
 use crate::server::handlers::object;
+use crate::server::handlers::request::write_request;
 use crate::server::handlers::scale;
 use crate::server::handlers::update::{self, UpdateScope};
 use crate::server::http::dry_run::WriteOptions;
 use crate::server::http::error::ApiError;
 use crate::server::http::field_validation::{self, Directive};
+use crate::server::http::negotiate::{self, Output};
+use crate::server::objects::render;
 
 /// `Content-Type` of a JSON patch.
 pub(crate) const JSON_PATCH: &str = "application/json-patch+json";
@@ -107,7 +112,7 @@ pub(crate) fn accepted(kind: &RegisteredKind) -> Vec<&'static str> {
 }
 
 /// The patch type named by the request's `Content-Type`, or 415 listing the accepted ones.
-pub(crate) fn patch_type(call: &Call) -> Result<PatchType, ApiError> {
+fn patch_type(call: &Call) -> Result<PatchType, ApiError> {
     let kind = &call.target.kind;
     let essence = call
         .headers
@@ -321,9 +326,39 @@ fn check_force(call: &Call, patch_type: PatchType) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Serves a PATCH of the object or its `/status`: the patched object (201 when an apply
+/// created it), rendered as asked.
+pub(crate) async fn serve(
+    call: &Call,
+    name: &str,
+    scope: UpdateScope,
+    body: Body,
+    output: Output,
+    warnings: &mut Vec<String>,
+) -> Result<Response, ApiError> {
+    let patch_type = patch_type(call)?;
+    let (body, write) = write_request::<PatchOptions>(call, body).await?;
+    let (code, object) = patch(call, name, patch_type, &body, scope, write, warnings).await?;
+    render::reply(call, output, code, object)
+}
+
+/// Serves a PATCH of `/scale`: the Scale after the write.
+pub(crate) async fn serve_scale(
+    call: &Call,
+    name: &str,
+    body: Body,
+    output: Output,
+    warnings: &mut Vec<String>,
+) -> Result<Response, ApiError> {
+    let patch_type = patch_type(call)?;
+    let (body, write) = write_request::<PatchOptions>(call, body).await?;
+    let scale = patch_scale(call, name, patch_type, &body, write, warnings).await?;
+    Ok(negotiate::encode(output.format, StatusCode::OK, &scale))
+}
+
 /// PATCH of the object (`scope` Main) or its `/status`; 404 when it does not exist, except
 /// that an apply creates it (201). `fieldValidation` warnings go to `warnings`.
-pub(crate) async fn patch(
+async fn patch(
     call: &Call,
     name: &str,
     patch_type: PatchType,
@@ -367,7 +402,7 @@ pub(crate) async fn patch(
 }
 
 /// PATCH of `/scale`: the patch applies to the `Scale` as served, then updates the replicas.
-pub(crate) async fn patch_scale(
+async fn patch_scale(
     call: &Call,
     name: &str,
     patch_type: PatchType,
