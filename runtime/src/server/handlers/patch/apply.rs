@@ -26,8 +26,10 @@ use serde_json::{Map, Value};
 use crate::meta::{PatchOptions, Status, StatusCause, StatusReason};
 
 use crate::server::Call;
+use crate::server::handlers::managed_fields::fieldpath::{self, Path, Set, Step};
+use crate::server::handlers::managed_fields::typed::{self, Node, Shape};
 use crate::server::handlers::managed_fields::{
-    self as mf, APPLY, BEFORE_FIRST_APPLY, Entry, Node, Path, Set, Shape, Step, UPDATE, Writer,
+    self as mf, APPLY, BEFORE_FIRST_APPLY, Entry, UPDATE, Writer,
 };
 use crate::server::handlers::object;
 use crate::server::handlers::update::{self, UpdateScope};
@@ -303,15 +305,15 @@ fn check_lists(value: &Value, node: Node<'_>, path: &mut Path, problems: &mut Ve
             let item = node.item();
             let mut seen = HashSet::with_capacity(items.len());
             for (i, v) in items.iter().enumerate() {
-                let at = mf::Display(path);
+                let at = fieldpath::Display(path);
                 if let Some(problem) = keyless(&shape, v, item) {
                     problems.push(format!("{at}: element {i}: {problem}"));
                     continue;
                 }
-                let Some(step) = mf::item_step(&shape, v) else {
+                let Some(step) = typed::item_step(&shape, v) else {
                     continue;
                 };
-                let named = mf::Display(std::slice::from_ref(&step)).to_string();
+                let named = fieldpath::Display(std::slice::from_ref(&step)).to_string();
                 if !seen.insert(step.clone()) {
                     problems.push(format!("{at}: duplicate entries for key {named}"));
                 }
@@ -382,7 +384,7 @@ pub(crate) fn merge(live: &Value, config: &Value, node: Node<'_>) -> Value {
 /// them, and items only in the live list keep their place relative to the others. Live
 /// items no key names (and repeats of a key) count as live-only items.
 fn merge_items(old: &[Value], new: &[Value], shape: &Shape, item: Node<'_>) -> Vec<Value> {
-    let old_steps: Vec<Option<Step>> = old.iter().map(|v| mf::item_step(shape, v)).collect();
+    let old_steps: Vec<Option<Step>> = old.iter().map(|v| typed::item_step(shape, v)).collect();
     let mut in_old: HashMap<&Step, usize> = HashMap::with_capacity(old.len());
     for (i, step) in old_steps.iter().enumerate() {
         if let Some(step) = step {
@@ -392,7 +394,7 @@ fn merge_items(old: &[Value], new: &[Value], shape: &Shape, item: Node<'_>) -> V
     // The configuration was checked: every item has a key and no key repeats.
     let new_steps: Vec<(Step, &Value)> = new
         .iter()
-        .filter_map(|v| mf::item_step(shape, v).map(|step| (step, v)))
+        .filter_map(|v| typed::item_step(shape, v).map(|step| (step, v)))
         .collect();
     let in_new: HashMap<&Step, &Value> = new_steps.iter().map(|(s, v)| (s, *v)).collect();
     // A live item shared with the configuration: its first occurrence only.
@@ -505,7 +507,7 @@ fn prune_at(value: &mut Value, node: Node<'_>, path: &mut Path, gone: &Set, kept
             let item = node.item();
             let mut index = 0;
             items.retain_mut(|v| {
-                let step = mf::item_step(&shape, v).unwrap_or(Step::Index(index));
+                let step = typed::item_step(&shape, v).unwrap_or(Step::Index(index));
                 index += 1;
                 path.push(step);
                 let keep = if gone.contains(path) {
@@ -535,11 +537,11 @@ fn apply_to(
     let info = call.info();
     let schema = call.target.kind.schema.as_ref().and_then(|source| source());
     let root = Node::root(schema.as_ref(), call.target.kind.merge);
-    let part = mf::part_of(info.subresources.status, &writer.subresource);
+    let part = typed::part_of(info.subresources.status, &writer.subresource);
     let api_version = info.api_version();
     let mut base = live.clone();
     crate::server::objects::json::meta_mut(&mut base).remove("managedFields");
-    let live_fields = mf::fields_of(&base, root, part);
+    let live_fields = typed::fields_of(&base, root, part);
     let mut entries = mf::decode(live.pointer("/metadata/managedFields")).unwrap_or_default();
     if entries.is_empty() {
         let mut first = Entry::new(
@@ -548,14 +550,14 @@ fn apply_to(
             &api_version,
             &writer.subresource,
         );
-        first.fields = mf::members(&live_fields);
+        first.fields = typed::members(&live_fields);
         if !first.fields.is_empty() {
             first.touch();
             entries.push(first);
         }
     }
     let me = Entry::new(&writer.manager, APPLY, &api_version, &writer.subresource);
-    let applied = mf::members(&mf::fields_of(config, root, part));
+    let applied = typed::members(&typed::fields_of(config, root, part));
     let last = match entries.iter_mut().find(|e| e.same_identity(&me)) {
         Some(entry) => {
             entry.api_version = api_version.clone();
@@ -574,7 +576,7 @@ fn apply_to(
         .flat_map(|e| e.fields.iter().cloned())
         .collect();
     prune(&mut merged, root, &last, &kept);
-    let comparison = mf::compare(&live_fields, &mf::fields_of(&merged, root, part));
+    let comparison = typed::compare(&live_fields, &typed::fields_of(&merged, root, part));
     let changed = comparison.changed();
     let mut conflicts = Vec::new();
     for entry in entries.iter_mut().filter(|e| !e.same_identity(&me)) {
