@@ -99,21 +99,27 @@ fn kind_name(value: &Value) -> &'static str {
     }
 }
 
-/// The checks upstream makes of an applied configuration before merging it.
-fn check_config(call: &Call, name: &str, config: &Value) -> Result<(), ApiError> {
-    let info = call.info();
-    let api_version = config
+/// What every apply configuration, of an object or of its `/scale`, must be before anything
+/// else is checked: of the type the endpoint takes (`api_version` and `kind`; 400 `invalid
+/// object type` otherwise), without `managedFields` (400), and naming the object addressed.
+fn check_envelope(
+    call: &Call,
+    name: &str,
+    config: &Value,
+    api_version: &str,
+    kind: &str,
+) -> Result<(), ApiError> {
+    let given_version = config
         .get("apiVersion")
         .and_then(Value::as_str)
         .unwrap_or("");
-    let kind = config.get("kind").and_then(Value::as_str).unwrap_or("");
-    if api_version != info.api_version() || kind != info.gvk.kind {
-        let (group, version) = match api_version.rsplit_once('/') {
-            Some((g, v)) => (g, v),
-            None => ("", api_version),
-        };
+    let given_kind = config.get("kind").and_then(Value::as_str).unwrap_or("");
+    if given_version != api_version || given_kind != kind {
+        let (group, version) = given_version
+            .rsplit_once('/')
+            .unwrap_or(("", given_version));
         return Err(ApiError::bad_request(format!(
-            "invalid object type: {group}/{version}, Kind={kind}"
+            "invalid object type: {group}/{version}, Kind={given_kind}"
         )));
     }
     if config
@@ -122,7 +128,13 @@ fn check_config(call: &Call, name: &str, config: &Value) -> Result<(), ApiError>
     {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
-    object::check_identity(call, name, config)?;
+    object::check_identity(call, name, config)
+}
+
+/// The checks upstream makes of an applied configuration before merging it.
+fn check_config(call: &Call, name: &str, config: &Value) -> Result<(), ApiError> {
+    let info = call.info();
+    check_envelope(call, name, config, &info.api_version(), &info.gvk.kind)?;
     let codec = &call.target.kind.codec;
     let typed_error = |detail: String| {
         let namespace = call.target.namespace.as_deref().unwrap_or("");
@@ -403,24 +415,7 @@ pub(crate) async fn apply_scale(
 ) -> Result<Value, ApiError> {
     let (manager, force) = options(call)?;
     let config = decode_config(body)?;
-    let api_version = config
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let kind = config.get("kind").and_then(Value::as_str).unwrap_or("");
-    if api_version != "autoscaling/v1" || kind != "Scale" {
-        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-        return Err(ApiError::bad_request(format!(
-            "invalid object type: {group}/{version}, Kind={kind}"
-        )));
-    }
-    if config
-        .pointer("/metadata/managedFields")
-        .is_some_and(|v| !v.is_null())
-    {
-        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
-    }
-    object::check_identity(call, name, &config)?;
+    check_envelope(call, name, &config, "autoscaling/v1", "Scale")?;
     let unknown = scale::scale_unknown_fields(&config);
     if !unknown.is_empty() {
         let namespace = call.target.namespace.as_deref().unwrap_or("");
