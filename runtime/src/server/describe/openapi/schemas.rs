@@ -1,0 +1,318 @@
+//! The schemas of an OpenAPI document: each served kind's and its list's, named like
+//! upstream's (`io.k8s.api.<group>.<version>.<Kind>`, the reversed group for others), the
+//! shared meta schemas operations refer to, and the rewrite of a v3 schema for Swagger 2.0.
+//! How a schema is referred to depends on the document's [`Dialect`].
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::registry::RegisteredKind;
+use crate::{GroupVersionKind, Registry, ResourceInfo};
+
+/// Which OpenAPI dialect a document is rendered in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Dialect {
+    V2,
+    V3,
+}
+
+impl Dialect {
+    pub(super) fn schema_ref(self, name: &str) -> Value {
+        match self {
+            Dialect::V2 => json!({"$ref": format!("#/definitions/{name}")}),
+            Dialect::V3 => json!({"$ref": format!("#/components/schemas/{name}")}),
+        }
+    }
+}
+
+pub(super) const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
+pub(super) const SCALE: &str = "io.k8s.api.autoscaling.v1.Scale";
+
+/// The schema name of a kind, following upstream's naming.
+pub(crate) fn definition_name(gvk: &GroupVersionKind) -> String {
+    let group = gvk.group.as_ref();
+    let prefix = if group.is_empty() {
+        "io.k8s.api.core".to_owned()
+    } else if let Some(short) = group.strip_suffix(".k8s.io") {
+        format!("io.k8s.api.{}", short.split('.').next().unwrap_or(short))
+    } else if !group.contains('.') {
+        format!("io.k8s.api.{group}")
+    } else {
+        group.split('.').rev().collect::<Vec<_>>().join(".")
+    };
+    format!("{prefix}.{}.{}", gvk.version, gvk.kind)
+}
+
+pub(super) fn gvk_object(gvk: &GroupVersionKind) -> Value {
+    json!({"group": gvk.group, "kind": gvk.kind, "version": gvk.version})
+}
+
+/// The kind's own schema, or the permissive stand-in.
+fn kind_schema(kind: &RegisteredKind) -> Value {
+    let info = &*kind.info;
+    let registered = kind
+        .schema
+        .as_ref()
+        .and_then(|source| source())
+        .and_then(|schema| serde_json::to_value(schema).ok())
+        .filter(Value::is_object);
+    let mut schema = registered.unwrap_or_else(|| {
+        json!({
+            "description": format!(
+                "{} has no published schema; every field is accepted.",
+                info.gvk.kind
+            ),
+            "type": "object",
+            "properties": {
+                "apiVersion": {"description": "APIVersion defines the versioned schema of this representation of an object.", "type": "string"},
+                "kind": {"description": "Kind is a string value representing the REST resource this object represents.", "type": "string"},
+                "metadata": {"description": "Standard object's metadata.", "type": "object"}
+            },
+            "x-kubernetes-preserve-unknown-fields": true
+        })
+    });
+    if let Some(object) = schema.as_object_mut() {
+        object.insert(
+            "x-kubernetes-group-version-kind".to_owned(),
+            json!([gvk_object(&info.gvk)]),
+        );
+    }
+    schema
+}
+
+fn list_schema(info: &ResourceInfo, item: &str, dialect: Dialect) -> Value {
+    let list_gvk = GroupVersionKind {
+        kind: info.list_kind().into(),
+        ..info.gvk.clone()
+    };
+    json!({
+        "description": format!("{} is a list of {}.", info.list_kind(), info.gvk.kind),
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "apiVersion": {"description": "APIVersion defines the versioned schema of this representation of an object.", "type": "string"},
+            "items": {
+                "description": format!("List of {}.", info.plural),
+                "type": "array",
+                "items": dialect.schema_ref(item)
+            },
+            "kind": {"description": "Kind is a string value representing the REST resource this object represents.", "type": "string"},
+            "metadata": {"description": "Standard list metadata.", "type": "object"}
+        },
+        "x-kubernetes-group-version-kind": [gvk_object(&list_gvk)]
+    })
+}
+
+/// The shared meta schemas operations refer to.
+pub(super) fn meta_schemas() -> Vec<(String, Value)> {
+    let open = |description: &str| {
+        json!({
+            "description": description,
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": true
+        })
+    };
+    vec![
+        (
+            format!("{META}.Patch"),
+            json!({"description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.", "type": "object"}),
+        ),
+        (
+            format!("{META}.Status"),
+            open("Status is a return value for calls that don't return other objects."),
+        ),
+        (
+            format!("{META}.DeleteOptions"),
+            open("DeleteOptions may be provided when deleting an API object."),
+        ),
+        (
+            format!("{META}.WatchEvent"),
+            json!({
+                "description": "Event represents a single event to a watched resource.",
+                "type": "object",
+                "required": ["type", "object"],
+                "properties": {
+                    "object": {"description": "Object is the object that changed (or a Status for ERROR).", "type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                    "type": {"type": "string"}
+                }
+            }),
+        ),
+        (
+            SCALE.to_owned(),
+            json!({
+                "description": "Scale represents a scaling request for a resource.",
+                "type": "object",
+                "properties": {
+                    "apiVersion": {"type": "string"},
+                    "kind": {"type": "string"},
+                    "metadata": {"type": "object"},
+                    "spec": {"type": "object", "properties": {"replicas": {"type": "integer", "format": "int32"}}},
+                    "status": {"type": "object", "required": ["replicas"], "properties": {"replicas": {"type": "integer", "format": "int32"}, "selector": {"type": "string"}}}
+                },
+                "x-kubernetes-group-version-kind": [{"group": "autoscaling", "kind": "Scale", "version": "v1"}]
+            }),
+        ),
+    ]
+}
+
+/// Rewrites a v3 schema for Swagger 2.0: references point into `definitions`, and the
+/// keywords Swagger 2.0 lacks are dropped, as upstream drops them when publishing CRD
+/// schemas in v2.
+pub(super) fn to_v2_schema(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            for keyword in ["nullable", "oneOf", "anyOf", "not"] {
+                object.remove(keyword);
+            }
+            if let Some(Value::String(reference)) = object.get_mut("$ref")
+                && let Some(name) = reference.strip_prefix("#/components/schemas/")
+            {
+                *reference = format!("#/definitions/{name}");
+            }
+            for value in object.values_mut() {
+                to_v2_schema(value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(to_v2_schema),
+        _ => {}
+    }
+}
+
+/// Where a kind's schemas come from and what they are called.
+pub(super) struct SchemaNames {
+    pub(super) kind: String,
+    pub(super) list: String,
+}
+
+/// The list kind of `info`.
+fn list_gvk(info: &ResourceInfo) -> GroupVersionKind {
+    GroupVersionKind {
+        kind: info.list_kind().into(),
+        ..info.gvk.clone()
+    }
+}
+
+/// Adds the registry's definition `name` and, transitively, every definition it refers to.
+fn add_with_references(registry: &Registry, name: &str, schemas: &mut BTreeMap<String, Value>) {
+    let mut pending = vec![name.to_owned()];
+    while let Some(name) = pending.pop() {
+        if schemas.contains_key(&name) {
+            continue;
+        }
+        let Some(schema) = registry.definition(&name) else {
+            continue;
+        };
+        collect_references(schema, &mut pending);
+        schemas.insert(name, schema.clone());
+    }
+}
+
+fn collect_references(schema: &Value, out: &mut Vec<String>) {
+    match schema {
+        Value::Object(object) => {
+            if let Some(name) = object
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/components/schemas/"))
+            {
+                out.push(name.to_owned());
+            }
+            object.values().for_each(|v| collect_references(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_references(v, out)),
+        _ => {}
+    }
+}
+
+/// Adds a kind's schema and its list's to `schemas`: the kind's own schema when it was
+/// registered with one, else the registry's definitions tagged with the kind (and what they
+/// refer to), else a permissive stand-in.
+pub(super) fn add_kind_schemas(
+    registry: &Registry,
+    kind: &RegisteredKind,
+    dialect: Dialect,
+    schemas: &mut BTreeMap<String, Value>,
+) -> SchemaNames {
+    let info = &*kind.info;
+    let defined = kind
+        .schema
+        .is_none()
+        .then(|| registry.definition_of(&info.gvk))
+        .flatten();
+    let kind_name = match defined {
+        Some((name, _)) => {
+            add_with_references(registry, name, schemas);
+            name.to_owned()
+        }
+        None => {
+            let name = definition_name(&info.gvk);
+            schemas.insert(name.clone(), kind_schema(kind));
+            name
+        }
+    };
+    let list = list_gvk(info);
+    let list_name = match defined.and_then(|_| registry.definition_of(&list)) {
+        Some((name, _)) => {
+            add_with_references(registry, name, schemas);
+            name.to_owned()
+        }
+        None => {
+            let name = definition_name(&list);
+            schemas.insert(name.clone(), list_schema(info, &kind_name, dialect));
+            name
+        }
+    };
+    SchemaNames {
+        kind: kind_name,
+        list: list_name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definition_names_follow_upstream() {
+        let cases = [
+            (("", "v1", "Pod"), "io.k8s.api.core.v1.Pod"),
+            (
+                ("apps", "v1", "Deployment"),
+                "io.k8s.api.apps.v1.Deployment",
+            ),
+            (
+                ("networking.k8s.io", "v1", "Ingress"),
+                "io.k8s.api.networking.v1.Ingress",
+            ),
+            (
+                ("rbac.authorization.k8s.io", "v1", "Role"),
+                "io.k8s.api.rbac.v1.Role",
+            ),
+            (
+                ("widgets.kapi.dev", "v1beta1", "Widget"),
+                "dev.kapi.widgets.v1beta1.Widget",
+            ),
+        ];
+        for ((g, v, k), expected) in cases {
+            assert_eq!(
+                definition_name(&GroupVersionKind::new_static(g, v, k)),
+                expected
+            );
+        }
+    }
+
+    #[test]
+    fn v2_rewrite() {
+        let mut schema = json!({
+            "type": "object",
+            "nullable": true,
+            "properties": {"a": {"$ref": "#/components/schemas/X", "anyOf": [{"type": "integer"}]}}
+        });
+        to_v2_schema(&mut schema);
+        assert_eq!(
+            schema,
+            json!({"type": "object", "properties": {"a": {"$ref": "#/definitions/X"}}})
+        );
+    }
+}

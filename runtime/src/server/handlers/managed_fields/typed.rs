@@ -1,0 +1,554 @@
+//! Objects as the kind's schema types them, as upstream's `typed` package compares them: where
+//! a value sits in the kind's JSON schema or static merge metadata ([`Node`]), how its fields
+//! are tracked there ([`Shape`]: atomic, struct, map, set, map list), the field set of an
+//! object ([`fields_of`], for the [`Part`] a write covers) and what changed between two sets
+//! ([`compare`]).
+//!
+//! Metadata the server owns (`name`, `uid`, `resourceVersion`, ...) is never in a set.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::merge::{Cursor, ListType, MapType, TypeInfo, Wrap};
+use crate::schema::{JSONSchemaProps, JSONSchemaPropsOrBool};
+
+use super::fieldpath::{Path, Set, Step, key_text};
+
+/// Metadata fields the server sets, never owned by a manager.
+const SERVER_META: &[&str] = &[
+    "name",
+    "namespace",
+    "creationTimestamp",
+    "selfLink",
+    "uid",
+    "clusterName",
+    "generation",
+    "managedFields",
+    "resourceVersion",
+];
+
+/// Where a value sits in the kind's schema, for its list and map semantics.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Node<'a> {
+    /// A position in static merge metadata ([`Cursor::UNKNOWN`] when nothing is known:
+    /// objects are granular, lists atomic).
+    Static(Cursor),
+    /// A JSON schema node; `true` at the kind's root.
+    Schema(&'a JSONSchemaProps, bool),
+}
+
+/// How a value's fields are tracked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// A scalar, or anything replaced as a whole: one member.
+    Atomic,
+    /// Named fields, each tracked on its own.
+    Struct,
+    /// Keys, each a member of its own.
+    Map,
+    /// Scalar items, each a member by value.
+    Set,
+    /// Object items, each a member by these key fields.
+    ListMap(Vec<String>),
+}
+
+impl<'a> Node<'a> {
+    /// The root node of a kind: its JSON schema when it has one, else its merge metadata.
+    pub(crate) fn root(
+        schema: Option<&'a JSONSchemaProps>,
+        merge: Option<&'static TypeInfo>,
+    ) -> Self {
+        match schema {
+            Some(schema) => Node::Schema(schema, true),
+            None => Node::Static(Cursor::root(merge)),
+        }
+    }
+
+    /// How `value` at this node is tracked.
+    pub(crate) fn shape(self, value: &Value) -> Shape {
+        match value {
+            Value::Array(_) => self.list_shape(),
+            Value::Object(_) => self.object_shape(),
+            _ => Shape::Atomic,
+        }
+    }
+
+    fn list_shape(self) -> Shape {
+        match self {
+            Node::Static(cursor) => match cursor.field() {
+                Some(field) if cursor.container().is_none_or(|w| w == Wrap::List) => {
+                    match field.list_type {
+                        Some(ListType::Atomic) => Shape::Atomic,
+                        Some(ListType::Set) => Shape::Set,
+                        Some(ListType::Map) => Shape::ListMap(
+                            field
+                                .list_map_keys
+                                .iter()
+                                .map(|k| (*k).to_owned())
+                                .collect(),
+                        ),
+                        None if field.patch_strategy_has("merge") => match field.patch_merge_key {
+                            Some(key) => Shape::ListMap(vec![key.to_owned()]),
+                            None => Shape::Set,
+                        },
+                        None => Shape::Atomic,
+                    }
+                }
+                _ => Shape::Atomic,
+            },
+            Node::Schema(schema, _) => match schema.x_kubernetes_list_type.as_deref() {
+                Some("set") => Shape::Set,
+                Some("map") => Shape::ListMap(schema.x_kubernetes_list_map_keys.clone()),
+                _ => Shape::Atomic,
+            },
+        }
+    }
+
+    fn object_shape(self) -> Shape {
+        let atomic = |t: Option<MapType>| t == Some(MapType::Atomic);
+        match self {
+            Node::Static(cursor) => match cursor.container() {
+                Some(Wrap::Map) if cursor.field().is_some_and(|f| atomic(f.map_type)) => {
+                    Shape::Atomic
+                }
+                Some(Wrap::Map) => Shape::Map,
+                Some(Wrap::List) => Shape::Struct,
+                None => {
+                    let own = cursor.ty().and_then(|t| t.map_type);
+                    if atomic(own.or(cursor.field().and_then(|f| f.map_type))) {
+                        Shape::Atomic
+                    } else {
+                        Shape::Struct
+                    }
+                }
+            },
+            Node::Schema(schema, _) => {
+                if schema.x_kubernetes_map_type.as_deref() == Some("atomic") {
+                    Shape::Atomic
+                } else if schema.properties.is_empty()
+                    && matches!(
+                        schema.additional_properties.as_deref(),
+                        Some(
+                            JSONSchemaPropsOrBool::Schema(_) | JSONSchemaPropsOrBool::Allows(true)
+                        )
+                    )
+                {
+                    Shape::Map
+                } else {
+                    Shape::Struct
+                }
+            }
+        }
+    }
+
+    /// Whether an object here is a struct whose fields are known from static merge
+    /// metadata: upstream's typed objects always carry such a struct (Go value fields), so
+    /// it is never "added" by a write on its own.
+    fn typed_struct(self) -> bool {
+        matches!(self, Node::Static(cursor) if cursor.container().is_none() && cursor.ty().is_some())
+    }
+
+    /// The node of a struct field or map key.
+    pub(crate) fn child(self, key: &str) -> Node<'a> {
+        match self {
+            Node::Static(cursor) => Node::Static(cursor.child(key)),
+            // A CRD's schema says no more of metadata than `type: object`.
+            Node::Schema(_, true) if key == "metadata" => {
+                Node::Static(Cursor::root(None).child(key))
+            }
+            Node::Schema(schema, _) => match schema.properties.get(key) {
+                Some(props) => Node::Schema(props, false),
+                None => schema
+                    .additional_schema()
+                    .map_or(Node::Static(Cursor::UNKNOWN), |p| Node::Schema(p, false)),
+            },
+        }
+    }
+
+    /// Whether the key field `key` of a map list item here has a default: the item schema's
+    /// `default`, or for static merge metadata (which carries no defaults) upstream's
+    /// built-in `protocol: TCP` of ports.
+    pub(crate) fn key_has_default(self, key: &str) -> bool {
+        match self {
+            Node::Static(_) => key == "protocol",
+            Node::Schema(schema, _) => schema
+                .properties
+                .get(key)
+                .is_some_and(|p| p.default.is_some()),
+        }
+    }
+
+    /// The node of a list item.
+    pub(crate) fn item(self) -> Node<'a> {
+        match self {
+            Node::Static(cursor) => Node::Static(cursor.item()),
+            Node::Schema(schema, _) => schema
+                .items_schema()
+                .map_or(Node::Static(Cursor::UNKNOWN), |p| Node::Schema(p, false)),
+        }
+    }
+}
+
+/// The step naming a list item; `None` for items a key cannot name.
+pub(crate) fn item_step(shape: &Shape, item: &Value) -> Option<Step> {
+    match (shape, item) {
+        (Shape::Set, _) => Some(Step::Value(item.to_string())),
+        (Shape::ListMap(keys), Value::Object(map)) => {
+            let mut found = Map::new();
+            for key in keys {
+                if let Some(v) = map.get(key) {
+                    found.insert(key.clone(), v.clone());
+                }
+            }
+            if found.is_empty() {
+                None
+            } else {
+                Some(Step::Key(key_text(&found)))
+            }
+        }
+        (Shape::ListMap(_), other) => Some(Step::Value(other.to_string())),
+        _ => None,
+    }
+}
+
+/// Which part of an object a write's field sets cover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// Everything.
+    Whole,
+    /// Everything but `status` (the main resource of a kind with a status subresource).
+    NoStatus,
+    /// Only `status`.
+    Status,
+}
+
+/// The part of an object a write through `subresource` covers, for a kind that has (or not)
+/// a status subresource.
+pub(crate) fn part_of(has_status: bool, subresource: &str) -> Part {
+    match subresource {
+        "status" => Part::Status,
+        _ if has_status => Part::NoStatus,
+        _ => Part::Whole,
+    }
+}
+
+/// An object's field set as a write compares it.
+#[derive(Debug, Default)]
+pub(crate) struct Fields {
+    /// The members, each with its value when it is compared as one (scalars, atomic values,
+    /// empty objects and lists) and `None` for list items and map entries with members
+    /// below them.
+    members: BTreeMap<Path, Option<Value>>,
+    /// The nodes with members below them (granular objects, non-empty sets and map lists),
+    /// `true` for a struct field whose type the merge metadata knows: upstream's typed
+    /// objects hold those as Go values, present whenever their parent is.
+    interior: BTreeMap<Path, bool>,
+}
+
+/// The field set of an object.
+pub(crate) fn fields_of(object: &Value, root: Node<'_>, part: Part) -> Fields {
+    let mut out = Fields::default();
+    let Value::Object(map) = object else {
+        return out;
+    };
+    let mut path = Vec::new();
+    for (key, value) in map {
+        let keep = match key.as_str() {
+            "apiVersion" | "kind" => false,
+            "status" => part != Part::NoStatus,
+            _ => part != Part::Status,
+        };
+        if !keep {
+            continue;
+        }
+        path.push(Step::Field(key.clone()));
+        if key == "metadata" {
+            // Upstream strips `metadata` itself, like the fields the server owns.
+            if let Value::Object(meta) = value {
+                let node = root.child("metadata");
+                for (field, v) in meta {
+                    if SERVER_META.contains(&field.as_str()) {
+                        continue;
+                    }
+                    path.push(Step::Field(field.clone()));
+                    member(v, node.child(field), &mut path, &mut out, false);
+                    path.pop();
+                }
+            }
+        } else {
+            member(value, root.child(key), &mut path, &mut out, false);
+        }
+        path.pop();
+    }
+    out
+}
+
+/// Collects the members at and below `value`; `entry` marks a map entry or list item, which
+/// is a member even when it only holds other members.
+fn member(value: &Value, node: Node<'_>, path: &mut Path, out: &mut Fields, entry: bool) {
+    let shape = node.shape(value);
+    let empty = match value {
+        Value::Null => true,
+        Value::Object(map) => map.is_empty(),
+        _ => false,
+    };
+    match (&shape, value) {
+        (Shape::Struct | Shape::Map, Value::Object(map)) if !empty => {
+            let entries = shape == Shape::Map;
+            for (key, v) in map {
+                path.push(Step::Field(key.clone()));
+                member(v, node.child(key), path, out, entries);
+                path.pop();
+            }
+            if entry {
+                out.members.insert(path.clone(), None);
+            }
+            out.interior
+                .insert(path.clone(), !entry && node.typed_struct());
+        }
+        (Shape::Set | Shape::ListMap(_), Value::Array(items)) if !items.is_empty() => {
+            let item_node = node.item();
+            for item in items {
+                let Some(step) = item_step(&shape, item) else {
+                    continue;
+                };
+                path.push(step);
+                match (&shape, item) {
+                    (Shape::ListMap(_), Value::Object(_)) => {
+                        member(item, item_node, path, out, true);
+                    }
+                    _ => {
+                        out.members.insert(path.clone(), Some(item.clone()));
+                    }
+                }
+                path.pop();
+            }
+            out.interior.insert(path.clone(), false);
+        }
+        _ => {
+            out.members.insert(path.clone(), Some(value.clone()));
+        }
+    }
+}
+
+impl Fields {
+    /// Whether the node at `path` exists here, or is implied by its parent: a typed struct
+    /// field (as `other` saw it) exists whenever its parent does, as upstream's Go values do.
+    fn has_node(&self, path: &[Step], other: &Fields) -> bool {
+        let Some((_, parent)) = path.split_last() else {
+            return true;
+        };
+        self.members.contains_key(path)
+            || self.interior.contains_key(path)
+            || (other.interior.get(path) == Some(&true) && self.has_node(parent, other))
+    }
+}
+
+/// The members of a field set.
+pub(crate) fn members(fields: &Fields) -> Set {
+    fields.members.keys().cloned().collect()
+}
+
+/// What changed between two field sets.
+#[derive(Debug, Default)]
+pub(crate) struct Comparison {
+    /// Members only in the new object, and the nodes with members below them that the
+    /// write added (upstream's `"."` entries).
+    pub(crate) added: Set,
+    /// Members in both whose values differ.
+    pub(crate) modified: Set,
+    /// Members only in the old object, and the nodes with members below them that the
+    /// write removed.
+    pub(crate) removed: Set,
+}
+
+impl Comparison {
+    /// Added and modified members: what a write changed.
+    pub(crate) fn changed(&self) -> Set {
+        self.added.union(&self.modified).cloned().collect()
+    }
+}
+
+/// Compares an object's field set before and after a write, as upstream's typed comparison
+/// does: besides the members, a granular node the write created or dropped as a whole is
+/// added or removed itself.
+pub(crate) fn compare(old: &Fields, new: &Fields) -> Comparison {
+    let mut out = Comparison::default();
+    for (path, value) in &new.members {
+        match old.members.get(path) {
+            // A node that only lost what was below it is still there.
+            None if old.interior.contains_key(path) => {}
+            None => {
+                out.added.insert(path.clone());
+            }
+            Some(before) if before != value => {
+                out.modified.insert(path.clone());
+            }
+            Some(_) => {}
+        }
+    }
+    for path in old.members.keys() {
+        if !new.members.contains_key(path) && !new.interior.contains_key(path) {
+            out.removed.insert(path.clone());
+        }
+    }
+    for path in new.interior.keys() {
+        if !old.has_node(path, new) {
+            out.added.insert(path.clone());
+        }
+    }
+    for path in old.interior.keys() {
+        if !new.has_node(path, old) {
+            out.removed.insert(path.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::field;
+    use crate::server::handlers::managed_fields::fieldpath::{Display, encode_set};
+    use serde_json::json;
+
+    static CONTAINER: TypeInfo =
+        TypeInfo::new(&[field("ports").list_map(&["containerPort", "protocol"])]);
+    static SPEC: TypeInfo = TypeInfo::new(&[
+        field("containers")
+            .strategy("merge")
+            .merge_key("name")
+            .items(&CONTAINER),
+        field("tags").set(),
+        field("selector").atomic_map(),
+        field("volumes").values(&CONTAINER),
+    ]);
+    static ROOT: TypeInfo = TypeInfo::new(&[field("spec").of(&SPEC)]);
+
+    fn set_of(value: &Value) -> Value {
+        encode_set(&members(&fields_of(
+            value,
+            Node::root(None, Some(&ROOT)),
+            Part::Whole,
+        )))
+    }
+
+    #[test]
+    fn field_sets_follow_list_and_map_semantics() {
+        let object = json!({
+            "apiVersion": "v1", "kind": "X",
+            "metadata": {"name": "a", "uid": "u", "labels": {"app": "x"}, "finalizers": ["f"]},
+            "spec": {
+                "containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80, "protocol": "TCP"}]}],
+                "tags": ["t"],
+                "selector": {"a": "b"},
+                "atomicList": [1, 2],
+                "volumes": {"v": {"x": 1}},
+                "empty": {},
+            }
+        });
+        assert_eq!(
+            set_of(&object),
+            json!({
+                "f:metadata": {"f:finalizers": {"v:\"f\"": {}}, "f:labels": {"f:app": {}}},
+                "f:spec": {
+                    "f:atomicList": {},
+                    "f:containers": {"k:{\"name\":\"c\"}": {
+                        ".": {}, "f:image": {}, "f:name": {},
+                        "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {
+                            ".": {}, "f:containerPort": {}, "f:protocol": {}
+                        }}
+                    }},
+                    "f:empty": {},
+                    "f:selector": {},
+                    "f:tags": {"v:\"t\"": {}},
+                    "f:volumes": {"f:v": {".": {}, "f:x": {}}},
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn comparisons_find_added_modified_and_removed() {
+        let root = Node::root(None, Some(&ROOT));
+        let old = fields_of(
+            &json!({"spec": {"a": 1, "b": 2, "tags": ["x"]}}),
+            root,
+            Part::Whole,
+        );
+        let new = fields_of(
+            &json!({"spec": {"a": 1, "b": 3, "tags": ["y"]}}),
+            root,
+            Part::Whole,
+        );
+        let c = compare(&old, &new);
+        let show = |s: &Set| s.iter().map(|p| Display(p).to_string()).collect::<Vec<_>>();
+        assert_eq!(show(&c.modified), [".spec.b"]);
+        assert_eq!(show(&c.added), [r#".spec.tags[="y"]"#]);
+        assert_eq!(show(&c.removed), [r#".spec.tags[="x"]"#]);
+    }
+
+    #[test]
+    fn comparisons_add_and_remove_the_granular_nodes_a_write_makes_whole() {
+        static TYPED_SPEC: TypeInfo = TypeInfo::new(&[field("tags").set()]);
+        static TYPED: TypeInfo = TypeInfo::new(&[field("spec").of(&TYPED_SPEC)]);
+        let typed = Node::root(None, Some(&TYPED));
+        let plain = Node::root(None, None);
+        let changed = |node: Node<'_>, old: Value, new: Value| {
+            let c = compare(
+                &fields_of(&old, node, Part::Whole),
+                &fields_of(&new, node, Part::Whole),
+            );
+            (encode_set(&c.changed()), encode_set(&c.removed))
+        };
+        // (root, old, new, changed, removed)
+        let rows = [
+            // A create: maps and untyped objects get ".", typed structs do not.
+            (
+                typed,
+                json!({}),
+                json!({"metadata": {"labels": {"app": "x"}}, "spec": {"tags": ["a"], "opt": {"x": 1}}}),
+                json!({"f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                       "f:spec": {"f:opt": {".": {}, "f:x": {}}, "f:tags": {".": {}, "v:\"a\"": {}}}}),
+                json!({}),
+            ),
+            (
+                plain,
+                json!({}),
+                json!({"spec": {"a": 1}}),
+                json!({"f:spec": {".": {}, "f:a": {}}}),
+                json!({}),
+            ),
+            // A node that existed keeps no "." in the change.
+            (
+                plain,
+                json!({"data": {"a": "1"}}),
+                json!({"data": {"a": "2", "b": "3"}}),
+                json!({"f:data": {"f:a": {}, "f:b": {}}}),
+                json!({}),
+            ),
+            // Dropping a map as a whole removes the node too.
+            (
+                plain,
+                json!({"data": {"a": "1"}, "keep": 1}),
+                json!({"keep": 1}),
+                json!({}),
+                json!({"f:data": {".": {}, "f:a": {}}}),
+            ),
+            // A typed struct inside a new object is new as well.
+            (
+                typed,
+                json!({"x": 1}),
+                json!({"x": 1, "spec": {"tags": ["a"]}}),
+                json!({"f:spec": {"f:tags": {".": {}, "v:\"a\"": {}}}}),
+                json!({}),
+            ),
+        ];
+        for (node, old, new, want_changed, want_removed) in rows {
+            let (got_changed, got_removed) = changed(node, old.clone(), new.clone());
+            assert_eq!(got_changed, want_changed, "{old} -> {new}");
+            assert_eq!(got_removed, want_removed, "{old} -> {new}");
+        }
+    }
+}
