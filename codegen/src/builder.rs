@@ -29,8 +29,8 @@ use std::path::{Component, Path, PathBuf};
 
 use proc_macro2::TokenStream;
 
-use crate::emit::{EmitError, Lifecycles, Options, Report, emit, format_file};
-use crate::load::{LoadError, load_inputs, load_lifecycle};
+use crate::emit::{EmitError, Options, Report, emit, format_file};
+use crate::load::{LoadError, load_facts, load_inputs};
 use crate::output::{OutputError, write_if_changed};
 
 /// The file name [`Builder::generate`] writes unless [`Builder::file_name`] says otherwise.
@@ -111,6 +111,7 @@ pub struct Output {
 pub struct Builder {
     inputs: Vec<PathBuf>,
     lifecycle: Option<PathBuf>,
+    printers: Option<PathBuf>,
     out_dir: Option<PathBuf>,
     file_name: String,
     options: Options,
@@ -128,6 +129,7 @@ impl Builder {
         Self {
             inputs: Vec::new(),
             lifecycle: None,
+            printers: None,
             out_dir: None,
             file_name: DEFAULT_FILE_NAME.to_owned(),
             options: Options {
@@ -172,6 +174,13 @@ impl Builder {
     /// kinds' deprecation and removal data. Without one, only what the inputs state is used.
     pub fn lifecycle(&mut self, path: impl AsRef<Path>) -> &mut Self {
         self.lifecycle = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// A printer data file (the format of `specs/printers/README.md`) whose columns become the
+    /// Table columns of the built-in kinds it names. Without one, only CRDs' columns are used.
+    pub fn printers(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.printers = Some(path.as_ref().to_path_buf());
         self
     }
 
@@ -257,6 +266,7 @@ impl Builder {
             }
         }
         paths.extend(self.lifecycle.iter().cloned());
+        paths.extend(self.printers.iter().cloned());
         paths
             .iter()
             .map(|p| format!("cargo:rerun-if-changed={}", p.display()))
@@ -268,11 +278,8 @@ impl Builder {
             return Err(BuildError::NoInputs);
         }
         let model = load_inputs(&self.inputs)?;
-        let lifecycle = match &self.lifecycle {
-            Some(path) => load_lifecycle(path)?,
-            None => Lifecycles::default(),
-        };
-        let emitted = emit(&model, &lifecycle, &self.options)?;
+        let facts = load_facts(self.lifecycle.as_deref(), self.printers.as_deref())?;
+        let emitted = emit(&model, &facts, &self.options)?;
         let mut files = emitted.files.into_iter();
         match (files.next(), files.next()) {
             (Some(file), None) => Ok((file.tokens, emitted.report)),

@@ -41,6 +41,9 @@ pub(crate) struct GenArgs {
     /// Lifecycle data (introduced/deprecated/removed per kind) baked into each ResourceInfo.
     #[arg(long, value_name = "FILE")]
     lifecycle: Option<PathBuf>,
+    /// Printer columns of built-in kinds (specs/printers format) baked into each ResourceInfo.
+    #[arg(long, value_name = "FILE")]
+    printers: Option<PathBuf>,
     /// A version feature enabled by default in a multi-version crate; repeatable.
     #[arg(long, value_name = "NAME")]
     default_version: Vec<String>,
@@ -56,6 +59,7 @@ impl GenArgs {
                 || self.crate_name.is_some()
                 || self.workspace
                 || self.lifecycle.is_some()
+                || self.printers.is_some()
                 || !self.default_version.is_empty();
             if extra {
                 bail!("--manifest takes no other inputs or options");
@@ -89,6 +93,7 @@ impl GenArgs {
         Ok(Job {
             inputs,
             lifecycle: self.lifecycle,
+            printers: self.printers,
             options: Options {
                 docs: self.docs,
                 ..Options::default()

@@ -13,6 +13,7 @@
 //! crate: kapi-k8s          # package name; the output is a whole crate
 //! workspace: true          # inherit version, edition, dependencies and lints
 //! lifecycle: ../../specs/lifecycle/kubernetes.yaml
+//! printers: ../../specs/printers/kubernetes.yaml
 //! default-versions: [v1_36]
 //! versions:                # or `inputs: [...]` for a single-spec crate
 //!   - name: v1_34
@@ -26,10 +27,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::emit::{
-    CrateOptions, EmitError, Generated, Lifecycles, Options, generate, generate_crate,
-    generate_versions,
+    CrateOptions, EmitError, Generated, Options, generate, generate_crate, generate_versions,
 };
-use crate::load::{LoadError, load_inputs, load_lifecycle};
+use crate::load::{LoadError, load_facts, load_inputs};
 
 /// The conventional manifest file name in a generated crate's directory.
 pub const MANIFEST: &str = "kapi-codegen.yaml";
@@ -78,6 +78,8 @@ pub struct Job {
     pub inputs: Inputs,
     /// The lifecycle data file, if any.
     pub lifecycle: Option<PathBuf>,
+    /// The printer data file, if any.
+    pub printers: Option<PathBuf>,
     /// Emission options.
     pub options: Options,
     /// Wrap the output as a crate (`Cargo.toml`, `src/lib.rs`); `None` writes a module tree
@@ -100,6 +102,8 @@ struct Manifest {
     docs: bool,
     #[serde(default)]
     lifecycle: Option<PathBuf>,
+    #[serde(default)]
+    printers: Option<PathBuf>,
     #[serde(default)]
     inputs: Vec<PathBuf>,
     #[serde(default)]
@@ -151,6 +155,7 @@ impl Job {
         Ok(Self {
             inputs,
             lifecycle: m.lifecycle.as_ref().map(rel),
+            printers: m.printers.as_ref().map(rel),
             options: Options {
                 docs: m.docs,
                 ..Options::default()
@@ -167,17 +172,14 @@ impl Job {
 
     /// Loads the inputs and generates; paths in the result are relative to [`Job::out`].
     pub fn generate(&self) -> Result<Generated, ProjectError> {
-        let lifecycle = match &self.lifecycle {
-            Some(path) => load_lifecycle(path)?,
-            None => Lifecycles::default(),
-        };
+        let facts = load_facts(self.lifecycle.as_deref(), self.printers.as_deref())?;
         match (&self.inputs, &self.krate) {
             (Inputs::Single(inputs), None) => {
-                Ok(generate(&load_inputs(inputs)?, &lifecycle, &self.options)?)
+                Ok(generate(&load_inputs(inputs)?, &facts, &self.options)?)
             }
             (Inputs::Single(inputs), Some(krate)) => Ok(generate_crate(
                 &load_inputs(inputs)?,
-                &lifecycle,
+                &facts,
                 &self.options,
                 krate,
             )?),
@@ -192,7 +194,7 @@ impl Job {
                 }
                 let refs: Vec<(String, &crate::model::Model)> =
                     models.iter().map(|(n, m)| (n.clone(), m)).collect();
-                Ok(generate_versions(&refs, &lifecycle, &self.options, &krate)?)
+                Ok(generate_versions(&refs, &facts, &self.options, &krate)?)
             }
         }
     }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use kapi_codegen::emit::{Lifecycles, Options};
+use kapi_codegen::emit::{KindFacts, Options};
 use kapi_codegen::{BuildError, Builder};
 
 fn repo() -> PathBuf {
@@ -62,9 +62,9 @@ fn age(path: &Path) -> SystemTime {
 }
 
 /// What the library functions produce for the same inputs: the builder must add nothing else.
-fn expected_contents(inputs: &[PathBuf], lifecycle: &Lifecycles, options: &Options) -> String {
+fn expected_contents(inputs: &[PathBuf], facts: &KindFacts, options: &Options) -> String {
     let model = kapi_codegen::load_inputs(inputs).expect("inputs load");
-    let generated = kapi_codegen::generate(&model, lifecycle, options).expect("generates");
+    let generated = kapi_codegen::generate(&model, facts, options).expect("generates");
     assert_eq!(generated.files.len(), 1, "single-file output is one file");
     generated.files[0].contents.clone()
 }
@@ -146,13 +146,16 @@ fn writes_the_expected_file() {
         if case.lifecycle.is_some() {
             inputs.push(golden("spec.json"));
         }
-        let lifecycle = case
-            .lifecycle
-            .map(|l| kapi_codegen::load_lifecycle(&golden(l)).expect("lifecycle"))
-            .unwrap_or_default();
+        let facts = KindFacts {
+            lifecycles: case
+                .lifecycle
+                .map(|l| kapi_codegen::load_lifecycle(&golden(l)).expect("lifecycle"))
+                .unwrap_or_default(),
+            ..KindFacts::default()
+        };
         assert_eq!(
             written,
-            expected_contents(&inputs, &lifecycle, &case.options),
+            expected_contents(&inputs, &facts, &case.options),
             "{}",
             case.name
         );

@@ -20,7 +20,7 @@ use kapi_codegen::load_inputs;
 use kapi_codegen::model::Gvk;
 use roundtrip::{Part, Tree, case, kind_fixtures, slug};
 use serde_json::{Value, json};
-use support::{cargo, corpus, generate_from, lifecycle, scratch_crate};
+use support::{cargo, corpus, facts, generate_from, scratch_crate};
 
 fn spec(rel: &str) -> PathBuf {
     corpus().join(rel)
@@ -45,7 +45,7 @@ fn lines(g: &Generated) -> usize {
 
 #[test]
 fn every_spec_generates_and_names_its_collisions() {
-    let life = lifecycle();
+    let life = facts();
     let mut inputs: Vec<(String, Vec<PathBuf>)> = ["v1.20.2", "v1.28", "v1.34", "v1.36"]
         .iter()
         .map(|v| {
@@ -81,7 +81,7 @@ fn every_spec_generates_and_names_its_collisions() {
 fn v1_36_averages_at_most_90_lines_per_type() {
     let g = generate_from(
         &[spec("kubernetes/v1.36/swagger.json")],
-        &lifecycle(),
+        &facts(),
         &Options::default(),
     );
     let per_type = lines(&g) as f64 / g.report.types as f64;
@@ -122,7 +122,7 @@ fn v1_36_averages_at_most_90_lines_per_type() {
 
 #[test]
 fn output_is_deterministic_and_front_end_independent() {
-    let life = lifecycle();
+    let life = facts();
     let opts = Options::default();
     let a = generate_from(&[spec("kubernetes/v1.36/swagger.json")], &life, &opts);
     let b = generate_from(&[spec("kubernetes/v1.36/swagger.json")], &life, &opts);
@@ -440,7 +440,7 @@ fn corpus_output_compiles_and_round_trips() {
         return;
     }
     let start = Instant::now();
-    let life = lifecycle();
+    let life = facts();
     let opts = Options::default();
     let mut lib = String::from(
         "#![allow(dead_code)]\n#[cfg(test)]\nmod harness;\n#[cfg(test)]\nmod roundtrip;\n",

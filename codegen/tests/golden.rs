@@ -8,7 +8,7 @@ mod support;
 
 use std::path::PathBuf;
 
-use kapi_codegen::emit::{Lifecycles, Options};
+use kapi_codegen::emit::{KindFacts, Options};
 use support::{cargo, generate_from, manifest_dir, scratch_crate, write_tree};
 
 struct Case {
@@ -39,17 +39,21 @@ fn golden() -> PathBuf {
     manifest_dir().join("tests/golden")
 }
 
-fn lifecycle() -> Lifecycles {
-    kapi_codegen::load_lifecycle(&golden().join("lifecycle.yaml")).expect("golden lifecycle")
+fn facts() -> KindFacts {
+    KindFacts {
+        lifecycles: kapi_codegen::load_lifecycle(&golden().join("lifecycle.yaml"))
+            .expect("golden lifecycle"),
+        ..KindFacts::default()
+    }
 }
 
 #[test]
 fn output_matches_the_committed_golden_files() {
     let bless = std::env::var_os("KAPI_BLESS").is_some();
-    let lifecycle = lifecycle();
+    let facts = facts();
     let mut stale = Vec::new();
     for case in cases() {
-        let generated = generate_from(&[golden().join(case.input)], &lifecycle, &case.options);
+        let generated = generate_from(&[golden().join(case.input)], &facts, &case.options);
         let dir = golden().join(case.name);
         if bless {
             write_tree(&dir, &generated);
@@ -96,11 +100,7 @@ fn output_matches_the_committed_golden_files() {
 
 #[test]
 fn report_names_the_collisions() {
-    let generated = generate_from(
-        &[golden().join("spec.json")],
-        &lifecycle(),
-        &Options::default(),
-    );
+    let generated = generate_from(&[golden().join("spec.json")], &facts(), &Options::default());
     let messages: Vec<String> = generated
         .report
         .warnings

@@ -121,7 +121,20 @@ pub(crate) const JSON_PATH: &str = "json_path";
 pub(crate) const PRIORITY: &str = "priority";
 pub(crate) const FORMAT: &str = "format";
 pub(crate) const DESCRIPTION: &str = "description";
-const COLUMN_KEYS: &[&str] = &[NAME, TYPE, JSON_PATH, PRIORITY, FORMAT, DESCRIPTION];
+pub(crate) const CELL: &str = "cell";
+pub(crate) const SINCE: &str = "since";
+pub(crate) const UNTIL: &str = "until";
+const COLUMN_KEYS: &[&str] = &[
+    NAME,
+    TYPE,
+    JSON_PATH,
+    CELL,
+    PRIORITY,
+    FORMAT,
+    DESCRIPTION,
+    SINCE,
+    UNTIL,
+];
 
 const REPLACEMENT_KEYS: &[&str] = &[GROUP, VERSION, KIND];
 
@@ -214,9 +227,14 @@ pub(crate) struct ColumnAttr {
     pub(crate) name: Option<Spanned<String>>,
     pub(crate) type_: Option<Spanned<String>>,
     pub(crate) json_path: Option<Spanned<String>>,
+    /// `cell = "rule(.path, ...)"`: a printer rule instead of a path.
+    pub(crate) cell: Option<Spanned<String>>,
     pub(crate) priority: Option<i32>,
     pub(crate) format: Option<String>,
     pub(crate) description: Option<String>,
+    /// The releases that show the column: from `since`, until (without) `until`.
+    pub(crate) since: Option<Spanned<(u16, u16)>>,
+    pub(crate) until: Option<Spanned<(u16, u16)>>,
     /// Sub-keys written, so a bad value is not also reported as missing.
     pub(crate) seen: Vec<&'static str>,
 }
@@ -460,9 +478,12 @@ fn parse_column(
         name: None,
         type_: None,
         json_path: None,
+        cell: None,
         priority: None,
         format: None,
         description: None,
+        since: None,
+        until: None,
         seen: Vec::new(),
     };
     let mut seen = Vec::new();
@@ -479,6 +500,9 @@ fn parse_column(
                     column.type_ = one_of(string(inner, key, errors)?, key, COLUMN_TYPES, errors)
                 }
                 JSON_PATH => column.json_path = string(inner, key, errors)?,
+                CELL => column.cell = string(inner, key, errors)?,
+                SINCE => column.since = kube_version(inner, key, errors)?,
+                UNTIL => column.until = kube_version(inner, key, errors)?,
                 PRIORITY => column.priority = int(inner, key, errors)?,
                 FORMAT => {
                     column.format =

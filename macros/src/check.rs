@@ -54,10 +54,25 @@ pub(crate) struct Scale {
 pub(crate) struct Column {
     pub(crate) name: String,
     pub(crate) type_: String,
-    pub(crate) json_path: String,
+    pub(crate) cell: Cell,
     pub(crate) priority: i32,
     pub(crate) format: Option<String>,
     pub(crate) description: Option<String>,
+    pub(crate) since: Option<(u16, u16)>,
+    pub(crate) until: Option<(u16, u16)>,
+}
+
+/// How a column's cell is computed.
+pub(crate) enum Cell {
+    /// `json_path = ".spec.x"`.
+    Path(String),
+    /// `cell = "rule(.a, .b)"`: the rule's `kapi::printer::Rule` variant (spanned at the
+    /// attribute, so an unknown rule is reported there by rustc) and its paths.
+    Rule {
+        variant: Ident,
+        name: String,
+        paths: Vec<String>,
+    },
 }
 
 /// The kapi crate as generated code reaches it unless `crate = "..."` says otherwise.
@@ -489,7 +504,7 @@ fn resolve_scale(scale: &attr::ScaleAttr, errors: &mut Errors) -> Option<Scale> 
 }
 
 fn resolve_column(column: &attr::ColumnAttr, errors: &mut Errors) -> Option<Column> {
-    for key in [attr::NAME, attr::TYPE, attr::JSON_PATH] {
+    for key in [attr::NAME, attr::TYPE] {
         if !column.seen.contains(&key) {
             errors.at(
                 column.span,
@@ -500,6 +515,30 @@ fn resolve_column(column: &attr::ColumnAttr, errors: &mut Errors) -> Option<Colu
             );
         }
     }
+    match (
+        column.seen.contains(&attr::JSON_PATH),
+        column.seen.contains(&attr::CELL),
+    ) {
+        (false, false) => errors.at(
+            column.span,
+            "#[resource(printer_column(...))] needs what its cell shows: `json_path = \".spec.x\"` \
+             or a printer rule, `cell = \"ratio(.status.readyReplicas, .spec.replicas)\"`",
+        ),
+        (true, true) => errors.at(
+            column.span,
+            "#[resource(printer_column(...))] takes `json_path` or `cell`, not both",
+        ),
+        _ => {}
+    }
+    if let (Some(since), Some(until)) = (&column.since, &column.until)
+        && until.value <= since.value
+    {
+        errors.at(
+            until.span,
+            "#[resource(printer_column(until = ...))] must be a later release than `since`",
+        );
+        return None;
+    }
     if let Some(name) = column.name.as_ref().filter(|name| name.value.is_empty()) {
         errors.at(
             name.span,
@@ -508,22 +547,81 @@ fn resolve_column(column: &attr::ColumnAttr, errors: &mut Errors) -> Option<Colu
         );
         return None;
     }
-    let json_path = column.json_path.as_ref()?;
-    if !self::json_path(
-        json_path,
-        Key::inside(attr::PRINTER_COLUMN, attr::JSON_PATH),
-        false,
-        errors,
-    ) {
-        return None;
-    }
+    let cell = match (&column.json_path, &column.cell) {
+        (Some(json_path), None) => {
+            let key = Key::inside(attr::PRINTER_COLUMN, attr::JSON_PATH);
+            if !self::json_path(json_path, key, false, errors) {
+                return None;
+            }
+            Cell::Path(json_path.value.clone())
+        }
+        (None, Some(cell)) => parse_cell(cell, errors)?,
+        _ => return None,
+    };
     Some(Column {
         name: column.name.as_ref()?.value.clone(),
         type_: column.type_.as_ref()?.value.clone(),
-        json_path: json_path.value.clone(),
+        cell,
         priority: column.priority.unwrap_or(0),
         format: column.format.clone(),
         description: column.description.clone(),
+        since: column.since.as_ref().map(|v| v.value),
+        until: column.until.as_ref().map(|v| v.value),
+    })
+}
+
+/// `rule(.path, ...)`, or `rule` alone: a snake-case rule name and simple JSON paths.
+fn parse_cell(cell: &Spanned<String>, errors: &mut Errors) -> Option<Cell> {
+    let key = Key::inside(attr::PRINTER_COLUMN, attr::CELL);
+    let text = cell.value.trim();
+    let (name, args) = match text.split_once('(') {
+        Some((name, rest)) => match rest.strip_suffix(')') {
+            Some(args) => (name.trim(), args),
+            None => ("", ""),
+        },
+        None => (text, ""),
+    };
+    let is_rule_name = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !is_rule_name {
+        errors.at(
+            cell.span,
+            format_args!(
+                "{} is not a printer rule: write `rule(.path, ...)` with a rule of \
+                 `kapi::printer::Rule` in snake case, e.g. {}",
+                key.with(&format!("{:?}", cell.value)),
+                key.with("\"ratio(.status.readyReplicas, .spec.replicas)\"")
+            ),
+        );
+        return None;
+    }
+    let mut paths = Vec::new();
+    for arg in args.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+        let path = Spanned {
+            value: arg.to_owned(),
+            span: cell.span,
+        };
+        if !json_path(&path, key, false, errors) {
+            return None;
+        }
+        paths.push(path.value);
+    }
+    let camel: String = name
+        .split('_')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars
+                .next()
+                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect();
+    Some(Cell::Rule {
+        variant: Ident::new(&camel, cell.span),
+        name: name.to_owned(),
+        paths,
     })
 }
 

@@ -12,7 +12,7 @@ use syn::{DeriveInput, Ident, Path, Visibility};
 
 use crate::ast::Input;
 use crate::attr::{Attrs, Scope};
-use crate::check::{self, Model};
+use crate::check::{self, Cell, Model};
 use crate::errors::{Errors, Failure};
 
 /// Expands `#[derive(Resource)]` on `input`.
@@ -192,14 +192,45 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
         let format = optional(column.format.as_deref());
         let description = optional(column.description.as_deref());
         let priority = column.priority;
-        let json_path = text(&column.json_path);
+        let cell = match &column.cell {
+            Cell::Path(path) => {
+                let path = text(path);
+                quote!(#krate::printer::Cell::Path(#path))
+            }
+            Cell::Rule {
+                variant,
+                name,
+                paths,
+            } => {
+                let count = paths.len();
+                let message =
+                    format!("printer rule `{name}` does not take {count} paths (kapi::printer::Rule::takes)");
+                let paths = paths.iter().map(|path| text(path));
+                let check = quote_spanned!(variant.span()=>
+                    const { ::core::assert!(#krate::printer::Rule::#variant.takes(#count), #message) };
+                );
+                quote!({
+                    #check
+                    #krate::printer::Cell::Rule(
+                        #krate::printer::Rule::#variant,
+                        #cow::Borrowed(&[#(#paths),*]),
+                    )
+                })
+            }
+        };
+        let since = release(column.since);
+        let until = release(column.until);
         quote!(#krate::PrinterColumn {
             name: #name,
             type_: #type_,
             format: #format,
             description: #description,
             priority: #priority,
-            json_path: #json_path,
+            cell: #cell,
+            releases: #krate::printer::Releases {
+                since: #since,
+                until: #until,
+            },
         })
     });
     let plural = text(plural);

@@ -77,6 +77,7 @@ pub mod list;
 pub mod merge;
 pub mod meta;
 mod names;
+pub mod printer;
 pub mod quantity;
 pub mod raw;
 pub mod registry;

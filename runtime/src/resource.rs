@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::meta::ObjectMeta;
+use crate::printer::{Cell, Releases};
 
 /// A group, version and kind, e.g. `apps/v1 Deployment`. The core group is the empty string.
 ///
@@ -212,8 +213,30 @@ pub struct PrinterColumn {
     pub description: Option<Cow<'static, str>>,
     /// 0 for the default view, higher for `-o wide`.
     pub priority: i32,
-    /// Simple JSON path into the object, e.g. `.spec.replicas`.
-    pub json_path: Cow<'static, str>,
+    /// How the cell is computed: the value at a JSON path, or a printer rule.
+    pub cell: Cell,
+    /// The releases that show the column (all, for every kind but the built-ins).
+    pub releases: Releases,
+}
+
+impl PrinterColumn {
+    /// A column showing the value at a simple JSON path, in every release, as a
+    /// CustomResourceDefinition's `additionalPrinterColumns` entry.
+    pub fn at_path(
+        name: impl Into<Cow<'static, str>>,
+        type_: impl Into<Cow<'static, str>>,
+        json_path: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            type_: type_.into(),
+            format: None,
+            description: None,
+            priority: 0,
+            cell: Cell::Path(json_path.into()),
+            releases: Releases::ALL,
+        }
+    }
 }
 
 /// Everything the server needs to know to serve a kind, without knowing its Rust type.

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use kapi::meta::{ListMeta, ObjectMeta};
+use kapi::printer::{Cell, Releases, Rule};
 use kapi::type_tag::{ApiVersion, Kind};
 use kapi::{
     GroupVersionKind, KubeVersion, Lifecycle, PrinterColumn, Resource, ResourceInfo, Scale, Scope,
@@ -19,6 +20,10 @@ mod apps_v1beta2 {
     use super::*;
 
     #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
+    #[expect(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys of the Resource derive are not duplicates"
+    )]
     #[resource(
         group = "apps",
         version = "v1beta2",
@@ -43,6 +48,13 @@ mod apps_v1beta2 {
             priority = 1,
             format = "date-time",
             description = "Time since creation",
+        ),
+        printer_column(
+            name = "Ready Of",
+            type = "string",
+            cell = "ratio(.status.readyReplicas, .spec.replicas)",
+            since = "1.10",
+            until = "1.30",
         )
     )]
     #[resource(introduced = "1.8", deprecated = "1.9", removed = "1.16")]
@@ -172,7 +184,8 @@ fn namespaced_kind_info_has_every_attribute() {
                 format: None,
                 description: None,
                 priority: 0,
-                json_path: ".status.readyReplicas".into(),
+                cell: Cell::Path(".status.readyReplicas".into()),
+                releases: Releases::ALL,
             },
             PrinterColumn {
                 name: "Age".into(),
@@ -180,7 +193,26 @@ fn namespaced_kind_info_has_every_attribute() {
                 format: Some("date-time".into()),
                 description: Some("Time since creation".into()),
                 priority: 1,
-                json_path: ".metadata.creationTimestamp".into(),
+                cell: Cell::Path(".metadata.creationTimestamp".into()),
+                releases: Releases::ALL,
+            },
+            PrinterColumn {
+                name: "Ready Of".into(),
+                type_: "string".into(),
+                format: None,
+                description: None,
+                priority: 0,
+                cell: Cell::Rule(
+                    Rule::Ratio,
+                    Cow::Owned(vec![
+                        ".status.readyReplicas".into(),
+                        ".spec.replicas".into(),
+                    ]),
+                ),
+                releases: Releases {
+                    since: Some(KubeVersion::new(1, 10)),
+                    until: Some(KubeVersion::new(1, 30)),
+                },
             },
         ]),
         selectable_fields: strs(&[".spec.paused"]),

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::lifecycle::Lifecycles;
+use super::facts::KindFacts;
 use super::multi::emit_versions;
 use super::{EmitError, Generated, GeneratedFile, Options, emit, format_file, header};
 use crate::model::Model;
@@ -66,7 +66,7 @@ fn crate_attrs(doc: &str, multi: bool) -> TokenStream {
 /// with a crate doc) and one `src/<group>.rs` per group module.
 pub fn generate_crate(
     model: &Model,
-    lifecycle: &Lifecycles,
+    facts: &KindFacts,
     options: &Options,
     krate: &CrateOptions,
 ) -> Result<Generated, EmitError> {
@@ -74,7 +74,7 @@ pub fn generate_crate(
         single_file: false,
         ..options.clone()
     };
-    let emitted = emit(model, lifecycle, &options)?;
+    let emitted = emit(model, facts, &options)?;
     let mut files = vec![GeneratedFile {
         path: "Cargo.toml".to_owned(),
         contents: cargo_toml(krate, None)?,
@@ -103,11 +103,11 @@ pub fn generate_crate(
 /// definitions identical across versions emitted once and re-exported by each version.
 pub fn generate_versions(
     versions: &[(String, &Model)],
-    lifecycle: &Lifecycles,
+    facts: &KindFacts,
     options: &Options,
     krate: &CrateOptions,
 ) -> Result<Generated, EmitError> {
-    let out = emit_versions(versions, lifecycle, options)?;
+    let out = emit_versions(versions, facts, options)?;
     let names: Vec<&str> = versions.iter().map(|(n, _)| n.as_str()).collect();
     for d in &krate.default_versions {
         if !names.contains(&d.as_str()) {

@@ -17,12 +17,14 @@
 //! files: jobs ([`project`](crate::project)) and the output directory
 //! ([`output`](crate::output)) belong to the front ends.
 
+mod facts;
 mod krate;
 mod lifecycle;
 mod multi;
 mod names;
 mod openapi;
 mod plan;
+mod printers;
 mod tokens;
 
 use std::fmt;
@@ -31,8 +33,10 @@ use proc_macro2::TokenStream;
 
 use crate::model::Model;
 
+pub use facts::KindFacts;
 pub use krate::{ALL_GROUPS, CrateOptions, generate_crate, generate_versions};
 pub use lifecycle::{LifecycleEntry, LifecycleSource, Lifecycles, Release, ResolvedLifecycle};
+pub use printers::Printers;
 
 /// What to generate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,12 +163,8 @@ pub fn header() -> String {
 }
 
 /// Emits the model as token streams, one per output file. Pure: no I/O, deterministic.
-pub fn emit(
-    model: &Model,
-    lifecycle: &Lifecycles,
-    options: &Options,
-) -> Result<Emitted, EmitError> {
-    let plan = plan::plan(model, lifecycle, options);
+pub fn emit(model: &Model, facts: &KindFacts, options: &Options) -> Result<Emitted, EmitError> {
+    let plan = plan::plan(model, facts, options);
     let files = tokens::render(model, &plan, options)?;
     let mut report = Report {
         warnings: plan.warnings.clone(),
@@ -191,10 +191,10 @@ pub fn emit(
 /// Emits and formats: each file parsed, pretty-printed and prefixed with [`header`].
 pub fn generate(
     model: &Model,
-    lifecycle: &Lifecycles,
+    facts: &KindFacts,
     options: &Options,
 ) -> Result<Generated, EmitError> {
-    let emitted = emit(model, lifecycle, options)?;
+    let emitted = emit(model, facts, options)?;
     let mut files = Vec::with_capacity(emitted.files.len());
     for f in emitted.files {
         files.push(GeneratedFile {

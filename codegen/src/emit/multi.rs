@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use super::lifecycle::Lifecycles;
+use super::facts::KindFacts;
 use super::openapi;
 use super::plan::{self, Body, Plan, StructBody, Ty};
 use super::tokens::{ModuleTokens, Renderer, module_tree};
@@ -93,13 +93,13 @@ type SharedTree = BTreeMap<u64, BTreeMap<String, BTreeMap<Option<String>, Vec<(u
 /// Plans every version, finds shared definitions and renders the crate's module tree.
 pub(crate) fn emit_versions(
     versions: &[(String, &Model)],
-    lifecycle: &Lifecycles,
+    facts: &KindFacts,
     options: &Options,
 ) -> Result<MultiEmitted, EmitError> {
     check_names(versions)?;
     let plans: Vec<Plan> = versions
         .iter()
-        .map(|(_, model)| plan::plan(model, lifecycle, options))
+        .map(|(_, model)| plan::plan(model, facts, options))
         .collect();
     let names: Vec<&str> = versions.iter().map(|(n, _)| n.as_str()).collect();
     let classes = classify(&plans, options)?;
@@ -611,7 +611,7 @@ mod tests {
             .collect();
         let plans: Vec<Plan> = models
             .iter()
-            .map(|(_, m)| plan::plan(m, &Lifecycles::default(), &Options::default()))
+            .map(|(_, m)| plan::plan(m, &KindFacts::default(), &Options::default()))
             .collect();
         let classes = classify(&plans, &Options::default()).expect("classify");
         let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -653,7 +653,7 @@ mod tests {
         let new = load_swagger_str("s.json", &spec(true)).expect("loads");
         let out = emit_versions(
             &[("v1_1".to_owned(), &old), ("v1_2".to_owned(), &new)],
-            &Lifecycles::default(),
+            &KindFacts::default(),
             &Options::default(),
         )
         .expect("emits");
@@ -684,7 +684,7 @@ mod tests {
         assert!(
             emit_versions(
                 &[("v1".to_owned(), &old), ("v1".to_owned(), &new)],
-                &Lifecycles::default(),
+                &KindFacts::default(),
                 &Options::default()
             )
             .is_err()

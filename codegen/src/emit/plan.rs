@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::lifecycle::{Lifecycles, ResolvedLifecycle};
+use super::facts::KindFacts;
+use super::lifecycle::ResolvedLifecycle;
 use super::names::{
     Allocator, camel_segment, field_ident, group_modules, module_ident, type_ident, variant_ident,
 };
@@ -324,7 +325,7 @@ enum DefTarget {
 
 struct Builder<'m> {
     model: &'m Model,
-    lifecycle: &'m Lifecycles,
+    facts: &'m KindFacts,
     options: &'m Options,
     plan: Plan,
     defs: BTreeMap<&'m str, DefTarget>,
@@ -334,10 +335,10 @@ struct Builder<'m> {
 }
 
 /// Plans the emission of a model.
-pub(crate) fn plan(model: &Model, lifecycle: &Lifecycles, options: &Options) -> Plan {
+pub(crate) fn plan(model: &Model, facts: &KindFacts, options: &Options) -> Plan {
     let mut b = Builder {
         model,
-        lifecycle,
+        facts,
         options,
         plan: Plan::default(),
         defs: BTreeMap::new(),
@@ -923,9 +924,17 @@ impl<'m> Builder<'m> {
             singular: crd.and_then(|c| c.singular.clone()),
             short_names: crd.map(|c| c.short_names.clone()).unwrap_or_default(),
             categories: crd.map(|c| c.categories.clone()).unwrap_or_default(),
-            printer_columns: crd.map(|c| c.printer_columns.clone()).unwrap_or_default(),
+            printer_columns: match crd {
+                Some(crd) => crd.printer_columns.clone(),
+                None => self
+                    .facts
+                    .printers
+                    .columns(&gvk.group, &gvk.kind)
+                    .map(<[_]>::to_vec)
+                    .unwrap_or_default(),
+            },
             selectable_fields: crd.map(|c| c.selectable_fields.clone()).unwrap_or_default(),
-            lifecycle: self.lifecycle.resolve(gvk),
+            lifecycle: self.facts.lifecycles.resolve(gvk),
             deprecation_warning,
             no_list: false,
         }

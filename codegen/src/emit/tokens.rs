@@ -14,7 +14,7 @@ use super::lifecycle::Release;
 use super::names::serde_camel;
 use super::plan::{Body, FieldPlan, KindPlan, MergeTarget, ModPath, Plan, Special, StructBody, Ty};
 use super::{EmitError, EmittedFile, Options};
-use crate::model::{ListType, MapType, Model, Scope, Verb};
+use crate::model::{ColumnCell, ListType, MapType, Model, Scope, Verb};
 
 /// Spells a plan's items; `prefix` places an entry's module below the output root (empty for a
 /// single-spec tree, `shared/<set>` for a multi-version crate's shared definitions).
@@ -513,8 +513,12 @@ impl<'p> Renderer<'p> {
         }
         attrs.push(subs);
         for c in &k.printer_columns {
-            let (n, t, p, j) = (&c.name, &c.ty, c.priority, &c.json_path);
-            let mut parts = vec![quote!(name = #n), quote!(type = #t), quote!(json_path = #j)];
+            let (n, t, p) = (&c.name, &c.ty, c.priority);
+            let cell = match &c.cell {
+                ColumnCell::Path(path) => quote!(json_path = #path),
+                ColumnCell::Rule(rule) => quote!(cell = #rule),
+            };
+            let mut parts = vec![quote!(name = #n), quote!(type = #t), cell];
             if p != 0 {
                 let p = proc_macro2::Literal::i64_unsuffixed(p);
                 parts.push(quote!(priority = #p));
@@ -525,6 +529,13 @@ impl<'p> Renderer<'p> {
             // The description is data the server returns in Table column definitions.
             if let Some(d) = &c.description {
                 parts.push(quote!(description = #d));
+            }
+            for (key, release) in [("since", c.since), ("until", c.until)] {
+                if let Some((major, minor)) = release {
+                    let key = format_ident!("{key}");
+                    let release = format!("{major}.{minor}");
+                    parts.push(quote!(#key = #release));
+                }
             }
             attrs.push(vec![quote!(printer_column(#(#parts),*))]);
         }

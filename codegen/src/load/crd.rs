@@ -15,7 +15,8 @@ use super::error::{Cx, LoadError, Ptr, Source};
 use super::json::{Obj, array, flag, object, opt_object, opt_str, req_object, req_str, strings};
 use super::schema::{Dialect, parse_schema};
 use crate::model::{
-    CrdVersion, Gvk, Kind, PrinterColumn, Resource, ScalePaths, Scope, Subresource, Verb,
+    ColumnCell, CrdVersion, Gvk, Kind, PrinterColumn, Resource, ScalePaths, Scope, Subresource,
+    Verb,
 };
 
 /// Splits a YAML stream into its non-empty documents.
@@ -233,7 +234,9 @@ fn printer_columns(
             format: opt_str(cx, c, "format", &c_at)?.map(str::to_owned),
             description: opt_str(cx, c, "description", &c_at)?.map(str::to_owned),
             priority,
-            json_path: req_str(cx, c, "jsonPath", &c_at)?.to_owned(),
+            cell: ColumnCell::Path(req_str(cx, c, "jsonPath", &c_at)?.to_owned()),
+            since: None,
+            until: None,
         });
     }
     Ok(out)

@@ -27,7 +27,7 @@ pub use error::{LoadError, Source};
 use document::{Parts, load_document};
 use schema::Dialect;
 
-use crate::emit::Lifecycles;
+use crate::emit::{KindFacts, Lifecycles, Printers};
 use crate::model::{Gvk, Kind, Model};
 
 /// Loads and merges several inputs; each is a swagger.json, an OpenAPI v3 folder or a CRD file.
@@ -54,11 +54,33 @@ pub fn load_inputs<P: AsRef<Path>>(inputs: &[P]) -> Result<Model, LoadError> {
 
 /// Reads and parses a lifecycle data file (the format of `specs/lifecycle/README.md`).
 pub fn load_lifecycle(path: &Path) -> Result<Lifecycles, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+    Lifecycles::from_yaml_str(path, &read_data(path)?)
+}
+
+/// Reads and parses a printer data file (the format of `specs/printers/README.md`).
+pub fn load_printers(path: &Path) -> Result<Printers, LoadError> {
+    Printers::from_yaml_str(path, &read_data(path)?)
+}
+
+/// Reads the data files that are given; what is not given stays empty.
+pub fn load_facts(
+    lifecycle: Option<&Path>,
+    printers: Option<&Path>,
+) -> Result<KindFacts, LoadError> {
+    Ok(KindFacts {
+        lifecycles: lifecycle
+            .map(load_lifecycle)
+            .transpose()?
+            .unwrap_or_default(),
+        printers: printers.map(load_printers).transpose()?.unwrap_or_default(),
+    })
+}
+
+fn read_data(path: &Path) -> Result<String, LoadError> {
+    std::fs::read_to_string(path).map_err(|source| LoadError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
-    Lifecycles::from_yaml_str(path, &text)
+    })
 }
 
 /// Loads a Swagger 2.0 document from text; `name` is used in error messages.

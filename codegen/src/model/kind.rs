@@ -238,8 +238,9 @@ pub struct CrdVersion {
     pub selectable_fields: Vec<String>,
 }
 
-/// One of a CRD version's `additionalPrinterColumns`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// A printer column: one of a CRD version's `additionalPrinterColumns`, or a built-in kind's
+/// from the printer data.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PrinterColumn {
     /// Column header.
     pub name: String,
@@ -251,8 +252,21 @@ pub struct PrinterColumn {
     pub description: Option<String>,
     /// Columns with priority above 0 show only in wide output.
     pub priority: i64,
-    /// The JSON path evaluated against each object.
-    pub json_path: String,
+    /// What the cell shows.
+    pub cell: ColumnCell,
+    /// The first release that shows the column (every release when absent).
+    pub since: Option<(u16, u16)>,
+    /// The first release that no longer shows it.
+    pub until: Option<(u16, u16)>,
+}
+
+/// What a printer column's cell shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnCell {
+    /// The value at a simple JSON path (a CRD's `jsonPath`).
+    Path(String),
+    /// A `kapi::printer::Rule` with its paths, as written: `ratio(.status.readyReplicas, .spec.replicas)`.
+    Rule(String),
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@ mod schema;
 use std::collections::BTreeMap;
 
 pub use kind::{
-    CrdVersion, GroupVersion, Gvk, Kind, PrinterColumn, Resource, ScalePaths, Scope, Subresource,
-    Verb,
+    ColumnCell, CrdVersion, GroupVersion, Gvk, Kind, PrinterColumn, Resource, ScalePaths, Scope,
+    Subresource, Verb,
 };
 pub use schema::{
     Extensions, ListType, MapType, ObjectType, Property, QUANTITY_PATTERN, RefSite, Schema,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use kapi_codegen::emit::{Generated, Lifecycles, Options, generate};
+use kapi_codegen::emit::{Generated, KindFacts, Options, generate};
 use kapi_codegen::load_inputs;
 
 pub fn manifest_dir() -> PathBuf {
@@ -28,14 +28,19 @@ pub fn corpus() -> PathBuf {
     }
 }
 
-pub fn lifecycle() -> Lifecycles {
-    kapi_codegen::load_lifecycle(&manifest_dir().join("../specs/lifecycle/kubernetes.yaml"))
-        .expect("lifecycle file loads")
+/// The project's data files about the built-ins, as `generated/k8s` is generated with them.
+pub fn facts() -> KindFacts {
+    let specs = manifest_dir().join("../specs");
+    kapi_codegen::load_facts(
+        Some(&specs.join("lifecycle/kubernetes.yaml")),
+        Some(&specs.join("printers/kubernetes.yaml")),
+    )
+    .expect("data files load")
 }
 
-pub fn generate_from(inputs: &[PathBuf], lifecycle: &Lifecycles, options: &Options) -> Generated {
+pub fn generate_from(inputs: &[PathBuf], facts: &KindFacts, options: &Options) -> Generated {
     let model = load_inputs(inputs).unwrap_or_else(|e| panic!("{inputs:?}: {e}"));
-    generate(&model, lifecycle, options).unwrap_or_else(|e| panic!("{inputs:?}: {e}"))
+    generate(&model, facts, options).unwrap_or_else(|e| panic!("{inputs:?}: {e}"))
 }
 
 /// Writes generated files into `dir` (replacing what was there).

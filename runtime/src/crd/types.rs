@@ -347,16 +347,19 @@ impl CustomResourceDefinitionVersion {
                         label_selector_path: s.label_selector_path.as_ref().map(|p| p.to_string()),
                     }),
             }),
+            // A CRD column can only show a path; rule columns are the server's own printers.
             additional_printer_columns: info
                 .printer_columns
                 .iter()
-                .map(|c| CustomResourceColumnDefinition {
-                    name: c.name.to_string(),
-                    type_: c.type_.to_string(),
-                    format: c.format.as_deref().unwrap_or_default().to_owned(),
-                    description: c.description.as_deref().unwrap_or_default().to_owned(),
-                    priority: c.priority,
-                    json_path: c.json_path.to_string(),
+                .filter_map(|c| {
+                    Some(CustomResourceColumnDefinition {
+                        name: c.name.to_string(),
+                        type_: c.type_.to_string(),
+                        format: c.format.as_deref().unwrap_or_default().to_owned(),
+                        description: c.description.as_deref().unwrap_or_default().to_owned(),
+                        priority: c.priority,
+                        json_path: c.cell.json_path()?.to_owned(),
+                    })
                 })
                 .collect(),
             selectable_fields: info

@@ -10,6 +10,7 @@ use super::partial::META_API_VERSION;
 use super::{ConditionStatus, ListMeta};
 use crate::RawExtension;
 use crate::open_enum;
+use crate::printer::{Cell, Rule};
 use crate::resource::PrinterColumn;
 use crate::wire::null_as_default;
 
@@ -98,10 +99,14 @@ impl TableColumnDefinition {
 
 impl From<&PrinterColumn> for TableColumnDefinition {
     fn from(column: &PrinterColumn) -> Self {
+        let format = match column.cell {
+            Cell::Rule(Rule::Name, _) => "name",
+            _ => column.format.as_deref().unwrap_or_default(),
+        };
         Self {
             name: column.name.to_string(),
             type_: column.type_.to_string(),
-            format: column.format.as_deref().unwrap_or_default().to_owned(),
+            format: format.to_owned(),
             description: column.description.as_deref().unwrap_or_default().to_owned(),
             priority: column.priority,
         }
@@ -342,7 +347,8 @@ mod tests {
             format: Some(Cow::Borrowed("int32")),
             description: None,
             priority: 1,
-            json_path: Cow::Borrowed(".spec.replicas"),
+            cell: crate::printer::Cell::Path(Cow::Borrowed(".spec.replicas")),
+            releases: crate::printer::Releases::ALL,
         };
         assert_eq!(
             serde_json::to_value(TableColumnDefinition::from(&column)).expect("encode"),

@@ -186,7 +186,14 @@ fn widget_info_describes_the_crd() {
     let columns: Vec<(&str, &str, i32, &str)> = info
         .printer_columns
         .iter()
-        .map(|c| (&*c.name, &*c.type_, c.priority, &*c.json_path))
+        .map(|c| {
+            (
+                &*c.name,
+                &*c.type_,
+                c.priority,
+                c.cell.json_path().unwrap_or_default(),
+            )
+        })
         .collect();
     assert_eq!(
         columns,

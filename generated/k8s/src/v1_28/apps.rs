@@ -55,6 +55,83 @@ pub mod v1 {
             label_selector_path = ".spec.selector"
         )
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Ready",
+            type = "string",
+            cell = "ratio(.status.readyReplicas, .spec.replicas)",
+            description = "Number of the pod with ready state"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Up-to-date",
+            type = "string",
+            cell = "int(.status.updatedReplicas)",
+            description = "Total number of non-terminated pods targeted by this deployment that have the desired template spec."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Available",
+            type = "string",
+            cell = "int(.status.availableReplicas)",
+            description = "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Containers",
+            type = "string",
+            cell = "names(.spec.template.spec.containers)",
+            priority = 1,
+            description = "Names of each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Images",
+            type = "string",
+            cell = "images(.spec.template.spec.containers)",
+            priority = 1,
+            description = "Images referenced by each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Selector",
+            type = "string",
+            cell = "label_selector(.spec.selector)",
+            priority = 1,
+            description = "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment."
+        )
+    )]
     pub struct Deployment {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

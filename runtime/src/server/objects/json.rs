@@ -32,30 +32,7 @@ pub(crate) fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
 }
 
 /// Evaluates a simple JSON path (`.a.b`, `.a[0].b`) against an object.
-pub(crate) fn eval_path<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
-    let mut current = object;
-    let path = path.trim().trim_start_matches('{').trim_end_matches('}');
-    for part in path.trim_start_matches('.').split('.') {
-        if part.is_empty() {
-            continue;
-        }
-        let (field, rest) = match part.find('[') {
-            Some(i) => part.split_at(i),
-            None => (part, ""),
-        };
-        if !field.is_empty() {
-            current = current.get(field)?;
-        }
-        for index in rest.split('[').filter(|s| !s.is_empty()) {
-            let index = index.trim_end_matches(']');
-            current = match index.parse::<usize>() {
-                Ok(i) => current.get(i)?,
-                Err(_) => current.get(index.trim_matches('\'').trim_matches('"'))?,
-            };
-        }
-    }
-    Some(current)
-}
+pub(crate) use crate::printer::format::at as eval_path;
 
 /// Sets a simple JSON path (`.spec.replicas`), creating objects on the way.
 pub(crate) fn set_path(object: &mut Value, path: &str, value: Value) -> Result<(), ApiError> {

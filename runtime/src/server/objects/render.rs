@@ -4,18 +4,19 @@
 
 use axum::http::StatusCode;
 use axum::response::Response;
+use jiff::Timestamp;
 use serde_json::{Map, Value};
 
-use crate::ResourceInfo;
 use crate::meta::{
     IncludeObjectPolicy, ListMeta, ObjectMeta, PartialObjectMetadata, PartialObjectMetadataList,
     Table, TableColumnDefinition, TableOptions, TableRow,
 };
+use crate::printer::{Cell, Rule};
+use crate::{KubeVersion, PrinterColumn, ResourceInfo};
 
 use crate::server::Call;
 use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::{self, Output, Shape};
-use crate::server::objects::json::eval_path;
 
 /// Answers with one object, rendered as asked.
 pub(crate) fn reply(
@@ -34,6 +35,8 @@ pub(crate) fn reply(
 pub(crate) struct Rendering {
     shape: Shape,
     include: IncludeObjectPolicy,
+    /// The release served: the built-ins' columns differ between releases.
+    release: KubeVersion,
 }
 
 impl Rendering {
@@ -45,6 +48,7 @@ impl Rendering {
         Ok(Self {
             shape: output.shape,
             include,
+            release: call.state.kube_version,
         })
     }
 
@@ -61,31 +65,43 @@ impl Rendering {
                         .map(str::to_owned),
                     ..ListMeta::default()
                 };
-                let rows = vec![self.row(info, &object)];
+                let rows = vec![self.row(info, &object, Timestamp::now())];
                 to_value(Table::new(meta, self.columns(info), rows))
             }
         }
     }
 
-    /// The columns of the kind's table: Name, then its printer columns, or Created At without
-    /// any.
+    /// The columns of the kind's table in the release served: Name, then its printer columns,
+    /// or Created At without any.
     fn columns(&self, info: &ResourceInfo) -> Vec<TableColumnDefinition> {
-        let mut out = vec![TableColumnDefinition::name_column()];
+        let mut out = Vec::new();
+        if !names_itself(info) {
+            out.push(TableColumnDefinition::name_column());
+        }
         if info.printer_columns.is_empty() {
             out.push(TableColumnDefinition::created_at_column());
         } else {
-            out.extend(info.printer_columns.iter().map(TableColumnDefinition::from));
+            out.extend(self.printer_columns(info).map(TableColumnDefinition::from));
         }
         out
     }
 
-    /// One table row for an object.
-    fn row(&self, info: &ResourceInfo, object: &Value) -> TableRow {
-        let name = object
-            .pointer("/metadata/name")
-            .cloned()
-            .unwrap_or(Value::from(""));
-        let mut cells = vec![name];
+    fn printer_columns<'a>(
+        &self,
+        info: &'a ResourceInfo,
+    ) -> impl Iterator<Item = &'a PrinterColumn> {
+        let release = self.release;
+        info.printer_columns
+            .iter()
+            .filter(move |column| column.releases.contains(release))
+    }
+
+    /// One table row for an object, its cells as of `now`.
+    fn row(&self, info: &ResourceInfo, object: &Value, now: Timestamp) -> TableRow {
+        let mut cells = Vec::new();
+        if !names_itself(info) {
+            cells.push(Rule::Name.apply(object, &[], now));
+        }
         if info.printer_columns.is_empty() {
             cells.push(
                 object
@@ -94,13 +110,10 @@ impl Rendering {
                     .unwrap_or(Value::Null),
             );
         } else {
-            for column in info.printer_columns.iter() {
-                cells.push(
-                    eval_path(object, &column.json_path)
-                        .cloned()
-                        .unwrap_or(Value::Null),
-                );
-            }
+            cells.extend(
+                self.printer_columns(info)
+                    .map(|column| column.cell.value(object, now)),
+            );
         }
         let embedded = match self.include {
             IncludeObjectPolicy::None => Value::Null,
@@ -132,11 +145,20 @@ impl Rendering {
                 to_value(PartialObjectMetadataList::new(meta, metas))
             }
             Shape::Table => {
-                let rows = items.iter().map(|o| self.row(info, o)).collect();
+                // One clock reading for the page, so every row's age is as of the same moment.
+                let now = Timestamp::now();
+                let rows = items.iter().map(|o| self.row(info, o, now)).collect();
                 to_value(Table::new(meta, self.columns(info), rows))
             }
         }
     }
+}
+
+/// Whether the kind's columns place the Name column themselves.
+fn names_itself(info: &ResourceInfo) -> bool {
+    info.printer_columns
+        .iter()
+        .any(|column| matches!(column.cell, Cell::Rule(Rule::Name, _)))
 }
 
 /// The JSON of a meta type; these serialize infallibly (string keys, no foreign types).

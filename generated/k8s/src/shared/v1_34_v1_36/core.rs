@@ -54,6 +54,40 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::ConfigMap)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Data",
+            type = "string",
+            cell = "count(.data, .binaryData)",
+            description = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     pub struct ConfigMap {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub binary_data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
@@ -346,6 +380,40 @@ pub mod v1 {
     #[resource(group = "", version = "v1", cluster, merge = merge::Namespace)]
     #[resource(verbs = ["create", "delete", "get", "list", "patch", "update", "watch"])]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Status",
+            type = "string",
+            cell = "text(.status.phase)",
+            description = "The status of the namespace"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     pub struct Namespace {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::crd::instance::Rules;
 use crate::crd::{CustomResourceDefinition, CustomResourceDefinitionNames};
+use crate::printer::{Cell, Releases};
 use crate::registry::{RegisteredKind, Validator};
 use crate::{GroupVersionKind, Lifecycle, PrinterColumn, Registry, ResourceInfo, Scope, Verb};
 
@@ -234,7 +235,8 @@ pub(super) fn kind_of(
                             description: (!c.description.is_empty())
                                 .then(|| Cow::Owned(c.description.clone())),
                             priority: c.priority,
-                            json_path: Cow::Owned(c.json_path.clone()),
+                            cell: Cell::Path(Cow::Owned(c.json_path.clone())),
+                            releases: Releases::ALL,
                         })
                         .collect()
                 })

@@ -1,0 +1,15 @@
+//! What the specs do not say about kinds and the project's data files add: the lifecycle of the
+//! built-ins' prerelease versions (`specs/lifecycle/`) and their printer columns
+//! (`specs/printers/`). Emission reads them parsed; the front ends load the files.
+
+use super::lifecycle::Lifecycles;
+use super::printers::Printers;
+
+/// Data about kinds from files beside the specs; empty when none are given.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KindFacts {
+    /// Deprecation and removal releases by group, version and kind.
+    pub lifecycles: Lifecycles,
+    /// Printer columns by group and kind.
+    pub printers: Printers,
+}

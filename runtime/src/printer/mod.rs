@@ -1,0 +1,73 @@
+//! Printer columns: what `kubectl get` shows of an object, answered by the server as a `Table`.
+//!
+//! A column's cell is either the value at a JSON path, unchanged (a [`Cell::Path`], as
+//! CustomResourceDefinitions' `additionalPrinterColumns` give it), or the text a named [`Rule`]
+//! computes from the object ([`Cell::Rule`]), as kube-apiserver's printers compute the cells of
+//! the built-ins (`pkg/printers/internalversion/printers.go`): `1/3` of a Deployment's READY,
+//! `80/TCP` of a Service's PORT(S), `5m` of an AGE. The built-ins' columns are data
+//! (`specs/printers/kubernetes.yaml`), baked by the generator into each kind's
+//! [`ResourceInfo`](crate::ResourceInfo); each rule is one function ([`rule`], and the formats
+//! rules share in [`format`]).
+
+use std::borrow::Cow;
+
+use jiff::Timestamp;
+use serde_json::Value;
+
+use crate::KubeVersion;
+
+pub mod format;
+pub mod rule;
+
+pub use rule::Rule;
+
+/// How a column's cell is computed from an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cell {
+    /// The value at a simple JSON path (`.spec.replicas`), unchanged; `null` when absent.
+    Path(Cow<'static, str>),
+    /// The value a rule computes from the object, reading the paths it is given.
+    Rule(Rule, Cow<'static, [Cow<'static, str>]>),
+}
+
+impl Cell {
+    /// The cell of `object`, at time `now` (ages are relative to it).
+    pub fn value(&self, object: &Value, now: Timestamp) -> Value {
+        match self {
+            Self::Path(path) => format::at(object, path).cloned().unwrap_or(Value::Null),
+            Self::Rule(rule, paths) => rule.apply(object, paths, now),
+        }
+    }
+
+    /// The path of a [`Cell::Path`].
+    pub fn json_path(&self) -> Option<&str> {
+        match self {
+            Self::Path(path) => Some(path),
+            Self::Rule(..) => None,
+        }
+    }
+}
+
+/// The releases a column is shown in: from `since` (inclusive) until `until` (exclusive), each
+/// unbounded when absent. Upstream's printers changed over releases; a server answers with the
+/// columns of the release it serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Releases {
+    /// The first release that shows the column.
+    pub since: Option<KubeVersion>,
+    /// The first release that no longer shows it.
+    pub until: Option<KubeVersion>,
+}
+
+impl Releases {
+    /// Every release.
+    pub const ALL: Self = Self {
+        since: None,
+        until: None,
+    };
+
+    /// Whether release `at` shows the column.
+    pub fn contains(&self, at: KubeVersion) -> bool {
+        self.since.is_none_or(|since| since <= at) && self.until.is_none_or(|until| at < until)
+    }
+}
