@@ -30,7 +30,7 @@ use std::path::{Component, Path, PathBuf};
 use proc_macro2::TokenStream;
 
 use crate::emit::{EmitError, Options, Report, emit, format_file};
-use crate::load::{LoadError, load_facts, load_inputs};
+use crate::load::{FactFiles, LoadError, load_facts, load_inputs};
 use crate::output::{OutputError, write_if_changed};
 
 /// The file name [`Builder::generate`] writes unless [`Builder::file_name`] says otherwise.
@@ -112,6 +112,7 @@ pub struct Builder {
     inputs: Vec<PathBuf>,
     lifecycle: Option<PathBuf>,
     printers: Option<PathBuf>,
+    defaults: Option<PathBuf>,
     out_dir: Option<PathBuf>,
     file_name: String,
     options: Options,
@@ -130,6 +131,7 @@ impl Builder {
             inputs: Vec::new(),
             lifecycle: None,
             printers: None,
+            defaults: None,
             out_dir: None,
             file_name: DEFAULT_FILE_NAME.to_owned(),
             options: Options {
@@ -181,6 +183,13 @@ impl Builder {
     /// Table columns of the built-in kinds it names. Without one, only CRDs' columns are used.
     pub fn printers(&mut self, path: impl AsRef<Path>) -> &mut Self {
         self.printers = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// A defaults data file (the format of `specs/defaults/README.md`) whose entries become the
+    /// defaults of the kinds whose schemas reach the types it names.
+    pub fn defaults(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.defaults = Some(path.as_ref().to_path_buf());
         self
     }
 
@@ -267,6 +276,7 @@ impl Builder {
         }
         paths.extend(self.lifecycle.iter().cloned());
         paths.extend(self.printers.iter().cloned());
+        paths.extend(self.defaults.iter().cloned());
         paths
             .iter()
             .map(|p| format!("cargo:rerun-if-changed={}", p.display()))
@@ -278,7 +288,11 @@ impl Builder {
             return Err(BuildError::NoInputs);
         }
         let model = load_inputs(&self.inputs)?;
-        let facts = load_facts(self.lifecycle.as_deref(), self.printers.as_deref())?;
+        let facts = load_facts(FactFiles {
+            lifecycle: self.lifecycle.as_deref(),
+            printers: self.printers.as_deref(),
+            defaults: self.defaults.as_deref(),
+        })?;
         let emitted = emit(&model, &facts, &self.options)?;
         let mut files = emitted.files.into_iter();
         match (files.next(), files.next()) {

@@ -44,6 +44,9 @@ pub(crate) struct GenArgs {
     /// Printer columns of built-in kinds (specs/printers format) baked into each ResourceInfo.
     #[arg(long, value_name = "FILE")]
     printers: Option<PathBuf>,
+    /// Defaults of built-in types (specs/defaults format) laid out into each kind.
+    #[arg(long, value_name = "FILE")]
+    defaults: Option<PathBuf>,
     /// A version feature enabled by default in a multi-version crate; repeatable.
     #[arg(long, value_name = "NAME")]
     default_version: Vec<String>,
@@ -60,6 +63,7 @@ impl GenArgs {
                 || self.workspace
                 || self.lifecycle.is_some()
                 || self.printers.is_some()
+                || self.defaults.is_some()
                 || !self.default_version.is_empty();
             if extra {
                 bail!("--manifest takes no other inputs or options");
@@ -94,6 +98,7 @@ impl GenArgs {
             inputs,
             lifecycle: self.lifecycle,
             printers: self.printers,
+            defaults: self.defaults,
             options: Options {
                 docs: self.docs,
                 ..Options::default()

@@ -21,5 +21,7 @@ pub mod sample;
 
 pub use builder::{BuildError, Builder};
 pub use emit::{Emitted, Generated, Lifecycles, Options, Report, emit, generate};
-pub use load::{LoadError, load_facts, load_inputs, load_lifecycle, load_printers};
+pub use load::{
+    FactFiles, LoadError, load_defaults, load_facts, load_inputs, load_lifecycle, load_printers,
+};
 pub use model::Model;

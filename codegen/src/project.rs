@@ -14,6 +14,7 @@
 //! workspace: true          # inherit version, edition, dependencies and lints
 //! lifecycle: ../../specs/lifecycle/kubernetes.yaml
 //! printers: ../../specs/printers/kubernetes.yaml
+//! defaults: ../../specs/defaults/kubernetes.yaml
 //! default-versions: [v1_36]
 //! versions:                # or `inputs: [...]` for a single-spec crate
 //!   - name: v1_34
@@ -29,7 +30,7 @@ use serde::Deserialize;
 use crate::emit::{
     CrateOptions, EmitError, Generated, Options, generate, generate_crate, generate_versions,
 };
-use crate::load::{LoadError, load_facts, load_inputs};
+use crate::load::{FactFiles, LoadError, load_facts, load_inputs};
 
 /// The conventional manifest file name in a generated crate's directory.
 pub const MANIFEST: &str = "kapi-codegen.yaml";
@@ -80,6 +81,8 @@ pub struct Job {
     pub lifecycle: Option<PathBuf>,
     /// The printer data file, if any.
     pub printers: Option<PathBuf>,
+    /// The defaults data file, if any.
+    pub defaults: Option<PathBuf>,
     /// Emission options.
     pub options: Options,
     /// Wrap the output as a crate (`Cargo.toml`, `src/lib.rs`); `None` writes a module tree
@@ -104,6 +107,8 @@ struct Manifest {
     lifecycle: Option<PathBuf>,
     #[serde(default)]
     printers: Option<PathBuf>,
+    #[serde(default)]
+    defaults: Option<PathBuf>,
     #[serde(default)]
     inputs: Vec<PathBuf>,
     #[serde(default)]
@@ -156,6 +161,7 @@ impl Job {
             inputs,
             lifecycle: m.lifecycle.as_ref().map(rel),
             printers: m.printers.as_ref().map(rel),
+            defaults: m.defaults.as_ref().map(rel),
             options: Options {
                 docs: m.docs,
                 ..Options::default()
@@ -172,7 +178,11 @@ impl Job {
 
     /// Loads the inputs and generates; paths in the result are relative to [`Job::out`].
     pub fn generate(&self) -> Result<Generated, ProjectError> {
-        let facts = load_facts(self.lifecycle.as_deref(), self.printers.as_deref())?;
+        let facts = load_facts(FactFiles {
+            lifecycle: self.lifecycle.as_deref(),
+            printers: self.printers.as_deref(),
+            defaults: self.defaults.as_deref(),
+        })?;
         match (&self.inputs, &self.krate) {
             (Inputs::Single(inputs), None) => {
                 Ok(generate(&load_inputs(inputs)?, &facts, &self.options)?)

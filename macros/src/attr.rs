@@ -31,6 +31,7 @@ pub(crate) const VERBS: &str = "verbs";
 pub(crate) const STATUS: &str = "status";
 pub(crate) const SCALE: &str = "scale";
 pub(crate) const PRINTER_COLUMN: &str = "printer_column";
+pub(crate) const DEFAULT: &str = "default";
 pub(crate) const INTRODUCED: &str = "introduced";
 pub(crate) const DEPRECATED: &str = "deprecated";
 pub(crate) const REMOVED: &str = "removed";
@@ -59,6 +60,7 @@ const KEYS: &[&str] = &[
     STATUS,
     SCALE,
     PRINTER_COLUMN,
+    DEFAULT,
     INTRODUCED,
     DEPRECATED,
     REMOVED,
@@ -135,6 +137,12 @@ const COLUMN_KEYS: &[&str] = &[
     SINCE,
     UNTIL,
 ];
+
+pub(crate) const PATH: &str = "path";
+pub(crate) const VALUE: &str = "value";
+pub(crate) const RULE: &str = "rule";
+pub(crate) const WHEN: &str = "when";
+const DEFAULT_KEYS: &[&str] = &[PATH, VALUE, RULE, WHEN, SINCE, UNTIL];
 
 const REPLACEMENT_KEYS: &[&str] = &[GROUP, VERSION, KIND];
 
@@ -239,6 +247,21 @@ pub(crate) struct ColumnAttr {
     pub(crate) seen: Vec<&'static str>,
 }
 
+/// One `default(...)`.
+pub(crate) struct DefaultAttr {
+    pub(crate) span: Span,
+    pub(crate) path: Option<Spanned<String>>,
+    /// The JSON text to fill in.
+    pub(crate) value: Option<Spanned<String>>,
+    /// A `kapi::defaulting::Rule` in snake case instead of a value.
+    pub(crate) rule: Option<Spanned<String>>,
+    /// `field == <JSON>`: a condition on a sibling of the defaulted field.
+    pub(crate) when: Option<Spanned<String>>,
+    pub(crate) since: Option<Spanned<(u16, u16)>>,
+    pub(crate) until: Option<Spanned<(u16, u16)>>,
+    pub(crate) seen: Vec<&'static str>,
+}
+
 /// `replacement(...)`.
 pub(crate) struct ReplacementAttr {
     pub(crate) span: Span,
@@ -272,6 +295,7 @@ pub(crate) struct Attrs {
     pub(crate) status: Option<Span>,
     pub(crate) scale: Option<ScaleAttr>,
     pub(crate) printer_columns: Vec<ColumnAttr>,
+    pub(crate) defaults: Vec<DefaultAttr>,
     pub(crate) introduced: Option<Spanned<(u16, u16)>>,
     pub(crate) deprecated: Option<Spanned<(u16, u16)>>,
     pub(crate) removed: Option<Spanned<(u16, u16)>>,
@@ -337,7 +361,7 @@ impl Attrs {
             );
             return skip_value(meta);
         };
-        if key != PRINTER_COLUMN && self.seen.contains_key(key) {
+        if key != PRINTER_COLUMN && key != DEFAULT && self.seen.contains_key(key) {
             errors.at(
                 meta.path.span(),
                 format_args!(
@@ -411,6 +435,7 @@ impl Attrs {
             }
             SCALE => self.scale = parse_scale(meta, errors)?,
             PRINTER_COLUMN => self.printer_columns.extend(parse_column(meta, errors)?),
+            DEFAULT => self.defaults.extend(parse_default(meta, errors)?),
             INTRODUCED => self.introduced = kube_version(meta, top, errors)?,
             DEPRECATED => self.deprecated = kube_version(meta, top, errors)?,
             REMOVED => self.removed = kube_version(meta, top, errors)?,
@@ -466,6 +491,44 @@ fn parse_scale(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<O
         }
     }
     Ok(Some(scale))
+}
+
+/// One `default(...)`, or `None` (reported) when it is not a list.
+fn parse_default(
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<Option<DefaultAttr>> {
+    let mut default = DefaultAttr {
+        span: meta.path.span(),
+        path: None,
+        value: None,
+        rule: None,
+        when: None,
+        since: None,
+        until: None,
+        seen: Vec::new(),
+    };
+    let mut seen = Vec::new();
+    let parsed = nested(
+        meta,
+        DEFAULT,
+        DEFAULT_KEYS,
+        &mut seen,
+        errors,
+        |key, inner, errors| {
+            match key.name {
+                PATH => default.path = string(inner, key, errors)?,
+                VALUE => default.value = string(inner, key, errors)?,
+                RULE => default.rule = string(inner, key, errors)?,
+                WHEN => default.when = string(inner, key, errors)?,
+                SINCE => default.since = kube_version(inner, key, errors)?,
+                _ => default.until = kube_version(inner, key, errors)?,
+            }
+            Ok(())
+        },
+    )?;
+    default.seen = seen;
+    Ok(parsed.then_some(default))
 }
 
 /// One `printer_column(...)`, or `None` (reported) when it is not a list.

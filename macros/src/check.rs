@@ -33,6 +33,7 @@ pub(crate) struct Model<'a> {
     pub(crate) status: bool,
     pub(crate) scale: Option<Scale>,
     pub(crate) printer_columns: Vec<Column>,
+    pub(crate) defaults: Vec<DefaultStep>,
     pub(crate) introduced: Option<(u16, u16)>,
     pub(crate) deprecated: Option<(u16, u16)>,
     pub(crate) removed: Option<(u16, u16)>,
@@ -60,6 +61,24 @@ pub(crate) struct Column {
     pub(crate) description: Option<String>,
     pub(crate) since: Option<(u16, u16)>,
     pub(crate) until: Option<(u16, u16)>,
+}
+
+/// One `default(...)`, checked.
+pub(crate) struct DefaultStep {
+    pub(crate) path: String,
+    pub(crate) fill: Fill,
+    /// The sibling field and the JSON text it must equal.
+    pub(crate) when: Option<(String, String)>,
+    pub(crate) since: Option<(u16, u16)>,
+    pub(crate) until: Option<(u16, u16)>,
+}
+
+/// What a default fills in.
+pub(crate) enum Fill {
+    /// JSON text, checked to parse.
+    Json(String),
+    /// The `kapi::defaulting::Rule` variant, spanned at the attribute.
+    Rule(Ident),
 }
 
 /// How a column's cell is computed.
@@ -124,6 +143,11 @@ pub(crate) fn resolve<'a>(
         .iter()
         .filter_map(|column| resolve_column(column, errors))
         .collect::<Vec<_>>();
+    let defaults = attrs
+        .defaults
+        .iter()
+        .filter_map(|default| resolve_default(default, errors))
+        .collect::<Vec<_>>();
     let selectable_fields = distinct(&attrs.selectable_fields, attr::SELECTABLE_FIELDS, errors)
         .into_iter()
         .filter(|path| json_path(path, Key::top(attr::SELECTABLE_FIELDS), true, errors))
@@ -150,6 +174,7 @@ pub(crate) fn resolve<'a>(
         status: attrs.status.is_some(),
         scale,
         printer_columns,
+        defaults,
         introduced: attrs.introduced.map(|v| v.value),
         deprecated: attrs.deprecated.map(|v| v.value),
         removed: attrs.removed.map(|v| v.value),
@@ -570,6 +595,96 @@ fn resolve_column(column: &attr::ColumnAttr, errors: &mut Errors) -> Option<Colu
     })
 }
 
+fn resolve_default(default: &attr::DefaultAttr, errors: &mut Errors) -> Option<DefaultStep> {
+    let Some(path) = &default.path else {
+        errors.at(
+            default.span,
+            "#[resource(default(...))] is missing `path`; write e.g. \
+             `default(path = \".spec.replicas\", value = \"1\")`",
+        );
+        return None;
+    };
+    let key = Key::inside(attr::DEFAULT, attr::PATH);
+    // `[*]` goes through every item of a list; the field itself is a plain name.
+    let plain = Spanned {
+        value: path.value.replace("[*]", ""),
+        span: path.span,
+    };
+    if !json_path(&plain, key, false, errors) {
+        return None;
+    }
+    let fill = match (&default.value, &default.rule) {
+        (Some(value), None) => {
+            if let Err(e) = serde_json::from_str::<serde_json::Value>(&value.value) {
+                errors.at(
+                    value.span,
+                    format_args!(
+                        "#[resource(default(value = {:?}))] is not JSON ({e}): write a JSON \
+                         value, e.g. value = \"1\" or value = \"\\\"RollingUpdate\\\"\"",
+                        value.value
+                    ),
+                );
+                return None;
+            }
+            Fill::Json(value.value.clone())
+        }
+        (None, Some(rule)) => Fill::Rule(Ident::new(&upper_camel(&rule.value), rule.span)),
+        _ => {
+            errors.at(
+                default.span,
+                "#[resource(default(...))] takes a JSON `value` or a `rule`, one of them",
+            );
+            return None;
+        }
+    };
+    let when = match &default.when {
+        None => None,
+        Some(when) => {
+            let parsed = when.value.split_once("==").and_then(|(field, equals)| {
+                let (field, equals) = (field.trim(), equals.trim());
+                let is_name = !field.is_empty()
+                    && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                (is_name && serde_json::from_str::<serde_json::Value>(equals).is_ok())
+                    .then(|| (field.to_owned(), equals.to_owned()))
+            });
+            if parsed.is_none() {
+                errors.at(
+                    when.span,
+                    format_args!(
+                        "#[resource(default(when = {:?}))] is not a condition: write \
+                         `field == <JSON>` on a sibling of the field, e.g. \
+                         when = \"type == \\\"RollingUpdate\\\"\"",
+                        when.value
+                    ),
+                );
+                return None;
+            }
+            parsed
+        }
+    };
+    Some(DefaultStep {
+        path: path.value.clone(),
+        fill,
+        when,
+        since: default.since.as_ref().map(|v| v.value),
+        until: default.until.as_ref().map(|v| v.value),
+    })
+}
+
+/// `image_pull_policy` → `ImagePullPolicy`: a rule's enum variant.
+fn upper_camel(snake: &str) -> String {
+    snake
+        .split('_')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars
+                .next()
+                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
 /// `rule(.path, ...)`, or `rule` alone: a snake-case rule name and simple JSON paths.
 fn parse_cell(cell: &Spanned<String>, errors: &mut Errors) -> Option<Cell> {
     let key = Key::inside(attr::PRINTER_COLUMN, attr::CELL);
@@ -608,18 +723,8 @@ fn parse_cell(cell: &Spanned<String>, errors: &mut Errors) -> Option<Cell> {
         }
         paths.push(path.value);
     }
-    let camel: String = name
-        .split('_')
-        .map(|word| {
-            let mut chars = word.chars();
-            chars
-                .next()
-                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
-                .unwrap_or_default()
-        })
-        .collect();
     Some(Cell::Rule {
-        variant: Ident::new(&camel, cell.span),
+        variant: Ident::new(&upper_camel(name), cell.span),
         name: name.to_owned(),
         paths,
     })

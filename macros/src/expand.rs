@@ -233,6 +233,39 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
             },
         })
     });
+    let defaults = model.defaults.iter().map(|default| {
+        let path = text(&default.path);
+        let fill = match &default.fill {
+            check::Fill::Json(json) => {
+                let json = text(json);
+                quote!(#krate::defaulting::Fill::Json(#json))
+            }
+            check::Fill::Rule(variant) => {
+                quote!(#krate::defaulting::Fill::Rule(#krate::defaulting::Rule::#variant))
+            }
+        };
+        let when = match &default.when {
+            Some((field, equals)) => {
+                let (field, equals) = (text(field), text(equals));
+                quote!(::core::option::Option::Some(#krate::defaulting::When {
+                    field: #field,
+                    equals: #equals,
+                }))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let since = release(default.since);
+        let until = release(default.until);
+        quote!(#krate::defaulting::Default {
+            path: #path,
+            fill: #fill,
+            when: #when,
+            releases: #krate::printer::Releases {
+                since: #since,
+                until: #until,
+            },
+        })
+    });
     let plural = text(plural);
     let singular = text(singular);
     quote! {
@@ -257,6 +290,7 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
             },
             printer_columns: #cow::Borrowed(&[#(#columns),*]),
             selectable_fields: #selectable_fields,
+            defaults: #cow::Borrowed(&[#(#defaults),*]),
         }
     }
 }

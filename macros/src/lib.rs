@@ -45,6 +45,7 @@ use crate::errors::Failure;
 /// | `scale(spec_replicas_path = "..", status_replicas_path = "..", label_selector_path = "..")` | | no scale subresource |
 /// | `printer_column(name = "..", type = "..", json_path = "..", priority = 1, format = "..", description = "..")` | repeatable | none |
 /// | `printer_column(.., cell = "ratio(.status.readyReplicas, .spec.replicas)", since = "1.22", until = "1.27")` | a `kapi::printer::Rule` in snake case with its paths instead of `json_path`; the releases that show the column | every release |
+/// | `default(path = ".spec.replicas", value = "1", when = "type == \"RollingUpdate\"", since = "1.21")` | repeatable; a JSON `value` or a `rule` of `kapi::defaulting::Rule` in snake case, filled in on every write when the field is missing | none |
 /// | `introduced`, `deprecated`, `removed` | `"1.16"` | unset |
 /// | `replacement(group = "..", version = "..", kind = "..")` | | unset |
 /// | `deprecation_warning` | `"..."`; alone it marks the kind deprecated in every release, as a CRD's `deprecated: true` | unset |

@@ -69,6 +69,7 @@
 
 pub mod bytes;
 pub mod crd;
+pub mod defaulting;
 mod definitions;
 pub mod duration;
 pub mod dynamic;

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use kapi::defaulting::{Default, Fill, Rule as DefaultRule, When};
 use kapi::meta::{ListMeta, ObjectMeta};
 use kapi::printer::{Cell, Releases, Rule};
 use kapi::type_tag::{ApiVersion, Kind};
@@ -55,6 +56,19 @@ mod apps_v1beta2 {
             cell = "ratio(.status.readyReplicas, .spec.replicas)",
             since = "1.10",
             until = "1.30",
+        )
+    )]
+    #[resource(
+        default(path = ".spec.paused", value = "false"),
+        default(
+            path = ".spec.strategy.rollingUpdate",
+            value = "{}",
+            when = "type == \"RollingUpdate\"",
+            since = "1.10"
+        ),
+        default(
+            path = ".spec.template.spec.containers[*].imagePullPolicy",
+            rule = "image_pull_policy"
         )
     )]
     #[resource(introduced = "1.8", deprecated = "1.9", removed = "1.16")]
@@ -216,6 +230,32 @@ fn namespaced_kind_info_has_every_attribute() {
             },
         ]),
         selectable_fields: strs(&[".spec.paused"]),
+        defaults: Cow::Owned(vec![
+            Default {
+                path: ".spec.paused".into(),
+                fill: Fill::Json("false".into()),
+                when: None,
+                releases: Releases::ALL,
+            },
+            Default {
+                path: ".spec.strategy.rollingUpdate".into(),
+                fill: Fill::Json("{}".into()),
+                when: Some(When {
+                    field: "type".into(),
+                    equals: "\"RollingUpdate\"".into(),
+                }),
+                releases: Releases {
+                    since: Some(KubeVersion::new(1, 10)),
+                    until: None,
+                },
+            },
+            Default {
+                path: ".spec.template.spec.containers[*].imagePullPolicy".into(),
+                fill: Fill::Rule(DefaultRule::ImagePullPolicy),
+                when: None,
+                releases: Releases::ALL,
+            },
+        ]),
     };
     assert_eq!(Deployment::info(), &want);
     assert_eq!(
@@ -265,6 +305,7 @@ fn defaults_and_plural_guessing() {
             lifecycle: Lifecycle::default(),
             printer_columns: Cow::Borrowed(&[]),
             selectable_fields: strs(&[]),
+            defaults: Cow::Borrowed(&[]),
         };
         assert_eq!(info, &want, "{kind}");
     }

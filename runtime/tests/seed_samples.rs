@@ -62,6 +62,7 @@ macro_rules! core_kind {
                     },
                     printer_columns: std::borrow::Cow::Borrowed(&[]),
                     selectable_fields: std::borrow::Cow::Borrowed(&[]),
+                    defaults: std::borrow::Cow::Borrowed(&[]),
                 };
                 &INFO
             }

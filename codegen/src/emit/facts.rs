@@ -1,7 +1,9 @@
 //! What the specs do not say about kinds and the project's data files add: the lifecycle of the
-//! built-ins' prerelease versions (`specs/lifecycle/`) and their printer columns
-//! (`specs/printers/`). Emission reads them parsed; the front ends load the files.
+//! built-ins' prerelease versions (`specs/lifecycle/`), their printer columns
+//! (`specs/printers/`) and the fields they default (`specs/defaults/`). Emission reads them
+//! parsed; the front ends load the files.
 
+use super::defaults::Defaults;
 use super::lifecycle::Lifecycles;
 use super::printers::Printers;
 
@@ -12,4 +14,6 @@ pub struct KindFacts {
     pub lifecycles: Lifecycles,
     /// Printer columns by group and kind.
     pub printers: Printers,
+    /// Defaults by type.
+    pub defaults: Defaults,
 }

@@ -9,7 +9,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::load::{LoadError, Source};
+use super::data_file::DataFile;
+use crate::load::LoadError;
 use crate::model::Gvk;
 
 /// A Kubernetes minor release, `major.minor`.
@@ -69,23 +70,9 @@ impl Lifecycles {
     /// Parses the YAML list described in `specs/lifecycle/README.md`; `path` names the input in
     /// errors.
     pub fn from_yaml_str(path: &Path, text: &str) -> Result<Self, LoadError> {
-        let source = Source::file(path);
-        let invalid = |pointer: String, message: String| LoadError::Invalid {
-            what: "lifecycle",
-            source_file: source.clone(),
-            pointer,
-            message,
-        };
-        let value: Value = serde_yaml_ng::from_str(text).map_err(|e| LoadError::Syntax {
-            format: "YAML",
-            source_file: source.clone(),
-            message: e.to_string(),
-        })?;
-        let items = match &value {
-            Value::Array(items) => items.as_slice(),
-            Value::Null => &[],
-            _ => return Err(invalid(String::new(), "expected a list of entries".into())),
-        };
+        let file = DataFile::new("lifecycle", path);
+        let invalid = |pointer: String, message: String| file.invalid(pointer, message);
+        let items = file.entries(text)?;
         let mut entries = BTreeMap::new();
         for (i, item) in items.iter().enumerate() {
             let at = format!("/{i}");

@@ -17,6 +17,8 @@
 //! files: jobs ([`project`](crate::project)) and the output directory
 //! ([`output`](crate::output)) belong to the front ends.
 
+mod data_file;
+mod defaults;
 mod facts;
 mod krate;
 mod lifecycle;
@@ -33,6 +35,7 @@ use proc_macro2::TokenStream;
 
 use crate::model::Model;
 
+pub use defaults::{DefaultFill, Defaults, TypeDefault};
 pub use facts::KindFacts;
 pub use krate::{ALL_GROUPS, CrateOptions, generate_crate, generate_versions};
 pub use lifecycle::{LifecycleEntry, LifecycleSource, Lifecycles, Release, ResolvedLifecycle};

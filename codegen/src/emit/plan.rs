@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use super::defaults::TypeDefault;
 use super::facts::KindFacts;
 use super::lifecycle::ResolvedLifecycle;
 use super::names::{
@@ -274,6 +275,8 @@ pub(crate) struct KindPlan {
     pub(crate) short_names: Vec<String>,
     pub(crate) categories: Vec<String>,
     pub(crate) printer_columns: Vec<PrinterColumn>,
+    /// The fields the server defaults, laid out along the kind's schema.
+    pub(crate) defaults: Vec<TypeDefault>,
     pub(crate) selectable_fields: Vec<String>,
     pub(crate) lifecycle: Option<ResolvedLifecycle>,
     pub(crate) deprecation_warning: Option<String>,
@@ -924,6 +927,11 @@ impl<'m> Builder<'m> {
             singular: crd.and_then(|c| c.singular.clone()),
             short_names: crd.map(|c| c.short_names.clone()).unwrap_or_default(),
             categories: crd.map(|c| c.categories.clone()).unwrap_or_default(),
+            // A CRD's defaults are in its schema; the built-ins' come from the data file.
+            defaults: match (crd, self.model.kinds.get(gvk)) {
+                (None, Some(kind)) => self.facts.defaults.for_kind(self.model, &kind.definition),
+                _ => Vec::new(),
+            },
             printer_columns: match crd {
                 Some(crd) => crd.printer_columns.clone(),
                 None => self

@@ -10,8 +10,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::lifecycle::parse_release;
-use crate::load::{LoadError, Source};
+use super::data_file::DataFile;
+use crate::load::LoadError;
 use crate::model::{ColumnCell, PrinterColumn};
 
 /// Printer columns by API group and kind: every version of a kind in a group shows the same
@@ -33,62 +33,25 @@ impl Printers {
     /// Parses the YAML list described in `specs/printers/README.md`; `path` names the input in
     /// errors.
     pub fn from_yaml_str(path: &Path, text: &str) -> Result<Self, LoadError> {
-        let source = Source::file(path);
-        let invalid = |pointer: String, message: String| LoadError::Invalid {
-            what: "printers",
-            source_file: source.clone(),
-            pointer,
-            message,
-        };
-        let value: Value = serde_yaml_ng::from_str(text).map_err(|e| LoadError::Syntax {
-            format: "YAML",
-            source_file: source.clone(),
-            message: e.to_string(),
-        })?;
-        let entries = match &value {
-            Value::Array(entries) => entries.as_slice(),
-            Value::Null => &[],
-            _ => return Err(invalid(String::new(), "expected a list of entries".into())),
-        };
+        let file = DataFile::new("printers", path);
         let mut kinds = BTreeMap::new();
-        for (i, entry) in entries.iter().enumerate() {
+        for (i, entry) in file.entries(text)?.iter().enumerate() {
             let at = format!("/{i}");
-            let group = match entry.get("group") {
-                None => String::new(),
-                Some(Value::String(group)) => group.clone(),
-                Some(_) => return Err(invalid(format!("{at}/group"), "expected a string".into())),
-            };
-            let names: Vec<String> = match entry.get("kinds") {
-                Some(Value::Array(names)) if !names.is_empty() => names
-                    .iter()
-                    .enumerate()
-                    .map(|(k, name)| match name {
-                        Value::String(name) => Ok(name.clone()),
-                        _ => Err(invalid(
-                            format!("{at}/kinds/{k}"),
-                            "expected a string".into(),
-                        )),
-                    })
-                    .collect::<Result<_, _>>()?,
-                _ => {
-                    return Err(invalid(
-                        format!("{at}/kinds"),
-                        "expected a non-empty list of kinds".into(),
-                    ));
-                }
-            };
+            let entry = file.object(entry, &at, &["group", "kinds", "columns"])?;
+            let group = file.text(entry, "group", &at)?.unwrap_or_default();
+            let names = file.names(&Value::Object(entry.clone()), "kinds", &at)?;
             let Some(Value::Array(columns)) = entry.get("columns") else {
-                return Err(invalid(format!("{at}/columns"), "expected a list".into()));
+                return Err(file.invalid(format!("{at}/columns"), "expected a list"));
             };
             let columns = columns
                 .iter()
                 .enumerate()
-                .map(|(c, column)| parse_column(column, &format!("{at}/columns/{c}"), &invalid))
+                .map(|(c, column)| parse_column(&file, column, &format!("{at}/columns/{c}")))
                 .collect::<Result<Vec<_>, _>>()?;
             for name in names {
                 let key = (group.clone(), name);
                 if kinds.insert(key.clone(), columns.clone()).is_some() {
-                    return Err(invalid(
+                    return Err(file.invalid(
                         at.clone(),
                         format!("group {:?} kind {} is listed twice", key.0, key.1),
                     ));
@@ -99,11 +62,7 @@ impl Printers {
     }
 }
 
-fn parse_column(
-    column: &Value,
-    at: &str,
-    invalid: &dyn Fn(String, String) -> LoadError,
-) -> Result<PrinterColumn, LoadError> {
+fn parse_column(file: &DataFile, column: &Value, at: &str) -> Result<PrinterColumn, LoadError> {
     const KEYS: &[&str] = &[
         "name",
         "type",
@@ -114,59 +73,25 @@ fn parse_column(
         "since",
         "until",
     ];
-    let Some(map) = column.as_object() else {
-        return Err(invalid(at.to_owned(), "expected an object".into()));
-    };
-    if let Some(key) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err(invalid(
-            format!("{at}/{key}"),
-            format!("unknown key (expected one of {})", KEYS.join(", ")),
-        ));
-    }
-    let text = |key: &str| -> Result<Option<String>, LoadError> {
-        match map.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(invalid(format!("{at}/{key}"), "expected a string".into())),
-        }
-    };
+    let map = file.object(column, at, KEYS)?;
     let required = |key: &str| -> Result<String, LoadError> {
-        text(key)?.ok_or_else(|| invalid(format!("{at}/{key}"), "required".into()))
-    };
-    let release = |key: &str| {
-        text(key)?
-            .map(|s| {
-                parse_release(&s).ok_or_else(|| {
-                    invalid(
-                        format!("{at}/{key}"),
-                        format!("expected \"MAJOR.MINOR\", found \"{s}\""),
-                    )
-                })
-            })
-            .transpose()
+        file.text(map, key, at)?
+            .ok_or_else(|| file.invalid(format!("{at}/{key}"), "required"))
     };
     let priority = match map.get("priority") {
         None => 0,
         Some(p) => p
             .as_i64()
-            .ok_or_else(|| invalid(format!("{at}/priority"), "expected an integer".into()))?,
+            .ok_or_else(|| file.invalid(format!("{at}/priority"), "expected an integer"))?,
     };
     let cell = required("cell")?;
-    check_cell(&cell).map_err(|message| invalid(format!("{at}/cell"), message))?;
-    let (since, until) = (release("since")?, release("until")?);
-    if let (Some(since), Some(until)) = (since, until)
-        && until <= since
-    {
-        return Err(invalid(
-            format!("{at}/until"),
-            "must be a later release than `since`".into(),
-        ));
-    }
+    check_cell(&cell).map_err(|message| file.invalid(format!("{at}/cell"), message))?;
+    let (since, until) = file.releases(map, at)?;
     Ok(PrinterColumn {
         name: required("name")?,
         ty: required("type")?,
-        format: text("format")?,
-        description: text("description")?,
+        format: file.text(map, "format", at)?,
+        description: file.text(map, "description", at)?,
         priority,
         cell: ColumnCell::Rule(cell),
         since,

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
+use super::defaults::DefaultFill;
 use super::lifecycle::Release;
 use super::names::serde_camel;
 use super::plan::{Body, FieldPlan, KindPlan, MergeTarget, ModPath, Plan, Special, StructBody, Ty};
@@ -530,14 +531,21 @@ impl<'p> Renderer<'p> {
             if let Some(d) = &c.description {
                 parts.push(quote!(description = #d));
             }
-            for (key, release) in [("since", c.since), ("until", c.until)] {
-                if let Some((major, minor)) = release {
-                    let key = format_ident!("{key}");
-                    let release = format!("{major}.{minor}");
-                    parts.push(quote!(#key = #release));
-                }
-            }
+            parts.extend(releases(c.since, c.until));
             attrs.push(vec![quote!(printer_column(#(#parts),*))]);
+        }
+        for d in &k.defaults {
+            let path = &d.path;
+            let mut parts = vec![quote!(path = #path)];
+            parts.push(match &d.fill {
+                DefaultFill::Json(json) => quote!(value = #json),
+                DefaultFill::Rule(rule) => quote!(rule = #rule),
+            });
+            if let Some(when) = &d.when {
+                parts.push(quote!(when = #when));
+            }
+            parts.extend(releases(d.since, d.until));
+            attrs.push(vec![quote!(default(#(#parts),*))]);
         }
         let mut life = Vec::new();
         if let Some(l) = &k.lifecycle {
@@ -680,6 +688,19 @@ pub(crate) fn guess_plural(kind: &str) -> String {
         return format!("{lower}es");
     }
     format!("{lower}s")
+}
+
+/// `since = "1.21"` and `until = "1.27"`, as far as they are set.
+fn releases(since: Option<Release>, until: Option<Release>) -> Vec<TokenStream> {
+    [("since", since), ("until", until)]
+        .into_iter()
+        .filter_map(|(key, release)| {
+            let (major, minor) = release?;
+            let key = format_ident!("{key}");
+            let release = format!("{major}.{minor}");
+            Some(quote!(#key = #release))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ pub use error::{LoadError, Source};
 use document::{Parts, load_document};
 use schema::Dialect;
 
-use crate::emit::{KindFacts, Lifecycles, Printers};
+use crate::emit::{Defaults, KindFacts, Lifecycles, Printers};
 use crate::model::{Gvk, Kind, Model};
 
 /// Loads and merges several inputs; each is a swagger.json, an OpenAPI v3 folder or a CRD file.
@@ -62,17 +62,40 @@ pub fn load_printers(path: &Path) -> Result<Printers, LoadError> {
     Printers::from_yaml_str(path, &read_data(path)?)
 }
 
+/// Reads and parses a defaults data file (the format of `specs/defaults/README.md`).
+pub fn load_defaults(path: &Path) -> Result<Defaults, LoadError> {
+    Defaults::from_yaml_str(path, &read_data(path)?)
+}
+
+/// The data files about kinds a generation reads; each is optional.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FactFiles<'a> {
+    /// Lifecycle data (`specs/lifecycle` format).
+    pub lifecycle: Option<&'a Path>,
+    /// Printer columns (`specs/printers` format).
+    pub printers: Option<&'a Path>,
+    /// Defaults (`specs/defaults` format).
+    pub defaults: Option<&'a Path>,
+}
+
 /// Reads the data files that are given; what is not given stays empty.
-pub fn load_facts(
-    lifecycle: Option<&Path>,
-    printers: Option<&Path>,
-) -> Result<KindFacts, LoadError> {
+pub fn load_facts(files: FactFiles<'_>) -> Result<KindFacts, LoadError> {
     Ok(KindFacts {
-        lifecycles: lifecycle
+        lifecycles: files
+            .lifecycle
             .map(load_lifecycle)
             .transpose()?
             .unwrap_or_default(),
-        printers: printers.map(load_printers).transpose()?.unwrap_or_default(),
+        printers: files
+            .printers
+            .map(load_printers)
+            .transpose()?
+            .unwrap_or_default(),
+        defaults: files
+            .defaults
+            .map(load_defaults)
+            .transpose()?
+            .unwrap_or_default(),
     })
 }
 

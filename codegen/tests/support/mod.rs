@@ -31,10 +31,11 @@ pub fn corpus() -> PathBuf {
 /// The project's data files about the built-ins, as `generated/k8s` is generated with them.
 pub fn facts() -> KindFacts {
     let specs = manifest_dir().join("../specs");
-    kapi_codegen::load_facts(
-        Some(&specs.join("lifecycle/kubernetes.yaml")),
-        Some(&specs.join("printers/kubernetes.yaml")),
-    )
+    kapi_codegen::load_facts(kapi_codegen::FactFiles {
+        lifecycle: Some(&specs.join("lifecycle/kubernetes.yaml")),
+        printers: Some(&specs.join("printers/kubernetes.yaml")),
+        defaults: Some(&specs.join("defaults/kubernetes.yaml")),
+    })
     .expect("data files load")
 }
 

@@ -462,6 +462,7 @@ mod tests {
             lifecycle: Lifecycle::default(),
             printer_columns: Cow::Borrowed(&[]),
             selectable_fields: Cow::Borrowed(&[]),
+            defaults: Cow::Borrowed(&[]),
         };
         assert_eq!(
             serde_json::to_value(APIResourceDiscovery::for_kind(&info)).expect("encode"),

@@ -473,6 +473,7 @@ mod tests {
             lifecycle: Lifecycle::default(),
             printer_columns: Cow::Borrowed(&[]),
             selectable_fields: Cow::Borrowed(&[]),
+            defaults: Cow::Borrowed(&[]),
         };
         let got = serde_json::to_value(APIResource::for_kind(&info)).expect("encode");
         assert_eq!(

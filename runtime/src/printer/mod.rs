@@ -7,7 +7,7 @@
 //! `80/TCP` of a Service's PORT(S), `5m` of an AGE. The built-ins' columns are data
 //! (`specs/printers/kubernetes.yaml`), baked by the generator into each kind's
 //! [`ResourceInfo`](crate::ResourceInfo); each rule is one function ([`rule`], and the formats
-//! rules share in [`format`]).
+//! rules share in [`format`](mod@format)).
 
 use std::borrow::Cow;
 

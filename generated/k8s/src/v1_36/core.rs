@@ -132,6 +132,457 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Pod)]
     #[resource(status)]
+    #[resource(default(path = ".spec.dnsPolicy", value = "\"ClusterFirst\""))]
+    #[resource(default(path = ".spec.restartPolicy", value = "\"Always\""))]
+    #[resource(default(path = ".spec.terminationGracePeriodSeconds", value = "30"))]
+    #[resource(default(path = ".spec.securityContext", value = "{}"))]
+    #[resource(default(path = ".spec.schedulerName", value = "\"default-scheduler\""))]
+    #[resource(default(path = ".spec.enableServiceLinks", value = "true"))]
+    #[resource(
+        default(path = ".spec.containers[*].imagePullPolicy", rule = "image_pull_policy")
+    )]
+    #[resource(
+        default(
+            path = ".spec.containers[*].terminationMessagePath",
+            value = "\"/dev/termination-log\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.containers[*].terminationMessagePolicy",
+            value = "\"File\""
+        )
+    )]
+    #[resource(default(path = ".spec.containers[*].resources", value = "{}"))]
+    #[resource(
+        default(
+            path = ".spec.containers[*].env[*].valueFrom.fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.containers[*].lifecycle.postStart.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.containers[*].lifecycle.postStart.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.containers[*].lifecycle.preStop.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.containers[*].lifecycle.preStop.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(path = ".spec.containers[*].livenessProbe.timeoutSeconds", value = "1")
+    )]
+    #[resource(
+        default(path = ".spec.containers[*].livenessProbe.periodSeconds", value = "10")
+    )]
+    #[resource(
+        default(path = ".spec.containers[*].livenessProbe.successThreshold", value = "1")
+    )]
+    #[resource(
+        default(path = ".spec.containers[*].livenessProbe.failureThreshold", value = "3")
+    )]
+    #[resource(
+        default(path = ".spec.containers[*].livenessProbe.httpGet.path", value = "\"/\"")
+    )]
+    #[resource(
+        default(
+            path = ".spec.containers[*].livenessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(path = ".spec.containers[*].ports[*].protocol", value = "\"TCP\"")
+    )]
+    #[resource(
+        default(path = ".spec.containers[*].readinessProbe.timeoutSeconds", value = "1")
+    )]
+    #[resource(
+        default(path = ".spec.containers[*].readinessProbe.periodSeconds", value = "10")
+    )]
+    #[resource(
+        default(
+            path = ".spec.containers[*].readinessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.containers[*].readinessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.containers[*].readinessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.containers[*].readinessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(path = ".spec.containers[*].startupProbe.timeoutSeconds", value = "1")
+    )]
+    #[resource(
+        default(path = ".spec.containers[*].startupProbe.periodSeconds", value = "10")
+    )]
+    #[resource(
+        default(path = ".spec.containers[*].startupProbe.successThreshold", value = "1")
+    )]
+    #[resource(
+        default(path = ".spec.containers[*].startupProbe.failureThreshold", value = "3")
+    )]
+    #[resource(
+        default(path = ".spec.containers[*].startupProbe.httpGet.path", value = "\"/\"")
+    )]
+    #[resource(
+        default(
+            path = ".spec.containers[*].startupProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].env[*].valueFrom.fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].lifecycle.postStart.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].lifecycle.postStart.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].lifecycle.preStop.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].lifecycle.preStop.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].livenessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].livenessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].livenessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].livenessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].livenessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].livenessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].ports[*].protocol",
+            value = "\"TCP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].readinessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].readinessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].readinessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].readinessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].readinessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].readinessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].startupProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].startupProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].startupProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].startupProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].startupProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.ephemeralContainers[*].startupProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].imagePullPolicy",
+            rule = "image_pull_policy"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].terminationMessagePath",
+            value = "\"/dev/termination-log\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].terminationMessagePolicy",
+            value = "\"File\""
+        )
+    )]
+    #[resource(default(path = ".spec.initContainers[*].resources", value = "{}"))]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].env[*].valueFrom.fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].lifecycle.postStart.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].lifecycle.postStart.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].lifecycle.preStop.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].lifecycle.preStop.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].livenessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].livenessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].livenessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].livenessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].livenessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].livenessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(path = ".spec.initContainers[*].ports[*].protocol", value = "\"TCP\"")
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].readinessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].readinessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].readinessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].readinessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].readinessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].readinessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].startupProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].startupProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].startupProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].startupProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].startupProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.initContainers[*].startupProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(default(path = ".spec.volumes[*].configMap.defaultMode", value = "420"))]
+    #[resource(
+        default(
+            path = ".spec.volumes[*].downwardAPI.items[*].fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.volumes[*].ephemeral.volumeClaimTemplate.spec.volumeMode",
+            value = "\"Filesystem\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.volumes[*].projected.sources[*].downwardAPI.items[*].fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(default(path = ".spec.volumes[*].secret.defaultMode", value = "420"))]
     pub struct Pod {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -240,6 +691,512 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PodTemplate)]
+    #[resource(default(path = ".template.spec.dnsPolicy", value = "\"ClusterFirst\""))]
+    #[resource(default(path = ".template.spec.restartPolicy", value = "\"Always\""))]
+    #[resource(
+        default(path = ".template.spec.terminationGracePeriodSeconds", value = "30")
+    )]
+    #[resource(default(path = ".template.spec.securityContext", value = "{}"))]
+    #[resource(
+        default(path = ".template.spec.schedulerName", value = "\"default-scheduler\"")
+    )]
+    #[resource(default(path = ".template.spec.enableServiceLinks", value = "true"))]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].imagePullPolicy",
+            rule = "image_pull_policy"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].terminationMessagePath",
+            value = "\"/dev/termination-log\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].terminationMessagePolicy",
+            value = "\"File\""
+        )
+    )]
+    #[resource(default(path = ".template.spec.containers[*].resources", value = "{}"))]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].env[*].valueFrom.fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].lifecycle.postStart.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].lifecycle.postStart.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].lifecycle.preStop.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].lifecycle.preStop.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].livenessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].livenessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].livenessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].livenessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].livenessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].livenessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].ports[*].protocol",
+            value = "\"TCP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].readinessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].readinessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].readinessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].readinessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].readinessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].readinessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].startupProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].startupProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].startupProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].startupProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].startupProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.containers[*].startupProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].env[*].valueFrom.fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].livenessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].livenessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].livenessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].livenessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].livenessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].livenessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].ports[*].protocol",
+            value = "\"TCP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].readinessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].readinessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].readinessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].readinessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].readinessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].readinessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].startupProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].startupProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].startupProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].startupProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].startupProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.ephemeralContainers[*].startupProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].imagePullPolicy",
+            rule = "image_pull_policy"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].terminationMessagePath",
+            value = "\"/dev/termination-log\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].terminationMessagePolicy",
+            value = "\"File\""
+        )
+    )]
+    #[resource(
+        default(path = ".template.spec.initContainers[*].resources", value = "{}")
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].env[*].valueFrom.fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].lifecycle.postStart.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].lifecycle.postStart.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].lifecycle.preStop.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].lifecycle.preStop.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].livenessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].livenessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].livenessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].livenessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].livenessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].livenessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].ports[*].protocol",
+            value = "\"TCP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].readinessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].readinessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].readinessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].readinessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].readinessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].readinessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].startupProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].startupProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].startupProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].startupProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].startupProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.initContainers[*].startupProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(path = ".template.spec.volumes[*].configMap.defaultMode", value = "420")
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.volumes[*].downwardAPI.items[*].fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.volumes[*].ephemeral.volumeClaimTemplate.spec.volumeMode",
+            value = "\"Filesystem\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".template.spec.volumes[*].projected.sources[*].downwardAPI.items[*].fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(
+        default(path = ".template.spec.volumes[*].secret.defaultMode", value = "420")
+    )]
     pub struct PodTemplate {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -269,6 +1226,528 @@ pub mod v1 {
             spec_replicas_path = ".spec.replicas",
             status_replicas_path = ".status.replicas",
             label_selector_path = ".spec.selector"
+        )
+    )]
+    #[resource(default(path = ".spec.replicas", value = "1"))]
+    #[resource(
+        default(path = ".spec.template.spec.dnsPolicy", value = "\"ClusterFirst\"")
+    )]
+    #[resource(
+        default(path = ".spec.template.spec.restartPolicy", value = "\"Always\"")
+    )]
+    #[resource(
+        default(path = ".spec.template.spec.terminationGracePeriodSeconds", value = "30")
+    )]
+    #[resource(default(path = ".spec.template.spec.securityContext", value = "{}"))]
+    #[resource(
+        default(
+            path = ".spec.template.spec.schedulerName",
+            value = "\"default-scheduler\""
+        )
+    )]
+    #[resource(default(path = ".spec.template.spec.enableServiceLinks", value = "true"))]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].imagePullPolicy",
+            rule = "image_pull_policy"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].terminationMessagePath",
+            value = "\"/dev/termination-log\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].terminationMessagePolicy",
+            value = "\"File\""
+        )
+    )]
+    #[resource(
+        default(path = ".spec.template.spec.containers[*].resources", value = "{}")
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].env[*].valueFrom.fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].lifecycle.postStart.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].lifecycle.postStart.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].lifecycle.preStop.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].lifecycle.preStop.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].livenessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].livenessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].livenessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].livenessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].livenessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].livenessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].ports[*].protocol",
+            value = "\"TCP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].readinessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].readinessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].readinessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].readinessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].readinessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].readinessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].startupProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].startupProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].startupProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].startupProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].startupProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.containers[*].startupProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].env[*].valueFrom.fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].ports[*].protocol",
+            value = "\"TCP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].imagePullPolicy",
+            rule = "image_pull_policy"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].terminationMessagePath",
+            value = "\"/dev/termination-log\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].terminationMessagePolicy",
+            value = "\"File\""
+        )
+    )]
+    #[resource(
+        default(path = ".spec.template.spec.initContainers[*].resources", value = "{}")
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].env[*].valueFrom.fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].lifecycle.postStart.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].lifecycle.postStart.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].lifecycle.preStop.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].lifecycle.preStop.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].livenessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].livenessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].livenessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].livenessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].livenessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].livenessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].ports[*].protocol",
+            value = "\"TCP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].readinessProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].readinessProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].readinessProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].readinessProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].readinessProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].readinessProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].startupProbe.timeoutSeconds",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].startupProbe.periodSeconds",
+            value = "10"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].startupProbe.successThreshold",
+            value = "1"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].startupProbe.failureThreshold",
+            value = "3"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].startupProbe.httpGet.path",
+            value = "\"/\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.initContainers[*].startupProbe.httpGet.scheme",
+            value = "\"HTTP\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.volumes[*].configMap.defaultMode",
+            value = "420"
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.volumes[*].downwardAPI.items[*].fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.volumes[*].ephemeral.volumeClaimTemplate.spec.volumeMode",
+            value = "\"Filesystem\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.volumes[*].projected.sources[*].downwardAPI.items[*].fieldRef.apiVersion",
+            value = "\"v1\""
+        )
+    )]
+    #[resource(
+        default(
+            path = ".spec.template.spec.volumes[*].secret.defaultMode",
+            value = "420"
         )
     )]
     pub struct ReplicationController {

@@ -198,6 +198,7 @@ mod tests {
             lifecycle,
             printer_columns: Cow::Borrowed(&[]),
             selectable_fields: Cow::Borrowed(&[]),
+            defaults: Cow::Borrowed(&[]),
         }
     }
 

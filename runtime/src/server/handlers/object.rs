@@ -20,6 +20,7 @@
 use serde_json::Value;
 
 use crate::ResourceInfo;
+use crate::defaulting;
 use crate::meta::StatusCause;
 use crate::storage::{KeyValue, Storage};
 
@@ -96,16 +97,26 @@ pub(crate) fn check_type(info: &ResourceInfo, object: &mut Value) -> Result<(), 
     Ok(())
 }
 
-/// Pushes a body through the kind's Rust type, dropping unknown fields (400 on type errors).
+/// Decodes a written object as upstream's decoder does: through the kind's Rust type, dropping
+/// unknown fields (400 on type errors), then filling the fields the kind defaults in the
+/// release served. Every write (create, update, patch, apply, dry run or not) passes here.
 pub(crate) fn through_codec(call: &Call, object: Value) -> Result<Value, ApiError> {
     let info = call.info();
-    (call.target.kind.codec)(object).map_err(|e| {
+    let mut object = (call.target.kind.codec)(object).map_err(|e| {
         ApiError::bad_request(format!(
             "{kind} in version {version:?} cannot be handled as a {kind}: {e}",
             kind = info.gvk.kind,
             version = info.gvk.version
         ))
-    })
+    })?;
+    fill_defaults(call, &mut object);
+    Ok(object)
+}
+
+/// Fills the fields the kind defaults in the release served, as upstream's decoder does after
+/// decoding every written object.
+pub(crate) fn fill_defaults(call: &Call, object: &mut Value) {
+    defaulting::apply(&call.info().defaults, object, call.state.kube_version);
 }
 
 /// Holds a written object to its kind's own checks (a CRD's schema): 422 Invalid with one cause

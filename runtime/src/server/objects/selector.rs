@@ -563,6 +563,7 @@ mod tests {
             lifecycle: Default::default(),
             printer_columns: std::borrow::Cow::Borrowed(&[]),
             selectable_fields: std::borrow::Cow::Borrowed(&[]),
+            defaults: std::borrow::Cow::Borrowed(&[]),
         };
         info.selectable_fields = vec![std::borrow::Cow::Borrowed(".spec.paused")].into();
         let obj = json!({"metadata": {"name": "a,b", "namespace": "ns"}, "spec": {"paused": true}});
@@ -599,6 +600,7 @@ mod tests {
             lifecycle: Default::default(),
             printer_columns: std::borrow::Cow::Borrowed(&[]),
             selectable_fields: std::borrow::Cow::Borrowed(&[]),
+            defaults: std::borrow::Cow::Borrowed(&[]),
         };
         let selectors = Selectors::parse(
             &info,

@@ -172,6 +172,7 @@ pub mod v1 {
         plural = "endpoints",
         merge = merge::Endpoints
     )]
+    #[resource(default(path = ".subsets[*].ports[*].protocol", value = "\"TCP\""))]
     pub struct Endpoints {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -485,6 +486,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PersistentVolumeClaim)]
     #[resource(status)]
+    #[resource(default(path = ".spec.volumeMode", value = "\"Filesystem\""))]
     pub struct PersistentVolumeClaim {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -736,6 +738,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Secret)]
+    #[resource(default(path = ".type", value = "\"Opaque\""))]
     pub struct Secret {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
@@ -773,6 +776,10 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Service)]
     #[resource(status)]
+    #[resource(default(path = ".spec.sessionAffinity", value = "\"None\""))]
+    #[resource(default(path = ".spec.type", value = "\"ClusterIP\""))]
+    #[resource(default(path = ".spec.ports[*].protocol", value = "\"TCP\""))]
+    #[resource(default(path = ".spec.ports[*].targetPort", rule = "target_port"))]
     pub struct Service {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -252,6 +252,8 @@ pub(super) fn kind_of(
                 })
                 .unwrap_or_default(),
         ),
+        // A CRD's defaults are its schema's, applied with its pruning and validation.
+        defaults: Cow::Borrowed(&[]),
     };
     let codec_rules = rules.clone();
     let schema_rules = rules.clone();

@@ -271,7 +271,7 @@ fn accept(
     }
     object::check_type(call.info(), &mut patched)?;
     let codec = &*call.target.kind.codec;
-    let decoded = codec(patched.clone()).map_err(|e| rejected(&patched, &e.to_string()))?;
+    let mut decoded = codec(patched.clone()).map_err(|e| rejected(&patched, &e.to_string()))?;
     let problems = if validation == Directive::Ignore {
         Vec::new()
     } else {
@@ -285,6 +285,8 @@ fn accept(
         ));
     }
     object::check_identity(call, name, &decoded)?;
+    // After the unknown-field check, which compares the codec's output with the patched body.
+    object::fill_defaults(call, &mut decoded);
     Ok(Checked { decoded, problems })
 }
 

@@ -1,0 +1,143 @@
+//! Objects read back as a real cluster returns them: the server fills in the fields upstream's
+//! defaulting functions set (`pkg/apis/*/v1/defaults.go`), on create and on every later write,
+//! in each release kapi serves, and `kubectl` sees them.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers of a test: a failed unwrap is a failed test"
+)]
+
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions};
+use serde_json::{Value, json};
+
+const OBJECTS: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.25
+        ports: [{containerPort: 80}]
+        readinessProbe: {httpGet: {port: 80}}
+      - {name: sidecar, image: busybox}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: token}
+stringData: {key: value}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: once}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: run, image: busybox}]
+";
+
+fn get(k: &Kubectl<'_>, resource: &str) -> Value {
+    k.expect_json(&["get", resource, "-o", "json"])
+}
+
+#[test]
+fn built_in_objects_carry_upstream_defaults_in_every_release() {
+    for release in ["1.20", "1.28", "1.34", "1.36"] {
+        let server = KapiServer::start(&ServerOptions {
+            kube_version: Some(release.to_owned()),
+            ..ServerOptions::default()
+        })
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let file = k.file("objects.yaml", OBJECTS);
+        k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+
+        // SetDefaults_Deployment.
+        let deployment = get(&k, "deployment/web");
+        let spec = &deployment["spec"];
+        assert_eq!(spec["replicas"], 1, "{release}");
+        assert_eq!(
+            spec["strategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
+            "{release}"
+        );
+        assert_eq!(spec["revisionHistoryLimit"], 10, "{release}");
+        assert_eq!(spec["progressDeadlineSeconds"], 600, "{release}");
+        // SetDefaults_PodSpec, SetDefaults_Container, _ContainerPort, _Probe, _HTTPGetAction.
+        let pod = &spec["template"]["spec"];
+        assert_eq!(pod["restartPolicy"], "Always", "{release}");
+        assert_eq!(pod["dnsPolicy"], "ClusterFirst", "{release}");
+        assert_eq!(pod["schedulerName"], "default-scheduler", "{release}");
+        assert_eq!(pod["terminationGracePeriodSeconds"], 30, "{release}");
+        assert_eq!(pod["securityContext"], json!({}), "{release}");
+        let nginx = &pod["containers"][0];
+        assert_eq!(nginx["imagePullPolicy"], "IfNotPresent", "{release}");
+        assert_eq!(
+            nginx["terminationMessagePath"], "/dev/termination-log",
+            "{release}"
+        );
+        assert_eq!(nginx["terminationMessagePolicy"], "File", "{release}");
+        assert_eq!(nginx["ports"][0]["protocol"], "TCP", "{release}");
+        assert_eq!(
+            nginx["readinessProbe"],
+            json!({"httpGet": {"port": 80, "path": "/", "scheme": "HTTP"}, "timeoutSeconds": 1,
+                   "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}),
+            "{release}"
+        );
+        // No tag: `latest`, always pulled.
+        assert_eq!(
+            pod["containers"][1]["imagePullPolicy"], "Always",
+            "{release}"
+        );
+
+        // SetDefaults_Secret.
+        assert_eq!(get(&k, "secret/token")["type"], "Opaque", "{release}");
+
+        // SetDefaults_Service: each port's protocol and targetPort.
+        let service = get(&k, "service/web");
+        assert_eq!(service["spec"]["type"], "ClusterIP", "{release}");
+        assert_eq!(service["spec"]["sessionAffinity"], "None", "{release}");
+        assert_eq!(
+            service["spec"]["ports"][0],
+            json!({"port": 80, "protocol": "TCP", "targetPort": 80}),
+            "{release}"
+        );
+
+        // SetDefaults_Job: completionMode and suspend arrived in 1.21.
+        let job = &get(&k, "job/once")["spec"];
+        assert_eq!(
+            (&job["completions"], &job["parallelism"]),
+            (&json!(1), &json!(1))
+        );
+        assert_eq!(job["backoffLimit"], 6, "{release}");
+        let later = release != "1.20";
+        assert_eq!(job.get("completionMode").is_some(), later, "{release}");
+        assert_eq!(job.get("suspend").is_some(), later, "{release}");
+
+        // Defaults apply on every write: a patch that drops the strategy gets it back.
+        k.expect_ok(&[
+            "patch",
+            "deployment/web",
+            "--type=json",
+            "-p",
+            r#"[{"op": "remove", "path": "/spec/strategy"}]"#,
+        ]);
+        assert_eq!(
+            get(&k, "deployment/web")["spec"]["strategy"]["type"],
+            "RollingUpdate",
+            "{release}"
+        );
+    }
+}
