@@ -113,6 +113,7 @@ pub struct Builder {
     lifecycle: Option<PathBuf>,
     printers: Option<PathBuf>,
     defaults: Option<PathBuf>,
+    strategies: Option<PathBuf>,
     out_dir: Option<PathBuf>,
     file_name: String,
     options: Options,
@@ -132,6 +133,7 @@ impl Builder {
             lifecycle: None,
             printers: None,
             defaults: None,
+            strategies: None,
             out_dir: None,
             file_name: DEFAULT_FILE_NAME.to_owned(),
             options: Options {
@@ -190,6 +192,13 @@ impl Builder {
     /// defaults of the kinds whose schemas reach the types it names.
     pub fn defaults(&mut self, path: impl AsRef<Path>) -> &mut Self {
         self.defaults = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// A strategies data file (the format of `specs/strategies/README.md`): what writes do to
+    /// the generation and status of the built-in kinds it names.
+    pub fn strategies(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.strategies = Some(path.as_ref().to_path_buf());
         self
     }
 
@@ -277,6 +286,7 @@ impl Builder {
         paths.extend(self.lifecycle.iter().cloned());
         paths.extend(self.printers.iter().cloned());
         paths.extend(self.defaults.iter().cloned());
+        paths.extend(self.strategies.iter().cloned());
         paths
             .iter()
             .map(|p| format!("cargo:rerun-if-changed={}", p.display()))
@@ -292,6 +302,7 @@ impl Builder {
             lifecycle: self.lifecycle.as_deref(),
             printers: self.printers.as_deref(),
             defaults: self.defaults.as_deref(),
+            strategies: self.strategies.as_deref(),
         })?;
         let emitted = emit(&model, &facts, &self.options)?;
         let mut files = emitted.files.into_iter();

@@ -47,6 +47,9 @@ pub(crate) struct GenArgs {
     /// Defaults of built-in types (specs/defaults format) laid out into each kind.
     #[arg(long, value_name = "FILE")]
     defaults: Option<PathBuf>,
+    /// What writes do to built-in kinds' generation and status (specs/strategies format).
+    #[arg(long, value_name = "FILE")]
+    strategies: Option<PathBuf>,
     /// A version feature enabled by default in a multi-version crate; repeatable.
     #[arg(long, value_name = "NAME")]
     default_version: Vec<String>,
@@ -64,6 +67,7 @@ impl GenArgs {
                 || self.lifecycle.is_some()
                 || self.printers.is_some()
                 || self.defaults.is_some()
+                || self.strategies.is_some()
                 || !self.default_version.is_empty();
             if extra {
                 bail!("--manifest takes no other inputs or options");
@@ -99,6 +103,7 @@ impl GenArgs {
             lifecycle: self.lifecycle,
             printers: self.printers,
             defaults: self.defaults,
+            strategies: self.strategies,
             options: Options {
                 docs: self.docs,
                 ..Options::default()

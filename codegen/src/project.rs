@@ -15,6 +15,7 @@
 //! lifecycle: ../../specs/lifecycle/kubernetes.yaml
 //! printers: ../../specs/printers/kubernetes.yaml
 //! defaults: ../../specs/defaults/kubernetes.yaml
+//! strategies: ../../specs/strategies/kubernetes.yaml
 //! default-versions: [v1_36]
 //! versions:                # or `inputs: [...]` for a single-spec crate
 //!   - name: v1_34
@@ -83,6 +84,8 @@ pub struct Job {
     pub printers: Option<PathBuf>,
     /// The defaults data file, if any.
     pub defaults: Option<PathBuf>,
+    /// The strategies data file, if any.
+    pub strategies: Option<PathBuf>,
     /// Emission options.
     pub options: Options,
     /// Wrap the output as a crate (`Cargo.toml`, `src/lib.rs`); `None` writes a module tree
@@ -109,6 +112,8 @@ struct Manifest {
     printers: Option<PathBuf>,
     #[serde(default)]
     defaults: Option<PathBuf>,
+    #[serde(default)]
+    strategies: Option<PathBuf>,
     #[serde(default)]
     inputs: Vec<PathBuf>,
     #[serde(default)]
@@ -162,6 +167,7 @@ impl Job {
             lifecycle: m.lifecycle.as_ref().map(rel),
             printers: m.printers.as_ref().map(rel),
             defaults: m.defaults.as_ref().map(rel),
+            strategies: m.strategies.as_ref().map(rel),
             options: Options {
                 docs: m.docs,
                 ..Options::default()
@@ -182,6 +188,7 @@ impl Job {
             lifecycle: self.lifecycle.as_deref(),
             printers: self.printers.as_deref(),
             defaults: self.defaults.as_deref(),
+            strategies: self.strategies.as_deref(),
         })?;
         match (&self.inputs, &self.krate) {
             (Inputs::Single(inputs), None) => {

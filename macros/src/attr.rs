@@ -32,6 +32,9 @@ pub(crate) const STATUS: &str = "status";
 pub(crate) const SCALE: &str = "scale";
 pub(crate) const PRINTER_COLUMN: &str = "printer_column";
 pub(crate) const DEFAULT: &str = "default";
+pub(crate) const GENERATION: &str = "generation";
+pub(crate) const GENERATION_SINCE: &str = "generation_since";
+pub(crate) const STATUS_ON_CREATE: &str = "status_on_create";
 pub(crate) const INTRODUCED: &str = "introduced";
 pub(crate) const DEPRECATED: &str = "deprecated";
 pub(crate) const REMOVED: &str = "removed";
@@ -61,6 +64,9 @@ const KEYS: &[&str] = &[
     SCALE,
     PRINTER_COLUMN,
     DEFAULT,
+    GENERATION,
+    GENERATION_SINCE,
+    STATUS_ON_CREATE,
     INTRODUCED,
     DEPRECATED,
     REMOVED,
@@ -157,6 +163,18 @@ pub(crate) const VERB_NAMES: &[&str] = &[
     "update",
     "watch",
 ];
+
+/// `generation = "..."`: the variants of `kapi::write_rules::Generation`, in snake case.
+pub(crate) const GENERATIONS: &[&str] = &[
+    "none",
+    "spec",
+    "spec_and_annotations",
+    "spec_and_labels",
+    "create_only",
+];
+
+/// `status_on_create = "..."`: the variants of `kapi::write_rules::StatusOnCreate`.
+pub(crate) const STATUS_ON_CREATE_VALUES: &[&str] = &["keep", "remove", "empty"];
 
 /// Printer column types upstream accepts (apiextensions' `printerColumnDatatypes`).
 const COLUMN_TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];
@@ -296,6 +314,9 @@ pub(crate) struct Attrs {
     pub(crate) scale: Option<ScaleAttr>,
     pub(crate) printer_columns: Vec<ColumnAttr>,
     pub(crate) defaults: Vec<DefaultAttr>,
+    pub(crate) generation: Option<Spanned<String>>,
+    pub(crate) generation_since: Option<Spanned<(u16, u16)>>,
+    pub(crate) status_on_create: Option<Spanned<String>>,
     pub(crate) introduced: Option<Spanned<(u16, u16)>>,
     pub(crate) deprecated: Option<Spanned<(u16, u16)>>,
     pub(crate) removed: Option<Spanned<(u16, u16)>>,
@@ -436,6 +457,18 @@ impl Attrs {
             SCALE => self.scale = parse_scale(meta, errors)?,
             PRINTER_COLUMN => self.printer_columns.extend(parse_column(meta, errors)?),
             DEFAULT => self.defaults.extend(parse_default(meta, errors)?),
+            GENERATION => {
+                self.generation = one_of(string(meta, top, errors)?, top, GENERATIONS, errors);
+            }
+            GENERATION_SINCE => self.generation_since = kube_version(meta, top, errors)?,
+            STATUS_ON_CREATE => {
+                self.status_on_create = one_of(
+                    string(meta, top, errors)?,
+                    top,
+                    STATUS_ON_CREATE_VALUES,
+                    errors,
+                );
+            }
             INTRODUCED => self.introduced = kube_version(meta, top, errors)?,
             DEPRECATED => self.deprecated = kube_version(meta, top, errors)?,
             REMOVED => self.removed = kube_version(meta, top, errors)?,

@@ -34,6 +34,10 @@ pub(crate) struct Model<'a> {
     pub(crate) scale: Option<Scale>,
     pub(crate) printer_columns: Vec<Column>,
     pub(crate) defaults: Vec<DefaultStep>,
+    /// `kapi::write_rules::Generation` and `StatusOnCreate` variants, and the release.
+    pub(crate) generation: Option<Ident>,
+    pub(crate) generation_since: Option<(u16, u16)>,
+    pub(crate) status_on_create: Option<Ident>,
     pub(crate) introduced: Option<(u16, u16)>,
     pub(crate) deprecated: Option<(u16, u16)>,
     pub(crate) removed: Option<(u16, u16)>,
@@ -175,6 +179,15 @@ pub(crate) fn resolve<'a>(
         scale,
         printer_columns,
         defaults,
+        generation: attrs
+            .generation
+            .as_ref()
+            .map(|g| Ident::new(&upper_camel(&g.value), g.span)),
+        generation_since: attrs.generation_since.as_ref().map(|v| v.value),
+        status_on_create: attrs
+            .status_on_create
+            .as_ref()
+            .map(|s| Ident::new(&upper_camel(&s.value), s.span)),
         introduced: attrs.introduced.map(|v| v.value),
         deprecated: attrs.deprecated.map(|v| v.value),
         removed: attrs.removed.map(|v| v.value),

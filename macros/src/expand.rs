@@ -266,6 +266,16 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
             },
         })
     });
+    let rules = quote!(#krate::write_rules);
+    let generation = match &model.generation {
+        Some(variant) => quote!(#rules::Generation::#variant),
+        None => quote!(#rules::WriteRules::CUSTOM.generation),
+    };
+    let generation_since = release(model.generation_since);
+    let status_on_create = match &model.status_on_create {
+        Some(variant) => quote!(#rules::StatusOnCreate::#variant),
+        None => quote!(#rules::WriteRules::CUSTOM.status_on_create),
+    };
     let plural = text(plural);
     let singular = text(singular);
     quote! {
@@ -291,6 +301,11 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
             printer_columns: #cow::Borrowed(&[#(#columns),*]),
             selectable_fields: #selectable_fields,
             defaults: #cow::Borrowed(&[#(#defaults),*]),
+            write_rules: #rules::WriteRules {
+                generation: #generation,
+                generation_since: #generation_since,
+                status_on_create: #status_on_create,
+            },
         }
     }
 }

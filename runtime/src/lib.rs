@@ -91,6 +91,7 @@ pub mod storage;
 pub mod time;
 pub mod type_tag;
 pub mod wire;
+pub mod write_rules;
 
 /// Re-exports used by kapi's macros and generated code; not a public API.
 #[doc(hidden)]

@@ -266,6 +266,8 @@ pub struct ResourceInfo {
     pub selectable_fields: Cow<'static, [Cow<'static, str>]>,
     /// The fields writes leave out that the server fills in, in order.
     pub defaults: Cow<'static, [crate::defaulting::Default]>,
+    /// What writes do to the generation and status.
+    pub write_rules: crate::write_rules::WriteRules,
 }
 
 impl ResourceInfo {

@@ -8,6 +8,7 @@ use kapi::defaulting::{Default, Fill, Rule as DefaultRule, When};
 use kapi::meta::{ListMeta, ObjectMeta};
 use kapi::printer::{Cell, Releases, Rule};
 use kapi::type_tag::{ApiVersion, Kind};
+use kapi::write_rules::{Generation, StatusOnCreate, WriteRules};
 use kapi::{
     GroupVersionKind, KubeVersion, Lifecycle, PrinterColumn, Resource, ResourceInfo, Scale, Scope,
     Subresources, Verb,
@@ -70,6 +71,11 @@ mod apps_v1beta2 {
             path = ".spec.template.spec.containers[*].imagePullPolicy",
             rule = "image_pull_policy"
         )
+    )]
+    #[resource(
+        generation = "spec_and_annotations",
+        generation_since = "1.9",
+        status_on_create = "empty"
     )]
     #[resource(introduced = "1.8", deprecated = "1.9", removed = "1.16")]
     #[resource(replacement(group = "apps", version = "v1", kind = "Deployment"))]
@@ -256,6 +262,11 @@ fn namespaced_kind_info_has_every_attribute() {
                 releases: Releases::ALL,
             },
         ]),
+        write_rules: WriteRules {
+            generation: Generation::SpecAndAnnotations,
+            generation_since: Some(KubeVersion::new(1, 9)),
+            status_on_create: StatusOnCreate::Empty,
+        },
     };
     assert_eq!(Deployment::info(), &want);
     assert_eq!(
@@ -306,6 +317,7 @@ fn defaults_and_plural_guessing() {
             printer_columns: Cow::Borrowed(&[]),
             selectable_fields: strs(&[]),
             defaults: Cow::Borrowed(&[]),
+            write_rules: kapi::write_rules::WriteRules::CUSTOM,
         };
         assert_eq!(info, &want, "{kind}");
     }

@@ -220,6 +220,16 @@ pub struct ServerOptions {
     pub args: Vec<String>,
 }
 
+impl ServerOptions {
+    /// A server speaking as release `release` (e.g. `"1.20"`), otherwise as the defaults.
+    pub fn release(release: &str) -> Self {
+        Self {
+            kube_version: Some(release.to_owned()),
+            ..Self::default()
+        }
+    }
+}
+
 /// How long a server may take from spawn to printing its address.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 

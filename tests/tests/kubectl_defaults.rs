@@ -54,11 +54,7 @@ fn get(k: &Kubectl<'_>, resource: &str) -> Value {
 #[test]
 fn built_in_objects_carry_upstream_defaults_in_every_release() {
     for release in ["1.20", "1.28", "1.34", "1.36"] {
-        let server = KapiServer::start(&ServerOptions {
-            kube_version: Some(release.to_owned()),
-            ..ServerOptions::default()
-        })
-        .unwrap();
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let k = Kubectl::on_path(&server, dir.path());
         let file = k.file("objects.yaml", OBJECTS);
@@ -139,5 +135,96 @@ fn built_in_objects_carry_upstream_defaults_in_every_release() {
             "RollingUpdate",
             "{release}"
         );
+    }
+}
+
+const STRATEGY_OBJECTS: &str = "apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {a: b}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers: [{name: api, image: api:1}]
+status: {replicas: 7}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: batch}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: run, image: busybox}]
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+";
+
+fn generation(k: &Kubectl<'_>, resource: &str) -> Value {
+    get(k, resource)["metadata"]["generation"].clone()
+}
+
+#[test]
+fn generation_and_status_follow_each_kinds_strategy() {
+    for release in ["1.20", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let file = k.file("objects.yaml", STRATEGY_OBJECTS);
+        k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+
+        // ConfigMap and Secret strategies never set a generation.
+        assert_eq!(
+            generation(&k, "configmap/settings"),
+            Value::Null,
+            "{release}"
+        );
+        k.expect_ok(&["label", "configmap/settings", "x=y"]);
+        assert_eq!(
+            generation(&k, "configmap/settings"),
+            Value::Null,
+            "{release}"
+        );
+
+        // Deployment: 1 on create, the status sent reset to {}; annotations bump it
+        // (SetDefaults aside, apps' deploymentStrategy.PrepareForUpdate), labels do not.
+        let deployment = get(&k, "deployment/api");
+        assert_eq!(deployment["metadata"]["generation"], 1, "{release}");
+        assert_eq!(deployment["status"], json!({}), "{release}");
+        k.expect_ok(&["annotate", "deployment/api", "note=1"]);
+        assert_eq!(generation(&k, "deployment/api"), 2, "{release}");
+        k.expect_ok(&["label", "deployment/api", "tier=web"]);
+        assert_eq!(generation(&k, "deployment/api"), 2, "{release}");
+        k.expect_ok(&["scale", "deployment/api", "--replicas=3"]);
+        assert_eq!(generation(&k, "deployment/api"), 3, "{release}");
+
+        // Jobs have a generation since 1.27 (jobStrategy.PrepareForCreate).
+        let want = if release == "1.20" {
+            Value::Null
+        } else {
+            json!(1)
+        };
+        assert_eq!(generation(&k, "job/batch"), want, "{release}");
+
+        // PriorityClass: 1 on create, never bumped.
+        assert_eq!(generation(&k, "priorityclass/high"), 1, "{release}");
+        k.expect_ok(&["annotate", "priorityclass/high", "note=1"]);
+        k.expect_ok(&[
+            "patch",
+            "priorityclass/high",
+            "--type=merge",
+            "-p",
+            r#"{"description": "urgent"}"#,
+        ]);
+        assert_eq!(generation(&k, "priorityclass/high"), 1, "{release}");
     }
 }

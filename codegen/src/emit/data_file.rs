@@ -9,14 +9,14 @@ use serde_json::{Map, Value};
 use super::lifecycle::{Release, parse_release};
 use crate::load::{LoadError, Source};
 
-/// One data file being read: where errors point.
-pub(crate) struct DataFile {
+/// The text of one data file being parsed, and where its errors point.
+pub(crate) struct DataText {
     /// What the file holds, as errors name it (`lifecycle`, `printers`, `defaults`).
     what: &'static str,
     source: Source,
 }
 
-impl DataFile {
+impl DataText {
     pub(crate) fn new(what: &'static str, path: &Path) -> Self {
         Self {
             what,

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::data_file::DataFile;
+use super::data_file::DataText;
 use super::lifecycle::Release;
 use crate::load::LoadError;
 use crate::model::{Model, SchemaType};
@@ -51,7 +51,7 @@ impl Defaults {
     /// Parses the YAML list described in `specs/defaults/README.md`; `path` names the input in
     /// errors.
     pub fn from_yaml_str(path: &Path, text: &str) -> Result<Self, LoadError> {
-        let file = DataFile::new("defaults", path);
+        let file = DataText::new("defaults", path);
         let mut types: BTreeMap<String, Vec<TypeDefault>> = BTreeMap::new();
         for (i, entry) in file.entries(text)?.iter().enumerate() {
             let at = format!("/{i}");
@@ -121,7 +121,7 @@ impl Defaults {
     }
 }
 
-fn parse_field(file: &DataFile, field: &Value, at: &str) -> Result<TypeDefault, LoadError> {
+fn parse_field(file: &DataText, field: &Value, at: &str) -> Result<TypeDefault, LoadError> {
     const KEYS: &[&str] = &["path", "value", "rule", "when", "since", "until"];
     let map = file.object(field, at, KEYS)?;
     let path = file

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::data_file::DataFile;
+use super::data_file::DataText;
 use crate::load::LoadError;
 use crate::model::Gvk;
 
@@ -70,7 +70,7 @@ impl Lifecycles {
     /// Parses the YAML list described in `specs/lifecycle/README.md`; `path` names the input in
     /// errors.
     pub fn from_yaml_str(path: &Path, text: &str) -> Result<Self, LoadError> {
-        let file = DataFile::new("lifecycle", path);
+        let file = DataText::new("lifecycle", path);
         let invalid = |pointer: String, message: String| file.invalid(pointer, message);
         let items = file.entries(text)?;
         let mut entries = BTreeMap::new();

@@ -27,6 +27,7 @@ mod names;
 mod openapi;
 mod plan;
 mod printers;
+mod strategies;
 mod tokens;
 
 use std::fmt;
@@ -40,6 +41,7 @@ pub use facts::KindFacts;
 pub use krate::{ALL_GROUPS, CrateOptions, generate_crate, generate_versions};
 pub use lifecycle::{LifecycleEntry, LifecycleSource, Lifecycles, Release, ResolvedLifecycle};
 pub use printers::Printers;
+pub use strategies::{Strategies, Strategy};
 
 /// What to generate.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,6 +15,7 @@ use super::lifecycle::ResolvedLifecycle;
 use super::names::{
     Allocator, camel_segment, field_ident, group_modules, module_ident, type_ident, variant_ident,
 };
+use super::strategies::Strategy;
 use super::{Options, Warning, WarningKind};
 use crate::model::{
     GroupVersion, Gvk, ListType, MapType, Model, ObjectType, PrinterColumn, Resource, Schema,
@@ -277,6 +278,8 @@ pub(crate) struct KindPlan {
     pub(crate) printer_columns: Vec<PrinterColumn>,
     /// The fields the server defaults, laid out along the kind's schema.
     pub(crate) defaults: Vec<TypeDefault>,
+    /// What writes do to the generation and status, when the data names the kind.
+    pub(crate) strategy: Option<Strategy>,
     pub(crate) selectable_fields: Vec<String>,
     pub(crate) lifecycle: Option<ResolvedLifecycle>,
     pub(crate) deprecation_warning: Option<String>,
@@ -927,6 +930,10 @@ impl<'m> Builder<'m> {
             singular: crd.and_then(|c| c.singular.clone()),
             short_names: crd.map(|c| c.short_names.clone()).unwrap_or_default(),
             categories: crd.map(|c| c.categories.clone()).unwrap_or_default(),
+            strategy: match crd {
+                None => self.facts.strategies.of(&gvk.group, &gvk.kind).cloned(),
+                Some(_) => None,
+            },
             // A CRD's defaults are in its schema; the built-ins' come from the data file.
             defaults: match (crd, self.model.kinds.get(gvk)) {
                 (None, Some(kind)) => self.facts.defaults.for_kind(self.model, &kind.definition),

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::data_file::DataFile;
+use super::data_file::DataText;
 use crate::load::LoadError;
 use crate::model::{ColumnCell, PrinterColumn};
 
@@ -33,7 +33,7 @@ impl Printers {
     /// Parses the YAML list described in `specs/printers/README.md`; `path` names the input in
     /// errors.
     pub fn from_yaml_str(path: &Path, text: &str) -> Result<Self, LoadError> {
-        let file = DataFile::new("printers", path);
+        let file = DataText::new("printers", path);
         let mut kinds = BTreeMap::new();
         for (i, entry) in file.entries(text)?.iter().enumerate() {
             let at = format!("/{i}");
@@ -62,7 +62,7 @@ impl Printers {
     }
 }
 
-fn parse_column(file: &DataFile, column: &Value, at: &str) -> Result<PrinterColumn, LoadError> {
+fn parse_column(file: &DataText, column: &Value, at: &str) -> Result<PrinterColumn, LoadError> {
     const KEYS: &[&str] = &[
         "name",
         "type",

@@ -547,6 +547,20 @@ impl<'p> Renderer<'p> {
             parts.extend(releases(d.since, d.until));
             attrs.push(vec![quote!(default(#(#parts),*))]);
         }
+        if let Some(s) = &k.strategy {
+            let mut parts = Vec::new();
+            if let Some(g) = &s.generation {
+                parts.push(quote!(generation = #g));
+            }
+            if let Some((major, minor)) = s.generation_since {
+                let release = format!("{major}.{minor}");
+                parts.push(quote!(generation_since = #release));
+            }
+            if let Some(status) = &s.status_on_create {
+                parts.push(quote!(status_on_create = #status));
+            }
+            attrs.push(parts);
+        }
         let mut life = Vec::new();
         if let Some(l) = &k.lifecycle {
             for (key, value) in [

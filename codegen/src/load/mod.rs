@@ -27,7 +27,7 @@ pub use error::{LoadError, Source};
 use document::{Parts, load_document};
 use schema::Dialect;
 
-use crate::emit::{Defaults, KindFacts, Lifecycles, Printers};
+use crate::emit::{Defaults, KindFacts, Lifecycles, Printers, Strategies};
 use crate::model::{Gvk, Kind, Model};
 
 /// Loads and merges several inputs; each is a swagger.json, an OpenAPI v3 folder or a CRD file.
@@ -67,6 +67,11 @@ pub fn load_defaults(path: &Path) -> Result<Defaults, LoadError> {
     Defaults::from_yaml_str(path, &read_data(path)?)
 }
 
+/// Reads and parses a strategies data file (the format of `specs/strategies/README.md`).
+pub fn load_strategies(path: &Path) -> Result<Strategies, LoadError> {
+    Strategies::from_yaml_str(path, &read_data(path)?)
+}
+
 /// The data files about kinds a generation reads; each is optional.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FactFiles<'a> {
@@ -76,6 +81,8 @@ pub struct FactFiles<'a> {
     pub printers: Option<&'a Path>,
     /// Defaults (`specs/defaults` format).
     pub defaults: Option<&'a Path>,
+    /// Write rules (`specs/strategies` format).
+    pub strategies: Option<&'a Path>,
 }
 
 /// Reads the data files that are given; what is not given stays empty.
@@ -94,6 +101,11 @@ pub fn load_facts(files: FactFiles<'_>) -> Result<KindFacts, LoadError> {
         defaults: files
             .defaults
             .map(load_defaults)
+            .transpose()?
+            .unwrap_or_default(),
+        strategies: files
+            .strategies
+            .map(load_strategies)
             .transpose()?
             .unwrap_or_default(),
     })

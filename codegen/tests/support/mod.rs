@@ -35,6 +35,7 @@ pub fn facts() -> KindFacts {
         lifecycle: Some(&specs.join("lifecycle/kubernetes.yaml")),
         printers: Some(&specs.join("printers/kubernetes.yaml")),
         defaults: Some(&specs.join("defaults/kubernetes.yaml")),
+        strategies: Some(&specs.join("strategies/kubernetes.yaml")),
     })
     .expect("data files load")
 }

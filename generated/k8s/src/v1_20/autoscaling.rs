@@ -13,6 +13,7 @@ pub mod v1 {
         merge = merge::HorizontalPodAutoscaler
     )]
     #[resource(status)]
+    #[resource(generation = "none", status_on_create = "empty")]
     pub struct HorizontalPodAutoscaler {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -93,6 +94,7 @@ pub mod v2beta1 {
         merge = merge::HorizontalPodAutoscaler
     )]
     #[resource(status)]
+    #[resource(generation = "none", status_on_create = "empty")]
     #[resource(
         introduced = "1.8",
         deprecated = "1.22",
@@ -336,6 +338,7 @@ pub mod v2beta2 {
         merge = merge::HorizontalPodAutoscaler
     )]
     #[resource(status)]
+    #[resource(generation = "none", status_on_create = "empty")]
     #[resource(
         introduced = "1.12",
         deprecated = "1.23",

@@ -536,6 +536,11 @@ pub mod v1 {
             value = "420"
         )
     )]
+    #[resource(
+        generation = "spec",
+        generation_since = "1.27",
+        status_on_create = "empty"
+    )]
     pub struct Job {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1150,6 +1155,11 @@ pub mod v1beta1 {
             path = ".spec.jobTemplate.spec.template.spec.volumes[*].secret.defaultMode",
             value = "420"
         )
+    )]
+    #[resource(
+        generation = "spec",
+        generation_since = "1.27",
+        status_on_create = "empty"
     )]
     #[resource(
         introduced = "1.8",
@@ -1767,6 +1777,11 @@ pub mod v2alpha1 {
             path = ".spec.jobTemplate.spec.template.spec.volumes[*].secret.defaultMode",
             value = "420"
         )
+    )]
+    #[resource(
+        generation = "spec",
+        generation_since = "1.27",
+        status_on_create = "empty"
     )]
     pub struct CronJob {
         #[wire(rename = "apiVersion")]

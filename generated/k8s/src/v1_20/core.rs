@@ -120,6 +120,7 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(generation = "none")]
     pub struct ConfigMap {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub binary_data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
@@ -185,6 +186,7 @@ pub mod v1 {
         merge = merge::Endpoints
     )]
     #[resource(default(path = ".subsets[*].ports[*].protocol", value = "\"TCP\""))]
+    #[resource(generation = "none")]
     pub struct Endpoints {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -228,6 +230,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Event)]
+    #[resource(generation = "none")]
     pub struct Event {
         pub action: Option<String>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -263,6 +266,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::LimitRange)]
+    #[resource(generation = "none")]
     pub struct LimitRange {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -309,6 +313,7 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(generation = "none", status_on_create = "keep")]
     pub struct Namespace {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -321,6 +326,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Node)]
     #[resource(status)]
+    #[resource(generation = "none", status_on_create = "keep")]
     pub struct Node {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -348,6 +354,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::PersistentVolume)]
     #[resource(status)]
+    #[resource(generation = "none", status_on_create = "empty")]
     pub struct PersistentVolume {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -361,6 +368,7 @@ pub mod v1 {
     #[resource(group = "", version = "v1", merge = merge::PersistentVolumeClaim)]
     #[resource(status)]
     #[resource(default(path = ".spec.volumeMode", value = "\"Filesystem\""))]
+    #[resource(generation = "none", status_on_create = "empty")]
     pub struct PersistentVolumeClaim {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -892,6 +900,11 @@ pub mod v1 {
         )
     )]
     #[resource(default(path = ".spec.volumes[*].secret.defaultMode", value = "420"))]
+    #[resource(
+        generation = "spec",
+        generation_since = "1.33",
+        status_on_create = "empty"
+    )]
     pub struct Pod {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1511,6 +1524,7 @@ pub mod v1 {
     #[resource(
         default(path = ".template.spec.volumes[*].secret.defaultMode", value = "420")
     )]
+    #[resource(generation = "none")]
     pub struct PodTemplate {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -2069,6 +2083,7 @@ pub mod v1 {
             value = "420"
         )
     )]
+    #[resource(generation = "spec", status_on_create = "empty")]
     pub struct ReplicationController {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -2090,6 +2105,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ResourceQuota)]
     #[resource(status)]
+    #[resource(generation = "none", status_on_create = "empty")]
     pub struct ResourceQuota {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -2108,6 +2124,7 @@ pub mod v1 {
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Secret)]
     #[resource(default(path = ".type", value = "\"Opaque\""))]
+    #[resource(generation = "none")]
     pub struct Secret {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
@@ -2141,6 +2158,7 @@ pub mod v1 {
     #[resource(default(path = ".spec.type", value = "\"ClusterIP\""))]
     #[resource(default(path = ".spec.ports[*].protocol", value = "\"TCP\""))]
     #[resource(default(path = ".spec.ports[*].targetPort", rule = "target_port"))]
+    #[resource(generation = "none", status_on_create = "empty")]
     pub struct Service {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -2152,6 +2170,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::ServiceAccount)]
+    #[resource(generation = "none")]
     pub struct ServiceAccount {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub automount_service_account_token: Option<bool>,

@@ -34,6 +34,7 @@ pub mod v1beta1 {
         version = "v1beta1",
         merge = merge::EndpointSlice
     )]
+    #[resource(generation = "spec_and_labels")]
     #[resource(
         introduced = "1.16",
         deprecated = "1.21",

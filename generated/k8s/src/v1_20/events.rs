@@ -5,6 +5,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "events.k8s.io", version = "v1", merge = merge::Event)]
+    #[resource(generation = "none")]
     pub struct Event {
         pub action: Option<String>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -45,6 +46,7 @@ pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "events.k8s.io", version = "v1beta1", merge = merge::Event)]
+    #[resource(generation = "none")]
     #[resource(introduced = "1.8", deprecated = "1.22", removed = "1.25")]
     pub struct Event {
         pub action: Option<String>,

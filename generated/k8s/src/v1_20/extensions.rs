@@ -18,6 +18,7 @@ pub mod v1beta1 {
     #[wire(default)]
     #[resource(group = "extensions", version = "v1beta1", merge = merge::Ingress)]
     #[resource(status)]
+    #[resource(generation = "spec", status_on_create = "empty")]
     #[resource(
         introduced = "1.1",
         deprecated = "1.14",

@@ -22,6 +22,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "networking.k8s.io", version = "v1", merge = merge::Ingress)]
     #[resource(status)]
+    #[resource(generation = "spec", status_on_create = "empty")]
     pub struct Ingress {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -38,6 +39,7 @@ pub mod v1 {
         cluster,
         merge = merge::IngressClass
     )]
+    #[resource(generation = "spec")]
     pub struct IngressClass {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -78,6 +80,7 @@ pub mod v1 {
         version = "v1",
         merge = merge::NetworkPolicy
     )]
+    #[resource(generation = "spec")]
     pub struct NetworkPolicy {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -205,6 +208,7 @@ pub mod v1beta1 {
     #[wire(default)]
     #[resource(group = "networking.k8s.io", version = "v1beta1", merge = merge::Ingress)]
     #[resource(status)]
+    #[resource(generation = "spec", status_on_create = "empty")]
     #[resource(
         introduced = "1.14",
         deprecated = "1.19",
@@ -234,6 +238,7 @@ pub mod v1beta1 {
         cluster,
         merge = merge::IngressClass
     )]
+    #[resource(generation = "spec")]
     #[resource(
         introduced = "1.18",
         deprecated = "1.19",

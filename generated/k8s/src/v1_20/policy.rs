@@ -51,6 +51,7 @@ pub mod v1beta1 {
         merge = merge::PodDisruptionBudget
     )]
     #[resource(status)]
+    #[resource(generation = "spec", status_on_create = "empty")]
     #[resource(
         introduced = "1.5",
         deprecated = "1.21",

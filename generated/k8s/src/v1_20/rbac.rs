@@ -13,6 +13,7 @@ pub mod v1 {
         cluster,
         merge = merge::ClusterRole
     )]
+    #[resource(generation = "none")]
     pub struct ClusterRole {
         pub aggregation_rule: Option<AggregationRule>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -28,6 +29,7 @@ pub mod v1 {
         cluster,
         merge = merge::ClusterRoleBinding
     )]
+    #[resource(generation = "none")]
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
@@ -38,6 +40,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "rbac.authorization.k8s.io", version = "v1", merge = merge::Role)]
+    #[resource(generation = "none")]
     pub struct Role {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -52,6 +55,7 @@ pub mod v1 {
         version = "v1",
         merge = merge::RoleBinding
     )]
+    #[resource(generation = "none")]
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
@@ -120,6 +124,7 @@ pub mod v1alpha1 {
         cluster,
         merge = merge::ClusterRole
     )]
+    #[resource(generation = "none")]
     pub struct ClusterRole {
         pub aggregation_rule: Option<AggregationRule>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -135,6 +140,7 @@ pub mod v1alpha1 {
         cluster,
         merge = merge::ClusterRoleBinding
     )]
+    #[resource(generation = "none")]
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
@@ -159,6 +165,7 @@ pub mod v1alpha1 {
         version = "v1alpha1",
         merge = merge::Role
     )]
+    #[resource(generation = "none")]
     pub struct Role {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -173,6 +180,7 @@ pub mod v1alpha1 {
         version = "v1alpha1",
         merge = merge::RoleBinding
     )]
+    #[resource(generation = "none")]
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
@@ -258,6 +266,7 @@ pub mod v1beta1 {
         cluster,
         merge = merge::ClusterRole
     )]
+    #[resource(generation = "none")]
     #[resource(
         introduced = "1.6",
         deprecated = "1.17",
@@ -283,6 +292,7 @@ pub mod v1beta1 {
         cluster,
         merge = merge::ClusterRoleBinding
     )]
+    #[resource(generation = "none")]
     #[resource(
         introduced = "1.6",
         deprecated = "1.17",
@@ -317,6 +327,7 @@ pub mod v1beta1 {
         version = "v1beta1",
         merge = merge::Role
     )]
+    #[resource(generation = "none")]
     #[resource(
         introduced = "1.6",
         deprecated = "1.17",
@@ -337,6 +348,7 @@ pub mod v1beta1 {
         version = "v1beta1",
         merge = merge::RoleBinding
     )]
+    #[resource(generation = "none")]
     #[resource(
         introduced = "1.6",
         deprecated = "1.17",

@@ -9,6 +9,7 @@ pub mod v1 {
         cluster,
         merge = merge::PriorityClass
     )]
+    #[resource(generation = "create_only")]
     pub struct PriorityClass {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub description: Option<String>,
@@ -44,6 +45,7 @@ pub mod v1alpha1 {
         cluster,
         merge = merge::PriorityClass
     )]
+    #[resource(generation = "create_only")]
     pub struct PriorityClass {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub description: Option<String>,
@@ -79,6 +81,7 @@ pub mod v1beta1 {
         cluster,
         merge = merge::PriorityClass
     )]
+    #[resource(generation = "create_only")]
     #[resource(
         introduced = "1.11",
         deprecated = "1.14",

@@ -56,6 +56,7 @@ pub mod v1 {
         cluster,
         merge = merge::StorageClass
     )]
+    #[resource(generation = "none")]
     pub struct StorageClass {
         pub allow_volume_expansion: Option<bool>,
         pub allowed_topologies: Option<
@@ -288,6 +289,7 @@ pub mod v1beta1 {
         cluster,
         merge = merge::StorageClass
     )]
+    #[resource(generation = "none")]
     #[resource(
         introduced = "1.4",
         deprecated = "1.19",

@@ -15,6 +15,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::ControllerRevision)]
+    #[resource(generation = "none")]
     pub struct ControllerRevision {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -568,6 +569,7 @@ pub mod v1 {
             value = "420"
         )
     )]
+    #[resource(generation = "spec", status_on_create = "empty")]
     pub struct DaemonSet {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1212,6 +1214,7 @@ pub mod v1 {
             value = "420"
         )
     )]
+    #[resource(generation = "spec_and_annotations", status_on_create = "empty")]
     pub struct Deployment {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1765,6 +1768,7 @@ pub mod v1 {
             value = "420"
         )
     )]
+    #[resource(generation = "spec", status_on_create = "empty")]
     pub struct ReplicaSet {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -2335,6 +2339,7 @@ pub mod v1 {
             value = "\"Filesystem\""
         )
     )]
+    #[resource(generation = "spec", status_on_create = "empty")]
     pub struct StatefulSet {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -563,6 +563,11 @@ pub mod v1 {
             value = "420"
         )
     )]
+    #[resource(
+        generation = "spec",
+        generation_since = "1.27",
+        status_on_create = "empty"
+    )]
     pub struct CronJob {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1116,6 +1121,11 @@ pub mod v1 {
             path = ".spec.template.spec.volumes[*].secret.defaultMode",
             value = "420"
         )
+    )]
+    #[resource(
+        generation = "spec",
+        generation_since = "1.27",
+        status_on_create = "empty"
     )]
     pub struct Job {
         #[wire(rename = "apiVersion")]

@@ -5,6 +5,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "coordination.k8s.io", version = "v1", merge = merge::Lease)]
+    #[resource(generation = "none")]
     pub struct Lease {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

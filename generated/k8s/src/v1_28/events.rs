@@ -5,6 +5,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "events.k8s.io", version = "v1", merge = merge::Event)]
+    #[resource(generation = "none")]
     pub struct Event {
         pub action: Option<String>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,

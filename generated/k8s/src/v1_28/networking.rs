@@ -15,6 +15,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "networking.k8s.io", version = "v1", merge = merge::Ingress)]
     #[resource(status)]
+    #[resource(generation = "spec", status_on_create = "empty")]
     pub struct Ingress {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -31,6 +32,7 @@ pub mod v1 {
         cluster,
         merge = merge::IngressClass
     )]
+    #[resource(generation = "spec")]
     pub struct IngressClass {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -45,6 +47,7 @@ pub mod v1 {
         version = "v1",
         merge = merge::NetworkPolicy
     )]
+    #[resource(generation = "spec")]
     pub struct NetworkPolicy {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -564,6 +564,11 @@ pub mod v1 {
             value = "420"
         )
     )]
+    #[resource(
+        generation = "spec",
+        generation_since = "1.27",
+        status_on_create = "empty"
+    )]
     pub struct CronJob {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1117,6 +1122,11 @@ pub mod v1 {
             path = ".spec.template.spec.volumes[*].secret.defaultMode",
             value = "420"
         )
+    )]
+    #[resource(
+        generation = "spec",
+        generation_since = "1.27",
+        status_on_create = "empty"
     )]
     pub struct Job {
         #[wire(rename = "apiVersion")]

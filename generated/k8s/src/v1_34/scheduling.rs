@@ -9,6 +9,7 @@ pub mod v1 {
         cluster,
         merge = merge::PriorityClass
     )]
+    #[resource(generation = "create_only")]
     pub struct PriorityClass {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub description: Option<String>,

@@ -559,6 +559,7 @@ pub mod v1 {
             value = "420"
         )
     )]
+    #[resource(generation = "spec", status_on_create = "empty")]
     pub struct DaemonSet {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1203,6 +1204,7 @@ pub mod v1 {
             value = "420"
         )
     )]
+    #[resource(generation = "spec_and_annotations", status_on_create = "empty")]
     pub struct Deployment {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1756,6 +1758,7 @@ pub mod v1 {
             value = "420"
         )
     )]
+    #[resource(generation = "spec", status_on_create = "empty")]
     pub struct ReplicaSet {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -2326,6 +2329,7 @@ pub mod v1 {
             value = "\"Filesystem\""
         )
     )]
+    #[resource(generation = "spec", status_on_create = "empty")]
     pub struct StatefulSet {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

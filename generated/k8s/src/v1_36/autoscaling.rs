@@ -13,6 +13,7 @@ pub mod v1 {
         merge = merge::HorizontalPodAutoscaler
     )]
     #[resource(status)]
+    #[resource(generation = "none", status_on_create = "empty")]
     pub struct HorizontalPodAutoscaler {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -56,6 +57,7 @@ pub mod v2 {
         merge = merge::HorizontalPodAutoscaler
     )]
     #[resource(status)]
+    #[resource(generation = "none", status_on_create = "empty")]
     pub struct HorizontalPodAutoscaler {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

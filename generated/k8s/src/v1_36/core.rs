@@ -94,6 +94,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Node)]
     #[resource(status)]
+    #[resource(generation = "none", status_on_create = "keep")]
     pub struct Node {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -583,6 +584,11 @@ pub mod v1 {
         )
     )]
     #[resource(default(path = ".spec.volumes[*].secret.defaultMode", value = "420"))]
+    #[resource(
+        generation = "spec",
+        generation_since = "1.33",
+        status_on_create = "empty"
+    )]
     pub struct Pod {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1197,6 +1203,7 @@ pub mod v1 {
     #[resource(
         default(path = ".template.spec.volumes[*].secret.defaultMode", value = "420")
     )]
+    #[resource(generation = "none")]
     pub struct PodTemplate {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1750,6 +1757,7 @@ pub mod v1 {
             value = "420"
         )
     )]
+    #[resource(generation = "spec", status_on_create = "empty")]
     pub struct ReplicationController {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -10,6 +10,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "discovery.k8s.io", version = "v1", merge = merge::EndpointSlice)]
+    #[resource(generation = "spec_and_labels")]
     pub struct EndpointSlice {
         pub address_type: String,
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -8,6 +8,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "policy", version = "v1", merge = merge::PodDisruptionBudget)]
     #[resource(status)]
+    #[resource(generation = "spec", status_on_create = "empty")]
     pub struct PodDisruptionBudget {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

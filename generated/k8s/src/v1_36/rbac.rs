@@ -15,6 +15,7 @@ pub mod v1 {
         cluster,
         merge = merge::ClusterRoleBinding
     )]
+    #[resource(generation = "none")]
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
@@ -29,6 +30,7 @@ pub mod v1 {
         version = "v1",
         merge = merge::RoleBinding
     )]
+    #[resource(generation = "none")]
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,

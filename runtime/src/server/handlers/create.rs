@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::meta::{CreateOptions, StatusCause};
 use crate::storage::{CreateError, Guard, Storage};
 use crate::time::Time;
+use crate::write_rules::StatusOnCreate;
 
 use crate::server::Call;
 use crate::server::handlers::managed_fields::{self, Writer};
@@ -25,7 +26,8 @@ use crate::server::state::builtin::{NAMESPACE_FINALIZER, is_namespace_kind};
 use crate::server::state::keys;
 
 use crate::server::handlers::object::{
-    RETRIES, check_schema, decode_object, name_causes, through_codec, validate_fields,
+    RETRIES, check_schema, decode_object, fill_defaults, name_causes, through_codec,
+    validate_fields,
 };
 
 /// How many generated names are tried before answering 500 ServerTimeout.
@@ -127,10 +129,21 @@ pub(crate) async fn create_decoded(
     writer: Option<&Writer>,
 ) -> Result<(StatusCode, Value), ApiError> {
     let info = call.info();
+    let rules = &info.write_rules;
     if info.subresources.status
         && let Value::Object(map) = &mut object
     {
-        map.remove("status");
+        match rules.status_on_create {
+            StatusOnCreate::Keep => {}
+            StatusOnCreate::Remove => {
+                map.remove("status");
+            }
+            StatusOnCreate::Empty => {
+                map.insert("status".into(), json!({}));
+                // Upstream defaults the empty status when it decodes it (a claim's phase).
+                fill_defaults(call, &mut object);
+            }
+        }
     }
     let url_ns = call.target.namespace.clone();
     let meta = meta_mut(&mut object);
@@ -189,7 +202,9 @@ pub(crate) async fn create_decoded(
         "creationTimestamp".into(),
         serde_json::to_value(Time::now()).map_err(ApiError::internal)?,
     );
-    meta.insert("generation".into(), Value::from(1));
+    if let Some(generation) = rules.generation_at(call.state.kube_version).on_create() {
+        meta.insert("generation".into(), Value::from(generation));
+    }
     meta.remove("deletionTimestamp");
     meta.remove("deletionGracePeriodSeconds");
     meta.remove("selfLink");

@@ -25,7 +25,15 @@ use crate::server::objects::stored::{at_revision, kv_object, to_stored};
 use crate::server::handlers::object::{
     RETRIES, check_schema, read, strict_decoding, through_codec,
 };
-use crate::server::handlers::update::spec_part;
+
+/// Everything but `metadata` and `status`: whether a scale changed the object.
+fn spec_part(object: &Value) -> Map<String, Value> {
+    let mut map = object.as_object().cloned().unwrap_or_default();
+    for key in ["metadata", "status", "apiVersion", "kind"] {
+        map.remove(key);
+    }
+    map
+}
 
 /// The `autoscaling/v1` `Scale` of an object.
 pub(crate) fn scale_of(call: &Call, object: &Value) -> Result<Value, ApiError> {
@@ -226,13 +234,19 @@ pub(crate) async fn set_replicas(
         }
         record(&current, &mut next)?;
         let next = through_codec(call, next)?;
-        let generation = current
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(1);
         let mut next = next;
         if spec_part(&current) != spec_part(&next) {
-            meta_mut(&mut next).insert("generation".into(), Value::from(generation + 1));
+            let rule = call
+                .info()
+                .write_rules
+                .generation_at(call.state.kube_version);
+            if let Some(old) = current
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                && rule.bumps(&current, &next)
+            {
+                meta_mut(&mut next).insert("generation".into(), Value::from(old + 1));
+            }
         } else if current.pointer("/metadata/managedFields")
             == next.pointer("/metadata/managedFields")
         {

@@ -28,15 +28,6 @@ use crate::server::handlers::object::{
     through_codec, validate_fields,
 };
 
-/// Everything but `metadata` and `status`: what a generation counts changes of.
-pub(crate) fn spec_part(object: &Value) -> Map<String, Value> {
-    let mut map = object.as_object().cloned().unwrap_or_default();
-    for key in ["metadata", "status", "apiVersion", "kind"] {
-        map.remove(key);
-    }
-    map
-}
-
 /// Which part of an object a PUT may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum UpdateScope {
@@ -150,16 +141,21 @@ pub(crate) fn prepare_update(
             map.insert("spec".into(), spec.clone());
         }
     }
-    let generation = current
-        .pointer("/metadata/generation")
-        .and_then(Value::as_i64)
-        .unwrap_or(1);
-    let bumped = if spec_part(current) != spec_part(&next) {
-        generation + 1
-    } else {
-        generation
+    // The client never sets the generation: the old one stays, bumped as the kind's strategy
+    // says (upstream's BeforeUpdate, then PrepareForUpdate).
+    let rule = info.write_rules.generation_at(call.state.kube_version);
+    let generation = match current.pointer("/metadata/generation") {
+        Some(Value::Number(old)) if rule.bumps(current, &next) => old
+            .as_i64()
+            .map_or(Value::from(old.clone()), |old| Value::from(old + 1)),
+        other => other.cloned().unwrap_or(Value::Null),
     };
-    meta_mut(&mut next).insert("generation".into(), Value::from(bumped));
+    let meta = meta_mut(&mut next);
+    if generation.is_null() {
+        meta.remove("generation");
+    } else {
+        meta.insert("generation".into(), generation);
+    }
     Ok(next)
 }
 

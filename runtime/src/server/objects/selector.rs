@@ -564,6 +564,7 @@ mod tests {
             printer_columns: std::borrow::Cow::Borrowed(&[]),
             selectable_fields: std::borrow::Cow::Borrowed(&[]),
             defaults: std::borrow::Cow::Borrowed(&[]),
+            write_rules: crate::write_rules::WriteRules::CUSTOM,
         };
         info.selectable_fields = vec![std::borrow::Cow::Borrowed(".spec.paused")].into();
         let obj = json!({"metadata": {"name": "a,b", "namespace": "ns"}, "spec": {"paused": true}});
@@ -601,6 +602,7 @@ mod tests {
             printer_columns: std::borrow::Cow::Borrowed(&[]),
             selectable_fields: std::borrow::Cow::Borrowed(&[]),
             defaults: std::borrow::Cow::Borrowed(&[]),
+            write_rules: crate::write_rules::WriteRules::CUSTOM,
         };
         let selectors = Selectors::parse(
             &info,

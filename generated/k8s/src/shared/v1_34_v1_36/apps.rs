@@ -4,6 +4,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::ControllerRevision)]
+    #[resource(generation = "none")]
     pub struct ControllerRevision {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

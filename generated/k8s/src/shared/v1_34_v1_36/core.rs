@@ -88,6 +88,7 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(generation = "none")]
     pub struct ConfigMap {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub binary_data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
@@ -173,6 +174,7 @@ pub mod v1 {
         merge = merge::Endpoints
     )]
     #[resource(default(path = ".subsets[*].ports[*].protocol", value = "\"TCP\""))]
+    #[resource(generation = "none")]
     pub struct Endpoints {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -260,6 +262,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Event)]
+    #[resource(generation = "none")]
     pub struct Event {
         pub action: Option<String>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -336,6 +339,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::LimitRange)]
+    #[resource(generation = "none")]
     pub struct LimitRange {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -415,6 +419,7 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(generation = "none", status_on_create = "keep")]
     pub struct Namespace {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -472,6 +477,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::PersistentVolume)]
     #[resource(status)]
+    #[resource(generation = "none", status_on_create = "empty")]
     pub struct PersistentVolume {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -487,6 +493,7 @@ pub mod v1 {
     #[resource(group = "", version = "v1", merge = merge::PersistentVolumeClaim)]
     #[resource(status)]
     #[resource(default(path = ".spec.volumeMode", value = "\"Filesystem\""))]
+    #[resource(generation = "none", status_on_create = "empty")]
     pub struct PersistentVolumeClaim {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -716,6 +723,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ResourceQuota)]
     #[resource(status)]
+    #[resource(generation = "none", status_on_create = "empty")]
     pub struct ResourceQuota {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -739,6 +747,7 @@ pub mod v1 {
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Secret)]
     #[resource(default(path = ".type", value = "\"Opaque\""))]
+    #[resource(generation = "none")]
     pub struct Secret {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
@@ -780,6 +789,7 @@ pub mod v1 {
     #[resource(default(path = ".spec.type", value = "\"ClusterIP\""))]
     #[resource(default(path = ".spec.ports[*].protocol", value = "\"TCP\""))]
     #[resource(default(path = ".spec.ports[*].targetPort", rule = "target_port"))]
+    #[resource(generation = "none", status_on_create = "empty")]
     pub struct Service {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -791,6 +801,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::ServiceAccount)]
+    #[resource(generation = "none")]
     pub struct ServiceAccount {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub automount_service_account_token: Option<bool>,

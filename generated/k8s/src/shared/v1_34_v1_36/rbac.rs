@@ -9,6 +9,7 @@ pub mod v1 {
         cluster,
         merge = merge::ClusterRole
     )]
+    #[resource(generation = "none")]
     pub struct ClusterRole {
         pub aggregation_rule: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::rbac::v1::AggregationRule,
@@ -23,6 +24,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "rbac.authorization.k8s.io", version = "v1", merge = merge::Role)]
+    #[resource(generation = "none")]
     pub struct Role {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -40,6 +40,7 @@ pub mod v1 {
         cluster,
         merge = merge::StorageClass
     )]
+    #[resource(generation = "none")]
     pub struct StorageClass {
         pub allow_volume_expansion: Option<bool>,
         pub allowed_topologies: Option<
