@@ -150,11 +150,16 @@ fn session(k: &Kubectl<'_>, ns: &str) -> Result<Vec<Value>, String> {
     check(
         "deployment container",
         &deployment["spec"]["template"]["spec"]["containers"],
+        // What kubectl sent, plus what upstream's SetDefaults_Container and
+        // SetDefaults_ContainerPort fill in.
         &json!([{
             "name": "nginx",
             "image": "nginx",
-            "ports": [{"containerPort": 80}],
+            "imagePullPolicy": "Always",
+            "ports": [{"containerPort": 80, "protocol": "TCP"}],
             "resources": {},
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
         }]),
     )?;
     check(
