@@ -44,7 +44,7 @@ use crate::errors::Failure;
 /// | `status` | flag | no status subresource |
 /// | `scale(spec_replicas_path = "..", status_replicas_path = "..", label_selector_path = "..")` | | no scale subresource |
 /// | `printer_column(name = "..", type = "..", json_path = "..", priority = 1, format = "..", description = "..")` | repeatable | none |
-/// | `printer_column(.., cell = "ratio(.status.readyReplicas, .spec.replicas)", since = "1.22", until = "1.27")` | a `kapi::printer::Rule` in snake case with its paths instead of `json_path`; the releases that show the column | every release |
+/// | `printer_column(.., cell = "ratio(.status.readyReplicas, .spec.replicas)", since = "1.22", until = "1.27")` | a `kapi::printer::Rule` in snake case with its paths instead of `json_path`; the releases that show the column; such a column may also take `format = "name"` (it names the row) or `format = ""` | every release |
 /// | `introduced`, `deprecated`, `removed` | `"1.16"` | unset |
 /// | `replacement(group = "..", version = "..", kind = "..")` | | unset |
 /// | `deprecation_warning` | `"..."`; alone it marks the kind deprecated in every release, as a CRD's `deprecated: true` | unset |
