@@ -3,11 +3,12 @@
 //!
 //! Upstream prints the internal type, so every served version reads the same: `autoscaling/v1`'s
 //! CPU percentages and `v2beta1`'s flat fields are first written in `v2`'s shape, as the
-//! conversions to the internal type write them.
+//! conversions to the internal type write them. The shape is read from the fields, so an object
+//! served in another version than it was written in (kapi does not convert) still reads right.
 
 use serde_json::{Map, Value, json};
 
-use crate::printer::format::{self, array_at, at, str_at};
+use crate::printer::format::{self, at, str_at};
 
 /// TARGETS since 1.30: `cpu: 45%/80%`, the resource named.
 pub(crate) fn targets(hpa: &Value) -> Value {
@@ -19,41 +20,61 @@ pub(crate) fn targets_unnamed(hpa: &Value) -> Value {
     Value::from(metrics(hpa, false))
 }
 
-/// The metric specs and statuses of any version, in `autoscaling/v2`'s shape.
+/// The metric specs and statuses of any version, in `autoscaling/v2`'s shape. Each is read by
+/// its fields rather than the object's `apiVersion`: `metrics` (else `v1`'s CPU percentage),
+/// each metric in `v2beta1`'s flat shape or `v2`'s.
 fn specs_and_statuses(hpa: &Value) -> (Vec<Value>, Vec<Value>) {
-    match str_at(hpa, ".apiVersion") {
-        "autoscaling/v1" => {
-            let cpu = |field: &str, key: &str| {
-                at(hpa, field).filter(|v| !v.is_null()).map(|pct| {
+    let side = |list: &str, percentage: &str, key: &str| -> Vec<Value> {
+        match at(hpa, list).and_then(Value::as_array) {
+            Some(metrics) => metrics.iter().map(|m| v2(m, key)).collect(),
+            None => at(hpa, percentage)
+                .filter(|v| !v.is_null())
+                .map(|pct| {
                     let mut resource = Map::new();
                     resource.insert("name".into(), Value::from("cpu"));
                     resource.insert(key.into(), json!({ "averageUtilization": pct }));
                     json!({"type": "Resource", "resource": resource})
                 })
-            };
-            (
-                cpu(".spec.targetCPUUtilizationPercentage", "target")
-                    .into_iter()
-                    .collect(),
-                cpu(".status.currentCPUUtilizationPercentage", "current")
-                    .into_iter()
-                    .collect(),
-            )
+                .into_iter()
+                .collect(),
         }
-        "autoscaling/v2beta1" => (
-            array_at(hpa, ".spec.metrics")
-                .iter()
-                .map(|m| v2beta1(m, "target"))
-                .collect(),
-            array_at(hpa, ".status.currentMetrics")
-                .iter()
-                .map(|m| v2beta1(m, "current"))
-                .collect(),
+    };
+    (
+        side(
+            ".spec.metrics",
+            ".spec.targetCPUUtilizationPercentage",
+            "target",
         ),
-        _ => (
-            array_at(hpa, ".spec.metrics").to_vec(),
-            array_at(hpa, ".status.currentMetrics").to_vec(),
+        side(
+            ".status.currentMetrics",
+            ".status.currentCPUUtilizationPercentage",
+            "current",
         ),
+    )
+}
+
+/// A metric in `v2`'s shape: as it is, or converted from `v2beta1`'s (whose sources name the
+/// metric `metricName` and spell their values `targetAverageValue`, `currentValue`, ...).
+fn v2(metric: &Value, side: &str) -> Value {
+    let flat = [
+        "resource",
+        "containerResource",
+        "pods",
+        "object",
+        "external",
+    ]
+    .iter()
+    .filter_map(|source| metric.get(*source).and_then(Value::as_object))
+    .flat_map(|source| source.keys())
+    .any(|key| {
+        key == "metricName"
+            || (key.starts_with(side) && key != side)
+            || (side == "current" && key == "averageValue")
+    });
+    if flat {
+        v2beta1(metric, side)
+    } else {
+        metric.clone()
     }
 }
 
@@ -245,5 +266,12 @@ mod tests {
             {"type": "Object", "object": {"metricName": "hits", "currentValue": "7"}},
         ]}});
         assert_eq!(targets_unnamed(&beta), json!("1Gi/2Gi, 7/10"));
+        // The fields decide, not apiVersion: an object written in v2 and read as v1.
+        let mut read_as_v1 = json!({"apiVersion": "autoscaling/v1", "spec": {"metrics": [
+            {"type": "Resource", "resource": {"name": "cpu", "target": {"averageUtilization": 50}}}]}});
+        assert_eq!(targets(&read_as_v1), json!("cpu: <unknown>/50%"));
+        read_as_v1["apiVersion"] = json!("autoscaling/v2");
+        read_as_v1["spec"] = json!({"targetCPUUtilizationPercentage": 70});
+        assert_eq!(targets(&read_as_v1), json!("cpu: <unknown>/70%"));
     }
 }
