@@ -191,6 +191,10 @@ const COLUMN_FORMATS: &[&str] = &[
     "password",
 ];
 
+/// Table formats of the built-ins' columns beyond a CRD's: none (`""`), and `name`, the column
+/// naming the row, which only a printer rule's column may claim (checked with the cell).
+const TABLE_FORMATS: &[&str] = &["", "name"];
+
 /// A value with the span of the tokens it came from, for error messages.
 #[derive(Clone)]
 pub(crate) struct Spanned<T> {
@@ -601,9 +605,14 @@ fn parse_column(
                 UNTIL => column.until = kube_version(inner, key, errors)?,
                 PRIORITY => column.priority = int(inner, key, errors)?,
                 FORMAT => {
-                    column.format =
-                        one_of(string(inner, key, errors)?, key, COLUMN_FORMATS, errors)
-                            .map(|format| format.value);
+                    column.format = match string(inner, key, errors)? {
+                        Some(format) if TABLE_FORMATS.contains(&format.value.as_str()) => {
+                            Some(format.value)
+                        }
+                        format => {
+                            one_of(format, key, COLUMN_FORMATS, errors).map(|format| format.value)
+                        }
+                    };
                 }
                 _ => column.description = string(inner, key, errors)?.map(|d| d.value),
             }

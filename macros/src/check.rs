@@ -568,6 +568,13 @@ fn resolve_column(column: &attr::ColumnAttr, errors: &mut Errors) -> Option<Colu
         ),
         _ => {}
     }
+    if column.format.as_deref() == Some("name") && column.seen.contains(&attr::JSON_PATH) {
+        errors.at(
+            column.span,
+            "#[resource(printer_column(format = \"name\"))] is for a printer rule's column naming \
+             the row (`cell = \"name\"`); a `json_path` column takes a CRD's formats",
+        );
+    }
     if let (Some(since), Some(until)) = (&column.since, &column.until)
         && until.value <= since.value
     {

@@ -44,7 +44,7 @@ use crate::errors::Failure;
 /// | `status` | flag | no status subresource |
 /// | `scale(spec_replicas_path = "..", status_replicas_path = "..", label_selector_path = "..")` | | no scale subresource |
 /// | `printer_column(name = "..", type = "..", json_path = "..", priority = 1, format = "..", description = "..")` | repeatable | none |
-/// | `printer_column(.., cell = "ratio(.status.readyReplicas, .spec.replicas)", since = "1.22", until = "1.27")` | a `kapi::printer::Rule` in snake case with its paths instead of `json_path`; the releases that show the column | every release |
+/// | `printer_column(.., cell = "ratio(.status.readyReplicas, .spec.replicas)", since = "1.22", until = "1.27")` | a `kapi::printer::Rule` in snake case with its paths instead of `json_path`; the releases that show the column; such a column may also take `format = "name"` (it names the row) or `format = ""` | every release |
 /// | `default(path = ".spec.replicas", value = "1", when = "type == \"RollingUpdate\"", since = "1.21")` | repeatable; a JSON `value` or a `rule` of `kapi::defaulting::Rule` in snake case, filled in on every write when the field is missing | none |
 /// | `generation` | `"none"`, `"spec"`, `"spec_and_annotations"`, `"spec_and_labels"`, `"create_only"`: when `metadata.generation` is set and bumped; `generation_since = "1.27"` the release that starts it | `"spec"`, a custom resource's |
 /// | `status_on_create` | `"keep"`, `"remove"` or `"empty"` (`status: {}`): what a create does with the status it is sent, with a status subresource | `"remove"` |

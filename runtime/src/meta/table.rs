@@ -10,7 +10,7 @@ use super::partial::META_API_VERSION;
 use super::{ConditionStatus, ListMeta};
 use crate::RawExtension;
 use crate::open_enum;
-use crate::printer::{Cell, Rule};
+use crate::printer::Cell;
 use crate::resource::PrinterColumn;
 use crate::wire::null_as_default;
 
@@ -99,9 +99,12 @@ impl TableColumnDefinition {
 
 impl From<&PrinterColumn> for TableColumnDefinition {
     fn from(column: &PrinterColumn) -> Self {
-        let format = match column.cell {
-            Cell::Rule(Rule::Name, _) => "name",
-            _ => column.format.as_deref().unwrap_or_default(),
+        // A column naming the row is a `name` column unless it says otherwise (upstream's
+        // StorageVersionMigration leaves the format out).
+        let format = match (&column.format, &column.cell) {
+            (Some(format), _) => format,
+            (None, Cell::Rule(rule, _)) if rule.names_row() => "name",
+            (None, _) => "",
         };
         Self {
             name: column.name.to_string(),

@@ -8,6 +8,8 @@ use std::fmt::Write as _;
 use jiff::Timestamp;
 use serde_json::{Map, Value};
 
+use crate::Quantity;
+
 /// What upstream prints for an empty or missing value.
 pub const NONE: &str = "<none>";
 /// What upstream prints for an unset optional boolean or list.
@@ -169,8 +171,15 @@ pub fn labels(map: Option<&Map<String, Value>>) -> String {
 /// `k=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, joined by `,`; `<none>` when it selects
 /// nothing or everything, `<error>` when it is not a valid selector.
 pub fn label_selector(selector: Option<&Value>) -> String {
+    selector_text(selector).map_or_else(|| "<error>".to_owned(), or_none)
+}
+
+/// A `LabelSelector` as `metav1.LabelSelectorAsSelector(..).String()` writes it: as
+/// [`label_selector`] but `""` when empty or missing; `None` when it is not a valid selector
+/// (an unknown operator, `In`/`NotIn` without values, `Exists`/`DoesNotExist` with some).
+pub fn selector_text(selector: Option<&Value>) -> Option<String> {
     let Some(selector) = selector.filter(|s| !s.is_null()) else {
-        return NONE.to_owned();
+        return Some(String::new());
     };
     let mut requirements: Vec<(String, String)> = Vec::new();
     for (key, value) in selector
@@ -200,11 +209,11 @@ pub fn label_selector(selector: Option<&Value>) -> String {
             .collect();
         values.sort_unstable();
         let text = match expression.get("operator").and_then(Value::as_str) {
-            Some("In") => format!("{key} in ({})", values.join(",")),
-            Some("NotIn") => format!("{key} notin ({})", values.join(",")),
-            Some("Exists") => key.to_owned(),
-            Some("DoesNotExist") => format!("!{key}"),
-            _ => return "<error>".to_owned(),
+            Some("In") if !values.is_empty() => format!("{key} in ({})", values.join(",")),
+            Some("NotIn") if !values.is_empty() => format!("{key} notin ({})", values.join(",")),
+            Some("Exists") if values.is_empty() => key.to_owned(),
+            Some("DoesNotExist") if values.is_empty() => format!("!{key}"),
+            _ => return None,
         };
         requirements.push((key.to_owned(), text));
     }
@@ -217,7 +226,7 @@ pub fn label_selector(selector: Option<&Value>) -> String {
         }
         let _ = write!(out, "{text}");
     }
-    or_none(out)
+    Some(out)
 }
 
 /// An optional boolean as `printBoolPtr`: `<unset>`, `True` or `False`.
@@ -237,6 +246,76 @@ pub fn join_field(items: &[Value], field: &str) -> String {
         .map(|item| item.get(field).and_then(Value::as_str).unwrap_or(""))
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// A timestamp (`Time` or `MicroTime`), if present and valid; a missing one is Go's zero time.
+pub fn timestamp(value: Option<&Value>) -> Option<Timestamp> {
+    value
+        .and_then(Value::as_str)
+        .and_then(|t| t.parse::<Timestamp>().ok())
+}
+
+/// A quantity as `Quantity.String()` writes it: the canonical form (`1Gi`, `500m`); `0` for a
+/// missing (zero) one, and the text as stored when it does not parse.
+pub fn quantity(value: Option<&Value>) -> String {
+    let text = match value {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Number(number)) => number.to_string(),
+        _ => return "0".to_owned(),
+    };
+    text.parse::<Quantity>()
+        .map_or(text, |quantity| quantity.to_string())
+}
+
+/// An `IntOrString` as its `String()` writes it: the integer's digits or the string.
+pub fn int_or_string(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Number(number) => number.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// The first condition of `type_` in a list of conditions.
+pub fn condition<'a>(conditions: &'a [Value], type_: &str) -> Option<&'a Value> {
+    conditions
+        .iter()
+        .find(|condition| str_at(condition, ".type") == type_)
+}
+
+/// Whether the first condition of `type_` has status `True` (upstream's `hasJobCondition` and
+/// the like).
+pub fn condition_true(conditions: &[Value], type_: &str) -> bool {
+    condition(conditions, type_).is_some_and(|c| str_at(c, ".status") == "True")
+}
+
+/// Upstream's `listWithMoreString`: the items joined by `,`, then ` + N more...` when `count`
+/// went past the `max` kept; `<unset>` when there is nothing.
+pub fn list_with_more(list: &[String], count: usize, max: usize) -> String {
+    let joined = list.join(",");
+    if count > max {
+        return format!("{joined} + {} more...", count - max);
+    }
+    if joined.is_empty() {
+        UNSET.to_owned()
+    } else {
+        joined
+    }
+}
+
+/// `namespace/name` of a reference (a claim's, a service's, a subject's).
+pub fn namespaced_name(reference: &Value) -> String {
+    format!(
+        "{}/{}",
+        str_at(reference, ".namespace"),
+        str_at(reference, ".name")
+    )
+}
+
+/// The strings of a list, as Go's `%v` prints a `[]string`: `[a b]`.
+pub fn go_strings(items: &[Value]) -> String {
+    let items: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+    format!("[{}]", items.join(" "))
 }
 
 #[cfg(test)]

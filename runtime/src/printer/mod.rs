@@ -6,8 +6,10 @@
 //! the built-ins (`pkg/printers/internalversion/printers.go`): `1/3` of a Deployment's READY,
 //! `80/TCP` of a Service's PORT(S), `5m` of an AGE. The built-ins' columns are data
 //! (`specs/printers/kubernetes.yaml`), baked by the generator into each kind's
-//! [`ResourceInfo`](crate::ResourceInfo); each rule is one function ([`rule`], and the formats
-//! rules share in [`format`](mod@format)).
+//! [`ResourceInfo`](crate::ResourceInfo); each rule is one function ([`rule`], the formats
+//! rules share in [`format`](mod@format), and the rules of one kind's cells in `kinds`, by area: `pod`,
+//! `workloads`, `autoscaling`, `service`, `networking`, `node`, `storage`, `rbac`, `events`,
+//! `admission`, `cluster`).
 
 use std::borrow::Cow;
 
@@ -17,6 +19,7 @@ use serde_json::Value;
 use crate::KubeVersion;
 
 pub mod format;
+mod kinds;
 pub mod rule;
 
 pub use rule::Rule;

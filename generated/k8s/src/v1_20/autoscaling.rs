@@ -13,6 +13,92 @@ pub mod v1 {
         merge = merge::HorizontalPodAutoscaler
     )]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Reference",
+            type = "string",
+            cell = "kind_slash_name(.spec.scaleTargetRef)",
+            description = "scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics should be collected, as well as to actually change the replica count."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Targets",
+            type = "string",
+            cell = "autoscaler_targets_unnamed",
+            description = "metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond.",
+            until = "1.30"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Targets",
+            type = "string",
+            cell = "autoscaler_targets",
+            description = "metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond.",
+            since = "1.30",
+            until = "1.36"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Targets",
+            type = "string",
+            cell = "autoscaler_targets",
+            description = "metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond. If not set, the default metric will be set to 80% average CPU utilization.",
+            since = "1.36"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "MinPods",
+            type = "string",
+            cell = "int_or_unset(.spec.minReplicas)",
+            description = "minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "MaxPods",
+            type = "string",
+            cell = "int(.spec.maxReplicas)",
+            description = "maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Replicas",
+            type = "string",
+            cell = "int(.status.currentReplicas)",
+            description = "currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     #[resource(generation = "none", status_on_create = "empty")]
     pub struct HorizontalPodAutoscaler {
         #[wire(rename = "apiVersion")]
@@ -94,6 +180,92 @@ pub mod v2beta1 {
         merge = merge::HorizontalPodAutoscaler
     )]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Reference",
+            type = "string",
+            cell = "kind_slash_name(.spec.scaleTargetRef)",
+            description = "scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics should be collected, as well as to actually change the replica count."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Targets",
+            type = "string",
+            cell = "autoscaler_targets_unnamed",
+            description = "metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond.",
+            until = "1.30"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Targets",
+            type = "string",
+            cell = "autoscaler_targets",
+            description = "metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond.",
+            since = "1.30",
+            until = "1.36"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Targets",
+            type = "string",
+            cell = "autoscaler_targets",
+            description = "metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond. If not set, the default metric will be set to 80% average CPU utilization.",
+            since = "1.36"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "MinPods",
+            type = "string",
+            cell = "int_or_unset(.spec.minReplicas)",
+            description = "minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "MaxPods",
+            type = "string",
+            cell = "int(.spec.maxReplicas)",
+            description = "maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Replicas",
+            type = "string",
+            cell = "int(.status.currentReplicas)",
+            description = "currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     #[resource(generation = "none", status_on_create = "empty")]
     #[resource(
         introduced = "1.8",
@@ -338,6 +510,92 @@ pub mod v2beta2 {
         merge = merge::HorizontalPodAutoscaler
     )]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Reference",
+            type = "string",
+            cell = "kind_slash_name(.spec.scaleTargetRef)",
+            description = "scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics should be collected, as well as to actually change the replica count."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Targets",
+            type = "string",
+            cell = "autoscaler_targets_unnamed",
+            description = "metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond.",
+            until = "1.30"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Targets",
+            type = "string",
+            cell = "autoscaler_targets",
+            description = "metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond.",
+            since = "1.30",
+            until = "1.36"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Targets",
+            type = "string",
+            cell = "autoscaler_targets",
+            description = "metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond. If not set, the default metric will be set to 80% average CPU utilization.",
+            since = "1.36"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "MinPods",
+            type = "string",
+            cell = "int_or_unset(.spec.minReplicas)",
+            description = "minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "MaxPods",
+            type = "string",
+            cell = "int(.spec.maxReplicas)",
+            description = "maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Replicas",
+            type = "string",
+            cell = "int(.status.currentReplicas)",
+            description = "currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     #[resource(generation = "none", status_on_create = "empty")]
     #[resource(
         introduced = "1.12",

@@ -18,6 +18,64 @@ pub mod v1beta1 {
     #[wire(default)]
     #[resource(group = "extensions", version = "v1beta1", merge = merge::Ingress)]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Class",
+            type = "string",
+            cell = "text_or_none(.spec.ingressClassName)",
+            description = "The name of the IngressClass resource that should be used for additional configuration"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Hosts",
+            type = "string",
+            cell = "ingress_hosts",
+            description = "Hosts that incoming requests are matched against before the ingress rule"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Address",
+            type = "string",
+            cell = "load_balancer_addresses(.status.loadBalancer.ingress)",
+            description = "Address is a list containing ingress points for the load-balancer"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Ports",
+            type = "string",
+            cell = "ingress_ports",
+            description = "Ports of TLS configurations that open"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     #[resource(generation = "spec", status_on_create = "empty")]
     #[resource(
         introduced = "1.1",

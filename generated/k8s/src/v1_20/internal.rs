@@ -20,6 +20,68 @@ pub mod v1alpha1 {
         merge = merge::StorageVersion
     )]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "CommonEncodingVersion",
+            type = "string",
+            cell = "text_or_unset(.status.commonEncodingVersion)",
+            description = "If all API server instances agree on the same encoding storage version, then this field is set to that version. Otherwise this field is left empty. API servers should finish updating its storageVersionStatus entry before serving write operations, so that this field will be in sync with the reality.",
+            until = "1.36"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "CommonEncodingVersion",
+            type = "string",
+            cell = "text_or_unset(.status.commonEncodingVersion)",
+            description = "commonEncodingVersion is set to an encoding storage version if all API server instances share that same version. If they don't share one storage version, this field is left empty. API servers should finish updating its storageVersionStatus entry before serving write operations, so that this field will be in sync with the reality.",
+            since = "1.36"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "StorageVersions",
+            type = "string",
+            cell = "storage_versions",
+            description = "The reported versions per API server instance.",
+            until = "1.36"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "StorageVersions",
+            type = "string",
+            cell = "storage_versions",
+            description = "storageVersions lists the reported versions per API server instance.",
+            since = "1.36"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     pub struct StorageVersion {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -51,6 +51,56 @@ pub mod v1beta1 {
         merge = merge::PodDisruptionBudget
     )]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Min Available",
+            type = "string",
+            cell = "int_or_string_or_na(.spec.minAvailable)",
+            description = "The minimum number of pods that must be available."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Max Unavailable",
+            type = "string",
+            cell = "int_or_string_or_na(.spec.maxUnavailable)",
+            description = "The maximum number of pods that may be unavailable."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Allowed Disruptions",
+            type = "integer",
+            cell = "int(.status.disruptionsAllowed)",
+            description = "Calculated number of pods that may be disrupted at this time."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     #[resource(generation = "spec", status_on_create = "empty")]
     #[resource(
         introduced = "1.5",
@@ -90,6 +140,79 @@ pub mod v1beta1 {
         version = "v1beta1",
         cluster,
         merge = merge::PodSecurityPolicy
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Priv",
+            type = "string",
+            cell = "bool_text(.spec.privileged)",
+            description = "privileged determines if a pod can request to be run as privileged."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Caps",
+            type = "string",
+            cell = "join_or_empty(.spec.allowedCapabilities)",
+            description = "allowedCapabilities is a list of capabilities that can be requested to add to the container. Capabilities in this field may be added at the pod author's discretion. You must not list a capability in both allowedCapabilities and requiredDropCapabilities."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "SELinux",
+            type = "string",
+            cell = "text(.spec.seLinux.rule)",
+            description = "seLinux is the strategy that will dictate the allowable labels that may be set."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "RunAsUser",
+            type = "string",
+            cell = "text(.spec.runAsUser.rule)",
+            description = "runAsUser is the strategy that will dictate the allowable RunAsUser values that may be set."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "FsGroup",
+            type = "string",
+            cell = "text(.spec.fsGroup.rule)",
+            description = "fsGroup is the strategy that will dictate what fs group is used by the SecurityContext."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "SupGroup",
+            type = "string",
+            cell = "text(.spec.supplementalGroups.rule)",
+            description = "supplementalGroups is the strategy that will dictate what supplemental groups are used by the SecurityContext."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "ReadOnlyRootFs",
+            type = "string",
+            cell = "bool(.spec.readOnlyRootFilesystem)",
+            description = "readOnlyRootFilesystem when set to true will force containers to run with a read only root file system.  If the container specifically requests to run with a non-read only root file system the PSP should deny the pod. If set to false the container may run with a read only root file system if it wishes but it will not be forced to."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Volumes",
+            type = "string",
+            cell = "join_or_empty(.spec.volumes)",
+            description = "volumes is an allowlist of volume plugins. Empty indicates that no volumes may be used. To allow all volumes you may use '*'."
+        )
     )]
     #[resource(introduced = "1.10", deprecated = "1.21", removed = "1.25")]
     pub struct PodSecurityPolicy {

@@ -9,6 +9,67 @@ pub mod v1 {
         cluster,
         merge = merge::PriorityClass
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Value",
+            type = "integer",
+            cell = "int(.value)",
+            description = "The value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Value",
+            type = "integer",
+            cell = "int(.value)",
+            description = "value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Global-Default",
+            type = "boolean",
+            cell = "bool(.globalDefault)",
+            description = "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "PreemptionPolicy",
+            type = "string",
+            cell = "text(.preemptionPolicy)",
+            description = "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.",
+            since = "1.32"
+        )
+    )]
     #[resource(generation = "create_only")]
     pub struct PriorityClass {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -45,6 +106,67 @@ pub mod v1alpha1 {
         cluster,
         merge = merge::PriorityClass
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Value",
+            type = "integer",
+            cell = "int(.value)",
+            description = "The value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Value",
+            type = "integer",
+            cell = "int(.value)",
+            description = "value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Global-Default",
+            type = "boolean",
+            cell = "bool(.globalDefault)",
+            description = "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "PreemptionPolicy",
+            type = "string",
+            cell = "text(.preemptionPolicy)",
+            description = "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.",
+            since = "1.32"
+        )
+    )]
     #[resource(generation = "create_only")]
     pub struct PriorityClass {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -80,6 +202,67 @@ pub mod v1beta1 {
         version = "v1beta1",
         cluster,
         merge = merge::PriorityClass
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Value",
+            type = "integer",
+            cell = "int(.value)",
+            description = "The value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Value",
+            type = "integer",
+            cell = "int(.value)",
+            description = "value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Global-Default",
+            type = "boolean",
+            cell = "bool(.globalDefault)",
+            description = "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "PreemptionPolicy",
+            type = "string",
+            cell = "text(.preemptionPolicy)",
+            description = "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.",
+            since = "1.32"
+        )
     )]
     #[resource(generation = "create_only")]
     #[resource(

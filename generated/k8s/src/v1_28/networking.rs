@@ -15,6 +15,64 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "networking.k8s.io", version = "v1", merge = merge::Ingress)]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Class",
+            type = "string",
+            cell = "text_or_none(.spec.ingressClassName)",
+            description = "The name of the IngressClass resource that should be used for additional configuration"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Hosts",
+            type = "string",
+            cell = "ingress_hosts",
+            description = "Hosts that incoming requests are matched against before the ingress rule"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Address",
+            type = "string",
+            cell = "load_balancer_addresses(.status.loadBalancer.ingress)",
+            description = "Address is a list containing ingress points for the load-balancer"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Ports",
+            type = "string",
+            cell = "ingress_ports",
+            description = "Ports of TLS configurations that open"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     #[resource(generation = "spec", status_on_create = "empty")]
     pub struct Ingress {
         #[wire(rename = "apiVersion")]
@@ -32,6 +90,48 @@ pub mod v1 {
         cluster,
         merge = merge::IngressClass
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Controller",
+            type = "string",
+            cell = "text(.spec.controller)",
+            description = "Controller that is responsible for handling this class"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Parameters",
+            type = "string",
+            cell = "ingress_class_parameters",
+            description = "A reference to a resource with additional parameters"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     #[resource(generation = "spec")]
     pub struct IngressClass {
         #[wire(rename = "apiVersion")]
@@ -46,6 +146,40 @@ pub mod v1 {
         group = "networking.k8s.io",
         version = "v1",
         merge = merge::NetworkPolicy
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Pod-Selector",
+            type = "string",
+            cell = "label_selector(.spec.podSelector)",
+            description = "Selects the pods to which this NetworkPolicy object applies.  The array of ingress rules is applied to any pods selected by this field. Multiple network policies can select the same set of pods.  In this case, the ingress rules for each are combined additively. This field is NOT optional and follows standard label selector semantics. An empty podSelector matches all pods in this namespace."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
     )]
     #[resource(generation = "spec")]
     pub struct NetworkPolicy {
@@ -159,6 +293,116 @@ pub mod v1alpha1 {
         cluster,
         merge = merge::ClusterCIDR
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "PerNodeHostBits",
+            type = "string",
+            cell = "int_text(.spec.perNodeHostBits)",
+            description = "PerNodeHostBits defines the number of host bits to be configured per node. A subnet mask determines how much of the address is used for network bits and host bits. For example an IPv4 address of 192.168.0.0/24, splits the address into 24 bits for the network portion and 8 bits for the host portion. To allocate 256 IPs, set this field to 8 (a /24 mask for IPv4 or a /120 for IPv6). Minimum value is 4 (16 IPs). This field is immutable.",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "PerNodeHostBits",
+            type = "string",
+            cell = "int_text(.spec.perNodeHostBits)",
+            description = "perNodeHostBits defines the number of host bits to be configured per node. A subnet mask determines how much of the address is used for network bits and host bits. For example an IPv4 address of 192.168.0.0/24, splits the address into 24 bits for the network portion and 8 bits for the host portion. To allocate 256 IPs, set this field to 8 (a /24 mask for IPv4 or a /120 for IPv6). Minimum value is 4 (16 IPs). This field is immutable.",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "IPv4",
+            type = "string",
+            cell = "text_or_none(.spec.ipv4)",
+            description = "IPv4 defines an IPv4 IP block in CIDR notation(e.g. \"10.0.0.0/8\"). At least one of IPv4 and IPv6 must be specified. This field is immutable.",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "IPv4",
+            type = "string",
+            cell = "text_or_none(.spec.ipv4)",
+            description = "ipv4 defines an IPv4 IP block in CIDR notation(e.g. \"10.0.0.0/8\"). At least one of ipv4 and ipv6 must be specified. This field is immutable.",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "IPv6",
+            type = "string",
+            cell = "text_or_none(.spec.ipv6)",
+            description = "IPv6 defines an IPv6 IP block in CIDR notation(e.g. \"fd12:3456:789a:1::/64\"). At least one of IPv4 and IPv6 must be specified. This field is immutable.",
+            until = "1.26"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "IPv6",
+            type = "string",
+            cell = "text_or_none(.spec.ipv6)",
+            description = "IPv6 defines an IPv6 IP block in CIDR notation(e.g. \"2001:db8::/64\"). At least one of IPv4 and IPv6 must be specified. This field is immutable.",
+            since = "1.26",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "IPv6",
+            type = "string",
+            cell = "text_or_none(.spec.ipv6)",
+            description = "ipv6 defines an IPv6 IP block in CIDR notation(e.g. \"2001:db8::/64\"). At least one of ipv4 and ipv6 must be specified. This field is immutable.",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "NodeSelector",
+            type = "string",
+            cell = "cluster_cidr_node_selector",
+            priority = 1,
+            description = "NodeSelector defines which nodes the config is applicable to. An empty or nil NodeSelector selects all nodes. This field is immutable.",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "NodeSelector",
+            type = "string",
+            cell = "cluster_cidr_node_selector",
+            priority = 1,
+            description = "nodeSelector defines which nodes the config is applicable to. An empty or nil nodeSelector selects all nodes. This field is immutable.",
+            since = "1.27"
+        )
+    )]
     pub struct ClusterCIDR {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -181,6 +425,23 @@ pub mod v1alpha1 {
         version = "v1alpha1",
         cluster,
         merge = merge::IPAddress
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "ParentRef",
+            type = "string",
+            cell = "ip_address_parent",
+            description = "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object."
+        )
     )]
     pub struct IPAddress {
         #[wire(rename = "apiVersion")]

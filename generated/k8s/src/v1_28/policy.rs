@@ -9,6 +9,56 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "policy", version = "v1", merge = merge::PodDisruptionBudget)]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Min Available",
+            type = "string",
+            cell = "int_or_string_or_na(.spec.minAvailable)",
+            description = "The minimum number of pods that must be available."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Max Unavailable",
+            type = "string",
+            cell = "int_or_string_or_na(.spec.maxUnavailable)",
+            description = "The maximum number of pods that may be unavailable."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Allowed Disruptions",
+            type = "integer",
+            cell = "int(.status.disruptionsAllowed)",
+            description = "Calculated number of pods that may be disrupted at this time."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     #[resource(generation = "spec", status_on_create = "empty")]
     pub struct PodDisruptionBudget {
         #[wire(rename = "apiVersion")]

@@ -23,6 +23,48 @@ pub mod v1 {
         cluster,
         merge = merge::ValidatingAdmissionPolicyBinding
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "PolicyName",
+            type = "string",
+            cell = "text(.spec.policyName)",
+            description = "PolicyName indicates the policy definition which the policy binding binded to"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "ParamRef",
+            type = "string",
+            cell = "param_ref(.spec.paramRef)",
+            description = "ParamRef indicates the param resource which sets the configration param"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     pub struct ValidatingAdmissionPolicyBinding {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -14,6 +14,75 @@ pub mod v1 {
         merge = merge::CertificateSigningRequest
     )]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "SignerName",
+            type = "string",
+            cell = "text_or_none(.spec.signerName)",
+            description = "Requested signer for the request. It is a qualified name in the form: `scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a kubelet client certificate, it is assigned\n    \"kubernetes.io/kube-apiserver-client-kubelet\".\n 2. If it's a kubelet serving certificate, it is assigned\n    \"kubernetes.io/kubelet-serving\".\n 3. Otherwise, it is assigned \"kubernetes.io/legacy-unknown\".\nDistribution of trust for signers happens out of band. You can select on this field using `spec.signerName`."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Requestor",
+            type = "string",
+            cell = "text(.spec.username)",
+            description = "Base64-encoded PKCS#10 CSR data"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "RequestedDuration",
+            type = "string",
+            cell = "seconds_or_none(.spec.expirationSeconds)",
+            description = "expirationSeconds is the requested duration of validity of the issued certificate. The certificate signer may issue a certificate with a different validity duration so a client must check the delta between the notBefore and and notAfter fields in the issued certificate to determine the actual duration.\n\nThe v1.22+ in-tree implementations of the well-known Kubernetes signers will honor this field as long as the requested duration is not greater than the maximum duration they will honor per the --cluster-signing-duration CLI flag to the Kubernetes controller manager.\n\nCertificate signers may not honor this field for various reasons:\n\n  1. Old signer that is unaware of the field (such as the in-tree\n     implementations prior to v1.22)\n  2. Signer whose configured maximum is shorter than the requested duration\n  3. Signer whose configured minimum is longer than the requested duration\n\nThe minimum valid value for expirationSeconds is 600, i.e. 10 minutes.\n\nAs of v1.22, this field is beta and is controlled via the CSRDuration feature gate.",
+            since = "1.22",
+            until = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "RequestedDuration",
+            type = "string",
+            cell = "seconds_or_none(.spec.expirationSeconds)",
+            description = "expirationSeconds is the requested duration of validity of the issued certificate. The certificate signer may issue a certificate with a different validity duration so a client must check the delta between the notBefore and and notAfter fields in the issued certificate to determine the actual duration.\n\nThe v1.22+ in-tree implementations of the well-known Kubernetes signers will honor this field as long as the requested duration is not greater than the maximum duration they will honor per the --cluster-signing-duration CLI flag to the Kubernetes controller manager.\n\nCertificate signers may not honor this field for various reasons:\n\n  1. Old signer that is unaware of the field (such as the in-tree\n     implementations prior to v1.22)\n  2. Signer whose configured maximum is shorter than the requested duration\n  3. Signer whose configured minimum is longer than the requested duration\n\nThe minimum valid value for expirationSeconds is 600, i.e. 10 minutes.",
+            since = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Condition",
+            type = "string",
+            cell = "certificate_request_condition",
+            description = "Conditions applied to the request, such as approval or denial."
+        )
+    )]
     pub struct CertificateSigningRequest {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -57,6 +126,55 @@ pub mod v1alpha1 {
         merge = merge::PodCertificateRequest
     )]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "PodName",
+            type = "string",
+            cell = "text(.spec.podName)",
+            description = "podName is the name of the pod into which the certificate will be mounted."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "ServiceAccountName",
+            type = "string",
+            cell = "text(.spec.serviceAccountName)",
+            description = "serviceAccountName is the name of the service account the pod is running as."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "NodeName",
+            type = "string",
+            cell = "text(.spec.nodeName)",
+            description = "nodeName is the name of the node the pod is assigned to."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "SignerName",
+            type = "string",
+            cell = "text(.spec.signerName)",
+            description = "signerName indicates the requested signer.\n\nAll signer names beginning with `kubernetes.io` are reserved for use by the Kubernetes project.  There is currently one well-known signer documented by the Kubernetes project, `kubernetes.io/kube-apiserver-client-pod`, which will issue client certificates understood by kube-apiserver.  It is currently unimplemented."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "State",
+            type = "string",
+            cell = "pod_certificate_request_state",
+            description = "Is the request Pending, Issued, Denied, or Failed?"
+        )
+    )]
     #[resource(introduced = "1.34")]
     pub struct PodCertificateRequest {
         #[wire(rename = "apiVersion")]

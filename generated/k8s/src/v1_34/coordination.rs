@@ -21,6 +21,47 @@ pub mod v1alpha2 {
         version = "v1alpha2",
         merge = merge::LeaseCandidate
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "LeaseName",
+            type = "string",
+            cell = "text(.spec.leaseName)",
+            description = "LeaseName is the name of the lease for which this candidate is contending. This field is immutable."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "BinaryVersion",
+            type = "string",
+            cell = "text(.spec.binaryVersion)",
+            description = ""
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "EmulationVersion",
+            type = "string",
+            cell = "text(.spec.emulationVersion)",
+            description = ""
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     #[resource(introduced = "1.32", deprecated = "1.35")]
     pub struct LeaseCandidate {
         #[wire(rename = "apiVersion")]
@@ -47,6 +88,47 @@ pub mod v1beta1 {
         group = "coordination.k8s.io",
         version = "v1beta1",
         merge = merge::LeaseCandidate
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "LeaseName",
+            type = "string",
+            cell = "text(.spec.leaseName)",
+            description = "LeaseName is the name of the lease for which this candidate is contending. This field is immutable."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "BinaryVersion",
+            type = "string",
+            cell = "text(.spec.binaryVersion)",
+            description = ""
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "EmulationVersion",
+            type = "string",
+            cell = "text(.spec.emulationVersion)",
+            description = ""
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
     )]
     #[resource(introduced = "1.33", deprecated = "1.36", removed = "1.39")]
     pub struct LeaseCandidate {

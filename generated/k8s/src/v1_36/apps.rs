@@ -18,6 +18,107 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::DaemonSet)]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Desired",
+            type = "integer",
+            cell = "int(.status.desiredNumberScheduled)",
+            description = "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Current",
+            type = "integer",
+            cell = "int(.status.currentNumberScheduled)",
+            description = "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Ready",
+            type = "integer",
+            cell = "int(.status.numberReady)",
+            description = "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and ready."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Up-to-date",
+            type = "integer",
+            cell = "int(.status.updatedNumberScheduled)",
+            description = "The total number of nodes that are running updated daemon pod"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Available",
+            type = "integer",
+            cell = "int(.status.numberAvailable)",
+            description = "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Node Selector",
+            type = "string",
+            cell = "labels(.spec.template.spec.nodeSelector)",
+            description = "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Containers",
+            type = "string",
+            cell = "names(.spec.template.spec.containers)",
+            priority = 1,
+            description = "Names of each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Images",
+            type = "string",
+            cell = "images(.spec.template.spec.containers)",
+            priority = 1,
+            description = "Images referenced by each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Selector",
+            type = "string",
+            cell = "label_selector(.spec.selector)",
+            priority = 1,
+            description = "A label query over pods that are managed by the daemon set. Must match in order to be controlled. If empty, defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"
+        )
+    )]
     #[resource(default(path = ".spec.updateStrategy", value = "{}"))]
     #[resource(default(path = ".spec.updateStrategy.type", value = "\"RollingUpdate\""))]
     #[resource(
@@ -619,7 +720,17 @@ pub mod v1 {
             name = "Up-to-date",
             type = "string",
             cell = "int(.status.updatedReplicas)",
-            description = "Total number of non-terminated pods targeted by this deployment that have the desired template spec."
+            description = "Total number of non-terminated pods targeted by this deployment that have the desired template spec.",
+            until = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Up-to-date",
+            type = "string",
+            cell = "int(.status.updatedReplicas)",
+            description = "Total number of non-terminating pods targeted by this deployment that have the desired template spec.",
+            since = "1.33"
         )
     )]
     #[resource(
@@ -627,7 +738,17 @@ pub mod v1 {
             name = "Available",
             type = "string",
             cell = "int(.status.availableReplicas)",
-            description = "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."
+            description = "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
+            until = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Available",
+            type = "string",
+            cell = "int(.status.availableReplicas)",
+            description = "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.",
+            since = "1.33"
         )
     )]
     #[resource(
@@ -660,7 +781,7 @@ pub mod v1 {
         printer_column(
             name = "Selector",
             type = "string",
-            cell = "label_selector(.spec.selector)",
+            cell = "selector(.spec.selector)",
             priority = 1,
             description = "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment."
         )
@@ -1236,6 +1357,123 @@ pub mod v1 {
             label_selector_path = ".spec.selector"
         )
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Desired",
+            type = "integer",
+            cell = "int(.spec.replicas)",
+            description = "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller",
+            until = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Desired",
+            type = "integer",
+            cell = "int(.spec.replicas)",
+            description = "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+            since = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Current",
+            type = "integer",
+            cell = "int(.status.replicas)",
+            description = "Replicas is the most recently oberved number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller",
+            until = "1.26"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Current",
+            type = "integer",
+            cell = "int(.status.replicas)",
+            description = "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller",
+            since = "1.26",
+            until = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Current",
+            type = "integer",
+            cell = "int(.status.replicas)",
+            description = "Replicas is the most recently observed number of non-terminating pods. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+            since = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Ready",
+            type = "integer",
+            cell = "int(.status.readyReplicas)",
+            description = "The number of ready replicas for this replica set.",
+            until = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Ready",
+            type = "integer",
+            cell = "int(.status.readyReplicas)",
+            description = "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.",
+            since = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Containers",
+            type = "string",
+            cell = "names(.spec.template.spec.containers)",
+            priority = 1,
+            description = "Names of each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Images",
+            type = "string",
+            cell = "images(.spec.template.spec.containers)",
+            priority = 1,
+            description = "Images referenced by each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Selector",
+            type = "string",
+            cell = "label_selector(.spec.selector)",
+            priority = 1,
+            description = "Selector is a label query over pods that should match the replica count. If the selector is empty, it is defaulted to the labels present on the pod template. Label keys and values that must match in order to be controlled by this replica set. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"
+        )
+    )]
     #[resource(default(path = ".spec.replicas", value = "1"))]
     #[resource(
         default(path = ".spec.template.spec.dnsPolicy", value = "\"ClusterFirst\"")
@@ -1785,6 +2023,58 @@ pub mod v1 {
             spec_replicas_path = ".spec.replicas",
             status_replicas_path = ".status.replicas",
             label_selector_path = ".spec.selector"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Ready",
+            type = "string",
+            cell = "ratio(.status.readyReplicas, .spec.replicas)",
+            description = "Number of the pod with ready state"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Containers",
+            type = "string",
+            cell = "names(.spec.template.spec.containers)",
+            priority = 1,
+            description = "Names of each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Images",
+            type = "string",
+            cell = "images(.spec.template.spec.containers)",
+            priority = 1,
+            description = "Images referenced by each container in the template."
         )
     )]
     #[resource(default(path = ".spec.podManagementPolicy", value = "\"OrderedReady\""))]

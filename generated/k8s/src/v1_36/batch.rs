@@ -11,6 +11,100 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "batch", version = "v1", merge = merge::CronJob)]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Schedule",
+            type = "string",
+            cell = "text(.spec.schedule)",
+            description = "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Timezone",
+            type = "string",
+            cell = "text_or_none(.spec.timeZone)",
+            description = "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones",
+            since = "1.30"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Suspend",
+            type = "boolean",
+            cell = "bool_ptr(.spec.suspend)",
+            description = "This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Active",
+            type = "integer",
+            cell = "count(.status.active)",
+            description = "A list of pointers to currently running jobs."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Last Schedule",
+            type = "string",
+            cell = "age_or_none(.status.lastScheduleTime)",
+            description = "Information when was the last time the job was successfully scheduled."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Containers",
+            type = "string",
+            cell = "names(.spec.jobTemplate.spec.template.spec.containers)",
+            priority = 1,
+            description = "Names of each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Images",
+            type = "string",
+            cell = "images(.spec.jobTemplate.spec.template.spec.containers)",
+            priority = 1,
+            description = "Images referenced by each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Selector",
+            type = "string",
+            cell = "label_selector(.spec.jobTemplate.spec.selector)",
+            priority = 1,
+            description = "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"
+        )
+    )]
     #[resource(default(path = ".spec.concurrencyPolicy", value = "\"Allow\""))]
     #[resource(default(path = ".spec.suspend", value = "false"))]
     #[resource(default(path = ".spec.successfulJobsHistoryLimit", value = "3"))]
@@ -590,6 +684,104 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "batch", version = "v1", merge = merge::Job)]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Completions",
+            type = "string",
+            cell = "job_completions",
+            description = "The number of pods which reached phase Succeeded.",
+            until = "1.30"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Status",
+            type = "string",
+            cell = "job_status_before_success_criteria",
+            description = "Status of the job.",
+            since = "1.30",
+            until = "1.34"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Status",
+            type = "string",
+            cell = "job_status",
+            description = "Status of the job.",
+            since = "1.34"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Completions",
+            type = "string",
+            cell = "job_completions",
+            description = "The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.",
+            since = "1.30"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Duration",
+            type = "string",
+            cell = "job_duration",
+            description = "Time required to complete the job."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Containers",
+            type = "string",
+            cell = "names(.spec.template.spec.containers)",
+            priority = 1,
+            description = "Names of each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Images",
+            type = "string",
+            cell = "images(.spec.template.spec.containers)",
+            priority = 1,
+            description = "Images referenced by each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Selector",
+            type = "string",
+            cell = "label_selector(.spec.selector)",
+            priority = 1,
+            description = "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"
+        )
+    )]
     #[resource(
         default(path = ".spec.completions", value = "1", when = "parallelism == null")
     )]

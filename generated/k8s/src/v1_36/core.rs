@@ -94,6 +94,178 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Node)]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Status",
+            type = "string",
+            cell = "node_status",
+            description = "The status of the node"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Roles",
+            type = "string",
+            cell = "node_roles",
+            description = "The roles of the node"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Version",
+            type = "string",
+            cell = "text(.status.nodeInfo.kubeletVersion)",
+            description = "Kubelet Version reported by the node."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Internal-IP",
+            type = "string",
+            cell = "node_internal_ip",
+            priority = 1,
+            description = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/concepts/nodes/node/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See http://pr.k8s.io/79391 for an example.",
+            until = "1.26"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Internal-IP",
+            type = "string",
+            cell = "node_internal_ip",
+            priority = 1,
+            description = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/concepts/nodes/node/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example.",
+            since = "1.26",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Internal-IP",
+            type = "string",
+            cell = "node_internal_ip",
+            priority = 1,
+            description = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/concepts/nodes/node/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).",
+            since = "1.27",
+            until = "1.32"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Internal-IP",
+            type = "string",
+            cell = "node_internal_ip",
+            priority = 1,
+            description = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).",
+            since = "1.32"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "External-IP",
+            type = "string",
+            cell = "node_external_ip",
+            priority = 1,
+            description = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/concepts/nodes/node/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See http://pr.k8s.io/79391 for an example.",
+            until = "1.26"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "External-IP",
+            type = "string",
+            cell = "node_external_ip",
+            priority = 1,
+            description = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/concepts/nodes/node/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example.",
+            since = "1.26",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "External-IP",
+            type = "string",
+            cell = "node_external_ip",
+            priority = 1,
+            description = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/concepts/nodes/node/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).",
+            since = "1.27",
+            until = "1.32"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "External-IP",
+            type = "string",
+            cell = "node_external_ip",
+            priority = 1,
+            description = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).",
+            since = "1.32"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "OS-Image",
+            type = "string",
+            cell = "text_or_unknown(.status.nodeInfo.osImage)",
+            priority = 1,
+            description = "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy))."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Kernel-Version",
+            type = "string",
+            cell = "text_or_unknown(.status.nodeInfo.kernelVersion)",
+            priority = 1,
+            description = "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64)."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Container-Runtime",
+            type = "string",
+            cell = "text_or_unknown(.status.nodeInfo.containerRuntimeVersion)",
+            priority = 1,
+            description = "ContainerRuntime Version reported by the node through runtime remote API (e.g. docker://1.5.0).",
+            until = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Container-Runtime",
+            type = "string",
+            cell = "text_or_unknown(.status.nodeInfo.containerRuntimeVersion)",
+            priority = 1,
+            description = "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
+            since = "1.24"
+        )
+    )]
     #[resource(generation = "none", status_on_create = "keep")]
     pub struct Node {
         #[wire(rename = "apiVersion")]
@@ -133,6 +305,165 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Pod)]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Ready",
+            type = "string",
+            cell = "pod_ready_before_sidecars",
+            description = "The aggregate readiness state of this pod for accepting traffic.",
+            until = "1.28"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Ready",
+            type = "string",
+            cell = "pod_ready",
+            description = "The aggregate readiness state of this pod for accepting traffic.",
+            since = "1.28"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Status",
+            type = "string",
+            cell = "pod_status_before_sidecars",
+            description = "The aggregate status of the containers in this pod.",
+            until = "1.28"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Status",
+            type = "string",
+            cell = "pod_status_before_terminal_phases",
+            description = "The aggregate status of the containers in this pod.",
+            since = "1.28",
+            until = "1.31"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Status",
+            type = "string",
+            cell = "pod_status",
+            description = "The aggregate status of the containers in this pod.",
+            since = "1.31"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Restarts",
+            type = "integer",
+            cell = "pod_restart_count",
+            description = "The number of times the containers in this pod have been restarted.",
+            until = "1.22"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Restarts",
+            type = "string",
+            cell = "pod_restarts",
+            description = "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+            since = "1.22"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "IP",
+            type = "string",
+            cell = "text_or_none(.status.podIPs[0].ip)",
+            priority = 1,
+            description = "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
+            until = "1.28"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "IP",
+            type = "string",
+            cell = "text_or_none(.status.podIPs[0].ip)",
+            priority = 1,
+            description = "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
+            since = "1.28"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Node",
+            type = "string",
+            cell = "text_or_none(.spec.nodeName)",
+            priority = 1,
+            description = "NodeName is a request to schedule this pod onto a specific node. If it is non-empty, the scheduler simply schedules this pod onto that node, assuming that it fits resource requirements.",
+            until = "1.31"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Node",
+            type = "string",
+            cell = "text_or_none(.spec.nodeName)",
+            priority = 1,
+            description = "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename",
+            since = "1.31"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Nominated Node",
+            type = "string",
+            cell = "text_or_none(.status.nominatedNodeName)",
+            priority = 1,
+            description = "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Readiness Gates",
+            type = "string",
+            cell = "pod_readiness_gates",
+            priority = 1,
+            description = "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/0007-pod-ready%2B%2B.md",
+            until = "1.22"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Readiness Gates",
+            type = "string",
+            cell = "pod_readiness_gates",
+            priority = 1,
+            description = "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates",
+            since = "1.22"
+        )
+    )]
     #[resource(default(path = ".spec.dnsPolicy", value = "\"ClusterFirst\""))]
     #[resource(default(path = ".spec.restartPolicy", value = "\"Always\""))]
     #[resource(default(path = ".spec.terminationGracePeriodSeconds", value = "30"))]
@@ -697,6 +1028,48 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PodTemplate)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Containers",
+            type = "string",
+            cell = "names(.template.spec.containers)",
+            description = "Names of each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Images",
+            type = "string",
+            cell = "images(.template.spec.containers)",
+            description = "Images referenced by each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Pod Labels",
+            type = "string",
+            cell = "labels(.template.metadata.labels)",
+            description = "The labels for the pod template."
+        )
+    )]
     #[resource(default(path = ".template.spec.dnsPolicy", value = "\"ClusterFirst\""))]
     #[resource(default(path = ".template.spec.restartPolicy", value = "\"Always\""))]
     #[resource(
@@ -1233,6 +1606,93 @@ pub mod v1 {
             spec_replicas_path = ".spec.replicas",
             status_replicas_path = ".status.replicas",
             label_selector_path = ".spec.selector"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Desired",
+            type = "integer",
+            cell = "int(.spec.replicas)",
+            description = "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Current",
+            type = "integer",
+            cell = "int(.status.replicas)",
+            description = "Replicas is the most recently oberved number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
+            until = "1.26"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Current",
+            type = "integer",
+            cell = "int(.status.replicas)",
+            description = "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
+            since = "1.26"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Ready",
+            type = "integer",
+            cell = "int(.status.readyReplicas)",
+            description = "The number of ready replicas for this replication controller."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Containers",
+            type = "string",
+            cell = "names(.spec.template.spec.containers)",
+            priority = 1,
+            description = "Names of each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Images",
+            type = "string",
+            cell = "images(.spec.template.spec.containers)",
+            priority = 1,
+            description = "Images referenced by each container in the template."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Selector",
+            type = "string",
+            cell = "labels(.spec.selector)",
+            priority = 1,
+            description = "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"
         )
     )]
     #[resource(default(path = ".spec.replicas", value = "1"))]

@@ -24,6 +24,23 @@ pub mod v1 {
         cluster,
         merge = merge::IPAddress
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "ParentRef",
+            type = "string",
+            cell = "ip_address_parent",
+            description = "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object."
+        )
+    )]
     pub struct IPAddress {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -67,6 +84,23 @@ pub mod v1beta1 {
         version = "v1beta1",
         cluster,
         merge = merge::IPAddress
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "ParentRef",
+            type = "string",
+            cell = "ip_address_parent",
+            description = "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object."
+        )
     )]
     pub struct IPAddress {
         #[wire(rename = "apiVersion")]

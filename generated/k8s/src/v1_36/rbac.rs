@@ -15,6 +15,67 @@ pub mod v1 {
         cluster,
         merge = merge::ClusterRoleBinding
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Role",
+            type = "string",
+            cell = "kind_slash_name(.roleRef)",
+            description = "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Users",
+            type = "string",
+            cell = "binding_users",
+            priority = 1,
+            description = "Users in the clusterRoleBinding"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Groups",
+            type = "string",
+            cell = "binding_groups",
+            priority = 1,
+            description = "Groups in the clusterRoleBinding"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "ServiceAccounts",
+            type = "string",
+            cell = "binding_service_accounts",
+            priority = 1,
+            description = "ServiceAccounts in the clusterRoleBinding"
+        )
+    )]
     #[resource(generation = "none")]
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -29,6 +90,67 @@ pub mod v1 {
         group = "rbac.authorization.k8s.io",
         version = "v1",
         merge = merge::RoleBinding
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Role",
+            type = "string",
+            cell = "kind_slash_name(.roleRef)",
+            description = "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Users",
+            type = "string",
+            cell = "binding_users",
+            priority = 1,
+            description = "Users in the roleBinding"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Groups",
+            type = "string",
+            cell = "binding_groups",
+            priority = 1,
+            description = "Groups in the roleBinding"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "ServiceAccounts",
+            type = "string",
+            cell = "binding_service_accounts",
+            priority = 1,
+            description = "ServiceAccounts in the roleBinding"
+        )
     )]
     #[resource(generation = "none")]
     pub struct RoleBinding {

@@ -59,6 +59,67 @@ pub mod v1 {
         cluster,
         merge = merge::ResourceSlice
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Node",
+            type = "string",
+            cell = "text(.spec.nodeName)",
+            description = "NodeName identifies the node which provides the resources in this pool. A field selector can be used to list only ResourceSlice objects belonging to a certain node.\n\nThis field can be used to limit access from nodes to ResourceSlices with the same node name. It also indicates to autoscalers that adding new nodes of the same type as some old node might also make new resources available.\n\nExactly one of NodeName, NodeSelector and AllNodes must be set. This field is immutable.",
+            until = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Node",
+            type = "string",
+            cell = "text(.spec.nodeName)",
+            description = "NodeName identifies the node which provides the resources in this pool. A field selector can be used to list only ResourceSlice objects belonging to a certain node.\n\nThis field can be used to limit access from nodes to ResourceSlices with the same node name. It also indicates to autoscalers that adding new nodes of the same type as some old node might also make new resources available.\n\nExactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set. This field is immutable.",
+            since = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Driver",
+            type = "string",
+            cell = "text(.spec.driver)",
+            description = "Driver identifies the DRA driver providing the capacity information. A field selector can be used to list only ResourceSlice objects with a certain driver name.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. This field is immutable.",
+            until = "1.35"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Driver",
+            type = "string",
+            cell = "text(.spec.driver)",
+            description = "Driver identifies the DRA driver providing the capacity information. A field selector can be used to list only ResourceSlice objects with a certain driver name.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters. This field is immutable.",
+            since = "1.35"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Pool",
+            type = "string",
+            cell = "text(.spec.pool.name)",
+            description = "Name is used to identify the pool. For node-local devices, this is often the node name, but this is not required.\n\nIt must not be longer than 253 characters and must consist of one or more DNS sub-domains separated by slashes. This field is immutable."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     pub struct ResourceSlice {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -148,6 +209,75 @@ pub mod v1alpha3 {
         merge = merge::DeviceTaintRule
     )]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Key",
+            type = "string",
+            cell = "text(.spec.taint.key)",
+            description = "The taint key to be applied to a device. Must be a label name."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Value",
+            type = "string",
+            cell = "text(.spec.taint.value)",
+            description = "The taint value corresponding to the taint key. Must be a label value."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Effect",
+            type = "string",
+            cell = "text(.spec.taint.effect)",
+            description = "The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them. Valid effects are NoSchedule and NoExecute. PreferNoSchedule as used for nodes is not valid here.",
+            until = "1.35"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Effect",
+            type = "string",
+            cell = "text(.spec.taint.effect)",
+            description = "The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them.\n\nValid effects are None, NoSchedule and NoExecute. PreferNoSchedule as used for nodes is not valid here. More effects may get added in the future. Consumers must treat unknown effects like None.",
+            since = "1.35"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "TimeAdded",
+            type = "string",
+            cell = "age_or_empty(.spec.taint.timeAdded)",
+            description = "TimeAdded represents the time at which the taint was added. Added automatically during create or update if not set.",
+            until = "1.36"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "TimeAdded",
+            type = "string",
+            cell = "age_or_empty(.spec.taint.timeAdded)",
+            description = "TimeAdded represents the time at which the taint was added or (only in a DeviceTaintRule) the effect was modified. Added automatically during create or update if not set.\n\nIn addition, in a DeviceTaintRule a value provided during an update gets replaced with the current time if the provided value is the same as the old one and the new effect is different. Changing the key and/or value while keeping the effect unchanged is possible and does not update the time stamp because the eviction which uses it is either already started (NoExecute) or not started yet (NoEffect, NoSchedule).",
+            since = "1.36"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     pub struct DeviceTaintRule {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -328,6 +458,67 @@ pub mod v1beta1 {
         cluster,
         merge = merge::ResourceSlice
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Node",
+            type = "string",
+            cell = "text(.spec.nodeName)",
+            description = "NodeName identifies the node which provides the resources in this pool. A field selector can be used to list only ResourceSlice objects belonging to a certain node.\n\nThis field can be used to limit access from nodes to ResourceSlices with the same node name. It also indicates to autoscalers that adding new nodes of the same type as some old node might also make new resources available.\n\nExactly one of NodeName, NodeSelector and AllNodes must be set. This field is immutable.",
+            until = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Node",
+            type = "string",
+            cell = "text(.spec.nodeName)",
+            description = "NodeName identifies the node which provides the resources in this pool. A field selector can be used to list only ResourceSlice objects belonging to a certain node.\n\nThis field can be used to limit access from nodes to ResourceSlices with the same node name. It also indicates to autoscalers that adding new nodes of the same type as some old node might also make new resources available.\n\nExactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set. This field is immutable.",
+            since = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Driver",
+            type = "string",
+            cell = "text(.spec.driver)",
+            description = "Driver identifies the DRA driver providing the capacity information. A field selector can be used to list only ResourceSlice objects with a certain driver name.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. This field is immutable.",
+            until = "1.35"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Driver",
+            type = "string",
+            cell = "text(.spec.driver)",
+            description = "Driver identifies the DRA driver providing the capacity information. A field selector can be used to list only ResourceSlice objects with a certain driver name.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters. This field is immutable.",
+            since = "1.35"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Pool",
+            type = "string",
+            cell = "text(.spec.pool.name)",
+            description = "Name is used to identify the pool. For node-local devices, this is often the node name, but this is not required.\n\nIt must not be longer than 253 characters and must consist of one or more DNS sub-domains separated by slashes. This field is immutable."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     pub struct ResourceSlice {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -460,6 +651,75 @@ pub mod v1beta2 {
         merge = merge::DeviceTaintRule
     )]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Key",
+            type = "string",
+            cell = "text(.spec.taint.key)",
+            description = "The taint key to be applied to a device. Must be a label name."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Value",
+            type = "string",
+            cell = "text(.spec.taint.value)",
+            description = "The taint value corresponding to the taint key. Must be a label value."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Effect",
+            type = "string",
+            cell = "text(.spec.taint.effect)",
+            description = "The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them. Valid effects are NoSchedule and NoExecute. PreferNoSchedule as used for nodes is not valid here.",
+            until = "1.35"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Effect",
+            type = "string",
+            cell = "text(.spec.taint.effect)",
+            description = "The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them.\n\nValid effects are None, NoSchedule and NoExecute. PreferNoSchedule as used for nodes is not valid here. More effects may get added in the future. Consumers must treat unknown effects like None.",
+            since = "1.35"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "TimeAdded",
+            type = "string",
+            cell = "age_or_empty(.spec.taint.timeAdded)",
+            description = "TimeAdded represents the time at which the taint was added. Added automatically during create or update if not set.",
+            until = "1.36"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "TimeAdded",
+            type = "string",
+            cell = "age_or_empty(.spec.taint.timeAdded)",
+            description = "TimeAdded represents the time at which the taint was added or (only in a DeviceTaintRule) the effect was modified. Added automatically during create or update if not set.\n\nIn addition, in a DeviceTaintRule a value provided during an update gets replaced with the current time if the provided value is the same as the old one and the new effect is different. Changing the key and/or value while keeping the effect unchanged is possible and does not update the time stamp because the eviction which uses it is either already started (NoExecute) or not started yet (NoEffect, NoSchedule).",
+            since = "1.36"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     pub struct DeviceTaintRule {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -500,6 +760,67 @@ pub mod v1beta2 {
         version = "v1beta2",
         cluster,
         merge = merge::ResourceSlice
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Node",
+            type = "string",
+            cell = "text(.spec.nodeName)",
+            description = "NodeName identifies the node which provides the resources in this pool. A field selector can be used to list only ResourceSlice objects belonging to a certain node.\n\nThis field can be used to limit access from nodes to ResourceSlices with the same node name. It also indicates to autoscalers that adding new nodes of the same type as some old node might also make new resources available.\n\nExactly one of NodeName, NodeSelector and AllNodes must be set. This field is immutable.",
+            until = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Node",
+            type = "string",
+            cell = "text(.spec.nodeName)",
+            description = "NodeName identifies the node which provides the resources in this pool. A field selector can be used to list only ResourceSlice objects belonging to a certain node.\n\nThis field can be used to limit access from nodes to ResourceSlices with the same node name. It also indicates to autoscalers that adding new nodes of the same type as some old node might also make new resources available.\n\nExactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set. This field is immutable.",
+            since = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Driver",
+            type = "string",
+            cell = "text(.spec.driver)",
+            description = "Driver identifies the DRA driver providing the capacity information. A field selector can be used to list only ResourceSlice objects with a certain driver name.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. This field is immutable.",
+            until = "1.35"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Driver",
+            type = "string",
+            cell = "text(.spec.driver)",
+            description = "Driver identifies the DRA driver providing the capacity information. A field selector can be used to list only ResourceSlice objects with a certain driver name.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters. This field is immutable.",
+            since = "1.35"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Pool",
+            type = "string",
+            cell = "text(.spec.pool.name)",
+            description = "Name is used to identify the pool. For node-local devices, this is often the node name, but this is not required.\n\nIt must not be longer than 253 characters and must consist of one or more DNS sub-domains separated by slashes. This field is immutable."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
     )]
     #[resource(introduced = "1.33", deprecated = "1.36", removed = "1.39")]
     pub struct ResourceSlice {

@@ -10,6 +10,23 @@ pub mod v1beta1 {
         merge = merge::StorageVersionMigration
     )]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            format = "",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Resource",
+            type = "string",
+            cell = "storage_version_migration_resource",
+            description = "Fully qualified resource to migrate"
+        )
+    )]
     pub struct StorageVersionMigration {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -72,13 +72,13 @@ impl Rendering {
     }
 
     /// The columns of the kind's table in the release served: Name, then its printer columns,
-    /// or Created At without any.
+    /// or Created At without any in that release.
     fn columns(&self, info: &ResourceInfo) -> Vec<TableColumnDefinition> {
         let mut out = Vec::new();
-        if !names_itself(info) {
+        if !self.names_itself(info) {
             out.push(TableColumnDefinition::name_column());
         }
-        if info.printer_columns.is_empty() {
+        if self.printer_columns(info).next().is_none() {
             out.push(TableColumnDefinition::created_at_column());
         } else {
             out.extend(self.printer_columns(info).map(TableColumnDefinition::from));
@@ -96,13 +96,20 @@ impl Rendering {
             .filter(move |column| column.releases.contains(release))
     }
 
+    /// Whether the kind's columns in the release served place the Name column themselves (an
+    /// Event's is last, a StorageClass's says `(default)`).
+    fn names_itself(&self, info: &ResourceInfo) -> bool {
+        self.printer_columns(info)
+            .any(|column| matches!(column.cell, Cell::Rule(rule, _) if rule.names_row()))
+    }
+
     /// One table row for an object, its cells as of `now`.
     fn row(&self, info: &ResourceInfo, object: &Value, now: Timestamp) -> TableRow {
         let mut cells = Vec::new();
-        if !names_itself(info) {
+        if !self.names_itself(info) {
             cells.push(Rule::Name.apply(object, &[], now));
         }
-        if info.printer_columns.is_empty() {
+        if self.printer_columns(info).next().is_none() {
             cells.push(
                 object
                     .pointer("/metadata/creationTimestamp")
@@ -152,13 +159,6 @@ impl Rendering {
             }
         }
     }
-}
-
-/// Whether the kind's columns place the Name column themselves.
-fn names_itself(info: &ResourceInfo) -> bool {
-    info.printer_columns
-        .iter()
-        .any(|column| matches!(column.cell, Cell::Rule(Rule::Name, _)))
 }
 
 /// The JSON of a meta type; these serialize infallibly (string keys, no foreign types).

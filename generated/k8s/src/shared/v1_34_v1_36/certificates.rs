@@ -9,6 +9,23 @@ pub mod v1alpha1 {
         cluster,
         merge = merge::ClusterTrustBundle
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "SignerName",
+            type = "string",
+            cell = "text_or_none(.spec.signerName)",
+            description = "signerName indicates the associated signer, if any.\n\nIn order to create or update a ClusterTrustBundle that sets signerName, you must have the following cluster-scoped permission: group=certificates.k8s.io resource=signers resourceName=<the signer name> verb=attest.\n\nIf signerName is not empty, then the ClusterTrustBundle object must be named with the signer name as a prefix (translating slashes to colons). For example, for the signer name `example.com/foo`, valid ClusterTrustBundle object names include `example.com:foo:abc` and `example.com:foo:v1`.\n\nIf signerName is empty, then the ClusterTrustBundle object's name must not have such a prefix.\n\nList/watch requests for ClusterTrustBundles can filter on this field using a `spec.signerName=NAME` field selector."
+        )
+    )]
     #[resource(introduced = "1.26", deprecated = "1.34")]
     pub struct ClusterTrustBundle {
         #[wire(rename = "apiVersion")]
@@ -37,6 +54,23 @@ pub mod v1beta1 {
         version = "v1beta1",
         cluster,
         merge = merge::ClusterTrustBundle
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "SignerName",
+            type = "string",
+            cell = "text_or_none(.spec.signerName)",
+            description = "signerName indicates the associated signer, if any.\n\nIn order to create or update a ClusterTrustBundle that sets signerName, you must have the following cluster-scoped permission: group=certificates.k8s.io resource=signers resourceName=<the signer name> verb=attest.\n\nIf signerName is not empty, then the ClusterTrustBundle object must be named with the signer name as a prefix (translating slashes to colons). For example, for the signer name `example.com/foo`, valid ClusterTrustBundle object names include `example.com:foo:abc` and `example.com:foo:v1`.\n\nIf signerName is empty, then the ClusterTrustBundle object's name must not have such a prefix.\n\nList/watch requests for ClusterTrustBundles can filter on this field using a `spec.signerName=NAME` field selector."
+        )
     )]
     #[resource(introduced = "1.33", deprecated = "1.36", removed = "1.39")]
     pub struct ClusterTrustBundle {

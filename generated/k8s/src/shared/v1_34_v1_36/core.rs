@@ -40,6 +40,48 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::ComponentStatus)]
     #[resource(verbs = ["get", "list"])]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Status",
+            type = "string",
+            cell = "component_status",
+            description = "Status of the component conditions"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Message",
+            type = "string",
+            cell = "component_message",
+            description = "Message of the component conditions"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Error",
+            type = "string",
+            cell = "component_error",
+            description = "Error of the component conditions"
+        )
+    )]
     pub struct ComponentStatus {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -173,6 +215,40 @@ pub mod v1 {
         plural = "endpoints",
         merge = merge::Endpoints
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Endpoints",
+            type = "string",
+            cell = "endpoints_addresses",
+            description = "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     #[resource(default(path = ".subsets[*].ports[*].protocol", value = "\"TCP\""))]
     #[resource(generation = "none")]
     pub struct Endpoints {
@@ -262,6 +338,113 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Event)]
+    #[resource(
+        printer_column(
+            name = "Last Seen",
+            type = "string",
+            cell = "event_last_seen(.lastTimestamp, .firstTimestamp, .eventTime, .series)",
+            description = "The time at which the most recent occurrence of this event was recorded."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Type",
+            type = "string",
+            cell = "text(.type)",
+            description = "Type of this event (Normal, Warning), new types could be added in the future"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Reason",
+            type = "string",
+            cell = "text(.reason)",
+            description = "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Object",
+            type = "string",
+            cell = "event_object(.involvedObject)",
+            description = "The object that this event is about."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Subobject",
+            type = "string",
+            cell = "text(.involvedObject.fieldPath)",
+            priority = 1,
+            description = "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container that triggered the event) or if no container name is specified \"spec.containers[2]\" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Source",
+            type = "string",
+            cell = "event_source(.source, .reportingComponent, .reportingInstance)",
+            priority = 1,
+            description = "The component reporting this event. Should be a short machine understandable string."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Message",
+            type = "string",
+            cell = "trimmed(.message)",
+            description = "A human-readable description of the status of this operation."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "First Seen",
+            type = "string",
+            cell = "event_first_seen(.firstTimestamp, .eventTime)",
+            priority = 1,
+            description = "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Count",
+            type = "string",
+            cell = "event_count_series_plus_one(.count, .series)",
+            priority = 1,
+            description = "The number of times this event has occurred.",
+            until = "1.23"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Count",
+            type = "string",
+            cell = "event_count(.count, .series)",
+            priority = 1,
+            description = "The number of times this event has occurred.",
+            since = "1.23"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            priority = 1,
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            priority = 1,
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
     #[resource(generation = "none")]
     pub struct Event {
         pub action: Option<String>,
@@ -477,6 +660,166 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::PersistentVolume)]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Capacity",
+            type = "string",
+            cell = "quantity(.spec.capacity.storage)",
+            description = "A description of the persistent volume's resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity",
+            until = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Capacity",
+            type = "string",
+            cell = "quantity(.spec.capacity.storage)",
+            description = "capacity is the description of the persistent volume's resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity",
+            since = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Access Modes",
+            type = "string",
+            cell = "access_modes(.spec.accessModes)",
+            description = "AccessModes contains all ways the volume can be mounted. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes",
+            until = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Access Modes",
+            type = "string",
+            cell = "access_modes(.spec.accessModes)",
+            description = "accessModes contains all ways the volume can be mounted. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes",
+            since = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Reclaim Policy",
+            type = "string",
+            cell = "text(.spec.persistentVolumeReclaimPolicy)",
+            description = "What happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming",
+            until = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Reclaim Policy",
+            type = "string",
+            cell = "text(.spec.persistentVolumeReclaimPolicy)",
+            description = "persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming",
+            since = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Status",
+            type = "string",
+            cell = "phase_or_terminating(.status.phase)",
+            description = "Phase indicates if a volume is available, bound to a claim, or released by a claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase",
+            until = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Status",
+            type = "string",
+            cell = "phase_or_terminating(.status.phase)",
+            description = "phase indicates if a volume is available, bound to a claim, or released by a claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase",
+            since = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Claim",
+            type = "string",
+            cell = "persistent_volume_claim",
+            description = "ClaimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding",
+            until = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Claim",
+            type = "string",
+            cell = "persistent_volume_claim",
+            description = "claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding",
+            since = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "StorageClass",
+            type = "string",
+            cell = "storage_class_of(.spec.storageClassName)",
+            description = "StorageClass of the pv"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Reason",
+            type = "string",
+            cell = "text(.status.reason)",
+            description = "Reason is a brief CamelCase string that describes any failure and is meant for machine parsing and tidy display in the CLI.",
+            until = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "VolumeAttributesClass",
+            type = "string",
+            cell = "text_or_unset(.spec.volumeAttributesClassName)",
+            description = "VolumeAttributesClass of the pv",
+            since = "1.29"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Reason",
+            type = "string",
+            cell = "text(.status.reason)",
+            description = "reason is a brief CamelCase string that describes any failure and is meant for machine parsing and tidy display in the CLI.",
+            since = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "VolumeMode",
+            type = "string",
+            cell = "text_or_unset(.spec.volumeMode)",
+            priority = 1,
+            description = "volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec."
+        )
+    )]
     #[resource(generation = "none", status_on_create = "empty")]
     pub struct PersistentVolume {
         #[wire(rename = "apiVersion")]
@@ -492,6 +835,130 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PersistentVolumeClaim)]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Status",
+            type = "string",
+            cell = "phase_or_terminating(.status.phase)",
+            description = "Phase represents the current phase of PersistentVolumeClaim.",
+            until = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Status",
+            type = "string",
+            cell = "phase_or_terminating(.status.phase)",
+            description = "phase represents the current phase of PersistentVolumeClaim.",
+            since = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Volume",
+            type = "string",
+            cell = "text(.spec.volumeName)",
+            description = "VolumeName is the binding reference to the PersistentVolume backing this claim.",
+            until = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Volume",
+            type = "string",
+            cell = "text(.spec.volumeName)",
+            description = "volumeName is the binding reference to the PersistentVolume backing this claim.",
+            since = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Capacity",
+            type = "string",
+            cell = "claim_capacity",
+            description = "Represents the actual resources of the underlying volume.",
+            until = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Capacity",
+            type = "string",
+            cell = "claim_capacity",
+            description = "capacity represents the actual resources of the underlying volume.",
+            since = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Access Modes",
+            type = "string",
+            cell = "claim_access_modes",
+            description = "AccessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1",
+            until = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Access Modes",
+            type = "string",
+            cell = "claim_access_modes",
+            description = "accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1",
+            since = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "StorageClass",
+            type = "string",
+            cell = "storage_class_of(.spec.storageClassName)",
+            description = "StorageClass of the pvc"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "VolumeAttributesClass",
+            type = "string",
+            cell = "text_or_unset(.spec.volumeAttributesClassName)",
+            description = "VolumeAttributesClass of the pvc",
+            since = "1.29"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "VolumeMode",
+            type = "string",
+            cell = "text_or_unset(.spec.volumeMode)",
+            priority = 1,
+            description = "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec."
+        )
+    )]
     #[resource(default(path = ".spec.volumeMode", value = "\"Filesystem\""))]
     #[resource(generation = "none", status_on_create = "empty")]
     pub struct PersistentVolumeClaim {
@@ -723,6 +1190,58 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ResourceQuota)]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+            until = "1.33"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Request",
+            type = "string",
+            cell = "quota_requests",
+            description = "Request represents a minimum amount of cpu/memory that a container may consume."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Limit",
+            type = "string",
+            cell = "quota_limits",
+            description = "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+            since = "1.33"
+        )
+    )]
     #[resource(generation = "none", status_on_create = "empty")]
     pub struct ResourceQuota {
         #[wire(rename = "apiVersion")]
@@ -746,6 +1265,58 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Secret)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Type",
+            type = "string",
+            cell = "text(.type)",
+            description = "Used to facilitate programmatic handling of secret data.",
+            until = "1.23"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Type",
+            type = "string",
+            cell = "text(.type)",
+            description = "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types",
+            since = "1.23"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Data",
+            type = "string",
+            cell = "secret_data",
+            description = "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     #[resource(default(path = ".type", value = "\"Opaque\""))]
     #[resource(generation = "none")]
     pub struct Secret {
@@ -785,6 +1356,73 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Service)]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Type",
+            type = "string",
+            cell = "text(.spec.type)",
+            description = "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. \"ClusterIP\" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is \"None\", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. \"NodePort\" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. \"LoadBalancer\" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. \"ExternalName\" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Cluster-IP",
+            type = "string",
+            cell = "text_or_none(.spec.clusterIPs[0])",
+            description = "clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are \"None\", empty string (\"\"), or a valid IP address. Setting this to \"None\" makes a \"headless service\" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "External-IP",
+            type = "string",
+            cell = "service_external_ip",
+            description = "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Port(s)",
+            type = "string",
+            cell = "service_ports",
+            description = "The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Selector",
+            type = "string",
+            cell = "labels(.spec.selector)",
+            priority = 1,
+            description = "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/"
+        )
+    )]
     #[resource(default(path = ".spec.sessionAffinity", value = "\"None\""))]
     #[resource(default(path = ".spec.type", value = "\"ClusterIP\""))]
     #[resource(default(path = ".spec.ports[*].protocol", value = "\"TCP\""))]
@@ -801,6 +1439,60 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::ServiceAccount)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Secrets",
+            type = "string",
+            cell = "count(.secrets)",
+            description = "Secrets is the list of secrets allowed to be used by pods running using this ServiceAccount. More info: https://kubernetes.io/docs/concepts/configuration/secret",
+            until = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Secrets",
+            type = "string",
+            cell = "count(.secrets)",
+            description = "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a \"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret",
+            since = "1.24",
+            until = "1.32"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Secrets",
+            type = "string",
+            cell = "count(.secrets)",
+            description = "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a \"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". The \"kubernetes.io/enforce-mountable-secrets\" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret",
+            since = "1.32"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     #[resource(generation = "none")]
     pub struct ServiceAccount {
         pub api_version: kapi::type_tag::ApiVersion<Self>,

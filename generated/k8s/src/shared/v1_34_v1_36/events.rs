@@ -4,6 +4,113 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "events.k8s.io", version = "v1", merge = merge::Event)]
+    #[resource(
+        printer_column(
+            name = "Last Seen",
+            type = "string",
+            cell = "event_last_seen(.deprecatedLastTimestamp, .deprecatedFirstTimestamp, .eventTime, .series)",
+            description = "The time at which the most recent occurrence of this event was recorded."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Type",
+            type = "string",
+            cell = "text(.type)",
+            description = "Type of this event (Normal, Warning), new types could be added in the future"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Reason",
+            type = "string",
+            cell = "text(.reason)",
+            description = "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Object",
+            type = "string",
+            cell = "event_object(.regarding)",
+            description = "The object that this event is about."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Subobject",
+            type = "string",
+            cell = "text(.regarding.fieldPath)",
+            priority = 1,
+            description = "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container that triggered the event) or if no container name is specified \"spec.containers[2]\" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Source",
+            type = "string",
+            cell = "event_source(.deprecatedSource, .reportingController, .reportingInstance)",
+            priority = 1,
+            description = "The component reporting this event. Should be a short machine understandable string."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Message",
+            type = "string",
+            cell = "trimmed(.note)",
+            description = "A human-readable description of the status of this operation."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "First Seen",
+            type = "string",
+            cell = "event_first_seen(.deprecatedFirstTimestamp, .eventTime)",
+            priority = 1,
+            description = "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Count",
+            type = "string",
+            cell = "event_count_series_plus_one(.deprecatedCount, .series)",
+            priority = 1,
+            description = "The number of times this event has occurred.",
+            until = "1.23"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Count",
+            type = "string",
+            cell = "event_count(.deprecatedCount, .series)",
+            priority = 1,
+            description = "The number of times this event has occurred.",
+            since = "1.23"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            priority = 1,
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            priority = 1,
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
     #[resource(generation = "none")]
     pub struct Event {
         pub action: Option<String>,

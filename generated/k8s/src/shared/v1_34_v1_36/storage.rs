@@ -9,6 +9,40 @@ pub mod v1 {
         cluster,
         merge = merge::CSINode
     )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Drivers",
+            type = "integer",
+            cell = "count(.spec.drivers)",
+            description = "Drivers indicates the number of CSI drivers registered on the node"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     pub struct CSINode {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -22,6 +56,70 @@ pub mod v1 {
         group = "storage.k8s.io",
         version = "v1",
         merge = merge::CSIStorageCapacity
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "StorageClassName",
+            type = "string",
+            cell = "text(.storageClassName)",
+            description = "The name of the StorageClass that the reported capacity applies to. It must meet the same requirements as the name of a StorageClass object (non-empty, DNS subdomain). If that object no longer exists, the CSIStorageCapacity object is obsolete and should be removed by its creator. This field is immutable.",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "StorageClassName",
+            type = "string",
+            cell = "text(.storageClassName)",
+            description = "storageClassName represents the name of the StorageClass that the reported capacity applies to. It must meet the same requirements as the name of a StorageClass object (non-empty, DNS subdomain). If that object no longer exists, the CSIStorageCapacity object is obsolete and should be removed by its creator. This field is immutable.",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Capacity",
+            type = "string",
+            cell = "quantity_or_unset(.capacity)",
+            description = "Capacity is the value reported by the CSI driver in its GetCapacityResponse for a GetCapacityRequest with topology and parameters that match the previous fields.\n\nThe semantic is currently (CSI spec 1.2) defined as: The available capacity, in bytes, of the storage that can be used to provision volumes. If not set, that information is currently unavailable and treated like zero capacity.",
+            until = "1.24"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Capacity",
+            type = "string",
+            cell = "quantity_or_unset(.capacity)",
+            description = "Capacity is the value reported by the CSI driver in its GetCapacityResponse for a GetCapacityRequest with topology and parameters that match the previous fields.\n\nThe semantic is currently (CSI spec 1.2) defined as: The available capacity, in bytes, of the storage that can be used to provision volumes. If not set, that information is currently unavailable.",
+            since = "1.24",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Capacity",
+            type = "string",
+            cell = "quantity_or_unset(.capacity)",
+            description = "capacity is the value reported by the CSI driver in its GetCapacityResponse for a GetCapacityRequest with topology and parameters that match the previous fields.\n\nThe semantic is currently (CSI spec 1.2) defined as: The available capacity, in bytes, of the storage that can be used to provision volumes. If not set, that information is currently unavailable.",
+            since = "1.27"
+        )
     )]
     pub struct CSIStorageCapacity {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -39,6 +137,106 @@ pub mod v1 {
         version = "v1",
         cluster,
         merge = merge::StorageClass
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "storage_class_name",
+            format = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "storage_class_name",
+            format = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Provisioner",
+            type = "string",
+            cell = "text(.provisioner)",
+            description = "Provisioner indicates the type of the provisioner.",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Provisioner",
+            type = "string",
+            cell = "text(.provisioner)",
+            description = "provisioner indicates the type of the provisioner.",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "ReclaimPolicy",
+            type = "string",
+            cell = "storage_class_reclaim_policy",
+            description = "Dynamically provisioned PersistentVolumes of this storage class are created with this reclaimPolicy. Defaults to Delete.",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "ReclaimPolicy",
+            type = "string",
+            cell = "storage_class_reclaim_policy",
+            description = "reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class. Defaults to Delete.",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "VolumeBindingMode",
+            type = "string",
+            cell = "storage_class_binding_mode",
+            description = "VolumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature.",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "VolumeBindingMode",
+            type = "string",
+            cell = "storage_class_binding_mode",
+            description = "volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature.",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "AllowVolumeExpansion",
+            type = "string",
+            cell = "bool(.allowVolumeExpansion)",
+            description = "AllowVolumeExpansion shows whether the storage class allow volume expand",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "AllowVolumeExpansion",
+            type = "string",
+            cell = "bool(.allowVolumeExpansion)",
+            description = "allowVolumeExpansion shows whether the storage class allow volume expand.",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
     )]
     #[resource(generation = "none")]
     pub struct StorageClass {
@@ -66,6 +264,106 @@ pub mod v1 {
         merge = merge::VolumeAttachment
     )]
     #[resource(status)]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Attacher",
+            type = "string",
+            cell = "text(.spec.attacher)",
+            format = "name",
+            description = "Attacher indicates the name of the volume driver that MUST handle this request. This is the name returned by GetPluginName().",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Attacher",
+            type = "string",
+            cell = "text(.spec.attacher)",
+            format = "name",
+            description = "attacher indicates the name of the volume driver that MUST handle this request. This is the name returned by GetPluginName().",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "PV",
+            type = "string",
+            cell = "text(.spec.source.persistentVolumeName)",
+            description = "Name of the persistent volume to attach.",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "PV",
+            type = "string",
+            cell = "text(.spec.source.persistentVolumeName)",
+            description = "persistentVolumeName represents the name of the persistent volume to attach.",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Node",
+            type = "string",
+            cell = "text(.spec.nodeName)",
+            description = "The node that the volume should be attached to.",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Node",
+            type = "string",
+            cell = "text(.spec.nodeName)",
+            description = "nodeName represents the node that the volume should be attached to.",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Attached",
+            type = "boolean",
+            cell = "bool(.status.attached)",
+            description = "Indicates the volume is successfully attached. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.",
+            until = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Attached",
+            type = "boolean",
+            cell = "bool(.status.attached)",
+            description = "attached indicates the volume is successfully attached. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
+    )]
     pub struct VolumeAttachment {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -103,6 +401,31 @@ pub mod v1 {
         version = "v1",
         cluster,
         merge = merge::VolumeAttributesClass
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "DriverName",
+            type = "string",
+            cell = "text(.driverName)",
+            description = "Name of the CSI driver This field is immutable."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
     )]
     pub struct VolumeAttributesClass {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -202,6 +525,31 @@ pub mod v1beta1 {
         version = "v1beta1",
         cluster,
         merge = merge::VolumeAttributesClass
+    )]
+    #[resource(
+        printer_column(
+            name = "Name",
+            type = "string",
+            cell = "name",
+            description = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+            since = "1.27"
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "DriverName",
+            type = "string",
+            cell = "text(.driverName)",
+            description = "Name of the CSI driver This field is immutable."
+        )
+    )]
+    #[resource(
+        printer_column(
+            name = "Age",
+            type = "string",
+            cell = "age(.metadata.creationTimestamp)",
+            description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+        )
     )]
     pub struct VolumeAttributesClass {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
