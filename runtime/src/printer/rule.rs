@@ -1,6 +1,6 @@
 //! The rules that compute cells, one per kind of cell upstream's printers write. The generic
 //! ones read the paths a column gives them; the ones named after a kind read that kind's fields
-//! themselves, as upstream's `printX` function for the kind does ([`kinds`](super::kinds)).
+//! themselves, as upstream's `printX` function for the kind does (`printer::kinds`).
 
 use std::borrow::Cow;
 
@@ -100,134 +100,134 @@ pub enum Rule {
     PhaseOrTerminating,
     /// The class of a volume or claim: the beta annotation, else the name at the path.
     StorageClassOf,
-    /// Pod READY since 1.28 ([`pod::ready`]).
+    /// Pod READY since 1.28 (`pod::ready`).
     PodReady,
-    /// Pod READY before 1.28 ([`pod::ready_before_sidecars`]).
+    /// Pod READY before 1.28 (`pod::ready_before_sidecars`).
     PodReadyBeforeSidecars,
-    /// Pod STATUS since 1.31 ([`pod::status`]).
+    /// Pod STATUS since 1.31 (`pod::status`).
     PodStatus,
-    /// Pod STATUS of 1.28 to 1.30 ([`pod::status_before_terminal_phases`]).
+    /// Pod STATUS of 1.28 to 1.30 (`pod::status_before_terminal_phases`).
     PodStatusBeforeTerminalPhases,
-    /// Pod STATUS before 1.28 ([`pod::status_before_sidecars`]).
+    /// Pod STATUS before 1.28 (`pod::status_before_sidecars`).
     PodStatusBeforeSidecars,
-    /// Pod RESTARTS since 1.22 ([`pod::restarts`]).
+    /// Pod RESTARTS since 1.22 (`pod::restarts`).
     PodRestarts,
-    /// Pod RESTARTS before 1.22, a number ([`pod::restart_count`]).
+    /// Pod RESTARTS before 1.22, a number (`pod::restart_count`).
     PodRestartCount,
-    /// Pod READINESS GATES ([`pod::readiness_gates`]).
+    /// Pod READINESS GATES (`pod::readiness_gates`).
     PodReadinessGates,
-    /// Job STATUS since 1.34 ([`workloads::job_status`]).
+    /// Job STATUS since 1.34 (`workloads::job_status`).
     JobStatus,
-    /// Job STATUS of 1.30 to 1.33 ([`workloads::job_status_before_success_criteria`]).
+    /// Job STATUS of 1.30 to 1.33 (`workloads::job_status_before_success_criteria`).
     JobStatusBeforeSuccessCriteria,
-    /// Job COMPLETIONS ([`workloads::job_completions`]).
+    /// Job COMPLETIONS (`workloads::job_completions`).
     JobCompletions,
-    /// Job DURATION ([`workloads::job_duration`]).
+    /// Job DURATION (`workloads::job_duration`).
     JobDuration,
-    /// ControllerRevision CONTROLLER ([`workloads::controller_of`]).
+    /// ControllerRevision CONTROLLER (`workloads::controller_of`).
     ControllerOf,
-    /// HorizontalPodAutoscaler TARGETS since 1.30 ([`autoscaling::targets`]).
+    /// HorizontalPodAutoscaler TARGETS since 1.30 (`autoscaling::targets`).
     AutoscalerTargets,
-    /// HorizontalPodAutoscaler TARGETS before 1.30 ([`autoscaling::targets_unnamed`]).
+    /// HorizontalPodAutoscaler TARGETS before 1.30 (`autoscaling::targets_unnamed`).
     AutoscalerTargetsUnnamed,
-    /// Service EXTERNAL-IP ([`service::service_external_ip`]).
+    /// Service EXTERNAL-IP (`service::service_external_ip`).
     ServiceExternalIp,
-    /// Service PORT(S) ([`service::service_ports`]).
+    /// Service PORT(S) (`service::service_ports`).
     ServicePorts,
-    /// Endpoints ENDPOINTS ([`service::endpoints_addresses`]).
+    /// Endpoints ENDPOINTS (`service::endpoints_addresses`).
     EndpointsAddresses,
-    /// EndpointSlice PORTS ([`service::endpoint_slice_ports`]).
+    /// EndpointSlice PORTS (`service::endpoint_slice_ports`).
     EndpointSlicePorts,
-    /// EndpointSlice ENDPOINTS ([`service::endpoint_slice_endpoints`]).
+    /// EndpointSlice ENDPOINTS (`service::endpoint_slice_endpoints`).
     EndpointSliceEndpoints,
-    /// Ingress HOSTS ([`networking::ingress_hosts`]).
+    /// Ingress HOSTS (`networking::ingress_hosts`).
     IngressHosts,
-    /// Ingress PORTS ([`networking::ingress_ports`]).
+    /// Ingress PORTS (`networking::ingress_ports`).
     IngressPorts,
-    /// IngressClass PARAMETERS ([`networking::ingress_class_parameters`]).
+    /// IngressClass PARAMETERS (`networking::ingress_class_parameters`).
     IngressClassParameters,
-    /// IPAddress PARENTREF ([`networking::ip_address_parent`]).
+    /// IPAddress PARENTREF (`networking::ip_address_parent`).
     IpAddressParent,
-    /// ClusterCIDR NODESELECTOR ([`networking::cluster_cidr_node_selector`]).
+    /// ClusterCIDR NODESELECTOR (`networking::cluster_cidr_node_selector`).
     ClusterCidrNodeSelector,
-    /// Node STATUS ([`node::node_status`]).
+    /// Node STATUS (`node::node_status`).
     NodeStatus,
-    /// Node ROLES ([`node::node_roles`]).
+    /// Node ROLES (`node::node_roles`).
     NodeRoles,
-    /// Node INTERNAL-IP ([`node::node_internal_ip`]).
+    /// Node INTERNAL-IP (`node::node_internal_ip`).
     NodeInternalIp,
-    /// Node EXTERNAL-IP ([`node::node_external_ip`]).
+    /// Node EXTERNAL-IP (`node::node_external_ip`).
     NodeExternalIp,
-    /// PersistentVolume CLAIM ([`storage::persistent_volume_claim`]).
+    /// PersistentVolume CLAIM (`storage::persistent_volume_claim`).
     PersistentVolumeClaim,
-    /// PersistentVolumeClaim CAPACITY ([`storage::claim_capacity`]).
+    /// PersistentVolumeClaim CAPACITY (`storage::claim_capacity`).
     ClaimCapacity,
-    /// PersistentVolumeClaim ACCESS MODES ([`storage::claim_access_modes`]).
+    /// PersistentVolumeClaim ACCESS MODES (`storage::claim_access_modes`).
     ClaimAccessModes,
-    /// StorageClass NAME, which names the row ([`storage::storage_class_name`]).
+    /// StorageClass NAME, which names the row (`storage::storage_class_name`).
     StorageClassName,
-    /// StorageClass RECLAIMPOLICY ([`storage::storage_class_reclaim_policy`]).
+    /// StorageClass RECLAIMPOLICY (`storage::storage_class_reclaim_policy`).
     StorageClassReclaimPolicy,
-    /// StorageClass VOLUMEBINDINGMODE ([`storage::storage_class_binding_mode`]).
+    /// StorageClass VOLUMEBINDINGMODE (`storage::storage_class_binding_mode`).
     StorageClassBindingMode,
-    /// CSIDriver TOKENREQUESTS ([`storage::csi_driver_token_requests`]).
+    /// CSIDriver TOKENREQUESTS (`storage::csi_driver_token_requests`).
     CsiDriverTokenRequests,
-    /// RoleBinding and ClusterRoleBinding USERS ([`rbac::binding_users`]).
+    /// RoleBinding and ClusterRoleBinding USERS (`rbac::binding_users`).
     BindingUsers,
-    /// RoleBinding and ClusterRoleBinding GROUPS ([`rbac::binding_groups`]).
+    /// RoleBinding and ClusterRoleBinding GROUPS (`rbac::binding_groups`).
     BindingGroups,
-    /// RoleBinding and ClusterRoleBinding SERVICEACCOUNTS ([`rbac::binding_service_accounts`]).
+    /// RoleBinding and ClusterRoleBinding SERVICEACCOUNTS (`rbac::binding_service_accounts`).
     BindingServiceAccounts,
     /// Event LAST SEEN, reading `lastTimestamp, firstTimestamp, eventTime, series`
-    /// ([`events::last_seen`]).
+    /// (`events::last_seen`).
     EventLastSeen,
-    /// Event FIRST SEEN, reading `firstTimestamp, eventTime` ([`events::first_seen`]).
+    /// Event FIRST SEEN, reading `firstTimestamp, eventTime` (`events::first_seen`).
     EventFirstSeen,
-    /// Event OBJECT, reading the involved object ([`events::object`]).
+    /// Event OBJECT, reading the involved object (`events::object`).
     EventObject,
     /// Event SOURCE, reading `source, reportingController, reportingInstance`
-    /// ([`events::source`]).
+    /// (`events::source`).
     EventSource,
-    /// Event COUNT since 1.23, reading `count, series` ([`events::count`]).
+    /// Event COUNT since 1.23, reading `count, series` (`events::count`).
     EventCount,
-    /// Event COUNT before 1.23 ([`events::count_series_plus_one`]).
+    /// Event COUNT before 1.23 (`events::count_series_plus_one`).
     EventCountSeriesPlusOne,
-    /// Secret DATA ([`cluster::secret_data`]).
+    /// Secret DATA (`cluster::secret_data`).
     SecretData,
-    /// ResourceQuota REQUEST ([`cluster::quota_requests`]).
+    /// ResourceQuota REQUEST (`cluster::quota_requests`).
     QuotaRequests,
-    /// ResourceQuota LIMIT ([`cluster::quota_limits`]).
+    /// ResourceQuota LIMIT (`cluster::quota_limits`).
     QuotaLimits,
-    /// ComponentStatus STATUS ([`cluster::component_status`]).
+    /// ComponentStatus STATUS (`cluster::component_status`).
     ComponentStatus,
-    /// ComponentStatus MESSAGE ([`cluster::component_message`]).
+    /// ComponentStatus MESSAGE (`cluster::component_message`).
     ComponentMessage,
-    /// ComponentStatus ERROR ([`cluster::component_error`]).
+    /// ComponentStatus ERROR (`cluster::component_error`).
     ComponentError,
-    /// CertificateSigningRequest CONDITION ([`cluster::certificate_request_condition`]).
+    /// CertificateSigningRequest CONDITION (`cluster::certificate_request_condition`).
     CertificateRequestCondition,
-    /// PodCertificateRequest STATE ([`cluster::pod_certificate_request_state`]).
+    /// PodCertificateRequest STATE (`cluster::pod_certificate_request_state`).
     PodCertificateRequestState,
-    /// FlowSchema MISSINGPL ([`cluster::flow_schema_missing_priority_level`]).
+    /// FlowSchema MISSINGPL (`cluster::flow_schema_missing_priority_level`).
     FlowSchemaMissingPriorityLevel,
-    /// PriorityLevelConfiguration shares ([`cluster::priority_level_shares`]).
+    /// PriorityLevelConfiguration shares (`cluster::priority_level_shares`).
     PriorityLevelShares,
-    /// StorageVersion STORAGEVERSIONS ([`cluster::storage_versions`]).
+    /// StorageVersion STORAGEVERSIONS (`cluster::storage_versions`).
     StorageVersions,
-    /// StorageVersionMigration RESOURCE ([`cluster::storage_version_migration_resource`]).
+    /// StorageVersionMigration RESOURCE (`cluster::storage_version_migration_resource`).
     StorageVersionMigrationResource,
-    /// ResourceClaim STATE since 1.32 ([`cluster::resource_claim_state`]).
+    /// ResourceClaim STATE since 1.32 (`cluster::resource_claim_state`).
     ResourceClaimState,
-    /// ResourceClaim STATE before 1.32 ([`cluster::resource_claim_state_with_deallocating`]).
+    /// ResourceClaim STATE before 1.32 (`cluster::resource_claim_state_with_deallocating`).
     ResourceClaimStateWithDeallocating,
-    /// APIService SERVICE ([`cluster::api_service_service`]).
+    /// APIService SERVICE (`cluster::api_service_service`).
     ApiServiceService,
-    /// APIService AVAILABLE ([`cluster::api_service_available`]).
+    /// APIService AVAILABLE (`cluster::api_service_available`).
     ApiServiceAvailable,
-    /// An admission policy's PARAMKIND, reading it at the path ([`admission::param_kind`]).
+    /// An admission policy's PARAMKIND, reading it at the path (`admission::param_kind`).
     ParamKind,
     /// An admission policy binding's PARAMREF, reading it at the path
-    /// ([`admission::param_ref`]).
+    /// (`admission::param_ref`).
     ParamRef,
 }
 
