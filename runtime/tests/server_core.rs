@@ -1171,6 +1171,15 @@ async fn table_partial_and_yaml_representations() {
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     assert_eq!(cols, ["Name", "Replicas"]);
+    // The Name column is described by ObjectMeta.name's documentation, as upstream's
+    // CRD and default table convertors describe it.
+    let described = table["columnDefinitions"][0]["description"]
+        .as_str()
+        .unwrap();
+    assert!(
+        described.starts_with("Name must be unique within a namespace."),
+        "{described}"
+    );
     assert_eq!(table["rows"][0]["cells"], json!(["a", 1]));
     assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
     let response = h

@@ -11,7 +11,7 @@ use super::{ConditionStatus, ListMeta};
 use crate::RawExtension;
 use crate::open_enum;
 use crate::printer::Cell;
-use crate::resource::PrinterColumn;
+use crate::resource::{KubeVersion, PrinterColumn};
 use crate::wire::null_as_default;
 
 /// Objects in tabular form (`metav1.Table`).
@@ -73,25 +73,39 @@ pub struct TableColumnDefinition {
     pub priority: i32,
 }
 
+/// `ObjectMeta.name`'s documentation up to its link (`SwaggerDoc()` of k8s.io/apimachinery).
+const OBJECT_META_NAME: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated.";
+
+/// `ObjectMeta.creationTimestamp`'s documentation, the same in every release kapi serves.
+const OBJECT_META_CREATION_TIMESTAMP: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+
 impl TableColumnDefinition {
-    /// The `Name` column every table starts with (format `name`).
-    pub fn name_column() -> Self {
+    /// The `Name` column a table starts with (format `name`) in release `release`, described
+    /// by `ObjectMeta.name`'s documentation, as upstream's default table convertor does (its
+    /// link changed in 1.27).
+    pub fn name_column(release: KubeVersion) -> Self {
+        let link = if release < KubeVersion::new(1, 27) {
+            "http://kubernetes.io/docs/user-guide/identifiers#names"
+        } else {
+            "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+        };
         Self {
             name: "Name".to_owned(),
             type_: "string".to_owned(),
             format: "name".to_owned(),
-            description: "Name of the object, unique within its namespace.".to_owned(),
+            description: format!("{OBJECT_META_NAME} More info: {link}"),
             priority: 0,
         }
     }
 
-    /// The `Created At` column of a kind without printer columns.
+    /// The `Created At` column of a kind without printer columns (upstream's default table
+    /// convertor), described by `ObjectMeta.creationTimestamp`'s documentation.
     pub fn created_at_column() -> Self {
         Self {
             name: "Created At".to_owned(),
             type_: "date".to_owned(),
             format: String::new(),
-            description: "When the object was created.".to_owned(),
+            description: OBJECT_META_CREATION_TIMESTAMP.to_owned(),
             priority: 0,
         }
     }
@@ -357,7 +371,18 @@ mod tests {
             serde_json::to_value(TableColumnDefinition::from(&column)).expect("encode"),
             json!({"name": "Replicas", "type": "integer", "format": "int32", "description": "", "priority": 1})
         );
-        assert_eq!(TableColumnDefinition::name_column().format, "name");
+        let old = TableColumnDefinition::name_column(KubeVersion::new(1, 20));
+        let new = TableColumnDefinition::name_column(KubeVersion::new(1, 36));
+        assert_eq!((old.format.as_str(), new.format.as_str()), ("name", "name"));
+        // The texts printers.go takes from ObjectMeta's documentation in each release.
+        assert!(
+            old.description
+                .ends_with("More info: http://kubernetes.io/docs/user-guide/identifiers#names")
+        );
+        assert!(
+            new.description
+                .ends_with("/working-with-objects/names#names")
+        );
         assert_eq!(TableColumnDefinition::created_at_column().type_, "date");
     }
 }

@@ -76,7 +76,7 @@ impl Rendering {
     fn columns(&self, info: &ResourceInfo) -> Vec<TableColumnDefinition> {
         let mut out = Vec::new();
         if !self.names_itself(info) {
-            out.push(TableColumnDefinition::name_column());
+            out.push(TableColumnDefinition::name_column(self.release));
         }
         if self.printer_columns(info).next().is_none() {
             out.push(TableColumnDefinition::created_at_column());
