@@ -89,7 +89,7 @@ impl Generation {
 
 /// Everything but `metadata`, `status`, `apiVersion` and `kind`: what a generation counts
 /// changes of.
-fn outside_metadata(object: &Value) -> serde_json::Map<String, Value> {
+pub(crate) fn outside_metadata(object: &Value) -> serde_json::Map<String, Value> {
     let mut map = object.as_object().cloned().unwrap_or_default();
     for key in ["metadata", "status", "apiVersion", "kind"] {
         map.remove(key);

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::meta::{GetOptions, StatusCause, UpdateOptions};
 use crate::storage::{Storage, UpdateError};
+use crate::write_rules::outside_metadata;
 
 use crate::server::Call;
 use crate::server::handlers::managed_fields::{self, Writer};
@@ -25,15 +26,6 @@ use crate::server::objects::stored::{at_revision, kv_object, to_stored};
 use crate::server::handlers::object::{
     RETRIES, check_schema, read, strict_decoding, through_codec,
 };
-
-/// Everything but `metadata` and `status`: whether a scale changed the object.
-fn spec_part(object: &Value) -> Map<String, Value> {
-    let mut map = object.as_object().cloned().unwrap_or_default();
-    for key in ["metadata", "status", "apiVersion", "kind"] {
-        map.remove(key);
-    }
-    map
-}
 
 /// The `autoscaling/v1` `Scale` of an object.
 pub(crate) fn scale_of(call: &Call, object: &Value) -> Result<Value, ApiError> {
@@ -235,7 +227,7 @@ pub(crate) async fn set_replicas(
         record(&current, &mut next)?;
         let next = through_codec(call, next)?;
         let mut next = next;
-        if spec_part(&current) != spec_part(&next) {
+        if outside_metadata(&current) != outside_metadata(&next) {
             let rule = call
                 .info()
                 .write_rules
