@@ -114,6 +114,7 @@ pub struct Builder {
     printers: Option<PathBuf>,
     defaults: Option<PathBuf>,
     strategies: Option<PathBuf>,
+    validation: Option<PathBuf>,
     out_dir: Option<PathBuf>,
     file_name: String,
     options: Options,
@@ -134,6 +135,7 @@ impl Builder {
             printers: None,
             defaults: None,
             strategies: None,
+            validation: None,
             out_dir: None,
             file_name: DEFAULT_FILE_NAME.to_owned(),
             options: Options {
@@ -189,7 +191,7 @@ impl Builder {
     }
 
     /// A defaults data file (the format of `specs/defaults/README.md`) whose entries become the
-    /// defaults of the kinds whose schemas reach the types it names.
+    /// defaults of the types it names, wherever a kind holds them.
     pub fn defaults(&mut self, path: impl AsRef<Path>) -> &mut Self {
         self.defaults = Some(path.as_ref().to_path_buf());
         self
@@ -199,6 +201,13 @@ impl Builder {
     /// the generation and status of the built-in kinds it names.
     pub fn strategies(&mut self, path: impl AsRef<Path>) -> &mut Self {
         self.strategies = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// A validation data file (the format of `specs/validation/README.md`): what writes to the
+    /// built-in types it names must satisfy.
+    pub fn validation(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.validation = Some(path.as_ref().to_path_buf());
         self
     }
 
@@ -287,6 +296,7 @@ impl Builder {
         paths.extend(self.printers.iter().cloned());
         paths.extend(self.defaults.iter().cloned());
         paths.extend(self.strategies.iter().cloned());
+        paths.extend(self.validation.iter().cloned());
         paths
             .iter()
             .map(|p| format!("cargo:rerun-if-changed={}", p.display()))
@@ -303,6 +313,7 @@ impl Builder {
             printers: self.printers.as_deref(),
             defaults: self.defaults.as_deref(),
             strategies: self.strategies.as_deref(),
+            validation: self.validation.as_deref(),
         })?;
         let emitted = emit(&model, &facts, &self.options)?;
         let mut files = emitted.files.into_iter();

@@ -44,12 +44,15 @@ pub(crate) struct GenArgs {
     /// Printer columns of built-in kinds (specs/printers format) baked into each ResourceInfo.
     #[arg(long, value_name = "FILE")]
     printers: Option<PathBuf>,
-    /// Defaults of built-in types (specs/defaults format) laid out into each kind.
+    /// Defaults of built-in types (specs/defaults format), applied wherever a kind holds them.
     #[arg(long, value_name = "FILE")]
     defaults: Option<PathBuf>,
     /// What writes do to built-in kinds' generation and status (specs/strategies format).
     #[arg(long, value_name = "FILE")]
     strategies: Option<PathBuf>,
+    /// What writes to built-in types must satisfy (specs/validation format).
+    #[arg(long, value_name = "FILE")]
+    validation: Option<PathBuf>,
     /// A version feature enabled by default in a multi-version crate; repeatable.
     #[arg(long, value_name = "NAME")]
     default_version: Vec<String>,
@@ -68,6 +71,7 @@ impl GenArgs {
                 || self.printers.is_some()
                 || self.defaults.is_some()
                 || self.strategies.is_some()
+                || self.validation.is_some()
                 || !self.default_version.is_empty();
             if extra {
                 bail!("--manifest takes no other inputs or options");
@@ -104,6 +108,7 @@ impl GenArgs {
             printers: self.printers,
             defaults: self.defaults,
             strategies: self.strategies,
+            validation: self.validation,
             options: Options {
                 docs: self.docs,
                 ..Options::default()

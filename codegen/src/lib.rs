@@ -23,6 +23,6 @@ pub use builder::{BuildError, Builder};
 pub use emit::{Emitted, Generated, Lifecycles, Options, Report, emit, generate};
 pub use load::{
     FactFiles, LoadError, load_defaults, load_facts, load_inputs, load_lifecycle, load_printers,
-    load_strategies,
+    load_strategies, load_validations,
 };
 pub use model::Model;

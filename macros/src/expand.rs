@@ -234,37 +234,24 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
         })
     });
     let defaults = model.defaults.iter().map(|default| {
-        let path = text(&default.path);
-        let fill = match &default.fill {
-            check::Fill::Json(json) => {
-                let json = text(json);
-                quote!(#krate::defaulting::Fill::Json(#json))
-            }
-            check::Fill::Rule(variant) => {
-                quote!(#krate::defaulting::Fill::Rule(#krate::defaulting::Rule::#variant))
-            }
+        let path = &default.path;
+        let mut step = match &default.fill {
+            check::Fill::Json(json) => quote!(#krate::defaulting::Default::value(#path, #json)),
+            check::Fill::Rule(variant) => quote!(#krate::defaulting::Default::rule(
+                #path,
+                #krate::defaulting::Rule::#variant
+            )),
         };
-        let when = match &default.when {
-            Some((field, equals)) => {
-                let (field, equals) = (text(field), text(equals));
-                quote!(::core::option::Option::Some(#krate::defaulting::When {
-                    field: #field,
-                    equals: #equals,
-                }))
+        if let Some((field, equals)) = &default.when {
+            step.extend(quote!(.when(#field, #equals)));
+        }
+        for (bound, at) in [("since", default.since), ("until", default.until)] {
+            if let Some((major, minor)) = at {
+                let bound = format_ident!("{bound}");
+                step.extend(quote!(.#bound(#major, #minor)));
             }
-            None => quote!(::core::option::Option::None),
-        };
-        let since = release(default.since);
-        let until = release(default.until);
-        quote!(#krate::defaulting::Default {
-            path: #path,
-            fill: #fill,
-            when: #when,
-            releases: #krate::printer::Releases {
-                since: #since,
-                until: #until,
-            },
-        })
+        }
+        step
     });
     let rules = quote!(#krate::write_rules);
     let generation = match &model.generation {

@@ -90,6 +90,7 @@ pub mod server;
 pub mod storage;
 pub mod time;
 pub mod type_tag;
+pub mod validation;
 pub mod wire;
 pub mod write_rules;
 

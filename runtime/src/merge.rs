@@ -8,6 +8,11 @@
 //! Fields that carry nothing are left out, so a missing field means "plain value, no annotations"
 //! (upstream's defaults: lists atomic, maps and structs granular).
 //!
+//! The same statics carry what the server does to a type's fields on every write, its
+//! defaults ([`TypeInfo::defaults`]) and checks ([`TypeInfo::checks`]): upstream keeps those
+//! per type too, and the tree that reaches every annotated type reaches every defaulted or
+//! checked one.
+//!
 //! Everything here is `const`-constructible, so the data costs no start-up work:
 //!
 //! ```
@@ -66,6 +71,12 @@ pub struct TypeInfo {
     pub embedded_resource: bool,
     /// Annotated fields, and fields leading to annotated types, in schema order.
     pub fields: &'static [FieldInfo],
+    /// The fields of this type the server fills in when a write leaves them out, by paths
+    /// from the type (see [`crate::defaulting::apply_types`]).
+    pub defaults: &'static [crate::defaulting::Default],
+    /// What writes must satisfy in this type's fields, by paths from the type (see
+    /// [`crate::validation::check_types`]).
+    pub checks: &'static [crate::validation::Check],
 }
 
 /// The merge metadata of one field, by its wire name.
@@ -120,7 +131,21 @@ impl TypeInfo {
             preserve_unknown_fields: false,
             embedded_resource: false,
             fields,
+            defaults: &[],
+            checks: &[],
         }
+    }
+
+    /// The type's own defaults.
+    pub const fn defaults(mut self, defaults: &'static [crate::defaulting::Default]) -> Self {
+        self.defaults = defaults;
+        self
+    }
+
+    /// The type's own checks.
+    pub const fn checks(mut self, checks: &'static [crate::validation::Check]) -> Self {
+        self.checks = checks;
+        self
     }
 
     /// Marks the struct `x-kubernetes-map-type: atomic`.

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use kapi::defaulting::{Default, Fill, Rule as DefaultRule, When};
+use kapi::defaulting::{Default, Rule as DefaultRule};
 use kapi::meta::{ListMeta, ObjectMeta};
 use kapi::printer::{Cell, Releases, Rule};
 use kapi::type_tag::{ApiVersion, Kind};
@@ -237,30 +237,14 @@ fn namespaced_kind_info_has_every_attribute() {
         ]),
         selectable_fields: strs(&[".spec.paused"]),
         defaults: Cow::Owned(vec![
-            Default {
-                path: ".spec.paused".into(),
-                fill: Fill::Json("false".into()),
-                when: None,
-                releases: Releases::ALL,
-            },
-            Default {
-                path: ".spec.strategy.rollingUpdate".into(),
-                fill: Fill::Json("{}".into()),
-                when: Some(When {
-                    field: "type".into(),
-                    equals: "\"RollingUpdate\"".into(),
-                }),
-                releases: Releases {
-                    since: Some(KubeVersion::new(1, 10)),
-                    until: None,
-                },
-            },
-            Default {
-                path: ".spec.template.spec.containers[*].imagePullPolicy".into(),
-                fill: Fill::Rule(DefaultRule::ImagePullPolicy),
-                when: None,
-                releases: Releases::ALL,
-            },
+            Default::value(".spec.paused", "false"),
+            Default::value(".spec.strategy.rollingUpdate", "{}")
+                .when("type", "\"RollingUpdate\"")
+                .since(1, 10),
+            Default::rule(
+                ".spec.template.spec.containers[*].imagePullPolicy",
+                DefaultRule::ImagePullPolicy,
+            ),
         ]),
         write_rules: WriteRules {
             generation: Generation::SpecAndAnnotations,

@@ -1,12 +1,12 @@
-//! Defaults of built-in types (`specs/defaults/kubernetes.yaml`): parsing, and laying them out
-//! along each kind's schema. Upstream defaults per Go type (`SetDefaults_PodSpec`, called for
-//! every PodSpec inside every kind by the generated `SetObjectDefaults_*`); a kind's
-//! `ResourceInfo` lists its defaults by path, parents before children, as upstream calls them.
+//! Defaults of built-in types (`specs/defaults/kubernetes.yaml`). Upstream defaults per Go type
+//! (`SetDefaults_PodSpec`, called for every PodSpec inside every kind by the generated
+//! `SetObjectDefaults_*`); so does kapi: each type's defaults go into its static
+//! `kapi::merge::TypeInfo`, which the server walks from each kind's root.
 //!
 //! [`Defaults::from_yaml_str`] parses text; reading the file is
 //! [`load_defaults`](crate::load::load_defaults)'s.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
@@ -14,7 +14,6 @@ use serde_json::Value;
 use super::data_file::DataText;
 use super::lifecycle::Release;
 use crate::load::LoadError;
-use crate::model::{Model, SchemaType};
 
 /// Defaults by type definition name (`io.k8s.api.apps.v1.Deployment`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -30,8 +29,8 @@ pub struct TypeDefault {
     pub path: String,
     /// What fills the field.
     pub fill: DefaultFill,
-    /// `field == <JSON>` on a sibling, as written.
-    pub when: Option<String>,
+    /// A condition on a sibling: its name and the JSON text it must equal.
+    pub when: Option<(String, String)>,
     /// The first release that defaults the field.
     pub since: Option<Release>,
     /// The first release that no longer does.
@@ -75,49 +74,9 @@ impl Defaults {
         Ok(Self { types })
     }
 
-    /// A kind's defaults by path from its root: each type's defaults where the kind's schema
-    /// reaches the type (through objects, and every item of lists), parents before children.
-    pub fn for_kind(&self, model: &Model, definition: &str) -> Vec<TypeDefault> {
-        let mut out = Vec::new();
-        if !self.types.is_empty() {
-            self.walk(model, definition, "", &mut BTreeSet::new(), &mut out);
-        }
-        out
-    }
-
-    fn walk(
-        &self,
-        model: &Model,
-        name: &str,
-        at: &str,
-        open: &mut BTreeSet<String>,
-        out: &mut Vec<TypeDefault>,
-    ) {
-        // A recursive type (JSONSchemaProps) is walked once per branch.
-        if !open.insert(name.to_owned()) {
-            return;
-        }
-        for default in self.types.get(name).into_iter().flatten() {
-            out.push(TypeDefault {
-                path: format!("{at}{}", default.path),
-                ..default.clone()
-            });
-        }
-        if let Some(SchemaType::Object(object)) = model.types.get(name).map(|s| &s.ty) {
-            for property in &object.properties {
-                let (inner, suffix) = match &property.schema.ty {
-                    SchemaType::Ref(inner) => (inner, ""),
-                    SchemaType::Array(items) => match &items.ty {
-                        SchemaType::Ref(inner) => (inner, "[*]"),
-                        _ => continue,
-                    },
-                    _ => continue,
-                };
-                let path = format!("{at}.{}{suffix}", property.name);
-                self.walk(model, inner, &path, open, out);
-            }
-        }
-        open.remove(name);
+    /// A type's own defaults, by paths from the type.
+    pub fn of(&self, definition: &str) -> &[TypeDefault] {
+        self.types.get(definition).map_or(&[], Vec::as_slice)
     }
 }
 
@@ -141,13 +100,31 @@ fn parse_field(file: &DataText, field: &Value, at: &str) -> Result<TypeDefault, 
         _ => return Err(file.invalid(at, "give a `value` or a `rule`, one of them")),
     };
     let (since, until) = file.releases(map, at)?;
+    let when = match file.text(map, "when", at)? {
+        None => None,
+        Some(text) => Some(parse_when(&text).ok_or_else(|| {
+            file.invalid(
+                format!("{at}/when"),
+                format!("{text:?} is not a condition `field == <JSON>` on a sibling"),
+            )
+        })?),
+    };
     Ok(TypeDefault {
         path,
         fill,
-        when: file.text(map, "when", at)?,
+        when,
         since,
         until,
     })
+}
+
+/// `type == "RollingUpdate"` → (`type`, `"RollingUpdate"`).
+fn parse_when(text: &str) -> Option<(String, String)> {
+    let (field, equals) = text.split_once("==")?;
+    let (field, equals) = (field.trim(), equals.trim());
+    let is_name = !field.is_empty() && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (is_name && serde_json::from_str::<Value>(equals).is_ok())
+        .then(|| (field.to_owned(), equals.to_owned()))
 }
 
 #[cfg(test)]
@@ -168,7 +145,7 @@ mod tests {
       }}"##;
 
     #[test]
-    fn type_defaults_are_laid_out_along_the_kind_parents_first() {
+    fn each_type_carries_its_own_defaults_and_the_types_between_link_to_it() {
         let model = load_swagger_str("spec.json", SPEC).unwrap();
         let defaults = Defaults::from_yaml_str(
             Path::new("defaults.yaml"),
@@ -179,26 +156,44 @@ mod tests {
 - types: [t.Deployment]
   fields:
     - {path: .spec.replicas, value: 1}
-    - {path: .spec.strategy, value: {}, since: "1.20"}
+    - {path: .spec.strategy, value: {}, since: "1.21"}
 "#,
         )
         .unwrap();
-        let laid: Vec<(String, DefaultFill)> = defaults
-            .for_kind(&model, "t.Deployment")
-            .into_iter()
-            .map(|d| (d.path, d.fill))
+        let facts = super::super::KindFacts {
+            defaults,
+            ..Default::default()
+        };
+        let generated =
+            super::super::generate(&model, &facts, &super::super::Options::default()).unwrap();
+        let text: String = generated
+            .files
+            .iter()
+            .map(|f| f.contents.as_str())
             .collect();
-        assert_eq!(
-            laid,
-            [
-                (".spec.replicas".to_owned(), DefaultFill::Json("1".into())),
-                (".spec.strategy".to_owned(), DefaultFill::Json("{}".into())),
-                (
-                    ".spec.template.containers[*].imagePullPolicy".to_owned(),
-                    DefaultFill::Rule("image_pull_policy".into())
-                ),
-            ]
+        let squeezed: String = text.split_whitespace().collect();
+        // Container's static holds its rule once; the types on the way from a kind link to it.
+        assert!(
+            squeezed.contains(
+                "pubstaticContainer:TypeInfo=TypeInfo::new(&[]).defaults(&[kapi::defaulting::Default::rule(\".imagePullPolicy\",kapi::defaulting::Rule::ImagePullPolicy,"
+            ),
+            "{text}"
         );
+        assert!(
+            squeezed.contains("field(\"containers\").items(&Container)"),
+            "{text}"
+        );
+        assert!(
+            squeezed.contains("field(\"template\").of(&PodSpec)"),
+            "{text}"
+        );
+        assert!(
+            squeezed.contains(
+                "kapi::defaulting::Default::value(\".spec.strategy\",\"{}\").since(1,21)"
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches("ImagePullPolicy").count(), 1, "{text}");
     }
 
     #[test]
@@ -219,6 +214,10 @@ mod tests {
                 "/0/fields/0/size",
             ),
             ("- {types: [], fields: []}", "/0/types"),
+            (
+                "- {types: [a], fields: [{path: .a, value: 1, when: type = 1}]}",
+                "/0/fields/0/when",
+            ),
         ];
         for (text, pointer) in cases {
             match Defaults::from_yaml_str(Path::new("defaults.yaml"), text) {

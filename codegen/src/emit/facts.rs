@@ -1,13 +1,14 @@
 //! What the specs do not say about kinds and the project's data files add: the lifecycle of the
 //! built-ins' prerelease versions (`specs/lifecycle/`), their printer columns
 //! (`specs/printers/`), the fields they default (`specs/defaults/`) and what writes do to their
-//! generation and status (`specs/strategies/`). Emission reads them parsed; the front ends load
+//! generation and status (`specs/strategies/`) and what writes must satisfy (`specs/validation/`). Emission reads them parsed; the front ends load
 //! the files.
 
 use super::defaults::Defaults;
 use super::lifecycle::Lifecycles;
 use super::printers::Printers;
 use super::strategies::Strategies;
+use super::validations::Validations;
 
 /// Data about kinds from files beside the specs; empty when none are given.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -20,4 +21,6 @@ pub struct KindFacts {
     pub defaults: Defaults,
     /// Write rules by group and kind.
     pub strategies: Strategies,
+    /// Checks by type.
+    pub validations: Validations,
 }

@@ -29,6 +29,7 @@ mod plan;
 mod printers;
 mod strategies;
 mod tokens;
+mod validations;
 
 use std::fmt;
 
@@ -42,6 +43,7 @@ pub use krate::{ALL_GROUPS, CrateOptions, generate_crate, generate_versions};
 pub use lifecycle::{LifecycleEntry, LifecycleSource, Lifecycles, Release, ResolvedLifecycle};
 pub use printers::Printers;
 pub use strategies::{Strategies, Strategy};
+pub use validations::{CheckRule, TypeCheck, Validations};
 
 /// What to generate.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,6 +16,7 @@ use super::names::{
     Allocator, camel_segment, field_ident, group_modules, module_ident, type_ident, variant_ident,
 };
 use super::strategies::Strategy;
+use super::validations::TypeCheck;
 use super::{Options, Warning, WarningKind};
 use crate::model::{
     GroupVersion, Gvk, ListType, MapType, Model, ObjectType, PrinterColumn, Resource, Schema,
@@ -206,6 +207,11 @@ pub(crate) struct StructBody {
     pub(crate) embedded_resource: bool,
     /// The struct has merge metadata worth a static.
     pub(crate) merge: bool,
+    /// The fields of this type the server defaults, by paths from the type (from the data
+    /// file; they go into the type's static).
+    pub(crate) defaults: Vec<TypeDefault>,
+    /// What writes must satisfy in this type's fields (from the data file; into the static).
+    pub(crate) checks: Vec<TypeCheck>,
 }
 
 /// Which type-tag role a kind's field plays.
@@ -276,8 +282,6 @@ pub(crate) struct KindPlan {
     pub(crate) short_names: Vec<String>,
     pub(crate) categories: Vec<String>,
     pub(crate) printer_columns: Vec<PrinterColumn>,
-    /// The fields the server defaults, laid out along the kind's schema.
-    pub(crate) defaults: Vec<TypeDefault>,
     /// What writes do to the generation and status, when the data names the kind.
     pub(crate) strategy: Option<Strategy>,
     pub(crate) selectable_fields: Vec<String>,
@@ -558,7 +562,7 @@ impl<'m> Builder<'m> {
                 })) = self.defs.get(name.as_str()).cloned()
                     && let Some(obj) = schema.as_object()
                 {
-                    let body = self.struct_body(id, obj, schema, None, true);
+                    let body = self.struct_body(id, obj, schema, None, true, Some(name));
                     if let Some(e) = self.plan.entries.get_mut(id) {
                         e.body = Body::MergeOnly(body);
                     }
@@ -575,7 +579,7 @@ impl<'m> Builder<'m> {
             let body = match &schema.ty {
                 SchemaType::Object(obj) => {
                     let kind = self.kinds.get(name.as_str()).copied();
-                    Body::Struct(self.struct_body(id, obj, schema, kind, false))
+                    Body::Struct(self.struct_body(id, obj, schema, kind, false, Some(name)))
                 }
                 SchemaType::String { .. } if !string_values(schema).is_empty() => {
                     Body::Enum(variants(&string_values(schema)))
@@ -630,6 +634,7 @@ impl<'m> Builder<'m> {
         schema: &'m Schema,
         kind: Option<(&'m Gvk, &'m Resource)>,
         merge_only: bool,
+        schema_name: Option<&str>,
     ) -> StructBody {
         let module = self.module_of(id);
         let parent = self.plan.name(id).to_owned();
@@ -690,6 +695,13 @@ impl<'m> Builder<'m> {
             preserve_unknown_fields: schema.ext.preserve_unknown_fields,
             embedded_resource: schema.ext.embedded_resource,
             merge: false,
+            // A CRD's defaults are in its schema; the built-ins' come from the data file.
+            defaults: schema_name
+                .map(|name| self.facts.defaults.of(name).to_vec())
+                .unwrap_or_default(),
+            checks: schema_name
+                .map(|name| self.facts.validations.of(name).to_vec())
+                .unwrap_or_default(),
         }
     }
 
@@ -801,7 +813,7 @@ impl<'m> Builder<'m> {
                 }
                 let doc = self.doc(schema);
                 let id = self.push(module.clone(), name, doc, Body::Pending);
-                let body = self.struct_body(id, obj, schema, None, merge_only);
+                let body = self.struct_body(id, obj, schema, None, merge_only, None);
                 if let Some(e) = self.plan.entries.get_mut(id) {
                     e.body = if merge_only {
                         Body::MergeOnly(body)
@@ -933,11 +945,6 @@ impl<'m> Builder<'m> {
             strategy: match crd {
                 None => self.facts.strategies.of(&gvk.group, &gvk.kind).cloned(),
                 Some(_) => None,
-            },
-            // A CRD's defaults are in its schema; the built-ins' come from the data file.
-            defaults: match (crd, self.model.kinds.get(gvk)) {
-                (None, Some(kind)) => self.facts.defaults.for_kind(self.model, &kind.definition),
-                _ => Vec::new(),
             },
             printer_columns: match crd {
                 Some(crd) => crd.printer_columns.clone(),
@@ -1078,8 +1085,9 @@ impl<'m> Builder<'m> {
         }
     }
 
-    /// A struct carries merge metadata when it or a field is annotated, or a field leads to a
-    /// struct that carries some; kinds always do, so `Resource::merge_info` has a root.
+    /// A struct carries merge metadata when it or a field is annotated, it has defaults or
+    /// checks, or a field leads to a struct that carries some; kinds always do, so
+    /// `Resource::merge_info` has a root.
     fn compute_merge(&mut self) {
         loop {
             let mut changed = Vec::new();
@@ -1092,6 +1100,8 @@ impl<'m> Builder<'m> {
                     continue;
                 }
                 let carries = s.kind.is_some()
+                    || !s.defaults.is_empty()
+                    || !s.checks.is_empty()
                     || s.map_type.is_some()
                     || s.preserve_unknown_fields
                     || s.embedded_resource

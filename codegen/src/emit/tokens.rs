@@ -7,13 +7,15 @@
 
 use std::collections::BTreeMap;
 
+use heck::ToUpperCamelCase;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use super::defaults::DefaultFill;
+use super::defaults::{DefaultFill, TypeDefault};
 use super::lifecycle::Release;
 use super::names::serde_camel;
 use super::plan::{Body, FieldPlan, KindPlan, MergeTarget, ModPath, Plan, Special, StructBody, Ty};
+use super::validations::{CheckRule, TypeCheck};
 use super::{EmitError, EmittedFile, Options};
 use crate::model::{ColumnCell, ListType, MapType, Model, Scope, Verb};
 
@@ -534,19 +536,6 @@ impl<'p> Renderer<'p> {
             parts.extend(releases(c.since, c.until));
             attrs.push(vec![quote!(printer_column(#(#parts),*))]);
         }
-        for d in &k.defaults {
-            let path = &d.path;
-            let mut parts = vec![quote!(path = #path)];
-            parts.push(match &d.fill {
-                DefaultFill::Json(json) => quote!(value = #json),
-                DefaultFill::Rule(rule) => quote!(rule = #rule),
-            });
-            if let Some(when) = &d.when {
-                parts.push(quote!(when = #when));
-            }
-            parts.extend(releases(d.since, d.until));
-            attrs.push(vec![quote!(default(#(#parts),*))]);
-        }
         if let Some(s) = &k.strategy {
             let mut parts = Vec::new();
             if let Some(g) = &s.generation {
@@ -672,8 +661,98 @@ impl<'p> Renderer<'p> {
         if s.embedded_resource {
             value.extend(quote!(.embedded()));
         }
+        if !s.defaults.is_empty() {
+            let defaults = s.defaults.iter().map(|d| self.default_step(d));
+            value.extend(quote!(.defaults(&[#(#defaults),*])));
+        }
+        if !s.checks.is_empty() {
+            let checks = s.checks.iter().map(|c| self.check(c));
+            value.extend(quote!(.checks(&[#(#checks),*])));
+        }
         let name = format_ident!("{}", name);
         (quote!(pub static #name: TypeInfo = #value;), uses_field)
+    }
+}
+
+impl Renderer<'_> {
+    /// One `kapi::defaulting::Default`, built with its `const` constructors.
+    fn default_step(&self, d: &TypeDefault) -> TokenStream {
+        let krate = &self.krate;
+        let path = &d.path;
+        let mut step = match &d.fill {
+            DefaultFill::Json(json) => quote!(#krate::defaulting::Default::value(#path, #json)),
+            DefaultFill::Rule(rule) => {
+                let variant = format_ident!("{}", rule.to_upper_camel_case());
+                quote!(#krate::defaulting::Default::rule(#path, #krate::defaulting::Rule::#variant))
+            }
+        };
+        if let Some((field, equals)) = &d.when {
+            step.extend(quote!(.when(#field, #equals)));
+        }
+        for (bound, at) in [("since", d.since), ("until", d.until)] {
+            if let Some((major, minor)) = at {
+                let bound = format_ident!("{bound}");
+                let (major, minor) = (
+                    proc_macro2::Literal::u16_unsuffixed(major),
+                    proc_macro2::Literal::u16_unsuffixed(minor),
+                );
+                step.extend(quote!(.#bound(#major, #minor)));
+            }
+        }
+        step
+    }
+}
+
+impl Renderer<'_> {
+    /// One `kapi::validation::Check`, built with its `const` constructors.
+    fn check(&self, c: &TypeCheck) -> TokenStream {
+        let krate = &self.krate;
+        let v = quote!(#krate::validation);
+        let variant = |name: &str| format_ident!("{name}");
+        let rule = match &c.rule {
+            CheckRule::Required => quote!(#v::Rule::Required),
+            CheckRule::Minimum(n) => quote!(#v::Rule::Minimum(#n)),
+            CheckRule::Range(lo, hi) => quote!(#v::Rule::Range(#lo, #hi)),
+            CheckRule::Port => quote!(#v::Rule::Port),
+            CheckRule::PortOrName => quote!(#v::Rule::PortOrName),
+            CheckRule::OneOf(values) => quote!(#v::Rule::OneOf(&[#(#values),*])),
+            CheckRule::Format(f) => {
+                let f = variant(f);
+                quote!(#v::Rule::Format(#v::Format::#f))
+            }
+            CheckRule::KeysFormat(f) => {
+                let f = variant(f);
+                quote!(#v::Rule::KeysFormat(#v::Format::#f))
+            }
+            CheckRule::Unique(field) => quote!(#v::Rule::Unique(#field)),
+            CheckRule::Immutable(shape) => {
+                let shape = variant(shape);
+                quote!(#v::Rule::Immutable(#v::Shape::#shape))
+            }
+            CheckRule::Named { variant, workload } => {
+                let named = format_ident!("{variant}");
+                match workload {
+                    Some(w) => {
+                        let w = format_ident!("{w}");
+                        quote!(#v::Rule::Named(#v::Named::#named(#v::Workload::#w)))
+                    }
+                    None => quote!(#v::Rule::Named(#v::Named::#named)),
+                }
+            }
+        };
+        let path = &c.path;
+        let mut check = quote!(#v::Check::new(#path, #rule));
+        for (bound, at) in [("since", c.since), ("until", c.until)] {
+            if let Some((major, minor)) = at {
+                let bound = format_ident!("{bound}");
+                let (major, minor) = (
+                    proc_macro2::Literal::u16_unsuffixed(major),
+                    proc_macro2::Literal::u16_unsuffixed(minor),
+                );
+                check.extend(quote!(.#bound(#major, #minor)));
+            }
+        }
+        check
     }
 }
 

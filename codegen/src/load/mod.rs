@@ -27,7 +27,7 @@ pub use error::{LoadError, Source};
 use document::{Parts, load_document};
 use schema::Dialect;
 
-use crate::emit::{Defaults, KindFacts, Lifecycles, Printers, Strategies};
+use crate::emit::{Defaults, KindFacts, Lifecycles, Printers, Strategies, Validations};
 use crate::model::{Gvk, Kind, Model};
 
 /// Loads and merges several inputs; each is a swagger.json, an OpenAPI v3 folder or a CRD file.
@@ -72,6 +72,11 @@ pub fn load_strategies(path: &Path) -> Result<Strategies, LoadError> {
     Strategies::from_yaml_str(path, &read_data(path)?)
 }
 
+/// Reads and parses a validation data file (the format of `specs/validation/README.md`).
+pub fn load_validations(path: &Path) -> Result<Validations, LoadError> {
+    Validations::from_yaml_str(path, &read_data(path)?)
+}
+
 /// The data files about kinds a generation reads; each is optional.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FactFiles<'a> {
@@ -83,6 +88,8 @@ pub struct FactFiles<'a> {
     pub defaults: Option<&'a Path>,
     /// Write rules (`specs/strategies` format).
     pub strategies: Option<&'a Path>,
+    /// Checks (`specs/validation` format).
+    pub validation: Option<&'a Path>,
 }
 
 /// Reads the data files that are given; what is not given stays empty.
@@ -106,6 +113,11 @@ pub fn load_facts(files: FactFiles<'_>) -> Result<KindFacts, LoadError> {
         strategies: files
             .strategies
             .map(load_strategies)
+            .transpose()?
+            .unwrap_or_default(),
+        validations: files
+            .validation
+            .map(load_validations)
             .transpose()?
             .unwrap_or_default(),
     })

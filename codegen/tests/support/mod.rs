@@ -36,6 +36,7 @@ pub fn facts() -> KindFacts {
         printers: Some(&specs.join("printers/kubernetes.yaml")),
         defaults: Some(&specs.join("defaults/kubernetes.yaml")),
         strategies: Some(&specs.join("strategies/kubernetes.yaml")),
+        validation: Some(&specs.join("validation/kubernetes.yaml")),
     })
     .expect("data files load")
 }

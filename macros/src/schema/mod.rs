@@ -520,6 +520,8 @@ fn merge_static(fields: &[Field<'_>], container: &SchemaAttrs, krate: &Path) -> 
             preserve_unknown_fields: #preserve,
             embedded_resource: #embedded,
             fields: &[#(#entries),*],
+            defaults: &[],
+            checks: &[],
         };
     }
 }

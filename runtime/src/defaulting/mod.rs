@@ -8,15 +8,19 @@
 //! missing or `null`, with a JSON value or with what a named [`Rule`] computes from the object
 //! that holds the field (a container's `imagePullPolicy` depends on its image); a step may apply
 //! only when a sibling field has a given value (`rollingUpdate` only for the `RollingUpdate`
-//! strategy) and only in some releases. The built-ins' defaults are data
-//! (`specs/defaults/kubernetes.yaml`, per type), which the generator lays out along each kind's
-//! schema into its [`ResourceInfo`](crate::ResourceInfo).
-
-use std::borrow::Cow;
+//! strategy) and only in some releases.
+//!
+//! Defaults live where upstream keeps them, on types: the built-ins' are data
+//! (`specs/defaults/kubernetes.yaml`), which the generator attaches to each type's static
+//! [`TypeInfo`](crate::merge::TypeInfo), so a PodSpec's defaults exist once however many kinds
+//! hold a pod template; [`apply_types`] walks a kind's type tree. A derived kind's
+//! `#[resource(default(...))]` steps are paths from its root, in its
+//! [`ResourceInfo`](crate::ResourceInfo), applied by [`apply`].
 
 use serde_json::{Map, Value};
 
 use crate::KubeVersion;
+use crate::merge::{TypeInfo, Wrap};
 use crate::printer::Releases;
 
 pub mod rule;
@@ -24,11 +28,11 @@ pub mod rule;
 pub use rule::Rule;
 
 /// One defaulting step: fill the field at `path` when it is missing.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Default {
     /// Where the field is: a simple JSON path whose `[*]` steps go through every item of a
     /// list, e.g. `.spec.template.spec.containers[*].imagePullPolicy`.
-    pub path: Cow<'static, str>,
+    pub path: &'static str,
     /// What to fill it with.
     pub fill: Fill,
     /// Fill only when the sibling field named here has this value.
@@ -38,24 +42,98 @@ pub struct Default {
 }
 
 /// What a defaulted field is filled with.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fill {
     /// This JSON text, e.g. `1`, `"RollingUpdate"` or `{}`.
-    Json(Cow<'static, str>),
+    Json(&'static str),
     /// What the rule computes from the object holding the field; nothing when it returns none.
     Rule(Rule),
 }
 
 /// A condition on a sibling of the defaulted field; `null` also matches a missing one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct When {
     /// The sibling's name.
-    pub field: Cow<'static, str>,
+    pub field: &'static str,
     /// The JSON text it must equal (after its own default, as steps run in order).
-    pub equals: Cow<'static, str>,
+    pub equals: &'static str,
 }
 
-/// Applies a kind's defaults to an object, in order, for release `release`.
+impl Default {
+    /// Fills the field at `path` with the JSON text `json`, in every release.
+    pub const fn value(path: &'static str, json: &'static str) -> Self {
+        Self {
+            path,
+            fill: Fill::Json(json),
+            when: None,
+            releases: Releases::ALL,
+        }
+    }
+
+    /// Fills the field at `path` with what `rule` computes, in every release.
+    pub const fn rule(path: &'static str, rule: Rule) -> Self {
+        Self {
+            path,
+            fill: Fill::Rule(rule),
+            when: None,
+            releases: Releases::ALL,
+        }
+    }
+
+    /// Only when the sibling `field` holds the JSON text `equals`.
+    pub const fn when(mut self, field: &'static str, equals: &'static str) -> Self {
+        self.when = Some(When { field, equals });
+        self
+    }
+
+    /// Only from release `major.minor` on.
+    pub const fn since(mut self, major: u16, minor: u16) -> Self {
+        self.releases.since = Some(KubeVersion::new(major, minor));
+        self
+    }
+
+    /// Only before release `major.minor`.
+    pub const fn until(mut self, major: u16, minor: u16) -> Self {
+        self.releases.until = Some(KubeVersion::new(major, minor));
+        self
+    }
+}
+
+/// Applies the defaults of a kind's types to an object: each type's own steps where the
+/// object holds a value of that type, parents before the types they hold, as upstream's
+/// generated `SetObjectDefaults_<Kind>` calls `SetDefaults_<Type>`.
+pub fn apply_types(root: &TypeInfo, object: &mut Value, release: KubeVersion) {
+    apply(root.defaults, object, release);
+    for field in root.fields {
+        let (Some(ty), Some(value)) = (field.ty, object.get_mut(field.name)) else {
+            continue;
+        };
+        for_each_wrapped(value, field.wrap, &mut |held| {
+            apply_types(ty, held, release)
+        });
+    }
+}
+
+/// Calls `f` on every value `wrap` leads to: the value itself, or each item of its lists and
+/// each value of its maps, container by container.
+pub(crate) fn for_each_wrapped(value: &mut Value, wrap: &[Wrap], f: &mut dyn FnMut(&mut Value)) {
+    match (wrap.split_first(), value) {
+        (None, value) => f(value),
+        (Some((Wrap::List, rest)), Value::Array(items)) => {
+            for item in items {
+                for_each_wrapped(item, rest, f);
+            }
+        }
+        (Some((Wrap::Map, rest)), Value::Object(map)) => {
+            for item in map.values_mut() {
+                for_each_wrapped(item, rest, f);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Applies a list of defaults to an object, in order, for release `release`.
 pub fn apply(defaults: &[Default], object: &mut Value, release: KubeVersion) {
     for step in defaults.iter().filter(|d| d.releases.contains(release)) {
         let (parent, field) = match step.path.rsplit_once('.') {
@@ -98,14 +176,14 @@ fn fill(holder: &mut Map<String, Value>, field: &str, step: &Default) {
         return;
     }
     if let Some(when) = &step.when {
-        let want: Value = serde_json::from_str(&when.equals).unwrap_or(Value::Null);
+        let want: Value = serde_json::from_str(when.equals).unwrap_or(Value::Null);
         // `null` also matches a missing sibling, as Go's nil does.
-        let found = holder.get(when.field.as_ref()).unwrap_or(&Value::Null);
+        let found = holder.get(when.field).unwrap_or(&Value::Null);
         if *found != want {
             return;
         }
     }
-    let value = match &step.fill {
+    let value = match step.fill {
         Fill::Json(text) => serde_json::from_str(text).ok(),
         Fill::Rule(rule) => rule.compute(holder),
     };
@@ -121,12 +199,7 @@ mod tests {
     use super::*;
 
     fn step(path: &'static str, json: &'static str) -> Default {
-        Default {
-            path: Cow::Borrowed(path),
-            fill: Fill::Json(Cow::Borrowed(json)),
-            when: None,
-            releases: Releases::ALL,
-        }
+        Default::value(path, json)
     }
 
     const RELEASE: KubeVersion = KubeVersion::new(1, 36);
@@ -135,11 +208,7 @@ mod tests {
     fn parents_are_created_before_their_fields_are_filled() {
         // SetDefaults_Deployment: the strategy is a value type, its rollingUpdate is filled
         // only for the RollingUpdate type.
-        let mut rolling = step(".spec.strategy.rollingUpdate", "{}");
-        rolling.when = Some(When {
-            field: Cow::Borrowed("type"),
-            equals: Cow::Borrowed("\"RollingUpdate\""),
-        });
+        let rolling = step(".spec.strategy.rollingUpdate", "{}").when("type", "\"RollingUpdate\"");
         let defaults = [
             step(".spec.replicas", "1"),
             step(".spec.strategy", "{}"),
@@ -180,8 +249,7 @@ mod tests {
 
     #[test]
     fn steps_apply_only_in_their_releases() {
-        let mut step = step(".spec.internalTrafficPolicy", "\"Cluster\"");
-        step.releases.since = Some(KubeVersion::new(1, 22));
+        let step = step(".spec.internalTrafficPolicy", "\"Cluster\"").since(1, 22);
         let mut old = json!({"spec": {}});
         apply(
             std::slice::from_ref(&step),

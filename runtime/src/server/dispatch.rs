@@ -17,7 +17,7 @@ use crate::Verb;
 use crate::meta::ListOptions;
 
 use crate::server::describe::deprecation;
-use crate::server::handlers::update::UpdateScope;
+use crate::server::handlers::object::UpdateScope;
 use crate::server::handlers::{
     create, delete, get, list, namespace_lifecycle, patch, scale, update, watch,
 };

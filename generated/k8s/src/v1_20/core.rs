@@ -261,7 +261,6 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
-    #[resource(default(path = ".subsets[*].ports[*].protocol", value = "\"TCP\""))]
     #[resource(generation = "none")]
     pub struct Endpoints {
         #[wire(rename = "apiVersion")]
@@ -1006,7 +1005,6 @@ pub mod v1 {
             description = "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec."
         )
     )]
-    #[resource(default(path = ".spec.volumeMode", value = "\"Filesystem\""))]
     #[resource(generation = "none", status_on_create = "empty")]
     pub struct PersistentVolumeClaim {
         #[wire(rename = "apiVersion")]
@@ -1247,457 +1245,6 @@ pub mod v1 {
             since = "1.22"
         )
     )]
-    #[resource(default(path = ".spec.dnsPolicy", value = "\"ClusterFirst\""))]
-    #[resource(default(path = ".spec.restartPolicy", value = "\"Always\""))]
-    #[resource(default(path = ".spec.terminationGracePeriodSeconds", value = "30"))]
-    #[resource(default(path = ".spec.securityContext", value = "{}"))]
-    #[resource(default(path = ".spec.schedulerName", value = "\"default-scheduler\""))]
-    #[resource(default(path = ".spec.enableServiceLinks", value = "true"))]
-    #[resource(
-        default(path = ".spec.containers[*].imagePullPolicy", rule = "image_pull_policy")
-    )]
-    #[resource(
-        default(
-            path = ".spec.containers[*].terminationMessagePath",
-            value = "\"/dev/termination-log\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.containers[*].terminationMessagePolicy",
-            value = "\"File\""
-        )
-    )]
-    #[resource(default(path = ".spec.containers[*].resources", value = "{}"))]
-    #[resource(
-        default(
-            path = ".spec.containers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.containers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.containers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.containers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.containers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.containers[*].livenessProbe.timeoutSeconds", value = "1")
-    )]
-    #[resource(
-        default(path = ".spec.containers[*].livenessProbe.periodSeconds", value = "10")
-    )]
-    #[resource(
-        default(path = ".spec.containers[*].livenessProbe.successThreshold", value = "1")
-    )]
-    #[resource(
-        default(path = ".spec.containers[*].livenessProbe.failureThreshold", value = "3")
-    )]
-    #[resource(
-        default(path = ".spec.containers[*].livenessProbe.httpGet.path", value = "\"/\"")
-    )]
-    #[resource(
-        default(
-            path = ".spec.containers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.containers[*].ports[*].protocol", value = "\"TCP\"")
-    )]
-    #[resource(
-        default(path = ".spec.containers[*].readinessProbe.timeoutSeconds", value = "1")
-    )]
-    #[resource(
-        default(path = ".spec.containers[*].readinessProbe.periodSeconds", value = "10")
-    )]
-    #[resource(
-        default(
-            path = ".spec.containers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.containers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.containers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.containers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.containers[*].startupProbe.timeoutSeconds", value = "1")
-    )]
-    #[resource(
-        default(path = ".spec.containers[*].startupProbe.periodSeconds", value = "10")
-    )]
-    #[resource(
-        default(path = ".spec.containers[*].startupProbe.successThreshold", value = "1")
-    )]
-    #[resource(
-        default(path = ".spec.containers[*].startupProbe.failureThreshold", value = "3")
-    )]
-    #[resource(
-        default(path = ".spec.containers[*].startupProbe.httpGet.path", value = "\"/\"")
-    )]
-    #[resource(
-        default(
-            path = ".spec.containers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.ephemeralContainers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].imagePullPolicy",
-            rule = "image_pull_policy"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].terminationMessagePath",
-            value = "\"/dev/termination-log\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].terminationMessagePolicy",
-            value = "\"File\""
-        )
-    )]
-    #[resource(default(path = ".spec.initContainers[*].resources", value = "{}"))]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.initContainers[*].ports[*].protocol", value = "\"TCP\"")
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.initContainers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(default(path = ".spec.volumes[*].configMap.defaultMode", value = "420"))]
-    #[resource(
-        default(
-            path = ".spec.volumes[*].downwardAPI.items[*].fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.volumes[*].ephemeral.volumeClaimTemplate.spec.volumeMode",
-            value = "\"Filesystem\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.volumes[*].projected.sources[*].downwardAPI.items[*].fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(default(path = ".spec.volumes[*].secret.defaultMode", value = "420"))]
     #[resource(
         generation = "spec",
         generation_since = "1.33",
@@ -1858,512 +1405,6 @@ pub mod v1 {
             description = "The labels for the pod template."
         )
     )]
-    #[resource(default(path = ".template.spec.dnsPolicy", value = "\"ClusterFirst\""))]
-    #[resource(default(path = ".template.spec.restartPolicy", value = "\"Always\""))]
-    #[resource(
-        default(path = ".template.spec.terminationGracePeriodSeconds", value = "30")
-    )]
-    #[resource(default(path = ".template.spec.securityContext", value = "{}"))]
-    #[resource(
-        default(path = ".template.spec.schedulerName", value = "\"default-scheduler\"")
-    )]
-    #[resource(default(path = ".template.spec.enableServiceLinks", value = "true"))]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].imagePullPolicy",
-            rule = "image_pull_policy"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].terminationMessagePath",
-            value = "\"/dev/termination-log\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].terminationMessagePolicy",
-            value = "\"File\""
-        )
-    )]
-    #[resource(default(path = ".template.spec.containers[*].resources", value = "{}"))]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.containers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.ephemeralContainers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].imagePullPolicy",
-            rule = "image_pull_policy"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].terminationMessagePath",
-            value = "\"/dev/termination-log\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].terminationMessagePolicy",
-            value = "\"File\""
-        )
-    )]
-    #[resource(
-        default(path = ".template.spec.initContainers[*].resources", value = "{}")
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.initContainers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(path = ".template.spec.volumes[*].configMap.defaultMode", value = "420")
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.volumes[*].downwardAPI.items[*].fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.volumes[*].ephemeral.volumeClaimTemplate.spec.volumeMode",
-            value = "\"Filesystem\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".template.spec.volumes[*].projected.sources[*].downwardAPI.items[*].fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(path = ".template.spec.volumes[*].secret.defaultMode", value = "420")
-    )]
     #[resource(generation = "none")]
     pub struct PodTemplate {
         #[wire(rename = "apiVersion")]
@@ -2486,528 +1527,6 @@ pub mod v1 {
             cell = "labels(.spec.selector)",
             priority = 1,
             description = "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"
-        )
-    )]
-    #[resource(default(path = ".spec.replicas", value = "1"))]
-    #[resource(
-        default(path = ".spec.template.spec.dnsPolicy", value = "\"ClusterFirst\"")
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.restartPolicy", value = "\"Always\"")
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.terminationGracePeriodSeconds", value = "30")
-    )]
-    #[resource(default(path = ".spec.template.spec.securityContext", value = "{}"))]
-    #[resource(
-        default(
-            path = ".spec.template.spec.schedulerName",
-            value = "\"default-scheduler\""
-        )
-    )]
-    #[resource(default(path = ".spec.template.spec.enableServiceLinks", value = "true"))]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].imagePullPolicy",
-            rule = "image_pull_policy"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].terminationMessagePath",
-            value = "\"/dev/termination-log\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].terminationMessagePolicy",
-            value = "\"File\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.containers[*].resources", value = "{}")
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].imagePullPolicy",
-            rule = "image_pull_policy"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].terminationMessagePath",
-            value = "\"/dev/termination-log\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].terminationMessagePolicy",
-            value = "\"File\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.initContainers[*].resources", value = "{}")
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].configMap.defaultMode",
-            value = "420"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].downwardAPI.items[*].fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].ephemeral.volumeClaimTemplate.spec.volumeMode",
-            value = "\"Filesystem\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].projected.sources[*].downwardAPI.items[*].fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].secret.defaultMode",
-            value = "420"
         )
     )]
     #[resource(generation = "spec", status_on_create = "empty")]
@@ -3154,7 +1673,6 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
-    #[resource(default(path = ".type", value = "\"Opaque\""))]
     #[resource(generation = "none")]
     pub struct Secret {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -3252,10 +1770,6 @@ pub mod v1 {
             description = "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/"
         )
     )]
-    #[resource(default(path = ".spec.sessionAffinity", value = "\"None\""))]
-    #[resource(default(path = ".spec.type", value = "\"ClusterIP\""))]
-    #[resource(default(path = ".spec.ports[*].protocol", value = "\"TCP\""))]
-    #[resource(default(path = ".spec.ports[*].targetPort", rule = "target_port"))]
     #[resource(generation = "none", status_on_create = "empty")]
     pub struct Service {
         #[wire(rename = "apiVersion")]
@@ -3418,10 +1932,13 @@ pub mod v1 {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
         pub use crate::shared::v1_20_v1_28::core::v1::merge::{
-            LoadBalancerStatus, NamespaceStatus, NodeSpec, NodeStatus,
-            ReplicationControllerStatus, ServiceStatus,
+            ConfigMapVolumeSource, HTTPGetAction, LoadBalancerStatus, NamespaceStatus,
+            NodeSpec, NodeStatus, ReplicationControllerStatus, SecretVolumeSource,
+            ServiceStatus,
         };
-        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::core::v1::merge::LoadBalancerIngress;
+        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::core::v1::merge::{
+            ContainerPort, LoadBalancerIngress, ServicePort,
+        };
         pub static Affinity: TypeInfo = TypeInfo::new(
             &[
                 field("podAffinity").of(&PodAffinity),
@@ -3442,31 +1959,130 @@ pub mod v1 {
             ],
         );
         pub static ConfigMap: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ImmutableData,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ConfigMapData,
+                        ),
+                    ),
+                ],
+            );
         pub static Container: TypeInfo = TypeInfo::new(
-            &[
-                field("env").strategy("merge").merge_key("name"),
-                field("ports")
-                    .list_map(&["containerPort", "protocol"])
-                    .strategy("merge")
-                    .merge_key("containerPort"),
-                field("volumeDevices").strategy("merge").merge_key("devicePath"),
-                field("volumeMounts").strategy("merge").merge_key("mountPath"),
-            ],
+                &[
+                    field("env").strategy("merge").merge_key("name").items(&EnvVar),
+                    field("lifecycle").of(&Lifecycle),
+                    field("livenessProbe").of(&Probe),
+                    field("ports")
+                        .list_map(&["containerPort", "protocol"])
+                        .strategy("merge")
+                        .merge_key("containerPort")
+                        .items(&ContainerPort),
+                    field("readinessProbe").of(&Probe),
+                    field("startupProbe").of(&Probe),
+                    field("volumeDevices").strategy("merge").merge_key("devicePath"),
+                    field("volumeMounts").strategy("merge").merge_key("mountPath"),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::rule(
+                        ".imagePullPolicy",
+                        kapi::defaulting::Rule::ImagePullPolicy,
+                    ),
+                    kapi::defaulting::Default::value(
+                        ".terminationMessagePath",
+                        "\"/dev/termination-log\"",
+                    ),
+                    kapi::defaulting::Default::value(
+                        ".terminationMessagePolicy",
+                        "\"File\"",
+                    ),
+                    kapi::defaulting::Default::value(".resources", "{}"),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::DnsLabel,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".image",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".ports",
+                        kapi::validation::Rule::Unique("name"),
+                    ),
+                    kapi::validation::Check::new(
+                        ".imagePullPolicy",
+                        kapi::validation::Rule::OneOf(
+                            &["Always", "IfNotPresent", "Never"],
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                            ".terminationMessagePolicy",
+                            kapi::validation::Rule::OneOf(
+                                &["File", "FallbackToLogsOnError"],
+                            ),
+                        )
+                        .since(1, 28),
+                ],
+            );
+        pub static DownwardAPIProjection: TypeInfo = TypeInfo::new(
+            &[field("items").items(&DownwardAPIVolumeFile)],
+        );
+        pub static DownwardAPIVolumeFile: TypeInfo = TypeInfo::new(
+            &[field("fieldRef").of(&ObjectFieldSelector)],
+        );
+        pub static DownwardAPIVolumeSource: TypeInfo = TypeInfo::new(
+            &[field("items").items(&DownwardAPIVolumeFile)],
+        );
+        pub static EndpointPort: TypeInfo = TypeInfo::new(&[])
+            .defaults(&[kapi::defaulting::Default::value(".protocol", "\"TCP\"")]);
+        pub static EndpointSubset: TypeInfo = TypeInfo::new(
+            &[field("ports").items(&EndpointPort)],
         );
         pub static Endpoints: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                field("subsets").items(&EndpointSubset),
             ],
+        );
+        pub static EnvVar: TypeInfo = TypeInfo::new(
+            &[field("valueFrom").of(&EnvVarSource)],
+        );
+        pub static EnvVarSource: TypeInfo = TypeInfo::new(
+            &[field("fieldRef").of(&ObjectFieldSelector)],
         );
         pub static EphemeralContainer: TypeInfo = TypeInfo::new(
             &[
-                field("env").strategy("merge").merge_key("name"),
+                field("env").strategy("merge").merge_key("name").items(&EnvVar),
+                field("lifecycle").of(&Lifecycle),
+                field("livenessProbe").of(&Probe),
+                field("ports").items(&ContainerPort),
+                field("readinessProbe").of(&Probe),
+                field("startupProbe").of(&Probe),
                 field("volumeDevices").strategy("merge").merge_key("devicePath"),
                 field("volumeMounts").strategy("merge").merge_key("mountPath"),
             ],
@@ -3480,6 +2096,12 @@ pub mod v1 {
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
             ],
         );
+        pub static Handler: TypeInfo = TypeInfo::new(
+            &[field("httpGet").of(&HTTPGetAction)],
+        );
+        pub static Lifecycle: TypeInfo = TypeInfo::new(
+            &[field("postStart").of(&Handler), field("preStop").of(&Handler)],
+        );
         pub static LimitRange: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -3487,12 +2109,22 @@ pub mod v1 {
             ],
         );
         pub static Namespace: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("status").of(&NamespaceStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("status").of(&NamespaceStatus),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::DnsLabel,
+                        ),
+                    ),
+                ],
+            );
         pub static Node: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -3501,6 +2133,8 @@ pub mod v1 {
                 field("status").of(&NodeStatus),
             ],
         );
+        pub static ObjectFieldSelector: TypeInfo = TypeInfo::new(&[])
+            .defaults(&[kapi::defaulting::Default::value(".apiVersion", "\"v1\"")]);
         pub static PersistentVolume: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -3516,11 +2150,14 @@ pub mod v1 {
             ],
         );
         pub static PersistentVolumeClaimSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("selector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-            ],
-        );
+                &[
+                    field("selector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                ],
+            )
+            .defaults(
+                &[kapi::defaulting::Default::value(".volumeMode", "\"Filesystem\"")],
+            );
         pub static PersistentVolumeClaimStatus: TypeInfo = TypeInfo::new(
             &[field("conditions").strategy("merge").merge_key("type")],
         );
@@ -3562,33 +2199,80 @@ pub mod v1 {
             ],
         );
         pub static PodSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("affinity").of(&Affinity),
-                field("containers")
-                    .strategy("merge")
-                    .merge_key("name")
-                    .items(&Container),
-                field("ephemeralContainers")
-                    .strategy("merge")
-                    .merge_key("name")
-                    .items(&EphemeralContainer),
-                field("hostAliases").strategy("merge").merge_key("ip"),
-                field("imagePullSecrets").strategy("merge").merge_key("name"),
-                field("initContainers")
-                    .strategy("merge")
-                    .merge_key("name")
-                    .items(&Container),
-                field("topologySpreadConstraints")
-                    .list_map(&["topologyKey", "whenUnsatisfiable"])
-                    .strategy("merge")
-                    .merge_key("topologyKey")
-                    .items(&TopologySpreadConstraint),
-                field("volumes")
-                    .strategy("merge,retainKeys")
-                    .merge_key("name")
-                    .items(&Volume),
-            ],
-        );
+                &[
+                    field("affinity").of(&Affinity),
+                    field("containers")
+                        .strategy("merge")
+                        .merge_key("name")
+                        .items(&Container),
+                    field("ephemeralContainers")
+                        .strategy("merge")
+                        .merge_key("name")
+                        .items(&EphemeralContainer),
+                    field("hostAliases").strategy("merge").merge_key("ip"),
+                    field("imagePullSecrets").strategy("merge").merge_key("name"),
+                    field("initContainers")
+                        .strategy("merge")
+                        .merge_key("name")
+                        .items(&Container),
+                    field("topologySpreadConstraints")
+                        .list_map(&["topologyKey", "whenUnsatisfiable"])
+                        .strategy("merge")
+                        .merge_key("topologyKey")
+                        .items(&TopologySpreadConstraint),
+                    field("volumes")
+                        .strategy("merge,retainKeys")
+                        .merge_key("name")
+                        .items(&Volume),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".dnsPolicy", "\"ClusterFirst\""),
+                    kapi::defaulting::Default::value(".restartPolicy", "\"Always\""),
+                    kapi::defaulting::Default::value(
+                        ".terminationGracePeriodSeconds",
+                        "30",
+                    ),
+                    kapi::defaulting::Default::value(".securityContext", "{}"),
+                    kapi::defaulting::Default::value(
+                        ".schedulerName",
+                        "\"default-scheduler\"",
+                    ),
+                    kapi::defaulting::Default::value(".enableServiceLinks", "true"),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".containers",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".containers",
+                        kapi::validation::Rule::Unique("name"),
+                    ),
+                    kapi::validation::Check::new(
+                        ".initContainers",
+                        kapi::validation::Rule::Unique("name"),
+                    ),
+                    kapi::validation::Check::new(
+                        ".restartPolicy",
+                        kapi::validation::Rule::OneOf(&["Always", "OnFailure", "Never"]),
+                    ),
+                    kapi::validation::Check::new(
+                        ".dnsPolicy",
+                        kapi::validation::Rule::OneOf(
+                            &[
+                                "ClusterFirstWithHostNet",
+                                "ClusterFirst",
+                                "Default",
+                                "None",
+                            ],
+                        ),
+                    ),
+                ],
+            );
         pub static PodStatus: TypeInfo = TypeInfo::new(
             &[
                 field("conditions").strategy("merge").merge_key("type"),
@@ -3609,14 +2293,29 @@ pub mod v1 {
                 field("spec").of(&PodSpec),
             ],
         );
-        pub static ReplicationController: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&ReplicationControllerSpec),
-                field("status").of(&ReplicationControllerStatus),
-            ],
+        pub static Probe: TypeInfo = TypeInfo::new(
+                &[field("httpGet").of(&HTTPGetAction)],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".timeoutSeconds", "1"),
+                    kapi::defaulting::Default::value(".periodSeconds", "10"),
+                    kapi::defaulting::Default::value(".successThreshold", "1"),
+                    kapi::defaulting::Default::value(".failureThreshold", "3"),
+                ],
+            );
+        pub static ProjectedVolumeSource: TypeInfo = TypeInfo::new(
+            &[field("sources").items(&VolumeProjection)],
         );
+        pub static ReplicationController: TypeInfo = TypeInfo::new(
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&ReplicationControllerSpec),
+                    field("status").of(&ReplicationControllerStatus),
+                ],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".spec.replicas", "1")]);
         pub static ReplicationControllerSpec: TypeInfo = TypeInfo::new(
             &[field("template").of(&PodTemplateSpec)],
         );
@@ -3627,19 +2326,59 @@ pub mod v1 {
             ],
         );
         pub static Secret: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".type", "\"Opaque\"")])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".type",
+                        kapi::validation::Rule::Immutable(kapi::validation::Shape::Plain),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ImmutableData,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::SecretData,
+                        ),
+                    ),
+                ],
+            );
         pub static Service: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&ServiceSpec),
-                field("status").of(&ServiceStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&ServiceSpec),
+                    field("status").of(&ServiceStatus),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".spec.sessionAffinity",
+                        "\"None\"",
+                    ),
+                    kapi::defaulting::Default::value(".spec.type", "\"ClusterIP\""),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::Dns1035Label,
+                        ),
+                    ),
+                ],
+            );
         pub static ServiceAccount: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -3648,15 +2387,36 @@ pub mod v1 {
             ],
         );
         pub static ServiceSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("clusterIPs").atomic_list(),
-                field("ipFamilies").atomic_list(),
-                field("ports")
-                    .list_map(&["port", "protocol"])
-                    .strategy("merge")
-                    .merge_key("port"),
-            ],
-        );
+                &[
+                    field("clusterIPs").atomic_list(),
+                    field("ipFamilies").atomic_list(),
+                    field("ports")
+                        .list_map(&["port", "protocol"])
+                        .strategy("merge")
+                        .merge_key("port")
+                        .items(&ServicePort),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ServicePorts,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".sessionAffinity",
+                        kapi::validation::Rule::OneOf(&["ClientIP", "None"]),
+                    ),
+                    kapi::validation::Check::new(
+                        ".type",
+                        kapi::validation::Rule::OneOf(
+                            &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"],
+                        ),
+                    ),
+                ],
+            );
         pub static TopologySpreadConstraint: TypeInfo = TypeInfo::new(
             &[
                 field("labelSelector")
@@ -3664,7 +2424,16 @@ pub mod v1 {
             ],
         );
         pub static Volume: TypeInfo = TypeInfo::new(
-            &[field("ephemeral").of(&EphemeralVolumeSource)],
+            &[
+                field("configMap").of(&ConfigMapVolumeSource),
+                field("downwardAPI").of(&DownwardAPIVolumeSource),
+                field("ephemeral").of(&EphemeralVolumeSource),
+                field("projected").of(&ProjectedVolumeSource),
+                field("secret").of(&SecretVolumeSource),
+            ],
+        );
+        pub static VolumeProjection: TypeInfo = TypeInfo::new(
+            &[field("downwardAPI").of(&DownwardAPIProjection)],
         );
         pub static WeightedPodAffinityTerm: TypeInfo = TypeInfo::new(
             &[field("podAffinityTerm").of(&PodAffinityTerm)],

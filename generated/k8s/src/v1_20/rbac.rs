@@ -196,30 +196,70 @@ pub mod v1 {
             ],
         );
         pub static ClusterRole: TypeInfo = TypeInfo::new(
-            &[
-                field("aggregationRule").of(&AggregationRule),
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("aggregationRule").of(&AggregationRule),
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
         pub static ClusterRoleBinding: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
         pub static Role: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
         pub static RoleBinding: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
     }
     /// Adds this group-version's served kinds to `registry`.
     #[inline]
@@ -760,30 +800,70 @@ pub mod v1beta1 {
             ],
         );
         pub static ClusterRole: TypeInfo = TypeInfo::new(
-            &[
-                field("aggregationRule").of(&AggregationRule),
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("aggregationRule").of(&AggregationRule),
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
         pub static ClusterRoleBinding: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
         pub static Role: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
         pub static RoleBinding: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
     }
     /// Adds this group-version's served kinds to `registry`.
     #[inline]

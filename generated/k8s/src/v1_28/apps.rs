@@ -181,547 +181,6 @@ pub mod v1 {
             description = "A label query over pods that are managed by the daemon set. Must match in order to be controlled. If empty, defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"
         )
     )]
-    #[resource(default(path = ".spec.updateStrategy", value = "{}"))]
-    #[resource(default(path = ".spec.updateStrategy.type", value = "\"RollingUpdate\""))]
-    #[resource(
-        default(
-            path = ".spec.updateStrategy.rollingUpdate",
-            value = "{}",
-            when = "type == \"RollingUpdate\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.updateStrategy.rollingUpdate.maxUnavailable", value = "1")
-    )]
-    #[resource(
-        default(
-            path = ".spec.updateStrategy.rollingUpdate.maxSurge",
-            value = "0",
-            since = "1.21"
-        )
-    )]
-    #[resource(default(path = ".spec.revisionHistoryLimit", value = "10"))]
-    #[resource(
-        default(path = ".spec.template.spec.dnsPolicy", value = "\"ClusterFirst\"")
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.restartPolicy", value = "\"Always\"")
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.terminationGracePeriodSeconds", value = "30")
-    )]
-    #[resource(default(path = ".spec.template.spec.securityContext", value = "{}"))]
-    #[resource(
-        default(
-            path = ".spec.template.spec.schedulerName",
-            value = "\"default-scheduler\""
-        )
-    )]
-    #[resource(default(path = ".spec.template.spec.enableServiceLinks", value = "true"))]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].imagePullPolicy",
-            rule = "image_pull_policy"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].terminationMessagePath",
-            value = "\"/dev/termination-log\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].terminationMessagePolicy",
-            value = "\"File\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.containers[*].resources", value = "{}")
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].imagePullPolicy",
-            rule = "image_pull_policy"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].terminationMessagePath",
-            value = "\"/dev/termination-log\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].terminationMessagePolicy",
-            value = "\"File\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.initContainers[*].resources", value = "{}")
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].configMap.defaultMode",
-            value = "420"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].downwardAPI.items[*].fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].ephemeral.volumeClaimTemplate.spec.volumeMode",
-            value = "\"Filesystem\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].projected.sources[*].downwardAPI.items[*].fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].secret.defaultMode",
-            value = "420"
-        )
-    )]
     #[resource(generation = "spec", status_on_create = "empty")]
     pub struct DaemonSet {
         #[wire(rename = "apiVersion")]
@@ -846,545 +305,6 @@ pub mod v1 {
             cell = "selector(.spec.selector)",
             priority = 1,
             description = "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment."
-        )
-    )]
-    #[resource(default(path = ".spec.replicas", value = "1"))]
-    #[resource(default(path = ".spec.strategy", value = "{}"))]
-    #[resource(default(path = ".spec.strategy.type", value = "\"RollingUpdate\""))]
-    #[resource(
-        default(
-            path = ".spec.strategy.rollingUpdate",
-            value = "{}",
-            when = "type == \"RollingUpdate\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.strategy.rollingUpdate.maxUnavailable", value = "\"25%\"")
-    )]
-    #[resource(
-        default(path = ".spec.strategy.rollingUpdate.maxSurge", value = "\"25%\"")
-    )]
-    #[resource(default(path = ".spec.revisionHistoryLimit", value = "10"))]
-    #[resource(default(path = ".spec.progressDeadlineSeconds", value = "600"))]
-    #[resource(
-        default(path = ".spec.template.spec.dnsPolicy", value = "\"ClusterFirst\"")
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.restartPolicy", value = "\"Always\"")
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.terminationGracePeriodSeconds", value = "30")
-    )]
-    #[resource(default(path = ".spec.template.spec.securityContext", value = "{}"))]
-    #[resource(
-        default(
-            path = ".spec.template.spec.schedulerName",
-            value = "\"default-scheduler\""
-        )
-    )]
-    #[resource(default(path = ".spec.template.spec.enableServiceLinks", value = "true"))]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].imagePullPolicy",
-            rule = "image_pull_policy"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].terminationMessagePath",
-            value = "\"/dev/termination-log\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].terminationMessagePolicy",
-            value = "\"File\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.containers[*].resources", value = "{}")
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].imagePullPolicy",
-            rule = "image_pull_policy"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].terminationMessagePath",
-            value = "\"/dev/termination-log\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].terminationMessagePolicy",
-            value = "\"File\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.initContainers[*].resources", value = "{}")
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].configMap.defaultMode",
-            value = "420"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].downwardAPI.items[*].fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].ephemeral.volumeClaimTemplate.spec.volumeMode",
-            value = "\"Filesystem\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].projected.sources[*].downwardAPI.items[*].fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].secret.defaultMode",
-            value = "420"
         )
     )]
     #[resource(generation = "spec_and_annotations", status_on_create = "empty")]
@@ -1536,528 +456,6 @@ pub mod v1 {
             description = "Selector is a label query over pods that should match the replica count. If the selector is empty, it is defaulted to the labels present on the pod template. Label keys and values that must match in order to be controlled by this replica set. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"
         )
     )]
-    #[resource(default(path = ".spec.replicas", value = "1"))]
-    #[resource(
-        default(path = ".spec.template.spec.dnsPolicy", value = "\"ClusterFirst\"")
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.restartPolicy", value = "\"Always\"")
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.terminationGracePeriodSeconds", value = "30")
-    )]
-    #[resource(default(path = ".spec.template.spec.securityContext", value = "{}"))]
-    #[resource(
-        default(
-            path = ".spec.template.spec.schedulerName",
-            value = "\"default-scheduler\""
-        )
-    )]
-    #[resource(default(path = ".spec.template.spec.enableServiceLinks", value = "true"))]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].imagePullPolicy",
-            rule = "image_pull_policy"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].terminationMessagePath",
-            value = "\"/dev/termination-log\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].terminationMessagePolicy",
-            value = "\"File\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.containers[*].resources", value = "{}")
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].imagePullPolicy",
-            rule = "image_pull_policy"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].terminationMessagePath",
-            value = "\"/dev/termination-log\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].terminationMessagePolicy",
-            value = "\"File\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.initContainers[*].resources", value = "{}")
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].configMap.defaultMode",
-            value = "420"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].downwardAPI.items[*].fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].ephemeral.volumeClaimTemplate.spec.volumeMode",
-            value = "\"Filesystem\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].projected.sources[*].downwardAPI.items[*].fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].secret.defaultMode",
-            value = "420"
-        )
-    )]
     #[resource(generation = "spec", status_on_create = "empty")]
     pub struct ReplicaSet {
         #[wire(rename = "apiVersion")]
@@ -2139,548 +537,6 @@ pub mod v1 {
             description = "Images referenced by each container in the template."
         )
     )]
-    #[resource(default(path = ".spec.podManagementPolicy", value = "\"OrderedReady\""))]
-    #[resource(default(path = ".spec.updateStrategy", value = "{}"))]
-    #[resource(default(path = ".spec.updateStrategy.type", value = "\"RollingUpdate\""))]
-    #[resource(
-        default(
-            path = ".spec.updateStrategy.rollingUpdate",
-            value = "{}",
-            when = "type == \"RollingUpdate\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.updateStrategy.rollingUpdate.partition", value = "0")
-    )]
-    #[resource(default(path = ".spec.replicas", value = "1"))]
-    #[resource(default(path = ".spec.revisionHistoryLimit", value = "10"))]
-    #[resource(
-        default(path = ".spec.template.spec.dnsPolicy", value = "\"ClusterFirst\"")
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.restartPolicy", value = "\"Always\"")
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.terminationGracePeriodSeconds", value = "30")
-    )]
-    #[resource(default(path = ".spec.template.spec.securityContext", value = "{}"))]
-    #[resource(
-        default(
-            path = ".spec.template.spec.schedulerName",
-            value = "\"default-scheduler\""
-        )
-    )]
-    #[resource(default(path = ".spec.template.spec.enableServiceLinks", value = "true"))]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].imagePullPolicy",
-            rule = "image_pull_policy"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].terminationMessagePath",
-            value = "\"/dev/termination-log\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].terminationMessagePolicy",
-            value = "\"File\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.containers[*].resources", value = "{}")
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.containers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.ephemeralContainers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].imagePullPolicy",
-            rule = "image_pull_policy"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].terminationMessagePath",
-            value = "\"/dev/termination-log\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].terminationMessagePolicy",
-            value = "\"File\""
-        )
-    )]
-    #[resource(
-        default(path = ".spec.template.spec.initContainers[*].resources", value = "{}")
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].env[*].valueFrom.fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.postStart.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.postStart.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.preStop.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].lifecycle.preStop.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].livenessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].ports[*].protocol",
-            value = "\"TCP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].readinessProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.timeoutSeconds",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.periodSeconds",
-            value = "10"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.successThreshold",
-            value = "1"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.failureThreshold",
-            value = "3"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.httpGet.path",
-            value = "\"/\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.initContainers[*].startupProbe.httpGet.scheme",
-            value = "\"HTTP\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].configMap.defaultMode",
-            value = "420"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].downwardAPI.items[*].fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].ephemeral.volumeClaimTemplate.spec.volumeMode",
-            value = "\"Filesystem\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].projected.sources[*].downwardAPI.items[*].fieldRef.apiVersion",
-            value = "\"v1\""
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.template.spec.volumes[*].secret.defaultMode",
-            value = "420"
-        )
-    )]
-    #[resource(
-        default(
-            path = ".spec.volumeClaimTemplates[*].spec.volumeMode",
-            value = "\"Filesystem\""
-        )
-    )]
     #[resource(generation = "spec", status_on_create = "empty")]
     pub struct StatefulSet {
         #[wire(rename = "apiVersion")]
@@ -2723,72 +579,296 @@ pub mod v1 {
             ],
         );
         pub static DaemonSet: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&DaemonSetSpec),
-                field("status").of(&DaemonSetStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&DaemonSetSpec),
+                    field("status").of(&DaemonSetStatus),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".spec.updateStrategy", "{}"),
+                    kapi::defaulting::Default::value(
+                        ".spec.updateStrategy.type",
+                        "\"RollingUpdate\"",
+                    ),
+                    kapi::defaulting::Default::value(
+                            ".spec.updateStrategy.rollingUpdate",
+                            "{}",
+                        )
+                        .when("type", "\"RollingUpdate\""),
+                    kapi::defaulting::Default::value(
+                        ".spec.updateStrategy.rollingUpdate.maxUnavailable",
+                        "1",
+                    ),
+                    kapi::defaulting::Default::value(
+                            ".spec.updateStrategy.rollingUpdate.maxSurge",
+                            "0",
+                        )
+                        .since(1, 21),
+                    kapi::defaulting::Default::value(".spec.revisionHistoryLimit", "10"),
+                ],
+            );
         pub static DaemonSetSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("selector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("template")
-                    .of(&super::super::super::core::v1::merge::PodTemplateSpec),
-            ],
-        );
+                &[
+                    field("selector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("template")
+                        .of(&super::super::super::core::v1::merge::PodTemplateSpec),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::Selector(
+                                kapi::validation::Workload::DaemonSet,
+                            ),
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".template.spec.restartPolicy",
+                        kapi::validation::Rule::OneOf(&["Always"]),
+                    ),
+                    kapi::validation::Check::new(
+                        ".minReadySeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".revisionHistoryLimit",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".selector",
+                        kapi::validation::Rule::Immutable(
+                            kapi::validation::Shape::LabelSelector,
+                        ),
+                    ),
+                ],
+            );
         pub static Deployment: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&DeploymentSpec),
-                field("status").of(&DeploymentStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&DeploymentSpec),
+                    field("status").of(&DeploymentStatus),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".spec.replicas", "1"),
+                    kapi::defaulting::Default::value(".spec.strategy", "{}"),
+                    kapi::defaulting::Default::value(
+                        ".spec.strategy.type",
+                        "\"RollingUpdate\"",
+                    ),
+                    kapi::defaulting::Default::value(
+                            ".spec.strategy.rollingUpdate",
+                            "{}",
+                        )
+                        .when("type", "\"RollingUpdate\""),
+                    kapi::defaulting::Default::value(
+                        ".spec.strategy.rollingUpdate.maxUnavailable",
+                        "\"25%\"",
+                    ),
+                    kapi::defaulting::Default::value(
+                        ".spec.strategy.rollingUpdate.maxSurge",
+                        "\"25%\"",
+                    ),
+                    kapi::defaulting::Default::value(".spec.revisionHistoryLimit", "10"),
+                    kapi::defaulting::Default::value(
+                        ".spec.progressDeadlineSeconds",
+                        "600",
+                    ),
+                ],
+            );
         pub static DeploymentSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("selector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("strategy").strategy("retainKeys"),
-                field("template")
-                    .of(&super::super::super::core::v1::merge::PodTemplateSpec),
-            ],
-        );
+                &[
+                    field("selector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("strategy").strategy("retainKeys"),
+                    field("template")
+                        .of(&super::super::super::core::v1::merge::PodTemplateSpec),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".replicas",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::Selector(
+                                kapi::validation::Workload::Deployment,
+                            ),
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".template.spec.restartPolicy",
+                        kapi::validation::Rule::OneOf(&["Always"]),
+                    ),
+                    kapi::validation::Check::new(
+                        ".minReadySeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".revisionHistoryLimit",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".progressDeadlineSeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ProgressDeadline,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".selector",
+                        kapi::validation::Rule::Immutable(
+                            kapi::validation::Shape::LabelSelector,
+                        ),
+                    ),
+                ],
+            );
         pub static ReplicaSet: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&ReplicaSetSpec),
-                field("status").of(&ReplicaSetStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&ReplicaSetSpec),
+                    field("status").of(&ReplicaSetStatus),
+                ],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".spec.replicas", "1")]);
         pub static ReplicaSetSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("selector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("template")
-                    .of(&super::super::super::core::v1::merge::PodTemplateSpec),
-            ],
-        );
+                &[
+                    field("selector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("template")
+                        .of(&super::super::super::core::v1::merge::PodTemplateSpec),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".replicas",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".minReadySeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::Selector(
+                                kapi::validation::Workload::ReplicaSet,
+                            ),
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".template.spec.restartPolicy",
+                        kapi::validation::Rule::OneOf(&["Always"]),
+                    ),
+                    kapi::validation::Check::new(
+                        ".selector",
+                        kapi::validation::Rule::Immutable(
+                            kapi::validation::Shape::LabelSelector,
+                        ),
+                    ),
+                ],
+            );
         pub static StatefulSet: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&StatefulSetSpec),
-                field("status").of(&StatefulSetStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&StatefulSetSpec),
+                    field("status").of(&StatefulSetStatus),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".spec.podManagementPolicy",
+                        "\"OrderedReady\"",
+                    ),
+                    kapi::defaulting::Default::value(".spec.updateStrategy", "{}"),
+                    kapi::defaulting::Default::value(
+                        ".spec.updateStrategy.type",
+                        "\"RollingUpdate\"",
+                    ),
+                    kapi::defaulting::Default::value(
+                            ".spec.updateStrategy.rollingUpdate",
+                            "{}",
+                        )
+                        .when("type", "\"RollingUpdate\""),
+                    kapi::defaulting::Default::value(
+                        ".spec.updateStrategy.rollingUpdate.partition",
+                        "0",
+                    ),
+                    kapi::defaulting::Default::value(".spec.replicas", "1"),
+                    kapi::defaulting::Default::value(".spec.revisionHistoryLimit", "10"),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                            ".metadata.name",
+                            kapi::validation::Rule::Format(
+                                kapi::validation::Format::DnsLabel,
+                            ),
+                        )
+                        .since(1, 27),
+                ],
+            );
         pub static StatefulSetSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("selector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("template")
-                    .of(&super::super::super::core::v1::merge::PodTemplateSpec),
-                field("volumeClaimTemplates")
-                    .items(&super::super::super::core::v1::merge::PersistentVolumeClaim),
-            ],
-        );
+                &[
+                    field("selector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("template")
+                        .of(&super::super::super::core::v1::merge::PodTemplateSpec),
+                    field("volumeClaimTemplates")
+                        .items(
+                            &super::super::super::core::v1::merge::PersistentVolumeClaim,
+                        ),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".replicas",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".minReadySeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::Selector(
+                                kapi::validation::Workload::StatefulSet,
+                            ),
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".template.spec.restartPolicy",
+                        kapi::validation::Rule::OneOf(&["Always"]),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::StatefulSetUpdate,
+                        ),
+                    ),
+                ],
+            );
     }
     /// Adds this group-version's served kinds to `registry`.
     #[inline]

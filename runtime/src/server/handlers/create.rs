@@ -15,6 +15,7 @@ use crate::write_rules::StatusOnCreate;
 
 use crate::server::Call;
 use crate::server::handlers::managed_fields::{self, Writer};
+use crate::server::handlers::object::UpdateScope;
 use crate::server::handlers::request::write_request;
 use crate::server::http::dry_run::WriteOptions;
 use crate::server::http::error::{ApiError, Subject};
@@ -26,7 +27,7 @@ use crate::server::state::builtin::{NAMESPACE_FINALIZER, is_namespace_kind};
 use crate::server::state::keys;
 
 use crate::server::handlers::object::{
-    RETRIES, check_schema, decode_object, fill_defaults, name_causes, through_codec,
+    RETRIES, check_object, decode_object, fill_defaults, name_causes, through_codec,
     validate_fields,
 };
 
@@ -219,9 +220,11 @@ pub(crate) async fn create_decoded(
         map.insert("spec".into(), json!({"finalizers": [NAMESPACE_FINALIZER]}));
         map.insert("status".into(), json!({"phase": "Active"}));
     }
-    check_schema(
+    check_object(
         call,
         &object,
+        None,
+        UpdateScope::Main,
         if name.is_empty() { &generate } else { &name },
     )?;
     let namespace = url_ns.as_deref().filter(|_| info.is_namespaced());
@@ -246,7 +249,7 @@ pub(crate) async fn create_decoded(
         } else {
             name.clone()
         };
-        let causes = name_causes(info, &candidate);
+        let causes = name_causes(call, &candidate);
         if !causes.is_empty() || !crate::server::http::path::is_path_segment(&candidate) {
             let mut causes = causes;
             if causes.is_empty() {

@@ -23,6 +23,7 @@ use crate::ResourceInfo;
 use crate::defaulting;
 use crate::meta::StatusCause;
 use crate::storage::{KeyValue, Storage};
+use crate::validation::{self, FieldPath, Format, Shown};
 
 use crate::server::Call;
 use crate::server::http::error::ApiError;
@@ -35,27 +36,30 @@ use crate::server::state::builtin::is_namespace_kind;
 /// How many times a write re-reads and retries after losing a race it may retry.
 pub(crate) const RETRIES: usize = 16;
 
-pub(crate) use crate::names::{is_dns_label, is_dns_subdomain};
-
-pub(crate) const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-pub(crate) const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-
-/// The name rule of a kind: namespaces are labels, everything else a subdomain.
-pub(crate) fn name_causes(info: &ResourceInfo, name: &str) -> Vec<StatusCause> {
-    let (ok, msg) = if is_namespace_kind(info) {
-        (is_dns_label(name), LABEL_MSG)
-    } else {
-        (is_dns_subdomain(name), SUBDOMAIN_MSG)
-    };
-    if ok {
-        Vec::new()
-    } else {
-        vec![StatusCause::invalid(
-            "metadata.name",
-            &Value::from(name),
-            msg,
-        )]
+/// The name rule of a kind: the name format its data gives (a Service's DNS-1035 label, an
+/// RBAC kind's path segment), else a namespace's DNS label or everything else's DNS subdomain.
+pub(crate) fn name_causes(call: &Call, name: &str) -> Vec<StatusCause> {
+    let release = call.state.kube_version;
+    let format = call
+        .target
+        .kind
+        .merge
+        .and_then(|root| validation::name_format(root, release))
+        .unwrap_or(if is_namespace_kind(call.info()) {
+            Format::DnsLabel
+        } else {
+            Format::DnsSubdomain
+        });
+    let mut errors = validation::Errors::new(release);
+    let value = Value::from(name);
+    for message in format.messages(name, release) {
+        errors.invalid(
+            &FieldPath::of("metadata.name"),
+            Shown::Plain(&value),
+            &message,
+        );
     }
+    errors.into_causes()
 }
 
 /// `metadata.finalizers` plus, for namespaces, `spec.finalizers`: what holds a deletion.
@@ -116,16 +120,45 @@ pub(crate) fn through_codec(call: &Call, object: Value) -> Result<Value, ApiErro
 /// Fills the fields the kind defaults in the release served, as upstream's decoder does after
 /// decoding every written object.
 pub(crate) fn fill_defaults(call: &Call, object: &mut Value) {
-    defaulting::apply(&call.info().defaults, object, call.state.kube_version);
+    let release = call.state.kube_version;
+    defaulting::apply(&call.info().defaults, object, release);
+    if let Some(root) = call.target.kind.merge {
+        defaulting::apply_types(root, object, release);
+    }
 }
 
-/// Holds a written object to its kind's own checks (a CRD's schema): 422 Invalid with one cause
-/// per violation.
-pub(crate) fn check_schema(call: &Call, object: &Value, name: &str) -> Result<(), ApiError> {
-    let Some(validate) = &call.target.kind.validate else {
-        return Ok(());
-    };
-    let causes = validate(object);
+/// Which part of an object a PUT may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UpdateScope {
+    /// The main resource: everything but `status` when the kind has a status subresource.
+    Main,
+    /// `/status`: only `status`.
+    Status,
+}
+
+/// Holds a written object to what its kind must satisfy: object metadata, the checks of its
+/// types (a built-in's, `specs/validation/`) and its schema (a CRD's); `old` is the stored
+/// object on an update. A write through `/status` is held to its metadata only, as upstream's
+/// status strategies validate status, not spec. 422 Invalid with one cause per violation.
+pub(crate) fn check_object(
+    call: &Call,
+    object: &Value,
+    old: Option<&Value>,
+    scope: UpdateScope,
+    name: &str,
+) -> Result<(), ApiError> {
+    let mut errors = validation::Errors::new(call.state.kube_version);
+    validation::check_metadata(object, &mut errors);
+    if let Some(old) = old {
+        validation::check_metadata_update(object, old, &mut errors);
+    }
+    if let (Some(root), UpdateScope::Main) = (call.target.kind.merge, scope) {
+        validation::check_types(root, object, old, &mut errors);
+    }
+    let mut causes = errors.into_causes();
+    if let Some(validate) = &call.target.kind.validate {
+        causes.extend(validate(object));
+    }
     if causes.is_empty() {
         return Ok(());
     }
@@ -243,22 +276,4 @@ pub(crate) fn same_json(a: &[u8], b: &[u8]) -> bool {
             (serde_json::from_slice::<Value>(a), serde_json::from_slice::<Value>(b)),
             (Ok(a), Ok(b)) if a == b
         )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dns_names() {
-        for ok in ["a", "a-b", "a.b", "0", "a1.b2-c"] {
-            assert!(is_dns_subdomain(ok), "{ok}");
-        }
-        for bad in ["", "A", "-a", "a-", "a..b", "a_b", ".a", &"a".repeat(254)] {
-            assert!(!is_dns_subdomain(bad), "{bad}");
-        }
-        assert!(is_dns_label("kube-system"));
-        assert!(!is_dns_label("a.b"));
-        assert!(!is_dns_label(&"a".repeat(64)));
-    }
 }

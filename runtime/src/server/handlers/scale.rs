@@ -14,6 +14,7 @@ use crate::write_rules::outside_metadata;
 use crate::server::Call;
 use crate::server::handlers::managed_fields::{self, Writer};
 use crate::server::handlers::object;
+use crate::server::handlers::object::UpdateScope;
 use crate::server::handlers::request::write_request;
 use crate::server::http::dry_run::WriteOptions;
 use crate::server::http::error::ApiError;
@@ -24,7 +25,7 @@ use crate::server::objects::revision::parse_rv;
 use crate::server::objects::stored::{at_revision, kv_object, to_stored};
 
 use crate::server::handlers::object::{
-    RETRIES, check_schema, read, strict_decoding, through_codec,
+    RETRIES, check_object, read, strict_decoding, through_codec,
 };
 
 /// The `autoscaling/v1` `Scale` of an object.
@@ -244,7 +245,7 @@ pub(crate) async fn set_replicas(
         {
             return scale_of(call, &current);
         }
-        check_schema(call, &next, name)?;
+        check_object(call, &next, Some(&current), UpdateScope::Main, name)?;
         let stored = to_stored(call, &next)?;
         if dry_run {
             return scale_of(call, &at_revision(next, kv.mod_revision));

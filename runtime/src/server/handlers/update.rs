@@ -24,18 +24,9 @@ use crate::server::objects::stored::{converter, dry_answer, kv_object, to_stored
 use crate::server::state::builtin::is_namespace_kind;
 
 use crate::server::handlers::object::{
-    RETRIES, check_identity, check_schema, decode_object, has_finalizers, read, same_json,
-    through_codec, validate_fields,
+    RETRIES, UpdateScope, check_identity, check_object, decode_object, has_finalizers, read,
+    same_json, through_codec, validate_fields,
 };
-
-/// Which part of an object a PUT may change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum UpdateScope {
-    /// The main resource: everything but `status` when the kind has a status subresource.
-    Main,
-    /// `/status`: only `status`.
-    Status,
-}
 
 /// Merges a PUT body onto the current object under the scope's rules.
 pub(crate) fn prepare_update(
@@ -316,7 +307,7 @@ pub(crate) fn plan_update(
     if let Some(writer) = writer {
         managed_fields::track(call, Some(&current), &mut next, writer)?;
     }
-    check_schema(call, &next, name)?;
+    check_object(call, &next, Some(&current), scope, name)?;
     let stored = to_stored(call, &next)?;
     Ok((current, next, stored))
 }

@@ -122,6 +122,15 @@ pub mod v1 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
+        pub static ConfigMapVolumeSource: TypeInfo = TypeInfo::new(&[])
+            .defaults(&[kapi::defaulting::Default::value(".defaultMode", "420")]);
+        pub static HTTPGetAction: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".path", "\"/\""),
+                    kapi::defaulting::Default::value(".scheme", "\"HTTP\""),
+                ],
+            );
         pub static LoadBalancerStatus: TypeInfo = TypeInfo::new(
             &[
                 field("ingress")
@@ -145,6 +154,8 @@ pub mod v1 {
         pub static ReplicationControllerStatus: TypeInfo = TypeInfo::new(
             &[field("conditions").strategy("merge").merge_key("type")],
         );
+        pub static SecretVolumeSource: TypeInfo = TypeInfo::new(&[])
+            .defaults(&[kapi::defaulting::Default::value(".defaultMode", "420")]);
         pub static ServiceStatus: TypeInfo = TypeInfo::new(
             &[
                 field("conditions")

@@ -904,8 +904,68 @@ pub mod v1 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
+        pub static ContainerPort: TypeInfo = TypeInfo::new(&[])
+            .defaults(&[kapi::defaulting::Default::value(".protocol", "\"TCP\"")])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PortName,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".containerPort",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".containerPort",
+                        kapi::validation::Rule::Port,
+                    ),
+                    kapi::validation::Check::new(
+                        ".hostPort",
+                        kapi::validation::Rule::Port,
+                    ),
+                    kapi::validation::Check::new(
+                        ".protocol",
+                        kapi::validation::Rule::OneOf(&["SCTP", "TCP", "UDP"]),
+                    ),
+                ],
+            );
         pub static LoadBalancerIngress: TypeInfo = TypeInfo::new(
             &[field("ports").atomic_list()],
         );
+        pub static ServicePort: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".protocol", "\"TCP\""),
+                    kapi::defaulting::Default::rule(
+                        ".targetPort",
+                        kapi::defaulting::Rule::TargetPort,
+                    ),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::DnsLabel,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".port",
+                        kapi::validation::Rule::Range(1i64, 65535i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".protocol",
+                        kapi::validation::Rule::OneOf(&["SCTP", "TCP", "UDP"]),
+                    ),
+                    kapi::validation::Check::new(
+                        ".targetPort",
+                        kapi::validation::Rule::PortOrName,
+                    ),
+                ],
+            );
     }
 }

@@ -152,7 +152,9 @@ pub mod v1 {
                 &[field("targetRef").of(&ObjectReference)],
             )
             .atomic();
-        pub static EndpointPort: TypeInfo = TypeInfo::new(&[]).atomic();
+        pub static EndpointPort: TypeInfo = TypeInfo::new(&[])
+            .atomic()
+            .defaults(&[kapi::defaulting::Default::value(".protocol", "\"TCP\"")]);
         pub static FlexPersistentVolumeSource: TypeInfo = TypeInfo::new(
             &[field("secretRef").of(&SecretReference)],
         );
@@ -160,7 +162,9 @@ pub mod v1 {
             &[field("secretRef").of(&LocalObjectReference)],
         );
         pub static LocalObjectReference: TypeInfo = TypeInfo::new(&[]).atomic();
-        pub static ObjectFieldSelector: TypeInfo = TypeInfo::new(&[]).atomic();
+        pub static ObjectFieldSelector: TypeInfo = TypeInfo::new(&[])
+            .atomic()
+            .defaults(&[kapi::defaulting::Default::value(".apiVersion", "\"v1\"")]);
         pub static ObjectReference: TypeInfo = TypeInfo::new(&[]).atomic();
         pub static ResourceFieldSelector: TypeInfo = TypeInfo::new(&[]).atomic();
         pub static ResourceRequirements: TypeInfo = TypeInfo::new(

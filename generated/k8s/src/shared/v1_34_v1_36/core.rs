@@ -249,7 +249,6 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
-    #[resource(default(path = ".subsets[*].ports[*].protocol", value = "\"TCP\""))]
     #[resource(generation = "none")]
     pub struct Endpoints {
         #[wire(rename = "apiVersion")]
@@ -959,7 +958,6 @@ pub mod v1 {
             description = "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec."
         )
     )]
-    #[resource(default(path = ".spec.volumeMode", value = "\"Filesystem\""))]
     #[resource(generation = "none", status_on_create = "empty")]
     pub struct PersistentVolumeClaim {
         #[wire(rename = "apiVersion")]
@@ -1317,7 +1315,6 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
-    #[resource(default(path = ".type", value = "\"Opaque\""))]
     #[resource(generation = "none")]
     pub struct Secret {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1423,10 +1420,6 @@ pub mod v1 {
             description = "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/"
         )
     )]
-    #[resource(default(path = ".spec.sessionAffinity", value = "\"None\""))]
-    #[resource(default(path = ".spec.type", value = "\"ClusterIP\""))]
-    #[resource(default(path = ".spec.ports[*].protocol", value = "\"TCP\""))]
-    #[resource(default(path = ".spec.ports[*].targetPort", rule = "target_port"))]
     #[resource(generation = "none", status_on_create = "empty")]
     pub struct Service {
         #[wire(rename = "apiVersion")]
@@ -1633,52 +1626,126 @@ pub mod v1 {
             ],
         );
         pub static ConfigMap: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ImmutableData,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ConfigMapData,
+                        ),
+                    ),
+                ],
+            );
         pub static ConfigMapProjection: TypeInfo = TypeInfo::new(
             &[field("items").atomic_list()],
         );
         pub static ConfigMapVolumeSource: TypeInfo = TypeInfo::new(
-            &[field("items").atomic_list()],
-        );
+                &[field("items").atomic_list()],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".defaultMode", "420")]);
         pub static Container: TypeInfo = TypeInfo::new(
-            &[
-                field("args").atomic_list(),
-                field("command").atomic_list(),
-                field("env")
-                    .list_map(&["name"])
-                    .strategy("merge")
-                    .merge_key("name")
-                    .items(&EnvVar),
-                field("envFrom").atomic_list(),
-                field("lifecycle").of(&Lifecycle),
-                field("livenessProbe").of(&Probe),
-                field("ports")
-                    .list_map(&["containerPort", "protocol"])
-                    .strategy("merge")
-                    .merge_key("containerPort"),
-                field("readinessProbe").of(&Probe),
-                field("resizePolicy").atomic_list(),
-                field("resources")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::ResourceRequirements,
+                &[
+                    field("args").atomic_list(),
+                    field("command").atomic_list(),
+                    field("env")
+                        .list_map(&["name"])
+                        .strategy("merge")
+                        .merge_key("name")
+                        .items(&EnvVar),
+                    field("envFrom").atomic_list(),
+                    field("lifecycle").of(&Lifecycle),
+                    field("livenessProbe").of(&Probe),
+                    field("ports")
+                        .list_map(&["containerPort", "protocol"])
+                        .strategy("merge")
+                        .merge_key("containerPort")
+                        .items(
+                            &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::ContainerPort,
+                        ),
+                    field("readinessProbe").of(&Probe),
+                    field("resizePolicy").atomic_list(),
+                    field("resources")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::ResourceRequirements,
+                        ),
+                    field("restartPolicyRules")
+                        .atomic_list()
+                        .items(&ContainerRestartRule),
+                    field("securityContext").of(&SecurityContext),
+                    field("startupProbe").of(&Probe),
+                    field("volumeDevices")
+                        .list_map(&["devicePath"])
+                        .strategy("merge")
+                        .merge_key("devicePath"),
+                    field("volumeMounts")
+                        .list_map(&["mountPath"])
+                        .strategy("merge")
+                        .merge_key("mountPath"),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::rule(
+                        ".imagePullPolicy",
+                        kapi::defaulting::Rule::ImagePullPolicy,
                     ),
-                field("restartPolicyRules").atomic_list().items(&ContainerRestartRule),
-                field("securityContext").of(&SecurityContext),
-                field("startupProbe").of(&Probe),
-                field("volumeDevices")
-                    .list_map(&["devicePath"])
-                    .strategy("merge")
-                    .merge_key("devicePath"),
-                field("volumeMounts")
-                    .list_map(&["mountPath"])
-                    .strategy("merge")
-                    .merge_key("mountPath"),
-            ],
-        );
+                    kapi::defaulting::Default::value(
+                        ".terminationMessagePath",
+                        "\"/dev/termination-log\"",
+                    ),
+                    kapi::defaulting::Default::value(
+                        ".terminationMessagePolicy",
+                        "\"File\"",
+                    ),
+                    kapi::defaulting::Default::value(".resources", "{}"),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::DnsLabel,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".image",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".ports",
+                        kapi::validation::Rule::Unique("name"),
+                    ),
+                    kapi::validation::Check::new(
+                        ".imagePullPolicy",
+                        kapi::validation::Rule::OneOf(
+                            &["Always", "IfNotPresent", "Never"],
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                            ".terminationMessagePolicy",
+                            kapi::validation::Rule::OneOf(
+                                &["File", "FallbackToLogsOnError"],
+                            ),
+                        )
+                        .since(1, 28),
+                ],
+            );
         pub static ContainerImage: TypeInfo = TypeInfo::new(
             &[field("names").atomic_list()],
         );
@@ -1774,7 +1841,10 @@ pub mod v1 {
                 field("ports")
                     .list_map(&["containerPort", "protocol"])
                     .strategy("merge")
-                    .merge_key("containerPort"),
+                    .merge_key("containerPort")
+                    .items(
+                        &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::ContainerPort,
+                    ),
                 field("readinessProbe").of(&Probe),
                 field("resizePolicy").atomic_list(),
                 field("resources")
@@ -1819,8 +1889,14 @@ pub mod v1 {
         );
         pub static FileKeySelector: TypeInfo = TypeInfo::new(&[]).atomic();
         pub static HTTPGetAction: TypeInfo = TypeInfo::new(
-            &[field("httpHeaders").atomic_list()],
-        );
+                &[field("httpHeaders").atomic_list()],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".path", "\"/\""),
+                    kapi::defaulting::Default::value(".scheme", "\"HTTP\""),
+                ],
+            );
         pub static HostAlias: TypeInfo = TypeInfo::new(
             &[field("hostnames").atomic_list()],
         );
@@ -1874,13 +1950,23 @@ pub mod v1 {
             ],
         );
         pub static Namespace: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&NamespaceSpec),
-                field("status").of(&NamespaceStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&NamespaceSpec),
+                    field("status").of(&NamespaceStatus),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::DnsLabel,
+                        ),
+                    ),
+                ],
+            );
         pub static NamespaceSpec: TypeInfo = TypeInfo::new(
             &[field("finalizers").atomic_list()],
         );
@@ -1935,16 +2021,19 @@ pub mod v1 {
             ],
         );
         pub static PersistentVolumeClaimSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("accessModes").atomic_list(),
-                field("dataSource")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::TypedLocalObjectReference,
-                    ),
-                field("selector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-            ],
-        );
+                &[
+                    field("accessModes").atomic_list(),
+                    field("dataSource")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::TypedLocalObjectReference,
+                        ),
+                    field("selector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                ],
+            )
+            .defaults(
+                &[kapi::defaulting::Default::value(".volumeMode", "\"Filesystem\"")],
+            );
         pub static PersistentVolumeClaimStatus: TypeInfo = TypeInfo::new(
             &[
                 field("accessModes").atomic_list(),
@@ -2046,8 +2135,16 @@ pub mod v1 {
             &[field("preference").of(&NodeSelectorTerm)],
         );
         pub static Probe: TypeInfo = TypeInfo::new(
-            &[field("exec").of(&ExecAction), field("httpGet").of(&HTTPGetAction)],
-        );
+                &[field("exec").of(&ExecAction), field("httpGet").of(&HTTPGetAction)],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".timeoutSeconds", "1"),
+                    kapi::defaulting::Default::value(".periodSeconds", "10"),
+                    kapi::defaulting::Default::value(".successThreshold", "1"),
+                    kapi::defaulting::Default::value(".failureThreshold", "3"),
+                ],
+            );
         pub static ProjectedVolumeSource: TypeInfo = TypeInfo::new(
             &[field("sources").atomic_list().items(&VolumeProjection)],
         );
@@ -2102,28 +2199,69 @@ pub mod v1 {
             &[field("values").atomic_list()],
         );
         pub static Secret: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".type", "\"Opaque\"")])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".type",
+                        kapi::validation::Rule::Immutable(kapi::validation::Shape::Plain),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ImmutableData,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::SecretData,
+                        ),
+                    ),
+                ],
+            );
         pub static SecretProjection: TypeInfo = TypeInfo::new(
             &[field("items").atomic_list()],
         );
         pub static SecretVolumeSource: TypeInfo = TypeInfo::new(
-            &[field("items").atomic_list()],
-        );
+                &[field("items").atomic_list()],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".defaultMode", "420")]);
         pub static SecurityContext: TypeInfo = TypeInfo::new(
             &[field("capabilities").of(&Capabilities)],
         );
         pub static Service: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&ServiceSpec),
-                field("status").of(&ServiceStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&ServiceSpec),
+                    field("status").of(&ServiceStatus),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".spec.sessionAffinity",
+                        "\"None\"",
+                    ),
+                    kapi::defaulting::Default::value(".spec.type", "\"ClusterIP\""),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::Dns1035Label,
+                        ),
+                    ),
+                ],
+            );
         pub static ServiceAccount: TypeInfo = TypeInfo::new(
             &[
                 field("imagePullSecrets")
@@ -2143,18 +2281,41 @@ pub mod v1 {
             ],
         );
         pub static ServiceSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("clusterIPs").atomic_list(),
-                field("externalIPs").atomic_list(),
-                field("ipFamilies").atomic_list(),
-                field("loadBalancerSourceRanges").atomic_list(),
-                field("ports")
-                    .list_map(&["port", "protocol"])
-                    .strategy("merge")
-                    .merge_key("port"),
-                field("selector").atomic_map(),
-            ],
-        );
+                &[
+                    field("clusterIPs").atomic_list(),
+                    field("externalIPs").atomic_list(),
+                    field("ipFamilies").atomic_list(),
+                    field("loadBalancerSourceRanges").atomic_list(),
+                    field("ports")
+                        .list_map(&["port", "protocol"])
+                        .strategy("merge")
+                        .merge_key("port")
+                        .items(
+                            &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::ServicePort,
+                        ),
+                    field("selector").atomic_map(),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ServicePorts,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".sessionAffinity",
+                        kapi::validation::Rule::OneOf(&["ClientIP", "None"]),
+                    ),
+                    kapi::validation::Check::new(
+                        ".type",
+                        kapi::validation::Rule::OneOf(
+                            &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"],
+                        ),
+                    ),
+                ],
+            );
         pub static ServiceStatus: TypeInfo = TypeInfo::new(
             &[
                 field("conditions")

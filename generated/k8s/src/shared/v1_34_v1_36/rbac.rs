@@ -46,28 +46,48 @@ pub mod v1 {
             ],
         );
         pub static ClusterRole: TypeInfo = TypeInfo::new(
-            &[
-                field("aggregationRule").of(&AggregationRule),
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("rules").atomic_list().items(&PolicyRule),
-            ],
-        );
+                &[
+                    field("aggregationRule").of(&AggregationRule),
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("rules").atomic_list().items(&PolicyRule),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
         pub static ClusterRoleBinding: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("roleRef")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::rbac::v1::merge::RoleRef,
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("roleRef")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::rbac::v1::merge::RoleRef,
+                        ),
+                    field("subjects")
+                        .atomic_list()
+                        .items(
+                            &super::super::super::super::v1_28_v1_34_v1_36::rbac::v1::merge::Subject,
+                        ),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
                     ),
-                field("subjects")
-                    .atomic_list()
-                    .items(
-                        &super::super::super::super::v1_28_v1_34_v1_36::rbac::v1::merge::Subject,
-                    ),
-            ],
-        );
+                ],
+            );
         pub static PolicyRule: TypeInfo = TypeInfo::new(
             &[
                 field("apiGroups").atomic_list(),
@@ -78,26 +98,46 @@ pub mod v1 {
             ],
         );
         pub static Role: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("rules").atomic_list().items(&PolicyRule),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("rules").atomic_list().items(&PolicyRule),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
         pub static RoleBinding: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("roleRef")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::rbac::v1::merge::RoleRef,
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("roleRef")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::rbac::v1::merge::RoleRef,
+                        ),
+                    field("subjects")
+                        .atomic_list()
+                        .items(
+                            &super::super::super::super::v1_28_v1_34_v1_36::rbac::v1::merge::Subject,
+                        ),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".metadata.name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
                     ),
-                field("subjects")
-                    .atomic_list()
-                    .items(
-                        &super::super::super::super::v1_28_v1_34_v1_36::rbac::v1::merge::Subject,
-                    ),
-            ],
-        );
+                ],
+            );
     }
 }

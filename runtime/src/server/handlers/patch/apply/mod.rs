@@ -37,7 +37,8 @@ use crate::server::handlers::managed_fields::{
     self as mf, APPLY, BEFORE_FIRST_APPLY, Entry, UPDATE, Writer,
 };
 use crate::server::handlers::object;
-use crate::server::handlers::update::{self, UpdateScope};
+use crate::server::handlers::object::UpdateScope;
+use crate::server::handlers::update;
 use crate::server::handlers::{create, scale};
 use crate::server::http::dry_run::WriteOptions;
 use crate::server::http::error::ApiError;

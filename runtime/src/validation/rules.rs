@@ -1,0 +1,577 @@
+//! The checks that are code, one function per rule, each following one upstream validation
+//! function (named at each variant).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::field::{Errors, FieldPath, Shown};
+use super::format::Format;
+use super::{IMMUTABLE, at_path};
+use crate::KubeVersion;
+use crate::meta::LabelSelector;
+
+/// The largest ConfigMap or Secret, in bytes of data (`core.MaxSecretSize`).
+const MAX_DATA_SIZE: usize = 1024 * 1024;
+/// The message of a change to a ConfigMap or Secret marked immutable.
+const IMMUTABLE_WHEN_SET: &str = "field is immutable when `immutable` is set";
+
+/// A rule that is not a shape of data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Named {
+    /// A ConfigMap's keys in `data` and `binaryData`, no key in both, and at most 1 MiB of
+    /// values (`ValidateConfigMap`).
+    ConfigMapData,
+    /// A Secret's keys, at most 1 MiB of values, and the keys its `type` requires
+    /// (`ValidateSecret`).
+    SecretData,
+    /// Once `immutable: true`, a ConfigMap's or Secret's data and the flag stay as they are
+    /// (`ValidateConfigMapUpdate`, `ValidateSecretUpdate`).
+    ImmutableData,
+    /// A workload's selector: present, not empty, matching the pod template's labels
+    /// (`ValidateDeploymentSpec` and its siblings).
+    Selector(Workload),
+    /// A Deployment's `progressDeadlineSeconds` above its `minReadySeconds`.
+    ProgressDeadline,
+    /// An update changes only the StatefulSet spec fields upstream lets change
+    /// (`ValidateStatefulSetUpdate`).
+    StatefulSetUpdate,
+    /// An update leaves a Job's pod template as it was, except the scheduling directives of a
+    /// suspended Job that never started (`validatePodTemplateUpdate`); on the Job itself.
+    JobTemplate,
+    /// A Service's ports: required unless headless or ExternalName, named when several, names
+    /// unique (`ValidateService`).
+    ServicePorts,
+}
+
+/// The workload whose selector is checked: the rules differ a little.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// `ValidateDeploymentSpec`.
+    Deployment,
+    /// `ValidateReplicaSetSpec` (whose empty-selector message also says "deployment").
+    ReplicaSet,
+    /// `ValidateDaemonSetSpec`: a missing selector is not reported as required.
+    DaemonSet,
+    /// `ValidateStatefulSetSpec`.
+    StatefulSet,
+}
+
+impl Named {
+    /// Checks `holder` (a value of the type the rule belongs to, at `at`); `old` on updates.
+    pub(super) fn check(
+        self,
+        holder: &Value,
+        old: Option<&Value>,
+        at: &FieldPath,
+        errors: &mut Errors,
+    ) {
+        match self {
+            Self::ConfigMapData => config_map_data(holder, at, errors),
+            Self::SecretData => secret_data(holder, at, errors),
+            Self::ImmutableData => {
+                if let Some(old) = old {
+                    immutable_data(holder, old, at, errors);
+                }
+            }
+            Self::Selector(workload) => selector(workload, holder, at, errors),
+            Self::ProgressDeadline => progress_deadline(holder, at, errors),
+            Self::StatefulSetUpdate => {
+                if let Some(old) = old {
+                    stateful_set_update(holder, old, at, errors);
+                }
+            }
+            Self::JobTemplate => {
+                if let Some(old) = old {
+                    job_template(holder, old, at, errors);
+                }
+            }
+            Self::ServicePorts => service_ports(holder, at, errors),
+        }
+    }
+}
+
+fn map_of<'v>(holder: &'v Value, field: &str) -> impl Iterator<Item = (&'v String, &'v Value)> {
+    holder
+        .get(field)
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+}
+
+/// The length in bytes of what a base64 text decodes to.
+fn decoded_len(text: &str) -> usize {
+    let padding = text.bytes().rev().take_while(|&b| b == b'=').count();
+    (text.len() / 4 * 3 + (text.len() % 4).saturating_sub(1)).saturating_sub(padding)
+}
+
+fn keys(holder: &Value, field: &str, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    for (key, _) in map_of(holder, field) {
+        for message in Format::ConfigMapKey.messages(key, release) {
+            let value = Value::from(key.as_str());
+            errors.invalid(&at.child(field).key(key), Shown::Plain(&value), &message);
+        }
+    }
+}
+
+fn config_map_data(holder: &Value, at: &FieldPath, errors: &mut Errors) {
+    keys(holder, "data", at, errors);
+    let binary = holder.get("binaryData").and_then(Value::as_object);
+    for (key, _) in map_of(holder, "data") {
+        if binary.is_some_and(|b| b.contains_key(key)) {
+            let value = Value::from(key.as_str());
+            errors.invalid(
+                &at.child("data").key(key),
+                Shown::Plain(&value),
+                "duplicate of key present in binaryData",
+            );
+        }
+    }
+    keys(holder, "binaryData", at, errors);
+    let size: usize = map_of(holder, "data")
+        .map(|(_, v)| v.as_str().map_or(0, str::len))
+        .chain(map_of(holder, "binaryData").map(|(_, v)| v.as_str().map_or(0, decoded_len)))
+        .sum();
+    if size > MAX_DATA_SIZE {
+        // Upstream reports it at `field.NewPath("")`, which renders as `[]`.
+        errors.too_long(&FieldPath::of("[]"), MAX_DATA_SIZE);
+    }
+}
+
+/// Before 1.21 upstream built these paths from `"data[%s]"` unformatted.
+const LITERAL_DATA_PATH_UNTIL: KubeVersion = KubeVersion::new(1, 21);
+
+fn secret_data(holder: &Value, at: &FieldPath, errors: &mut Errors) {
+    keys(holder, "data", at, errors);
+    let size: usize = map_of(holder, "data")
+        .map(|(_, v)| v.as_str().map_or(0, decoded_len))
+        .sum();
+    if size > MAX_DATA_SIZE {
+        errors.too_long(&at.child("data"), MAX_DATA_SIZE);
+    }
+    let data = holder.get("data").and_then(Value::as_object);
+    let has = |key: &str| {
+        data.and_then(|d| d.get(key))
+            .and_then(Value::as_str)
+            .is_some_and(|v| !v.is_empty())
+    };
+    let present = |key: &str| data.is_some_and(|d| d.contains_key(key));
+    let data_path = at.child("data");
+    let quirk = if errors.release() < LITERAL_DATA_PATH_UNTIL {
+        at.child("data[%s]")
+    } else {
+        data_path.clone()
+    };
+    match holder.get("type").and_then(Value::as_str).unwrap_or("") {
+        "kubernetes.io/service-account-token" => {
+            let name = holder
+                .pointer("/metadata/annotations/kubernetes.io~1service-account.name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if name.is_empty() {
+                let path = at
+                    .child("metadata")
+                    .child("annotations")
+                    .key("kubernetes.io/service-account.name");
+                errors.required(&path, "");
+            }
+        }
+        "kubernetes.io/dockercfg" if !present(".dockercfg") => {
+            errors.required(&data_path.key(".dockercfg"), "");
+        }
+        "kubernetes.io/dockerconfigjson" if !present(".dockerconfigjson") => {
+            errors.required(&data_path.key(".dockerconfigjson"), "");
+        }
+        "kubernetes.io/basic-auth" if !present("username") && !present("password") => {
+            errors.required(&quirk.key("username"), "");
+            errors.required(&quirk.key("password"), "");
+        }
+        "kubernetes.io/ssh-auth" if !has("ssh-privatekey") => {
+            errors.required(&quirk.key("ssh-privatekey"), "");
+        }
+        "kubernetes.io/tls" => {
+            for key in ["tls.crt", "tls.key"] {
+                if !present(key) {
+                    errors.required(&data_path.key(key), "");
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn immutable_data(new: &Value, old: &Value, at: &FieldPath, errors: &mut Errors) {
+    let flagged = |object: &Value| object.get("immutable") == Some(&Value::Bool(true));
+    if !flagged(old) {
+        return;
+    }
+    if !flagged(new) {
+        errors.forbidden(&at.child("immutable"), IMMUTABLE_WHEN_SET);
+    }
+    for field in ["data", "binaryData"] {
+        if new.get(field) != old.get(field) {
+            errors.forbidden(&at.child(field), IMMUTABLE_WHEN_SET);
+        }
+    }
+}
+
+fn selector(workload: Workload, spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let path = at.child("selector");
+    let raw = spec.get("selector").filter(|s| !s.is_null());
+    let parsed = match raw {
+        None => {
+            if workload != Workload::DaemonSet {
+                errors.required(&path, "");
+            }
+            None
+        }
+        Some(raw) => match serde_json::from_value::<LabelSelector>(raw.clone()) {
+            Ok(selector) => Some(selector),
+            Err(_) => {
+                errors.invalid(&path, Shown::LabelSelector(raw), "invalid label selector");
+                return;
+            }
+        },
+    };
+    if let (Some(raw), Some(selector)) = (raw, &parsed)
+        && selector.is_empty()
+    {
+        let noun = match workload {
+            Workload::Deployment | Workload::ReplicaSet => "deployment",
+            Workload::DaemonSet => "daemonset",
+            Workload::StatefulSet => "statefulset",
+        };
+        let message = format!("empty selector is invalid for {noun}");
+        errors.invalid(&path, Shown::LabelSelector(raw), &message);
+        // An empty selector selects everything: the template's labels match.
+        return;
+    }
+    let labels_value = at_path(spec, ".template.metadata.labels");
+    let labels: BTreeMap<String, String> = labels_value
+        .and_then(|l| serde_json::from_value(l.clone()).ok())
+        .unwrap_or_default();
+    // A missing selector selects nothing (`labels.Nothing()`), so it matches no template.
+    let matches = match &parsed {
+        None => false,
+        Some(selector) => match selector.matches(&labels) {
+            Ok(matches) => matches,
+            Err(_) => {
+                let raw = raw.unwrap_or(&Value::Null);
+                errors.invalid(&path, Shown::LabelSelector(raw), "invalid label selector");
+                return;
+            }
+        },
+    };
+    if !matches {
+        errors.invalid(
+            &at.join(".template.metadata.labels"),
+            Shown::StringMap(labels_value.unwrap_or(&Value::Null)),
+            "`selector` does not match template `labels`",
+        );
+    }
+}
+
+fn progress_deadline(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let Some(deadline) = spec.get("progressDeadlineSeconds").and_then(Value::as_i64) else {
+        return;
+    };
+    let min_ready = spec
+        .get("minReadySeconds")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if deadline <= min_ready {
+        errors.invalid(
+            &at.child("progressDeadlineSeconds"),
+            Shown::Plain(&Value::from(deadline)),
+            "must be greater than minReadySeconds",
+        );
+    }
+}
+
+/// The StatefulSet spec fields an update may change, and upstream's message, by the first
+/// release read with them (kapi serves 1.20, 1.28, 1.34 and 1.36).
+fn stateful_set_mutable(release: KubeVersion) -> (&'static [&'static str], &'static str) {
+    if release < KubeVersion::new(1, 27) {
+        (
+            &["replicas", "template", "updateStrategy"],
+            "updates to statefulset spec for fields other than 'replicas', 'template', and 'updateStrategy' are forbidden",
+        )
+    } else if release < KubeVersion::new(1, 33) {
+        (
+            &[
+                "replicas",
+                "ordinals",
+                "template",
+                "updateStrategy",
+                "persistentVolumeClaimRetentionPolicy",
+                "minReadySeconds",
+            ],
+            "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+        )
+    } else {
+        (
+            &[
+                "replicas",
+                "ordinals",
+                "template",
+                "updateStrategy",
+                "revisionHistoryLimit",
+                "persistentVolumeClaimRetentionPolicy",
+                "minReadySeconds",
+            ],
+            "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+        )
+    }
+}
+
+fn stateful_set_update(new: &Value, old: &Value, at: &FieldPath, errors: &mut Errors) {
+    let (mutable, message) = stateful_set_mutable(errors.release());
+    let without = |spec: &Value| -> Value {
+        let mut spec = spec.clone();
+        if let Value::Object(map) = &mut spec {
+            for field in mutable {
+                map.remove(*field);
+            }
+        }
+        spec
+    };
+    if without(new) != without(old) {
+        errors.forbidden(at, message);
+    }
+}
+
+/// The release from which a suspended Job that never started may change its pod template's
+/// scheduling directives (`JobMutableNodeSchedulingDirectives`, on by default from 1.27).
+const MUTABLE_SCHEDULING_SINCE: KubeVersion = KubeVersion::new(1, 27);
+
+/// On a Job (the whole object, whose status says whether it started).
+fn job_template(new: &Value, old: &Value, at: &FieldPath, errors: &mut Errors) {
+    let template = |job: &Value| {
+        at_path(job, ".spec.template")
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let (new_template, mut old_template) = (template(new), template(old));
+    let suspended = at_path(old, ".spec.suspend") == Some(&Value::Bool(true));
+    let started = at_path(old, ".status.startTime").is_some_and(|t| !t.is_null());
+    if suspended && !started && errors.release() >= MUTABLE_SCHEDULING_SINCE {
+        for (parent, field) in [
+            ("spec", "nodeSelector"),
+            ("spec", "tolerations"),
+            ("spec", "schedulingGates"),
+            ("metadata", "labels"),
+            ("metadata", "annotations"),
+        ] {
+            let from_new = new_template.get(parent).and_then(|p| p.get(field)).cloned();
+            if let Some(Value::Object(holder)) = old_template.get_mut(parent) {
+                match from_new {
+                    Some(value) => holder.insert(field.to_owned(), value),
+                    None => holder.remove(field),
+                };
+            }
+        }
+    }
+    if new_template != old_template {
+        let path = at.child("spec").child("template");
+        errors.invalid(&path, Shown::Plain(&new_template), IMMUTABLE);
+    }
+}
+
+fn service_ports(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let ports = spec
+        .get("ports")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let headless = spec
+        .pointer("/clusterIPs/0")
+        .or_else(|| spec.get("clusterIP"))
+        .and_then(Value::as_str)
+        == Some("None");
+    let external = spec.get("type").and_then(Value::as_str) == Some("ExternalName");
+    let path = at.child("ports");
+    if ports.is_empty() && !headless && !external {
+        errors.required(&path, "");
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for (i, port) in ports.iter().enumerate() {
+        let name = port.get("name").and_then(Value::as_str).unwrap_or("");
+        let name_path = path.index(i).child("name");
+        if name.is_empty() {
+            if ports.len() > 1 {
+                errors.required(&name_path, "");
+            }
+        } else if names.contains(&name) {
+            errors.duplicate(&name_path, &Value::from(name));
+        } else {
+            names.push(name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn messages(named: Named, new: &Value, old: Option<&Value>, minor: u16) -> Vec<String> {
+        messages_at(named, new, old, minor, &FieldPath::root())
+    }
+
+    fn messages_at(
+        named: Named,
+        new: &Value,
+        old: Option<&Value>,
+        minor: u16,
+        at: &FieldPath,
+    ) -> Vec<String> {
+        let mut errors = Errors::new(KubeVersion::new(1, minor));
+        named.check(new, old, at, &mut errors);
+        errors
+            .into_causes()
+            .into_iter()
+            .map(|c| format!("{}: {}", c.field.unwrap(), c.message.unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn config_maps_refuse_bad_keys_overlaps_and_more_than_a_mebibyte() {
+        // ValidateConfigMap (pkg/apis/core/validation).
+        let cm = json!({"data": {"a b": "x", "k": "v"}, "binaryData": {"k": "AA=="}});
+        assert_eq!(
+            messages(Named::ConfigMapData, &cm, None, 34),
+            [
+                "data[a b]: Invalid value: \"a b\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+                "data[k]: Invalid value: \"k\": duplicate of key present in binaryData",
+            ]
+        );
+        let big = json!({"data": {"a": "x".repeat(MAX_DATA_SIZE), "b": "y"}});
+        assert_eq!(
+            messages(Named::ConfigMapData, &big, None, 28),
+            ["[]: Too long: must have at most 1048576 bytes"]
+        );
+        assert_eq!(
+            messages(Named::ConfigMapData, &big, None, 34),
+            ["[]: Too long: may not be more than 1048576 bytes"]
+        );
+    }
+
+    #[test]
+    fn secrets_need_the_keys_their_type_names() {
+        // ValidateSecret; before 1.21 the basic-auth and ssh-auth paths kept a literal `[%s]`.
+        let tls = json!({"type": "kubernetes.io/tls", "data": {"tls.crt": "AA=="}});
+        assert_eq!(
+            messages(Named::SecretData, &tls, None, 34),
+            ["data[tls.key]: Required value"]
+        );
+        let basic = json!({"type": "kubernetes.io/basic-auth", "data": {}});
+        assert_eq!(
+            messages(Named::SecretData, &basic, None, 20),
+            [
+                "data[%s][username]: Required value",
+                "data[%s][password]: Required value"
+            ]
+        );
+        assert_eq!(
+            messages(Named::SecretData, &basic, None, 28),
+            [
+                "data[username]: Required value",
+                "data[password]: Required value"
+            ]
+        );
+        assert_eq!(decoded_len("AA=="), 1);
+        assert_eq!(decoded_len("AAAA"), 3);
+        assert_eq!(decoded_len("AAA="), 2);
+    }
+
+    #[test]
+    fn selectors_must_exist_and_match_the_template() {
+        // ValidateDeploymentSpec: a missing selector is required and matches nothing.
+        let none = json!({"template": {"metadata": {"labels": {"app": "web"}}}});
+        assert_eq!(
+            messages(Named::Selector(Workload::Deployment), &none, None, 28),
+            [
+                "selector: Required value",
+                "template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`",
+            ]
+        );
+        let empty = json!({"selector": {}, "template": {}});
+        assert_eq!(
+            messages(Named::Selector(Workload::DaemonSet), &empty, None, 34),
+            ["selector: Invalid value: {}: empty selector is invalid for daemonset"]
+        );
+        let ok = json!({"selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web", "x": "y"}}}});
+        assert!(messages(Named::Selector(Workload::StatefulSet), &ok, None, 34).is_empty());
+    }
+
+    #[test]
+    fn immutable_config_maps_keep_their_data() {
+        let old = json!({"immutable": true, "data": {"a": "1"}});
+        let new = json!({"immutable": false, "data": {"a": "2"}});
+        assert_eq!(
+            messages(Named::ImmutableData, &new, Some(&old), 34),
+            [
+                "immutable: Forbidden: field is immutable when `immutable` is set",
+                "data: Forbidden: field is immutable when `immutable` is set",
+            ]
+        );
+        assert!(messages(Named::ImmutableData, &new, Some(&new), 34).is_empty());
+    }
+
+    #[test]
+    fn stateful_sets_change_only_some_fields() {
+        let old = json!({"replicas": 1, "serviceName": "a", "revisionHistoryLimit": 10});
+        let renamed = json!({"replicas": 2, "serviceName": "b", "revisionHistoryLimit": 10});
+        let spec = FieldPath::of("spec");
+        assert_eq!(
+            messages_at(Named::StatefulSetUpdate, &renamed, Some(&old), 20, &spec),
+            [
+                "spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'template', and 'updateStrategy' are forbidden"
+            ]
+        );
+        let history = json!({"replicas": 1, "serviceName": "a", "revisionHistoryLimit": 3});
+        assert_eq!(
+            messages(Named::StatefulSetUpdate, &history, Some(&old), 28).len(),
+            1
+        );
+        assert!(messages(Named::StatefulSetUpdate, &history, Some(&old), 34).is_empty());
+    }
+
+    #[test]
+    fn job_templates_are_immutable_but_a_suspended_job_may_move() {
+        // validatePodTemplateUpdate; JobMutableNodeSchedulingDirectives since 1.27.
+        let job = |suspend: bool, selector: &str| json!({"spec": {"suspend": suspend, "template": {"spec": {"nodeSelector": {"zone": selector}}}}});
+        let moved = messages(
+            Named::JobTemplate,
+            &job(true, "b"),
+            Some(&job(true, "a")),
+            28,
+        );
+        assert!(moved.is_empty(), "{moved:?}");
+        let running = messages(
+            Named::JobTemplate,
+            &job(false, "b"),
+            Some(&job(false, "a")),
+            28,
+        );
+        assert_eq!(
+            running,
+            [
+                "spec.template: Invalid value: {\"spec\":{\"nodeSelector\":{\"zone\":\"b\"}}}: field is immutable"
+            ]
+        );
+        assert_eq!(
+            messages(
+                Named::JobTemplate,
+                &job(true, "b"),
+                Some(&job(true, "a")),
+                20
+            )
+            .len(),
+            1
+        );
+    }
+}
