@@ -114,9 +114,12 @@ async fn version(Extract(state): Extract<State>) -> Json<VersionInfo> {
     Json(VersionInfo::new(state.kube_version))
 }
 
-/// `GET /version`.
+/// `GET /version`, and `/version/`, which upstream's route also answers and the Python
+/// client's `VersionApi` asks for.
 pub(crate) fn routes() -> Router<State> {
-    Router::new().route("/version", get(version))
+    Router::new()
+        .route("/version", get(version))
+        .route("/version/", get(version))
 }
 
 #[cfg(test)]

@@ -81,13 +81,12 @@ fn info_block(at: KubeVersion) -> Value {
 }
 
 /// The query parameters of features the release does not have yet, which its documents do not
-/// list: kubectl reads the `fieldValidation` parameter to decide whether the server validates
-/// fields, and validates on the client side when it is missing.
+/// list. Not `fieldValidation`, although 1.20 ignores it: kubectl reads that parameter to decide
+/// whether the server validates fields, and without it validates on the client side against
+/// `/openapi/v2` in protobuf, which kapi does not serve (JSON only), so every kubectl write
+/// would fail.
 fn absent_params(state: &ServerState) -> Vec<&'static str> {
     let mut absent = Vec::new();
-    if state.feature(Feature::ServerSideFieldValidation) == FeatureState::Absent {
-        absent.push("fieldValidation");
-    }
     if state.feature(Feature::WatchList) == FeatureState::Absent {
         absent.push("sendInitialEvents");
     }
@@ -297,9 +296,6 @@ async fn openapi_v2(Extract(state): Extract<State>, headers: HeaderMap) -> Respo
 }
 
 async fn openapi_v3_index(Extract(state): Extract<State>, headers: HeaderMap) -> Response {
-    if !state.feature(Feature::OpenApiV3).is_on() {
-        return not_found();
-    }
     if !accepts_json(&headers) {
         return not_acceptable();
     }
@@ -318,9 +314,6 @@ async fn openapi_v3_group_version(
         ["apis", group, version] if !group.is_empty() => (*group, *version),
         _ => return not_found(),
     };
-    if !state.feature(Feature::OpenApiV3).is_on() {
-        return not_found();
-    }
     let Some(doc) = v3_document(&state.registry(), &state, group, version) else {
         return not_found();
     };
