@@ -381,7 +381,7 @@ async fn removed_versions_disappear_at_later_releases() {
 
 #[tokio::test]
 async fn aggregated_discovery_by_accept() {
-    // 1.21 is not a release kapi gates, so aggregated discovery (1.26 on) is served.
+    // 1.21 is not a release kapi gates, so aggregated discovery (on from 1.27) is served.
     let h = harness(21).await;
 
     let answer = h.send("GET", "/apis", Some(AGGREGATED_V2), None).await;
@@ -487,8 +487,8 @@ async fn aggregated_discovery_by_accept() {
     assert_eq!(answer.status, StatusCode::NOT_ACCEPTABLE);
     assert_eq!(answer.json()["reason"], "NotAcceptable");
 
-    // kube-apiserver 1.20 predates aggregated discovery (AggregatedDiscoveryEndpoint, beta in
-    // 1.26): what kubectl sends gets the legacy documents.
+    // kube-apiserver 1.20 predates aggregated discovery (AggregatedDiscoveryEndpoint, alpha in
+    // 1.26, on from 1.27): what kubectl sends gets the legacy documents.
     let old = harness(20).await;
     let answer = old.send("GET", "/apis", Some(&kubectl_new), None).await;
     assert_eq!(

@@ -2,7 +2,8 @@
 //! kinds, the store (wrapped by `observed`, which feeds `recent` and `namespaces`, and by
 //! `metrics::Measured`), the Kubernetes release the server speaks as, the watch cache
 //! (`watch_cache`), the metrics (`metrics`), and whether it is shutting down; where objects live
-//! in the store (`keys`) and the kinds every server has (`builtin`, `builtin_names`).
+//! in the store (`keys`), the kinds every server has (`builtin`, `builtin_names`), and what the
+//! release serves by default (`release`) as `--runtime-config` changes it (`enablement`).
 //!
 //! May import: `objects` (the watch cache serves events as reads do) and from `http` the
 //! error type and what the metrics label requests by (`path`, `connections`); never
