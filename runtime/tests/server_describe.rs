@@ -647,6 +647,13 @@ fn with_gvk<'a>(
 #[tokio::test]
 async fn openapi_v3_index_and_documents() {
     let h = harness(20).await;
+    // 1.20 predates WatchList: its documents list no `sendInitialEvents`, which 1.27 added.
+    // They keep `fieldValidation`, which kubectl reads before it validates on the server.
+    let core = h.get("/openapi/v3/api/v1").await.text();
+    assert!(!core.contains("sendInitialEvents"));
+    assert!(core.contains("fieldValidation"));
+    let later = harness(34).await.get("/openapi/v3/api/v1").await.text();
+    assert!(later.contains("sendInitialEvents"));
     let index = h.get("/openapi/v3").await.json();
     let paths = index["paths"].as_object().unwrap();
     let keys: Vec<&str> = paths.keys().map(String::as_str).collect();
