@@ -35,6 +35,7 @@ pub(crate) fn validate(
     watch: bool,
     watch_list: FeatureState,
 ) -> Result<(), ApiError> {
+    set_defaults(options, watch, watch_list);
     let mut causes = Vec::new();
     let rv = options.resource_version.as_deref().unwrap_or("");
     let has_continue = options.continue_.as_deref().is_some_and(|c| !c.is_empty());
@@ -121,6 +122,22 @@ pub(crate) fn validate(
         Ok(())
     } else {
         Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", causes))
+    }
+}
+
+/// Upstream's `SetListOptionsDefaults`: while WatchList is on, a watch from no resourceVersion
+/// or `0` that names neither `sendInitialEvents` nor `resourceVersionMatch` asks for initial
+/// events (so it ends them with a bookmark when it allows bookmarks).
+fn set_defaults(options: &mut ListOptions, watch: bool, watch_list: FeatureState) {
+    let legacy = matches!(options.resource_version.as_deref(), None | Some("" | "0"));
+    if watch
+        && watch_list.is_on()
+        && legacy
+        && options.send_initial_events.is_none()
+        && options.resource_version_match.is_none()
+    {
+        options.send_initial_events = Some(true);
+        options.resource_version_match = Some(ResourceVersionMatch::NotOlderThan);
     }
 }
 
