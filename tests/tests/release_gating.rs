@@ -265,7 +265,7 @@ fn a_bad_runtime_config_is_refused_with_upstreams_message() {
     }
 }
 
-/// The Python client against 1.20, 1.28 and 1.36: what each release makes of `sendInitialEvents`
+/// The Python client against every release: what each release makes of `sendInitialEvents`
 /// (WatchList: not in 1.20, alpha and off in 1.28 with `ValidateListOptions`' refusal, on from
 /// 1.34) and of unknown fields (ServerSideFieldValidation: not in 1.20, where they are dropped
 /// without a warning and `fieldValidation` is ignored; on since 1.25); its `VersionApi`.
@@ -337,7 +337,7 @@ print("ok")
 
 #[test]
 fn python_client_sees_each_releases_features() {
-    for release in ["1.20", "1.28", "1.36"] {
+    for release in ["1.20", "1.28", "1.34", "1.36"] {
         let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
         let output = Command::new(python())
             .arg("-c")
