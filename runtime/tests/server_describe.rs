@@ -381,7 +381,8 @@ async fn removed_versions_disappear_at_later_releases() {
 
 #[tokio::test]
 async fn aggregated_discovery_by_accept() {
-    let h = harness(20).await;
+    // 1.21 is not a release kapi gates, so aggregated discovery (on from 1.27) is served.
+    let h = harness(21).await;
 
     let answer = h.send("GET", "/apis", Some(AGGREGATED_V2), None).await;
     assert_eq!(answer.status, StatusCode::OK);
@@ -485,6 +486,16 @@ async fn aggregated_discovery_by_accept() {
     let answer = h.send("GET", "/apis", Some(unknown), None).await;
     assert_eq!(answer.status, StatusCode::NOT_ACCEPTABLE);
     assert_eq!(answer.json()["reason"], "NotAcceptable");
+
+    // kube-apiserver 1.20 predates aggregated discovery (AggregatedDiscoveryEndpoint, alpha in
+    // 1.26, on from 1.27): what kubectl sends gets the legacy documents.
+    let old = harness(20).await;
+    let answer = old.send("GET", "/apis", Some(&kubectl_new), None).await;
+    assert_eq!(
+        answer.header(header::CONTENT_TYPE),
+        Some("application/json")
+    );
+    assert_eq!(answer.json()["kind"], "APIGroupList");
 }
 
 #[tokio::test]
@@ -496,16 +507,18 @@ async fn version_endpoint() {
     let platform = doc["platform"].as_str().unwrap().to_owned();
     assert!(platform.starts_with(std::env::consts::OS) || platform.starts_with("darwin"));
     doc["platform"] = json!("-");
+    // A v1.20.15 kube-apiserver's answer.
     assert_eq!(
         doc,
         json!({
-            "major": "1", "minor": "20", "gitVersion": "v1.20.0", "gitCommit": "",
-            "gitTreeState": "", "buildDate": "1970-01-01T00:00:00Z", "goVersion": "",
-            "compiler": "rustc", "platform": "-"
+            "major": "1", "minor": "20", "gitVersion": "v1.20.15",
+            "gitCommit": "8f1e5bf0b9729a899b8df86249b56e2c74aebc55", "gitTreeState": "clean",
+            "buildDate": "2022-01-19T17:23:01Z", "goVersion": "go1.15.15",
+            "compiler": "gc", "platform": "-"
         })
     );
     let newer = harness(34).await.get("/version").await.json();
-    assert_eq!(newer["gitVersion"], "v1.34.0");
+    assert_eq!(newer["gitVersion"], "v1.34.1");
     assert_eq!(newer["emulationMajor"], "1");
     assert_eq!(newer["emulationMinor"], "34");
 }
@@ -634,6 +647,13 @@ fn with_gvk<'a>(
 #[tokio::test]
 async fn openapi_v3_index_and_documents() {
     let h = harness(20).await;
+    // 1.20 predates WatchList: its documents list no `sendInitialEvents`, which 1.27 added.
+    // They keep `fieldValidation`, which kubectl reads before it validates on the server.
+    let core = h.get("/openapi/v3/api/v1").await.text();
+    assert!(!core.contains("sendInitialEvents"));
+    assert!(core.contains("fieldValidation"));
+    let later = harness(34).await.get("/openapi/v3/api/v1").await.text();
+    assert!(later.contains("sendInitialEvents"));
     let index = h.get("/openapi/v3").await.json();
     let paths = index["paths"].as_object().unwrap();
     let keys: Vec<&str> = paths.keys().map(String::as_str).collect();
@@ -665,7 +685,7 @@ async fn openapi_v3_index_and_documents() {
         );
         let doc = answer.json();
         assert_eq!(doc["openapi"], "3.0.0");
-        assert_eq!(doc["info"]["version"], "v1.20.0");
+        assert_eq!(doc["info"]["version"], "v1.20.15");
     }
 
     let url = paths["apis/widgets.kapi.dev/v1"]["serverRelativeURL"]

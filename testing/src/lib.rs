@@ -68,6 +68,9 @@ pub enum Error {
     /// The server failed to start.
     #[error(transparent)]
     Server(#[from] kapi::server::ServerError),
+    /// A runtime config was refused (upstream's message).
+    #[error("invalid runtime config: {0}")]
+    RuntimeConfig(#[from] kapi::server::RuntimeConfigError),
     /// The server's thread ended before it was ready.
     #[error("the test server stopped before it was ready")]
     Stopped,

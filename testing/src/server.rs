@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kapi::server::{RunningServer, Server};
+use kapi::server::{ApiEnablement, RunningServer, RuntimeConfig, Server};
 use kapi::storage::{EmbeddedOptions, EmbeddedStorage, Storage};
 use kapi::{KubeVersion, Registry};
 use serde::Serialize;
@@ -68,6 +68,7 @@ pub struct TestServerBuilder {
     store: Store,
     crds: Vec<CrdSource>,
     registry: Option<Registry>,
+    runtime_config: RuntimeConfig,
 }
 
 impl TestServer {
@@ -89,6 +90,7 @@ impl TestServer {
             store: Store::Memory,
             crds: Vec::new(),
             registry: None,
+            runtime_config: RuntimeConfig::default(),
         }
     }
 
@@ -148,6 +150,15 @@ impl TestServerBuilder {
     /// adds.
     pub fn without_builtins(mut self) -> Self {
         self.release = None;
+        self
+    }
+
+    /// Turns built-in APIs on or off as kube-apiserver's `--runtime-config` does (e.g.
+    /// `api/alpha=true` or `batch/v1=false`); may be given several times. Without it the
+    /// release serves what its kube-apiserver serves by default: no alpha versions, and no
+    /// betas introduced after 1.24.
+    pub fn runtime_config(mut self, flag: &str) -> Self {
+        self.runtime_config.add(flag);
         self
     }
 
@@ -214,11 +225,14 @@ impl TestServerBuilder {
             .collect::<Vec<_>>();
         let mut registry = self.registry.unwrap_or_default();
         let mut version = None;
+        let mut enablement = ApiEnablement::all();
         if let Some(release) = self.release {
             if !release.register(&mut registry) {
                 return Err(Error::ReleaseNotBuilt(release));
             }
             version = Some(release.version());
+            enablement =
+                ApiEnablement::for_release(&registry, release.version(), &self.runtime_config)?;
         }
 
         let files = tempfile::Builder::new()
@@ -235,6 +249,7 @@ impl TestServerBuilder {
         let plan = Plan {
             registry,
             version,
+            enablement,
             data_dir: data_dir.clone(),
             crds,
             listener,
@@ -278,6 +293,7 @@ impl TestServer {
 struct Plan {
     registry: Registry,
     version: Option<KubeVersion>,
+    enablement: ApiEnablement,
     data_dir: Option<PathBuf>,
     crds: Vec<crds::Crd>,
     listener: TcpListener,
@@ -324,7 +340,10 @@ impl Plan {
             Some(dir) => Arc::new(EmbeddedStorage::open(dir, EmbeddedOptions::default()).await?),
         };
         let listener = tokio::net::TcpListener::from_std(self.listener).map_err(Error::Io)?;
-        let mut builder = Server::builder().registry(self.registry).storage(storage);
+        let mut builder = Server::builder()
+            .registry(self.registry)
+            .api_enablement(self.enablement)
+            .storage(storage);
         if let Some(version) = self.version {
             builder = builder.kube_version(version);
         }

@@ -277,3 +277,47 @@ async fn kubectl_reads_the_kubeconfig_file() {
         "b"
     );
 }
+
+/// The test server serves what kube-apiserver of its release serves by default
+/// (`DefaultAPIResourceConfigSource`: alpha versions off, and betas introduced after 1.24, such
+/// as 1.36's `storage.k8s.io/v1beta1`), and `runtime_config` switches them as
+/// `--runtime-config` does.
+#[tokio::test]
+async fn alpha_and_new_beta_apis_are_off_unless_switched_on() {
+    let served = |client: Client, group: &'static str, version: &'static str| async move {
+        let groups = client.list_api_groups().await.unwrap();
+        groups
+            .groups
+            .iter()
+            .filter(|g| g.name == group)
+            .flat_map(|g| &g.versions)
+            .any(|v| v.version == version)
+    };
+    let server = TestServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    assert!(served(client.clone(), "apps", "v1").await);
+    assert!(!served(client.clone(), "storage.k8s.io", "v1beta1").await);
+    assert!(!served(client.clone(), "admissionregistration.k8s.io", "v1alpha1").await);
+    drop(server);
+
+    let server = TestServer::builder()
+        .runtime_config("api/alpha=true")
+        .runtime_config("storage.k8s.io/v1beta1=true,batch/v1=false")
+        .start()
+        .await
+        .unwrap();
+    let client = server.client().unwrap();
+    assert!(served(client.clone(), "storage.k8s.io", "v1beta1").await);
+    assert!(served(client.clone(), "admissionregistration.k8s.io", "v1alpha1").await);
+    assert!(!served(client.clone(), "batch", "v1").await);
+
+    let refused = TestServer::builder()
+        .runtime_config("nosuch.example.com/v1=true")
+        .start()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "invalid runtime config: unknown api groups nosuch.example.com"
+    );
+}

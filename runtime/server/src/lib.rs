@@ -13,7 +13,7 @@ use std::time::Duration;
 pub mod logging;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use kapi::server::{Server, ServerError};
+use kapi::server::{ApiEnablement, RuntimeConfig, RuntimeConfigError, Server, ServerError};
 #[cfg(feature = "etcd")]
 use kapi::storage::etcd::ConnectError;
 use kapi::storage::{EmbeddedOptions, EmbeddedStorage, OpenError, Storage};
@@ -79,6 +79,14 @@ pub struct ServeArgs {
     /// The Kubernetes release whose built-in kinds are served and whose deprecation rules apply.
     #[arg(long, value_enum, default_value_t = KubeRelease::V1_36)]
     pub kube_version: KubeRelease,
+
+    /// Turn built-in APIs on or off, as kube-apiserver's flag does: `key=value` pairs,
+    /// comma-separated: `v1=true|false` for the core group, `<group>/<version>=true|false`
+    /// (e.g. `batch/v1beta1=false`), `<group>/<version>/<resource>=true|false`, and
+    /// `api/all`, `api/ga`, `api/beta`, `api/alpha` for every version of that level. Without
+    /// it the release's defaults apply: alpha versions off, and betas introduced after 1.24.
+    #[arg(long, value_name = "KEY=VALUE,...")]
+    pub runtime_config: Vec<String>,
 
     /// Start on a database older than the data directory has served (a backup put back), which
     /// is otherwise refused: its revision jumps past every revision served before and older
@@ -161,6 +169,9 @@ pub enum ServeError {
         "this kapi was built without the etcd engine: build it with `cargo build -p kapi-server --features etcd`"
     )]
     EtcdNotBuilt,
+    /// `--runtime-config` was refused.
+    #[error("invalid --runtime-config: {0}")]
+    RuntimeConfig(#[from] RuntimeConfigError),
     /// Neither a data directory nor etcd servers were given.
     #[error("give --data-dir for the embedded store or --etcd-servers for etcd")]
     NoStore,
@@ -277,6 +288,8 @@ pub async fn serve(
     shutdown: impl Future<Output = Result<(), ServeError>>,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
+    let registry = registry_for(args.kube_version);
+    let enablement = enablement_for(&registry, &args)?;
     let storage = open_storage(&args).await?;
     // The kubeconfig is in place before the first request is answered: whoever sees the
     // server ready (its `/readyz`, the printed address) can read it.
@@ -291,7 +304,8 @@ pub async fn serve(
         }
     })?;
     let running = Server::builder()
-        .registry(registry_for(args.kube_version))
+        .registry(registry)
+        .api_enablement(enablement)
         .storage(storage)
         .kube_version(args.kube_version.version())
         .shutdown_delay(args.shutdown_delay_duration)
@@ -308,6 +322,20 @@ pub async fn serve(
     stopped?;
     tracing::info!("server stopped");
     Ok(())
+}
+
+/// What the server serves of `registry`: the release's default group-versions, changed by
+/// `--runtime-config`.
+pub fn enablement_for(registry: &Registry, args: &ServeArgs) -> Result<ApiEnablement, ServeError> {
+    let mut config = RuntimeConfig::default();
+    for flag in &args.runtime_config {
+        config.add(flag);
+    }
+    Ok(ApiEnablement::for_release(
+        registry,
+        args.kube_version.version(),
+        &config,
+    )?)
 }
 
 /// Opens the store the arguments select: etcd when servers are given, else the embedded one.
@@ -531,6 +559,78 @@ mod tests {
         }
     }
 
+    fn args(release: KubeRelease, runtime_config: &[&str]) -> ServeArgs {
+        let mut argv = vec!["kapi", "serve", "--kubeconfig", "k", "--data-dir", "d"];
+        for flag in runtime_config {
+            argv.extend(["--runtime-config", flag]);
+        }
+        let Command::Serve(mut args) = Cli::parse_from(argv).command;
+        args.kube_version = release;
+        args
+    }
+
+    /// Each release's catalog serves what its kube-apiserver serves by default
+    /// (`DefaultAPIResourceConfigSource`): every built-in group-version of the catalog is in the
+    /// release table, alpha ones off.
+    #[test]
+    fn every_built_in_group_version_is_gated() {
+        for release in [
+            KubeRelease::V1_20,
+            KubeRelease::V1_28,
+            KubeRelease::V1_34,
+            KubeRelease::V1_36,
+        ] {
+            let registry = registry_for(release);
+            let enablement = enablement_for(&registry, &args(release, &[])).unwrap();
+            let mut off = 0;
+            for kind in registry.kinds() {
+                let gvk = &kind.info.gvk;
+                let served = enablement.serves(&gvk.group, &gvk.version, &kind.info.plural);
+                off += usize::from(!served);
+                if gvk.group == "widgets.kapi.dev" {
+                    assert!(served, "the example API is not a built-in");
+                    continue;
+                }
+                if gvk.version.contains("alpha") {
+                    assert!(!served, "{release:?} {gvk}");
+                }
+                // The table alone knows the group-version: without the catalog, switching it
+                // is not refused as unregistered.
+                let key = if gvk.group.is_empty() {
+                    "v1=true".to_owned()
+                } else {
+                    format!("{}/{}=true", gvk.group, gvk.version)
+                };
+                ApiEnablement::for_release(
+                    &Registry::new(),
+                    release.version(),
+                    &RuntimeConfig::parse(&key),
+                )
+                .unwrap_or_else(|e| panic!("{release:?} {key}: {e}"));
+            }
+            assert!(off > 0, "{release:?}");
+        }
+    }
+
+    #[test]
+    fn runtime_config_flags_add_up_and_refusals_name_the_flag() {
+        let release = KubeRelease::V1_28;
+        let registry = registry_for(release);
+        let on = enablement_for(
+            &registry,
+            &args(release, &["api/all=false,apps/v1=true", "batch/v1"]),
+        )
+        .unwrap();
+        assert!(on.serves("apps", "v1", "deployments"));
+        assert!(on.serves("batch", "v1", "jobs"));
+        assert!(!on.serves("", "v1", "pods"));
+        let err = enablement_for(&registry, &args(release, &["api/all=false"])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid --runtime-config: invalid key with only api/all=false"
+        );
+    }
+
     #[tokio::test]
     async fn serve_writes_the_kubeconfig_and_stops_on_shutdown() {
         let dir = tempfile::tempdir().unwrap();
@@ -541,6 +641,7 @@ mod tests {
             etcd_prefix: None,
             kubeconfig: dir.path().join("nested/kubeconfig"),
             kube_version: KubeRelease::V1_36,
+            runtime_config: Vec::new(),
             accept_restored_database: false,
             storage_cache_size: kapi::storage::embedded::DEFAULT_CACHE_SIZE,
             verbosity: 0,
@@ -592,6 +693,7 @@ mod tests {
             etcd_prefix: None,
             kubeconfig: kubeconfig.clone(),
             kube_version: KubeRelease::V1_36,
+            runtime_config: Vec::new(),
             accept_restored_database: false,
             storage_cache_size: kapi::storage::embedded::DEFAULT_CACHE_SIZE,
             verbosity: 0,

@@ -132,7 +132,7 @@ pub(crate) async fn dispatch(state: State, tun: Arc<Tunables>, request: Request)
         Err(e) => return e.into_response(),
     };
     let info = &*target.kind.info;
-    if !deprecation::is_served(info, state.kube_version) {
+    if !state.serves(info) {
         return ApiError::no_route().into_response();
     }
     let warning = deprecation::warning_in(&registry, info, state.kube_version)

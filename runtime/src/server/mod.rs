@@ -50,6 +50,7 @@ pub use describe::kubeconfig::{kubeconfig, write_kubeconfig};
 use describe::{discovery, health, metrics_endpoint, openapi, version};
 use handlers::namespace_lifecycle;
 use http::{connections, error, httplog, inflight, origin, panics, path, shutdown};
+pub use state::enablement::{ApiEnablement, RuntimeConfig, RuntimeConfigError};
 use state::{builtin, keys, metrics, namespaces, observed, watch_cache};
 
 use error::{ApiError, Subject};
@@ -103,6 +104,7 @@ impl Server {
             registry: Registry::new(),
             storage: None,
             kube_version: DEFAULT_KUBE_VERSION,
+            enablement: ApiEnablement::all(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             rv_wait: Duration::from_secs(3),
             bookmark_interval: Duration::from_secs(60),
@@ -126,6 +128,7 @@ pub struct ServerBuilder {
     registry: Registry,
     storage: Option<Arc<dyn Storage>>,
     kube_version: KubeVersion,
+    enablement: ApiEnablement,
     listen: SocketAddr,
     rv_wait: Duration,
     bookmark_interval: Duration,
@@ -212,9 +215,19 @@ impl ServerBuilder {
         self
     }
 
-    /// The Kubernetes release to present as, and to compute deprecations against.
+    /// The Kubernetes release to present as, and to compute deprecations against. The API
+    /// features kapi implements follow the release's defaults (`sendInitialEvents`, field
+    /// validation, OpenAPI v3, aggregated discovery), as `/version` does.
     pub fn kube_version(mut self, version: KubeVersion) -> Self {
         self.kube_version = version;
+        self
+    }
+
+    /// Which group-versions and resources to serve (default: every registered one). Build it
+    /// with [`ApiEnablement::for_release`] to serve what kube-apiserver of the release serves
+    /// by default, changed by a `--runtime-config`.
+    pub fn api_enablement(mut self, enablement: ApiEnablement) -> Self {
+        self.enablement = enablement;
         self
     }
 
@@ -324,6 +337,7 @@ impl ServerBuilder {
                 Arc::clone(&metrics),
             )))),
             kube_version: self.kube_version,
+            enablement: self.enablement,
             watch_cache: watch_cache::WatchCache::default(),
             metrics,
             shutting_down: std::sync::atomic::AtomicBool::new(false),

@@ -1,4 +1,4 @@
-//! Deprecation warnings and version removal: what a kind's [`Lifecycle`] means for a request at
+//! Deprecation warnings and version removal: what a kind's [`Lifecycle`](crate::resource::Lifecycle) means for a request at
 //! the server's configured Kubernetes release.
 //!
 //! The texts are upstream's, word for word:
@@ -21,11 +21,11 @@ use std::cmp::Ordering;
 
 use axum::http::HeaderValue;
 
-use crate::resource::{KubeVersion, Lifecycle, ResourceInfo};
+use crate::resource::{KubeVersion, ResourceInfo};
+use crate::server::state::release;
 use crate::{GroupVersionKind, Registry};
 
-/// The release upstream treats as "not set" in generated lifecycle data.
-const UNSET: KubeVersion = KubeVersion::new(0, 0);
+use crate::server::state::release::UNSET;
 
 /// The deprecation warning for a request to `info`'s group/version at release `at`, or `None`
 /// when the kind is not deprecated then.
@@ -89,17 +89,7 @@ fn default_custom_warning(info: &ResourceInfo) -> String {
 /// Whether `info`'s group/version is served at release `at`: introduced by then (or with no
 /// known introduction) and not yet removed.
 pub(crate) fn is_served(info: &ResourceInfo, at: KubeVersion) -> bool {
-    lifecycle_served(&info.lifecycle, at)
-}
-
-fn lifecycle_served(lifecycle: &Lifecycle, at: KubeVersion) -> bool {
-    let introduced = lifecycle
-        .introduced
-        .is_none_or(|since| since == UNSET || since <= at);
-    let removed = lifecycle
-        .removed
-        .is_some_and(|removed| removed != UNSET && removed <= at);
-    introduced && !removed
+    release::is_served(info, at)
 }
 
 fn is_empty(gvk: &GroupVersionKind) -> bool {
@@ -178,7 +168,8 @@ mod tests {
     use std::borrow::Cow;
 
     use super::*;
-    use crate::resource::{Scope, Subresources};
+    use crate::resource::{Lifecycle, Scope, Subresources};
+    use crate::server::state::release::lifecycle_served;
 
     fn info(
         group: &'static str,

@@ -1,8 +1,9 @@
 //! Discovery: `/api`, `/api/<version>`, `/apis`, `/apis/<group>`, `/apis/<group>/<version>`, and
 //! the aggregated document on `/api` and `/apis` chosen by `Accept`.
 //!
-//! Only kinds served at the configured release appear (see [`deprecation::is_served`]); a
-//! group/version whose kinds are all removed disappears with them. Versions are listed in
+//! Only kinds the server serves appear: in the configured release (see
+//! [`deprecation::is_served`]) and enabled there (the release's defaults and
+//! `--runtime-config`); a group/version whose kinds are all removed or off disappears with them. Versions are listed in
 //! upstream's priority order (GA, then beta, then alpha; newer first) and the first is the
 //! preferred version. Resources are sorted by name, subresources after their parent, as
 //! kube-apiserver lists them. Named groups are listed alphabetically.
@@ -33,10 +34,11 @@ use crate::meta::{
     APIResourceList, APISubresourceDiscovery, APIVersionDiscovery, APIVersions, DiscoveryFreshness,
     GroupVersionForDiscovery, ServerAddressByClientCIDR, Status, StatusDetails, StatusReason,
 };
-use crate::server::describe::deprecation::{compare_versions, is_served};
-use crate::server::state::State;
+use crate::server::describe::deprecation::compare_versions;
 use crate::server::state::builtin::is_namespace_kind;
-use crate::{KubeVersion, Registry, ResourceInfo};
+use crate::server::state::release::Feature;
+use crate::server::state::{ServerState, State};
+use crate::{Registry, ResourceInfo};
 
 /// The group of aggregated discovery documents.
 const DISCOVERY_GROUP: &str = "apidiscovery.k8s.io";
@@ -102,12 +104,12 @@ pub(crate) struct Served<'a> {
 }
 
 impl<'a> Served<'a> {
-    /// Collects the kinds of `registry` served at release `at`.
-    pub(crate) fn new(registry: &'a Registry, at: KubeVersion) -> Self {
+    /// Collects the kinds of `registry` that `serves` says are served.
+    pub(crate) fn new(registry: &'a Registry, serves: impl Fn(&ResourceInfo) -> bool) -> Self {
         let mut nested: BTreeMap<&str, BTreeMap<&str, Vec<&ResourceInfo>>> = BTreeMap::new();
         for kind in registry.kinds() {
             let info = &*kind.info;
-            if is_served(info, at) {
+            if serves(info) {
                 nested
                     .entry(info.gvk.group.as_ref())
                     .or_default()
@@ -351,6 +353,24 @@ fn legacy_response<T: Serialize>(body: &T) -> Response {
     response
 }
 
+/// The discovery format `headers` ask for, as the release serves them: before aggregated
+/// discovery (`AggregatedDiscoveryEndpoint`), its media types are not known and the legacy
+/// documents answer.
+fn format(state: &ServerState, headers: &HeaderMap) -> Option<DiscoveryFormat> {
+    let accept = accept_header(headers);
+    if state.feature(Feature::AggregatedDiscoveryEndpoint).is_on() {
+        return negotiate(accept.as_deref());
+    }
+    let plain = accept.map(|accept| {
+        accept
+            .split(',')
+            .filter(|range| !range.contains(DISCOVERY_GROUP))
+            .collect::<Vec<_>>()
+            .join(",")
+    });
+    negotiate(plain.as_deref().filter(|plain| !plain.trim().is_empty()))
+}
+
 fn accept_header(headers: &HeaderMap) -> Option<String> {
     let values: Vec<&str> = headers
         .get_all(header::ACCEPT)
@@ -363,8 +383,8 @@ fn accept_header(headers: &HeaderMap) -> Option<String> {
 /// `GET /api`.
 async fn api_root(Extract(state): Extract<State>, headers: HeaderMap) -> Response {
     let registry = state.registry();
-    let served = Served::new(&registry, state.kube_version);
-    match negotiate(accept_header(&headers).as_deref()) {
+    let served = Served::new(&registry, |info| state.serves(info));
+    match format(&state, &headers) {
         Some(DiscoveryFormat::Aggregated(version)) => {
             let items = if served.versions("").is_empty() {
                 Vec::new()
@@ -400,7 +420,7 @@ async fn api_root(Extract(state): Extract<State>, headers: HeaderMap) -> Respons
 /// `GET /api/<version>`.
 async fn api_version(Extract(state): Extract<State>, Path(version): Path<String>) -> Response {
     let registry = state.registry();
-    let served = Served::new(&registry, state.kube_version);
+    let served = Served::new(&registry, |info| state.serves(info));
     match served.kinds("", &version) {
         Some(kinds) => legacy_response(&APIResourceList::legacy(
             version.clone(),
@@ -413,8 +433,8 @@ async fn api_version(Extract(state): Extract<State>, Path(version): Path<String>
 /// `GET /apis`.
 async fn apis_root(Extract(state): Extract<State>, headers: HeaderMap) -> Response {
     let registry = state.registry();
-    let served = Served::new(&registry, state.kube_version);
-    match negotiate(accept_header(&headers).as_deref()) {
+    let served = Served::new(&registry, |info| state.serves(info));
+    match format(&state, &headers) {
         Some(DiscoveryFormat::Aggregated(version)) => {
             let items = served
                 .named_groups()
@@ -436,7 +456,7 @@ async fn apis_root(Extract(state): Extract<State>, headers: HeaderMap) -> Respon
 /// `GET /apis/<group>`.
 async fn apis_group(Extract(state): Extract<State>, Path(group): Path<String>) -> Response {
     let registry = state.registry();
-    let served = Served::new(&registry, state.kube_version);
+    let served = Served::new(&registry, |info| state.serves(info));
     if group.is_empty() || served.versions(&group).is_empty() {
         return not_found();
     }
@@ -449,7 +469,7 @@ async fn apis_group_version(
     Path((group, version)): Path<(String, String)>,
 ) -> Response {
     let registry = state.registry();
-    let served = Served::new(&registry, state.kube_version);
+    let served = Served::new(&registry, |info| state.serves(info));
     if group.is_empty() {
         return not_found();
     }

@@ -1,11 +1,12 @@
 //! `GET /version`: the release the server presents itself as, in upstream's `version.Info` shape.
 //!
-//! `gitVersion` is `v<major>.<minor>.0` of the configured Kubernetes release, so clients'
-//! version-skew checks and feature gates see the API surface they are talking to. The build
-//! fields describe kapi honestly where they can: `compiler` is `rustc`, `platform` uses Go's
-//! `os/arch` names, `gitCommit`/`gitTreeState` are empty (the crate is not built from a known
-//! commit) and `goVersion` is empty since no Go toolchain is involved; `buildDate` is upstream's
-//! placeholder for an unknown date. Servers from 1.33 on also report their emulated and
+//! For the releases kapi carries, the answer is a real patch release's, as its kube-apiserver
+//! reports it (`gitVersion`, `gitCommit`, `buildDate`, `goVersion`, `compiler: gc`, a clean tree;
+//! the release table `specs/gating/kubernetes.yaml` names the patch release of each), so clients'
+//! version checks see the server they expect; `platform` is the machine's, in Go's `os/arch`
+//! names. For any other release a server is configured with, `gitVersion` is
+//! `v<major>.<minor>.0` and the build fields say what kapi knows: no commit, upstream's
+//! placeholder date, compiled by `rustc`. Servers from 1.33 on also report their emulated and
 //! minimum-compatibility releases, which kapi fills the way an unflagged upstream server does.
 
 use axum::Json;
@@ -16,6 +17,7 @@ use serde::Serialize;
 
 use crate::KubeVersion;
 use crate::server::state::State;
+use crate::server::state::release;
 
 /// The body of `/version`; field names and order are upstream's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -57,21 +59,37 @@ impl VersionInfo {
             } else {
                 Default::default()
             };
-        Self {
+        let mut info = Self {
             major: at.major.to_string(),
             minor: at.minor.to_string(),
             emulation_major,
             emulation_minor,
             min_compatibility_major: min_major,
             min_compatibility_minor: min_minor,
-            git_version: format!("v{}.{}.0", at.major, at.minor),
+            git_version: git_version(at),
             git_commit: String::new(),
             git_tree_state: String::new(),
             build_date: "1970-01-01T00:00:00Z".to_owned(),
             go_version: String::new(),
             compiler: "rustc".to_owned(),
             platform: platform(),
+        };
+        if let Some(row) = release::gates(at) {
+            info.git_commit.clone_from(&row.version.git_commit);
+            info.git_tree_state = "clean".to_owned();
+            info.build_date.clone_from(&row.version.build_date);
+            info.go_version.clone_from(&row.version.go_version);
+            info.compiler = "gc".to_owned();
         }
+        info
+    }
+}
+
+/// The `gitVersion` of release `at`: the table's patch release, or `v<major>.<minor>.0`.
+pub(crate) fn git_version(at: KubeVersion) -> String {
+    match release::gates(at) {
+        Some(row) => row.version.git_version.clone(),
+        None => format!("v{}.{}.0", at.major, at.minor),
     }
 }
 
@@ -96,9 +114,12 @@ async fn version(Extract(state): Extract<State>) -> Json<VersionInfo> {
     Json(VersionInfo::new(state.kube_version))
 }
 
-/// `GET /version`.
+/// `GET /version`, and `/version/`, which upstream's route also answers and the Python
+/// client's `VersionApi` asks for.
 pub(crate) fn routes() -> Router<State> {
-    Router::new().route("/version", get(version))
+    Router::new()
+        .route("/version", get(version))
+        .route("/version/", get(version))
 }
 
 #[cfg(test)]
@@ -107,6 +128,7 @@ mod tests {
 
     use super::*;
 
+    /// A real v1.20.15 kube-apiserver's `/version` (build facts as it reports them).
     #[test]
     fn shape_before_and_after_emulation_fields() {
         let mut old = serde_json::to_value(VersionInfo::new(KubeVersion::new(1, 20))).unwrap();
@@ -115,14 +137,20 @@ mod tests {
         assert_eq!(
             old,
             json!({
-                "major": "1", "minor": "20", "gitVersion": "v1.20.0", "gitCommit": "",
-                "gitTreeState": "", "buildDate": "1970-01-01T00:00:00Z", "goVersion": "",
-                "compiler": "rustc", "platform": "x"
+                "major": "1", "minor": "20", "gitVersion": "v1.20.15",
+                "gitCommit": "8f1e5bf0b9729a899b8df86249b56e2c74aebc55",
+                "gitTreeState": "clean", "buildDate": "2022-01-19T17:23:01Z",
+                "goVersion": "go1.15.15", "compiler": "gc", "platform": "x"
             })
         );
         let new = serde_json::to_value(VersionInfo::new(KubeVersion::new(1, 34))).unwrap();
         assert_eq!(new["emulationMinor"], "34");
         assert_eq!(new["minCompatibilityMinor"], "33");
-        assert_eq!(new["gitVersion"], "v1.34.0");
+        assert_eq!(new["gitVersion"], "v1.34.1");
+        // A release without a table row says what kapi knows.
+        let other = serde_json::to_value(VersionInfo::new(KubeVersion::new(1, 25))).unwrap();
+        assert_eq!(other["gitVersion"], "v1.25.0");
+        assert_eq!(other["gitCommit"], "");
+        assert_eq!(other["compiler"], "rustc");
     }
 }

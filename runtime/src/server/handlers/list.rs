@@ -21,22 +21,46 @@ use crate::server::objects::selector::Selectors;
 use crate::server::objects::served::ServedJson;
 use crate::server::objects::stored::from_stored;
 use crate::server::state::keys::{self, ContinueToken};
+use crate::server::state::release::{Feature, FeatureState};
 
 /// Upstream's message for a continue token whose snapshot was compacted away.
 const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
-/// Checks a list or watch request's options as upstream's `ValidateListOptions` does (422).
-pub(crate) fn validate(options: &ListOptions, watch: bool) -> Result<(), ApiError> {
+/// Checks a list or watch request's options as upstream's `ValidateListOptions` does (422),
+/// as the release has it (`watch_list`, the state of its `WatchList` feature): before the
+/// feature, `sendInitialEvents` is an unknown parameter, dropped here, and `resourceVersionMatch`
+/// is refused on watches; while it is off, `sendInitialEvents` is refused on watches.
+pub(crate) fn validate(
+    options: &mut ListOptions,
+    watch: bool,
+    watch_list: FeatureState,
+) -> Result<(), ApiError> {
+    set_defaults(options, watch, watch_list);
     let mut causes = Vec::new();
     let rv = options.resource_version.as_deref().unwrap_or("");
     let has_continue = options.continue_.as_deref().is_some_and(|c| !c.is_empty());
     let field = "resourceVersionMatch";
-    if watch {
+    if watch_list == FeatureState::Absent {
+        options.send_initial_events = None;
+        if watch && options.resource_version_match.is_some() {
+            causes.push(StatusCause::forbidden(
+                field,
+                "resourceVersionMatch is forbidden for watch",
+            ));
+        }
+    }
+    if watch && watch_list != FeatureState::Absent {
         let not_older = options.resource_version_match == Some(ResourceVersionMatch::NotOlderThan);
         if options.send_initial_events.is_some() && !not_older {
             causes.push(StatusCause::forbidden(
                 field,
                 "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if options.send_initial_events.is_some() && watch_list == FeatureState::Off {
+            causes.push(StatusCause::forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
             ));
         }
         if let Some(m) = &options.resource_version_match {
@@ -98,6 +122,22 @@ pub(crate) fn validate(options: &ListOptions, watch: bool) -> Result<(), ApiErro
         Ok(())
     } else {
         Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", causes))
+    }
+}
+
+/// Upstream's `SetListOptionsDefaults`: while WatchList is on, a watch from no resourceVersion
+/// or `0` that names neither `sendInitialEvents` nor `resourceVersionMatch` asks for initial
+/// events (so it ends them with a bookmark when it allows bookmarks).
+fn set_defaults(options: &mut ListOptions, watch: bool, watch_list: FeatureState) {
+    let legacy = matches!(options.resource_version.as_deref(), None | Some("" | "0"));
+    if watch
+        && watch_list.is_on()
+        && legacy
+        && options.send_initial_events.is_none()
+        && options.resource_version_match.is_none()
+    {
+        options.send_initial_events = Some(true);
+        options.resource_version_match = Some(ResourceVersionMatch::NotOlderThan);
     }
 }
 
@@ -283,8 +323,8 @@ async fn list_with<T>(
 /// (spliced from the stored ones when no conversion is needed); every other representation
 /// goes through the objects.
 pub(crate) async fn serve(call: &Call, output: Output) -> Result<Response, ApiError> {
-    let options: ListOptions = call.query()?;
-    validate(&options, false)?;
+    let mut options: ListOptions = call.query()?;
+    validate(&mut options, false, call.state.feature(Feature::WatchList))?;
     let selectors = Selectors::of_request(call.info(), &options, None)?;
     if output != Output::JSON {
         let rendering = Rendering::of(call, output)?;
@@ -386,12 +426,47 @@ mod tests {
                 false,
             ),
         ];
-        for (options, watch, ok) in rows {
-            let result = validate(&options, watch);
+        for (mut options, watch, ok) in rows {
+            let result = validate(&mut options, watch, FeatureState::On);
             assert_eq!(result.is_ok(), ok, "{options:?} watch={watch}");
             if let Err(e) = result {
                 assert_eq!(e.code().as_u16(), 422);
             }
         }
+    }
+
+    /// `ValidateListOptions` of k8s.io/apimachinery at 1.28 (WatchList alpha, off) and at 1.20
+    /// (before it: `sendInitialEvents` unknown, `resourceVersionMatch` refused on watches).
+    #[test]
+    fn watch_list_follows_the_release() {
+        let mut asked = opts(None, Some("NotOlderThan"), None, Some(true));
+        let err = validate(&mut asked.clone(), true, FeatureState::Off).unwrap_err();
+        let status = err.status();
+        assert_eq!(status.code, Some(422));
+        let causes = &status.details.as_ref().unwrap().causes;
+        assert_eq!(causes.len(), 1);
+        assert_eq!(causes[0].field.as_deref(), Some("sendInitialEvents"));
+        assert_eq!(
+            causes[0].message.as_deref(),
+            Some(
+                "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
+            )
+        );
+        let err = validate(&mut asked, true, FeatureState::Absent).unwrap_err();
+        let causes = &err.status().details.as_ref().unwrap().causes;
+        assert_eq!(
+            causes[0].message.as_deref(),
+            Some("Forbidden: resourceVersionMatch is forbidden for watch")
+        );
+        let mut plain = opts(None, None, None, Some(true));
+        validate(&mut plain, true, FeatureState::Absent).unwrap();
+        assert_eq!(plain.send_initial_events, None);
+        // A list's sendInitialEvents is unknown before the feature, not refused.
+        validate(
+            &mut opts(None, None, None, Some(true)),
+            false,
+            FeatureState::Absent,
+        )
+        .unwrap();
     }
 }

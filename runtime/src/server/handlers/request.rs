@@ -12,6 +12,8 @@ use crate::meta::{CreateOptions, FieldValidation, PatchOptions, UpdateOptions};
 use crate::server::Call;
 use crate::server::http::dry_run::{self, WriteOptions};
 use crate::server::http::error::{ApiError, MAX_BODY_BYTES};
+use crate::server::http::field_validation::Directive;
+use crate::server::state::release::{Feature, FeatureState};
 
 /// The query options of a write: each names its dry-run and field-validation options.
 pub(crate) trait WriteQuery: DeserializeOwned {
@@ -45,7 +47,14 @@ pub(crate) async fn write_request<O: WriteQuery>(
 ) -> Result<(Bytes, WriteOptions), ApiError> {
     let body = read_body(call, body).await?;
     let options: O = call.query()?;
-    let write = dry_run::write_options(O::KIND, options.dry_run(), options.field_validation())?;
+    // Before server-side field validation, `fieldValidation` is an unknown parameter and
+    // unknown fields are dropped without a word.
+    let validates = call.state.feature(Feature::ServerSideFieldValidation) != FeatureState::Absent;
+    let asked = options.field_validation().filter(|_| validates);
+    let mut write = dry_run::write_options(O::KIND, options.dry_run(), asked)?;
+    if !validates {
+        write.validation = Directive::Ignore;
+    }
     Ok((body, write))
 }
 

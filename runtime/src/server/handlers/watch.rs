@@ -54,6 +54,7 @@ use crate::server::objects::revision::{parse_rv, wait_for};
 use crate::server::objects::selector::Selectors;
 use crate::server::objects::stored::from_stored;
 use crate::server::state::keys;
+use crate::server::state::release::Feature;
 use crate::server::state::watch_cache::{Entry, EventType, Feed, Next, event_line, watcher_id};
 use crate::server::state::watch_cache::{error_event, line};
 use crate::server::{Call, Streamed, stopped};
@@ -92,8 +93,8 @@ pub(crate) async fn serve(
     name: Option<&str>,
     output: Output,
 ) -> Result<Response, ApiError> {
-    let options: ListOptions = call.query()?;
-    list::validate(&options, true)?;
+    let mut options: ListOptions = call.query()?;
+    list::validate(&mut options, true, call.state.feature(Feature::WatchList))?;
     let selectors = Selectors::of_request(call.info(), &options, name)?;
     let mut response = watch(call.clone(), options, selectors, output).await?;
     response.extensions_mut().insert(Streamed);

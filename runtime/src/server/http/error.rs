@@ -42,6 +42,12 @@ impl ApiError {
         }
     }
 
+    /// The `Status` sent.
+    #[cfg(test)]
+    pub(crate) fn status(&self) -> &Status {
+        &self.status
+    }
+
     /// The HTTP status code.
     pub(crate) fn code(&self) -> StatusCode {
         self.status

@@ -2,7 +2,8 @@
 //! kinds, the store (wrapped by `observed`, which feeds `recent` and `namespaces`, and by
 //! `metrics::Measured`), the Kubernetes release the server speaks as, the watch cache
 //! (`watch_cache`), the metrics (`metrics`), and whether it is shutting down; where objects live
-//! in the store (`keys`) and the kinds every server has (`builtin`, `builtin_names`).
+//! in the store (`keys`), the kinds every server has (`builtin`, `builtin_names`), and what the
+//! release serves by default (`release`) as `--runtime-config` changes it (`enablement`).
 //!
 //! May import: `objects` (the watch cache serves events as reads do) and from `http` the
 //! error type and what the metrics label requests by (`path`, `connections`); never
@@ -10,11 +11,13 @@
 
 pub(crate) mod builtin;
 pub(crate) mod builtin_names;
+pub(crate) mod enablement;
 pub(crate) mod keys;
 pub(crate) mod metrics;
 pub(crate) mod namespaces;
 pub(crate) mod observed;
 pub(crate) mod recent;
+pub(crate) mod release;
 pub(crate) mod watch_cache;
 
 use std::sync::atomic::AtomicBool;
@@ -22,8 +25,11 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::KubeVersion;
 use crate::Registry;
+use crate::ResourceInfo;
+use crate::server::state::enablement::ApiEnablement;
 use crate::server::state::metrics::Metrics;
 use crate::server::state::observed::Observed;
+use crate::server::state::release::{Feature, FeatureState};
 use crate::server::state::watch_cache::WatchCache;
 
 /// What the server knows; handlers get it as the cheap-clone [`State`].
@@ -38,6 +44,8 @@ pub(crate) struct ServerState {
     /// The Kubernetes release the server presents itself as: `/version`, and the release that
     /// deprecation warnings and removals are computed against.
     pub(crate) kube_version: KubeVersion,
+    /// The group-versions and resources served: the release's defaults and `--runtime-config`.
+    pub(crate) enablement: ApiEnablement,
     /// The shared watch feeds, one per watched resource and version.
     pub(crate) watch_cache: WatchCache,
     /// The series `/metrics` serves.
@@ -54,6 +62,19 @@ impl ServerState {
     pub(crate) fn registry(&self) -> Arc<Registry> {
         // A panic while swapping cannot leave a half-written Arc behind: the value is whole.
         Arc::clone(&self.catalog.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Whether `info`'s resource is served: in the release (its lifecycle) and enabled.
+    pub(crate) fn serves(&self, info: &ResourceInfo) -> bool {
+        release::is_served(info, self.kube_version)
+            && self
+                .enablement
+                .serves(&info.gvk.group, &info.gvk.version, &info.plural)
+    }
+
+    /// What the release served makes of `feature`.
+    pub(crate) fn feature(&self, feature: Feature) -> FeatureState {
+        release::feature(self.kube_version, feature)
     }
 
     /// Serves `registry` from now on.

@@ -46,7 +46,9 @@ use crate::meta::Status;
 use crate::registry::RegisteredKind;
 use crate::server::describe::discovery::{Served, json_response, not_found, status_response};
 use crate::server::describe::health::percent_decode;
-use crate::server::state::State;
+use crate::server::describe::version;
+use crate::server::state::release::{Feature, FeatureState};
+use crate::server::state::{ServerState, State};
 use crate::{KubeVersion, Registry, ResourceInfo};
 
 use paths::kind_paths;
@@ -73,8 +75,50 @@ fn build(
     (schemas, sorted.into_iter().collect())
 }
 
+/// The document's `info`: upstream's title and the server's `gitVersion`.
 fn info_block(at: KubeVersion) -> Value {
-    json!({"title": "Kubernetes", "version": format!("v{}.{}.0", at.major, at.minor)})
+    json!({"title": "Kubernetes", "version": version::git_version(at)})
+}
+
+/// The query parameters of features the release does not have yet, which its documents do not
+/// list. Not `fieldValidation`, although 1.20 ignores it: kubectl reads that parameter to decide
+/// whether the server validates fields, and without it validates on the client side against
+/// `/openapi/v2` in protobuf, which kapi does not serve (JSON only), so every kubectl write
+/// would fail.
+fn absent_params(state: &ServerState) -> Vec<&'static str> {
+    let mut absent = Vec::new();
+    if state.feature(Feature::WatchList) == FeatureState::Absent {
+        absent.push("sendInitialEvents");
+    }
+    absent
+}
+
+/// Removes the parameters named `absent` from every operation of `paths`.
+fn strip_params(paths: &mut Map<String, Value>, absent: &[&str]) {
+    if absent.is_empty() {
+        return;
+    }
+    let named = |param: &Value| {
+        param
+            .get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|name| absent.contains(&name))
+    };
+    for item in paths.values_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for operation in item.values_mut() {
+            let params = match operation {
+                Value::Array(params) => Some(params),
+                Value::Object(op) => op.get_mut("parameters").and_then(Value::as_array_mut),
+                _ => None,
+            };
+            if let Some(params) = params {
+                params.retain(|param| !named(param));
+            }
+        }
+    }
 }
 
 /// The registered kinds served at `at` in one group/version.
@@ -94,8 +138,9 @@ fn served_kinds<'a>(
 }
 
 /// The Swagger 2.0 document of every served kind.
-pub(crate) fn v2_document(registry: &Registry, at: KubeVersion) -> Value {
-    let served = Served::new(registry, at);
+pub(crate) fn v2_document(registry: &Registry, state: &ServerState) -> Value {
+    let at = state.kube_version;
+    let served = Served::new(registry, |info| state.serves(info));
     let infos: Vec<&ResourceInfo> = served
         .group_versions()
         .flat_map(|(_, _, kinds)| kinds.iter().copied())
@@ -104,7 +149,8 @@ pub(crate) fn v2_document(registry: &Registry, at: KubeVersion) -> Value {
         .kinds()
         .filter(|kind| infos.iter().any(|info| std::ptr::eq(*info, &*kind.info)))
         .collect();
-    let (definitions, paths) = build(registry, &kinds, Dialect::V2);
+    let (definitions, mut paths) = build(registry, &kinds, Dialect::V2);
+    strip_params(&mut paths, &absent_params(state));
     json!({
         "swagger": "2.0",
         "info": info_block(at),
@@ -120,13 +166,15 @@ pub(crate) fn v2_document(registry: &Registry, at: KubeVersion) -> Value {
 /// The OpenAPI v3 document of one served group/version, or `None` when it is not served.
 pub(crate) fn v3_document(
     registry: &Registry,
-    at: KubeVersion,
+    state: &ServerState,
     group: &str,
     version: &str,
 ) -> Option<Value> {
-    let served = Served::new(registry, at);
+    let at = state.kube_version;
+    let served = Served::new(registry, |info| state.serves(info));
     let kinds = served_kinds(registry, &served, group, version)?;
-    let (schemas, paths) = build(registry, &kinds, Dialect::V3);
+    let (schemas, mut paths) = build(registry, &kinds, Dialect::V3);
+    strip_params(&mut paths, &absent_params(state));
     Some(json!({
         "openapi": "3.0.0",
         "info": info_block(at),
@@ -160,11 +208,11 @@ fn content_hash(bytes: &[u8]) -> String {
 }
 
 /// The `/openapi/v3` index.
-pub(crate) fn v3_index(registry: &Registry, at: KubeVersion) -> Value {
-    let served = Served::new(registry, at);
+pub(crate) fn v3_index(registry: &Registry, state: &ServerState) -> Value {
+    let served = Served::new(registry, |info| state.serves(info));
     let mut paths = Map::new();
     for (group, version, _) in served.group_versions() {
-        let Some(doc) = v3_document(registry, at, group, version) else {
+        let Some(doc) = v3_document(registry, state, group, version) else {
             continue;
         };
         let bytes = serde_json::to_vec(&doc).unwrap_or_default();
@@ -244,21 +292,14 @@ async fn openapi_v2(Extract(state): Extract<State>, headers: HeaderMap) -> Respo
     if !accepts_json(&headers) {
         return not_acceptable();
     }
-    document_response(
-        &headers,
-        &v2_document(&state.registry(), state.kube_version),
-    )
-    .0
+    document_response(&headers, &v2_document(&state.registry(), &state)).0
 }
 
 async fn openapi_v3_index(Extract(state): Extract<State>, headers: HeaderMap) -> Response {
     if !accepts_json(&headers) {
         return not_acceptable();
     }
-    json_response(
-        StatusCode::OK,
-        &v3_index(&state.registry(), state.kube_version),
-    )
+    json_response(StatusCode::OK, &v3_index(&state.registry(), &state))
 }
 
 async fn openapi_v3_group_version(
@@ -273,7 +314,7 @@ async fn openapi_v3_group_version(
         ["apis", group, version] if !group.is_empty() => (*group, *version),
         _ => return not_found(),
     };
-    let Some(doc) = v3_document(&state.registry(), state.kube_version, group, version) else {
+    let Some(doc) = v3_document(&state.registry(), &state, group, version) else {
         return not_found();
     };
     if !accepts_json(&headers) {
