@@ -242,6 +242,17 @@ impl Registry {
         self.kinds.get(group)?.get(version)?.get(plural)
     }
 
+    /// The kind served at `group`, `version` and `plural`, to adjust before serving it (its
+    /// merge metadata, defaults and checks, or its validator).
+    pub fn get_mut(
+        &mut self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<&mut RegisteredKind> {
+        self.kinds.get_mut(group)?.get_mut(version)?.get_mut(plural)
+    }
+
     /// The conversions between the versions of the resource `plural` in `group`, when they
     /// were registered with [`Registry::register_versions`].
     pub fn conversion(&self, group: &str, plural: &str) -> Option<&VersionConverter> {

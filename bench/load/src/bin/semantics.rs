@@ -1,0 +1,181 @@
+//! `kapi-semantics-load`: what the built-ins' semantics cost a write (issue 15).
+//!
+//! Deployment creates in closed loop at `--concurrency` connections against the in-process
+//! server (`kapi-test`, memory store, so the store's cost does not hide the request path's),
+//! serving the 1.36 `apps/v1` Deployment twice: as generated, with its types' defaults and
+//! checks, and with the same kind stripped of them (its type tree copied without defaults and
+//! checks, everything else equal). Rounds alternate between the two on fresh servers, so a
+//! busy machine slows both alike; the medians and their ratio are printed as one Markdown table.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "a benchmark: a failed unwrap is a failed run"
+)]
+
+#[path = "../http.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod http;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use bytes::Bytes;
+use clap::Parser;
+use hyper::{Method, StatusCode};
+use kapi::Registry;
+use kapi::merge::{FieldInfo, TypeInfo};
+use kapi_k8s::v1_36::apps::v1::Deployment;
+use kapi_test::TestServer;
+
+use crate::http::Conn;
+
+/// Options of one run.
+#[derive(Debug, Parser)]
+#[command(about = "Deployment creates with the built-ins' defaults and checks, and without")]
+struct Args {
+    /// Connections sending creates at once.
+    #[arg(long, default_value_t = 8)]
+    concurrency: usize,
+    /// Seconds each round runs.
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+    /// Rounds of each variant, alternating.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+}
+
+/// A Deployment as people write them: two containers, ports, a probe, resources.
+fn body(name: &str) -> Bytes {
+    Bytes::from(
+        serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "labels": {"app": "web", "tier": "front"}},
+            "spec": {
+                "replicas": 3,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web", "tier": "front"}},
+                    "spec": {"containers": [
+                        {"name": "nginx", "image": "nginx:1.25",
+                         "ports": [{"name": "http", "containerPort": 80}],
+                         "readinessProbe": {"httpGet": {"path": "/healthz", "port": 80}},
+                         "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}},
+                        {"name": "sidecar", "image": "busybox:1.36",
+                         "env": [{"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]}
+                    ]}
+                }
+            }
+        })
+        .to_string(),
+    )
+}
+
+/// A copy of a type tree without defaults and checks, leaked for the server's `'static`.
+fn strip(
+    ty: &'static TypeInfo,
+    done: &mut HashMap<*const TypeInfo, &'static TypeInfo>,
+) -> &'static TypeInfo {
+    if let Some(copy) = done.get(&(ty as *const TypeInfo)) {
+        return copy;
+    }
+    let fields: Vec<FieldInfo> = ty
+        .fields
+        .iter()
+        .map(|field| FieldInfo {
+            ty: field.ty.map(|inner| strip(inner, done)),
+            ..*field
+        })
+        .collect();
+    let copy: &'static TypeInfo = Box::leak(Box::new(TypeInfo {
+        fields: Box::leak(fields.into_boxed_slice()),
+        defaults: &[],
+        checks: &[],
+        ..*ty
+    }));
+    done.insert(ty as *const TypeInfo, copy);
+    copy
+}
+
+fn registry(semantics: bool) -> Result<Registry> {
+    let mut registry = Registry::new();
+    registry.register::<Deployment>();
+    if !semantics {
+        let Some(kind) = registry.get_mut("apps", "v1", "deployments") else {
+            bail!("apps/v1 deployments not registered");
+        };
+        kind.merge = kind.merge.map(|root| strip(root, &mut HashMap::new()));
+    }
+    Ok(registry)
+}
+
+/// Creates per second over one round on a fresh server.
+async fn round(semantics: bool, args: &Args) -> Result<f64> {
+    let server = TestServer::builder()
+        .without_builtins()
+        .registry(registry(semantics)?)
+        .start()
+        .await?;
+    let addr = server.addr();
+    let path = "/apis/apps/v1/namespaces/default/deployments";
+    // A write that fails would be counted as fast; check one of each first.
+    let mut probe = Conn::connect(addr).await?;
+    probe
+        .expect(Method::POST, path, Some(body("probe")), StatusCode::CREATED)
+        .await?;
+    let created = Arc::new(AtomicUsize::new(0));
+    let deadline = Instant::now() + Duration::from_secs(args.seconds);
+    let mut tasks = Vec::new();
+    for worker in 0..args.concurrency {
+        let created = created.clone();
+        let mut conn = Conn::connect(addr).await?;
+        tasks.push(tokio::spawn(async move {
+            let mut n = 0;
+            while Instant::now() < deadline {
+                let name = format!("web-{worker}-{n}");
+                conn.expect(Method::POST, path, Some(body(&name)), StatusCode::CREATED)
+                    .await?;
+                created.fetch_add(1, Ordering::Relaxed);
+                n += 1;
+            }
+            anyhow::Ok(())
+        }));
+    }
+    let started = Instant::now();
+    for task in tasks {
+        task.await??;
+    }
+    Ok(created.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64())
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..args.rounds {
+        with.push(runtime.block_on(round(true, &args))?);
+        without.push(runtime.block_on(round(false, &args))?);
+    }
+    let (with, without) = (median(with), median(without));
+    println!(
+        "| Deployment creates, {} in flight, in-process server, memory store | creates/s |",
+        args.concurrency
+    );
+    println!("|---|---|");
+    println!("| with the 1.36 defaults and checks | {with:.0} |");
+    println!("| the same kind without them | {without:.0} |");
+    println!(
+        "| ratio with / without (target ≥ 0.9) | {:.2} |",
+        with / without
+    );
+    Ok(())
+}
