@@ -114,6 +114,7 @@ pub struct Builder {
     printers: Option<PathBuf>,
     defaults: Option<PathBuf>,
     strategies: Option<PathBuf>,
+    field_selectors: Option<PathBuf>,
     out_dir: Option<PathBuf>,
     file_name: String,
     options: Options,
@@ -134,6 +135,7 @@ impl Builder {
             printers: None,
             defaults: None,
             strategies: None,
+            field_selectors: None,
             out_dir: None,
             file_name: DEFAULT_FILE_NAME.to_owned(),
             options: Options {
@@ -199,6 +201,13 @@ impl Builder {
     /// the generation and status of the built-in kinds it names.
     pub fn strategies(&mut self, path: impl AsRef<Path>) -> &mut Self {
         self.strategies = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// A field selectors data file (the format of `specs/field_selectors/README.md`): the field
+    /// labels the built-in kinds' `fieldSelector` accepts and what each reads.
+    pub fn field_selectors(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.field_selectors = Some(path.as_ref().to_path_buf());
         self
     }
 
@@ -287,6 +296,7 @@ impl Builder {
         paths.extend(self.printers.iter().cloned());
         paths.extend(self.defaults.iter().cloned());
         paths.extend(self.strategies.iter().cloned());
+        paths.extend(self.field_selectors.iter().cloned());
         paths
             .iter()
             .map(|p| format!("cargo:rerun-if-changed={}", p.display()))
@@ -303,6 +313,7 @@ impl Builder {
             printers: self.printers.as_deref(),
             defaults: self.defaults.as_deref(),
             strategies: self.strategies.as_deref(),
+            field_selectors: self.field_selectors.as_deref(),
         })?;
         let emitted = emit(&model, &facts, &self.options)?;
         let mut files = emitted.files.into_iter();

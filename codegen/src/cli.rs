@@ -50,6 +50,9 @@ pub(crate) struct GenArgs {
     /// What writes do to built-in kinds' generation and status (specs/strategies format).
     #[arg(long, value_name = "FILE")]
     strategies: Option<PathBuf>,
+    /// The field labels built-in kinds' fieldSelector accepts (specs/field_selectors format).
+    #[arg(long, value_name = "FILE")]
+    field_selectors: Option<PathBuf>,
     /// A version feature enabled by default in a multi-version crate; repeatable.
     #[arg(long, value_name = "NAME")]
     default_version: Vec<String>,
@@ -68,6 +71,7 @@ impl GenArgs {
                 || self.printers.is_some()
                 || self.defaults.is_some()
                 || self.strategies.is_some()
+                || self.field_selectors.is_some()
                 || !self.default_version.is_empty();
             if extra {
                 bail!("--manifest takes no other inputs or options");
@@ -104,6 +108,7 @@ impl GenArgs {
             printers: self.printers,
             defaults: self.defaults,
             strategies: self.strategies,
+            field_selectors: self.field_selectors,
             options: Options {
                 docs: self.docs,
                 ..Options::default()

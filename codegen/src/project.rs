@@ -16,6 +16,7 @@
 //! printers: ../../specs/printers/kubernetes.yaml
 //! defaults: ../../specs/defaults/kubernetes.yaml
 //! strategies: ../../specs/strategies/kubernetes.yaml
+//! field-selectors: ../../specs/field_selectors/kubernetes.yaml
 //! default-versions: [v1_36]
 //! versions:                # or `inputs: [...]` for a single-spec crate
 //!   - name: v1_34
@@ -86,6 +87,8 @@ pub struct Job {
     pub defaults: Option<PathBuf>,
     /// The strategies data file, if any.
     pub strategies: Option<PathBuf>,
+    /// The field selectors data file, if any.
+    pub field_selectors: Option<PathBuf>,
     /// Emission options.
     pub options: Options,
     /// Wrap the output as a crate (`Cargo.toml`, `src/lib.rs`); `None` writes a module tree
@@ -114,6 +117,8 @@ struct Manifest {
     defaults: Option<PathBuf>,
     #[serde(default)]
     strategies: Option<PathBuf>,
+    #[serde(default)]
+    field_selectors: Option<PathBuf>,
     #[serde(default)]
     inputs: Vec<PathBuf>,
     #[serde(default)]
@@ -168,6 +173,7 @@ impl Job {
             printers: m.printers.as_ref().map(rel),
             defaults: m.defaults.as_ref().map(rel),
             strategies: m.strategies.as_ref().map(rel),
+            field_selectors: m.field_selectors.as_ref().map(rel),
             options: Options {
                 docs: m.docs,
                 ..Options::default()
@@ -189,6 +195,7 @@ impl Job {
             printers: self.printers.as_deref(),
             defaults: self.defaults.as_deref(),
             strategies: self.strategies.as_deref(),
+            field_selectors: self.field_selectors.as_deref(),
         })?;
         match (&self.inputs, &self.krate) {
             (Inputs::Single(inputs), None) => {

@@ -1,10 +1,12 @@
 //! What the specs do not say about kinds and the project's data files add: the lifecycle of the
 //! built-ins' prerelease versions (`specs/lifecycle/`), their printer columns
 //! (`specs/printers/`), the fields they default (`specs/defaults/`) and what writes do to their
-//! generation and status (`specs/strategies/`). Emission reads them parsed; the front ends load
+//! generation and status (`specs/strategies/`) and the field labels their `fieldSelector`
+//! accepts (`specs/field_selectors/`). Emission reads them parsed; the front ends load
 //! the files.
 
 use super::defaults::Defaults;
+use super::field_selectors::FieldSelectors;
 use super::lifecycle::Lifecycles;
 use super::printers::Printers;
 use super::strategies::Strategies;
@@ -20,4 +22,6 @@ pub struct KindFacts {
     pub defaults: Defaults,
     /// Write rules by group and kind.
     pub strategies: Strategies,
+    /// Field labels by group, version and kind.
+    pub field_selectors: FieldSelectors,
 }

@@ -27,7 +27,7 @@ pub use error::{LoadError, Source};
 use document::{Parts, load_document};
 use schema::Dialect;
 
-use crate::emit::{Defaults, KindFacts, Lifecycles, Printers, Strategies};
+use crate::emit::{Defaults, FieldSelectors, KindFacts, Lifecycles, Printers, Strategies};
 use crate::model::{Gvk, Kind, Model};
 
 /// Loads and merges several inputs; each is a swagger.json, an OpenAPI v3 folder or a CRD file.
@@ -72,6 +72,12 @@ pub fn load_strategies(path: &Path) -> Result<Strategies, LoadError> {
     Strategies::from_yaml_str(path, &read_data(path)?)
 }
 
+/// Reads and parses a field selectors data file (the format of
+/// `specs/field_selectors/README.md`).
+pub fn load_field_selectors(path: &Path) -> Result<FieldSelectors, LoadError> {
+    FieldSelectors::from_yaml_str(path, &read_data(path)?)
+}
+
 /// The data files about kinds a generation reads; each is optional.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FactFiles<'a> {
@@ -83,6 +89,8 @@ pub struct FactFiles<'a> {
     pub defaults: Option<&'a Path>,
     /// Write rules (`specs/strategies` format).
     pub strategies: Option<&'a Path>,
+    /// Field labels (`specs/field_selectors` format).
+    pub field_selectors: Option<&'a Path>,
 }
 
 /// Reads the data files that are given; what is not given stays empty.
@@ -106,6 +114,11 @@ pub fn load_facts(files: FactFiles<'_>) -> Result<KindFacts, LoadError> {
         strategies: files
             .strategies
             .map(load_strategies)
+            .transpose()?
+            .unwrap_or_default(),
+        field_selectors: files
+            .field_selectors
+            .map(load_field_selectors)
             .transpose()?
             .unwrap_or_default(),
     })

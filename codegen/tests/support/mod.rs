@@ -36,6 +36,7 @@ pub fn facts() -> KindFacts {
         printers: Some(&specs.join("printers/kubernetes.yaml")),
         defaults: Some(&specs.join("defaults/kubernetes.yaml")),
         strategies: Some(&specs.join("strategies/kubernetes.yaml")),
+        field_selectors: Some(&specs.join("field_selectors/kubernetes.yaml")),
     })
     .expect("data files load")
 }

@@ -285,7 +285,7 @@ async fn list_with<T>(
 pub(crate) async fn serve(call: &Call, output: Output) -> Result<Response, ApiError> {
     let options: ListOptions = call.query()?;
     validate(&options, false)?;
-    let selectors = Selectors::of_request(call.info(), &options, None)?;
+    let selectors = Selectors::of_request(call.info(), call.state.kube_version, &options, None)?;
     if output != Output::JSON {
         let rendering = Rendering::of(call, output)?;
         let page = list(call, &options, &selectors).await?;

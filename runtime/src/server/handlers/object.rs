@@ -114,9 +114,11 @@ pub(crate) fn through_codec(call: &Call, object: Value) -> Result<Value, ApiErro
 }
 
 /// Fills the fields the kind defaults in the release served, as upstream's decoder does after
-/// decoding every written object.
+/// decoding every written object, then applies the kind's write conversion (a Secret's
+/// `stringData`), as its conversion to the internal type does.
 pub(crate) fn fill_defaults(call: &Call, object: &mut Value) {
     defaulting::apply(&call.info().defaults, object, call.state.kube_version);
+    call.info().write_rules.write_conversion.apply(object);
 }
 
 /// Holds a written object to its kind's own checks (a CRD's schema): 422 Invalid with one cause

@@ -94,7 +94,7 @@ pub(crate) async fn serve(
 ) -> Result<Response, ApiError> {
     let options: ListOptions = call.query()?;
     list::validate(&options, true)?;
-    let selectors = Selectors::of_request(call.info(), &options, name)?;
+    let selectors = Selectors::of_request(call.info(), call.state.kube_version, &options, name)?;
     let mut response = watch(call.clone(), options, selectors, output).await?;
     response.extensions_mut().insert(Streamed);
     Ok(response)
