@@ -205,7 +205,8 @@ pub fn pod_pending_status(pod: &Value, now: &str) -> Value {
 /// A Pod's QoS class (`qos.GetPodQOS` in `pkg/apis/core/helper/qos`): `BestEffort` when no
 /// container or init container requests or limits a positive amount of `cpu` or `memory`;
 /// `Guaranteed` when every one limits both and the summed requests equal the summed limits;
-/// else `Burstable`. A container's missing request for a limited resource is the limit, as
+/// else `Burstable`; pod-level `spec.resources`, when set, stand for all containers
+/// (`ComputePodQOS`). A missing request for a limited resource is the limit, as
 /// `SetDefaults_Pod` fills it in before the strategy runs.
 pub fn pod_qos_class(pod: &Value) -> &'static str {
     use std::collections::BTreeMap;
@@ -231,14 +232,30 @@ pub fn pod_qos_class(pod: &Value) -> &'static str {
     };
     let (mut requests, mut limits) = (BTreeMap::new(), BTreeMap::new());
     let mut guaranteed = true;
-    let containers = ["containers", "initContainers"]
-        .into_iter()
-        .flat_map(|list| {
-            pod.pointer(&format!("/spec/{list}"))
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
+    // Pod-level resources (`spec.resources`, a field since 1.32, on by default since 1.34)
+    // decide alone when set (`ComputePodQOS`).
+    let pod_level = pod
+        .pointer("/spec/resources")
+        .and_then(Value::as_object)
+        .is_some_and(|r| {
+            ["requests", "limits"].iter().any(|k| {
+                r.get(*k)
+                    .and_then(Value::as_object)
+                    .is_some_and(|m| !m.is_empty())
+            })
         });
+    let containers: Vec<&Value> = match pod.get("spec") {
+        Some(spec) if pod_level => vec![spec],
+        _ => ["containers", "initContainers"]
+            .into_iter()
+            .flat_map(|list| {
+                pod.pointer(&format!("/spec/{list}"))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+            })
+            .collect(),
+    };
     for container in containers {
         let resources =
             |kind: &str, name: &str| container.pointer(&format!("/resources/{kind}/{name}"));
@@ -433,6 +450,10 @@ mod tests {
                 "{containers}"
             );
         }
+        // ComputePodQOS: pod-level resources decide alone.
+        let pod_level = json!({"spec": {"resources": {"limits": {"cpu": "1", "memory": "1Gi"}},
+            "containers": [{"resources": {"requests": {"cpu": "100m"}}}]}});
+        assert_eq!(pod_qos_class(&pod_level), "Guaranteed");
         let init = json!({"spec": {"containers": [{"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}], "initContainers": [{"resources": {"requests": {"memory": "1Mi"}}}]}});
         assert_eq!(pod_qos_class(&init), "Burstable");
         assert_eq!(
