@@ -115,6 +115,7 @@ pub struct Builder {
     defaults: Option<PathBuf>,
     strategies: Option<PathBuf>,
     validation: Option<PathBuf>,
+    field_selectors: Option<PathBuf>,
     out_dir: Option<PathBuf>,
     file_name: String,
     options: Options,
@@ -136,6 +137,7 @@ impl Builder {
             defaults: None,
             strategies: None,
             validation: None,
+            field_selectors: None,
             out_dir: None,
             file_name: DEFAULT_FILE_NAME.to_owned(),
             options: Options {
@@ -208,6 +210,13 @@ impl Builder {
     /// built-in types it names must satisfy.
     pub fn validation(&mut self, path: impl AsRef<Path>) -> &mut Self {
         self.validation = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// A field selectors data file (the format of `specs/field_selectors/README.md`): the field
+    /// labels the built-in kinds' `fieldSelector` accepts and what each reads.
+    pub fn field_selectors(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.field_selectors = Some(path.as_ref().to_path_buf());
         self
     }
 
@@ -297,6 +306,7 @@ impl Builder {
         paths.extend(self.defaults.iter().cloned());
         paths.extend(self.strategies.iter().cloned());
         paths.extend(self.validation.iter().cloned());
+        paths.extend(self.field_selectors.iter().cloned());
         paths
             .iter()
             .map(|p| format!("cargo:rerun-if-changed={}", p.display()))
@@ -314,6 +324,7 @@ impl Builder {
             defaults: self.defaults.as_deref(),
             strategies: self.strategies.as_deref(),
             validation: self.validation.as_deref(),
+            field_selectors: self.field_selectors.as_deref(),
         })?;
         let emitted = emit(&model, &facts, &self.options)?;
         let mut files = emitted.files.into_iter();

@@ -53,6 +53,9 @@ pub(crate) struct GenArgs {
     /// What writes to built-in types must satisfy (specs/validation format).
     #[arg(long, value_name = "FILE")]
     validation: Option<PathBuf>,
+    /// The field labels built-in kinds' fieldSelector accepts (specs/field_selectors format).
+    #[arg(long, value_name = "FILE")]
+    field_selectors: Option<PathBuf>,
     /// A version feature enabled by default in a multi-version crate; repeatable.
     #[arg(long, value_name = "NAME")]
     default_version: Vec<String>,
@@ -72,6 +75,7 @@ impl GenArgs {
                 || self.defaults.is_some()
                 || self.strategies.is_some()
                 || self.validation.is_some()
+                || self.field_selectors.is_some()
                 || !self.default_version.is_empty();
             if extra {
                 bail!("--manifest takes no other inputs or options");
@@ -109,6 +113,7 @@ impl GenArgs {
             defaults: self.defaults,
             strategies: self.strategies,
             validation: self.validation,
+            field_selectors: self.field_selectors,
             options: Options {
                 docs: self.docs,
                 ..Options::default()

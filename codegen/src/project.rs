@@ -17,6 +17,7 @@
 //! defaults: ../../specs/defaults/kubernetes.yaml
 //! strategies: ../../specs/strategies/kubernetes.yaml
 //! validation: ../../specs/validation/kubernetes.yaml
+//! field-selectors: ../../specs/field_selectors/kubernetes.yaml
 //! default-versions: [v1_36]
 //! versions:                # or `inputs: [...]` for a single-spec crate
 //!   - name: v1_34
@@ -89,6 +90,8 @@ pub struct Job {
     pub strategies: Option<PathBuf>,
     /// The validation data file, if any.
     pub validation: Option<PathBuf>,
+    /// The field selectors data file, if any.
+    pub field_selectors: Option<PathBuf>,
     /// Emission options.
     pub options: Options,
     /// Wrap the output as a crate (`Cargo.toml`, `src/lib.rs`); `None` writes a module tree
@@ -119,6 +122,7 @@ struct Manifest {
     strategies: Option<PathBuf>,
     #[serde(default)]
     validation: Option<PathBuf>,
+    field_selectors: Option<PathBuf>,
     #[serde(default)]
     inputs: Vec<PathBuf>,
     #[serde(default)]
@@ -174,6 +178,7 @@ impl Job {
             defaults: m.defaults.as_ref().map(rel),
             strategies: m.strategies.as_ref().map(rel),
             validation: m.validation.as_ref().map(rel),
+            field_selectors: m.field_selectors.as_ref().map(rel),
             options: Options {
                 docs: m.docs,
                 ..Options::default()
@@ -196,6 +201,7 @@ impl Job {
             defaults: self.defaults.as_deref(),
             strategies: self.strategies.as_deref(),
             validation: self.validation.as_deref(),
+            field_selectors: self.field_selectors.as_deref(),
         })?;
         match (&self.inputs, &self.krate) {
             (Inputs::Single(inputs), None) => {

@@ -35,6 +35,11 @@ pub(crate) const DEFAULT: &str = "default";
 pub(crate) const GENERATION: &str = "generation";
 pub(crate) const GENERATION_SINCE: &str = "generation_since";
 pub(crate) const STATUS_ON_CREATE: &str = "status_on_create";
+pub(crate) const STATUS_KEEPS_METADATA: &str = "status_keeps_metadata";
+pub(crate) const WRITE_CONVERSION: &str = "write_conversion";
+pub(crate) const FIELD_LABEL: &str = "field_label";
+pub(crate) const FIELD_LABEL_MESSAGE: &str = "field_label_message";
+pub(crate) const FIELD_LABELS: &str = "field_labels";
 pub(crate) const INTRODUCED: &str = "introduced";
 pub(crate) const DEPRECATED: &str = "deprecated";
 pub(crate) const REMOVED: &str = "removed";
@@ -67,6 +72,11 @@ const KEYS: &[&str] = &[
     GENERATION,
     GENERATION_SINCE,
     STATUS_ON_CREATE,
+    STATUS_KEEPS_METADATA,
+    WRITE_CONVERSION,
+    FIELD_LABEL,
+    FIELD_LABEL_MESSAGE,
+    FIELD_LABELS,
     INTRODUCED,
     DEPRECATED,
     REMOVED,
@@ -150,6 +160,17 @@ pub(crate) const RULE: &str = "rule";
 pub(crate) const WHEN: &str = "when";
 const DEFAULT_KEYS: &[&str] = &[PATH, VALUE, RULE, WHEN, SINCE, UNTIL];
 
+pub(crate) const LABEL: &str = "label";
+pub(crate) const PATHS: &str = "paths";
+const FIELD_LABEL_KEYS: &[&str] = &[LABEL, PATHS, TYPE, SINCE, UNTIL];
+
+/// `field_label(type = "...")`: the variants of `kapi::field_labels::FieldType`.
+pub(crate) const FIELD_TYPES: &[&str] = &["string", "boolean", "integer"];
+
+/// `field_labels = "..."`: the field label conversions a kind without `field_label` entries
+/// follows, `kapi::field_labels::FieldLabels::{Custom, Meta}`.
+pub(crate) const FIELD_LABEL_SETS: &[&str] = &["custom", "meta"];
+
 const REPLACEMENT_KEYS: &[&str] = &[GROUP, VERSION, KIND];
 
 /// The verbs a kind may serve, in discovery's (alphabetical) order.
@@ -174,7 +195,10 @@ pub(crate) const GENERATIONS: &[&str] = &[
 ];
 
 /// `status_on_create = "..."`: the variants of `kapi::write_rules::StatusOnCreate`.
-pub(crate) const STATUS_ON_CREATE_VALUES: &[&str] = &["keep", "remove", "empty"];
+pub(crate) const STATUS_ON_CREATE_VALUES: &[&str] = &["keep", "remove", "empty", "pod_pending"];
+
+/// `write_conversion = "..."`: the variants of `kapi::write_rules::WriteConversion`.
+pub(crate) const WRITE_CONVERSIONS: &[&str] = &["none", "secret_string_data"];
 
 /// Printer column types upstream accepts (apiextensions' `printerColumnDatatypes`).
 const COLUMN_TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];
@@ -284,6 +308,17 @@ pub(crate) struct DefaultAttr {
     pub(crate) seen: Vec<&'static str>,
 }
 
+/// One `field_label(...)`.
+pub(crate) struct FieldLabelAttr {
+    pub(crate) span: Span,
+    pub(crate) label: Option<Spanned<String>>,
+    /// `None`: the label's own path.
+    pub(crate) paths: Option<Vec<Spanned<String>>>,
+    pub(crate) type_: Option<Spanned<String>>,
+    pub(crate) since: Option<Spanned<(u16, u16)>>,
+    pub(crate) until: Option<Spanned<(u16, u16)>>,
+}
+
 /// `replacement(...)`.
 pub(crate) struct ReplacementAttr {
     pub(crate) span: Span,
@@ -321,6 +356,11 @@ pub(crate) struct Attrs {
     pub(crate) generation: Option<Spanned<String>>,
     pub(crate) generation_since: Option<Spanned<(u16, u16)>>,
     pub(crate) status_on_create: Option<Spanned<String>>,
+    pub(crate) status_keeps_metadata: Option<Vec<Spanned<String>>>,
+    pub(crate) write_conversion: Option<Spanned<String>>,
+    pub(crate) field_labels: Vec<FieldLabelAttr>,
+    pub(crate) field_label_message: Option<Spanned<String>>,
+    pub(crate) field_label_set: Option<Spanned<String>>,
     pub(crate) introduced: Option<Spanned<(u16, u16)>>,
     pub(crate) deprecated: Option<Spanned<(u16, u16)>>,
     pub(crate) removed: Option<Spanned<(u16, u16)>>,
@@ -386,7 +426,11 @@ impl Attrs {
             );
             return skip_value(meta);
         };
-        if key != PRINTER_COLUMN && key != DEFAULT && self.seen.contains_key(key) {
+        if key != PRINTER_COLUMN
+            && key != DEFAULT
+            && key != FIELD_LABEL
+            && self.seen.contains_key(key)
+        {
             errors.at(
                 meta.path.span(),
                 format_args!(
@@ -472,6 +516,17 @@ impl Attrs {
                     STATUS_ON_CREATE_VALUES,
                     errors,
                 );
+            }
+            STATUS_KEEPS_METADATA => self.status_keeps_metadata = string_list(meta, top, errors)?,
+            WRITE_CONVERSION => {
+                self.write_conversion =
+                    one_of(string(meta, top, errors)?, top, WRITE_CONVERSIONS, errors);
+            }
+            FIELD_LABEL => self.field_labels.extend(parse_field_label(meta, errors)?),
+            FIELD_LABEL_MESSAGE => self.field_label_message = string(meta, top, errors)?,
+            FIELD_LABELS => {
+                self.field_label_set =
+                    one_of(string(meta, top, errors)?, top, FIELD_LABEL_SETS, errors);
             }
             INTRODUCED => self.introduced = kube_version(meta, top, errors)?,
             DEPRECATED => self.deprecated = kube_version(meta, top, errors)?,
@@ -566,6 +621,48 @@ fn parse_default(
     )?;
     default.seen = seen;
     Ok(parsed.then_some(default))
+}
+
+/// One `field_label(...)`, or `None` (reported) when it is not a list.
+fn parse_field_label(
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<Option<FieldLabelAttr>> {
+    let mut label = FieldLabelAttr {
+        span: meta.path.span(),
+        label: None,
+        paths: None,
+        type_: None,
+        since: None,
+        until: None,
+    };
+    let mut seen = Vec::new();
+    let parsed = nested(
+        meta,
+        FIELD_LABEL,
+        FIELD_LABEL_KEYS,
+        &mut seen,
+        errors,
+        |key, inner, errors| {
+            match key.name {
+                LABEL => label.label = string(inner, key, errors)?,
+                PATHS => label.paths = string_list(inner, key, errors)?,
+                TYPE => label.type_ = one_of(string(inner, key, errors)?, key, FIELD_TYPES, errors),
+                SINCE => label.since = kube_version(inner, key, errors)?,
+                _ => label.until = kube_version(inner, key, errors)?,
+            }
+            Ok(())
+        },
+    )?;
+    if parsed && label.label.is_none() {
+        errors.at(
+            label.span,
+            "#[resource(field_label(...))] is missing `label`; write e.g. \
+             `field_label(label = \"spec.nodeName\")`",
+        );
+        return Ok(None);
+    }
+    Ok(parsed.then_some(label))
 }
 
 /// One `printer_column(...)`, or `None` (reported) when it is not a list.

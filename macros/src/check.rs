@@ -38,6 +38,12 @@ pub(crate) struct Model<'a> {
     pub(crate) generation: Option<Ident>,
     pub(crate) generation_since: Option<(u16, u16)>,
     pub(crate) status_on_create: Option<Ident>,
+    /// `Some`: a built-in's status strategy keeping these metadata fields; `None`: only the
+    /// status changes, as a custom resource's.
+    pub(crate) status_keeps_metadata: Option<Vec<String>>,
+    pub(crate) field_labels: FieldLabels,
+    /// The `kapi::write_rules::WriteConversion` variant.
+    pub(crate) write_conversion: Option<Ident>,
     pub(crate) introduced: Option<(u16, u16)>,
     pub(crate) deprecated: Option<(u16, u16)>,
     pub(crate) removed: Option<(u16, u16)>,
@@ -48,6 +54,26 @@ pub(crate) struct Model<'a> {
     pub(crate) api_version_field: &'a Field<'a>,
     pub(crate) kind_field: &'a Field<'a>,
     pub(crate) metadata_field: &'a Field<'a>,
+}
+
+/// `kapi::field_labels::FieldLabels`.
+pub(crate) enum FieldLabels {
+    Custom,
+    Meta,
+    Listed {
+        labels: Vec<FieldLabel>,
+        message: String,
+    },
+}
+
+/// One `kapi::field_labels::FieldLabel`.
+pub(crate) struct FieldLabel {
+    pub(crate) label: String,
+    pub(crate) paths: Vec<String>,
+    /// The `kapi::field_labels::FieldType` variant.
+    pub(crate) type_: Ident,
+    pub(crate) since: Option<(u16, u16)>,
+    pub(crate) until: Option<(u16, u16)>,
 }
 
 pub(crate) struct Scale {
@@ -159,6 +185,7 @@ pub(crate) fn resolve<'a>(
         .collect();
     let verbs = resolve_verbs(&attrs, errors);
     let replacement = resolve_lifecycle(&attrs, errors);
+    let field_labels = resolve_field_labels(&attrs, errors);
 
     let (fields, names) = (fields?, names?);
     Some(Model {
@@ -188,6 +215,15 @@ pub(crate) fn resolve<'a>(
             .status_on_create
             .as_ref()
             .map(|s| Ident::new(&upper_camel(&s.value), s.span)),
+        status_keeps_metadata: attrs
+            .status_keeps_metadata
+            .as_ref()
+            .map(|keeps| keeps.iter().map(|k| k.value.clone()).collect()),
+        field_labels,
+        write_conversion: attrs
+            .write_conversion
+            .as_ref()
+            .map(|w| Ident::new(&upper_camel(&w.value), w.span)),
         introduced: attrs.introduced.map(|v| v.value),
         deprecated: attrs.deprecated.map(|v| v.value),
         removed: attrs.removed.map(|v| v.value),
@@ -613,6 +649,57 @@ fn resolve_column(column: &attr::ColumnAttr, errors: &mut Errors) -> Option<Colu
         since: column.since.as_ref().map(|v| v.value),
         until: column.until.as_ref().map(|v| v.value),
     })
+}
+
+/// `field_label(...)` entries and `field_label_message`, or `field_labels = "custom" | "meta"`.
+fn resolve_field_labels(attrs: &Attrs, errors: &mut Errors) -> FieldLabels {
+    if let Some(set) = &attrs.field_label_set {
+        if !attrs.field_labels.is_empty() || attrs.field_label_message.is_some() {
+            errors.at(
+                set.span,
+                "#[resource(field_labels = ...)] names a kind's whole set of field labels: \
+                 write it or `field_label(...)` entries, not both",
+            );
+        }
+        return match set.value.as_str() {
+            "meta" => FieldLabels::Meta,
+            _ => FieldLabels::Custom,
+        };
+    }
+    if attrs.field_labels.is_empty() && attrs.field_label_message.is_none() {
+        return FieldLabels::Custom;
+    }
+    let labels = attrs
+        .field_labels
+        .iter()
+        .filter_map(|field| {
+            let label = field.label.as_ref()?;
+            let key = Key::inside(attr::FIELD_LABEL, attr::PATHS);
+            let paths = match &field.paths {
+                Some(paths) => paths.clone(),
+                None => vec![Spanned {
+                    value: format!(".{}", label.value),
+                    span: label.span,
+                }],
+            };
+            let ok = paths.iter().all(|path| json_path(path, key, true, errors));
+            let type_ = field.type_.as_ref().map_or("string", |t| t.value.as_str());
+            ok.then(|| FieldLabel {
+                label: label.value.clone(),
+                paths: paths.into_iter().map(|p| p.value).collect(),
+                type_: Ident::new(&upper_camel(type_), label.span),
+                since: field.since.as_ref().map(|v| v.value),
+                until: field.until.as_ref().map(|v| v.value),
+            })
+        })
+        .collect();
+    FieldLabels::Listed {
+        labels,
+        message: attrs.field_label_message.as_ref().map_or_else(
+            || "field label not supported: %s".to_owned(),
+            |m| m.value.clone(),
+        ),
+    }
 }
 
 fn resolve_default(default: &attr::DefaultAttr, errors: &mut Errors) -> Option<DefaultStep> {

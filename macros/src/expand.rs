@@ -263,6 +263,44 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
         Some(variant) => quote!(#rules::StatusOnCreate::#variant),
         None => quote!(#rules::WriteRules::CUSTOM.status_on_create),
     };
+    let status_update = match &model.status_keeps_metadata {
+        Some(keeps) => quote!(#rules::StatusUpdate::StatusAndMetadata {
+            keeps: &[#(#keeps),*],
+        }),
+        None => quote!(#rules::WriteRules::CUSTOM.status_update),
+    };
+    let write_conversion = match &model.write_conversion {
+        Some(variant) => quote!(#rules::WriteConversion::#variant),
+        None => quote!(#rules::WriteRules::CUSTOM.write_conversion),
+    };
+    let labels_mod = quote!(#krate::field_labels);
+    let field_labels = match &model.field_labels {
+        check::FieldLabels::Custom => quote!(#labels_mod::FieldLabels::Custom),
+        check::FieldLabels::Meta => quote!(#labels_mod::FieldLabels::Meta),
+        check::FieldLabels::Listed { labels, message } => {
+            let labels = labels.iter().map(|l| {
+                let label = text(&l.label);
+                let paths = l.paths.iter().map(|p| text(p));
+                let type_ = &l.type_;
+                let since = release(l.since);
+                let until = release(l.until);
+                quote!(#labels_mod::FieldLabel {
+                    label: #label,
+                    paths: #cow::Borrowed(&[#(#paths),*]),
+                    type_: #labels_mod::FieldType::#type_,
+                    releases: #krate::printer::Releases {
+                        since: #since,
+                        until: #until,
+                    },
+                })
+            });
+            let message = text(message);
+            quote!(#labels_mod::FieldLabels::Listed {
+                labels: #cow::Borrowed(&[#(#labels),*]),
+                message: #message,
+            })
+        }
+    };
     let plural = text(plural);
     let singular = text(singular);
     quote! {
@@ -287,11 +325,14 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
             },
             printer_columns: #cow::Borrowed(&[#(#columns),*]),
             selectable_fields: #selectable_fields,
+            field_labels: #field_labels,
             defaults: #cow::Borrowed(&[#(#defaults),*]),
             write_rules: #rules::WriteRules {
                 generation: #generation,
                 generation_since: #generation_since,
                 status_on_create: #status_on_create,
+                status_update: #status_update,
+                write_conversion: #write_conversion,
             },
         }
     }

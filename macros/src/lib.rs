@@ -47,7 +47,12 @@ use crate::errors::Failure;
 /// | `printer_column(.., cell = "ratio(.status.readyReplicas, .spec.replicas)", since = "1.22", until = "1.27")` | a `kapi::printer::Rule` in snake case with its paths instead of `json_path`; the releases that show the column; such a column may also take `format = "name"` (it names the row) or `format = ""` | every release |
 /// | `default(path = ".spec.replicas", value = "1", when = "type == \"RollingUpdate\"", since = "1.21")` | repeatable; a JSON `value` or a `rule` of `kapi::defaulting::Rule` in snake case, filled in on every write when the field is missing | none |
 /// | `generation` | `"none"`, `"spec"`, `"spec_and_annotations"`, `"spec_and_labels"`, `"create_only"`: when `metadata.generation` is set and bumped; `generation_since = "1.27"` the release that starts it | `"spec"`, a custom resource's |
-/// | `status_on_create` | `"keep"`, `"remove"` or `"empty"` (`status: {}`): what a create does with the status it is sent, with a status subresource | `"remove"` |
+/// | `status_on_create` | `"keep"`, `"remove"`, `"empty"` (`status: {}`) or `"pod_pending"` (a Pod's `phase: Pending` and QoS class): what a create does with the status it is sent, with a status subresource | `"remove"` |
+/// | `status_keeps_metadata` | `["labels"]`: an update through the status subresource takes the new status and metadata but these fields, and keeps the old spec, as a built-in's status strategy | only the status changes, a custom resource's |
+/// | `write_conversion` | `"none"` or `"secret_string_data"`: a `kapi::write_rules::WriteConversion` every write applies to the decoded object | `"none"` |
+/// | `field_label(label = "spec.unschedulable", paths = [".spec.unschedulable"], type = "boolean", since = "1.28", until = "1.30")` | repeatable: exactly the labels `fieldSelector` accepts (`kapi::field_labels`); `paths` read in order (the label's own by default, `[]` always empty), `type` `"string"`, `"boolean"` or `"integer"` for the zero value of a missing field | a custom resource's labels |
+/// | `field_label_message` | `"field label not supported: %s"`: the refusal of other labels, `%s`/`%q` the label | that message |
+/// | `field_labels` | `"custom"` or `"meta"` (`metadata.name` and `metadata.namespace`, upstream's default conversion) instead of `field_label` entries | `"custom"` |
 /// | `introduced`, `deprecated`, `removed` | `"1.16"` | unset |
 /// | `replacement(group = "..", version = "..", kind = "..")` | | unset |
 /// | `deprecation_warning` | `"..."`; alone it marks the kind deprecated in every release, as a CRD's `deprecated: true` | unset |

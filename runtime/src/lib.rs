@@ -73,6 +73,7 @@ pub mod defaulting;
 mod definitions;
 pub mod duration;
 pub mod dynamic;
+pub mod field_labels;
 pub mod int_or_string;
 pub mod list;
 pub mod merge;

@@ -264,6 +264,8 @@ pub struct ResourceInfo {
     pub printer_columns: Cow<'static, [PrinterColumn]>,
     /// Field paths usable in field selectors besides `metadata.name` and `metadata.namespace`.
     pub selectable_fields: Cow<'static, [Cow<'static, str>]>,
+    /// The labels `fieldSelector` accepts and what each reads (a custom resource's by default).
+    pub field_labels: crate::field_labels::FieldLabels,
     /// The fields writes leave out that the server fills in, in order.
     pub defaults: Cow<'static, [crate::defaulting::Default]>,
     /// What writes do to the generation and status.

@@ -18,6 +18,12 @@ pub struct WriteRules {
     pub generation_since: Option<KubeVersion>,
     /// What a create does with the `status` it is sent, for a kind with a status subresource.
     pub status_on_create: StatusOnCreate,
+    /// What an update through the status subresource takes from the stored object besides
+    /// everything outside `metadata` and `status`.
+    pub status_update: StatusUpdate,
+    /// What every write does to the object as decoded, as upstream's conversion to the
+    /// internal type does.
+    pub write_conversion: WriteConversion,
 }
 
 impl WriteRules {
@@ -26,6 +32,8 @@ impl WriteRules {
         generation: Generation::Spec,
         generation_since: None,
         status_on_create: StatusOnCreate::Remove,
+        status_update: StatusUpdate::OnlyStatus,
+        write_conversion: WriteConversion::None,
     };
 
     /// The generation rule in release `at`.
@@ -106,6 +114,228 @@ pub enum StatusOnCreate {
     Remove,
     /// Replaced by an empty status, as a built-in's Go status struct is written: `status: {}`.
     Empty,
+    /// Replaced by a Pod's first status (`podStrategy.PrepareForCreate`): `phase: Pending` and
+    /// the [`pod_qos_class`].
+    PodPending,
+}
+
+/// What every write (create, update, patch, apply, through any subresource) does to a decoded
+/// object before it is stored, one named rule per upstream conversion function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WriteConversion {
+    /// Nothing.
+    None,
+    /// A Secret's `stringData` (`Convert_v1_Secret_To_core_Secret`): each entry overwrites
+    /// `data`'s, base64-encoded, and `stringData` is never stored or returned.
+    SecretStringData,
+}
+
+impl WriteConversion {
+    /// Applies the rule to `object`.
+    pub fn apply(self, object: &mut Value) {
+        match self {
+            Self::None => {}
+            Self::SecretStringData => fold_string_data(object),
+        }
+    }
+}
+
+/// `Convert_v1_Secret_To_core_Secret`: "StringData overwrites Data".
+fn fold_string_data(object: &mut Value) {
+    use base64::Engine as _;
+
+    let Value::Object(map) = object else {
+        return;
+    };
+    let Some(string_data) = map.remove("stringData") else {
+        return;
+    };
+    let Value::Object(entries) = string_data else {
+        return;
+    };
+    if entries.is_empty() {
+        return;
+    }
+    let data = map
+        .entry("data")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if !data.is_object() {
+        *data = Value::Object(serde_json::Map::new());
+    }
+    if let Value::Object(data) = data {
+        for (key, value) in entries {
+            let text = match value {
+                Value::String(s) => s,
+                Value::Null => String::new(),
+                other => other.to_string(),
+            };
+            data.insert(
+                key,
+                Value::String(base64::engine::general_purpose::STANDARD.encode(text)),
+            );
+        }
+    }
+}
+
+/// A new Pod's status, as `podStrategy.PrepareForCreate` sets it: `Pending`, with its QoS class,
+/// and for a pod with scheduling gates (a field since 1.26) the `PodScheduled` condition
+/// `applySchedulingGatedCondition` adds, stamped `now`.
+pub fn pod_pending_status(pod: &Value, now: &str) -> Value {
+    let mut status = serde_json::json!({"phase": "Pending", "qosClass": pod_qos_class(pod)});
+    let gated = pod
+        .pointer("/spec/schedulingGates")
+        .and_then(Value::as_array)
+        .is_some_and(|gates| !gates.is_empty());
+    if gated && let Value::Object(map) = &mut status {
+        map.insert(
+            "conditions".into(),
+            serde_json::json!([{
+                "type": "PodScheduled",
+                "status": "False",
+                "lastProbeTime": null,
+                "lastTransitionTime": now,
+                "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates",
+            }]),
+        );
+    }
+    status
+}
+
+/// A Pod's QoS class (`qos.GetPodQOS` in `pkg/apis/core/helper/qos`): `BestEffort` when no
+/// container or init container requests or limits a positive amount of `cpu` or `memory`;
+/// `Guaranteed` when every one limits both and the summed requests equal the summed limits;
+/// else `Burstable`; pod-level `spec.resources`, when set, stand for all containers
+/// (`ComputePodQOS`). A missing request for a limited resource is the limit, as
+/// `SetDefaults_Pod` fills it in before the strategy runs.
+pub fn pod_qos_class(pod: &Value) -> &'static str {
+    use std::collections::BTreeMap;
+
+    use crate::quantity::Quantity;
+
+    const COMPUTE: [&str; 2] = ["cpu", "memory"];
+    let positive = |v: &Value| {
+        v.as_str()
+            .and_then(|s| s.parse::<Quantity>().ok())
+            .or_else(|| {
+                v.as_i64()
+                    .map(|n| Quantity::from_i64(n, crate::quantity::Format::DecimalSi))
+            })
+            .filter(|q| q.signum() > 0)
+    };
+    let add = |sums: &mut BTreeMap<&'static str, Quantity>, name: &'static str, q: Quantity| {
+        let sum = match sums.remove(name) {
+            Some(old) => old.checked_add(q).unwrap_or(q),
+            None => q,
+        };
+        sums.insert(name, sum);
+    };
+    let (mut requests, mut limits) = (BTreeMap::new(), BTreeMap::new());
+    let mut guaranteed = true;
+    // Pod-level resources (`spec.resources`, a field since 1.32, on by default since 1.34)
+    // decide alone when set (`ComputePodQOS`).
+    let pod_level = pod
+        .pointer("/spec/resources")
+        .and_then(Value::as_object)
+        .is_some_and(|r| {
+            ["requests", "limits"].iter().any(|k| {
+                r.get(*k)
+                    .and_then(Value::as_object)
+                    .is_some_and(|m| !m.is_empty())
+            })
+        });
+    let containers: Vec<&Value> = match pod.get("spec") {
+        Some(spec) if pod_level => vec![spec],
+        _ => ["containers", "initContainers"]
+            .into_iter()
+            .flat_map(|list| {
+                pod.pointer(&format!("/spec/{list}"))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+            })
+            .collect(),
+    };
+    for container in containers {
+        let resources =
+            |kind: &str, name: &str| container.pointer(&format!("/resources/{kind}/{name}"));
+        let mut limited = 0;
+        for name in COMPUTE {
+            let limit = resources("limits", name);
+            let request = resources("requests", name).or(limit);
+            if let Some(q) = request.and_then(positive) {
+                add(&mut requests, name, q);
+            }
+            if let Some(q) = limit.and_then(positive) {
+                limited += 1;
+                add(&mut limits, name, q);
+            }
+        }
+        if limited < COMPUTE.len() {
+            guaranteed = false;
+        }
+    }
+    if requests.is_empty() && limits.is_empty() {
+        return "BestEffort";
+    }
+    if guaranteed
+        && requests.len() == limits.len()
+        && requests
+            .iter()
+            .all(|(name, req)| limits.get(name) == Some(req))
+    {
+        return "Guaranteed";
+    }
+    "Burstable"
+}
+
+/// What a write to a kind's status subresource changes, as its status strategy's
+/// `PrepareForUpdate` decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StatusUpdate {
+    /// Only `status` (apiextensions' custom resource status strategy copies the old object and
+    /// sets the new status; flowcontrol's keep the old `ObjectMeta`).
+    OnlyStatus,
+    /// `status` and metadata: the strategy keeps the old spec (`newX.Spec = oldX.Spec`) and
+    /// resets these metadata fields from the stored object (a Deployment's `labels`, a Pod's
+    /// `ownerReferences`, `metav1.ResetObjectMetaForStatus`' set); the fields every update keeps
+    /// (`uid`, `creationTimestamp`, `generation`, ...) stay as on any update.
+    StatusAndMetadata {
+        /// The `metadata` fields kept from the stored object, by JSON name.
+        keeps: &'static [&'static str],
+    },
+}
+
+impl StatusUpdate {
+    /// The object a status write leaves: `incoming`'s status and, for
+    /// [`StatusUpdate::StatusAndMetadata`], its metadata but the kept fields; everything else
+    /// from `current`. `incoming`'s metadata has had the rules of every update applied.
+    pub fn merge(self, current: &Value, incoming: &Value) -> Value {
+        let mut next = current.clone();
+        let Value::Object(map) = &mut next else {
+            return next;
+        };
+        match incoming.get("status") {
+            Some(status) => map.insert("status".into(), status.clone()),
+            None => map.remove("status"),
+        };
+        if let Self::StatusAndMetadata { keeps } = self {
+            let mut meta = incoming
+                .get("metadata")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let old = current.get("metadata").and_then(Value::as_object);
+            for field in keeps {
+                match old.and_then(|old| old.get(*field)) {
+                    Some(value) => meta.insert((*field).to_owned(), value.clone()),
+                    None => meta.remove(*field),
+                };
+            }
+            map.insert("metadata".into(), Value::Object(meta));
+        }
+        next
+    }
 }
 
 #[cfg(test)]
@@ -135,6 +365,105 @@ mod tests {
             assert_eq!(rule.bumps(&old, &respecced), s, "{rule:?} spec");
             assert_eq!(rule.bumps(&old, &status_only), st, "{rule:?} status");
         }
+    }
+
+    #[test]
+    fn status_writes_keep_the_spec_and_what_the_strategy_resets() {
+        let current = json!({"metadata": {"name": "d", "labels": {"a": "1"}, "annotations": {"n": "1"}}, "spec": {"x": 1}, "status": {"s": 1}});
+        let incoming = json!({"metadata": {"name": "d", "labels": {"a": "2"}, "annotations": {"n": "2"}}, "spec": {"x": 2}, "status": {"s": 2}});
+        // apiextensions' customresource statusStrategy: only the status.
+        assert_eq!(
+            StatusUpdate::OnlyStatus.merge(&current, &incoming),
+            json!({"metadata": {"name": "d", "labels": {"a": "1"}, "annotations": {"n": "1"}}, "spec": {"x": 1}, "status": {"s": 2}})
+        );
+        // deploymentStatusStrategy: newDeployment.Spec = old.Spec; newDeployment.Labels = old.Labels.
+        assert_eq!(
+            StatusUpdate::StatusAndMetadata { keeps: &["labels"] }.merge(&current, &incoming),
+            json!({"metadata": {"name": "d", "labels": {"a": "1"}, "annotations": {"n": "2"}}, "spec": {"x": 1}, "status": {"s": 2}})
+        );
+        // A status write without a status clears it.
+        let cleared = StatusUpdate::StatusAndMetadata { keeps: &[] }
+            .merge(&current, &json!({"metadata": {"name": "d"}}));
+        assert_eq!(
+            cleared,
+            json!({"metadata": {"name": "d"}, "spec": {"x": 1}})
+        );
+    }
+
+    #[test]
+    fn secret_string_data_overwrites_data_and_is_dropped() {
+        // Convert_v1_Secret_To_core_Secret: "StringData overwrites Data".
+        let mut secret =
+            json!({"data": {"a": "b2xk", "keep": "eA=="}, "stringData": {"a": "new", "b": "two"}});
+        WriteConversion::SecretStringData.apply(&mut secret);
+        assert_eq!(
+            secret,
+            json!({"data": {"a": "bmV3", "keep": "eA==", "b": "dHdv"}})
+        );
+        let mut only = json!({"stringData": {"x": ""}});
+        WriteConversion::SecretStringData.apply(&mut only);
+        assert_eq!(only, json!({"data": {"x": ""}}));
+        let mut empty = json!({"stringData": {}});
+        WriteConversion::SecretStringData.apply(&mut empty);
+        assert_eq!(empty, json!({}));
+    }
+
+    #[test]
+    fn pods_get_upstreams_qos_class() {
+        // qos.GetPodQOS: cpu and memory only, init containers count, requests default to limits.
+        let pod = |containers: Value| json!({"spec": {"containers": containers}});
+        let rows = [
+            (json!([{"name": "a"}]), "BestEffort"),
+            (
+                json!([{"resources": {"limits": {"nvidia.com/gpu": "1"}}}]),
+                "BestEffort",
+            ),
+            (
+                json!([{"resources": {"requests": {"cpu": "0"}}}]),
+                "BestEffort",
+            ),
+            (
+                json!([{"resources": {"requests": {"cpu": "100m"}}}]),
+                "Burstable",
+            ),
+            (
+                json!([{"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]),
+                "Guaranteed",
+            ),
+            (
+                json!([{"resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "1000m", "memory": "1Gi"}}}]),
+                "Guaranteed",
+            ),
+            (
+                json!([{"resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m"}}}]),
+                "Burstable",
+            ),
+            (
+                json!([{"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}, {"name": "b"}]),
+                "Burstable",
+            ),
+        ];
+        for (containers, want) in rows {
+            assert_eq!(
+                pod_qos_class(&pod(containers.clone())),
+                want,
+                "{containers}"
+            );
+        }
+        // ComputePodQOS: pod-level resources decide alone.
+        let pod_level = json!({"spec": {"resources": {"limits": {"cpu": "1", "memory": "1Gi"}},
+            "containers": [{"resources": {"requests": {"cpu": "100m"}}}]}});
+        assert_eq!(pod_qos_class(&pod_level), "Guaranteed");
+        let init = json!({"spec": {"containers": [{"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}], "initContainers": [{"resources": {"requests": {"memory": "1Mi"}}}]}});
+        assert_eq!(pod_qos_class(&init), "Burstable");
+        assert_eq!(
+            pod_pending_status(&json!({}), "t"),
+            json!({"phase": "Pending", "qosClass": "BestEffort"})
+        );
+        // applySchedulingGatedCondition.
+        let gated = pod_pending_status(&json!({"spec": {"schedulingGates": [{"name": "g"}]}}), "t");
+        assert_eq!(gated["conditions"][0]["reason"], "SchedulingGated");
+        assert_eq!(gated["conditions"][0]["lastTransitionTime"], "t");
     }
 
     #[test]

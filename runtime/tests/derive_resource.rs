@@ -75,8 +75,17 @@ mod apps_v1beta2 {
     #[resource(
         generation = "spec_and_annotations",
         generation_since = "1.9",
-        status_on_create = "empty"
+        status_on_create = "empty",
+        status_keeps_metadata = ["labels"]
     )]
+    #[resource(field_label_message = "field label %q not supported")]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(
+        label = "status.ready",
+        paths = [".status.readyReplicas"],
+        type = "integer",
+        since = "1.10"
+    ))]
     #[resource(introduced = "1.8", deprecated = "1.9", removed = "1.16")]
     #[resource(replacement(group = "apps", version = "v1", kind = "Deployment"))]
     #[resource(deprecation_warning = "use apps/v1 Deployment")]
@@ -236,6 +245,26 @@ fn namespaced_kind_info_has_every_attribute() {
             },
         ]),
         selectable_fields: strs(&[".spec.paused"]),
+        field_labels: kapi::field_labels::FieldLabels::Listed {
+            labels: Cow::Owned(vec![
+                kapi::field_labels::FieldLabel {
+                    label: Cow::Borrowed("metadata.name"),
+                    paths: Cow::Borrowed(&[Cow::Borrowed(".metadata.name")]),
+                    type_: kapi::field_labels::FieldType::String,
+                    releases: Releases::ALL,
+                },
+                kapi::field_labels::FieldLabel {
+                    label: Cow::Borrowed("status.ready"),
+                    paths: Cow::Borrowed(&[Cow::Borrowed(".status.readyReplicas")]),
+                    type_: kapi::field_labels::FieldType::Integer,
+                    releases: Releases {
+                        since: Some(KubeVersion::new(1, 10)),
+                        until: None,
+                    },
+                },
+            ]),
+            message: Cow::Borrowed("field label %q not supported"),
+        },
         defaults: Cow::Owned(vec![
             Default::value(".spec.paused", "false"),
             Default::value(".spec.strategy.rollingUpdate", "{}")
@@ -250,6 +279,10 @@ fn namespaced_kind_info_has_every_attribute() {
             generation: Generation::SpecAndAnnotations,
             generation_since: Some(KubeVersion::new(1, 9)),
             status_on_create: StatusOnCreate::Empty,
+            status_update: kapi::write_rules::StatusUpdate::StatusAndMetadata {
+                keeps: &["labels"],
+            },
+            write_conversion: kapi::write_rules::WriteRules::CUSTOM.write_conversion,
         },
     };
     assert_eq!(Deployment::info(), &want);
@@ -301,6 +334,7 @@ fn defaults_and_plural_guessing() {
             printer_columns: Cow::Borrowed(&[]),
             selectable_fields: strs(&[]),
             defaults: Cow::Borrowed(&[]),
+            field_labels: kapi::field_labels::FieldLabels::Custom,
             write_rules: kapi::write_rules::WriteRules::CUSTOM,
         };
         assert_eq!(info, &want, "{kind}");

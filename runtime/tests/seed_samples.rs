@@ -63,6 +63,7 @@ macro_rules! core_kind {
                     printer_columns: std::borrow::Cow::Borrowed(&[]),
                     selectable_fields: std::borrow::Cow::Borrowed(&[]),
                     defaults: std::borrow::Cow::Borrowed(&[]),
+                    field_labels: kapi::field_labels::FieldLabels::Custom,
                     write_rules: kapi::write_rules::WriteRules::CUSTOM,
                 };
                 &INFO

@@ -72,6 +72,19 @@ impl DataText {
         }
     }
 
+    /// The strings of the list `items`, found at `at`; an empty list is allowed.
+    pub(crate) fn strings(&self, items: &[Value], at: &str) -> Result<Vec<String>, LoadError> {
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                item.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| self.invalid(format!("{at}/{i}"), "expected a string"))
+            })
+            .collect()
+    }
+
     /// The object at `at`, with no key outside `keys`.
     pub(crate) fn object<'v>(
         &self,

@@ -1,10 +1,12 @@
 //! What the specs do not say about kinds and the project's data files add: the lifecycle of the
 //! built-ins' prerelease versions (`specs/lifecycle/`), their printer columns
 //! (`specs/printers/`), the fields they default (`specs/defaults/`) and what writes do to their
-//! generation and status (`specs/strategies/`) and what writes must satisfy (`specs/validation/`). Emission reads them parsed; the front ends load
-//! the files.
+//! generation and status (`specs/strategies/`), what writes must satisfy (`specs/validation/`)
+//! and the field labels their `fieldSelector` accepts (`specs/field_selectors/`). Emission reads
+//! them parsed; the front ends load the files.
 
 use super::defaults::Defaults;
+use super::field_selectors::FieldSelectors;
 use super::lifecycle::Lifecycles;
 use super::printers::Printers;
 use super::strategies::Strategies;
@@ -23,4 +25,6 @@ pub struct KindFacts {
     pub strategies: Strategies,
     /// Checks by type.
     pub validations: Validations,
+    /// Field labels by group, version and kind.
+    pub field_selectors: FieldSelectors,
 }

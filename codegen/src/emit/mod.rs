@@ -20,6 +20,7 @@
 mod data_file;
 mod defaults;
 mod facts;
+mod field_selectors;
 mod krate;
 mod lifecycle;
 mod multi;
@@ -39,10 +40,11 @@ use crate::model::Model;
 
 pub use defaults::{DefaultFill, Defaults, TypeDefault};
 pub use facts::KindFacts;
+pub use field_selectors::{FieldSelectorEntry, FieldSelectors, LabelFact};
 pub use krate::{ALL_GROUPS, CrateOptions, generate_crate, generate_versions};
 pub use lifecycle::{LifecycleEntry, LifecycleSource, Lifecycles, Release, ResolvedLifecycle};
 pub use printers::Printers;
-pub use strategies::{Strategies, Strategy};
+pub use strategies::{StatusKeeps, Strategies, Strategy};
 pub use validations::{CheckRule, TypeCheck, Validations};
 
 /// What to generate.

@@ -11,11 +11,12 @@ use serde_json::Value;
 
 use super::defaults::TypeDefault;
 use super::facts::KindFacts;
+use super::field_selectors::FieldSelectorEntry;
 use super::lifecycle::ResolvedLifecycle;
 use super::names::{
     Allocator, camel_segment, field_ident, group_modules, module_ident, type_ident, variant_ident,
 };
-use super::strategies::Strategy;
+use super::strategies::{StatusKeeps, Strategy};
 use super::validations::TypeCheck;
 use super::{Options, Warning, WarningKind};
 use crate::model::{
@@ -285,6 +286,12 @@ pub(crate) struct KindPlan {
     /// What writes do to the generation and status, when the data names the kind.
     pub(crate) strategy: Option<Strategy>,
     pub(crate) selectable_fields: Vec<String>,
+    /// A built-in's status update: the metadata fields it keeps as stored; `None`, only the
+    /// status changes (a custom resource's).
+    pub(crate) status_keeps_metadata: Option<Vec<String>>,
+    /// A built-in's field labels, when a field selectors file is given: its entry, or `None`
+    /// inside for upstream's default conversion.
+    pub(crate) field_labels: Option<Option<FieldSelectorEntry>>,
     pub(crate) lifecycle: Option<ResolvedLifecycle>,
     pub(crate) deprecation_warning: Option<String>,
     pub(crate) no_list: bool,
@@ -956,6 +963,30 @@ impl<'m> Builder<'m> {
                     .unwrap_or_default(),
             },
             selectable_fields: crd.map(|c| c.selectable_fields.clone()).unwrap_or_default(),
+            // A built-in's status strategy keeps the old spec and takes the new metadata but
+            // what it resets; with no strategies file, a custom resource's rule.
+            status_keeps_metadata: match (crd, resource.subresources.contains_key("status")) {
+                (None, true) if !self.facts.strategies.kinds.is_empty() => match self
+                    .facts
+                    .strategies
+                    .of(&gvk.group, &gvk.kind)
+                    .and_then(|s| s.status_keeps_metadata.clone())
+                {
+                    Some(StatusKeeps::All) => None,
+                    Some(StatusKeeps::Fields(fields)) => Some(fields),
+                    None => Some(Vec::new()),
+                },
+                _ => None,
+            },
+            field_labels: match crd {
+                None if !self.facts.field_selectors.is_empty() => Some(
+                    self.facts
+                        .field_selectors
+                        .of(&gvk.group, &gvk.version, &gvk.kind)
+                        .cloned(),
+                ),
+                _ => None,
+            },
             lifecycle: self.facts.lifecycles.resolve(gvk),
             deprecation_warning,
             no_list: false,

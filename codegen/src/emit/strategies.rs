@@ -1,6 +1,7 @@
 //! What writes do to the built-ins' generation and status (`specs/strategies/kubernetes.yaml`,
 //! from upstream's registry strategies), given to each kind as `generation`,
-//! `generation_since` and `status_on_create` attributes, whose values the derive checks.
+//! `generation_since`, `status_on_create`, `status_keeps_metadata` and `write_conversion`
+//! attributes, whose values the derive checks.
 //!
 //! [`Strategies::from_yaml_str`] parses text; reading the file is
 //! [`load_strategies`](crate::load::load_strategies)'s.
@@ -28,6 +29,20 @@ pub struct Strategy {
     pub generation_since: Option<Release>,
     /// What a create does with a sent status (`keep`, `remove`, `empty`).
     pub status_on_create: Option<String>,
+    /// What a status update keeps of the stored metadata; `None`: nothing beyond what every
+    /// update keeps.
+    pub status_keeps_metadata: Option<StatusKeeps>,
+    /// What every write does to the decoded object (`secret_string_data`).
+    pub write_conversion: Option<String>,
+}
+
+/// `status-keeps-metadata`: the metadata a write to the status subresource leaves as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatusKeeps {
+    /// All of it: only the status changes (`all`).
+    All,
+    /// These fields, by JSON name.
+    Fields(Vec<String>),
 }
 
 impl Strategies {
@@ -46,6 +61,8 @@ impl Strategies {
             "generation",
             "generation-since",
             "status-on-create",
+            "status-keeps-metadata",
+            "write-conversion",
         ];
         let mut kinds = BTreeMap::new();
         for (i, entry) in file.entries(text)?.iter().enumerate() {
@@ -56,6 +73,20 @@ impl Strategies {
                 generation: file.text(map, "generation", &at)?,
                 generation_since: file.release(map, "generation-since", &at)?,
                 status_on_create: file.text(map, "status-on-create", &at)?,
+                write_conversion: file.text(map, "write-conversion", &at)?,
+                status_keeps_metadata: match map.get("status-keeps-metadata") {
+                    None => None,
+                    Some(serde_json::Value::String(all)) if all == "all" => Some(StatusKeeps::All),
+                    Some(serde_json::Value::Array(fields)) => Some(StatusKeeps::Fields(
+                        file.strings(fields, &format!("{at}/status-keeps-metadata"))?,
+                    )),
+                    Some(_) => {
+                        return Err(file.invalid(
+                            format!("{at}/status-keeps-metadata"),
+                            "expected `all` or a list of metadata fields",
+                        ));
+                    }
+                },
             };
             for name in file.names(entry, "kinds", &at)? {
                 if kinds
@@ -88,6 +119,27 @@ mod tests {
         assert_eq!(job.generation.as_deref(), Some("spec"));
         assert_eq!(job.generation_since, Some((1, 27)));
         assert!(strategies.of("", "Job").is_none());
+        let more = Strategies::from_yaml_str(
+            Path::new("s.yaml"),
+            "- {kinds: [Secret], write-conversion: secret_string_data}\n\
+             - {group: apps, kinds: [Deployment], status-keeps-metadata: [labels]}\n\
+             - {group: flowcontrol.apiserver.k8s.io, kinds: [FlowSchema], status-keeps-metadata: all}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            more.of("", "Secret").unwrap().write_conversion.as_deref(),
+            Some("secret_string_data")
+        );
+        assert_eq!(
+            more.of("apps", "Deployment").unwrap().status_keeps_metadata,
+            Some(StatusKeeps::Fields(vec!["labels".to_owned()]))
+        );
+        assert_eq!(
+            more.of("flowcontrol.apiserver.k8s.io", "FlowSchema")
+                .unwrap()
+                .status_keeps_metadata,
+            Some(StatusKeeps::All)
+        );
         for (text, pointer) in [
             ("- {kinds: [Pod], status: x}", "/0/status"),
             (
@@ -95,6 +147,10 @@ mod tests {
                 "/0/generation-since",
             ),
             ("- {kinds: [Pod]}\n- {kinds: [Pod]}", "/1"),
+            (
+                "- {kinds: [Pod], status-keeps-metadata: [1]}",
+                "/0/status-keeps-metadata/0",
+            ),
         ] {
             match Strategies::from_yaml_str(Path::new("s.yaml"), text) {
                 Err(LoadError::Invalid { pointer: found, .. }) => assert_eq!(found, pointer),

@@ -548,7 +548,35 @@ impl<'p> Renderer<'p> {
             if let Some(status) = &s.status_on_create {
                 parts.push(quote!(status_on_create = #status));
             }
+            if let Some(conversion) = &s.write_conversion {
+                parts.push(quote!(write_conversion = #conversion));
+            }
             attrs.push(parts);
+        }
+        if let Some(keeps) = &k.status_keeps_metadata {
+            attrs.push(vec![quote!(status_keeps_metadata = [#(#keeps),*])]);
+        }
+        match &k.field_labels {
+            Some(None) => attrs.push(vec![quote!(field_labels = "meta")]),
+            Some(Some(entry)) => {
+                if let Some(message) = &entry.message {
+                    attrs.push(vec![quote!(field_label_message = #message)]);
+                }
+                for l in &entry.labels {
+                    let label = &l.label;
+                    let mut parts = vec![quote!(label = #label)];
+                    if let Some(paths) = &l.paths {
+                        let paths = paths.iter().map(|p| format!(".{p}"));
+                        parts.push(quote!(paths = [#(#paths),*]));
+                    }
+                    if let Some(t) = &l.type_ {
+                        parts.push(quote!(type = #t));
+                    }
+                    parts.extend(releases(l.since, l.until));
+                    attrs.push(vec![quote!(field_label(#(#parts),*))]);
+                }
+            }
+            None => {}
         }
         let mut life = Vec::new();
         if let Some(l) = &k.lifecycle {

@@ -27,7 +27,9 @@ pub use error::{LoadError, Source};
 use document::{Parts, load_document};
 use schema::Dialect;
 
-use crate::emit::{Defaults, KindFacts, Lifecycles, Printers, Strategies, Validations};
+use crate::emit::{
+    Defaults, FieldSelectors, KindFacts, Lifecycles, Printers, Strategies, Validations,
+};
 use crate::model::{Gvk, Kind, Model};
 
 /// Loads and merges several inputs; each is a swagger.json, an OpenAPI v3 folder or a CRD file.
@@ -77,6 +79,12 @@ pub fn load_validations(path: &Path) -> Result<Validations, LoadError> {
     Validations::from_yaml_str(path, &read_data(path)?)
 }
 
+/// Reads and parses a field selectors data file (the format of
+/// `specs/field_selectors/README.md`).
+pub fn load_field_selectors(path: &Path) -> Result<FieldSelectors, LoadError> {
+    FieldSelectors::from_yaml_str(path, &read_data(path)?)
+}
+
 /// The data files about kinds a generation reads; each is optional.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FactFiles<'a> {
@@ -90,6 +98,8 @@ pub struct FactFiles<'a> {
     pub strategies: Option<&'a Path>,
     /// Checks (`specs/validation` format).
     pub validation: Option<&'a Path>,
+    /// Field labels (`specs/field_selectors` format).
+    pub field_selectors: Option<&'a Path>,
 }
 
 /// Reads the data files that are given; what is not given stays empty.
@@ -118,6 +128,11 @@ pub fn load_facts(files: FactFiles<'_>) -> Result<KindFacts, LoadError> {
         validations: files
             .validation
             .map(load_validations)
+            .transpose()?
+            .unwrap_or_default(),
+        field_selectors: files
+            .field_selectors
+            .map(load_field_selectors)
             .transpose()?
             .unwrap_or_default(),
     })

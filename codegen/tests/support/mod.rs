@@ -37,6 +37,7 @@ pub fn facts() -> KindFacts {
         defaults: Some(&specs.join("defaults/kubernetes.yaml")),
         strategies: Some(&specs.join("strategies/kubernetes.yaml")),
         validation: Some(&specs.join("validation/kubernetes.yaml")),
+        field_selectors: Some(&specs.join("field_selectors/kubernetes.yaml")),
     })
     .expect("data files load")
 }

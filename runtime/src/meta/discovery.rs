@@ -474,6 +474,7 @@ mod tests {
             printer_columns: Cow::Borrowed(&[]),
             selectable_fields: Cow::Borrowed(&[]),
             defaults: Cow::Borrowed(&[]),
+            field_labels: Default::default(),
             write_rules: crate::write_rules::WriteRules::CUSTOM,
         };
         let got = serde_json::to_value(APIResource::for_kind(&info)).expect("encode");

@@ -21,6 +21,8 @@ pub mod v1 {
         merge = merge::CustomResourceDefinition
     )]
     #[resource(status)]
+    #[resource(status_keeps_metadata = ["labels", "annotations", "ownerReferences"])]
+    #[resource(field_labels = "meta")]
     pub struct CustomResourceDefinition {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -163,6 +165,8 @@ pub mod v1beta1 {
         merge = merge::CustomResourceDefinition
     )]
     #[resource(status)]
+    #[resource(status_keeps_metadata = ["labels", "annotations", "ownerReferences"])]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.7",
         deprecated = "1.16",

@@ -16,6 +16,7 @@ pub mod v1 {
         merge = merge::TokenReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct TokenReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -57,6 +58,7 @@ pub mod v1beta1 {
         merge = merge::TokenReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.4",
         deprecated = "1.19",

@@ -16,6 +16,7 @@ pub mod v1 {
         merge = merge::LocalSubjectAccessReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct LocalSubjectAccessReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -33,6 +34,7 @@ pub mod v1 {
         merge = merge::SelfSubjectAccessReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct SelfSubjectAccessReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -50,6 +52,7 @@ pub mod v1 {
         merge = merge::SelfSubjectRulesReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct SelfSubjectRulesReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -67,6 +70,7 @@ pub mod v1 {
         merge = merge::SubjectAccessReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct SubjectAccessReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -123,6 +127,7 @@ pub mod v1beta1 {
         merge = merge::LocalSubjectAccessReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.2",
         deprecated = "1.19",
@@ -182,6 +187,7 @@ pub mod v1beta1 {
         merge = merge::SelfSubjectAccessReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.2",
         deprecated = "1.19",
@@ -215,6 +221,7 @@ pub mod v1beta1 {
         merge = merge::SelfSubjectRulesReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.8",
         deprecated = "1.19",
@@ -247,6 +254,7 @@ pub mod v1beta1 {
         merge = merge::SubjectAccessReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.2",
         deprecated = "1.19",

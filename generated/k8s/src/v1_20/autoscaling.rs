@@ -100,6 +100,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct HorizontalPodAutoscaler {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -267,6 +269,8 @@ pub mod v2beta1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.8",
         deprecated = "1.22",
@@ -597,6 +601,8 @@ pub mod v2beta2 {
         )
     )]
     #[resource(generation = "none", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.12",
         deprecated = "1.23",

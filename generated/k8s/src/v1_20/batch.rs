@@ -109,6 +109,17 @@ pub mod v1 {
         generation_since = "1.27",
         status_on_create = "empty"
     )]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label_message = "field label %q not supported for batchv1.Job")]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(
+        field_label(
+            label = "status.successful",
+            paths = [".status.succeeded"],
+            type = "integer"
+        )
+    )]
     pub struct Job {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -322,6 +333,11 @@ pub mod v1beta1 {
         generation_since = "1.27",
         status_on_create = "empty"
     )]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label_message = "field label %q not supported for \"CronJob\"")]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(field_label(label = "status.successful", paths = []))]
     #[resource(
         introduced = "1.8",
         deprecated = "1.21",
@@ -506,6 +522,11 @@ pub mod v2alpha1 {
         generation_since = "1.27",
         status_on_create = "empty"
     )]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label_message = "field label %q not supported for \"CronJob\"")]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(field_label(label = "status.successful", paths = []))]
     pub struct CronJob {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -82,6 +82,9 @@ pub mod v1 {
             description = "Conditions applied to the request, such as approval or denial."
         )
     )]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "spec.signerName"))]
     pub struct CertificateSigningRequest {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -203,6 +206,9 @@ pub mod v1beta1 {
             description = "Conditions applied to the request, such as approval or denial."
         )
     )]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "spec.signerName"))]
     #[resource(
         introduced = "1.12",
         deprecated = "1.19",

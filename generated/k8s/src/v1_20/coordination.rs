@@ -50,6 +50,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct Lease {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -123,6 +124,7 @@ pub mod v1beta1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.12",
         deprecated = "1.19",

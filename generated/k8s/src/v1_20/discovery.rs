@@ -85,6 +85,7 @@ pub mod v1beta1 {
         )
     )]
     #[resource(generation = "spec_and_labels")]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.16",
         deprecated = "1.21",

@@ -113,6 +113,18 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_label(label = "reason"))]
+    #[resource(field_label(label = "regarding.kind"))]
+    #[resource(field_label(label = "regarding.namespace"))]
+    #[resource(field_label(label = "regarding.name"))]
+    #[resource(field_label(label = "regarding.uid"))]
+    #[resource(field_label(label = "regarding.apiVersion"))]
+    #[resource(field_label(label = "regarding.resourceVersion"))]
+    #[resource(field_label(label = "regarding.fieldPath"))]
+    #[resource(field_label(label = "reportingController"))]
+    #[resource(field_label(label = "type"))]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(field_label(label = "metadata.name"))]
     pub struct Event {
         pub action: Option<String>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -261,6 +273,18 @@ pub mod v1beta1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_label(label = "reason"))]
+    #[resource(field_label(label = "regarding.kind"))]
+    #[resource(field_label(label = "regarding.namespace"))]
+    #[resource(field_label(label = "regarding.name"))]
+    #[resource(field_label(label = "regarding.uid"))]
+    #[resource(field_label(label = "regarding.apiVersion"))]
+    #[resource(field_label(label = "regarding.resourceVersion"))]
+    #[resource(field_label(label = "regarding.fieldPath"))]
+    #[resource(field_label(label = "reportingController"))]
+    #[resource(field_label(label = "type"))]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(field_label(label = "metadata.name"))]
     #[resource(introduced = "1.8", deprecated = "1.22", removed = "1.25")]
     pub struct Event {
         pub action: Option<String>,

@@ -77,6 +77,8 @@ pub mod v1beta1 {
         )
     )]
     #[resource(generation = "spec", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.1",
         deprecated = "1.14",

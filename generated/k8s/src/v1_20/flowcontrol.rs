@@ -74,6 +74,7 @@ pub mod v1alpha1 {
             description = "references a broken or non-existent PriorityLevelConfiguration"
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.18",
         deprecated = "1.20",
@@ -251,6 +252,7 @@ pub mod v1alpha1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.18",
         deprecated = "1.20",
@@ -458,6 +460,7 @@ pub mod v1beta1 {
             description = "references a broken or non-existent PriorityLevelConfiguration"
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.20",
         deprecated = "1.23",
@@ -635,6 +638,7 @@ pub mod v1beta1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.20",
         deprecated = "1.23",

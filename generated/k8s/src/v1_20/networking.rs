@@ -81,6 +81,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "spec", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct Ingress {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -140,6 +142,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "spec")]
+    #[resource(field_labels = "meta")]
     pub struct IngressClass {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -215,6 +218,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "spec")]
+    #[resource(field_labels = "meta")]
     pub struct NetworkPolicy {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -401,6 +405,8 @@ pub mod v1beta1 {
         )
     )]
     #[resource(generation = "spec", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.14",
         deprecated = "1.19",
@@ -473,6 +479,7 @@ pub mod v1beta1 {
         )
     )]
     #[resource(generation = "spec")]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.18",
         deprecated = "1.19",

@@ -44,6 +44,7 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct RuntimeClass {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -123,6 +124,7 @@ pub mod v1alpha1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(introduced = "1.12", deprecated = "1.14", removed = "1.16")]
     pub struct RuntimeClass {
         #[wire(rename = "apiVersion")]
@@ -219,6 +221,7 @@ pub mod v1beta1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(introduced = "1.13", deprecated = "1.22", removed = "1.25")]
     pub struct RuntimeClass {
         #[wire(rename = "apiVersion")]

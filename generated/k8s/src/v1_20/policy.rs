@@ -102,6 +102,8 @@ pub mod v1beta1 {
         )
     )]
     #[resource(generation = "spec", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.5",
         deprecated = "1.21",
@@ -214,6 +216,7 @@ pub mod v1beta1 {
             description = "volumes is an allowlist of volume plugins. Empty indicates that no volumes may be used. To allow all volumes you may use '*'."
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(introduced = "1.10", deprecated = "1.21", removed = "1.25")]
     pub struct PodSecurityPolicy {
         #[wire(rename = "apiVersion")]

@@ -14,6 +14,7 @@ pub mod v1 {
         merge = merge::ClusterRole
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct ClusterRole {
         pub aggregation_rule: Option<AggregationRule>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -91,6 +92,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
@@ -102,6 +104,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "rbac.authorization.k8s.io", version = "v1", merge = merge::Role)]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct Role {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -178,6 +181,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
@@ -287,6 +291,7 @@ pub mod v1alpha1 {
         merge = merge::ClusterRole
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct ClusterRole {
         pub aggregation_rule: Option<AggregationRule>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -364,6 +369,7 @@ pub mod v1alpha1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
@@ -389,6 +395,7 @@ pub mod v1alpha1 {
         merge = merge::Role
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct Role {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -465,6 +472,7 @@ pub mod v1alpha1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub kind: kapi::type_tag::Kind<Self>,
@@ -551,6 +559,7 @@ pub mod v1beta1 {
         merge = merge::ClusterRole
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.6",
         deprecated = "1.17",
@@ -638,6 +647,7 @@ pub mod v1beta1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.6",
         deprecated = "1.17",
@@ -673,6 +683,7 @@ pub mod v1beta1 {
         merge = merge::Role
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.6",
         deprecated = "1.17",
@@ -755,6 +766,7 @@ pub mod v1beta1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.6",
         deprecated = "1.17",

@@ -71,6 +71,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "create_only")]
+    #[resource(field_labels = "meta")]
     pub struct PriorityClass {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub description: Option<String>,
@@ -168,6 +169,7 @@ pub mod v1alpha1 {
         )
     )]
     #[resource(generation = "create_only")]
+    #[resource(field_labels = "meta")]
     pub struct PriorityClass {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub description: Option<String>,
@@ -265,6 +267,7 @@ pub mod v1beta1 {
         )
     )]
     #[resource(generation = "create_only")]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.11",
         deprecated = "1.14",

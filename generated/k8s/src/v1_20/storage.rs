@@ -242,6 +242,7 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct CSIDriver {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -302,6 +303,7 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct CSINode {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -418,6 +420,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct StorageClass {
         pub allow_volume_expansion: Option<bool>,
         pub allowed_topologies: Option<
@@ -541,6 +544,13 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(
+        status_keeps_metadata = ["labels",
+        "annotations",
+        "finalizers",
+        "ownerReferences"]
+    )]
+    #[resource(field_labels = "meta")]
     pub struct VolumeAttachment {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -715,6 +725,7 @@ pub mod v1alpha1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.9",
         deprecated = "1.21",
@@ -1009,6 +1020,7 @@ pub mod v1beta1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.14",
         deprecated = "1.19",
@@ -1075,6 +1087,7 @@ pub mod v1beta1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.14",
         deprecated = "1.17",
@@ -1212,6 +1225,7 @@ pub mod v1beta1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.4",
         deprecated = "1.19",
@@ -1347,6 +1361,7 @@ pub mod v1beta1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.10",
         deprecated = "1.19",

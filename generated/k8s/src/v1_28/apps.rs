@@ -68,6 +68,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct ControllerRevision {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -182,6 +183,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "spec", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct DaemonSet {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -308,6 +311,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "spec_and_annotations", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = ["labels"])]
+    #[resource(field_labels = "meta")]
     pub struct Deployment {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -457,6 +462,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "spec", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct ReplicaSet {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -538,6 +545,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "spec", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct StatefulSet {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -17,6 +17,7 @@ pub mod v1 {
         merge = merge::SelfSubjectReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct SelfSubjectReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -33,6 +34,7 @@ pub mod v1 {
         merge = merge::TokenReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct TokenReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -80,6 +82,7 @@ pub mod v1alpha1 {
         merge = merge::SelfSubjectReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     #[resource(introduced = "1.26", deprecated = "1.29")]
     pub struct SelfSubjectReview {
         #[wire(rename = "apiVersion")]
@@ -121,6 +124,7 @@ pub mod v1beta1 {
         merge = merge::SelfSubjectReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct SelfSubjectReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -16,6 +16,7 @@ pub mod v1 {
         merge = merge::LocalSubjectAccessReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct LocalSubjectAccessReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -33,6 +34,7 @@ pub mod v1 {
         merge = merge::SelfSubjectAccessReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct SelfSubjectAccessReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -50,6 +52,7 @@ pub mod v1 {
         merge = merge::SelfSubjectRulesReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct SelfSubjectRulesReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -67,6 +70,7 @@ pub mod v1 {
         merge = merge::SubjectAccessReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct SubjectAccessReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -50,6 +50,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct Lease {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -57,6 +57,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Binding)]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct Binding {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -116,6 +117,7 @@ pub mod v1 {
             description = "Error of the component conditions"
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct ComponentStatus {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -161,6 +163,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct ConfigMap {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub binary_data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
@@ -259,6 +262,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct Endpoints {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -412,6 +416,25 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_label(label = "involvedObject.kind"))]
+    #[resource(field_label(label = "involvedObject.namespace"))]
+    #[resource(field_label(label = "involvedObject.name"))]
+    #[resource(field_label(label = "involvedObject.uid"))]
+    #[resource(field_label(label = "involvedObject.apiVersion"))]
+    #[resource(field_label(label = "involvedObject.resourceVersion"))]
+    #[resource(field_label(label = "involvedObject.fieldPath"))]
+    #[resource(field_label(label = "reason"))]
+    #[resource(field_label(label = "reportingComponent"))]
+    #[resource(
+        field_label(
+            label = "source",
+            paths = [".source.component",
+            ".reportingComponent"]
+        )
+    )]
+    #[resource(field_label(label = "type"))]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(field_label(label = "metadata.name"))]
     pub struct Event {
         pub action: Option<String>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -453,6 +476,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::LimitRange)]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct LimitRange {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -500,6 +524,9 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "keep")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label(label = "status.phase"))]
+    #[resource(field_label(label = "metadata.name"))]
     pub struct Namespace {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -685,6 +712,9 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "keep")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "spec.unschedulable", type = "boolean"))]
     pub struct Node {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -873,6 +903,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct PersistentVolume {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1010,6 +1042,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct PersistentVolumeClaim {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1251,8 +1285,29 @@ pub mod v1 {
     #[resource(
         generation = "spec",
         generation_since = "1.33",
-        status_on_create = "empty"
+        status_on_create = "pod_pending"
     )]
+    #[resource(status_keeps_metadata = ["ownerReferences"])]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(field_label(label = "spec.nodeName"))]
+    #[resource(field_label(label = "spec.restartPolicy"))]
+    #[resource(field_label(label = "spec.schedulerName"))]
+    #[resource(field_label(label = "spec.serviceAccountName"))]
+    #[resource(
+        field_label(label = "spec.hostNetwork", type = "boolean", since = "1.28")
+    )]
+    #[resource(field_label(label = "status.phase"))]
+    #[resource(
+        field_label(
+            label = "status.podIP",
+            paths = [".status.podIPs.0.ip",
+            ".status.podIP"]
+        )
+    )]
+    #[resource(field_label(label = "status.podIPs", paths = []))]
+    #[resource(field_label(label = "status.nominatedNodeName"))]
+    #[resource(field_label(label = "spec.host", paths = [".spec.nodeName"]))]
     pub struct Pod {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1423,6 +1478,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct PodTemplate {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1535,6 +1591,10 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "spec", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(field_label(label = "status.replicas", type = "integer"))]
     pub struct ReplicationController {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1614,6 +1674,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct ResourceQuota {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1684,7 +1746,10 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", write_conversion = "secret_string_data")]
+    #[resource(field_label(label = "type"))]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(field_label(label = "metadata.name"))]
     pub struct Secret {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
@@ -1781,6 +1846,11 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "spec.clusterIP", since = "1.31"))]
+    #[resource(field_label(label = "spec.type", since = "1.31"))]
     pub struct Service {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1847,6 +1917,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct ServiceAccount {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub automount_service_account_token: Option<bool>,

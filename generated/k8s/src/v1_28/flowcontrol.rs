@@ -80,6 +80,7 @@ pub mod v1beta2 {
             description = "references a broken or non-existent PriorityLevelConfiguration"
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.23",
         deprecated = "1.26",
@@ -259,6 +260,7 @@ pub mod v1beta2 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.23",
         deprecated = "1.26",
@@ -473,6 +475,7 @@ pub mod v1beta3 {
             description = "references a broken or non-existent PriorityLevelConfiguration"
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.26",
         deprecated = "1.29",
@@ -652,6 +655,7 @@ pub mod v1beta3 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.26",
         deprecated = "1.29",

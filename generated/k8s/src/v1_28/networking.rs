@@ -74,6 +74,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "spec", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct Ingress {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -133,6 +135,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "spec")]
+    #[resource(field_labels = "meta")]
     pub struct IngressClass {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -182,6 +185,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "spec")]
+    #[resource(field_labels = "meta")]
     pub struct NetworkPolicy {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -403,6 +407,7 @@ pub mod v1alpha1 {
             since = "1.27"
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct ClusterCIDR {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -443,6 +448,7 @@ pub mod v1alpha1 {
             description = "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object."
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct IPAddress {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

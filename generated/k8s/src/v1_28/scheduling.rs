@@ -71,6 +71,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "create_only")]
+    #[resource(field_labels = "meta")]
     pub struct PriorityClass {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub description: Option<String>,

@@ -242,6 +242,7 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct CSIDriver {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -303,6 +304,7 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct CSINode {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -381,6 +383,7 @@ pub mod v1 {
             since = "1.27"
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct CSIStorageCapacity {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub capacity: Option<kapi::Quantity>,
@@ -499,6 +502,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct StorageClass {
         pub allow_volume_expansion: Option<bool>,
         pub allowed_topologies: Option<
@@ -622,6 +626,13 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(
+        status_keeps_metadata = ["labels",
+        "annotations",
+        "finalizers",
+        "ownerReferences"]
+    )]
+    #[resource(field_labels = "meta")]
     pub struct VolumeAttachment {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -25,6 +25,8 @@ pub mod v1 {
         merge = merge::CustomResourceDefinition
     )]
     #[resource(status)]
+    #[resource(status_keeps_metadata = ["labels", "annotations", "ownerReferences"])]
+    #[resource(field_labels = "meta")]
     pub struct CustomResourceDefinition {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -261,6 +261,9 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "keep")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "spec.unschedulable", type = "boolean"))]
     pub struct Node {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -452,8 +455,29 @@ pub mod v1 {
     #[resource(
         generation = "spec",
         generation_since = "1.33",
-        status_on_create = "empty"
+        status_on_create = "pod_pending"
     )]
+    #[resource(status_keeps_metadata = ["ownerReferences"])]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(field_label(label = "spec.nodeName"))]
+    #[resource(field_label(label = "spec.restartPolicy"))]
+    #[resource(field_label(label = "spec.schedulerName"))]
+    #[resource(field_label(label = "spec.serviceAccountName"))]
+    #[resource(
+        field_label(label = "spec.hostNetwork", type = "boolean", since = "1.28")
+    )]
+    #[resource(field_label(label = "status.phase"))]
+    #[resource(
+        field_label(
+            label = "status.podIP",
+            paths = [".status.podIPs.0.ip",
+            ".status.podIP"]
+        )
+    )]
+    #[resource(field_label(label = "status.podIPs", paths = []))]
+    #[resource(field_label(label = "status.nominatedNodeName"))]
+    #[resource(field_label(label = "spec.host", paths = [".spec.nodeName"]))]
     pub struct Pod {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -590,6 +614,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct PodTemplate {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -709,6 +734,10 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "spec", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(field_label(label = "status.replicas", type = "integer"))]
     pub struct ReplicationController {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -41,6 +41,7 @@ pub mod v1 {
             description = "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object."
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct IPAddress {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -102,6 +103,7 @@ pub mod v1beta1 {
             description = "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object."
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct IPAddress {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -60,6 +60,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "spec", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct PodDisruptionBudget {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -107,6 +107,12 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(
+        field_label_message = "field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: %s"
+    )]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "spec.nodeName"))]
+    #[resource(field_label(label = "spec.driver"))]
     pub struct ResourceSlice {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -265,6 +271,7 @@ pub mod v1alpha3 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct DeviceTaintRule {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -425,6 +432,12 @@ pub mod v1beta1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(
+        field_label_message = "field label not supported for resource.k8s.io/v1beta1, Kind=ResourceSlice: %s"
+    )]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "spec.nodeName"))]
+    #[resource(field_label(label = "spec.driver"))]
     pub struct ResourceSlice {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -601,6 +614,12 @@ pub mod v1beta2 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(
+        field_label_message = "field label not supported for resource.k8s.io/v1beta2, Kind=ResourceSlice: %s"
+    )]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "spec.nodeName"))]
+    #[resource(field_label(label = "spec.driver"))]
     #[resource(introduced = "1.33", deprecated = "1.36", removed = "1.39")]
     pub struct ResourceSlice {
         #[wire(rename = "apiVersion")]

@@ -43,6 +43,8 @@ pub mod v1alpha1 {
             description = "Fully qualified resource to migrate"
         )
     )]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct StorageVersionMigration {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -41,6 +41,7 @@ pub mod v1 {
         merge = merge::TokenReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct TokenReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -100,6 +100,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct HorizontalPodAutoscaler {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -230,6 +232,8 @@ pub mod v2 {
         )
     )]
     #[resource(generation = "none", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct HorizontalPodAutoscaler {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

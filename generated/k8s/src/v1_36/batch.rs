@@ -110,6 +110,8 @@ pub mod v1 {
         generation_since = "1.27",
         status_on_create = "empty"
     )]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct CronJob {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -236,6 +238,17 @@ pub mod v1 {
         generation = "spec",
         generation_since = "1.27",
         status_on_create = "empty"
+    )]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label_message = "field label %q not supported for batchv1.Job")]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(
+        field_label(
+            label = "status.successful",
+            paths = [".status.succeeded"],
+            type = "integer"
+        )
     )]
     pub struct Job {
         #[wire(rename = "apiVersion")]

@@ -83,6 +83,9 @@ pub mod v1 {
             description = "Conditions applied to the request, such as approval or denial."
         )
     )]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "spec.signerName"))]
     pub struct CertificateSigningRequest {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -192,6 +195,11 @@ pub mod v1beta1 {
             description = "Is the request Pending, Issued, Denied, or Failed?"
         )
     )]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "spec.signerName"))]
+    #[resource(field_label(label = "spec.podName"))]
+    #[resource(field_label(label = "spec.nodeName"))]
     #[resource(introduced = "1.35", deprecated = "1.38", removed = "1.41")]
     pub struct PodCertificateRequest {
         #[wire(rename = "apiVersion")]

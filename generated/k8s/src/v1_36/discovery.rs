@@ -61,6 +61,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "spec_and_labels")]
+    #[resource(field_labels = "meta")]
     pub struct EndpointSlice {
         pub address_type: String,
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -71,6 +71,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "create_only")]
+    #[resource(field_labels = "meta")]
     pub struct PriorityClass {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub description: Option<String>,
@@ -108,6 +109,8 @@ pub mod v1alpha2 {
         merge = merge::PodGroup
     )]
     #[resource(status)]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct PodGroup {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -195,6 +198,7 @@ pub mod v1alpha2 {
         version = "v1alpha2",
         merge = merge::Workload
     )]
+    #[resource(field_labels = "meta")]
     pub struct Workload {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

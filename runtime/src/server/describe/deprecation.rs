@@ -190,6 +190,7 @@ mod tests {
             printer_columns: Cow::Borrowed(&[]),
             selectable_fields: Cow::Borrowed(&[]),
             defaults: Cow::Borrowed(&[]),
+            field_labels: Default::default(),
             write_rules: crate::write_rules::WriteRules::CUSTOM,
         }
     }

@@ -172,25 +172,6 @@ pub(crate) fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Go's `%q` of a check name, enough for names from a URL: quotes and backslashes escaped,
-/// control characters as `\xNN` or their short escapes.
-fn go_quote(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 fn text_response(status: StatusCode, body: String) -> Response {
     (
         status,
@@ -230,7 +211,10 @@ async fn probe(endpoint: Endpoint, state: &State, query: ProbeQuery) -> Response
         }
     }
     if !exclude.is_empty() {
-        let names: Vec<String> = exclude.iter().map(|n| go_quote(n)).collect();
+        let names: Vec<String> = exclude
+            .iter()
+            .map(|n| crate::field_labels::go_quote(n))
+            .collect();
         lines.push_str(&format!(
             "warn: some health checks cannot be excluded: no matches for {}\n",
             names.join(",")
@@ -315,6 +299,9 @@ mod tests {
 
     #[test]
     fn quotes_like_go() {
-        assert_eq!(go_quote("a\"b\\c\n\u{1}"), r#""a\"b\\c\n\x01""#);
+        assert_eq!(
+            crate::field_labels::go_quote("a\"b\\c\n\u{1}"),
+            r#""a\"b\\c\n\x01""#
+        );
     }
 }

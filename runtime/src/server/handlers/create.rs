@@ -144,6 +144,15 @@ pub(crate) async fn create_decoded(
                 // Upstream defaults the empty status when it decodes it (a claim's phase).
                 fill_defaults(call, &mut object);
             }
+            StatusOnCreate::PodPending => {
+                let now = serde_json::to_value(Time::now()).map_err(ApiError::internal)?;
+                let status =
+                    crate::write_rules::pod_pending_status(&object, now.as_str().unwrap_or(""));
+                if let Value::Object(map) = &mut object {
+                    map.insert("status".into(), status);
+                }
+                fill_defaults(call, &mut object);
+            }
         }
     }
     let url_ns = call.target.namespace.clone();

@@ -84,7 +84,7 @@ pub(crate) async fn serve_collection(
     let delete = delete_options(call, &body)?;
     gc::validate_options(&delete)?;
     let options: ListOptions = call.query()?;
-    let selectors = Selectors::of_request(call.info(), &options, None)?;
+    let selectors = Selectors::of_request(call.info(), call.state.kube_version, &options, None)?;
     let value = delete_collection(call, &options, &selectors, &delete).await?;
     Ok(negotiate::encode(output.format, StatusCode::OK, &value))
 }

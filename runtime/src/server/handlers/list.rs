@@ -325,7 +325,7 @@ async fn list_with<T>(
 pub(crate) async fn serve(call: &Call, output: Output) -> Result<Response, ApiError> {
     let mut options: ListOptions = call.query()?;
     validate(&mut options, false, call.state.feature(Feature::WatchList))?;
-    let selectors = Selectors::of_request(call.info(), &options, None)?;
+    let selectors = Selectors::of_request(call.info(), call.state.kube_version, &options, None)?;
     if output != Output::JSON {
         let rendering = Rendering::of(call, output)?;
         let page = list(call, &options, &selectors).await?;

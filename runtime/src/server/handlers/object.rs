@@ -118,13 +118,15 @@ pub(crate) fn through_codec(call: &Call, object: Value) -> Result<Value, ApiErro
 }
 
 /// Fills the fields the kind defaults in the release served, as upstream's decoder does after
-/// decoding every written object.
+/// decoding every written object, then applies the kind's write conversion (a Secret's
+/// `stringData`), as its conversion to the internal type does.
 pub(crate) fn fill_defaults(call: &Call, object: &mut Value) {
     let release = call.state.kube_version;
     defaulting::apply(&call.info().defaults, object, release);
     if let Some(root) = call.target.kind.merge {
         defaulting::apply_types(root, object, release);
     }
+    call.info().write_rules.write_conversion.apply(object);
 }
 
 /// Which part of an object a PUT may change.

@@ -22,6 +22,7 @@ use crate::server::objects::render;
 use crate::server::objects::revision::parse_rv;
 use crate::server::objects::stored::{converter, dry_answer, kv_object, to_stored};
 use crate::server::state::builtin::is_namespace_kind;
+use crate::write_rules::StatusUpdate;
 
 use crate::server::handlers::object::{
     RETRIES, UpdateScope, check_identity, check_object, decode_object, has_finalizers, read,
@@ -37,18 +38,12 @@ pub(crate) fn prepare_update(
 ) -> Result<Value, ApiError> {
     let info = call.info();
     let name = meta_str(current, "name").unwrap_or("").to_owned();
-    let mut next = match scope {
-        UpdateScope::Status => {
+    let mut next = match (scope, info.write_rules.status_update) {
+        (UpdateScope::Status, StatusUpdate::OnlyStatus) => {
             // Only status changes; metadata and spec stay as stored. Managed fields come
             // from the write: an apply computed them, other writes recompute them from the
             // stored ones (`managed_fields::track`).
-            let mut next = current.clone();
-            if let Value::Object(map) = &mut next {
-                match incoming.get("status") {
-                    Some(status) => map.insert("status".into(), status.clone()),
-                    None => map.remove("status"),
-                };
-            }
+            let mut next = StatusUpdate::OnlyStatus.merge(current, &incoming);
             let meta = meta_mut(&mut next);
             match incoming.pointer("/metadata/managedFields") {
                 Some(managed) => meta.insert("managedFields".into(), managed.clone()),
@@ -56,7 +51,13 @@ pub(crate) fn prepare_update(
             };
             next
         }
-        UpdateScope::Main => {
+        (UpdateScope::Status, rule @ StatusUpdate::StatusAndMetadata { .. }) => {
+            // A built-in's status strategy: the old spec, the new status and metadata but
+            // what the strategy resets.
+            let incoming = update_metadata(info, &name, current, incoming)?;
+            rule.merge(current, &incoming)
+        }
+        (UpdateScope::Main, _) => {
             if info.subresources.status
                 && let Value::Object(map) = &mut incoming
             {
@@ -65,65 +66,7 @@ pub(crate) fn prepare_update(
                     None => map.remove("status"),
                 };
             }
-            let mut causes = Vec::new();
-            let old_meta = current
-                .get("metadata")
-                .cloned()
-                .unwrap_or_else(|| json!({}));
-            let meta = meta_mut(&mut incoming);
-            let uid = old_meta.get("uid").cloned().unwrap_or(Value::Null);
-            match meta.get("uid") {
-                None | Some(Value::Null) => {}
-                Some(Value::String(s)) if s.is_empty() => {}
-                Some(given) if *given == uid => {}
-                Some(given) => causes.push(StatusCause::invalid(
-                    "metadata.uid",
-                    given,
-                    "field is immutable",
-                )),
-            }
-            // Server-owned and immutable metadata always comes from the stored object.
-            for field in [
-                "uid",
-                "creationTimestamp",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-                "generation",
-                "namespace",
-                "name",
-            ] {
-                match old_meta.get(field) {
-                    Some(v) => meta.insert(field.into(), v.clone()),
-                    None => meta.remove(field),
-                };
-            }
-            meta.remove("selfLink");
-            if old_meta.get("deletionTimestamp").is_some() {
-                let old: Vec<&Value> = old_meta
-                    .get("finalizers")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().collect())
-                    .unwrap_or_default();
-                let added = meta
-                    .get("finalizers")
-                    .and_then(Value::as_array)
-                    .is_some_and(|new| new.iter().any(|f| !old.contains(&f)));
-                if added {
-                    causes.push(StatusCause::forbidden(
-                        "metadata.finalizers",
-                        "no new finalizers can be added if the object is being deleted",
-                    ));
-                }
-            }
-            if !causes.is_empty() {
-                return Err(ApiError::invalid(
-                    &info.gvk.group,
-                    &info.gvk.kind,
-                    &name,
-                    causes,
-                ));
-            }
-            incoming
+            update_metadata(info, &name, current, incoming)?
         }
     };
     if is_namespace_kind(info) && scope == UpdateScope::Main {
@@ -133,10 +76,11 @@ pub(crate) fn prepare_update(
         }
     }
     // The client never sets the generation: the old one stays, bumped as the kind's strategy
-    // says (upstream's BeforeUpdate, then PrepareForUpdate).
+    // says (upstream's BeforeUpdate, then PrepareForUpdate); a status strategy never bumps it,
+    // whatever metadata the write changes.
     let rule = info.write_rules.generation_at(call.state.kube_version);
     let generation = match current.pointer("/metadata/generation") {
-        Some(Value::Number(old)) if rule.bumps(current, &next) => old
+        Some(Value::Number(old)) if scope == UpdateScope::Main && rule.bumps(current, &next) => old
             .as_i64()
             .map_or(Value::from(old.clone()), |old| Value::from(old + 1)),
         other => other.cloned().unwrap_or(Value::Null),
@@ -148,6 +92,76 @@ pub(crate) fn prepare_update(
         meta.insert("generation".into(), generation);
     }
     Ok(next)
+}
+
+/// The metadata rules of every update (upstream's `rest.BeforeUpdate`): the uid may not change,
+/// server-owned and immutable fields come from the stored object, and an object being deleted
+/// takes no new finalizers.
+fn update_metadata(
+    info: &crate::ResourceInfo,
+    name: &str,
+    current: &Value,
+    mut incoming: Value,
+) -> Result<Value, ApiError> {
+    let mut causes = Vec::new();
+    let old_meta = current
+        .get("metadata")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let meta = meta_mut(&mut incoming);
+    let uid = old_meta.get("uid").cloned().unwrap_or(Value::Null);
+    match meta.get("uid") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if s.is_empty() => {}
+        Some(given) if *given == uid => {}
+        Some(given) => causes.push(StatusCause::invalid(
+            "metadata.uid",
+            given,
+            "field is immutable",
+        )),
+    }
+    // Server-owned and immutable metadata always comes from the stored object.
+    for field in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "namespace",
+        "name",
+    ] {
+        match old_meta.get(field) {
+            Some(v) => meta.insert(field.into(), v.clone()),
+            None => meta.remove(field),
+        };
+    }
+    meta.remove("selfLink");
+    if old_meta.get("deletionTimestamp").is_some() {
+        let old: Vec<&Value> = old_meta
+            .get("finalizers")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().collect())
+            .unwrap_or_default();
+        let added = meta
+            .get("finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|new| new.iter().any(|f| !old.contains(&f)));
+        if added {
+            causes.push(StatusCause::forbidden(
+                "metadata.finalizers",
+                "no new finalizers can be added if the object is being deleted",
+            ));
+        }
+    }
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(
+            &info.gvk.group,
+            &info.gvk.kind,
+            name,
+            causes,
+        ));
+    }
+    Ok(incoming)
 }
 
 /// Serves a PUT of the object or its `/status`: the updated object, rendered as asked.

@@ -95,7 +95,7 @@ pub(crate) async fn serve(
 ) -> Result<Response, ApiError> {
     let mut options: ListOptions = call.query()?;
     list::validate(&mut options, true, call.state.feature(Feature::WatchList))?;
-    let selectors = Selectors::of_request(call.info(), &options, name)?;
+    let selectors = Selectors::of_request(call.info(), call.state.kube_version, &options, name)?;
     let mut response = watch(call.clone(), options, selectors, output).await?;
     response.extensions_mut().insert(Streamed);
     Ok(response)

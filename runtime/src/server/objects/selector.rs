@@ -3,14 +3,15 @@
 //!
 //! Label syntax is upstream's: comma-separated requirements `k`, `!k`, `k=v`, `k==v`, `k!=v`,
 //! `k in (a,b)`, `k notin (a,b)`, `k>n`, `k<n`. Field syntax is `f=v`, `f==v`, `f!=v` with `\`
-//! escaping, over `metadata.name`, `metadata.namespace` and the kind's selectable fields.
+//! escaping, over the labels the kind accepts in the release ([`crate::field_labels`]).
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::ResourceInfo;
+use crate::field_labels::Selectable;
 use crate::meta::ListOptions;
+use crate::{KubeVersion, ResourceInfo};
 
 use crate::server::http::error::ApiError;
 
@@ -54,7 +55,7 @@ pub(crate) struct LabelQuery(Vec<LabelReq>);
 
 /// A parsed `fieldSelector`: `(field, value, equal?)` terms.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct FieldQuery(Vec<(String, String, bool)>);
+pub(crate) struct FieldQuery(Vec<(Selectable, String, bool)>);
 
 /// Both selectors of a list or watch.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -67,12 +68,13 @@ impl Selectors {
     /// Parses both query parameters for a kind; the error is the 400 message.
     pub(crate) fn parse(
         info: &ResourceInfo,
+        at: KubeVersion,
         label_selector: Option<&str>,
         field_selector: Option<&str>,
     ) -> Result<Self, String> {
         Ok(Self {
             labels: LabelQuery::parse(label_selector.unwrap_or(""))?,
-            fields: FieldQuery::parse(info, field_selector.unwrap_or(""))?,
+            fields: FieldQuery::parse(info, at, field_selector.unwrap_or(""))?,
         })
     }
 
@@ -80,6 +82,7 @@ impl Selectors {
     /// selector, as upstream's watch of `/{name}` is a field-selected watch of the collection.
     pub(crate) fn of_request(
         info: &ResourceInfo,
+        at: KubeVersion,
         options: &ListOptions,
         name: Option<&str>,
     ) -> Result<Self, ApiError> {
@@ -88,8 +91,13 @@ impl Selectors {
             (_, Some(n)) => Some(format!("metadata.name={n}")),
             (f, None) => f.map(str::to_owned),
         };
-        Self::parse(info, options.label_selector.as_deref(), field.as_deref())
-            .map_err(ApiError::bad_request)
+        Self::parse(
+            info,
+            at,
+            options.label_selector.as_deref(),
+            field.as_deref(),
+        )
+        .map_err(ApiError::bad_request)
     }
 
     /// Whether neither selector restricts anything.
@@ -116,22 +124,7 @@ impl Selectors {
                 .fields
                 .0
                 .iter()
-                .all(|(field, want, equal)| (field_value(object, field) == *want) == *equal)
-    }
-}
-
-/// The string form of a field for selection: strings as they are, numbers and booleans printed,
-/// missing as empty.
-fn field_value(object: &Value, field: &str) -> String {
-    let mut pointer = String::new();
-    for part in field.split('.') {
-        pointer.push('/');
-        pointer.push_str(&part.replace('~', "~0").replace('/', "~1"));
-    }
-    match object.pointer(&pointer) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => String::new(),
-        Some(other) => other.to_string(),
+                .all(|(field, want, equal)| (field.value(object) == *want) == *equal)
     }
 }
 
@@ -409,8 +402,8 @@ fn unescape(value: &str) -> Result<String, String> {
 }
 
 impl FieldQuery {
-    /// Parses the string syntax, accepting only fields the kind supports.
-    pub(crate) fn parse(info: &ResourceInfo, input: &str) -> Result<Self, String> {
+    /// Parses the string syntax, accepting only the labels the kind accepts in release `at`.
+    pub(crate) fn parse(info: &ResourceInfo, at: KubeVersion, input: &str) -> Result<Self, String> {
         let mut terms = Vec::new();
         if input.trim().is_empty() {
             return Ok(Self(terms));
@@ -427,58 +420,15 @@ impl FieldQuery {
                     "invalid selector: '{term}'; can't understand '{term}'"
                 ));
             };
-            let field = field.trim();
-            let supported = field == "metadata.name"
-                || field == "metadata.namespace"
-                || builtin_field_labels(info).contains(&field)
-                || info
-                    .selectable_fields
-                    .iter()
-                    .any(|f| f.trim_start_matches('.') == field);
-            if !supported {
-                return Err(format!("field label not supported: {field}"));
-            }
-            terms.push((field.to_owned(), unescape(value)?, equal));
+            let selectable = info.field_labels.resolve(
+                field.trim(),
+                at,
+                info.is_namespaced(),
+                &info.selectable_fields,
+            )?;
+            terms.push((selectable, unescape(value)?, equal));
         }
         Ok(Self(terms))
-    }
-}
-
-/// Field labels kube-apiserver supports for core kinds beyond `metadata.name` and
-/// `metadata.namespace` (its per-kind field label conversion functions). Clients depend on them:
-/// `kubectl describe` lists an object's Events by `involvedObject.*`.
-fn builtin_field_labels(info: &ResourceInfo) -> &'static [&'static str] {
-    if !info.gvk.group.is_empty() {
-        return &[];
-    }
-    match info.gvk.kind.as_ref() {
-        "Event" => &[
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "reportingComponent",
-            "type",
-        ],
-        "Pod" => &[
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "spec.hostNetwork",
-            "status.phase",
-            "status.podIP",
-            "status.nominatedNodeName",
-        ],
-        "Namespace" => &["status.phase"],
-        "Node" => &["spec.unschedulable"],
-        "ReplicationController" => &["status.replicas"],
-        "Secret" => &["type"],
-        _ => &[],
     }
 }
 
@@ -486,6 +436,27 @@ fn builtin_field_labels(info: &ResourceInfo) -> &'static [&'static str] {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    const AT: KubeVersion = KubeVersion::new(1, 36);
+
+    fn thing() -> ResourceInfo {
+        ResourceInfo {
+            gvk: crate::GroupVersionKind::new_static("", "v1", "Thing"),
+            plural: "things".into(),
+            singular: "thing".into(),
+            short_names: std::borrow::Cow::Borrowed(&[]),
+            categories: std::borrow::Cow::Borrowed(&[]),
+            scope: crate::Scope::Namespaced,
+            verbs: std::borrow::Cow::Borrowed(crate::Verb::ALL),
+            subresources: Default::default(),
+            lifecycle: Default::default(),
+            printer_columns: std::borrow::Cow::Borrowed(&[]),
+            selectable_fields: std::borrow::Cow::Borrowed(&[]),
+            field_labels: Default::default(),
+            defaults: std::borrow::Cow::Borrowed(&[]),
+            write_rules: crate::write_rules::WriteRules::CUSTOM,
+        }
+    }
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
@@ -551,21 +522,7 @@ mod tests {
 
     #[test]
     fn field_selectors_parse_and_match() {
-        let mut info = crate::ResourceInfo {
-            gvk: crate::GroupVersionKind::new_static("", "v1", "Thing"),
-            plural: "things".into(),
-            singular: "thing".into(),
-            short_names: std::borrow::Cow::Borrowed(&[]),
-            categories: std::borrow::Cow::Borrowed(&[]),
-            scope: crate::Scope::Namespaced,
-            verbs: std::borrow::Cow::Borrowed(crate::Verb::ALL),
-            subresources: Default::default(),
-            lifecycle: Default::default(),
-            printer_columns: std::borrow::Cow::Borrowed(&[]),
-            selectable_fields: std::borrow::Cow::Borrowed(&[]),
-            defaults: std::borrow::Cow::Borrowed(&[]),
-            write_rules: crate::write_rules::WriteRules::CUSTOM,
-        };
+        let mut info = thing();
         info.selectable_fields = vec![std::borrow::Cow::Borrowed(".spec.paused")].into();
         let obj = json!({"metadata": {"name": "a,b", "namespace": "ns"}, "spec": {"paused": true}});
         let rows: &[(&str, bool)] = &[
@@ -576,46 +533,39 @@ mod tests {
             ("spec.paused=false", false),
         ];
         for (selector, want) in rows {
-            let sel = Selectors::parse(&info, None, Some(selector)).unwrap();
+            let sel = Selectors::parse(&info, AT, None, Some(selector)).unwrap();
             assert_eq!(sel.matches(&obj), *want, "{selector}");
         }
         assert_eq!(
-            Selectors::parse(&info, None, Some("spec.color=red")).unwrap_err(),
+            Selectors::parse(&info, AT, None, Some("spec.color=red")).unwrap_err(),
             "field label not supported: spec.color"
         );
-        assert!(Selectors::parse(&info, None, Some("metadata.name")).is_err());
-        assert!(Selectors::parse(&info, None, Some("metadata.name=a=b")).is_err());
+        assert!(Selectors::parse(&info, AT, None, Some("metadata.name")).is_err());
+        assert!(Selectors::parse(&info, AT, None, Some("metadata.name=a=b")).is_err());
     }
 
     #[test]
-    fn core_events_select_by_involved_object() {
-        let mut info = crate::resource::ResourceInfo {
-            gvk: crate::resource::GroupVersionKind::new_static("", "v1", "Event"),
-            plural: "events".into(),
-            singular: "event".into(),
-            short_names: std::borrow::Cow::Borrowed(&[]),
-            categories: std::borrow::Cow::Borrowed(&[]),
-            scope: crate::resource::Scope::Namespaced,
-            verbs: std::borrow::Cow::Borrowed(&[]),
-            subresources: Default::default(),
-            lifecycle: Default::default(),
-            printer_columns: std::borrow::Cow::Borrowed(&[]),
-            selectable_fields: std::borrow::Cow::Borrowed(&[]),
-            defaults: std::borrow::Cow::Borrowed(&[]),
-            write_rules: crate::write_rules::WriteRules::CUSTOM,
+    fn listed_labels_read_their_paths_and_refuse_the_rest() {
+        use crate::field_labels::{FieldLabel, FieldLabels, FieldType};
+        use std::borrow::Cow;
+        let mut info = thing();
+        // core/v1 Event: AddFieldLabelConversionsForEvent, ToSelectableFields.
+        info.field_labels = FieldLabels::Listed {
+            labels: Cow::Owned(vec![FieldLabel {
+                label: Cow::Borrowed("involvedObject.name"),
+                paths: Cow::Borrowed(&[Cow::Borrowed(".involvedObject.name")]),
+                type_: FieldType::String,
+                releases: crate::printer::Releases::ALL,
+            }]),
+            message: Cow::Borrowed("field label not supported: %s"),
         };
-        let selectors = Selectors::parse(
-            &info,
-            None,
-            Some("involvedObject.name=settings,involvedObject.kind=ConfigMap"),
-        )
-        .unwrap();
-        let event = json!({"involvedObject": {"name": "settings", "kind": "ConfigMap"}});
-        let other = json!({"involvedObject": {"name": "other", "kind": "ConfigMap"}});
-        assert!(selectors.matches(&event));
-        assert!(!selectors.matches(&other));
-        // The same labels mean nothing for a kind in another group.
-        info.gvk = crate::resource::GroupVersionKind::new_static("events.k8s.io", "v1", "Event");
-        assert!(FieldQuery::parse(&info, "involvedObject.name=settings").is_err());
+        let selectors =
+            Selectors::parse(&info, AT, None, Some("involvedObject.name=settings")).unwrap();
+        assert!(selectors.matches(&json!({"involvedObject": {"name": "settings"}})));
+        assert!(!selectors.matches(&json!({"involvedObject": {"name": "other"}})));
+        assert_eq!(
+            FieldQuery::parse(&info, AT, "involvedObject.kind=ConfigMap").unwrap_err(),
+            "field label not supported: involvedObject.kind"
+        );
     }
 }

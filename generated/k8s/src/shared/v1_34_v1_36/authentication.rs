@@ -10,6 +10,7 @@ pub mod v1 {
         merge = merge::SelfSubjectReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct SelfSubjectReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

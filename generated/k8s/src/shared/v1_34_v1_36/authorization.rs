@@ -25,6 +25,7 @@ pub mod v1 {
         merge = merge::LocalSubjectAccessReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct LocalSubjectAccessReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -57,6 +58,7 @@ pub mod v1 {
         merge = merge::SelfSubjectAccessReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct SelfSubjectAccessReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -84,6 +86,7 @@ pub mod v1 {
         merge = merge::SelfSubjectRulesReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct SelfSubjectRulesReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -103,6 +106,7 @@ pub mod v1 {
         merge = merge::SubjectAccessReview
     )]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct SubjectAccessReview {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -26,6 +26,8 @@ pub mod v1alpha1 {
             description = "signerName indicates the associated signer, if any.\n\nIn order to create or update a ClusterTrustBundle that sets signerName, you must have the following cluster-scoped permission: group=certificates.k8s.io resource=signers resourceName=<the signer name> verb=attest.\n\nIf signerName is not empty, then the ClusterTrustBundle object must be named with the signer name as a prefix (translating slashes to colons). For example, for the signer name `example.com/foo`, valid ClusterTrustBundle object names include `example.com:foo:abc` and `example.com:foo:v1`.\n\nIf signerName is empty, then the ClusterTrustBundle object's name must not have such a prefix.\n\nList/watch requests for ClusterTrustBundles can filter on this field using a `spec.signerName=NAME` field selector."
         )
     )]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "spec.signerName"))]
     #[resource(introduced = "1.26", deprecated = "1.34")]
     pub struct ClusterTrustBundle {
         #[wire(rename = "apiVersion")]
@@ -72,6 +74,8 @@ pub mod v1beta1 {
             description = "signerName indicates the associated signer, if any.\n\nIn order to create or update a ClusterTrustBundle that sets signerName, you must have the following cluster-scoped permission: group=certificates.k8s.io resource=signers resourceName=<the signer name> verb=attest.\n\nIf signerName is not empty, then the ClusterTrustBundle object must be named with the signer name as a prefix (translating slashes to colons). For example, for the signer name `example.com/foo`, valid ClusterTrustBundle object names include `example.com:foo:abc` and `example.com:foo:v1`.\n\nIf signerName is empty, then the ClusterTrustBundle object's name must not have such a prefix.\n\nList/watch requests for ClusterTrustBundles can filter on this field using a `spec.signerName=NAME` field selector."
         )
     )]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "spec.signerName"))]
     #[resource(introduced = "1.33", deprecated = "1.36", removed = "1.39")]
     pub struct ClusterTrustBundle {
         #[wire(rename = "apiVersion")]

@@ -20,6 +20,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Binding)]
     #[resource(verbs = ["create"])]
+    #[resource(field_labels = "meta")]
     pub struct Binding {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -82,6 +83,7 @@ pub mod v1 {
             description = "Error of the component conditions"
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct ComponentStatus {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -131,6 +133,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct ConfigMap {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub binary_data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
@@ -250,6 +253,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct Endpoints {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -445,6 +449,25 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_label(label = "involvedObject.kind"))]
+    #[resource(field_label(label = "involvedObject.namespace"))]
+    #[resource(field_label(label = "involvedObject.name"))]
+    #[resource(field_label(label = "involvedObject.uid"))]
+    #[resource(field_label(label = "involvedObject.apiVersion"))]
+    #[resource(field_label(label = "involvedObject.resourceVersion"))]
+    #[resource(field_label(label = "involvedObject.fieldPath"))]
+    #[resource(field_label(label = "reason"))]
+    #[resource(field_label(label = "reportingComponent"))]
+    #[resource(
+        field_label(
+            label = "source",
+            paths = [".source.component",
+            ".reportingComponent"]
+        )
+    )]
+    #[resource(field_label(label = "type"))]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(field_label(label = "metadata.name"))]
     pub struct Event {
         pub action: Option<String>,
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -522,6 +545,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::LimitRange)]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct LimitRange {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -602,6 +626,9 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "keep")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label(label = "status.phase"))]
+    #[resource(field_label(label = "metadata.name"))]
     pub struct Namespace {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -820,6 +847,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct PersistentVolume {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -959,6 +988,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct PersistentVolumeClaim {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1241,6 +1272,8 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_labels = "meta")]
     pub struct ResourceQuota {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1315,7 +1348,10 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", write_conversion = "secret_string_data")]
+    #[resource(field_label(label = "type"))]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(field_label(label = "metadata.name"))]
     pub struct Secret {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub data: Option<std::collections::BTreeMap<String, kapi::ByteString>>,
@@ -1421,6 +1457,11 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none", status_on_create = "empty")]
+    #[resource(status_keeps_metadata = [])]
+    #[resource(field_label(label = "metadata.namespace"))]
+    #[resource(field_label(label = "metadata.name"))]
+    #[resource(field_label(label = "spec.clusterIP", since = "1.31"))]
+    #[resource(field_label(label = "spec.type", since = "1.31"))]
     pub struct Service {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -1487,6 +1528,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct ServiceAccount {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub automount_service_account_token: Option<bool>,

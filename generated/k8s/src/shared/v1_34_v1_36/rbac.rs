@@ -10,6 +10,7 @@ pub mod v1 {
         merge = merge::ClusterRole
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct ClusterRole {
         pub aggregation_rule: Option<
             super::super::super::v1_20_v1_28_v1_34_v1_36::rbac::v1::AggregationRule,
@@ -25,6 +26,7 @@ pub mod v1 {
     #[wire(default)]
     #[resource(group = "rbac.authorization.k8s.io", version = "v1", merge = merge::Role)]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct Role {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -43,6 +43,7 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct CSINode {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -121,6 +122,7 @@ pub mod v1 {
             since = "1.27"
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct CSIStorageCapacity {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub capacity: Option<kapi::Quantity>,
@@ -239,6 +241,7 @@ pub mod v1 {
         )
     )]
     #[resource(generation = "none")]
+    #[resource(field_labels = "meta")]
     pub struct StorageClass {
         pub allow_volume_expansion: Option<bool>,
         pub allowed_topologies: Option<
@@ -364,6 +367,13 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(
+        status_keeps_metadata = ["labels",
+        "annotations",
+        "finalizers",
+        "ownerReferences"]
+    )]
+    #[resource(field_labels = "meta")]
     pub struct VolumeAttachment {
         #[wire(rename = "apiVersion")]
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -427,6 +437,7 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct VolumeAttributesClass {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub driver_name: String,
@@ -551,6 +562,7 @@ pub mod v1beta1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
+    #[resource(field_labels = "meta")]
     pub struct VolumeAttributesClass {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
         pub driver_name: String,

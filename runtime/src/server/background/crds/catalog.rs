@@ -254,6 +254,7 @@ pub(super) fn kind_of(
         ),
         // A CRD's defaults are its schema's, applied with its pruning and validation.
         defaults: Cow::Borrowed(&[]),
+        field_labels: Default::default(),
         write_rules: crate::write_rules::WriteRules::CUSTOM,
     };
     let codec_rules = rules.clone();
