@@ -16,6 +16,7 @@ use crate::write_rules::StatusOnCreate;
 use crate::server::Call;
 use crate::server::handlers::managed_fields::{self, Writer};
 use crate::server::handlers::request::write_request;
+use crate::server::handlers::services;
 use crate::server::http::dry_run::WriteOptions;
 use crate::server::http::error::{ApiError, Subject};
 use crate::server::http::negotiate::Output;
@@ -224,6 +225,8 @@ pub(crate) async fn create_decoded(
         &object,
         if name.is_empty() { &generate } else { &name },
     )?;
+    // Held until the write is done: the stored Service holds what it reserved from then on.
+    let _reserved = services::allocate_on_create(call, &mut object)?;
     let namespace = url_ns.as_deref().filter(|_| info.is_namespaced());
     let shown = if name.is_empty() { &generate } else { &name };
     let mut guard = match namespace {

@@ -125,7 +125,11 @@ pub(crate) fn check_schema(call: &Call, object: &Value, name: &str) -> Result<()
     let Some(validate) = &call.target.kind.validate else {
         return Ok(());
     };
-    let causes = validate(object);
+    refuse(call, name, validate(object))
+}
+
+/// 422 Invalid for the named object of the call's kind when there are `causes`.
+pub(crate) fn refuse(call: &Call, name: &str, causes: Vec<StatusCause>) -> Result<(), ApiError> {
     if causes.is_empty() {
         return Ok(());
     }
