@@ -342,6 +342,11 @@ fn allocations_survive_a_restart_and_follow_the_configured_ranges() {
     let server = KapiServer::start(&options).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let k = Kubectl::on_path(&server, dir.path());
+    // Started on another port, the server corrects its endpoints.
+    assert_eq!(
+        get(&k, "endpoints/kubernetes")["subsets"][0]["ports"][0]["port"],
+        server.addr().port()
+    );
     // The stored Services hold their values after the restart.
     let taken = create_with_ip(&k, "dup", &ip, &[]).unwrap_err();
     assert!(

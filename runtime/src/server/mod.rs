@@ -358,7 +358,7 @@ impl ServerBuilder {
         let services_read = service_allocations::load(&state)
             .await
             .map_err(|e| ServerError::Storage(e.to_string()))?;
-        kubernetes_service::reconcile(&state, port)
+        kubernetes_service::reconcile(&state, port, kubernetes_service::Pass::Start)
             .await
             .map_err(startup)?;
         let accounts_read = service_accounts::ensure_all(&state)

@@ -3,8 +3,12 @@
 //! reconcilers of `pkg/controlplane/reconcilers`): the Service has the first address of the
 //! service range and port 443 named `https` whose target is the server's own port, and its
 //! endpoints point at the server (`127.0.0.1` and its port). They are made at start, before
-//! the first request, and put back every [`INTERVAL`] (upstream's endpoint interval) when
-//! deleted or changed; a server that moved to another port corrects them.
+//! the first request, and made again within [`INTERVAL`] (upstream's endpoint interval) when
+//! deleted. What differs from how they should be (a server restarted on another port) is
+//! corrected at start only: servers sharing one etcd listen on different ports, and
+//! correcting on every pass would have them overwrite each other's endpoints forever, where
+//! upstream's replicas share one port and list each other's addresses. The server started
+//! last wins.
 //!
 //! Only for a catalog that serves the core Service (and Endpoints, and EndpointSlices in
 //! whichever of `discovery.k8s.io` `v1` and `v1beta1` it serves).
@@ -35,13 +39,27 @@ const SERVICE_PORT: u16 = 443;
 /// Where the server is reached from the cluster: kapi serves on loopback.
 const ADDRESS: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
-/// Makes or corrects the three objects once; `port` is the server's (no endpoints without).
-pub(crate) async fn reconcile(state: &State, port: Option<u16>) -> Result<(), TaskError> {
+/// Whether a pass corrects objects that exist, or only makes missing ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pass {
+    /// At start: make what is missing and correct what differs.
+    Start,
+    /// Later: make what is missing.
+    Keep,
+}
+
+/// Makes (and at start corrects) the three objects once; `port` is the server's (no endpoints
+/// without).
+pub(crate) async fn reconcile(
+    state: &State,
+    port: Option<u16>,
+    pass: Pass,
+) -> Result<(), TaskError> {
     let registry = state.registry();
     let Some(service) = registry.get("", "v1", "services") else {
         return Ok(());
     };
-    reconcile_service(state, service, port).await?;
+    reconcile_service(state, service, port, pass).await?;
     let Some(port) = port else {
         return Ok(());
     };
@@ -54,7 +72,7 @@ pub(crate) async fn reconcile(state: &State, port: Option<u16>) -> Result<(), Ta
             "metadata": {"labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
             "subsets": subsets,
         });
-        ensure(state, endpoints, object, &["subsets"]).await?;
+        ensure(state, endpoints, object, &["subsets"], pass).await?;
     }
     let slices = registry
         .get("discovery.k8s.io", "v1", "endpointslices")
@@ -72,6 +90,7 @@ pub(crate) async fn reconcile(state: &State, port: Option<u16>) -> Result<(), Ta
             slices,
             object,
             &["addressType", "endpoints", "ports"],
+            pass,
         )
         .await?;
     }
@@ -84,12 +103,16 @@ async fn reconcile_service(
     state: &State,
     kind: &RegisteredKind,
     port: Option<u16>,
+    pass: Pass,
 ) -> Result<(), TaskError> {
     let target = port.unwrap_or(SERVICE_PORT);
     let ports =
         json!([{"name": "https", "port": SERVICE_PORT, "protocol": "TCP", "targetPort": target}]);
     let key = keys::object_key(&kind.info, Some(NAMESPACE), NAME);
     if let Some(kv) = state.storage.get(&key, None).await? {
+        if pass == Pass::Keep {
+            return Ok(());
+        }
         let mut current: Value =
             serde_json::from_slice(&kv.value).map_err(|source| TaskError::Stored {
                 key: key.clone(),
@@ -137,18 +160,22 @@ async fn reconcile_service(
     create(state, kind, object).await
 }
 
-/// Creates the object made of `fields` if missing; otherwise puts back `owned` (and the
-/// labels in `fields`) when they differ.
+/// Creates the object made of `fields` if missing; otherwise, at start, puts back `owned`
+/// (and the labels in `fields`) when they differ.
 async fn ensure(
     state: &State,
     kind: &RegisteredKind,
     fields: Value,
     owned: &[&str],
+    pass: Pass,
 ) -> Result<(), TaskError> {
     let key = keys::object_key(&kind.info, Some(NAMESPACE), NAME);
     let Some(kv) = state.storage.get(&key, None).await? else {
         return create(state, kind, fields).await;
     };
+    if pass == Pass::Keep {
+        return Ok(());
+    }
     let mut current: Value =
         serde_json::from_slice(&kv.value).map_err(|source| TaskError::Stored {
             key: key.clone(),
@@ -236,12 +263,12 @@ async fn create(state: &State, kind: &RegisteredKind, fields: Value) -> Result<(
     }
 }
 
-/// Keeps the objects as they should be, checking every [`INTERVAL`], until `stop`.
+/// Makes the objects again when missing, checking every [`INTERVAL`], until `stop`.
 pub(crate) fn spawn(state: State, port: Option<u16>, stop: signal::Receiver<bool>) {
     spawn_repeating(stop, INTERVAL, move || {
         let state = state.clone();
         async move {
-            if let Err(error) = reconcile(&state, port).await {
+            if let Err(error) = reconcile(&state, port, Pass::Keep).await {
                 tracing::warn!(%error, "reconciling the kubernetes Service failed; retrying");
             }
         }
