@@ -135,7 +135,7 @@ async fn follow(state: &State, from: Option<u64>) -> Result<(), TaskError> {
         storage
             .watch_without_prev(namespaces::PREFIX, revision)
             .await,
-        storage.watch(&accounts, revision).await,
+        storage.watch_without_prev(&accounts, revision).await,
     ) else {
         return Ok(());
     };
