@@ -225,14 +225,15 @@ pub(crate) async fn create_decoded(
         &object,
         if name.is_empty() { &generate } else { &name },
     )?;
-    // Held until the write is done: the stored Service holds what it reserved from then on.
-    let _reserved = services::allocate_on_create(call, &mut object)?;
     let namespace = url_ns.as_deref().filter(|_| info.is_namespaced());
     let shown = if name.is_empty() { &generate } else { &name };
     let mut guard = match namespace {
         Some(ns) => Some(check_namespace(call, ns, shown, false).await?),
         None => None,
     };
+    // After the namespace check, as upstream's admission runs before the Service storage.
+    // Held until the write is done: the stored Service holds what it reserved from then on.
+    let _reserved = services::allocate_on_create(call, &mut object)?;
     let attempts = if name.is_empty() {
         GENERATE_ATTEMPTS
     } else {
