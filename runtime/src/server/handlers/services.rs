@@ -218,6 +218,11 @@ fn normalize_cluster_ips(spec: &mut Map<String, Value>, old: Option<&Map<String,
     if !old_ips.is_empty() && ips.is_empty() && old_ip == ip {
         spec.insert("clusterIPs".into(), json!(old_ips));
     }
+    // A Service stored with `clusterIP` alone (by a kapi that did not allocate) is read as an
+    // old client's create.
+    if old_ips.is_empty() && ips.is_empty() && !ip.is_empty() {
+        spec.insert("clusterIPs".into(), json!([ip]));
+    }
     if old_ip != ip {
         let same_ips = cluster_ips(spec) == old_ips;
         if !old_ip.is_empty() && ip.is_empty() {
@@ -339,7 +344,11 @@ fn cluster_ips_unchanged(spec: &Map<String, Value>, old: &Map<String, Value>) ->
     {
         return Vec::new();
     }
-    let before = cluster_ips(old);
+    // A Service stored with `clusterIP` alone holds that one.
+    let before = match cluster_ips(old) {
+        ips if ips.is_empty() && !cluster_ip(old).is_empty() => vec![cluster_ip(old).to_owned()],
+        ips => ips,
+    };
     let after = cluster_ips(spec);
     let mut causes = Vec::new();
     if before.len() == after.len() {
@@ -690,6 +699,22 @@ mod tests {
             Some(r#"Invalid value: []string{"10.0.0.10"}: may not change once set"#)
         );
         assert_eq!(causes[0].field.as_deref(), Some("spec.clusterIPs[0]"));
+    }
+
+    #[test]
+    fn a_service_stored_with_cluster_ip_alone_keeps_it() {
+        let old = spec(json!({"clusterIP": "10.0.0.50"}));
+        let mut s = spec(json!({"clusterIP": "10.0.0.50"}));
+        normalize_cluster_ips(&mut s, Some(&old));
+        assert_eq!(s["clusterIPs"], json!(["10.0.0.50"]));
+        assert!(cluster_ips_unchanged(&s, &old).is_empty());
+        let mut s = spec(json!({"clusterIP": "10.0.0.51"}));
+        normalize_cluster_ips(&mut s, Some(&old));
+        assert_eq!(
+            cluster_ips_unchanged(&s, &old).len(),
+            1,
+            "may not change once set"
+        );
     }
 
     #[test]
