@@ -401,6 +401,8 @@ fn kubectl_get_shows_upstream_columns_in_every_release() {
     for release in RELEASES {
         let server = KapiServer::start(&ServerOptions {
             kube_version: Some(release.to_owned()),
+            // The Services below ask for addresses of kubeadm's range.
+            args: vec!["--service-cluster-ip-range=10.96.0.0/12".to_owned()],
             ..ServerOptions::default()
         })
         .unwrap();

@@ -13,7 +13,10 @@ use std::time::Duration;
 pub mod logging;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use kapi::server::{ApiEnablement, RuntimeConfig, RuntimeConfigError, Server, ServerError};
+use kapi::server::{
+    ApiEnablement, NodePortRange, RuntimeConfig, RuntimeConfigError, Server, ServerError,
+    ServiceCidr,
+};
 #[cfg(feature = "etcd")]
 use kapi::storage::etcd::ConnectError;
 use kapi::storage::{EmbeddedOptions, EmbeddedStorage, OpenError, Storage};
@@ -87,6 +90,14 @@ pub struct ServeArgs {
     /// it the release's defaults apply: alpha versions off, and betas introduced after 1.24.
     #[arg(long, value_name = "KEY=VALUE,...")]
     pub runtime_config: Vec<String>,
+    /// The range Services' cluster IPs are allocated from (a CIDR); its first address is the
+    /// `default/kubernetes` Service's. As kube-apiserver's flag.
+    #[arg(long, value_name = "CIDR", default_value = "10.0.0.0/24", value_parser = ServiceCidr::parse)]
+    pub service_cluster_ip_range: ServiceCidr,
+
+    /// The range node ports are allocated from (`first-last`). As kube-apiserver's flag.
+    #[arg(long, value_name = "RANGE", default_value = "30000-32767", value_parser = NodePortRange::parse)]
+    pub service_node_port_range: NodePortRange,
 
     /// Start on a database older than the data directory has served (a backup put back), which
     /// is otherwise refused: its revision jumps past every revision served before and older
@@ -308,6 +319,8 @@ pub async fn serve(
         .api_enablement(enablement)
         .storage(storage)
         .kube_version(args.kube_version.version())
+        .service_cluster_ip_range(args.service_cluster_ip_range)
+        .service_node_port_range(args.service_node_port_range)
         .shutdown_delay(args.shutdown_delay_duration)
         .start_on(listener)
         .await?;
@@ -642,6 +655,8 @@ mod tests {
             kubeconfig: dir.path().join("nested/kubeconfig"),
             kube_version: KubeRelease::V1_36,
             runtime_config: Vec::new(),
+            service_cluster_ip_range: ServiceCidr::default(),
+            service_node_port_range: NodePortRange::default(),
             accept_restored_database: false,
             storage_cache_size: kapi::storage::embedded::DEFAULT_CACHE_SIZE,
             verbosity: 0,
@@ -694,6 +709,8 @@ mod tests {
             kubeconfig: kubeconfig.clone(),
             kube_version: KubeRelease::V1_36,
             runtime_config: Vec::new(),
+            service_cluster_ip_range: ServiceCidr::default(),
+            service_node_port_range: NodePortRange::default(),
             accept_restored_database: false,
             storage_cache_size: kapi::storage::embedded::DEFAULT_CACHE_SIZE,
             verbosity: 0,

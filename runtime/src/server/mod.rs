@@ -8,7 +8,8 @@
 //! The modules are grouped by role, each folder's doc saying what it owns and may import:
 //! `http` (connections, the request layers, bodies, errors, request options), `objects` (what
 //! handlers share about objects), `handlers` (one module per operation), `background` (the
-//! garbage collector and the CRD task), `describe` (discovery, OpenAPI, health, version,
+//! garbage collector, the CRD task, and the controllers of the `kubernetes` Service and the
+//! `default` ServiceAccounts), `describe` (discovery, OpenAPI, health, version,
 //! deprecation warnings, `/metrics`) and `state` (what the server remembers). The handlers and
 //! the descriptive endpoints meet only through `state::State` and axum routers: the
 //! descriptive routes are matched first and every other path falls through to the resource
@@ -45,13 +46,14 @@ use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use crate::storage::Storage;
 use crate::{KubeVersion, Registry, ResourceInfo};
 
-use background::{crds, gc};
+use background::{crds, gc, kubernetes_service, service_accounts};
 pub use describe::kubeconfig::{kubeconfig, write_kubeconfig};
 use describe::{discovery, health, metrics_endpoint, openapi, version};
 use handlers::namespace_lifecycle;
 use http::{connections, error, httplog, inflight, origin, panics, path, shutdown};
 pub use state::enablement::{ApiEnablement, RuntimeConfig, RuntimeConfigError};
-use state::{builtin, keys, metrics, namespaces, observed, watch_cache};
+pub use state::service_ranges::{NodePortRange, ServiceCidr};
+use state::{builtin, keys, metrics, namespaces, observed, service_allocations, watch_cache};
 
 use error::{ApiError, Subject};
 use path::Target;
@@ -106,6 +108,8 @@ impl Server {
             kube_version: DEFAULT_KUBE_VERSION,
             enablement: ApiEnablement::all(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            service_cidr: ServiceCidr::default(),
+            node_ports: NodePortRange::default(),
             rv_wait: Duration::from_secs(3),
             bookmark_interval: Duration::from_secs(60),
             watch_timeout: Duration::from_secs(30 * 60),
@@ -130,6 +134,8 @@ pub struct ServerBuilder {
     kube_version: KubeVersion,
     enablement: ApiEnablement,
     listen: SocketAddr,
+    service_cidr: ServiceCidr,
+    node_ports: NodePortRange,
     rv_wait: Duration,
     bookmark_interval: Duration,
     watch_timeout: Duration,
@@ -237,6 +243,21 @@ impl ServerBuilder {
         self
     }
 
+    /// The range Services' cluster IPs are allocated from: kube-apiserver's
+    /// `--service-cluster-ip-range` (default `10.0.0.0/24`). Its first address is the
+    /// `default/kubernetes` Service's.
+    pub fn service_cluster_ip_range(mut self, cidr: ServiceCidr) -> Self {
+        self.service_cidr = cidr;
+        self
+    }
+
+    /// The range node ports are allocated from: kube-apiserver's `--service-node-port-range`
+    /// (default `30000-32767`).
+    pub fn service_node_port_range(mut self, ports: NodePortRange) -> Self {
+        self.node_ports = ports;
+        self
+    }
+
     /// How long a read at a too-new resourceVersion waits before 504 (default 3 s).
     pub fn resource_version_wait(mut self, wait: Duration) -> Self {
         self.rv_wait = wait;
@@ -311,12 +332,14 @@ impl ServerBuilder {
     /// Builds the router (for in-process use with `tower::ServiceExt::oneshot`) and the guard
     /// whose drop stops its background work. Creates the system namespaces if missing.
     pub async fn into_router(self) -> Result<(Router, Background), ServerError> {
-        let (router, background, _) = self.build().await?;
+        let port = Some(self.listen.port()).filter(|port| *port != 0);
+        let (router, background, _) = self.build(port).await?;
         Ok((router, background))
     }
 
-    /// The router, its background guard, and the state the shutdown sequence marks.
-    async fn build(self) -> Result<(Router, Background, State), ServerError> {
+    /// The router, its background guard, and the state the shutdown sequence marks; `port` is
+    /// the one the server is reached on, where the `kubernetes` Service's endpoints point.
+    async fn build(self, port: Option<u16>) -> Result<(Router, Background, State), ServerError> {
         let storage = self.storage.ok_or(ServerError::NoStorage)?;
         let mut registry = self.registry;
         if registry.get("", "v1", "namespaces").is_none() {
@@ -332,10 +355,10 @@ impl ServerBuilder {
         let metrics = Arc::new(metrics::Metrics::default());
         let state: State = Arc::new(ServerState {
             catalog: std::sync::RwLock::new(Arc::clone(&base)),
-            storage: Arc::new(observed::Observed::new(Arc::new(metrics::Measured::new(
-                storage,
-                Arc::clone(&metrics),
-            )))),
+            storage: Arc::new(observed::Observed::new(
+                Arc::new(metrics::Measured::new(storage, Arc::clone(&metrics))),
+                service_allocations::ServiceAllocations::new(self.service_cidr, self.node_ports),
+            )),
             kube_version: self.kube_version,
             enablement: self.enablement,
             watch_cache: watch_cache::WatchCache::default(),
@@ -343,6 +366,18 @@ impl ServerBuilder {
             shutting_down: std::sync::atomic::AtomicBool::new(false),
         });
         create_system_namespaces(&state).await?;
+        let startup = |e: background::TaskError| ServerError::Storage(e.to_string());
+        // What the stored Services hold is known before the first write, and what a cluster
+        // holds from the start is there before the first request.
+        let services_read = service_allocations::load(&state)
+            .await
+            .map_err(|e| ServerError::Storage(e.to_string()))?;
+        kubernetes_service::reconcile(&state, port, kubernetes_service::Pass::Start)
+            .await
+            .map_err(startup)?;
+        let accounts_read = service_accounts::ensure_all(&state)
+            .await
+            .map_err(startup)?;
         let (stop_tx, stop_rx) = signal::channel(false);
         // Kinds of the stored CRDs are served from the first request on.
         let crds_read = crds::refresh(&state, &base)
@@ -351,6 +386,9 @@ impl ServerBuilder {
         crds::spawn(state.clone(), base, crds_read, stop_rx.clone());
         namespaces::spawn(state.clone(), stop_rx.clone());
         gc::spawn(state.clone(), stop_rx.clone());
+        service_allocations::spawn(state.clone(), services_read, stop_rx.clone());
+        kubernetes_service::spawn(state.clone(), port, stop_rx.clone());
+        service_accounts::spawn(state.clone(), accounts_read, stop_rx.clone());
         let tunables = Arc::new(Tunables {
             rv_wait: self.rv_wait,
             bookmark_interval: self.bookmark_interval,
@@ -395,7 +433,8 @@ impl ServerBuilder {
     ) -> Result<(), ServerError> {
         let timeouts = self.timeouts;
         let plan = self.shutdown;
-        let (router, background, state) = self.build().await?;
+        let port = listener.local_addr()?.port();
+        let (router, background, state) = self.build(Some(port)).await?;
         let graceful = plan.run(state, background, shutdown);
         connections::serve(listener, router, timeouts, plan.drain, graceful).await?;
         Ok(())
@@ -418,7 +457,7 @@ impl ServerBuilder {
         let addr = listener.local_addr()?;
         let timeouts = self.timeouts;
         let plan = self.shutdown;
-        let (router, background, state) = self.build().await?;
+        let (router, background, state) = self.build(Some(addr.port())).await?;
         let served = router.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -587,6 +626,28 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(60);
 pub(crate) const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 /// Resolves once the server is stopping (or its stop signal is gone).
+/// Runs `pass` again and again until `stop`, pausing `pause` after each one: the shape of
+/// every task that follows a watch and starts over when it ends, or checks on an interval.
+pub(crate) fn spawn_repeating<F, Fut>(stop: signal::Receiver<bool>, pause: Duration, mut pass: F)
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    tokio::spawn(async move {
+        let mut stop = stop;
+        loop {
+            tokio::select! {
+                _ = stopped(&mut stop) => return,
+                () = pass() => {}
+            }
+            tokio::select! {
+                _ = stopped(&mut stop) => return,
+                () = tokio::time::sleep(pause) => {}
+            }
+        }
+    });
+}
+
 pub(crate) async fn stopped(stop: &mut signal::Receiver<bool>) {
     // The guard `wait_for` returns is not `Send`; drop it inside this future.
     let _ = stop.wait_for(|stopped| *stopped).await.map(|_| ());

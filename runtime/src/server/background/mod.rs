@@ -1,13 +1,17 @@
-//! Tasks that run beside the requests: the garbage collector (`gc`) and the
-//! CustomResourceDefinition task that rebuilds the served catalog (`crds`). Each is started by
-//! `serve` and stops with the server.
+//! Tasks that run beside the requests: the garbage collector (`gc`), the
+//! CustomResourceDefinition task that rebuilds the served catalog (`crds`), and the
+//! controllers that keep what a cluster holds from the start: the `default/kubernetes`
+//! Service with its endpoints (`kubernetes_service`) and every namespace's `default`
+//! ServiceAccount (`service_accounts`). Each is started by `serve` and stops with the server.
 //!
 //! May import: `objects`, `state` and `http` (errors, paths, request options); never `handlers`.
 
 pub(crate) mod crds;
 pub(crate) mod gc;
+pub(crate) mod kubernetes_service;
+pub(crate) mod service_accounts;
 
-use crate::storage::{ReadError, UpdateError};
+use crate::storage::{CreateError, ReadError, UpdateError};
 
 /// What one pass of a background task (the CRD task, a namespace's lifecycle) fails with. The
 /// task logs it and tries again after a pause; nothing answers a client with it.
@@ -22,6 +26,13 @@ pub(crate) enum TaskError {
         key: String,
         #[source]
         source: UpdateError,
+    },
+    /// An object could not be created.
+    #[error("creating {key}: {source}")]
+    Create {
+        key: String,
+        #[source]
+        source: CreateError,
     },
     /// A stored object is not the JSON the server writes.
     #[error("stored object {key} does not decode: {source}")]

@@ -17,6 +17,7 @@ use crate::server::Call;
 use crate::server::handlers::managed_fields::{self, Writer};
 use crate::server::handlers::object::UpdateScope;
 use crate::server::handlers::request::write_request;
+use crate::server::handlers::services;
 use crate::server::http::dry_run::WriteOptions;
 use crate::server::http::error::{ApiError, Subject};
 use crate::server::http::negotiate::Output;
@@ -242,6 +243,9 @@ pub(crate) async fn create_decoded(
         Some(ns) => Some(check_namespace(call, ns, shown, false).await?),
         None => None,
     };
+    // After the namespace check, as upstream's admission runs before the Service storage.
+    // Held until the write is done: the stored Service holds what it reserved from then on.
+    let _reserved = services::allocate_on_create(call, &mut object)?;
     let attempts = if name.is_empty() {
         GENERATE_ATTEMPTS
     } else {

@@ -2,7 +2,8 @@
 //! dispatcher calls: `get`, `list`, `watch`, `create`, `update` (of an object or its status),
 //! `patch` (with server-side apply), `delete` (of one object or a collection), `scale` (the
 //! scale subresource) and `namespace_lifecycle` (a namespace's `finalize`, and the passes that
-//! empty a terminating one). What several share: `request` (the body and write options),
+//! empty a terminating one); `services` (a Service write's cluster IP and node ports, which
+//! `create` and `update` run). What several share: `request` (the body and write options),
 //! `object` (the rules writes share: names, the kind's codec and schema, field validation,
 //! reads) and `managed_fields` (field ownership).
 //!
@@ -19,5 +20,6 @@ pub(crate) mod object;
 pub(crate) mod patch;
 pub(crate) mod request;
 pub(crate) mod scale;
+pub(crate) mod services;
 pub(crate) mod update;
 pub(crate) mod watch;

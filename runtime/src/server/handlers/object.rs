@@ -161,6 +161,11 @@ pub(crate) fn check_object(
     if let Some(validate) = &call.target.kind.validate {
         causes.extend(validate(object));
     }
+    refuse(call, name, causes)
+}
+
+/// 422 Invalid for the named object of the call's kind when there are `causes`.
+pub(crate) fn refuse(call: &Call, name: &str, causes: Vec<StatusCause>) -> Result<(), ApiError> {
     if causes.is_empty() {
         return Ok(());
     }

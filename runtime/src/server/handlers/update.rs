@@ -14,6 +14,7 @@ use crate::storage::{Bytes, DeleteError, KeyValue, Storage, UpdateError};
 use crate::server::Call;
 use crate::server::handlers::managed_fields::{self, Writer};
 use crate::server::handlers::request::write_request;
+use crate::server::handlers::services;
 use crate::server::http::dry_run::WriteOptions;
 use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::Output;
@@ -22,6 +23,7 @@ use crate::server::objects::render;
 use crate::server::objects::revision::parse_rv;
 use crate::server::objects::stored::{converter, dry_answer, kv_object, to_stored};
 use crate::server::state::builtin::is_namespace_kind;
+use crate::server::state::service_allocations::Reservation;
 use crate::write_rules::StatusUpdate;
 
 use crate::server::handlers::object::{
@@ -236,11 +238,13 @@ pub(crate) async fn update_with(
                 Fresh(read(call, name).await?)
             }
         };
-        let (current, next, stored) = match plan_update(call, name, &kv, scope, writer, &make) {
-            Ok(plan) => plan,
-            Err(_) if kv.is_cached() => continue,
-            Err(refused) => return Err(refused),
-        };
+        // The reservation is held until the write is done (see `services`).
+        let (current, next, stored, _reserved) =
+            match plan_update(call, name, &kv, scope, writer, &make) {
+                Ok(plan) => plan,
+                Err(_) if kv.is_cached() => continue,
+                Err(refused) => return Err(refused),
+            };
         let no_op = unchanged(call, &current, &next, &stored, &kv.value);
         if (no_op || dry_run) && kv.is_cached() {
             continue;
@@ -298,16 +302,16 @@ pub(crate) async fn update_with(
     Err(ApiError::conflict_modified(call.subject(name)))
 }
 
-/// One update attempt's current object (decoded from `kv`), the object to write and its
-/// stored bytes.
-pub(crate) fn plan_update(
-    call: &Call,
+/// One update attempt's current object (decoded from `kv`), the object to write, its stored
+/// bytes and, for a Service, the cluster IP and node ports it reserved.
+pub(crate) fn plan_update<'a>(
+    call: &'a Call,
     name: &str,
     kv: &KeyValue,
     scope: UpdateScope,
     writer: Option<&Writer>,
     make: impl Fn(&Value) -> Result<Value, ApiError>,
-) -> Result<(Value, Value, Bytes), ApiError> {
+) -> Result<(Value, Value, Bytes, Option<Reservation<'a>>), ApiError> {
     let current = kv_object(call, kv)?;
     let incoming = make(&current)?;
     let precondition = match meta_str(&incoming, "resourceVersion") {
@@ -321,9 +325,13 @@ pub(crate) fn plan_update(
     if let Some(writer) = writer {
         managed_fields::track(call, Some(&current), &mut next, writer)?;
     }
+    let reserved = match scope {
+        UpdateScope::Main => services::allocate_on_update(call, &current, &mut next)?,
+        UpdateScope::Status => None,
+    };
     check_object(call, &next, Some(&current), scope, name)?;
     let stored = to_stored(call, &next)?;
-    Ok((current, next, stored))
+    Ok((current, next, stored, reserved))
 }
 
 /// The stored object an update attempt starts from.

@@ -2,8 +2,10 @@
 //! kinds, the store (wrapped by `observed`, which feeds `recent` and `namespaces`, and by
 //! `metrics::Measured`), the Kubernetes release the server speaks as, the watch cache
 //! (`watch_cache`), the metrics (`metrics`), and whether it is shutting down; where objects live
-//! in the store (`keys`), the kinds every server has (`builtin`, `builtin_names`), and what the
-//! release serves by default (`release`) as `--runtime-config` changes it (`enablement`).
+//! in the store (`keys`), the kinds every server has (`builtin`, `builtin_names`), what the
+//! release serves by default (`release`) as `--runtime-config` changes it (`enablement`), the
+//! Service ranges (`service_ranges`) and what the stored Services hold of them
+//! (`service_allocations`, fed by `observed` too).
 //!
 //! May import: `objects` (the watch cache serves events as reads do) and from `http` the
 //! error type and what the metrics label requests by (`path`, `connections`); never
@@ -18,6 +20,8 @@ pub(crate) mod namespaces;
 pub(crate) mod observed;
 pub(crate) mod recent;
 pub(crate) mod release;
+pub(crate) mod service_allocations;
+pub(crate) mod service_ranges;
 pub(crate) mod watch_cache;
 
 use std::sync::atomic::AtomicBool;

@@ -26,7 +26,7 @@ use serde::de::IgnoredAny;
 use crate::storage::{KeyValue, Storage, WatchEvent};
 
 use crate::server::state::State;
-use crate::server::{signal, stopped};
+use crate::server::{signal, spawn_repeating};
 
 /// Where namespaces are stored.
 pub(crate) const PREFIX: &str = "/registry/core/namespaces/";
@@ -205,18 +205,9 @@ fn lifecycle_of(value: &[u8]) -> Lifecycle {
 /// Keeps `state`'s namespace cache current: lists the namespaces, then follows their watch,
 /// and starts over when the watch fails, until `stop`.
 pub(crate) fn spawn(state: State, stop: signal::Receiver<bool>) {
-    tokio::spawn(async move {
-        let mut stop = stop;
-        loop {
-            tokio::select! {
-                _ = stopped(&mut stop) => return,
-                () = follow(&state) => {}
-            }
-            tokio::select! {
-                _ = stopped(&mut stop) => return,
-                () = tokio::time::sleep(RESYNC_AFTER) => {}
-            }
-        }
+    spawn_repeating(stop, RESYNC_AFTER, move || {
+        let state = state.clone();
+        async move { follow(&state).await }
     });
 }
 

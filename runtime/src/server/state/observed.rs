@@ -1,6 +1,7 @@
 //! The server's view of its storage engine: every call goes to the engine, and what this
 //! server reads and writes also feeds its caches ([`RecentObjects`] for updates, the
-//! [`NamespaceCache`] for creates), whichever code path made the call.
+//! [`NamespaceCache`] for creates, the [`ServiceAllocations`] for Service writes), whichever
+//! code path made the call.
 
 use std::fmt;
 use std::sync::Arc;
@@ -12,12 +13,14 @@ use crate::storage::{
 
 use crate::server::state::namespaces::NamespaceCache;
 use crate::server::state::recent::RecentObjects;
+use crate::server::state::service_allocations::ServiceAllocations;
 
 /// An engine and what this server learned from its answers.
 pub(crate) struct Observed {
     engine: Arc<dyn Storage>,
     recent: RecentObjects,
     namespaces: NamespaceCache,
+    services: ServiceAllocations,
 }
 
 impl fmt::Debug for Observed {
@@ -29,11 +32,12 @@ impl fmt::Debug for Observed {
 }
 
 impl Observed {
-    pub(crate) fn new(engine: Arc<dyn Storage>) -> Self {
+    pub(crate) fn new(engine: Arc<dyn Storage>, services: ServiceAllocations) -> Self {
         Self {
             engine,
             recent: RecentObjects::default(),
             namespaces: NamespaceCache::default(),
+            services,
         }
     }
 
@@ -47,14 +51,21 @@ impl Observed {
         &self.namespaces
     }
 
+    /// The cluster IPs and node ports the stored Services hold.
+    pub(crate) fn services(&self) -> &ServiceAllocations {
+        &self.services
+    }
+
     fn saw(&self, kv: &KeyValue) {
         self.recent.remember(kv);
         self.namespaces.observe(kv);
+        self.services.observe(kv);
     }
 
     fn saw_delete(&self, key: &str, revision: u64) {
         self.recent.forget(key, revision);
         self.namespaces.deleted(key, revision);
+        self.services.deleted(key, revision);
     }
 }
 
