@@ -285,3 +285,37 @@ fn python_client_patch_calls() {
         server.stderr()
     );
 }
+
+/// A map list's key an applied item leaves out is its default, as upstream's structured merge
+/// names items (`protocol: TCP` of ports, the `default` the schema gives it): applying the same
+/// Service twice leaves one port, whose field path names the defaulted protocol.
+#[test]
+fn applying_a_port_without_its_protocol_twice_keeps_one_port() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path()).with_call_timeout(CALL_TIMEOUT);
+    let file = k.file(
+        "service.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  selector: {app: web}\n  ports: [{name: http, port: 80}]\n",
+    );
+    for _ in 0..2 {
+        k.expect_ok(&["apply", "--server-side", "-f", file.to_str().unwrap()]);
+    }
+    let service = k.expect_json(&["get", "service/web"]);
+    let ports = service["spec"]["ports"].as_array().unwrap();
+    assert_eq!(ports.len(), 1, "{ports:?}");
+    assert_eq!(ports[0]["protocol"], "TCP");
+    let applied = service["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["operation"] == "Apply")
+        .unwrap();
+    let ports_owned = &applied["fieldsV1"]["f:spec"]["f:ports"];
+    assert!(
+        ports_owned
+            .get(r#"k:{"port":80,"protocol":"TCP"}"#)
+            .is_some(),
+        "{ports_owned}"
+    );
+}

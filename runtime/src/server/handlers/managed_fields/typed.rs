@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use crate::defaulting::Fill;
 use crate::merge::{Cursor, ListType, MapType, TypeInfo, Wrap};
 use crate::schema::{JSONSchemaProps, JSONSchemaPropsOrBool};
 
@@ -166,16 +167,21 @@ impl<'a> Node<'a> {
         }
     }
 
-    /// Whether the key field `key` of a map list item here has a default: the item schema's
-    /// `default`, or for static merge metadata (which carries no defaults) upstream's
-    /// built-in `protocol: TCP` of ports.
-    pub(crate) fn key_has_default(self, key: &str) -> bool {
+    /// The default of the key field `key` of a map list item here, which upstream's merge
+    /// fills in when an item leaves the key out: the item schema's `default`, or the item
+    /// type's own default (a port's `protocol: TCP`).
+    pub(crate) fn key_default(self, key: &str) -> Option<Value> {
         match self {
-            Node::Static(_) => key == "protocol",
-            Node::Schema(schema, _) => schema
-                .properties
-                .get(key)
-                .is_some_and(|p| p.default.is_some()),
+            Node::Static(cursor) => {
+                let path = format!(".{key}");
+                cursor.ty()?.defaults.iter().find_map(|d| match d.fill {
+                    Fill::Json(json) if d.path == path && d.when.is_none() => {
+                        serde_json::from_str(json).ok()
+                    }
+                    _ => None,
+                })
+            }
+            Node::Schema(schema, _) => schema.properties.get(key)?.default.clone(),
         }
     }
 
@@ -190,15 +196,17 @@ impl<'a> Node<'a> {
     }
 }
 
-/// The step naming a list item; `None` for items a key cannot name.
-pub(crate) fn item_step(shape: &Shape, item: &Value) -> Option<Step> {
+/// The step naming a list item at node `node` (the list's item node); `None` for items a key
+/// cannot name. A key the item leaves out is named by its default, as upstream's merge does,
+/// so an applied port without `protocol` is the live port with `protocol: TCP`.
+pub(crate) fn item_step(shape: &Shape, item: &Value, node: Node<'_>) -> Option<Step> {
     match (shape, item) {
         (Shape::Set, _) => Some(Step::Value(item.to_string())),
         (Shape::ListMap(keys), Value::Object(map)) => {
             let mut found = Map::new();
             for key in keys {
-                if let Some(v) = map.get(key) {
-                    found.insert(key.clone(), v.clone());
+                if let Some(v) = map.get(key).cloned().or_else(|| node.key_default(key)) {
+                    found.insert(key.clone(), v);
                 }
             }
             if found.is_empty() {
@@ -310,7 +318,7 @@ fn member(value: &Value, node: Node<'_>, path: &mut Path, out: &mut Fields, entr
         (Shape::Set | Shape::ListMap(_), Value::Array(items)) if !items.is_empty() => {
             let item_node = node.item();
             for item in items {
-                let Some(step) = item_step(&shape, item) else {
+                let Some(step) = item_step(&shape, item, item_node) else {
                     continue;
                 };
                 path.push(step);

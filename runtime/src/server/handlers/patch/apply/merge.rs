@@ -39,7 +39,7 @@ pub(crate) fn merge(live: &Value, config: &Value, node: Node<'_>) -> Value {
 /// them, and items only in the live list keep their place relative to the others. Live
 /// items no key names (and repeats of a key) count as live-only items.
 fn merge_items(old: &[Value], new: &[Value], shape: &Shape, item: Node<'_>) -> Vec<Value> {
-    let old_steps: Vec<Option<Step>> = old.iter().map(|v| item_step(shape, v)).collect();
+    let old_steps: Vec<Option<Step>> = old.iter().map(|v| item_step(shape, v, item)).collect();
     let mut in_old: HashMap<&Step, usize> = HashMap::with_capacity(old.len());
     for (i, step) in old_steps.iter().enumerate() {
         if let Some(step) = step {
@@ -49,7 +49,7 @@ fn merge_items(old: &[Value], new: &[Value], shape: &Shape, item: Node<'_>) -> V
     // The configuration was checked: every item has a key and no key repeats.
     let new_steps: Vec<(Step, &Value)> = new
         .iter()
-        .filter_map(|v| item_step(shape, v).map(|step| (step, v)))
+        .filter_map(|v| item_step(shape, v, item).map(|step| (step, v)))
         .collect();
     let in_new: HashMap<&Step, &Value> = new_steps.iter().map(|(s, v)| (s, *v)).collect();
     // A live item shared with the configuration: its first occurrence only.
@@ -162,7 +162,7 @@ fn prune_at(value: &mut Value, node: Node<'_>, path: &mut Path, gone: &Set, kept
             let item = node.item();
             let mut index = 0;
             items.retain_mut(|v| {
-                let step = item_step(&shape, v).unwrap_or(Step::Index(index));
+                let step = item_step(&shape, v, item).unwrap_or(Step::Index(index));
                 index += 1;
                 path.push(step);
                 let keep = if gone.contains(path) {

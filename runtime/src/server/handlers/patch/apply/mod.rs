@@ -191,7 +191,7 @@ fn check_lists(value: &Value, node: Node<'_>, path: &mut Path, problems: &mut Ve
                     problems.push(format!("{at}: element {i}: {problem}"));
                     continue;
                 }
-                let Some(step) = typed::item_step(&shape, v) else {
+                let Some(step) = typed::item_step(&shape, v, item) else {
                     continue;
                 };
                 let named = fieldpath::Display(std::slice::from_ref(&step)).to_string();
@@ -215,7 +215,7 @@ fn keyless(shape: &Shape, item: &Value, node: Node<'_>) -> Option<String> {
         }
         (Shape::ListMap(keys), Value::Object(map)) => keys
             .iter()
-            .find(|k| !map.contains_key(k.as_str()) && !node.key_has_default(k))
+            .find(|k| !map.contains_key(k.as_str()) && node.key_default(k).is_none())
             .map(|k| {
                 format!(
                     "associative list with keys has an element that omits key field {} (and doesn't have default value)",
