@@ -12,7 +12,7 @@
 //!
 //! Defaults live where upstream keeps them, on types: the built-ins' are data
 //! (`specs/defaults/kubernetes.yaml`), which the generator attaches to each type's static
-//! [`TypeInfo`](crate::merge::TypeInfo), so a PodSpec's defaults exist once however many kinds
+//! [`TypeInfo`], so a PodSpec's defaults exist once however many kinds
 //! hold a pod template; [`apply_types`] walks a kind's type tree. A derived kind's
 //! `#[resource(default(...))]` steps are paths from its root, in its
 //! [`ResourceInfo`](crate::ResourceInfo), applied by [`apply`].

@@ -5,7 +5,7 @@
 //! metadata).
 //!
 //! Checks belong to types, as defaults do: a Container's checks exist once, in its static
-//! [`TypeInfo`](crate::merge::TypeInfo), and [`check_types`] walks a kind's type tree, so they
+//! [`TypeInfo`], and [`check_types`] walks a kind's type tree, so they
 //! apply inside a Pod, a Deployment's template and a CronJob's job template alike, each error
 //! at its full path (`spec.template.spec.containers[0].image`). A [`Check`] is data: a path
 //! from the type and a [`Rule`] (required, a minimum, a port, one of some values, a string
