@@ -220,6 +220,7 @@ pub(crate) async fn create_decoded(
         map.insert("spec".into(), json!({"finalizers": [NAMESPACE_FINALIZER]}));
         map.insert("status".into(), json!({"phase": "Active"}));
     }
+    crate::server::admission::admit_create(call, &mut object, &name).await?;
     check_object(
         call,
         &object,

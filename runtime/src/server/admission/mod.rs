@@ -1,0 +1,46 @@
+//! The default admission plugins that shape built-in objects, as kube-apiserver runs them:
+//! mutating admission after the decoder's defaulting and before validation, in upstream's
+//! plugin order (`kubeapiserver/options/plugins.go`, `AllOrderedPlugins`): `service_account`
+//! (ServiceAccount), `priority` (Priority), `default_toleration_seconds`
+//! (DefaultTolerationSeconds), `default_storage_class` (DefaultStorageClass) and
+//! `storage_protection` (StorageObjectInUseProtection). NamespaceLifecycle is the namespace
+//! check of the create handler. Each plugin acts on the main resource only, never on a
+//! subresource, as upstream's do; a dry run runs them too.
+//!
+//! Plugins read the objects they depend on (service accounts, priority classes, storage
+//! classes) straight from the store by key (`store`). May import `objects`, `state`, `http`
+//! and, for the random name suffix, `handlers::create`; imported by the create and update
+//! handlers only.
+
+mod service_account;
+mod storage;
+
+use serde_json::Value;
+
+use crate::server::Call;
+use crate::server::http::error::ApiError;
+
+/// Whether the request writes the main resource `plural` of the core group (the resources
+/// every plugin here acts on are core's, but a PriorityClass or StorageClass it reads).
+fn writes_core(call: &Call, plural: &str) -> bool {
+    call.target.sub.is_none() && call.target.group().is_empty() && call.target.plural() == plural
+}
+
+/// The mutating plugins of a create, in upstream's order. `name` is the object's name as
+/// errors show it (empty for a generated name, as upstream's admission sees it).
+pub(crate) async fn admit_create(
+    call: &Call,
+    object: &mut Value,
+    name: &str,
+) -> Result<(), ApiError> {
+    if writes_core(call, "pods") {
+        service_account::admit(call, object, name).await?;
+    }
+    Ok(())
+}
+
+/// A 403 Forbidden from an admission plugin: `<resource> "<name>" is forbidden: <reason>`,
+/// as upstream's `admission.NewForbidden`.
+fn forbidden(call: &Call, name: &str, reason: &str) -> ApiError {
+    ApiError::forbidden(call.subject(name), reason)
+}
