@@ -12,6 +12,7 @@
 //! and, for the random name suffix, `handlers::create`; imported by the create and update
 //! handlers only.
 
+mod default_toleration_seconds;
 mod service_account;
 mod storage;
 
@@ -35,8 +36,17 @@ pub(crate) async fn admit_create(
 ) -> Result<(), ApiError> {
     if writes_core(call, "pods") {
         service_account::admit(call, object, name).await?;
+        default_toleration_seconds::admit(object);
     }
     Ok(())
+}
+
+/// The mutating plugins of an update of the main resource, in upstream's order: none of them
+/// reads the store (ServiceAccount and StorageObjectInUseProtection act on creates only).
+pub(crate) fn admit_update(call: &Call, object: &mut Value, old: &Value) {
+    if writes_core(call, "pods") {
+        default_toleration_seconds::admit(object);
+    }
 }
 
 /// A 403 Forbidden from an admission plugin: `<resource> "<name>" is forbidden: <reason>`,

@@ -307,6 +307,9 @@ pub(crate) fn plan_update(
     if let Some(writer) = writer {
         managed_fields::track(call, Some(&current), &mut next, writer)?;
     }
+    if scope == UpdateScope::Main {
+        crate::server::admission::admit_update(call, &mut next, &current);
+    }
     check_object(call, &next, Some(&current), scope, name)?;
     let stored = to_stored(call, &next)?;
     Ok((current, next, stored))
