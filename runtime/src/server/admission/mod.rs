@@ -13,6 +13,7 @@
 //! handlers only.
 
 mod default_toleration_seconds;
+mod priority;
 mod service_account;
 mod storage;
 
@@ -36,6 +37,7 @@ pub(crate) async fn admit_create(
 ) -> Result<(), ApiError> {
     if writes_core(call, "pods") {
         service_account::admit(call, object, name).await?;
+        priority::admit_create(call, object, name).await?;
         default_toleration_seconds::admit(object);
     }
     Ok(())
@@ -45,6 +47,7 @@ pub(crate) async fn admit_create(
 /// reads the store (ServiceAccount and StorageObjectInUseProtection act on creates only).
 pub(crate) fn admit_update(call: &Call, object: &mut Value, old: &Value) {
     if writes_core(call, "pods") {
+        priority::admit_update(object, old);
         default_toleration_seconds::admit(object);
     }
 }

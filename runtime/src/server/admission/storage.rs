@@ -10,6 +10,10 @@ use crate::server::Call;
 use crate::server::http::error::ApiError;
 use crate::server::state::keys::prefix_of;
 
+/// How many objects of one resource a plugin looks through at most (classes are few; a store
+/// holding more is read no further rather than without bound).
+const MOST: usize = 10_000;
+
 /// The stored object `name` (in `namespace`, for namespaced resources) of `group`'s `plural`.
 pub(super) async fn read(
     call: &Call,
@@ -31,4 +35,19 @@ pub(super) async fn read(
         Ok(None) => Ok(None),
         Err(e) => Err(ApiError::from_read(e)),
     }
+}
+
+/// Every stored object of the cluster-scoped resource `plural` of `group`.
+pub(super) async fn list(call: &Call, group: &str, plural: &str) -> Result<Vec<Value>, ApiError> {
+    let prefix = prefix_of(group, plural);
+    let page = call
+        .state
+        .storage
+        .list(&prefix, None, None, Some(MOST))
+        .await
+        .map_err(ApiError::from_read)?;
+    page.items
+        .iter()
+        .map(|kv| serde_json::from_slice(&kv.value).map_err(ApiError::internal))
+        .collect()
 }
