@@ -16,6 +16,7 @@ mod default_toleration_seconds;
 mod priority;
 mod service_account;
 mod storage;
+mod storage_protection;
 
 use serde_json::Value;
 
@@ -40,6 +41,7 @@ pub(crate) async fn admit_create(
         priority::admit_create(call, object, name).await?;
         default_toleration_seconds::admit(object);
     }
+    storage_protection::admit(call, object);
     Ok(())
 }
 
