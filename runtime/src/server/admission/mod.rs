@@ -12,6 +12,7 @@
 //! and, for the random name suffix, `handlers::create`; imported by the create and update
 //! handlers only.
 
+mod default_storage_class;
 mod default_toleration_seconds;
 mod priority;
 mod service_account;
@@ -40,6 +41,9 @@ pub(crate) async fn admit_create(
         service_account::admit(call, object, name).await?;
         priority::admit_create(call, object, name).await?;
         default_toleration_seconds::admit(object);
+    }
+    if writes_core(call, "persistentvolumeclaims") {
+        default_storage_class::admit(call, object, name).await?;
     }
     storage_protection::admit(call, object);
     Ok(())
