@@ -1,6 +1,6 @@
 //! The default admission plugins that shape objects, as kube-apiserver runs them
 //! (`plugin/pkg/admission/*`), seen through kubectl and the Python client in the oldest and
-//! newest release kapi serves: ServiceAccount, Priority, DefaultTolerationSeconds,
+//! newest release kapi serves: LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
 //! DefaultStorageClass and StorageObjectInUseProtection, on writes and dry runs.
 
 #![allow(
@@ -265,6 +265,39 @@ else:
     made = v1.create_namespaced_persistent_volume_claim("default", claim)
     assert made.spec.storage_class_name == "second", made.spec
     assert made.metadata.finalizers == ["kubernetes.io/pvc-protection"], made.metadata
+
+# LimitRanger: the namespace's Container defaults (SetDefaults_LimitRangeItem: the limit from
+# `max`, the request from the limit) and the annotation saying what was set; `max` refused with
+# upstream's 403 for containers and claims.
+def forbidden(create, *args):
+    try:
+        create(*args)
+        raise AssertionError(f"accepted: {args}")
+    except ApiException as e:
+        assert e.status == 403, e.body
+        return json.loads(e.body)["message"]
+
+v1.create_namespace({"metadata": {"name": "limited"}})
+v1.create_namespaced_limit_range("limited", {"metadata": {"name": "lr"}, "spec": {"limits": [
+    {"type": "Container", "default": {"cpu": "500m"}, "max": {"memory": "1Gi"}},
+    {"type": "PersistentVolumeClaim", "max": {"storage": "2Gi"}}]}})
+sized = v1.create_namespaced_pod("limited", {"metadata": {"name": "sized"},
+    "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+resources = sized.spec.containers[0].resources
+assert resources.limits == {"cpu": "500m", "memory": "1Gi"}, resources
+assert resources.requests == {"cpu": "500m", "memory": "1Gi"}, resources
+assert sized.metadata.annotations["kubernetes.io/limit-ranger"] == (
+    "LimitRanger plugin set: cpu, memory request for container c; "
+    "cpu, memory limit for container c"), sized.metadata.annotations
+message = forbidden(v1.create_namespaced_pod, "limited", {"metadata": {"name": "big"},
+    "spec": {"containers": [{"name": "c", "image": "busybox",
+        "resources": {"limits": {"memory": "2Gi"}}}]}})
+assert message == 'pods "big" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi', message
+message = forbidden(v1.create_namespaced_persistent_volume_claim, "limited", {
+    "metadata": {"name": "huge"}, "spec": {"accessModes": ["ReadWriteOnce"],
+    "storageClassName": "", "resources": {"requests": {"storage": "5Gi"}}}})
+assert message == ('persistentvolumeclaims "huge" is forbidden: maximum storage usage per '
+                   "PersistentVolumeClaim is 2Gi, but request is 5Gi"), message
 print("ok")
 "#;
 

@@ -39,7 +39,7 @@ pub(super) async fn admit(call: &Call, claim: &mut Value, name: &str) -> Result<
     if has_class {
         return Ok(());
     }
-    let classes = storage::list(call, "storage.k8s.io", "storageclasses").await?;
+    let classes = storage::list(call, "storage.k8s.io", "storageclasses", None).await?;
     let chosen = match default_class(&classes, call.state.kube_version) {
         Ok(Some(class)) => class,
         Ok(None) => return Ok(()),

@@ -1,19 +1,20 @@
 //! The default admission plugins that shape built-in objects, as kube-apiserver runs them:
 //! mutating admission after the decoder's defaulting and before validation, in upstream's
-//! plugin order (`kubeapiserver/options/plugins.go`, `AllOrderedPlugins`): `service_account`
-//! (ServiceAccount), `priority` (Priority), `default_toleration_seconds`
+//! plugin order (`kubeapiserver/options/plugins.go`, `AllOrderedPlugins`): `limit_ranger`
+//! (LimitRanger), `service_account` (ServiceAccount), `priority` (Priority), `default_toleration_seconds`
 //! (DefaultTolerationSeconds), `default_storage_class` (DefaultStorageClass) and
 //! `storage_protection` (StorageObjectInUseProtection). NamespaceLifecycle is the namespace
 //! check of the create handler. Each plugin acts on the main resource only, never on a
 //! subresource, as upstream's do; a dry run runs them too.
 //!
-//! Plugins read the objects they depend on (service accounts, priority classes, storage
-//! classes) straight from the store by key (`store`). May import `objects`, `state`, `http`
+//! Plugins read the objects they depend on (limit ranges, service accounts, priority classes,
+//! storage classes) straight from the store by key (`storage`). May import `objects`, `state`, `http`
 //! and, for the random name suffix, `handlers::create`; imported by the create and update
 //! handlers only.
 
 mod default_storage_class;
 mod default_toleration_seconds;
+mod limit_ranger;
 mod priority;
 mod service_account;
 mod storage;
@@ -25,7 +26,7 @@ use crate::server::Call;
 use crate::server::http::error::ApiError;
 
 /// Whether the request writes the main resource `plural` of the core group (the resources
-/// every plugin here acts on are core's, but a PriorityClass or StorageClass it reads).
+/// every plugin here acts on are core's).
 fn writes_core(call: &Call, plural: &str) -> bool {
     call.target.sub.is_none() && call.target.group().is_empty() && call.target.plural() == plural
 }
@@ -37,6 +38,7 @@ pub(crate) async fn admit_create(
     object: &mut Value,
     name: &str,
 ) -> Result<(), ApiError> {
+    limit_ranger::admit(call, object, name).await?;
     if writes_core(call, "pods") {
         service_account::admit(call, object, name).await?;
         priority::admit_create(call, object, name).await?;

@@ -125,7 +125,7 @@ async fn named_class(call: &Call, class: &str) -> Result<Option<Resolved>, ApiEr
 /// The global default class (upstream's `getDefaultPriorityClass`: the lowest value among
 /// those marked), or priority 0 without one.
 async fn default_class(call: &Call) -> Result<Resolved, ApiError> {
-    let classes = storage::list(call, GROUP, PLURAL).await?;
+    let classes = storage::list(call, GROUP, PLURAL, None).await?;
     let chosen = classes
         .iter()
         .filter(|c| c.get("globalDefault").and_then(Value::as_bool) == Some(true))

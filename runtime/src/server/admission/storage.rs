@@ -37,9 +37,18 @@ pub(super) async fn read(
     }
 }
 
-/// Every stored object of the cluster-scoped resource `plural` of `group`.
-pub(super) async fn list(call: &Call, group: &str, plural: &str) -> Result<Vec<Value>, ApiError> {
-    let prefix = prefix_of(group, plural);
+/// Every stored object of `group`'s `plural`: of one namespace, or of a cluster-scoped resource.
+pub(super) async fn list(
+    call: &Call,
+    group: &str,
+    plural: &str,
+    namespace: Option<&str>,
+) -> Result<Vec<Value>, ApiError> {
+    let mut prefix = prefix_of(group, plural);
+    if let Some(ns) = namespace {
+        prefix.push_str(ns);
+        prefix.push('/');
+    }
     let page = call
         .state
         .storage
