@@ -1,7 +1,7 @@
 //! The default admission plugins that shape objects, as kube-apiserver runs them
 //! (`plugin/pkg/admission/*`), seen through kubectl and the Python client in the oldest and
 //! newest release kapi serves: LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
-//! DefaultStorageClass and StorageObjectInUseProtection, on writes and dry runs.
+//! DefaultStorageClass, StorageObjectInUseProtection and ResourceQuota, on writes and dry runs.
 
 #![allow(
     clippy::unwrap_used,
@@ -298,6 +298,28 @@ message = forbidden(v1.create_namespaced_persistent_volume_claim, "limited", {
     "storageClassName": "", "resources": {"requests": {"storage": "5Gi"}}}})
 assert message == ('persistentvolumeclaims "huge" is forbidden: maximum storage usage per '
                    "PersistentVolumeClaim is 2Gi, but request is 5Gi"), message
+
+# ResourceQuota: usage plus the new object within `hard`, else upstream's "exceeded quota";
+# constrained compute must be specified; an admitted create charges `status.used`.
+def bare(name):
+    return {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+
+v1.create_namespace({"metadata": {"name": "quoted"}})
+v1.create_namespaced_resource_quota("quoted", {"metadata": {"name": "q"},
+    "spec": {"hard": {"pods": "1", "configmaps": "5"}}})
+v1.create_namespaced_pod("quoted", bare("p1"))
+quota = v1.read_namespaced_resource_quota("q", "quoted")
+assert quota.status.hard == {"pods": "1", "configmaps": "5"}, quota.status
+assert quota.status.used == {"pods": "1"}, quota.status
+message = forbidden(v1.create_namespaced_pod, "quoted", bare("p2"))
+assert message == ('pods "p2" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, '
+                   "limited: pods=1"), message
+v1.delete_namespaced_pod("p1", "quoted")
+v1.create_namespaced_pod("quoted", bare("p2"))
+v1.create_namespaced_resource_quota("quoted", {"metadata": {"name": "compute"},
+    "spec": {"hard": {"limits.cpu": "1"}}})
+message = forbidden(v1.create_namespaced_pod, "quoted", bare("p3"))
+assert message == 'pods "p3" is forbidden: failed quota: compute: must specify limits.cpu', message
 print("ok")
 "#;
 

@@ -3,7 +3,8 @@
 //! plugin order (`kubeapiserver/options/plugins.go`, `AllOrderedPlugins`): `limit_ranger`
 //! (LimitRanger), `service_account` (ServiceAccount), `priority` (Priority), `default_toleration_seconds`
 //! (DefaultTolerationSeconds), `default_storage_class` (DefaultStorageClass) and
-//! `storage_protection` (StorageObjectInUseProtection). NamespaceLifecycle is the namespace
+//! `storage_protection` (StorageObjectInUseProtection); validating admission after
+//! validation: `resource_quota` (ResourceQuota). NamespaceLifecycle is the namespace
 //! check of the create handler. Each plugin acts on the main resource only, never on a
 //! subresource, as upstream's do; a dry run runs them too.
 //!
@@ -16,6 +17,7 @@ mod default_storage_class;
 mod default_toleration_seconds;
 mod limit_ranger;
 mod priority;
+mod resource_quota;
 mod service_account;
 mod storage;
 mod storage_protection;
@@ -58,6 +60,17 @@ pub(crate) fn admit_update(call: &Call, object: &mut Value, old: &Value) {
         priority::admit_update(object, old);
         default_toleration_seconds::admit(object);
     }
+}
+
+/// The validating plugins of a create, after validation: ResourceQuota (which charges the
+/// namespace's quotas unless `dry_run`).
+pub(crate) async fn validate_create(
+    call: &Call,
+    object: &Value,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    resource_quota::check_create(call, object, name, dry_run).await
 }
 
 /// A 403 Forbidden from an admission plugin: `<resource> "<name>" is forbidden: <reason>`,

@@ -228,6 +228,7 @@ pub(crate) async fn create_decoded(
         UpdateScope::Main,
         if name.is_empty() { &generate } else { &name },
     )?;
+    crate::server::admission::validate_create(call, &object, &name, write.dry_run).await?;
     let namespace = url_ns.as_deref().filter(|_| info.is_namespaced());
     let shown = if name.is_empty() { &generate } else { &name };
     let mut guard = match namespace {
