@@ -241,6 +241,14 @@ assert pod.spec.priority_class_name == "normal", pod.spec
 assert pod.spec.priority == 100, pod.spec
 assert pod.spec.preemption_policy == "PreemptLowerPriority", pod.spec
 assert pod.spec.service_account_name == "default", pod.spec
+try:
+    scheduling.create_priority_class({"metadata": {"name": "other"}, "value": 5, "globalDefault": True})
+    raise AssertionError("a second global default accepted")
+except ApiException as e:
+    assert e.status == 403, e.body
+    assert json.loads(e.body)["message"] == (
+        'priorityclasses.scheduling.k8s.io "other" is forbidden: PriorityClass normal is already '
+        "marked as default. Only one default can exist"), e.body
 
 # GetDefaultClass: with two default classes, 1.20 refuses the claim, 1.26 on takes the newest.
 for name in ["first", "second"]:

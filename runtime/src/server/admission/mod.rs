@@ -62,14 +62,16 @@ pub(crate) fn admit_update(call: &Call, object: &mut Value, old: &Value) {
     }
 }
 
-/// The validating plugins of a create, after validation: ResourceQuota (which charges the
-/// namespace's quotas unless `dry_run`).
+/// The validating plugins of a create, after validation, in upstream's order: Priority (one
+/// global default class) and ResourceQuota (which charges the namespace's quotas unless
+/// `dry_run`).
 pub(crate) async fn validate_create(
     call: &Call,
     object: &Value,
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
+    priority::validate_class_create(call, object, name).await?;
     resource_quota::check_create(call, object, name, dry_run).await
 }
 

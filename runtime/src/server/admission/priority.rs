@@ -6,7 +6,8 @@
 //! 0; `spec.preemptionPolicy` from the same class (`PreemptLowerPriority` without one). A
 //! class that does not exist, or a priority or policy in the pod that differs from the
 //! class's, is refused with upstream's 403. On an update the stored priority and policy stay
-//! when the new object leaves them out.
+//! when the new object leaves them out. Validating (`validatePriorityClass`): a created
+//! PriorityClass marked `globalDefault` is refused while another is (kapi checks creates only).
 
 use serde_json::Value;
 
@@ -88,6 +89,33 @@ pub(super) async fn admit_create(call: &Call, pod: &mut Value, name: &str) -> Re
     }
     spec.insert("priority".into(), Value::from(resolved.value));
     spec.insert("preemptionPolicy".into(), Value::from(resolved.policy));
+    Ok(())
+}
+
+/// Refuses a second global default class (upstream's `validatePriorityClass` on create).
+pub(super) async fn validate_class_create(
+    call: &Call,
+    class: &Value,
+    name: &str,
+) -> Result<(), ApiError> {
+    let writes_classes =
+        call.target.sub.is_none() && call.target.group() == GROUP && call.target.plural() == PLURAL;
+    if !writes_classes || class.get("globalDefault").and_then(Value::as_bool) != Some(true) {
+        return Ok(());
+    }
+    if let Resolved {
+        name: Some(existing),
+        ..
+    } = default_class(call).await?
+    {
+        return Err(forbidden(
+            call,
+            name,
+            &format!(
+                "PriorityClass {existing} is already marked as default. Only one default can exist"
+            ),
+        ));
+    }
     Ok(())
 }
 
