@@ -1,17 +1,18 @@
 //! The default admission plugins that shape built-in objects, as kube-apiserver runs them:
 //! mutating admission after the decoder's defaulting and before validation, in upstream's
 //! plugin order (`kubeapiserver/options/plugins.go`, `AllOrderedPlugins`): `limit_ranger`
-//! (LimitRanger), `service_account` (ServiceAccount), `priority` (Priority), `default_toleration_seconds`
-//! (DefaultTolerationSeconds), `default_storage_class` (DefaultStorageClass) and
-//! `storage_protection` (StorageObjectInUseProtection); validating admission after
-//! validation: `resource_quota` (ResourceQuota). NamespaceLifecycle is the namespace
-//! check of the create handler. Each plugin acts on the main resource only, never on a
-//! subresource, as upstream's do; a dry run runs them too.
+//! (LimitRanger), `service_account` (ServiceAccount), `priority` (Priority),
+//! `default_toleration_seconds` (DefaultTolerationSeconds), `default_storage_class`
+//! (DefaultStorageClass) and `storage_protection` (StorageObjectInUseProtection); validating
+//! admission after validation: Priority's check of PriorityClasses and `resource_quota`
+//! (ResourceQuota). NamespaceLifecycle is the namespace check of the create handler. Each
+//! plugin acts on the main resource only, never on a subresource, as upstream's do; a dry run
+//! runs them too (without charging quotas).
 //!
 //! Plugins read the objects they depend on (limit ranges, service accounts, priority classes,
-//! storage classes) straight from the store by key (`storage`). May import `objects`, `state`, `http`
-//! and, for the random name suffix, `handlers::create`; imported by the create and update
-//! handlers only.
+//! storage classes, quotas) straight from the store by key (`storage`). May import `objects`,
+//! `state`, `http` and, for the random name suffix, `handlers::create`; imported by the create
+//! and update handlers only.
 
 mod default_storage_class;
 mod default_toleration_seconds;
