@@ -58,6 +58,29 @@ pub fn python() -> PathBuf {
     path
 }
 
+/// Runs a Python `script` against `server` with the kubeconfig and `release` as its
+/// arguments; the script prints `ok` when every assertion held.
+///
+/// # Panics
+/// When the script fails or does not print `ok`, with its output and the server's stderr.
+pub fn expect_python_ok(server: &KapiServer, script: &str, release: &str) {
+    let output = std::process::Command::new(python())
+        .arg("-c")
+        .arg(script)
+        .arg(server.kubeconfig())
+        .arg(release)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run Python: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("ok"),
+        "{release}: the Python script failed ({}):\n{stdout}{}\nserver stderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr),
+        server.stderr()
+    );
+}
+
 /// The two commands of the README's quick start: (run the main job, run every test).
 ///
 /// They are the first two lines of the first `sh` code block after the "Quick start" heading, so a

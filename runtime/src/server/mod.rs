@@ -7,9 +7,10 @@
 //!
 //! The modules are grouped by role, each folder's doc saying what it owns and may import:
 //! `http` (connections, the request layers, bodies, errors, request options), `objects` (what
-//! handlers share about objects), `handlers` (one module per operation), `background` (the
-//! garbage collector, the CRD task, and the controllers of the `kubernetes` Service and the
-//! `default` ServiceAccounts), `describe` (discovery, OpenAPI, health, version,
+//! handlers share about objects), `handlers` (one module per operation), `admission` (the
+//! default admission plugins a create or update runs), `background` (the garbage collector,
+//! the CRD task, and the controllers of the `kubernetes` Service and the `default`
+//! ServiceAccounts), `describe` (discovery, OpenAPI, health, version,
 //! deprecation warnings, `/metrics`) and `state` (what the server remembers). The handlers and
 //! the descriptive endpoints meet only through `state::State` and axum routers: the
 //! descriptive routes are matched first and every other path falls through to the resource
@@ -20,6 +21,7 @@
 //! authentication), `inflight` (request seats). `shutdown` runs the stop sequence of a served
 //! listener.
 
+mod admission;
 mod background;
 mod describe;
 mod dispatch;

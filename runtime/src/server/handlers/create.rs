@@ -230,6 +230,7 @@ pub(crate) async fn create_decoded(
         map.insert("spec".into(), json!({"finalizers": [NAMESPACE_FINALIZER]}));
         map.insert("status".into(), json!({"phase": "Active"}));
     }
+    crate::server::admission::admit_create(call, &mut object, &name).await?;
     check_object(
         call,
         &object,
@@ -237,6 +238,7 @@ pub(crate) async fn create_decoded(
         UpdateScope::Main,
         if name.is_empty() { &generate } else { &name },
     )?;
+    crate::server::admission::validate_create(call, &object, &name, write.dry_run).await?;
     let namespace = url_ns.as_deref().filter(|_| info.is_namespaced());
     let shown = if name.is_empty() { &generate } else { &name };
     let mut guard = match namespace {

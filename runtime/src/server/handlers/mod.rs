@@ -7,8 +7,9 @@
 //! `object` (the rules writes share: names, the kind's codec and schema, field validation,
 //! reads) and `managed_fields` (field ownership).
 //!
-//! May import: `objects`, `state`, `http` and `background` (a delete starts the collector's
-//! work). Nothing outside this folder imports a handler but the dispatcher.
+//! May import: `objects`, `state`, `http`, `admission` (the plugins a create or update runs)
+//! and `background` (a delete starts the collector's work). Nothing outside this folder
+//! imports a handler but the dispatcher (and `admission`, `create::random_suffix`).
 
 pub(crate) mod create;
 pub(crate) mod delete;

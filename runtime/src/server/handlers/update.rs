@@ -325,6 +325,9 @@ pub(crate) fn plan_update<'a>(
     if let Some(writer) = writer {
         managed_fields::track(call, Some(&current), &mut next, writer)?;
     }
+    if scope == UpdateScope::Main {
+        crate::server::admission::admit_update(call, &mut next, &current);
+    }
     let reserved = match scope {
         UpdateScope::Main => services::allocate_on_update(call, &current, &mut next)?,
         UpdateScope::Status => None,

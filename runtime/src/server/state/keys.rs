@@ -16,12 +16,13 @@ const ROOT: &str = "/registry";
 
 /// The prefix of every object of a resource, across namespaces, ending in `/`.
 pub(crate) fn resource_prefix(info: &ResourceInfo) -> String {
-    let group = if info.gvk.group.is_empty() {
-        "core"
-    } else {
-        &info.gvk.group
-    };
-    format!("{ROOT}/{group}/{}/", info.plural)
+    prefix_of(&info.gvk.group, &info.plural)
+}
+
+/// The prefix of every object of the resource `plural` of `group` ("" for core), ending in `/`.
+pub(crate) fn prefix_of(group: &str, plural: &str) -> String {
+    let group = if group.is_empty() { "core" } else { group };
+    format!("{ROOT}/{group}/{plural}/")
 }
 
 /// The prefix of a collection: one namespace's objects, or every object of the resource.

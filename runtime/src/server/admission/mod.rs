@@ -1,0 +1,83 @@
+//! The default admission plugins that shape built-in objects, as kube-apiserver runs them:
+//! mutating admission after the decoder's defaulting and before validation, in upstream's
+//! plugin order (`kubeapiserver/options/plugins.go`, `AllOrderedPlugins`): `limit_ranger`
+//! (LimitRanger), `service_account` (ServiceAccount), `priority` (Priority),
+//! `default_toleration_seconds` (DefaultTolerationSeconds), `default_storage_class`
+//! (DefaultStorageClass) and `storage_protection` (StorageObjectInUseProtection); validating
+//! admission after validation: Priority's check of PriorityClasses and `resource_quota`
+//! (ResourceQuota). NamespaceLifecycle is the namespace check of the create handler. Each
+//! plugin acts on the main resource only, never on a subresource, as upstream's do; a dry run
+//! runs them too (without charging quotas).
+//!
+//! Plugins read the objects they depend on (limit ranges, service accounts, priority classes,
+//! storage classes, quotas) straight from the store by key (`storage`). May import `objects`,
+//! `state`, `http` and, for the random name suffix, `handlers::create`; imported by the create
+//! and update handlers only.
+
+mod default_storage_class;
+mod default_toleration_seconds;
+mod limit_ranger;
+mod priority;
+mod resource_quota;
+mod service_account;
+mod storage;
+mod storage_protection;
+
+use serde_json::Value;
+
+use crate::server::Call;
+use crate::server::http::error::ApiError;
+
+/// Whether the request writes the main resource `plural` of the core group (the resources
+/// every plugin here acts on are core's).
+fn writes_core(call: &Call, plural: &str) -> bool {
+    call.target.sub.is_none() && call.target.group().is_empty() && call.target.plural() == plural
+}
+
+/// The mutating plugins of a create, in upstream's order. `name` is the object's name as
+/// errors show it (empty for a generated name, as upstream's admission sees it).
+pub(crate) async fn admit_create(
+    call: &Call,
+    object: &mut Value,
+    name: &str,
+) -> Result<(), ApiError> {
+    limit_ranger::admit(call, object, name).await?;
+    if writes_core(call, "pods") {
+        service_account::admit(call, object, name).await?;
+        priority::admit_create(call, object, name).await?;
+        default_toleration_seconds::admit(object);
+    }
+    if writes_core(call, "persistentvolumeclaims") {
+        default_storage_class::admit(call, object, name).await?;
+    }
+    storage_protection::admit(call, object);
+    Ok(())
+}
+
+/// The mutating plugins of an update of the main resource, in upstream's order: none of them
+/// reads the store (ServiceAccount and StorageObjectInUseProtection act on creates only).
+pub(crate) fn admit_update(call: &Call, object: &mut Value, old: &Value) {
+    if writes_core(call, "pods") {
+        priority::admit_update(object, old);
+        default_toleration_seconds::admit(object);
+    }
+}
+
+/// The validating plugins of a create, after validation, in upstream's order: Priority (one
+/// global default class) and ResourceQuota (which charges the namespace's quotas unless
+/// `dry_run`).
+pub(crate) async fn validate_create(
+    call: &Call,
+    object: &Value,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    priority::validate_class_create(call, object, name).await?;
+    resource_quota::check_create(call, object, name, dry_run).await
+}
+
+/// A 403 Forbidden from an admission plugin: `<resource> "<name>" is forbidden: <reason>`,
+/// as upstream's `admission.NewForbidden`.
+fn forbidden(call: &Call, name: &str, reason: &str) -> ApiError {
+    ApiError::forbidden(call.subject(name), reason)
+}
