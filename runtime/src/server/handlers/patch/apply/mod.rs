@@ -541,8 +541,11 @@ mod tests {
 
     #[test]
     fn configurations_name_every_list_item_once() {
+        // A port's type defaults its `protocol`, as ServicePort's does.
+        static PORT: TypeInfo = TypeInfo::new(&[])
+            .defaults(&[crate::defaulting::Default::value(".protocol", "\"TCP\"")]);
         static PORTS: TypeInfo =
-            TypeInfo::new(&[field("ports").list_map(&["port", "protocol"]).items(&ITEM)]);
+            TypeInfo::new(&[field("ports").list_map(&["port", "protocol"]).items(&PORT)]);
         static KEYED: TypeInfo = TypeInfo::new(&[
             field("items").list_map(&["name"]).items(&ITEM),
             field("tags").set(),
@@ -576,7 +579,7 @@ mod tests {
                     ".tags: element 5: associative list without keys has an element that's an explicit null",
                 ],
             ),
-            // `protocol` has upstream's default; `port` has none.
+            // `protocol` has a default in the port's type; `port` has none.
             (
                 json!({"spec": {"ports": [{"port": 80}, {"protocol": "UDP"}]}}),
                 vec![
