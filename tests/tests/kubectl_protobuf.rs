@@ -236,7 +236,8 @@ fn check(what: &str, got: &Value, want: &Value) -> Result<(), String> {
 }
 
 /// An object without what the server sets per write (and the namespace, which differs per
-/// kubectl), so two kubectls' objects compare equal when the server read them the same.
+/// kubectl; a Service's allocated addresses), so two kubectls' objects compare equal when the
+/// server read them the same.
 fn comparable(mut object: Value) -> Value {
     if let Some(meta) = object["metadata"].as_object_mut() {
         for field in [
@@ -249,6 +250,12 @@ fn comparable(mut object: Value) -> Value {
         ] {
             meta.remove(field);
         }
+    }
+    if object["kind"] == "Service"
+        && let Some(spec) = object["spec"].as_object_mut()
+    {
+        spec.remove("clusterIP");
+        spec.remove("clusterIPs");
     }
     object
 }
