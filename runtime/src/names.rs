@@ -1,23 +1,36 @@
 //! Upstream's name rules, in one place: DNS-1123 labels and subdomains (object names,
 //! namespaces), label values, and qualified names (label keys, finalizers).
 
-/// Alphanumeric at both ends, `-`, `_` and `.` inside, at most 63 characters: the name part of
-/// a qualified name and a non-empty label value.
-fn is_name_part(s: &str) -> bool {
-    s.len() <= 63
-        && s.starts_with(|c: char| c.is_ascii_alphanumeric())
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]` without the length limit: the shape of a
+/// qualified name's name part and of a non-empty label value.
+pub(crate) fn matches_name_part(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_alphanumeric())
         && s.ends_with(|c: char| c.is_ascii_alphanumeric())
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-/// Whether `s` is a lowercase RFC 1123 label.
-pub(crate) fn is_dns_label(s: &str) -> bool {
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?` without the length limit: the shape of a DNS-1123 label.
+pub(crate) fn matches_dns_label(s: &str) -> bool {
     let lower_alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    s.len() <= 63
-        && s.starts_with(lower_alnum)
+    s.starts_with(lower_alnum)
         && s.ends_with(lower_alnum)
         && s.chars().all(|c| lower_alnum(c) || c == '-')
+}
+
+/// The DNS-1123 subdomain regex, without the length limit.
+pub(crate) fn matches_dns_subdomain(s: &str) -> bool {
+    s.split('.').all(matches_dns_label)
+}
+
+/// A name part of at most 63 characters.
+fn is_name_part(s: &str) -> bool {
+    s.len() <= 63 && matches_name_part(s)
+}
+
+/// Whether `s` is a lowercase RFC 1123 label.
+pub(crate) fn is_dns_label(s: &str) -> bool {
+    s.len() <= 63 && matches_dns_label(s)
 }
 
 /// Whether `s` is a lowercase RFC 1123 subdomain.

@@ -4,6 +4,7 @@
 //! word for word, per release.
 
 use crate::KubeVersion;
+use crate::names::{matches_dns_label, matches_dns_subdomain, matches_name_part};
 
 /// A string format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -82,8 +83,8 @@ impl Format {
                 if value.len() > 63 {
                     out.push(max_len(63, "characters"));
                 }
-                if !matches_label(value) {
-                    if release >= NO_DOTS_SINCE && matches_subdomain(value) {
+                if !matches_dns_label(value) {
+                    if release >= NO_DOTS_SINCE && matches_dns_subdomain(value) {
                         out.push("must not contain dots".to_owned());
                     } else {
                         out.push(regex_error(
@@ -98,7 +99,7 @@ impl Format {
                 if value.len() > 253 {
                     out.push(max_len(253, "characters"));
                 }
-                if !matches_subdomain(value) {
+                if !matches_dns_subdomain(value) {
                     out.push(regex_error(
                         DNS1123_SUBDOMAIN_MSG,
                         DNS1123_SUBDOMAIN_FMT,
@@ -110,7 +111,9 @@ impl Format {
                 if value.len() > 63 {
                     out.push(max_len(63, "characters"));
                 }
-                if !(matches_label(value) && value.starts_with(|c: char| c.is_ascii_lowercase())) {
+                if !(matches_dns_label(value)
+                    && value.starts_with(|c: char| c.is_ascii_lowercase()))
+                {
                     out.push(regex_error(
                         DNS1035_LABEL_MSG,
                         DNS1035_LABEL_FMT,
@@ -176,27 +179,6 @@ fn length_unit(release: KubeVersion) -> &'static str {
     }
 }
 
-/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?` without the length limit.
-fn matches_label(s: &str) -> bool {
-    let lower_alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    s.starts_with(lower_alnum)
-        && s.ends_with(lower_alnum)
-        && s.chars().all(|c| lower_alnum(c) || c == '-')
-}
-
-/// The DNS-1123 subdomain regex, without the length limit.
-fn matches_subdomain(s: &str) -> bool {
-    s.split('.').all(matches_label)
-}
-
-/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`.
-fn matches_name_part(s: &str) -> bool {
-    s.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && s.ends_with(|c: char| c.is_ascii_alphanumeric())
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-}
-
 /// `IsQualifiedName`.
 fn qualified_name(value: &str, release: KubeVersion, out: &mut Vec<String>) {
     let parts: Vec<&str> = value.split('/').collect();
@@ -210,7 +192,7 @@ fn qualified_name(value: &str, release: KubeVersion, out: &mut Vec<String>) {
                 if prefix.len() > 253 {
                     out.push(format!("prefix part {}", max_len(253, unit)));
                 }
-                if !matches_subdomain(prefix) {
+                if !matches_dns_subdomain(prefix) {
                     out.push(format!(
                         "prefix part {}",
                         regex_error(
