@@ -548,10 +548,15 @@ impl StatusCause {
 
     /// `FieldValueInvalid`: `Invalid value: <value>[: <detail>]`.
     pub fn invalid(field: impl Into<String>, value: &serde_json::Value, detail: &str) -> Self {
+        Self::invalid_shown(field, &bad_value(value), detail)
+    }
+
+    /// [`StatusCause::invalid`] with the value already rendered (as a release renders it).
+    pub fn invalid_shown(field: impl Into<String>, shown: &str, detail: &str) -> Self {
         Self::new(
             CauseType::FieldValueInvalid,
             field,
-            with_detail(format!("Invalid value: {}", bad_value(value)), detail),
+            with_detail(format!("Invalid value: {shown}"), detail),
         )
     }
 

@@ -221,11 +221,8 @@ impl Errors {
     /// `Invalid value: <value>: <detail>`.
     pub fn invalid(&mut self, path: &FieldPath, value: Shown<'_>, detail: &str) {
         let shown = value.render(self.release);
-        self.causes.push(StatusCause::new(
-            CauseType::FieldValueInvalid,
-            path.as_str(),
-            with_detail(format!("Invalid value: {shown}"), detail),
-        ));
+        self.causes
+            .push(StatusCause::invalid_shown(path.as_str(), &shown, detail));
     }
 
     /// `Unsupported value: <value>: supported values: "a", "b"`, in the order given.
@@ -261,14 +258,6 @@ impl Errors {
             format!("Too long: {detail}"),
         ));
     }
-}
-
-fn with_detail(mut head: String, detail: &str) -> String {
-    if !detail.is_empty() {
-        head.push_str(": ");
-        head.push_str(detail);
-    }
-    head
 }
 
 #[cfg(test)]
