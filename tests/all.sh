@@ -33,4 +33,4 @@ cargo test --workspace --locked --features "$features"
 KAPI_TEST_STORAGE=etcd cargo test --workspace --locked --features "$features" \
   --test server_core --test server_conversion --test server_describe \
   --test server_dry_run --test server_patch --test server_watch --test server_apply \
-  --test server_crds --test server_delete --test server_replicas
+  --test server_crds --test server_delete --test server_replicas --test server_families

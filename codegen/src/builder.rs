@@ -116,6 +116,7 @@ pub struct Builder {
     strategies: Option<PathBuf>,
     validation: Option<PathBuf>,
     field_selectors: Option<PathBuf>,
+    conversions: Option<PathBuf>,
     out_dir: Option<PathBuf>,
     file_name: String,
     options: Options,
@@ -138,6 +139,7 @@ impl Builder {
             strategies: None,
             validation: None,
             field_selectors: None,
+            conversions: None,
             out_dir: None,
             file_name: DEFAULT_FILE_NAME.to_owned(),
             options: Options {
@@ -217,6 +219,14 @@ impl Builder {
     /// labels the built-in kinds' `fieldSelector` accepts and what each reads.
     pub fn field_selectors(&mut self, path: impl AsRef<Path>) -> &mut Self {
         self.field_selectors = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// A conversions data file (the format of `specs/conversions/README.md`): the built-in
+    /// resources served in several versions or groups and stored once, and how their versions
+    /// convert.
+    pub fn conversions(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.conversions = Some(path.as_ref().to_path_buf());
         self
     }
 
@@ -307,6 +317,7 @@ impl Builder {
         paths.extend(self.strategies.iter().cloned());
         paths.extend(self.validation.iter().cloned());
         paths.extend(self.field_selectors.iter().cloned());
+        paths.extend(self.conversions.iter().cloned());
         paths
             .iter()
             .map(|p| format!("cargo:rerun-if-changed={}", p.display()))
@@ -325,6 +336,7 @@ impl Builder {
             strategies: self.strategies.as_deref(),
             validation: self.validation.as_deref(),
             field_selectors: self.field_selectors.as_deref(),
+            conversions: self.conversions.as_deref(),
         })?;
         let emitted = emit(&model, &facts, &self.options)?;
         let mut files = emitted.files.into_iter();

@@ -56,6 +56,9 @@ pub(crate) struct GenArgs {
     /// The field labels built-in kinds' fieldSelector accepts (specs/field_selectors format).
     #[arg(long, value_name = "FILE")]
     field_selectors: Option<PathBuf>,
+    /// Built-in resources stored once across versions and groups (specs/conversions format).
+    #[arg(long, value_name = "FILE")]
+    conversions: Option<PathBuf>,
     /// A version feature enabled by default in a multi-version crate; repeatable.
     #[arg(long, value_name = "NAME")]
     default_version: Vec<String>,
@@ -76,6 +79,7 @@ impl GenArgs {
                 || self.strategies.is_some()
                 || self.validation.is_some()
                 || self.field_selectors.is_some()
+                || self.conversions.is_some()
                 || !self.default_version.is_empty();
             if extra {
                 bail!("--manifest takes no other inputs or options");
@@ -114,6 +118,7 @@ impl GenArgs {
             strategies: self.strategies,
             validation: self.validation,
             field_selectors: self.field_selectors,
+            conversions: self.conversions,
             options: Options {
                 docs: self.docs,
                 ..Options::default()

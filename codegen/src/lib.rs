@@ -22,7 +22,7 @@ pub mod sample;
 pub use builder::{BuildError, Builder};
 pub use emit::{Emitted, Generated, Lifecycles, Options, Report, emit, generate};
 pub use load::{
-    FactFiles, LoadError, load_defaults, load_facts, load_field_selectors, load_inputs,
-    load_lifecycle, load_printers, load_strategies, load_validations,
+    FactFiles, LoadError, load_conversions, load_defaults, load_facts, load_field_selectors,
+    load_inputs, load_lifecycle, load_printers, load_strategies, load_validations,
 };
 pub use model::Model;

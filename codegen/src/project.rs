@@ -18,6 +18,7 @@
 //! strategies: ../../specs/strategies/kubernetes.yaml
 //! validation: ../../specs/validation/kubernetes.yaml
 //! field-selectors: ../../specs/field_selectors/kubernetes.yaml
+//! conversions: ../../specs/conversions/kubernetes.yaml
 //! default-versions: [v1_36]
 //! versions:                # or `inputs: [...]` for a single-spec crate
 //!   - name: v1_34
@@ -92,6 +93,8 @@ pub struct Job {
     pub validation: Option<PathBuf>,
     /// The field selectors data file, if any.
     pub field_selectors: Option<PathBuf>,
+    /// The conversions data file, if any.
+    pub conversions: Option<PathBuf>,
     /// Emission options.
     pub options: Options,
     /// Wrap the output as a crate (`Cargo.toml`, `src/lib.rs`); `None` writes a module tree
@@ -123,6 +126,8 @@ struct Manifest {
     #[serde(default)]
     validation: Option<PathBuf>,
     field_selectors: Option<PathBuf>,
+    #[serde(default)]
+    conversions: Option<PathBuf>,
     #[serde(default)]
     inputs: Vec<PathBuf>,
     #[serde(default)]
@@ -179,6 +184,7 @@ impl Job {
             strategies: m.strategies.as_ref().map(rel),
             validation: m.validation.as_ref().map(rel),
             field_selectors: m.field_selectors.as_ref().map(rel),
+            conversions: m.conversions.as_ref().map(rel),
             options: Options {
                 docs: m.docs,
                 ..Options::default()
@@ -202,6 +208,7 @@ impl Job {
             strategies: self.strategies.as_deref(),
             validation: self.validation.as_deref(),
             field_selectors: self.field_selectors.as_deref(),
+            conversions: self.conversions.as_deref(),
         })?;
         match (&self.inputs, &self.krate) {
             (Inputs::Single(inputs), None) => {

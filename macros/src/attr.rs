@@ -46,6 +46,7 @@ pub(crate) const REMOVED: &str = "removed";
 pub(crate) const REPLACEMENT: &str = "replacement";
 pub(crate) const DEPRECATION_WARNING: &str = "deprecation_warning";
 pub(crate) const MERGE: &str = "merge";
+pub(crate) const FAMILY: &str = "family";
 pub(crate) const CRATE: &str = "crate";
 pub(crate) const NO_LIST: &str = "no_list";
 pub(crate) const SERVED: &str = "served";
@@ -83,6 +84,7 @@ const KEYS: &[&str] = &[
     REPLACEMENT,
     DEPRECATION_WARNING,
     MERGE,
+    FAMILY,
     CRATE,
     NO_LIST,
 ];
@@ -367,6 +369,7 @@ pub(crate) struct Attrs {
     pub(crate) replacement: Option<ReplacementAttr>,
     pub(crate) deprecation_warning: Option<Spanned<String>>,
     pub(crate) merge: Option<Path>,
+    pub(crate) family: Option<Path>,
     pub(crate) krate: Option<Path>,
     pub(crate) no_list: Option<Span>,
     /// Which derive these belong to.
@@ -533,7 +536,10 @@ impl Attrs {
             REMOVED => self.removed = kube_version(meta, top, errors)?,
             REPLACEMENT => self.replacement = parse_replacement(meta, errors)?,
             DEPRECATION_WARNING => self.deprecation_warning = string(meta, top, errors)?,
-            MERGE => self.merge = merge_path(meta, errors)?,
+            MERGE => self.merge = static_path(meta, MERGE, "kapi::merge::TypeInfo", errors)?,
+            FAMILY => {
+                self.family = static_path(meta, FAMILY, "kapi::conversion::Family", errors)?;
+            }
             CRATE => self.krate = crate_path(meta, errors)?,
             NO_LIST => self.no_list = flag(meta, top, errors)?,
             _ => {}
@@ -1062,13 +1068,21 @@ fn boolean(meta: &ParseNestedMeta<'_>, key: Key, errors: &mut Errors) -> syn::Re
     }
 }
 
-/// `merge = path::TO_STATIC`: the kind's merge metadata, a `static` of type `kapi::merge::TypeInfo`.
-fn merge_path(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Option<Path>> {
+/// `merge = path::TO_STATIC` (a `kapi::merge::TypeInfo`) or `family = path::TO_STATIC` (a
+/// `kapi::conversion::Family`): a static the kind's description names.
+fn static_path(
+    meta: &ParseNestedMeta<'_>,
+    key: &str,
+    ty: &str,
+    errors: &mut Errors,
+) -> syn::Result<Option<Path>> {
     if !meta.input.peek(syn::Token![=]) {
         errors.at(
             meta.path.span(),
-            "#[resource(merge)] needs a value: write `merge = path::TO_STATIC`, naming a \
-             `static` of type `kapi::merge::TypeInfo`",
+            format_args!(
+                "#[resource({key})] needs a value: write `{key} = path::TO_STATIC`, naming a \
+                 `static` of type `{ty}`"
+            ),
         );
         return Ok(None);
     }

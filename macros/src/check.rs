@@ -50,6 +50,8 @@ pub(crate) struct Model<'a> {
     pub(crate) replacement: Option<[String; 3]>,
     pub(crate) warning: Option<String>,
     pub(crate) merge: Option<Path>,
+    /// `family = path`: the built-in family the kind's version belongs to.
+    pub(crate) family: Option<Path>,
     pub(crate) list: bool,
     pub(crate) api_version_field: &'a Field<'a>,
     pub(crate) kind_field: &'a Field<'a>,
@@ -230,6 +232,7 @@ pub(crate) fn resolve<'a>(
         replacement,
         warning: attrs.deprecation_warning.map(|w| w.value),
         merge: attrs.merge.clone(),
+        family: attrs.family.clone(),
         list: attrs.no_list.is_none(),
         api_version_field: fields.0,
         kind_field: fields.1,

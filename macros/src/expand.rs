@@ -301,6 +301,10 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
             })
         }
     };
+    let family = match &model.family {
+        Some(path) => quote!(::core::option::Option::Some(&#path)),
+        None => quote!(::core::option::Option::None),
+    };
     let plural = text(plural);
     let singular = text(singular);
     quote! {
@@ -334,6 +338,7 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
                 status_update: #status_update,
                 write_conversion: #write_conversion,
             },
+            family: #family,
         }
     }
 }

@@ -57,6 +57,7 @@ use crate::errors::Failure;
 /// | `replacement(group = "..", version = "..", kind = "..")` | | unset |
 /// | `deprecation_warning` | `"..."`; alone it marks the kind deprecated in every release, as a CRD's `deprecated: true` | unset |
 /// | `merge` | `path::TO_STATIC`, a `kapi::merge::TypeInfo` | no merge metadata |
+/// | `family` | `path::TO_STATIC`, a `kapi::conversion::Family`: a built-in served in several versions or groups, stored once and converted | stored as written, under the kind's group |
 /// | `crate` | `"::my_reexport::kapi"` | `"::kapi"` |
 /// | `no_list` | flag | emit the list alias |
 ///

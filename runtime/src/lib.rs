@@ -68,6 +68,7 @@
 #![warn(missing_docs)]
 
 pub mod bytes;
+pub mod conversion;
 pub mod crd;
 pub mod defaulting;
 mod definitions;

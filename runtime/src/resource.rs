@@ -270,6 +270,10 @@ pub struct ResourceInfo {
     pub defaults: Cow<'static, [crate::defaulting::Default]>,
     /// What writes do to the generation and status.
     pub write_rules: crate::write_rules::WriteRules,
+    /// The family of a built-in resource served in several versions or groups: where its
+    /// objects are stored and how they convert; `None` stores objects as written, under the
+    /// kind's own group.
+    pub family: Option<&'static crate::conversion::Family>,
 }
 
 impl ResourceInfo {

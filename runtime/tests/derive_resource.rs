@@ -284,6 +284,7 @@ fn namespaced_kind_info_has_every_attribute() {
             },
             write_conversion: kapi::write_rules::WriteRules::CUSTOM.write_conversion,
         },
+        family: None,
     };
     assert_eq!(Deployment::info(), &want);
     assert_eq!(
@@ -336,6 +337,7 @@ fn defaults_and_plural_guessing() {
             defaults: Cow::Borrowed(&[]),
             field_labels: kapi::field_labels::FieldLabels::Custom,
             write_rules: kapi::write_rules::WriteRules::CUSTOM,
+            family: None,
         };
         assert_eq!(info, &want, "{kind}");
     }

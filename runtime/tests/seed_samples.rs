@@ -65,6 +65,7 @@ macro_rules! core_kind {
                     defaults: std::borrow::Cow::Borrowed(&[]),
                     field_labels: kapi::field_labels::FieldLabels::Custom,
                     write_rules: kapi::write_rules::WriteRules::CUSTOM,
+                    family: None,
                 };
                 &INFO
             }

@@ -2,9 +2,11 @@
 //! built-ins' prerelease versions (`specs/lifecycle/`), their printer columns
 //! (`specs/printers/`), the fields they default (`specs/defaults/`) and what writes do to their
 //! generation and status (`specs/strategies/`), what writes must satisfy (`specs/validation/`)
-//! and the field labels their `fieldSelector` accepts (`specs/field_selectors/`). Emission reads
+//! the field labels their `fieldSelector` accepts (`specs/field_selectors/`) and the resources
+//! stored once across versions and groups (`specs/conversions/`). Emission reads
 //! them parsed; the front ends load the files.
 
+use super::conversions::Conversions;
 use super::defaults::Defaults;
 use super::field_selectors::FieldSelectors;
 use super::lifecycle::Lifecycles;
@@ -27,4 +29,6 @@ pub struct KindFacts {
     pub validations: Validations,
     /// Field labels by group, version and kind.
     pub field_selectors: FieldSelectors,
+    /// Resources stored once across versions and groups.
+    pub conversions: Conversions,
 }

@@ -17,6 +17,7 @@
 //! files: jobs ([`project`](crate::project)) and the output directory
 //! ([`output`](crate::output)) belong to the front ends.
 
+mod conversions;
 mod data_file;
 mod defaults;
 mod facts;
@@ -38,6 +39,7 @@ use proc_macro2::TokenStream;
 
 use crate::model::Model;
 
+pub use conversions::{ChangeData, Conversions, FamilyData, StepData};
 pub use defaults::{DefaultFill, Defaults, TypeDefault};
 pub use facts::KindFacts;
 pub use field_selectors::{FieldSelectorEntry, FieldSelectors, LabelFact};
@@ -174,7 +176,7 @@ pub fn header() -> String {
 /// Emits the model as token streams, one per output file. Pure: no I/O, deterministic.
 pub fn emit(model: &Model, facts: &KindFacts, options: &Options) -> Result<Emitted, EmitError> {
     let plan = plan::plan(model, facts, options);
-    let files = tokens::render(model, &plan, options)?;
+    let files = tokens::render(model, &plan, options, &facts.conversions)?;
     let mut report = Report {
         warnings: plan.warnings.clone(),
         group_modules: plan

@@ -24,7 +24,7 @@ use quote::quote;
 use super::facts::KindFacts;
 use super::openapi;
 use super::plan::{self, Body, Plan, StructBody, Ty};
-use super::tokens::{ModuleTokens, Renderer, module_tree};
+use super::tokens::{ModuleTokens, Renderer, families_used, module_tree};
 use super::{EmitError, EmittedFile, Options, Report};
 use crate::model::Model;
 
@@ -171,7 +171,9 @@ pub(crate) fn emit_versions(
                 None => vec![names_ref.get(v).copied().unwrap_or_default().to_owned()],
             }
         };
-        let r = Renderer::new(plan, options)?.with_prefix(place(Part::Item), place(Part::Merge));
+        let r = Renderer::new(plan, options)?
+            .with_prefix(place(Part::Item), place(Part::Merge))
+            .with_families_at_crate_root();
         let features = members(*set);
         shared_root.extend(quote! {
             #[cfg(any(#(feature = #features),*))]
@@ -272,6 +274,14 @@ pub(crate) fn emit_versions(
         /// OpenAPI definitions, each once per set of versions it is identical in.
         mod definitions;
     });
+    if let Some(first) = plans.first() {
+        let used: BTreeSet<String> = plans.iter().flat_map(families_used).collect();
+        root.extend(
+            facts
+                .conversions
+                .module(Renderer::new(first, options)?.runtime(), &used),
+        );
+    }
 
     // One tree per version: its own definitions, and re-exports of shared ones. References stay
     // relative inside the version's tree, reaching shared items through the re-exports.
@@ -279,7 +289,7 @@ pub(crate) fn emit_versions(
         let Some(version) = names.get(v).copied() else {
             continue;
         };
-        let r = Renderer::new(plan, options)?;
+        let r = Renderer::new(plan, options)?.with_families_at_crate_root();
         let vid = ident(version);
         root.extend(quote! {
             #[cfg(feature = #version)]
@@ -492,7 +502,7 @@ fn classify(plans: &[Plan], options: &Options) -> Result<Classes, EmitError> {
     let mut of: Vec<Vec<usize>> = Vec::with_capacity(plans.len());
     let mut edges: Vec<Vec<Vec<usize>>> = Vec::with_capacity(plans.len());
     for (v, plan) in plans.iter().enumerate() {
-        let r = Renderer::new(plan, options)?;
+        let r = Renderer::new(plan, options)?.with_families_at_crate_root();
         let mut classes = Vec::with_capacity(plan.entries.len() * 2);
         let mut version_edges = Vec::with_capacity(plan.entries.len() * 2);
         for (id, e) in plan.entries.iter().enumerate() {

@@ -294,6 +294,8 @@ pub(crate) struct KindPlan {
     pub(crate) field_labels: Option<Option<FieldSelectorEntry>>,
     pub(crate) lifecycle: Option<ResolvedLifecycle>,
     pub(crate) deprecation_warning: Option<String>,
+    /// The family static (`families::NAME`) of a built-in stored once across versions.
+    pub(crate) family: Option<String>,
     pub(crate) no_list: bool,
 }
 
@@ -989,6 +991,14 @@ impl<'m> Builder<'m> {
             },
             lifecycle: self.facts.lifecycles.resolve(gvk),
             deprecation_warning,
+            family: match crd {
+                None => {
+                    self.facts
+                        .conversions
+                        .family_of(&gvk.group, &gvk.version, &resource.plural)
+                }
+                Some(_) => None,
+            },
             no_list: false,
         }
     }

@@ -5,12 +5,13 @@
 //! the configured runtime crate path, and each module's merge metadata lives in a `merge` child
 //! module of statics named like the types they describe.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use heck::ToUpperCamelCase;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
+use super::conversions::Conversions;
 use super::defaults::{DefaultFill, TypeDefault};
 use super::lifecycle::Release;
 use super::names::serde_camel;
@@ -23,6 +24,10 @@ use crate::model::{ColumnCell, ListType, MapType, Model, Scope, Verb};
 /// single-spec tree, `shared/<set>` for a multi-version crate's shared definitions).
 pub(crate) struct Renderer<'p> {
     pub(crate) plan: &'p Plan,
+    /// Where kinds find the `families` module: `crate::families` in a multi-version crate,
+    /// whose version trees render paths relative to themselves; `None`: relative to the output
+    /// root, where [`render`] puts it.
+    families: Option<TokenStream>,
     krate: TokenStream,
     krate_attr: Option<String>,
     prefix: Box<dyn Fn(usize) -> Vec<String> + 'p>,
@@ -64,6 +69,7 @@ pub(crate) fn render(
     model: &Model,
     plan: &Plan,
     options: &Options,
+    conversions: &Conversions,
 ) -> Result<Vec<EmittedFile>, EmitError> {
     let r = Renderer::new(plan, options)?;
     let mut files = Vec::new();
@@ -113,6 +119,7 @@ pub(crate) fn render(
             });
         }
     }
+    root.extend(conversions.module(&r.krate, &families_used(plan)));
     if !root_children.is_empty() {
         root.extend(r.register_fn(&[], &root_children, &[quote!(definitions)]));
         super::openapi::add_definitions_module(model, options.single_file, &mut root, &mut files);
@@ -125,6 +132,17 @@ pub(crate) fn render(
         },
     );
     Ok(files)
+}
+
+/// The names of the families the plan's kinds belong to.
+pub(crate) fn families_used(plan: &Plan) -> BTreeSet<String> {
+    plan.entries
+        .iter()
+        .filter_map(|e| match &e.body {
+            Body::Struct(s) => s.kind.as_ref()?.family.clone(),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Top-level module → (child module → entries); `None` holds a flat module's own entries.
@@ -140,6 +158,9 @@ pub(crate) fn module_tree(plan: &Plan) -> BTreeMap<String, BTreeMap<Option<Strin
     }
     tree
 }
+
+/// The root module holding the families of versions stored once (see `conversions`).
+pub(crate) const FAMILIES: &str = "families";
 
 fn ident(s: &str) -> Ident {
     Ident::new(s, Span::call_site())
@@ -175,11 +196,23 @@ impl<'p> Renderer<'p> {
         })?;
         Ok(Self {
             plan,
+            families: None,
             krate: quote!(#krate),
             krate_attr: (options.runtime_crate != "kapi").then(|| options.runtime_crate.clone()),
             prefix: Box::new(|_| Vec::new()),
             merge_prefix: Box::new(|_| Vec::new()),
         })
+    }
+
+    /// The same renderer naming families as `crate::families::NAME`.
+    pub(crate) fn with_families_at_crate_root(mut self) -> Self {
+        self.families = Some(quote!(crate::families));
+        self
+    }
+
+    /// The path of the runtime crate (`kapi` unless the options say otherwise).
+    pub(crate) fn runtime(&self) -> &TokenStream {
+        &self.krate
     }
 
     /// The same renderer placing entry `id`'s item below `prefix(id)` and its merge static
@@ -401,10 +434,17 @@ impl<'p> Renderer<'p> {
         // read straight into the struct, the leanest form it has.
         wire.push(quote!(default));
         let wire = quote!(#[wire(#(#wire),*)]);
-        let attrs = s
-            .kind
-            .as_ref()
-            .map(|k| self.resource_attrs(name, k, &merge));
+        let attrs = s.kind.as_ref().map(|k| {
+            // Families live in the output root's `families` module.
+            let family = k.family.as_deref().map(|f| match &self.families {
+                Some(root) => {
+                    let f = ident(f);
+                    quote!(#root::#f)
+                }
+                None => relative(module, &[FAMILIES.to_owned()], f),
+            });
+            self.resource_attrs(name, k, &merge, family)
+        });
         // `Wire` rather than serde's derives: far less code for the compiler to check per
         // struct (see `kapi::wire`).
         quote! {
@@ -454,7 +494,13 @@ impl<'p> Renderer<'p> {
         }
     }
 
-    fn resource_attrs(&self, name: &str, k: &KindPlan, merge: &TokenStream) -> TokenStream {
+    fn resource_attrs(
+        &self,
+        name: &str,
+        k: &KindPlan,
+        merge: &TokenStream,
+        family: Option<TokenStream>,
+    ) -> TokenStream {
         let mut attrs = Vec::new();
         let group = &k.gvk.group;
         let version = &k.gvk.version;
@@ -478,6 +524,9 @@ impl<'p> Renderer<'p> {
         }
         // Every kind has a merge static (see `plan`), so the server always finds a root.
         id.push(quote!(merge = #merge));
+        if let Some(family) = family {
+            id.push(quote!(family = #family));
+        }
         attrs.push(id);
         let mut names = Vec::new();
         if let Some(s) = &k.singular

@@ -28,7 +28,7 @@ use document::{Parts, load_document};
 use schema::Dialect;
 
 use crate::emit::{
-    Defaults, FieldSelectors, KindFacts, Lifecycles, Printers, Strategies, Validations,
+    Conversions, Defaults, FieldSelectors, KindFacts, Lifecycles, Printers, Strategies, Validations,
 };
 use crate::model::{Gvk, Kind, Model};
 
@@ -85,6 +85,11 @@ pub fn load_field_selectors(path: &Path) -> Result<FieldSelectors, LoadError> {
     FieldSelectors::from_yaml_str(path, &read_data(path)?)
 }
 
+/// Reads and parses a conversions data file (the format of `specs/conversions/README.md`).
+pub fn load_conversions(path: &Path) -> Result<Conversions, LoadError> {
+    Conversions::from_yaml_str(path, &read_data(path)?)
+}
+
 /// The data files about kinds a generation reads; each is optional.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FactFiles<'a> {
@@ -100,6 +105,8 @@ pub struct FactFiles<'a> {
     pub validation: Option<&'a Path>,
     /// Field labels (`specs/field_selectors` format).
     pub field_selectors: Option<&'a Path>,
+    /// Families of versions stored once (`specs/conversions` format).
+    pub conversions: Option<&'a Path>,
 }
 
 /// Reads the data files that are given; what is not given stays empty.
@@ -133,6 +140,11 @@ pub fn load_facts(files: FactFiles<'_>) -> Result<KindFacts, LoadError> {
         field_selectors: files
             .field_selectors
             .map(load_field_selectors)
+            .transpose()?
+            .unwrap_or_default(),
+        conversions: files
+            .conversions
+            .map(load_conversions)
             .transpose()?
             .unwrap_or_default(),
     })

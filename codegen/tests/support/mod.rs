@@ -38,6 +38,7 @@ pub fn facts() -> KindFacts {
         strategies: Some(&specs.join("strategies/kubernetes.yaml")),
         validation: Some(&specs.join("validation/kubernetes.yaml")),
         field_selectors: Some(&specs.join("field_selectors/kubernetes.yaml")),
+        conversions: Some(&specs.join("conversions/kubernetes.yaml")),
     })
     .expect("data files load")
 }

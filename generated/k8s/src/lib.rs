@@ -24,6 +24,603 @@
 pub mod shared;
 /// OpenAPI definitions, each once per set of versions it is identical in.
 mod definitions;
+/// Resources served in several versions or groups and stored once, in one version,
+/// converted on the way in and out (`kapi::conversion`).
+pub mod families {
+    /// `ingresses`, stored as `networking.k8s.io/v1` and served as `networking.k8s.io/v1beta1`, `extensions/v1beta1`.
+    pub static NETWORKING_K8S_IO_INGRESSES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "ingresses",
+        storage: "networking.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "networking.k8s.io/v1beta1",
+                steps: &[
+                    kapi::conversion::Step::moved("spec", "backend", "defaultBackend"),
+                    kapi::conversion::Step::rule(
+                        "spec.defaultBackend",
+                        kapi::conversion::Rule::IngressBackend,
+                    ),
+                    kapi::conversion::Step::rule(
+                        "spec.rules[*].http.paths[*].backend",
+                        kapi::conversion::Rule::IngressBackend,
+                    ),
+                ],
+            },
+            kapi::conversion::Version {
+                api_version: "extensions/v1beta1",
+                steps: &[
+                    kapi::conversion::Step::moved("spec", "backend", "defaultBackend"),
+                    kapi::conversion::Step::rule(
+                        "spec.defaultBackend",
+                        kapi::conversion::Rule::IngressBackend,
+                    ),
+                    kapi::conversion::Step::rule(
+                        "spec.rules[*].http.paths[*].backend",
+                        kapi::conversion::Rule::IngressBackend,
+                    ),
+                ],
+            },
+        ],
+    };
+    /// `events`, stored as `v1` and served as `events.k8s.io/v1`, `events.k8s.io/v1beta1`.
+    pub static CORE_EVENTS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "events",
+        storage: "v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "events.k8s.io/v1",
+                steps: &[
+                    kapi::conversion::Step::moved("", "note", "message"),
+                    kapi::conversion::Step::moved("", "regarding", "involvedObject"),
+                    kapi::conversion::Step::moved("", "deprecatedSource", "source"),
+                    kapi::conversion::Step::moved(
+                        "",
+                        "deprecatedFirstTimestamp",
+                        "firstTimestamp",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "",
+                        "deprecatedLastTimestamp",
+                        "lastTimestamp",
+                    ),
+                    kapi::conversion::Step::moved("", "deprecatedCount", "count"),
+                    kapi::conversion::Step::moved(
+                        "",
+                        "reportingController",
+                        "reportingComponent",
+                    ),
+                ],
+            },
+            kapi::conversion::Version {
+                api_version: "events.k8s.io/v1beta1",
+                steps: &[
+                    kapi::conversion::Step::moved("", "note", "message"),
+                    kapi::conversion::Step::moved("", "regarding", "involvedObject"),
+                    kapi::conversion::Step::moved("", "deprecatedSource", "source"),
+                    kapi::conversion::Step::moved(
+                        "",
+                        "deprecatedFirstTimestamp",
+                        "firstTimestamp",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "",
+                        "deprecatedLastTimestamp",
+                        "lastTimestamp",
+                    ),
+                    kapi::conversion::Step::moved("", "deprecatedCount", "count"),
+                    kapi::conversion::Step::moved(
+                        "",
+                        "reportingController",
+                        "reportingComponent",
+                    ),
+                ],
+            },
+        ],
+    };
+    /// `horizontalpodautoscalers`, stored as `autoscaling/v2` and served as `autoscaling/v1`, `autoscaling/v2beta1`, `autoscaling/v2beta2`.
+    pub static AUTOSCALING_HORIZONTALPODAUTOSCALERS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "horizontalpodautoscalers",
+        storage: "autoscaling/v2",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "autoscaling/v1",
+                steps: &[
+                    kapi::conversion::Step::rule(
+                        "",
+                        kapi::conversion::Rule::HorizontalPodAutoscalerV1,
+                    ),
+                ],
+            },
+            kapi::conversion::Version {
+                api_version: "autoscaling/v2beta1",
+                steps: &[
+                    kapi::conversion::Step::rule(
+                        "",
+                        kapi::conversion::Rule::HorizontalPodAutoscalerV2beta1,
+                    ),
+                ],
+            },
+            kapi::conversion::Version {
+                api_version: "autoscaling/v2beta2",
+                steps: &[],
+            },
+        ],
+    };
+    /// `endpointslices`, stored as `discovery.k8s.io/v1` and served as `discovery.k8s.io/v1beta1`.
+    pub static DISCOVERY_K8S_IO_ENDPOINTSLICES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "endpointslices",
+        storage: "discovery.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "discovery.k8s.io/v1beta1",
+                steps: &[
+                    kapi::conversion::Step::rule(
+                        "endpoints[*]",
+                        kapi::conversion::Rule::EndpointTopologyV1beta1,
+                    ),
+                ],
+            },
+        ],
+    };
+    /// `customresourcedefinitions`, stored as `apiextensions.k8s.io/v1` and served as `apiextensions.k8s.io/v1beta1`.
+    pub static APIEXTENSIONS_K8S_IO_CUSTOMRESOURCEDEFINITIONS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "customresourcedefinitions",
+        storage: "apiextensions.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "apiextensions.k8s.io/v1beta1",
+                steps: &[
+                    kapi::conversion::Step::rule(
+                        "",
+                        kapi::conversion::Rule::CustomResourceDefinitionV1beta1,
+                    ),
+                ],
+            },
+        ],
+    };
+    /// `prioritylevelconfigurations`, stored as `flowcontrol.apiserver.k8s.io/v1` and served as `flowcontrol.apiserver.k8s.io/v1alpha1`, `flowcontrol.apiserver.k8s.io/v1beta1`, `flowcontrol.apiserver.k8s.io/v1beta2`, `flowcontrol.apiserver.k8s.io/v1beta3`.
+    pub static FLOWCONTROL_APISERVER_K8S_IO_PRIORITYLEVELCONFIGURATIONS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "prioritylevelconfigurations",
+        storage: "flowcontrol.apiserver.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "flowcontrol.apiserver.k8s.io/v1alpha1",
+                steps: &[
+                    kapi::conversion::Step::moved(
+                        "spec.limited",
+                        "assuredConcurrencyShares",
+                        "nominalConcurrencyShares",
+                    ),
+                ],
+            },
+            kapi::conversion::Version {
+                api_version: "flowcontrol.apiserver.k8s.io/v1beta1",
+                steps: &[
+                    kapi::conversion::Step::moved(
+                        "spec.limited",
+                        "assuredConcurrencyShares",
+                        "nominalConcurrencyShares",
+                    ),
+                ],
+            },
+            kapi::conversion::Version {
+                api_version: "flowcontrol.apiserver.k8s.io/v1beta2",
+                steps: &[
+                    kapi::conversion::Step::moved(
+                        "spec.limited",
+                        "assuredConcurrencyShares",
+                        "nominalConcurrencyShares",
+                    ),
+                ],
+            },
+            kapi::conversion::Version {
+                api_version: "flowcontrol.apiserver.k8s.io/v1beta3",
+                steps: &[],
+            },
+        ],
+    };
+    /// `flowschemas`, stored as `flowcontrol.apiserver.k8s.io/v1` and served as `flowcontrol.apiserver.k8s.io/v1alpha1`, `flowcontrol.apiserver.k8s.io/v1beta1`, `flowcontrol.apiserver.k8s.io/v1beta2`, `flowcontrol.apiserver.k8s.io/v1beta3`.
+    pub static FLOWCONTROL_APISERVER_K8S_IO_FLOWSCHEMAS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "flowschemas",
+        storage: "flowcontrol.apiserver.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "flowcontrol.apiserver.k8s.io/v1alpha1",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "flowcontrol.apiserver.k8s.io/v1beta1",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "flowcontrol.apiserver.k8s.io/v1beta2",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "flowcontrol.apiserver.k8s.io/v1beta3",
+                steps: &[],
+            },
+        ],
+    };
+    /// `rolebindings`, stored as `rbac.authorization.k8s.io/v1` and served as `rbac.authorization.k8s.io/v1alpha1`, `rbac.authorization.k8s.io/v1beta1`.
+    pub static RBAC_AUTHORIZATION_K8S_IO_ROLEBINDINGS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "rolebindings",
+        storage: "rbac.authorization.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "rbac.authorization.k8s.io/v1alpha1",
+                steps: &[
+                    kapi::conversion::Step::rule(
+                        "subjects[*]",
+                        kapi::conversion::Rule::RbacSubjectV1alpha1,
+                    ),
+                ],
+            },
+            kapi::conversion::Version {
+                api_version: "rbac.authorization.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `clusterrolebindings`, stored as `rbac.authorization.k8s.io/v1` and served as `rbac.authorization.k8s.io/v1alpha1`, `rbac.authorization.k8s.io/v1beta1`.
+    pub static RBAC_AUTHORIZATION_K8S_IO_CLUSTERROLEBINDINGS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "clusterrolebindings",
+        storage: "rbac.authorization.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "rbac.authorization.k8s.io/v1alpha1",
+                steps: &[
+                    kapi::conversion::Step::rule(
+                        "subjects[*]",
+                        kapi::conversion::Rule::RbacSubjectV1alpha1,
+                    ),
+                ],
+            },
+            kapi::conversion::Version {
+                api_version: "rbac.authorization.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `runtimeclasses`, stored as `node.k8s.io/v1` and served as `node.k8s.io/v1alpha1`, `node.k8s.io/v1beta1`.
+    pub static NODE_K8S_IO_RUNTIMECLASSES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "runtimeclasses",
+        storage: "node.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "node.k8s.io/v1alpha1",
+                steps: &[
+                    kapi::conversion::Step::moved("", "spec.runtimeHandler", "handler"),
+                    kapi::conversion::Step::moved("", "spec.overhead", "overhead"),
+                    kapi::conversion::Step::moved("", "spec.scheduling", "scheduling"),
+                ],
+            },
+            kapi::conversion::Version {
+                api_version: "node.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `roles`, stored as `rbac.authorization.k8s.io/v1` and served as `rbac.authorization.k8s.io/v1alpha1`, `rbac.authorization.k8s.io/v1beta1`.
+    pub static RBAC_AUTHORIZATION_K8S_IO_ROLES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "roles",
+        storage: "rbac.authorization.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "rbac.authorization.k8s.io/v1alpha1",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "rbac.authorization.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `clusterroles`, stored as `rbac.authorization.k8s.io/v1` and served as `rbac.authorization.k8s.io/v1alpha1`, `rbac.authorization.k8s.io/v1beta1`.
+    pub static RBAC_AUTHORIZATION_K8S_IO_CLUSTERROLES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "clusterroles",
+        storage: "rbac.authorization.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "rbac.authorization.k8s.io/v1alpha1",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "rbac.authorization.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `cronjobs`, stored as `batch/v1` and served as `batch/v1beta1`, `batch/v2alpha1`.
+    pub static BATCH_CRONJOBS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "cronjobs",
+        storage: "batch/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "batch/v1beta1",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "batch/v2alpha1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `poddisruptionbudgets`, stored as `policy/v1` and served as `policy/v1beta1`.
+    pub static POLICY_PODDISRUPTIONBUDGETS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "poddisruptionbudgets",
+        storage: "policy/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "policy/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `ingressclasses`, stored as `networking.k8s.io/v1` and served as `networking.k8s.io/v1beta1`.
+    pub static NETWORKING_K8S_IO_INGRESSCLASSES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "ingressclasses",
+        storage: "networking.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "networking.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `ipaddresses`, stored as `networking.k8s.io/v1` and served as `networking.k8s.io/v1alpha1`, `networking.k8s.io/v1beta1`.
+    pub static NETWORKING_K8S_IO_IPADDRESSES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "ipaddresses",
+        storage: "networking.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "networking.k8s.io/v1alpha1",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "networking.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `servicecidrs`, stored as `networking.k8s.io/v1` and served as `networking.k8s.io/v1beta1`.
+    pub static NETWORKING_K8S_IO_SERVICECIDRS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "servicecidrs",
+        storage: "networking.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "networking.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `leases`, stored as `coordination.k8s.io/v1` and served as `coordination.k8s.io/v1beta1`.
+    pub static COORDINATION_K8S_IO_LEASES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "leases",
+        storage: "coordination.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "coordination.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `leasecandidates`, stored as `coordination.k8s.io/v1beta1` and served as `coordination.k8s.io/v1alpha2`.
+    pub static COORDINATION_K8S_IO_LEASECANDIDATES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "leasecandidates",
+        storage: "coordination.k8s.io/v1beta1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "coordination.k8s.io/v1alpha2",
+                steps: &[],
+            },
+        ],
+    };
+    /// `certificatesigningrequests`, stored as `certificates.k8s.io/v1` and served as `certificates.k8s.io/v1beta1`.
+    pub static CERTIFICATES_K8S_IO_CERTIFICATESIGNINGREQUESTS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "certificatesigningrequests",
+        storage: "certificates.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "certificates.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `clustertrustbundles`, stored as `certificates.k8s.io/v1beta1` and served as `certificates.k8s.io/v1alpha1`.
+    pub static CERTIFICATES_K8S_IO_CLUSTERTRUSTBUNDLES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "clustertrustbundles",
+        storage: "certificates.k8s.io/v1beta1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "certificates.k8s.io/v1alpha1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `podcertificaterequests`, stored as `certificates.k8s.io/v1beta1` and served as `certificates.k8s.io/v1alpha1`.
+    pub static CERTIFICATES_K8S_IO_PODCERTIFICATEREQUESTS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "podcertificaterequests",
+        storage: "certificates.k8s.io/v1beta1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "certificates.k8s.io/v1alpha1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `apiservices`, stored as `apiregistration.k8s.io/v1` and served as `apiregistration.k8s.io/v1beta1`.
+    pub static APIREGISTRATION_K8S_IO_APISERVICES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "apiservices",
+        storage: "apiregistration.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "apiregistration.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `mutatingwebhookconfigurations`, stored as `admissionregistration.k8s.io/v1` and served as `admissionregistration.k8s.io/v1beta1`.
+    pub static ADMISSIONREGISTRATION_K8S_IO_MUTATINGWEBHOOKCONFIGURATIONS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "mutatingwebhookconfigurations",
+        storage: "admissionregistration.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "admissionregistration.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `validatingwebhookconfigurations`, stored as `admissionregistration.k8s.io/v1` and served as `admissionregistration.k8s.io/v1beta1`.
+    pub static ADMISSIONREGISTRATION_K8S_IO_VALIDATINGWEBHOOKCONFIGURATIONS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "validatingwebhookconfigurations",
+        storage: "admissionregistration.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "admissionregistration.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `validatingadmissionpolicies`, stored as `admissionregistration.k8s.io/v1` and served as `admissionregistration.k8s.io/v1alpha1`, `admissionregistration.k8s.io/v1beta1`.
+    pub static ADMISSIONREGISTRATION_K8S_IO_VALIDATINGADMISSIONPOLICIES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "validatingadmissionpolicies",
+        storage: "admissionregistration.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "admissionregistration.k8s.io/v1alpha1",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "admissionregistration.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `validatingadmissionpolicybindings`, stored as `admissionregistration.k8s.io/v1` and served as `admissionregistration.k8s.io/v1alpha1`, `admissionregistration.k8s.io/v1beta1`.
+    pub static ADMISSIONREGISTRATION_K8S_IO_VALIDATINGADMISSIONPOLICYBINDINGS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "validatingadmissionpolicybindings",
+        storage: "admissionregistration.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "admissionregistration.k8s.io/v1alpha1",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "admissionregistration.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `mutatingadmissionpolicies`, stored as `admissionregistration.k8s.io/v1` and served as `admissionregistration.k8s.io/v1alpha1`, `admissionregistration.k8s.io/v1beta1`.
+    pub static ADMISSIONREGISTRATION_K8S_IO_MUTATINGADMISSIONPOLICIES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "mutatingadmissionpolicies",
+        storage: "admissionregistration.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "admissionregistration.k8s.io/v1alpha1",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "admissionregistration.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `mutatingadmissionpolicybindings`, stored as `admissionregistration.k8s.io/v1` and served as `admissionregistration.k8s.io/v1alpha1`, `admissionregistration.k8s.io/v1beta1`.
+    pub static ADMISSIONREGISTRATION_K8S_IO_MUTATINGADMISSIONPOLICYBINDINGS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "mutatingadmissionpolicybindings",
+        storage: "admissionregistration.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "admissionregistration.k8s.io/v1alpha1",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "admissionregistration.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `priorityclasses`, stored as `scheduling.k8s.io/v1` and served as `scheduling.k8s.io/v1alpha1`, `scheduling.k8s.io/v1beta1`.
+    pub static SCHEDULING_K8S_IO_PRIORITYCLASSES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "priorityclasses",
+        storage: "scheduling.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "scheduling.k8s.io/v1alpha1",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "scheduling.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `csidrivers`, stored as `storage.k8s.io/v1` and served as `storage.k8s.io/v1beta1`.
+    pub static STORAGE_K8S_IO_CSIDRIVERS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "csidrivers",
+        storage: "storage.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "storage.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `csinodes`, stored as `storage.k8s.io/v1` and served as `storage.k8s.io/v1beta1`.
+    pub static STORAGE_K8S_IO_CSINODES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "csinodes",
+        storage: "storage.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "storage.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `storageclasses`, stored as `storage.k8s.io/v1` and served as `storage.k8s.io/v1beta1`.
+    pub static STORAGE_K8S_IO_STORAGECLASSES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "storageclasses",
+        storage: "storage.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "storage.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `volumeattachments`, stored as `storage.k8s.io/v1` and served as `storage.k8s.io/v1alpha1`, `storage.k8s.io/v1beta1`.
+    pub static STORAGE_K8S_IO_VOLUMEATTACHMENTS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "volumeattachments",
+        storage: "storage.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "storage.k8s.io/v1alpha1",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "storage.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+    /// `volumeattributesclasses`, stored as `storage.k8s.io/v1` and served as `storage.k8s.io/v1alpha1`, `storage.k8s.io/v1beta1`.
+    pub static STORAGE_K8S_IO_VOLUMEATTRIBUTESCLASSES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "volumeattributesclasses",
+        storage: "storage.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "storage.k8s.io/v1alpha1",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "storage.k8s.io/v1beta1",
+                steps: &[],
+            },
+        ],
+    };
+}
 #[cfg(feature = "v1_20")]
 pub mod v1_20;
 #[cfg(feature = "v1_28")]

@@ -465,6 +465,7 @@ mod tests {
             defaults: Cow::Borrowed(&[]),
             field_labels: Default::default(),
             write_rules: crate::write_rules::WriteRules::CUSTOM,
+            family: None,
         };
         assert_eq!(
             serde_json::to_value(APIResourceDiscovery::for_kind(&info)).expect("encode"),

@@ -476,6 +476,7 @@ mod tests {
             defaults: Cow::Borrowed(&[]),
             field_labels: Default::default(),
             write_rules: crate::write_rules::WriteRules::CUSTOM,
+            family: None,
         };
         let got = serde_json::to_value(APIResource::for_kind(&info)).expect("encode");
         assert_eq!(

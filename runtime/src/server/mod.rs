@@ -48,7 +48,7 @@ use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use crate::storage::Storage;
 use crate::{KubeVersion, Registry, ResourceInfo};
 
-use background::{crds, gc, kubernetes_service, service_accounts};
+use background::{cohabiting, crds, gc, kubernetes_service, service_accounts};
 pub use describe::kubeconfig::{kubeconfig, write_kubeconfig};
 use describe::{discovery, health, metrics_endpoint, openapi, version};
 use handlers::namespace_lifecycle;
@@ -367,8 +367,10 @@ impl ServerBuilder {
             metrics,
             shutting_down: std::sync::atomic::AtomicBool::new(false),
         });
-        create_system_namespaces(&state).await?;
         let startup = |e: background::TaskError| ServerError::Storage(e.to_string());
+        // Before anything reads them, objects are where this kapi looks for them.
+        cohabiting::move_all(&state).await.map_err(startup)?;
+        create_system_namespaces(&state).await?;
         // What the stored Services hold is known before the first write, and what a cluster
         // holds from the start is there before the first request.
         let services_read = service_allocations::load(&state)

@@ -25,7 +25,8 @@ pub mod v1 {
         group = "admissionregistration.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::MutatingWebhookConfiguration
+        merge = merge::MutatingWebhookConfiguration,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_MUTATINGWEBHOOKCONFIGURATIONS
     )]
     #[resource(
         printer_column(
@@ -89,7 +90,8 @@ pub mod v1 {
         group = "admissionregistration.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::ValidatingWebhookConfiguration
+        merge = merge::ValidatingWebhookConfiguration,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_VALIDATINGWEBHOOKCONFIGURATIONS
     )]
     #[resource(
         printer_column(
@@ -204,7 +206,8 @@ pub mod v1beta1 {
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::MutatingWebhookConfiguration
+        merge = merge::MutatingWebhookConfiguration,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_MUTATINGWEBHOOKCONFIGURATIONS
     )]
     #[resource(
         printer_column(
@@ -295,7 +298,8 @@ pub mod v1beta1 {
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::ValidatingWebhookConfiguration
+        merge = merge::ValidatingWebhookConfiguration,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_VALIDATINGWEBHOOKCONFIGURATIONS
     )]
     #[resource(
         printer_column(

@@ -10,7 +10,8 @@ pub mod v1 {
         group = "apiregistration.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::APIService
+        merge = merge::APIService,
+        family = crate::families::APIREGISTRATION_K8S_IO_APISERVICES
     )]
     #[resource(status)]
     #[resource(
@@ -99,7 +100,8 @@ pub mod v1beta1 {
         group = "apiregistration.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::APIService
+        merge = merge::APIService,
+        family = crate::families::APIREGISTRATION_K8S_IO_APISERVICES
     )]
     #[resource(status)]
     #[resource(

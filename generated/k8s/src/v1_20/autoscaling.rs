@@ -10,7 +10,8 @@ pub mod v1 {
     #[resource(
         group = "autoscaling",
         version = "v1",
-        merge = merge::HorizontalPodAutoscaler
+        merge = merge::HorizontalPodAutoscaler,
+        family = crate::families::AUTOSCALING_HORIZONTALPODAUTOSCALERS
     )]
     #[resource(status)]
     #[resource(
@@ -179,7 +180,8 @@ pub mod v2beta1 {
     #[resource(
         group = "autoscaling",
         version = "v2beta1",
-        merge = merge::HorizontalPodAutoscaler
+        merge = merge::HorizontalPodAutoscaler,
+        family = crate::families::AUTOSCALING_HORIZONTALPODAUTOSCALERS
     )]
     #[resource(status)]
     #[resource(
@@ -511,7 +513,8 @@ pub mod v2beta2 {
     #[resource(
         group = "autoscaling",
         version = "v2beta2",
-        merge = merge::HorizontalPodAutoscaler
+        merge = merge::HorizontalPodAutoscaler,
+        family = crate::families::AUTOSCALING_HORIZONTALPODAUTOSCALERS
     )]
     #[resource(status)]
     #[resource(

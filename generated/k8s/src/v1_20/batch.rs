@@ -232,7 +232,12 @@ pub mod v1 {
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
-    #[resource(group = "batch", version = "v1beta1", merge = merge::CronJob)]
+    #[resource(
+        group = "batch",
+        version = "v1beta1",
+        merge = merge::CronJob,
+        family = crate::families::BATCH_CRONJOBS
+    )]
     #[resource(status)]
     #[resource(
         printer_column(
@@ -421,7 +426,12 @@ pub mod v1beta1 {
 pub mod v2alpha1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
-    #[resource(group = "batch", version = "v2alpha1", merge = merge::CronJob)]
+    #[resource(
+        group = "batch",
+        version = "v2alpha1",
+        merge = merge::CronJob,
+        family = crate::families::BATCH_CRONJOBS
+    )]
     #[resource(status)]
     #[resource(
         printer_column(

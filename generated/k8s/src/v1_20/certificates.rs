@@ -10,7 +10,8 @@ pub mod v1 {
         group = "certificates.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::CertificateSigningRequest
+        merge = merge::CertificateSigningRequest,
+        family = crate::families::CERTIFICATES_K8S_IO_CERTIFICATESIGNINGREQUESTS
     )]
     #[resource(status)]
     #[resource(
@@ -134,7 +135,8 @@ pub mod v1beta1 {
         group = "certificates.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::CertificateSigningRequest
+        merge = merge::CertificateSigningRequest,
+        family = crate::families::CERTIFICATES_K8S_IO_CERTIFICATESIGNINGREQUESTS
     )]
     #[resource(status)]
     #[resource(

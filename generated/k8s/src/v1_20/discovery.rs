@@ -32,7 +32,8 @@ pub mod v1beta1 {
     #[resource(
         group = "discovery.k8s.io",
         version = "v1beta1",
-        merge = merge::EndpointSlice
+        merge = merge::EndpointSlice,
+        family = crate::families::DISCOVERY_K8S_IO_ENDPOINTSLICES
     )]
     #[resource(
         printer_column(

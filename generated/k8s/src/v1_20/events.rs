@@ -4,7 +4,12 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::events::v1::EventSeries;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
-    #[resource(group = "events.k8s.io", version = "v1", merge = merge::Event)]
+    #[resource(
+        group = "events.k8s.io",
+        version = "v1",
+        merge = merge::Event,
+        family = crate::families::CORE_EVENTS
+    )]
     #[resource(
         printer_column(
             name = "Last Seen",
@@ -164,7 +169,12 @@ pub mod v1 {
 pub mod v1beta1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
-    #[resource(group = "events.k8s.io", version = "v1beta1", merge = merge::Event)]
+    #[resource(
+        group = "events.k8s.io",
+        version = "v1beta1",
+        merge = merge::Event,
+        family = crate::families::CORE_EVENTS
+    )]
     #[resource(
         printer_column(
             name = "Last Seen",

@@ -16,7 +16,12 @@ pub mod v1beta1 {
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
-    #[resource(group = "extensions", version = "v1beta1", merge = merge::Ingress)]
+    #[resource(
+        group = "extensions",
+        version = "v1beta1",
+        merge = merge::Ingress,
+        family = crate::families::NETWORKING_K8S_IO_INGRESSES
+    )]
     #[resource(status)]
     #[resource(
         printer_column(

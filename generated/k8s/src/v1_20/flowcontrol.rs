@@ -13,7 +13,8 @@ pub mod v1alpha1 {
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1alpha1",
         cluster,
-        merge = merge::FlowSchema
+        merge = merge::FlowSchema,
+        family = crate::families::FLOWCONTROL_APISERVER_K8S_IO_FLOWSCHEMAS
     )]
     #[resource(status)]
     #[resource(
@@ -153,7 +154,8 @@ pub mod v1alpha1 {
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1alpha1",
         cluster,
-        merge = merge::PriorityLevelConfiguration
+        merge = merge::PriorityLevelConfiguration,
+        family = crate::families::FLOWCONTROL_APISERVER_K8S_IO_PRIORITYLEVELCONFIGURATIONS
     )]
     #[resource(status)]
     #[resource(
@@ -399,7 +401,8 @@ pub mod v1beta1 {
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::FlowSchema
+        merge = merge::FlowSchema,
+        family = crate::families::FLOWCONTROL_APISERVER_K8S_IO_FLOWSCHEMAS
     )]
     #[resource(status)]
     #[resource(
@@ -539,7 +542,8 @@ pub mod v1beta1 {
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::PriorityLevelConfiguration
+        merge = merge::PriorityLevelConfiguration,
+        family = crate::families::FLOWCONTROL_APISERVER_K8S_IO_PRIORITYLEVELCONFIGURATIONS
     )]
     #[resource(status)]
     #[resource(

@@ -20,7 +20,12 @@ pub mod v1 {
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
-    #[resource(group = "networking.k8s.io", version = "v1", merge = merge::Ingress)]
+    #[resource(
+        group = "networking.k8s.io",
+        version = "v1",
+        merge = merge::Ingress,
+        family = crate::families::NETWORKING_K8S_IO_INGRESSES
+    )]
     #[resource(status)]
     #[resource(
         printer_column(
@@ -97,7 +102,8 @@ pub mod v1 {
         group = "networking.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::IngressClass
+        merge = merge::IngressClass,
+        family = crate::families::NETWORKING_K8S_IO_INGRESSCLASSES
     )]
     #[resource(
         printer_column(
@@ -344,7 +350,12 @@ pub mod v1beta1 {
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
-    #[resource(group = "networking.k8s.io", version = "v1beta1", merge = merge::Ingress)]
+    #[resource(
+        group = "networking.k8s.io",
+        version = "v1beta1",
+        merge = merge::Ingress,
+        family = crate::families::NETWORKING_K8S_IO_INGRESSES
+    )]
     #[resource(status)]
     #[resource(
         printer_column(
@@ -434,7 +445,8 @@ pub mod v1beta1 {
         group = "networking.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::IngressClass
+        merge = merge::IngressClass,
+        family = crate::families::NETWORKING_K8S_IO_INGRESSCLASSES
     )]
     #[resource(
         printer_column(

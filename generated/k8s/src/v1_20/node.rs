@@ -8,7 +8,8 @@ pub mod v1 {
         group = "node.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::RuntimeClass
+        merge = merge::RuntimeClass,
+        family = crate::families::NODE_K8S_IO_RUNTIMECLASSES
     )]
     #[resource(
         printer_column(
@@ -88,7 +89,8 @@ pub mod v1alpha1 {
         group = "node.k8s.io",
         version = "v1alpha1",
         cluster,
-        merge = merge::RuntimeClass
+        merge = merge::RuntimeClass,
+        family = crate::families::NODE_K8S_IO_RUNTIMECLASSES
     )]
     #[resource(
         printer_column(
@@ -185,7 +187,8 @@ pub mod v1beta1 {
         group = "node.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::RuntimeClass
+        merge = merge::RuntimeClass,
+        family = crate::families::NODE_K8S_IO_RUNTIMECLASSES
     )]
     #[resource(
         printer_column(

@@ -48,7 +48,8 @@ pub mod v1beta1 {
     #[resource(
         group = "policy",
         version = "v1beta1",
-        merge = merge::PodDisruptionBudget
+        merge = merge::PodDisruptionBudget,
+        family = crate::families::POLICY_PODDISRUPTIONBUDGETS
     )]
     #[resource(status)]
     #[resource(

@@ -11,7 +11,8 @@ pub mod v1 {
         group = "rbac.authorization.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::ClusterRole
+        merge = merge::ClusterRole,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_CLUSTERROLES
     )]
     #[resource(generation = "none")]
     #[resource(field_labels = "meta")]
@@ -28,7 +29,8 @@ pub mod v1 {
         group = "rbac.authorization.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::ClusterRoleBinding
+        merge = merge::ClusterRoleBinding,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_CLUSTERROLEBINDINGS
     )]
     #[resource(
         printer_column(
@@ -102,7 +104,12 @@ pub mod v1 {
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
-    #[resource(group = "rbac.authorization.k8s.io", version = "v1", merge = merge::Role)]
+    #[resource(
+        group = "rbac.authorization.k8s.io",
+        version = "v1",
+        merge = merge::Role,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_ROLES
+    )]
     #[resource(generation = "none")]
     #[resource(field_labels = "meta")]
     pub struct Role {
@@ -117,7 +124,8 @@ pub mod v1 {
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
-        merge = merge::RoleBinding
+        merge = merge::RoleBinding,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_ROLEBINDINGS
     )]
     #[resource(
         printer_column(
@@ -288,7 +296,8 @@ pub mod v1alpha1 {
         group = "rbac.authorization.k8s.io",
         version = "v1alpha1",
         cluster,
-        merge = merge::ClusterRole
+        merge = merge::ClusterRole,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_CLUSTERROLES
     )]
     #[resource(generation = "none")]
     #[resource(field_labels = "meta")]
@@ -305,7 +314,8 @@ pub mod v1alpha1 {
         group = "rbac.authorization.k8s.io",
         version = "v1alpha1",
         cluster,
-        merge = merge::ClusterRoleBinding
+        merge = merge::ClusterRoleBinding,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_CLUSTERROLEBINDINGS
     )]
     #[resource(
         printer_column(
@@ -392,7 +402,8 @@ pub mod v1alpha1 {
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1alpha1",
-        merge = merge::Role
+        merge = merge::Role,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_ROLES
     )]
     #[resource(generation = "none")]
     #[resource(field_labels = "meta")]
@@ -408,7 +419,8 @@ pub mod v1alpha1 {
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1alpha1",
-        merge = merge::RoleBinding
+        merge = merge::RoleBinding,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_ROLEBINDINGS
     )]
     #[resource(
         printer_column(
@@ -556,7 +568,8 @@ pub mod v1beta1 {
         group = "rbac.authorization.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::ClusterRole
+        merge = merge::ClusterRole,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_CLUSTERROLES
     )]
     #[resource(generation = "none")]
     #[resource(field_labels = "meta")]
@@ -583,7 +596,8 @@ pub mod v1beta1 {
         group = "rbac.authorization.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::ClusterRoleBinding
+        merge = merge::ClusterRoleBinding,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_CLUSTERROLEBINDINGS
     )]
     #[resource(
         printer_column(
@@ -680,7 +694,8 @@ pub mod v1beta1 {
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1beta1",
-        merge = merge::Role
+        merge = merge::Role,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_ROLES
     )]
     #[resource(generation = "none")]
     #[resource(field_labels = "meta")]
@@ -702,7 +717,8 @@ pub mod v1beta1 {
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1beta1",
-        merge = merge::RoleBinding
+        merge = merge::RoleBinding,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_ROLEBINDINGS
     )]
     #[resource(
         printer_column(

@@ -13,7 +13,8 @@ pub mod v1 {
         group = "storage.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::CSIDriver
+        merge = merge::CSIDriver,
+        family = crate::families::STORAGE_K8S_IO_CSIDRIVERS
     )]
     #[resource(
         printer_column(
@@ -267,7 +268,8 @@ pub mod v1 {
         group = "storage.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::CSINode
+        merge = merge::CSINode,
+        family = crate::families::STORAGE_K8S_IO_CSINODES
     )]
     #[resource(
         printer_column(
@@ -317,7 +319,8 @@ pub mod v1 {
         group = "storage.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::StorageClass
+        merge = merge::StorageClass,
+        family = crate::families::STORAGE_K8S_IO_STORAGECLASSES
     )]
     #[resource(
         printer_column(
@@ -441,7 +444,8 @@ pub mod v1 {
         group = "storage.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::VolumeAttachment
+        merge = merge::VolumeAttachment,
+        family = crate::families::STORAGE_K8S_IO_VOLUMEATTACHMENTS
     )]
     #[resource(status)]
     #[resource(
@@ -623,7 +627,8 @@ pub mod v1alpha1 {
         group = "storage.k8s.io",
         version = "v1alpha1",
         cluster,
-        merge = merge::VolumeAttachment
+        merge = merge::VolumeAttachment,
+        family = crate::families::STORAGE_K8S_IO_VOLUMEATTACHMENTS
     )]
     #[resource(
         printer_column(
@@ -791,7 +796,8 @@ pub mod v1beta1 {
         group = "storage.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::CSIDriver
+        merge = merge::CSIDriver,
+        family = crate::families::STORAGE_K8S_IO_CSIDRIVERS
     )]
     #[resource(
         printer_column(
@@ -1051,7 +1057,8 @@ pub mod v1beta1 {
         group = "storage.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::CSINode
+        merge = merge::CSINode,
+        family = crate::families::STORAGE_K8S_IO_CSINODES
     )]
     #[resource(
         printer_column(
@@ -1122,7 +1129,8 @@ pub mod v1beta1 {
         group = "storage.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::StorageClass
+        merge = merge::StorageClass,
+        family = crate::families::STORAGE_K8S_IO_STORAGECLASSES
     )]
     #[resource(
         printer_column(
@@ -1259,7 +1267,8 @@ pub mod v1beta1 {
         group = "storage.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::VolumeAttachment
+        merge = merge::VolumeAttachment,
+        family = crate::families::STORAGE_K8S_IO_VOLUMEATTACHMENTS
     )]
     #[resource(
         printer_column(

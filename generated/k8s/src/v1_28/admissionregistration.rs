@@ -13,7 +13,8 @@ pub mod v1 {
         group = "admissionregistration.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::MutatingWebhookConfiguration
+        merge = merge::MutatingWebhookConfiguration,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_MUTATINGWEBHOOKCONFIGURATIONS
     )]
     #[resource(
         printer_column(
@@ -63,7 +64,8 @@ pub mod v1 {
         group = "admissionregistration.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::ValidatingWebhookConfiguration
+        merge = merge::ValidatingWebhookConfiguration,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_VALIDATINGWEBHOOKCONFIGURATIONS
     )]
     #[resource(
         printer_column(
@@ -198,7 +200,8 @@ pub mod v1alpha1 {
         group = "admissionregistration.k8s.io",
         version = "v1alpha1",
         cluster,
-        merge = merge::ValidatingAdmissionPolicy
+        merge = merge::ValidatingAdmissionPolicy,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_VALIDATINGADMISSIONPOLICIES
     )]
     #[resource(status)]
     #[resource(
@@ -269,7 +272,8 @@ pub mod v1alpha1 {
         group = "admissionregistration.k8s.io",
         version = "v1alpha1",
         cluster,
-        merge = merge::ValidatingAdmissionPolicyBinding
+        merge = merge::ValidatingAdmissionPolicyBinding,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_VALIDATINGADMISSIONPOLICYBINDINGS
     )]
     #[resource(
         printer_column(
@@ -480,7 +484,8 @@ pub mod v1beta1 {
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::ValidatingAdmissionPolicy
+        merge = merge::ValidatingAdmissionPolicy,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_VALIDATINGADMISSIONPOLICIES
     )]
     #[resource(status)]
     #[resource(
@@ -542,7 +547,8 @@ pub mod v1beta1 {
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::ValidatingAdmissionPolicyBinding
+        merge = merge::ValidatingAdmissionPolicyBinding,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_VALIDATINGADMISSIONPOLICYBINDINGS
     )]
     #[resource(
         printer_column(

@@ -11,7 +11,8 @@ pub mod v1 {
         group = "certificates.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::CertificateSigningRequest
+        merge = merge::CertificateSigningRequest,
+        family = crate::families::CERTIFICATES_K8S_IO_CERTIFICATESIGNINGREQUESTS
     )]
     #[resource(status)]
     #[resource(
@@ -124,7 +125,8 @@ pub mod v1alpha1 {
         group = "certificates.k8s.io",
         version = "v1alpha1",
         cluster,
-        merge = merge::ClusterTrustBundle
+        merge = merge::ClusterTrustBundle,
+        family = crate::families::CERTIFICATES_K8S_IO_CLUSTERTRUSTBUNDLES
     )]
     #[resource(
         printer_column(

@@ -4,7 +4,12 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28::coordination::v1::LeaseSpec;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
-    #[resource(group = "coordination.k8s.io", version = "v1", merge = merge::Lease)]
+    #[resource(
+        group = "coordination.k8s.io",
+        version = "v1",
+        merge = merge::Lease,
+        family = crate::families::COORDINATION_K8S_IO_LEASES
+    )]
     #[resource(
         printer_column(
             name = "Name",

@@ -307,7 +307,12 @@ pub mod v1 {
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
-    #[resource(group = "", version = "v1", merge = merge::Event)]
+    #[resource(
+        group = "",
+        version = "v1",
+        merge = merge::Event,
+        family = crate::families::CORE_EVENTS
+    )]
     #[resource(
         printer_column(
             name = "Last Seen",

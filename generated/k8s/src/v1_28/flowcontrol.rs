@@ -19,7 +19,8 @@ pub mod v1beta2 {
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1beta2",
         cluster,
-        merge = merge::FlowSchema
+        merge = merge::FlowSchema,
+        family = crate::families::FLOWCONTROL_APISERVER_K8S_IO_FLOWSCHEMAS
     )]
     #[resource(status)]
     #[resource(
@@ -161,7 +162,8 @@ pub mod v1beta2 {
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1beta2",
         cluster,
-        merge = merge::PriorityLevelConfiguration
+        merge = merge::PriorityLevelConfiguration,
+        family = crate::families::FLOWCONTROL_APISERVER_K8S_IO_PRIORITYLEVELCONFIGURATIONS
     )]
     #[resource(status)]
     #[resource(
@@ -414,7 +416,8 @@ pub mod v1beta3 {
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1beta3",
         cluster,
-        merge = merge::FlowSchema
+        merge = merge::FlowSchema,
+        family = crate::families::FLOWCONTROL_APISERVER_K8S_IO_FLOWSCHEMAS
     )]
     #[resource(status)]
     #[resource(
@@ -556,7 +559,8 @@ pub mod v1beta3 {
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1beta3",
         cluster,
-        merge = merge::PriorityLevelConfiguration
+        merge = merge::PriorityLevelConfiguration,
+        family = crate::families::FLOWCONTROL_APISERVER_K8S_IO_PRIORITYLEVELCONFIGURATIONS
     )]
     #[resource(status)]
     #[resource(

@@ -7,7 +7,8 @@ pub mod v1 {
         group = "scheduling.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::PriorityClass
+        merge = merge::PriorityClass,
+        family = crate::families::SCHEDULING_K8S_IO_PRIORITYCLASSES
     )]
     #[resource(
         printer_column(

@@ -13,7 +13,8 @@ pub mod v1 {
         group = "storage.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::CSIDriver
+        merge = merge::CSIDriver,
+        family = crate::families::STORAGE_K8S_IO_CSIDRIVERS
     )]
     #[resource(
         printer_column(
@@ -268,7 +269,8 @@ pub mod v1 {
         group = "storage.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::CSINode
+        merge = merge::CSINode,
+        family = crate::families::STORAGE_K8S_IO_CSINODES
     )]
     #[resource(
         printer_column(
@@ -399,7 +401,8 @@ pub mod v1 {
         group = "storage.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::StorageClass
+        merge = merge::StorageClass,
+        family = crate::families::STORAGE_K8S_IO_STORAGECLASSES
     )]
     #[resource(
         printer_column(
@@ -523,7 +526,8 @@ pub mod v1 {
         group = "storage.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::VolumeAttachment
+        merge = merge::VolumeAttachment,
+        family = crate::families::STORAGE_K8S_IO_VOLUMEATTACHMENTS
     )]
     #[resource(status)]
     #[resource(

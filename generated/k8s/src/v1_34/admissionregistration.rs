@@ -21,7 +21,8 @@ pub mod v1 {
         group = "admissionregistration.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::ValidatingAdmissionPolicyBinding
+        merge = merge::ValidatingAdmissionPolicyBinding,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_VALIDATINGADMISSIONPOLICYBINDINGS
     )]
     #[resource(
         printer_column(

@@ -12,7 +12,12 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::batch::v1::JobCondition;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
-    #[resource(group = "batch", version = "v1", merge = merge::CronJob)]
+    #[resource(
+        group = "batch",
+        version = "v1",
+        merge = merge::CronJob,
+        family = crate::families::BATCH_CRONJOBS
+    )]
     #[resource(status)]
     #[resource(
         printer_column(

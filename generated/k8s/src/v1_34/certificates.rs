@@ -11,7 +11,8 @@ pub mod v1 {
         group = "certificates.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::CertificateSigningRequest
+        merge = merge::CertificateSigningRequest,
+        family = crate::families::CERTIFICATES_K8S_IO_CERTIFICATESIGNINGREQUESTS
     )]
     #[resource(status)]
     #[resource(
@@ -126,7 +127,8 @@ pub mod v1alpha1 {
     #[resource(
         group = "certificates.k8s.io",
         version = "v1alpha1",
-        merge = merge::PodCertificateRequest
+        merge = merge::PodCertificateRequest,
+        family = crate::families::CERTIFICATES_K8S_IO_PODCERTIFICATEREQUESTS
     )]
     #[resource(status)]
     #[resource(

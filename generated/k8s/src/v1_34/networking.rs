@@ -22,7 +22,8 @@ pub mod v1 {
         group = "networking.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::IPAddress
+        merge = merge::IPAddress,
+        family = crate::families::NETWORKING_K8S_IO_IPADDRESSES
     )]
     #[resource(
         printer_column(
@@ -84,7 +85,8 @@ pub mod v1beta1 {
         group = "networking.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::IPAddress
+        merge = merge::IPAddress,
+        family = crate::families::NETWORKING_K8S_IO_IPADDRESSES
     )]
     #[resource(
         printer_column(

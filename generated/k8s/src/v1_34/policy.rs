@@ -7,7 +7,12 @@ pub mod v1 {
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
-    #[resource(group = "policy", version = "v1", merge = merge::PodDisruptionBudget)]
+    #[resource(
+        group = "policy",
+        version = "v1",
+        merge = merge::PodDisruptionBudget,
+        family = crate::families::POLICY_PODDISRUPTIONBUDGETS
+    )]
     #[resource(status)]
     #[resource(
         printer_column(

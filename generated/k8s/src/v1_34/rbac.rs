@@ -14,7 +14,8 @@ pub mod v1 {
         group = "rbac.authorization.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::ClusterRoleBinding
+        merge = merge::ClusterRoleBinding,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_CLUSTERROLEBINDINGS
     )]
     #[resource(
         printer_column(
@@ -91,7 +92,8 @@ pub mod v1 {
     #[resource(
         group = "rbac.authorization.k8s.io",
         version = "v1",
-        merge = merge::RoleBinding
+        merge = merge::RoleBinding,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_ROLEBINDINGS
     )]
     #[resource(
         printer_column(

@@ -31,7 +31,8 @@ pub mod v1 {
         group = "admissionregistration.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::MutatingAdmissionPolicy
+        merge = merge::MutatingAdmissionPolicy,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_MUTATINGADMISSIONPOLICIES
     )]
     #[resource(
         printer_column(
@@ -80,7 +81,8 @@ pub mod v1 {
         group = "admissionregistration.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::MutatingAdmissionPolicyBinding
+        merge = merge::MutatingAdmissionPolicyBinding,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_MUTATINGADMISSIONPOLICYBINDINGS
     )]
     #[resource(
         printer_column(
@@ -154,7 +156,8 @@ pub mod v1 {
         group = "admissionregistration.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::ValidatingAdmissionPolicyBinding
+        merge = merge::ValidatingAdmissionPolicyBinding,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_VALIDATINGADMISSIONPOLICYBINDINGS
     )]
     #[resource(
         printer_column(

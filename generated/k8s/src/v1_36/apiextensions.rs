@@ -19,7 +19,8 @@ pub mod v1 {
         group = "apiextensions.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::CustomResourceDefinition
+        merge = merge::CustomResourceDefinition,
+        family = crate::families::APIEXTENSIONS_K8S_IO_CUSTOMRESOURCEDEFINITIONS
     )]
     #[resource(status)]
     #[resource(status_keeps_metadata = ["labels", "annotations", "ownerReferences"])]

@@ -10,7 +10,8 @@ pub mod v1 {
     #[resource(
         group = "autoscaling",
         version = "v1",
-        merge = merge::HorizontalPodAutoscaler
+        merge = merge::HorizontalPodAutoscaler,
+        family = crate::families::AUTOSCALING_HORIZONTALPODAUTOSCALERS
     )]
     #[resource(status)]
     #[resource(
@@ -142,7 +143,8 @@ pub mod v2 {
     #[resource(
         group = "autoscaling",
         version = "v2",
-        merge = merge::HorizontalPodAutoscaler
+        merge = merge::HorizontalPodAutoscaler,
+        family = crate::families::AUTOSCALING_HORIZONTALPODAUTOSCALERS
     )]
     #[resource(status)]
     #[resource(

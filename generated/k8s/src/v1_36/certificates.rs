@@ -11,7 +11,8 @@ pub mod v1 {
         group = "certificates.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::CertificateSigningRequest
+        merge = merge::CertificateSigningRequest,
+        family = crate::families::CERTIFICATES_K8S_IO_CERTIFICATESIGNINGREQUESTS
     )]
     #[resource(status)]
     #[resource(
@@ -143,7 +144,8 @@ pub mod v1beta1 {
     #[resource(
         group = "certificates.k8s.io",
         version = "v1beta1",
-        merge = merge::PodCertificateRequest
+        merge = merge::PodCertificateRequest,
+        family = crate::families::CERTIFICATES_K8S_IO_PODCERTIFICATEREQUESTS
     )]
     #[resource(status)]
     #[resource(

@@ -19,7 +19,8 @@ pub mod v1alpha2 {
     #[resource(
         group = "coordination.k8s.io",
         version = "v1alpha2",
-        merge = merge::LeaseCandidate
+        merge = merge::LeaseCandidate,
+        family = crate::families::COORDINATION_K8S_IO_LEASECANDIDATES
     )]
     #[resource(
         printer_column(
@@ -88,7 +89,8 @@ pub mod v1beta1 {
     #[resource(
         group = "coordination.k8s.io",
         version = "v1beta1",
-        merge = merge::LeaseCandidate
+        merge = merge::LeaseCandidate,
+        family = crate::families::COORDINATION_K8S_IO_LEASECANDIDATES
     )]
     #[resource(
         printer_column(

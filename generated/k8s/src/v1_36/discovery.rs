@@ -9,7 +9,12 @@ pub mod v1 {
     };
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
-    #[resource(group = "discovery.k8s.io", version = "v1", merge = merge::EndpointSlice)]
+    #[resource(
+        group = "discovery.k8s.io",
+        version = "v1",
+        merge = merge::EndpointSlice,
+        family = crate::families::DISCOVERY_K8S_IO_ENDPOINTSLICES
+    )]
     #[resource(
         printer_column(
             name = "Name",

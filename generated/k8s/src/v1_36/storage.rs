@@ -16,7 +16,8 @@ pub mod v1 {
         group = "storage.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::CSIDriver
+        merge = merge::CSIDriver,
+        family = crate::families::STORAGE_K8S_IO_CSIDRIVERS
     )]
     #[resource(
         printer_column(

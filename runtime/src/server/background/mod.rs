@@ -1,4 +1,6 @@
-//! Tasks that run beside the requests: the garbage collector (`gc`), the
+//! Tasks that run beside the requests, and what the server does to its store before them
+//! (`cohabiting`: objects an earlier kapi stored under a group that now shares another group's
+//! storage move there): the garbage collector (`gc`), the
 //! CustomResourceDefinition task that rebuilds the served catalog (`crds`), and the
 //! controllers that keep what a cluster holds from the start: the `default/kubernetes`
 //! Service with its endpoints (`kubernetes_service`) and every namespace's `default`
@@ -6,6 +8,7 @@
 //!
 //! May import: `objects`, `state` and `http` (errors, paths, request options); never `handlers`.
 
+pub(crate) mod cohabiting;
 pub(crate) mod crds;
 pub(crate) mod gc;
 pub(crate) mod kubernetes_service;

@@ -192,6 +192,7 @@ mod tests {
             defaults: Cow::Borrowed(&[]),
             field_labels: Default::default(),
             write_rules: crate::write_rules::WriteRules::CUSTOM,
+            family: None,
         }
     }
 

@@ -21,7 +21,7 @@ use crate::server::http::negotiate::Output;
 use crate::server::objects::json::{meta_mut, meta_str};
 use crate::server::objects::render;
 use crate::server::objects::revision::parse_rv;
-use crate::server::objects::stored::{converter, dry_answer, kv_object, to_stored};
+use crate::server::objects::stored::{converts, dry_answer, kv_object, to_stored};
 use crate::server::state::builtin::is_namespace_kind;
 use crate::server::state::service_allocations::Reservation;
 use crate::write_rules::StatusUpdate;
@@ -378,7 +378,7 @@ pub(crate) fn unchanged(
     if stored == before {
         return true;
     }
-    if converter(call).is_none() && !same_but_resource_version(current, next) {
+    if !converts(call) && !same_but_resource_version(current, next) {
         return false;
     }
     same_json(stored, before)

@@ -455,6 +455,7 @@ mod tests {
             field_labels: Default::default(),
             defaults: std::borrow::Cow::Borrowed(&[]),
             write_rules: crate::write_rules::WriteRules::CUSTOM,
+            family: None,
         }
     }
 

@@ -2,8 +2,9 @@
 //!
 //! Serving a stored object means decoding it, converting it to the requested version, setting
 //! `metadata.resourceVersion` and encoding it again (`stored::from_stored` and `to_vec`). When
-//! the resource has no conversions and the object was stored at the requested version, the only
-//! change is the resourceVersion, so [`ServedJson`] copies the stored bytes and inserts that one
+//! the resource has no typed conversions and the object was stored at the requested version (a
+//! built-in family's objects are converted only when stored at another), the only change is
+//! the resourceVersion, so [`ServedJson`] copies the stored bytes and inserts that one
 //! field instead: no `Value` tree is built or dropped, which is most of the cost of a large list
 //! and of a watch event. The store holds serde_json's compact output (`stored::to_stored`), so
 //! the splice yields the bytes decode-and-encode would; any value the scanner does not
@@ -29,7 +30,7 @@ use crate::server::objects::stored::from_stored;
 pub(crate) struct ServedJson {
     /// The `apiVersion` an object must carry to be served without conversion.
     api_version: String,
-    /// Whether the resource has no conversions for the requested version.
+    /// Whether the resource has no typed conversions for the requested version.
     direct: bool,
 }
 

@@ -1,12 +1,15 @@
 //! Objects between the store and the client: [`to_stored`] converts a write to the storage
-//! version (when the resource's versions were registered with conversions) and drops
-//! `metadata.resourceVersion`, which is the key's mod revision; [`from_stored`] converts a read
-//! back to the requested version and fills the resourceVersion in, so it can never disagree
-//! with the store. Gets, list items, watch events and write answers all go through it.
-//! Imports only `json` and `error` from the server (and the `Call` it reads).
+//! version and drops `metadata.resourceVersion`, which is the key's mod revision;
+//! [`from_stored`] converts a read back to the requested version and fills the resourceVersion
+//! in, so it can never disagree with the store. Two things convert: a built-in's
+//! [`Family`] (`kapi::conversion`, named by its `ResourceInfo`), and the versions of a kind
+//! registered with conversions (`Registry::register_versions`). Gets, list items, watch events
+//! and write answers all go through it. Imports only `json` and `error` from the server (and
+//! the `Call` it reads).
 
 use serde_json::Value;
 
+use crate::conversion::{ConversionError, Family};
 use crate::crd::VersionConverter;
 use crate::storage::{Bytes, KeyValue};
 
@@ -14,50 +17,89 @@ use crate::server::Call;
 use crate::server::http::error::ApiError;
 use crate::server::objects::json::meta_mut;
 
-/// The conversions of the call's resource, when they were registered and the requested
-/// version is one of them; versions registered alone keep the `apiVersion` rewrite.
-pub(crate) fn converter(call: &Call) -> Option<&VersionConverter> {
+/// What converts the call's resource between its versions.
+#[derive(Clone, Copy)]
+enum Conversion<'a> {
+    /// A built-in's family.
+    Family(&'static Family),
+    /// Versions registered with their `From` impls.
+    Typed(&'a VersionConverter),
+}
+
+fn conversion(call: &Call) -> Option<Conversion<'_>> {
     let info = call.info();
+    if let Some(family) = info.family {
+        return Some(Conversion::Family(family));
+    }
     call.registry
         .conversion(&info.gvk.group, &info.plural)
         .filter(|c| c.has_version(&info.gvk.version))
+        .map(Conversion::Typed)
 }
 
-/// `object` converted to `to_version`, or a 500 naming the versions and why.
-fn convert(
-    call: &Call,
-    converter: &VersionConverter,
-    object: Value,
-    to_version: &str,
-) -> Result<Value, ApiError> {
+/// Whether the call's resource converts between versions, so that objects equal as served
+/// may differ as stored (and the other way round).
+pub(crate) fn converts(call: &Call) -> bool {
+    conversion(call).is_some()
+}
+
+/// `object` converted to the `apiVersion` `to`: a write that cannot be converted is the
+/// client's 400 (a built-in's rule found a value it cannot read, such as a malformed
+/// annotation a conversion keeps data in), any other failure the server's 500 naming the
+/// versions and why.
+fn convert(call: &Call, how: Conversion<'_>, object: Value, to: &str) -> Result<Value, ApiError> {
     let from = object
         .get("apiVersion")
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();
-    converter.convert(object, to_version).map_err(|e| {
-        let info = call.info();
-        let (resource, to) = if info.gvk.group.is_empty() {
-            (info.plural.to_string(), to_version.to_owned())
+    let info = call.info();
+    let failed = |reason: &dyn std::fmt::Display| {
+        let resource = if info.gvk.group.is_empty() {
+            info.plural.to_string()
         } else {
-            (
-                format!("{}.{}", info.plural, info.gvk.group),
-                format!("{}/{to_version}", info.gvk.group),
-            )
+            format!("{}.{}", info.plural, info.gvk.group)
         };
-        ApiError::internal(format!(
-            "conversion of {resource} from {from:?} to {to:?} failed: {e}"
-        ))
-    })
+        format!("conversion of {resource} from {from:?} to {to:?} failed: {reason}")
+    };
+    match how {
+        Conversion::Family(family) => family.convert(object, to).map_err(|e| match e {
+            ConversionError::Invalid(_) => ApiError::bad_request(failed(&e)),
+            _ => ApiError::internal(failed(&e)),
+        }),
+        Conversion::Typed(converter) => {
+            let version = to.rsplit_once('/').map_or(to, |(_, v)| v);
+            converter
+                .convert(object, version)
+                .map_err(|e| ApiError::internal(failed(&e)))
+        }
+    }
 }
 
-/// The object as stored: in the storage version when the resource has conversions, without
+/// The `apiVersion` objects are stored in.
+fn storage_api_version(call: &Call, how: Conversion<'_>) -> String {
+    match how {
+        Conversion::Family(family) => family.storage.to_owned(),
+        Conversion::Typed(converter) => {
+            let group = &call.info().gvk.group;
+            let version = converter.storage_version();
+            if group.is_empty() {
+                version.to_owned()
+            } else {
+                format!("{group}/{version}")
+            }
+        }
+    }
+}
+
+/// The object as stored: in the storage version when the resource converts, without
 /// `resourceVersion`. A dry run calls this too, so a failing conversion fails it as well.
 pub(crate) fn to_stored(call: &Call, object: &Value) -> Result<Bytes, ApiError> {
     let mut copy = object.clone();
     meta_mut(&mut copy).remove("resourceVersion");
-    if let Some(converter) = converter(call) {
-        copy = convert(call, converter, copy, converter.storage_version())?;
+    if let Some(how) = conversion(call) {
+        let storage = storage_api_version(call, how);
+        copy = convert(call, how, copy, &storage)?;
     }
     serde_json::to_vec(&copy)
         .map(Bytes::from)
@@ -65,22 +107,34 @@ pub(crate) fn to_stored(call: &Call, object: &Value) -> Result<Bytes, ApiError> 
 }
 
 /// A stored value as served at `info`'s version, `resourceVersion` filled in from `rv`. With
-/// conversions the object is converted from the version it was stored in, whichever that is.
+/// conversions the object is converted from the version it was stored in, whichever that is:
+/// objects written by an earlier kapi in the version they were sent in read as well as those
+/// in the storage version.
 pub(crate) fn from_stored(call: &Call, value: &[u8], rv: u64) -> Result<Value, ApiError> {
     let mut object: Value = serde_json::from_slice(value).map_err(ApiError::internal)?;
     let info = call.info();
     let api_version = info.api_version();
-    if let Some(converter) = converter(call) {
-        object = convert(call, converter, object, &info.gvk.version)?;
-    } else if object.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str()) {
-        // Stored through another version of the same resource: serve it at this version,
-        // through this version's type when it fits, as it came otherwise.
-        if let Value::Object(map) = &mut object {
-            map.insert("apiVersion".into(), Value::from(api_version));
+    let stored_as = object.get("apiVersion").and_then(Value::as_str);
+    match conversion(call) {
+        Some(how @ Conversion::Typed(_)) => object = convert(call, how, object, &api_version)?,
+        Some(how @ Conversion::Family(_)) if stored_as != Some(api_version.as_str()) => {
+            object = convert(call, how, object, &api_version)?;
+            // Fields this version does not have are dropped, as its type would.
+            if let Ok(typed) = (call.target.kind.codec)(object.clone()) {
+                object = typed;
+            }
         }
-        if let Ok(converted) = (call.target.kind.codec)(object.clone()) {
-            object = converted;
+        None if stored_as != Some(api_version.as_str()) => {
+            // Stored through another version of the same resource: serve it at this version,
+            // through this version's type when it fits, as it came otherwise.
+            if let Value::Object(map) = &mut object {
+                map.insert("apiVersion".into(), Value::from(api_version));
+            }
+            if let Ok(converted) = (call.target.kind.codec)(object.clone()) {
+                object = converted;
+            }
         }
+        _ => {}
     }
     meta_mut(&mut object).insert("resourceVersion".into(), Value::from(rv.to_string()));
     Ok(object)
@@ -105,7 +159,7 @@ pub(crate) fn dry_answer(
     stored: &[u8],
     rv: u64,
 ) -> Result<Value, ApiError> {
-    if converter(call).is_some() {
+    if converts(call) {
         from_stored(call, stored, rv)
     } else {
         Ok(at_revision(next, rv))

@@ -1,7 +1,9 @@
 //! Where objects live in the store, and the opaque continue tokens of paginated lists.
 //!
 //! Keys are `/registry/<group or "core">/<plural>/[<namespace>/]<name>`. Every version of a
-//! group's resource shares one key space, as upstream stores one version per resource. Names and
+//! group's resource shares one key space, as upstream stores one version per resource; a
+//! built-in served in several groups (a [`Family`](crate::conversion::Family)) is keyed under
+//! its storage group, so `extensions` Ingresses live with `networking.k8s.io`'s. Names and
 //! namespaces are validated as path segments before they reach a key, so no key can escape its
 //! prefix.
 
@@ -16,7 +18,8 @@ const ROOT: &str = "/registry";
 
 /// The prefix of every object of a resource, across namespaces, ending in `/`.
 pub(crate) fn resource_prefix(info: &ResourceInfo) -> String {
-    prefix_of(&info.gvk.group, &info.plural)
+    let group = info.family.map_or(&*info.gvk.group, |f| f.storage_group());
+    prefix_of(group, &info.plural)
 }
 
 /// The prefix of every object of the resource `plural` of `group` ("" for core), ending in `/`.

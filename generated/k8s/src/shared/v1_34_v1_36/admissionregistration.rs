@@ -30,7 +30,8 @@ pub mod v1 {
         group = "admissionregistration.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::MutatingWebhookConfiguration
+        merge = merge::MutatingWebhookConfiguration,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_MUTATINGWEBHOOKCONFIGURATIONS
     )]
     #[resource(
         printer_column(
@@ -116,7 +117,8 @@ pub mod v1 {
         group = "admissionregistration.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::ValidatingAdmissionPolicy
+        merge = merge::ValidatingAdmissionPolicy,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_VALIDATINGADMISSIONPOLICIES
     )]
     #[resource(status)]
     #[resource(
@@ -199,7 +201,8 @@ pub mod v1 {
         group = "admissionregistration.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::ValidatingWebhookConfiguration
+        merge = merge::ValidatingWebhookConfiguration,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_VALIDATINGWEBHOOKCONFIGURATIONS
     )]
     #[resource(
         printer_column(
@@ -423,7 +426,8 @@ pub mod v1alpha1 {
         group = "admissionregistration.k8s.io",
         version = "v1alpha1",
         cluster,
-        merge = merge::MutatingAdmissionPolicy
+        merge = merge::MutatingAdmissionPolicy,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_MUTATINGADMISSIONPOLICIES
     )]
     #[resource(
         printer_column(
@@ -473,7 +477,8 @@ pub mod v1alpha1 {
         group = "admissionregistration.k8s.io",
         version = "v1alpha1",
         cluster,
-        merge = merge::MutatingAdmissionPolicyBinding
+        merge = merge::MutatingAdmissionPolicyBinding,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_MUTATINGADMISSIONPOLICYBINDINGS
     )]
     #[resource(
         printer_column(
@@ -642,7 +647,8 @@ pub mod v1beta1 {
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::MutatingAdmissionPolicy
+        merge = merge::MutatingAdmissionPolicy,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_MUTATINGADMISSIONPOLICIES
     )]
     #[resource(
         printer_column(
@@ -692,7 +698,8 @@ pub mod v1beta1 {
         group = "admissionregistration.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::MutatingAdmissionPolicyBinding
+        merge = merge::MutatingAdmissionPolicyBinding,
+        family = crate::families::ADMISSIONREGISTRATION_K8S_IO_MUTATINGADMISSIONPOLICYBINDINGS
     )]
     #[resource(
         printer_column(

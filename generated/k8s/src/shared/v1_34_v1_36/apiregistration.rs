@@ -7,7 +7,8 @@ pub mod v1 {
         group = "apiregistration.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::APIService
+        merge = merge::APIService,
+        family = crate::families::APIREGISTRATION_K8S_IO_APISERVICES
     )]
     #[resource(status)]
     #[resource(

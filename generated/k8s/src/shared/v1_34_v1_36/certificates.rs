@@ -7,7 +7,8 @@ pub mod v1alpha1 {
         group = "certificates.k8s.io",
         version = "v1alpha1",
         cluster,
-        merge = merge::ClusterTrustBundle
+        merge = merge::ClusterTrustBundle,
+        family = crate::families::CERTIFICATES_K8S_IO_CLUSTERTRUSTBUNDLES
     )]
     #[resource(
         printer_column(
@@ -55,7 +56,8 @@ pub mod v1beta1 {
         group = "certificates.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::ClusterTrustBundle
+        merge = merge::ClusterTrustBundle,
+        family = crate::families::CERTIFICATES_K8S_IO_CLUSTERTRUSTBUNDLES
     )]
     #[resource(
         printer_column(

@@ -19,7 +19,8 @@ pub mod v1 {
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::FlowSchema
+        merge = merge::FlowSchema,
+        family = crate::families::FLOWCONTROL_APISERVER_K8S_IO_FLOWSCHEMAS
     )]
     #[resource(status)]
     #[resource(
@@ -151,7 +152,8 @@ pub mod v1 {
         group = "flowcontrol.apiserver.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::PriorityLevelConfiguration
+        merge = merge::PriorityLevelConfiguration,
+        family = crate::families::FLOWCONTROL_APISERVER_K8S_IO_PRIORITYLEVELCONFIGURATIONS
     )]
     #[resource(status)]
     #[resource(

@@ -9,7 +9,12 @@ pub mod v1 {
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
-    #[resource(group = "networking.k8s.io", version = "v1", merge = merge::Ingress)]
+    #[resource(
+        group = "networking.k8s.io",
+        version = "v1",
+        merge = merge::Ingress,
+        family = crate::families::NETWORKING_K8S_IO_INGRESSES
+    )]
     #[resource(status)]
     #[resource(
         printer_column(
@@ -90,7 +95,8 @@ pub mod v1 {
         group = "networking.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::IngressClass
+        merge = merge::IngressClass,
+        family = crate::families::NETWORKING_K8S_IO_INGRESSCLASSES
     )]
     #[resource(
         printer_column(
@@ -225,7 +231,8 @@ pub mod v1 {
         group = "networking.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::ServiceCIDR
+        merge = merge::ServiceCIDR,
+        family = crate::families::NETWORKING_K8S_IO_SERVICECIDRS
     )]
     #[resource(status)]
     #[resource(
@@ -427,7 +434,8 @@ pub mod v1beta1 {
         group = "networking.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::ServiceCIDR
+        merge = merge::ServiceCIDR,
+        family = crate::families::NETWORKING_K8S_IO_SERVICECIDRS
     )]
     #[resource(status)]
     #[resource(

@@ -7,7 +7,8 @@ pub mod v1 {
         group = "node.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::RuntimeClass
+        merge = merge::RuntimeClass,
+        family = crate::families::NODE_K8S_IO_RUNTIMECLASSES
     )]
     #[resource(
         printer_column(

@@ -7,7 +7,8 @@ pub mod v1 {
         group = "rbac.authorization.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::ClusterRole
+        merge = merge::ClusterRole,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_CLUSTERROLES
     )]
     #[resource(generation = "none")]
     #[resource(field_labels = "meta")]
@@ -24,7 +25,12 @@ pub mod v1 {
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
-    #[resource(group = "rbac.authorization.k8s.io", version = "v1", merge = merge::Role)]
+    #[resource(
+        group = "rbac.authorization.k8s.io",
+        version = "v1",
+        merge = merge::Role,
+        family = crate::families::RBAC_AUTHORIZATION_K8S_IO_ROLES
+    )]
     #[resource(generation = "none")]
     #[resource(field_labels = "meta")]
     pub struct Role {

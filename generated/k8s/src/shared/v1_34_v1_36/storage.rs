@@ -7,7 +7,8 @@ pub mod v1 {
         group = "storage.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::CSINode
+        merge = merge::CSINode,
+        family = crate::families::STORAGE_K8S_IO_CSINODES
     )]
     #[resource(
         printer_column(
@@ -138,7 +139,8 @@ pub mod v1 {
         group = "storage.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::StorageClass
+        merge = merge::StorageClass,
+        family = crate::families::STORAGE_K8S_IO_STORAGECLASSES
     )]
     #[resource(
         printer_column(
@@ -264,7 +266,8 @@ pub mod v1 {
         group = "storage.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::VolumeAttachment
+        merge = merge::VolumeAttachment,
+        family = crate::families::STORAGE_K8S_IO_VOLUMEATTACHMENTS
     )]
     #[resource(status)]
     #[resource(
@@ -410,7 +413,8 @@ pub mod v1 {
         group = "storage.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::VolumeAttributesClass
+        merge = merge::VolumeAttributesClass,
+        family = crate::families::STORAGE_K8S_IO_VOLUMEATTRIBUTESCLASSES
     )]
     #[resource(
         printer_column(
@@ -535,7 +539,8 @@ pub mod v1beta1 {
         group = "storage.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::VolumeAttributesClass
+        merge = merge::VolumeAttributesClass,
+        family = crate::families::STORAGE_K8S_IO_VOLUMEATTRIBUTESCLASSES
     )]
     #[resource(
         printer_column(

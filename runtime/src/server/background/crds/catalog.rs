@@ -256,6 +256,7 @@ pub(super) fn kind_of(
         defaults: Cow::Borrowed(&[]),
         field_labels: Default::default(),
         write_rules: crate::write_rules::WriteRules::CUSTOM,
+        family: None,
     };
     let codec_rules = rules.clone();
     let schema_rules = rules.clone();

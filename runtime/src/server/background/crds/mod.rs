@@ -47,6 +47,8 @@ use validation::validate_crd;
 /// The group and resource of CRDs themselves.
 const GROUP: &str = "apiextensions.k8s.io";
 const PLURAL: &str = "customresourcedefinitions";
+/// The version CRDs are stored in.
+const STORAGE: &str = "apiextensions.k8s.io/v1";
 
 /// The finalizer an accepted CRD carries until its objects are gone.
 pub(crate) const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
@@ -65,7 +67,40 @@ pub(crate) fn prepare(mut base: Registry) -> Registry {
         };
         base.insert_kind(checked);
     }
+    // Another version stored as v1 (1.20's v1beta1) is checked as the v1 it is stored as.
+    let others: Vec<RegisteredKind> = base
+        .kinds()
+        .filter(|k| {
+            k.info.gvk.group == GROUP && k.info.plural == PLURAL && k.info.gvk.version != "v1"
+        })
+        .filter(|k| k.info.family.is_some_and(|f| f.storage == STORAGE))
+        .cloned()
+        .collect();
+    for kind in others {
+        let Some(family) = kind.info.family else {
+            continue;
+        };
+        let check = move |object: &Value| match family.convert(object.clone(), STORAGE) {
+            Ok(stored) => validate_crd(&stored),
+            Err(_) => Vec::new(),
+        };
+        base.insert_kind(RegisteredKind {
+            validate: Some(Arc::new(check) as Validator),
+            ..kind
+        });
+    }
     base
+}
+
+/// A stored CRD, converted to v1 when an earlier kapi stored it as sent in another version.
+fn stored_crd(kind: &RegisteredKind, value: &[u8]) -> Option<CustomResourceDefinition> {
+    let mut object: Value = serde_json::from_slice(value).ok()?;
+    if let Some(family) = kind.info.family
+        && object.get("apiVersion").and_then(Value::as_str) != Some(STORAGE)
+    {
+        object = family.convert(object, STORAGE).ok()?;
+    }
+    serde_json::from_value(object).ok()
 }
 
 /// What one pass over the stored CRDs found.
@@ -92,8 +127,8 @@ pub(crate) async fn refresh(state: &State, base: &Registry) -> Result<Refreshed,
         .items
         .into_iter()
         .filter_map(|kv| {
-            // Objects written through another version (v1beta1) do not parse as v1: skipped.
-            let crd = serde_json::from_slice(&kv.value).ok()?;
+            // What does not convert to v1 is no CRD kapi can serve: skipped.
+            let crd = stored_crd(kind, &kv.value)?;
             Some((kv, crd))
         })
         .collect();
@@ -422,4 +457,43 @@ async fn delete_instances(
             .count(&prefix)
             .await
             .is_ok_and(|remaining| remaining == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::conversion::{Family, Rule, Step, Version};
+
+    static CRDS: Family = Family {
+        resource: PLURAL,
+        storage: STORAGE,
+        versions: &[Version {
+            api_version: "apiextensions.k8s.io/v1beta1",
+            steps: &[Step::rule("", Rule::CustomResourceDefinitionV1beta1)],
+        }],
+    };
+
+    /// A CRD an earlier kapi stored as it was sent, in v1beta1, is read as the v1 it converts to.
+    #[test]
+    fn crds_stored_as_v1beta1_read_as_v1() {
+        let mut kind = crate::registry::entry_of::<CustomResourceDefinition>();
+        let mut info = (*kind.info).clone();
+        info.family = Some(&CRDS);
+        kind.info = Arc::new(info);
+        let stored = json!({
+            "apiVersion": "apiextensions.k8s.io/v1beta1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "backups.example.com"},
+            "spec": {"group": "example.com", "version": "v1", "scope": "Namespaced",
+                     "names": {"plural": "backups", "kind": "Backup"},
+                     "validation": {"openAPIV3Schema": {"type": "object"}}},
+        });
+        let crd = stored_crd(&kind, &serde_json::to_vec(&stored).unwrap()).unwrap();
+        assert_eq!(crd.spec.versions.len(), 1);
+        assert_eq!(crd.spec.versions[0].name, "v1");
+        assert!(crd.spec.versions[0].storage && crd.spec.versions[0].schema.is_some());
+    }
 }
