@@ -6,7 +6,7 @@
 //! [`Conversions::from_yaml_str`] parses text; reading the file is
 //! [`load_conversions`](crate::load::load_conversions)'s.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use heck::ToUpperCamelCase;
@@ -76,16 +76,7 @@ impl FamilyData {
             .storage
             .rsplit_once('/')
             .map_or("core", |(group, _)| group);
-        format!("{group}_{}", self.resource)
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_uppercase()
-                } else {
-                    '_'
-                }
-            })
-            .collect()
+        screaming(&format!("{group}_{}", self.resource))
     }
 
     fn has(&self, api_version: &str) -> bool {
@@ -174,6 +165,32 @@ impl Conversions {
         if families.is_empty() {
             return TokenStream::new();
         }
+        // A list of steps several versions share (a YAML anchor's) is written once, as a
+        // constant named after its first use.
+        let mut uses: BTreeMap<String, usize> = BTreeMap::new();
+        for f in &families {
+            for (_, steps) in f.versions.iter().filter(|(_, steps)| !steps.is_empty()) {
+                *uses
+                    .entry(steps_tokens(krate, steps).to_string())
+                    .or_default() += 1;
+            }
+        }
+        let mut shared: BTreeMap<String, Ident> = BTreeMap::new();
+        let mut consts = Vec::new();
+        for f in &families {
+            for (version, steps) in &f.versions {
+                let tokens = steps_tokens(krate, steps);
+                let text = tokens.to_string();
+                if uses.get(&text).is_some_and(|n| *n > 1) && !shared.contains_key(&text) {
+                    let name = format!("{}_FROM_{}", f.static_name(), screaming(version));
+                    let name = Ident::new(&name, Span::call_site());
+                    consts.push(quote! {
+                        const #name: &[#krate::conversion::Step] = #tokens;
+                    });
+                    shared.insert(text, name);
+                }
+            }
+        }
         let statics = families.iter().map(|f| {
             let name = Ident::new(&f.static_name(), Span::call_site());
             let resource = &f.resource;
@@ -187,10 +204,14 @@ impl Conversions {
                     .join(", ")
             );
             let versions = f.versions.iter().map(|(version, steps)| {
-                let steps = steps.iter().map(|s| step_tokens(krate, s));
+                let tokens = steps_tokens(krate, steps);
+                let steps = match shared.get(&tokens.to_string()) {
+                    Some(name) => quote!(#name),
+                    None => tokens,
+                };
                 quote!(#krate::conversion::Version {
                     api_version: #version,
-                    steps: &[#(#steps),*],
+                    steps: #steps,
                 })
             });
             quote! {
@@ -202,14 +223,34 @@ impl Conversions {
                 };
             }
         });
+        let statics = quote!(#(#consts)* #(#statics)*);
         quote! {
             /// Resources served in several versions or groups and stored once, in one version,
             /// converted on the way in and out (`kapi::conversion`).
             pub mod families {
-                #(#statics)*
+                #statics
             }
         }
     }
+}
+
+/// `&[step, ...]`.
+fn steps_tokens(krate: &TokenStream, steps: &[StepData]) -> TokenStream {
+    let steps = steps.iter().map(|s| step_tokens(krate, s));
+    quote!(&[#(#steps),*])
+}
+
+/// `networking.k8s.io/v1beta1` as `NETWORKING_K8S_IO_V1BETA1`.
+fn screaming(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 fn step_tokens(krate: &TokenStream, step: &StepData) -> TokenStream {

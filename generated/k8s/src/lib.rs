@@ -27,6 +27,39 @@ mod definitions;
 /// Resources served in several versions or groups and stored once, in one version,
 /// converted on the way in and out (`kapi::conversion`).
 pub mod families {
+    const NETWORKING_K8S_IO_INGRESSES_FROM_NETWORKING_K8S_IO_V1BETA1: &[kapi::conversion::Step] = &[
+        kapi::conversion::Step::moved("spec", "backend", "defaultBackend"),
+        kapi::conversion::Step::rule(
+            "spec.defaultBackend",
+            kapi::conversion::Rule::IngressBackend,
+        ),
+        kapi::conversion::Step::rule(
+            "spec.rules[*].http.paths[*].backend",
+            kapi::conversion::Rule::IngressBackend,
+        ),
+    ];
+    const CORE_EVENTS_FROM_EVENTS_K8S_IO_V1: &[kapi::conversion::Step] = &[
+        kapi::conversion::Step::moved("", "note", "message"),
+        kapi::conversion::Step::moved("", "regarding", "involvedObject"),
+        kapi::conversion::Step::moved("", "deprecatedSource", "source"),
+        kapi::conversion::Step::moved("", "deprecatedFirstTimestamp", "firstTimestamp"),
+        kapi::conversion::Step::moved("", "deprecatedLastTimestamp", "lastTimestamp"),
+        kapi::conversion::Step::moved("", "deprecatedCount", "count"),
+        kapi::conversion::Step::moved("", "reportingController", "reportingComponent"),
+    ];
+    const FLOWCONTROL_APISERVER_K8S_IO_PRIORITYLEVELCONFIGURATIONS_FROM_FLOWCONTROL_APISERVER_K8S_IO_V1ALPHA1: &[kapi::conversion::Step] = &[
+        kapi::conversion::Step::moved(
+            "spec.limited",
+            "assuredConcurrencyShares",
+            "nominalConcurrencyShares",
+        ),
+    ];
+    const RBAC_AUTHORIZATION_K8S_IO_ROLEBINDINGS_FROM_RBAC_AUTHORIZATION_K8S_IO_V1ALPHA1: &[kapi::conversion::Step] = &[
+        kapi::conversion::Step::rule(
+            "subjects[*]",
+            kapi::conversion::Rule::RbacSubjectV1alpha1,
+        ),
+    ];
     /// `ingresses`, stored as `networking.k8s.io/v1` and served as `networking.k8s.io/v1beta1`, `extensions/v1beta1`.
     pub static NETWORKING_K8S_IO_INGRESSES: kapi::conversion::Family = kapi::conversion::Family {
         resource: "ingresses",
@@ -34,31 +67,11 @@ pub mod families {
         versions: &[
             kapi::conversion::Version {
                 api_version: "networking.k8s.io/v1beta1",
-                steps: &[
-                    kapi::conversion::Step::moved("spec", "backend", "defaultBackend"),
-                    kapi::conversion::Step::rule(
-                        "spec.defaultBackend",
-                        kapi::conversion::Rule::IngressBackend,
-                    ),
-                    kapi::conversion::Step::rule(
-                        "spec.rules[*].http.paths[*].backend",
-                        kapi::conversion::Rule::IngressBackend,
-                    ),
-                ],
+                steps: NETWORKING_K8S_IO_INGRESSES_FROM_NETWORKING_K8S_IO_V1BETA1,
             },
             kapi::conversion::Version {
                 api_version: "extensions/v1beta1",
-                steps: &[
-                    kapi::conversion::Step::moved("spec", "backend", "defaultBackend"),
-                    kapi::conversion::Step::rule(
-                        "spec.defaultBackend",
-                        kapi::conversion::Rule::IngressBackend,
-                    ),
-                    kapi::conversion::Step::rule(
-                        "spec.rules[*].http.paths[*].backend",
-                        kapi::conversion::Rule::IngressBackend,
-                    ),
-                ],
+                steps: NETWORKING_K8S_IO_INGRESSES_FROM_NETWORKING_K8S_IO_V1BETA1,
             },
         ],
     };
@@ -69,51 +82,11 @@ pub mod families {
         versions: &[
             kapi::conversion::Version {
                 api_version: "events.k8s.io/v1",
-                steps: &[
-                    kapi::conversion::Step::moved("", "note", "message"),
-                    kapi::conversion::Step::moved("", "regarding", "involvedObject"),
-                    kapi::conversion::Step::moved("", "deprecatedSource", "source"),
-                    kapi::conversion::Step::moved(
-                        "",
-                        "deprecatedFirstTimestamp",
-                        "firstTimestamp",
-                    ),
-                    kapi::conversion::Step::moved(
-                        "",
-                        "deprecatedLastTimestamp",
-                        "lastTimestamp",
-                    ),
-                    kapi::conversion::Step::moved("", "deprecatedCount", "count"),
-                    kapi::conversion::Step::moved(
-                        "",
-                        "reportingController",
-                        "reportingComponent",
-                    ),
-                ],
+                steps: CORE_EVENTS_FROM_EVENTS_K8S_IO_V1,
             },
             kapi::conversion::Version {
                 api_version: "events.k8s.io/v1beta1",
-                steps: &[
-                    kapi::conversion::Step::moved("", "note", "message"),
-                    kapi::conversion::Step::moved("", "regarding", "involvedObject"),
-                    kapi::conversion::Step::moved("", "deprecatedSource", "source"),
-                    kapi::conversion::Step::moved(
-                        "",
-                        "deprecatedFirstTimestamp",
-                        "firstTimestamp",
-                    ),
-                    kapi::conversion::Step::moved(
-                        "",
-                        "deprecatedLastTimestamp",
-                        "lastTimestamp",
-                    ),
-                    kapi::conversion::Step::moved("", "deprecatedCount", "count"),
-                    kapi::conversion::Step::moved(
-                        "",
-                        "reportingController",
-                        "reportingComponent",
-                    ),
-                ],
+                steps: CORE_EVENTS_FROM_EVENTS_K8S_IO_V1,
             },
         ],
     };
@@ -185,33 +158,15 @@ pub mod families {
         versions: &[
             kapi::conversion::Version {
                 api_version: "flowcontrol.apiserver.k8s.io/v1alpha1",
-                steps: &[
-                    kapi::conversion::Step::moved(
-                        "spec.limited",
-                        "assuredConcurrencyShares",
-                        "nominalConcurrencyShares",
-                    ),
-                ],
+                steps: FLOWCONTROL_APISERVER_K8S_IO_PRIORITYLEVELCONFIGURATIONS_FROM_FLOWCONTROL_APISERVER_K8S_IO_V1ALPHA1,
             },
             kapi::conversion::Version {
                 api_version: "flowcontrol.apiserver.k8s.io/v1beta1",
-                steps: &[
-                    kapi::conversion::Step::moved(
-                        "spec.limited",
-                        "assuredConcurrencyShares",
-                        "nominalConcurrencyShares",
-                    ),
-                ],
+                steps: FLOWCONTROL_APISERVER_K8S_IO_PRIORITYLEVELCONFIGURATIONS_FROM_FLOWCONTROL_APISERVER_K8S_IO_V1ALPHA1,
             },
             kapi::conversion::Version {
                 api_version: "flowcontrol.apiserver.k8s.io/v1beta2",
-                steps: &[
-                    kapi::conversion::Step::moved(
-                        "spec.limited",
-                        "assuredConcurrencyShares",
-                        "nominalConcurrencyShares",
-                    ),
-                ],
+                steps: FLOWCONTROL_APISERVER_K8S_IO_PRIORITYLEVELCONFIGURATIONS_FROM_FLOWCONTROL_APISERVER_K8S_IO_V1ALPHA1,
             },
             kapi::conversion::Version {
                 api_version: "flowcontrol.apiserver.k8s.io/v1beta3",
@@ -249,12 +204,7 @@ pub mod families {
         versions: &[
             kapi::conversion::Version {
                 api_version: "rbac.authorization.k8s.io/v1alpha1",
-                steps: &[
-                    kapi::conversion::Step::rule(
-                        "subjects[*]",
-                        kapi::conversion::Rule::RbacSubjectV1alpha1,
-                    ),
-                ],
+                steps: RBAC_AUTHORIZATION_K8S_IO_ROLEBINDINGS_FROM_RBAC_AUTHORIZATION_K8S_IO_V1ALPHA1,
             },
             kapi::conversion::Version {
                 api_version: "rbac.authorization.k8s.io/v1beta1",
@@ -269,12 +219,7 @@ pub mod families {
         versions: &[
             kapi::conversion::Version {
                 api_version: "rbac.authorization.k8s.io/v1alpha1",
-                steps: &[
-                    kapi::conversion::Step::rule(
-                        "subjects[*]",
-                        kapi::conversion::Rule::RbacSubjectV1alpha1,
-                    ),
-                ],
+                steps: RBAC_AUTHORIZATION_K8S_IO_ROLEBINDINGS_FROM_RBAC_AUTHORIZATION_K8S_IO_V1ALPHA1,
             },
             kapi::conversion::Version {
                 api_version: "rbac.authorization.k8s.io/v1beta1",
