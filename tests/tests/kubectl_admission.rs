@@ -318,7 +318,7 @@ v1.create_namespaced_resource_quota("quoted", {"metadata": {"name": "q"},
 v1.create_namespaced_pod("quoted", bare("p1"))
 quota = v1.read_namespaced_resource_quota("q", "quoted")
 assert quota.status.hard == {"pods": "1", "configmaps": "5"}, quota.status
-assert quota.status.used == {"pods": "1"}, quota.status
+assert quota.status.used["pods"] == "1", quota.status
 message = forbidden(v1.create_namespaced_pod, "quoted", bare("p2"))
 assert message == ('pods "p2" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, '
                    "limited: pods=1"), message
@@ -336,5 +336,69 @@ fn python_client_sees_admission_defaults_and_refusals() {
     for release in ["1.20", "1.36"] {
         let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
         expect_python_ok(&server, SCRIPT, release);
+    }
+}
+
+/// The quota controller (`pkg/controller/resourcequota`): `status.used` names every resource
+/// of `hard`, counts what existed before the quota, and falls when objects go; a scoped quota
+/// (`podMatchesScopeFunc`) counts and limits only the pods in its scopes.
+const QUOTA_CONTROLLER: &str = r#"
+import sys, time
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+config.load_kube_config(sys.argv[1])
+v1 = client.CoreV1Api()
+
+def used(name, ns, want):
+    deadline = time.time() + 10
+    while True:
+        status = v1.read_namespaced_resource_quota(name, ns).status
+        got = status.used if status else None
+        if got == want or time.time() > deadline:
+            assert got == want, (name, got, want)
+            return
+        time.sleep(0.1)
+
+def pod(name, **spec):
+    spec.setdefault("containers", [{"name": "c", "image": "busybox"}])
+    return {"metadata": {"name": name}, "spec": spec}
+
+v1.create_namespace({"metadata": {"name": "counted"}})
+v1.create_namespaced_config_map("counted", {"metadata": {"name": "before"}})
+v1.create_namespaced_resource_quota("counted", {"metadata": {"name": "q"},
+    "spec": {"hard": {"pods": "5", "configmaps": "10", "services.nodeports": "2"}}})
+# What existed before the quota is counted; what nothing uses is "0".
+maps = len(v1.list_namespaced_config_map("counted").items)
+used("q", "counted", {"pods": "0", "configmaps": str(maps), "services.nodeports": "0"})
+v1.create_namespaced_pod("counted", pod("a"))
+v1.create_namespaced_pod("counted", pod("b"))
+used("q", "counted", {"pods": "2", "configmaps": str(maps), "services.nodeports": "0"})
+v1.delete_namespaced_pod("a", "counted")
+v1.delete_namespaced_config_map("before", "counted")
+used("q", "counted", {"pods": "1", "configmaps": str(maps - 1), "services.nodeports": "0"})
+
+# A BestEffort-scoped quota holds pods without requests or limits only.
+v1.create_namespaced_resource_quota("counted", {"metadata": {"name": "besteffort"},
+    "spec": {"hard": {"pods": "1"}, "scopes": ["BestEffort"]}})
+used("besteffort", "counted", {"pods": "1"})
+sized = [{"name": "c", "image": "busybox",
+          "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "100m"}}}]
+v1.create_namespaced_pod("counted", pod("sized", containers=sized))
+try:
+    v1.create_namespaced_pod("counted", pod("another"))
+    raise AssertionError("a second best-effort pod was admitted")
+except ApiException as e:
+    assert e.status == 403, e.body
+    assert "exceeded quota: besteffort, requested: pods=1, used: pods=1, limited: pods=1" in e.body, e.body
+used("besteffort", "counted", {"pods": "1"})
+used("q", "counted", {"pods": "2", "configmaps": str(maps - 1), "services.nodeports": "0"})
+print("ok")
+"#;
+
+#[test]
+fn python_client_sees_quota_usage_kept_by_the_controller() {
+    for release in ["1.20", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        expect_python_ok(&server, QUOTA_CONTROLLER, release);
     }
 }

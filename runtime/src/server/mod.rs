@@ -48,7 +48,7 @@ use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use crate::storage::Storage;
 use crate::{KubeVersion, Registry, ResourceInfo};
 
-use background::{cohabiting, crds, gc, kubernetes_service, service_accounts};
+use background::{cohabiting, crds, gc, kubernetes_service, resource_quota, service_accounts};
 pub use describe::kubeconfig::{kubeconfig, write_kubeconfig};
 use describe::{discovery, health, metrics_endpoint, openapi, version};
 use handlers::namespace_lifecycle;
@@ -382,6 +382,7 @@ impl ServerBuilder {
         let accounts_read = service_accounts::ensure_all(&state)
             .await
             .map_err(startup)?;
+        let quotas_read = resource_quota::sync_all(&state).await.map_err(startup)?;
         let (stop_tx, stop_rx) = signal::channel(false);
         // Kinds of the stored CRDs are served from the first request on.
         let crds_read = crds::refresh(&state, &base)
@@ -393,6 +394,7 @@ impl ServerBuilder {
         service_allocations::spawn(state.clone(), services_read, stop_rx.clone());
         kubernetes_service::spawn(state.clone(), port, stop_rx.clone());
         service_accounts::spawn(state.clone(), accounts_read, stop_rx.clone());
+        resource_quota::spawn(state.clone(), quotas_read, stop_rx.clone());
         let tunables = Arc::new(Tunables {
             rv_wait: self.rv_wait,
             bookmark_interval: self.bookmark_interval,

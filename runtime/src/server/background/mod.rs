@@ -4,7 +4,9 @@
 //! CustomResourceDefinition task that rebuilds the served catalog (`crds`), and the
 //! controllers that keep what a cluster holds from the start: the `default/kubernetes`
 //! Service with its endpoints (`kubernetes_service`) and every namespace's `default`
-//! ServiceAccount (`service_accounts`). Each is started by `serve` and stops with the server.
+//! ServiceAccount (`service_accounts`); and the quota controller, which keeps every
+//! ResourceQuota's `status.used` (`resource_quota`). Each is started by `serve` and stops with
+//! the server.
 //!
 //! May import: `objects`, `state` and `http` (errors, paths, request options); never `handlers`.
 
@@ -12,6 +14,7 @@ pub(crate) mod cohabiting;
 pub(crate) mod crds;
 pub(crate) mod gc;
 pub(crate) mod kubernetes_service;
+pub(crate) mod resource_quota;
 pub(crate) mod service_accounts;
 
 use crate::storage::{CreateError, ReadError, UpdateError};

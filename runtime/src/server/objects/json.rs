@@ -54,6 +54,18 @@ pub(crate) fn set_path(object: &mut Value, path: &str, value: Value) -> Result<(
     Ok(())
 }
 
+/// The strings of the JSON list at `pointer` below `value` (none when it is absent or not a
+/// list; items that are not strings are skipped).
+pub(crate) fn strings_at<'v>(value: &'v Value, pointer: &str) -> Vec<&'v str> {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
