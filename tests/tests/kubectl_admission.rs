@@ -366,7 +366,7 @@ def pod(name, **spec):
 v1.create_namespace({"metadata": {"name": "counted"}})
 v1.create_namespaced_config_map("counted", {"metadata": {"name": "before"}})
 v1.create_namespaced_resource_quota("counted", {"metadata": {"name": "q"},
-    "spec": {"hard": {"pods": "5", "configmaps": "10", "services.nodeports": "2"}}})
+    "spec": {"hard": {"pods": "5", "configmaps": "10", "services.nodeports": "1"}}})
 # What existed before the quota is counted; what nothing uses is "0".
 maps = len(v1.list_namespaced_config_map("counted").items)
 used("q", "counted", {"pods": "0", "configmaps": str(maps), "services.nodeports": "0"})
@@ -392,6 +392,23 @@ except ApiException as e:
     assert "exceeded quota: besteffort, requested: pods=1, used: pods=1, limited: pods=1" in e.body, e.body
 used("besteffort", "counted", {"pods": "1"})
 used("q", "counted", {"pods": "2", "configmaps": str(maps - 1), "services.nodeports": "0"})
+
+# An update is held to what it uses beyond the old object: a ClusterIP Service with two
+# ports becoming a NodePort one needs two node ports (upstream's service evaluator).
+ports = [{"name": "a", "port": 80}, {"name": "b", "port": 81}]
+v1.create_namespaced_service("counted", {"metadata": {"name": "web"},
+    "spec": {"ports": ports}})
+try:
+    v1.patch_namespaced_service("web", "counted", {"spec": {"type": "NodePort"}})
+    raise AssertionError("a NodePort Service beyond the quota was admitted")
+except ApiException as e:
+    assert e.status == 403, e.body
+    assert ('services \\"web\\" is forbidden: exceeded quota: q, requested: services.nodeports=2, '
+            "used: services.nodeports=0, limited: services.nodeports=1") in e.body, e.body
+v1.patch_namespaced_resource_quota("q", "counted", {"spec": {"hard": {"services.nodeports": "2"}}})
+used("q", "counted", {"pods": "2", "configmaps": str(maps - 1), "services.nodeports": "0"})
+v1.patch_namespaced_service("web", "counted", {"spec": {"type": "NodePort"}})
+used("q", "counted", {"pods": "2", "configmaps": str(maps - 1), "services.nodeports": "2"})
 print("ok")
 "#;
 

@@ -5,7 +5,7 @@
 //! `default_toleration_seconds` (DefaultTolerationSeconds), `default_storage_class`
 //! (DefaultStorageClass) and `storage_protection` (StorageObjectInUseProtection); validating
 //! admission after validation: Priority's check of PriorityClasses and `resource_quota`
-//! (ResourceQuota). NamespaceLifecycle is the namespace check of the create handler. Each
+//! (ResourceQuota), and on updates LimitRanger's limits of claims and ResourceQuota. NamespaceLifecycle is the namespace check of the create handler. Each
 //! plugin acts on the main resource only, never on a subresource, as upstream's do; a dry run
 //! runs them too (without charging quotas).
 //!
@@ -74,6 +74,26 @@ pub(crate) async fn validate_create(
 ) -> Result<(), ApiError> {
     priority::validate_class_create(call, object, name).await?;
     resource_quota::check_create(call, object, name, dry_run).await
+}
+
+/// The validating plugins of an update of the main resource, in upstream's order:
+/// LimitRanger's limits of a claim (a pod's containers cannot change, so upstream skips pod
+/// updates) and ResourceQuota (what the update uses beyond the old object, charged unless
+/// `dry_run`).
+pub(crate) async fn validate_update(
+    call: &Call,
+    object: &Value,
+    old: &Value,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    if writes_core(call, "persistentvolumeclaims") {
+        limit_ranger::admit(call, &mut object.clone(), name).await?;
+    }
+    if call.target.sub.is_none() {
+        resource_quota::check_update(call, object, old, name, dry_run).await?;
+    }
+    Ok(())
 }
 
 /// A 403 Forbidden from an admission plugin: `<resource> "<name>" is forbidden: <reason>`,

@@ -1,6 +1,6 @@
 //! Upstream's `ResourceQuota` admission plugin (`plugin/pkg/admission/resourcequota`, with
 //! the evaluators of `pkg/quota/v1/evaluator/core` and the generic `count/<resource>`
-//! evaluator), on creates in a namespace, after validation: against every ResourceQuota of the
+//! evaluator), on creates and updates in a namespace, after validation: against every ResourceQuota of the
 //! namespace whose `spec.hard` names something the new object uses, the namespace's usage plus
 //! the object's must stay within the limit, else 403 `exceeded quota: <name>, requested: ...,
 //! used: ..., limited: ...`; a pod without a request or limit a quota constrains is refused
@@ -10,7 +10,7 @@
 //! Usage is counted from the stored objects at each admission, so it also reflects deletions;
 //! the quota controller (`background::resource_quota`) keeps `status.used` up to date between
 //! admissions. A scoped quota (`scopes`, `scopeSelector`) holds only the pods in its scopes.
-//! Updates are not checked yet.
+//! An update is checked for what it uses beyond the old object.
 
 use serde_json::{Value, json};
 
@@ -34,6 +34,47 @@ pub(super) async fn check_create(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
+    let (group, plural) = (call.target.group(), call.target.plural());
+    let delta = usage_of(group, plural, object);
+    check(call, object, &delta, name, dry_run).await
+}
+
+/// Checks an update against the namespace's quotas for what it uses beyond the old object (a
+/// Service that becomes a NodePort, a claim that grows), and charges that; an update that
+/// uses nothing more is not checked, as upstream's evaluator subtracts the old usage.
+pub(super) async fn check_update(
+    call: &Call,
+    object: &Value,
+    old: &Value,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    let (group, plural) = (call.target.group(), call.target.plural());
+    let before = usage_of(group, plural, old);
+    let mut delta = Usage::new();
+    for (key, after) in usage_of(group, plural, object) {
+        let was = before.get(&key).copied().unwrap_or_default();
+        if after > was
+            && let Some(more) = after.checked_sub(was)
+        {
+            delta.insert(key, more);
+        }
+    }
+    if delta.is_empty() {
+        return Ok(());
+    }
+    check(call, object, &delta, name, dry_run).await
+}
+
+/// Checks `delta`, what `object` adds to its namespace's usage, against every quota of the
+/// namespace whose scopes hold it, and charges it unless `dry_run`.
+async fn check(
+    call: &Call,
+    object: &Value,
+    delta: &Usage,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
     let Some(namespace) = call.target.namespace.as_deref() else {
         return Ok(());
     };
@@ -45,7 +86,6 @@ pub(super) async fn check_create(
         return Ok(());
     }
     let (group, plural) = (call.target.group(), call.target.plural());
-    let delta = usage_of(group, plural, object);
     let mut existing: Option<Vec<Value>> = None;
     for quota in &quotas {
         if !in_scopes(quota, group, plural, object) {

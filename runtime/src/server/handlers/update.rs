@@ -249,6 +249,16 @@ pub(crate) async fn update_with(
         if (no_op || dry_run) && kv.is_cached() {
             continue;
         }
+        if !no_op && scope == UpdateScope::Main {
+            let admitted =
+                crate::server::admission::validate_update(call, &next, &current, name, dry_run)
+                    .await;
+            match admitted {
+                Ok(()) => {}
+                Err(_) if kv.is_cached() => continue,
+                Err(refused) => return Err(refused),
+            }
+        }
         if no_op {
             // A no-op write changes nothing, not even the resourceVersion, as upstream.
             return Ok(current);
