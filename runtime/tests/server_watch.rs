@@ -654,3 +654,64 @@ async fn initial_events_read_a_page_at_a_time_are_the_state_at_the_start_then_th
         assert_eq!(got, want);
     }
 }
+
+/// An object that stops matching a watch's selector is sent as DELETED carrying its state from
+/// before the change, at the change's resourceVersion; one that starts matching as ADDED, as
+/// upstream's watch cache sends them (`cacheWatcher.convertToWatchEvent` in
+/// k8s.io/apiserver's `storage/cacher/cache_watcher.go`). Checked on a watch served from the
+/// cache and on one that starts before it (from the store).
+#[tokio::test]
+async fn an_object_leaving_a_selection_is_deleted_with_its_previous_state() {
+    for start in [None, Some(1)] {
+        let h = harness(1024).await;
+        let created = h
+            .ok(
+                "POST",
+                &collection("default"),
+                Some(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                    "metadata": {"name": "w", "labels": {"tier": "web"}}, "spec": {"size": 1}})),
+            )
+            .await;
+        let mut uri = format!(
+            "{}?watch=true&labelSelector=tier%3Dweb",
+            collection("default")
+        );
+        if let Some(rv) = start {
+            uri.push_str(&format!("&resourceVersion={rv}"));
+        }
+        let mut reader = Reader::open(&h, &uri).await;
+        let first = reader.next(Duration::from_secs(5)).await.unwrap();
+        assert_eq!(first["type"], "ADDED");
+        let moved = h
+            .ok_as(
+                "PATCH",
+                &format!("{}/w", collection("default")),
+                support::MERGE,
+                Some(json!({"metadata": {"labels": {"tier": "db"}}, "spec": {"size": 2}})),
+            )
+            .await;
+        let left = reader.next(Duration::from_secs(5)).await.unwrap();
+        assert_eq!(left["type"], "DELETED", "{start:?}");
+        let object = &left["object"];
+        assert_eq!(
+            object["metadata"]["labels"],
+            json!({"tier": "web"}),
+            "{start:?}"
+        );
+        assert_eq!(object["spec"], created["spec"], "{start:?}");
+        assert_eq!(
+            object["metadata"]["resourceVersion"], moved["metadata"]["resourceVersion"],
+            "{start:?}"
+        );
+        h.ok_as(
+            "PATCH",
+            &format!("{}/w", collection("default")),
+            support::MERGE,
+            Some(json!({"metadata": {"labels": {"tier": "web"}}})),
+        )
+        .await;
+        let back = reader.next(Duration::from_secs(5)).await.unwrap();
+        assert_eq!(back["type"], "ADDED", "{start:?}");
+        assert_eq!(back["object"]["metadata"]["labels"], json!({"tier": "web"}));
+    }
+}

@@ -601,13 +601,15 @@ impl Watcher {
             entry.natural
         } else {
             let now = self.selectors.matches(entry.value()?);
-            let before = match entry.prev_value(&self.call) {
-                Some(prev) => Some(self.selectors.matches(prev?)),
-                None => None,
-            };
+            let prev = entry.prev_value(&self.call).transpose()?;
+            let before = prev.map(|prev| self.selectors.matches(prev));
             // A change that moves an object out of the selection is DELETED, into it ADDED.
             match (entry.natural, before, now) {
-                (EventType::Deleted, _, true) | (_, Some(true), false) => EventType::Deleted,
+                (_, Some(true), false) => {
+                    let left = left_selection(prev, entry.revision);
+                    return Ok(Some(self.renderer.event(&self.call, "DELETED", &left)));
+                }
+                (EventType::Deleted, _, true) => EventType::Deleted,
                 (_, None | Some(false), true) => EventType::Added,
                 (_, Some(true), true) => EventType::Modified,
                 (_, _, false) => return Ok(None),
@@ -623,8 +625,20 @@ impl Watcher {
     }
 }
 
+/// What a watcher whose selectors an object no longer matches is sent, as upstream's watch
+/// cache sends it (`cacheWatcher.convertToWatchEvent`): the object as it was when it last
+/// matched, at the revision of the change that made it leave.
+fn left_selection(prev: Option<&Value>, revision: u64) -> Value {
+    let mut object = prev.cloned().unwrap_or(Value::Null);
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("resourceVersion".into(), Value::from(revision.to_string()));
+    }
+    object
+}
+
 /// Turns a store event into a watch event type and object, applying the selectors: a change
-/// that moves an object out of the selection is DELETED, into it ADDED.
+/// that moves an object out of the selection is DELETED (with its previous state), into it
+/// ADDED.
 fn translate(
     call: &Call,
     selectors: &Selectors,
@@ -635,17 +649,17 @@ fn translate(
         StoreEvent::Put { kv, prev } => {
             let object = from_stored(call, &kv.value, kv.mod_revision)?;
             let now = selectors.matches(&object);
-            let before = match &prev {
-                Some(prev) => {
-                    let old = from_stored(call, &prev.value, prev.mod_revision)?;
-                    Some(selectors.matches(&old))
-                }
+            let old = match &prev {
+                Some(prev) => Some(from_stored(call, &prev.value, prev.mod_revision)?),
                 None => None,
             };
+            let before = old.as_ref().map(|old| selectors.matches(old));
             Ok(match (before, now) {
                 (None | Some(false), true) => Some(("ADDED", object)),
                 (Some(true), true) => Some(("MODIFIED", object)),
-                (Some(true), false) => Some(("DELETED", object)),
+                (Some(true), false) => {
+                    Some(("DELETED", left_selection(old.as_ref(), kv.mod_revision)))
+                }
                 (_, false) => None,
             })
         }
