@@ -305,6 +305,14 @@ async fn legacy_discovery_documents() {
     single["kind"] = json!("APIGroup");
     single["apiVersion"] = json!("v1");
     assert_eq!(h.get("/apis/widgets.kapi.dev").await.json(), single);
+    // With a trailing slash too, as upstream's go-restful routes answer (its discovery
+    // conformance test reads `/apis/<group>/`).
+    assert_eq!(h.get("/apis/widgets.kapi.dev/").await.json(), single);
+    assert_eq!(
+        h.get("/apis/widgets.kapi.dev/v1/").await.json(),
+        h.get("/apis/widgets.kapi.dev/v1").await.json()
+    );
+    assert_eq!(h.get("/api/v1/").await.json(), core);
 
     assert_eq!(
         h.get("/apis/widgets.kapi.dev/v1").await.json(),

@@ -482,17 +482,22 @@ async fn apis_group_version(
     }
 }
 
-/// The discovery endpoints. The core must not route these exact paths itself (axum refuses
+/// The discovery endpoints, each also with a trailing slash as upstream's go-restful routes
+/// answer it (`/apis/apps/`, `/api/v1/`; upstream's discovery conformance test asks for
+/// `/apis/<group>/`). The core must not route these exact paths itself (axum refuses
 /// overlapping routes); resource paths have more segments and do not collide.
 pub(crate) fn routes() -> Router<State> {
     Router::new()
         .route("/api", get(api_root))
         .route("/api/", get(api_root))
         .route("/api/{version}", get(api_version))
+        .route("/api/{version}/", get(api_version))
         .route("/apis", get(apis_root))
         .route("/apis/", get(apis_root))
         .route("/apis/{group}", get(apis_group))
+        .route("/apis/{group}/", get(apis_group))
         .route("/apis/{group}/{version}", get(apis_group_version))
+        .route("/apis/{group}/{version}/", get(apis_group_version))
 }
 
 #[cfg(test)]

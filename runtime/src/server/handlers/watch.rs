@@ -4,8 +4,9 @@
 //! and version, each change decoded and encoded once, and a ring of recent changes every
 //! watcher of the resource reads with its own cursor. A watcher is its response body: polled
 //! by the connection's task, it takes the ring's new entries, keeps those under its namespace
-//! prefix that its selectors pass (an object leaving the selector is sent as DELETED, one
-//! entering as ADDED, decided on the decoded objects) and sends their shared lines; Table and
+//! prefix that its selectors pass (an object leaving the selector is sent as DELETED with its
+//! previous state at the change's resourceVersion, one entering as ADDED, decided on the
+//! decoded objects) and sends their shared lines; Table and
 //! PartialObjectMetadata watchers render their own lines from the shared decoded object. A
 //! client too slow to read lets the ring move past its cursor; its stream then ends after the
 //! events it was owed, without an ERROR event, as upstream's cacher ends a watcher that does
