@@ -1440,3 +1440,66 @@ async fn web_pages_of_other_origins_and_rebound_names_are_refused() {
     let answer = h.exchange("POST", WIDGETS, &own, body("own")).await;
     assert_eq!(answer.code(), 201, "{}", answer.text());
 }
+
+/// Indented JSON for people, as upstream's `isPrettyPrint` decides: `?pretty=true`, or a
+/// `curl`, `Wget` or browser client that does not say `?pretty=false`; two spaces, keys in
+/// their order; errors too; watches stay one event per line.
+#[tokio::test]
+async fn people_get_pretty_json() {
+    let h = harness().await;
+    h.ok(
+        "POST",
+        WIDGETS,
+        Some(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w"}, "spec": {"replicas": 1}})),
+    )
+    .await;
+    let compact = h
+        .exchange("GET", &format!("{WIDGETS}/w"), &[], Vec::new())
+        .await;
+    let compact_text = String::from_utf8(compact.body.clone()).unwrap();
+    assert!(!compact_text.contains('\n'), "{compact_text}");
+    let value: Value = serde_json::from_slice(&compact.body).unwrap();
+    let indented = serde_json::to_string_pretty(&value).unwrap();
+    assert!(indented.starts_with("{\n  \"apiVersion\": \"example.com/v1\",\n"));
+
+    for (uri, agent) in [
+        (format!("{WIDGETS}/w?pretty=true"), "kubectl/v1.34.0"),
+        (format!("{WIDGETS}/w"), "curl/8.5.0"),
+        (format!("{WIDGETS}/w"), "Mozilla/5.0 (X11; Linux x86_64)"),
+    ] {
+        let answer = h
+            .exchange("GET", &uri, &[("user-agent", agent)], Vec::new())
+            .await;
+        assert_eq!(
+            String::from_utf8(answer.body).unwrap(),
+            indented,
+            "{uri} {agent}"
+        );
+    }
+    let off = h
+        .exchange(
+            "GET",
+            &format!("{WIDGETS}/w?pretty=false"),
+            &[("user-agent", "curl/8.5.0")],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(off.body, compact.body);
+
+    let missing = h
+        .exchange(
+            "GET",
+            &format!("{WIDGETS}/missing?pretty=true"),
+            &[],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(missing.status, 404);
+    assert!(
+        String::from_utf8(missing.body)
+            .unwrap()
+            .contains("\n  \"kind\": \"Status\",\n"),
+        "a Status is indented too"
+    );
+}

@@ -1,0 +1,128 @@
+//! Pretty-printed JSON for people: upstream indents a JSON answer by two spaces when the
+//! request says `?pretty=true`, or says nothing and comes from `curl`, `Wget` or a browser
+//! (`isPrettyPrint` in k8s.io/apiserver's `endpoints/handlers/negotiation`); `?pretty=false`
+//! turns it off for those too. Watches stay one event per line.
+//!
+//! The layer sits inside compression: it reads a JSON body (up to [`MOST`] bytes; a larger one
+//! passes as it is) and writes it again indented, keys in their order.
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::Response;
+use bytes::Bytes;
+use futures_util::StreamExt;
+
+use crate::server::Streamed;
+
+/// The largest body indented; a larger one is sent compact rather than held in memory.
+const MOST: usize = 64 << 20;
+
+/// Whether the answer to `request` is indented.
+fn wants_pretty(request: &Request) -> bool {
+    let asked = request.uri().query().and_then(|query| {
+        query
+            .split('&')
+            .filter_map(|pair| pair.split_once('=').or(Some((pair, ""))))
+            .find(|(key, _)| *key == "pretty")
+            .map(|(_, value)| value)
+            .filter(|value| !value.is_empty())
+    });
+    if let Some(value) = asked {
+        // Go's `strconv.ParseBool`; what it cannot read is false.
+        return matches!(value, "1" | "t" | "T" | "TRUE" | "true" | "True");
+    }
+    let agent = request
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    ["curl", "Wget", "Mozilla/5.0"]
+        .iter()
+        .any(|prefix| agent.starts_with(prefix))
+}
+
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
+}
+
+/// The layer: indents the JSON answers of requests that want it.
+pub(crate) async fn layer(request: Request, next: Next) -> Response {
+    let pretty = wants_pretty(&request);
+    let response = next.run(request).await;
+    if !pretty || !is_json(&response) || response.extensions().get::<Streamed>().is_some() {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let mut stream = body.into_data_stream();
+    let mut read: Vec<Bytes> = Vec::new();
+    let mut size = 0;
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else {
+            // The body failed midway: what was read is sent, the failure ends it as before.
+            let rest = futures_util::stream::iter(read.into_iter().map(Ok))
+                .chain(futures_util::stream::once(async move { chunk }));
+            return Response::from_parts(parts, Body::from_stream(rest));
+        };
+        size += chunk.len();
+        read.push(chunk);
+        if size > MOST {
+            let rest = futures_util::stream::iter(read.into_iter().map(Ok)).chain(stream);
+            return Response::from_parts(parts, Body::from_stream(rest));
+        }
+    }
+    let whole: Vec<u8> = read.concat();
+    let indented = serde_json::from_slice::<serde_json::Value>(&whole)
+        .ok()
+        .and_then(|value| serde_json::to_vec_pretty(&value).ok());
+    let body = match indented {
+        Some(indented) => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            indented
+        }
+        None => whole,
+    };
+    Response::from_parts(parts, Body::from(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(uri: &str, agent: Option<&str>) -> Request {
+        let mut builder = Request::get(uri);
+        if let Some(agent) = agent {
+            builder = builder.header(header::USER_AGENT, agent);
+        }
+        builder.body(Body::empty()).unwrap_or_default()
+    }
+
+    /// `isPrettyPrint`: the query first, then the client.
+    #[test]
+    fn people_get_indented_json_programs_do_not() {
+        let cases = [
+            ("/api/v1/pods?pretty=true", None, true),
+            ("/api/v1/pods?pretty=1", Some("kubectl/v1.34"), true),
+            ("/api/v1/pods?pretty=false", Some("curl/8.5.0"), false),
+            ("/api/v1/pods?pretty=nonsense", None, false),
+            ("/api/v1/pods?pretty=", Some("curl/8.5.0"), true),
+            ("/api/v1/pods", Some("curl/8.5.0"), true),
+            ("/api/v1/pods", Some("Wget/1.21"), true),
+            (
+                "/api/v1/pods",
+                Some("Mozilla/5.0 (X11; Linux x86_64)"),
+                true,
+            ),
+            ("/api/v1/pods", Some("kubectl/v1.34.0 (linux/amd64)"), false),
+            ("/api/v1/pods", None, false),
+        ];
+        for (uri, agent, want) in cases {
+            assert_eq!(wants_pretty(&request(uri, agent)), want, "{uri} {agent:?}");
+        }
+    }
+}
