@@ -1050,7 +1050,8 @@ async fn watch_selectors_turn_leaving_into_deleted() {
     h.ok("PUT", &format!("{WIDGETS}/a"), Some(current)).await;
     let left = w.next_change().await.unwrap();
     assert_eq!(left["type"], "DELETED");
-    assert_eq!(left["object"]["metadata"]["labels"]["app"], "db");
+    // The state it was selected in, at the revision it left (`convertToWatchEvent`).
+    assert_eq!(left["object"]["metadata"]["labels"]["app"], "web");
     let back = w.next_change().await.unwrap();
     assert_eq!(back["type"], "ADDED");
     assert_eq!(back["object"]["metadata"]["name"], "a");
@@ -1250,16 +1251,38 @@ async fn table_partial_and_yaml_representations() {
         .await;
     let e = w.next_change().await.unwrap();
     assert_eq!(e["object"]["kind"], "Table");
-    // gzip when asked.
-    let response = h
-        .request(
-            Request::get(WIDGETS)
-                .header("accept-encoding", "gzip")
-                .body(Body::empty())
-                .unwrap(),
+    // gzip when asked, from upstream's 128 KiB on (`defaultGzipThresholdBytes`).
+    let gzipped = async |uri: &str| {
+        let response = h
+            .request(
+                Request::get(uri)
+                    .header("accept-encoding", "gzip")
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await;
+        let headers = response.headers();
+        (
+            headers
+                .get("content-encoding")
+                .map(|v| v.to_str().unwrap().to_owned()),
+            headers
+                .get("vary")
+                .map(|v| v.to_str().unwrap().to_ascii_lowercase()),
         )
-        .await;
-    assert_eq!(response.headers()["content-encoding"], "gzip");
+    };
+    assert_eq!(gzipped(&format!("{WIDGETS}/from-yaml")).await, (None, None));
+    h.ok(
+        "POST",
+        WIDGETS,
+        Some(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "large", "annotations": {"note": "x".repeat(200 * 1024)}}})),
+    )
+    .await;
+    assert_eq!(
+        gzipped(&format!("{WIDGETS}/large")).await,
+        (Some("gzip".to_owned()), Some("accept-encoding".to_owned()))
+    );
 }
 
 /// A server of Widgets on a socket (127.0.0.1, a free port) over a fresh store in the returned

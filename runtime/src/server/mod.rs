@@ -419,7 +419,10 @@ impl ServerBuilder {
             .fallback(fallback)
             .with_state(state)
             .layer(axum::middleware::from_fn(pretty::layer))
-            .layer(CompressionLayer::new().compress_when(DefaultPredicate::new().and(NotStreamed)))
+            .layer(
+                CompressionLayer::new()
+                    .compress_when(DefaultPredicate::new().and(NotStreamed).and(LargeEnough)),
+            )
             .layer(axum::middleware::from_fn(move |request, next| {
                 seats.clone().admit(request, next)
             }))
@@ -499,6 +502,37 @@ impl Predicate for NotStreamed {
         B: axum::body::HttpBody,
     {
         response.extensions().get::<Streamed>().is_none()
+    }
+}
+
+/// Upstream gzips an answer only from 128 KiB on (`defaultGzipThresholdBytes` in
+/// k8s.io/apiserver's `endpoints/handlers/responsewriters`): smaller ones cost more to compress
+/// than they save. An answer whose size is not known ahead (a list written as it is read) is
+/// compressed.
+#[derive(Debug, Clone, Copy)]
+struct LargeEnough;
+
+/// [`LargeEnough`]'s threshold.
+const GZIP_THRESHOLD: u64 = 128 * 1024;
+
+impl Predicate for LargeEnough {
+    fn should_compress<B>(&self, response: &axum::http::Response<B>) -> bool
+    where
+        B: axum::body::HttpBody,
+    {
+        let declared = || {
+            response
+                .headers()
+                .get(axum::http::header::CONTENT_LENGTH)?
+                .to_str()
+                .ok()?
+                .parse::<u64>()
+                .ok()
+        };
+        match response.body().size_hint().exact().or_else(declared) {
+            Some(size) => size >= GZIP_THRESHOLD,
+            None => true,
+        }
     }
 }
 
