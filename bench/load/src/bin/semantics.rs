@@ -37,6 +37,11 @@ use kapi_test::TestServer;
 use crate::deployment::deployment;
 use crate::http::Conn;
 
+// The allocator the `kapi` server ships with (runtime/server/src/main.rs): the server in this
+// process allocates as the shipped one does.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// Options of one run.
 #[derive(Debug, Parser)]
 #[command(about = "Deployment creates with the built-ins' defaults and checks, and without")]

@@ -23,6 +23,10 @@ use serde_json::Value;
 
 use crate::deployment::deployment;
 
+// The allocator the `kapi` server ships with (runtime/server/src/main.rs).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// Options of one run.
 #[derive(Debug, Parser)]
 #[command(about = "The built-ins' defaults and checks of one Deployment, step by step")]
