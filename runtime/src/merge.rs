@@ -402,6 +402,156 @@ impl Cursor {
     }
 }
 
+/// A kind's type tree cut down to the types where an engine has work (defaults to fill, checks
+/// to run), each node holding what the engine compiled from its type once: walking it visits
+/// only the fields that lead to such types, in the order of [`TypeInfo::fields`]. Built by
+/// [`Pruned::build`], kept per tree in a [`PrunedCache`].
+#[derive(Debug)]
+pub(crate) struct Pruned<T> {
+    /// The nodes; the root is the first.
+    pub(crate) nodes: Vec<PrunedNode<T>>,
+}
+
+/// One type of a [`Pruned`] tree.
+#[derive(Debug)]
+pub(crate) struct PrunedNode<T> {
+    /// What the engine compiled from the type.
+    pub(crate) data: T,
+    /// The fields leading to types with work, in schema order.
+    pub(crate) children: Vec<PrunedChild>,
+}
+
+/// A field of a [`PrunedNode`] and the node of the type it holds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PrunedChild {
+    /// The field.
+    pub(crate) field: &'static FieldInfo,
+    /// The index of the node of [`FieldInfo::ty`].
+    pub(crate) node: usize,
+}
+
+impl<T> Pruned<T> {
+    /// The tree of `root`, keeping the types for which `has_work` holds and the types that
+    /// lead to them; `compile` makes each kept type's data.
+    pub(crate) fn build(
+        root: &TypeInfo,
+        has_work: fn(&TypeInfo) -> bool,
+        compile: fn(&TypeInfo) -> T,
+    ) -> Self {
+        // Every type reachable from the root once (trees may be recursive), with all its edges.
+        let mut types: Vec<&TypeInfo> = vec![root];
+        let mut edges: Vec<Vec<PrunedChild>> = Vec::new();
+        let mut seen: std::collections::HashMap<*const TypeInfo, usize> =
+            std::collections::HashMap::from([(std::ptr::from_ref(root), 0)]);
+        let mut next = 0;
+        while let Some(ty) = types.get(next).copied() {
+            let mut out = Vec::new();
+            for field in ty.fields {
+                let Some(inner) = field.ty else { continue };
+                let node = *seen.entry(std::ptr::from_ref(inner)).or_insert_with(|| {
+                    types.push(inner);
+                    types.len() - 1
+                });
+                out.push(PrunedChild { field, node });
+            }
+            edges.push(out);
+            next += 1;
+        }
+        // A type is kept when it has work or leads to a kept type.
+        let mut keep: Vec<bool> = types.iter().map(|ty| has_work(ty)).collect();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (i, out) in edges.iter().enumerate() {
+                if !keep[i] && out.iter().any(|c| keep[c.node]) {
+                    keep[i] = true;
+                    changed = true;
+                }
+            }
+        }
+        let nodes = types
+            .iter()
+            .zip(edges)
+            .map(|(ty, mut children)| {
+                children.retain(|c| keep[c.node]);
+                PrunedNode {
+                    data: compile(ty),
+                    children,
+                }
+            })
+            .collect();
+        Self { nodes }
+    }
+}
+
+/// What identifies a type tree: its root's slices, which are `'static`, so two roots with the
+/// same key have the same content whether or not the roots themselves are statics.
+type TreeKey = [usize; 6];
+
+fn tree_key(root: &TypeInfo) -> TreeKey {
+    [
+        root.fields.as_ptr() as usize,
+        root.fields.len(),
+        root.defaults.as_ptr() as usize,
+        root.defaults.len(),
+        root.checks.as_ptr() as usize,
+        root.checks.len(),
+    ]
+}
+
+/// The most trees a [`PrunedCache`] keeps; the trees are static data, so a program has a fixed
+/// number, and beyond this one (which no program reaches) each walk builds its own.
+const MOST_TREES: usize = 4096;
+
+/// [`Pruned`] trees by the type tree they were built from, each built on its first use and
+/// kept for the life of the process (type trees are static data).
+pub(crate) struct PrunedCache<T: 'static> {
+    trees: std::sync::LazyLock<
+        std::sync::RwLock<std::collections::HashMap<TreeKey, &'static Pruned<T>>>,
+    >,
+}
+
+impl<T: Send + Sync + 'static> PrunedCache<T> {
+    /// An empty cache, for a `static`.
+    pub(crate) const fn new() -> Self {
+        Self {
+            trees: std::sync::LazyLock::new(Default::default),
+        }
+    }
+
+    /// Calls `f` with the tree of `root`, built with `build` on first use.
+    pub(crate) fn with<R>(
+        &self,
+        root: &TypeInfo,
+        build: impl FnOnce() -> Pruned<T>,
+        f: impl FnOnce(&Pruned<T>) -> R,
+    ) -> R {
+        use std::sync::PoisonError;
+        let key = tree_key(root);
+        let found = self
+            .trees
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            .copied();
+        if let Some(tree) = found {
+            return f(tree);
+        }
+        let mut trees = self.trees.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(tree) = trees.get(&key) {
+            return f(tree);
+        }
+        if trees.len() >= MOST_TREES {
+            drop(trees);
+            return f(&build());
+        }
+        let tree: &'static Pruned<T> = Box::leak(Box::new(build()));
+        trees.insert(key, tree);
+        drop(trees);
+        f(tree)
+    }
+}
+
 /// `ObjectMeta`'s merge metadata as upstream declares it, for kinds whose spec carries no
 /// ObjectMeta definition (CRDs).
 pub static OBJECT_META: TypeInfo = TypeInfo::new(&[
@@ -472,5 +622,54 @@ mod tests {
             OBJECT_META.field("finalizers").and_then(|f| f.list_type),
             Some(ListType::Set)
         );
+    }
+
+    #[test]
+    fn pruned_trees_keep_only_the_fields_that_lead_to_work() {
+        static WORK: TypeInfo = TypeInfo::new(&[]).atomic();
+        static IDLE: TypeInfo = TypeInfo::new(&[field("loop").of(&IDLE)]);
+        static MIDDLE: TypeInfo = TypeInfo::new(&[field("idle").of(&IDLE), field("w").of(&WORK)]);
+        static TOP: TypeInfo = TypeInfo::new(&[
+            field("idle").of(&IDLE),
+            field("m").items(&MIDDLE),
+            field("self").of(&TOP),
+            field("w").of(&WORK),
+        ]);
+        // "Work" here: an atomic type. Kept: TOP (leads to WORK, also through itself),
+        // MIDDLE, WORK; IDLE, which only leads to itself, is cut.
+        let tree = Pruned::build(&TOP, |t| t.map_type.is_some(), |t| t.fields.len());
+        let names = |node: usize| -> Vec<&str> {
+            tree.nodes[node]
+                .children
+                .iter()
+                .map(|c| c.field.name)
+                .collect()
+        };
+        assert_eq!(names(0), ["m", "self", "w"]);
+        let middle = tree.nodes[0].children[0].node;
+        assert_eq!(names(middle), ["w"]);
+        assert_eq!(tree.nodes[middle].data, 2);
+        assert_eq!(tree.nodes[0].children[1].node, 0, "a type is one node");
+        // Nothing to do anywhere: the root has no children.
+        let none = Pruned::build(&TOP, |_| false, |_| ());
+        assert!(none.nodes[0].children.is_empty());
+    }
+
+    #[test]
+    fn pruned_caches_build_a_tree_once() {
+        static CACHE: PrunedCache<usize> = PrunedCache::new();
+        let mut builds = 0;
+        for _ in 0..3 {
+            let children = CACHE.with(
+                &ROOT,
+                || {
+                    builds += 1;
+                    Pruned::build(&ROOT, |t| t.map_type.is_some(), |_| 0)
+                },
+                |tree| tree.nodes[0].children.len(),
+            );
+            assert_eq!(children, 4);
+        }
+        assert_eq!(builds, 1);
     }
 }

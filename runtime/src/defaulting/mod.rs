@@ -20,7 +20,7 @@
 use serde_json::{Map, Value};
 
 use crate::KubeVersion;
-use crate::merge::{TypeInfo, Wrap};
+use crate::merge::{Pruned, PrunedCache, TypeInfo, Wrap};
 use crate::printer::Releases;
 
 pub mod rule;
@@ -102,14 +102,89 @@ impl Default {
 /// Applies the defaults of a kind's types to an object: each type's own steps where the
 /// object holds a value of that type, parents before the types they hold, as upstream's
 /// generated `SetObjectDefaults_<Kind>` calls `SetDefaults_<Type>`.
+///
+/// The walk follows the kind's type tree cut down to the types that have defaults or lead to
+/// some, with each default's JSON parsed once (see [`Pruned`]), built on the tree's first use.
 pub fn apply_types(root: &TypeInfo, object: &mut Value, release: KubeVersion) {
-    apply(root.defaults, object, release);
-    for field in root.fields {
-        let (Some(ty), Some(value)) = (field.ty, object.get_mut(field.name)) else {
+    static TREES: PrunedCache<Compiled> = PrunedCache::new();
+    TREES.with(
+        root,
+        || Pruned::build(root, |ty| !ty.defaults.is_empty(), Compiled::of),
+        |tree| apply_node(tree, 0, object, release),
+    );
+}
+
+/// A type's defaults, each with its path split and its JSON texts parsed.
+#[derive(Debug)]
+struct Compiled(Vec<CompiledStep>);
+
+#[derive(Debug)]
+struct CompiledStep {
+    step: &'static Default,
+    /// The path to the objects holding the field.
+    parent: &'static str,
+    /// The field.
+    field: &'static str,
+    /// The value of a [`Fill::Json`]; none when it does not parse.
+    value: Option<Value>,
+    /// The value the step's [`When`] wants of the sibling.
+    want: Value,
+}
+
+impl Compiled {
+    fn of(ty: &TypeInfo) -> Self {
+        let steps: &'static [Default] = ty.defaults;
+        Self(
+            steps
+                .iter()
+                .filter_map(|step| {
+                    // A path without a `.` names no field: skipped, as `apply` does.
+                    let (parent, field) = step.path.rsplit_once('.')?;
+                    let value = match step.fill {
+                        Fill::Json(text) => parse(text),
+                        Fill::Rule(_) => None,
+                    };
+                    Some(CompiledStep {
+                        step,
+                        parent,
+                        field,
+                        value,
+                        want: wanted(step),
+                    })
+                })
+                .collect(),
+        )
+    }
+}
+
+fn apply_node(tree: &Pruned<Compiled>, node: usize, object: &mut Value, release: KubeVersion) {
+    let Some(node) = tree.nodes.get(node) else {
+        return;
+    };
+    for compiled in &node.data.0 {
+        let CompiledStep {
+            step,
+            parent,
+            field,
+            value,
+            want,
+        } = compiled;
+        if !step.releases.contains(release) {
+            continue;
+        }
+        for_each_holder(object, parent, &mut |holder| {
+            fill(holder, field, step, want, |holder| match step.fill {
+                Fill::Json(_) => value.clone(),
+                Fill::Rule(rule) => rule.compute(holder),
+            });
+        });
+    }
+    for child in &node.children {
+        let Some(value) = object.get_mut(child.field.name) else {
             continue;
         };
-        for_each_wrapped(value, field.wrap, &mut |held| {
-            apply_types(ty, held, release)
+        for_each_wrapped(value, child.field.wrap, &mut |held| {
+            apply_node(tree, child.node, held, release)
         });
     }
 }
@@ -136,26 +211,33 @@ pub(crate) fn for_each_wrapped(value: &mut Value, wrap: &[Wrap], f: &mut dyn FnM
 /// Applies a list of defaults to an object, in order, for release `release`.
 pub fn apply(defaults: &[Default], object: &mut Value, release: KubeVersion) {
     for step in defaults.iter().filter(|d| d.releases.contains(release)) {
-        let (parent, field) = match step.path.rsplit_once('.') {
-            Some((parent, field)) => (parent, field),
-            None => continue,
+        let Some((parent, field)) = step.path.rsplit_once('.') else {
+            continue;
         };
-        let steps: Vec<&str> = parent.split('.').filter(|s| !s.is_empty()).collect();
-        for_each_holder(object, &steps, &mut |holder| fill(holder, field, step));
+        let want = wanted(step);
+        for_each_holder(object, parent, &mut |holder| {
+            fill(holder, field, step, &want, |holder| match step.fill {
+                Fill::Json(text) => parse(text),
+                Fill::Rule(rule) => rule.compute(holder),
+            });
+        });
     }
 }
 
-/// Calls `f` on every object the path `steps` reaches (through each item at `[*]`).
-fn for_each_holder(value: &mut Value, steps: &[&str], f: &mut dyn FnMut(&mut Map<String, Value>)) {
-    let Some((first, rest)) = steps.split_first() else {
+/// Calls `f` on every object the dotted path `steps` reaches (through each item at `[*]`);
+/// empty steps are skipped.
+fn for_each_holder(value: &mut Value, steps: &str, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+    let steps = steps.trim_start_matches('.');
+    if steps.is_empty() {
         if let Value::Object(map) = value {
             f(map);
         }
         return;
-    };
+    }
+    let (first, rest) = steps.split_once('.').unwrap_or((steps, ""));
     let (name, every) = match first.strip_suffix("[*]") {
         Some(name) => (name, true),
-        None => (*first, false),
+        None => (first, false),
     };
     let Some(next) = value.get_mut(name) else {
         return;
@@ -171,25 +253,40 @@ fn for_each_holder(value: &mut Value, steps: &[&str], f: &mut dyn FnMut(&mut Map
     }
 }
 
-fn fill(holder: &mut Map<String, Value>, field: &str, step: &Default) {
+/// The value a step's [`When`] wants of the sibling, `null` for none.
+fn wanted(step: &Default) -> Value {
+    step.when.map_or(Value::Null, |when| {
+        parse(when.equals).unwrap_or(Value::Null)
+    })
+}
+
+/// Fills `field` of `holder` with what `value` gives, when it is missing or null and the
+/// step's condition holds (the sibling equals `want`).
+fn fill(
+    holder: &mut Map<String, Value>,
+    field: &str,
+    step: &Default,
+    want: &Value,
+    value: impl FnOnce(&Map<String, Value>) -> Option<Value>,
+) {
     if !matches!(holder.get(field), None | Some(Value::Null)) {
         return;
     }
     if let Some(when) = &step.when {
-        let want: Value = serde_json::from_str(when.equals).unwrap_or(Value::Null);
         // `null` also matches a missing sibling, as Go's nil does.
         let found = holder.get(when.field).unwrap_or(&Value::Null);
-        if *found != want {
+        if found != want {
             return;
         }
     }
-    let value = match step.fill {
-        Fill::Json(text) => serde_json::from_str(text).ok(),
-        Fill::Rule(rule) => rule.compute(holder),
-    };
-    if let Some(value) = value {
+    if let Some(value) = value(holder) {
         holder.insert(field.to_owned(), value);
     }
+}
+
+/// A default's JSON text as a value; none when it is not JSON.
+fn parse(text: &str) -> Option<Value> {
+    serde_json::from_str(text).ok()
 }
 
 #[cfg(test)]

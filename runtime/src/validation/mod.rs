@@ -27,7 +27,7 @@ pub use rules::{Named, Workload};
 use serde_json::Value;
 
 use crate::KubeVersion;
-use crate::merge::{TypeInfo, Wrap};
+use crate::merge::{Pruned, PrunedCache, TypeInfo, Wrap};
 use crate::printer::Releases;
 
 /// The message of a changed immutable field (`FieldImmutableErrorMsg`).
@@ -124,47 +124,89 @@ impl Shape {
 
 /// Checks an object against the checks of its kind's types, reporting into `errors`; `old` is
 /// the stored object on an update.
+///
+/// The walk follows the kind's type tree cut down to the types that have checks or lead to
+/// some (see [`Pruned`]), built on the tree's first use; a field's path is rendered only
+/// when something is reported there or a named rule needs it.
 pub fn check_types(root: &TypeInfo, new: &Value, old: Option<&Value>, errors: &mut Errors) {
-    walk(root, new, old, &FieldPath::root(), errors);
+    static TREES: PrunedCache<&'static [Check]> = PrunedCache::new();
+    TREES.with(
+        root,
+        || Pruned::build(root, |ty| !ty.checks.is_empty(), |ty| ty.checks),
+        |tree| walk(tree, 0, new, old, &At::Root, errors),
+    );
 }
 
-fn walk(ty: &TypeInfo, new: &Value, old: Option<&Value>, at: &FieldPath, errors: &mut Errors) {
+/// Where a walk is, as a chain of steps on the stack, rendered into a [`FieldPath`] on demand.
+#[derive(Debug, Clone, Copy)]
+enum At<'a> {
+    Root,
+    Field(&'a At<'a>, &'a str),
+    Index(&'a At<'a>, usize),
+    Key(&'a At<'a>, &'a str),
+}
+
+impl At<'_> {
+    fn path(&self) -> FieldPath {
+        match self {
+            At::Root => FieldPath::root(),
+            At::Field(parent, name) => parent.path().child(name),
+            At::Index(parent, i) => parent.path().index(*i),
+            At::Key(parent, key) => parent.path().key(key),
+        }
+    }
+}
+
+fn walk(
+    tree: &Pruned<&'static [Check]>,
+    node: usize,
+    new: &Value,
+    old: Option<&Value>,
+    at: &At<'_>,
+    errors: &mut Errors,
+) {
+    let Some(node) = tree.nodes.get(node) else {
+        return;
+    };
     let release = errors.release();
-    for check in ty.checks.iter().filter(|c| c.releases.contains(release)) {
+    for check in node.data.iter().filter(|c| c.releases.contains(release)) {
         // A kind's name format is the create handler's, which also checks generated names.
         if check.path != NAME_PATH {
             run(check, new, old, at, errors);
         }
     }
-    for field in ty.fields {
-        let (Some(inner), Some(value)) = (field.ty, new.get(field.name)) else {
+    for child in &node.children {
+        let name = child.field.name;
+        let Some(value) = new.get(name) else {
             continue;
         };
-        let old = old.and_then(|o| o.get(field.name));
-        walk_wrapped(inner, value, old, field.wrap, &at.child(field.name), errors);
+        let old = old.and_then(|o| o.get(name));
+        let at = At::Field(at, name);
+        walk_wrapped(tree, child.node, value, old, child.field.wrap, &at, errors);
     }
 }
 
 fn walk_wrapped(
-    ty: &TypeInfo,
+    tree: &Pruned<&'static [Check]>,
+    node: usize,
     new: &Value,
     old: Option<&Value>,
     wrap: &[Wrap],
-    at: &FieldPath,
+    at: &At<'_>,
     errors: &mut Errors,
 ) {
     match (wrap.split_first(), new) {
-        (None, _) => walk(ty, new, old, at, errors),
+        (None, _) => walk(tree, node, new, old, at, errors),
         (Some((Wrap::List, rest)), Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
                 let old = old.and_then(|o| o.get(i));
-                walk_wrapped(ty, item, old, rest, &at.index(i), errors);
+                walk_wrapped(tree, node, item, old, rest, &At::Index(at, i), errors);
             }
         }
         (Some((Wrap::Map, rest)), Value::Object(map)) => {
             for (key, item) in map {
                 let old = old.and_then(|o| o.get(key));
-                walk_wrapped(ty, item, old, rest, &at.key(key), errors);
+                walk_wrapped(tree, node, item, old, rest, &At::Key(at, key), errors);
             }
         }
         _ => {}
@@ -200,14 +242,15 @@ fn is_empty(value: Option<&Value>) -> bool {
     }
 }
 
-fn run(check: &Check, holder: &Value, old: Option<&Value>, at: &FieldPath, errors: &mut Errors) {
-    let path = at.join(check.path);
+fn run(check: &Check, holder: &Value, old: Option<&Value>, at: &At<'_>, errors: &mut Errors) {
+    // The field's path, rendered only for a report.
+    let path = || at.path().join(check.path);
     let value = at_path(holder, check.path);
     let release = errors.release();
     match check.rule {
         Rule::Required => {
             if is_empty(value) {
-                errors.required(&path, "");
+                errors.required(&path(), "");
             }
         }
         Rule::Minimum(min) => {
@@ -219,41 +262,41 @@ fn run(check: &Check, holder: &Value, old: Option<&Value>, at: &FieldPath, error
                 } else {
                     format!("must be greater than or equal to {min}")
                 };
-                errors.invalid(&path, Shown::Plain(&Value::from(n)), &detail);
+                errors.invalid(&path(), Shown::Plain(&Value::from(n)), &detail);
             }
         }
         Rule::Range(low, high) => {
             let n = value.and_then(Value::as_i64).unwrap_or(0);
             if !(low..=high).contains(&n) {
                 let detail = format!("must be between {low} and {high}, inclusive");
-                errors.invalid(&path, Shown::Plain(&Value::from(n)), &detail);
+                errors.invalid(&path(), Shown::Plain(&Value::from(n)), &detail);
             }
         }
         Rule::Port => {
             if let Some(n) = value.and_then(Value::as_i64)
                 && n != 0
             {
-                port_number(n, &path, errors);
+                port_number(n, path, errors);
             }
         }
         Rule::PortOrName => match value {
-            Some(Value::Number(n)) => port_number(n.as_i64().unwrap_or(0), &path, errors),
+            Some(Value::Number(n)) => port_number(n.as_i64().unwrap_or(0), path, errors),
             Some(Value::String(name)) => {
                 for message in Format::PortName.messages(name, release) {
-                    errors.invalid(&path, Shown::Plain(&Value::from(name.as_str())), &message);
+                    errors.invalid(&path(), Shown::Plain(&Value::from(name.as_str())), &message);
                 }
             }
             _ => {}
         },
         Rule::OneOf(values) => match value.and_then(Value::as_str) {
-            None | Some("") => errors.required(&path, ""),
+            None | Some("") => errors.required(&path(), ""),
             Some(v) if values.contains(&v) => {}
-            Some(v) => errors.not_supported(&path, &Value::from(v), values),
+            Some(v) => errors.not_supported(&path(), &Value::from(v), values),
         },
         Rule::Format(format) => {
             if let Some(text) = value.and_then(Value::as_str) {
                 for message in format.messages(text, release) {
-                    errors.invalid(&path, Shown::Plain(&Value::from(text)), &message);
+                    errors.invalid(&path(), Shown::Plain(&Value::from(text)), &message);
                 }
             }
         }
@@ -266,7 +309,7 @@ fn run(check: &Check, holder: &Value, old: Option<&Value>, at: &FieldPath, error
             {
                 for message in format.messages(key, release) {
                     errors.invalid(
-                        &path.key(key),
+                        &path().key(key),
                         Shown::Plain(&Value::from(key.as_str())),
                         &message,
                     );
@@ -285,7 +328,7 @@ fn run(check: &Check, holder: &Value, old: Option<&Value>, at: &FieldPath, error
                     continue;
                 };
                 if seen.contains(&name) {
-                    errors.duplicate(&path.index(i).child(field), name);
+                    errors.duplicate(&path().index(i).child(field), name);
                 } else {
                     seen.push(name);
                 }
@@ -296,18 +339,18 @@ fn run(check: &Check, holder: &Value, old: Option<&Value>, at: &FieldPath, error
                 && at_path(old, check.path) != value
             {
                 let value = value.unwrap_or(&Value::Null);
-                errors.invalid(&path, shape.show(value), IMMUTABLE);
+                errors.invalid(&path(), shape.show(value), IMMUTABLE);
             }
         }
-        Rule::Named(named) => named.check(holder, old, at, errors),
+        Rule::Named(named) => named.check(holder, old, &at.path(), errors),
     }
 }
 
 /// `IsValidPortNum`.
-fn port_number(n: i64, path: &FieldPath, errors: &mut Errors) {
+fn port_number(n: i64, path: impl FnOnce() -> FieldPath, errors: &mut Errors) {
     if !(1..=65535).contains(&n) {
         let detail = "must be between 1 and 65535, inclusive";
-        errors.invalid(path, Shown::Plain(&Value::from(n)), detail);
+        errors.invalid(&path(), Shown::Plain(&Value::from(n)), detail);
     }
 }
 

@@ -23,7 +23,7 @@ use crate::server::http::error::{ApiError, Subject};
 use crate::server::http::negotiate::Output;
 use crate::server::objects::json::meta_mut;
 use crate::server::objects::render;
-use crate::server::objects::stored::{dry_answer, kv_object, to_stored};
+use crate::server::objects::stored::{dry_answer, to_stored, written};
 use crate::server::state::builtin::{NAMESPACE_FINALIZER, is_namespace_kind};
 use crate::server::state::keys;
 
@@ -305,11 +305,14 @@ pub(crate) async fn create_decoded(
         let stored = to_stored(call, &object)?;
         let storage = &call.state.storage;
         let created = match &guard {
-            Some(guard) => storage.create_guarded(&key, stored, guard).await,
-            None => storage.create(&key, stored).await,
+            Some(guard) => storage.create_guarded(&key, stored.clone(), guard).await,
+            None => storage.create(&key, stored.clone()).await,
         };
         match created {
-            Ok(kv) => return Ok((StatusCode::CREATED, kv_object(call, &kv)?)),
+            Ok(kv) => {
+                let answer = written(call, object, &stored, kv.mod_revision)?;
+                return Ok((StatusCode::CREATED, answer));
+            }
             Err(CreateError::AlreadyExists { .. }) if name.is_empty() => continue,
             // The namespace changed since it was read (or the cache's copy is stale): look
             // again, and try the same name again.

@@ -95,15 +95,46 @@ fn storage_api_version(call: &Call, how: Conversion<'_>) -> String {
 /// The object as stored: in the storage version when the resource converts, without
 /// `resourceVersion`. A dry run calls this too, so a failing conversion fails it as well.
 pub(crate) fn to_stored(call: &Call, object: &Value) -> Result<Bytes, ApiError> {
+    let as_is = matches!(object.get("metadata"), Some(Value::Object(meta)) if !meta.contains_key("resourceVersion"));
+    let how = conversion(call);
+    if how.is_none() && as_is {
+        // Nothing to drop or convert: written as it is, without a copy.
+        return serde_json::to_vec(object)
+            .map(Bytes::from)
+            .map_err(ApiError::internal);
+    }
     let mut copy = object.clone();
     meta_mut(&mut copy).remove("resourceVersion");
-    if let Some(how) = conversion(call) {
+    if let Some(how) = how {
         let storage = storage_api_version(call, how);
         copy = convert(call, how, copy, &storage)?;
     }
     serde_json::to_vec(&copy)
         .map(Bytes::from)
         .map_err(ApiError::internal)
+}
+
+/// What a write answers once `object` was stored as `stored` at revision `rv`: the stored
+/// value read back, as [`from_stored`] serves it. Without conversions and at the requested
+/// version that is `object` itself with the revision, which it gives without parsing the bytes
+/// again.
+pub(crate) fn written(
+    call: &Call,
+    mut object: Value,
+    stored: &[u8],
+    rv: u64,
+) -> Result<Value, ApiError> {
+    let api_version = call.info().api_version();
+    if converts(call)
+        || object.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str())
+    {
+        return from_stored(call, stored, rv);
+    }
+    // As `to_stored` dropped it and `from_stored` adds it: the same place in `metadata`.
+    let meta = meta_mut(&mut object);
+    meta.remove("resourceVersion");
+    meta.insert("resourceVersion".into(), Value::from(rv.to_string()));
+    Ok(object)
 }
 
 /// A stored value as served at `info`'s version, `resourceVersion` filled in from `rv`. With

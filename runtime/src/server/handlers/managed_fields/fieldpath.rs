@@ -88,30 +88,39 @@ impl fmt::Display for Display<'_> {
 /// A set as a `FieldsV1` trie: `{"f:data":{"f:key":{}}}`; a member with members below it
 /// carries a `"."` key.
 pub(crate) fn encode_set(set: &Set) -> Value {
-    #[derive(Default)]
-    struct Trie {
-        member: bool,
-        children: BTreeMap<Step, Trie>,
-    }
-    fn render(trie: &Trie) -> Value {
-        let mut map = Map::new();
-        if trie.member && !trie.children.is_empty() {
-            map.insert(".".into(), Value::Object(Map::new()));
+    // The set is sorted, so a path comes before the paths below it and the paths below one
+    // step are consecutive: the trie is written in one pass over them.
+    let paths: Vec<&[Step]> = set.iter().map(Vec::as_slice).collect();
+    Value::Object(render(&paths, 0))
+}
+
+/// The trie node of the paths `paths`, which share their first `depth` steps.
+fn render(paths: &[&[Step]], depth: usize) -> Map<String, Value> {
+    let mut map = Map::new();
+    let (member, mut rest) = match paths.split_first() {
+        Some((first, rest)) if first.len() == depth => (true, rest),
+        _ => (false, paths),
+    };
+    // Repeats of the node itself cannot be in a set; skipped all the same.
+    while let Some((first, after)) = rest.split_first() {
+        if first.len() > depth {
+            break;
         }
-        for (step, child) in &trie.children {
-            map.insert(step.encode(), render(child));
-        }
-        Value::Object(map)
+        rest = after;
     }
-    let mut root = Trie::default();
-    for path in set {
-        let mut node = &mut root;
-        for step in path {
-            node = node.children.entry(step.clone()).or_default();
-        }
-        node.member = true;
+    if member && !rest.is_empty() {
+        map.insert(".".into(), Value::Object(Map::new()));
     }
-    render(&root)
+    while let Some(step) = rest.first().and_then(|p| p.get(depth)) {
+        let end = rest
+            .iter()
+            .position(|p| p.get(depth) != Some(step))
+            .unwrap_or(rest.len());
+        let (group, after) = rest.split_at(end);
+        map.insert(step.encode(), Value::Object(render(group, depth + 1)));
+        rest = after;
+    }
+    map
 }
 
 /// A `FieldsV1` trie as a set; `None` when it is not one.

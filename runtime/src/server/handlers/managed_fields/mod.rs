@@ -504,8 +504,7 @@ pub(crate) fn track(
     let empty = Value::Object(Map::new());
     let before = fields_of(live.unwrap_or(&empty), root, part);
     let after = fields_of(next, root, part);
-    let comparison = compare(&before, &after);
-    let changed = comparison.changed();
+    let (changed, removed) = compare(&before, after).into_changed();
     let me = Entry::new(
         &writer.manager,
         UPDATE,
@@ -513,7 +512,7 @@ pub(crate) fn track(
         &writer.subresource,
     );
     for entry in entries.iter_mut() {
-        entry.fields.retain(|p| !comparison.removed.contains(p));
+        entry.fields.retain(|p| !removed.contains(p));
         if !entry.same_identity(&me) {
             entry.fields.retain(|p| !changed.contains(p));
         }

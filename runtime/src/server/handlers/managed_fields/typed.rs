@@ -256,9 +256,9 @@ pub(crate) struct Fields {
 
 /// The field set of an object.
 pub(crate) fn fields_of(object: &Value, root: Node<'_>, part: Part) -> Fields {
-    let mut out = Fields::default();
+    let mut out = Collected::default();
     let Value::Object(map) = object else {
-        return out;
+        return Fields::default();
     };
     let mut path = Vec::new();
     for (key, value) in map {
@@ -289,12 +289,30 @@ pub(crate) fn fields_of(object: &Value, root: Node<'_>, part: Part) -> Fields {
         }
         path.pop();
     }
-    out
+    out.into_fields()
+}
+
+/// A field set as [`member`] finds it, in the order it finds it. Sorting once and building
+/// the maps from the sorted entries is cheaper than inserting each entry; a path found twice
+/// (items with the same keys) keeps its last entry, as inserting it twice would.
+#[derive(Default)]
+struct Collected {
+    members: Vec<(Path, Option<Value>)>,
+    interior: Vec<(Path, bool)>,
+}
+
+impl Collected {
+    fn into_fields(self) -> Fields {
+        Fields {
+            members: self.members.into_iter().collect(),
+            interior: self.interior.into_iter().collect(),
+        }
+    }
 }
 
 /// Collects the members at and below `value`; `entry` marks a map entry or list item, which
 /// is a member even when it only holds other members.
-fn member(value: &Value, node: Node<'_>, path: &mut Path, out: &mut Fields, entry: bool) {
+fn member(value: &Value, node: Node<'_>, path: &mut Path, out: &mut Collected, entry: bool) {
     let shape = node.shape(value);
     let empty = match value {
         Value::Null => true,
@@ -310,10 +328,10 @@ fn member(value: &Value, node: Node<'_>, path: &mut Path, out: &mut Fields, entr
                 path.pop();
             }
             if entry {
-                out.members.insert(path.clone(), None);
+                out.members.push((path.clone(), None));
             }
             out.interior
-                .insert(path.clone(), !entry && node.typed_struct());
+                .push((path.clone(), !entry && node.typed_struct()));
         }
         (Shape::Set | Shape::ListMap(_), Value::Array(items)) if !items.is_empty() => {
             let item_node = node.item();
@@ -327,15 +345,15 @@ fn member(value: &Value, node: Node<'_>, path: &mut Path, out: &mut Fields, entr
                         member(item, item_node, path, out, true);
                     }
                     _ => {
-                        out.members.insert(path.clone(), Some(item.clone()));
+                        out.members.push((path.clone(), Some(item.clone())));
                     }
                 }
                 path.pop();
             }
-            out.interior.insert(path.clone(), false);
+            out.interior.push((path.clone(), false));
         }
         _ => {
-            out.members.insert(path.clone(), Some(value.clone()));
+            out.members.push((path.clone(), Some(value.clone())));
         }
     }
 }
@@ -376,42 +394,55 @@ impl Comparison {
     pub(crate) fn changed(&self) -> Set {
         self.added.union(&self.modified).cloned().collect()
     }
+
+    /// What a write changed ([`Comparison::changed`]) and what it removed, without copying
+    /// the paths.
+    pub(crate) fn into_changed(self) -> (Set, Set) {
+        let Comparison {
+            mut added,
+            mut modified,
+            removed,
+        } = self;
+        added.append(&mut modified);
+        (added, removed)
+    }
 }
 
 /// Compares an object's field set before and after a write, as upstream's typed comparison
 /// does: besides the members, a granular node the write created or dropped as a whole is
-/// added or removed itself.
-pub(crate) fn compare(old: &Fields, new: &Fields) -> Comparison {
-    let mut out = Comparison::default();
-    for (path, value) in &new.members {
-        match old.members.get(path) {
-            // A node that only lost what was below it is still there.
-            None if old.interior.contains_key(path) => {}
-            None => {
-                out.added.insert(path.clone());
-            }
-            Some(before) if before != value => {
-                out.modified.insert(path.clone());
-            }
-            Some(_) => {}
-        }
-    }
+/// added or removed itself. The new set's paths move into the comparison.
+pub(crate) fn compare(old: &Fields, new: Fields) -> Comparison {
+    // Each set is built from sorted runs of paths, which is cheaper than inserting each.
+    let (mut added, mut modified, mut removed) = (Vec::new(), Vec::new(), Vec::new());
     for path in old.members.keys() {
         if !new.members.contains_key(path) && !new.interior.contains_key(path) {
-            out.removed.insert(path.clone());
-        }
-    }
-    for path in new.interior.keys() {
-        if !old.has_node(path, new) {
-            out.added.insert(path.clone());
+            removed.push(path.clone());
         }
     }
     for path in old.interior.keys() {
         if !new.has_node(path, old) {
-            out.removed.insert(path.clone());
+            removed.push(path.clone());
         }
     }
-    out
+    for path in new.interior.keys() {
+        if !old.has_node(path, &new) {
+            added.push(path.clone());
+        }
+    }
+    for (path, value) in new.members {
+        match old.members.get(&path) {
+            // A node that only lost what was below it is still there.
+            None if old.interior.contains_key(&path) => {}
+            None => added.push(path),
+            Some(before) if *before != value => modified.push(path),
+            Some(_) => {}
+        }
+    }
+    Comparison {
+        added: added.into_iter().collect(),
+        modified: modified.into_iter().collect(),
+        removed: removed.into_iter().collect(),
+    }
 }
 
 #[cfg(test)]
@@ -490,7 +521,7 @@ mod tests {
             root,
             Part::Whole,
         );
-        let c = compare(&old, &new);
+        let c = compare(&old, new);
         let show = |s: &Set| s.iter().map(|p| Display(p).to_string()).collect::<Vec<_>>();
         assert_eq!(show(&c.modified), [".spec.b"]);
         assert_eq!(show(&c.added), [r#".spec.tags[="y"]"#]);
@@ -506,7 +537,7 @@ mod tests {
         let changed = |node: Node<'_>, old: Value, new: Value| {
             let c = compare(
                 &fields_of(&old, node, Part::Whole),
-                &fields_of(&new, node, Part::Whole),
+                fields_of(&new, node, Part::Whole),
             );
             (encode_set(&c.changed()), encode_set(&c.removed))
         };

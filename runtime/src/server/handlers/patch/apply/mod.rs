@@ -288,7 +288,7 @@ fn apply_to(
         .flat_map(|e| e.fields.iter().cloned())
         .collect();
     prune(&mut merged, root, &last, &kept);
-    let comparison = typed::compare(&live_fields, &typed::fields_of(&merged, root, part));
+    let comparison = typed::compare(&live_fields, typed::fields_of(&merged, root, part));
     let changed = comparison.changed();
     let mut conflicts = Vec::new();
     for entry in entries.iter_mut().filter(|e| !e.same_identity(&me)) {
