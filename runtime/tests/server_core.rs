@@ -1526,3 +1526,31 @@ async fn people_get_pretty_json() {
         "a Status is indented too"
     );
 }
+
+/// A failure is written in the format the request asked for, as upstream's `ErrorNegotiated`
+/// writes it: a YAML Status for a client that accepts YAML, keys sorted as upstream's
+/// `sigs.k8s.io/yaml.JSONToYAML` sorts them.
+#[tokio::test]
+async fn errors_come_in_the_format_asked_for() {
+    let h = harness().await;
+    let answer = h
+        .exchange(
+            "GET",
+            &format!("{WIDGETS}/missing"),
+            &[("accept", "application/yaml")],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(answer.status, 404);
+    assert_eq!(answer.headers["content-type"], "application/yaml");
+    assert_eq!(
+        String::from_utf8(answer.body).unwrap(),
+        "apiVersion: v1\ncode: 404\ndetails:\n  group: example.com\n  kind: widgets\n  name: missing\n\
+         kind: Status\nmessage: widgets.example.com \"missing\" not found\nmetadata: {}\n\
+         reason: NotFound\nstatus: Failure\n"
+    );
+    let json = h
+        .exchange("GET", &format!("{WIDGETS}/missing"), &[], Vec::new())
+        .await;
+    assert_eq!(json.headers["content-type"], "application/json");
+}

@@ -52,7 +52,7 @@ use background::{cohabiting, crds, gc, kubernetes_service, resource_quota, servi
 pub use describe::kubeconfig::{kubeconfig, write_kubeconfig};
 use describe::{discovery, health, metrics_endpoint, openapi, version};
 use handlers::namespace_lifecycle;
-use http::{connections, error, httplog, inflight, origin, panics, path, pretty, shutdown};
+use http::{connections, error, httplog, inflight, origin, panics, path, reencode, shutdown};
 pub use state::enablement::{ApiEnablement, RuntimeConfig, RuntimeConfigError};
 pub use state::service_ranges::{NodePortRange, ServiceCidr};
 use state::{builtin, keys, metrics, namespaces, observed, service_allocations, watch_cache};
@@ -418,7 +418,7 @@ impl ServerBuilder {
             .merge(metrics_endpoint::routes())
             .fallback(fallback)
             .with_state(state)
-            .layer(axum::middleware::from_fn(pretty::layer))
+            .layer(axum::middleware::from_fn(reencode::layer))
             .layer(
                 CompressionLayer::new()
                     .compress_when(DefaultPredicate::new().and(NotStreamed).and(LargeEnough)),

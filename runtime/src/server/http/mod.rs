@@ -1,7 +1,7 @@
 //! Connections and the layers every request passes: accepting and bounding connections
 //! (`connections`), the stop sequence (`shutdown`), the request layers from the outside in
-//! (`panics`, `httplog`, `origin`, `inflight`, then inside compression `pretty`, the indented
-//! JSON people get), resolving a URL against the catalog (`path`),
+//! (`panics`, `httplog`, `origin`, `inflight`, then inside compression `reencode`: indented
+//! JSON for people, errors in YAML for clients that asked for YAML), resolving a URL against the catalog (`path`),
 //! reading and writing bodies (`negotiate`, `yaml`, `protobuf`), the request options every write
 //! takes (`dry_run`, `field_validation`), the send window of streaming bodies (`send_window`)
 //! and the one error type every failure becomes (`error`).
@@ -20,8 +20,8 @@ pub(crate) mod negotiate;
 pub(crate) mod origin;
 pub(crate) mod panics;
 pub(crate) mod path;
-pub(crate) mod pretty;
 pub(crate) mod protobuf;
+pub(crate) mod reencode;
 pub(crate) mod send_window;
 pub(crate) mod shutdown;
 pub(crate) mod yaml;

@@ -211,6 +211,24 @@ fn decode_protobuf(body: &[u8]) -> Result<Value, ApiError> {
     }
 }
 
+/// `value` with every object's keys in order: upstream writes YAML by converting its JSON
+/// (`sigs.k8s.io/yaml.JSONToYAML`), which sorts keys.
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
 /// Serializes a response body in `format` with the matching `Content-Type`.
 pub(crate) fn encode(format: Format, code: axum::http::StatusCode, value: &Value) -> Response {
     let (bytes, content_type) = match format {
@@ -219,7 +237,7 @@ pub(crate) fn encode(format: Format, code: axum::http::StatusCode, value: &Value
             "application/json",
         ),
         Format::Yaml => (
-            serde_yaml_ng::to_string(value)
+            serde_yaml_ng::to_string(&sorted(value))
                 .map(String::into_bytes)
                 .map_err(|e| e.to_string()),
             "application/yaml",

@@ -1,10 +1,14 @@
-//! Pretty-printed JSON for people: upstream indents a JSON answer by two spaces when the
-//! request says `?pretty=true`, or says nothing and comes from `curl`, `Wget` or a browser
-//! (`isPrettyPrint` in k8s.io/apiserver's `endpoints/handlers/negotiation`); `?pretty=false`
-//! turns it off for those too. Watches stay one event per line.
+//! JSON answers written again the way the client wants them:
+//!
+//! - indented for people: upstream indents a JSON answer by two spaces when the request says
+//!   `?pretty=true`, or says nothing and comes from `curl`, `Wget` or a browser
+//!   (`isPrettyPrint` in k8s.io/apiserver's `endpoints/handlers/negotiation`); `?pretty=false`
+//!   turns it off for those too. Watches stay one event per line.
+//! - an error in the format the request asked for: a failure is a `Status`, written in YAML for
+//!   a client that accepts YAML before JSON, as upstream's `ErrorNegotiated` writes it.
 //!
 //! The layer sits inside compression: it reads a JSON body (up to [`MOST`] bytes; a larger one
-//! passes as it is) and writes it again indented, keys in their order.
+//! passes as it is) and writes it again, keys in their order.
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -15,6 +19,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 
 use crate::server::Streamed;
+use crate::server::http::negotiate::{self, Format, RequestShape};
 
 /// The largest body indented; a larger one is sent compact rather than held in memory.
 const MOST: usize = 64 << 20;
@@ -51,11 +56,25 @@ fn is_json(response: &Response) -> bool {
         .is_some_and(|v| v.starts_with("application/json"))
 }
 
-/// The layer: indents the JSON answers of requests that want it.
+/// Whether an error answer to `request` is written in YAML: the client accepts YAML before
+/// JSON (an `Accept` the server cannot satisfy gets JSON, as every 406 does).
+fn wants_yaml(request: &Request) -> bool {
+    negotiate::choose(request.headers(), RequestShape::Single)
+        .is_ok_and(|output| output.format == Format::Yaml)
+}
+
+/// The layer: indents the JSON answers of requests that want it, and writes errors in YAML
+/// for those that asked for YAML.
 pub(crate) async fn layer(request: Request, next: Next) -> Response {
     let pretty = wants_pretty(&request);
+    let yaml = wants_yaml(&request);
     let response = next.run(request).await;
-    if !pretty || !is_json(&response) || response.extensions().get::<Streamed>().is_some() {
+    let yaml_error =
+        yaml && (response.status().is_client_error() || response.status().is_server_error());
+    if !(pretty || yaml_error)
+        || !is_json(&response)
+        || response.extensions().get::<Streamed>().is_some()
+    {
         return response;
     }
     let (mut parts, body) = response.into_parts();
@@ -77,15 +96,26 @@ pub(crate) async fn layer(request: Request, next: Next) -> Response {
         }
     }
     let whole: Vec<u8> = read.concat();
-    let indented = serde_json::from_slice::<serde_json::Value>(&whole)
-        .ok()
-        .and_then(|value| serde_json::to_vec_pretty(&value).ok());
-    let body = match indented {
-        Some(indented) => {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&whole) else {
+        return Response::from_parts(parts, Body::from(whole));
+    };
+    if yaml_error {
+        let yaml = negotiate::encode(Format::Yaml, parts.status, &value);
+        let (yaml_parts, body) = yaml.into_parts();
+        parts.headers.remove(header::CONTENT_LENGTH);
+        if let Some(content_type) = yaml_parts.headers.get(header::CONTENT_TYPE) {
+            parts
+                .headers
+                .insert(header::CONTENT_TYPE, content_type.clone());
+        }
+        return Response::from_parts(parts, body);
+    }
+    let body = match serde_json::to_vec_pretty(&value) {
+        Ok(indented) => {
             parts.headers.remove(header::CONTENT_LENGTH);
             indented
         }
-        None => whole,
+        Err(_) => whole,
     };
     Response::from_parts(parts, Body::from(body))
 }
