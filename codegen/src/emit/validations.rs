@@ -76,6 +76,7 @@ const FORMATS: &[(&str, &str)] = &[
     ("config-map-key", "ConfigMapKey"),
     ("port-name", "PortName"),
     ("path-segment", "PathSegment"),
+    ("env-var-name", "EnvVarName"),
 ];
 
 /// Shapes of immutable values and their `kapi::validation::Shape` variants.
@@ -98,6 +99,11 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("stateful_set_update", "StatefulSetUpdate", None),
     ("job_template", "JobTemplate", None),
     ("service_ports", "ServicePorts", None),
+    ("volume_source", "VolumeSource", None),
+    ("volume_mounts", "VolumeMounts", None),
+    ("resources", "Resources", None),
+    ("handler", "Handler", None),
+    ("probe_thresholds", "ProbeThresholds", None),
 ];
 
 /// The keys of a check that say what it checks; exactly one per check.

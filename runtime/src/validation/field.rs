@@ -243,6 +243,12 @@ impl Errors {
             .push(StatusCause::duplicate(path.as_str(), value));
     }
 
+    /// `Not found: <value>`.
+    pub fn not_found(&mut self, path: &FieldPath, value: &Value) {
+        self.causes
+            .push(StatusCause::not_found(path.as_str(), value));
+    }
+
     /// `Too long: ...` for a limit of `max` bytes, worded as the release words it.
     pub fn too_long(&mut self, path: &FieldPath, max: usize) {
         let detail = if self.release < MAY_NOT_BE_MORE_SINCE {

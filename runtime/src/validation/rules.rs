@@ -1,12 +1,13 @@
 //! The checks that are code, one function per rule, each following one upstream validation
-//! function (named at each variant).
+//! function (named at each variant). Pod rules are in `pods`.
+
+mod pods;
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use super::field::{Errors, FieldPath, Shown};
-use super::format::Format;
 use super::{IMMUTABLE, at_path};
 use crate::KubeVersion;
 use crate::meta::LabelSelector;
@@ -43,6 +44,19 @@ pub enum Named {
     /// A Service's ports: required unless headless or ExternalName, named when several, names
     /// unique (`ValidateService`).
     ServicePorts,
+    /// A volume has exactly one source (`validateVolumeSource`); on a Volume.
+    VolumeSource,
+    /// Each container's volume mounts name one of the pod's valid volumes and have unique,
+    /// non-empty mount paths (`ValidateVolumeMounts`); on a PodSpec.
+    VolumeMounts,
+    /// A container's resource names and quantities, requests within limits
+    /// (`ValidateResourceRequirements`); on a ResourceRequirements.
+    Resources,
+    /// A probe or lifecycle hook has exactly one action (`validateHandler`).
+    Handler,
+    /// A container's liveness and startup probes have a `successThreshold` of 1
+    /// (`validateLivenessProbe`, `validateStartupProbe`); on a Container.
+    ProbeThresholds,
 }
 
 /// The workload whose selector is checked: the rules differ a little.
@@ -88,6 +102,11 @@ impl Named {
                 }
             }
             Self::ServicePorts => service_ports(holder, at, errors),
+            Self::VolumeSource => pods::volume_source(holder, at, errors),
+            Self::VolumeMounts => pods::volume_mounts(holder, at, errors),
+            Self::Resources => pods::resources(holder, at, errors),
+            Self::Handler => pods::handler(holder, at, errors),
+            Self::ProbeThresholds => pods::probe_thresholds(holder, at, errors),
         }
     }
 }
@@ -106,18 +125,8 @@ fn decoded_len(text: &str) -> usize {
     (text.len() / 4 * 3 + (text.len() % 4).saturating_sub(1)).saturating_sub(padding)
 }
 
-fn keys(holder: &Value, field: &str, at: &FieldPath, errors: &mut Errors) {
-    let release = errors.release();
-    for (key, _) in map_of(holder, field) {
-        for message in Format::ConfigMapKey.messages(key, release) {
-            let value = Value::from(key.as_str());
-            errors.invalid(&at.child(field).key(key), Shown::Plain(&value), &message);
-        }
-    }
-}
-
+/// The keys' format is data (`keys-format` before this rule, and after it for `binaryData`).
 fn config_map_data(holder: &Value, at: &FieldPath, errors: &mut Errors) {
-    keys(holder, "data", at, errors);
     let binary = holder.get("binaryData").and_then(Value::as_object);
     for (key, _) in map_of(holder, "data") {
         if binary.is_some_and(|b| b.contains_key(key)) {
@@ -129,7 +138,6 @@ fn config_map_data(holder: &Value, at: &FieldPath, errors: &mut Errors) {
             );
         }
     }
-    keys(holder, "binaryData", at, errors);
     let size: usize = map_of(holder, "data")
         .map(|(_, v)| v.as_str().map_or(0, str::len))
         .chain(map_of(holder, "binaryData").map(|(_, v)| v.as_str().map_or(0, decoded_len)))
@@ -143,8 +151,8 @@ fn config_map_data(holder: &Value, at: &FieldPath, errors: &mut Errors) {
 /// Before 1.21 upstream built these paths from `"data[%s]"` unformatted.
 const LITERAL_DATA_PATH_UNTIL: KubeVersion = KubeVersion::new(1, 21);
 
+/// The keys' format is data (`keys-format` before this rule).
 fn secret_data(holder: &Value, at: &FieldPath, errors: &mut Errors) {
-    keys(holder, "data", at, errors);
     let size: usize = map_of(holder, "data")
         .map(|(_, v)| v.as_str().map_or(0, decoded_len))
         .sum();
@@ -440,13 +448,11 @@ mod tests {
     #[test]
     fn config_maps_refuse_bad_keys_overlaps_and_more_than_a_mebibyte() {
         // ValidateConfigMap (pkg/apis/core/validation).
+        // The keys' format is a `keys-format` check of the data file.
         let cm = json!({"data": {"a b": "x", "k": "v"}, "binaryData": {"k": "AA=="}});
         assert_eq!(
             messages(Named::ConfigMapData, &cm, None, 34),
-            [
-                "data[a b]: Invalid value: \"a b\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
-                "data[k]: Invalid value: \"k\": duplicate of key present in binaryData",
-            ]
+            ["data[k]: Invalid value: \"k\": duplicate of key present in binaryData"]
         );
         let big = json!({"data": {"a": "x".repeat(MAX_DATA_SIZE), "b": "y"}});
         assert_eq!(

@@ -2044,6 +2044,18 @@ pub mod v1 {
                         ),
                     ),
                     kapi::validation::Check::new(
+                        ".data",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".binaryData",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ConfigMapData,
@@ -2062,6 +2074,7 @@ pub mod v1 {
                         .merge_key("containerPort")
                         .items(&ContainerPort),
                     field("readinessProbe").of(&Probe),
+                    field("resources").of(&ResourceRequirements),
                     field("startupProbe").of(&Probe),
                     field("volumeDevices").strategy("merge").merge_key("devicePath"),
                     field("volumeMounts").strategy("merge").merge_key("mountPath"),
@@ -2117,6 +2130,12 @@ pub mod v1 {
                             ),
                         )
                         .since(1, 28),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ProbeThresholds,
+                        ),
+                    ),
                 ],
             );
         pub static DownwardAPIProjection: TypeInfo = TypeInfo::new(
@@ -2141,8 +2160,22 @@ pub mod v1 {
             ],
         );
         pub static EnvVar: TypeInfo = TypeInfo::new(
-            &[field("valueFrom").of(&EnvVarSource)],
-        );
+                &[field("valueFrom").of(&EnvVarSource)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::EnvVarName,
+                        ),
+                    ),
+                ],
+            );
         pub static EnvVarSource: TypeInfo = TypeInfo::new(
             &[field("fieldRef").of(&ObjectFieldSelector)],
         );
@@ -2153,6 +2186,7 @@ pub mod v1 {
                 field("livenessProbe").of(&Probe),
                 field("ports").items(&ContainerPort),
                 field("readinessProbe").of(&Probe),
+                field("resources").of(&ResourceRequirements),
                 field("startupProbe").of(&Probe),
                 field("volumeDevices").strategy("merge").merge_key("devicePath"),
                 field("volumeMounts").strategy("merge").merge_key("mountPath"),
@@ -2168,8 +2202,16 @@ pub mod v1 {
             ],
         );
         pub static Handler: TypeInfo = TypeInfo::new(
-            &[field("httpGet").of(&HTTPGetAction)],
-        );
+                &[field("httpGet").of(&HTTPGetAction)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Handler),
+                    ),
+                ],
+            );
         pub static Lifecycle: TypeInfo = TypeInfo::new(
             &[field("postStart").of(&Handler), field("preStop").of(&Handler)],
         );
@@ -2222,6 +2264,7 @@ pub mod v1 {
         );
         pub static PersistentVolumeClaimSpec: TypeInfo = TypeInfo::new(
                 &[
+                    field("resources").of(&ResourceRequirements),
                     field("selector")
                         .of(&super::super::super::apimachinery::merge::LabelSelector),
                 ],
@@ -2316,6 +2359,16 @@ pub mod v1 {
             .checks(
                 &[
                     kapi::validation::Check::new(
+                        ".volumes",
+                        kapi::validation::Rule::Unique("name"),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::VolumeMounts,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
                         ".containers",
                         kapi::validation::Rule::Required,
                     ),
@@ -2374,6 +2427,34 @@ pub mod v1 {
                     kapi::defaulting::Default::value(".successThreshold", "1"),
                     kapi::defaulting::Default::value(".failureThreshold", "3"),
                 ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Handler),
+                    ),
+                    kapi::validation::Check::new(
+                        ".initialDelaySeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".timeoutSeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".periodSeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".successThreshold",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".failureThreshold",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                ],
             );
         pub static ProjectedVolumeSource: TypeInfo = TypeInfo::new(
             &[field("sources").items(&VolumeProjection)],
@@ -2396,6 +2477,15 @@ pub mod v1 {
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
             ],
         );
+        pub static ResourceRequirements: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Resources),
+                    ),
+                ],
+            );
         pub static Secret: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
@@ -2413,6 +2503,12 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ImmutableData,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".data",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
                         ),
                     ),
                     kapi::validation::Check::new(
@@ -2495,14 +2591,34 @@ pub mod v1 {
             ],
         );
         pub static Volume: TypeInfo = TypeInfo::new(
-            &[
-                field("configMap").of(&ConfigMapVolumeSource),
-                field("downwardAPI").of(&DownwardAPIVolumeSource),
-                field("ephemeral").of(&EphemeralVolumeSource),
-                field("projected").of(&ProjectedVolumeSource),
-                field("secret").of(&SecretVolumeSource),
-            ],
-        );
+                &[
+                    field("configMap").of(&ConfigMapVolumeSource),
+                    field("downwardAPI").of(&DownwardAPIVolumeSource),
+                    field("ephemeral").of(&EphemeralVolumeSource),
+                    field("projected").of(&ProjectedVolumeSource),
+                    field("secret").of(&SecretVolumeSource),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::VolumeSource,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::DnsLabel,
+                        ),
+                    ),
+                ],
+            );
         pub static VolumeProjection: TypeInfo = TypeInfo::new(
             &[field("downwardAPI").of(&DownwardAPIProjection)],
         );

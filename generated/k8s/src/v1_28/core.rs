@@ -2058,6 +2058,18 @@ pub mod v1 {
                         ),
                     ),
                     kapi::validation::Check::new(
+                        ".data",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".binaryData",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ConfigMapData,
@@ -2133,6 +2145,12 @@ pub mod v1 {
                             ),
                         )
                         .since(1, 28),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ProbeThresholds,
+                        ),
+                    ),
                 ],
             );
         pub static ContainerStatus: TypeInfo = TypeInfo::new(
@@ -2159,8 +2177,22 @@ pub mod v1 {
             ],
         );
         pub static EnvVar: TypeInfo = TypeInfo::new(
-            &[field("valueFrom").of(&EnvVarSource)],
-        );
+                &[field("valueFrom").of(&EnvVarSource)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::EnvVarName,
+                        ),
+                    ),
+                ],
+            );
         pub static EnvVarSource: TypeInfo = TypeInfo::new(
             &[
                 field("configMapKeyRef").of(&ConfigMapKeySelector),
@@ -2211,8 +2243,16 @@ pub mod v1 {
             ],
         );
         pub static LifecycleHandler: TypeInfo = TypeInfo::new(
-            &[field("httpGet").of(&HTTPGetAction)],
-        );
+                &[field("httpGet").of(&HTTPGetAction)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Handler),
+                    ),
+                ],
+            );
         pub static LimitRange: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -2400,6 +2440,16 @@ pub mod v1 {
             .checks(
                 &[
                     kapi::validation::Check::new(
+                        ".volumes",
+                        kapi::validation::Rule::Unique("name"),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::VolumeMounts,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
                         ".containers",
                         kapi::validation::Rule::Required,
                     ),
@@ -2469,6 +2519,34 @@ pub mod v1 {
                     kapi::defaulting::Default::value(".successThreshold", "1"),
                     kapi::defaulting::Default::value(".failureThreshold", "3"),
                 ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Handler),
+                    ),
+                    kapi::validation::Check::new(
+                        ".initialDelaySeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".timeoutSeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".periodSeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".successThreshold",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".failureThreshold",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                ],
             );
         pub static ProjectedVolumeSource: TypeInfo = TypeInfo::new(
             &[field("sources").items(&VolumeProjection)],
@@ -2519,6 +2597,12 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ImmutableData,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".data",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
                         ),
                     ),
                     kapi::validation::Check::new(
@@ -2608,22 +2692,42 @@ pub mod v1 {
             ],
         );
         pub static Volume: TypeInfo = TypeInfo::new(
-            &[
-                field("cephfs").of(&CephFSVolumeSource),
-                field("cinder").of(&CinderVolumeSource),
-                field("configMap").of(&ConfigMapVolumeSource),
-                field("csi").of(&CSIVolumeSource),
-                field("downwardAPI").of(&DownwardAPIVolumeSource),
-                field("ephemeral").of(&EphemeralVolumeSource),
-                field("flexVolume").of(&FlexVolumeSource),
-                field("iscsi").of(&ISCSIVolumeSource),
-                field("projected").of(&ProjectedVolumeSource),
-                field("rbd").of(&RBDVolumeSource),
-                field("scaleIO").of(&ScaleIOVolumeSource),
-                field("secret").of(&SecretVolumeSource),
-                field("storageos").of(&StorageOSVolumeSource),
-            ],
-        );
+                &[
+                    field("cephfs").of(&CephFSVolumeSource),
+                    field("cinder").of(&CinderVolumeSource),
+                    field("configMap").of(&ConfigMapVolumeSource),
+                    field("csi").of(&CSIVolumeSource),
+                    field("downwardAPI").of(&DownwardAPIVolumeSource),
+                    field("ephemeral").of(&EphemeralVolumeSource),
+                    field("flexVolume").of(&FlexVolumeSource),
+                    field("iscsi").of(&ISCSIVolumeSource),
+                    field("projected").of(&ProjectedVolumeSource),
+                    field("rbd").of(&RBDVolumeSource),
+                    field("scaleIO").of(&ScaleIOVolumeSource),
+                    field("secret").of(&SecretVolumeSource),
+                    field("storageos").of(&StorageOSVolumeSource),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::VolumeSource,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::DnsLabel,
+                        ),
+                    ),
+                ],
+            );
         pub static VolumeNodeAffinity: TypeInfo = TypeInfo::new(
             &[field("required").of(&NodeSelector)],
         );

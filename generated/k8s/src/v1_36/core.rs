@@ -1027,6 +1027,16 @@ pub mod v1 {
             .checks(
                 &[
                     kapi::validation::Check::new(
+                        ".volumes",
+                        kapi::validation::Rule::Unique("name"),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::VolumeMounts,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
                         ".containers",
                         kapi::validation::Rule::Required,
                     ),

@@ -1682,6 +1682,18 @@ pub mod v1 {
                         ),
                     ),
                     kapi::validation::Check::new(
+                        ".data",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".binaryData",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ConfigMapData,
@@ -1786,6 +1798,12 @@ pub mod v1 {
                             ),
                         )
                         .since(1, 28),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ProbeThresholds,
+                        ),
+                    ),
                 ],
             );
         pub static ContainerImage: TypeInfo = TypeInfo::new(
@@ -1845,8 +1863,22 @@ pub mod v1 {
             ],
         );
         pub static EnvVar: TypeInfo = TypeInfo::new(
-            &[field("valueFrom").of(&EnvVarSource)],
-        );
+                &[field("valueFrom").of(&EnvVarSource)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::EnvVarName,
+                        ),
+                    ),
+                ],
+            );
         pub static EnvVarSource: TypeInfo = TypeInfo::new(
             &[
                 field("configMapKeyRef")
@@ -1967,8 +1999,16 @@ pub mod v1 {
             ],
         );
         pub static LifecycleHandler: TypeInfo = TypeInfo::new(
-            &[field("exec").of(&ExecAction), field("httpGet").of(&HTTPGetAction)],
-        );
+                &[field("exec").of(&ExecAction), field("httpGet").of(&HTTPGetAction)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Handler),
+                    ),
+                ],
+            );
         pub static LimitRange: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -2186,6 +2226,34 @@ pub mod v1 {
                     kapi::defaulting::Default::value(".successThreshold", "1"),
                     kapi::defaulting::Default::value(".failureThreshold", "3"),
                 ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Handler),
+                    ),
+                    kapi::validation::Check::new(
+                        ".initialDelaySeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".timeoutSeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".periodSeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".successThreshold",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".failureThreshold",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                ],
             );
         pub static ProjectedVolumeSource: TypeInfo = TypeInfo::new(
             &[field("sources").atomic_list().items(&VolumeProjection)],
@@ -2257,6 +2325,12 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ImmutableData,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".data",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
                         ),
                     ),
                     kapi::validation::Check::new(
@@ -2386,38 +2460,58 @@ pub mod v1 {
             ],
         );
         pub static Volume: TypeInfo = TypeInfo::new(
-            &[
-                field("cephfs").of(&CephFSVolumeSource),
-                field("cinder")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::CinderVolumeSource,
+                &[
+                    field("cephfs").of(&CephFSVolumeSource),
+                    field("cinder")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::CinderVolumeSource,
+                        ),
+                    field("configMap").of(&ConfigMapVolumeSource),
+                    field("csi")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::CSIVolumeSource,
+                        ),
+                    field("downwardAPI").of(&DownwardAPIVolumeSource),
+                    field("ephemeral").of(&EphemeralVolumeSource),
+                    field("fc").of(&FCVolumeSource),
+                    field("flexVolume")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::FlexVolumeSource,
+                        ),
+                    field("iscsi").of(&ISCSIVolumeSource),
+                    field("projected").of(&ProjectedVolumeSource),
+                    field("rbd").of(&RBDVolumeSource),
+                    field("scaleIO")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::ScaleIOVolumeSource,
+                        ),
+                    field("secret").of(&SecretVolumeSource),
+                    field("storageos")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::StorageOSVolumeSource,
+                        ),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::VolumeSource,
+                        ),
                     ),
-                field("configMap").of(&ConfigMapVolumeSource),
-                field("csi")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::CSIVolumeSource,
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
                     ),
-                field("downwardAPI").of(&DownwardAPIVolumeSource),
-                field("ephemeral").of(&EphemeralVolumeSource),
-                field("fc").of(&FCVolumeSource),
-                field("flexVolume")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::FlexVolumeSource,
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::DnsLabel,
+                        ),
                     ),
-                field("iscsi").of(&ISCSIVolumeSource),
-                field("projected").of(&ProjectedVolumeSource),
-                field("rbd").of(&RBDVolumeSource),
-                field("scaleIO")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::ScaleIOVolumeSource,
-                    ),
-                field("secret").of(&SecretVolumeSource),
-                field("storageos")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::StorageOSVolumeSource,
-                    ),
-            ],
-        );
+                ],
+            );
         pub static VolumeNodeAffinity: TypeInfo = TypeInfo::new(
             &[field("required").of(&NodeSelector)],
         );

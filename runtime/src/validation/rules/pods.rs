@@ -1,0 +1,461 @@
+//! The pod rules that are code (`pkg/apis/core/validation/validation.go`): a volume's single
+//! source (`validateVolumeSource`), volume mounts that name a volume (`ValidateVolumeMounts`),
+//! resource requirements (`ValidateResourceRequirements`), one handler per probe or lifecycle
+//! hook (`validateHandler`) and the probes whose success threshold is 1.
+
+use std::str::FromStr;
+
+use serde_json::Value;
+
+use super::super::field::{Errors, FieldPath, Shown};
+use super::super::format::Format;
+use crate::KubeVersion;
+use crate::quantity::Quantity;
+
+/// A volume's sources in upstream's order (`validateVolumeSource`): the JSON field, the path
+/// upstream reports a second source at (two differ from the JSON name, `downwarAPI` being
+/// upstream's spelling), and the first release that counts it.
+const VOLUME_SOURCES: &[(&str, &str, Option<KubeVersion>)] = &[
+    ("emptyDir", "emptyDir", None),
+    ("hostPath", "hostPath", None),
+    ("gitRepo", "gitRepo", None),
+    ("gcePersistentDisk", "gcePersistentDisk", None),
+    ("awsElasticBlockStore", "awsElasticBlockStore", None),
+    ("secret", "secret", None),
+    ("nfs", "nfs", None),
+    ("iscsi", "iscsi", None),
+    ("glusterfs", "glusterfs", None),
+    ("flocker", "flocker", None),
+    ("persistentVolumeClaim", "persistentVolumeClaim", None),
+    ("rbd", "rbd", None),
+    ("cinder", "cinder", None),
+    ("cephfs", "cephFS", None),
+    ("quobyte", "quobyte", None),
+    ("downwardAPI", "downwarAPI", None),
+    ("fc", "fc", None),
+    ("flexVolume", "flexVolume", None),
+    ("configMap", "configMap", None),
+    ("azureFile", "azureFile", None),
+    ("vsphereVolume", "vsphereVolume", None),
+    ("photonPersistentDisk", "photonPersistentDisk", None),
+    ("portworxVolume", "portworxVolume", None),
+    ("azureDisk", "azureDisk", None),
+    ("storageos", "storageos", None),
+    ("projected", "projected", None),
+    ("scaleIO", "scaleIO", None),
+    ("csi", "csi", None),
+    ("ephemeral", "ephemeral", None),
+    // The ImageVolume feature, on by default from 1.35 (the field is dropped before).
+    ("image", "image", Some(KubeVersion::new(1, 35))),
+];
+
+/// A handler's actions in upstream's order (`validateHandler`), and the first release that
+/// counts each (gRPC probes from 1.24, the sleep hook from 1.30, both when on by default).
+const HANDLERS: &[(&str, &str, Option<KubeVersion>)] = &[
+    ("exec", "exec", None),
+    ("httpGet", "httpGet", None),
+    ("tcpSocket", "tcpSocket", None),
+    ("grpc", "grpc", Some(KubeVersion::new(1, 24))),
+    ("sleep", "sleep", Some(KubeVersion::new(1, 30))),
+];
+
+/// The release from which the requests-above-limits message names the limit ("of 1").
+const LIMIT_SHOWN_SINCE: KubeVersion = KubeVersion::new(1, 27);
+
+fn is_set(value: Option<&Value>) -> bool {
+    value.is_some_and(|v| !v.is_null())
+}
+
+/// How many of `sources` `holder` sets, reporting each after the first as upstream does.
+fn count_sources(
+    holder: &Value,
+    sources: &[(&str, &str, Option<KubeVersion>)],
+    noun: &str,
+    at: &FieldPath,
+    errors: &mut Errors,
+) -> usize {
+    let release = errors.release();
+    let mut count = 0;
+    for (field, shown, since) in sources {
+        if since.is_some_and(|since| release < since) || !is_set(holder.get(*field)) {
+            continue;
+        }
+        if count > 0 {
+            let detail = format!("may not specify more than 1 {noun} type");
+            errors.forbidden(&at.child(shown), &detail);
+        } else {
+            count += 1;
+        }
+    }
+    count
+}
+
+/// `validateVolumeSource`: exactly one source.
+pub(super) fn volume_source(volume: &Value, at: &FieldPath, errors: &mut Errors) {
+    if count_sources(volume, VOLUME_SOURCES, "volume", at, errors) == 0 {
+        errors.required(at, "must specify a volume type");
+    }
+}
+
+/// `validateHandler`: exactly one action (on a probe or a lifecycle hook).
+pub(super) fn handler(holder: &Value, at: &FieldPath, errors: &mut Errors) {
+    if count_sources(holder, HANDLERS, "handler", at, errors) == 0 {
+        errors.required(at, "must specify a handler type");
+    }
+}
+
+/// The liveness and startup probes' `successThreshold` must be 1 (`validateLivenessProbe`,
+/// `validateStartupProbe`; inline in `validateContainers` before 1.29).
+pub(super) fn probe_thresholds(container: &Value, at: &FieldPath, errors: &mut Errors) {
+    for probe in ["livenessProbe", "startupProbe"] {
+        let Some(probe_value) = container.get(probe).filter(|p| p.is_object()) else {
+            continue;
+        };
+        let threshold = probe_value
+            .get("successThreshold")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if threshold != 1 {
+            let path = at.child(probe).child("successThreshold");
+            errors.invalid(&path, Shown::Plain(&Value::from(threshold)), "must be 1");
+        }
+    }
+}
+
+/// The names of a pod's volumes that passed their own checks (`ValidateVolumes` keeps only
+/// those; a mount naming any other is not found).
+fn valid_volumes(spec: &Value, release: KubeVersion) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for volume in spec
+        .get("volumes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = volume.get("name").and_then(Value::as_str).unwrap_or("");
+        let mut scratch = Errors::new(release);
+        volume_source(volume, &FieldPath::root(), &mut scratch);
+        let valid = scratch.is_empty()
+            && !name.is_empty()
+            && Format::DnsLabel.messages(name, release).is_empty()
+            && !names.contains(&name);
+        if valid {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// `ValidateVolumeMounts` for each container and init container: a mount names a volume of the
+/// pod, and has a mount path no other mount of the container has.
+pub(super) fn volume_mounts(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let volumes = valid_volumes(spec, errors.release());
+    for list in ["initContainers", "containers"] {
+        for (i, container) in spec
+            .get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let mounts_at = at.child(list).index(i).child("volumeMounts");
+            let mut paths: Vec<&str> = Vec::new();
+            for (j, mount) in container
+                .get("volumeMounts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let item = mounts_at.index(j);
+                let name = mount.get("name").and_then(Value::as_str).unwrap_or("");
+                if name.is_empty() {
+                    errors.required(&item.child("name"), "");
+                }
+                if !volumes.contains(&name) {
+                    errors.not_found(&item.child("name"), &Value::from(name));
+                }
+                let path = mount.get("mountPath").and_then(Value::as_str).unwrap_or("");
+                if path.is_empty() {
+                    errors.required(&item.child("mountPath"), "");
+                }
+                if paths.contains(&path) {
+                    let shown = Value::from(path);
+                    errors.invalid(
+                        &item.child("mountPath"),
+                        Shown::Plain(&shown),
+                        "must be unique",
+                    );
+                }
+                paths.push(path);
+            }
+        }
+    }
+}
+
+/// The resource names a container may request without a domain (`standardContainerResources`
+/// and huge pages).
+fn is_standard_container_resource(name: &str) -> bool {
+    matches!(name, "cpu" | "memory" | "ephemeral-storage") || name.starts_with("hugepages-")
+}
+
+/// `IsStandardResourceName`: the quota resources, which an unqualified name must be one of.
+fn is_standard_resource(name: &str) -> bool {
+    const STANDARD: &[&str] = &[
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "requests.cpu",
+        "requests.memory",
+        "requests.ephemeral-storage",
+        "limits.cpu",
+        "limits.memory",
+        "limits.ephemeral-storage",
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "storage",
+        "requests.storage",
+        "services.nodeports",
+        "services.loadbalancers",
+    ];
+    STANDARD.contains(&name)
+        || name.starts_with("hugepages-")
+        || name.starts_with("requests.hugepages-")
+}
+
+/// `IsOvercommitAllowed`: native (unqualified or `kubernetes.io/`) and not huge pages.
+fn overcommit_allowed(name: &str) -> bool {
+    (!name.contains('/') || name.contains("kubernetes.io/")) && !name.starts_with("hugepages-")
+}
+
+/// `validateContainerResourceName`.
+fn resource_name(name: &str, path: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let shown = Value::from(name);
+    let messages = Format::QualifiedName.messages(name, release);
+    for message in &messages {
+        errors.invalid(path, Shown::Plain(&shown), message);
+    }
+    if !messages.is_empty() {
+        return;
+    }
+    if !name.contains('/') {
+        if !is_standard_resource(name) {
+            errors.invalid(
+                path,
+                Shown::Plain(&shown),
+                "must be a standard resource type or fully qualified",
+            );
+        }
+        if !is_standard_container_resource(name) {
+            errors.invalid(
+                path,
+                Shown::Plain(&shown),
+                "must be a standard resource for containers",
+            );
+        }
+    }
+}
+
+/// A map of resource names to quantities; values that do not parse are left to the decoder.
+fn quantities<'v>(holder: &'v Value, field: &str) -> Vec<(&'v str, Quantity)> {
+    holder
+        .get(field)
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, value)| {
+            let text = match value {
+                Value::String(text) => text.clone(),
+                Value::Number(n) => n.to_string(),
+                _ => return None,
+            };
+            Quantity::from_str(&text).ok().map(|q| (name.as_str(), q))
+        })
+        .collect()
+}
+
+/// `ValidateNonnegativeQuantity`, the quantity shown in canonical form.
+fn nonnegative(quantity: &Quantity, path: &FieldPath, errors: &mut Errors) {
+    if quantity.signum() < 0 {
+        let shown = Value::from(quantity.to_string());
+        errors.invalid(
+            path,
+            Shown::Plain(&shown),
+            "must be greater than or equal to 0",
+        );
+    }
+}
+
+/// `ValidateResourceRequirements` (a container's `resources`): names, non-negative quantities,
+/// requests at most the limits (equal for resources that cannot be overcommitted), and huge
+/// pages only with cpu or memory.
+pub(super) fn resources(requirements: &Value, at: &FieldPath, errors: &mut Errors) {
+    let limits = quantities(requirements, "limits");
+    let requests = quantities(requirements, "requests");
+    let (limits_at, requests_at) = (at.child("limits"), at.child("requests"));
+    for (name, quantity) in &limits {
+        let path = limits_at.key(name);
+        resource_name(name, &path, errors);
+        nonnegative(quantity, &path, errors);
+    }
+    let named = errors.release() >= LIMIT_SHOWN_SINCE;
+    for (name, quantity) in &requests {
+        let path = requests_at.key(name);
+        resource_name(name, &path, errors);
+        nonnegative(quantity, &path, errors);
+        let shown = Value::from(quantity.to_string());
+        match limits.iter().find(|(n, _)| n == name) {
+            Some((_, limit)) => {
+                let of = if named {
+                    format!(" of {limit}")
+                } else {
+                    String::new()
+                };
+                if quantity != limit && !overcommit_allowed(name) {
+                    let detail = format!("must be equal to {name} limit{of}");
+                    errors.invalid(&requests_at, Shown::Plain(&shown), &detail);
+                } else if quantity > limit {
+                    let detail = format!("must be less than or equal to {name} limit{of}");
+                    errors.invalid(&requests_at, Shown::Plain(&shown), &detail);
+                }
+            }
+            None if !overcommit_allowed(name) => errors.required(
+                &limits_at,
+                "Limit must be set for non overcommitable resources",
+            ),
+            None => {}
+        }
+    }
+    let names = || limits.iter().chain(&requests).map(|(n, _)| *n);
+    let huge_pages = names().any(|n| n.starts_with("hugepages-"));
+    let cpu_or_memory = names().any(|n| n == "cpu" || n == "memory");
+    if huge_pages && !cpu_or_memory {
+        errors.forbidden(at, "HugePages require cpu or memory");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn run(rule: fn(&Value, &FieldPath, &mut Errors), value: &Value, minor: u16) -> Vec<String> {
+        let mut errors = Errors::new(KubeVersion::new(1, minor));
+        rule(value, &FieldPath::of("spec"), &mut errors);
+        errors
+            .into_causes()
+            .into_iter()
+            .map(|c| {
+                format!(
+                    "{}: {}",
+                    c.field.unwrap_or_default(),
+                    c.message.unwrap_or_default()
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_volume_has_exactly_one_source() {
+        // validateVolumeSource, with upstream's `downwarAPI` path for a second source.
+        let two = json!({"name": "v", "emptyDir": {}, "downwardAPI": {}, "cephfs": {}});
+        assert_eq!(
+            run(volume_source, &two, 34),
+            [
+                "spec.cephFS: Forbidden: may not specify more than 1 volume type",
+                "spec.downwarAPI: Forbidden: may not specify more than 1 volume type",
+            ]
+        );
+        assert_eq!(
+            run(volume_source, &json!({"name": "v"}), 20),
+            ["spec: Required value: must specify a volume type"]
+        );
+        assert!(run(volume_source, &json!({"name": "v", "secret": {}}), 20).is_empty());
+        // An image volume counts from 1.35 on, when the feature is on by default.
+        assert_eq!(run(volume_source, &json!({"image": {}}), 34).len(), 1);
+        assert!(run(volume_source, &json!({"image": {}}), 36).is_empty());
+    }
+
+    #[test]
+    fn mounts_name_a_valid_volume_and_a_unique_path() {
+        // ValidateVolumeMounts; a volume with its own errors is not there to mount.
+        let spec = json!({
+            "volumes": [{"name": "data", "emptyDir": {}}, {"name": "bad"}],
+            "containers": [{"name": "c", "volumeMounts": [
+                {"name": "data", "mountPath": "/d"},
+                {"name": "bad", "mountPath": "/d"},
+                {"name": "", "mountPath": ""},
+            ]}]
+        });
+        assert_eq!(
+            run(volume_mounts, &spec, 34),
+            [
+                "spec.containers[0].volumeMounts[1].name: Not found: \"bad\"",
+                "spec.containers[0].volumeMounts[1].mountPath: Invalid value: \"/d\": must be unique",
+                "spec.containers[0].volumeMounts[2].name: Required value",
+                "spec.containers[0].volumeMounts[2].name: Not found: \"\"",
+                "spec.containers[0].volumeMounts[2].mountPath: Required value",
+            ]
+        );
+    }
+
+    #[test]
+    fn requests_stay_within_limits() {
+        // ValidateResourceRequirements: "of <limit>" from 1.27 on.
+        let resources =
+            json!({"limits": {"cpu": "1"}, "requests": {"cpu": "1500m", "memory": "-1Gi"}});
+        assert_eq!(
+            run(super::resources, &resources, 20),
+            [
+                "spec.requests: Invalid value: \"1500m\": must be less than or equal to cpu limit",
+                "spec.requests[memory]: Invalid value: \"-1Gi\": must be greater than or equal to 0",
+            ]
+        );
+        assert_eq!(
+            run(super::resources, &resources, 34)[0],
+            "spec.requests: Invalid value: \"1500m\": must be less than or equal to cpu limit of 1"
+        );
+        let extended = json!({"requests": {"example.com/gpu": "1"}, "limits": {"gpu": "1"}});
+        assert_eq!(
+            run(super::resources, &extended, 34),
+            [
+                "spec.limits[gpu]: Invalid value: \"gpu\": must be a standard resource type or fully qualified",
+                "spec.limits[gpu]: Invalid value: \"gpu\": must be a standard resource for containers",
+                "spec.limits: Required value: Limit must be set for non overcommitable resources",
+            ]
+        );
+        let huge = json!({"limits": {"hugepages-2Mi": "2Mi"}});
+        assert_eq!(
+            run(super::resources, &huge, 34),
+            ["spec: Forbidden: HugePages require cpu or memory"]
+        );
+    }
+
+    #[test]
+    fn probes_have_one_handler_and_liveness_succeeds_once() {
+        // validateHandler, validateLivenessProbe, validateStartupProbe.
+        assert_eq!(
+            run(handler, &json!({"exec": {}, "httpGet": {}}), 34),
+            ["spec.httpGet: Forbidden: may not specify more than 1 handler type"]
+        );
+        assert_eq!(
+            run(handler, &json!({"periodSeconds": 3}), 20),
+            ["spec: Required value: must specify a handler type"]
+        );
+        // gRPC probes count from 1.24.
+        assert_eq!(run(handler, &json!({"grpc": {"port": 1}}), 20).len(), 1);
+        assert!(run(handler, &json!({"grpc": {"port": 1}}), 28).is_empty());
+        let container = json!({"livenessProbe": {"successThreshold": 2}, "readinessProbe": {"successThreshold": 2}});
+        assert_eq!(
+            run(probe_thresholds, &container, 28),
+            ["spec.livenessProbe.successThreshold: Invalid value: 2: must be 1"]
+        );
+    }
+}
