@@ -1,7 +1,15 @@
 //! The checks that are code, one function per rule, each following one upstream validation
-//! function (named at each variant). Pod rules are in `pods`.
+//! function (named at each variant). Pod rules are in `pods`, Ingress and NetworkPolicy rules in
+//! `networking`, RBAC's in `rbac`, the CronJob schedule parser in `batch`, and the storage,
+//! scheduling, policy, autoscaling and coordination kinds' rules in `cluster`.
 
+mod batch;
+mod cluster;
+mod networking;
 mod pods;
+mod rbac;
+
+use networking::IngressShape;
 
 use std::collections::BTreeMap;
 
@@ -57,6 +65,52 @@ pub enum Named {
     /// A container's liveness and startup probes have a `successThreshold` of 1
     /// (`validateLivenessProbe`, `validateStartupProbe`); on a Container.
     ProbeThresholds,
+    /// An Ingress has rules or a default backend (`ValidateIngressSpec`); networking/v1.
+    IngressSpec,
+    /// [`Named::IngressSpec`] in the v1beta1 shape (`backend`), served in 1.20.
+    IngressSpecV1beta1,
+    /// An Ingress rule's host is a DNS name or a wildcard one (`validateIngressRules`).
+    IngressHost,
+    /// An Ingress path has a supported type and a path it allows (`validateHTTPIngressPath`).
+    IngressPath,
+    /// An Ingress backend names a Service port or a resource (`validateIngressBackend`).
+    IngressBackend,
+    /// [`Named::IngressBackend`] in the v1beta1 shape (`serviceName`, `servicePort`).
+    IngressBackendV1beta1,
+    /// An IngressClass's controller is a domain-prefixed path (`validateIngressClassSpec`).
+    IngressClassController,
+    /// A NetworkPolicy port's protocol, port and end port (`ValidateNetworkPolicyPort`).
+    NetworkPolicyPort,
+    /// A NetworkPolicy peer has a selector or an IP block, the block alone
+    /// (`ValidateNetworkPolicyPeer`).
+    NetworkPolicyPeer,
+    /// A NetworkPolicy's `policyTypes` are at most two of `Ingress` and `Egress`.
+    PolicyTypes,
+    /// A CronJob's schedule parses as robfig/cron parses it, and its time zone is known
+    /// (`validateCronJobSpec`); on a CronJobSpec.
+    CronJobSchedule,
+    /// A Role's rules (`ValidatePolicyRule`, namespaced: no non-resource URLs).
+    RoleRules,
+    /// A ClusterRole's rules (`ValidatePolicyRule`).
+    ClusterRoleRules,
+    /// A RoleBinding's role reference and subjects, the reference unchanged on update
+    /// (`ValidateRoleBinding(Update)`).
+    RoleBinding,
+    /// A ClusterRoleBinding's (`ValidateClusterRoleBinding(Update)`).
+    ClusterRoleBinding,
+    /// A StorageClass's provisioner, parameters, reclaim policy and binding mode, and what an
+    /// update may not change (`ValidateStorageClass(Update)`).
+    StorageClass,
+    /// A PriorityClass's value: at most 10⁹ for a user's class, never changed
+    /// (`ValidatePriorityClass(Update)`).
+    PriorityClass,
+    /// A PodDisruptionBudget's `minAvailable` or `maxUnavailable`
+    /// (`ValidatePodDisruptionBudgetSpec`).
+    PodDisruptionBudget,
+    /// A HorizontalPodAutoscaler's `maxReplicas`: positive and not below `minReplicas`.
+    AutoscalerReplicas,
+    /// A Lease's duration and transitions (`ValidateLeaseSpec`).
+    LeaseSpec,
 }
 
 /// The workload whose selector is checked: the rules differ a little.
@@ -107,6 +161,34 @@ impl Named {
             Self::Resources => pods::resources(holder, at, errors),
             Self::Handler => pods::handler(holder, at, errors),
             Self::ProbeThresholds => pods::probe_thresholds(holder, at, errors),
+            Self::IngressSpec => networking::ingress_spec(IngressShape::V1, holder, at, errors),
+            Self::IngressSpecV1beta1 => {
+                networking::ingress_spec(IngressShape::V1beta1, holder, at, errors);
+            }
+            Self::IngressHost => networking::ingress_host(holder, at, errors),
+            Self::IngressPath => networking::ingress_path(holder, at, errors),
+            Self::IngressBackend => {
+                networking::ingress_backend(IngressShape::V1, holder, at, errors);
+            }
+            Self::IngressBackendV1beta1 => {
+                networking::ingress_backend(IngressShape::V1beta1, holder, at, errors);
+            }
+            Self::IngressClassController => {
+                networking::ingress_class_controller(holder, at, errors);
+            }
+            Self::NetworkPolicyPort => networking::network_policy_port(holder, at, errors),
+            Self::NetworkPolicyPeer => networking::network_policy_peer(holder, at, errors),
+            Self::PolicyTypes => networking::policy_types(holder, at, errors),
+            Self::CronJobSchedule => batch::cron_job_schedule(holder, old, at, errors),
+            Self::RoleRules => rbac::policy_rules(holder, true, at, errors),
+            Self::ClusterRoleRules => rbac::policy_rules(holder, false, at, errors),
+            Self::RoleBinding => rbac::binding(holder, old, true, at, errors),
+            Self::ClusterRoleBinding => rbac::binding(holder, old, false, at, errors),
+            Self::StorageClass => cluster::storage_class(holder, old, at, errors),
+            Self::PriorityClass => cluster::priority_class(holder, old, at, errors),
+            Self::PodDisruptionBudget => cluster::pdb_spec(holder, at, errors),
+            Self::AutoscalerReplicas => cluster::hpa_replicas(holder, at, errors),
+            Self::LeaseSpec => cluster::lease_spec(holder, at, errors),
         }
     }
 }

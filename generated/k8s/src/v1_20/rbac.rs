@@ -214,12 +214,27 @@ pub mod v1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClusterRoleRules,
+                        ),
+                    ),
                 ],
             );
         pub static ClusterRoleBinding: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
                         .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("subjects").items(&Subject),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".roleRef.apiGroup",
+                        "\"rbac.authorization.k8s.io\"",
+                    ),
                 ],
             )
             .checks(
@@ -228,6 +243,12 @@ pub mod v1 {
                         ".metadata.name",
                         kapi::validation::Rule::Format(
                             kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClusterRoleBinding,
                         ),
                     ),
                 ],
@@ -246,12 +267,25 @@ pub mod v1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::RoleRules),
+                    ),
                 ],
             );
         pub static RoleBinding: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
                         .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("subjects").items(&Subject),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".roleRef.apiGroup",
+                        "\"rbac.authorization.k8s.io\"",
+                    ),
                 ],
             )
             .checks(
@@ -262,6 +296,27 @@ pub mod v1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::RoleBinding,
+                        ),
+                    ),
+                ],
+            );
+        pub static Subject: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                            ".apiGroup",
+                            "\"rbac.authorization.k8s.io\"",
+                        )
+                        .when("kind", "\"User\""),
+                    kapi::defaulting::Default::value(
+                            ".apiGroup",
+                            "\"rbac.authorization.k8s.io\"",
+                        )
+                        .when("kind", "\"Group\""),
                 ],
             );
     }
@@ -826,12 +881,27 @@ pub mod v1beta1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClusterRoleRules,
+                        ),
+                    ),
                 ],
             );
         pub static ClusterRoleBinding: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
                         .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("subjects").items(&Subject),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".roleRef.apiGroup",
+                        "\"rbac.authorization.k8s.io\"",
+                    ),
                 ],
             )
             .checks(
@@ -840,6 +910,12 @@ pub mod v1beta1 {
                         ".metadata.name",
                         kapi::validation::Rule::Format(
                             kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClusterRoleBinding,
                         ),
                     ),
                 ],
@@ -858,12 +934,25 @@ pub mod v1beta1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::RoleRules),
+                    ),
                 ],
             );
         pub static RoleBinding: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
                         .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("subjects").items(&Subject),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".roleRef.apiGroup",
+                        "\"rbac.authorization.k8s.io\"",
+                    ),
                 ],
             )
             .checks(
@@ -874,6 +963,27 @@ pub mod v1beta1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::RoleBinding,
+                        ),
+                    ),
+                ],
+            );
+        pub static Subject: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                            ".apiGroup",
+                            "\"rbac.authorization.k8s.io\"",
+                        )
+                        .when("kind", "\"User\""),
+                    kapi::defaulting::Default::value(
+                            ".apiGroup",
+                            "\"rbac.authorization.k8s.io\"",
+                        )
+                        .when("kind", "\"Group\""),
                 ],
             );
     }

@@ -215,6 +215,12 @@ pub mod v1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClusterRoleRules,
+                        ),
+                    ),
                 ],
             );
         pub static ClusterRoleBinding: TypeInfo = TypeInfo::new(
@@ -225,12 +231,26 @@ pub mod v1 {
                     field("subjects").items(&Subject),
                 ],
             )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".roleRef.apiGroup",
+                        "\"rbac.authorization.k8s.io\"",
+                    ),
+                ],
+            )
             .checks(
                 &[
                     kapi::validation::Check::new(
                         ".metadata.name",
                         kapi::validation::Rule::Format(
                             kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClusterRoleBinding,
                         ),
                     ),
                 ],
@@ -249,6 +269,10 @@ pub mod v1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::RoleRules),
+                    ),
                 ],
             );
         pub static RoleBinding: TypeInfo = TypeInfo::new(
@@ -259,12 +283,26 @@ pub mod v1 {
                     field("subjects").items(&Subject),
                 ],
             )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".roleRef.apiGroup",
+                        "\"rbac.authorization.k8s.io\"",
+                    ),
+                ],
+            )
             .checks(
                 &[
                     kapi::validation::Check::new(
                         ".metadata.name",
                         kapi::validation::Rule::Format(
                             kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::RoleBinding,
                         ),
                     ),
                 ],
