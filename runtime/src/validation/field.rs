@@ -263,6 +263,11 @@ impl Errors {
             .push(StatusCause::duplicate(path.as_str(), value));
     }
 
+    /// Appends the errors `other` found (a rule that checks a part before keeping its errors).
+    pub fn extend(&mut self, other: Errors) {
+        self.causes.extend(other.causes);
+    }
+
     /// `Not found: <value>`.
     pub fn not_found(&mut self, path: &FieldPath, value: &Value) {
         self.causes

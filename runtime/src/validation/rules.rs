@@ -52,13 +52,12 @@ pub enum Named {
     /// A Service's ports: required unless headless or ExternalName, named when several, names
     /// unique (`ValidateService`).
     ServicePorts,
-    /// A volume has exactly one source (`validateVolumeSource`); on a Volume.
-    VolumeSource,
-    /// Each container's volume mounts name one of the pod's valid volumes and have unique,
-    /// non-empty mount paths (`ValidateVolumeMounts`); on a PodSpec.
-    VolumeMounts,
+    /// A pod's volumes: one source each, DNS-label names, none twice (`ValidateVolumes`,
+    /// `validateVolumeSource`); then each container's volume mounts name one of the valid
+    /// volumes and have unique, non-empty mount paths (`ValidateVolumeMounts`); on a PodSpec.
+    Volumes,
     /// A container's resource names and quantities, requests within limits
-    /// (`ValidateResourceRequirements`); on a ResourceRequirements.
+    /// (`ValidateResourceRequirements`); on a Container.
     Resources,
     /// A probe or lifecycle hook has exactly one action (`validateHandler`).
     Handler,
@@ -156,9 +155,8 @@ impl Named {
                 }
             }
             Self::ServicePorts => service_ports(holder, at, errors),
-            Self::VolumeSource => pods::volume_source(holder, at, errors),
-            Self::VolumeMounts => pods::volume_mounts(holder, at, errors),
-            Self::Resources => pods::resources(holder, at, errors),
+            Self::Volumes => pods::volumes(holder, at, errors),
+            Self::Resources => pods::container_resources(holder, at, errors),
             Self::Handler => pods::handler(holder, at, errors),
             Self::ProbeThresholds => pods::probe_thresholds(holder, at, errors),
             Self::IngressSpec => networking::ingress_spec(IngressShape::V1, holder, at, errors),

@@ -2074,7 +2074,6 @@ pub mod v1 {
                         .merge_key("containerPort")
                         .items(&ContainerPort),
                     field("readinessProbe").of(&Probe),
-                    field("resources").of(&ResourceRequirements),
                     field("startupProbe").of(&Probe),
                     field("volumeDevices").strategy("merge").merge_key("devicePath"),
                     field("volumeMounts").strategy("merge").merge_key("mountPath"),
@@ -2132,6 +2131,10 @@ pub mod v1 {
                         .since(1, 28),
                     kapi::validation::Check::new(
                         "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Resources),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ProbeThresholds,
                         ),
@@ -2186,7 +2189,6 @@ pub mod v1 {
                 field("livenessProbe").of(&Probe),
                 field("ports").items(&ContainerPort),
                 field("readinessProbe").of(&Probe),
-                field("resources").of(&ResourceRequirements),
                 field("startupProbe").of(&Probe),
                 field("volumeDevices").strategy("merge").merge_key("devicePath"),
                 field("volumeMounts").strategy("merge").merge_key("mountPath"),
@@ -2264,7 +2266,6 @@ pub mod v1 {
         );
         pub static PersistentVolumeClaimSpec: TypeInfo = TypeInfo::new(
                 &[
-                    field("resources").of(&ResourceRequirements),
                     field("selector")
                         .of(&super::super::super::apimachinery::merge::LabelSelector),
                 ],
@@ -2359,14 +2360,8 @@ pub mod v1 {
             .checks(
                 &[
                     kapi::validation::Check::new(
-                        ".volumes",
-                        kapi::validation::Rule::Unique("name"),
-                    ),
-                    kapi::validation::Check::new(
                         "",
-                        kapi::validation::Rule::Named(
-                            kapi::validation::Named::VolumeMounts,
-                        ),
+                        kapi::validation::Rule::Named(kapi::validation::Named::Volumes),
                     ),
                     kapi::validation::Check::new(
                         ".containers",
@@ -2477,15 +2472,6 @@ pub mod v1 {
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
             ],
         );
-        pub static ResourceRequirements: TypeInfo = TypeInfo::new(&[])
-            .checks(
-                &[
-                    kapi::validation::Check::new(
-                        "",
-                        kapi::validation::Rule::Named(kapi::validation::Named::Resources),
-                    ),
-                ],
-            );
         pub static Secret: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
@@ -2591,34 +2577,14 @@ pub mod v1 {
             ],
         );
         pub static Volume: TypeInfo = TypeInfo::new(
-                &[
-                    field("configMap").of(&ConfigMapVolumeSource),
-                    field("downwardAPI").of(&DownwardAPIVolumeSource),
-                    field("ephemeral").of(&EphemeralVolumeSource),
-                    field("projected").of(&ProjectedVolumeSource),
-                    field("secret").of(&SecretVolumeSource),
-                ],
-            )
-            .checks(
-                &[
-                    kapi::validation::Check::new(
-                        "",
-                        kapi::validation::Rule::Named(
-                            kapi::validation::Named::VolumeSource,
-                        ),
-                    ),
-                    kapi::validation::Check::new(
-                        ".name",
-                        kapi::validation::Rule::Required,
-                    ),
-                    kapi::validation::Check::new(
-                        ".name",
-                        kapi::validation::Rule::Format(
-                            kapi::validation::Format::DnsLabel,
-                        ),
-                    ),
-                ],
-            );
+            &[
+                field("configMap").of(&ConfigMapVolumeSource),
+                field("downwardAPI").of(&DownwardAPIVolumeSource),
+                field("ephemeral").of(&EphemeralVolumeSource),
+                field("projected").of(&ProjectedVolumeSource),
+                field("secret").of(&SecretVolumeSource),
+            ],
+        );
         pub static VolumeProjection: TypeInfo = TypeInfo::new(
             &[field("downwardAPI").of(&DownwardAPIProjection)],
         );

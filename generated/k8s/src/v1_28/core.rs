@@ -2147,6 +2147,10 @@ pub mod v1 {
                         .since(1, 28),
                     kapi::validation::Check::new(
                         "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Resources),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ProbeThresholds,
                         ),
@@ -2440,14 +2444,8 @@ pub mod v1 {
             .checks(
                 &[
                     kapi::validation::Check::new(
-                        ".volumes",
-                        kapi::validation::Rule::Unique("name"),
-                    ),
-                    kapi::validation::Check::new(
                         "",
-                        kapi::validation::Rule::Named(
-                            kapi::validation::Named::VolumeMounts,
-                        ),
+                        kapi::validation::Rule::Named(kapi::validation::Named::Volumes),
                     ),
                     kapi::validation::Check::new(
                         ".containers",
@@ -2692,42 +2690,22 @@ pub mod v1 {
             ],
         );
         pub static Volume: TypeInfo = TypeInfo::new(
-                &[
-                    field("cephfs").of(&CephFSVolumeSource),
-                    field("cinder").of(&CinderVolumeSource),
-                    field("configMap").of(&ConfigMapVolumeSource),
-                    field("csi").of(&CSIVolumeSource),
-                    field("downwardAPI").of(&DownwardAPIVolumeSource),
-                    field("ephemeral").of(&EphemeralVolumeSource),
-                    field("flexVolume").of(&FlexVolumeSource),
-                    field("iscsi").of(&ISCSIVolumeSource),
-                    field("projected").of(&ProjectedVolumeSource),
-                    field("rbd").of(&RBDVolumeSource),
-                    field("scaleIO").of(&ScaleIOVolumeSource),
-                    field("secret").of(&SecretVolumeSource),
-                    field("storageos").of(&StorageOSVolumeSource),
-                ],
-            )
-            .checks(
-                &[
-                    kapi::validation::Check::new(
-                        "",
-                        kapi::validation::Rule::Named(
-                            kapi::validation::Named::VolumeSource,
-                        ),
-                    ),
-                    kapi::validation::Check::new(
-                        ".name",
-                        kapi::validation::Rule::Required,
-                    ),
-                    kapi::validation::Check::new(
-                        ".name",
-                        kapi::validation::Rule::Format(
-                            kapi::validation::Format::DnsLabel,
-                        ),
-                    ),
-                ],
-            );
+            &[
+                field("cephfs").of(&CephFSVolumeSource),
+                field("cinder").of(&CinderVolumeSource),
+                field("configMap").of(&ConfigMapVolumeSource),
+                field("csi").of(&CSIVolumeSource),
+                field("downwardAPI").of(&DownwardAPIVolumeSource),
+                field("ephemeral").of(&EphemeralVolumeSource),
+                field("flexVolume").of(&FlexVolumeSource),
+                field("iscsi").of(&ISCSIVolumeSource),
+                field("projected").of(&ProjectedVolumeSource),
+                field("rbd").of(&RBDVolumeSource),
+                field("scaleIO").of(&ScaleIOVolumeSource),
+                field("secret").of(&SecretVolumeSource),
+                field("storageos").of(&StorageOSVolumeSource),
+            ],
+        );
         pub static VolumeNodeAffinity: TypeInfo = TypeInfo::new(
             &[field("required").of(&NodeSelector)],
         );

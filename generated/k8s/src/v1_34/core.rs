@@ -986,14 +986,8 @@ pub mod v1 {
             .checks(
                 &[
                     kapi::validation::Check::new(
-                        ".volumes",
-                        kapi::validation::Rule::Unique("name"),
-                    ),
-                    kapi::validation::Check::new(
                         "",
-                        kapi::validation::Rule::Named(
-                            kapi::validation::Named::VolumeMounts,
-                        ),
+                        kapi::validation::Rule::Named(kapi::validation::Named::Volumes),
                     ),
                     kapi::validation::Check::new(
                         ".containers",

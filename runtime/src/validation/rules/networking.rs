@@ -95,7 +95,12 @@ pub(super) fn ingress_host(rule: &Value, at: &FieldPath, errors: &mut Errors) {
 
 /// `validateHTTPIngressPath`: a path type, and a path it allows.
 pub(super) fn ingress_path(path_item: &Value, at: &FieldPath, errors: &mut Errors) {
-    let Some(path_type) = path_item.get("pathType").and_then(Value::as_str) else {
+    // The codec writes a missing required string as "", so "" is a missing type here.
+    let Some(path_type) = path_item
+        .get("pathType")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    else {
         errors.required(&at.child("pathType"), "pathType must be specified");
         return;
     };

@@ -1,5 +1,5 @@
-//! The pod rules that are code (`pkg/apis/core/validation/validation.go`): a volume's single
-//! source (`validateVolumeSource`), volume mounts that name a volume (`ValidateVolumeMounts`),
+//! The pod rules that are code (`pkg/apis/core/validation/validation.go`): a pod's volumes
+//! (`ValidateVolumes`: a single source each, `validateVolumeSource`), volume mounts that name a volume (`ValidateVolumeMounts`),
 //! resource requirements (`ValidateResourceRequirements`), one handler per probe or lifecycle
 //! hook (`validateHandler`) and the probes whose success threshold is 1.
 
@@ -91,7 +91,7 @@ fn count_sources(
 }
 
 /// `validateVolumeSource`: exactly one source.
-pub(super) fn volume_source(volume: &Value, at: &FieldPath, errors: &mut Errors) {
+fn volume_source(volume: &Value, at: &FieldPath, errors: &mut Errors) {
     if count_sources(volume, VOLUME_SOURCES, "volume", at, errors) == 0 {
         errors.required(at, "must specify a volume type");
     }
@@ -122,34 +122,52 @@ pub(super) fn probe_thresholds(container: &Value, at: &FieldPath, errors: &mut E
     }
 }
 
-/// The names of a pod's volumes that passed their own checks (`ValidateVolumes` keeps only
-/// those; a mount naming any other is not found).
-fn valid_volumes(spec: &Value, release: KubeVersion) -> Vec<&str> {
+/// `ValidateVolumes` for each of a pod's volumes: one source, a DNS-label name, no name twice;
+/// the names of the volumes without errors, the only ones a container may mount.
+fn check_volumes<'v>(spec: &'v Value, at: &FieldPath, errors: &mut Errors) -> Vec<&'v str> {
+    let release = errors.release();
     let mut names: Vec<&str> = Vec::new();
-    for volume in spec
+    for (i, volume) in spec
         .get("volumes")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
+        .enumerate()
     {
+        let item = at.child("volumes").index(i);
+        let name_at = item.child("name");
+        let mut own = Errors::new(release);
+        volume_source(volume, &item, &mut own);
         let name = volume.get("name").and_then(Value::as_str).unwrap_or("");
-        let mut scratch = Errors::new(release);
-        volume_source(volume, &FieldPath::root(), &mut scratch);
-        let valid = scratch.is_empty()
-            && !name.is_empty()
-            && Format::DnsLabel.messages(name, release).is_empty()
-            && !names.contains(&name);
-        if valid {
+        if name.is_empty() {
+            own.required(&name_at, "");
+        } else {
+            for message in Format::DnsLabel.messages(name, release) {
+                own.invalid(&name_at, Shown::Plain(&Value::from(name)), &message);
+            }
+        }
+        if names.contains(&name) {
+            own.duplicate(&name_at, &Value::from(name));
+        }
+        if own.is_empty() {
             names.push(name);
+        } else {
+            errors.extend(own);
         }
     }
     names
 }
 
+/// `ValidateVolumes`, then each container's `ValidateVolumeMounts` against the volumes
+/// without errors (on a PodSpec, before its containers' own checks).
+pub(super) fn volumes(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let valid = check_volumes(spec, at, errors);
+    volume_mounts(spec, &valid, at, errors);
+}
+
 /// `ValidateVolumeMounts` for each container and init container: a mount names a volume of the
 /// pod, and has a mount path no other mount of the container has.
-pub(super) fn volume_mounts(spec: &Value, at: &FieldPath, errors: &mut Errors) {
-    let volumes = valid_volumes(spec, errors.release());
+fn volume_mounts(spec: &Value, volumes: &[&str], at: &FieldPath, errors: &mut Errors) {
     for list in ["initContainers", "containers"] {
         for (i, container) in spec
             .get(list)
@@ -292,10 +310,17 @@ fn nonnegative(quantity: &Quantity, path: &FieldPath, errors: &mut Errors) {
     }
 }
 
-/// `ValidateResourceRequirements` (a container's `resources`): names, non-negative quantities,
-/// requests at most the limits (equal for resources that cannot be overcommitted), and huge
-/// pages only with cpu or memory.
-pub(super) fn resources(requirements: &Value, at: &FieldPath, errors: &mut Errors) {
+/// `ValidateResourceRequirements` of a container's `resources` (on the Container: a
+/// PersistentVolumeClaim's requirements are another type upstream but share this one's schema
+/// before 1.29): names, non-negative quantities, requests at most the limits (equal for
+/// resources that cannot be overcommitted), and huge pages only with cpu or memory.
+pub(super) fn container_resources(container: &Value, at: &FieldPath, errors: &mut Errors) {
+    if let Some(requirements) = container.get("resources") {
+        resources(requirements, &at.child("resources"), errors);
+    }
+}
+
+fn resources(requirements: &Value, at: &FieldPath, errors: &mut Errors) {
     let limits = quantities(requirements, "limits");
     let requests = quantities(requirements, "requests");
     let (limits_at, requests_at) = (at.child("limits"), at.child("requests"));
@@ -384,6 +409,23 @@ mod tests {
     }
 
     #[test]
+    fn volumes_have_one_source_and_a_unique_name() {
+        // ValidateVolumes: errors per volume, in order; a duplicate of a valid volume only.
+        let spec = json!({"volumes": [
+            {"name": "a", "emptyDir": {}},
+            {"name": "a", "secret": {}},
+            {"name": "Bad", "nfs": {}},
+        ]});
+        assert_eq!(
+            run(volumes, &spec, 34),
+            [
+                "spec.volumes[1].name: Duplicate value: \"a\"",
+                "spec.volumes[2].name: Invalid value: \"Bad\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+            ]
+        );
+    }
+
+    #[test]
     fn mounts_name_a_valid_volume_and_a_unique_path() {
         // ValidateVolumeMounts; a volume with its own errors is not there to mount.
         let spec = json!({
@@ -395,8 +437,9 @@ mod tests {
             ]}]
         });
         assert_eq!(
-            run(volume_mounts, &spec, 34),
+            run(volumes, &spec, 34),
             [
+                "spec.volumes[1]: Required value: must specify a volume type",
                 "spec.containers[0].volumeMounts[1].name: Not found: \"bad\"",
                 "spec.containers[0].volumeMounts[1].mountPath: Invalid value: \"/d\": must be unique",
                 "spec.containers[0].volumeMounts[2].name: Required value",

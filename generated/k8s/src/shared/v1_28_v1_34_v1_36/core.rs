@@ -168,16 +168,8 @@ pub mod v1 {
         pub static ObjectReference: TypeInfo = TypeInfo::new(&[]).atomic();
         pub static ResourceFieldSelector: TypeInfo = TypeInfo::new(&[]).atomic();
         pub static ResourceRequirements: TypeInfo = TypeInfo::new(
-                &[field("claims").list_map(&["name"])],
-            )
-            .checks(
-                &[
-                    kapi::validation::Check::new(
-                        "",
-                        kapi::validation::Rule::Named(kapi::validation::Named::Resources),
-                    ),
-                ],
-            );
+            &[field("claims").list_map(&["name"])],
+        );
         pub static ScaleIOPersistentVolumeSource: TypeInfo = TypeInfo::new(
             &[field("secretRef").of(&SecretReference)],
         );

@@ -1800,6 +1800,10 @@ pub mod v1 {
                         .since(1, 28),
                     kapi::validation::Check::new(
                         "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Resources),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ProbeThresholds,
                         ),
@@ -2460,58 +2464,38 @@ pub mod v1 {
             ],
         );
         pub static Volume: TypeInfo = TypeInfo::new(
-                &[
-                    field("cephfs").of(&CephFSVolumeSource),
-                    field("cinder")
-                        .of(
-                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::CinderVolumeSource,
-                        ),
-                    field("configMap").of(&ConfigMapVolumeSource),
-                    field("csi")
-                        .of(
-                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::CSIVolumeSource,
-                        ),
-                    field("downwardAPI").of(&DownwardAPIVolumeSource),
-                    field("ephemeral").of(&EphemeralVolumeSource),
-                    field("fc").of(&FCVolumeSource),
-                    field("flexVolume")
-                        .of(
-                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::FlexVolumeSource,
-                        ),
-                    field("iscsi").of(&ISCSIVolumeSource),
-                    field("projected").of(&ProjectedVolumeSource),
-                    field("rbd").of(&RBDVolumeSource),
-                    field("scaleIO")
-                        .of(
-                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::ScaleIOVolumeSource,
-                        ),
-                    field("secret").of(&SecretVolumeSource),
-                    field("storageos")
-                        .of(
-                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::StorageOSVolumeSource,
-                        ),
-                ],
-            )
-            .checks(
-                &[
-                    kapi::validation::Check::new(
-                        "",
-                        kapi::validation::Rule::Named(
-                            kapi::validation::Named::VolumeSource,
-                        ),
+            &[
+                field("cephfs").of(&CephFSVolumeSource),
+                field("cinder")
+                    .of(
+                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::CinderVolumeSource,
                     ),
-                    kapi::validation::Check::new(
-                        ".name",
-                        kapi::validation::Rule::Required,
+                field("configMap").of(&ConfigMapVolumeSource),
+                field("csi")
+                    .of(
+                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::CSIVolumeSource,
                     ),
-                    kapi::validation::Check::new(
-                        ".name",
-                        kapi::validation::Rule::Format(
-                            kapi::validation::Format::DnsLabel,
-                        ),
+                field("downwardAPI").of(&DownwardAPIVolumeSource),
+                field("ephemeral").of(&EphemeralVolumeSource),
+                field("fc").of(&FCVolumeSource),
+                field("flexVolume")
+                    .of(
+                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::FlexVolumeSource,
                     ),
-                ],
-            );
+                field("iscsi").of(&ISCSIVolumeSource),
+                field("projected").of(&ProjectedVolumeSource),
+                field("rbd").of(&RBDVolumeSource),
+                field("scaleIO")
+                    .of(
+                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::ScaleIOVolumeSource,
+                    ),
+                field("secret").of(&SecretVolumeSource),
+                field("storageos")
+                    .of(
+                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::StorageOSVolumeSource,
+                    ),
+            ],
+        );
         pub static VolumeNodeAffinity: TypeInfo = TypeInfo::new(
             &[field("required").of(&NodeSelector)],
         );
