@@ -172,13 +172,14 @@ const POD_HEAD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
 /// Creates refused across the kinds `specs/validation/kubernetes.yaml` covers beyond workloads.
 const REFUSALS: &[Refusal] = &[
     Refusal {
-        cites: "ValidateVolumes/validateVolumeSource, ValidateVolumeMounts",
-        manifest: "  volumes: [{name: data}, {name: both, emptyDir: {}, configMap: {name: c}}]
+        cites: "ValidateVolumes/validateVolumeSource/validateSecretVolumeSource, ValidateVolumeMounts",
+        manifest: "  volumes: [{name: data}, {name: both, emptyDir: {}, configMap: {name: c}}, {name: s, secret: {}}]
   containers: [{name: c, image: x, volumeMounts: [{name: data, mountPath: /d}, {name: both, mountPath: /d}]}]",
         kind_and_name: r#"Pod "p""#,
         causes: &[
             ("", "spec.volumes[0]: Required value: must specify a volume type"),
             ("", "spec.volumes[1].configMap: Forbidden: may not specify more than 1 volume type"),
+            ("", "spec.volumes[2].secret.secretName: Required value"),
             ("", r#"spec.containers[0].volumeMounts[0].name: Not found: "data""#),
             ("", r#"spec.containers[0].volumeMounts[1].mountPath: Invalid value: "/d": must be unique"#),
         ],

@@ -62,22 +62,37 @@ const HANDLERS: &[(&str, &str, Option<KubeVersion>)] = &[
 /// The release from which the requests-above-limits message names the limit ("of 1").
 const LIMIT_SHOWN_SINCE: KubeVersion = KubeVersion::new(1, 27);
 
-fn is_set(value: Option<&Value>) -> bool {
-    value.is_some_and(|v| !v.is_null())
-}
+/// The fields a volume source must set (`validateHostPathVolumeSource`,
+/// `validateSecretVolumeSource`, `validateNFSVolumeSource`, ...), checked on the one source
+/// counted; and the sources whose `defaultMode` is a file mode.
+const SOURCE_REQUIRES: &[(&str, &[&str])] = &[
+    ("hostPath", &["path"]),
+    ("secret", &["secretName"]),
+    ("nfs", &["server", "path"]),
+    ("persistentVolumeClaim", &["claimName"]),
+    ("configMap", &["name"]),
+];
+const FILE_MODE_SOURCES: &[&str] = &["secret", "configMap"];
+/// `fileModeErrorMsg`.
+const FILE_MODE_MSG: &str = "must be a number between 0 and 0777 (octal), both inclusive";
 
-/// How many of `sources` `holder` sets, reporting each after the first as upstream does.
+/// How many of `sources` `holder` sets, reporting each after the first as upstream does and
+/// checking the first with `first`.
 fn count_sources(
     holder: &Value,
     sources: &[(&str, &str, Option<KubeVersion>)],
     noun: &str,
     at: &FieldPath,
     errors: &mut Errors,
+    first: impl Fn(&str, &Value, &FieldPath, &mut Errors),
 ) -> usize {
     let release = errors.release();
     let mut count = 0;
     for (field, shown, since) in sources {
-        if since.is_some_and(|since| release < since) || !is_set(holder.get(*field)) {
+        let Some(source) = holder.get(*field).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        if since.is_some_and(|since| release < since) {
             continue;
         }
         if count > 0 {
@@ -85,21 +100,48 @@ fn count_sources(
             errors.forbidden(&at.child(shown), &detail);
         } else {
             count += 1;
+            first(field, source, &at.child(shown), errors);
         }
     }
     count
 }
 
-/// `validateVolumeSource`: exactly one source.
+/// A volume source's own required fields and file mode.
+fn source_fields(field: &str, source: &Value, at: &FieldPath, errors: &mut Errors) {
+    for (_, required) in SOURCE_REQUIRES.iter().filter(|(f, _)| *f == field) {
+        for name in *required {
+            if source
+                .get(*name)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .is_empty()
+            {
+                errors.required(&at.child(name), "");
+            }
+        }
+    }
+    if FILE_MODE_SOURCES.contains(&field)
+        && let Some(mode) = source.get("defaultMode").and_then(Value::as_i64)
+        && !(0..=0o777).contains(&mode)
+    {
+        errors.invalid(
+            &at.child("defaultMode"),
+            Shown::Plain(&Value::from(mode)),
+            FILE_MODE_MSG,
+        );
+    }
+}
+
+/// `validateVolumeSource`: exactly one source, with its own required fields.
 fn volume_source(volume: &Value, at: &FieldPath, errors: &mut Errors) {
-    if count_sources(volume, VOLUME_SOURCES, "volume", at, errors) == 0 {
+    if count_sources(volume, VOLUME_SOURCES, "volume", at, errors, source_fields) == 0 {
         errors.required(at, "must specify a volume type");
     }
 }
 
 /// `validateHandler`: exactly one action (on a probe or a lifecycle hook).
 pub(super) fn handler(holder: &Value, at: &FieldPath, errors: &mut Errors) {
-    if count_sources(holder, HANDLERS, "handler", at, errors) == 0 {
+    if count_sources(holder, HANDLERS, "handler", at, errors, |_, _, _, _| {}) == 0 {
         errors.required(at, "must specify a handler type");
     }
 }
@@ -402,7 +444,27 @@ mod tests {
             run(volume_source, &json!({"name": "v"}), 20),
             ["spec: Required value: must specify a volume type"]
         );
-        assert!(run(volume_source, &json!({"name": "v", "secret": {}}), 20).is_empty());
+        assert!(
+            run(
+                volume_source,
+                &json!({"name": "v", "secret": {"secretName": "s"}}),
+                20
+            )
+            .is_empty()
+        );
+        // The counted source's own fields (validateSecretVolumeSource, validateNFSVolumeSource).
+        assert_eq!(
+            run(
+                volume_source,
+                &json!({"secret": {"defaultMode": 512}, "nfs": {}}),
+                34
+            ),
+            [
+                "spec.secret.secretName: Required value",
+                "spec.secret.defaultMode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive",
+                "spec.nfs: Forbidden: may not specify more than 1 volume type",
+            ]
+        );
         // An image volume counts from 1.35 on, when the feature is on by default.
         assert_eq!(run(volume_source, &json!({"image": {}}), 34).len(), 1);
         assert!(run(volume_source, &json!({"image": {}}), 36).is_empty());
@@ -413,8 +475,8 @@ mod tests {
         // ValidateVolumes: errors per volume, in order; a duplicate of a valid volume only.
         let spec = json!({"volumes": [
             {"name": "a", "emptyDir": {}},
-            {"name": "a", "secret": {}},
-            {"name": "Bad", "nfs": {}},
+            {"name": "a", "secret": {"secretName": "s"}},
+            {"name": "Bad", "nfs": {"server": "nfs", "path": "/"}},
         ]});
         assert_eq!(
             run(volumes, &spec, 34),
