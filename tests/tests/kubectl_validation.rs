@@ -207,6 +207,19 @@ const REFUSALS: &[Refusal] = &[
         ],
     },
     Refusal {
+        cites: "ValidatePodSpec (hostname, activeDeadlineSeconds), validateTCPSocketAction",
+        manifest: "  hostname: a.b
+  activeDeadlineSeconds: 0
+  containers: [{name: c, image: x, readinessProbe: {tcpSocket: {port: 0}}}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", "spec.containers[0].readinessProbe.tcpSocket.port: Invalid value: 0: must be between 1 and 65535, inclusive"),
+            ("", "spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive"),
+            ("", r#"spec.hostname: Invalid value: "a.b": a lowercase RFC 1123 label must consist of"#),
+            ("1.28", r#"spec.hostname: Invalid value: "a.b": must not contain dots"#),
+        ],
+    },
+    Refusal {
         cites: "ValidateEnv (IsEnvVarName; IsRelaxedEnvVarName from 1.32 refuses only '=' and non-printables)",
         manifest: "  containers: [{name: c, image: x, env: [{name: 'A=B'}]}]",
         kind_and_name: r#"Pod "p""#,

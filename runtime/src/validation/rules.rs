@@ -59,8 +59,12 @@ pub enum Named {
     /// A container's resource names and quantities, requests within limits
     /// (`ValidateResourceRequirements`); on a Container.
     Resources,
-    /// A probe or lifecycle hook has exactly one action (`validateHandler`).
+    /// A probe or lifecycle hook has exactly one action, with its command, path or port
+    /// (`validateHandler`).
     Handler,
+    /// A PodSpec's service account, node, host and priority class names and its deadline, when
+    /// set (`ValidatePodSpec`).
+    PodFields,
     /// A container's liveness and startup probes have a `successThreshold` of 1
     /// (`validateLivenessProbe`, `validateStartupProbe`); on a Container.
     ProbeThresholds,
@@ -70,6 +74,8 @@ pub enum Named {
     IngressSpecV1beta1,
     /// An Ingress rule's host is a DNS name or a wildcard one (`validateIngressRules`).
     IngressHost,
+    /// An Ingress's TLS hosts and secret names (`validateIngressTLS`); on the spec.
+    IngressTls,
     /// An Ingress path has a supported type and a path it allows (`validateHTTPIngressPath`).
     IngressPath,
     /// An Ingress backend names a Service port or a resource (`validateIngressBackend`).
@@ -158,12 +164,14 @@ impl Named {
             Self::Volumes => pods::volumes(holder, at, errors),
             Self::Resources => pods::container_resources(holder, at, errors),
             Self::Handler => pods::handler(holder, at, errors),
+            Self::PodFields => pods::pod_fields(holder, at, errors),
             Self::ProbeThresholds => pods::probe_thresholds(holder, at, errors),
             Self::IngressSpec => networking::ingress_spec(IngressShape::V1, holder, at, errors),
             Self::IngressSpecV1beta1 => {
                 networking::ingress_spec(IngressShape::V1beta1, holder, at, errors);
             }
             Self::IngressHost => networking::ingress_host(holder, at, errors),
+            Self::IngressTls => networking::ingress_tls(holder, old, at, errors),
             Self::IngressPath => networking::ingress_path(holder, at, errors),
             Self::IngressBackend => {
                 networking::ingress_backend(IngressShape::V1, holder, at, errors);

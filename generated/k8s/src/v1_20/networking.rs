@@ -353,6 +353,12 @@ pub mod v1 {
                         ),
                     ),
                     kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressTls,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
                         ".ingressClassName",
                         kapi::validation::Rule::Format(
                             kapi::validation::Format::DnsSubdomain,
@@ -736,6 +742,12 @@ pub mod v1beta1 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::IngressSpecV1beta1,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressTls,
                         ),
                     ),
                     kapi::validation::Check::new(

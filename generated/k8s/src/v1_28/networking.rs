@@ -300,6 +300,12 @@ pub mod v1 {
                         ),
                     ),
                     kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressTls,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
                         ".ingressClassName",
                         kapi::validation::Rule::Format(
                             kapi::validation::Format::DnsSubdomain,

@@ -1016,6 +1016,10 @@ pub mod v1 {
                             ],
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodFields),
+                    ),
                 ],
             );
         pub static PodStatus: TypeInfo = TypeInfo::new(

@@ -93,6 +93,56 @@ pub(super) fn ingress_host(rule: &Value, at: &FieldPath, errors: &mut Errors) {
     }
 }
 
+/// A TLS secret name, checked when not empty (`validateTLSSecretName`: a DNS subdomain).
+fn tls_secret_messages(name: &str, release: KubeVersion) -> Vec<String> {
+    if name.is_empty() {
+        return Vec::new();
+    }
+    Format::DnsSubdomain.messages(name, release)
+}
+
+fn tls_items(spec: &Value) -> impl Iterator<Item = &Value> {
+    spec.get("tls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
+/// `validateIngressTLS`: hosts are DNS names, wildcard ones with a `*`; secret names are DNS
+/// subdomains unless the stored Ingress already had one that is not (`allowInvalidSecretName`).
+pub(super) fn ingress_tls(spec: &Value, old: Option<&Value>, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let allow_invalid_secret = old.is_some_and(|old| {
+        tls_items(old).any(|tls| !tls_secret_messages(text(tls, "secretName"), release).is_empty())
+    });
+    for (i, tls) in tls_items(spec).enumerate() {
+        let item = at.child("tls").index(i);
+        for (j, host) in tls
+            .get("hosts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let host = host.as_str().unwrap_or("");
+            let messages = if host.contains('*') {
+                wildcard_messages(host, release)
+            } else {
+                Format::DnsSubdomain.messages(host, release)
+            };
+            for message in messages {
+                invalid_text(errors, &item.child("hosts").index(j), host, &message);
+            }
+        }
+        if !allow_invalid_secret {
+            let name = text(tls, "secretName");
+            for message in tls_secret_messages(name, release) {
+                invalid_text(errors, &item.child("secretName"), name, &message);
+            }
+        }
+    }
+}
+
 /// `validateHTTPIngressPath`: a path type, and a path it allows.
 pub(super) fn ingress_path(path_item: &Value, at: &FieldPath, errors: &mut Errors) {
     // The codec writes a missing required string as "", so "" is a missing type here.
@@ -417,6 +467,27 @@ mod tests {
         );
         assert!(run(ingress_host, &json!({"host": "*.example.com"}), 34).is_empty());
         assert_eq!(run(ingress_host, &json!({"host": "Foo.com"}), 34).len(), 1);
+    }
+
+    #[test]
+    fn tls_hosts_and_secret_names() {
+        // validateIngressTLS; a stored invalid secret name lets an update keep it.
+        let spec =
+            json!({"tls": [{"hosts": ["Bad.example", "*.ok.example"], "secretName": "Bad"}]});
+        let found = |old: Option<&Value>| {
+            let mut errors = Errors::new(KubeVersion::new(1, 34));
+            ingress_tls(&spec, old, &FieldPath::of("spec"), &mut errors);
+            errors
+                .into_causes()
+                .into_iter()
+                .map(|c| c.field.unwrap_or_default())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            found(None),
+            ["spec.tls[0].hosts[0]", "spec.tls[0].secretName"]
+        );
+        assert_eq!(found(Some(&spec)), ["spec.tls[0].hosts[0]"]);
     }
 
     #[test]

@@ -139,11 +139,98 @@ fn volume_source(volume: &Value, at: &FieldPath, errors: &mut Errors) {
     }
 }
 
-/// `validateHandler`: exactly one action (on a probe or a lifecycle hook).
+/// `validateHandler`: exactly one action (on a probe or a lifecycle hook), and that action's
+/// own fields.
 pub(super) fn handler(holder: &Value, at: &FieldPath, errors: &mut Errors) {
-    if count_sources(holder, HANDLERS, "handler", at, errors, |_, _, _, _| {}) == 0 {
+    if count_sources(holder, HANDLERS, "handler", at, errors, action_fields) == 0 {
         errors.required(at, "must specify a handler type");
     }
+}
+
+/// `validateExecAction`, `validateHTTPGetAction`, `validateTCPSocketAction`,
+/// `validateGRPCAction`.
+fn action_fields(field: &str, action: &Value, at: &FieldPath, errors: &mut Errors) {
+    match field {
+        "exec"
+            if action
+                .get("command")
+                .and_then(Value::as_array)
+                .is_none_or(Vec::is_empty) =>
+        {
+            errors.required(&at.child("command"), "");
+        }
+        "httpGet" => {
+            if action
+                .get("path")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .is_empty()
+            {
+                errors.required(&at.child("path"), "");
+            }
+            port_num_or_name(action.get("port"), &at.child("port"), errors);
+            let scheme = action.get("scheme").and_then(Value::as_str).unwrap_or("");
+            if !matches!(scheme, "HTTP" | "HTTPS") {
+                errors.not_supported(
+                    &at.child("scheme"),
+                    &Value::from(scheme),
+                    &["HTTP", "HTTPS"],
+                );
+            }
+        }
+        "tcpSocket" | "grpc" => port_num_or_name(action.get("port"), &at.child("port"), errors),
+        _ => {}
+    }
+}
+
+/// `ValidatePortNumOrName`: a port number, or a port name when a string; missing is 0.
+fn port_num_or_name(port: Option<&Value>, path: &FieldPath, errors: &mut Errors) {
+    match port {
+        Some(Value::String(name)) => {
+            for message in Format::PortName.messages(name, errors.release()) {
+                errors.invalid(path, Shown::Plain(&Value::from(name.as_str())), &message);
+            }
+        }
+        other => {
+            let n = other.and_then(Value::as_i64).unwrap_or(0);
+            if !(1..=65535).contains(&n) {
+                errors.invalid(
+                    path,
+                    Shown::Plain(&Value::from(n)),
+                    "must be between 1 and 65535, inclusive",
+                );
+            }
+        }
+    }
+}
+
+/// `ValidatePodSpec`'s optional names and deadline, each checked when set: `serviceAccountName`
+/// and `nodeName` (DNS subdomains), `activeDeadlineSeconds` (1 to 2³¹−1), `hostname` and
+/// `subdomain` (DNS labels), `priorityClassName` (a DNS subdomain), in upstream's order.
+pub(super) fn pod_fields(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let names = |field: &str, format: Format, errors: &mut Errors| {
+        let name = spec.get(field).and_then(Value::as_str).unwrap_or("");
+        if !name.is_empty() {
+            for message in format.messages(name, release) {
+                errors.invalid(&at.child(field), Shown::Plain(&Value::from(name)), &message);
+            }
+        }
+    };
+    names("serviceAccountName", Format::DnsSubdomain, errors);
+    names("nodeName", Format::DnsSubdomain, errors);
+    if let Some(deadline) = spec.get("activeDeadlineSeconds").and_then(Value::as_i64)
+        && !(1..=i64::from(i32::MAX)).contains(&deadline)
+    {
+        errors.invalid(
+            &at.child("activeDeadlineSeconds"),
+            Shown::Plain(&Value::from(deadline)),
+            "must be between 1 and 2147483647, inclusive",
+        );
+    }
+    names("hostname", Format::DnsLabel, errors);
+    names("subdomain", Format::DnsLabel, errors);
+    names("priorityClassName", Format::DnsSubdomain, errors);
 }
 
 /// The liveness and startup probes' `successThreshold` must be 1 (`validateLivenessProbe`,
@@ -544,10 +631,53 @@ mod tests {
     }
 
     #[test]
+    fn actions_name_their_command_path_and_port() {
+        // validateExecAction, validateHTTPGetAction, ValidatePortNumOrName.
+        assert_eq!(
+            run(handler, &json!({"exec": {}}), 34),
+            ["spec.exec.command: Required value"]
+        );
+        assert_eq!(
+            run(
+                handler,
+                &json!({"httpGet": {"path": "/", "port": 0, "scheme": "FTP"}}),
+                28
+            ),
+            [
+                "spec.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive",
+                "spec.httpGet.scheme: Unsupported value: \"FTP\": supported values: \"HTTP\", \"HTTPS\"",
+            ]
+        );
+        assert_eq!(
+            run(handler, &json!({"tcpSocket": {"port": "Web"}}), 34),
+            [
+                "spec.tcpSocket.port: Invalid value: \"Web\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"
+            ]
+        );
+    }
+
+    #[test]
+    fn pod_names_and_deadlines_are_checked_when_set() {
+        // ValidatePodSpec: serviceAccountName, activeDeadlineSeconds, hostname.
+        let spec = json!({"serviceAccountName": "", "activeDeadlineSeconds": 0, "hostname": "a.b"});
+        assert_eq!(
+            run(pod_fields, &spec, 34),
+            [
+                "spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive",
+                "spec.hostname: Invalid value: \"a.b\": must not contain dots",
+            ]
+        );
+    }
+
+    #[test]
     fn probes_have_one_handler_and_liveness_succeeds_once() {
         // validateHandler, validateLivenessProbe, validateStartupProbe.
         assert_eq!(
-            run(handler, &json!({"exec": {}, "httpGet": {}}), 34),
+            run(
+                handler,
+                &json!({"exec": {"command": ["true"]}, "httpGet": {}}),
+                34
+            ),
             ["spec.httpGet: Forbidden: may not specify more than 1 handler type"]
         );
         assert_eq!(
