@@ -199,6 +199,19 @@ impl Named {
     }
 }
 
+/// A string field of `holder`, `""` when missing (a Go string's zero value).
+fn text<'v>(holder: &'v Value, field: &str) -> &'v str {
+    holder.get(field).and_then(Value::as_str).unwrap_or("")
+}
+
+/// `IsValidPortNum` for the rules' submodules: 1 to 65535 (`Invalid value: 0: ...`).
+fn port_number(n: i64, path: &FieldPath, errors: &mut Errors) {
+    if !(1..=65535).contains(&n) {
+        let detail = "must be between 1 and 65535, inclusive";
+        errors.invalid(path, Shown::Plain(&Value::from(n)), detail);
+    }
+}
+
 fn map_of<'v>(holder: &'v Value, field: &str) -> impl Iterator<Item = (&'v String, &'v Value)> {
     holder
         .get(field)

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
+use super::text;
 use crate::KubeVersion;
 
 /// `maxProvisionerParameterLen`: at most this many parameters.
@@ -30,10 +31,6 @@ const UNHEALTHY_POLICY_SINCE: KubeVersion = KubeVersion::new(1, 26);
 
 const PERCENT_MSG: &str =
     "a valid percent string must be a numeric string followed by an ending '%'";
-
-fn text<'v>(holder: &'v Value, field: &str) -> &'v str {
-    holder.get(field).and_then(Value::as_str).unwrap_or("")
-}
 
 /// `ValidateStorageClass` and, on an update, `ValidateStorageClassUpdate`'s forbidden changes.
 pub(super) fn storage_class(

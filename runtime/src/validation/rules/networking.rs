@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
+use super::{port_number, text};
 use crate::KubeVersion;
 
 /// The Ingress shape a rule reads: networking/v1, or the v1beta1 shape of 1.20's
@@ -32,10 +33,6 @@ const MAX_CONTROLLER_LEN: usize = 250;
 const WILDCARD_MSG: &str = "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character";
 const WILDCARD_FMT: &str = "\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const HTTP_PATH_FMT: &str = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+";
-
-fn text<'v>(holder: &'v Value, field: &str) -> &'v str {
-    holder.get(field).and_then(Value::as_str).unwrap_or("")
-}
 
 fn invalid_text(errors: &mut Errors, path: &FieldPath, value: &str, detail: &str) {
     errors.invalid(path, Shown::Plain(&Value::from(value)), detail);
@@ -271,13 +268,7 @@ pub(super) fn ingress_backend(
                 }
                 (true, 0) => errors.required(at, "port name or number is required"),
                 (true, n) => {
-                    if !(1..=65535).contains(&n) {
-                        errors.invalid(
-                            &port_number_at,
-                            Shown::Plain(&Value::from(n)),
-                            "must be between 1 and 65535, inclusive",
-                        );
-                    }
+                    port_number(n, &port_number_at, errors);
                 }
             }
         }
@@ -337,19 +328,13 @@ pub(super) fn network_policy_port(port: &Value, at: &FieldPath, errors: &mut Err
     match port.get("port") {
         Some(Value::Number(n)) => {
             let n = n.as_i64().unwrap_or(0);
-            if !(1..=65535).contains(&n) {
-                let detail = "must be between 1 and 65535, inclusive";
-                errors.invalid(&port_at, Shown::Plain(&Value::from(n)), detail);
-            }
+            port_number(n, &port_at, errors);
             if let Some(end) = end {
                 if end < n {
                     let detail = "must be greater than or equal to `port`";
                     errors.invalid(&end_at, Shown::Plain(&Value::from(n)), detail);
                 }
-                if !(1..=65535).contains(&end) {
-                    let detail = "must be between 1 and 65535, inclusive";
-                    errors.invalid(&end_at, Shown::Plain(&Value::from(end)), detail);
-                }
+                port_number(end, &end_at, errors);
             }
         }
         Some(Value::String(name)) => {

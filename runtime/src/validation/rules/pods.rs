@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
+use super::port_number;
 use crate::KubeVersion;
 use crate::quantity::Quantity;
 
@@ -192,14 +193,7 @@ fn port_num_or_name(port: Option<&Value>, path: &FieldPath, errors: &mut Errors)
             }
         }
         other => {
-            let n = other.and_then(Value::as_i64).unwrap_or(0);
-            if !(1..=65535).contains(&n) {
-                errors.invalid(
-                    path,
-                    Shown::Plain(&Value::from(n)),
-                    "must be between 1 and 65535, inclusive",
-                );
-            }
+            port_number(other.and_then(Value::as_i64).unwrap_or(0), path, errors);
         }
     }
 }

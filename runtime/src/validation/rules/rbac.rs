@@ -7,12 +7,9 @@ use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
+use super::text;
 
 const GROUP: &str = "rbac.authorization.k8s.io";
-
-fn text<'v>(holder: &'v Value, field: &str) -> &'v str {
-    holder.get(field).and_then(Value::as_str).unwrap_or("")
-}
 
 fn list_len(holder: &Value, field: &str) -> usize {
     holder
