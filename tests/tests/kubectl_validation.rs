@@ -297,6 +297,19 @@ subjects: [{kind: ServiceAccount, name: default}]",
         ],
     },
     Refusal {
+        cites: "ValidatePersistentVolumeClaimSpec (ReadWriteOncePod from 1.27)",
+        manifest: "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: claim}
+spec: {accessModes: [ReadWriteOncePod, ReadWriteOnce], resources: {requests: {storage: '0'}}}",
+        kind_and_name: r#"PersistentVolumeClaim "claim""#,
+        causes: &[
+            ("", r#"spec.accessModes: Unsupported value: "ReadWriteOncePod": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce""#),
+            ("1.28", "spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes"),
+            ("", r#"spec.resources[storage]: Invalid value: "0": must be greater than zero"#),
+        ],
+    },
+    Refusal {
         cites: "ValidateStorageClass",
         manifest: "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: sc}\nreclaimPolicy: Recycle",
         kind_and_name: r#"StorageClass "sc""#,

@@ -120,6 +120,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("cluster_role_rules", "ClusterRoleRules", None),
     ("role_binding", "RoleBinding", None),
     ("cluster_role_binding", "ClusterRoleBinding", None),
+    ("claim", "Claim", None),
     ("storage_class", "StorageClass", None),
     ("priority_class", "PriorityClass", None),
     ("pod_disruption_budget", "PodDisruptionBudget", None),

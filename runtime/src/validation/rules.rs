@@ -1,7 +1,7 @@
 //! The checks that are code, one function per rule, each following one upstream validation
 //! function (named at each variant). Pod rules are in `pods`, Ingress and NetworkPolicy rules in
 //! `networking`, RBAC's in `rbac`, the CronJob schedule parser in `batch`, and the storage,
-//! scheduling, policy, autoscaling and coordination kinds' rules in `cluster`.
+//! scheduling, policy, autoscaling and coordination kinds' rules (and a claim's) in `cluster`.
 
 mod batch;
 mod cluster;
@@ -103,6 +103,10 @@ pub enum Named {
     RoleBinding,
     /// A ClusterRoleBinding's (`ValidateClusterRoleBinding(Update)`).
     ClusterRoleBinding,
+    /// A PersistentVolumeClaim's access modes, storage request, class and volume mode
+    /// (`ValidatePersistentVolumeClaimSpec`); on a PersistentVolumeClaim, the kind or a
+    /// StatefulSet's template (from 1.35, on create).
+    Claim,
     /// A StorageClass's provisioner, parameters, reclaim policy and binding mode, and what an
     /// update may not change (`ValidateStorageClass(Update)`).
     StorageClass,
@@ -190,6 +194,7 @@ impl Named {
             Self::ClusterRoleRules => rbac::policy_rules(holder, false, at, errors),
             Self::RoleBinding => rbac::binding(holder, old, true, at, errors),
             Self::ClusterRoleBinding => rbac::binding(holder, old, false, at, errors),
+            Self::Claim => cluster::claim(holder, old, at, errors),
             Self::StorageClass => cluster::storage_class(holder, old, at, errors),
             Self::PriorityClass => cluster::priority_class(holder, old, at, errors),
             Self::PodDisruptionBudget => cluster::pdb_spec(holder, at, errors),

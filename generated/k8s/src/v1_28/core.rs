@@ -2308,13 +2308,21 @@ pub mod v1 {
             ],
         );
         pub static PersistentVolumeClaim: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&PersistentVolumeClaimSpec),
-                field("status").of(&PersistentVolumeClaimStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&PersistentVolumeClaimSpec),
+                    field("status").of(&PersistentVolumeClaimStatus),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Claim),
+                    ),
+                ],
+            );
         pub static PersistentVolumeClaimSpec: TypeInfo = TypeInfo::new(
                 &[
                     field("dataSource").of(&TypedLocalObjectReference),

@@ -1,4 +1,5 @@
 //! Rules of the storage, scheduling, policy, autoscaling and coordination kinds:
+//! `ValidatePersistentVolumeClaimSpec` (`pkg/apis/core/validation`),
 //! `ValidateStorageClass(Update)` (`pkg/apis/storage/validation`),
 //! `ValidatePriorityClass(Update)` (`pkg/apis/scheduling/validation`),
 //! `ValidatePodDisruptionBudgetSpec` (`pkg/apis/policy/validation`),
@@ -11,6 +12,7 @@ use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
 use super::text;
 use crate::KubeVersion;
+use crate::quantity::Quantity;
 
 /// `maxProvisionerParameterLen`: at most this many parameters.
 const MAX_PARAMETERS: usize = 512;
@@ -114,6 +116,103 @@ pub(super) fn storage_class(
         errors.forbidden(
             &at.child("reclaimPolicy"),
             "updates to reclaimPolicy are forbidden.",
+        );
+    }
+}
+
+/// The release from which a claim may ask for `ReadWriteOncePod` (the feature on by default).
+const READ_WRITE_ONCE_POD_SINCE: KubeVersion = KubeVersion::new(1, 27);
+
+/// The release from which a StatefulSet's claim templates are checked on create
+/// (`validateVolumeClaimTemplates`; the first release read with it).
+const CLAIM_TEMPLATES_SINCE: KubeVersion = KubeVersion::new(1, 35);
+
+/// A PersistentVolumeClaim's spec, on the claim itself (which has its `kind`) or, from 1.35 and
+/// on create only, on a StatefulSet's claim template (`validateVolumeClaimTemplates`).
+pub(super) fn claim(claim: &Value, old: Option<&Value>, at: &FieldPath, errors: &mut Errors) {
+    let object = claim.get("kind").and_then(Value::as_str) == Some("PersistentVolumeClaim");
+    let template = old.is_none() && errors.release() >= CLAIM_TEMPLATES_SINCE;
+    if object || template {
+        let spec = claim.get("spec").unwrap_or(&Value::Null);
+        claim_spec(spec, &at.child("spec"), errors);
+    }
+}
+
+/// `ValidatePersistentVolumeClaimSpec`: access modes, a positive storage request (reported at
+/// upstream's `resources[storage]`), the class name and the volume mode.
+fn claim_spec(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let modes: Vec<&str> = spec
+        .get("accessModes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|m| m.as_str().unwrap_or(""))
+        .collect();
+    let modes_at = at.child("accessModes");
+    if modes.is_empty() {
+        errors.required(&modes_at, "at least 1 access mode is required");
+    }
+    let once_pod = release >= READ_WRITE_ONCE_POD_SINCE;
+    let supported: &[&str] = if once_pod {
+        &[
+            "ReadOnlyMany",
+            "ReadWriteMany",
+            "ReadWriteOnce",
+            "ReadWriteOncePod",
+        ]
+    } else {
+        &["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce"]
+    };
+    for mode in &modes {
+        if !supported.contains(mode) {
+            errors.not_supported(&modes_at, &Value::from(*mode), supported);
+        }
+    }
+    let with_once_pod = modes.contains(&"ReadWriteOncePod");
+    let with_others = modes
+        .iter()
+        .any(|m| *m != "ReadWriteOncePod" && supported.contains(m));
+    if once_pod && with_once_pod && with_others {
+        errors.forbidden(
+            &modes_at,
+            "may not use ReadWriteOncePod with other access modes",
+        );
+    }
+    let storage_at = at.child("resources").key("storage");
+    let storage = spec.pointer("/resources/requests/storage");
+    match storage.map(|q| q.as_str().map_or_else(|| q.to_string(), str::to_owned)) {
+        None => errors.required(&storage_at, ""),
+        Some(text) => {
+            if let Ok(quantity) = text.parse::<Quantity>()
+                && quantity.signum() <= 0
+            {
+                let shown = Value::from(quantity.to_string());
+                errors.invalid(
+                    &storage_at,
+                    Shown::Plain(&shown),
+                    "must be greater than zero",
+                );
+            }
+        }
+    }
+    let class = text(spec, "storageClassName");
+    if !class.is_empty() {
+        for message in Format::DnsSubdomain.messages(class, release) {
+            errors.invalid(
+                &at.child("storageClassName"),
+                Shown::Plain(&Value::from(class)),
+                &message,
+            );
+        }
+    }
+    if let Some(mode) = spec.get("volumeMode").and_then(Value::as_str)
+        && !matches!(mode, "Block" | "Filesystem")
+    {
+        errors.not_supported(
+            &at.child("volumeMode"),
+            &Value::from(mode),
+            &["Block", "Filesystem"],
         );
     }
 }
@@ -346,6 +445,49 @@ mod tests {
                 "parameters: Forbidden: updates to parameters are forbidden.",
                 "reclaimPolicy: Forbidden: updates to reclaimPolicy are forbidden.",
             ]
+        );
+    }
+
+    #[test]
+    fn claims_ask_for_access_and_storage() {
+        // ValidatePersistentVolumeClaimSpec: storage at `resources[storage]`; ReadWriteOncePod
+        // from 1.27.
+        let spec = FieldPath::of("spec");
+        assert_eq!(
+            messages(34, |e| claim_spec(&json!({"volumeMode": "Raw"}), &spec, e)),
+            [
+                "spec.accessModes: Required value: at least 1 access mode is required",
+                "spec.resources[storage]: Required value",
+                "spec.volumeMode: Unsupported value: \"Raw\": supported values: \"Block\", \"Filesystem\"",
+            ]
+        );
+        let claim = json!({"accessModes": ["ReadWriteOncePod", "ReadWriteOnce"], "resources": {"requests": {"storage": "0"}}});
+        assert_eq!(
+            messages(28, |e| claim_spec(&claim, &spec, e)),
+            [
+                "spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes",
+                "spec.resources[storage]: Invalid value: \"0\": must be greater than zero",
+            ]
+        );
+        // A StatefulSet's template from 1.35, on create.
+        let template = json!({"spec": {}});
+        assert!(messages(34, |e| super::claim(&template, None, &FieldPath::root(), e)).is_empty());
+        assert_eq!(
+            messages(36, |e| super::claim(&template, None, &FieldPath::root(), e)).len(),
+            2
+        );
+        assert!(
+            messages(36, |e| super::claim(
+                &template,
+                Some(&template),
+                &FieldPath::root(),
+                e
+            ))
+            .is_empty()
+        );
+        assert_eq!(
+            messages(20, |e| claim_spec(&claim, &spec, e))[0],
+            "spec.accessModes: Unsupported value: \"ReadWriteOncePod\": supported values: \"ReadOnlyMany\", \"ReadWriteMany\", \"ReadWriteOnce\""
         );
     }
 
