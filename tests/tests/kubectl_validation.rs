@@ -220,6 +220,18 @@ const REFUSALS: &[Refusal] = &[
         ],
     },
     Refusal {
+        cites: "ValidateTolerations (the value alone from 1.34)",
+        manifest: "  tolerations: [{key: k, operator: Exists, value: v}, {operator: Equal, effect: Never}]
+  containers: [{name: c, image: x}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", r#"spec.tolerations[0].operator: Invalid value: core.Toleration{Key:"k", Operator:"Exists", Value:"v", Effect:"", TolerationSeconds:(*int64)(nil)}: value must be empty when `operator` is 'Exists'"#),
+            ("1.34", r#"spec.tolerations[0].operator: Invalid value: "v": value must be empty when `operator` is 'Exists'"#),
+            ("", r#"spec.tolerations[1].operator: Invalid value: "Equal": operator must be Exists when `key` is empty, which means "match all values and all keys""#),
+            ("", r#"spec.tolerations[1].effect: Unsupported value: "Never": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute""#),
+        ],
+    },
+    Refusal {
         cites: "ValidateEnv (IsEnvVarName; IsRelaxedEnvVarName from 1.32 refuses only '=' and non-printables)",
         manifest: "  containers: [{name: c, image: x, env: [{name: 'A=B'}]}]",
         kind_and_name: r#"Pod "p""#,

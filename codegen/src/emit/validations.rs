@@ -103,6 +103,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("resources", "Resources", None),
     ("handler", "Handler", None),
     ("pod_fields", "PodFields", None),
+    ("toleration", "Toleration", None),
     ("probe_thresholds", "ProbeThresholds", None),
     ("ingress_spec", "IngressSpec", None),
     ("ingress_spec_v1beta1", "IngressSpecV1beta1", None),

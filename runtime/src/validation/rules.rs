@@ -62,6 +62,8 @@ pub enum Named {
     /// A probe or lifecycle hook has exactly one action, with its command, path or port
     /// (`validateHandler`).
     Handler,
+    /// A toleration's key, operator, value and effect (`ValidateTolerations`).
+    Toleration,
     /// A PodSpec's service account, node, host and priority class names and its deadline, when
     /// set (`ValidatePodSpec`).
     PodFields,
@@ -169,6 +171,7 @@ impl Named {
             Self::Resources => pods::container_resources(holder, at, errors),
             Self::Handler => pods::handler(holder, at, errors),
             Self::PodFields => pods::pod_fields(holder, at, errors),
+            Self::Toleration => pods::toleration(holder, at, errors),
             Self::ProbeThresholds => pods::probe_thresholds(holder, at, errors),
             Self::IngressSpec => networking::ingress_spec(IngressShape::V1, holder, at, errors),
             Self::IngressSpecV1beta1 => {

@@ -2008,7 +2008,7 @@ pub mod v1 {
             ServiceStatus,
         };
         pub use crate::shared::v1_20_v1_28_v1_34_v1_36::core::v1::merge::{
-            ContainerPort, LoadBalancerIngress, ServicePort,
+            ContainerPort, LoadBalancerIngress, ServicePort, Toleration,
         };
         pub static Affinity: TypeInfo = TypeInfo::new(
             &[
@@ -2338,6 +2338,7 @@ pub mod v1 {
                         .strategy("merge")
                         .merge_key("name")
                         .items(&Container),
+                    field("tolerations").items(&Toleration),
                     field("topologySpreadConstraints")
                         .list_map(&["topologyKey", "whenUnsatisfiable"])
                         .strategy("merge")

@@ -2014,7 +2014,7 @@ pub mod v1 {
             TypedLocalObjectReference,
         };
         pub use crate::shared::v1_20_v1_28_v1_34_v1_36::core::v1::merge::{
-            ContainerPort, LoadBalancerIngress, ServicePort,
+            ContainerPort, LoadBalancerIngress, ServicePort, Toleration,
         };
         pub static Affinity: TypeInfo = TypeInfo::new(
             &[
@@ -2422,6 +2422,7 @@ pub mod v1 {
                         .list_map(&["name"])
                         .strategy("merge")
                         .merge_key("name"),
+                    field("tolerations").items(&Toleration),
                     field("topologySpreadConstraints")
                         .list_map(&["topologyKey", "whenUnsatisfiable"])
                         .strategy("merge")

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
-use super::port_number;
+use super::{port_number, text};
 use crate::KubeVersion;
 use crate::quantity::Quantity;
 
@@ -195,6 +195,100 @@ fn port_num_or_name(port: Option<&Value>, path: &FieldPath, errors: &mut Errors)
         other => {
             port_number(other.and_then(Value::as_i64).unwrap_or(0), path, errors);
         }
+    }
+}
+
+/// The release from which an Exists toleration with a value prints the value, not the whole
+/// internal struct.
+const TOLERATION_VALUE_SHOWN_SINCE: KubeVersion = KubeVersion::new(1, 34);
+/// The release whose tolerations know the `Lt` and `Gt` operators (behind a gate that is off).
+const COMPARISON_OPERATORS_SINCE: KubeVersion = KubeVersion::new(1, 35);
+
+/// The internal `core.Toleration` as Go's `%#v` prints it (its seconds pointer at a fixed
+/// address).
+fn toleration_go(toleration: &Value) -> String {
+    let seconds = match toleration.get("tolerationSeconds") {
+        Some(v) if !v.is_null() => "(*int64)(0xc000000000)",
+        _ => "(*int64)(nil)",
+    };
+    let field = |name: &str| Value::from(text(toleration, name));
+    format!(
+        "core.Toleration{{Key:{}, Operator:{}, Value:{}, Effect:{}, TolerationSeconds:{seconds}}}",
+        field("key"),
+        field("operator"),
+        field("value"),
+        field("effect")
+    )
+}
+
+/// `ValidateTolerations`, for one toleration.
+pub(super) fn toleration(toleration: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let (key, operator, value, effect) = (
+        text(toleration, "key"),
+        text(toleration, "operator"),
+        text(toleration, "value"),
+        text(toleration, "effect"),
+    );
+    let operator_at = at.child("operator");
+    if !key.is_empty() {
+        for message in Format::QualifiedName.messages(key, release) {
+            errors.invalid(&at.child("key"), Shown::Plain(&Value::from(key)), &message);
+        }
+    }
+    if key.is_empty() && operator != "Exists" {
+        errors.invalid(
+            &operator_at,
+            Shown::Plain(&Value::from(operator)),
+            "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+        );
+    }
+    if toleration
+        .get("tolerationSeconds")
+        .is_some_and(|s| !s.is_null())
+        && effect != "NoExecute"
+    {
+        errors.invalid(
+            &at.child("effect"),
+            Shown::Plain(&Value::from(effect)),
+            "effect must be 'NoExecute' when `tolerationSeconds` is set",
+        );
+    }
+    match operator {
+        "Equal" | "" => {
+            let messages = Format::LabelValue.messages(value, release);
+            if !messages.is_empty() {
+                errors.invalid(
+                    &operator_at,
+                    Shown::Plain(&Value::from(value)),
+                    &messages.join(";"),
+                );
+            }
+        }
+        "Exists" => {
+            if !value.is_empty() {
+                let detail = "value must be empty when `operator` is 'Exists'";
+                if release >= TOLERATION_VALUE_SHOWN_SINCE {
+                    errors.invalid(&operator_at, Shown::Plain(&Value::from(value)), detail);
+                } else {
+                    let go = toleration_go(toleration);
+                    errors.invalid(&operator_at, Shown::Go(&go, toleration), detail);
+                }
+            }
+        }
+        "Lt" | "Gt" if release >= COMPARISON_OPERATORS_SINCE => errors.not_supported(
+            &operator_at,
+            &Value::from(operator),
+            &["Equal", "Exists", "Lt", "Gt"],
+        ),
+        other => errors.not_supported(&operator_at, &Value::from(other), &["Equal", "Exists"]),
+    }
+    if !effect.is_empty() && !matches!(effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute") {
+        errors.not_supported(
+            &at.child("effect"),
+            &Value::from(effect),
+            &["NoSchedule", "PreferNoSchedule", "NoExecute"],
+        );
     }
 }
 
@@ -647,6 +741,38 @@ mod tests {
             [
                 "spec.tcpSocket.port: Invalid value: \"Web\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"
             ]
+        );
+    }
+
+    #[test]
+    fn tolerations_pair_operators_values_and_effects() {
+        // ValidateTolerations; an Exists toleration's value shown whole before 1.34.
+        let exists = json!({"key": "k", "operator": "Exists", "value": "v"});
+        assert_eq!(
+            run(toleration, &exists, 28),
+            [
+                "spec.operator: Invalid value: core.Toleration{Key:\"k\", Operator:\"Exists\", Value:\"v\", Effect:\"\", TolerationSeconds:(*int64)(nil)}: value must be empty when `operator` is 'Exists'"
+            ]
+        );
+        assert_eq!(
+            run(toleration, &exists, 34),
+            [
+                "spec.operator: Invalid value: \"v\": value must be empty when `operator` is 'Exists'"
+            ]
+        );
+        let odd = json!({"operator": "Lt", "effect": "Never", "tolerationSeconds": 5});
+        assert_eq!(
+            run(toleration, &odd, 36),
+            [
+                "spec.operator: Invalid value: \"Lt\": operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+                "spec.effect: Invalid value: \"Never\": effect must be 'NoExecute' when `tolerationSeconds` is set",
+                "spec.operator: Unsupported value: \"Lt\": supported values: \"Equal\", \"Exists\", \"Lt\", \"Gt\"",
+                "spec.effect: Unsupported value: \"Never\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"",
+            ]
+        );
+        assert_eq!(
+            run(toleration, &odd, 34)[2],
+            "spec.operator: Unsupported value: \"Lt\": supported values: \"Equal\", \"Exists\""
         );
     }
 
