@@ -267,18 +267,19 @@ spec:
         causes: &[("", r#"spec.controller: Invalid value: "nginx": must be a domain-prefixed path (such as "acme.io/foo")"#)],
     },
     Refusal {
-        cites: "ValidateNetworkPolicyPeer, ValidateNetworkPolicyPort",
+        cites: "ValidateNetworkPolicyPeer, ValidateNetworkPolicyPort, ValidateLabelSelector",
         manifest: "apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
 metadata: {name: np}
 spec:
-  podSelector: {}
+  podSelector: {matchExpressions: [{key: app, operator: In}]}
   ingress: [{from: [{}], ports: [{protocol: ICMP, port: 70000}]}]",
         kind_and_name: r#"NetworkPolicy "np""#,
         causes: &[
             ("", r#"spec.ingress[0].ports[0].protocol: Unsupported value: "ICMP": supported values: "TCP", "UDP", "SCTP""#),
             ("", "spec.ingress[0].ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive"),
             ("", "spec.ingress[0].from[0]: Required value: must specify a peer"),
+            ("", "spec.podSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"),
         ],
     },
     Refusal {

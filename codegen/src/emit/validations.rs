@@ -113,6 +113,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("ingress_backend", "IngressBackend", None),
     ("ingress_backend_v1beta1", "IngressBackendV1beta1", None),
     ("ingress_class_controller", "IngressClassController", None),
+    ("label_selector", "LabelSelector", None),
     ("network_policy_port", "NetworkPolicyPort", None),
     ("network_policy_peer", "NetworkPolicyPeer", None),
     ("policy_types", "PolicyTypes", None),

@@ -1,6 +1,6 @@
 //! The checks that are code, one function per rule, each following one upstream validation
-//! function (named at each variant). Pod rules are in `pods`, Ingress and NetworkPolicy rules in
-//! `networking`, RBAC's in `rbac`, the CronJob schedule parser in `batch`, and the storage,
+//! function (named at each variant). Pod rules are in `pods`, Ingress, NetworkPolicy and label
+//! selector rules in `networking`, RBAC's in `rbac`, the CronJob schedule parser in `batch`, and the storage,
 //! scheduling, policy, autoscaling and coordination kinds' rules (and a claim's) in `cluster`.
 
 mod batch;
@@ -86,6 +86,8 @@ pub enum Named {
     IngressBackendV1beta1,
     /// An IngressClass's controller is a domain-prefixed path (`validateIngressClassSpec`).
     IngressClassController,
+    /// A label selector's labels and requirements (`ValidateLabelSelector`).
+    LabelSelector,
     /// A NetworkPolicy port's protocol, port and end port (`ValidateNetworkPolicyPort`).
     NetworkPolicyPort,
     /// A NetworkPolicy peer has a selector or an IP block, the block alone
@@ -189,6 +191,7 @@ impl Named {
             Self::IngressClassController => {
                 networking::ingress_class_controller(holder, at, errors);
             }
+            Self::LabelSelector => networking::label_selector(holder, at, errors),
             Self::NetworkPolicyPort => networking::network_policy_port(holder, at, errors),
             Self::NetworkPolicyPeer => networking::network_policy_peer(holder, at, errors),
             Self::PolicyTypes => networking::policy_types(holder, at, errors),

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
+use super::super::meta::labels;
 use super::{port_number, text};
 use crate::KubeVersion;
 
@@ -310,6 +311,62 @@ pub(super) fn ingress_class_controller(spec: &Value, at: &FieldPath, errors: &mu
     }
 }
 
+/// The release from which a selector's values must be label values
+/// (`AllowInvalidLabelValueInSelector` is false for new objects).
+const SELECTOR_VALUES_SINCE: KubeVersion = KubeVersion::new(1, 26);
+
+/// `ValidateLabelSelector` (apimachinery's `meta/v1/validation`): `matchLabels` as labels, each
+/// requirement's operator, values and key.
+pub(super) fn label_selector(selector: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    labels(selector, "matchLabels", at, errors);
+    for (i, requirement) in selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let item = at.child("matchExpressions").index(i);
+        let values: Vec<&str> = requirement
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|v| v.as_str().unwrap_or(""))
+            .collect();
+        let operator = text(requirement, "operator");
+        match operator {
+            "In" | "NotIn" if values.is_empty() => errors.required(
+                &item.child("values"),
+                "must be specified when `operator` is 'In' or 'NotIn'",
+            ),
+            "Exists" | "DoesNotExist" if !values.is_empty() => errors.forbidden(
+                &item.child("values"),
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            ),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            other => invalid_text(
+                errors,
+                &item.child("operator"),
+                other,
+                "not a valid selector operator",
+            ),
+        }
+        let key = text(requirement, "key");
+        for message in Format::QualifiedName.messages(key, release) {
+            invalid_text(errors, &item.child("key"), key, &message);
+        }
+        if release >= SELECTOR_VALUES_SINCE {
+            for (j, value) in values.iter().enumerate() {
+                for message in Format::LabelValue.messages(value, release) {
+                    invalid_text(errors, &item.child("values").index(j), value, &message);
+                }
+            }
+        }
+    }
+}
+
 /// `ValidateNetworkPolicyPort`: protocol, and a port number or name (an `endPort` only after a
 /// number, and not below it).
 pub(super) fn network_policy_port(port: &Value, at: &FieldPath, errors: &mut Errors) {
@@ -568,6 +625,37 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn label_selectors_pair_operators_and_values() {
+        // ValidateLabelSelector; values are label values from 1.26.
+        let selector = json!({
+            "matchLabels": {"app": "a b"},
+            "matchExpressions": [
+                {"key": "k", "operator": "In"},
+                {"key": "k", "operator": "Exists", "values": ["x"]},
+                {"key": "bad key", "operator": "Near", "values": ["a b"]},
+            ]
+        });
+        let found = run(label_selector, &selector, 28);
+        let fields: Vec<&str> = found.iter().map(|m| m.split(':').next().unwrap()).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.matchLabels",
+                "spec.matchExpressions[0].values",
+                "spec.matchExpressions[1].values",
+                "spec.matchExpressions[2].operator",
+                "spec.matchExpressions[2].key",
+                "spec.matchExpressions[2].values[0]",
+            ]
+        );
+        assert_eq!(
+            found[3],
+            "spec.matchExpressions[2].operator: Invalid value: \"Near\": not a valid selector operator"
+        );
+        assert_eq!(run(label_selector, &selector, 20).len(), 5);
     }
 
     #[test]
