@@ -267,19 +267,21 @@ spec:
         causes: &[("", r#"spec.controller: Invalid value: "nginx": must be a domain-prefixed path (such as "acme.io/foo")"#)],
     },
     Refusal {
-        cites: "ValidateNetworkPolicyPeer, ValidateNetworkPolicyPort, ValidateLabelSelector",
+        cites: "ValidateNetworkPolicyPeer, ValidateNetworkPolicyPort, ValidateIPBlock, ValidateLabelSelector",
         manifest: "apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
 metadata: {name: np}
 spec:
   podSelector: {matchExpressions: [{key: app, operator: In}]}
-  ingress: [{from: [{}], ports: [{protocol: ICMP, port: 70000}]}]",
+  ingress: [{from: [{}], ports: [{protocol: ICMP, port: 70000}]}]
+  egress: [{to: [{ipBlock: {cidr: 10.0.0.0/8, except: [11.0.0.0/16]}}]}]",
         kind_and_name: r#"NetworkPolicy "np""#,
         causes: &[
             ("", r#"spec.ingress[0].ports[0].protocol: Unsupported value: "ICMP": supported values: "TCP", "UDP", "SCTP""#),
             ("", "spec.ingress[0].ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive"),
             ("", "spec.ingress[0].from[0]: Required value: must specify a peer"),
             ("", "spec.podSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"),
+            ("", r#"spec.egress[0].to[0].ipBlock.except[0]: Invalid value: "11.0.0.0/16": must be a strict subset of `cidr`"#),
         ],
     },
     Refusal {

@@ -114,6 +114,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("ingress_backend_v1beta1", "IngressBackendV1beta1", None),
     ("ingress_class_controller", "IngressClassController", None),
     ("label_selector", "LabelSelector", None),
+    ("ip_block", "IpBlock", None),
     ("network_policy_port", "NetworkPolicyPort", None),
     ("network_policy_peer", "NetworkPolicyPeer", None),
     ("policy_types", "PolicyTypes", None),

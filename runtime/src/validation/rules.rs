@@ -88,6 +88,8 @@ pub enum Named {
     IngressClassController,
     /// A label selector's labels and requirements (`ValidateLabelSelector`).
     LabelSelector,
+    /// A NetworkPolicy IP block's CIDR and exceptions (`ValidateIPBlock`).
+    IpBlock,
     /// A NetworkPolicy port's protocol, port and end port (`ValidateNetworkPolicyPort`).
     NetworkPolicyPort,
     /// A NetworkPolicy peer has a selector or an IP block, the block alone
@@ -192,6 +194,7 @@ impl Named {
                 networking::ingress_class_controller(holder, at, errors);
             }
             Self::LabelSelector => networking::label_selector(holder, at, errors),
+            Self::IpBlock => networking::ip_block(holder, at, errors),
             Self::NetworkPolicyPort => networking::network_policy_port(holder, at, errors),
             Self::NetworkPolicyPeer => networking::network_policy_peer(holder, at, errors),
             Self::PolicyTypes => networking::policy_types(holder, at, errors),

@@ -205,6 +205,7 @@ pub mod v1 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
+        pub use crate::shared::v1_20_v1_28::networking::v1::merge::IPBlock;
         pub use crate::shared::v1_28_v1_34_v1_36::networking::v1::merge::{
             IngressClassSpec, IngressLoadBalancerIngress,
         };
@@ -337,6 +338,7 @@ pub mod v1 {
         );
         pub static NetworkPolicyPeer: TypeInfo = TypeInfo::new(
                 &[
+                    field("ipBlock").of(&IPBlock),
                     field("namespaceSelector")
                         .of(&super::super::super::apimachinery::merge::LabelSelector),
                     field("podSelector")

@@ -412,6 +412,97 @@ pub(super) fn network_policy_port(port: &Value, at: &FieldPath, errors: &mut Err
     }
 }
 
+/// The release from which a bad CIDR is worded by `IsValidCIDRForLegacyField` and a bad
+/// `except` no longer stops the checks (the first release read with it).
+const LEGACY_CIDR_FIELD_SINCE: KubeVersion = KubeVersion::new(1, 33);
+
+/// A CIDR as `netutils.ParseCIDRSloppy` reads it (IPv4 parts may have leading zeros): the
+/// network's bits, its width in bits and its prefix length.
+fn parse_cidr(text: &str) -> Option<(u128, u32, u32)> {
+    let (ip, prefix) = text.split_once('/')?;
+    if prefix.is_empty() || prefix.len() > 3 || !prefix.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let prefix: u32 = prefix.parse().ok()?;
+    let (bits, width) = if ip.contains(':') {
+        (u128::from(ip.parse::<std::net::Ipv6Addr>().ok()?), 128)
+    } else {
+        let parts: Vec<&str> = ip.split('.').collect();
+        if parts.len() != 4 {
+            return None;
+        }
+        let mut value: u128 = 0;
+        for part in parts {
+            if part.is_empty() || part.len() > 3 || !part.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let octet: u8 = part.parse().ok()?;
+            value = (value << 8) | u128::from(octet);
+        }
+        (value, 32)
+    };
+    if prefix > width {
+        return None;
+    }
+    let mask = if prefix == 0 {
+        0
+    } else {
+        (u128::MAX >> (128 - width)) & !((1u128 << (width - prefix)) - 1)
+    };
+    Some((bits & mask, width, prefix))
+}
+
+/// `ValidateIPBlock`: a CIDR, and `except` entries strictly inside it.
+pub(super) fn ip_block(block: &Value, at: &FieldPath, errors: &mut Errors) {
+    let legacy = errors.release() >= LEGACY_CIDR_FIELD_SINCE;
+    let bad_cidr = if legacy {
+        "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+    } else {
+        "not a valid CIDR"
+    };
+    let cidr = text(block, "cidr");
+    let cidr_at = at.child("cidr");
+    if cidr.is_empty() {
+        errors.required(&cidr_at, "");
+        return;
+    }
+    let Some((network, width, prefix)) = parse_cidr(cidr) else {
+        invalid_text(errors, &cidr_at, cidr, bad_cidr);
+        return;
+    };
+    for (i, except) in block
+        .get("except")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let except = except.as_str().unwrap_or("");
+        let except_at = at.child("except").index(i);
+        let Some((inner, inner_width, inner_prefix)) = parse_cidr(except) else {
+            invalid_text(errors, &except_at, except, bad_cidr);
+            if legacy {
+                continue;
+            }
+            return;
+        };
+        let mask = if prefix == 0 {
+            0
+        } else {
+            (u128::MAX >> (128 - width)) & !((1u128 << (width - prefix)) - 1)
+        };
+        let inside = inner_width == width && inner & mask == network;
+        if !inside || prefix >= inner_prefix {
+            invalid_text(
+                errors,
+                &except_at,
+                except,
+                "must be a strict subset of `cidr`",
+            );
+        }
+    }
+}
+
 /// `ValidateNetworkPolicyPeer`: a pod selector, a namespace selector or an IP block, the block
 /// alone.
 pub(super) fn network_policy_peer(peer: &Value, at: &FieldPath, errors: &mut Errors) {
@@ -625,6 +716,35 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn ip_blocks_hold_their_exceptions() {
+        // ValidateIPBlock; IsValidCIDRForLegacyField's wording from 1.33.
+        let block = json!({"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16", "11.0.0.0/16", "10.0.0.0/8", "x"]});
+        assert_eq!(
+            run(ip_block, &block, 28),
+            [
+                "spec.except[1]: Invalid value: \"11.0.0.0/16\": must be a strict subset of `cidr`",
+                "spec.except[2]: Invalid value: \"10.0.0.0/8\": must be a strict subset of `cidr`",
+                "spec.except[3]: Invalid value: \"x\": not a valid CIDR",
+            ]
+        );
+        assert_eq!(
+            run(ip_block, &json!({"cidr": "10.0.0.0/33"}), 34),
+            [
+                "spec.cidr: Invalid value: \"10.0.0.0/33\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+            ]
+        );
+        assert!(
+            run(
+                ip_block,
+                &json!({"cidr": "2001:db8::/32", "except": ["2001:db8:1::/48"]}),
+                34
+            )
+            .is_empty()
+        );
+        assert_eq!(run(ip_block, &json!({}), 34), ["spec.cidr: Required value"]);
     }
 
     #[test]

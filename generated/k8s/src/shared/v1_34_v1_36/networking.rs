@@ -312,7 +312,15 @@ pub mod v1 {
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
             ],
         );
-        pub static IPBlock: TypeInfo = TypeInfo::new(&[field("except").atomic_list()]);
+        pub static IPBlock: TypeInfo = TypeInfo::new(&[field("except").atomic_list()])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::IpBlock),
+                    ),
+                ],
+            );
         pub static Ingress: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
