@@ -515,6 +515,32 @@ spec:
             r#"PriorityClass "low""#,
             &format!("{field}: Forbidden: may not be changed in an update."),
         );
+        // ValidateRollingUpdateDeployment: the IntOrString struct shown before 1.34.
+        let deployment = k.file("rolling.yaml", DEPLOYMENT);
+        k.expect_ok(&[
+            "create",
+            "--validate=false",
+            "-f",
+            deployment.to_str().unwrap(),
+        ]);
+        let stderr = k.expect_failure(&[
+            "patch",
+            "deployment/web",
+            "-p",
+            r#"{"spec":{"strategy":{"rollingUpdate":{"maxUnavailable":0,"maxSurge":0}}}}"#,
+        ]);
+        let zero = if release >= "1.34" {
+            "0"
+        } else {
+            r#"intstr.IntOrString{Type:0, IntVal:0, StrVal:""}"#
+        };
+        assert_refused(
+            &stderr,
+            r#"Deployment "web""#,
+            &format!(
+                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: {zero}: may not be 0 when `maxSurge` is 0"
+            ),
+        );
         // What upstream accepts passes: a defaulted StorageClass, a valid Ingress and CronJob.
         let get = k.expect_ok(&[
             "get",

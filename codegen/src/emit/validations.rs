@@ -96,6 +96,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("daemon_set_selector", "Selector", Some("DaemonSet")),
     ("stateful_set_selector", "Selector", Some("StatefulSet")),
     ("progress_deadline", "ProgressDeadline", None),
+    ("rolling_update", "RollingUpdate", None),
     ("stateful_set_update", "StatefulSetUpdate", None),
     ("job_template", "JobTemplate", None),
     ("service_ports", "ServicePorts", None),

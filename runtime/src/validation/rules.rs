@@ -1,8 +1,10 @@
 //! The checks that are code, one function per rule, each following one upstream validation
-//! function (named at each variant). Pod rules are in `pods`, Ingress, NetworkPolicy and label
+//! function (named at each variant). A Deployment's rolling update is in `apps`, pod rules in
+//! `pods`, Ingress, NetworkPolicy and label
 //! selector rules in `networking`, RBAC's in `rbac`, the CronJob schedule parser in `batch`, and the storage,
 //! scheduling, policy, autoscaling and coordination kinds' rules (and a claim's) in `cluster`.
 
+mod apps;
 mod batch;
 mod cluster;
 mod networking;
@@ -43,6 +45,9 @@ pub enum Named {
     Selector(Workload),
     /// A Deployment's `progressDeadlineSeconds` above its `minReadySeconds`.
     ProgressDeadline,
+    /// A Deployment's rolling update: counts or percentages, not both 0
+    /// (`ValidateRollingUpdateDeployment`); on a RollingUpdateDeployment.
+    RollingUpdate,
     /// An update changes only the StatefulSet spec fields upstream lets change
     /// (`ValidateStatefulSetUpdate`).
     StatefulSetUpdate,
@@ -160,6 +165,7 @@ impl Named {
             }
             Self::Selector(workload) => selector(workload, holder, at, errors),
             Self::ProgressDeadline => progress_deadline(holder, at, errors),
+            Self::RollingUpdate => apps::rolling_update(holder, at, errors),
             Self::StatefulSetUpdate => {
                 if let Some(old) = old {
                     stateful_set_update(holder, old, at, errors);

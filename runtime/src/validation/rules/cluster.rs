@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
+use super::apps::{not_more_than_100_percent, positive_int_or_percent};
 use super::text;
 use crate::KubeVersion;
 use crate::quantity::Quantity;
@@ -30,9 +31,6 @@ const LOWER_CASE_VALUE_SINCE: KubeVersion = KubeVersion::new(1, 27);
 const LEASE_WORDING_SINCE: KubeVersion = KubeVersion::new(1, 27);
 /// The release whose PodDisruptionBudgetSpec has `unhealthyPodEvictionPolicy`.
 const UNHEALTHY_POLICY_SINCE: KubeVersion = KubeVersion::new(1, 26);
-
-const PERCENT_MSG: &str =
-    "a valid percent string must be a numeric string followed by an ending '%'";
 
 /// `ValidateStorageClass` and, on an update, `ValidateStorageClassUpdate`'s forbidden changes.
 pub(super) fn storage_class(
@@ -247,50 +245,6 @@ pub(super) fn priority_class(
     }
 }
 
-/// An `intstr.IntOrString` as upstream prints it: `%#v` of the struct before 1.34 (its
-/// `String` has a pointer receiver), JSON after.
-fn int_or_string_go(value: &Value) -> String {
-    match value {
-        Value::String(s) => format!(
-            "intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}",
-            Value::from(s.as_str())
-        ),
-        other => format!(
-            "intstr.IntOrString{{Type:0, IntVal:{}, StrVal:\"\"}}",
-            other.as_i64().unwrap_or(0)
-        ),
-    }
-}
-
-/// `ValidatePositiveIntOrPercent` and `IsNotMoreThan100Percent`.
-fn int_or_percent(value: &Value, path: &FieldPath, errors: &mut Errors) {
-    let go = int_or_string_go(value);
-    match value {
-        Value::String(s) => {
-            let digits = s.strip_suffix('%').unwrap_or("");
-            let valid = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
-            if !valid {
-                let detail = format!(
-                    "{PERCENT_MSG} (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
-                );
-                errors.invalid(path, Shown::Go(&go, value), &detail);
-            } else if digits.parse::<u64>().map_or(true, |n| n > 100) {
-                errors.invalid(path, Shown::Go(&go, value), "must not be greater than 100%");
-            }
-        }
-        other => {
-            let n = other.as_i64().unwrap_or(0);
-            if n < 0 {
-                errors.invalid(
-                    path,
-                    Shown::Plain(&Value::from(n)),
-                    "must be greater than or equal to 0",
-                );
-            }
-        }
-    }
-}
-
 /// The internal `policy.PodDisruptionBudgetSpec` as upstream prints it: JSON of the untagged
 /// struct from 1.34 (fields in declaration order); before, Go's `%#v`, whose pointers print as
 /// addresses (a fixed one here).
@@ -338,7 +292,9 @@ pub(super) fn pdb_spec(spec: &Value, at: &FieldPath, errors: &mut Errors) {
     }
     for field in ["minAvailable", "maxUnavailable"] {
         if let Some(value) = set(field) {
-            int_or_percent(value, &at.child(field), errors);
+            let path = at.child(field);
+            positive_int_or_percent(value, &path, errors);
+            not_more_than_100_percent(value, &path, errors);
         }
     }
     if release >= UNHEALTHY_POLICY_SINCE
