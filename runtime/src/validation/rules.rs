@@ -232,6 +232,21 @@ fn port_number(n: i64, path: &FieldPath, errors: &mut Errors) {
     }
 }
 
+/// What `check` reports in release 1.`minor`, as `<field>: <message>` lines (the rules' tests).
+#[cfg(test)]
+fn lines(minor: u16, check: impl FnOnce(&mut Errors)) -> Vec<String> {
+    let mut errors = Errors::new(KubeVersion::new(1, minor));
+    check(&mut errors);
+    errors
+        .into_causes()
+        .into_iter()
+        .map(|c| {
+            let field = c.field.unwrap_or_default();
+            format!("{field}: {}", c.message.unwrap_or_default())
+        })
+        .collect()
+}
+
 fn map_of<'v>(holder: &'v Value, field: &str) -> impl Iterator<Item = (&'v String, &'v Value)> {
     holder
         .get(field)

@@ -107,26 +107,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::KubeVersion;
 
     fn run(update: &Value, minor: u16) -> Vec<String> {
-        let mut errors = Errors::new(KubeVersion::new(1, minor));
-        rolling_update(
-            update,
-            &FieldPath::of("spec.strategy.rollingUpdate"),
-            &mut errors,
-        );
-        errors
-            .into_causes()
-            .into_iter()
-            .map(|c| {
-                format!(
-                    "{}: {}",
-                    c.field.unwrap_or_default(),
-                    c.message.unwrap_or_default()
-                )
-            })
-            .collect()
+        let at = FieldPath::of("spec.strategy.rollingUpdate");
+        super::super::lines(minor, |e| rolling_update(update, &at, e))
     }
 
     #[test]

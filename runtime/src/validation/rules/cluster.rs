@@ -364,21 +364,7 @@ mod tests {
 
     use super::*;
 
-    fn messages(minor: u16, run: impl Fn(&mut Errors)) -> Vec<String> {
-        let mut errors = Errors::new(KubeVersion::new(1, minor));
-        run(&mut errors);
-        errors
-            .into_causes()
-            .into_iter()
-            .map(|c| {
-                format!(
-                    "{}: {}",
-                    c.field.unwrap_or_default(),
-                    c.message.unwrap_or_default()
-                )
-            })
-            .collect()
-    }
+    use super::super::lines as messages;
 
     #[test]
     fn storage_classes_name_a_provisioner_and_keep_it() {

@@ -551,19 +551,7 @@ mod tests {
         value: &Value,
         minor: u16,
     ) -> Vec<String> {
-        let mut errors = Errors::new(KubeVersion::new(1, minor));
-        rule(value, &FieldPath::of("spec"), &mut errors);
-        errors
-            .into_causes()
-            .into_iter()
-            .map(|c| {
-                format!(
-                    "{}: {}",
-                    c.field.unwrap_or_default(),
-                    c.message.unwrap_or_default()
-                )
-            })
-            .collect()
+        super::super::lines(minor, |e| rule(value, &FieldPath::of("spec"), e))
     }
 
     #[test]

@@ -191,23 +191,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::KubeVersion;
 
-    fn messages(minor: u16, run: impl Fn(&mut Errors)) -> Vec<String> {
-        let mut errors = Errors::new(KubeVersion::new(1, minor));
-        run(&mut errors);
-        errors
-            .into_causes()
-            .into_iter()
-            .map(|c| {
-                format!(
-                    "{}: {}",
-                    c.field.unwrap_or_default(),
-                    c.message.unwrap_or_default()
-                )
-            })
-            .collect()
-    }
+    use super::super::lines as messages;
 
     #[test]
     fn policy_rules_need_verbs_groups_and_resources() {
