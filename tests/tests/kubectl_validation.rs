@@ -232,6 +232,14 @@ const REFUSALS: &[Refusal] = &[
         ],
     },
     Refusal {
+        cites: "checkHostPortConflicts",
+        manifest: "  containers:
+  - {name: a, image: x, ports: [{containerPort: 80, hostPort: 8080}]}
+  - {name: b, image: x, ports: [{containerPort: 81, hostPort: 8080}]}",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[("", r#"spec.containers[1].ports[0].hostPort: Duplicate value: "TCP//8080""#)],
+    },
+    Refusal {
         cites: "ValidateEnv (IsEnvVarName; IsRelaxedEnvVarName from 1.32 refuses only '=' and non-printables)",
         manifest: "  containers: [{name: c, image: x, env: [{name: 'A=B'}]}]",
         kind_and_name: r#"Pod "p""#,
@@ -297,6 +305,12 @@ rules: [{verbs: [get], nonResourceURLs: [/healthz]}, {apiGroups: ['']}]",
             ("", "rules[1].verbs: Required value: verbs must contain at least one value"),
             ("", "rules[1].resources: Required value: resource rules must supply at least one resource"),
         ],
+    },
+    Refusal {
+        cites: "ValidateClusterRole (aggregationRule)",
+        manifest: "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: agg}\naggregationRule: {clusterRoleSelectors: []}",
+        kind_and_name: r#"ClusterRole "agg""#,
+        causes: &[("", "aggregationRule.clusterRoleSelectors: Required value: at least one clusterRoleSelector required if aggregationRule is non-nil")],
     },
     Refusal {
         cites: "ValidateClusterRoleBinding, ValidateRoleBindingSubject",

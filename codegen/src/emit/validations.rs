@@ -105,6 +105,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("handler", "Handler", None),
     ("pod_fields", "PodFields", None),
     ("toleration", "Toleration", None),
+    ("host_ports", "HostPorts", None),
     ("probe_thresholds", "ProbeThresholds", None),
     ("ingress_spec", "IngressSpec", None),
     ("ingress_spec_v1beta1", "IngressSpecV1beta1", None),

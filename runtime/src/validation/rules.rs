@@ -69,6 +69,8 @@ pub enum Named {
     Handler,
     /// A toleration's key, operator, value and effect (`ValidateTolerations`).
     Toleration,
+    /// No two container ports take one host port (`checkHostPortConflicts`); on a PodSpec.
+    HostPorts,
     /// A PodSpec's service account, node, host and priority class names and its deadline, when
     /// set (`ValidatePodSpec`).
     PodFields,
@@ -107,7 +109,7 @@ pub enum Named {
     CronJobSchedule,
     /// A Role's rules (`ValidatePolicyRule`, namespaced: no non-resource URLs).
     RoleRules,
-    /// A ClusterRole's rules (`ValidatePolicyRule`).
+    /// A ClusterRole's rules (`ValidatePolicyRule`) and aggregation rule.
     ClusterRoleRules,
     /// A RoleBinding's role reference and subjects, the reference unchanged on update
     /// (`ValidateRoleBinding(Update)`).
@@ -182,6 +184,7 @@ impl Named {
             Self::Handler => pods::handler(holder, at, errors),
             Self::PodFields => pods::pod_fields(holder, at, errors),
             Self::Toleration => pods::toleration(holder, at, errors),
+            Self::HostPorts => pods::host_ports(holder, at, errors),
             Self::ProbeThresholds => pods::probe_thresholds(holder, at, errors),
             Self::IngressSpec => networking::ingress_spec(IngressShape::V1, holder, at, errors),
             Self::IngressSpecV1beta1 => {
@@ -206,7 +209,10 @@ impl Named {
             Self::PolicyTypes => networking::policy_types(holder, at, errors),
             Self::CronJobSchedule => batch::cron_job_schedule(holder, old, at, errors),
             Self::RoleRules => rbac::policy_rules(holder, true, at, errors),
-            Self::ClusterRoleRules => rbac::policy_rules(holder, false, at, errors),
+            Self::ClusterRoleRules => {
+                rbac::policy_rules(holder, false, at, errors);
+                rbac::aggregation_rule(holder, at, errors);
+            }
             Self::RoleBinding => rbac::binding(holder, old, true, at, errors),
             Self::ClusterRoleBinding => rbac::binding(holder, old, false, at, errors),
             Self::Claim => cluster::claim(holder, old, at, errors),

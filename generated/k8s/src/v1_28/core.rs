@@ -2469,6 +2469,10 @@ pub mod v1 {
                         kapi::validation::Rule::Unique("name"),
                     ),
                     kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::HostPorts),
+                    ),
+                    kapi::validation::Check::new(
                         ".restartPolicy",
                         kapi::validation::Rule::OneOf(&["Always", "OnFailure", "Never"]),
                     ),

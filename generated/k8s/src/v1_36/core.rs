@@ -1043,6 +1043,10 @@ pub mod v1 {
                         kapi::validation::Rule::Unique("name"),
                     ),
                     kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::HostPorts),
+                    ),
+                    kapi::validation::Check::new(
                         ".restartPolicy",
                         kapi::validation::Rule::OneOf(&["Always", "OnFailure", "Never"]),
                     ),

@@ -198,6 +198,56 @@ fn port_num_or_name(port: Option<&Value>, path: &FieldPath, errors: &mut Errors)
     }
 }
 
+/// `checkHostPortConflicts`: no two ports of the containers take one host port, protocol and
+/// address (init containers each on their own).
+pub(super) fn host_ports(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let containers = |list: &str| -> Vec<(usize, &Value)> {
+        spec.get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .collect()
+    };
+    let check = |list: &str, group: &[(usize, &Value)], errors: &mut Errors| {
+        let mut taken: Vec<String> = Vec::new();
+        for (i, container) in group {
+            for (j, port) in container
+                .get("ports")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let host_port = port.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
+                if host_port == 0 {
+                    continue;
+                }
+                let key = format!(
+                    "{}/{}/{host_port}",
+                    text(port, "protocol"),
+                    text(port, "hostIP")
+                );
+                let path = at
+                    .child(list)
+                    .index(*i)
+                    .child("ports")
+                    .index(j)
+                    .child("hostPort");
+                if taken.contains(&key) {
+                    errors.duplicate(&path, &Value::from(key));
+                } else {
+                    taken.push(key);
+                }
+            }
+        }
+    };
+    for init in containers("initContainers") {
+        check("initContainers", &[init], errors);
+    }
+    check("containers", &containers("containers"), errors);
+}
+
 /// The release from which an Exists toleration with a value prints the value, not the whole
 /// internal struct.
 const TOLERATION_VALUE_SHOWN_SINCE: KubeVersion = KubeVersion::new(1, 34);
@@ -729,6 +779,20 @@ mod tests {
             [
                 "spec.tcpSocket.port: Invalid value: \"Web\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"
             ]
+        );
+    }
+
+    #[test]
+    fn host_ports_are_taken_once() {
+        // checkHostPortConflicts: across containers, each init container alone.
+        let port = json!({"containerPort": 80, "hostPort": 8080, "protocol": "TCP"});
+        let spec = json!({
+            "initContainers": [{"ports": [port]}],
+            "containers": [{"ports": [port]}, {"ports": [port]}],
+        });
+        assert_eq!(
+            run(host_ports, &spec, 34),
+            ["spec.containers[1].ports[0].hostPort: Duplicate value: \"TCP//8080\""]
         );
     }
 

@@ -71,6 +71,20 @@ pub(super) fn policy_rules(role: &Value, namespaced: bool, at: &FieldPath, error
     }
 }
 
+/// `ValidateClusterRole`'s aggregation rule: at least one selector (the selectors are checked
+/// as every label selector is).
+pub(super) fn aggregation_rule(role: &Value, at: &FieldPath, errors: &mut Errors) {
+    let Some(rule) = role.get("aggregationRule").filter(|r| !r.is_null()) else {
+        return;
+    };
+    if list_len(rule, "clusterRoleSelectors") == 0 {
+        errors.required(
+            &at.child("aggregationRule").child("clusterRoleSelectors"),
+            "at least one clusterRoleSelector required if aggregationRule is non-nil",
+        );
+    }
+}
+
 /// The internal `rbac.RoleRef` as upstream prints it: Go's `%#v` before 1.34, JSON of the
 /// untagged struct after.
 fn role_ref_value(role_ref: &Value) -> (String, Value) {
@@ -213,6 +227,13 @@ mod tests {
         assert_eq!(
             messages(34, |e| policy_rules(&role, false, &root, e)).len(),
             2
+        );
+        let aggregated = json!({"aggregationRule": {}});
+        assert_eq!(
+            messages(34, |e| aggregation_rule(&aggregated, &root, e)),
+            [
+                "aggregationRule.clusterRoleSelectors: Required value: at least one clusterRoleSelector required if aggregationRule is non-nil"
+            ]
         );
     }
 
