@@ -1,7 +1,8 @@
 //! Writes a real cluster refuses are refused, with upstream's 422 `Invalid` and its messages:
 //! the checks of `pkg/apis/<group>/validation` (ConfigMap and Secret keys, sizes and
 //! immutability; workload selectors, counts and immutable selectors; Service names and ports;
-//! containers) and of object metadata (`k8s.io/apimachinery/pkg/api/validation`), on create,
+//! containers, volumes, resources and probes; Ingress, NetworkPolicy, RBAC, CronJob, storage,
+//! scheduling, policy, autoscaling and coordination kinds) and of object metadata (`k8s.io/apimachinery/pkg/api/validation`), on create,
 //! update, patch, apply and dry run, worded as each release words them. Seen through kubectl and
 //! the official Python client.
 
@@ -157,6 +158,421 @@ fn kubectl_sees_upstream_refusals_in_each_release() {
     }
 }
 
+/// One write a release refuses: the upstream function it mirrors, the manifest, and the causes
+/// kubectl must print, each from the first release that words it so (`("", ...)` for all).
+struct Refusal {
+    cites: &'static str,
+    manifest: &'static str,
+    kind_and_name: &'static str,
+    causes: &'static [(&'static str, &'static str)],
+}
+
+const POD_HEAD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n";
+
+/// Creates refused across the kinds `specs/validation/kubernetes.yaml` covers beyond workloads.
+const REFUSALS: &[Refusal] = &[
+    Refusal {
+        cites: "ValidateVolumes/validateVolumeSource/validateSecretVolumeSource, ValidateVolumeMounts",
+        manifest: "  volumes: [{name: data}, {name: both, emptyDir: {}, configMap: {name: c}}, {name: s, secret: {}}]
+  containers: [{name: c, image: x, volumeMounts: [{name: data, mountPath: /d}, {name: both, mountPath: /d}]}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", "spec.volumes[0]: Required value: must specify a volume type"),
+            ("", "spec.volumes[1].configMap: Forbidden: may not specify more than 1 volume type"),
+            ("", "spec.volumes[2].secret.secretName: Required value"),
+            ("", r#"spec.containers[0].volumeMounts[0].name: Not found: "data""#),
+            ("", r#"spec.containers[0].volumeMounts[1].mountPath: Invalid value: "/d": must be unique"#),
+        ],
+    },
+    Refusal {
+        cites: "ValidateResourceRequirements (the limit named from 1.27)",
+        manifest: "  containers: [{name: c, image: x, resources: {requests: {cpu: '2'}, limits: {cpu: '1'}}}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", r#"spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit"#),
+            ("1.28", r#"spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1"#),
+        ],
+    },
+    Refusal {
+        cites: "validateProbe/validateHandler, validateLivenessProbe",
+        manifest: "  containers:
+  - name: c
+    image: x
+    livenessProbe: {exec: {command: ['true']}, httpGet: {port: 80}, successThreshold: 2, periodSeconds: -1}",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", "spec.containers[0].livenessProbe.httpGet: Forbidden: may not specify more than 1 handler type"),
+            ("", "spec.containers[0].livenessProbe.periodSeconds: Invalid value: -1: must be greater than or equal to 0"),
+            ("", "spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1"),
+        ],
+    },
+    Refusal {
+        cites: "ValidatePodSpec (hostname, activeDeadlineSeconds), validateTCPSocketAction",
+        manifest: "  hostname: a.b
+  activeDeadlineSeconds: 0
+  containers: [{name: c, image: x, readinessProbe: {tcpSocket: {port: 0}}}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", "spec.containers[0].readinessProbe.tcpSocket.port: Invalid value: 0: must be between 1 and 65535, inclusive"),
+            ("", "spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive"),
+            ("", r#"spec.hostname: Invalid value: "a.b": a lowercase RFC 1123 label must consist of"#),
+            ("1.28", r#"spec.hostname: Invalid value: "a.b": must not contain dots"#),
+        ],
+    },
+    Refusal {
+        cites: "ValidateTolerations (the value alone from 1.34)",
+        manifest: "  tolerations: [{key: k, operator: Exists, value: v}, {operator: Equal, effect: Never}]
+  containers: [{name: c, image: x}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", r#"spec.tolerations[0].operator: Invalid value: core.Toleration{Key:"k", Operator:"Exists", Value:"v", Effect:"", TolerationSeconds:(*int64)(nil)}: value must be empty when `operator` is 'Exists'"#),
+            ("1.34", r#"spec.tolerations[0].operator: Invalid value: "v": value must be empty when `operator` is 'Exists'"#),
+            ("", r#"spec.tolerations[1].operator: Invalid value: "Equal": operator must be Exists when `key` is empty, which means "match all values and all keys""#),
+            ("", r#"spec.tolerations[1].effect: Unsupported value: "Never": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute""#),
+        ],
+    },
+    Refusal {
+        cites: "checkHostPortConflicts",
+        manifest: "  containers:
+  - {name: a, image: x, ports: [{containerPort: 80, hostPort: 8080}]}
+  - {name: b, image: x, ports: [{containerPort: 81, hostPort: 8080}]}",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[("", r#"spec.containers[1].ports[0].hostPort: Duplicate value: "TCP//8080""#)],
+    },
+    Refusal {
+        cites: "ValidateEnv (IsEnvVarName; IsRelaxedEnvVarName from 1.32 refuses only '=' and non-printables)",
+        manifest: "  containers: [{name: c, image: x, env: [{name: 'A=B'}]}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", r#"spec.containers[0].env[0].name: Invalid value: "A=B": a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit"#),
+            ("1.34", r#"spec.containers[0].env[0].name: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than '='"#),
+        ],
+    },
+    Refusal {
+        cites: "validateIngressRules, validateHTTPIngressPath, validateIngressBackend",
+        manifest: "apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: ing}
+spec:
+  rules:
+  - host: 1.2.3.4
+    http:
+      paths:
+      - {path: /a, backend: {service: {name: web, port: {number: 80}}}}
+      - {path: a, pathType: Prefix, backend: {service: {name: web, port: {}}}}",
+        kind_and_name: r#"Ingress "ing""#,
+        causes: &[
+            ("", r#"spec.rules[0].host: Invalid value: "1.2.3.4": must be a DNS name, not an IP address"#),
+            ("", "spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified"),
+            ("", r#"spec.rules[0].http.paths[1].path: Invalid value: "a": must be an absolute path"#),
+            ("", "spec.rules[0].http.paths[1].backend: Required value: port name or number is required"),
+        ],
+    },
+    Refusal {
+        cites: "validateIngressClassSpec (IsDomainPrefixedPath)",
+        manifest: "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: ic}\nspec: {controller: nginx}",
+        kind_and_name: r#"IngressClass "ic""#,
+        causes: &[("", r#"spec.controller: Invalid value: "nginx": must be a domain-prefixed path (such as "acme.io/foo")"#)],
+    },
+    Refusal {
+        cites: "ValidateNetworkPolicyPeer, ValidateNetworkPolicyPort, ValidateIPBlock, ValidateLabelSelector",
+        manifest: "apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: np}
+spec:
+  podSelector: {matchExpressions: [{key: app, operator: In}]}
+  ingress: [{from: [{}], ports: [{protocol: ICMP, port: 70000}]}]
+  egress: [{to: [{ipBlock: {cidr: 10.0.0.0/8, except: [11.0.0.0/16]}}]}]",
+        kind_and_name: r#"NetworkPolicy "np""#,
+        causes: &[
+            ("", r#"spec.ingress[0].ports[0].protocol: Unsupported value: "ICMP": supported values: "TCP", "UDP", "SCTP""#),
+            ("", "spec.ingress[0].ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive"),
+            ("", "spec.ingress[0].from[0]: Required value: must specify a peer"),
+            ("", "spec.podSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"),
+            ("", r#"spec.egress[0].to[0].ipBlock.except[0]: Invalid value: "11.0.0.0/16": must be a strict subset of `cidr`"#),
+        ],
+    },
+    Refusal {
+        cites: "ValidatePolicyRule (namespaced)",
+        manifest: "apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: r}
+rules: [{verbs: [get], nonResourceURLs: [/healthz]}, {apiGroups: ['']}]",
+        kind_and_name: r#"Role "r""#,
+        causes: &[
+            ("", r#"rules[0].nonResourceURLs: Invalid value: []string{"/healthz"}: namespaced rules cannot apply to non-resource URLs"#),
+            ("1.34", r#"rules[0].nonResourceURLs: Invalid value: ["/healthz"]: namespaced rules cannot apply to non-resource URLs"#),
+            ("", "rules[1].verbs: Required value: verbs must contain at least one value"),
+            ("", "rules[1].resources: Required value: resource rules must supply at least one resource"),
+        ],
+    },
+    Refusal {
+        cites: "ValidateClusterRole (aggregationRule)",
+        manifest: "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: agg}\naggregationRule: {clusterRoleSelectors: []}",
+        kind_and_name: r#"ClusterRole "agg""#,
+        causes: &[("", "aggregationRule.clusterRoleSelectors: Required value: at least one clusterRoleSelector required if aggregationRule is non-nil")],
+    },
+    Refusal {
+        cites: "ValidateClusterRoleBinding, ValidateRoleBindingSubject",
+        manifest: "apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: crb}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: view}
+subjects: [{kind: ServiceAccount, name: default}]",
+        kind_and_name: r#"ClusterRoleBinding "crb""#,
+        causes: &[
+            ("", r#"roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole""#),
+            ("", "subjects[0].namespace: Required value"),
+        ],
+    },
+    Refusal {
+        cites: "ValidatePersistentVolumeClaimSpec (ReadWriteOncePod from 1.27)",
+        manifest: "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: claim}
+spec: {accessModes: [ReadWriteOncePod, ReadWriteOnce], resources: {requests: {storage: '0'}}}",
+        kind_and_name: r#"PersistentVolumeClaim "claim""#,
+        causes: &[
+            ("", r#"spec.accessModes: Unsupported value: "ReadWriteOncePod": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce""#),
+            ("1.28", "spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes"),
+            ("", r#"spec.resources[storage]: Invalid value: "0": must be greater than zero"#),
+        ],
+    },
+    Refusal {
+        cites: "ValidateStorageClass",
+        manifest: "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: sc}\nreclaimPolicy: Recycle",
+        kind_and_name: r#"StorageClass "sc""#,
+        causes: &[
+            ("", "provisioner: Required value"),
+            ("", r#"reclaimPolicy: Unsupported value: "Recycle": supported values: "Delete", "Retain""#),
+        ],
+    },
+    Refusal {
+        cites: "ValidatePriorityClass",
+        manifest: "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: pc}\nvalue: 2000000000",
+        kind_and_name: r#"PriorityClass "pc""#,
+        causes: &[("", "value: Forbidden: maximum allowed value of a user defined priority is 1000000000")],
+    },
+    Refusal {
+        cites: "validateHorizontalPodAutoscalerSpec, ValidateCrossVersionObjectReference",
+        manifest: "apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: hpa}
+spec: {minReplicas: 3, maxReplicas: 2, scaleTargetRef: {kind: Deployment, name: 'a/b'}}",
+        kind_and_name: r#"HorizontalPodAutoscaler "hpa""#,
+        causes: &[
+            ("", "spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`"),
+            ("", r#"spec.scaleTargetRef.name: Invalid value: "a/b": may not contain '/'"#),
+        ],
+    },
+    Refusal {
+        cites: "ValidateLeaseSpec",
+        manifest: "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: l}\nspec: {leaseDurationSeconds: 0}",
+        kind_and_name: r#"Lease "l""#,
+        causes: &[("", "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0")],
+    },
+];
+
+/// The causes of `refusal` that `release` prints: for each text, the latest wording whose first
+/// release is at most `release` (entries sharing a field path and message tail are one cause).
+fn expected(refusal: &Refusal, release: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for (i, (since, cause)) in refusal.causes.iter().enumerate() {
+        let newer = refusal.causes[i + 1..]
+            .iter()
+            .any(|(s, c)| !s.is_empty() && *s <= release && same_cause(cause, c));
+        if (since.is_empty() || *since <= release) && !newer {
+            out.push(cause);
+        }
+    }
+    out
+}
+
+/// Two wordings of one cause: the same field path.
+fn same_cause(a: &str, b: &str) -> bool {
+    a.split(':').next() == b.split(':').next()
+}
+
+#[test]
+fn kubectl_sees_refusals_of_volumes_probes_ingress_rbac_and_cluster_kinds() {
+    for release in ["1.20", "1.28", "1.34", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        for (i, refusal) in REFUSALS.iter().enumerate() {
+            let manifest = if refusal.manifest.starts_with("  ") {
+                format!("{POD_HEAD}{}", refusal.manifest)
+            } else {
+                refusal.manifest.to_owned()
+            };
+            let file = k.file(&format!("refused-{i}.yaml"), &manifest);
+            let stderr =
+                k.expect_failure(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+            for cause in expected(refusal, release) {
+                assert!(
+                    stderr.contains(&format!("{} is invalid", refusal.kind_and_name))
+                        && stderr.contains(cause),
+                    "{} in {release}: expected `{cause}` in:\n{stderr}",
+                    refusal.cites
+                );
+            }
+        }
+
+        // validateCronJobSpec: robfig/cron's errors (v1 in 1.20, batch/v1beta1 there).
+        let group = if release == "1.20" {
+            "batch/v1beta1"
+        } else {
+            "batch/v1"
+        };
+        let cron = |schedule: &str| {
+            k.file(
+                "cron.yaml",
+                &format!(
+                    "apiVersion: {group}
+kind: CronJob
+metadata: {{name: cj}}
+spec:
+  schedule: '{schedule}'
+  jobTemplate: {{spec: {{template: {{spec: {{restartPolicy: Never, containers: [{{name: c, image: x}}]}}}}}}}}"
+                ),
+            )
+        };
+        let file = cron("* * *");
+        let stderr =
+            k.expect_failure(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+        let parsed = if release == "1.20" {
+            "Expected exactly 5 fields, found 3: * * *"
+        } else {
+            "expected exactly 5 fields, found 3: [* * *]"
+        };
+        assert_refused(
+            &stderr,
+            r#"CronJob "cj""#,
+            &format!(r#"spec.schedule: Invalid value: "* * *": {parsed}"#),
+        );
+
+        // ValidatePodDisruptionBudgetSpec (policy/v1beta1 in 1.20).
+        let group = if release == "1.20" {
+            "policy/v1beta1"
+        } else {
+            "policy/v1"
+        };
+        let pdb = k.file(
+            "pdb.yaml",
+            &format!("apiVersion: {group}\nkind: PodDisruptionBudget\nmetadata: {{name: pdb}}\nspec: {{minAvailable: 1, maxUnavailable: '150%'}}"),
+        );
+        let stderr = k.expect_failure(&["create", "--validate=false", "-f", pdb.to_str().unwrap()]);
+        assert_refused(
+            &stderr,
+            r#"PodDisruptionBudget "pdb""#,
+            ": minAvailable and maxUnavailable cannot be both set",
+        );
+        let percent = if release >= "1.34" {
+            r#""150%""#
+        } else {
+            r#"intstr.IntOrString{Type:1, IntVal:0, StrVal:"150%"}"#
+        };
+        assert_refused(
+            &stderr,
+            r#"PodDisruptionBudget "pdb""#,
+            &format!(
+                "spec.maxUnavailable: Invalid value: {percent}: must not be greater than 100%"
+            ),
+        );
+
+        // Updates: ValidateRoleBindingUpdate, ValidateStorageClassUpdate,
+        // ValidatePriorityClassUpdate (at `Value` before 1.27).
+        k.expect_ok(&[
+            "create",
+            "rolebinding",
+            "rb",
+            "--clusterrole=view",
+            "--user=u",
+        ]);
+        let stderr = k.expect_failure(&[
+            "patch",
+            "rolebinding/rb",
+            "-p",
+            r#"{"roleRef":{"name":"edit"}}"#,
+        ]);
+        let role_ref = if release >= "1.34" {
+            r#"{"APIGroup":"rbac.authorization.k8s.io","Kind":"ClusterRole","Name":"edit"}"#
+        } else {
+            r#"rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"edit"}"#
+        };
+        assert_refused(
+            &stderr,
+            r#"RoleBinding "rb""#,
+            &format!("roleRef: Invalid value: {role_ref}: cannot change roleRef"),
+        );
+        let class = k.file(
+            "class.yaml",
+            "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: fast}\nprovisioner: example.com/disk\nparameters: {type: ssd}",
+        );
+        k.expect_ok(&["create", "--validate=false", "-f", class.to_str().unwrap()]);
+        let stderr = k.expect_failure(&[
+            "patch",
+            "storageclass/fast",
+            "-p",
+            r#"{"parameters":{"type":"hdd"}}"#,
+        ]);
+        assert_refused(
+            &stderr,
+            r#"StorageClass "fast""#,
+            "parameters: Forbidden: updates to parameters are forbidden.",
+        );
+        k.expect_ok(&["create", "priorityclass", "low", "--value=10"]);
+        let stderr = k.expect_failure(&["patch", "priorityclass/low", "-p", r#"{"value":20}"#]);
+        let field = if release == "1.20" { "Value" } else { "value" };
+        assert_refused(
+            &stderr,
+            r#"PriorityClass "low""#,
+            &format!("{field}: Forbidden: may not be changed in an update."),
+        );
+        // ValidateRollingUpdateDeployment: the IntOrString struct shown before 1.34.
+        let deployment = k.file("rolling.yaml", DEPLOYMENT);
+        k.expect_ok(&[
+            "create",
+            "--validate=false",
+            "-f",
+            deployment.to_str().unwrap(),
+        ]);
+        let stderr = k.expect_failure(&[
+            "patch",
+            "deployment/web",
+            "-p",
+            r#"{"spec":{"strategy":{"rollingUpdate":{"maxUnavailable":0,"maxSurge":0}}}}"#,
+        ]);
+        let zero = if release >= "1.34" {
+            "0"
+        } else {
+            r#"intstr.IntOrString{Type:0, IntVal:0, StrVal:""}"#
+        };
+        assert_refused(
+            &stderr,
+            r#"Deployment "web""#,
+            &format!(
+                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: {zero}: may not be 0 when `maxSurge` is 0"
+            ),
+        );
+        // What upstream accepts passes: a defaulted StorageClass, a valid Ingress and CronJob.
+        let get = k.expect_ok(&[
+            "get",
+            "storageclass/fast",
+            "-o",
+            "jsonpath={.reclaimPolicy}/{.volumeBindingMode}",
+        ]);
+        assert_eq!(get, "Delete/Immediate", "{release}");
+        k.expect_ok(&["create", "ingress", "web", "--rule=example.com/=web:80"]);
+        k.expect_ok(&[
+            "create",
+            "--validate=false",
+            "-f",
+            cron("@hourly").to_str().unwrap(),
+        ]);
+    }
+}
+
 /// The 422 bodies as the Python client receives them: code, reason, message and causes.
 const SCRIPT: &str = r#"
 import base64
@@ -226,6 +642,33 @@ status = refused(v1.create_namespaced_pod, {
 fields = sorted(c["field"] for c in status["details"]["causes"])
 assert fields == ["spec.containers[1].image", "spec.containers[1].name",
                   "spec.containers[2].ports[0].containerPort"], status
+
+# validateVolumeSource, ValidateVolumeMounts: the reasons a client sees. A volume with an
+# error is not there to mount.
+status = refused(v1.create_namespaced_pod, {
+    "metadata": {"name": "vols"},
+    "spec": {"volumes": [{"name": "a", "emptyDir": {}, "secret": {"secretName": "s"}}],
+             "containers": [{"name": "c", "image": "x",
+                             "volumeMounts": [{"name": "a", "mountPath": "/a"}]}]}})
+causes = [(c["field"], c["reason"], c["message"]) for c in status["details"]["causes"]]
+assert causes == [
+    ("spec.volumes[0].secret", "FieldValueForbidden", "Forbidden: may not specify more than 1 volume type"),
+    ("spec.containers[0].volumeMounts[0].name", "FieldValueNotFound", 'Not found: "a"'),
+], causes
+
+# ValidatePolicyRule and validateIngressRules through their groups' clients.
+rbac = client.RbacAuthorizationV1Api()
+status = refused(rbac.create_namespaced_role, {"metadata": {"name": "r"}, "rules": [{"resources": ["pods"]}]})
+assert [(c["field"], c["reason"]) for c in status["details"]["causes"]] == [
+    ("rules[0].verbs", "FieldValueRequired"), ("rules[0].apiGroups", "FieldValueRequired")], status
+networking = client.NetworkingV1Api()
+status = refused(networking.create_namespaced_ingress, {
+    "metadata": {"name": "ing"},
+    "spec": {"rules": [{"host": "*.a.*.com", "http": {"paths": [
+        {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}})
+assert status["message"].startswith(
+    'Ingress.networking.k8s.io "ing" is invalid: spec.rules[0].host: Invalid value: "*.a.*.com": '
+    "a wildcard DNS-1123 subdomain must start with '*.'"), status
 print("ok")
 "#;
 

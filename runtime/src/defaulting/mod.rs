@@ -104,7 +104,7 @@ impl Default {
 /// generated `SetObjectDefaults_<Kind>` calls `SetDefaults_<Type>`.
 ///
 /// The walk follows the kind's type tree cut down to the types that have defaults or lead to
-/// some, with each default's JSON parsed once (see [`Pruned`]), built on the tree's first use.
+/// some, with each default's JSON parsed once (see `merge::Pruned`), built on the tree's first use.
 pub fn apply_types(root: &TypeInfo, object: &mut Value, release: KubeVersion) {
     static TREES: PrunedCache<Compiled> = PrunedCache::new();
     TREES.with(

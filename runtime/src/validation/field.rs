@@ -78,6 +78,12 @@ pub enum Shown<'v> {
     LabelSelector(&'v Value),
     /// A `[]string`.
     StringList(&'v Value),
+    /// A slice of the named Go type (`[]networking.PolicyType`), of strings or empty:
+    /// `[]networking.PolicyType{"Ingress"}`, or `(nil)` for null, before 1.34.
+    GoSlice(&'static str, &'v Value),
+    /// A value whose Go `%#v` the caller wrote (an internal struct): that text before 1.34, the
+    /// JSON value from 1.34.
+    Go(&'v str, &'v Value),
 }
 
 impl Shown<'_> {
@@ -85,7 +91,21 @@ impl Shown<'_> {
         let json = release >= JSON_VALUES_SINCE;
         match (self, json) {
             (Self::Plain(Value::Null), false) => "\"null\"".to_owned(),
-            (Self::Plain(value), _) | (Self::StringList(value), true) => value.to_string(),
+            (Self::Plain(value), _)
+            | (Self::StringList(value), true)
+            | (Self::GoSlice(_, value), true)
+            | (Self::Go(_, value), true) => value.to_string(),
+            (Self::Go(go, _), false) => (*go).to_owned(),
+            (Self::GoSlice(go_type, Value::Null), false) => format!("{go_type}(nil)"),
+            (Self::GoSlice(go_type, value), false) => {
+                let items: Vec<String> = value
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(go_string)
+                    .collect();
+                format!("{go_type}{{{}}}", items.join(", "))
+            }
             (Self::StringMap(value), true) => sorted_map(value).to_string(),
             (Self::LabelSelector(value), true) => json_label_selector(value),
             (Self::StringList(value), false) => {
@@ -243,6 +263,17 @@ impl Errors {
             .push(StatusCause::duplicate(path.as_str(), value));
     }
 
+    /// Appends the errors `other` found (a rule that checks a part before keeping its errors).
+    pub fn extend(&mut self, other: Errors) {
+        self.causes.extend(other.causes);
+    }
+
+    /// `Not found: <value>`.
+    pub fn not_found(&mut self, path: &FieldPath, value: &Value) {
+        self.causes
+            .push(StatusCause::not_found(path.as_str(), value));
+    }
+
     /// `Too long: ...` for a limit of `max` bytes, worded as the release words it.
     pub fn too_long(&mut self, path: &FieldPath, max: usize) {
         let detail = if self.release < MAY_NOT_BE_MORE_SINCE {
@@ -312,6 +343,21 @@ mod tests {
             (Shown::Plain(&Value::Null), OLD, r#""null""#),
             (Shown::Plain(&Value::Null), NEW, "null"),
             (Shown::Plain(&json!(-1)), OLD, "-1"),
+            (
+                Shown::GoSlice("[]networking.IngressRule", &Value::Null),
+                OLD,
+                "[]networking.IngressRule(nil)",
+            ),
+            (
+                Shown::GoSlice("[]networking.PolicyType", &json!(["Ingress"])),
+                OLD,
+                r#"[]networking.PolicyType{"Ingress"}"#,
+            ),
+            (
+                Shown::GoSlice("[]networking.PolicyType", &json!(["Ingress"])),
+                NEW,
+                r#"["Ingress"]"#,
+            ),
         ];
         for (shown, release, want) in cases {
             assert_eq!(shown.render(release), want, "{release}");

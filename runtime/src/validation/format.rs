@@ -27,6 +27,10 @@ pub enum Format {
     PortName,
     /// A path segment (RBAC names): not `.` or `..`, without `/` or `%`.
     PathSegment,
+    /// An environment variable name: `[-._a-zA-Z][-._a-zA-Z0-9]*`, not `.` or `..` or
+    /// starting with `..` (`IsEnvVarName`); from 1.32 any printable ASCII but `=`
+    /// (`IsRelaxedEnvVarName`, RelaxedEnvironmentVariableValidation on by default).
+    EnvVarName,
 }
 
 const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
@@ -43,6 +47,9 @@ const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const CONFIG_MAP_KEY_MSG: &str =
     "a valid config key must consist of alphanumeric characters, '-', '_' or '.'";
 const CONFIG_MAP_KEY_FMT: &str = "[-._a-zA-Z0-9]+";
+const ENV_VAR_NAME_MSG: &str = "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit";
+const ENV_VAR_NAME_FMT: &str = "[-._a-zA-Z][-._a-zA-Z0-9]*";
+const RELAXED_ENV_VAR_NAME_MSG: &str = "a valid environment variable name must consist only of printable ASCII characters other than '='";
 
 /// The release whose label-key and label-value length errors count bytes, not characters.
 const BYTES_SINCE: KubeVersion = KubeVersion::new(1, 35);
@@ -50,6 +57,8 @@ const BYTES_SINCE: KubeVersion = KubeVersion::new(1, 35);
 const NO_DOTS_SINCE: KubeVersion = KubeVersion::new(1, 27);
 /// The release whose port-name check asks for a letter, not a letter or number.
 const PORT_NAME_LETTER_SINCE: KubeVersion = KubeVersion::new(1, 25);
+/// The release whose environment variable names may be any printable ASCII but `=`.
+const RELAXED_ENV_VAR_NAME_SINCE: KubeVersion = KubeVersion::new(1, 32);
 
 /// Upstream's `RegexError`: `<msg> (e.g. 'a',  or 'b', regex used for validation is '<re>')`
 /// (each example is followed by `', '` and the next begins with `" or "`, hence two spaces).
@@ -146,14 +155,9 @@ impl Format {
                         &["key.name", "KEY_NAME", "key-name"],
                     ));
                 }
-                if value == "." {
-                    out.push("must not be '.'".to_owned());
-                } else if value == ".." {
-                    out.push("must not be '..'".to_owned());
-                } else if value.starts_with("..") {
-                    out.push("must not start with '..'".to_owned());
-                }
+                chdir_prefix(value, &mut out);
             }
+            Self::EnvVarName => env_var_name(value, release, &mut out),
             Self::PortName => port_name(value, release, &mut out),
             Self::PathSegment => {
                 if value == "." || value == ".." {
@@ -169,6 +173,44 @@ impl Format {
         }
         out
     }
+}
+
+/// `hasChDirPrefix`.
+fn chdir_prefix(value: &str, out: &mut Vec<String>) {
+    if value == "." {
+        out.push("must not be '.'".to_owned());
+    } else if value == ".." {
+        out.push("must not be '..'".to_owned());
+    } else if value.starts_with("..") {
+        out.push("must not start with '..'".to_owned());
+    }
+}
+
+/// `IsEnvVarName`, or `IsRelaxedEnvVarName` from 1.32.
+fn env_var_name(value: &str, release: KubeVersion, out: &mut Vec<String>) {
+    if release >= RELAXED_ENV_VAR_NAME_SINCE {
+        if value.is_empty() {
+            out.push("environment variable name must be non-empty".to_owned());
+        }
+        if value.chars().any(|c| !(' '..='~').contains(&c) || c == '=') {
+            out.push(RELAXED_ENV_VAR_NAME_MSG.to_owned());
+        }
+        return;
+    }
+    let mut chars = value.chars();
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_');
+    let valid = chars
+        .next()
+        .is_some_and(|c| allowed(c) && !c.is_ascii_digit())
+        && chars.all(allowed);
+    if !valid {
+        out.push(regex_error(
+            ENV_VAR_NAME_MSG,
+            ENV_VAR_NAME_FMT,
+            &["my.env-name", "MY_ENV.NAME", "MyEnvName1"],
+        ));
+    }
+    chdir_prefix(value, out);
 }
 
 fn length_unit(release: KubeVersion) -> &'static str {
@@ -347,6 +389,22 @@ mod tests {
         assert_eq!(
             Format::PortName.messages("80", RELEASE),
             ["must contain at least one letter (a-z)"]
+        );
+        // IsEnvVarName, then IsRelaxedEnvVarName from 1.32.
+        assert_eq!(
+            Format::EnvVarName.messages("1A", KubeVersion::new(1, 28)),
+            [
+                "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')"
+            ]
+        );
+        assert!(Format::EnvVarName.messages("1A", RELEASE).is_empty());
+        assert_eq!(
+            Format::EnvVarName.messages("A=B", RELEASE),
+            [RELAXED_ENV_VAR_NAME_MSG]
+        );
+        assert_eq!(
+            Format::EnvVarName.messages("..", KubeVersion::new(1, 20)),
+            ["must not be '..'"]
         );
         for ok in ["http", "web-1", "a"] {
             assert!(Format::PortName.messages(ok, RELEASE).is_empty(), "{ok}");

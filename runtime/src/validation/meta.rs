@@ -23,6 +23,21 @@ fn strings<'v>(meta: &'v Value, field: &str) -> impl Iterator<Item = (&'v String
         .map(|(k, v)| (k, v.as_str().unwrap_or("")))
 }
 
+/// `ValidateLabels` of the map `holder.<field>`: errors at the map itself, the bad key or value
+/// as the value (object labels, a selector's `matchLabels`).
+pub(super) fn labels(holder: &Value, field: &str, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let path = at.child(field);
+    for (key, value) in strings(holder, field) {
+        for message in Format::QualifiedName.messages(key, release) {
+            errors.invalid(&path, Shown::Plain(&Value::from(key.as_str())), &message);
+        }
+        for message in Format::LabelValue.messages(value, release) {
+            errors.invalid(&path, Shown::Plain(&Value::from(value)), &message);
+        }
+    }
+}
+
 /// Checks an object's `metadata` as upstream does on create and update.
 pub fn check_metadata(object: &Value, errors: &mut Errors) {
     let Some(meta) = object.get("metadata") else {
@@ -39,16 +54,7 @@ pub fn check_metadata(object: &Value, errors: &mut Errors) {
             super::NEGATIVE,
         );
     }
-    // ValidateLabels: errors at `metadata.labels`, the bad key or value as the value.
-    let labels = at.child("labels");
-    for (key, value) in strings(meta, "labels") {
-        for message in Format::QualifiedName.messages(key, release) {
-            errors.invalid(&labels, Shown::Plain(&Value::from(key.as_str())), &message);
-        }
-        for message in Format::LabelValue.messages(value, release) {
-            errors.invalid(&labels, Shown::Plain(&Value::from(value)), &message);
-        }
-    }
+    labels(meta, "labels", &at, errors);
     // ValidateAnnotations: keys checked lowercased (only the prefix cares), sizes summed.
     let annotations = at.child("annotations");
     let mut size = 0;

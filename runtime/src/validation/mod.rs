@@ -126,7 +126,7 @@ impl Shape {
 /// the stored object on an update.
 ///
 /// The walk follows the kind's type tree cut down to the types that have checks or lead to
-/// some (see [`Pruned`]), built on the tree's first use; a field's path is rendered only
+/// some (see `merge::Pruned`), built on the tree's first use; a field's path is rendered only
 /// when something is reported there or a named rule needs it.
 pub fn check_types(root: &TypeInfo, new: &Value, old: Option<&Value>, errors: &mut Errors) {
     static TREES: PrunedCache<&'static [Check]> = PrunedCache::new();

@@ -1,12 +1,23 @@
 //! The checks that are code, one function per rule, each following one upstream validation
-//! function (named at each variant).
+//! function (named at each variant). A Deployment's rolling update is in `apps`, pod rules in
+//! `pods`, Ingress, NetworkPolicy and label
+//! selector rules in `networking`, RBAC's in `rbac`, the CronJob schedule parser in `batch`, and the storage,
+//! scheduling, policy, autoscaling and coordination kinds' rules (and a claim's) in `cluster`.
+
+mod apps;
+mod batch;
+mod cluster;
+mod networking;
+mod pods;
+mod rbac;
+
+use networking::IngressShape;
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use super::field::{Errors, FieldPath, Shown};
-use super::format::Format;
 use super::{IMMUTABLE, at_path};
 use crate::KubeVersion;
 use crate::meta::LabelSelector;
@@ -34,6 +45,9 @@ pub enum Named {
     Selector(Workload),
     /// A Deployment's `progressDeadlineSeconds` above its `minReadySeconds`.
     ProgressDeadline,
+    /// A Deployment's rolling update: counts or percentages, not both 0
+    /// (`ValidateRollingUpdateDeployment`); on a RollingUpdateDeployment.
+    RollingUpdate,
     /// An update changes only the StatefulSet spec fields upstream lets change
     /// (`ValidateStatefulSetUpdate`).
     StatefulSetUpdate,
@@ -43,6 +57,82 @@ pub enum Named {
     /// A Service's ports: required unless headless or ExternalName, named when several, names
     /// unique (`ValidateService`).
     ServicePorts,
+    /// A pod's volumes: one source each, DNS-label names, none twice (`ValidateVolumes`,
+    /// `validateVolumeSource`); then each container's volume mounts name one of the valid
+    /// volumes and have unique, non-empty mount paths (`ValidateVolumeMounts`); on a PodSpec.
+    Volumes,
+    /// A container's resource names and quantities, requests within limits
+    /// (`ValidateResourceRequirements`); on a Container.
+    Resources,
+    /// A probe or lifecycle hook has exactly one action, with its command, path or port
+    /// (`validateHandler`).
+    Handler,
+    /// A toleration's key, operator, value and effect (`ValidateTolerations`).
+    Toleration,
+    /// No two container ports take one host port (`checkHostPortConflicts`); on a PodSpec.
+    HostPorts,
+    /// A PodSpec's service account, node, host and priority class names and its deadline, when
+    /// set (`ValidatePodSpec`).
+    PodFields,
+    /// A container's liveness and startup probes have a `successThreshold` of 1
+    /// (`validateLivenessProbe`, `validateStartupProbe`); on a Container.
+    ProbeThresholds,
+    /// An Ingress has rules or a default backend (`ValidateIngressSpec`); networking/v1.
+    IngressSpec,
+    /// [`Named::IngressSpec`] in the v1beta1 shape (`backend`), served in 1.20.
+    IngressSpecV1beta1,
+    /// An Ingress rule's host is a DNS name or a wildcard one (`validateIngressRules`).
+    IngressHost,
+    /// An Ingress's TLS hosts and secret names (`validateIngressTLS`); on the spec.
+    IngressTls,
+    /// An Ingress path has a supported type and a path it allows (`validateHTTPIngressPath`).
+    IngressPath,
+    /// An Ingress backend names a Service port or a resource (`validateIngressBackend`).
+    IngressBackend,
+    /// [`Named::IngressBackend`] in the v1beta1 shape (`serviceName`, `servicePort`).
+    IngressBackendV1beta1,
+    /// An IngressClass's controller is a domain-prefixed path (`validateIngressClassSpec`).
+    IngressClassController,
+    /// A label selector's labels and requirements (`ValidateLabelSelector`).
+    LabelSelector,
+    /// A NetworkPolicy IP block's CIDR and exceptions (`ValidateIPBlock`).
+    IpBlock,
+    /// A NetworkPolicy port's protocol, port and end port (`ValidateNetworkPolicyPort`).
+    NetworkPolicyPort,
+    /// A NetworkPolicy peer has a selector or an IP block, the block alone
+    /// (`ValidateNetworkPolicyPeer`).
+    NetworkPolicyPeer,
+    /// A NetworkPolicy's `policyTypes` are at most two of `Ingress` and `Egress`.
+    PolicyTypes,
+    /// A CronJob's schedule parses as robfig/cron parses it, and its time zone is known
+    /// (`validateCronJobSpec`); on a CronJobSpec.
+    CronJobSchedule,
+    /// A Role's rules (`ValidatePolicyRule`, namespaced: no non-resource URLs).
+    RoleRules,
+    /// A ClusterRole's rules (`ValidatePolicyRule`) and aggregation rule.
+    ClusterRoleRules,
+    /// A RoleBinding's role reference and subjects, the reference unchanged on update
+    /// (`ValidateRoleBinding(Update)`).
+    RoleBinding,
+    /// A ClusterRoleBinding's (`ValidateClusterRoleBinding(Update)`).
+    ClusterRoleBinding,
+    /// A PersistentVolumeClaim's access modes, storage request, class and volume mode
+    /// (`ValidatePersistentVolumeClaimSpec`); on a PersistentVolumeClaim, the kind or a
+    /// StatefulSet's template (from 1.35, on create).
+    Claim,
+    /// A StorageClass's provisioner, parameters, reclaim policy and binding mode, and what an
+    /// update may not change (`ValidateStorageClass(Update)`).
+    StorageClass,
+    /// A PriorityClass's value: at most 10⁹ for a user's class, never changed
+    /// (`ValidatePriorityClass(Update)`).
+    PriorityClass,
+    /// A PodDisruptionBudget's `minAvailable` or `maxUnavailable`
+    /// (`ValidatePodDisruptionBudgetSpec`).
+    PodDisruptionBudget,
+    /// A HorizontalPodAutoscaler's `maxReplicas`: positive and not below `minReplicas`.
+    AutoscalerReplicas,
+    /// A Lease's duration and transitions (`ValidateLeaseSpec`).
+    LeaseSpec,
 }
 
 /// The workload whose selector is checked: the rules differ a little.
@@ -77,6 +167,7 @@ impl Named {
             }
             Self::Selector(workload) => selector(workload, holder, at, errors),
             Self::ProgressDeadline => progress_deadline(holder, at, errors),
+            Self::RollingUpdate => apps::rolling_update(holder, at, errors),
             Self::StatefulSetUpdate => {
                 if let Some(old) = old {
                     stateful_set_update(holder, old, at, errors);
@@ -88,8 +179,78 @@ impl Named {
                 }
             }
             Self::ServicePorts => service_ports(holder, at, errors),
+            Self::Volumes => pods::volumes(holder, at, errors),
+            Self::Resources => pods::container_resources(holder, at, errors),
+            Self::Handler => pods::handler(holder, at, errors),
+            Self::PodFields => pods::pod_fields(holder, at, errors),
+            Self::Toleration => pods::toleration(holder, at, errors),
+            Self::HostPorts => pods::host_ports(holder, at, errors),
+            Self::ProbeThresholds => pods::probe_thresholds(holder, at, errors),
+            Self::IngressSpec => networking::ingress_spec(IngressShape::V1, holder, at, errors),
+            Self::IngressSpecV1beta1 => {
+                networking::ingress_spec(IngressShape::V1beta1, holder, at, errors);
+            }
+            Self::IngressHost => networking::ingress_host(holder, at, errors),
+            Self::IngressTls => networking::ingress_tls(holder, old, at, errors),
+            Self::IngressPath => networking::ingress_path(holder, at, errors),
+            Self::IngressBackend => {
+                networking::ingress_backend(IngressShape::V1, holder, at, errors);
+            }
+            Self::IngressBackendV1beta1 => {
+                networking::ingress_backend(IngressShape::V1beta1, holder, at, errors);
+            }
+            Self::IngressClassController => {
+                networking::ingress_class_controller(holder, at, errors);
+            }
+            Self::LabelSelector => networking::label_selector(holder, at, errors),
+            Self::IpBlock => networking::ip_block(holder, at, errors),
+            Self::NetworkPolicyPort => networking::network_policy_port(holder, at, errors),
+            Self::NetworkPolicyPeer => networking::network_policy_peer(holder, at, errors),
+            Self::PolicyTypes => networking::policy_types(holder, at, errors),
+            Self::CronJobSchedule => batch::cron_job_schedule(holder, old, at, errors),
+            Self::RoleRules => rbac::policy_rules(holder, true, at, errors),
+            Self::ClusterRoleRules => {
+                rbac::policy_rules(holder, false, at, errors);
+                rbac::aggregation_rule(holder, at, errors);
+            }
+            Self::RoleBinding => rbac::binding(holder, old, true, at, errors),
+            Self::ClusterRoleBinding => rbac::binding(holder, old, false, at, errors),
+            Self::Claim => cluster::claim(holder, old, at, errors),
+            Self::StorageClass => cluster::storage_class(holder, old, at, errors),
+            Self::PriorityClass => cluster::priority_class(holder, old, at, errors),
+            Self::PodDisruptionBudget => cluster::pdb_spec(holder, at, errors),
+            Self::AutoscalerReplicas => cluster::hpa_replicas(holder, at, errors),
+            Self::LeaseSpec => cluster::lease_spec(holder, at, errors),
         }
     }
+}
+
+/// A string field of `holder`, `""` when missing (a Go string's zero value).
+fn text<'v>(holder: &'v Value, field: &str) -> &'v str {
+    holder.get(field).and_then(Value::as_str).unwrap_or("")
+}
+
+/// `IsValidPortNum` for the rules' submodules: 1 to 65535 (`Invalid value: 0: ...`).
+fn port_number(n: i64, path: &FieldPath, errors: &mut Errors) {
+    if !(1..=65535).contains(&n) {
+        let detail = "must be between 1 and 65535, inclusive";
+        errors.invalid(path, Shown::Plain(&Value::from(n)), detail);
+    }
+}
+
+/// What `check` reports in release 1.`minor`, as `<field>: <message>` lines (the rules' tests).
+#[cfg(test)]
+fn lines(minor: u16, check: impl FnOnce(&mut Errors)) -> Vec<String> {
+    let mut errors = Errors::new(KubeVersion::new(1, minor));
+    check(&mut errors);
+    errors
+        .into_causes()
+        .into_iter()
+        .map(|c| {
+            let field = c.field.unwrap_or_default();
+            format!("{field}: {}", c.message.unwrap_or_default())
+        })
+        .collect()
 }
 
 fn map_of<'v>(holder: &'v Value, field: &str) -> impl Iterator<Item = (&'v String, &'v Value)> {
@@ -106,18 +267,8 @@ fn decoded_len(text: &str) -> usize {
     (text.len() / 4 * 3 + (text.len() % 4).saturating_sub(1)).saturating_sub(padding)
 }
 
-fn keys(holder: &Value, field: &str, at: &FieldPath, errors: &mut Errors) {
-    let release = errors.release();
-    for (key, _) in map_of(holder, field) {
-        for message in Format::ConfigMapKey.messages(key, release) {
-            let value = Value::from(key.as_str());
-            errors.invalid(&at.child(field).key(key), Shown::Plain(&value), &message);
-        }
-    }
-}
-
+/// The keys' format is data (`keys-format` before this rule, and after it for `binaryData`).
 fn config_map_data(holder: &Value, at: &FieldPath, errors: &mut Errors) {
-    keys(holder, "data", at, errors);
     let binary = holder.get("binaryData").and_then(Value::as_object);
     for (key, _) in map_of(holder, "data") {
         if binary.is_some_and(|b| b.contains_key(key)) {
@@ -129,7 +280,6 @@ fn config_map_data(holder: &Value, at: &FieldPath, errors: &mut Errors) {
             );
         }
     }
-    keys(holder, "binaryData", at, errors);
     let size: usize = map_of(holder, "data")
         .map(|(_, v)| v.as_str().map_or(0, str::len))
         .chain(map_of(holder, "binaryData").map(|(_, v)| v.as_str().map_or(0, decoded_len)))
@@ -143,8 +293,8 @@ fn config_map_data(holder: &Value, at: &FieldPath, errors: &mut Errors) {
 /// Before 1.21 upstream built these paths from `"data[%s]"` unformatted.
 const LITERAL_DATA_PATH_UNTIL: KubeVersion = KubeVersion::new(1, 21);
 
+/// The keys' format is data (`keys-format` before this rule).
 fn secret_data(holder: &Value, at: &FieldPath, errors: &mut Errors) {
-    keys(holder, "data", at, errors);
     let size: usize = map_of(holder, "data")
         .map(|(_, v)| v.as_str().map_or(0, decoded_len))
         .sum();
@@ -440,13 +590,11 @@ mod tests {
     #[test]
     fn config_maps_refuse_bad_keys_overlaps_and_more_than_a_mebibyte() {
         // ValidateConfigMap (pkg/apis/core/validation).
+        // The keys' format is a `keys-format` check of the data file.
         let cm = json!({"data": {"a b": "x", "k": "v"}, "binaryData": {"k": "AA=="}});
         assert_eq!(
             messages(Named::ConfigMapData, &cm, None, 34),
-            [
-                "data[a b]: Invalid value: \"a b\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
-                "data[k]: Invalid value: \"k\": duplicate of key present in binaryData",
-            ]
+            ["data[k]: Invalid value: \"k\": duplicate of key present in binaryData"]
         );
         let big = json!({"data": {"a": "x".repeat(MAX_DATA_SIZE), "b": "y"}});
         assert_eq!(

@@ -9,7 +9,15 @@ pub mod merge {
     pub static LabelSelector: TypeInfo = TypeInfo::new(
             &[field("matchExpressions").items(&LabelSelectorRequirement)],
         )
-        .atomic();
+        .atomic()
+        .checks(
+            &[
+                kapi::validation::Check::new(
+                    "",
+                    kapi::validation::Rule::Named(kapi::validation::Named::LabelSelector),
+                ),
+            ],
+        );
     pub static LabelSelectorRequirement: TypeInfo = TypeInfo::new(
         &[field("key").strategy("merge").merge_key("key")],
     );

@@ -115,12 +115,55 @@ pub mod v1 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
+        pub static CrossVersionObjectReference: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".kind",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".kind",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
         pub static HorizontalPodAutoscaler: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                field("spec").of(&HorizontalPodAutoscalerSpec),
             ],
         );
+        pub static HorizontalPodAutoscalerSpec: TypeInfo = TypeInfo::new(
+                &[field("scaleTargetRef").of(&CrossVersionObjectReference)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".minReplicas",
+                        kapi::validation::Rule::Minimum(1i64),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::AutoscalerReplicas,
+                        ),
+                    ),
+                ],
+            );
         pub static Scale: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -388,6 +431,31 @@ pub mod v2beta1 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
+        pub static CrossVersionObjectReference: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".kind",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".kind",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
         pub static ExternalMetricSource: TypeInfo = TypeInfo::new(
             &[
                 field("metricSelector")
@@ -409,8 +477,25 @@ pub mod v2beta1 {
             ],
         );
         pub static HorizontalPodAutoscalerSpec: TypeInfo = TypeInfo::new(
-            &[field("metrics").items(&MetricSpec)],
-        );
+                &[
+                    field("metrics").items(&MetricSpec),
+                    field("scaleTargetRef").of(&CrossVersionObjectReference),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".minReplicas",
+                        kapi::validation::Rule::Minimum(1i64),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::AutoscalerReplicas,
+                        ),
+                    ),
+                ],
+            );
         pub static HorizontalPodAutoscalerStatus: TypeInfo = TypeInfo::new(
             &[field("currentMetrics").items(&MetricStatus)],
         );
@@ -432,12 +517,14 @@ pub mod v2beta1 {
             &[
                 field("selector")
                     .of(&super::super::super::apimachinery::merge::LabelSelector),
+                field("target").of(&CrossVersionObjectReference),
             ],
         );
         pub static ObjectMetricStatus: TypeInfo = TypeInfo::new(
             &[
                 field("selector")
                     .of(&super::super::super::apimachinery::merge::LabelSelector),
+                field("target").of(&CrossVersionObjectReference),
             ],
         );
         pub static PodsMetricSource: TypeInfo = TypeInfo::new(
@@ -743,6 +830,31 @@ pub mod v2beta2 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
+        pub static CrossVersionObjectReference: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".kind",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".kind",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
         pub static ExternalMetricSource: TypeInfo = TypeInfo::new(
             &[field("metric").of(&MetricIdentifier)],
         );
@@ -758,8 +870,25 @@ pub mod v2beta2 {
             ],
         );
         pub static HorizontalPodAutoscalerSpec: TypeInfo = TypeInfo::new(
-            &[field("metrics").items(&MetricSpec)],
-        );
+                &[
+                    field("metrics").items(&MetricSpec),
+                    field("scaleTargetRef").of(&CrossVersionObjectReference),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".minReplicas",
+                        kapi::validation::Rule::Minimum(1i64),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::AutoscalerReplicas,
+                        ),
+                    ),
+                ],
+            );
         pub static HorizontalPodAutoscalerStatus: TypeInfo = TypeInfo::new(
             &[field("currentMetrics").items(&MetricStatus)],
         );
@@ -784,10 +913,16 @@ pub mod v2beta2 {
             ],
         );
         pub static ObjectMetricSource: TypeInfo = TypeInfo::new(
-            &[field("metric").of(&MetricIdentifier)],
+            &[
+                field("describedObject").of(&CrossVersionObjectReference),
+                field("metric").of(&MetricIdentifier),
+            ],
         );
         pub static ObjectMetricStatus: TypeInfo = TypeInfo::new(
-            &[field("metric").of(&MetricIdentifier)],
+            &[
+                field("describedObject").of(&CrossVersionObjectReference),
+                field("metric").of(&MetricIdentifier),
+            ],
         );
         pub static PodsMetricSource: TypeInfo = TypeInfo::new(
             &[field("metric").of(&MetricIdentifier)],

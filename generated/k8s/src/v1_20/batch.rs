@@ -407,8 +407,34 @@ pub mod v1beta1 {
                 ],
             );
         pub static CronJobSpec: TypeInfo = TypeInfo::new(
-            &[field("jobTemplate").of(&JobTemplateSpec)],
-        );
+                &[field("jobTemplate").of(&JobTemplateSpec)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::CronJobSchedule,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".startingDeadlineSeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".concurrencyPolicy",
+                        kapi::validation::Rule::OneOf(&["Allow", "Forbid", "Replace"]),
+                    ),
+                    kapi::validation::Check::new(
+                        ".successfulJobsHistoryLimit",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".failedJobsHistoryLimit",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                ],
+            );
         pub static JobTemplateSpec: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")

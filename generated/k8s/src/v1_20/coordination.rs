@@ -67,10 +67,12 @@ pub mod v1 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
+        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::coordination::v1::merge::LeaseSpec;
         pub static Lease: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                field("spec").of(&LeaseSpec),
             ],
         );
     }
@@ -165,8 +167,18 @@ pub mod v1beta1 {
             &[
                 field("metadata")
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                field("spec").of(&LeaseSpec),
             ],
         );
+        pub static LeaseSpec: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::LeaseSpec),
+                    ),
+                ],
+            );
     }
     /// Adds this group-version's served kinds to `registry`.
     #[inline]

@@ -2013,7 +2013,7 @@ pub mod v1 {
             ServiceStatus,
         };
         pub use crate::shared::v1_20_v1_28_v1_34_v1_36::core::v1::merge::{
-            ContainerPort, LoadBalancerIngress, ServicePort,
+            ContainerPort, LoadBalancerIngress, ServicePort, Toleration,
         };
         pub static Affinity: TypeInfo = TypeInfo::new(
             &[
@@ -2046,6 +2046,18 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ImmutableData,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".data",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".binaryData",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
                         ),
                     ),
                     kapi::validation::Check::new(
@@ -2122,6 +2134,16 @@ pub mod v1 {
                             ),
                         )
                         .since(1, 28),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Resources),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ProbeThresholds,
+                        ),
+                    ),
                 ],
             );
         pub static DownwardAPIProjection: TypeInfo = TypeInfo::new(
@@ -2146,8 +2168,22 @@ pub mod v1 {
             ],
         );
         pub static EnvVar: TypeInfo = TypeInfo::new(
-            &[field("valueFrom").of(&EnvVarSource)],
-        );
+                &[field("valueFrom").of(&EnvVarSource)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::EnvVarName,
+                        ),
+                    ),
+                ],
+            );
         pub static EnvVarSource: TypeInfo = TypeInfo::new(
             &[field("fieldRef").of(&ObjectFieldSelector)],
         );
@@ -2173,8 +2209,16 @@ pub mod v1 {
             ],
         );
         pub static Handler: TypeInfo = TypeInfo::new(
-            &[field("httpGet").of(&HTTPGetAction)],
-        );
+                &[field("httpGet").of(&HTTPGetAction)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Handler),
+                    ),
+                ],
+            );
         pub static Lifecycle: TypeInfo = TypeInfo::new(
             &[field("postStart").of(&Handler), field("preStop").of(&Handler)],
         );
@@ -2218,13 +2262,21 @@ pub mod v1 {
             ],
         );
         pub static PersistentVolumeClaim: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&PersistentVolumeClaimSpec),
-                field("status").of(&PersistentVolumeClaimStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&PersistentVolumeClaimSpec),
+                    field("status").of(&PersistentVolumeClaimStatus),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Claim),
+                    ),
+                ],
+            );
         pub static PersistentVolumeClaimSpec: TypeInfo = TypeInfo::new(
                 &[
                     field("selector")
@@ -2291,6 +2343,7 @@ pub mod v1 {
                         .strategy("merge")
                         .merge_key("name")
                         .items(&Container),
+                    field("tolerations").items(&Toleration),
                     field("topologySpreadConstraints")
                         .list_map(&["topologyKey", "whenUnsatisfiable"])
                         .strategy("merge")
@@ -2321,6 +2374,10 @@ pub mod v1 {
             .checks(
                 &[
                     kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Volumes),
+                    ),
+                    kapi::validation::Check::new(
                         ".containers",
                         kapi::validation::Rule::Required,
                     ),
@@ -2331,6 +2388,10 @@ pub mod v1 {
                     kapi::validation::Check::new(
                         ".initContainers",
                         kapi::validation::Rule::Unique("name"),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::HostPorts),
                     ),
                     kapi::validation::Check::new(
                         ".restartPolicy",
@@ -2346,6 +2407,10 @@ pub mod v1 {
                                 "None",
                             ],
                         ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodFields),
                     ),
                 ],
             );
@@ -2378,6 +2443,34 @@ pub mod v1 {
                     kapi::defaulting::Default::value(".periodSeconds", "10"),
                     kapi::defaulting::Default::value(".successThreshold", "1"),
                     kapi::defaulting::Default::value(".failureThreshold", "3"),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Handler),
+                    ),
+                    kapi::validation::Check::new(
+                        ".initialDelaySeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".timeoutSeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".periodSeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".successThreshold",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".failureThreshold",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
                 ],
             );
         pub static ProjectedVolumeSource: TypeInfo = TypeInfo::new(
@@ -2418,6 +2511,12 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ImmutableData,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".data",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
                         ),
                     ),
                     kapi::validation::Check::new(

@@ -137,13 +137,98 @@ pub mod v1beta1 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
+        pub static HTTPIngressPath: TypeInfo = TypeInfo::new(
+                &[field("backend").of(&IngressBackend)],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".pathType",
+                        "\"ImplementationSpecific\"",
+                    ),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressPath,
+                        ),
+                    ),
+                ],
+            );
+        pub static HTTPIngressRuleValue: TypeInfo = TypeInfo::new(
+                &[field("paths").items(&HTTPIngressPath)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".paths",
+                        kapi::validation::Rule::Required,
+                    ),
+                ],
+            );
         pub static Ingress: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                field("spec").of(&IngressSpec),
                 field("status").of(&IngressStatus),
             ],
         );
+        pub static IngressBackend: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressBackendV1beta1,
+                        ),
+                    ),
+                ],
+            );
+        pub static IngressRule: TypeInfo = TypeInfo::new(
+                &[field("http").of(&HTTPIngressRuleValue)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressHost,
+                        ),
+                    ),
+                ],
+            );
+        pub static IngressSpec: TypeInfo = TypeInfo::new(
+                &[
+                    field("backend").of(&IngressBackend),
+                    field("rules").items(&IngressRule),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressSpecV1beta1,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressTls,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".ingressClassName",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::DnsSubdomain,
+                        ),
+                    ),
+                ],
+            );
         pub static IngressStatus: TypeInfo = TypeInfo::new(
             &[
                 field("loadBalancer")

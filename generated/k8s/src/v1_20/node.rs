@@ -67,7 +67,11 @@ pub mod v1 {
             ],
         );
         pub static Scheduling: TypeInfo = TypeInfo::new(
-            &[field("tolerations").atomic_list()],
+            &[
+                field("tolerations")
+                    .atomic_list()
+                    .items(&super::super::super::core::v1::merge::Toleration),
+            ],
         );
     }
     /// Adds this group-version's served kinds to `registry`.
@@ -165,7 +169,11 @@ pub mod v1alpha1 {
             &[field("scheduling").of(&Scheduling)],
         );
         pub static Scheduling: TypeInfo = TypeInfo::new(
-            &[field("tolerations").atomic_list()],
+            &[
+                field("tolerations")
+                    .atomic_list()
+                    .items(&super::super::super::core::v1::merge::Toleration),
+            ],
         );
     }
     /// Adds this group-version's served kinds to `registry`.
@@ -254,7 +262,11 @@ pub mod v1beta1 {
             ],
         );
         pub static Scheduling: TypeInfo = TypeInfo::new(
-            &[field("tolerations").atomic_list()],
+            &[
+                field("tolerations")
+                    .atomic_list()
+                    .items(&super::super::super::core::v1::merge::Toleration),
+            ],
         );
     }
     /// Adds this group-version's served kinds to `registry`.

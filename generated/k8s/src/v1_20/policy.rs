@@ -306,11 +306,21 @@ pub mod v1beta1 {
             ],
         );
         pub static PodDisruptionBudgetSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("selector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-            ],
-        );
+                &[
+                    field("selector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PodDisruptionBudget,
+                        ),
+                    ),
+                ],
+            );
         pub static PodSecurityPolicy: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")

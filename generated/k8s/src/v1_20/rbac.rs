@@ -222,12 +222,27 @@ pub mod v1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClusterRoleRules,
+                        ),
+                    ),
                 ],
             );
         pub static ClusterRoleBinding: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
                         .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("subjects").items(&Subject),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".roleRef.apiGroup",
+                        "\"rbac.authorization.k8s.io\"",
+                    ),
                 ],
             )
             .checks(
@@ -236,6 +251,12 @@ pub mod v1 {
                         ".metadata.name",
                         kapi::validation::Rule::Format(
                             kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClusterRoleBinding,
                         ),
                     ),
                 ],
@@ -254,12 +275,25 @@ pub mod v1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::RoleRules),
+                    ),
                 ],
             );
         pub static RoleBinding: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
                         .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("subjects").items(&Subject),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".roleRef.apiGroup",
+                        "\"rbac.authorization.k8s.io\"",
+                    ),
                 ],
             )
             .checks(
@@ -270,6 +304,27 @@ pub mod v1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::RoleBinding,
+                        ),
+                    ),
+                ],
+            );
+        pub static Subject: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                            ".apiGroup",
+                            "\"rbac.authorization.k8s.io\"",
+                        )
+                        .when("kind", "\"User\""),
+                    kapi::defaulting::Default::value(
+                            ".apiGroup",
+                            "\"rbac.authorization.k8s.io\"",
+                        )
+                        .when("kind", "\"Group\""),
                 ],
             );
     }
@@ -842,12 +897,27 @@ pub mod v1beta1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClusterRoleRules,
+                        ),
+                    ),
                 ],
             );
         pub static ClusterRoleBinding: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
                         .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("subjects").items(&Subject),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".roleRef.apiGroup",
+                        "\"rbac.authorization.k8s.io\"",
+                    ),
                 ],
             )
             .checks(
@@ -856,6 +926,12 @@ pub mod v1beta1 {
                         ".metadata.name",
                         kapi::validation::Rule::Format(
                             kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClusterRoleBinding,
                         ),
                     ),
                 ],
@@ -874,12 +950,25 @@ pub mod v1beta1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::RoleRules),
+                    ),
                 ],
             );
         pub static RoleBinding: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
                         .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("subjects").items(&Subject),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".roleRef.apiGroup",
+                        "\"rbac.authorization.k8s.io\"",
+                    ),
                 ],
             )
             .checks(
@@ -890,6 +979,27 @@ pub mod v1beta1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::RoleBinding,
+                        ),
+                    ),
+                ],
+            );
+        pub static Subject: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                            ".apiGroup",
+                            "\"rbac.authorization.k8s.io\"",
+                        )
+                        .when("kind", "\"User\""),
+                    kapi::defaulting::Default::value(
+                            ".apiGroup",
+                            "\"rbac.authorization.k8s.io\"",
+                        )
+                        .when("kind", "\"Group\""),
                 ],
             );
     }

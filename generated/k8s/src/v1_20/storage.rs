@@ -598,11 +598,34 @@ pub mod v1 {
             ],
         );
         pub static StorageClass: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".reclaimPolicy", "\"Delete\""),
+                    kapi::defaulting::Default::value(
+                        ".volumeBindingMode",
+                        "\"Immediate\"",
+                    ),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::StorageClass,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".volumeBindingMode",
+                        kapi::validation::Rule::Immutable(kapi::validation::Shape::Plain),
+                    ),
+                ],
+            );
         pub static VolumeAttachment: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -1443,11 +1466,34 @@ pub mod v1beta1 {
             &[field("drivers").strategy("merge").merge_key("name")],
         );
         pub static StorageClass: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".reclaimPolicy", "\"Delete\""),
+                    kapi::defaulting::Default::value(
+                        ".volumeBindingMode",
+                        "\"Immediate\"",
+                    ),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::StorageClass,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".volumeBindingMode",
+                        kapi::validation::Rule::Immutable(kapi::validation::Shape::Plain),
+                    ),
+                ],
+            );
         pub static VolumeAttachment: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")

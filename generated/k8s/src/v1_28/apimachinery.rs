@@ -7,7 +7,16 @@ pub mod merge {
     #![allow(non_upper_case_globals)]
     use kapi::merge::{field, TypeInfo};
     pub use crate::shared::v1_28_v1_34_v1_36::apimachinery::merge::OwnerReference;
-    pub static LabelSelector: TypeInfo = TypeInfo::new(&[]).atomic();
+    pub static LabelSelector: TypeInfo = TypeInfo::new(&[])
+        .atomic()
+        .checks(
+            &[
+                kapi::validation::Check::new(
+                    "",
+                    kapi::validation::Rule::Named(kapi::validation::Named::LabelSelector),
+                ),
+            ],
+        );
     pub static ObjectMeta: TypeInfo = TypeInfo::new(
         &[
             field("finalizers").strategy("merge"),

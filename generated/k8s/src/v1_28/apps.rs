@@ -581,6 +581,9 @@ pub mod v1 {
         pub use crate::shared::v1_20_v1_28::apps::v1::merge::{
             DaemonSetStatus, DeploymentStatus, ReplicaSetStatus, StatefulSetStatus,
         };
+        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::apps::v1::merge::{
+            DeploymentStrategy, RollingUpdateDeployment,
+        };
         pub static ControllerRevision: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -697,7 +700,7 @@ pub mod v1 {
                 &[
                     field("selector")
                         .of(&super::super::super::apimachinery::merge::LabelSelector),
-                    field("strategy").strategy("retainKeys"),
+                    field("strategy").strategy("retainKeys").of(&DeploymentStrategy),
                     field("template")
                         .of(&super::super::super::core::v1::merge::PodTemplateSpec),
                 ],

@@ -280,7 +280,7 @@ pub mod v2 {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
         pub use crate::shared::v1_28_v1_34_v1_36::autoscaling::v2::merge::{
-            HPAScalingRules, HorizontalPodAutoscalerBehavior,
+            CrossVersionObjectReference, HPAScalingRules, HorizontalPodAutoscalerBehavior,
         };
         pub static ExternalMetricSource: TypeInfo = TypeInfo::new(
             &[field("metric").of(&MetricIdentifier)],
@@ -297,11 +297,26 @@ pub mod v2 {
             ],
         );
         pub static HorizontalPodAutoscalerSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("behavior").of(&HorizontalPodAutoscalerBehavior),
-                field("metrics").atomic_list().items(&MetricSpec),
-            ],
-        );
+                &[
+                    field("behavior").of(&HorizontalPodAutoscalerBehavior),
+                    field("metrics").atomic_list().items(&MetricSpec),
+                    field("scaleTargetRef").of(&CrossVersionObjectReference),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".minReplicas",
+                        kapi::validation::Rule::Minimum(1i64),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::AutoscalerReplicas,
+                        ),
+                    ),
+                ],
+            );
         pub static HorizontalPodAutoscalerStatus: TypeInfo = TypeInfo::new(
             &[
                 field("conditions")
@@ -332,10 +347,16 @@ pub mod v2 {
             ],
         );
         pub static ObjectMetricSource: TypeInfo = TypeInfo::new(
-            &[field("metric").of(&MetricIdentifier)],
+            &[
+                field("describedObject").of(&CrossVersionObjectReference),
+                field("metric").of(&MetricIdentifier),
+            ],
         );
         pub static ObjectMetricStatus: TypeInfo = TypeInfo::new(
-            &[field("metric").of(&MetricIdentifier)],
+            &[
+                field("describedObject").of(&CrossVersionObjectReference),
+                field("metric").of(&MetricIdentifier),
+            ],
         );
         pub static PodsMetricSource: TypeInfo = TypeInfo::new(
             &[field("metric").of(&MetricIdentifier)],

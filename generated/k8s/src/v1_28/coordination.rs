@@ -67,10 +67,12 @@ pub mod v1 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
+        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::coordination::v1::merge::LeaseSpec;
         pub static Lease: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                field("spec").of(&LeaseSpec),
             ],
         );
     }

@@ -2019,7 +2019,7 @@ pub mod v1 {
             TypedLocalObjectReference,
         };
         pub use crate::shared::v1_20_v1_28_v1_34_v1_36::core::v1::merge::{
-            ContainerPort, LoadBalancerIngress, ServicePort,
+            ContainerPort, LoadBalancerIngress, ServicePort, Toleration,
         };
         pub static Affinity: TypeInfo = TypeInfo::new(
             &[
@@ -2060,6 +2060,18 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ImmutableData,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".data",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".binaryData",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
                         ),
                     ),
                     kapi::validation::Check::new(
@@ -2138,6 +2150,16 @@ pub mod v1 {
                             ),
                         )
                         .since(1, 28),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Resources),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ProbeThresholds,
+                        ),
+                    ),
                 ],
             );
         pub static ContainerStatus: TypeInfo = TypeInfo::new(
@@ -2164,8 +2186,22 @@ pub mod v1 {
             ],
         );
         pub static EnvVar: TypeInfo = TypeInfo::new(
-            &[field("valueFrom").of(&EnvVarSource)],
-        );
+                &[field("valueFrom").of(&EnvVarSource)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::EnvVarName,
+                        ),
+                    ),
+                ],
+            );
         pub static EnvVarSource: TypeInfo = TypeInfo::new(
             &[
                 field("configMapKeyRef").of(&ConfigMapKeySelector),
@@ -2216,8 +2252,16 @@ pub mod v1 {
             ],
         );
         pub static LifecycleHandler: TypeInfo = TypeInfo::new(
-            &[field("httpGet").of(&HTTPGetAction)],
-        );
+                &[field("httpGet").of(&HTTPGetAction)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Handler),
+                    ),
+                ],
+            );
         pub static LimitRange: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -2269,13 +2313,21 @@ pub mod v1 {
             ],
         );
         pub static PersistentVolumeClaim: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&PersistentVolumeClaimSpec),
-                field("status").of(&PersistentVolumeClaimStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&PersistentVolumeClaimSpec),
+                    field("status").of(&PersistentVolumeClaimStatus),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Claim),
+                    ),
+                ],
+            );
         pub static PersistentVolumeClaimSpec: TypeInfo = TypeInfo::new(
                 &[
                     field("dataSource").of(&TypedLocalObjectReference),
@@ -2375,6 +2427,7 @@ pub mod v1 {
                         .list_map(&["name"])
                         .strategy("merge")
                         .merge_key("name"),
+                    field("tolerations").items(&Toleration),
                     field("topologySpreadConstraints")
                         .list_map(&["topologyKey", "whenUnsatisfiable"])
                         .strategy("merge")
@@ -2405,6 +2458,10 @@ pub mod v1 {
             .checks(
                 &[
                     kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Volumes),
+                    ),
+                    kapi::validation::Check::new(
                         ".containers",
                         kapi::validation::Rule::Required,
                     ),
@@ -2415,6 +2472,10 @@ pub mod v1 {
                     kapi::validation::Check::new(
                         ".initContainers",
                         kapi::validation::Rule::Unique("name"),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::HostPorts),
                     ),
                     kapi::validation::Check::new(
                         ".restartPolicy",
@@ -2430,6 +2491,10 @@ pub mod v1 {
                                 "None",
                             ],
                         ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodFields),
                     ),
                 ],
             );
@@ -2473,6 +2538,34 @@ pub mod v1 {
                     kapi::defaulting::Default::value(".periodSeconds", "10"),
                     kapi::defaulting::Default::value(".successThreshold", "1"),
                     kapi::defaulting::Default::value(".failureThreshold", "3"),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Handler),
+                    ),
+                    kapi::validation::Check::new(
+                        ".initialDelaySeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".timeoutSeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".periodSeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".successThreshold",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".failureThreshold",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
                 ],
             );
         pub static ProjectedVolumeSource: TypeInfo = TypeInfo::new(
@@ -2524,6 +2617,12 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ImmutableData,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".data",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
                         ),
                     ),
                     kapi::validation::Check::new(

@@ -211,14 +211,37 @@ pub mod v1 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
-        pub use crate::shared::v1_28_v1_34_v1_36::networking::v1::merge::IngressLoadBalancerIngress;
-        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::networking::v1::merge::IngressTLS;
+        pub use crate::shared::v1_20_v1_28::networking::v1::merge::IPBlock;
+        pub use crate::shared::v1_28_v1_34_v1_36::networking::v1::merge::{
+            IngressClassSpec, IngressLoadBalancerIngress,
+        };
+        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::networking::v1::merge::{
+            IngressTLS, NetworkPolicyPort,
+        };
         pub static HTTPIngressPath: TypeInfo = TypeInfo::new(
-            &[field("backend").of(&IngressBackend)],
-        );
+                &[field("backend").of(&IngressBackend)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressPath,
+                        ),
+                    ),
+                ],
+            );
         pub static HTTPIngressRuleValue: TypeInfo = TypeInfo::new(
-            &[field("paths").atomic_list().items(&HTTPIngressPath)],
-        );
+                &[field("paths").atomic_list().items(&HTTPIngressPath)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".paths",
+                        kapi::validation::Rule::Required,
+                    ),
+                ],
+            );
         pub static Ingress: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -228,30 +251,75 @@ pub mod v1 {
             ],
         );
         pub static IngressBackend: TypeInfo = TypeInfo::new(
-            &[
-                field("resource")
-                    .of(&super::super::super::core::v1::merge::TypedLocalObjectReference),
-            ],
-        );
+                &[
+                    field("resource")
+                        .of(
+                            &super::super::super::core::v1::merge::TypedLocalObjectReference,
+                        ),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressBackend,
+                        ),
+                    ),
+                ],
+            );
         pub static IngressClass: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                field("spec").of(&IngressClassSpec),
             ],
         );
         pub static IngressLoadBalancerStatus: TypeInfo = TypeInfo::new(
             &[field("ingress").items(&IngressLoadBalancerIngress)],
         );
         pub static IngressRule: TypeInfo = TypeInfo::new(
-            &[field("http").of(&HTTPIngressRuleValue)],
-        );
+                &[field("http").of(&HTTPIngressRuleValue)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressHost,
+                        ),
+                    ),
+                ],
+            );
         pub static IngressSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("defaultBackend").of(&IngressBackend),
-                field("rules").atomic_list().items(&IngressRule),
-                field("tls").atomic_list().items(&IngressTLS),
-            ],
-        );
+                &[
+                    field("defaultBackend").of(&IngressBackend),
+                    field("rules").atomic_list().items(&IngressRule),
+                    field("tls").atomic_list().items(&IngressTLS),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressSpec,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressTls,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".ingressClassName",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::DnsSubdomain,
+                        ),
+                    ),
+                ],
+            );
         pub static IngressStatus: TypeInfo = TypeInfo::new(
             &[field("loadBalancer").of(&IngressLoadBalancerStatus)],
         );
@@ -263,27 +331,54 @@ pub mod v1 {
             ],
         );
         pub static NetworkPolicyEgressRule: TypeInfo = TypeInfo::new(
-            &[field("to").items(&NetworkPolicyPeer)],
+            &[
+                field("ports").items(&NetworkPolicyPort),
+                field("to").items(&NetworkPolicyPeer),
+            ],
         );
         pub static NetworkPolicyIngressRule: TypeInfo = TypeInfo::new(
-            &[field("from").items(&NetworkPolicyPeer)],
+            &[
+                field("from").items(&NetworkPolicyPeer),
+                field("ports").items(&NetworkPolicyPort),
+            ],
         );
         pub static NetworkPolicyPeer: TypeInfo = TypeInfo::new(
-            &[
-                field("namespaceSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("podSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-            ],
-        );
+                &[
+                    field("ipBlock").of(&IPBlock),
+                    field("namespaceSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("podSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::NetworkPolicyPeer,
+                        ),
+                    ),
+                ],
+            );
         pub static NetworkPolicySpec: TypeInfo = TypeInfo::new(
-            &[
-                field("egress").items(&NetworkPolicyEgressRule),
-                field("ingress").items(&NetworkPolicyIngressRule),
-                field("podSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-            ],
-        );
+                &[
+                    field("egress").items(&NetworkPolicyEgressRule),
+                    field("ingress").items(&NetworkPolicyIngressRule),
+                    field("podSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PolicyTypes,
+                        ),
+                    ),
+                ],
+            );
     }
     /// Adds this group-version's served kinds to `registry`.
     #[inline]

@@ -95,12 +95,22 @@ pub mod v1 {
             ],
         );
         pub static PodDisruptionBudgetSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("selector")
-                    .strategy("replace")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-            ],
-        );
+                &[
+                    field("selector")
+                        .strategy("replace")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PodDisruptionBudget,
+                        ),
+                    ),
+                ],
+            );
     }
     /// Adds this group-version's served kinds to `registry`.
     #[inline]

@@ -223,6 +223,12 @@ pub mod v1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClusterRoleRules,
+                        ),
+                    ),
                 ],
             );
         pub static ClusterRoleBinding: TypeInfo = TypeInfo::new(
@@ -233,12 +239,26 @@ pub mod v1 {
                     field("subjects").items(&Subject),
                 ],
             )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".roleRef.apiGroup",
+                        "\"rbac.authorization.k8s.io\"",
+                    ),
+                ],
+            )
             .checks(
                 &[
                     kapi::validation::Check::new(
                         ".metadata.name",
                         kapi::validation::Rule::Format(
                             kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClusterRoleBinding,
                         ),
                     ),
                 ],
@@ -257,6 +277,10 @@ pub mod v1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::RoleRules),
+                    ),
                 ],
             );
         pub static RoleBinding: TypeInfo = TypeInfo::new(
@@ -267,12 +291,26 @@ pub mod v1 {
                     field("subjects").items(&Subject),
                 ],
             )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".roleRef.apiGroup",
+                        "\"rbac.authorization.k8s.io\"",
+                    ),
+                ],
+            )
             .checks(
                 &[
                     kapi::validation::Check::new(
                         ".metadata.name",
                         kapi::validation::Rule::Format(
                             kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::RoleBinding,
                         ),
                     ),
                 ],

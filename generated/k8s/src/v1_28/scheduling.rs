@@ -87,11 +87,37 @@ pub mod v1 {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
         pub static PriorityClass: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".preemptionPolicy",
+                        "\"PreemptLowerPriority\"",
+                    ),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PriorityClass,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".preemptionPolicy",
+                        kapi::validation::Rule::OneOf(&["PreemptLowerPriority", "Never"]),
+                    ),
+                    kapi::validation::Check::new(
+                        ".preemptionPolicy",
+                        kapi::validation::Rule::Immutable(kapi::validation::Shape::Plain),
+                    ),
+                ],
+            );
     }
     /// Adds this group-version's served kinds to `registry`.
     #[inline]

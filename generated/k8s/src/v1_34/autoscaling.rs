@@ -253,7 +253,7 @@ pub mod v2 {
             PodsMetricSource, PodsMetricStatus,
         };
         pub use crate::shared::v1_28_v1_34_v1_36::autoscaling::v2::merge::{
-            HPAScalingRules, HorizontalPodAutoscalerBehavior,
+            CrossVersionObjectReference, HPAScalingRules, HorizontalPodAutoscalerBehavior,
         };
     }
     /// Adds this group-version's served kinds to `registry`.

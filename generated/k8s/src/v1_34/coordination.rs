@@ -5,6 +5,7 @@ pub mod v1 {
     /// Merge metadata of this module's types (see `kapi::merge`).
     pub mod merge {
         pub use crate::shared::v1_34_v1_36::coordination::v1::merge::Lease;
+        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::coordination::v1::merge::LeaseSpec;
     }
     /// Adds this group-version's served kinds to `registry`.
     #[inline]

@@ -519,6 +519,9 @@ pub mod v1 {
             ControllerRevision, DaemonSetStatus, DeploymentStatus, ReplicaSetStatus,
             StatefulSetStatus,
         };
+        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::apps::v1::merge::{
+            DeploymentStrategy, RollingUpdateDeployment,
+        };
         pub static DaemonSet: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
@@ -629,7 +632,7 @@ pub mod v1 {
                 &[
                     field("selector")
                         .of(&super::super::super::apimachinery::merge::LabelSelector),
-                    field("strategy").strategy("retainKeys"),
+                    field("strategy").strategy("retainKeys").of(&DeploymentStrategy),
                     field("template")
                         .of(&super::super::super::core::v1::merge::PodTemplateSpec),
                 ],

@@ -901,7 +901,7 @@ pub mod v1 {
             TypedLocalObjectReference,
         };
         pub use crate::shared::v1_20_v1_28_v1_34_v1_36::core::v1::merge::{
-            ContainerPort, LoadBalancerIngress, ServicePort,
+            ContainerPort, LoadBalancerIngress, ServicePort, Toleration,
         };
         pub static ContainerStatus: TypeInfo = TypeInfo::new(
             &[
@@ -995,7 +995,7 @@ pub mod v1 {
                         .strategy("merge")
                         .merge_key("name"),
                     field("securityContext").of(&PodSecurityContext),
-                    field("tolerations").atomic_list(),
+                    field("tolerations").atomic_list().items(&Toleration),
                     field("topologySpreadConstraints")
                         .list_map(&["topologyKey", "whenUnsatisfiable"])
                         .strategy("merge")
@@ -1027,6 +1027,10 @@ pub mod v1 {
             .checks(
                 &[
                     kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Volumes),
+                    ),
+                    kapi::validation::Check::new(
                         ".containers",
                         kapi::validation::Rule::Required,
                     ),
@@ -1037,6 +1041,10 @@ pub mod v1 {
                     kapi::validation::Check::new(
                         ".initContainers",
                         kapi::validation::Rule::Unique("name"),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::HostPorts),
                     ),
                     kapi::validation::Check::new(
                         ".restartPolicy",
@@ -1052,6 +1060,10 @@ pub mod v1 {
                                 "None",
                             ],
                         ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodFields),
                     ),
                 ],
             );

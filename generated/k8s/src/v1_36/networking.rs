@@ -60,8 +60,12 @@ pub mod v1 {
             NetworkPolicySpec, ServiceBackendPort, ServiceCIDR, ServiceCIDRSpec,
             ServiceCIDRStatus,
         };
-        pub use crate::shared::v1_28_v1_34_v1_36::networking::v1::merge::IngressLoadBalancerIngress;
-        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::networking::v1::merge::IngressTLS;
+        pub use crate::shared::v1_28_v1_34_v1_36::networking::v1::merge::{
+            IngressClassSpec, IngressLoadBalancerIngress,
+        };
+        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::networking::v1::merge::{
+            IngressTLS, NetworkPolicyPort,
+        };
     }
     /// Adds this group-version's served kinds to `registry`.
     #[inline]

@@ -12,5 +12,7 @@ pub mod coordination;
 pub mod core;
 #[cfg(feature = "internal")]
 pub mod internal;
+#[cfg(feature = "networking")]
+pub mod networking;
 #[cfg(feature = "storage")]
 pub mod storage;

@@ -64,4 +64,23 @@ pub mod v1 {
         pub status: String,
         pub type_: String,
     }
+    /// Merge metadata of this module's types (see `kapi::merge`).
+    pub mod merge {
+        #![allow(non_upper_case_globals)]
+        use kapi::merge::{field, TypeInfo};
+        pub static DeploymentStrategy: TypeInfo = TypeInfo::new(
+            &[field("rollingUpdate").of(&RollingUpdateDeployment)],
+        );
+        pub static RollingUpdateDeployment: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::RollingUpdate,
+                        ),
+                    ),
+                ],
+            );
+    }
 }

@@ -967,5 +967,16 @@ pub mod v1 {
                     ),
                 ],
             );
+        pub static Toleration: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::Toleration,
+                        ),
+                    ),
+                ],
+            );
     }
 }

@@ -20,6 +20,8 @@ pub mod autoscaling;
 pub mod batch;
 #[cfg(feature = "certificates")]
 pub mod certificates;
+#[cfg(feature = "coordination")]
+pub mod coordination;
 #[cfg(feature = "core")]
 pub mod core;
 #[cfg(feature = "events")]

@@ -44,5 +44,16 @@ pub mod v1 {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
         pub static IngressTLS: TypeInfo = TypeInfo::new(&[field("hosts").atomic_list()]);
+        pub static NetworkPolicyPort: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::NetworkPolicyPort,
+                        ),
+                    ),
+                ],
+            );
     }
 }

@@ -5,10 +5,49 @@ pub mod v1 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
-        pub static CrossVersionObjectReference: TypeInfo = TypeInfo::new(&[]).atomic();
+        pub static CrossVersionObjectReference: TypeInfo = TypeInfo::new(&[])
+            .atomic()
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".kind",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".kind",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
         pub static HorizontalPodAutoscalerSpec: TypeInfo = TypeInfo::new(
-            &[field("scaleTargetRef").of(&CrossVersionObjectReference)],
-        );
+                &[field("scaleTargetRef").of(&CrossVersionObjectReference)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".minReplicas",
+                        kapi::validation::Rule::Minimum(1i64),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::AutoscalerReplicas,
+                        ),
+                    ),
+                ],
+            );
     }
 }
 pub mod v2 {
@@ -157,6 +196,31 @@ pub mod v2 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
+        pub static CrossVersionObjectReference: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".kind",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".kind",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                ],
+            );
         pub static HPAScalingRules: TypeInfo = TypeInfo::new(
             &[field("policies").atomic_list()],
         );

@@ -105,6 +105,21 @@ pub mod v1 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
+        pub static IngressClassSpec: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".controller",
+                        kapi::validation::Rule::Immutable(kapi::validation::Shape::Plain),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressClassController,
+                        ),
+                    ),
+                ],
+            );
         pub static IngressLoadBalancerIngress: TypeInfo = TypeInfo::new(
             &[field("ports").atomic_list()],
         );

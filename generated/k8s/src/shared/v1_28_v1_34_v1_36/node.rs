@@ -6,7 +6,14 @@ pub mod v1 {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
         pub static Scheduling: TypeInfo = TypeInfo::new(
-            &[field("nodeSelector").atomic_map(), field("tolerations").atomic_list()],
+            &[
+                field("nodeSelector").atomic_map(),
+                field("tolerations")
+                    .atomic_list()
+                    .items(
+                        &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::Toleration,
+                    ),
+            ],
         );
     }
 }

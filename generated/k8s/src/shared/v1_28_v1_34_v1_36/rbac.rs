@@ -6,6 +6,21 @@ pub mod v1 {
         #![allow(non_upper_case_globals)]
         use kapi::merge::TypeInfo;
         pub static RoleRef: TypeInfo = TypeInfo::new(&[]).atomic();
-        pub static Subject: TypeInfo = TypeInfo::new(&[]).atomic();
+        pub static Subject: TypeInfo = TypeInfo::new(&[])
+            .atomic()
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                            ".apiGroup",
+                            "\"rbac.authorization.k8s.io\"",
+                        )
+                        .when("kind", "\"User\""),
+                    kapi::defaulting::Default::value(
+                            ".apiGroup",
+                            "\"rbac.authorization.k8s.io\"",
+                        )
+                        .when("kind", "\"Group\""),
+                ],
+            );
     }
 }

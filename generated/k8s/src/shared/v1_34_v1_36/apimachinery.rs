@@ -56,7 +56,15 @@ pub mod merge {
     pub static LabelSelector: TypeInfo = TypeInfo::new(
             &[field("matchExpressions").atomic_list().items(&LabelSelectorRequirement)],
         )
-        .atomic();
+        .atomic()
+        .checks(
+            &[
+                kapi::validation::Check::new(
+                    "",
+                    kapi::validation::Rule::Named(kapi::validation::Named::LabelSelector),
+                ),
+            ],
+        );
     pub static LabelSelectorRequirement: TypeInfo = TypeInfo::new(
         &[field("values").atomic_list()],
     );

@@ -72,14 +72,32 @@ pub mod v2 {
             ],
         );
         pub static HorizontalPodAutoscalerSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("behavior")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::autoscaling::v2::merge::HorizontalPodAutoscalerBehavior,
+                &[
+                    field("behavior")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::autoscaling::v2::merge::HorizontalPodAutoscalerBehavior,
+                        ),
+                    field("metrics").atomic_list().items(&MetricSpec),
+                    field("scaleTargetRef")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::autoscaling::v2::merge::CrossVersionObjectReference,
+                        ),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".minReplicas",
+                        kapi::validation::Rule::Minimum(1i64),
                     ),
-                field("metrics").atomic_list().items(&MetricSpec),
-            ],
-        );
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::AutoscalerReplicas,
+                        ),
+                    ),
+                ],
+            );
         pub static HorizontalPodAutoscalerStatus: TypeInfo = TypeInfo::new(
             &[
                 field("conditions")
@@ -110,10 +128,22 @@ pub mod v2 {
             ],
         );
         pub static ObjectMetricSource: TypeInfo = TypeInfo::new(
-            &[field("metric").of(&MetricIdentifier)],
+            &[
+                field("describedObject")
+                    .of(
+                        &super::super::super::super::v1_28_v1_34_v1_36::autoscaling::v2::merge::CrossVersionObjectReference,
+                    ),
+                field("metric").of(&MetricIdentifier),
+            ],
         );
         pub static ObjectMetricStatus: TypeInfo = TypeInfo::new(
-            &[field("metric").of(&MetricIdentifier)],
+            &[
+                field("describedObject")
+                    .of(
+                        &super::super::super::super::v1_28_v1_34_v1_36::autoscaling::v2::merge::CrossVersionObjectReference,
+                    ),
+                field("metric").of(&MetricIdentifier),
+            ],
         );
         pub static PodsMetricSource: TypeInfo = TypeInfo::new(
             &[field("metric").of(&MetricIdentifier)],

@@ -81,6 +81,10 @@ pub mod v1 {
             &[
                 field("metadata")
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                field("spec")
+                    .of(
+                        &super::super::super::super::v1_20_v1_28_v1_34_v1_36::coordination::v1::merge::LeaseSpec,
+                    ),
             ],
         );
     }

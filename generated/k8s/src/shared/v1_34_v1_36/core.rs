@@ -1687,6 +1687,18 @@ pub mod v1 {
                         ),
                     ),
                     kapi::validation::Check::new(
+                        ".data",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".binaryData",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ConfigMapData,
@@ -1791,6 +1803,16 @@ pub mod v1 {
                             ),
                         )
                         .since(1, 28),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Resources),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ProbeThresholds,
+                        ),
+                    ),
                 ],
             );
         pub static ContainerImage: TypeInfo = TypeInfo::new(
@@ -1850,8 +1872,22 @@ pub mod v1 {
             ],
         );
         pub static EnvVar: TypeInfo = TypeInfo::new(
-            &[field("valueFrom").of(&EnvVarSource)],
-        );
+                &[field("valueFrom").of(&EnvVarSource)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::EnvVarName,
+                        ),
+                    ),
+                ],
+            );
         pub static EnvVarSource: TypeInfo = TypeInfo::new(
             &[
                 field("configMapKeyRef")
@@ -1972,8 +2008,16 @@ pub mod v1 {
             ],
         );
         pub static LifecycleHandler: TypeInfo = TypeInfo::new(
-            &[field("exec").of(&ExecAction), field("httpGet").of(&HTTPGetAction)],
-        );
+                &[field("exec").of(&ExecAction), field("httpGet").of(&HTTPGetAction)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Handler),
+                    ),
+                ],
+            );
         pub static LimitRange: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -2060,13 +2104,21 @@ pub mod v1 {
             ],
         );
         pub static PersistentVolumeClaim: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&PersistentVolumeClaimSpec),
-                field("status").of(&PersistentVolumeClaimStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&PersistentVolumeClaimSpec),
+                    field("status").of(&PersistentVolumeClaimStatus),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Claim),
+                    ),
+                ],
+            );
         pub static PersistentVolumeClaimSpec: TypeInfo = TypeInfo::new(
                 &[
                     field("accessModes").atomic_list(),
@@ -2191,6 +2243,34 @@ pub mod v1 {
                     kapi::defaulting::Default::value(".successThreshold", "1"),
                     kapi::defaulting::Default::value(".failureThreshold", "3"),
                 ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Handler),
+                    ),
+                    kapi::validation::Check::new(
+                        ".initialDelaySeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".timeoutSeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".periodSeconds",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".successThreshold",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".failureThreshold",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                ],
             );
         pub static ProjectedVolumeSource: TypeInfo = TypeInfo::new(
             &[field("sources").atomic_list().items(&VolumeProjection)],
@@ -2262,6 +2342,12 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::ImmutableData,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".data",
+                        kapi::validation::Rule::KeysFormat(
+                            kapi::validation::Format::ConfigMapKey,
                         ),
                     ),
                     kapi::validation::Check::new(

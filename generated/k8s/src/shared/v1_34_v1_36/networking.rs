@@ -290,18 +290,44 @@ pub mod v1 {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
         pub static HTTPIngressPath: TypeInfo = TypeInfo::new(
-            &[field("backend").of(&IngressBackend)],
-        );
+                &[field("backend").of(&IngressBackend)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressPath,
+                        ),
+                    ),
+                ],
+            );
         pub static HTTPIngressRuleValue: TypeInfo = TypeInfo::new(
-            &[field("paths").atomic_list().items(&HTTPIngressPath)],
-        );
+                &[field("paths").atomic_list().items(&HTTPIngressPath)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".paths",
+                        kapi::validation::Rule::Required,
+                    ),
+                ],
+            );
         pub static IPAddress: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
             ],
         );
-        pub static IPBlock: TypeInfo = TypeInfo::new(&[field("except").atomic_list()]);
+        pub static IPBlock: TypeInfo = TypeInfo::new(&[field("except").atomic_list()])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::IpBlock),
+                    ),
+                ],
+            );
         pub static Ingress: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -311,18 +337,32 @@ pub mod v1 {
             ],
         );
         pub static IngressBackend: TypeInfo = TypeInfo::new(
-            &[
-                field("resource")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::TypedLocalObjectReference,
+                &[
+                    field("resource")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::TypedLocalObjectReference,
+                        ),
+                    field("service").of(&IngressServiceBackend),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressBackend,
+                        ),
                     ),
-                field("service").of(&IngressServiceBackend),
-            ],
-        );
+                ],
+            );
         pub static IngressClass: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                field("spec")
+                    .of(
+                        &super::super::super::super::v1_28_v1_34_v1_36::networking::v1::merge::IngressClassSpec,
+                    ),
             ],
         );
         pub static IngressLoadBalancerStatus: TypeInfo = TypeInfo::new(
@@ -335,22 +375,54 @@ pub mod v1 {
             ],
         );
         pub static IngressRule: TypeInfo = TypeInfo::new(
-            &[field("http").of(&HTTPIngressRuleValue)],
-        );
+                &[field("http").of(&HTTPIngressRuleValue)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressHost,
+                        ),
+                    ),
+                ],
+            );
         pub static IngressServiceBackend: TypeInfo = TypeInfo::new(
             &[field("port").of(&ServiceBackendPort)],
         );
         pub static IngressSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("defaultBackend").of(&IngressBackend),
-                field("rules").atomic_list().items(&IngressRule),
-                field("tls")
-                    .atomic_list()
-                    .items(
-                        &super::super::super::super::v1_20_v1_28_v1_34_v1_36::networking::v1::merge::IngressTLS,
+                &[
+                    field("defaultBackend").of(&IngressBackend),
+                    field("rules").atomic_list().items(&IngressRule),
+                    field("tls")
+                        .atomic_list()
+                        .items(
+                            &super::super::super::super::v1_20_v1_28_v1_34_v1_36::networking::v1::merge::IngressTLS,
+                        ),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressSpec,
+                        ),
                     ),
-            ],
-        );
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressTls,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".ingressClassName",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::DnsSubdomain,
+                        ),
+                    ),
+                ],
+            );
         pub static IngressStatus: TypeInfo = TypeInfo::new(
             &[field("loadBalancer").of(&IngressLoadBalancerStatus)],
         );
@@ -363,34 +435,62 @@ pub mod v1 {
         );
         pub static NetworkPolicyEgressRule: TypeInfo = TypeInfo::new(
             &[
-                field("ports").atomic_list(),
+                field("ports")
+                    .atomic_list()
+                    .items(
+                        &super::super::super::super::v1_20_v1_28_v1_34_v1_36::networking::v1::merge::NetworkPolicyPort,
+                    ),
                 field("to").atomic_list().items(&NetworkPolicyPeer),
             ],
         );
         pub static NetworkPolicyIngressRule: TypeInfo = TypeInfo::new(
             &[
                 field("from").atomic_list().items(&NetworkPolicyPeer),
-                field("ports").atomic_list(),
+                field("ports")
+                    .atomic_list()
+                    .items(
+                        &super::super::super::super::v1_20_v1_28_v1_34_v1_36::networking::v1::merge::NetworkPolicyPort,
+                    ),
             ],
         );
         pub static NetworkPolicyPeer: TypeInfo = TypeInfo::new(
-            &[
-                field("ipBlock").of(&IPBlock),
-                field("namespaceSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("podSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-            ],
-        );
+                &[
+                    field("ipBlock").of(&IPBlock),
+                    field("namespaceSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("podSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::NetworkPolicyPeer,
+                        ),
+                    ),
+                ],
+            );
         pub static NetworkPolicySpec: TypeInfo = TypeInfo::new(
-            &[
-                field("egress").atomic_list().items(&NetworkPolicyEgressRule),
-                field("ingress").atomic_list().items(&NetworkPolicyIngressRule),
-                field("podSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("policyTypes").atomic_list(),
-            ],
-        );
+                &[
+                    field("egress").atomic_list().items(&NetworkPolicyEgressRule),
+                    field("ingress").atomic_list().items(&NetworkPolicyIngressRule),
+                    field("podSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("policyTypes").atomic_list(),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PolicyTypes,
+                        ),
+                    ),
+                ],
+            );
         pub static ServiceBackendPort: TypeInfo = TypeInfo::new(&[]).atomic();
         pub static ServiceCIDR: TypeInfo = TypeInfo::new(
             &[

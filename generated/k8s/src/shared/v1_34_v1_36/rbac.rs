@@ -69,6 +69,12 @@ pub mod v1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClusterRoleRules,
+                        ),
+                    ),
                 ],
             );
         pub static ClusterRoleBinding: TypeInfo = TypeInfo::new(
@@ -86,12 +92,26 @@ pub mod v1 {
                         ),
                 ],
             )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".roleRef.apiGroup",
+                        "\"rbac.authorization.k8s.io\"",
+                    ),
+                ],
+            )
             .checks(
                 &[
                     kapi::validation::Check::new(
                         ".metadata.name",
                         kapi::validation::Rule::Format(
                             kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClusterRoleBinding,
                         ),
                     ),
                 ],
@@ -120,6 +140,10 @@ pub mod v1 {
                             kapi::validation::Format::PathSegment,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::RoleRules),
+                    ),
                 ],
             );
         pub static RoleBinding: TypeInfo = TypeInfo::new(
@@ -137,12 +161,26 @@ pub mod v1 {
                         ),
                 ],
             )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".roleRef.apiGroup",
+                        "\"rbac.authorization.k8s.io\"",
+                    ),
+                ],
+            )
             .checks(
                 &[
                     kapi::validation::Check::new(
                         ".metadata.name",
                         kapi::validation::Rule::Format(
                             kapi::validation::Format::PathSegment,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::RoleBinding,
                         ),
                     ),
                 ],

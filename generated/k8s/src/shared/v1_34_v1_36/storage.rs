@@ -499,15 +499,40 @@ pub mod v1 {
             ],
         );
         pub static StorageClass: TypeInfo = TypeInfo::new(
-            &[
-                field("allowedTopologies")
-                    .atomic_list()
-                    .items(&super::super::super::core::v1::merge::TopologySelectorTerm),
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("mountOptions").atomic_list(),
-            ],
-        );
+                &[
+                    field("allowedTopologies")
+                        .atomic_list()
+                        .items(
+                            &super::super::super::core::v1::merge::TopologySelectorTerm,
+                        ),
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("mountOptions").atomic_list(),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".reclaimPolicy", "\"Delete\""),
+                    kapi::defaulting::Default::value(
+                        ".volumeBindingMode",
+                        "\"Immediate\"",
+                    ),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::StorageClass,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".volumeBindingMode",
+                        kapi::validation::Rule::Immutable(kapi::validation::Shape::Plain),
+                    ),
+                ],
+            );
         pub static VolumeAttachment: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")

@@ -1,0 +1,868 @@
+//! The pod rules that are code (`pkg/apis/core/validation/validation.go`): a pod's volumes
+//! (`ValidateVolumes`: a single source each, `validateVolumeSource`), volume mounts that name a volume (`ValidateVolumeMounts`),
+//! resource requirements (`ValidateResourceRequirements`), one handler per probe or lifecycle
+//! hook (`validateHandler`) and the probes whose success threshold is 1.
+
+use std::str::FromStr;
+
+use serde_json::Value;
+
+use super::super::field::{Errors, FieldPath, Shown};
+use super::super::format::Format;
+use super::{port_number, text};
+use crate::KubeVersion;
+use crate::quantity::Quantity;
+
+/// A volume's sources in upstream's order (`validateVolumeSource`): the JSON field, the path
+/// upstream reports a second source at (two differ from the JSON name, `downwarAPI` being
+/// upstream's spelling), and the first release that counts it.
+const VOLUME_SOURCES: &[(&str, &str, Option<KubeVersion>)] = &[
+    ("emptyDir", "emptyDir", None),
+    ("hostPath", "hostPath", None),
+    ("gitRepo", "gitRepo", None),
+    ("gcePersistentDisk", "gcePersistentDisk", None),
+    ("awsElasticBlockStore", "awsElasticBlockStore", None),
+    ("secret", "secret", None),
+    ("nfs", "nfs", None),
+    ("iscsi", "iscsi", None),
+    ("glusterfs", "glusterfs", None),
+    ("flocker", "flocker", None),
+    ("persistentVolumeClaim", "persistentVolumeClaim", None),
+    ("rbd", "rbd", None),
+    ("cinder", "cinder", None),
+    ("cephfs", "cephFS", None),
+    ("quobyte", "quobyte", None),
+    ("downwardAPI", "downwarAPI", None),
+    ("fc", "fc", None),
+    ("flexVolume", "flexVolume", None),
+    ("configMap", "configMap", None),
+    ("azureFile", "azureFile", None),
+    ("vsphereVolume", "vsphereVolume", None),
+    ("photonPersistentDisk", "photonPersistentDisk", None),
+    ("portworxVolume", "portworxVolume", None),
+    ("azureDisk", "azureDisk", None),
+    ("storageos", "storageos", None),
+    ("projected", "projected", None),
+    ("scaleIO", "scaleIO", None),
+    ("csi", "csi", None),
+    ("ephemeral", "ephemeral", None),
+    // The ImageVolume feature, on by default from 1.35 (the field is dropped before).
+    ("image", "image", Some(KubeVersion::new(1, 35))),
+];
+
+/// A handler's actions in upstream's order (`validateHandler`), and the first release that
+/// counts each (gRPC probes from 1.24, the sleep hook from 1.30, both when on by default).
+const HANDLERS: &[(&str, &str, Option<KubeVersion>)] = &[
+    ("exec", "exec", None),
+    ("httpGet", "httpGet", None),
+    ("tcpSocket", "tcpSocket", None),
+    ("grpc", "grpc", Some(KubeVersion::new(1, 24))),
+    ("sleep", "sleep", Some(KubeVersion::new(1, 30))),
+];
+
+/// The release from which the requests-above-limits message names the limit ("of 1").
+const LIMIT_SHOWN_SINCE: KubeVersion = KubeVersion::new(1, 27);
+
+/// The fields a volume source must set (`validateHostPathVolumeSource`,
+/// `validateSecretVolumeSource`, `validateNFSVolumeSource`, ...), checked on the one source
+/// counted; and the sources whose `defaultMode` is a file mode.
+const SOURCE_REQUIRES: &[(&str, &[&str])] = &[
+    ("hostPath", &["path"]),
+    ("secret", &["secretName"]),
+    ("nfs", &["server", "path"]),
+    ("persistentVolumeClaim", &["claimName"]),
+    ("configMap", &["name"]),
+];
+const FILE_MODE_SOURCES: &[&str] = &["secret", "configMap"];
+/// `fileModeErrorMsg`.
+const FILE_MODE_MSG: &str = "must be a number between 0 and 0777 (octal), both inclusive";
+
+/// How many of `sources` `holder` sets, reporting each after the first as upstream does and
+/// checking the first with `first`.
+fn count_sources(
+    holder: &Value,
+    sources: &[(&str, &str, Option<KubeVersion>)],
+    noun: &str,
+    at: &FieldPath,
+    errors: &mut Errors,
+    first: impl Fn(&str, &Value, &FieldPath, &mut Errors),
+) -> usize {
+    let release = errors.release();
+    let mut count = 0;
+    for (field, shown, since) in sources {
+        let Some(source) = holder.get(*field).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        if since.is_some_and(|since| release < since) {
+            continue;
+        }
+        if count > 0 {
+            let detail = format!("may not specify more than 1 {noun} type");
+            errors.forbidden(&at.child(shown), &detail);
+        } else {
+            count += 1;
+            first(field, source, &at.child(shown), errors);
+        }
+    }
+    count
+}
+
+/// A volume source's own required fields and file mode.
+fn source_fields(field: &str, source: &Value, at: &FieldPath, errors: &mut Errors) {
+    for (_, required) in SOURCE_REQUIRES.iter().filter(|(f, _)| *f == field) {
+        for name in *required {
+            if source
+                .get(*name)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .is_empty()
+            {
+                errors.required(&at.child(name), "");
+            }
+        }
+    }
+    if FILE_MODE_SOURCES.contains(&field)
+        && let Some(mode) = source.get("defaultMode").and_then(Value::as_i64)
+        && !(0..=0o777).contains(&mode)
+    {
+        errors.invalid(
+            &at.child("defaultMode"),
+            Shown::Plain(&Value::from(mode)),
+            FILE_MODE_MSG,
+        );
+    }
+}
+
+/// `validateVolumeSource`: exactly one source, with its own required fields.
+fn volume_source(volume: &Value, at: &FieldPath, errors: &mut Errors) {
+    if count_sources(volume, VOLUME_SOURCES, "volume", at, errors, source_fields) == 0 {
+        errors.required(at, "must specify a volume type");
+    }
+}
+
+/// `validateHandler`: exactly one action (on a probe or a lifecycle hook), and that action's
+/// own fields.
+pub(super) fn handler(holder: &Value, at: &FieldPath, errors: &mut Errors) {
+    if count_sources(holder, HANDLERS, "handler", at, errors, action_fields) == 0 {
+        errors.required(at, "must specify a handler type");
+    }
+}
+
+/// `validateExecAction`, `validateHTTPGetAction`, `validateTCPSocketAction`,
+/// `validateGRPCAction`.
+fn action_fields(field: &str, action: &Value, at: &FieldPath, errors: &mut Errors) {
+    match field {
+        "exec"
+            if action
+                .get("command")
+                .and_then(Value::as_array)
+                .is_none_or(Vec::is_empty) =>
+        {
+            errors.required(&at.child("command"), "");
+        }
+        "httpGet" => {
+            if action
+                .get("path")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .is_empty()
+            {
+                errors.required(&at.child("path"), "");
+            }
+            port_num_or_name(action.get("port"), &at.child("port"), errors);
+            let scheme = action.get("scheme").and_then(Value::as_str).unwrap_or("");
+            if !matches!(scheme, "HTTP" | "HTTPS") {
+                errors.not_supported(
+                    &at.child("scheme"),
+                    &Value::from(scheme),
+                    &["HTTP", "HTTPS"],
+                );
+            }
+        }
+        "tcpSocket" | "grpc" => port_num_or_name(action.get("port"), &at.child("port"), errors),
+        _ => {}
+    }
+}
+
+/// `ValidatePortNumOrName`: a port number, or a port name when a string; missing is 0.
+fn port_num_or_name(port: Option<&Value>, path: &FieldPath, errors: &mut Errors) {
+    match port {
+        Some(Value::String(name)) => {
+            for message in Format::PortName.messages(name, errors.release()) {
+                errors.invalid(path, Shown::Plain(&Value::from(name.as_str())), &message);
+            }
+        }
+        other => {
+            port_number(other.and_then(Value::as_i64).unwrap_or(0), path, errors);
+        }
+    }
+}
+
+/// `checkHostPortConflicts`: no two ports of the containers take one host port, protocol and
+/// address (init containers each on their own).
+pub(super) fn host_ports(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let containers = |list: &str| -> Vec<(usize, &Value)> {
+        spec.get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .collect()
+    };
+    let check = |list: &str, group: &[(usize, &Value)], errors: &mut Errors| {
+        let mut taken: Vec<String> = Vec::new();
+        for (i, container) in group {
+            for (j, port) in container
+                .get("ports")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let host_port = port.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
+                if host_port == 0 {
+                    continue;
+                }
+                let key = format!(
+                    "{}/{}/{host_port}",
+                    text(port, "protocol"),
+                    text(port, "hostIP")
+                );
+                let path = at
+                    .child(list)
+                    .index(*i)
+                    .child("ports")
+                    .index(j)
+                    .child("hostPort");
+                if taken.contains(&key) {
+                    errors.duplicate(&path, &Value::from(key));
+                } else {
+                    taken.push(key);
+                }
+            }
+        }
+    };
+    for init in containers("initContainers") {
+        check("initContainers", &[init], errors);
+    }
+    check("containers", &containers("containers"), errors);
+}
+
+/// The release from which an Exists toleration with a value prints the value, not the whole
+/// internal struct.
+const TOLERATION_VALUE_SHOWN_SINCE: KubeVersion = KubeVersion::new(1, 34);
+/// The release whose tolerations know the `Lt` and `Gt` operators (behind a gate that is off).
+const COMPARISON_OPERATORS_SINCE: KubeVersion = KubeVersion::new(1, 35);
+
+/// The internal `core.Toleration` as Go's `%#v` prints it (its seconds pointer at a fixed
+/// address).
+fn toleration_go(toleration: &Value) -> String {
+    let seconds = match toleration.get("tolerationSeconds") {
+        Some(v) if !v.is_null() => "(*int64)(0xc000000000)",
+        _ => "(*int64)(nil)",
+    };
+    let field = |name: &str| Value::from(text(toleration, name));
+    format!(
+        "core.Toleration{{Key:{}, Operator:{}, Value:{}, Effect:{}, TolerationSeconds:{seconds}}}",
+        field("key"),
+        field("operator"),
+        field("value"),
+        field("effect")
+    )
+}
+
+/// `ValidateTolerations`, for one toleration.
+pub(super) fn toleration(toleration: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let (key, operator, value, effect) = (
+        text(toleration, "key"),
+        text(toleration, "operator"),
+        text(toleration, "value"),
+        text(toleration, "effect"),
+    );
+    let operator_at = at.child("operator");
+    if !key.is_empty() {
+        for message in Format::QualifiedName.messages(key, release) {
+            errors.invalid(&at.child("key"), Shown::Plain(&Value::from(key)), &message);
+        }
+    }
+    if key.is_empty() && operator != "Exists" {
+        errors.invalid(
+            &operator_at,
+            Shown::Plain(&Value::from(operator)),
+            "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+        );
+    }
+    if toleration
+        .get("tolerationSeconds")
+        .is_some_and(|s| !s.is_null())
+        && effect != "NoExecute"
+    {
+        errors.invalid(
+            &at.child("effect"),
+            Shown::Plain(&Value::from(effect)),
+            "effect must be 'NoExecute' when `tolerationSeconds` is set",
+        );
+    }
+    match operator {
+        "Equal" | "" => {
+            let messages = Format::LabelValue.messages(value, release);
+            if !messages.is_empty() {
+                errors.invalid(
+                    &operator_at,
+                    Shown::Plain(&Value::from(value)),
+                    &messages.join(";"),
+                );
+            }
+        }
+        "Exists" => {
+            if !value.is_empty() {
+                let detail = "value must be empty when `operator` is 'Exists'";
+                if release >= TOLERATION_VALUE_SHOWN_SINCE {
+                    errors.invalid(&operator_at, Shown::Plain(&Value::from(value)), detail);
+                } else {
+                    let go = toleration_go(toleration);
+                    errors.invalid(&operator_at, Shown::Go(&go, toleration), detail);
+                }
+            }
+        }
+        "Lt" | "Gt" if release >= COMPARISON_OPERATORS_SINCE => errors.not_supported(
+            &operator_at,
+            &Value::from(operator),
+            &["Equal", "Exists", "Lt", "Gt"],
+        ),
+        other => errors.not_supported(&operator_at, &Value::from(other), &["Equal", "Exists"]),
+    }
+    if !effect.is_empty() && !matches!(effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute") {
+        errors.not_supported(
+            &at.child("effect"),
+            &Value::from(effect),
+            &["NoSchedule", "PreferNoSchedule", "NoExecute"],
+        );
+    }
+}
+
+/// `ValidatePodSpec`'s optional names and deadline, each checked when set: `serviceAccountName`
+/// and `nodeName` (DNS subdomains), `activeDeadlineSeconds` (1 to 2³¹−1), `hostname` and
+/// `subdomain` (DNS labels), `priorityClassName` (a DNS subdomain), in upstream's order.
+pub(super) fn pod_fields(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let names = |field: &str, format: Format, errors: &mut Errors| {
+        let name = spec.get(field).and_then(Value::as_str).unwrap_or("");
+        if !name.is_empty() {
+            for message in format.messages(name, release) {
+                errors.invalid(&at.child(field), Shown::Plain(&Value::from(name)), &message);
+            }
+        }
+    };
+    names("serviceAccountName", Format::DnsSubdomain, errors);
+    names("nodeName", Format::DnsSubdomain, errors);
+    if let Some(deadline) = spec.get("activeDeadlineSeconds").and_then(Value::as_i64)
+        && !(1..=i64::from(i32::MAX)).contains(&deadline)
+    {
+        errors.invalid(
+            &at.child("activeDeadlineSeconds"),
+            Shown::Plain(&Value::from(deadline)),
+            "must be between 1 and 2147483647, inclusive",
+        );
+    }
+    names("hostname", Format::DnsLabel, errors);
+    names("subdomain", Format::DnsLabel, errors);
+    names("priorityClassName", Format::DnsSubdomain, errors);
+}
+
+/// The liveness and startup probes' `successThreshold` must be 1 (`validateLivenessProbe`,
+/// `validateStartupProbe`; inline in `validateContainers` before 1.29).
+pub(super) fn probe_thresholds(container: &Value, at: &FieldPath, errors: &mut Errors) {
+    for probe in ["livenessProbe", "startupProbe"] {
+        let Some(probe_value) = container.get(probe).filter(|p| p.is_object()) else {
+            continue;
+        };
+        let threshold = probe_value
+            .get("successThreshold")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if threshold != 1 {
+            let path = at.child(probe).child("successThreshold");
+            errors.invalid(&path, Shown::Plain(&Value::from(threshold)), "must be 1");
+        }
+    }
+}
+
+/// `ValidateVolumes` for each of a pod's volumes: one source, a DNS-label name, no name twice;
+/// the names of the volumes without errors, the only ones a container may mount.
+fn check_volumes<'v>(spec: &'v Value, at: &FieldPath, errors: &mut Errors) -> Vec<&'v str> {
+    let release = errors.release();
+    let mut names: Vec<&str> = Vec::new();
+    for (i, volume) in spec
+        .get("volumes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let item = at.child("volumes").index(i);
+        let name_at = item.child("name");
+        let mut own = Errors::new(release);
+        volume_source(volume, &item, &mut own);
+        let name = volume.get("name").and_then(Value::as_str).unwrap_or("");
+        if name.is_empty() {
+            own.required(&name_at, "");
+        } else {
+            for message in Format::DnsLabel.messages(name, release) {
+                own.invalid(&name_at, Shown::Plain(&Value::from(name)), &message);
+            }
+        }
+        if names.contains(&name) {
+            own.duplicate(&name_at, &Value::from(name));
+        }
+        if own.is_empty() {
+            names.push(name);
+        } else {
+            errors.extend(own);
+        }
+    }
+    names
+}
+
+/// `ValidateVolumes`, then each container's `ValidateVolumeMounts` against the volumes
+/// without errors (on a PodSpec, before its containers' own checks).
+pub(super) fn volumes(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let valid = check_volumes(spec, at, errors);
+    volume_mounts(spec, &valid, at, errors);
+}
+
+/// `ValidateVolumeMounts` for each container and init container: a mount names a volume of the
+/// pod, and has a mount path no other mount of the container has.
+fn volume_mounts(spec: &Value, volumes: &[&str], at: &FieldPath, errors: &mut Errors) {
+    for list in ["initContainers", "containers"] {
+        for (i, container) in spec
+            .get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let mounts_at = at.child(list).index(i).child("volumeMounts");
+            let mut paths: Vec<&str> = Vec::new();
+            for (j, mount) in container
+                .get("volumeMounts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let item = mounts_at.index(j);
+                let name = mount.get("name").and_then(Value::as_str).unwrap_or("");
+                if name.is_empty() {
+                    errors.required(&item.child("name"), "");
+                }
+                if !volumes.contains(&name) {
+                    errors.not_found(&item.child("name"), &Value::from(name));
+                }
+                let path = mount.get("mountPath").and_then(Value::as_str).unwrap_or("");
+                if path.is_empty() {
+                    errors.required(&item.child("mountPath"), "");
+                }
+                if paths.contains(&path) {
+                    let shown = Value::from(path);
+                    errors.invalid(
+                        &item.child("mountPath"),
+                        Shown::Plain(&shown),
+                        "must be unique",
+                    );
+                }
+                paths.push(path);
+            }
+        }
+    }
+}
+
+/// The resource names a container may request without a domain (`standardContainerResources`
+/// and huge pages).
+fn is_standard_container_resource(name: &str) -> bool {
+    matches!(name, "cpu" | "memory" | "ephemeral-storage") || name.starts_with("hugepages-")
+}
+
+/// `IsStandardResourceName`: the quota resources, which an unqualified name must be one of.
+fn is_standard_resource(name: &str) -> bool {
+    const STANDARD: &[&str] = &[
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "requests.cpu",
+        "requests.memory",
+        "requests.ephemeral-storage",
+        "limits.cpu",
+        "limits.memory",
+        "limits.ephemeral-storage",
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "storage",
+        "requests.storage",
+        "services.nodeports",
+        "services.loadbalancers",
+    ];
+    STANDARD.contains(&name)
+        || name.starts_with("hugepages-")
+        || name.starts_with("requests.hugepages-")
+}
+
+/// `IsOvercommitAllowed`: native (unqualified or `kubernetes.io/`) and not huge pages.
+fn overcommit_allowed(name: &str) -> bool {
+    (!name.contains('/') || name.contains("kubernetes.io/")) && !name.starts_with("hugepages-")
+}
+
+/// `validateContainerResourceName`.
+fn resource_name(name: &str, path: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let shown = Value::from(name);
+    let messages = Format::QualifiedName.messages(name, release);
+    for message in &messages {
+        errors.invalid(path, Shown::Plain(&shown), message);
+    }
+    if !messages.is_empty() {
+        return;
+    }
+    if !name.contains('/') {
+        if !is_standard_resource(name) {
+            errors.invalid(
+                path,
+                Shown::Plain(&shown),
+                "must be a standard resource type or fully qualified",
+            );
+        }
+        if !is_standard_container_resource(name) {
+            errors.invalid(
+                path,
+                Shown::Plain(&shown),
+                "must be a standard resource for containers",
+            );
+        }
+    }
+}
+
+/// A map of resource names to quantities; values that do not parse are left to the decoder.
+fn quantities<'v>(holder: &'v Value, field: &str) -> Vec<(&'v str, Quantity)> {
+    holder
+        .get(field)
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, value)| {
+            let text = match value {
+                Value::String(text) => text.clone(),
+                Value::Number(n) => n.to_string(),
+                _ => return None,
+            };
+            Quantity::from_str(&text).ok().map(|q| (name.as_str(), q))
+        })
+        .collect()
+}
+
+/// `ValidateNonnegativeQuantity`, the quantity shown in canonical form.
+fn nonnegative(quantity: &Quantity, path: &FieldPath, errors: &mut Errors) {
+    if quantity.signum() < 0 {
+        let shown = Value::from(quantity.to_string());
+        errors.invalid(
+            path,
+            Shown::Plain(&shown),
+            "must be greater than or equal to 0",
+        );
+    }
+}
+
+/// `ValidateResourceRequirements` of a container's `resources` (on the Container: a
+/// PersistentVolumeClaim's requirements are another type upstream but share this one's schema
+/// before 1.29): names, non-negative quantities, requests at most the limits (equal for
+/// resources that cannot be overcommitted), and huge pages only with cpu or memory.
+pub(super) fn container_resources(container: &Value, at: &FieldPath, errors: &mut Errors) {
+    if let Some(requirements) = container.get("resources") {
+        resources(requirements, &at.child("resources"), errors);
+    }
+}
+
+fn resources(requirements: &Value, at: &FieldPath, errors: &mut Errors) {
+    let limits = quantities(requirements, "limits");
+    let requests = quantities(requirements, "requests");
+    let (limits_at, requests_at) = (at.child("limits"), at.child("requests"));
+    for (name, quantity) in &limits {
+        let path = limits_at.key(name);
+        resource_name(name, &path, errors);
+        nonnegative(quantity, &path, errors);
+    }
+    let named = errors.release() >= LIMIT_SHOWN_SINCE;
+    for (name, quantity) in &requests {
+        let path = requests_at.key(name);
+        resource_name(name, &path, errors);
+        nonnegative(quantity, &path, errors);
+        let shown = Value::from(quantity.to_string());
+        match limits.iter().find(|(n, _)| n == name) {
+            Some((_, limit)) => {
+                let of = if named {
+                    format!(" of {limit}")
+                } else {
+                    String::new()
+                };
+                if quantity != limit && !overcommit_allowed(name) {
+                    let detail = format!("must be equal to {name} limit{of}");
+                    errors.invalid(&requests_at, Shown::Plain(&shown), &detail);
+                } else if quantity > limit {
+                    let detail = format!("must be less than or equal to {name} limit{of}");
+                    errors.invalid(&requests_at, Shown::Plain(&shown), &detail);
+                }
+            }
+            None if !overcommit_allowed(name) => errors.required(
+                &limits_at,
+                "Limit must be set for non overcommitable resources",
+            ),
+            None => {}
+        }
+    }
+    let names = || limits.iter().chain(&requests).map(|(n, _)| *n);
+    let huge_pages = names().any(|n| n.starts_with("hugepages-"));
+    let cpu_or_memory = names().any(|n| n == "cpu" || n == "memory");
+    if huge_pages && !cpu_or_memory {
+        errors.forbidden(at, "HugePages require cpu or memory");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn run(rule: fn(&Value, &FieldPath, &mut Errors), value: &Value, minor: u16) -> Vec<String> {
+        super::super::lines(minor, |e| rule(value, &FieldPath::of("spec"), e))
+    }
+
+    #[test]
+    fn a_volume_has_exactly_one_source() {
+        // validateVolumeSource, with upstream's `downwarAPI` path for a second source.
+        let two = json!({"name": "v", "emptyDir": {}, "downwardAPI": {}, "cephfs": {}});
+        assert_eq!(
+            run(volume_source, &two, 34),
+            [
+                "spec.cephFS: Forbidden: may not specify more than 1 volume type",
+                "spec.downwarAPI: Forbidden: may not specify more than 1 volume type",
+            ]
+        );
+        assert_eq!(
+            run(volume_source, &json!({"name": "v"}), 20),
+            ["spec: Required value: must specify a volume type"]
+        );
+        assert!(
+            run(
+                volume_source,
+                &json!({"name": "v", "secret": {"secretName": "s"}}),
+                20
+            )
+            .is_empty()
+        );
+        // The counted source's own fields (validateSecretVolumeSource, validateNFSVolumeSource).
+        assert_eq!(
+            run(
+                volume_source,
+                &json!({"secret": {"defaultMode": 512}, "nfs": {}}),
+                34
+            ),
+            [
+                "spec.secret.secretName: Required value",
+                "spec.secret.defaultMode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive",
+                "spec.nfs: Forbidden: may not specify more than 1 volume type",
+            ]
+        );
+        // An image volume counts from 1.35 on, when the feature is on by default.
+        assert_eq!(run(volume_source, &json!({"image": {}}), 34).len(), 1);
+        assert!(run(volume_source, &json!({"image": {}}), 36).is_empty());
+    }
+
+    #[test]
+    fn volumes_have_one_source_and_a_unique_name() {
+        // ValidateVolumes: errors per volume, in order; a duplicate of a valid volume only.
+        let spec = json!({"volumes": [
+            {"name": "a", "emptyDir": {}},
+            {"name": "a", "secret": {"secretName": "s"}},
+            {"name": "Bad", "nfs": {"server": "nfs", "path": "/"}},
+        ]});
+        assert_eq!(
+            run(volumes, &spec, 34),
+            [
+                "spec.volumes[1].name: Duplicate value: \"a\"",
+                "spec.volumes[2].name: Invalid value: \"Bad\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+            ]
+        );
+    }
+
+    #[test]
+    fn mounts_name_a_valid_volume_and_a_unique_path() {
+        // ValidateVolumeMounts; a volume with its own errors is not there to mount.
+        let spec = json!({
+            "volumes": [{"name": "data", "emptyDir": {}}, {"name": "bad"}],
+            "containers": [{"name": "c", "volumeMounts": [
+                {"name": "data", "mountPath": "/d"},
+                {"name": "bad", "mountPath": "/d"},
+                {"name": "", "mountPath": ""},
+            ]}]
+        });
+        assert_eq!(
+            run(volumes, &spec, 34),
+            [
+                "spec.volumes[1]: Required value: must specify a volume type",
+                "spec.containers[0].volumeMounts[1].name: Not found: \"bad\"",
+                "spec.containers[0].volumeMounts[1].mountPath: Invalid value: \"/d\": must be unique",
+                "spec.containers[0].volumeMounts[2].name: Required value",
+                "spec.containers[0].volumeMounts[2].name: Not found: \"\"",
+                "spec.containers[0].volumeMounts[2].mountPath: Required value",
+            ]
+        );
+    }
+
+    #[test]
+    fn requests_stay_within_limits() {
+        // ValidateResourceRequirements: "of <limit>" from 1.27 on.
+        let resources =
+            json!({"limits": {"cpu": "1"}, "requests": {"cpu": "1500m", "memory": "-1Gi"}});
+        assert_eq!(
+            run(super::resources, &resources, 20),
+            [
+                "spec.requests: Invalid value: \"1500m\": must be less than or equal to cpu limit",
+                "spec.requests[memory]: Invalid value: \"-1Gi\": must be greater than or equal to 0",
+            ]
+        );
+        assert_eq!(
+            run(super::resources, &resources, 34)[0],
+            "spec.requests: Invalid value: \"1500m\": must be less than or equal to cpu limit of 1"
+        );
+        let extended = json!({"requests": {"example.com/gpu": "1"}, "limits": {"gpu": "1"}});
+        assert_eq!(
+            run(super::resources, &extended, 34),
+            [
+                "spec.limits[gpu]: Invalid value: \"gpu\": must be a standard resource type or fully qualified",
+                "spec.limits[gpu]: Invalid value: \"gpu\": must be a standard resource for containers",
+                "spec.limits: Required value: Limit must be set for non overcommitable resources",
+            ]
+        );
+        let huge = json!({"limits": {"hugepages-2Mi": "2Mi"}});
+        assert_eq!(
+            run(super::resources, &huge, 34),
+            ["spec: Forbidden: HugePages require cpu or memory"]
+        );
+    }
+
+    #[test]
+    fn actions_name_their_command_path_and_port() {
+        // validateExecAction, validateHTTPGetAction, ValidatePortNumOrName.
+        assert_eq!(
+            run(handler, &json!({"exec": {}}), 34),
+            ["spec.exec.command: Required value"]
+        );
+        assert_eq!(
+            run(
+                handler,
+                &json!({"httpGet": {"path": "/", "port": 0, "scheme": "FTP"}}),
+                28
+            ),
+            [
+                "spec.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive",
+                "spec.httpGet.scheme: Unsupported value: \"FTP\": supported values: \"HTTP\", \"HTTPS\"",
+            ]
+        );
+        assert_eq!(
+            run(handler, &json!({"tcpSocket": {"port": "Web"}}), 34),
+            [
+                "spec.tcpSocket.port: Invalid value: \"Web\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"
+            ]
+        );
+    }
+
+    #[test]
+    fn host_ports_are_taken_once() {
+        // checkHostPortConflicts: across containers, each init container alone.
+        let port = json!({"containerPort": 80, "hostPort": 8080, "protocol": "TCP"});
+        let spec = json!({
+            "initContainers": [{"ports": [port]}],
+            "containers": [{"ports": [port]}, {"ports": [port]}],
+        });
+        assert_eq!(
+            run(host_ports, &spec, 34),
+            ["spec.containers[1].ports[0].hostPort: Duplicate value: \"TCP//8080\""]
+        );
+    }
+
+    #[test]
+    fn tolerations_pair_operators_values_and_effects() {
+        // ValidateTolerations; an Exists toleration's value shown whole before 1.34.
+        let exists = json!({"key": "k", "operator": "Exists", "value": "v"});
+        assert_eq!(
+            run(toleration, &exists, 28),
+            [
+                "spec.operator: Invalid value: core.Toleration{Key:\"k\", Operator:\"Exists\", Value:\"v\", Effect:\"\", TolerationSeconds:(*int64)(nil)}: value must be empty when `operator` is 'Exists'"
+            ]
+        );
+        assert_eq!(
+            run(toleration, &exists, 34),
+            [
+                "spec.operator: Invalid value: \"v\": value must be empty when `operator` is 'Exists'"
+            ]
+        );
+        let odd = json!({"operator": "Lt", "effect": "Never", "tolerationSeconds": 5});
+        assert_eq!(
+            run(toleration, &odd, 36),
+            [
+                "spec.operator: Invalid value: \"Lt\": operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+                "spec.effect: Invalid value: \"Never\": effect must be 'NoExecute' when `tolerationSeconds` is set",
+                "spec.operator: Unsupported value: \"Lt\": supported values: \"Equal\", \"Exists\", \"Lt\", \"Gt\"",
+                "spec.effect: Unsupported value: \"Never\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"",
+            ]
+        );
+        assert_eq!(
+            run(toleration, &odd, 34)[2],
+            "spec.operator: Unsupported value: \"Lt\": supported values: \"Equal\", \"Exists\""
+        );
+    }
+
+    #[test]
+    fn pod_names_and_deadlines_are_checked_when_set() {
+        // ValidatePodSpec: serviceAccountName, activeDeadlineSeconds, hostname.
+        let spec = json!({"serviceAccountName": "", "activeDeadlineSeconds": 0, "hostname": "a.b"});
+        assert_eq!(
+            run(pod_fields, &spec, 34),
+            [
+                "spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive",
+                "spec.hostname: Invalid value: \"a.b\": must not contain dots",
+            ]
+        );
+    }
+
+    #[test]
+    fn probes_have_one_handler_and_liveness_succeeds_once() {
+        // validateHandler, validateLivenessProbe, validateStartupProbe.
+        assert_eq!(
+            run(
+                handler,
+                &json!({"exec": {"command": ["true"]}, "httpGet": {}}),
+                34
+            ),
+            ["spec.httpGet: Forbidden: may not specify more than 1 handler type"]
+        );
+        assert_eq!(
+            run(handler, &json!({"periodSeconds": 3}), 20),
+            ["spec: Required value: must specify a handler type"]
+        );
+        // gRPC probes count from 1.24.
+        assert_eq!(run(handler, &json!({"grpc": {"port": 1}}), 20).len(), 1);
+        assert!(run(handler, &json!({"grpc": {"port": 1}}), 28).is_empty());
+        let container = json!({"livenessProbe": {"successThreshold": 2}, "readinessProbe": {"successThreshold": 2}});
+        assert_eq!(
+            run(probe_thresholds, &container, 28),
+            ["spec.livenessProbe.successThreshold: Invalid value: 2: must be 1"]
+        );
+    }
+}
