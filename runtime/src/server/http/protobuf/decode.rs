@@ -1,8 +1,6 @@
 //! A protobuf message → the JSON value the same object has in Kubernetes' JSON encoding, driven
 //! by the field table.
 
-use std::fmt::Write as _;
-
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Number, Value};
@@ -18,66 +16,17 @@ const MAX_DEPTH: usize = 100;
 /// written anyway arrives.
 const GO_ZERO_TIME_SECONDS: i64 = -62_135_596_800;
 
-/// At most this many unknown fields are collected from one body; field validation reports no
-/// more problems than this anyway.
-pub(crate) const MAX_UNKNOWN: usize = 100;
-
-/// One step of the JSON path to the value being decoded, kept so an unknown field can be
-/// named where it sits.
-#[derive(Debug)]
-enum Segment {
-    Field(&'static str),
-    Index(usize),
-    Key(String),
-}
-
+/// Decodes protobuf messages through the field table. A field the table has no number for
+/// (a client newer than the table) is skipped: upstream's protobuf decoding drops unknown fields
+/// whatever `fieldValidation` says, strict decoding being JSON's and YAML's alone.
 #[derive(Debug)]
 pub(crate) struct Decoder<'t> {
     pub(crate) table: &'t Table,
-    /// Fields the table has no number for, as JSON paths ending in `#<number>`
-    /// (`spec.containers[0].#42`), the first [`MAX_UNKNOWN`] of them.
-    pub(crate) unknown: Vec<String>,
-    path: Vec<Segment>,
 }
 
 impl<'t> Decoder<'t> {
     pub(crate) fn new(table: &'t Table) -> Self {
-        Self {
-            table,
-            unknown: Vec::new(),
-            path: Vec::new(),
-        }
-    }
-
-    fn note_unknown(&mut self, number: u32) {
-        if self.unknown.len() >= MAX_UNKNOWN {
-            return;
-        }
-        let mut path = String::new();
-        for segment in &self.path {
-            match segment {
-                Segment::Field(name) => {
-                    if !path.is_empty() {
-                        path.push('.');
-                    }
-                    path.push_str(name);
-                }
-                Segment::Index(i) => {
-                    let _ = write!(path, "[{i}]");
-                }
-                Segment::Key(key) => {
-                    if !path.is_empty() {
-                        path.push('.');
-                    }
-                    path.push_str(key);
-                }
-            }
-        }
-        if !path.is_empty() {
-            path.push('.');
-        }
-        let _ = write!(path, "#{number}");
-        self.unknown.push(path);
+        Self { table }
     }
 
     /// Decodes `bytes` as the message `message` into a JSON object.
@@ -107,13 +56,9 @@ impl<'t> Decoder<'t> {
         let mut reader = Reader::new(bytes);
         while let Some((number, payload)) = reader.field()? {
             let Some(field) = message.fields.get(&number) else {
-                self.note_unknown(number);
                 continue;
             };
             let at = |e: WireError| error(format!("{}.{}: {e}", name.1, field.name));
-            if field.cardinality != Cardinality::Inline {
-                self.path.push(Segment::Field(field.name));
-            }
             match field.cardinality {
                 Cardinality::One => {
                     let value = self
@@ -137,9 +82,7 @@ impl<'t> Decoder<'t> {
                             unpack(field.kind, width, bytes, list).map_err(at)?;
                         }
                         _ => {
-                            self.path.push(Segment::Index(list.len()));
                             let item = self.value(message, field.kind, payload, depth);
-                            self.path.pop();
                             list.push(item.map_err(at)?);
                         }
                     }
@@ -161,9 +104,6 @@ impl<'t> Decoder<'t> {
                     let inner = self.lookup(target).map_err(at)?;
                     self.fill_object(inner, target, bytes, depth + 1, object)?;
                 }
-            }
-            if field.cardinality != Cardinality::Inline {
-                self.path.pop();
             }
         }
         Ok(())
@@ -195,16 +135,9 @@ impl<'t> Decoder<'t> {
                 _ => {}
             }
         }
-        // The value is read once the key is known, so an unknown field inside it is named
-        // under its key whatever order the entry's fields came in.
         let payload = raw_value.unwrap_or_else(|| zero_payload(field.kind));
-        self.path.push(Segment::Key(key));
-        let value = self.value(parent, field.kind, payload, depth);
-        let key = match self.path.pop() {
-            Some(Segment::Key(key)) => key,
-            _ => String::new(),
-        };
-        Ok((key, value?))
+        let value = self.value(parent, field.kind, payload, depth)?;
+        Ok((key, value))
     }
 
     /// One value of kind `kind`.
@@ -319,10 +252,8 @@ impl<'t> Decoder<'t> {
             } else if number == 1 && kind == Kind::PropsOrBool {
                 allows = varint(payload)? != 0;
             } else if number == 2 && kind == Kind::PropsOrArray {
-                self.path.push(Segment::Index(list.len()));
-                let item = self.message(message, props, len(payload)?, depth + 1);
-                self.path.pop();
-                list.push(Value::Object(item?));
+                let item = self.message(message, props, len(payload)?, depth + 1)?;
+                list.push(Value::Object(item));
             } else if number == 2 && kind == Kind::PropsOrStringArray {
                 list.push(Value::String(string(payload)?));
             }

@@ -10,10 +10,10 @@
 //! definitions. Kinds without numbers (custom
 //! resources) cannot be read, as upstream cannot: 415. Bytes that do not parse are 400.
 //!
-//! A field number the table lacks (a client built against a newer release) cannot be turned
-//! into JSON, so it is dropped; `fieldValidation` reports it as it reports an unknown JSON
-//! field, named by its JSON path and number (`unknown field "spec.#42"`): a warning by
-//! default, a 400 under `Strict`.
+//! A field number the table lacks (a client built against a newer release, or an older one's
+//! field since removed, such as 1.20's `metadata.clusterName`) is dropped silently, whatever
+//! `fieldValidation` says: upstream's protobuf serializer is its own strict one
+//! (`CodecFactory`), strict decoding being JSON's and YAML's alone.
 //!
 //! Responses stay JSON: every kubectl that sends protobuf also accepts JSON.
 
@@ -65,37 +65,20 @@ impl fmt::Display for ProtoError {
     }
 }
 
+/// Whether `body` is in Kubernetes' protobuf encoding (it starts with the magic `k8s\0`).
+pub(crate) fn is_protobuf(body: &[u8]) -> bool {
+    body.starts_with(MAGIC)
+}
+
 /// Reads a protobuf body into the object's JSON form, `apiVersion` and `kind` included.
-/// Fields the table has no number for are skipped; [`unknown_fields`] names them.
+/// Fields the table has no number for are skipped.
 pub(crate) fn decode(body: &[u8]) -> Result<Value, ProtoError> {
-    decode_with(body).map(|(value, _)| value)
-}
-
-/// The fields of a protobuf body that [`decode`] skips because the table has no number for
-/// them (a client newer than the table), as JSON paths ending in `#<number>`:
-/// `spec.template.spec.containers[0].#42`. At most [`decode::MAX_UNKNOWN`]; none for bytes
-/// that are not a protobuf body or do not decode.
-///
-/// Field validation reports them as it reports unknown JSON fields. It reads the body a second
-/// time (only when the directive is not `Ignore`), which keeps the body decoders' one shape,
-/// JSON value in and out, for every handler that reads a body.
-pub(crate) fn unknown_fields(body: &[u8]) -> Vec<String> {
-    if !body.starts_with(MAGIC) {
-        return Vec::new();
-    }
-    decode_with(body)
-        .map(|(_, unknown)| unknown)
-        .unwrap_or_default()
-}
-
-fn decode_with(body: &[u8]) -> Result<(Value, Vec<String>), ProtoError> {
     let table = Table::get();
     let mut decoder = Decoder::new(table);
-    let value = decode_envelope(&mut decoder, body, 0).map_err(|e| match e {
+    decode_envelope(&mut decoder, body, 0).map_err(|e| match e {
         Failure::Wire(e) => ProtoError::Malformed(e.to_string()),
         Failure::Unknown(api_version, kind) => ProtoError::UnknownKind { api_version, kind },
-    })?;
-    Ok((value, decoder.unknown))
+    })
 }
 
 /// What went wrong inside, before it is sorted into a [`ProtoError`].
