@@ -262,8 +262,23 @@ async fn a_store_written_by_an_earlier_kapi_opens_with_every_object_in_place() {
                 json!({"legacySize": 9}),
             ),
         ),
+        // A version no member is (an alpha API of the same name): served renamed, not a 500.
+        (
+            "/registry/example.com/gadgets/default/alpha",
+            old_object(
+                "example.com/v1alpha9",
+                "alpha",
+                "uid-alpha",
+                json!({"size": 3}),
+            ),
+        ),
     ])
     .await;
+    let alpha = h.ok("GET", &format!("{V1}/alpha"), None).await;
+    assert_eq!(alpha["apiVersion"], "example.com/v1");
+    assert_eq!(alpha["spec"], json!({"size": 3}));
+    let listed = h.ok("GET", V1BETA1, None).await;
+    assert_eq!(listed["items"].as_array().unwrap().len(), 4, "{listed}");
 
     let moved = h.ok("GET", &format!("{V1}/moved"), None).await;
     assert_eq!(moved["spec"], json!({"size": 7}));

@@ -325,3 +325,40 @@ fn a_v1beta1_custom_resource_definition_serves_its_kind_and_reads_as_v1() {
         "{beta}"
     );
 }
+
+const SLICE_V1BETA1: &str = r#"{
+  "apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceSlice",
+  "metadata": {"name": "node-1-gpus"},
+  "spec": {"driver": "gpu.example.com", "nodeName": "node-1",
+           "pool": {"name": "node-1", "resourceSliceCount": 1},
+           "devices": [{"name": "gpu-0", "basic": {"attributes": {"model": {"string": "a100"}}}}]}
+}"#;
+
+/// The dynamic resource allocation betas, switched on: v1beta1 says a device's fields under
+/// `basic`, v1 on the device itself (`pkg/apis/resource/v1beta1/conversion.go`).
+#[test]
+fn a_v1beta1_resource_slice_reads_flat_through_v1() {
+    let mut options = ServerOptions::release("1.36");
+    options
+        .args
+        .push("--runtime-config=resource.k8s.io/v1beta1=true".to_owned());
+    let server = KapiServer::start(&options).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    let file = k.file("slice.json", SLICE_V1BETA1);
+    k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+    let v1 = k.expect_json(&["get", "resourceslices.v1.resource.k8s.io", "node-1-gpus"]);
+    assert_eq!(
+        v1["spec"]["devices"],
+        json!([{"name": "gpu-0", "attributes": {"model": {"string": "a100"}}}])
+    );
+    let beta = k.expect_json(&[
+        "get",
+        "resourceslices.v1beta1.resource.k8s.io",
+        "node-1-gpus",
+    ]);
+    assert_eq!(
+        beta["spec"]["devices"],
+        json!([{"name": "gpu-0", "basic": {"attributes": {"model": {"string": "a100"}}}}])
+    );
+}

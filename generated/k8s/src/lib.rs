@@ -565,6 +565,210 @@ pub mod families {
             },
         ],
     };
+    /// `resourceslices`, stored as `resource.k8s.io/v1` and served as `resource.k8s.io/v1beta1`, `resource.k8s.io/v1beta2`.
+    pub static RESOURCE_K8S_IO_RESOURCESLICES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "resourceslices",
+        storage: "resource.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "resource.k8s.io/v1beta1",
+                steps: &[
+                    kapi::conversion::Step::moved(
+                        "spec.devices[*]",
+                        "basic.allNodes",
+                        "allNodes",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices[*]",
+                        "basic.allowMultipleAllocations",
+                        "allowMultipleAllocations",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices[*]",
+                        "basic.attributes",
+                        "attributes",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices[*]",
+                        "basic.bindingConditions",
+                        "bindingConditions",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices[*]",
+                        "basic.bindingFailureConditions",
+                        "bindingFailureConditions",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices[*]",
+                        "basic.bindsToNode",
+                        "bindsToNode",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices[*]",
+                        "basic.capacity",
+                        "capacity",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices[*]",
+                        "basic.consumesCounters",
+                        "consumesCounters",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices[*]",
+                        "basic.nodeAllocatableResourceMappings",
+                        "nodeAllocatableResourceMappings",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices[*]",
+                        "basic.nodeName",
+                        "nodeName",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices[*]",
+                        "basic.nodeSelector",
+                        "nodeSelector",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices[*]",
+                        "basic.taints",
+                        "taints",
+                    ),
+                ],
+            },
+            kapi::conversion::Version {
+                api_version: "resource.k8s.io/v1beta2",
+                steps: &[],
+            },
+        ],
+    };
+    /// `resourceclaims`, stored as `resource.k8s.io/v1` and served as `resource.k8s.io/v1beta1`, `resource.k8s.io/v1beta2`.
+    pub static RESOURCE_K8S_IO_RESOURCECLAIMS: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "resourceclaims",
+        storage: "resource.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "resource.k8s.io/v1beta1",
+                steps: &[
+                    kapi::conversion::Step::moved(
+                        "spec.devices.requests[*]",
+                        "adminAccess",
+                        "exactly.adminAccess",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices.requests[*]",
+                        "allocationMode",
+                        "exactly.allocationMode",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices.requests[*]",
+                        "capacity",
+                        "exactly.capacity",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices.requests[*]",
+                        "count",
+                        "exactly.count",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices.requests[*]",
+                        "deviceClassName",
+                        "exactly.deviceClassName",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices.requests[*]",
+                        "selectors",
+                        "exactly.selectors",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.devices.requests[*]",
+                        "tolerations",
+                        "exactly.tolerations",
+                    ),
+                ],
+            },
+            kapi::conversion::Version {
+                api_version: "resource.k8s.io/v1beta2",
+                steps: &[],
+            },
+        ],
+    };
+    /// `resourceclaimtemplates`, stored as `resource.k8s.io/v1` and served as `resource.k8s.io/v1beta1`, `resource.k8s.io/v1beta2`.
+    pub static RESOURCE_K8S_IO_RESOURCECLAIMTEMPLATES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "resourceclaimtemplates",
+        storage: "resource.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "resource.k8s.io/v1beta1",
+                steps: &[
+                    kapi::conversion::Step::moved(
+                        "spec.spec.devices.requests[*]",
+                        "adminAccess",
+                        "exactly.adminAccess",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.spec.devices.requests[*]",
+                        "allocationMode",
+                        "exactly.allocationMode",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.spec.devices.requests[*]",
+                        "capacity",
+                        "exactly.capacity",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.spec.devices.requests[*]",
+                        "count",
+                        "exactly.count",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.spec.devices.requests[*]",
+                        "deviceClassName",
+                        "exactly.deviceClassName",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.spec.devices.requests[*]",
+                        "selectors",
+                        "exactly.selectors",
+                    ),
+                    kapi::conversion::Step::moved(
+                        "spec.spec.devices.requests[*]",
+                        "tolerations",
+                        "exactly.tolerations",
+                    ),
+                ],
+            },
+            kapi::conversion::Version {
+                api_version: "resource.k8s.io/v1beta2",
+                steps: &[],
+            },
+        ],
+    };
+    /// `deviceclasses`, stored as `resource.k8s.io/v1` and served as `resource.k8s.io/v1beta1`, `resource.k8s.io/v1beta2`.
+    pub static RESOURCE_K8S_IO_DEVICECLASSES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "deviceclasses",
+        storage: "resource.k8s.io/v1",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "resource.k8s.io/v1beta1",
+                steps: &[],
+            },
+            kapi::conversion::Version {
+                api_version: "resource.k8s.io/v1beta2",
+                steps: &[],
+            },
+        ],
+    };
+    /// `devicetaintrules`, stored as `resource.k8s.io/v1beta2` and served as `resource.k8s.io/v1alpha3`.
+    pub static RESOURCE_K8S_IO_DEVICETAINTRULES: kapi::conversion::Family = kapi::conversion::Family {
+        resource: "devicetaintrules",
+        storage: "resource.k8s.io/v1beta2",
+        versions: &[
+            kapi::conversion::Version {
+                api_version: "resource.k8s.io/v1alpha3",
+                steps: &[],
+            },
+        ],
+    };
 }
 #[cfg(feature = "v1_20")]
 pub mod v1_20;

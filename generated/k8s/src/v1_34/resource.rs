@@ -44,7 +44,8 @@ pub mod v1 {
         group = "resource.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::ResourceSlice
+        merge = merge::ResourceSlice,
+        family = crate::families::RESOURCE_K8S_IO_RESOURCESLICES
     )]
     #[resource(
         printer_column(
@@ -200,7 +201,8 @@ pub mod v1alpha3 {
         group = "resource.k8s.io",
         version = "v1alpha3",
         cluster,
-        merge = merge::DeviceTaintRule
+        merge = merge::DeviceTaintRule,
+        family = crate::families::RESOURCE_K8S_IO_DEVICETAINTRULES
     )]
     #[resource(
         printer_column(
@@ -369,7 +371,8 @@ pub mod v1beta1 {
         group = "resource.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::ResourceSlice
+        merge = merge::ResourceSlice,
+        family = crate::families::RESOURCE_K8S_IO_RESOURCESLICES
     )]
     #[resource(
         printer_column(
@@ -551,7 +554,8 @@ pub mod v1beta2 {
         group = "resource.k8s.io",
         version = "v1beta2",
         cluster,
-        merge = merge::ResourceSlice
+        merge = merge::ResourceSlice,
+        family = crate::families::RESOURCE_K8S_IO_RESOURCESLICES
     )]
     #[resource(
         printer_column(

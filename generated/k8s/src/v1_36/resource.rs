@@ -57,7 +57,8 @@ pub mod v1 {
         group = "resource.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::ResourceSlice
+        merge = merge::ResourceSlice,
+        family = crate::families::RESOURCE_K8S_IO_RESOURCESLICES
     )]
     #[resource(
         printer_column(
@@ -212,7 +213,8 @@ pub mod v1alpha3 {
         group = "resource.k8s.io",
         version = "v1alpha3",
         cluster,
-        merge = merge::DeviceTaintRule
+        merge = merge::DeviceTaintRule,
+        family = crate::families::RESOURCE_K8S_IO_DEVICETAINTRULES
     )]
     #[resource(status)]
     #[resource(
@@ -466,7 +468,8 @@ pub mod v1beta1 {
         group = "resource.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::ResourceSlice
+        merge = merge::ResourceSlice,
+        family = crate::families::RESOURCE_K8S_IO_RESOURCESLICES
     )]
     #[resource(
         printer_column(
@@ -664,7 +667,8 @@ pub mod v1beta2 {
         group = "resource.k8s.io",
         version = "v1beta2",
         cluster,
-        merge = merge::DeviceTaintRule
+        merge = merge::DeviceTaintRule,
+        family = crate::families::RESOURCE_K8S_IO_DEVICETAINTRULES
     )]
     #[resource(status)]
     #[resource(
@@ -777,7 +781,8 @@ pub mod v1beta2 {
         group = "resource.k8s.io",
         version = "v1beta2",
         cluster,
-        merge = merge::ResourceSlice
+        merge = merge::ResourceSlice,
+        family = crate::families::RESOURCE_K8S_IO_RESOURCESLICES
     )]
     #[resource(
         printer_column(

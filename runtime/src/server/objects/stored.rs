@@ -148,8 +148,14 @@ pub(crate) fn from_stored(call: &Call, value: &[u8], rv: u64) -> Result<Value, A
     let stored_as = object.get("apiVersion").and_then(Value::as_str);
     match conversion(call) {
         Some(how @ Conversion::Typed(_)) => object = convert(call, how, object, &api_version)?,
-        Some(how @ Conversion::Family(_)) if stored_as != Some(api_version.as_str()) => {
-            object = convert(call, how, object, &api_version)?;
+        Some(Conversion::Family(family)) if stored_as != Some(api_version.as_str()) => {
+            object = if stored_as.is_some_and(|v| family.has(v)) {
+                convert(call, Conversion::Family(family), object, &api_version)?
+            } else {
+                // A version no member is (an alpha API of the same name an earlier release
+                // served): renamed, as objects without a family are.
+                renamed(object, &api_version)
+            };
             // Fields this version does not have are dropped, as its type would.
             if let Ok(typed) = (call.target.kind.codec)(object.clone()) {
                 object = typed;
@@ -158,9 +164,7 @@ pub(crate) fn from_stored(call: &Call, value: &[u8], rv: u64) -> Result<Value, A
         None if stored_as != Some(api_version.as_str()) => {
             // Stored through another version of the same resource: serve it at this version,
             // through this version's type when it fits, as it came otherwise.
-            if let Value::Object(map) = &mut object {
-                map.insert("apiVersion".into(), Value::from(api_version));
-            }
+            object = renamed(object, &api_version);
             if let Ok(converted) = (call.target.kind.codec)(object.clone()) {
                 object = converted;
             }
@@ -169,6 +173,14 @@ pub(crate) fn from_stored(call: &Call, value: &[u8], rv: u64) -> Result<Value, A
     }
     meta_mut(&mut object).insert("resourceVersion".into(), Value::from(rv.to_string()));
     Ok(object)
+}
+
+/// `object` with its `apiVersion` set to `api_version`.
+fn renamed(mut object: Value, api_version: &str) -> Value {
+    if let Value::Object(map) = &mut object {
+        map.insert("apiVersion".into(), Value::from(api_version));
+    }
+    object
 }
 
 pub(crate) fn kv_object(call: &Call, kv: &KeyValue) -> Result<Value, ApiError> {

@@ -97,7 +97,8 @@ pub mod v1 {
         group = "resource.k8s.io",
         version = "v1",
         cluster,
-        merge = merge::DeviceClass
+        merge = merge::DeviceClass,
+        family = crate::families::RESOURCE_K8S_IO_DEVICECLASSES
     )]
     #[resource(
         printer_column(
@@ -237,7 +238,12 @@ pub mod v1 {
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
-    #[resource(group = "resource.k8s.io", version = "v1", merge = merge::ResourceClaim)]
+    #[resource(
+        group = "resource.k8s.io",
+        version = "v1",
+        merge = merge::ResourceClaim,
+        family = crate::families::RESOURCE_K8S_IO_RESOURCECLAIMS
+    )]
     #[resource(status)]
     #[resource(
         printer_column(
@@ -343,7 +349,8 @@ pub mod v1 {
     #[resource(
         group = "resource.k8s.io",
         version = "v1",
-        merge = merge::ResourceClaimTemplate
+        merge = merge::ResourceClaimTemplate,
+        family = crate::families::RESOURCE_K8S_IO_RESOURCECLAIMTEMPLATES
     )]
     #[resource(
         printer_column(
@@ -635,7 +642,8 @@ pub mod v1beta1 {
         group = "resource.k8s.io",
         version = "v1beta1",
         cluster,
-        merge = merge::DeviceClass
+        merge = merge::DeviceClass,
+        family = crate::families::RESOURCE_K8S_IO_DEVICECLASSES
     )]
     #[resource(
         printer_column(
@@ -772,7 +780,8 @@ pub mod v1beta1 {
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta1",
-        merge = merge::ResourceClaim
+        merge = merge::ResourceClaim,
+        family = crate::families::RESOURCE_K8S_IO_RESOURCECLAIMS
     )]
     #[resource(status)]
     #[resource(
@@ -879,7 +888,8 @@ pub mod v1beta1 {
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta1",
-        merge = merge::ResourceClaimTemplate
+        merge = merge::ResourceClaimTemplate,
+        family = crate::families::RESOURCE_K8S_IO_RESOURCECLAIMTEMPLATES
     )]
     #[resource(
         printer_column(
@@ -1158,7 +1168,8 @@ pub mod v1beta2 {
         group = "resource.k8s.io",
         version = "v1beta2",
         cluster,
-        merge = merge::DeviceClass
+        merge = merge::DeviceClass,
+        family = crate::families::RESOURCE_K8S_IO_DEVICECLASSES
     )]
     #[resource(
         printer_column(
@@ -1302,7 +1313,8 @@ pub mod v1beta2 {
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta2",
-        merge = merge::ResourceClaim
+        merge = merge::ResourceClaim,
+        family = crate::families::RESOURCE_K8S_IO_RESOURCECLAIMS
     )]
     #[resource(status)]
     #[resource(
@@ -1410,7 +1422,8 @@ pub mod v1beta2 {
     #[resource(
         group = "resource.k8s.io",
         version = "v1beta2",
-        merge = merge::ResourceClaimTemplate
+        merge = merge::ResourceClaimTemplate,
+        family = crate::families::RESOURCE_K8S_IO_RESOURCECLAIMTEMPLATES
     )]
     #[resource(
         printer_column(
