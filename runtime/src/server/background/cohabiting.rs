@@ -20,8 +20,9 @@ use crate::conversion::Family;
 use crate::storage::{Bytes, CreateError, DeleteError, Storage};
 
 use crate::server::background::TaskError;
+use crate::server::objects::json::meta_str;
 use crate::server::state::State;
-use crate::server::state::keys::prefix_of;
+use crate::server::state::keys::{self, prefix_of};
 
 /// How many keys one read of an old prefix returns, so a large store is moved in bounded steps.
 const PAGE: usize = 500;
@@ -70,7 +71,7 @@ async fn move_prefix(
         let Some(last) = page.items.last() else {
             return Ok(moved);
         };
-        start = Some(format!("{}\0", last.key));
+        start = Some(keys::after(&last.key));
         let more = page.more;
         for kv in &page.items {
             let Some(rest) = kv.key.strip_prefix(from) else {
@@ -82,7 +83,7 @@ async fn move_prefix(
                     key: kv.key.clone(),
                     source,
                 })?;
-            let uid = uid_of(&object);
+            let uid = meta_str(&object, "uid").map(str::to_owned);
             let converted = match family.convert(object, family.storage) {
                 Ok(converted) => converted,
                 Err(error) => {
@@ -95,7 +96,7 @@ async fn move_prefix(
                 Ok(_) => {}
                 Err(CreateError::AlreadyExists { current }) => {
                     let held: Option<Value> = serde_json::from_slice(&current.value).ok();
-                    if held.as_ref().map(uid_of) != Some(uid) {
+                    if held.as_ref().and_then(|h| meta_str(h, "uid")) != uid.as_deref() {
                         tracing::warn!(key = %kv.key, target = %target, "an object stored by an earlier kapi has the name of another in its new place; left where it is");
                         continue;
                     }
@@ -120,11 +121,4 @@ async fn move_prefix(
             return Ok(moved);
         }
     }
-}
-
-fn uid_of(object: &Value) -> Option<String> {
-    object
-        .pointer("/metadata/uid")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
 }

@@ -147,18 +147,21 @@ async fn objects_of(
     };
     let mut objects = Vec::new();
     let mut start: Option<String> = None;
+    // Every page at the first one's revision, so a write meanwhile neither adds nor hides one.
+    let mut revision = None;
     loop {
         let page = state
             .storage
-            .list(&prefix, None, start.as_deref(), Some(PAGE))
+            .list(&prefix, revision, start.as_deref(), Some(PAGE))
             .await?;
+        revision = Some(page.revision);
         for kv in &page.items {
             if let Ok(object) = serde_json::from_slice::<Value>(&kv.value) {
                 objects.push(object);
             }
         }
         match page.items.last() {
-            Some(last) if page.more => start = Some(format!("{}\0", last.key)),
+            Some(last) if page.more => start = Some(keys::after(&last.key)),
             _ => return Ok(objects),
         }
     }

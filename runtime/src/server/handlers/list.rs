@@ -297,7 +297,7 @@ async fn list_with<T>(
             break;
         }
         let relative = key.strip_prefix(prefix.as_str()).unwrap_or(&key);
-        let resume = format!("{relative}\0");
+        let resume = keys::after(relative);
         if items.len() >= limit {
             let rv = i64::try_from(revision).unwrap_or(i64::MAX);
             continue_ = Some(ContinueToken::new(rv, resume).encode());

@@ -38,6 +38,11 @@ pub(crate) fn collection_prefix(info: &ResourceInfo, namespace: Option<&str>) ->
     prefix
 }
 
+/// The first key after `key` in key order: where the next page of a listing starts.
+pub(crate) fn after(key: &str) -> String {
+    format!("{key}\0")
+}
+
 /// The key of one object.
 pub(crate) fn object_key(info: &ResourceInfo, namespace: Option<&str>, name: &str) -> String {
     let mut key = collection_prefix(info, namespace);

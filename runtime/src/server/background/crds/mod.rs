@@ -446,7 +446,7 @@ async fn delete_instances(
             }
         }
         match page.items.last() {
-            Some(last) if page.more => start = Some(format!("{}\0", last.key)),
+            Some(last) if page.more => start = Some(keys::after(&last.key)),
             _ => break,
         }
     }

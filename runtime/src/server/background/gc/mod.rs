@@ -194,7 +194,7 @@ impl Collector {
         let mut more = first.more;
         items.extend(first.items);
         while more {
-            let Some(last) = items.last().map(|kv| format!("{}\0", kv.key)) else {
+            let Some(last) = items.last().map(|kv| keys::after(&kv.key)) else {
                 break;
             };
             let page = storage
