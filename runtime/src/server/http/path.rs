@@ -6,6 +6,8 @@
 //! `namespaces/<ns>/`. The subresources are `status`, `scale` and a namespace's `finalize`.
 //! Anything else, an unknown resource included, is a 404 `Status`.
 
+use axum::http::Uri;
+
 use crate::registry::{RegisteredKind, Registry};
 
 use crate::server::http::error::ApiError;
@@ -131,11 +133,42 @@ pub(crate) fn resolve(registry: &Registry, path: &str) -> Result<Target, ApiErro
     })
 }
 
+/// The values of query parameter `name` in `uri`, in order (`pretty` in `?pretty=true`; an
+/// empty one for `?pretty` or `?pretty=`), read as the request layers need them before any
+/// handler parses its options.
+pub(crate) fn query_values<'a>(uri: &'a Uri, name: &'a str) -> impl Iterator<Item = &'a str> {
+    uri.query()
+        .unwrap_or_default()
+        .split('&')
+        .filter_map(move |pair| match pair.split_once('=') {
+            Some((key, value)) if key == name => Some(value),
+            None if pair == name => Some(""),
+            _ => None,
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use serde::{Deserialize, Serialize};
 
     use super::*;
+
+    #[test]
+    fn query_values_are_read_in_order_bare_names_empty() {
+        let uri: Uri = "/api/v1/pods?dryRun=All&pretty&watch=1&dryRun=&prettyish=x"
+            .parse()
+            .unwrap_or_default();
+        let values = |name| query_values(&uri, name).collect::<Vec<_>>();
+        assert_eq!(values("dryRun"), ["All", ""]);
+        assert_eq!(values("pretty"), [""]);
+        assert_eq!(values("watch"), ["1"]);
+        assert!(values("limit").is_empty());
+        assert!(
+            query_values(&Uri::from_static("/api"), "watch")
+                .next()
+                .is_none()
+        );
+    }
     use crate::meta::ObjectMeta;
     use crate::type_tag::{ApiVersion, Kind};
 

@@ -20,20 +20,14 @@ use futures_util::StreamExt;
 
 use crate::server::Streamed;
 use crate::server::http::negotiate::{self, Format, RequestShape};
+use crate::server::http::path::query_values;
 
 /// The largest body indented; a larger one is sent compact rather than held in memory.
 const MOST: usize = 64 << 20;
 
 /// Whether the answer to `request` is indented.
 fn wants_pretty(request: &Request) -> bool {
-    let asked = request.uri().query().and_then(|query| {
-        query
-            .split('&')
-            .filter_map(|pair| pair.split_once('=').or(Some((pair, ""))))
-            .find(|(key, _)| *key == "pretty")
-            .map(|(_, value)| value)
-            .filter(|value| !value.is_empty())
-    });
+    let asked = query_values(request.uri(), "pretty").find(|value| !value.is_empty());
     if let Some(value) = asked {
         // Go's `strconv.ParseBool`; what it cannot read is false.
         return matches!(value, "1" | "t" | "T" | "TRUE" | "true" | "True");

@@ -37,7 +37,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry as Series;
 
 use crate::server::http::connections::Holding;
-use crate::server::http::path::{Subresource, Target};
+use crate::server::http::path::{Subresource, Target, query_values};
 use crate::storage::{
     BoxFuture, Bytes as StoreBytes, CompactError, CreateError, DeleteError, Deleted, Guard,
     KeyValue, ListResult, ReadError, Storage, UpdateError, WatchError, WatchStream,
@@ -311,12 +311,7 @@ fn verb(
 
 /// Whether the query's first `watch` value is neither `0` nor `false` (upstream's reading).
 fn asks_to_watch(uri: &Uri) -> bool {
-    let Some(query) = uri.query() else {
-        return false;
-    };
-    query
-        .split('&')
-        .filter_map(|pair| pair.strip_prefix("watch="))
+    query_values(uri, "watch")
         .next()
         .is_some_and(|value| !value.eq_ignore_ascii_case("false") && value != "0")
 }
@@ -324,13 +319,10 @@ fn asks_to_watch(uri: &Uri) -> bool {
 /// Upstream's `dry_run` label: empty without the option, else its values sorted, deduplicated
 /// and joined by commas (`All`).
 fn dry_run(uri: &Uri) -> String {
-    let Some(query) = uri.query().filter(|q| q.contains("dryRun")) else {
+    let mut values: Vec<&str> = query_values(uri, "dryRun").collect();
+    if values.is_empty() {
         return String::new();
-    };
-    let mut values: Vec<&str> = query
-        .split('&')
-        .filter_map(|pair| pair.strip_prefix("dryRun="))
-        .collect();
+    }
     values.sort_unstable();
     values.dedup();
     if values.iter().any(|value| *value != "All") {
