@@ -10,8 +10,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::rules::put_some;
-use super::{ConversionError, take};
+use super::{ConversionError, put_some, take};
 
 const METRICS: &str = "autoscaling.alpha.kubernetes.io/metrics";
 const CURRENT_METRICS: &str = "autoscaling.alpha.kubernetes.io/current-metrics";

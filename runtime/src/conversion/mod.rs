@@ -255,6 +255,13 @@ pub(crate) fn put(place: &mut Value, path: &str, value: Value) {
     }
 }
 
+/// Writes `value` at dotted `path` unless it is null.
+pub(crate) fn put_some(place: &mut Value, path: &str, value: Option<Value>) {
+    if let Some(value) = value.filter(|v| !v.is_null()) {
+        put(place, path, value);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

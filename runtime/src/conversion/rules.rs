@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{ConversionError, Direction, apiextensions, autoscaling, put, take};
+use super::{ConversionError, Direction, apiextensions, autoscaling, take};
 
 /// A named shape change between a served version and the stored one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,13 +73,9 @@ impl Rule {
     }
 }
 
-fn object(place: &mut Value) -> Option<&mut Map<String, Value>> {
-    place.as_object_mut()
-}
-
 /// `serviceName`/`servicePort` → `service: {name, port: {number | name}}`.
 fn ingress_backend_up(place: &mut Value) {
-    let Some(backend) = object(place) else {
+    let Some(backend) = place.as_object_mut() else {
         return;
     };
     let name = backend.remove("serviceName");
@@ -106,7 +102,7 @@ fn ingress_backend_up(place: &mut Value) {
 /// `service: {name, port}` → `serviceName`/`servicePort` (a port name wins over a number, as
 /// upstream's conversion checks the name first).
 fn ingress_backend_down(place: &mut Value) {
-    let Some(backend) = object(place) else {
+    let Some(backend) = place.as_object_mut() else {
         return;
     };
     let Some(Value::Object(mut service)) = backend.remove("service") else {
@@ -134,7 +130,7 @@ const RBAC_V1ALPHA1: &str = "rbac.authorization.k8s.io/v1alpha1";
 /// A v1alpha1 subject's `apiVersion` → `apiGroup`: users and groups are RBAC's, service
 /// accounts the core group's.
 fn rbac_subject_up(place: &mut Value) {
-    let Some(subject) = object(place) else {
+    let Some(subject) = place.as_object_mut() else {
         return;
     };
     let version = subject.remove("apiVersion");
@@ -153,7 +149,7 @@ fn rbac_subject_up(place: &mut Value) {
 
 /// A subject's `apiGroup` → v1alpha1's `apiVersion`.
 fn rbac_subject_down(place: &mut Value) {
-    let Some(subject) = object(place) else {
+    let Some(subject) = place.as_object_mut() else {
         return;
     };
     subject.remove("apiGroup");
@@ -168,7 +164,7 @@ const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 /// v1beta1's `topology` → `deprecatedTopology`, its zone into `zone`, and its hostname dropped
 /// when it repeats `nodeName` (v1beta1 allowed the two to differ; then both are kept).
 fn endpoint_topology_up(place: &mut Value) {
-    let Some(endpoint) = object(place) else {
+    let Some(endpoint) = place.as_object_mut() else {
         return;
     };
     let Some(Value::Object(mut topology)) = endpoint.remove("topology") else {
@@ -190,7 +186,7 @@ fn endpoint_topology_up(place: &mut Value) {
 /// `deprecatedTopology`, `zone` and `nodeName` → v1beta1's `topology` (the hostname only when
 /// the map has none).
 fn endpoint_topology_down(place: &mut Value) {
-    let Some(endpoint) = object(place) else {
+    let Some(endpoint) = place.as_object_mut() else {
         return;
     };
     let deprecated = endpoint.remove("deprecatedTopology");
@@ -213,13 +209,6 @@ fn endpoint_topology_down(place: &mut Value) {
         topology.insert(HOSTNAME_LABEL.into(), node);
     }
     endpoint.insert("topology".into(), Value::Object(topology));
-}
-
-/// Writes `value` at dotted `path` unless it is null.
-pub(super) fn put_some(place: &mut Value, path: &str, value: Option<Value>) {
-    if let Some(value) = value.filter(|v| !v.is_null()) {
-        put(place, path, value);
-    }
 }
 
 #[cfg(test)]
