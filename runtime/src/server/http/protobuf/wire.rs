@@ -1,5 +1,6 @@
 //! The protobuf wire format at its lowest level: varints, tags and length-delimited slices read
-//! from a byte slice, every read bounds-checked so truncated or hostile input is an error.
+//! from a byte slice, every read bounds-checked so truncated or hostile input is an error, and
+//! written into a growing buffer.
 
 use std::fmt;
 
@@ -134,6 +135,95 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// A message being written. Fields go out in the order they are written; a nested message is
+/// written in place and its length put in front of it afterwards, so nothing is measured twice.
+#[derive(Debug, Default)]
+pub(crate) struct Writer {
+    buf: Vec<u8>,
+}
+
+impl Writer {
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        Self {
+            buf: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Bytes written before the first field (a magic number, a frame length).
+    pub(crate) fn raw(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        self.buf
+    }
+
+    fn tag(&mut self, number: u32, wire: WireType) {
+        let wire = match wire {
+            WireType::Varint => 0,
+            WireType::Fixed64 => 1,
+            WireType::Len => 2,
+            WireType::Fixed32 => 5,
+        };
+        put_varint(&mut self.buf, (u64::from(number) << 3) | wire);
+    }
+
+    /// A varint field: bools, and integers as Go writes them (an int32 is sign-extended, so a
+    /// negative one takes ten bytes).
+    pub(crate) fn varint(&mut self, number: u32, value: u64) {
+        self.tag(number, WireType::Varint);
+        put_varint(&mut self.buf, value);
+    }
+
+    pub(crate) fn double(&mut self, number: u32, value: f64) {
+        self.tag(number, WireType::Fixed64);
+        self.buf.extend_from_slice(&value.to_bits().to_le_bytes());
+    }
+
+    pub(crate) fn bytes(&mut self, number: u32, value: &[u8]) {
+        self.tag(number, WireType::Len);
+        put_varint(&mut self.buf, value.len() as u64);
+        self.buf.extend_from_slice(value);
+    }
+
+    pub(crate) fn string(&mut self, number: u32, value: &str) {
+        self.bytes(number, value.as_bytes());
+    }
+
+    /// A nested message field, its fields written by `body`.
+    pub(crate) fn message<E>(
+        &mut self,
+        number: u32,
+        body: impl FnOnce(&mut Writer) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let start = self.buf.len();
+        body(self)?;
+        let len = self.buf.len() - start;
+        let mut head = Vec::with_capacity(12);
+        put_varint(&mut head, (u64::from(number) << 3) | 2);
+        put_varint(&mut head, len as u64);
+        self.buf.splice(start..start, head);
+        Ok(())
+    }
+}
+
+/// Appends `value` as a varint.
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    loop {
+        let byte = (value & 0x7f) as u8;
+        value >>= 7;
+        if value == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,6 +265,46 @@ mod tests {
         assert_eq!(reader.field().unwrap(), Some((3, Payload::Fixed64(1))));
         assert_eq!(reader.field().unwrap(), Some((4, Payload::Fixed32(2))));
         assert_eq!(reader.field().unwrap(), None);
+    }
+
+    #[test]
+    fn written_fields_read_back() {
+        let mut writer = Writer::default();
+        writer.varint(1, 150);
+        writer
+            .message(2, |w| {
+                w.string(1, "hi");
+                w.varint(2, -1i64 as u64);
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        writer.double(3, 1.5);
+        let bytes = writer.into_bytes();
+        let mut reader = Reader::new(&bytes);
+        assert_eq!(reader.field().unwrap(), Some((1, Payload::Varint(150))));
+        let Some((2, Payload::Len(inner))) = reader.field().unwrap() else {
+            panic!("no nested message in {bytes:x?}");
+        };
+        let mut inner = Reader::new(inner);
+        assert_eq!(inner.field().unwrap(), Some((1, Payload::Len(b"hi"))));
+        assert_eq!(inner.field().unwrap(), Some((2, Payload::Varint(u64::MAX))));
+        assert_eq!(inner.field().unwrap(), None);
+        assert_eq!(
+            reader.field().unwrap(),
+            Some((3, Payload::Fixed64(1.5f64.to_bits())))
+        );
+        assert_eq!(reader.field().unwrap(), None);
+        // A nested message over 127 bytes takes a two-byte length.
+        let mut writer = Writer::default();
+        writer
+            .message(1, |w| {
+                w.bytes(1, &[7; 200]);
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        let bytes = writer.into_bytes();
+        assert_eq!(&bytes[..3], &[0x0a, 0xcb, 0x01]);
+        assert_eq!(bytes.len(), 3 + 3 + 200);
     }
 
     #[test]
