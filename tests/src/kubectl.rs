@@ -2,8 +2,10 @@
 //! runs it. Each call gets the server's kubeconfig, keeps kubectl's home and discovery cache in
 //! the test's own folder (never the user's), and is killed if it outlives its time bound.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -110,6 +112,33 @@ impl<'a> Kubectl<'a> {
             .env("KUBECACHEDIR", self.dir.join("cache"))
             .env("HOME", self.dir);
         command
+    }
+
+    /// Starts a long-running `kubectl <args>` (`get -w`, `events --watch`) whose stdout lines
+    /// arrive on the receiver as kubectl prints them; stderr is dropped. The caller kills and
+    /// waits for the child.
+    ///
+    /// # Panics
+    /// When the binary cannot be started.
+    pub fn spawn_lines(&self, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+        let mut child = self
+            .command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.binary.display()));
+        let (tx, rx) = mpsc::channel();
+        if let Some(stdout) = child.stdout.take() {
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        (child, rx)
     }
 
     /// Runs kubectl to completion, killing it once the call timeout has passed.

@@ -10,10 +10,7 @@
     reason = "helpers of a test: a failed unwrap is a failed test"
 )]
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::Stdio;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use kapi_e2e::kubectl::DEFAULT_CALL_TIMEOUT;
@@ -297,29 +294,14 @@ fn describe(k: &Kubectl<'_>) -> Result<(), String> {
 
 /// `kubectl get -w` runs for a few seconds; a ConfigMap created meanwhile must show up.
 fn watch_sees_a_create(k: &Kubectl<'_>) -> Result<(), String> {
-    let mut watch = k
-        .command(&[
-            "get",
-            "configmaps",
-            "-w",
-            "--output-watch-events",
-            "-o",
-            "name",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let (tx, rx) = mpsc::channel();
-    let stdout = watch.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let (mut watch, rx) = k.spawn_lines(&[
+        "get",
+        "configmaps",
+        "-w",
+        "--output-watch-events",
+        "-o",
+        "name",
+    ]);
     let result = (|| {
         // The initial list comes first: once settings is listed the watch is established.
         let deadline = Instant::now() + Duration::from_secs(10);

@@ -1,7 +1,11 @@
-//! Objects written by kubectl in Kubernetes' protobuf encoding read back right.
+//! Objects written by kubectl in Kubernetes' protobuf encoding read back right, and answers
+//! written in it read right by kubectl.
 //!
 //! kubectl 1.32 and newer send the bodies of `kubectl create <kind>` as
-//! `application/vnd.kubernetes.protobuf` (older ones send JSON). Every kubectl on the machine
+//! `application/vnd.kubernetes.protobuf` (older ones send JSON), and their typed clients
+//! (`create <kind>`, `events`, `events --watch`, `rollout history`) ask for
+//! `application/vnd.kubernetes.protobuf,application/json`, so the server answers them in
+//! protobuf: objects, lists, `Status` failures and watch streams. Every kubectl on the machine
 //! creates the same objects in its own namespace of one server; each object is checked field by
 //! field, and the objects of a protobuf-sending kubectl must equal those a JSON-sending one
 //! created (server-set metadata aside), which holds the protobuf path to the JSON path.
@@ -18,7 +22,7 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kapi_e2e::{KapiServer, Kubectl, ServerOptions, kubectl_binaries};
 use serde_json::{Value, json};
@@ -302,16 +306,20 @@ fn kubectl_protobuf_bodies_read_back_like_json_ones() {
             }
         }
     }
+    assert_no_failures(&failures, &server);
+    assert!(
+        binaries.is_empty() || !results.is_empty(),
+        "no kubectl ran the session"
+    );
+}
+
+fn assert_no_failures(failures: &[String], server: &KapiServer) {
     assert!(
         failures.is_empty(),
         "{} failures:\n\n{}\n\nserver stderr:\n{}",
         failures.len(),
         failures.join("\n\n"),
         server.stderr()
-    );
-    assert!(
-        binaries.is_empty() || !results.is_empty(),
-        "no kubectl ran the session"
     );
 }
 
@@ -462,4 +470,144 @@ fn unknown_protobuf_fields_are_dropped_silently() {
     );
     assert_eq!(status, 200, "{body}");
     assert!(warnings(&headers).is_empty(), "{headers:?}");
+}
+
+/// Whether every field of `want` is in `got` with the same value: `got` is a Go object printed
+/// by kubectl, which spells out zero values (`status: {loadBalancer: {}}`) the JSON answer
+/// leaves out.
+fn contains(got: &Value, want: &Value, at: &str) -> Result<(), String> {
+    match (got, want) {
+        (Value::Object(got), Value::Object(want)) => want.iter().try_for_each(|(key, value)| {
+            let inner = format!("{at}.{key}");
+            got.get(key)
+                .ok_or_else(|| format!("{inner} missing"))
+                .and_then(|got| contains(got, value, &inner))
+        }),
+        (Value::Array(got), Value::Array(want)) if got.len() == want.len() => got
+            .iter()
+            .zip(want)
+            .enumerate()
+            .try_for_each(|(i, (got, want))| contains(got, want, &format!("{at}[{i}]"))),
+        _ if got == want => Ok(()),
+        _ => Err(format!("{at}: got {got}, want {want}")),
+    }
+}
+
+/// What one protobuf-reading kubectl sees: each created object (answered in protobuf, printed
+/// by kubectl from the Go object it decoded) holds everything `get` (JSON) shows; a failure's
+/// `Status` is read for its message; `events` lists and `events --watch` watches in protobuf.
+fn reads_protobuf_answers(k: &Kubectl<'_>, ns: &str) -> Result<(), String> {
+    k.ok(&["create", "namespace", ns])?;
+    let creates: &[(&[&str], &str)] = &[
+        (&["configmap", "c", "--from-literal=a=b"], "configmap/c"),
+        (
+            &[
+                "deployment",
+                "d",
+                "--image=nginx",
+                "--port=80",
+                "--replicas=2",
+            ],
+            "deployment/d",
+        ),
+        (&["service", "clusterip", "s", "--tcp=80:8080"], "service/s"),
+        (
+            &[
+                "poddisruptionbudget",
+                "p",
+                "--selector=app=d",
+                "--min-available=50%",
+            ],
+            "poddisruptionbudget/p",
+        ),
+        (
+            &["priorityclass", "pc-{ns}", "--value=7"],
+            "priorityclass/pc-{ns}",
+        ),
+    ];
+    for (args, object) in creates {
+        let args: Vec<String> = args.iter().map(|a| a.replace("{ns}", ns)).collect();
+        let object = object.replace("{ns}", ns);
+        let mut call: Vec<&str> = vec!["create"];
+        call.extend(args.iter().map(String::as_str));
+        call.extend(["-n", ns, "-o", "json"]);
+        let created: Value = serde_json::from_str(&k.ok(&call)?)
+            .map_err(|e| format!("create {object} -o json: {e}"))?;
+        let read = k.get_json(ns, &object)?;
+        contains(&created, &read, &object)?;
+    }
+    let again = k.run(&["create", "configmap", "c", "--from-literal=a=b", "-n", ns]);
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    if again.status.success() || !stderr.contains(r#"configmaps "c" already exists"#) {
+        return Err(format!(
+            "a second create did not fail as AlreadyExists: {stderr}"
+        ));
+    }
+
+    let event = |name: &str, message: &str| {
+        format!(
+            "apiVersion: v1\nkind: Event\nmetadata:\n  name: {name}\n  namespace: {ns}\n\
+             involvedObject:\n  kind: Deployment\n  name: d\n  namespace: {ns}\n\
+             reason: Tested\nmessage: {message}\ntype: Normal\n"
+        )
+    };
+    let first = k.file("first-event.yaml", &event("e1", "listed over protobuf"));
+    k.ok(&["create", "-f", first.to_str().unwrap()])?;
+    let listed = k.ok(&["events", "-n", ns])?;
+    if !listed.contains("listed over protobuf") || !listed.contains("Deployment/d") {
+        return Err(format!("kubectl events listed: {listed}"));
+    }
+
+    let (mut watch, rx) = k.spawn_lines(&["events", "--watch", "-n", ns]);
+    let result = (|| {
+        let mut seen = Vec::new();
+        let mut wait_for = |needle: &str| -> Result<(), String> {
+            let deadline = Instant::now() + Duration::from_secs(15);
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match rx.recv_timeout(left) {
+                    Ok(line) if line.contains(needle) => return Ok(()),
+                    Ok(line) => seen.push(line),
+                    Err(_) => {
+                        return Err(format!("events --watch never showed {needle:?}: {seen:?}"));
+                    }
+                }
+            }
+        };
+        // The initial events come first: once listed, the watch is established.
+        wait_for("listed over protobuf")?;
+        let second = k.file("second-event.yaml", &event("e2", "watched over protobuf"));
+        k.ok(&["create", "-f", second.to_str().unwrap()])?;
+        wait_for("watched over protobuf")
+    })();
+    let _ = watch.kill();
+    let _ = watch.wait();
+    result
+}
+
+#[test]
+fn kubectl_reads_protobuf_answers() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let mut failures = Vec::new();
+    let mut ran = Vec::new();
+    for binary in kubectl_binaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::new(&binary, &server, dir.path());
+        let name = binary.file_name().unwrap().to_string_lossy().into_owned();
+        match k.client_minor() {
+            Ok(minor) if minor >= FIRST_PROTOBUF_MINOR => {}
+            Ok(_) => continue,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        }
+        let ns = format!("pb-read-{}", name.replace('.', "-"));
+        match reads_protobuf_answers(&k, &ns) {
+            Ok(()) => ran.push(name),
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    eprintln!("protobuf-reading kubectls: {ran:?}");
+    assert_no_failures(&failures, &server);
 }

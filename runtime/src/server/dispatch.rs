@@ -24,6 +24,7 @@ use crate::server::handlers::{
 use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::{self, RequestShape};
 use crate::server::http::path::{self, Subresource};
+use crate::server::http::protobuf;
 use crate::server::state::{State, metrics};
 use crate::server::{Call, Tunables};
 
@@ -201,7 +202,9 @@ async fn handle(
             op.verb().as_str(),
         ));
     }
-    let output = negotiate::choose(&call.headers, op.shape())?;
+    let info = call.info();
+    let protobuf = protobuf::can_encode(&info.api_version(), &info.gvk.kind);
+    let output = negotiate::choose(&call.headers, op.shape(), protobuf)?;
     // `Operation::of` decided every operation on one object from a path with a name.
     let name = target.name.as_deref().unwrap_or_default();
     match op {

@@ -514,6 +514,24 @@ impl Watch {
         }
     }
 
+    /// The next event of a protobuf watch: the bytes of one length-prefixed frame (without
+    /// its length), or `None` when the stream ends or nothing comes within two seconds.
+    pub(crate) async fn next_frame(&mut self) -> Option<Vec<u8>> {
+        loop {
+            if self.buffer.len() >= 4 {
+                let len = u32::from_be_bytes(self.buffer[..4].try_into().unwrap()) as usize;
+                if self.buffer.len() >= 4 + len {
+                    let frame: Vec<u8> = self.buffer.drain(..4 + len).skip(4).collect();
+                    return Some(frame);
+                }
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(2), self.stream.next())
+                .await
+                .ok()??;
+            self.buffer.extend_from_slice(&chunk.ok()?);
+        }
+    }
+
     /// The next event that is not a bookmark.
     pub(crate) async fn next_change(&mut self) -> Option<Value> {
         loop {

@@ -36,7 +36,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
 use futures_util::Stream;
@@ -48,7 +48,8 @@ use crate::storage::{Storage, WatchError, WatchEvent as StoreEvent, WatchStream}
 
 use crate::server::handlers::list;
 use crate::server::http::error::ApiError;
-use crate::server::http::negotiate::{Output, Shape};
+use crate::server::http::negotiate::{Format, Output, Shape};
+use crate::server::http::protobuf;
 use crate::server::http::send_window::SendWindow;
 use crate::server::objects::render::Rendering;
 use crate::server::objects::revision::{parse_rv, wait_for};
@@ -60,7 +61,7 @@ use crate::server::state::watch_cache::{Entry, EventType, Feed, Next, event_line
 use crate::server::state::watch_cache::{error_event, line};
 use crate::server::{Call, Streamed, stopped};
 
-/// How an event's object is rendered.
+/// How an event's object is rendered and framed.
 #[derive(Clone)]
 struct Renderer {
     output: Output,
@@ -68,23 +69,62 @@ struct Renderer {
 }
 
 impl Renderer {
+    /// An event carrying `object` as the watch's representation asks.
     fn event(&self, call: &Call, kind: &str, object: &Value) -> Bytes {
         let rendered = self.rendering.object(call.info(), object.clone());
-        line(&json!({"type": kind, "object": rendered}))
+        self.frame(kind, &rendered)
+    }
+
+    /// An event in the watch's framing: a JSON line, or a length-prefixed protobuf
+    /// `WatchEvent`.
+    fn frame(&self, kind: &str, object: &Value) -> Bytes {
+        match self.output.format {
+            Format::Protobuf => protobuf_frame(kind, object),
+            Format::Json | Format::Yaml => line(&json!({"type": kind, "object": object})),
+        }
+    }
+
+    /// An event made as a JSON line (the ERROR events of the watch cache and the store) in the
+    /// watch's framing.
+    fn relay(&self, line: Bytes) -> Bytes {
+        if self.output.format != Format::Protobuf {
+            return line;
+        }
+        match serde_json::from_slice::<Value>(&line) {
+            Ok(event) => {
+                let kind = event.get("type").and_then(Value::as_str).unwrap_or("ERROR");
+                protobuf_frame(kind, event.get("object").unwrap_or(&Value::Null))
+            }
+            Err(e) => protobuf_frame("ERROR", &error_status(ApiError::internal(e))),
+        }
+    }
+
+    /// The bookmark at `revision`, with the annotation that ends the initial events when
+    /// `initial_end`.
+    fn bookmark(&self, call: &Call, revision: u64, initial_end: bool) -> Bytes {
+        let info = call.info();
+        let mut mark = Bookmark::new(
+            info.api_version(),
+            info.gvk.kind.to_string(),
+            revision.to_string(),
+        );
+        if initial_end {
+            mark = mark.initial_events_end();
+        }
+        self.frame("BOOKMARK", &json!(mark))
     }
 }
 
-fn bookmark(call: &Call, revision: u64, initial_end: bool) -> Bytes {
-    let info = call.info();
-    let mut mark = Bookmark::new(
-        info.api_version(),
-        info.gvk.kind.to_string(),
-        revision.to_string(),
-    );
-    if initial_end {
-        mark = mark.initial_events_end();
-    }
-    line(&json!({"type": "BOOKMARK", "object": mark}))
+/// An event in protobuf framing; an object that cannot be written ends the watch with the 500
+/// it is.
+fn protobuf_frame(kind: &str, object: &Value) -> Bytes {
+    let frame = protobuf::watch_frame(kind, object)
+        .or_else(|e| protobuf::watch_frame("ERROR", &error_status(ApiError::internal(e))));
+    Bytes::from(frame.unwrap_or_default())
+}
+
+fn error_status(error: ApiError) -> Value {
+    json!(error.into_status())
 }
 
 /// Serves a watch of the collection or, with `name`, of one object in it; errors before the
@@ -160,7 +200,7 @@ async fn watch(
     let feed = match call.state.watch_cache.feed(&call).await {
         Ok(feed) => Some(feed),
         Err(e @ (WatchError::Compacted { .. } | WatchError::Lagged { .. })) => {
-            first.push_back(error_event(ApiError::from_watch(e)));
+            first.push_back(renderer.relay(error_event(ApiError::from_watch(e))));
             None
         }
         Err(e) => return Err(ApiError::from_watch(e)),
@@ -173,7 +213,7 @@ async fn watch(
             None => match call.state.storage.watch(&prefix, start).await {
                 Ok(stream) => Phase::CatchUp(stream),
                 Err(e @ (WatchError::Compacted { .. } | WatchError::Lagged { .. })) => {
-                    first.push_back(error_event(ApiError::from_watch(e)));
+                    first.push_back(renderer.relay(error_event(ApiError::from_watch(e))));
                     Phase::Done
                 }
                 Err(e) => return Err(ApiError::from_watch(e)),
@@ -205,11 +245,15 @@ async fn watch(
         bookmarks: bookmarks.and_then(BookmarkClock::started),
         taken: Vec::new(),
     };
+    let content_type = match output.format {
+        Format::Protobuf => HeaderValue::from_static(protobuf::WATCH_MEDIA_TYPE),
+        Format::Json | Format::Yaml => crate::server::JSON,
+    };
     let mut response = Response::new(Body::from_stream(watcher));
     *response.status_mut() = StatusCode::OK;
     response
         .headers_mut()
-        .insert(header::CONTENT_TYPE, crate::server::JSON);
+        .insert(header::CONTENT_TYPE, content_type);
     Ok(response)
 }
 
@@ -327,8 +371,8 @@ impl Stream for Watcher {
             if let Some(clock) = &mut this.bookmarks
                 && clock.next.as_mut().poll(cx).is_ready()
             {
-                this.pending
-                    .push_back(bookmark(&this.call, this.last, false));
+                let mark = this.renderer.bookmark(&this.call, this.last, false);
+                this.pending.push_back(mark);
                 this.bookmarks = this.bookmarks.take().and_then(BookmarkClock::started);
                 continue;
             }
@@ -374,7 +418,7 @@ impl InitialPages {
         let renderer = self.renderer.clone();
         options.limit = Some(limit);
         async move {
-            let (lines, revision, continue_) = if renderer.output.shape == Shape::Object {
+            let (lines, revision, continue_) = if renderer.output == Output::JSON {
                 let page = list::list_json(&call, &options, &selectors).await?;
                 let lines: Vec<Bytes> = page.items.iter().map(|o| event_line("ADDED", o)).collect();
                 (lines, page.revision, page.continue_)
@@ -404,7 +448,7 @@ impl InitialPages {
         pending.extend(page.lines);
         let Some(token) = page.continue_ else {
             if self.end_bookmark {
-                pending.push_back(bookmark(&self.call, page.revision, true));
+                pending.push_back(self.renderer.bookmark(&self.call, page.revision, true));
             }
             return false;
         };
@@ -440,7 +484,7 @@ impl InitialPages {
         match page {
             Ok(page) => Poll::Ready(self.queue(page, pending)),
             Err(e) => {
-                pending.push_back(error_event(e));
+                pending.push_back(self.renderer.relay(error_event(e)));
                 Poll::Ready(false)
             }
         }
@@ -492,7 +536,9 @@ impl Watcher {
         Some(Bytes::from(chunk))
     }
 
+    /// Ends the watch after `line`, an event made as a JSON line (an ERROR).
     fn end_with(&mut self, line: Bytes) {
+        let line = self.renderer.relay(line);
         self.pending.push_back(line);
         self.phase = Phase::Done;
     }
@@ -616,8 +662,9 @@ impl Watcher {
                 (_, _, false) => return Ok(None),
             }
         };
-        match self.renderer.output.shape {
-            Shape::Object => entry.line(kind).map(Some),
+        match (self.renderer.output.shape, self.renderer.output.format) {
+            (Shape::Object, Format::Protobuf) => entry.frame(kind).map(Some),
+            (Shape::Object, _) => entry.line(kind).map(Some),
             _ => {
                 let object = entry.value()?;
                 Ok(Some(self.renderer.event(&self.call, kind.as_str(), object)))

@@ -1,11 +1,12 @@
 //! Content negotiation: which representation a response takes (`Accept`) and how a request body
 //! is read (`Content-Type`).
 //!
-//! Responses come as JSON or YAML, as the object itself, a `meta.k8s.io/v1` `Table`, or
-//! `PartialObjectMetadata[List]`; an `Accept` naming nothing we can produce is 406, a body in a
-//! type we cannot read is 415, and a body that does not parse is 400. Bodies may also come in
-//! Kubernetes' protobuf encoding (built-in kinds only, see `protobuf`): kubectl 1.32 and newer
-//! send them so, and accept JSON back.
+//! Responses come as JSON, YAML or, for the kinds `protobuf` has field numbers for, Kubernetes'
+//! protobuf encoding; as the object itself, a `meta.k8s.io/v1` `Table` (JSON and YAML only, as
+//! upstream's `AllowsMediaTypeTransform` says), or `PartialObjectMetadata[List]` (any format, for
+//! every kind). An `Accept` naming nothing we can produce is 406, a body in a type we cannot
+//! read is 415, and a body that does not parse is 400. Bodies may come in protobuf too
+//! (built-in kinds only): kubectl 1.32 and newer send them so.
 
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
@@ -13,8 +14,15 @@ use serde_json::Value;
 
 use crate::server::http::error::ApiError;
 
-/// The media types we produce, as 406 lists them.
+/// The media types we produce for kinds without protobuf field numbers, as 406 lists them.
 const SERVED: &[&str] = &["application/json", "application/yaml"];
+
+/// The media types we produce for the built-in kinds, as 406 lists them.
+const SERVED_PROTOBUF: &[&str] = &[
+    "application/json",
+    "application/yaml",
+    crate::server::http::protobuf::MEDIA_TYPE,
+];
 
 /// The media types we read request bodies in, as 415 lists them.
 const READ: &[&str] = &[
@@ -30,6 +38,8 @@ pub(crate) enum Format {
     Json,
     /// `application/yaml`.
     Yaml,
+    /// `application/vnd.kubernetes.protobuf`.
+    Protobuf,
 }
 
 /// What a response carries in place of (or as) the object.
@@ -110,14 +120,20 @@ fn parse_accept(accept: &str) -> Vec<MediaRange<'_>> {
     ranges
 }
 
-/// Chooses the response representation from the `Accept` header.
-pub(crate) fn choose(headers: &HeaderMap, request: RequestShape) -> Result<Output, ApiError> {
+/// Chooses the response representation from the `Accept` header; `protobuf` says whether the
+/// kind can be written in protobuf.
+pub(crate) fn choose(
+    headers: &HeaderMap,
+    request: RequestShape,
+    protobuf: bool,
+) -> Result<Output, ApiError> {
+    let served = if protobuf { SERVED_PROTOBUF } else { SERVED };
     let Some(accept) = headers.get(header::ACCEPT) else {
         return Ok(Output::JSON);
     };
     let accept = accept
         .to_str()
-        .map_err(|_| ApiError::not_acceptable(SERVED))?;
+        .map_err(|_| ApiError::not_acceptable(served))?;
     if accept.trim().is_empty() {
         return Ok(Output::JSON);
     }
@@ -125,6 +141,7 @@ pub(crate) fn choose(headers: &HeaderMap, request: RequestShape) -> Result<Outpu
         let format = match range.essence.as_str() {
             "application/json" | "*/*" | "application/*" => Format::Json,
             "application/yaml" if request != RequestShape::Watch => Format::Yaml,
+            crate::server::http::protobuf::MEDIA_TYPE => Format::Protobuf,
             _ => continue,
         };
         let param = |name: &str| {
@@ -141,6 +158,7 @@ pub(crate) fn choose(headers: &HeaderMap, request: RequestShape) -> Result<Outpu
                     && matches!(param("v"), Some("v1" | "v1beta1"));
                 match (as_, request) {
                     _ if !meta_group => continue,
+                    ("Table", _) if format == Format::Protobuf => continue,
                     ("Table", _) => Shape::Table,
                     ("PartialObjectMetadata", RequestShape::Single | RequestShape::Watch)
                     | ("PartialObjectMetadataList", RequestShape::List | RequestShape::Watch) => {
@@ -150,9 +168,14 @@ pub(crate) fn choose(headers: &HeaderMap, request: RequestShape) -> Result<Outpu
                 }
             }
         };
+        // The object itself in protobuf only for kinds with field numbers;
+        // `PartialObjectMetadata` has them whatever the kind.
+        if format == Format::Protobuf && shape == Shape::Object && !protobuf {
+            continue;
+        }
         return Ok(Output { format, shape });
     }
-    Err(ApiError::not_acceptable(SERVED))
+    Err(ApiError::not_acceptable(served))
 }
 
 /// Reads a request body as JSON, YAML or protobuf into a JSON object.
@@ -172,15 +195,16 @@ pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, Api
             match essence.as_str() {
                 "" | "application/json" => Format::Json,
                 "application/yaml" | "application/x-yaml" | "text/yaml" => Format::Yaml,
-                crate::server::http::protobuf::MEDIA_TYPE => return decode_protobuf(body),
+                crate::server::http::protobuf::MEDIA_TYPE => Format::Protobuf,
                 _ => return Err(ApiError::unsupported_media_type(READ)),
             }
         }
     };
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::bad_request("the request body is empty"));
-    }
     let value: Value = match format {
+        Format::Protobuf => return decode_protobuf(body),
+        _ if body.iter().all(u8::is_ascii_whitespace) => {
+            return Err(ApiError::bad_request("the request body is empty"));
+        }
         Format::Json => serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding JSON body: {e}")))?,
         Format::Yaml => crate::server::http::yaml::check_depth(body)
@@ -232,6 +256,10 @@ fn sorted(value: &Value) -> Value {
 /// Serializes a response body in `format` with the matching `Content-Type`.
 pub(crate) fn encode(format: Format, code: axum::http::StatusCode, value: &Value) -> Response {
     let (bytes, content_type) = match format {
+        Format::Protobuf => (
+            crate::server::http::protobuf::encode(value).map_err(|e| e.to_string()),
+            crate::server::http::protobuf::MEDIA_TYPE,
+        ),
         Format::Json => (
             serde_json::to_vec(value).map_err(|e| e.to_string()),
             "application/json",
@@ -262,7 +290,7 @@ mod tests {
     fn accept(value: &str, request: RequestShape) -> Result<Output, u16> {
         let mut headers = HeaderMap::new();
         headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
-        choose(&headers, request).map_err(|e| e.code().as_u16())
+        choose(&headers, request, true).map_err(|e| e.code().as_u16())
     }
 
     #[test]
@@ -281,6 +309,10 @@ mod tests {
             format: Format::Json,
             shape: Shape::Partial,
         });
+        let protobuf = Ok(Output {
+            format: Format::Protobuf,
+            shape: Shape::Object,
+        });
         let rows = [
             ("application/json", Single, json),
             ("*/*", List, json),
@@ -289,9 +321,23 @@ mod tests {
             (
                 "application/vnd.kubernetes.protobuf, application/json",
                 List,
+                protobuf,
+            ),
+            ("application/vnd.kubernetes.protobuf", List, protobuf),
+            ("application/vnd.kubernetes.protobuf", Watch, protobuf),
+            (
+                "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1, application/json",
+                List,
                 json,
             ),
-            ("application/vnd.kubernetes.protobuf", List, Err(406)),
+            (
+                "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+                List,
+                Ok(Output {
+                    format: Format::Protobuf,
+                    shape: Shape::Partial,
+                }),
+            ),
             ("text/html", Single, Err(406)),
             (
                 "application/json;as=Table;g=meta.k8s.io;v=v1, application/json",
@@ -326,6 +372,37 @@ mod tests {
         for (header, request, want) in rows {
             assert_eq!(accept(header, request), want, "{header} {request:?}");
         }
+    }
+
+    /// Kinds without field numbers (custom resources) are not offered in protobuf, as
+    /// upstream's custom resource handler leaves protobuf out of its standard serializers; their
+    /// `PartialObjectMetadata` still is.
+    #[test]
+    fn protobuf_only_for_kinds_with_field_numbers() {
+        let choose_for_custom = |value: &str, request| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
+            choose(&headers, request, false)
+        };
+        let json = choose_for_custom(
+            "application/vnd.kubernetes.protobuf, application/json",
+            RequestShape::Single,
+        );
+        assert_eq!(json.unwrap(), Output::JSON);
+        let refused =
+            choose_for_custom("application/vnd.kubernetes.protobuf", RequestShape::Single)
+                .unwrap_err()
+                .into_status();
+        assert_eq!(refused.code, Some(406));
+        assert_eq!(
+            refused.message.as_deref(),
+            Some("only the following media types are accepted: application/json, application/yaml")
+        );
+        let partial = choose_for_custom(
+            "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+            RequestShape::Single,
+        );
+        assert_eq!(partial.unwrap().format, Format::Protobuf);
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //!   `?pretty=true`, or says nothing and comes from `curl`, `Wget` or a browser
 //!   (`isPrettyPrint` in k8s.io/apiserver's `endpoints/handlers/negotiation`); `?pretty=false`
 //!   turns it off for those too. Watches stay one event per line.
-//! - an error in the format the request asked for: a failure is a `Status`, written in YAML for
-//!   a client that accepts YAML before JSON, as upstream's `ErrorNegotiated` writes it.
+//! - an error in the format the request asked for: a failure is a `Status`, written in YAML or
+//!   protobuf for a client that accepts those before JSON, as upstream's `ErrorNegotiated`
+//!   writes it (a `Status` has field numbers whatever the kind asked about).
 //!
 //! The layer sits inside compression: it reads a JSON body (up to [`MOST`] bytes; a larger one
 //! passes as it is) and writes it again, keys in their order.
@@ -50,22 +51,24 @@ fn is_json(response: &Response) -> bool {
         .is_some_and(|v| v.starts_with("application/json"))
 }
 
-/// Whether an error answer to `request` is written in YAML: the client accepts YAML before
-/// JSON (an `Accept` the server cannot satisfy gets JSON, as every 406 does).
-fn wants_yaml(request: &Request) -> bool {
-    negotiate::choose(request.headers(), RequestShape::Single)
-        .is_ok_and(|output| output.format == Format::Yaml)
+/// The format of an error answer to `request`, when it is not JSON: the client accepts YAML or
+/// protobuf before JSON (an `Accept` the server cannot satisfy gets JSON).
+fn error_format(request: &Request) -> Option<Format> {
+    negotiate::choose(request.headers(), RequestShape::Single, true)
+        .ok()
+        .map(|output| output.format)
+        .filter(|format| *format != Format::Json)
 }
 
-/// The layer: indents the JSON answers of requests that want it, and writes errors in YAML
-/// for those that asked for YAML.
+/// The layer: indents the JSON answers of requests that want it, and writes errors in YAML or
+/// protobuf for those that asked for them.
 pub(crate) async fn layer(request: Request, next: Next) -> Response {
     let pretty = wants_pretty(&request);
-    let yaml = wants_yaml(&request);
+    let error_format = error_format(&request);
     let response = next.run(request).await;
-    let yaml_error =
-        yaml && (response.status().is_client_error() || response.status().is_server_error());
-    if !(pretty || yaml_error)
+    let failed = response.status().is_client_error() || response.status().is_server_error();
+    let error_format = error_format.filter(|_| failed);
+    if !(pretty || error_format.is_some())
         || !is_json(&response)
         || response.extensions().get::<Streamed>().is_some()
     {
@@ -93,11 +96,11 @@ pub(crate) async fn layer(request: Request, next: Next) -> Response {
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(&whole) else {
         return Response::from_parts(parts, Body::from(whole));
     };
-    if yaml_error {
-        let yaml = negotiate::encode(Format::Yaml, parts.status, &value);
-        let (yaml_parts, body) = yaml.into_parts();
+    if let Some(format) = error_format {
+        let written = negotiate::encode(format, parts.status, &value);
+        let (written_parts, body) = written.into_parts();
         parts.headers.remove(header::CONTENT_LENGTH);
-        if let Some(content_type) = yaml_parts.headers.get(header::CONTENT_TYPE) {
+        if let Some(content_type) = written_parts.headers.get(header::CONTENT_TYPE) {
             parts
                 .headers
                 .insert(header::CONTENT_TYPE, content_type.clone());

@@ -8,8 +8,9 @@
 //! (`service_allocations`, fed by `observed` too).
 //!
 //! May import: `objects` (the watch cache serves events as reads do) and from `http` the
-//! error type and what the metrics label requests by (`path`, `connections`); never
-//! `handlers`, `background` or `describe`.
+//! error type, the protobuf encoding (the watch cache frames events once for every protobuf
+//! watcher) and what the metrics label requests by (`path`, `connections`); never `handlers`,
+//! `background` or `describe`.
 
 pub(crate) mod builtin;
 pub(crate) mod builtin_names;

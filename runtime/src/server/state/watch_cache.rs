@@ -31,6 +31,7 @@ use tokio::sync::oneshot;
 use crate::storage::{KeyValue, Storage, WatchError, WatchEvent as StoreEvent, WatchStream};
 
 use crate::server::http::error::ApiError;
+use crate::server::http::protobuf;
 use crate::server::objects::served::ServedJson;
 use crate::server::objects::stored::from_stored;
 use crate::server::state::keys;
@@ -325,6 +326,8 @@ pub(crate) struct Entry {
     /// The served object's JSON, or the ERROR line when it could not be served.
     object: Result<Bytes, Bytes>,
     lines: [OnceLock<Bytes>; 3],
+    /// The events in protobuf framing, written for the first protobuf watcher that wants one.
+    frames: [OnceLock<Result<Bytes, Bytes>>; 3],
     value: OnceLock<Result<Value, Bytes>>,
     prev_value: OnceLock<Result<Value, Bytes>>,
 }
@@ -377,6 +380,7 @@ impl Entry {
             prev,
             object,
             lines,
+            frames: Default::default(),
             value: OnceLock::new(),
             prev_value: OnceLock::new(),
         })
@@ -388,6 +392,19 @@ impl Entry {
         Ok(self.lines[kind.index()]
             .get_or_init(|| event_line(kind.as_str(), object))
             .clone())
+    }
+
+    /// The event of type `kind` in protobuf framing, or the ERROR line (JSON) when the object
+    /// could not be served or written.
+    pub(crate) fn frame(&self, kind: EventType) -> Result<Bytes, Bytes> {
+        self.frames[kind.index()]
+            .get_or_init(|| {
+                let frame = protobuf::watch_frame(kind.as_str(), self.value()?);
+                frame
+                    .map(Bytes::from)
+                    .map_err(|e| error_event(ApiError::internal(e)))
+            })
+            .clone()
     }
 
     /// The served object, decoded on first use.

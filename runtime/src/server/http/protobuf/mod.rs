@@ -1,7 +1,10 @@
-//! Request bodies in Kubernetes' protobuf encoding (`application/vnd.kubernetes.protobuf`),
-//! read into the same JSON value the JSON path produces.
+//! Kubernetes' protobuf encoding (`application/vnd.kubernetes.protobuf`) of the built-in kinds:
+//! request bodies read into the same JSON value the JSON path produces (`decode`), and answers
+//! written from it (`encode`): objects, lists, `Status` errors, `PartialObjectMetadata[List]`
+//! and watch events in upstream's length-prefixed framing.
 //!
-//! kubectl 1.32 and newer send built-in objects this way. A body is the magic `k8s\0` and a
+//! kubectl 1.32 and newer send built-in objects this way, and client-go's protobuf clients
+//! (controllers built with `ContentType: application/vnd.kubernetes.protobuf`) ask for it. A body is the magic `k8s\0` and a
 //! `runtime.Unknown` envelope (`typeMeta{apiVersion, kind}`, `raw`, `contentEncoding`,
 //! `contentType`) whose `raw` is the object's message. Field numbers are a fact of the wire
 //! format no OpenAPI document carries: `fields.txt` lists them per type (the format is described
@@ -15,9 +18,12 @@
 //! `fieldValidation` says: upstream's protobuf serializer is its own strict one
 //! (`CodecFactory`), strict decoding being JSON's and YAML's alone.
 //!
-//! Responses stay JSON: every kubectl that sends protobuf also accepts JSON.
+//! An answer is written in protobuf only for kinds the table covers; for any other (custom
+//! resources) protobuf is not offered and negotiation picks JSON, as upstream's handler for
+//! custom resources does.
 
 mod decode;
+mod encode;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -28,8 +34,14 @@ use std::fmt;
 use serde_json::Value;
 
 use decode::Decoder;
+pub(crate) use encode::EncodeError;
+use encode::Encoder;
 use table::Table;
-use wire::{Payload, Reader, WireError, error};
+use wire::{Payload, Reader, WireError, Writer, error};
+
+/// The media type of watch streams in protobuf: each event is a `WatchEvent` message after its
+/// length as four big-endian bytes (upstream's `LengthDelimitedFramer`).
+pub(crate) const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
 
 /// The media type of Kubernetes' protobuf encoding.
 pub(crate) const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
@@ -68,6 +80,65 @@ impl fmt::Display for ProtoError {
 /// Whether `body` is in Kubernetes' protobuf encoding (it starts with the magic `k8s\0`).
 pub(crate) fn is_protobuf(body: &[u8]) -> bool {
     body.starts_with(MAGIC)
+}
+
+/// Whether objects of `kind` in `api_version` can be written in protobuf.
+pub(crate) fn can_encode(api_version: &str, kind: &str) -> bool {
+    Table::get().message_of(api_version, kind).is_some()
+}
+
+/// Writes an object (or list, or `Status`) with its `apiVersion` and `kind` as upstream's
+/// protobuf serializer does: the magic, then a `runtime.Unknown` envelope holding the type and
+/// the message (its content encoding and type empty, written anyway as Go writes them).
+pub(crate) fn encode(value: &Value) -> Result<Vec<u8>, EncodeError> {
+    let mut out = Writer::with_capacity(256);
+    out.raw(MAGIC);
+    write_envelope(&mut out, value)?;
+    Ok(out.into_bytes())
+}
+
+fn write_envelope(out: &mut Writer, value: &Value) -> Result<(), EncodeError> {
+    let Value::Object(object) = value else {
+        return Err(EncodeError("only objects are written in protobuf".into()));
+    };
+    let text = |key: &str| object.get(key).and_then(Value::as_str).unwrap_or_default();
+    let (api_version, kind) = (text("apiVersion"), text("kind"));
+    let table = Table::get();
+    let Some((name, message)) = table.message_of(api_version, kind) else {
+        return Err(EncodeError(format!(
+            "{api_version}, Kind={kind} cannot be written as {MEDIA_TYPE}"
+        )));
+    };
+    out.message(1, |w| {
+        w.string(1, api_version);
+        w.string(2, kind);
+        Ok::<(), EncodeError>(())
+    })?;
+    out.message(2, |w| {
+        Encoder::new(table).message(w, message, name, object, 0)
+    })?;
+    out.string(3, "");
+    out.string(4, "");
+    Ok(())
+}
+
+/// One watch event in protobuf framing: the length, then a `WatchEvent` whose `object` is a
+/// `RawExtension` holding the object as [`encode`] writes it.
+pub(crate) fn watch_frame(event_type: &str, object: &Value) -> Result<Vec<u8>, EncodeError> {
+    let mut out = Writer::with_capacity(512);
+    out.raw(&[0; 4]);
+    out.string(1, event_type);
+    out.message(2, |w| {
+        w.message(1, |w| {
+            w.raw(MAGIC);
+            write_envelope(w, object)
+        })
+    })?;
+    let mut bytes = out.into_bytes();
+    let len = u32::try_from(bytes.len() - 4)
+        .map_err(|_| EncodeError("a watch event over 4 GiB".into()))?;
+    bytes[..4].copy_from_slice(&len.to_be_bytes());
+    Ok(bytes)
 }
 
 /// Reads a protobuf body into the object's JSON form, `apiVersion` and `kind` included.

@@ -73,6 +73,17 @@ pub(crate) struct Message {
     /// The proto package, which bare type references and `A`/`B`/`S` resolve in.
     pub(crate) package: &'static str,
     pub(crate) fields: HashMap<u32, Field>,
+    /// The field numbers in ascending order, the order messages are written in.
+    order: Vec<u32>,
+}
+
+impl Message {
+    /// The fields in the order upstream's marshallers write them: by number.
+    pub(crate) fn ordered(&self) -> impl Iterator<Item = (u32, &Field)> {
+        self.order
+            .iter()
+            .filter_map(|number| Some((*number, self.fields.get(number)?)))
+    }
 }
 
 #[derive(Debug, Default)]
@@ -146,10 +157,14 @@ impl Table {
                 full,
                 Message {
                     package,
-                    fields: HashMap::new(),
+                    ..Message::default()
                 },
             );
             current = Some(full);
+        }
+        for message in table.messages.values_mut() {
+            message.order = message.fields.keys().copied().collect();
+            message.order.sort_unstable();
         }
         table
     }

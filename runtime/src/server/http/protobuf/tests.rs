@@ -4,7 +4,8 @@ use serde_json::{Value, json};
 
 use super::decode::Decoder;
 use super::table::Table;
-use super::{ProtoError, decode};
+use super::wire::{Payload, Reader};
+use super::{ProtoError, decode, encode, watch_frame};
 
 /// A protobuf message under construction.
 #[derive(Default, Clone)]
@@ -563,4 +564,217 @@ fn zero_values_follow_go_pointers() {
         spec["template"]["spec"]["containers"][0],
         json!({"name": "web", "securityContext": {"runAsUser": 0, "allowPrivilegeEscalation": false}})
     );
+}
+
+/// What `encode` writes reads back as the same JSON.
+fn round_trip(value: &Value) -> Vec<u8> {
+    let bytes = encode(value).unwrap();
+    assert_eq!(&decoded(&bytes), value);
+    bytes
+}
+
+/// The fields present, in number order, the envelope as Go writes it; absent fields are not
+/// written (a pointer's absence is not a zero, and Go reads a missing value field as zero).
+#[test]
+fn config_map_encodes_as_upstream_reads_it() {
+    let value = decoded(&config_map());
+    let bytes = round_trip(&value);
+    let want = envelope(
+        "v1",
+        "ConfigMap",
+        Msg::new()
+            .msg(
+                1,
+                // The unset creationTimestamp is Go's zero Time: an empty message.
+                Msg::new()
+                    .str(1, "x")
+                    .msg(8, Msg::new())
+                    .entry_str(11, "app", "web"),
+            )
+            .entry_str(2, "a", "b")
+            .entry_str(2, "c", "")
+            .entry(3, "bin", Msg(vec![0, 1, 2])),
+    );
+    assert_eq!(bytes, want);
+}
+
+#[test]
+fn map_keys_are_sorted_as_go_writes_them() {
+    let value = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "m"},
+        "data": {"b": "2", "a": "1", "c": "3"},
+    });
+    let want = envelope(
+        "v1",
+        "ConfigMap",
+        Msg::new()
+            .msg(1, Msg::new().str(1, "m"))
+            .entry_str(2, "a", "1")
+            .entry_str(2, "b", "2")
+            .entry_str(2, "c", "3"),
+    );
+    assert_eq!(encode(&value).unwrap(), want);
+}
+
+#[test]
+fn deployment_round_trips_with_every_value_kind() {
+    let value = json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "web",
+            "namespace": "default",
+            "generation": 3,
+            "creationTimestamp": "2023-11-14T22:13:20Z",
+            "managedFields": [{
+                "manager": "kubectl",
+                "operation": "Update",
+                "apiVersion": "apps/v1",
+                "time": "2023-11-14T22:13:20Z",
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:spec": {"f:replicas": {}}},
+            }],
+        },
+        "spec": {
+            "replicas": 0,
+            "selector": {
+                "matchLabels": {"app": "web"},
+                "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]}],
+            },
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "containers": [{
+                        "name": "web",
+                        "image": "nginx",
+                        "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                        "resources": {"limits": {"cpu": "500m"}, "requests": {"memory": "64Mi"}},
+                        "securityContext": {"runAsUser": -1, "allowPrivilegeEscalation": false},
+                    }],
+                    "terminationGracePeriodSeconds": 30,
+                },
+            },
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxUnavailable": 1, "maxSurge": "25%"},
+            },
+            "revisionHistoryLimit": 10,
+        },
+        "status": {"conditions": [{
+            "type": "Available",
+            "status": "True",
+            "lastUpdateTime": "2023-11-14T22:13:21Z",
+        }]},
+    });
+    let bytes = round_trip(&value);
+    // IntOrString as Go writes it: type, intVal and strVal, all three.
+    let max_unavailable = Msg::new().int(1, 0).int(2, 1).str(3, "").0;
+    let max_surge = Msg::new().int(1, 1).int(2, 0).str(3, "25%").0;
+    for part in [max_unavailable, max_surge] {
+        assert!(
+            bytes.windows(part.len()).any(|w| w == part.as_slice()),
+            "{part:x?} not in {bytes:x?}"
+        );
+    }
+    // A negative int32 takes ten bytes, sign-extended as Go writes it.
+    let run_as_user = Msg::new().int(4, -1).0;
+    assert_eq!(run_as_user.len(), 11);
+    assert!(bytes.windows(11).any(|w| w == run_as_user.as_slice()));
+}
+
+#[test]
+fn micro_times_statuses_and_schemas_round_trip() {
+    round_trip(&json!({
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "l", "namespace": "kube-system"},
+        "spec": {
+            "holderIdentity": "a",
+            "leaseDurationSeconds": 15,
+            "renewTime": "2024-01-02T03:04:05.123456Z",
+        },
+    }));
+    let status = round_trip(&json!({
+        "apiVersion": "v1",
+        "kind": "Status",
+        "metadata": {},
+        "status": "Failure",
+        "message": "configmaps \"x\" not found",
+        "reason": "NotFound",
+        "details": {"name": "x", "kind": "configmaps"},
+        "code": 404,
+    }));
+    assert!(status.starts_with(b"k8s\0"));
+    round_trip(&json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1",
+                "served": true,
+                "storage": true,
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "spec": {
+                            "type": "object",
+                            "additionalProperties": {"type": "string"},
+                            "default": {"a": "b"},
+                        },
+                        "tags": {"type": "array", "items": {"type": "string"}},
+                        "open": {"type": "object", "additionalProperties": true},
+                        "closed": {"type": "object", "additionalProperties": false},
+                        "tuple": {"items": [{"type": "string"}, {"type": "integer"}]},
+                    },
+                    "x-kubernetes-preserve-unknown-fields": true,
+                }},
+            }],
+        },
+    }));
+}
+
+#[test]
+fn values_that_do_not_fit_their_field_are_errors() {
+    let bad = |value: Value| encode(&value).unwrap_err().to_string();
+    let config_map = |data: Value| json!({"apiVersion": "v1", "kind": "ConfigMap", "data": data});
+    assert!(bad(config_map(json!(["a"]))).contains("ConfigMap.data"));
+    assert!(bad(config_map(json!({"a": 1}))).contains("a string was expected"));
+    assert!(bad(json!({"apiVersion": "example.com/v1", "kind": "Widget"})).contains("Widget"));
+    assert!(bad(json!("text")).contains("objects"));
+    let replicas =
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": 1.5}});
+    assert!(bad(replicas).contains("an integer was expected"));
+    let replicas = json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": 5_000_000_000i64}});
+    assert!(bad(replicas).contains("out of range"));
+}
+
+/// Upstream's watch framing: the length as four big-endian bytes, then a `WatchEvent` whose
+/// `object` is a `RawExtension` holding the whole protobuf object (`LengthDelimitedFramer`,
+/// `protobuf.NewRawSerializer` in k8s.io/apimachinery).
+#[test]
+fn watch_events_are_length_prefixed() {
+    let object = decoded(&config_map());
+    let frame = watch_frame("MODIFIED", &object).unwrap();
+    let len = u32::from_be_bytes(frame[..4].try_into().unwrap()) as usize;
+    assert_eq!(len, frame.len() - 4);
+    let mut reader = Reader::new(&frame[4..]);
+    assert_eq!(
+        reader.field().unwrap(),
+        Some((1, Payload::Len(b"MODIFIED")))
+    );
+    let Some((2, Payload::Len(raw_extension))) = reader.field().unwrap() else {
+        panic!("no object in {frame:x?}");
+    };
+    assert_eq!(reader.field().unwrap(), None);
+    let mut reader = Reader::new(raw_extension);
+    let Some((1, Payload::Len(raw))) = reader.field().unwrap() else {
+        panic!("no raw bytes in {raw_extension:x?}");
+    };
+    assert_eq!(raw, encode(&object).unwrap().as_slice());
 }

@@ -154,10 +154,6 @@ impl Writer {
         self.buf.extend_from_slice(bytes);
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.buf.len()
-    }
-
     pub(crate) fn into_bytes(self) -> Vec<u8> {
         self.buf
     }

@@ -1,0 +1,251 @@
+//! Answers in Kubernetes' protobuf encoding, read back field by field: objects, lists, `Status`
+//! errors and watch events for a kind with field numbers (apps/v1 Deployment), JSON for one
+//! without (a custom resource), as upstream negotiates them.
+//!
+//! Upstream mirrored: the protobuf serializer's envelope (`runtime.Unknown` after the magic
+//! `k8s\0`, k8s.io/apimachinery `runtime/serializer/protobuf`), the watch framing
+//! (`LengthDelimitedFramer`: four big-endian length bytes, then a `metav1.WatchEvent`), the
+//! custom resource handler leaving protobuf out of its standard serializers
+//! (apiextensions-apiserver `customresource_handler.go`), and `ErrorNegotiated` writing a
+//! failure's `Status` in the negotiated format.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use kapi::{KubeVersion, Registry};
+use serde_json::json;
+
+use support::kinds::{DEPLOYMENTS, Deployment, WIDGETS, Widget};
+use support::{Answer, Harness};
+
+mod support;
+
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+/// What client-go's protobuf clients send (kubectl 1.32 and newer among them).
+const CLIENT_GO: &str = "application/vnd.kubernetes.protobuf,application/json";
+
+async fn harness() -> Harness {
+    let mut registry = Registry::new();
+    registry.register::<Deployment>();
+    registry.register::<Widget>();
+    let builder = support::builder(registry, KubeVersion::new(1, 34));
+    Harness::in_temp_dir(support::store_options(), builder).await
+}
+
+/// One field of a message as read off the wire: a varint or a length-delimited payload.
+#[derive(Debug, Clone, PartialEq)]
+enum Wire {
+    Varint(u64),
+    Bytes(Vec<u8>),
+}
+
+/// The fields of a message, in order (only the wire types the encoding uses).
+fn fields(bytes: &[u8]) -> Vec<(u64, Wire)> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    let varint = |pos: &mut usize| {
+        let mut value = 0u64;
+        let mut shift = 0;
+        loop {
+            let byte = bytes[*pos];
+            *pos += 1;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return value;
+            }
+            shift += 7;
+        }
+    };
+    while pos < bytes.len() {
+        let tag = varint(&mut pos);
+        match tag & 7 {
+            0 => out.push((tag >> 3, Wire::Varint(varint(&mut pos)))),
+            2 => {
+                let len = varint(&mut pos) as usize;
+                out.push((tag >> 3, Wire::Bytes(bytes[pos..pos + len].to_vec())));
+                pos += len;
+            }
+            other => panic!("wire type {other} in {bytes:x?}"),
+        }
+    }
+    out
+}
+
+/// Every payload of field `number`.
+fn all(bytes: &[u8], number: u64) -> Vec<Vec<u8>> {
+    fields(bytes)
+        .into_iter()
+        .filter_map(|(n, wire)| match wire {
+            Wire::Bytes(b) if n == number => Some(b),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The one payload of field `number`.
+fn one(bytes: &[u8], number: u64) -> Vec<u8> {
+    let mut found = all(bytes, number);
+    assert_eq!(found.len(), 1, "field {number} of {bytes:x?}");
+    found.remove(0)
+}
+
+fn text(bytes: &[u8], number: u64) -> String {
+    String::from_utf8(one(bytes, number)).unwrap()
+}
+
+/// The `(apiVersion, kind)` and message of a body: the magic, then `runtime.Unknown`.
+fn unwrap_envelope(body: &[u8]) -> ((String, String), Vec<u8>) {
+    let unknown = body.strip_prefix(b"k8s\0").expect("the protobuf magic");
+    let type_meta = one(unknown, 1);
+    ((text(&type_meta, 1), text(&type_meta, 2)), one(unknown, 2))
+}
+
+fn content_type(answer: &Answer) -> &str {
+    answer.headers["content-type"].to_str().unwrap()
+}
+
+#[tokio::test]
+async fn built_in_kinds_are_answered_in_protobuf() {
+    let h = harness().await;
+    let web = json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"replicas": 3},
+    });
+    h.ok("POST", DEPLOYMENTS, Some(web)).await;
+
+    let get = h
+        .exchange(
+            "GET",
+            &format!("{DEPLOYMENTS}/web"),
+            &[("accept", CLIENT_GO)],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(get.code(), 200);
+    assert_eq!(content_type(&get), PROTOBUF);
+    let ((api_version, kind), message) = unwrap_envelope(&get.body);
+    assert_eq!(
+        (api_version.as_str(), kind.as_str()),
+        ("apps/v1", "Deployment")
+    );
+    // Deployment: metadata = 1, spec = 2; ObjectMeta: name = 1, namespace = 3, labels = 11;
+    // DeploymentSpec: replicas = 1.
+    let meta = one(&message, 1);
+    assert_eq!(text(&meta, 1), "web");
+    assert_eq!(text(&meta, 3), "default");
+    let label = one(&meta, 11);
+    assert_eq!(
+        (text(&label, 1), text(&label, 2)),
+        ("app".into(), "web".into())
+    );
+    assert_eq!(fields(&one(&message, 2))[0], (1, Wire::Varint(3)));
+
+    h.ok(
+        "POST",
+        DEPLOYMENTS,
+        Some(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api"}})),
+    )
+    .await;
+    let list = h
+        .exchange("GET", DEPLOYMENTS, &[("accept", PROTOBUF)], Vec::new())
+        .await;
+    assert_eq!(list.code(), 200);
+    let ((_, kind), message) = unwrap_envelope(&list.body);
+    assert_eq!(kind, "DeploymentList");
+    // DeploymentList: metadata = 1 (ListMeta: resourceVersion = 2), items = 2.
+    assert!(!text(&one(&message, 1), 2).is_empty());
+    let names: Vec<String> = all(&message, 2)
+        .iter()
+        .map(|item| text(&one(item, 1), 1))
+        .collect();
+    assert_eq!(names, ["api", "web"]);
+}
+
+#[tokio::test]
+async fn failures_are_statuses_in_protobuf_when_asked_so() {
+    let h = harness().await;
+    let missing = h
+        .exchange(
+            "GET",
+            &format!("{DEPLOYMENTS}/nope"),
+            &[("accept", CLIENT_GO)],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(missing.code(), 404);
+    assert_eq!(content_type(&missing), PROTOBUF);
+    let ((api_version, kind), status) = unwrap_envelope(&missing.body);
+    assert_eq!((api_version.as_str(), kind.as_str()), ("v1", "Status"));
+    // Status: status = 2, message = 3, reason = 4, details = 5, code = 6.
+    assert_eq!(text(&status, 2), "Failure");
+    assert_eq!(text(&status, 3), r#"deployments.apps "nope" not found"#);
+    assert_eq!(text(&status, 4), "NotFound");
+    assert!(fields(&status).contains(&(6, Wire::Varint(404))));
+    // A client that prefers JSON gets JSON.
+    let (code, json) = h.call("GET", &format!("{DEPLOYMENTS}/nope"), None).await;
+    assert_eq!((code, json["reason"].as_str()), (404, Some("NotFound")));
+}
+
+/// Custom resources have no field numbers: protobuf is not offered for them, so a client that
+/// also takes JSON gets JSON, and one that takes only protobuf 406 with the types served.
+#[tokio::test]
+async fn custom_resources_fall_back_to_json() {
+    let h = harness().await;
+    let widget =
+        json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}});
+    h.ok("POST", WIDGETS, Some(widget)).await;
+    let json = h
+        .exchange(
+            "GET",
+            &format!("{WIDGETS}/w"),
+            &[("accept", CLIENT_GO)],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(json.code(), 200);
+    assert_eq!(content_type(&json), "application/json");
+    assert_eq!(json.value()["metadata"]["name"], "w");
+    let refused = h
+        .exchange(
+            "GET",
+            &format!("{WIDGETS}/w"),
+            &[("accept", PROTOBUF)],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(refused.code(), 406);
+    let ((_, kind), status) = unwrap_envelope(&refused.body);
+    assert_eq!(kind, "Status");
+    assert_eq!(
+        text(&status, 3),
+        "only the following media types are accepted: application/json, application/yaml"
+    );
+}
+
+#[tokio::test]
+async fn watch_events_are_length_prefixed_watch_events() {
+    let h = harness().await;
+    let mut watch = h
+        .watch(
+            &format!("{DEPLOYMENTS}?watch=true&resourceVersion=0"),
+            Some(CLIENT_GO),
+        )
+        .await;
+    let first = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a"}});
+    h.ok("POST", DEPLOYMENTS, Some(first)).await;
+    h.ok("DELETE", &format!("{DEPLOYMENTS}/a"), None).await;
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let frame = watch.next_frame().await.expect("a watch event");
+        // WatchEvent: type = 1, object = 2 (RawExtension: raw = 1, the whole object).
+        let raw = one(&one(&frame, 2), 1);
+        let ((_, kind), object) = unwrap_envelope(&raw);
+        assert_eq!(kind, "Deployment");
+        seen.push((text(&frame, 1), text(&one(&object, 1), 1)));
+    }
+    assert_eq!(
+        seen,
+        [("ADDED".into(), "a".into()), ("DELETED".into(), "a".into())]
+    );
+}
