@@ -1,6 +1,19 @@
 //! The field-number table of the Kubernetes built-in types (`fields.txt`, written by
 //! `scripts/protobuf_fields.py`), parsed once on first use.
 //!
+//! It covers every kind that any served release (1.20, 1.28, 1.34, 1.36) serves, and
+//! meta.k8s.io/v1 and v1beta1 `PartialObjectMetadata` and `PartialObjectMetadataList`. The
+//! numbers come from upstream's `generated.proto` files: those of Kubernetes 1.36.0, 1.34.1 and
+//! 1.20.2 (kubernetes/api and kubernetes/apimachinery at their `kubernetes-1.X.Y` tags) and,
+//! through the `k8s-pb` crate's prost structs, 1.35.0 down to 1.28.4 (k8s-pb 0.9.0 to 0.1.0),
+//! merged newest first; the sources must agree on every number the table holds. The JSON names
+//! are those of kapi-k8s's OpenAPI definitions. The script's doc lists the sources exactly and
+//! says how to regenerate; `every_served_property_has_a_number` below fails for any served
+//! property the table lacks. A field whose message type a release renamed refers to one message
+//! for every release (the newest type, or an older one whose numbered fields include the
+//! newest's: core/v1 `PersistentVolumeClaimSpec.resources` is `ResourceRequirements`, which 1.28
+//! sends, with `claims`).
+//!
 //! The file is line-oriented:
 //!
 //! - `# ...` is a comment;
@@ -296,6 +309,216 @@ mod tests {
         }
     }
 
+    /// Definitions by name.
+    type Definitions = HashMap<String, serde_json::Value>;
+
+    /// The OpenAPI definitions of each release kapi-k8s carries, by release (`v1_20`, ...).
+    /// generated/k8s/src/definitions holds one JSON object per file, each file named by the
+    /// releases whose definitions it holds (`v1_20_v1_28.rs`: the ones 1.20 and 1.28 share).
+    fn release_definitions() -> HashMap<String, Definitions> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../generated/k8s/src/definitions");
+        let mut out: HashMap<String, Definitions> = HashMap::new();
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{dir:?}: {e}")) {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let Some((_, rest)) = text.split_once("r##\"") else {
+                continue;
+            };
+            let json = &rest[..rest.find("\"##").expect("closing \"##")];
+            let serde_json::Value::Object(defs) = serde_json::from_str(json).unwrap() else {
+                panic!("{path:?}: not an object");
+            };
+            let stem = path.file_stem().unwrap().to_str().unwrap();
+            let releases = stem.split("_v").map(|r| r.trim_start_matches('v'));
+            for release in releases {
+                let release = out.entry(format!("v{release}")).or_default();
+                release.extend(defs.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        let mut releases: Vec<&String> = out.keys().collect();
+        releases.sort();
+        assert_eq!(releases, ["v1_20", "v1_28", "v1_34", "v1_36"]);
+        out
+    }
+
+    /// The definitions a property's schema refers to (`$ref`, through `items`,
+    /// `additionalProperties` and `allOf`).
+    fn refs(schema: &serde_json::Value, out: &mut Vec<String>) {
+        if let Some(r) = schema.get("$ref").and_then(|r| r.as_str()) {
+            out.push(r.rsplit('/').next().unwrap_or(r).to_string());
+        }
+        for key in ["items", "additionalProperties"] {
+            if let Some(inner) = schema.get(key) {
+                refs(inner, out);
+            }
+        }
+        for key in ["allOf", "anyOf", "oneOf"] {
+            for inner in schema
+                .get(key)
+                .and_then(|v| v.as_array())
+                .into_iter()
+                .flatten()
+            {
+                refs(inner, out);
+            }
+        }
+    }
+
+    /// A message's field by JSON name, looking into the Go embedded structs (`^`) it inlines.
+    fn field_named(table: &Table, message: Name, json_name: &str, depth: usize) -> Option<Field> {
+        let fields = &table.messages.get(&message)?.fields;
+        if let Some(field) = fields.values().find(|f| f.name == json_name) {
+            return Some(*field);
+        }
+        fields.values().find_map(|f| match (f.cardinality, f.kind) {
+            (Cardinality::Inline, Kind::Message(inner)) if depth < 8 => {
+                field_named(table, inner, json_name, depth + 1)
+            }
+            _ => None,
+        })
+    }
+
+    /// OpenAPI properties the table cannot give a number, with the reason. Empty: every source
+    /// the script takes has them all.
+    const KNOWN_GAPS: &[(&str, &str)] = &[];
+
+    /// Once answers are written in protobuf, a property without a field number is lost for
+    /// protobuf clients. So, in each release (1.20, 1.28, 1.34, 1.36): every kind it serves
+    /// resolves to a message, and every property of the kind's OpenAPI schema has a number in
+    /// it, walking nested types through the message each field refers to. A kind's
+    /// `apiVersion` and `kind` are the envelope's, not fields.
+    #[test]
+    fn every_served_property_has_a_number() {
+        let table = Table::get();
+        let mut gaps: Vec<String> = Vec::new();
+        let mut kinds = 0;
+        let mut walked = 0;
+        for (release, defs) in release_definitions() {
+            let gvks = |schema: &serde_json::Value| {
+                let gvks = schema.get("x-kubernetes-group-version-kind");
+                gvks.and_then(|v| v.as_array()).cloned().unwrap_or_default()
+            };
+            let mut todo: Vec<(&String, Name)> = Vec::new();
+            for (name, schema) in &defs {
+                for gvk in gvks(schema) {
+                    let part = |key: &str| gvk.get(key).and_then(|v| v.as_str()).unwrap_or("");
+                    let (group, version, kind) = (part("group"), part("version"), part("kind"));
+                    let api_version = match group {
+                        "" => version.to_string(),
+                        _ => format!("{group}/{version}"),
+                    };
+                    kinds += 1;
+                    match table.message_of(&api_version, kind) {
+                        Some((message, _)) => todo.push((name, message)),
+                        None => {
+                            gaps.push(format!("{release} {group}/{version}/{kind}: no message"))
+                        }
+                    }
+                }
+            }
+            let mut visited = std::collections::HashSet::new();
+            while let Some((name, message)) = todo.pop() {
+                if !visited.insert((name, message)) {
+                    continue;
+                }
+                let schema = &defs[name];
+                let is_kind = !gvks(schema).is_empty();
+                let properties = schema.get("properties").and_then(|p| p.as_object());
+                for (property, property_schema) in properties.into_iter().flatten() {
+                    if is_kind && (property == "apiVersion" || property == "kind") {
+                        continue;
+                    }
+                    let Some(field) = field_named(table, message, property, 0) else {
+                        gaps.push(format!("{release} {name}.{property} (in {message:?})"));
+                        continue;
+                    };
+                    if let Kind::Message(target) = field.kind {
+                        let mut targets = Vec::new();
+                        refs(property_schema, &mut targets);
+                        for target_name in targets {
+                            if let Some((name, _)) = defs.get_key_value(&target_name) {
+                                todo.push((name, target));
+                            }
+                        }
+                    }
+                }
+            }
+            walked += visited.len();
+        }
+        assert!(kinds > 800, "{kinds} kinds");
+        assert!(walked > 2000, "{walked} (definition, message) pairs walked");
+        gaps.sort();
+        gaps.dedup();
+        let known: Vec<String> = KNOWN_GAPS.iter().map(|(g, _)| g.to_string()).collect();
+        assert_eq!(gaps, known, "properties without a field number");
+    }
+
+    /// Numbers each kind of source contributes, as upstream's generated.proto files give them.
+    #[test]
+    fn numbers_of_removed_and_new_fields() {
+        let table = Table::get();
+        let number = |package: &'static str, type_name: &'static str, json_name: &str| {
+            let message = &table.messages[&(package, type_name)];
+            message
+                .fields
+                .iter()
+                .find(|(_, f)| f.name == json_name)
+                .map(|(n, _)| *n)
+        };
+        let core = "api.core.v1";
+        let meta = "apimachinery.pkg.apis.meta.v1";
+        let rows = [
+            // kubernetes/apimachinery v0.20.2 pkg/apis/meta/v1/generated.proto:
+            // `optional string clusterName = 15;` (removed in 1.25).
+            (meta, "ObjectMeta", "clusterName", 15),
+            // kubernetes/api v0.20.2 core/v1/generated.proto: `repeated string topologyKeys = 16;`
+            (core, "ServiceSpec", "topologyKeys", 16),
+            (core, "EphemeralVolumeSource", "readOnly", 2),
+            // k8s-pb 0.1.0 (Kubernetes 1.28.4): PodResourceClaim.source, tag 2.
+            (core, "PodResourceClaim", "source", 2),
+            // kubernetes/api v0.36.0 core/v1/generated.proto:
+            // `optional PodSchedulingGroup schedulingGroup = 43;`
+            (core, "PodSpec", "schedulingGroup", 43),
+            // kubernetes/apimachinery v0.36.0: ListMeta `optional ShardInfo shardInfo = 5;`
+            (meta, "ListMeta", "shardInfo", 5),
+            // kubernetes/api v0.36.0 resource/v1: DeviceAttribute `repeated int64 ints = 6;`
+            ("api.resource.v1", "DeviceAttribute", "ints", 6),
+            // kubernetes/api v0.20.2 policy/v1beta1: PodSecurityPolicySpec
+            // `optional RunAsGroupStrategyOptions runAsGroup = 22;`
+            (
+                "api.policy.v1beta1",
+                "PodSecurityPolicySpec",
+                "runAsGroup",
+                22,
+            ),
+            // kubernetes/apimachinery pkg/apis/meta/v1beta1/generated.proto: its
+            // PartialObjectMetadataList numbers metadata 2 and items 1, v1's the other way.
+            (
+                "apimachinery.pkg.apis.meta.v1beta1",
+                "PartialObjectMetadataList",
+                "metadata",
+                2,
+            ),
+            (
+                "apimachinery.pkg.apis.meta.v1beta1",
+                "PartialObjectMetadataList",
+                "items",
+                1,
+            ),
+            (meta, "PartialObjectMetadataList", "metadata", 1),
+            (meta, "PartialObjectMetadataList", "items", 2),
+            (meta, "PartialObjectMetadata", "metadata", 1),
+        ];
+        for (package, type_name, json_name, want) in rows {
+            assert_eq!(
+                number(package, type_name, json_name),
+                Some(want),
+                "{package}.{type_name}.{json_name}"
+            );
+        }
+    }
+
     #[test]
     fn kinds_resolve() {
         let table = Table::get();
@@ -305,6 +528,19 @@ mod tests {
             ("autoscaling/v1", "Scale", true),
             ("v1", "DeleteOptions", true),
             ("meta.k8s.io/v1", "DeleteOptions", true),
+            ("meta.k8s.io/v1", "PartialObjectMetadata", true),
+            ("meta.k8s.io/v1", "PartialObjectMetadataList", true),
+            ("meta.k8s.io/v1beta1", "PartialObjectMetadata", true),
+            ("meta.k8s.io/v1beta1", "PartialObjectMetadataList", true),
+            // Served by 1.20 only, 1.28 only, 1.34 only and 1.36 only.
+            ("policy/v1beta1", "PodSecurityPolicy", true),
+            ("resource.k8s.io/v1alpha2", "ResourceClaim", true),
+            (
+                "certificates.k8s.io/v1alpha1",
+                "PodCertificateRequest",
+                true,
+            ),
+            ("scheduling.k8s.io/v1alpha2", "PodGroup", true),
             ("apps/v1", "ConfigMap", false),
             ("widgets.kapi.dev/v1", "Widget", false),
         ];
@@ -315,6 +551,16 @@ mod tests {
                 "{api_version} {kind}"
             );
         }
+        let (name, _) = table
+            .message_of("meta.k8s.io/v1beta1", "PartialObjectMetadataList")
+            .unwrap();
+        assert_eq!(
+            name,
+            (
+                "apimachinery.pkg.apis.meta.v1beta1",
+                "PartialObjectMetadataList"
+            )
+        );
         let (_, config_map) = table.message_of("v1", "ConfigMap").unwrap();
         let data = config_map.fields[&2];
         assert_eq!(
