@@ -71,6 +71,9 @@ pub(crate) struct Output {
     pub(crate) format: Format,
     /// Shape.
     pub(crate) shape: Shape,
+    /// The version of `meta.k8s.io` a `Table` or `PartialObjectMetadata` is written in, as
+    /// asked (`v1` or `v1beta1`).
+    pub(crate) meta_version: &'static str,
 }
 
 impl Output {
@@ -78,6 +81,7 @@ impl Output {
     pub(crate) const JSON: Output = Output {
         format: Format::Json,
         shape: Shape::Object,
+        meta_version: "v1",
     };
 }
 
@@ -151,6 +155,10 @@ pub(crate) fn choose(
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| *v)
         };
+        let meta_version = match param("v") {
+            Some("v1beta1") => "v1beta1",
+            _ => "v1",
+        };
         let shape = match param("as") {
             None => Shape::Object,
             Some(as_) => {
@@ -173,7 +181,11 @@ pub(crate) fn choose(
         if format == Format::Protobuf && shape == Shape::Object && !protobuf {
             continue;
         }
-        return Ok(Output { format, shape });
+        return Ok(Output {
+            format,
+            shape,
+            meta_version,
+        });
     }
     Err(ApiError::not_acceptable(served))
 }
@@ -300,18 +312,22 @@ mod tests {
         let yaml = Ok(Output {
             format: Format::Yaml,
             shape: Shape::Object,
+            ..Output::JSON
         });
         let table = Ok(Output {
             format: Format::Json,
             shape: Shape::Table,
+            ..Output::JSON
         });
         let partial = Ok(Output {
             format: Format::Json,
             shape: Shape::Partial,
+            ..Output::JSON
         });
         let protobuf = Ok(Output {
             format: Format::Protobuf,
             shape: Shape::Object,
+            ..Output::JSON
         });
         let rows = [
             ("application/json", Single, json),
@@ -336,6 +352,7 @@ mod tests {
                 Ok(Output {
                     format: Format::Protobuf,
                     shape: Shape::Partial,
+                    ..Output::JSON
                 }),
             ),
             ("text/html", Single, Err(406)),

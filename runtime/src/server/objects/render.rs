@@ -34,6 +34,8 @@ pub(crate) fn reply(
 #[derive(Debug, Clone)]
 pub(crate) struct Rendering {
     shape: Shape,
+    /// The `meta.k8s.io` version a table or partial metadata is written in.
+    meta_version: &'static str,
     include: IncludeObjectPolicy,
     /// The release served: the built-ins' columns differ between releases.
     release: KubeVersion,
@@ -47,6 +49,7 @@ impl Rendering {
         };
         Ok(Self {
             shape: output.shape,
+            meta_version: output.meta_version,
             include,
             release: call.state.kube_version,
         })
@@ -54,7 +57,7 @@ impl Rendering {
 
     /// One object as asked.
     pub(crate) fn object(&self, info: &ResourceInfo, object: Value) -> Value {
-        match self.shape {
+        let rendered = match self.shape {
             Shape::Object => object,
             Shape::Partial => to_value(PartialObjectMetadata::new(object_meta(&object))),
             Shape::Table => {
@@ -68,7 +71,47 @@ impl Rendering {
                 let rows = vec![self.row(info, &object, Timestamp::now())];
                 to_value(Table::new(meta, self.columns(info), rows))
             }
+        };
+        self.in_meta_version(rendered)
+    }
+
+    /// A meta.k8s.io answer in the version asked: the `Table` or `PartialObjectMetadata[List]`
+    /// and what it embeds (list items, row objects), which are built as `meta.k8s.io/v1`.
+    fn in_meta_version(&self, mut value: Value) -> Value {
+        if self.shape == Shape::Object || self.meta_version == "v1" {
+            return value;
         }
+        let api_version = Value::from(format!("meta.k8s.io/{}", self.meta_version));
+        let retag = |object: &mut Value| {
+            if let Some(object) = object.as_object_mut()
+                && object
+                    .get("apiVersion")
+                    .and_then(Value::as_str)
+                    .is_some_and(|v| v.starts_with("meta.k8s.io/"))
+            {
+                object.insert("apiVersion".into(), api_version.clone());
+            }
+        };
+        retag(&mut value);
+        for item in value
+            .get_mut("items")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            retag(item);
+        }
+        for row in value
+            .get_mut("rows")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(object) = row.get_mut("object") {
+                retag(object);
+            }
+        }
+        value
     }
 
     /// The columns of the kind's table in the release served: Name, then its printer columns,
@@ -136,7 +179,7 @@ impl Rendering {
 
     /// A page of objects, with its list metadata, as asked.
     pub(crate) fn list(&self, info: &ResourceInfo, meta: ListMeta, items: Vec<Value>) -> Value {
-        match self.shape {
+        let rendered = match self.shape {
             Shape::Object => {
                 // Key order as the spliced JSON list body writes it: kind, apiVersion,
                 // metadata, items.
@@ -157,7 +200,8 @@ impl Rendering {
                 let rows = items.iter().map(|o| self.row(info, o, now)).collect();
                 to_value(Table::new(meta, self.columns(info), rows))
             }
-        }
+        };
+        self.in_meta_version(rendered)
     }
 }
 

@@ -4,19 +4,18 @@
 //! and watch events in upstream's length-prefixed framing.
 //!
 //! kubectl 1.32 and newer send built-in objects this way, and client-go's protobuf clients
-//! (controllers built with `ContentType: application/vnd.kubernetes.protobuf`) ask for it. A body is the magic `k8s\0` and a
+//! (kubectl 1.32 and newer, controllers built with `ContentType:
+//! application/vnd.kubernetes.protobuf`) ask for it. A body is the magic `k8s\0` and a
 //! `runtime.Unknown` envelope (`typeMeta{apiVersion, kind}`, `raw`, `contentEncoding`,
 //! `contentType`) whose `raw` is the object's message. Field numbers are a fact of the wire
-//! format no OpenAPI document carries: `fields.txt` lists them per type (the format is described
-//! in `table`), written by `scripts/protobuf_fields.py` (its doc says how to regenerate) from
-//! the `k8s-pb` crate's sources with the JSON names cross-checked against kapi-k8s's OpenAPI
-//! definitions. Kinds without numbers (custom
-//! resources) cannot be read, as upstream cannot: 415. Bytes that do not parse are 400.
+//! format no OpenAPI document carries: `fields.txt` lists them per type for every served
+//! release (the format and sources are described in `table`), written by
+//! `scripts/protobuf_fields.py`. Kinds without numbers (custom resources) cannot be read, as
+//! upstream cannot: 415. Bytes that do not parse are 400.
 //!
-//! A field number the table lacks (a client built against a newer release, or an older one's
-//! field since removed, such as 1.20's `metadata.clusterName`) is dropped silently, whatever
-//! `fieldValidation` says: upstream's protobuf serializer is its own strict one
-//! (`CodecFactory`), strict decoding being JSON's and YAML's alone.
+//! A field number the table lacks (a client built against a newer release) is dropped
+//! silently, whatever `fieldValidation` says: upstream's protobuf serializer is its own strict
+//! one (`CodecFactory`), strict decoding being JSON's and YAML's alone.
 //!
 //! An answer is written in protobuf only for kinds the table covers; for any other (custom
 //! resources) protobuf is not offered and negotiation picks JSON, as upstream's handler for
