@@ -85,6 +85,18 @@ impl Conn {
         path: &str,
         body: Option<Bytes>,
     ) -> Result<Response<Incoming>> {
+        self.start_accepting(method, path, body, "application/json")
+            .await
+    }
+
+    /// Like [`Conn::start`], asking for the answer as `accept` says.
+    pub(crate) async fn start_accepting(
+        &mut self,
+        method: Method,
+        path: &str,
+        body: Option<Bytes>,
+        accept: &str,
+    ) -> Result<Response<Incoming>> {
         // The server closes a kept-alive HTTP/1.1 connection idle for its header timeout (32 s);
         // like a pooling client, open a new one then.
         self.revive().await?;
@@ -93,7 +105,7 @@ impl Conn {
             .method(method)
             .uri(path)
             .header(HOST, &self.host)
-            .header(ACCEPT, "application/json");
+            .header(ACCEPT, accept);
         if body.is_some() {
             request = request.header(CONTENT_TYPE, "application/json");
         }

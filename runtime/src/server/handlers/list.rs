@@ -5,7 +5,7 @@
 //! written from each item's served bytes (`served`: the stored bytes with the resourceVersion
 //! spliced in when nothing needs converting), without building a `Value` per item.
 
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
@@ -14,7 +14,8 @@ use crate::storage::{ReadError, Storage};
 
 use crate::server::Call;
 use crate::server::http::error::ApiError;
-use crate::server::http::negotiate::{self, Output};
+use crate::server::http::negotiate::{self, Format, Output, Shape};
+use crate::server::http::protobuf;
 use crate::server::objects::render::Rendering;
 use crate::server::objects::revision::{parse_rv, wait_for};
 use crate::server::objects::selector::Selectors;
@@ -326,6 +327,20 @@ pub(crate) async fn serve(call: &Call, output: Output) -> Result<Response, ApiEr
     let mut options: ListOptions = call.query()?;
     validate(&mut options, false, call.state.feature(Feature::WatchList))?;
     let selectors = Selectors::of_request(call.info(), call.state.kube_version, &options, None)?;
+    if output.format == Format::Protobuf && output.shape == Shape::Object {
+        let page = list_json(call, &options, &selectors).await?;
+        let info = call.info();
+        let meta = serde_json::to_value(list_meta(&page)).map_err(ApiError::internal)?;
+        let items = page.items.iter().map(|item| &item[..]);
+        let body = protobuf::encode_list(&info.api_version(), &info.list_kind(), &meta, items)
+            .map_err(ApiError::internal)?;
+        let mut response = (StatusCode::OK, body).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(protobuf::MEDIA_TYPE),
+        );
+        return Ok(response);
+    }
     if output != Output::JSON {
         let rendering = Rendering::of(call, output)?;
         let page = list(call, &options, &selectors).await?;

@@ -121,6 +121,58 @@ fn write_envelope(out: &mut Writer, value: &Value) -> Result<(), EncodeError> {
     Ok(())
 }
 
+/// A list written from its metadata and its items' JSON, one item at a time: what a list
+/// answer costs is one item's tree at a time, not the whole list's.
+pub(crate) fn encode_list<'a>(
+    api_version: &str,
+    list_kind: &str,
+    meta: &Value,
+    items: impl IntoIterator<Item = &'a [u8]>,
+) -> Result<Vec<u8>, EncodeError> {
+    let table = Table::get();
+    let encoder = Encoder::new(table);
+    let Some((list_name, list)) = table.message_of(api_version, list_kind) else {
+        return Err(EncodeError(format!(
+            "{api_version}, Kind={list_kind} cannot be written as {MEDIA_TYPE}"
+        )));
+    };
+    let field = |name: &str| {
+        list.ordered()
+            .find(|(_, field)| field.name == name)
+            .map(|(number, field)| (number, field.kind))
+    };
+    let Some((items_number, table::Kind::Message(item_name))) = field("items") else {
+        return Err(EncodeError(format!("{list_kind} has no items")));
+    };
+    let Some(item) = table.messages.get(&item_name) else {
+        return Err(EncodeError(format!("no field numbers for {}", item_name.1)));
+    };
+    let mut out = Writer::with_capacity(4096);
+    out.raw(MAGIC);
+    out.message(1, |w| {
+        w.string(1, api_version);
+        w.string(2, list_kind);
+        Ok::<(), EncodeError>(())
+    })?;
+    out.message(2, |w| {
+        // The list's own fields (its metadata) first, as its message orders them.
+        let mut head = serde_json::Map::new();
+        head.insert("metadata".into(), meta.clone());
+        encoder.message(w, list, list_name, &head, 0)?;
+        for bytes in items {
+            let object: serde_json::Map<String, Value> = serde_json::from_slice(bytes)
+                .map_err(|e| EncodeError(format!("a stored item is not a JSON object: {e}")))?;
+            w.message(items_number, |w| {
+                encoder.message(w, item, item_name, &object, 1)
+            })?;
+        }
+        Ok(())
+    })?;
+    out.string(3, "");
+    out.string(4, "");
+    Ok(out.into_bytes())
+}
+
 /// One watch event in protobuf framing: the length, then a `WatchEvent` whose `object` is a
 /// `RawExtension` holding the object as [`encode`] writes it.
 pub(crate) fn watch_frame(event_type: &str, object: &Value) -> Result<Vec<u8>, EncodeError> {
