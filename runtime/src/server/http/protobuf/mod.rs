@@ -21,7 +21,7 @@ mod decode;
 mod table;
 #[cfg(test)]
 mod tests;
-mod wire;
+pub(crate) mod wire;
 
 use std::fmt;
 
