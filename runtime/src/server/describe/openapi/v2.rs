@@ -22,7 +22,8 @@
 //! handled.
 //!
 //! The document is built once per catalog (a CRD change swaps the catalog, and the next request
-//! builds it again), its protobuf encoded once on first demand, both kept with their hashes.
+//! builds it again), its protobuf encoded once on first demand, both kept with their hashes
+//! (kapi's content hash, where upstream takes SHA-512: a tag is opaque to clients).
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
@@ -263,9 +264,13 @@ fn sniffed_content_type(body: &[u8]) -> &'static str {
     }
 }
 
-/// `If-None-Match` holds `etag` (weak comparison) or `*`.
+/// `If-None-Match` holds `etag` (weak comparison) or `*`; `None` when it is absent or empty.
 fn none_match(headers: &HeaderMap, etag: &str) -> Option<bool> {
-    let value = headers.get(header::IF_NONE_MATCH)?.to_str().ok()?;
+    let value = headers
+        .get(header::IF_NONE_MATCH)?
+        .to_str()
+        .ok()
+        .filter(|v| !v.trim().is_empty())?;
     let bare = |tag: &str| tag.trim().trim_start_matches("W/").to_owned();
     Some(
         value
