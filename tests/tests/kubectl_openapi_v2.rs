@@ -14,7 +14,7 @@
 //! them (`NewParamVerifyingSchema`, `pkg/validation`) when the server's documents offer no
 //! `fieldValidation`, as 1.20's (server-side field validation came in 1.25) do not, with the
 //! message of kube-openapi's `pkg/util/proto/validation` (`ValidationError(<path>): unknown
-//! field "<name>" in <model>`).
+//! field "<name>" in <model>`), for built-in kinds and for a real CRD's custom resources.
 
 #![allow(
     clippy::unwrap_used,
@@ -23,7 +23,7 @@
 
 use std::path::Path;
 
-use kapi_e2e::{KapiServer, Kubectl, ServerOptions, kubectl_binaries};
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions, kubectl_binaries, spec_corpus};
 
 const DEPLOYMENT: &str = "apiVersion: apps/v1
 kind: Deployment
@@ -214,4 +214,52 @@ fn oldest_and_newest_kubectl_read_v2_in_later_releases() {
             }
         }
     }
+}
+
+/// A real CRD's schema (the Prometheus operator's ServiceMonitor, from the spec corpus) reaches
+/// kubectl through v2 as upstream's 1.20 publishes it: `explain` reads its fields and
+/// client-side validation names the unknown one with the schema's name, reversed-group style.
+#[test]
+fn custom_resources_are_explained_and_validated_from_v2_against_1_20() {
+    let server = KapiServer::start(&ServerOptions::release("1.20")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    let crd = spec_corpus()
+        .join("crds/prometheus-operator-v0.93.0_monitoring.coreos.com_servicemonitors.yaml");
+    k.expect_ok(&["apply", "-f", crd.to_str().unwrap()]);
+    k.expect_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/servicemonitors.monitoring.coreos.com",
+        "--timeout=30s",
+    ]);
+    let (stdout, stderr) = run(
+        &k,
+        &[
+            "explain",
+            "servicemonitors.spec.endpoints.port",
+            "--output=plaintext-openapiv2",
+        ],
+        0,
+    );
+    assert!(stdout.contains("ServiceMonitor"), "{stdout}");
+    assert!(stdout.contains("port <string>"), "{stdout}");
+    assert_read_v2("explain servicemonitors", &stderr);
+    let monitor = k.file(
+        "monitor.yaml",
+        "apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: web, namespace: default}
+spec:
+  selector: {matchLabels: {app: web}}
+  endpoints: [{port: web, bogusField: 1}]
+",
+    );
+    let stderr = k.expect_failure(&["apply", "-f", monitor.to_str().unwrap()]);
+    assert!(
+        stderr.contains(
+            "ValidationError(ServiceMonitor.spec.endpoints[0]): unknown field \"bogusField\" in com.coreos.monitoring.v1.ServiceMonitor.spec.endpoints"
+        ),
+        "{stderr}"
+    );
 }
