@@ -138,6 +138,9 @@ async fn wait_code(h: &Harness, uri: &str, code: u16) -> Value {
 #[tokio::test]
 async fn a_created_crd_is_established_and_its_kind_served() {
     let h = harness().await;
+    let v2_before = h
+        .exchange("GET", "/openapi/v2", &[("accept", V2_PROTOBUF)], Vec::new())
+        .await;
     let created = h.ok("POST", CRDS, Some(widget_crd())).await;
     assert_eq!(created["metadata"]["name"], "widgets.example.com");
 
@@ -276,7 +279,35 @@ async fn a_created_crd_is_established_and_its_kind_served() {
         widget["properties"]["spec"]["properties"]["size"]["type"],
         "integer"
     );
+
+    // So does v2, in JSON and in protobuf: the catalog changed, so the document kube-openapi's
+    // handler serves was built again (`OpenAPIService.UpdateSpec`), with a new ETag.
+    let doc = h.ok("GET", "/openapi/v2", None).await;
+    let definitions = doc["definitions"].as_object().unwrap();
+    assert!(
+        definitions
+            .values()
+            .any(|s| s["x-kubernetes-group-version-kind"][0]["kind"] == "Widget"),
+        "no Widget definition in /openapi/v2"
+    );
+    let v2_after = h
+        .exchange("GET", "/openapi/v2", &[("accept", V2_PROTOBUF)], Vec::new())
+        .await;
+    assert_eq!(v2_after.code(), 200);
+    assert_ne!(v2_after.headers["etag"], v2_before.headers["etag"]);
+    let named = |body: &[u8], text: &[u8]| body.windows(text.len()).any(|w| w == text);
+    assert!(!named(
+        &v2_before.body,
+        b"/apis/example.com/v1/namespaces/{namespace}/widgets"
+    ));
+    assert!(named(
+        &v2_after.body,
+        b"/apis/example.com/v1/namespaces/{namespace}/widgets"
+    ));
 }
+
+/// What client-go asks `/openapi/v2` for.
+const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
 
 #[tokio::test]
 async fn objects_that_break_the_schema_are_invalid() {

@@ -655,13 +655,15 @@ fn with_gvk<'a>(
 #[tokio::test]
 async fn openapi_v3_index_and_documents() {
     let h = harness(20).await;
-    // 1.20 predates WatchList: its documents list no `sendInitialEvents`, which 1.27 added.
-    // They keep `fieldValidation`, which kubectl reads before it validates on the server.
+    // 1.20 predates WatchList and server-side field validation: its documents list no
+    // `sendInitialEvents` (1.27) and no `fieldValidation` (1.25), so kubectl validates on the
+    // client side, against `/openapi/v2` in protobuf.
     let core = h.get("/openapi/v3/api/v1").await.text();
     assert!(!core.contains("sendInitialEvents"));
-    assert!(core.contains("fieldValidation"));
+    assert!(!core.contains("fieldValidation"));
     let later = harness(34).await.get("/openapi/v3/api/v1").await.text();
     assert!(later.contains("sendInitialEvents"));
+    assert!(later.contains("fieldValidation"));
     let index = h.get("/openapi/v3").await.json();
     let paths = index["paths"].as_object().unwrap();
     let keys: Vec<&str> = paths.keys().map(String::as_str).collect();
@@ -717,7 +719,8 @@ async fn openapi_v3_index_and_documents() {
     );
     assert_eq!(widget["properties"]["spec"]["required"], json!(["color"]));
 
-    // kubectl apply looks for the PATCH operation of the GVK and its fieldValidation parameter.
+    // kubectl apply looks for the PATCH operation of the GVK and its fieldValidation parameter
+    // (none in 1.20: see above).
     let item = &doc["paths"]["/apis/widgets.kapi.dev/v1/namespaces/{namespace}/widgets/{name}"];
     let patch = &item["patch"];
     assert_eq!(
@@ -725,13 +728,14 @@ async fn openapi_v3_index_and_documents() {
         json!({"group": "widgets.kapi.dev", "kind": "Widget", "version": "v1"})
     );
     assert_eq!(patch["x-kubernetes-action"], "patch");
-    assert!(
-        patch["parameters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|p| p["name"] == "fieldValidation" && p["in"] == "query")
-    );
+    let names: Vec<&str> = patch["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["in"] == "query")
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(names.contains(&"dryRun") && !names.contains(&"fieldValidation"));
     let body_types: Vec<&str> = patch["requestBody"]["content"]
         .as_object()
         .unwrap()
@@ -880,21 +884,97 @@ async fn openapi_v2_document() {
     assert_eq!(post["parameters"][0]["in"], "body");
     assert_eq!(post["x-kubernetes-action"], "post");
 
-    // client-go asks for protobuf only; that is refused rather than answered in JSON.
-    let protobuf = h
-        .send(
-            "GET",
-            "/openapi/v2",
-            Some("application/com.github.proto-openapi.spec.v2@v1.0+protobuf"),
-            None,
-        )
-        .await;
-    assert_eq!(protobuf.status, StatusCode::NOT_ACCEPTABLE);
+    // 1.20's kube-openapi (d219536) names no content type: Go's `http.ServeContent` sniffs
+    // text; `Last-Modified` says when the document was built.
+    assert_eq!(
+        answer.header(header::CONTENT_TYPE),
+        Some("text/plain; charset=utf-8")
+    );
+    assert_eq!(answer.header(header::VARY), Some("Accept"));
+    assert!(answer.header(header::LAST_MODIFIED).is_some());
+}
+
+const V2_PROTOBUF_AT: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+const V2_PROTOBUF_DOT: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+/// `/openapi/v2` as kube-openapi's handler (`RegisterOpenAPIVersionedService` in
+/// `pkg/handler/handler.go`) negotiates it: the protobuf client-go asks for
+/// (`openAPIV2mimePb`), the `.` spelling added in Feb 2023 (from 1.27), JSON for anything
+/// else it can answer, a bare 406 for what it cannot; ETags and `http.ServeContent`'s 304s.
+#[tokio::test]
+async fn openapi_v2_in_protobuf_per_release() {
+    for minor in [20, 34] {
+        let h = harness(minor).await;
+        let json = h.get("/openapi/v2").await;
+        let json_etag = json.header(header::ETAG).unwrap().to_owned();
+        let protobuf = h
+            .send("GET", "/openapi/v2", Some(V2_PROTOBUF_AT), None)
+            .await;
+        assert_eq!(protobuf.status, StatusCode::OK);
+        // gnostic's Document: field 1 (swagger) "2.0", then field 2 (info).
+        assert_eq!(protobuf.body[..6], [0x0a, 0x03, b'2', b'.', b'0', 0x12]);
+        assert_eq!(protobuf.header(header::VARY), Some("Accept"));
+        let etag = protobuf.header(header::ETAG).unwrap().to_owned();
+        let dot = h
+            .send("GET", "/openapi/v2", Some(V2_PROTOBUF_DOT), None)
+            .await;
+        let yaml = h
+            .send("GET", "/openapi/v2", Some("application/yaml"), None)
+            .await;
+        assert_eq!(yaml.status, StatusCode::NOT_ACCEPTABLE);
+        assert!(yaml.body.is_empty());
+        assert_eq!(yaml.header(header::VARY), Some("Accept"));
+        if minor == 20 {
+            // Sniffed as binary; each format tagged with the hash of its own bytes; no `.`.
+            assert_eq!(
+                protobuf.header(header::CONTENT_TYPE),
+                Some("application/octet-stream")
+            );
+            assert_ne!(etag, json_etag);
+            assert_eq!(dot.status, StatusCode::NOT_ACCEPTABLE);
+        } else {
+            assert_eq!(json.header(header::CONTENT_TYPE), Some("application/json"));
+            assert_eq!(protobuf.header(header::CONTENT_TYPE), Some(V2_PROTOBUF_DOT));
+            assert_eq!(etag, json_etag, "both formats carry the JSON's ETag");
+            assert_eq!(dot.status, StatusCode::OK);
+            assert_eq!(dot.body, protobuf.body);
+        }
+        // Built once: the same bytes again, and 304 for the client that has them, by ETag or
+        // by date.
+        let again = h
+            .send("GET", "/openapi/v2", Some(V2_PROTOBUF_AT), None)
+            .await;
+        assert_eq!(again.body, protobuf.body);
+        let last_modified = protobuf.header(header::LAST_MODIFIED).unwrap().to_owned();
+        for (name, value) in [
+            (header::IF_NONE_MATCH, etag.as_str()),
+            (header::IF_MODIFIED_SINCE, last_modified.as_str()),
+        ] {
+            let request = Request::builder()
+                .uri("/openapi/v2")
+                .header(header::ACCEPT, V2_PROTOBUF_AT)
+                .header(name.clone(), value)
+                .body(Body::empty())
+                .unwrap();
+            let cached = h.request(request).await;
+            assert_eq!(cached.status(), StatusCode::NOT_MODIFIED, "{name}");
+            assert_eq!(cached.headers()[header::ETAG], etag.as_str());
+        }
+        // A stale ETag gets the document.
+        let request = Request::builder()
+            .uri("/openapi/v2")
+            .header(header::ACCEPT, V2_PROTOBUF_AT)
+            .header(header::IF_NONE_MATCH, "\"stale\"")
+            .body(Body::empty())
+            .unwrap();
+        assert_eq!(h.request(request).await.status(), StatusCode::OK);
+    }
 }
 
 /// `kubectl` (when installed) reads what these endpoints publish: api-resources and
 /// api-versions from discovery, explain from OpenAPI v3, and create with its default
-/// validation, which consults the OpenAPI v3 PATCH operation of the kind.
+/// validation: the OpenAPI v3 PATCH operation of the kind offers no `fieldValidation` in 1.20,
+/// so kubectl validates the manifest itself, against `/openapi/v2` in protobuf.
 #[tokio::test(flavor = "multi_thread")]
 async fn kubectl_reads_discovery_and_openapi() {
     let Ok(version) = std::process::Command::new("kubectl")
@@ -986,8 +1066,7 @@ async fn kubectl_reads_discovery_and_openapi() {
 
     let manifest = "apiVersion: widgets.kapi.dev/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: default\nspec:\n  color: red\n";
     run(&["create", "-f", "-"], Some(manifest));
-    // Client-side apply of a new object: validation through the OpenAPI v3 PATCH operation,
-    // then a create.
+    // Client-side apply of a new object: validated by kubectl (see above), then created.
     let (applied, _) = run(&["apply", "-f", "-"], Some(&manifest.replace("w1", "w2")));
     assert!(
         applied.contains("widget.widgets.kapi.dev/w2 created"),

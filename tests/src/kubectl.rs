@@ -24,7 +24,6 @@ pub struct Kubectl<'a> {
     dir: &'a Path,
     call_timeout: Duration,
     request_timeout: Option<String>,
-    no_validation_on_1_27_and_1_28: bool,
 }
 
 impl<'a> Kubectl<'a> {
@@ -37,7 +36,6 @@ impl<'a> Kubectl<'a> {
             dir,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             request_timeout: None,
-            no_validation_on_1_27_and_1_28: false,
         }
     }
 
@@ -59,15 +57,6 @@ impl<'a> Kubectl<'a> {
         self
     }
 
-    /// kubectl 1.27 and 1.28 validate manifests against `/openapi/v2` in protobuf, which the
-    /// server does not serve (it serves v2 as JSON, and v3). With this set, their `create`,
-    /// `apply` and `replace` calls get `--validate=false` appended; other versions are untouched.
-    /// The binary's version is read from its file name (`kubectl.1.27`, `kubectl.1.28`).
-    pub fn without_validation_on_1_27_and_1_28(mut self) -> Self {
-        self.no_validation_on_1_27_and_1_28 = true;
-        self
-    }
-
     /// The binary this runs.
     pub fn binary(&self) -> &Path {
         &self.binary
@@ -83,17 +72,6 @@ impl<'a> Kubectl<'a> {
         self.server
     }
 
-    /// Whether this is kubectl 1.27 or 1.28 (by file name), which validate manifests against
-    /// `/openapi/v2` in protobuf and so cannot validate or `explain` against this server.
-    pub fn reads_openapi_v2_protobuf(&self) -> bool {
-        let name = self
-            .binary
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy();
-        name.ends_with(".1.27") || name.ends_with(".1.28")
-    }
-
     /// The command for `kubectl <args>`, not yet started: for calls that need their own
     /// plumbing (e.g. a `get -w` read line by line). It has no time bound.
     pub fn command(&self, args: &[&str]) -> Command {
@@ -103,10 +81,6 @@ impl<'a> Kubectl<'a> {
             command.arg(format!("--request-timeout={timeout}"));
         }
         command.args(args);
-        let validates = matches!(args.first(), Some(&("create" | "apply" | "replace")));
-        if validates && self.no_validation_on_1_27_and_1_28 && self.reads_openapi_v2_protobuf() {
-            command.arg("--validate=false");
-        }
         command
             // Keeps kubectl's discovery cache per test, not in the user's home.
             .env("KUBECACHEDIR", self.dir.join("cache"))

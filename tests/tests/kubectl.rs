@@ -235,9 +235,6 @@ fn short_names(k: &Kubectl<'_>) -> Result<(), String> {
 }
 
 fn explain(k: &Kubectl<'_>) -> Result<(), String> {
-    if k.reads_openapi_v2_protobuf() {
-        return Ok(());
-    }
     // Generated crates hand their OpenAPI definitions to the registry, so explain reaches
     // every field of a built-in or example kind, through references (Deployment → PodSpec).
     let cases: [(&str, &[&str]); 6] = [
@@ -349,7 +346,7 @@ fn kubectl_session_against_every_kubectl_on_the_machine() {
     for binary in &binaries {
         let server = KapiServer::start(&ServerOptions::default()).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let k = Kubectl::new(binary, &server, dir.path()).without_validation_on_1_27_and_1_28();
+        let k = Kubectl::new(binary, &server, dir.path());
         let started = Instant::now();
         let name = binary.file_name().unwrap().to_string_lossy().into_owned();
         match session(&k) {
@@ -379,8 +376,8 @@ fn deprecation_warnings_reach_kubectl_stderr() {
     for binary in &kubectl_binaries() {
         let dir = tempfile::tempdir().unwrap();
         let name = binary.file_name().unwrap().to_string_lossy().into_owned();
-        let on_old = Kubectl::new(binary, &old, dir.path()).without_validation_on_1_27_and_1_28();
-        let on_new = Kubectl::new(binary, &new, dir.path()).without_validation_on_1_27_and_1_28();
+        let on_old = Kubectl::new(binary, &old, dir.path());
+        let on_new = Kubectl::new(binary, &new, dir.path());
         let cases = [
             (
                 &on_old,
@@ -435,7 +432,7 @@ fn derived_crds_pass_kubectl_client_dry_run() {
     let binaries = kubectl_binaries();
     let binary = binaries.first().expect("no kubectl on PATH");
     let dir = tempfile::tempdir().unwrap();
-    let k = Kubectl::new(binary, &server, dir.path()).without_validation_on_1_27_and_1_28();
+    let k = Kubectl::new(binary, &server, dir.path());
     let goldens = kapi_e2e::workspace_root().join("runtime/tests/crd_golden");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&goldens)
         .unwrap()
@@ -539,43 +536,37 @@ fn dry_run_and_field_validation(k: &Kubectl<'_>) -> Result<(), String> {
         return Err(format!("a dry-run create was stored: {listed}"));
     }
 
-    // kubectl 1.27 and 1.28 run with validation off here (see
-    // `Kubectl::without_validation_on_1_27_and_1_28`).
-    if !k.reads_openapi_v2_protobuf() {
-        let loose = k.file("loose.yaml", UNKNOWN_FIELD_CONFIG_MAP);
-        let refused = k.run(&["apply", "--validate=strict", "-f", loose.to_str().unwrap()]);
-        let stderr = String::from_utf8_lossy(&refused.stderr);
-        if refused.status.success() {
-            return Err(format!(
-                "apply --validate=strict accepted an unknown field:\n{stderr}"
-            ));
-        }
-        expect(
-            "apply --validate=strict",
-            &stderr,
-            "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"bogus\"",
-        )?;
-        let gone = k.run(&["get", "configmap", "loose"]);
-        expect(
-            "get after a refused apply",
-            &String::from_utf8_lossy(&gone.stderr),
-            "NotFound",
-        )?;
-        let warned = k.run(&["apply", "--validate=warn", "-f", loose.to_str().unwrap()]);
-        let stdout = String::from_utf8_lossy(&warned.stdout);
-        let stderr = String::from_utf8_lossy(&warned.stderr);
-        if !warned.status.success() {
-            return Err(format!("apply --validate=warn failed:\n{stdout}{stderr}"));
-        }
-        expect("apply --validate=warn", &stdout, "configmap/loose created")?;
-        expect(
-            "apply --validate=warn",
-            &stderr,
-            "Warning: unknown field \"bogus\"",
-        )?;
-    } else {
-        k.ok(&["create", "configmap", "loose", "--from-literal=k=v"])?;
+    let loose = k.file("loose.yaml", UNKNOWN_FIELD_CONFIG_MAP);
+    let refused = k.run(&["apply", "--validate=strict", "-f", loose.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    if refused.status.success() {
+        return Err(format!(
+            "apply --validate=strict accepted an unknown field:\n{stderr}"
+        ));
     }
+    expect(
+        "apply --validate=strict",
+        &stderr,
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"bogus\"",
+    )?;
+    let gone = k.run(&["get", "configmap", "loose"]);
+    expect(
+        "get after a refused apply",
+        &String::from_utf8_lossy(&gone.stderr),
+        "NotFound",
+    )?;
+    let warned = k.run(&["apply", "--validate=warn", "-f", loose.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&warned.stdout);
+    let stderr = String::from_utf8_lossy(&warned.stderr);
+    if !warned.status.success() {
+        return Err(format!("apply --validate=warn failed:\n{stdout}{stderr}"));
+    }
+    expect("apply --validate=warn", &stdout, "configmap/loose created")?;
+    expect(
+        "apply --validate=warn",
+        &stderr,
+        "Warning: unknown field \"bogus\"",
+    )?;
 
     let deleted = k.ok(&["delete", "configmap", "loose", "--dry-run=server"])?;
     expect(
@@ -602,7 +593,7 @@ fn server_side_dry_run_and_field_validation_with_every_kubectl() {
     let mut failures = Vec::new();
     for binary in &binaries {
         let dir = tempfile::tempdir().unwrap();
-        let k = Kubectl::new(binary, &server, dir.path()).without_validation_on_1_27_and_1_28();
+        let k = Kubectl::new(binary, &server, dir.path());
         if let Err(e) = dry_run_and_field_validation(&k) {
             let name = binary.file_name().unwrap().to_string_lossy().into_owned();
             failures.push(format!("{name}: {e}"));

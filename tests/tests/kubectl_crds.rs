@@ -11,9 +11,7 @@ use kapi_e2e::{KapiServer, Kubectl, ServerOptions, kubectl_binaries, spec_corpus
 
 /// One kubectl against `server` with its home in `dir`, as every test here runs it.
 fn kubectl<'a>(binary: &Path, server: &'a KapiServer, dir: &'a Path) -> Kubectl<'a> {
-    Kubectl::new(binary, server, dir)
-        .with_request_timeout("30s")
-        .without_validation_on_1_27_and_1_28()
+    Kubectl::new(binary, server, dir).with_request_timeout("30s")
 }
 
 fn expect(what: &str, text: &str, needle: &str) -> Result<(), String> {

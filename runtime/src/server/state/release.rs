@@ -151,8 +151,8 @@ mod tests {
     const ALWAYS_ON: [&str; 3] = ["WatchBookmark", "DryRun", "ServerSideApply"];
 
     /// Recorded, not followed: kapi serves `/openapi/v3` in 1.20 too, where upstream has no
-    /// OpenAPIV3 (alpha in 1.23), because its `/openapi/v2` is JSON only and kubectl, missing
-    /// v3, asks for v2 in protobuf.
+    /// OpenAPIV3 (alpha in 1.23); it did so while `/openapi/v2` was JSON only (see
+    /// `specs/gating/README.md`).
     const RECORDED_ONLY: [&str; 1] = ["OpenAPIV3"];
 
     #[test]

@@ -21,19 +21,23 @@
 //!
 //! The v3 index names each document with `?hash=<content hash>`; a request with the current
 //! hash is cacheable forever, one with a stale hash is redirected (301) to the current one, and
-//! `ETag`/`If-None-Match` work on every document. Only JSON is served: a client that accepts
-//! nothing but protobuf (client-go asks `/openapi/v2` that way) gets 406.
+//! `ETag`/`If-None-Match` work on every document. The v3 documents are JSON only (a client
+//! accepting nothing else gets 406); `/openapi/v2` is also served in protobuf, the form
+//! client-go asks for, as each release's kube-openapi serves it (`v2`, `protobuf`).
 //!
 //! The documents are assembled here from `schemas` (the kinds' and the shared meta schemas)
 //! and `paths` (the kinds' operations), and served with their hashes and ETags.
 //!
 //! May import: what `describe` may; `schemas` imports neither this module nor `paths`, and
-//! `paths` only `schemas`.
+//! `paths` only `schemas`; `protobuf` none of them; `v2` this module and `protobuf`.
 
 mod paths;
+mod protobuf;
 mod schemas;
+mod v2;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{Path, RawQuery, State as Extract};
@@ -81,14 +85,16 @@ fn info_block(at: KubeVersion) -> Value {
 }
 
 /// The query parameters of features the release does not have yet, which its documents do not
-/// list. Not `fieldValidation`, although 1.20 ignores it: kubectl reads that parameter to decide
-/// whether the server validates fields, and without it validates on the client side against
-/// `/openapi/v2` in protobuf, which kapi does not serve (JSON only), so every kubectl write
-/// would fail.
+/// list. Without `fieldValidation` (1.20), kubectl validates manifests on the client side
+/// against `/openapi/v2` in protobuf, as it does against upstream's 1.20, instead of leaving it
+/// to the server (`NewParamVerifyingSchema` in kubectl's `pkg/cmd/util/factory_client_access.go`).
 fn absent_params(state: &ServerState) -> Vec<&'static str> {
     let mut absent = Vec::new();
     if state.feature(Feature::WatchList) == FeatureState::Absent {
         absent.push("sendInitialEvents");
+    }
+    if state.feature(Feature::ServerSideFieldValidation) == FeatureState::Absent {
+        absent.push("fieldValidation");
     }
     absent
 }
@@ -198,7 +204,7 @@ fn v3_path(group: &str, version: &str) -> String {
 }
 
 /// FNV-1a over the document: a stable content hash for cache-busting URLs and ETags.
-fn content_hash(bytes: &[u8]) -> String {
+pub(super) fn content_hash(bytes: &[u8]) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in bytes {
         hash ^= u64::from(*byte);
@@ -288,13 +294,6 @@ fn document_response(headers: &HeaderMap, body: &Value) -> (Response, String) {
     (response, hash)
 }
 
-async fn openapi_v2(Extract(state): Extract<State>, headers: HeaderMap) -> Response {
-    if !accepts_json(&headers) {
-        return not_acceptable();
-    }
-    document_response(&headers, &v2_document(&state.registry(), &state)).0
-}
-
 async fn openapi_v3_index(Extract(state): Extract<State>, headers: HeaderMap) -> Response {
     if !accepts_json(&headers) {
         return not_acceptable();
@@ -349,6 +348,11 @@ async fn openapi_v3_group_version(
 
 /// `/openapi/v2`, `/openapi/v3` and `/openapi/v3/<path>`.
 pub(crate) fn routes() -> Router<State> {
+    let cache = Arc::new(v2::Cache::default());
+    let openapi_v2 = move |Extract(state): Extract<State>, headers: HeaderMap| {
+        let cache = Arc::clone(&cache);
+        async move { v2::answer(&state, &cache, &headers) }
+    };
     Router::new()
         .route("/openapi/v2", get(openapi_v2))
         .route("/openapi/v3", get(openapi_v3_index))
@@ -357,8 +361,51 @@ pub(crate) fn routes() -> Router<State> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use crate::server::Server;
+    use crate::storage::{EmbeddedOptions, EmbeddedStorage};
+
+    /// The Swagger 2.0 documents of a server with the crate's own kinds (Namespace and
+    /// CustomResourceDefinition) at each release kapi speaks as.
+    pub(crate) fn v2_documents() -> Vec<Value> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut docs = Vec::new();
+            for minor in [20, 28, 34, 36] {
+                let dir = tempfile::tempdir().unwrap();
+                let storage = EmbeddedStorage::open(dir.path(), EmbeddedOptions::default())
+                    .await
+                    .unwrap();
+                let (_, background, state) = Server::builder()
+                    .storage(Arc::new(storage))
+                    .kube_version(KubeVersion::new(1, minor))
+                    .build(None)
+                    .await
+                    .unwrap();
+                docs.push(v2_document(&state.registry(), &state));
+                background.stop();
+            }
+            docs
+        })
+    }
+
+    /// 1.20 predates server-side field validation: its documents do not offer
+    /// `fieldValidation`, so kubectl validates on the client side, as against upstream's 1.20.
+    #[test]
+    fn field_validation_is_offered_from_1_25_on() {
+        let docs = v2_documents();
+        let offers = |doc: &Value| {
+            serde_json::to_string(doc)
+                .unwrap()
+                .contains("\"fieldValidation\"")
+        };
+        assert!(!offers(&docs[0]));
+        assert!(docs[1..].iter().all(offers));
+    }
 
     #[test]
     fn accept_json() {

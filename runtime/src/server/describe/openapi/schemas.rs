@@ -158,24 +158,31 @@ pub(super) fn meta_schemas() -> Vec<(String, Value)> {
 
 /// Rewrites a v3 schema for Swagger 2.0: references point into `definitions`, and the
 /// keywords Swagger 2.0 lacks are dropped, as upstream drops them when publishing CRD
-/// schemas in v2.
+/// schemas in v2. Only schemas are rewritten, found where schemas nest (`properties`,
+/// `items`, `additionalProperties`, `allOf`, ...): a property that happens to be called
+/// `anyOf` or `nullable` (as JSONSchemaProps' are) stays, and so do values (`default`,
+/// `enum`, `example`, extensions).
 pub(super) fn to_v2_schema(schema: &mut Value) {
-    match schema {
-        Value::Object(object) => {
-            for keyword in ["nullable", "oneOf", "anyOf", "not"] {
-                object.remove(keyword);
+    let Value::Object(object) = schema else {
+        return;
+    };
+    for keyword in ["nullable", "oneOf", "anyOf", "not"] {
+        object.remove(keyword);
+    }
+    if let Some(Value::String(reference)) = object.get_mut("$ref")
+        && let Some(name) = reference.strip_prefix("#/components/schemas/")
+    {
+        *reference = format!("#/definitions/{name}");
+    }
+    for (key, value) in object.iter_mut() {
+        match (key.as_str(), value) {
+            ("properties" | "patternProperties" | "definitions", Value::Object(named)) => {
+                named.values_mut().for_each(to_v2_schema);
             }
-            if let Some(Value::String(reference)) = object.get_mut("$ref")
-                && let Some(name) = reference.strip_prefix("#/components/schemas/")
-            {
-                *reference = format!("#/definitions/{name}");
-            }
-            for value in object.values_mut() {
-                to_v2_schema(value);
-            }
+            ("items" | "allOf", Value::Array(schemas)) => schemas.iter_mut().for_each(to_v2_schema),
+            ("items" | "additionalProperties" | "additionalItems", value) => to_v2_schema(value),
+            _ => {}
         }
-        Value::Array(items) => items.iter_mut().for_each(to_v2_schema),
-        _ => {}
     }
 }
 
@@ -313,6 +320,30 @@ mod tests {
         assert_eq!(
             schema,
             json!({"type": "object", "properties": {"a": {"$ref": "#/definitions/X"}}})
+        );
+        // JSONSchemaProps' own fields are properties named like the keywords: they stay, or
+        // kubectl's client-side validation (against v2) refuses every CRD using them.
+        let mut props = json!({
+            "type": "object",
+            "properties": {
+                "anyOf": {"type": "array", "items": {"$ref": "#/components/schemas/P", "nullable": true}},
+                "nullable": {"type": "boolean"},
+                "default": {"type": "object", "default": {"not": 1}}
+            },
+            "additionalProperties": {"oneOf": [{"type": "string"}]}
+        });
+        to_v2_schema(&mut props);
+        assert_eq!(
+            props,
+            json!({
+                "type": "object",
+                "properties": {
+                    "anyOf": {"type": "array", "items": {"$ref": "#/definitions/P"}},
+                    "nullable": {"type": "boolean"},
+                    "default": {"type": "object", "default": {"not": 1}}
+                },
+                "additionalProperties": {}
+            })
         );
     }
 }

@@ -26,7 +26,7 @@ mod encode;
 mod table;
 #[cfg(test)]
 mod tests;
-mod wire;
+pub(crate) mod wire;
 
 use std::fmt;
 
