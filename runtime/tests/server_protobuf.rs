@@ -296,3 +296,41 @@ async fn partial_object_metadata_of_any_kind_in_protobuf() {
     assert_eq!(kind, "PartialObjectMetadata");
     assert_eq!(text(&one(&object, 1), 1), "a");
 }
+
+/// Metadata asked in the wrong shape is refused by upstream's transform whatever else the
+/// client accepts (`asPartialObjectMetadata[List]`, naming the Go type it holds), and an
+/// unknown `includeObject` is a 400 (`optionsForTransform`, `ValidateTableOptions`), both in
+/// k8s.io/apiserver's `endpoints/handlers/response.go`.
+#[tokio::test]
+async fn metadata_and_tables_asked_wrongly_are_refused_as_upstream() {
+    let h = harness().await;
+    let web = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}});
+    h.ok("POST", DEPLOYMENTS, Some(web)).await;
+    let cases = [
+        (
+            format!("{DEPLOYMENTS}/web"),
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json",
+            406,
+            "you requested PartialObjectMetadataList, but the requested object is not a list (*apps.Deployment)",
+        ),
+        (
+            WIDGETS.to_owned(),
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+            406,
+            "you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)",
+        ),
+        (
+            format!("{DEPLOYMENTS}?includeObject=Everything"),
+            "application/json;as=Table;g=meta.k8s.io;v=v1",
+            400,
+            "Unable to convert to Table as requested: includeObject: Invalid value: \"Everything\": must be 'Metadata', 'Object', 'None', or empty",
+        ),
+    ];
+    for (uri, accept, code, message) in cases {
+        let answer = h
+            .exchange("GET", &uri, &[("accept", accept)], Vec::new())
+            .await;
+        assert_eq!(answer.code(), code, "{uri} {accept}");
+        assert_eq!(answer.value()["message"], message, "{uri} {accept}");
+    }
+}

@@ -204,7 +204,8 @@ async fn handle(
     }
     let info = call.info();
     let protobuf = protobuf::can_encode(&info.api_version(), &info.gvk.kind);
-    let output = negotiate::choose(&call.headers, op.shape(), protobuf)?;
+    let go_type = |list: bool| negotiate::go_type_name(info, list);
+    let output = negotiate::choose(&call.headers, op.shape(), protobuf, &go_type)?;
     // `Operation::of` decided every operation on one object from a path with a name.
     let name = target.name.as_deref().unwrap_or_default();
     match op {

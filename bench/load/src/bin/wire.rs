@@ -117,9 +117,13 @@ async fn run(args: Args) -> Result<String> {
     }
     let (json, pb) = (figures[0], figures[1]);
     let row = |name: &str, j: f64, p: f64, unit: &str| {
-        format!("| {name} | {j:.2} {unit} | {p:.2} {unit} | **{:.2}** |\n", p / j)
+        format!(
+            "| {name} | {j:.2} {unit} | {p:.2} {unit} | **{:.2}** |\n",
+            p / j
+        )
     };
-    let mut table = String::from("| figure | JSON | protobuf | protobuf/JSON |\n|---|---:|---:|---:|\n");
+    let mut table =
+        String::from("| figure | JSON | protobuf | protobuf/JSON |\n|---|---:|---:|---:|\n");
     table += &row(
         &format!("list of {}: bytes per object", args.objects),
         json.list_bytes_per_object,
@@ -134,7 +138,10 @@ async fn run(args: Args) -> Result<String> {
     );
     table += &row("list: time of one", json.list_ms, pb.list_ms, "ms");
     table += &row(
-        &format!("watch fan-out ({} watchers): bytes per event", args.watchers),
+        &format!(
+            "watch fan-out ({} watchers): bytes per event",
+            args.watchers
+        ),
         json.event_bytes,
         pb.event_bytes,
         "B",
@@ -208,7 +215,9 @@ async fn list(server: &Server, args: &Args, accept: &str) -> Result<Figures> {
     let mut conn = Conn::connect(server.addr()).await?;
     let path = format!("/api/v1/namespaces/{NAMESPACE}/configmaps");
     let mut read = async || {
-        let response = conn.start_accepting(Method::GET, &path, None, accept).await?;
+        let response = conn
+            .start_accepting(Method::GET, &path, None, accept)
+            .await?;
         if response.status() != StatusCode::OK {
             bail!("list answered {}", response.status());
         }
@@ -244,7 +253,12 @@ async fn fan_out(server: &Server, args: &Args, accept: &str, phase: usize) -> Re
     let mut conn = Conn::connect(server.addr()).await?;
     let collection = format!("/api/v1/namespaces/{NAMESPACE}/configmaps");
     let listed = conn
-        .expect(Method::GET, &format!("{collection}?limit=1"), None, StatusCode::OK)
+        .expect(
+            Method::GET,
+            &format!("{collection}?limit=1"),
+            None,
+            StatusCode::OK,
+        )
         .await?;
     let listed: Value = serde_json::from_slice(&listed)?;
     let rv = listed["metadata"]["resourceVersion"]

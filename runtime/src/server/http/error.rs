@@ -7,7 +7,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::meta::{Status, StatusCause};
+use crate::meta::{Status, StatusCause, StatusReason};
 use crate::storage::{CreateError, DeleteError, ReadError, UpdateError, WatchError};
 
 /// The largest request body accepted, as kube-apiserver's default (3 MiB).
@@ -145,6 +145,11 @@ impl ApiError {
     /// 406 NotAcceptable.
     pub(crate) fn not_acceptable(accepted: &[&str]) -> Self {
         Self::from_status(Status::not_acceptable(accepted))
+    }
+
+    /// 406 NotAcceptable with its own message (a transform the request cannot take).
+    pub(crate) fn not_acceptable_because(message: String) -> Self {
+        Self::from_status(Status::failure(StatusReason::NotAcceptable, message, None))
     }
 
     /// 415 UnsupportedMediaType.

@@ -125,11 +125,13 @@ fn parse_accept(accept: &str) -> Vec<MediaRange<'_>> {
 }
 
 /// Chooses the response representation from the `Accept` header; `protobuf` says whether the
-/// kind can be written in protobuf.
+/// kind can be written in protobuf, `go_type` names the Go type upstream would hold for it (in
+/// the 406 for metadata asked in the wrong shape).
 pub(crate) fn choose(
     headers: &HeaderMap,
     request: RequestShape,
     protobuf: bool,
+    go_type: &dyn Fn(bool) -> String,
 ) -> Result<Output, ApiError> {
     let served = if protobuf { SERVED_PROTOBUF } else { SERVED };
     let Some(accept) = headers.get(header::ACCEPT) else {
@@ -172,6 +174,23 @@ pub(crate) fn choose(
                     | ("PartialObjectMetadataList", RequestShape::List | RequestShape::Watch) => {
                         Shape::Partial
                     }
+                    // Upstream's negotiation takes either for any request and its transform
+                    // refuses the wrong one (`asPartialObjectMetadata[List]`), whatever else the
+                    // client accepts.
+                    ("PartialObjectMetadata", _) => {
+                        return Err(ApiError::not_acceptable_because(format!(
+                            "you requested PartialObjectMetadata, but the requested object is \
+                             a list (*{})",
+                            go_type(true)
+                        )));
+                    }
+                    ("PartialObjectMetadataList", _) => {
+                        return Err(ApiError::not_acceptable_because(format!(
+                            "you requested PartialObjectMetadataList, but the requested object \
+                             is not a list (*{})",
+                            go_type(false)
+                        )));
+                    }
                     _ => continue,
                 }
             }
@@ -188,6 +207,25 @@ pub(crate) fn choose(
         });
     }
     Err(ApiError::not_acceptable(served))
+}
+
+/// The Go type kube-apiserver holds an object (or, with `list`, a list) of `info`'s kind in,
+/// as `%T` prints it in its messages: the internal type of a built-in (`core.ConfigMap`,
+/// `apps.DeploymentList`), `unstructured.Unstructured[List]` for anything else.
+pub(crate) fn go_type_name(info: &crate::ResourceInfo, list: bool) -> String {
+    let builtin = crate::server::http::protobuf::can_encode(&info.api_version(), &info.gvk.kind);
+    let suffix = if list { "List" } else { "" };
+    if !builtin {
+        return format!("unstructured.Unstructured{suffix}");
+    }
+    // Internal packages are named after their group's first label, with these exceptions.
+    let package = match &*info.gvk.group {
+        "" | "events.k8s.io" => "core",
+        "extensions" => "networking",
+        "internal.apiserver.k8s.io" => "apiserverinternal",
+        group => group.split('.').next().unwrap_or(group),
+    };
+    format!("{package}.{}{suffix}", info.gvk.kind)
 }
 
 /// Reads a request body as JSON, YAML or protobuf into a JSON object.
@@ -302,7 +340,53 @@ mod tests {
     fn accept(value: &str, request: RequestShape) -> Result<Output, u16> {
         let mut headers = HeaderMap::new();
         headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
-        choose(&headers, request, true).map_err(|e| e.code().as_u16())
+        choose(&headers, request, true, &go_type).map_err(|e| e.code().as_u16())
+    }
+
+    fn go_type(list: bool) -> String {
+        if list {
+            "core.ConfigMapList"
+        } else {
+            "core.ConfigMap"
+        }
+        .to_owned()
+    }
+
+    /// `asPartialObjectMetadata[List]` in k8s.io/apiserver's `handlers/response.go`.
+    #[test]
+    fn metadata_in_the_wrong_shape_is_406_with_upstreams_message() {
+        let refused = |value: &str, request| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
+            let status = choose(&headers, request, true, &go_type)
+                .unwrap_err()
+                .into_status();
+            (status.code, status.message.unwrap_or_default())
+        };
+        assert_eq!(
+            refused(
+                "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json",
+                RequestShape::Single
+            ),
+            (
+                Some(406),
+                "you requested PartialObjectMetadataList, but the requested object is not a list \
+                 (*core.ConfigMap)"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            refused(
+                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+                RequestShape::List
+            ),
+            (
+                Some(406),
+                "you requested PartialObjectMetadata, but the requested object is a list \
+                 (*core.ConfigMapList)"
+                    .to_owned()
+            )
+        );
     }
 
     #[test]
@@ -374,11 +458,6 @@ mod tests {
                 partial,
             ),
             (
-                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
-                List,
-                Err(406),
-            ),
-            (
                 "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
                 List,
                 partial,
@@ -399,7 +478,7 @@ mod tests {
         let choose_for_custom = |value: &str, request| {
             let mut headers = HeaderMap::new();
             headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
-            choose(&headers, request, false)
+            choose(&headers, request, false, &go_type)
         };
         let json = choose_for_custom(
             "application/vnd.kubernetes.protobuf, application/json",

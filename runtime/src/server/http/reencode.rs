@@ -54,10 +54,12 @@ fn is_json(response: &Response) -> bool {
 /// The format of an error answer to `request`, when it is not JSON: the client accepts YAML or
 /// protobuf before JSON (an `Accept` the server cannot satisfy gets JSON).
 fn error_format(request: &Request) -> Option<Format> {
-    negotiate::choose(request.headers(), RequestShape::Single, true)
-        .ok()
-        .map(|output| output.format)
-        .filter(|format| *format != Format::Json)
+    negotiate::choose(request.headers(), RequestShape::Single, true, &|_| {
+        String::new()
+    })
+    .ok()
+    .map(|output| output.format)
+    .filter(|format| *format != Format::Json)
 }
 
 /// The layer: indents the JSON answers of requests that want it, and writes errors in YAML or

@@ -47,6 +47,13 @@ impl Rendering {
             Shape::Table => call.query::<TableOptions>()?.include_object(),
             _ => IncludeObjectPolicy::Metadata,
         };
+        // Upstream's `ValidateTableOptions`, as `optionsForTransform` words its failure.
+        if let IncludeObjectPolicy::Other(value) = &include {
+            return Err(ApiError::bad_request(format!(
+                "Unable to convert to Table as requested: includeObject: Invalid value: \
+                 {value:?}: must be 'Metadata', 'Object', 'None', or empty"
+            )));
+        }
         Ok(Self {
             shape: output.shape,
             meta_version: output.meta_version,
