@@ -663,7 +663,12 @@ impl Watcher {
             }
         };
         match (self.renderer.output.shape, self.renderer.output.format) {
-            (Shape::Object, Format::Protobuf) => entry.frame(kind).map(Some),
+            (Shape::Object, Format::Protobuf) => {
+                let info = self.call.info();
+                entry
+                    .frame(kind, &info.api_version(), &info.gvk.kind)
+                    .map(Some)
+            }
             (Shape::Object, _) => entry.line(kind).map(Some),
             _ => {
                 let object = entry.value()?;

@@ -394,12 +394,24 @@ impl Entry {
             .clone())
     }
 
-    /// The event of type `kind` in protobuf framing, or the ERROR line (JSON) when the object
-    /// could not be served or written.
-    pub(crate) fn frame(&self, kind: EventType) -> Result<Bytes, Bytes> {
+    /// The event of type `kind` in protobuf framing (the object of `object_kind` in
+    /// `api_version`, the watched resource's), or the ERROR line (JSON) when the object could
+    /// not be served or written.
+    pub(crate) fn frame(
+        &self,
+        kind: EventType,
+        api_version: &str,
+        object_kind: &str,
+    ) -> Result<Bytes, Bytes> {
         self.frames[kind.index()]
             .get_or_init(|| {
-                let frame = protobuf::watch_frame(kind.as_str(), self.value()?);
+                let object = self.object.as_ref().map_err(Clone::clone)?;
+                let frame = protobuf::watch_frame_from_json(
+                    kind.as_str(),
+                    api_version,
+                    object_kind,
+                    object,
+                );
                 frame
                     .map(Bytes::from)
                     .map_err(|e| error_event(ApiError::internal(e)))

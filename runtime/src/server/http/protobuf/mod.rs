@@ -26,6 +26,7 @@ mod encode;
 mod table;
 #[cfg(test)]
 mod tests;
+mod transcode;
 pub(crate) mod wire;
 
 use std::fmt;
@@ -160,10 +161,8 @@ pub(crate) fn encode_list<'a>(
         head.insert("metadata".into(), meta.clone());
         encoder.message(w, list, list_name, &head, 0)?;
         for bytes in items {
-            let object: serde_json::Map<String, Value> = serde_json::from_slice(bytes)
-                .map_err(|e| EncodeError(format!("a stored item is not a JSON object: {e}")))?;
             w.message(items_number, |w| {
-                encoder.message(w, item, item_name, &object, 1)
+                transcode::message(table, w, item, item_name, bytes)
             })?;
         }
         Ok(())
@@ -176,13 +175,48 @@ pub(crate) fn encode_list<'a>(
 /// One watch event in protobuf framing: the length, then a `WatchEvent` whose `object` is a
 /// `RawExtension` holding the object as [`encode`] writes it.
 pub(crate) fn watch_frame(event_type: &str, object: &Value) -> Result<Vec<u8>, EncodeError> {
+    frame(event_type, |w| write_envelope(w, object))
+}
+
+/// [`watch_frame`] of an object given as its JSON text, of kind `kind` in `api_version`: what
+/// the watch cache frames its changes from, without building their trees.
+pub(crate) fn watch_frame_from_json(
+    event_type: &str,
+    api_version: &str,
+    kind: &str,
+    json: &[u8],
+) -> Result<Vec<u8>, EncodeError> {
+    let table = Table::get();
+    let Some((name, message)) = table.message_of(api_version, kind) else {
+        return Err(EncodeError(format!(
+            "{api_version}, Kind={kind} cannot be written as {MEDIA_TYPE}"
+        )));
+    };
+    frame(event_type, |w| {
+        w.message(1, |w| {
+            w.string(1, api_version);
+            w.string(2, kind);
+            Ok::<(), EncodeError>(())
+        })?;
+        w.message(2, |w| transcode::message(table, w, message, name, json))?;
+        w.string(3, "");
+        w.string(4, "");
+        Ok(())
+    })
+}
+
+/// The length-prefixed `WatchEvent` of `event_type` around the envelope `object` writes.
+fn frame(
+    event_type: &str,
+    object: impl FnOnce(&mut Writer) -> Result<(), EncodeError>,
+) -> Result<Vec<u8>, EncodeError> {
     let mut out = Writer::with_capacity(512);
     out.raw(&[0; 4]);
     out.string(1, event_type);
     out.message(2, |w| {
         w.message(1, |w| {
             w.raw(MAGIC);
-            write_envelope(w, object)
+            object(w)
         })
     })?;
     let mut bytes = out.into_bytes();

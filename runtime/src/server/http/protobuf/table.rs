@@ -88,9 +88,17 @@ pub(crate) struct Message {
     pub(crate) fields: HashMap<u32, Field>,
     /// The field numbers in ascending order, the order messages are written in.
     order: Vec<u32>,
+    /// Field numbers by JSON name (inline fields' own fields are in their message's index).
+    by_name: HashMap<&'static str, u32>,
 }
 
 impl Message {
+    /// The field named `name` in JSON, with its number (not looking into inline fields).
+    pub(crate) fn named(&self, name: &str) -> Option<(u32, &Field)> {
+        let number = *self.by_name.get(name)?;
+        Some((number, self.fields.get(&number)?))
+    }
+
     /// The fields in the order upstream's marshallers write them: by number.
     pub(crate) fn ordered(&self) -> impl Iterator<Item = (u32, &Field)> {
         self.order
@@ -178,6 +186,12 @@ impl Table {
         for message in table.messages.values_mut() {
             message.order = message.fields.keys().copied().collect();
             message.order.sort_unstable();
+            message.by_name = message
+                .fields
+                .iter()
+                .filter(|(_, field)| field.cardinality != Cardinality::Inline)
+                .map(|(number, field)| (field.name, *number))
+                .collect();
         }
         table
     }

@@ -3,9 +3,10 @@
 use serde_json::{Value, json};
 
 use super::decode::Decoder;
+use super::encode::Encoder;
 use super::table::Table;
-use super::wire::{Payload, Reader};
-use super::{ProtoError, decode, encode, watch_frame};
+use super::wire::{Payload, Reader, Writer};
+use super::{ProtoError, decode, encode, transcode, watch_frame};
 
 /// A protobuf message under construction.
 #[derive(Default, Clone)]
@@ -777,4 +778,59 @@ fn watch_events_are_length_prefixed() {
         panic!("no raw bytes in {raw_extension:x?}");
     };
     assert_eq!(raw, encode(&object).unwrap().as_slice());
+}
+
+/// The message of `json` (an object's text) as the one-pass transcoder writes it and as the
+/// tree encoder writes it.
+fn both_ways(json: &str) -> (Vec<u8>, Vec<u8>) {
+    let value: Value = serde_json::from_str(json).unwrap();
+    let table = Table::get();
+    let (name, message) = table
+        .message_of(
+            value["apiVersion"].as_str().unwrap(),
+            value["kind"].as_str().unwrap(),
+        )
+        .unwrap();
+    let mut streamed = Writer::default();
+    transcode::message(table, &mut streamed, message, name, json.as_bytes()).unwrap();
+    let mut tree = Writer::default();
+    let object = value.as_object().unwrap();
+    Encoder::new(table)
+        .message(&mut tree, message, name, object, 0)
+        .unwrap();
+    (streamed.into_bytes(), tree.into_bytes())
+}
+
+/// Lists and watch events are transcoded from the stored JSON text; answers of one object
+/// are encoded from its tree. Both write the same bytes, whatever the keys' order.
+#[test]
+fn transcoding_writes_what_encoding_writes() {
+    let objects = [
+        r#"{"data":{"b":"2","a":"1"},"binaryData":{"bin":"AAEC"},"metadata":{"labels":{"z":"1","a":"2"},"name":"m","creationTimestamp":null,"managedFields":[{"manager":"kubectl","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:a":{}}},"time":"2023-11-14T22:13:20Z"}]},"kind":"ConfigMap","apiVersion":"v1"}"#,
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","spec":{"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":1},"type":"RollingUpdate"},"template":{"spec":{"volumes":[{"configMap":{"name":"c","defaultMode":420},"name":"v"},{"name":"e","emptyDir":{}}],"containers":[{"resources":{"limits":{"cpu":"500m","memory":1}},"name":"web","securityContext":{"runAsUser":-1},"ports":[{"protocol":"TCP","containerPort":80}]}]},"metadata":{"labels":{"app":"web"}}},"replicas":3,"selector":{"matchLabels":{"app":"web"}}},"metadata":{"name":"web","generation":2}}"#,
+        r#"{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l"},"spec":{"renewTime":"2024-01-02T03:04:05.123456Z","leaseDurationSeconds":15}}"#,
+        r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"w.example.com"},"spec":{"versions":[{"schema":{"openAPIV3Schema":{"x-kubernetes-preserve-unknown-fields":true,"properties":{"tuple":{"items":[{"type":"string"},{"type":"integer"}]},"open":{"additionalProperties":true},"spec":{"default":{"a":"b"},"additionalProperties":{"type":"string"}},"list":{"items":{"type":"string"},"enum":[["a"],"b",1]},"req":{"required":["a","b"]}},"type":"object"}},"name":"v1","served":true,"storage":true}],"group":"example.com"}}"#,
+        r#"{"kind":"Status","apiVersion":"v1","code":404,"details":{"causes":[{"field":"a","reason":"b"}],"name":"x"},"reason":"NotFound","status":"Failure","metadata":{}}"#,
+    ];
+    for json in objects {
+        let (streamed, tree) = both_ways(json);
+        assert_eq!(streamed, tree, "{json}");
+    }
+}
+
+#[test]
+fn transcoding_refuses_what_does_not_fit() {
+    let table = Table::get();
+    let (name, message) = table.message_of("v1", "ConfigMap").unwrap();
+    for json in [
+        r#"{"data":["a"]}"#,
+        r#"{"data":{"a":1}}"#,
+        r#"{"metadata":{"name":"x"}"#,
+        r#"{"metadata":{"creationTimestamp":"yesterday"}}"#,
+        r#"[]"#,
+    ] {
+        let mut out = Writer::default();
+        let result = transcode::message(table, &mut out, message, name, json.as_bytes());
+        assert!(result.is_err(), "{json}");
+    }
 }

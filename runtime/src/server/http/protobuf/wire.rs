@@ -158,6 +158,36 @@ impl Writer {
         self.buf
     }
 
+    /// Where the next byte goes.
+    pub(crate) fn position(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Puts the fields written since `start` in number order: `segments` holds each field's
+    /// number and where it starts, in the order written (each ends where the next starts). The
+    /// sort is stable, so a repeated field's elements keep their order.
+    pub(crate) fn order_fields(&mut self, start: usize, segments: &mut [(u32, usize)]) {
+        if segments.windows(2).all(|w| w[0].0 <= w[1].0) {
+            return;
+        }
+        let end = self.buf.len();
+        let mut spans: Vec<(u32, usize, usize)> = segments
+            .iter()
+            .enumerate()
+            .map(|(i, (number, from))| {
+                let to = segments.get(i + 1).map_or(end, |next| next.1);
+                (*number, *from, to)
+            })
+            .collect();
+        spans.sort_by_key(|span| span.0);
+        let mut ordered = Vec::with_capacity(end - start);
+        for (_, from, to) in spans {
+            ordered.extend_from_slice(&self.buf[from..to]);
+        }
+        self.buf.truncate(start);
+        self.buf.extend_from_slice(&ordered);
+    }
+
     fn tag(&mut self, number: u32, wire: WireType) {
         let wire = match wire {
             WireType::Varint => 0,
