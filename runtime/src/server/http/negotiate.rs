@@ -7,6 +7,12 @@
 //! every kind). An `Accept` naming nothing we can produce is 406, a body in a type we cannot
 //! read is 415, and a body that does not parse is 400. Bodies may come in protobuf too
 //! (built-in kinds only): kubectl 1.32 and newer send them so.
+//!
+//! With `CBORServingAndStorage` on, CBOR (`cbor`) joins for every kind, as upstream's codec
+//! factories and custom resource handler add it: answers and bodies in `application/cbor`,
+//! watches in `application/cbor-seq` (asked for as `application/cbor`, the media type a
+//! serializer has; `application/cbor-seq` in `Accept` names none), never a `Table` (JSON and
+//! YAML only). 406 and 415 list it after the others, as upstream appends its serializer.
 
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
@@ -31,6 +37,15 @@ const READ: &[&str] = &[
     crate::server::http::protobuf::MEDIA_TYPE,
 ];
 
+/// `list` with `application/cbor` after it when CBOR is on.
+fn with_cbor(list: &[&'static str], cbor: bool) -> Vec<&'static str> {
+    let mut out = list.to_vec();
+    if cbor {
+        out.push(crate::server::http::cbor::MEDIA_TYPE);
+    }
+    out
+}
+
 /// A serialization format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
@@ -40,6 +55,8 @@ pub(crate) enum Format {
     Yaml,
     /// `application/vnd.kubernetes.protobuf`.
     Protobuf,
+    /// `application/cbor` (`application/cbor-seq` for watches).
+    Cbor,
 }
 
 /// What a response carries in place of (or as) the object.
@@ -125,19 +142,20 @@ fn parse_accept(accept: &str) -> Vec<MediaRange<'_>> {
 }
 
 /// Chooses the response representation from the `Accept` header; `protobuf` says whether the
-/// kind can be written in protobuf.
+/// kind can be written in protobuf, `cbor` whether CBOR is on.
 pub(crate) fn choose(
     headers: &HeaderMap,
     request: RequestShape,
     protobuf: bool,
+    cbor: bool,
 ) -> Result<Output, ApiError> {
-    let served = if protobuf { SERVED_PROTOBUF } else { SERVED };
+    let served = with_cbor(if protobuf { SERVED_PROTOBUF } else { SERVED }, cbor);
     let Some(accept) = headers.get(header::ACCEPT) else {
         return Ok(Output::JSON);
     };
     let accept = accept
         .to_str()
-        .map_err(|_| ApiError::not_acceptable(served))?;
+        .map_err(|_| ApiError::not_acceptable(&served))?;
     if accept.trim().is_empty() {
         return Ok(Output::JSON);
     }
@@ -146,6 +164,7 @@ pub(crate) fn choose(
             "application/json" | "*/*" | "application/*" => Format::Json,
             "application/yaml" if request != RequestShape::Watch => Format::Yaml,
             crate::server::http::protobuf::MEDIA_TYPE => Format::Protobuf,
+            crate::server::http::cbor::MEDIA_TYPE if cbor => Format::Cbor,
             _ => continue,
         };
         let param = |name: &str| {
@@ -166,7 +185,7 @@ pub(crate) fn choose(
                     && matches!(param("v"), Some("v1" | "v1beta1"));
                 match (as_, request) {
                     _ if !meta_group => continue,
-                    ("Table", _) if format == Format::Protobuf => continue,
+                    ("Table", _) if matches!(format, Format::Protobuf | Format::Cbor) => continue,
                     ("Table", _) => Shape::Table,
                     ("PartialObjectMetadata", RequestShape::Single | RequestShape::Watch)
                     | ("PartialObjectMetadataList", RequestShape::List | RequestShape::Watch) => {
@@ -187,17 +206,31 @@ pub(crate) fn choose(
             meta_version,
         });
     }
-    Err(ApiError::not_acceptable(served))
+    Err(ApiError::not_acceptable(&served))
 }
 
-/// Reads a request body as JSON, YAML or protobuf into a JSON object.
-pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+/// The essence of a request's `Content-Type` (lowercase, without parameters); empty when absent.
+pub(crate) fn content_type(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(header::CONTENT_TYPE)?;
+    let text = value.to_str().ok()?;
+    Some(
+        text.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase(),
+    )
+}
+
+/// Reads a request body as JSON, YAML, protobuf or (when `cbor`) CBOR into a JSON object.
+pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8], cbor: bool) -> Result<Value, ApiError> {
+    let read = with_cbor(READ, cbor);
     let format = match headers.get(header::CONTENT_TYPE) {
         None => Format::Json,
         Some(value) => {
             let text = value
                 .to_str()
-                .map_err(|_| ApiError::unsupported_media_type(READ))?;
+                .map_err(|_| ApiError::unsupported_media_type(&read))?;
             let essence = text
                 .split(';')
                 .next()
@@ -208,12 +241,14 @@ pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, Api
                 "" | "application/json" => Format::Json,
                 "application/yaml" | "application/x-yaml" | "text/yaml" => Format::Yaml,
                 crate::server::http::protobuf::MEDIA_TYPE => Format::Protobuf,
-                _ => return Err(ApiError::unsupported_media_type(READ)),
+                crate::server::http::cbor::MEDIA_TYPE if cbor => Format::Cbor,
+                _ => return Err(ApiError::unsupported_media_type(&read)),
             }
         }
     };
     let value: Value = match format {
         Format::Protobuf => return decode_protobuf(body),
+        Format::Cbor => decode_cbor(body)?,
         _ if body.iter().all(u8::is_ascii_whitespace) => {
             return Err(ApiError::bad_request("the request body is empty"));
         }
@@ -247,6 +282,20 @@ fn decode_protobuf(body: &[u8]) -> Result<Value, ApiError> {
     }
 }
 
+/// A CBOR body: one data item, which must be a map.
+pub(crate) fn decode_cbor(body: &[u8]) -> Result<Value, ApiError> {
+    if body.is_empty() {
+        return Err(ApiError::bad_request("the request body is empty"));
+    }
+    let value = crate::server::http::cbor::decode(body).map_err(|e| ApiError::bad_request(e.0))?;
+    if !value.is_object() {
+        return Err(ApiError::bad_request(
+            "the request body must be a CBOR map (an object)",
+        ));
+    }
+    Ok(value)
+}
+
 /// `value` with every object's keys in order: upstream writes YAML by converting its JSON
 /// (`sigs.k8s.io/yaml.JSONToYAML`), which sorts keys.
 fn sorted(value: &Value) -> Value {
@@ -271,6 +320,10 @@ pub(crate) fn encode(format: Format, code: axum::http::StatusCode, value: &Value
         Format::Protobuf => (
             crate::server::http::protobuf::encode(value).map_err(|e| e.to_string()),
             crate::server::http::protobuf::MEDIA_TYPE,
+        ),
+        Format::Cbor => (
+            crate::server::http::cbor::encode(value).map_err(|e| e.0),
+            crate::server::http::cbor::MEDIA_TYPE,
         ),
         Format::Json => (
             serde_json::to_vec(value).map_err(|e| e.to_string()),
@@ -302,7 +355,7 @@ mod tests {
     fn accept(value: &str, request: RequestShape) -> Result<Output, u16> {
         let mut headers = HeaderMap::new();
         headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
-        choose(&headers, request, true).map_err(|e| e.code().as_u16())
+        choose(&headers, request, true, false).map_err(|e| e.code().as_u16())
     }
 
     #[test]
@@ -399,7 +452,7 @@ mod tests {
         let choose_for_custom = |value: &str, request| {
             let mut headers = HeaderMap::new();
             headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
-            choose(&headers, request, false)
+            choose(&headers, request, false, false)
         };
         let json = choose_for_custom(
             "application/vnd.kubernetes.protobuf, application/json",
@@ -429,7 +482,7 @@ mod tests {
             if let Some(ct) = ct {
                 headers.insert(header::CONTENT_TYPE, HeaderValue::from_str(ct).unwrap());
             }
-            decode_body(&headers, body.as_bytes()).map_err(|e| e.code().as_u16())
+            decode_body(&headers, body.as_bytes(), false).map_err(|e| e.code().as_u16())
         };
         assert!(decode(None, r#"{"a":1}"#).is_ok());
         assert!(decode(Some("application/json; charset=utf-8"), r#"{"a":1}"#).is_ok());
