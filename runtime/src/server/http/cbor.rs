@@ -161,16 +161,14 @@ impl Writer<'_> {
             Value::Number(n) => self.number(n)?,
             Value::String(s) => {
                 if !self.bytes.is_empty() && self.bytes.contains(&self.pointer) {
-                    match base64::engine::general_purpose::STANDARD.decode(s) {
-                        Ok(raw) => {
-                            self.out
-                                .tag(Tag::new(22))
-                                .and_then(|e| e.bytes(&raw))
-                                .map_err(failed)?;
-                            return Ok(());
-                        }
-                        // Not base64 after all: written as the string it is.
-                        Err(_) => {}
+                    // A `[]byte` field: its raw bytes in tag 22 (a value that is not base64
+                    // goes as the string it is).
+                    if let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(s) {
+                        self.out
+                            .tag(Tag::new(22))
+                            .and_then(|e| e.bytes(&raw))
+                            .map_err(failed)?;
+                        return Ok(());
                     }
                 }
                 self.out.bytes(s.as_bytes()).map_err(failed)?;
