@@ -50,6 +50,8 @@ use minicbor::data::{Tag, Type};
 use minicbor::decode::Decoder;
 use serde_json::{Map, Number, Value};
 
+use crate::server::http::protobuf::push_escaped;
+
 /// The media type of one CBOR data item.
 pub(crate) const MEDIA_TYPE: &str = "application/cbor";
 
@@ -215,17 +217,6 @@ impl Writer<'_> {
             write_float(self.out.writer_mut(), f)?;
         }
         Ok(())
-    }
-}
-
-/// RFC 6901's escaping of one reference token (as `protobuf::byte_fields` spells pointers).
-fn push_escaped(pointer: &mut String, segment: &str) {
-    for c in segment.chars() {
-        match c {
-            '~' => pointer.push_str("~0"),
-            '/' => pointer.push_str("~1"),
-            c => pointer.push(c),
-        }
     }
 }
 

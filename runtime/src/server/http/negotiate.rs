@@ -475,6 +475,61 @@ mod tests {
         assert_eq!(partial.unwrap().format, Format::Protobuf);
     }
 
+    /// `CBORServingAndStorage`: CBOR for every kind and shape but a `Table` (upstream's
+    /// `AllowsMediaTypeTransform` keeps Tables to JSON and YAML), and only with the gate on.
+    #[test]
+    fn cbor_only_with_the_gate() {
+        let chosen = |value: &str, request, cbor| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
+            choose(&headers, request, false, cbor).map(|o| (o.format, o.shape))
+        };
+        use RequestShape::*;
+        assert_eq!(
+            chosen("application/cbor", Watch, true).unwrap(),
+            (Format::Cbor, Shape::Object)
+        );
+        assert_eq!(
+            chosen(
+                "application/cbor;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+                List,
+                true
+            )
+            .unwrap(),
+            (Format::Cbor, Shape::Partial)
+        );
+        assert_eq!(
+            chosen(
+                "application/cbor;as=Table;g=meta.k8s.io;v=v1, application/json",
+                List,
+                true
+            )
+            .unwrap(),
+            (Format::Json, Shape::Object)
+        );
+        assert_eq!(
+            chosen("application/cbor-seq", Watch, true)
+                .unwrap_err()
+                .code()
+                .as_u16(),
+            406
+        );
+        let off = chosen("application/cbor", Single, false)
+            .unwrap_err()
+            .into_status();
+        assert_eq!(
+            off.message.as_deref(),
+            Some("only the following media types are accepted: application/json, application/yaml")
+        );
+        let on = chosen("text/html", Single, true).unwrap_err().into_status();
+        assert_eq!(
+            on.message.as_deref(),
+            Some(
+                "only the following media types are accepted: application/json, application/yaml, application/cbor"
+            )
+        );
+    }
+
     #[test]
     fn content_types() {
         let decode = |ct: Option<&str>, body: &str| {

@@ -398,29 +398,34 @@ impl Entry {
     }
 
     /// The event of type `kind` in protobuf framing, or the ERROR line (JSON) when the object
-    /// could not be served or written.
+    /// could not be served or written; made once for every protobuf watcher.
     pub(crate) fn frame(&self, kind: EventType) -> Result<Bytes, Bytes> {
-        self.frames[kind.index()]
-            .get_or_init(|| {
-                let frame = protobuf::watch_frame(kind.as_str(), self.value()?);
-                frame
-                    .map(Bytes::from)
-                    .map_err(|e| error_event(ApiError::internal(e)))
-            })
-            .clone()
+        self.framed(&self.frames[kind.index()], kind, |kind, object| {
+            protobuf::watch_frame(kind, object).map_err(|e| e.to_string())
+        })
     }
 
     /// The event of type `kind` as a CBOR sequence's data item, or the ERROR line (JSON) when
     /// the object could not be served or written; made once for every CBOR watcher.
     pub(crate) fn cbor_frame(&self, kind: EventType) -> Result<Bytes, Bytes> {
-        self.cbor_frames[kind.index()]
-            .get_or_init(|| {
-                let frame = cbor::watch_frame(kind.as_str(), self.value()?);
-                frame
-                    .map(Bytes::from)
-                    .map_err(|e| error_event(ApiError::internal(e)))
-            })
-            .clone()
+        self.framed(&self.cbor_frames[kind.index()], kind, |kind, object| {
+            cbor::watch_frame(kind, object).map_err(|e| e.0)
+        })
+    }
+
+    /// The event of type `kind` written by `write` into `slot` on first use.
+    fn framed(
+        &self,
+        slot: &OnceLock<Result<Bytes, Bytes>>,
+        kind: EventType,
+        write: impl FnOnce(&str, &Value) -> Result<Vec<u8>, String>,
+    ) -> Result<Bytes, Bytes> {
+        slot.get_or_init(|| {
+            write(kind.as_str(), self.value()?)
+                .map(Bytes::from)
+                .map_err(|e| error_event(ApiError::internal(e)))
+        })
+        .clone()
     }
 
     /// The served object, decoded on first use.

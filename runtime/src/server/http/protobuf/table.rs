@@ -253,7 +253,7 @@ pub(crate) fn byte_fields(
 }
 
 /// Appends one RFC 6901 reference token, `~` and `/` escaped.
-fn push_escaped(pointer: &mut String, token: &str) {
+pub(crate) fn push_escaped(pointer: &mut String, token: &str) {
     for c in token.chars() {
         match c {
             '~' => pointer.push_str("~0"),
