@@ -357,6 +357,20 @@ async fn bodies_cbor_refuses() {
         trailing.json()["message"],
         "cbor: 1 bytes of extraneous data starting at index 1"
     );
+    // Not a map: upstream's reading of the kind (`metav1.TypeMeta`) fails first.
+    let array = h
+        .exchange(
+            "POST",
+            SECRETS,
+            &[("content-type", CBOR)],
+            vec![0xd9, 0xd9, 0xf7, 0x80],
+        )
+        .await;
+    assert_eq!(array.code(), 400);
+    assert_eq!(
+        array.json()["message"],
+        "unable to determine group/version/kind: cbor: cannot unmarshal array into Go value of type v1.TypeMeta"
+    );
     let text = h
         .exchange(
             "POST",

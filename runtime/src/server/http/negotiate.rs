@@ -288,12 +288,18 @@ pub(crate) fn decode_cbor(body: &[u8]) -> Result<Value, ApiError> {
         return Err(ApiError::bad_request("the request body is empty"));
     }
     let value = crate::server::http::cbor::decode(body).map_err(|e| ApiError::bad_request(e.0))?;
-    if !value.is_object() {
-        return Err(ApiError::bad_request(
-            "the request body must be a CBOR map (an object)",
-        ));
-    }
-    Ok(value)
+    // Upstream reads the kind first (`defaultMetaFactory.Interpret` into `metav1.TypeMeta`).
+    let found = match &value {
+        Value::Object(_) => return Ok(value),
+        Value::Array(_) => "array",
+        Value::String(_) => "byte string",
+        Value::Number(n) if n.is_u64() => "positive integer",
+        Value::Number(n) if n.is_i64() => "negative integer",
+        _ => "primitives",
+    };
+    Err(ApiError::bad_request(format!(
+        "unable to determine group/version/kind: cbor: cannot unmarshal {found} into Go value of type v1.TypeMeta"
+    )))
 }
 
 /// `value` with every object's keys in order: upstream writes YAML by converting its JSON
