@@ -461,6 +461,25 @@ async fn watches_are_cbor_sequences() {
         )
         .await;
     assert_eq!(seq.code(), 406);
+    // A watch that prefers YAML, which has no stream form, is refused with the stream types
+    // (`NegotiateOutputMediaTypeStream`).
+    let yaml = h
+        .exchange(
+            "GET",
+            &format!("{SECRETS}?watch=true"),
+            &[("accept", "application/yaml, application/json")],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(yaml.code(), 406);
+    // The Status itself in YAML, the error format the client asked for first.
+    assert!(
+        yaml.text().contains(
+            "message: 'only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch, application/cbor-seq'"
+        ),
+        "{}",
+        yaml.text()
+    );
 }
 
 /// Custom resources are served in CBOR too (their handler keeps every serializer but protobuf),

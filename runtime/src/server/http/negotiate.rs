@@ -12,7 +12,9 @@
 //! factories and custom resource handler add it: answers and bodies in `application/cbor`,
 //! watches in `application/cbor-seq` (asked for as `application/cbor`, the media type a
 //! serializer has; `application/cbor-seq` in `Accept` names none), never a `Table` (JSON and
-//! YAML only). 406 and 415 list it after the others, as upstream appends its serializer.
+//! YAML only). 406 and 415 list it after the others, as upstream appends its serializer. A
+//! watch whose preferred type is YAML, which has no stream form, is 406 listing the stream
+//! types (`application/json;stream=watch`, protobuf's, `application/cbor-seq`).
 
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
@@ -36,6 +38,19 @@ const READ: &[&str] = &[
     "application/yaml",
     crate::server::http::protobuf::MEDIA_TYPE,
 ];
+
+/// The media types of watch streams, as upstream's `MediaTypesForSerializer` lists them for a
+/// watch whose preferred type has no stream form.
+fn stream_types(protobuf: bool, cbor: bool) -> Vec<&'static str> {
+    let mut out = vec!["application/json;stream=watch"];
+    if protobuf {
+        out.push(crate::server::http::protobuf::WATCH_MEDIA_TYPE);
+    }
+    if cbor {
+        out.push(crate::server::http::cbor::SEQ_MEDIA_TYPE);
+    }
+    out
+}
 
 /// `list` with `application/cbor` after it when CBOR is on.
 fn with_cbor(list: &[&'static str], cbor: bool) -> Vec<&'static str> {
@@ -162,7 +177,12 @@ pub(crate) fn choose(
     for range in parse_accept(accept) {
         let format = match range.essence.as_str() {
             "application/json" | "*/*" | "application/*" => Format::Json,
-            "application/yaml" if request != RequestShape::Watch => Format::Yaml,
+            // YAML has no stream serializer: a watch that prefers it is refused with the
+            // stream types (`NegotiateOutputMediaTypeStream`).
+            "application/yaml" if request == RequestShape::Watch => {
+                return Err(ApiError::not_acceptable(&stream_types(protobuf, cbor)));
+            }
+            "application/yaml" => Format::Yaml,
             crate::server::http::protobuf::MEDIA_TYPE => Format::Protobuf,
             crate::server::http::cbor::MEDIA_TYPE if cbor => Format::Cbor,
             _ => continue,
@@ -519,6 +539,15 @@ mod tests {
                 .code()
                 .as_u16(),
             406
+        );
+        let yaml_watch = chosen("application/yaml, application/json", Watch, true)
+            .unwrap_err()
+            .into_status();
+        assert_eq!(
+            yaml_watch.message.as_deref(),
+            Some(
+                "only the following media types are accepted: application/json;stream=watch, application/cbor-seq"
+            )
         );
         let off = chosen("application/cbor", Single, false)
             .unwrap_err()
