@@ -168,6 +168,18 @@ fn client_body(value: &Value, bytes: &[&str]) -> Vec<u8> {
     out
 }
 
+/// A GET asking for `accept`.
+async fn get(h: &Harness, uri: &str, accept: &str) -> Answer {
+    h.exchange("GET", uri, &[("accept", accept)], Vec::new())
+        .await
+}
+
+/// A write of `body` under `content_type`.
+async fn send(h: &Harness, method: &str, uri: &str, content_type: &str, body: Vec<u8>) -> Answer {
+    h.exchange(method, uri, &[("content-type", content_type)], body)
+        .await
+}
+
 fn content_type(answer: &Answer) -> &str {
     answer.headers["content-type"].to_str().unwrap()
 }
@@ -178,9 +190,7 @@ fn content_type(answer: &Answer) -> &str {
 async fn without_the_gate_cbor_is_unknown() {
     for minor in [28, 34] {
         let h = harness(minor, "").await;
-        let get = h
-            .exchange("GET", SECRETS, &[("accept", CBOR)], Vec::new())
-            .await;
+        let get = get(&h, SECRETS, CBOR).await;
         assert_eq!(get.code(), 406, "1.{minor}");
         assert_eq!(
             get.json()["message"],
@@ -190,22 +200,20 @@ async fn without_the_gate_cbor_is_unknown() {
             &json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}),
             &[],
         );
-        let post = h
-            .exchange("POST", SECRETS, &[("content-type", CBOR)], body)
-            .await;
+        let post = send(&h, "POST", SECRETS, CBOR, body).await;
         assert_eq!(post.code(), 415, "1.{minor}");
         assert_eq!(
             post.json()["message"],
             "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"
         );
-        let apply = h
-            .exchange(
-                "PATCH",
-                &format!("{SECRETS}/s?fieldManager=m"),
-                &[("content-type", "application/apply-patch+cbor")],
-                b"\xa0".to_vec(),
-            )
-            .await;
+        let apply = send(
+            &h,
+            "PATCH",
+            &format!("{SECRETS}/s?fieldManager=m"),
+            "application/apply-patch+cbor",
+            b"\xa0".to_vec(),
+        )
+        .await;
         assert_eq!(apply.code(), 415);
         assert!(!apply.json()["message"].as_str().unwrap().contains("cbor"));
     }
@@ -249,9 +257,7 @@ async fn built_in_objects_lists_and_errors_in_cbor() {
     let json = h.ok("GET", &format!("{SECRETS}/s"), None).await;
     assert_eq!(json["data"]["key"], "aGVsbG8=");
 
-    let list = h
-        .exchange("GET", SECRETS, &[("accept", CBOR)], Vec::new())
-        .await;
+    let list = get(&h, SECRETS, CBOR).await;
     assert_eq!(list.code(), 200);
     let list = Item::body(&list.body);
     assert_eq!(list.get("kind").text(), "SecretList");
@@ -265,14 +271,12 @@ async fn built_in_objects_lists_and_errors_in_cbor() {
     );
 
     // A failure is a Status in CBOR for a client that asked for CBOR first.
-    let missing = h
-        .exchange(
-            "GET",
-            &format!("{SECRETS}/nope"),
-            &[("accept", "application/cbor, application/json")],
-            Vec::new(),
-        )
-        .await;
+    let missing = get(
+        &h,
+        &format!("{SECRETS}/nope"),
+        "application/cbor, application/json",
+    )
+    .await;
     assert_eq!(missing.code(), 404);
     assert_eq!(content_type(&missing), CBOR);
     let status = Item::body(&missing.body);
@@ -281,39 +285,27 @@ async fn built_in_objects_lists_and_errors_in_cbor() {
     assert_eq!(*status.get("code"), Item::Int(404));
 
     // 406 lists CBOR after the others.
-    let refused = h
-        .exchange("GET", SECRETS, &[("accept", "text/plain")], Vec::new())
-        .await;
+    let refused = get(&h, SECRETS, "text/plain").await;
     assert_eq!(refused.code(), 406);
     assert_eq!(
         refused.json()["message"],
         "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor"
     );
     // A Table is JSON or YAML only (`AllowsMediaTypeTransform`); PartialObjectMetadata any.
-    let table = h
-        .exchange(
-            "GET",
-            SECRETS,
-            &[(
-                "accept",
-                "application/cbor;as=Table;g=meta.k8s.io;v=v1, application/json",
-            )],
-            Vec::new(),
-        )
-        .await;
+    let table = get(
+        &h,
+        SECRETS,
+        "application/cbor;as=Table;g=meta.k8s.io;v=v1, application/json",
+    )
+    .await;
     assert_eq!(content_type(&table), "application/json");
     assert_eq!(table.json()["kind"], "SecretList");
-    let partial = h
-        .exchange(
-            "GET",
-            &format!("{SECRETS}/s"),
-            &[(
-                "accept",
-                "application/cbor;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
-            )],
-            Vec::new(),
-        )
-        .await;
+    let partial = get(
+        &h,
+        &format!("{SECRETS}/s"),
+        "application/cbor;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+    )
+    .await;
     assert_eq!(partial.code(), 200);
     let partial = Item::body(&partial.body);
     assert_eq!(partial.get("kind").text(), "PartialObjectMetadata");
@@ -321,14 +313,14 @@ async fn built_in_objects_lists_and_errors_in_cbor() {
     // An update from a CBOR body.
     let mut changed = json.clone();
     changed["data"] = json!({"key": "bye"});
-    let updated = h
-        .exchange(
-            "PUT",
-            &format!("{SECRETS}/s"),
-            &[("content-type", CBOR)],
-            client_body(&changed, &["data"]),
-        )
-        .await;
+    let updated = send(
+        &h,
+        "PUT",
+        &format!("{SECRETS}/s"),
+        CBOR,
+        client_body(&changed, &["data"]),
+    )
+    .await;
     assert_eq!(updated.code(), 200, "{}", updated.text());
     assert_eq!(updated.json()["data"]["key"], "Ynll");
 }
@@ -341,57 +333,39 @@ async fn bodies_cbor_refuses() {
     let duplicate = vec![
         0xa2, 0x64, b'k', b'i', b'n', b'd', 0x61, b'a', 0x44, b'k', b'i', b'n', b'd', 0x61, b'b',
     ];
-    let post = h
-        .exchange("POST", SECRETS, &[("content-type", CBOR)], duplicate)
-        .await;
+    let post = send(&h, "POST", SECRETS, CBOR, duplicate).await;
     assert_eq!(post.code(), 400);
     assert_eq!(
         post.json()["message"],
         "cbor: found duplicate map key \"kind\" at map element index 1"
     );
-    let trailing = h
-        .exchange("POST", SECRETS, &[("content-type", CBOR)], vec![0xa0, 0xa0])
-        .await;
+    let trailing = send(&h, "POST", SECRETS, CBOR, vec![0xa0, 0xa0]).await;
     assert_eq!(trailing.code(), 400);
     assert_eq!(
         trailing.json()["message"],
         "cbor: 1 bytes of extraneous data starting at index 1"
     );
     // Not a map: upstream's reading of the kind (`metav1.TypeMeta`) fails first.
-    let array = h
-        .exchange(
-            "POST",
-            SECRETS,
-            &[("content-type", CBOR)],
-            vec![0xd9, 0xd9, 0xf7, 0x80],
-        )
-        .await;
+    let array = send(&h, "POST", SECRETS, CBOR, vec![0xd9, 0xd9, 0xf7, 0x80]).await;
     assert_eq!(array.code(), 400);
     assert_eq!(
         array.json()["message"],
         "unable to determine group/version/kind: cbor: cannot unmarshal array into Go value of type v1.TypeMeta"
     );
-    let text = h
-        .exchange(
-            "POST",
-            SECRETS,
-            &[("content-type", "text/plain")],
-            b"{}".to_vec(),
-        )
-        .await;
+    let text = send(&h, "POST", SECRETS, "text/plain", b"{}".to_vec()).await;
     assert_eq!(text.code(), 415);
     assert_eq!(
         text.json()["message"],
         "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor"
     );
-    let patch = h
-        .exchange(
-            "PATCH",
-            &format!("{SECRETS}/s"),
-            &[("content-type", "text/plain")],
-            b"{}".to_vec(),
-        )
-        .await;
+    let patch = send(
+        &h,
+        "PATCH",
+        &format!("{SECRETS}/s"),
+        "text/plain",
+        b"{}".to_vec(),
+    )
+    .await;
     assert_eq!(patch.code(), 415);
     assert!(
         patch.json()["message"]
@@ -452,25 +426,16 @@ async fn watches_are_cbor_sequences() {
         .await;
     assert_eq!(answer.headers()["content-type"], "application/cbor-seq");
     // `application/cbor-seq` is no serializer's media type: not acceptable as such.
-    let seq = h
-        .exchange(
-            "GET",
-            &format!("{SECRETS}?watch=true"),
-            &[("accept", "application/cbor-seq")],
-            Vec::new(),
-        )
-        .await;
+    let seq = get(&h, &format!("{SECRETS}?watch=true"), "application/cbor-seq").await;
     assert_eq!(seq.code(), 406);
     // A watch that prefers YAML, which has no stream form, is refused with the stream types
     // (`NegotiateOutputMediaTypeStream`).
-    let yaml = h
-        .exchange(
-            "GET",
-            &format!("{SECRETS}?watch=true"),
-            &[("accept", "application/yaml, application/json")],
-            Vec::new(),
-        )
-        .await;
+    let yaml = get(
+        &h,
+        &format!("{SECRETS}?watch=true"),
+        "application/yaml, application/json",
+    )
+    .await;
     assert_eq!(yaml.code(), 406);
     // The Status itself in YAML, the error format the client asked for first.
     assert!(
@@ -510,17 +475,10 @@ async fn custom_resources_and_apply_in_cbor() {
     assert_eq!(item.get("spec").get("colour").text(), "red");
     assert_eq!(*item.get("spec").get("size"), Item::Int(3));
 
-    let applied = h
-        .exchange(
-            "PATCH",
-            &format!("{WIDGETS}/w?fieldManager=tester&force=true"),
-            &[("content-type", "application/apply-patch+cbor")],
-            client_body(
+    let applied = send(&h, "PATCH", &format!("{WIDGETS}/w?fieldManager=tester&force=true"), "application/apply-patch+cbor", client_body(
                 &json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 4}}),
                 &[],
-            ),
-        )
-        .await;
+            )).await;
     assert_eq!(applied.code(), 200, "{}", applied.text());
     let applied = applied.json();
     assert_eq!(applied["spec"]["size"], 4);
