@@ -31,7 +31,9 @@
 //! pairs are refused (`MaxNestedLevels`, `MaxArrayElements`, `MaxMapPairs`), so a body costs at
 //! most its size (itself bounded by `MAX_BODY_BYTES`) and a bounded recursion. Time tags read as
 //! RFC 3339 text (tag 0 as it is, tag 1's epoch seconds formatted). Messages are the wording of
-//! the Go library upstream decodes with (`github.com/fxamacker/cbor/v2`).
+//! the Go library upstream decodes with (`github.com/fxamacker/cbor/v2`) for duplicate keys,
+//! the limits, extraneous data, truncation, NaN, infinities, invalid UTF-8 and int64 overflow;
+//! the rarer refusals (simple values, bignums, malformed time tags) are worded after it.
 //!
 //! The crate is `minicbor`: maintained (2.x, 2025), no `unsafe`, no dependencies with the
 //! `alloc` feature alone, and a token-level decoder over the body's bytes, which is what
