@@ -71,6 +71,9 @@ pub enum Error {
     /// A runtime config was refused (upstream's message).
     #[error("invalid runtime config: {0}")]
     RuntimeConfig(#[from] kapi::server::RuntimeConfigError),
+    /// A feature gate was refused (upstream's message).
+    #[error("invalid feature gates: {0}")]
+    FeatureGates(#[from] kapi::server::FeatureGateError),
     /// The server's thread ended before it was ready.
     #[error("the test server stopped before it was ready")]
     Stopped,

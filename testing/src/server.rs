@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kapi::server::{ApiEnablement, RunningServer, RuntimeConfig, Server};
+use kapi::server::{ApiEnablement, FeatureGates, Features, RunningServer, RuntimeConfig, Server};
 use kapi::storage::{EmbeddedOptions, EmbeddedStorage, Storage};
 use kapi::{KubeVersion, Registry};
 use serde::Serialize;
@@ -69,6 +69,7 @@ pub struct TestServerBuilder {
     crds: Vec<CrdSource>,
     registry: Option<Registry>,
     runtime_config: RuntimeConfig,
+    feature_gates: Vec<(String, bool)>,
 }
 
 impl TestServer {
@@ -91,6 +92,7 @@ impl TestServer {
             crds: Vec::new(),
             registry: None,
             runtime_config: RuntimeConfig::default(),
+            feature_gates: Vec::new(),
         }
     }
 
@@ -162,6 +164,15 @@ impl TestServerBuilder {
         self
     }
 
+    /// Turns an API feature gate on or off as kube-apiserver's `--feature-gates` does (e.g.
+    /// `("CBORServingAndStorage", true)` to serve CBOR in 1.34 and newer); may be given several
+    /// times. A gate the release does not have, or a GA gate set against its locked value, fails
+    /// [`TestServerBuilder::start`] with upstream's message.
+    pub fn feature_gate(mut self, name: &str, on: bool) -> Self {
+        self.feature_gates.push((name.to_owned(), on));
+        self
+    }
+
     /// Where objects are kept (default [`Store::Memory`]).
     pub fn store(mut self, store: Store) -> Self {
         self.store = store;
@@ -226,6 +237,7 @@ impl TestServerBuilder {
         let mut registry = self.registry.unwrap_or_default();
         let mut version = None;
         let mut enablement = ApiEnablement::all();
+        let mut features = Features::defaults();
         if let Some(release) = self.release {
             if !release.register(&mut registry) {
                 return Err(Error::ReleaseNotBuilt(release));
@@ -233,6 +245,11 @@ impl TestServerBuilder {
             version = Some(release.version());
             enablement =
                 ApiEnablement::for_release(&registry, release.version(), &self.runtime_config)?;
+            let mut gates = FeatureGates::default();
+            for (name, on) in &self.feature_gates {
+                gates.set(name, *on);
+            }
+            features = Features::for_release(release.version(), &gates)?;
         }
 
         let files = tempfile::Builder::new()
@@ -250,6 +267,7 @@ impl TestServerBuilder {
             registry,
             version,
             enablement,
+            features,
             data_dir: data_dir.clone(),
             crds,
             listener,
@@ -294,6 +312,7 @@ struct Plan {
     registry: Registry,
     version: Option<KubeVersion>,
     enablement: ApiEnablement,
+    features: Features,
     data_dir: Option<PathBuf>,
     crds: Vec<crds::Crd>,
     listener: TcpListener,
@@ -343,6 +362,7 @@ impl Plan {
         let mut builder = Server::builder()
             .registry(self.registry)
             .api_enablement(self.enablement)
+            .features(self.features)
             .storage(storage);
         if let Some(version) = self.version {
             builder = builder.kube_version(version);

@@ -321,3 +321,43 @@ async fn alpha_and_new_beta_apis_are_off_unless_switched_on() {
         "invalid runtime config: unknown api groups nosuch.example.com"
     );
 }
+
+/// `feature_gate` switches an API feature as kube-apiserver's `--feature-gates` does: with
+/// `CBORServingAndStorage` (alpha since 1.32, k8s.io/apiserver `kube_features.go`) on, a client
+/// that asks for `application/cbor` gets it; an unknown gate is refused with upstream's
+/// message (k8s.io/component-base `featuregate/feature_gate.go`).
+#[tokio::test]
+async fn feature_gates_switch_api_features() {
+    use std::io::{Read, Write};
+    let content_type = |server: &TestServer| {
+        let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
+        write!(
+            stream,
+            "GET /api/v1/namespaces HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/cbor, application/json;q=0.9\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).unwrap();
+        let head = String::from_utf8_lossy(&answer).to_lowercase();
+        head.lines()
+            .find_map(|l| l.strip_prefix("content-type: ").map(str::to_owned))
+            .unwrap()
+    };
+    let off = TestServer::start().await.unwrap();
+    assert_eq!(content_type(&off), "application/json");
+    let on = TestServer::builder()
+        .feature_gate("CBORServingAndStorage", true)
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(content_type(&on), "application/cbor");
+    let refused = TestServer::builder()
+        .feature_gate("NoSuchGate", true)
+        .start()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "invalid feature gates: unrecognized feature gate: NoSuchGate"
+    );
+}

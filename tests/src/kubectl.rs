@@ -24,6 +24,7 @@ pub struct Kubectl<'a> {
     dir: &'a Path,
     call_timeout: Duration,
     request_timeout: Option<String>,
+    env: Vec<(String, String)>,
 }
 
 impl<'a> Kubectl<'a> {
@@ -36,6 +37,7 @@ impl<'a> Kubectl<'a> {
             dir,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             request_timeout: None,
+            env: Vec::new(),
         }
     }
 
@@ -54,6 +56,12 @@ impl<'a> Kubectl<'a> {
     /// so kubectl itself gives up on a hung request and reports it.
     pub fn with_request_timeout(mut self, timeout: &str) -> Self {
         self.request_timeout = Some(timeout.to_owned());
+        self
+    }
+
+    /// Sets `name=value` in every call's environment (e.g. client-go's `KUBE_FEATURE_*` gates).
+    pub fn with_env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.to_owned(), value.to_owned()));
         self
     }
 
@@ -85,6 +93,7 @@ impl<'a> Kubectl<'a> {
             // Keeps kubectl's discovery cache per test, not in the user's home.
             .env("KUBECACHEDIR", self.dir.join("cache"))
             .env("HOME", self.dir);
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
         command
     }
 

@@ -14,8 +14,8 @@ pub mod logging;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use kapi::server::{
-    ApiEnablement, NodePortRange, RuntimeConfig, RuntimeConfigError, Server, ServerError,
-    ServiceCidr,
+    ApiEnablement, FeatureGateError, FeatureGates, Features, NodePortRange, RuntimeConfig,
+    RuntimeConfigError, Server, ServerError, ServiceCidr,
 };
 #[cfg(feature = "etcd")]
 use kapi::storage::etcd::ConnectError;
@@ -90,6 +90,15 @@ pub struct ServeArgs {
     /// it the release's defaults apply: alpha versions off, and betas introduced after 1.24.
     #[arg(long, value_name = "KEY=VALUE,...")]
     pub runtime_config: Vec<String>,
+
+    /// Turn API features on or off, as kube-apiserver's flag does: `Name=true|false` pairs,
+    /// comma-separated (`AllAlpha` and `AllBeta` for every alpha or beta gate). The gates are
+    /// those of the release's features kapi implements: `CBORServingAndStorage` (1.34, 1.36;
+    /// off by default: CBOR requests, answers and watches), `WatchList`,
+    /// `AggregatedDiscoveryEndpoint` where the release can still switch them. Unknown gates and
+    /// GA gates set against their locked value are refused with upstream's messages.
+    #[arg(long, value_name = "NAME=BOOL,...")]
+    pub feature_gates: Vec<String>,
     /// The range Services' cluster IPs are allocated from (a CIDR); its first address is the
     /// `default/kubernetes` Service's. As kube-apiserver's flag.
     #[arg(long, value_name = "CIDR", default_value = "10.0.0.0/24", value_parser = ServiceCidr::parse)]
@@ -183,6 +192,14 @@ pub enum ServeError {
     /// `--runtime-config` was refused.
     #[error("invalid --runtime-config: {0}")]
     RuntimeConfig(#[from] RuntimeConfigError),
+    /// `--feature-gates` was refused: pflag's wording around the feature gate's message.
+    #[error("invalid argument {value:?} for \"--feature-gates\" flag: {error}")]
+    FeatureGates {
+        /// The flag's value (every occurrence, comma-joined).
+        value: String,
+        /// The feature gate's refusal.
+        error: FeatureGateError,
+    },
     /// Neither a data directory nor etcd servers were given.
     #[error("give --data-dir for the embedded store or --etcd-servers for etcd")]
     NoStore,
@@ -301,6 +318,7 @@ pub async fn serve(
 ) -> Result<(), ServeError> {
     let registry = registry_for(args.kube_version);
     let enablement = enablement_for(&registry, &args)?;
+    let features = features_for(&args)?;
     let storage = open_storage(&args).await?;
     // The kubeconfig is in place before the first request is answered: whoever sees the
     // server ready (its `/readyz`, the printed address) can read it.
@@ -317,6 +335,7 @@ pub async fn serve(
     let running = Server::builder()
         .registry(registry)
         .api_enablement(enablement)
+        .features(features)
         .storage(storage)
         .kube_version(args.kube_version.version())
         .service_cluster_ip_range(args.service_cluster_ip_range)
@@ -349,6 +368,17 @@ pub fn enablement_for(registry: &Registry, args: &ServeArgs) -> Result<ApiEnable
         args.kube_version.version(),
         &config,
     )?)
+}
+
+/// The API features on: the release's defaults, changed by `--feature-gates`.
+pub fn features_for(args: &ServeArgs) -> Result<Features, ServeError> {
+    let value = args.feature_gates.join(",");
+    let refused = |error| ServeError::FeatureGates {
+        value: value.clone(),
+        error,
+    };
+    let gates = FeatureGates::parse(&value).map_err(refused)?;
+    Features::for_release(args.kube_version.version(), &gates).map_err(refused)
 }
 
 /// Opens the store the arguments select: etcd when servers are given, else the embedded one.
@@ -644,6 +674,38 @@ mod tests {
         );
     }
 
+    /// `--feature-gates` as kube-apiserver's flag: `CBORServingAndStorage` is unknown before
+    /// 1.32 and settable in 1.34; refusals are pflag's `invalid argument` around the gate's
+    /// message (k8s.io/component-base `featuregate/feature_gate.go`).
+    #[test]
+    fn feature_gates_follow_the_release() {
+        let with = |release, gates: &[&str]| {
+            let mut args = args(release, &[]);
+            args.feature_gates = gates.iter().map(|g| (*g).to_owned()).collect();
+            features_for(&args)
+        };
+        assert!(with(KubeRelease::V1_34, &["CBORServingAndStorage=true"]).is_ok());
+        assert!(
+            with(
+                KubeRelease::V1_36,
+                &["WatchList=false", "CBORServingAndStorage=true"]
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            with(KubeRelease::V1_28, &["CBORServingAndStorage=true"])
+                .unwrap_err()
+                .to_string(),
+            "invalid argument \"CBORServingAndStorage=true\" for \"--feature-gates\" flag: unrecognized feature gate: CBORServingAndStorage"
+        );
+        assert_eq!(
+            with(KubeRelease::V1_36, &["AggregatedDiscoveryEndpoint=false"])
+                .unwrap_err()
+                .to_string(),
+            "invalid argument \"AggregatedDiscoveryEndpoint=false\" for \"--feature-gates\" flag: cannot set feature gate AggregatedDiscoveryEndpoint to false, feature is locked to true"
+        );
+    }
+
     #[tokio::test]
     async fn serve_writes_the_kubeconfig_and_stops_on_shutdown() {
         let dir = tempfile::tempdir().unwrap();
@@ -655,6 +717,7 @@ mod tests {
             kubeconfig: dir.path().join("nested/kubeconfig"),
             kube_version: KubeRelease::V1_36,
             runtime_config: Vec::new(),
+            feature_gates: Vec::new(),
             service_cluster_ip_range: ServiceCidr::default(),
             service_node_port_range: NodePortRange::default(),
             accept_restored_database: false,
@@ -709,6 +772,7 @@ mod tests {
             kubeconfig: kubeconfig.clone(),
             kube_version: KubeRelease::V1_36,
             runtime_config: Vec::new(),
+            feature_gates: Vec::new(),
             service_cluster_ip_range: ServiceCidr::default(),
             service_node_port_range: NodePortRange::default(),
             accept_restored_database: false,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{Method, header};
+use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::Verb;
@@ -18,13 +18,15 @@ use crate::meta::ListOptions;
 
 use crate::server::describe::deprecation;
 use crate::server::handlers::object::UpdateScope;
+use crate::server::handlers::patch::apply;
+use crate::server::handlers::request;
 use crate::server::handlers::{
     create, delete, get, list, namespace_lifecycle, patch, scale, update, watch,
 };
 use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::{self, RequestShape};
 use crate::server::http::path::{self, Subresource};
-use crate::server::http::protobuf;
+use crate::server::http::{cbor, protobuf};
 use crate::server::state::{State, metrics};
 use crate::server::{Call, Tunables};
 
@@ -177,6 +179,39 @@ pub(crate) async fn dispatch(state: State, tun: Arc<Tunables>, request: Request)
     measure.finish(&metrics, response)
 }
 
+/// A CBOR body (`application/cbor`, or `application/apply-patch+cbor` on a patch) with
+/// `CBORServingAndStorage` on, read whole and handed on as the JSON (or, for apply, the JSON the
+/// YAML reader takes) the handlers read: the request, its `Content-Type` changed, and the body.
+/// No new request, and the body as it came, when the body is not CBOR or the gate is off (the
+/// handlers then refuse the type).
+async fn cbor_body(
+    call: &Call,
+    op: Operation,
+    body: Body,
+) -> Result<(Option<Call>, Body), ApiError> {
+    if !call.state.cbor() {
+        return Ok((None, body));
+    }
+    let Some(content_type) = negotiate::content_type(&call.headers) else {
+        return Ok((None, body));
+    };
+    let patch = matches!(op, Operation::Patch(_) | Operation::PatchScale);
+    let as_type = match content_type.as_str() {
+        cbor::APPLY_PATCH if patch => apply::APPLY_PATCH,
+        cbor::MEDIA_TYPE if !patch => "application/json",
+        _ => return Ok((None, body)),
+    };
+    let raw = request::read_body(call, body).await?;
+    let value = negotiate::decode_cbor(&raw)?;
+    let json = serde_json::to_vec(&value).map_err(ApiError::internal)?;
+    let mut json_call = call.clone();
+    json_call.headers.remove(header::CONTENT_LENGTH);
+    json_call
+        .headers
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(as_type));
+    Ok((Some(json_call), Body::from(json)))
+}
+
 fn is_watch(call: &Call) -> Result<bool, ApiError> {
     if call.target.legacy_watch {
         return Ok(true);
@@ -205,7 +240,15 @@ async fn handle(
     let info = call.info();
     let protobuf = protobuf::can_encode(&info.api_version(), &info.gvk.kind);
     let go_type = |list: bool| negotiate::go_type_name(info, list);
-    let output = negotiate::choose(&call.headers, op.shape(), protobuf, &go_type)?;
+    let output = negotiate::choose(
+        &call.headers,
+        op.shape(),
+        protobuf,
+        call.state.cbor(),
+        &go_type,
+    )?;
+    let (transcoded, body) = cbor_body(call, op, body).await?;
+    let call = transcoded.as_ref().unwrap_or(call);
     // `Operation::of` decided every operation on one object from a path with a name.
     let name = target.name.as_deref().unwrap_or_default();
     match op {

@@ -54,6 +54,7 @@ use describe::{discovery, health, metrics_endpoint, openapi, version};
 use handlers::namespace_lifecycle;
 use http::{connections, error, httplog, inflight, origin, panics, path, reencode, shutdown};
 pub use state::enablement::{ApiEnablement, RuntimeConfig, RuntimeConfigError};
+pub use state::feature_gates::{FeatureGateError, FeatureGates, Features};
 pub use state::service_ranges::{NodePortRange, ServiceCidr};
 use state::{builtin, keys, metrics, namespaces, observed, service_allocations, watch_cache};
 
@@ -109,6 +110,7 @@ impl Server {
             storage: None,
             kube_version: DEFAULT_KUBE_VERSION,
             enablement: ApiEnablement::all(),
+            features: Features::defaults(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             service_cidr: ServiceCidr::default(),
             node_ports: NodePortRange::default(),
@@ -135,6 +137,7 @@ pub struct ServerBuilder {
     storage: Option<Arc<dyn Storage>>,
     kube_version: KubeVersion,
     enablement: ApiEnablement,
+    features: Features,
     listen: SocketAddr,
     service_cidr: ServiceCidr,
     node_ports: NodePortRange,
@@ -236,6 +239,14 @@ impl ServerBuilder {
     /// by default, changed by a `--runtime-config`.
     pub fn api_enablement(mut self, enablement: ApiEnablement) -> Self {
         self.enablement = enablement;
+        self
+    }
+
+    /// The API features on (default: the release's defaults). Build it with
+    /// [`Features::for_release`] from a `--feature-gates` value ([`FeatureGates`]), e.g.
+    /// `CBORServingAndStorage=true` to serve and read CBOR in 1.34 and 1.36.
+    pub fn features(mut self, features: Features) -> Self {
+        self.features = features;
         self
     }
 
@@ -363,6 +374,7 @@ impl ServerBuilder {
             )),
             kube_version: self.kube_version,
             enablement: self.enablement,
+            features: self.features,
             watch_cache: watch_cache::WatchCache::default(),
             metrics,
             shutting_down: std::sync::atomic::AtomicBool::new(false),
@@ -418,7 +430,10 @@ impl ServerBuilder {
             .merge(metrics_endpoint::routes())
             .fallback(fallback)
             .with_state(state)
-            .layer(axum::middleware::from_fn(reencode::layer))
+            .layer(axum::middleware::from_fn({
+                let cbor = shared.cbor();
+                move |request, next| reencode::layer(cbor, request, next)
+            }))
             .layer(
                 CompressionLayer::new()
                     .compress_when(DefaultPredicate::new().and(NotStreamed).and(LargeEnough)),

@@ -532,6 +532,23 @@ impl Watch {
         }
     }
 
+    /// The next event of a CBOR watch (`application/cbor-seq`): the bytes of one data item, or
+    /// `None` when the stream ends or nothing comes within two seconds.
+    pub(crate) async fn next_item(&mut self) -> Option<Vec<u8>> {
+        loop {
+            let mut decoder = minicbor::Decoder::new(&self.buffer);
+            // The self-described tag and the item it encloses are one data item.
+            if !self.buffer.is_empty() && decoder.skip().is_ok() {
+                let len = decoder.position();
+                return Some(self.buffer.drain(..len).collect());
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(2), self.stream.next())
+                .await
+                .ok()??;
+            self.buffer.extend_from_slice(&chunk.ok()?);
+        }
+    }
+
     /// The next event that is not a bookmark.
     pub(crate) async fn next_change(&mut self) -> Option<Value> {
         loop {

@@ -94,7 +94,8 @@ fn delete_options(call: &Call, body: &[u8]) -> Result<DeleteOptions, ApiError> {
     let mut options: DeleteOptions = if body.iter().all(u8::is_ascii_whitespace) {
         DeleteOptions::default()
     } else {
-        let value = crate::server::http::negotiate::decode_body(&call.headers, body)?;
+        let value =
+            crate::server::http::negotiate::decode_body(&call.headers, body, call.state.cbor())?;
         serde_json::from_value(value)
             .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
     };

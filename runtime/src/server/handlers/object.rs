@@ -219,7 +219,8 @@ pub(crate) fn validate_fields(
 
 /// Reads, type-checks and decodes a write's body.
 pub(crate) fn decode_object(call: &Call, body: &[u8]) -> Result<Value, ApiError> {
-    let mut object = crate::server::http::negotiate::decode_body(&call.headers, body)?;
+    let mut object =
+        crate::server::http::negotiate::decode_body(&call.headers, body, call.state.cbor())?;
     check_type(call.info(), &mut object)?;
     Ok(object)
 }

@@ -146,7 +146,8 @@ pub(crate) async fn update_scale(
     if call.info().subresources.scale.is_none() {
         return Err(ApiError::no_route());
     }
-    let incoming = crate::server::http::negotiate::decode_body(&call.headers, body)?;
+    let incoming =
+        crate::server::http::negotiate::decode_body(&call.headers, body, call.state.cbor())?;
     if write.validation != Directive::Ignore {
         let decoded = scale_codec(incoming.clone()).unwrap_or_else(|_| incoming.clone());
         let problems = field_validation::body_problems(&scale_codec, body, &incoming, &decoded);

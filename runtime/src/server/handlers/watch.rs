@@ -49,8 +49,8 @@ use crate::storage::{Storage, WatchError, WatchEvent as StoreEvent, WatchStream}
 use crate::server::handlers::list;
 use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::{Format, Output, Shape};
-use crate::server::http::protobuf;
 use crate::server::http::send_window::SendWindow;
+use crate::server::http::{cbor, protobuf};
 use crate::server::objects::render::Rendering;
 use crate::server::objects::revision::{parse_rv, wait_for};
 use crate::server::objects::selector::Selectors;
@@ -75,11 +75,12 @@ impl Renderer {
         self.frame(kind, &rendered)
     }
 
-    /// An event in the watch's framing: a JSON line, or a length-prefixed protobuf
-    /// `WatchEvent`.
+    /// An event in the watch's framing: a JSON line, a length-prefixed protobuf `WatchEvent`,
+    /// or a CBOR data item.
     fn frame(&self, kind: &str, object: &Value) -> Bytes {
         match self.output.format {
             Format::Protobuf => protobuf_frame(kind, object),
+            Format::Cbor => cbor_frame(kind, object),
             Format::Json | Format::Yaml => line(&json!({"type": kind, "object": object})),
         }
     }
@@ -87,15 +88,15 @@ impl Renderer {
     /// An event made as a JSON line (the ERROR events of the watch cache and the store) in the
     /// watch's framing.
     fn relay(&self, line: Bytes) -> Bytes {
-        if self.output.format != Format::Protobuf {
+        if !matches!(self.output.format, Format::Protobuf | Format::Cbor) {
             return line;
         }
         match serde_json::from_slice::<Value>(&line) {
             Ok(event) => {
                 let kind = event.get("type").and_then(Value::as_str).unwrap_or("ERROR");
-                protobuf_frame(kind, event.get("object").unwrap_or(&Value::Null))
+                self.frame(kind, event.get("object").unwrap_or(&Value::Null))
             }
-            Err(e) => protobuf_frame("ERROR", &error_status(ApiError::internal(e))),
+            Err(e) => self.frame("ERROR", &error_status(ApiError::internal(e))),
         }
     }
 
@@ -120,6 +121,14 @@ impl Renderer {
 fn protobuf_frame(kind: &str, object: &Value) -> Bytes {
     let frame = protobuf::watch_frame(kind, object)
         .or_else(|e| protobuf::watch_frame("ERROR", &error_status(ApiError::internal(e))));
+    Bytes::from(frame.unwrap_or_default())
+}
+
+/// An event in CBOR framing (one self-described data item of the sequence); an object that
+/// cannot be written ends the watch with the 500 it is.
+fn cbor_frame(kind: &str, object: &Value) -> Bytes {
+    let frame = cbor::watch_frame(kind, object)
+        .or_else(|e| cbor::watch_frame("ERROR", &error_status(ApiError::internal(e))));
     Bytes::from(frame.unwrap_or_default())
 }
 
@@ -247,6 +256,8 @@ async fn watch(
     };
     let content_type = match output.format {
         Format::Protobuf => HeaderValue::from_static(protobuf::WATCH_MEDIA_TYPE),
+        // Upstream's answer to a watch that accepts `application/cbor`.
+        Format::Cbor => HeaderValue::from_static(cbor::SEQ_MEDIA_TYPE),
         Format::Json | Format::Yaml => crate::server::JSON,
     };
     let mut response = Response::new(Body::from_stream(watcher));
@@ -669,6 +680,7 @@ impl Watcher {
                     .frame(kind, &info.api_version(), &info.gvk.kind)
                     .map(Some)
             }
+            (Shape::Object, Format::Cbor) => entry.cbor_frame(kind).map(Some),
             (Shape::Object, _) => entry.line(kind).map(Some),
             _ => {
                 let object = entry.value()?;

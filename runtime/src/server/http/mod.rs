@@ -1,8 +1,8 @@
 //! Connections and the layers every request passes: accepting and bounding connections
 //! (`connections`), the stop sequence (`shutdown`), the request layers from the outside in
 //! (`panics`, `httplog`, `origin`, `inflight`, then inside compression `reencode`: indented
-//! JSON for people, errors in YAML for clients that asked for YAML), resolving a URL against the catalog (`path`),
-//! reading and writing bodies (`negotiate`, `yaml`, `protobuf`), the request options every write
+//! JSON for people, errors in YAML, protobuf or CBOR for clients that asked for them), resolving a URL against the catalog (`path`),
+//! reading and writing bodies (`negotiate`, `yaml`, `protobuf`, `cbor`), the request options every write
 //! takes (`dry_run`, `field_validation`), the send window of streaming bodies (`send_window`)
 //! and the one error type every failure becomes (`error`).
 //!
@@ -10,6 +10,7 @@
 //! server; objects, handlers, background tasks and the dispatcher build on these modules,
 //! never the other way round.
 
+pub(crate) mod cbor;
 pub(crate) mod connections;
 pub(crate) mod dry_run;
 pub(crate) mod error;

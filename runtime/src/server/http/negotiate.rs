@@ -7,6 +7,14 @@
 //! every kind). An `Accept` naming nothing we can produce is 406, a body in a type we cannot
 //! read is 415, and a body that does not parse is 400. Bodies may come in protobuf too
 //! (built-in kinds only): kubectl 1.32 and newer send them so.
+//!
+//! With `CBORServingAndStorage` on, CBOR (`cbor`) joins for every kind, as upstream's codec
+//! factories and custom resource handler add it: answers and bodies in `application/cbor`,
+//! watches in `application/cbor-seq` (asked for as `application/cbor`, the media type a
+//! serializer has; `application/cbor-seq` in `Accept` names none), never a `Table` (JSON and
+//! YAML only). 406 and 415 list it after the others, as upstream appends its serializer. A
+//! watch whose preferred type is YAML, which has no stream form, is 406 listing the stream
+//! types (`application/json;stream=watch`, protobuf's, `application/cbor-seq`).
 
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
@@ -31,6 +39,28 @@ const READ: &[&str] = &[
     crate::server::http::protobuf::MEDIA_TYPE,
 ];
 
+/// The media types of watch streams, as upstream's `MediaTypesForSerializer` lists them for a
+/// watch whose preferred type has no stream form.
+fn stream_types(protobuf: bool, cbor: bool) -> Vec<&'static str> {
+    let mut out = vec!["application/json;stream=watch"];
+    if protobuf {
+        out.push(crate::server::http::protobuf::WATCH_MEDIA_TYPE);
+    }
+    if cbor {
+        out.push(crate::server::http::cbor::SEQ_MEDIA_TYPE);
+    }
+    out
+}
+
+/// `list` with `application/cbor` after it when CBOR is on.
+fn with_cbor(list: &[&'static str], cbor: bool) -> Vec<&'static str> {
+    let mut out = list.to_vec();
+    if cbor {
+        out.push(crate::server::http::cbor::MEDIA_TYPE);
+    }
+    out
+}
+
 /// A serialization format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
@@ -40,6 +70,8 @@ pub(crate) enum Format {
     Yaml,
     /// `application/vnd.kubernetes.protobuf`.
     Protobuf,
+    /// `application/cbor` (`application/cbor-seq` for watches).
+    Cbor,
 }
 
 /// What a response carries in place of (or as) the object.
@@ -125,29 +157,36 @@ fn parse_accept(accept: &str) -> Vec<MediaRange<'_>> {
 }
 
 /// Chooses the response representation from the `Accept` header; `protobuf` says whether the
-/// kind can be written in protobuf, `go_type` names the Go type upstream would hold for it (in
-/// the 406 for metadata asked in the wrong shape).
+/// kind can be written in protobuf, `cbor` whether CBOR is on, `go_type` names the Go type
+/// upstream would hold for the kind (in the 406 for metadata asked in the wrong shape).
 pub(crate) fn choose(
     headers: &HeaderMap,
     request: RequestShape,
     protobuf: bool,
+    cbor: bool,
     go_type: &dyn Fn(bool) -> String,
 ) -> Result<Output, ApiError> {
-    let served = if protobuf { SERVED_PROTOBUF } else { SERVED };
+    let served = with_cbor(if protobuf { SERVED_PROTOBUF } else { SERVED }, cbor);
     let Some(accept) = headers.get(header::ACCEPT) else {
         return Ok(Output::JSON);
     };
     let accept = accept
         .to_str()
-        .map_err(|_| ApiError::not_acceptable(served))?;
+        .map_err(|_| ApiError::not_acceptable(&served))?;
     if accept.trim().is_empty() {
         return Ok(Output::JSON);
     }
     for range in parse_accept(accept) {
         let format = match range.essence.as_str() {
             "application/json" | "*/*" | "application/*" => Format::Json,
-            "application/yaml" if request != RequestShape::Watch => Format::Yaml,
+            // YAML has no stream serializer: a watch that prefers it is refused with the
+            // stream types (`NegotiateOutputMediaTypeStream`).
+            "application/yaml" if request == RequestShape::Watch => {
+                return Err(ApiError::not_acceptable(&stream_types(protobuf, cbor)));
+            }
+            "application/yaml" => Format::Yaml,
             crate::server::http::protobuf::MEDIA_TYPE => Format::Protobuf,
+            crate::server::http::cbor::MEDIA_TYPE if cbor => Format::Cbor,
             _ => continue,
         };
         let param = |name: &str| {
@@ -168,7 +207,7 @@ pub(crate) fn choose(
                     && matches!(param("v"), Some("v1" | "v1beta1"));
                 match (as_, request) {
                     _ if !meta_group => continue,
-                    ("Table", _) if format == Format::Protobuf => continue,
+                    ("Table", _) if matches!(format, Format::Protobuf | Format::Cbor) => continue,
                     ("Table", _) => Shape::Table,
                     ("PartialObjectMetadata", RequestShape::Single | RequestShape::Watch)
                     | ("PartialObjectMetadataList", RequestShape::List | RequestShape::Watch) => {
@@ -206,7 +245,7 @@ pub(crate) fn choose(
             meta_version,
         });
     }
-    Err(ApiError::not_acceptable(served))
+    Err(ApiError::not_acceptable(&served))
 }
 
 /// The Go type kube-apiserver holds an object (or, with `list`, a list) of `info`'s kind in,
@@ -228,14 +267,28 @@ pub(crate) fn go_type_name(info: &crate::ResourceInfo, list: bool) -> String {
     format!("{package}.{}{suffix}", info.gvk.kind)
 }
 
-/// Reads a request body as JSON, YAML or protobuf into a JSON object.
-pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+/// The essence of a request's `Content-Type` (lowercase, without parameters); empty when absent.
+pub(crate) fn content_type(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(header::CONTENT_TYPE)?;
+    let text = value.to_str().ok()?;
+    Some(
+        text.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase(),
+    )
+}
+
+/// Reads a request body as JSON, YAML, protobuf or (when `cbor`) CBOR into a JSON object.
+pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8], cbor: bool) -> Result<Value, ApiError> {
+    let read = with_cbor(READ, cbor);
     let format = match headers.get(header::CONTENT_TYPE) {
         None => Format::Json,
         Some(value) => {
             let text = value
                 .to_str()
-                .map_err(|_| ApiError::unsupported_media_type(READ))?;
+                .map_err(|_| ApiError::unsupported_media_type(&read))?;
             let essence = text
                 .split(';')
                 .next()
@@ -246,12 +299,14 @@ pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, Api
                 "" | "application/json" => Format::Json,
                 "application/yaml" | "application/x-yaml" | "text/yaml" => Format::Yaml,
                 crate::server::http::protobuf::MEDIA_TYPE => Format::Protobuf,
-                _ => return Err(ApiError::unsupported_media_type(READ)),
+                crate::server::http::cbor::MEDIA_TYPE if cbor => Format::Cbor,
+                _ => return Err(ApiError::unsupported_media_type(&read)),
             }
         }
     };
     let value: Value = match format {
         Format::Protobuf => return decode_protobuf(body),
+        Format::Cbor => decode_cbor(body)?,
         _ if body.iter().all(u8::is_ascii_whitespace) => {
             return Err(ApiError::bad_request("the request body is empty"));
         }
@@ -285,6 +340,26 @@ fn decode_protobuf(body: &[u8]) -> Result<Value, ApiError> {
     }
 }
 
+/// A CBOR body: one data item, which must be a map.
+pub(crate) fn decode_cbor(body: &[u8]) -> Result<Value, ApiError> {
+    if body.is_empty() {
+        return Err(ApiError::bad_request("the request body is empty"));
+    }
+    let value = crate::server::http::cbor::decode(body).map_err(|e| ApiError::bad_request(e.0))?;
+    // Upstream reads the kind first (`defaultMetaFactory.Interpret` into `metav1.TypeMeta`).
+    let found = match &value {
+        Value::Object(_) => return Ok(value),
+        Value::Array(_) => "array",
+        Value::String(_) => "byte string",
+        Value::Number(n) if n.is_u64() => "positive integer",
+        Value::Number(n) if n.is_i64() => "negative integer",
+        _ => "primitives",
+    };
+    Err(ApiError::bad_request(format!(
+        "unable to determine group/version/kind: cbor: cannot unmarshal {found} into Go value of type v1.TypeMeta"
+    )))
+}
+
 /// `value` with every object's keys in order: upstream writes YAML by converting its JSON
 /// (`sigs.k8s.io/yaml.JSONToYAML`), which sorts keys.
 fn sorted(value: &Value) -> Value {
@@ -309,6 +384,10 @@ pub(crate) fn encode(format: Format, code: axum::http::StatusCode, value: &Value
         Format::Protobuf => (
             crate::server::http::protobuf::encode(value).map_err(|e| e.to_string()),
             crate::server::http::protobuf::MEDIA_TYPE,
+        ),
+        Format::Cbor => (
+            crate::server::http::cbor::encode(value).map_err(|e| e.0),
+            crate::server::http::cbor::MEDIA_TYPE,
         ),
         Format::Json => (
             serde_json::to_vec(value).map_err(|e| e.to_string()),
@@ -340,7 +419,7 @@ mod tests {
     fn accept(value: &str, request: RequestShape) -> Result<Output, u16> {
         let mut headers = HeaderMap::new();
         headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
-        choose(&headers, request, true, &go_type).map_err(|e| e.code().as_u16())
+        choose(&headers, request, true, false, &go_type).map_err(|e| e.code().as_u16())
     }
 
     fn go_type(list: bool) -> String {
@@ -358,7 +437,7 @@ mod tests {
         let refused = |value: &str, request| {
             let mut headers = HeaderMap::new();
             headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
-            let status = choose(&headers, request, true, &go_type)
+            let status = choose(&headers, request, true, false, &go_type)
                 .unwrap_err()
                 .into_status();
             (status.code, status.message.unwrap_or_default())
@@ -478,7 +557,7 @@ mod tests {
         let choose_for_custom = |value: &str, request| {
             let mut headers = HeaderMap::new();
             headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
-            choose(&headers, request, false, &go_type)
+            choose(&headers, request, false, false, &go_type)
         };
         let json = choose_for_custom(
             "application/vnd.kubernetes.protobuf, application/json",
@@ -501,6 +580,70 @@ mod tests {
         assert_eq!(partial.unwrap().format, Format::Protobuf);
     }
 
+    /// `CBORServingAndStorage`: CBOR for every kind and shape but a `Table` (upstream's
+    /// `AllowsMediaTypeTransform` keeps Tables to JSON and YAML), and only with the gate on.
+    #[test]
+    fn cbor_only_with_the_gate() {
+        let chosen = |value: &str, request, cbor| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
+            choose(&headers, request, false, cbor, &go_type).map(|o| (o.format, o.shape))
+        };
+        use RequestShape::*;
+        assert_eq!(
+            chosen("application/cbor", Watch, true).unwrap(),
+            (Format::Cbor, Shape::Object)
+        );
+        assert_eq!(
+            chosen(
+                "application/cbor;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+                List,
+                true
+            )
+            .unwrap(),
+            (Format::Cbor, Shape::Partial)
+        );
+        assert_eq!(
+            chosen(
+                "application/cbor;as=Table;g=meta.k8s.io;v=v1, application/json",
+                List,
+                true
+            )
+            .unwrap(),
+            (Format::Json, Shape::Object)
+        );
+        assert_eq!(
+            chosen("application/cbor-seq", Watch, true)
+                .unwrap_err()
+                .code()
+                .as_u16(),
+            406
+        );
+        let yaml_watch = chosen("application/yaml, application/json", Watch, true)
+            .unwrap_err()
+            .into_status();
+        assert_eq!(
+            yaml_watch.message.as_deref(),
+            Some(
+                "only the following media types are accepted: application/json;stream=watch, application/cbor-seq"
+            )
+        );
+        let off = chosen("application/cbor", Single, false)
+            .unwrap_err()
+            .into_status();
+        assert_eq!(
+            off.message.as_deref(),
+            Some("only the following media types are accepted: application/json, application/yaml")
+        );
+        let on = chosen("text/html", Single, true).unwrap_err().into_status();
+        assert_eq!(
+            on.message.as_deref(),
+            Some(
+                "only the following media types are accepted: application/json, application/yaml, application/cbor"
+            )
+        );
+    }
+
     #[test]
     fn content_types() {
         let decode = |ct: Option<&str>, body: &str| {
@@ -508,7 +651,7 @@ mod tests {
             if let Some(ct) = ct {
                 headers.insert(header::CONTENT_TYPE, HeaderValue::from_str(ct).unwrap());
             }
-            decode_body(&headers, body.as_bytes()).map_err(|e| e.code().as_u16())
+            decode_body(&headers, body.as_bytes(), false).map_err(|e| e.code().as_u16())
         };
         assert!(decode(None, r#"{"a":1}"#).is_ok());
         assert!(decode(Some("application/json; charset=utf-8"), r#"{"a":1}"#).is_ok());

@@ -4,9 +4,10 @@
 //!   `?pretty=true`, or says nothing and comes from `curl`, `Wget` or a browser
 //!   (`isPrettyPrint` in k8s.io/apiserver's `endpoints/handlers/negotiation`); `?pretty=false`
 //!   turns it off for those too. Watches stay one event per line.
-//! - an error in the format the request asked for: a failure is a `Status`, written in YAML or
-//!   protobuf for a client that accepts those before JSON, as upstream's `ErrorNegotiated`
-//!   writes it (a `Status` has field numbers whatever the kind asked about).
+//! - an error in the format the request asked for: a failure is a `Status`, written in YAML,
+//!   protobuf or (with `CBORServingAndStorage` on) CBOR for a client that accepts those before
+//!   JSON, as upstream's `ErrorNegotiated` writes it (a `Status` has field numbers whatever the
+//!   kind asked about).
 //!
 //! The layer sits inside compression: it reads a JSON body (up to [`MOST`] bytes; a larger one
 //! passes as it is) and writes it again, keys in their order.
@@ -51,10 +52,10 @@ fn is_json(response: &Response) -> bool {
         .is_some_and(|v| v.starts_with("application/json"))
 }
 
-/// The format of an error answer to `request`, when it is not JSON: the client accepts YAML or
-/// protobuf before JSON (an `Accept` the server cannot satisfy gets JSON).
-fn error_format(request: &Request) -> Option<Format> {
-    negotiate::choose(request.headers(), RequestShape::Single, true, &|_| {
+/// The format of an error answer to `request`, when it is not JSON: the client accepts YAML,
+/// protobuf or CBOR (when `cbor`) before JSON (an `Accept` the server cannot satisfy gets JSON).
+fn error_format(request: &Request, cbor: bool) -> Option<Format> {
+    negotiate::choose(request.headers(), RequestShape::Single, true, cbor, &|_| {
         String::new()
     })
     .ok()
@@ -62,11 +63,11 @@ fn error_format(request: &Request) -> Option<Format> {
     .filter(|format| *format != Format::Json)
 }
 
-/// The layer: indents the JSON answers of requests that want it, and writes errors in YAML or
-/// protobuf for those that asked for them.
-pub(crate) async fn layer(request: Request, next: Next) -> Response {
+/// The layer: indents the JSON answers of requests that want it, and writes errors in YAML,
+/// protobuf or CBOR (`cbor`: the gate is on) for those that asked for them.
+pub(crate) async fn layer(cbor: bool, request: Request, next: Next) -> Response {
     let pretty = wants_pretty(&request);
-    let error_format = error_format(&request);
+    let error_format = error_format(&request, cbor);
     let response = next.run(request).await;
     let failed = response.status().is_client_error() || response.status().is_server_error();
     let error_format = error_format.filter(|_| failed);

@@ -3,18 +3,20 @@
 //! `metrics::Measured`), the Kubernetes release the server speaks as, the watch cache
 //! (`watch_cache`), the metrics (`metrics`), and whether it is shutting down; where objects live
 //! in the store (`keys`), the kinds every server has (`builtin`, `builtin_names`), what the
-//! release serves by default (`release`) as `--runtime-config` changes it (`enablement`), the
+//! release serves by default (`release`) as `--runtime-config` changes it (`enablement`) and
+//! the API features it has as `--feature-gates` changes them (`feature_gates`), the
 //! Service ranges (`service_ranges`) and what the stored Services hold of them
 //! (`service_allocations`, fed by `observed` too).
 //!
 //! May import: `objects` (the watch cache serves events as reads do) and from `http` the
-//! error type, the protobuf encoding (the watch cache frames events once for every protobuf
-//! watcher) and what the metrics label requests by (`path`, `connections`); never `handlers`,
+//! error type, the protobuf and CBOR encodings (the watch cache frames events once for every
+//! protobuf or CBOR watcher) and what the metrics label requests by (`path`, `connections`); never `handlers`,
 //! `background` or `describe`.
 
 pub(crate) mod builtin;
 pub(crate) mod builtin_names;
 pub(crate) mod enablement;
+pub(crate) mod feature_gates;
 pub(crate) mod keys;
 pub(crate) mod metrics;
 pub(crate) mod namespaces;
@@ -51,6 +53,8 @@ pub(crate) struct ServerState {
     pub(crate) kube_version: KubeVersion,
     /// The group-versions and resources served: the release's defaults and `--runtime-config`.
     pub(crate) enablement: ApiEnablement,
+    /// The API features on: the release's defaults and `--feature-gates`.
+    pub(crate) features: feature_gates::Features,
     /// The shared watch feeds, one per watched resource and version.
     pub(crate) watch_cache: WatchCache,
     /// The series `/metrics` serves.
@@ -79,7 +83,12 @@ impl ServerState {
 
     /// What the release served makes of `feature`.
     pub(crate) fn feature(&self, feature: Feature) -> FeatureState {
-        release::feature(self.kube_version, feature)
+        self.features.state(self.kube_version, feature)
+    }
+
+    /// Whether requests and answers may be CBOR (`CBORServingAndStorage`).
+    pub(crate) fn cbor(&self) -> bool {
+        self.feature(Feature::CborServingAndStorage).is_on()
     }
 
     /// Serves `registry` from now on.

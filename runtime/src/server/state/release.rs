@@ -29,10 +29,38 @@ pub(crate) struct ReleaseGates {
     /// Every built-in group-version the release's kube-apiserver can serve (`v1` for the core
     /// group), and whether it does by default.
     pub(crate) group_versions: BTreeMap<String, bool>,
-    /// The API features kapi implements that the release has, and whether each is on by
-    /// default; a feature not listed is not in the release yet.
+    /// The API features kapi implements that the release has, and the state of each one's
+    /// feature gate; a feature not listed is not in the release yet.
     #[serde(default)]
-    features: BTreeMap<String, bool>,
+    features: BTreeMap<String, Gate>,
+}
+
+/// A feature gate of a release, as its kube-apiserver's feature gate holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Gate {
+    /// A gate `--feature-gates` may set: on (`true`, beta) or off (`false`, alpha) by default.
+    Settable(bool),
+    /// `locked`: GA, on and locked to its default; `graduated`: GA and the gate gone from the
+    /// release, on and unknown to `--feature-gates`.
+    Fixed(FixedGate),
+}
+
+/// A gate `--feature-gates` may not change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum FixedGate {
+    /// GA and locked to on (`LockToDefault`).
+    Locked,
+    /// GA and removed from the gate list: the feature is simply on.
+    Graduated,
+}
+
+impl Gate {
+    /// Whether the feature is on when no flag says otherwise.
+    pub(crate) fn default_on(self) -> bool {
+        !matches!(self, Gate::Settable(false))
+    }
 }
 
 /// The build facts of a real patch release, as its kube-apiserver reports them.
@@ -55,6 +83,9 @@ pub(crate) enum Feature {
     ServerSideFieldValidation,
     /// Aggregated discovery on `/api` and `/apis` (beta and on in 1.27, GA in 1.30).
     AggregatedDiscoveryEndpoint,
+    /// CBOR requests and answers (`application/cbor`, `application/cbor-seq`), alpha and off
+    /// from 1.32.
+    CborServingAndStorage,
 }
 
 impl Feature {
@@ -64,8 +95,17 @@ impl Feature {
             Self::WatchList => "WatchList",
             Self::ServerSideFieldValidation => "ServerSideFieldValidation",
             Self::AggregatedDiscoveryEndpoint => "AggregatedDiscoveryEndpoint",
+            Self::CborServingAndStorage => "CBORServingAndStorage",
         }
     }
+
+    /// Every feature the server consults.
+    pub(crate) const ALL: [Feature; 4] = [
+        Feature::WatchList,
+        Feature::ServerSideFieldValidation,
+        Feature::AggregatedDiscoveryEndpoint,
+        Feature::CborServingAndStorage,
+    ];
 }
 
 /// What a release makes of a feature.
@@ -101,13 +141,23 @@ pub(crate) fn gates(at: KubeVersion) -> Option<&'static ReleaseGates> {
 /// What the server at `at` makes of `feature`: on when the table does not hold `at`.
 pub(crate) fn feature(at: KubeVersion, feature: Feature) -> FeatureState {
     let Some(row) = gates(at) else {
-        return FeatureState::On;
+        // A release the table does not hold (an embedder's choice) gets the features every
+        // later release turns on; CBOR is alpha, off by default, in every release that has it.
+        return match feature {
+            Feature::CborServingAndStorage => FeatureState::Off,
+            _ => FeatureState::On,
+        };
     };
     match row.features.get(feature.name()) {
-        Some(true) => FeatureState::On,
-        Some(false) => FeatureState::Off,
+        Some(gate) if gate.default_on() => FeatureState::On,
+        Some(_) => FeatureState::Off,
         None => FeatureState::Absent,
     }
+}
+
+/// The feature gates of release `at` by name (`None` when the table does not hold `at`).
+pub(crate) fn gates_of(at: KubeVersion) -> Option<&'static BTreeMap<String, Gate>> {
+    gates(at).map(|row| &row.features)
 }
 
 /// The release upstream treats as "not set" in generated lifecycle data.
@@ -138,12 +188,7 @@ pub(crate) fn split_group_version(key: &str) -> (&str, &str) {
 mod tests {
     use super::*;
 
-    /// Every feature the server consults.
-    const ALL: [Feature; 3] = [
-        Feature::WatchList,
-        Feature::ServerSideFieldValidation,
-        Feature::AggregatedDiscoveryEndpoint,
-    ];
+    const ALL: [Feature; 4] = Feature::ALL;
 
     /// Features the table records that every release kapi serves has on (watch bookmarks GA
     /// in 1.17, dry run GA in 1.19, server-side apply on since 1.16 and GA in 1.22), so no code
@@ -173,7 +218,11 @@ mod tests {
                 );
             }
             for name in ALWAYS_ON {
-                assert_eq!(row.features.get(name), Some(&true), "{}", row.release);
+                assert!(
+                    row.features.get(name).is_some_and(|g| g.default_on()),
+                    "{}",
+                    row.release
+                );
             }
             assert!(
                 row.version

@@ -31,7 +31,7 @@ use tokio::sync::oneshot;
 use crate::storage::{KeyValue, Storage, WatchError, WatchEvent as StoreEvent, WatchStream};
 
 use crate::server::http::error::ApiError;
-use crate::server::http::protobuf;
+use crate::server::http::{cbor, protobuf};
 use crate::server::objects::served::ServedJson;
 use crate::server::objects::stored::from_stored;
 use crate::server::state::keys;
@@ -326,8 +326,10 @@ pub(crate) struct Entry {
     /// The served object's JSON, or the ERROR line when it could not be served.
     object: Result<Bytes, Bytes>,
     lines: [OnceLock<Bytes>; 3],
-    /// The events in protobuf framing, written for the first protobuf watcher that wants one.
+    /// The events in protobuf framing, written for the first protobuf watcher that wants one;
+    /// `cbor_frames` likewise in CBOR.
     frames: [OnceLock<Result<Bytes, Bytes>>; 3],
+    cbor_frames: [OnceLock<Result<Bytes, Bytes>>; 3],
     value: OnceLock<Result<Value, Bytes>>,
     prev_value: OnceLock<Result<Value, Bytes>>,
 }
@@ -381,6 +383,7 @@ impl Entry {
             object,
             lines,
             frames: Default::default(),
+            cbor_frames: Default::default(),
             value: OnceLock::new(),
             prev_value: OnceLock::new(),
         })
@@ -415,6 +418,18 @@ impl Entry {
                 frame
                     .map(Bytes::from)
                     .map_err(|e| error_event(ApiError::internal(e)))
+            })
+            .clone()
+    }
+
+    /// The event of type `kind` as a CBOR sequence's data item, or the ERROR line (JSON) when
+    /// the object could not be served or written; made once for every CBOR watcher.
+    pub(crate) fn cbor_frame(&self, kind: EventType) -> Result<Bytes, Bytes> {
+        self.cbor_frames[kind.index()]
+            .get_or_init(|| {
+                cbor::watch_frame(kind.as_str(), self.value()?)
+                    .map(Bytes::from)
+                    .map_err(|e| error_event(ApiError::internal(e.0)))
             })
             .clone()
     }

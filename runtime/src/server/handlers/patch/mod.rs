@@ -102,13 +102,17 @@ fn declares_strategy(field: &crate::merge::FieldInfo, depth: usize) -> bool {
             .is_some_and(|t| t.fields.iter().any(|f| declares_strategy(f, depth + 1)))
 }
 
-/// The patch types served for the kind, in upstream's order, as a 415 lists them.
-pub(crate) fn accepted(kind: &RegisteredKind) -> Vec<&'static str> {
+/// The patch types served for the kind, in upstream's order, as a 415 lists them; with
+/// `cbor` (`CBORServingAndStorage` on) server-side apply in CBOR last, as upstream appends it.
+pub(crate) fn accepted(kind: &RegisteredKind, cbor: bool) -> Vec<&'static str> {
     let mut types = vec![JSON_PATCH, MERGE_PATCH];
     if supports_strategic(kind) {
         types.push(STRATEGIC_MERGE_PATCH);
     }
     types.push(apply::APPLY_PATCH);
+    if cbor {
+        types.push(crate::server::http::cbor::APPLY_PATCH);
+    }
     types
 }
 
@@ -129,7 +133,7 @@ fn patch_type(call: &Call) -> Result<PatchType, ApiError> {
         apply::APPLY_PATCH => Some(PatchType::Apply),
         _ => None,
     };
-    found.ok_or_else(|| ApiError::unsupported_media_type(&accepted(kind)))
+    found.ok_or_else(|| ApiError::unsupported_media_type(&accepted(kind, call.state.cbor())))
 }
 
 /// A decoded patch, ready to apply to any version of the object.

@@ -37,6 +37,7 @@ use decode::Decoder;
 pub(crate) use encode::EncodeError;
 use encode::Encoder;
 use table::Table;
+pub(crate) use table::{byte_fields, push_escaped};
 use wire::{Payload, Reader, WireError, Writer, error};
 
 /// The media type of watch streams in protobuf: each event is a `WatchEvent` message after its

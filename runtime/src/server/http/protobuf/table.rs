@@ -35,6 +35,8 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use serde_json::Value;
+
 /// A message type's name: `(package, type)`.
 pub(crate) type Name = (&'static str, &'static str);
 
@@ -245,6 +247,101 @@ fn parse_field(package: &'static str, name: &'static str, shape: &'static str) -
 /// dot; a bare type name is in `package`.
 fn qualify(package: &'static str, reference: &'static str) -> Name {
     reference.rsplit_once('.').unwrap_or((package, reference))
+}
+
+/// Calls `visit` with the JSON pointer (RFC 6901) of every `[]byte` field (`y`) that `value`,
+/// an object of `kind` in `api_version` in its JSON form, holds: for encodings that write Go's
+/// `[]byte` apart from strings (CBOR). Nothing is visited for a kind the table lacks.
+pub(crate) fn byte_fields(
+    api_version: &str,
+    kind: &str,
+    value: &Value,
+    visit: &mut dyn FnMut(&str),
+) {
+    let table = Table::get();
+    if let (Some((_, message)), Value::Object(object)) =
+        (table.message_of(api_version, kind), value)
+    {
+        walk_bytes(table, message, object, &mut String::new(), visit, 0);
+    }
+}
+
+/// Appends one RFC 6901 reference token, `~` and `/` escaped.
+pub(crate) fn push_escaped(pointer: &mut String, token: &str) {
+    for c in token.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
+}
+
+/// The nesting [`byte_fields`] follows; the built-ins' messages are far shallower.
+const MAX_WALK_DEPTH: usize = 64;
+
+fn walk_bytes(
+    table: &Table,
+    message: &Message,
+    object: &serde_json::Map<String, Value>,
+    pointer: &mut String,
+    visit: &mut dyn FnMut(&str),
+    depth: usize,
+) {
+    if depth > MAX_WALK_DEPTH {
+        return;
+    }
+    for field in message.fields.values() {
+        let nested = |name| table.messages.get(&name);
+        if field.cardinality == Cardinality::Inline {
+            if let Kind::Message(name) = field.kind
+                && let Some(inner) = nested(name)
+            {
+                walk_bytes(table, inner, object, pointer, visit, depth + 1);
+            }
+            continue;
+        }
+        let Some(value) = object.get(field.name) else {
+            continue;
+        };
+        let len = pointer.len();
+        pointer.push('/');
+        push_escaped(pointer, field.name);
+        let each = |value: &Value, pointer: &mut String, visit: &mut dyn FnMut(&str)| match (
+            field.kind, value,
+        ) {
+            (Kind::Bytes, Value::String(_)) => visit(pointer),
+            (Kind::Message(name), Value::Object(object)) => {
+                if let Some(inner) = nested(name) {
+                    walk_bytes(table, inner, object, pointer, visit, depth + 1);
+                }
+            }
+            _ => {}
+        };
+        match (field.cardinality, value) {
+            (Cardinality::Repeated, Value::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    let at = pointer.len();
+                    pointer.push('/');
+                    pointer.push_str(&i.to_string());
+                    each(item, pointer, visit);
+                    pointer.truncate(at);
+                }
+            }
+            (Cardinality::Map, Value::Object(entries)) => {
+                for (key, item) in entries {
+                    let at = pointer.len();
+                    pointer.push('/');
+                    push_escaped(pointer, key);
+                    each(item, pointer, visit);
+                    pointer.truncate(at);
+                }
+            }
+            (Cardinality::One, value) => each(value, pointer, visit),
+            _ => {}
+        }
+        pointer.truncate(len);
+    }
 }
 
 #[cfg(test)]
