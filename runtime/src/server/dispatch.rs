@@ -25,6 +25,7 @@ use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::{self, RequestShape};
 use crate::server::http::path::{self, Subresource};
 use crate::server::http::protobuf;
+use crate::server::http::routes;
 use crate::server::state::{State, metrics};
 use crate::server::{Call, Tunables};
 
@@ -74,9 +75,10 @@ impl Operation {
         }
     }
 
-    /// The operation `method` performs on the call's target, or upstream's 405 when the
-    /// target does not take that method.
-    fn of(call: &Call, method: &Method) -> Result<Self, ApiError> {
+    /// The operation `method` performs on the call's target (`watch`: a GET asked for a watch),
+    /// once `routes::check` has let the method through; a combination no handler serves is
+    /// refused as the CRD handler refuses a verb it does not serve.
+    fn of(call: &Call, method: &Method, watch: bool) -> Result<Self, ApiError> {
         let info = call.info();
         let target = &call.target;
         let collection_in_scope = !info.is_namespaced() || target.namespace.is_some();
@@ -86,40 +88,26 @@ impl Operation {
         };
         Ok(match (method, &target.name, target.sub) {
             (&Method::PUT, Some(_), Some(Subresource::Finalize)) => Self::Finalize,
-            (_, _, Some(Subresource::Finalize)) => return Err(Self::not_allowed(call, method)),
-            (&Method::GET, None, None) => {
-                if is_watch(call)? {
-                    Self::Watch
-                } else {
-                    Self::List
-                }
-            }
+            (&Method::GET, _, None) if watch => Self::Watch,
+            (&Method::GET, None, None) => Self::List,
             (&Method::GET, Some(_), Some(Subresource::Scale)) => Self::GetScale,
-            (&Method::GET, Some(_), Some(_)) => Self::Get,
-            (&Method::GET, Some(_), None) => {
-                if is_watch(call)? {
-                    Self::Watch
-                } else {
-                    Self::Get
-                }
-            }
+            (&Method::GET, Some(_), Some(Subresource::Status) | None) => Self::Get,
             (&Method::POST, None, None) if collection_in_scope => Self::Create,
             (&Method::PUT, Some(_), Some(Subresource::Scale)) => Self::UpdateScale,
-            (&Method::PUT, Some(_), _) => Self::Update(scope),
+            (&Method::PUT, Some(_), Some(Subresource::Status) | None) => Self::Update(scope),
             (&Method::PATCH, Some(_), Some(Subresource::Scale)) => Self::PatchScale,
-            (&Method::PATCH, Some(_), _) => Self::Patch(scope),
+            (&Method::PATCH, Some(_), Some(Subresource::Status) | None) => Self::Patch(scope),
             (&Method::DELETE, Some(_), None) => Self::Delete,
             (&Method::DELETE, None, None) if collection_in_scope => Self::DeleteCollection,
-            _ => return Err(Self::not_allowed(call, method)),
+            _ => {
+                let verb = routes::request_verb(target, method, watch);
+                return Err(ApiError::method_not_allowed(
+                    target.group(),
+                    target.plural(),
+                    &verb,
+                ));
+            }
         })
-    }
-
-    fn not_allowed(call: &Call, method: &Method) -> ApiError {
-        let action = match *method {
-            Method::PATCH => "patch".to_owned(),
-            ref m => m.as_str().to_ascii_lowercase(),
-        };
-        ApiError::method_not_allowed(call.target.group(), call.target.plural(), &action)
     }
 }
 
@@ -194,7 +182,11 @@ async fn handle(
     warnings: &mut Vec<String>,
 ) -> Result<Response, ApiError> {
     let target = &call.target;
-    let op = Operation::of(call, method)?;
+    let watch = *method == Method::GET && target.sub.is_none() && is_watch(call)?;
+    routes::check(target, method, watch)?;
+    let op = Operation::of(call, method, watch)?;
+    // A route that serves more than one verb (a collection's GET lists and watches) refuses
+    // the one the kind does not serve, as upstream's handler does.
     if !call.info().verbs.contains(&op.verb()) {
         return Err(ApiError::method_not_allowed(
             target.group(),

@@ -161,7 +161,9 @@ pub(crate) async fn create_decoded(
     if let Some(rv) = meta.get("resourceVersion").and_then(Value::as_str)
         && !rv.is_empty()
     {
-        return Err(ApiError::internal(
+        // The etcd3 store's `ErrResourceVersionSetOnCreate`, no API status: a 500 without a
+        // reason (`staging/src/k8s.io/apiserver/pkg/storage/errors.go`).
+        return Err(ApiError::unstatused(
             "resourceVersion should not be set on objects to be created",
         ));
     }

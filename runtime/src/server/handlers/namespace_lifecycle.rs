@@ -25,7 +25,7 @@ use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::Output;
 use crate::server::objects::json::{meta_str, object_mut};
 use crate::server::objects::render;
-use crate::server::objects::revision::parse_rv;
+use crate::server::objects::revision::parse_object_rv;
 use crate::server::objects::stored::{at_revision, dry_answer, kv_object, to_stored};
 use crate::server::state::builtin::NAMESPACE_FINALIZER;
 use crate::server::state::keys;
@@ -99,7 +99,7 @@ async fn finalize_namespace(
     }
     let precondition = match meta_str(&incoming, "resourceVersion") {
         None | Some("") => None,
-        Some(rv) => Some(parse_rv(rv)?),
+        Some(rv) => Some(parse_object_rv(rv)?),
     };
     let key = call.key(name);
     for _ in 0..RETRIES {

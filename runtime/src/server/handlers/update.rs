@@ -20,7 +20,7 @@ use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::Output;
 use crate::server::objects::json::{meta_mut, meta_str};
 use crate::server::objects::render;
-use crate::server::objects::revision::parse_rv;
+use crate::server::objects::revision::parse_object_rv;
 use crate::server::objects::stored::{converts, dry_answer, kv_object, to_stored};
 use crate::server::state::builtin::is_namespace_kind;
 use crate::server::state::service_allocations::Reservation;
@@ -326,7 +326,7 @@ pub(crate) fn plan_update<'a>(
     let incoming = make(&current)?;
     let precondition = match meta_str(&incoming, "resourceVersion") {
         None | Some("") => None,
-        Some(rv) => Some(parse_rv(rv)?),
+        Some(rv) => Some(parse_object_rv(rv)?),
     };
     if precondition.is_some_and(|rv| rv != kv.mod_revision) {
         return Err(ApiError::conflict_modified(call.subject(name)));

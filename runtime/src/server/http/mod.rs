@@ -22,6 +22,7 @@ pub(crate) mod panics;
 pub(crate) mod path;
 pub(crate) mod protobuf;
 pub(crate) mod reencode;
+pub(crate) mod routes;
 pub(crate) mod send_window;
 pub(crate) mod shutdown;
 pub(crate) mod yaml;
