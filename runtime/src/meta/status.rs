@@ -193,6 +193,9 @@ open_enum! {
         FieldManagerConflict = "FieldManagerConflict",
         /// The requested resource version is newer than the server's.
         ResourceVersionTooLarge = "ResourceVersionTooLarge",
+        /// A create was refused because its namespace is being deleted (core/v1's
+        /// `NamespaceTerminatingCause`).
+        NamespaceTerminating = "NamespaceTerminating",
     }
 }
 

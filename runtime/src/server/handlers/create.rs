@@ -8,12 +8,13 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use crate::meta::{CreateOptions, StatusCause};
+use crate::meta::{CauseType, CreateOptions, StatusCause};
 use crate::storage::{CreateError, Guard, Storage};
 use crate::time::Time;
 use crate::write_rules::StatusOnCreate;
 
 use crate::server::Call;
+use crate::server::handlers::decode::decode_object;
 use crate::server::handlers::managed_fields::{self, Writer};
 use crate::server::handlers::object::UpdateScope;
 use crate::server::handlers::request::write_request;
@@ -28,8 +29,7 @@ use crate::server::state::builtin::{NAMESPACE_FINALIZER, is_namespace_kind};
 use crate::server::state::keys;
 
 use crate::server::handlers::object::{
-    RETRIES, check_object, decode_object, fill_defaults, name_causes, through_codec,
-    validate_fields,
+    RETRIES, check_object, fill_defaults, name_causes, through_codec, validate_fields,
 };
 
 /// How many generated names are tried before answering 500 ServerTimeout.
@@ -77,12 +77,24 @@ pub(crate) async fn check_namespace(
         .pointer("/metadata/deletionTimestamp")
         .is_some_and(|v| !v.is_null())
     {
-        return Err(ApiError::forbidden(
+        // Upstream's NamespaceLifecycle admission: a Forbidden naming the object, with a
+        // `NamespaceTerminating` cause clients look for
+        // (`plugin/pkg/admission/namespace/lifecycle/admission.go`).
+        let mut status = ApiError::forbidden(
             call.subject(name),
             &format!(
                 "unable to create new content in namespace {namespace} because it is being terminated"
             ),
-        ));
+        )
+        .into_status();
+        if let Some(details) = status.details.as_mut() {
+            details.causes.push(StatusCause {
+                reason: Some(CauseType::NamespaceTerminating),
+                message: Some(format!("namespace {namespace} is being terminated")),
+                field: Some("metadata.namespace".to_owned()),
+            });
+        }
+        return Err(ApiError::from_status(status));
     }
     Ok(Guard {
         key,

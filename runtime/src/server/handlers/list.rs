@@ -15,12 +15,12 @@ use crate::storage::{ReadError, Storage};
 use crate::server::Call;
 use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::{self, Output};
+use crate::server::objects::continue_token::ContinueToken;
 use crate::server::objects::render::Rendering;
 use crate::server::objects::revision::{parse_list_rv, parse_rv, wait_for};
 use crate::server::objects::selector::Selectors;
 use crate::server::objects::served::ServedJson;
 use crate::server::objects::stored::from_stored;
-use crate::server::state::continue_token::ContinueToken;
 use crate::server::state::keys;
 use crate::server::state::release::{Feature, FeatureState};
 

@@ -217,13 +217,6 @@ pub(crate) fn validate_fields(
     Ok(())
 }
 
-/// Reads, type-checks and decodes a write's body.
-pub(crate) fn decode_object(call: &Call, body: &[u8]) -> Result<Value, ApiError> {
-    let mut object = crate::server::http::negotiate::decode_body(&call.headers, body)?;
-    check_type(call.info(), &mut object)?;
-    Ok(object)
-}
-
 /// GET of one object (also `/status`), honouring `resourceVersion` (unset: latest; "0": any;
 /// N: not older than N).
 pub(crate) async fn get(call: &Call, name: &str, rv: Option<&str>) -> Result<Value, ApiError> {
@@ -249,27 +242,39 @@ pub(crate) async fn read(call: &Call, name: &str) -> Result<KeyValue, ApiError> 
         .ok_or_else(|| ApiError::not_found(call.subject(name)))
 }
 
-/// A written object must name the object and namespace of the URL (400 otherwise).
+/// A written object must name the object and namespace of the URL, as upstream's `checkName`
+/// holds an updated or patched object to them (400 otherwise; an object without a name does
+/// not match either): `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go`. An applied
+/// configuration (`config`) may leave its name out, the live object supplying it.
 pub(crate) fn check_identity(call: &Call, name: &str, incoming: &Value) -> Result<(), ApiError> {
-    let info = call.info();
-    match meta_str(incoming, "name") {
-        Some(n) if n == name => {}
-        None | Some("") => {}
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({other}) does not match the name on the URL ({name})"
-            )));
-        }
+    check_name(call, name, incoming, false)
+}
+
+/// [`check_identity`] of an applied configuration, whose name may be left out.
+pub(crate) fn check_config_identity(
+    call: &Call,
+    name: &str,
+    config: &Value,
+) -> Result<(), ApiError> {
+    check_name(call, name, config, true)
+}
+
+fn check_name(call: &Call, name: &str, incoming: &Value, config: bool) -> Result<(), ApiError> {
+    let given = meta_str(incoming, "name").unwrap_or("");
+    if given != name && !(config && given.is_empty()) {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({given}) does not match the name on the URL ({name})"
+        )));
     }
     if let (Some(url_ns), Some(body_ns)) = (
         call.target.namespace.as_deref(),
         meta_str(incoming, "namespace").filter(|s| !s.is_empty()),
-    ) && info.is_namespaced()
+    ) && call.info().is_namespaced()
         && url_ns != body_ns
     {
-        return Err(ApiError::bad_request(
-            "the namespace of the provided object does not match the namespace sent on the request",
-        ));
+        return Err(ApiError::bad_request(format!(
+            "the namespace of the object ({body_ns}) does not match the namespace on the request ({url_ns})"
+        )));
     }
     Ok(())
 }

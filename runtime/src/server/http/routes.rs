@@ -91,16 +91,6 @@ fn routed(info: &ResourceInfo, shape: Shape) -> Vec<Method> {
         .collect()
 }
 
-/// Whether kube-apiserver serves `group` itself (through go-restful) in some release kapi
-/// carries, rather than through the CRD handler.
-fn is_builtin_group(group: &str) -> bool {
-    release::table().iter().any(|row| {
-        row.group_versions
-            .keys()
-            .any(|key| release::split_group_version(key).0 == group)
-    })
-}
-
 /// The verb upstream's request info gives a request (`RequestInfoFactory`): the method's verb,
 /// `list`, `watch` or `deletecollection` on a collection, the lower-cased method for any other.
 pub(crate) fn request_verb(target: &Target, method: &Method, watch: bool) -> String {
@@ -125,7 +115,7 @@ pub(crate) fn request_verb(target: &Target, method: &Method, watch: bool) -> Str
 pub(crate) fn check(target: &Target, method: &Method, watch: bool) -> Result<(), ApiError> {
     let info = &*target.kind.info;
     let shape = Shape::of(target);
-    if is_builtin_group(target.group()) {
+    if release::is_builtin_group(target.group()) {
         let methods = routed(info, shape);
         if methods.contains(method) {
             return Ok(());
@@ -153,24 +143,5 @@ pub(crate) fn check(target: &Target, method: &Method, watch: bool) -> Result<(),
             target.plural(),
             &verb,
         ))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kubernetes_groups_are_builtin_and_others_are_not() {
-        for group in [
-            "",
-            "apps",
-            "batch",
-            "rbac.authorization.k8s.io",
-            "apiextensions.k8s.io",
-        ] {
-            assert!(is_builtin_group(group), "{group}");
-        }
-        assert!(!is_builtin_group("example.com"));
     }
 }

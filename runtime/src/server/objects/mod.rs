@@ -7,6 +7,8 @@
 //!
 //! May import: `http::error`, `http::negotiate` and `state`; never `handlers`.
 
+pub(crate) mod continue_token;
+pub(crate) mod go_text;
 pub(crate) mod json;
 pub(crate) mod label_parser;
 pub(crate) mod quota;

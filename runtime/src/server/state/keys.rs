@@ -45,3 +45,34 @@ pub(crate) fn object_key(info: &ResourceInfo, namespace: Option<&str>, name: &st
     key.push_str(name);
     key
 }
+
+/// The etcd key kube-apiserver keeps an object at, which its storage errors name: `/registry/`,
+/// the resource's prefix (its plural, but for the renamed core and networking resources, and
+/// `<group>/<plural>` for CRDs, APIServices and custom resources), then namespace and name.
+/// Sources: `SpecialDefaultResourcePrefixes` in
+/// `pkg/kubeapiserver/default_storage_factory_builder.go`, and the CRD handler's
+/// `/<group>/<plural>` prefix.
+pub(crate) fn upstream_key(
+    info: &ResourceInfo,
+    builtin: bool,
+    namespace: Option<&str>,
+    name: &str,
+) -> String {
+    let group = info.family.map_or(&*info.gvk.group, |f| f.storage_group());
+    let plural = &*info.plural;
+    let prefix = match (group, plural) {
+        ("", "replicationcontrollers") => "controllers".to_owned(),
+        ("", "endpoints") => "services/endpoints".to_owned(),
+        ("", "nodes") => "minions".to_owned(),
+        ("", "services") => "services/specs".to_owned(),
+        ("extensions" | "networking.k8s.io", "ingresses") => "ingress".to_owned(),
+        ("extensions" | "policy", "podsecuritypolicies") => "podsecuritypolicy".to_owned(),
+        ("apiextensions.k8s.io" | "apiregistration.k8s.io", _) => format!("{group}/{plural}"),
+        _ if builtin => plural.to_owned(),
+        _ => format!("{group}/{plural}"),
+    };
+    match namespace.filter(|_| info.is_namespaced()) {
+        Some(ns) => format!("{ROOT}/{prefix}/{ns}/{name}"),
+        None => format!("{ROOT}/{prefix}/{name}"),
+    }
+}

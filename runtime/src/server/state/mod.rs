@@ -14,7 +14,6 @@
 
 pub(crate) mod builtin;
 pub(crate) mod builtin_names;
-pub(crate) mod continue_token;
 pub(crate) mod enablement;
 pub(crate) mod keys;
 pub(crate) mod metrics;

@@ -11,6 +11,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::server::objects::go_text;
+
 /// What a continue token carries: the list's revision and where the next page starts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct ContinueToken {
@@ -49,7 +51,7 @@ impl ContinueToken {
     /// Reads a client's token as upstream's `DecodeContinue` does; the start key comes back
     /// cleaned, without its leading `/`. The error is the reason the token is unusable.
     pub(crate) fn decode(token: &str) -> Result<Self, String> {
-        let bytes = go_raw_url_base64(token).map_err(|e| format!("{INVALID}: {e}"))?;
+        let bytes = go_text::raw_url_base64(token).map_err(|e| format!("{INVALID}: {e}"))?;
         let (version, rv, start) = go_unmarshal(&bytes).map_err(|e| format!("{INVALID}: {e}"))?;
         if version != TOKEN_VERSION {
             return Err(format!(
@@ -95,50 +97,16 @@ fn clean_rooted(path: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
-/// Go's `base64.RawURLEncoding.DecodeString`: URL-safe, no padding, line breaks skipped; the
-/// error names the first byte it could not use.
-fn go_raw_url_base64(text: &str) -> Result<Vec<u8>, String> {
-    let corrupt = |at: usize| format!("illegal base64 data at input byte {at}");
-    let mut sextets = Vec::with_capacity(text.len());
-    let mut last = 0;
-    for (at, byte) in text.bytes().enumerate() {
-        let value = match byte {
-            b'A'..=b'Z' => byte - b'A',
-            b'a'..=b'z' => byte - b'a' + 26,
-            b'0'..=b'9' => byte - b'0' + 52,
-            b'-' => 62,
-            b'_' => 63,
-            b'\r' | b'\n' => continue,
-            _ => return Err(corrupt(at)),
-        };
-        sextets.push(value);
-        last = at;
-    }
-    // A lone character after the last whole group of four carries no full byte.
-    if sextets.len() % 4 == 1 {
-        return Err(corrupt(last));
-    }
-    let mut out = Vec::with_capacity(sextets.len() * 3 / 4);
-    for group in sextets.chunks(4) {
-        let mut bits: u32 = 0;
-        for (i, sextet) in group.iter().enumerate() {
-            bits |= u32::from(*sextet) << (18 - 6 * i);
-        }
-        let bytes = bits.to_be_bytes();
-        out.extend_from_slice(&bytes[1..group.len()]);
-    }
-    Ok(out)
-}
-
 /// Go's `json.Unmarshal` of the token into upstream's struct: keys matched without regard to
 /// case, the last one winning, unknown keys ignored, `null` leaving the zero value; the error
 /// is Go's text for the first problem.
 fn go_unmarshal(bytes: &[u8]) -> Result<(String, i64, String), String> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| go_syntax_error(bytes, &e))?;
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| go_text::json_syntax_error(bytes, &e))?;
     let Value::Object(fields) = value else {
         return Err(format!(
             "json: cannot unmarshal {} into Go value of type storage.continueToken",
-            go_kind(&value)
+            go_text::json_kind(&value)
         ));
     };
     let mut version = String::new();
@@ -147,7 +115,7 @@ fn go_unmarshal(bytes: &[u8]) -> Result<(String, i64, String), String> {
     let field_error = |name: &str, value: &Value, go_type: &str| {
         format!(
             "json: cannot unmarshal {} into Go struct field continueToken.{name} of type {go_type}",
-            go_kind(value)
+            go_text::json_kind(value)
         )
     };
     for (key, value) in &fields {
@@ -171,57 +139,6 @@ fn go_unmarshal(bytes: &[u8]) -> Result<(String, i64, String), String> {
     Ok((version, rv, start))
 }
 
-/// How Go's decoder names a JSON value's type in its errors.
-fn go_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-/// Go's syntax error for bytes that are not JSON: `unexpected end of JSON input` when they end
-/// early, else the first character it cannot take (`invalid character 'x' looking for
-/// beginning of value`).
-fn go_syntax_error(bytes: &[u8], error: &serde_json::Error) -> String {
-    if error.is_eof() {
-        return "unexpected end of JSON input".to_owned();
-    }
-    // serde_json reports the 1-based line and column of the character it stopped at.
-    let mut line = 1;
-    let mut column = 0;
-    let mut found = None;
-    for &byte in bytes {
-        if byte == b'\n' {
-            line += 1;
-            column = 0;
-            continue;
-        }
-        column += 1;
-        if line == error.line() && column == error.column() {
-            found = Some(byte);
-            break;
-        }
-    }
-    let shown = match found {
-        Some(b'\'') => "'\\''".to_owned(),
-        Some(b) if b.is_ascii_graphic() || b == b' ' => format!("'{}'", char::from(b)),
-        Some(b) => format!("'\\x{b:02x}'"),
-        None => return "unexpected end of JSON input".to_owned(),
-    };
-    let context = if bytes.iter().filter(|b| !b.is_ascii_whitespace()).count() > 1
-        && matches!(bytes.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{'))
-    {
-        "looking for beginning of object key string"
-    } else {
-        "looking for beginning of value"
-    };
-    format!("invalid character {shown} {context}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,7 +153,7 @@ mod tests {
         let text = token.encode();
         assert!(!text.contains('='), "{text}");
         assert_eq!(
-            go_raw_url_base64(&text).unwrap(),
+            go_text::raw_url_base64(&text).unwrap(),
             br#"{"v":"meta.k8s.io/v1","rv":42,"start":"b\u0000"}"#
         );
         assert_eq!(ContinueToken::decode(&text).unwrap(), token);
