@@ -29,7 +29,8 @@ use crate::server::state::builtin::{NAMESPACE_FINALIZER, is_namespace_kind};
 use crate::server::state::keys;
 
 use crate::server::handlers::object::{
-    RETRIES, check_object, fill_defaults, name_causes, through_codec, validate_fields,
+    RETRIES, check_object_after, fill_defaults, generate_name_causes, name_causes, through_codec,
+    validate_fields,
 };
 
 /// How many generated names are tried before answering 500 ServerTimeout.
@@ -44,6 +45,12 @@ pub(crate) fn random_suffix() -> String {
         .take(5)
         .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
         .collect()
+}
+
+/// A name generated from `generateName`: upstream keeps it within 63 characters.
+fn generated_name(generate: &str) -> String {
+    let base: String = generate.chars().take(58).collect();
+    format!("{base}{}", random_suffix())
 }
 
 /// The namespace an object is created in must exist and not be terminating; answers the guard
@@ -245,12 +252,25 @@ pub(crate) async fn create_decoded(
         map.insert("status".into(), json!({"phase": "Active"}));
     }
     crate::server::admission::admit_create(call, &mut object, &name).await?;
-    check_object(
+    // Upstream's `rest.BeforeCreate` generates the name, then validates it with the object:
+    // the generateName as a prefix, then the name, before the kind's own checks.
+    let first = if name.is_empty() {
+        generated_name(&generate)
+    } else {
+        name.clone()
+    };
+    let mut name_problems = Vec::new();
+    if !generate.is_empty() {
+        name_problems.extend(generate_name_causes(call, &generate));
+    }
+    name_problems.extend(name_causes(call, &first));
+    check_object_after(
         call,
         &object,
         None,
         UpdateScope::Main,
-        if name.is_empty() { &generate } else { &name },
+        &first,
+        name_problems,
     )?;
     crate::server::admission::validate_create(call, &object, &name, write.dry_run).await?;
     let namespace = url_ns.as_deref().filter(|_| info.is_namespaced());
@@ -271,12 +291,10 @@ pub(crate) async fn create_decoded(
     let mut attempt = 0;
     while attempt < attempts {
         attempt += 1;
-        let candidate = if name.is_empty() {
-            // Upstream keeps the generated name within 63 characters.
-            let base: String = generate.chars().take(58).collect();
-            format!("{base}{}", random_suffix())
+        let candidate = if attempt == 1 {
+            first.clone()
         } else {
-            name.clone()
+            generated_name(&generate)
         };
         let causes = name_causes(call, &candidate);
         if !causes.is_empty() || !crate::server::http::path::is_path_segment(&candidate) {

@@ -36,28 +36,65 @@ use crate::server::state::builtin::is_namespace_kind;
 /// How many times a write re-reads and retries after losing a race it may retry.
 pub(crate) const RETRIES: usize = 16;
 
-/// The name rule of a kind: the name format its data gives (a Service's DNS-1035 label, an
-/// RBAC kind's path segment), else a namespace's DNS label or everything else's DNS subdomain.
-pub(crate) fn name_causes(call: &Call, name: &str) -> Vec<StatusCause> {
-    let release = call.state.kube_version;
-    let format = call
-        .target
+/// The name format of a kind: the one its data gives (a Service's DNS-1035 label, an RBAC
+/// kind's path segment), else a namespace's DNS label or everything else's DNS subdomain.
+fn name_format(call: &Call) -> Format {
+    call.target
         .kind
         .merge
-        .and_then(|root| validation::name_format(root, release))
+        .and_then(|root| validation::name_format(root, call.state.kube_version))
         .unwrap_or(if is_namespace_kind(call.info()) {
             Format::DnsLabel
         } else {
             Format::DnsSubdomain
-        });
+        })
+}
+
+/// The name rule of a kind (upstream's `ValidateObjectMeta` with the kind's name function).
+pub(crate) fn name_causes(call: &Call, name: &str) -> Vec<StatusCause> {
+    let release = call.state.kube_version;
+    let messages = name_format(call).messages(name, release);
+    invalid_causes("metadata.name", name, &messages, release)
+}
+
+/// The name rule applied to a `generateName` as a prefix: a trailing `-` masked as upstream's
+/// `maskTrailingDash` masks it (the last two characters become `a`), a path segment checked
+/// for `/` and `%` only (`IsValidPathSegmentPrefix`).
+pub(crate) fn generate_name_causes(call: &Call, prefix: &str) -> Vec<StatusCause> {
+    let release = call.state.kube_version;
+    let format = name_format(call);
+    let messages = if format == Format::PathSegment {
+        ["/", "%"]
+            .iter()
+            .filter(|illegal| prefix.contains(**illegal))
+            .map(|illegal| format!("may not contain '{illegal}'"))
+            .collect()
+    } else {
+        let masked = match prefix.strip_suffix('-') {
+            Some(_) if prefix.len() > 1 => {
+                let cut = prefix.len() - 2;
+                match prefix.get(..cut) {
+                    Some(head) => format!("{head}a"),
+                    None => prefix.to_owned(),
+                }
+            }
+            _ => prefix.to_owned(),
+        };
+        format.messages(&masked, release)
+    };
+    invalid_causes("metadata.generateName", prefix, &messages, release)
+}
+
+fn invalid_causes(
+    field: &str,
+    value: &str,
+    messages: &[String],
+    release: crate::KubeVersion,
+) -> Vec<StatusCause> {
     let mut errors = validation::Errors::new(release);
-    let value = Value::from(name);
-    for message in format.messages(name, release) {
-        errors.invalid(
-            &FieldPath::of("metadata.name"),
-            Shown::Plain(&value),
-            &message,
-        );
+    let value = Value::from(value);
+    for message in messages {
+        errors.invalid(&FieldPath::of(field), Shown::Plain(&value), message);
     }
     errors.into_causes()
 }
@@ -149,6 +186,19 @@ pub(crate) fn check_object(
     scope: UpdateScope,
     name: &str,
 ) -> Result<(), ApiError> {
+    check_object_after(call, object, old, scope, name, Vec::new())
+}
+
+/// [`check_object`] with the causes of checks that come first (a create's name rules, which
+/// upstream's `ValidateObjectMeta` reports before the rest).
+pub(crate) fn check_object_after(
+    call: &Call,
+    object: &Value,
+    old: Option<&Value>,
+    scope: UpdateScope,
+    name: &str,
+    first: Vec<StatusCause>,
+) -> Result<(), ApiError> {
     let mut errors = validation::Errors::new(call.state.kube_version);
     validation::check_metadata(object, &mut errors);
     if let Some(old) = old {
@@ -157,7 +207,8 @@ pub(crate) fn check_object(
     if let (Some(root), UpdateScope::Main) = (call.target.kind.merge, scope) {
         validation::check_types(root, object, old, &mut errors);
     }
-    let mut causes = errors.into_causes();
+    let mut causes = first;
+    causes.extend(errors.into_causes());
     if let Some(validate) = &call.target.kind.validate {
         causes.extend(validate(object));
     }
