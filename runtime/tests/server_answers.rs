@@ -18,7 +18,6 @@
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kapi::meta::ObjectMeta;
@@ -27,23 +26,10 @@ use kapi::{KubeVersion, Registry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use support::kinds::Widget;
+use support::kinds::{ConfigMap, Widget};
 use support::{Harness, MERGE, builder, eventually, store_options};
 
 mod support;
-
-/// The core ConfigMap.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(group = "", version = "v1", kind = "ConfigMap", namespaced)]
-struct ConfigMap {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    data: Option<BTreeMap<String, String>>,
-}
 
 /// The core Secret, a kind of the same scheme another endpoint does not take.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]

@@ -134,7 +134,8 @@ mod tests {
             Path::new("s.yaml"),
             "- {kinds: [Secret], write-conversion: secret_string_data}\n\
              - {group: apps, kinds: [Deployment], status-keeps-metadata: [labels]}\n\
-             - {group: flowcontrol.apiserver.k8s.io, kinds: [FlowSchema], status-keeps-metadata: all}\n",
+             - {group: flowcontrol.apiserver.k8s.io, kinds: [FlowSchema], status-keeps-metadata: all}\n\
+             - {kinds: [Endpoints], create-on-update: true}\n",
         )
         .unwrap();
         assert_eq!(
@@ -151,6 +152,8 @@ mod tests {
                 .status_keeps_metadata,
             Some(StatusKeeps::All)
         );
+        assert!(more.of("", "Endpoints").unwrap().create_on_update);
+        assert!(!more.of("", "Secret").unwrap().create_on_update);
         for (text, pointer) in [
             ("- {kinds: [Pod], status: x}", "/0/status"),
             (
@@ -158,6 +161,10 @@ mod tests {
                 "/0/generation-since",
             ),
             ("- {kinds: [Pod]}\n- {kinds: [Pod]}", "/1"),
+            (
+                "- {kinds: [Pod], create-on-update: yes please}",
+                "/0/create-on-update",
+            ),
             (
                 "- {kinds: [Pod], status-keeps-metadata: [1]}",
                 "/0/status-keeps-metadata/0",
