@@ -118,11 +118,11 @@ pub(crate) async fn dispatch(state: State, tun: Arc<Tunables>, request: Request)
     let registry = state.registry();
     let target = match path::resolve(&registry, parts.uri.path()) {
         Ok(target) => target,
-        Err(e) => return e.into_response(),
+        Err(e) => return refuse_unread(e, body).await,
     };
     let info = &*target.kind.info;
     if !state.serves(info) {
-        return ApiError::no_route().into_response();
+        return refuse_unread(ApiError::no_route(), body).await;
     }
     let warning = deprecation::warning_in(&registry, info, state.kube_version)
         .and_then(|text| deprecation::header_value(&text));
@@ -165,6 +165,18 @@ pub(crate) async fn dispatch(state: State, tun: Arc<Tunables>, request: Request)
     measure.finish(&metrics, response)
 }
 
+/// The most of an unread body read before an early refusal, as Go's server reads what a
+/// handler left (`maxPostHandlerReadBytes`), so that a client still sending it gets the answer
+/// rather than a broken connection.
+const DRAIN_BYTES: usize = 256 << 10;
+
+/// Answers `refused` once the request's body, up to [`DRAIN_BYTES`], has been read.
+async fn refuse_unread(refused: ApiError, body: Body) -> Response {
+    // A body over the bound or cut short is the client's; the refusal stands either way.
+    let _ = axum::body::to_bytes(body, DRAIN_BYTES).await;
+    refused.into_response()
+}
+
 fn is_watch(call: &Call) -> Result<bool, ApiError> {
     if call.target.legacy_watch {
         return Ok(true);
@@ -183,16 +195,19 @@ async fn handle(
 ) -> Result<Response, ApiError> {
     let target = &call.target;
     let watch = *method == Method::GET && target.sub.is_none() && is_watch(call)?;
-    routes::check(target, method, watch)?;
-    let op = Operation::of(call, method, watch)?;
+    if let Err(refused) = routes::check(target, method, watch) {
+        return Ok(refuse_unread(refused, body).await);
+    }
+    let op = match Operation::of(call, method, watch) {
+        Ok(op) => op,
+        Err(refused) => return Ok(refuse_unread(refused, body).await),
+    };
     // A route that serves more than one verb (a collection's GET lists and watches) refuses
     // the one the kind does not serve, as upstream's handler does.
     if !call.info().verbs.contains(&op.verb()) {
-        return Err(ApiError::method_not_allowed(
-            target.group(),
-            target.plural(),
-            op.verb().as_str(),
-        ));
+        let refused =
+            ApiError::method_not_allowed(target.group(), target.plural(), op.verb().as_str());
+        return Ok(refuse_unread(refused, body).await);
     }
     let info = call.info();
     let protobuf = protobuf::can_encode(&info.api_version(), &info.gvk.kind);
