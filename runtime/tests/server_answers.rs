@@ -202,6 +202,21 @@ async fn methods_without_a_route_are_refused_as_upstream() {
     }
     let head = h.exchange("HEAD", CONFIGMAPS, &[], Vec::new()).await;
     assert_eq!(head.code(), 405);
+    // The discovery documents and /version are go-restful GET routes too; /apis and
+    // /apis/<group> are the aggregator's handlers, which answer any method.
+    for (method, uri) in [
+        ("OPTIONS", "/api"),
+        ("POST", "/api/v1"),
+        ("HEAD", "/version"),
+        ("OPTIONS", "/apis/example.com/v1"),
+    ] {
+        let answer = h.exchange(method, uri, &[], Vec::new()).await;
+        assert_eq!(answer.code(), 405, "{method} {uri}");
+        if method != "HEAD" {
+            assert_eq!(answer.value(), generic, "{method} {uri}");
+        }
+    }
+    assert_eq!(h.exchange("OPTIONS", "/apis", &[], Vec::new()).await.code(), 200);
     // A path no route takes at all is go-restful's 404.
     let (code, body) = h.call("GET", "/api/v1/watch/componentstatuses", None).await;
     assert_eq!(code, 404);

@@ -19,13 +19,15 @@
 //! A kind of a group no release of kube-apiserver serves is taken to be such a resource.
 
 use axum::http::Method;
+use axum::response::{IntoResponse, Response};
+use axum::routing::MethodRouter;
 
 use crate::meta::Status;
 use crate::{ResourceInfo, Verb};
 
 use crate::server::http::error::ApiError;
 use crate::server::http::path::{Subresource, Target};
-use crate::server::state::release;
+use crate::server::state::{State, release};
 
 /// The shape of a resource path, which decides the routes installed at it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,4 +146,17 @@ pub(crate) fn check(target: &Target, method: &Method, watch: bool) -> Result<(),
             &verb,
         ))
     }
+}
+
+/// go-restful's answer to a method a route does not take: 405 with the generic Status.
+pub(crate) async fn method_not_allowed() -> Response {
+    let status = Status::generic_server_response(405, "405: Method Not Allowed");
+    ApiError::from_status(status).into_response()
+}
+
+/// A descriptive route kube-apiserver serves through go-restful with GET only (the discovery
+/// documents of `/api`, `/api/<version>` and `/apis/<group>/<version>`, and `/version`): any
+/// other method, `HEAD` and `OPTIONS` included, is go-restful's 405.
+pub(crate) fn get_only(route: MethodRouter<State>) -> MethodRouter<State> {
+    route.head(method_not_allowed).fallback(method_not_allowed)
 }
