@@ -145,20 +145,28 @@ async fn bodies_of_another_type_or_not_json_are_refused_as_upstream() {
         assert_eq!(reply.body["reason"], "BadRequest");
         assert_eq!(reply.message(), want, "{body}");
     }
-    // A custom resource's body is held to its apiVersion, as before.
-    let reply = h
-        .raw(
-            "POST",
-            "/apis/example.com/v1/namespaces/default/widgets",
-            "application/json",
+    // A custom resource's body, as the CRD handler's conversion and validator refuse it.
+    let widgets = "/apis/example.com/v1/namespaces/default/widgets";
+    for (body, code, want) in [
+        (
             r#"{"apiVersion":"example.com/v2","kind":"Widget","metadata":{"name":"w"}}"#,
-        )
-        .await;
-    assert_eq!(reply.code, 400);
-    assert_eq!(
-        reply.message(),
-        "the API version in the data (example.com/v2) does not match the expected API version (example.com/v1)"
-    );
+            400,
+            "Widget in version \"v2\" cannot be handled as a Widget: request to convert CR from an invalid group/version: example.com/v2",
+        ),
+        (
+            r#"{"apiVersion":"other.io/v1","kind":"Widget","metadata":{"name":"w"}}"#,
+            400,
+            "Widget in version \"v1\" cannot be handled as a Widget: other.io/v1, Kind=Widget is unstructured and is not suitable for converting to \"example.com/v1\"",
+        ),
+        (
+            r#"{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"w"}}"#,
+            422,
+            "Widget.example.com \"w\" is invalid: kind: Invalid value: \"Gadget\": must be Widget",
+        ),
+    ] {
+        let reply = h.raw("POST", widgets, "application/json", body).await;
+        assert_eq!((reply.code, reply.message()), (code, want), "{body}");
+    }
     let old = harness(KubeVersion::new(1, 20)).await;
     let reply = old
         .raw(
@@ -216,7 +224,10 @@ async fn methods_without_a_route_are_refused_as_upstream() {
             assert_eq!(answer.value(), generic, "{method} {uri}");
         }
     }
-    assert_eq!(h.exchange("OPTIONS", "/apis", &[], Vec::new()).await.code(), 200);
+    assert_eq!(
+        h.exchange("OPTIONS", "/apis", &[], Vec::new()).await.code(),
+        200
+    );
     // A path no route takes at all is go-restful's 404.
     let (code, body) = h.call("GET", "/api/v1/watch/componentstatuses", None).await;
     assert_eq!(code, 404);

@@ -140,12 +140,13 @@ async fn errors_are_statuses_with_upstream_codes_and_reasons() {
                 "RequestEntityTooLarge",
             )
         },
+        // A custom resource of another kind: the CRD validator's ValidateTypeMeta.
         row(
             "POST",
             WIDGETS,
             Some(json!({"kind": "Gadget", "metadata": {"name": "a"}})),
-            400,
-            "BadRequest",
+            422,
+            "Invalid",
         ),
         row(
             "POST",

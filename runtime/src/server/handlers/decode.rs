@@ -13,9 +13,11 @@
 //! - the endpoint's type in another version: `the API version in the data (apps/v1beta1) does
 //!   not match the expected API version (apps/v1)`.
 //!
-//! These are the built-in groups kube-apiserver decodes through its one scheme; a custom
-//! resource's body (and a CRD's or an APIService's, whose servers have schemes of their own)
-//! is held to its `apiVersion` and `kind` only (`object::check_type`).
+//! These are the built-in groups kube-apiserver decodes through its one scheme. A custom
+//! resource's body is decoded as the CRD handler decodes it (`foreign_custom_type`): another
+//! group is not convertible, a version the resource lacks is invalid, another kind is a 422 on
+//! `kind`. A CRD's or an APIService's body (servers with schemes of their own) is held to its
+//! `apiVersion` and `kind` (`object::check_type`).
 
 use axum::http::{HeaderMap, StatusCode, header};
 use serde_json::Value;
@@ -68,10 +70,18 @@ pub(crate) fn decode_object(call: &Call, body: &[u8]) -> Result<Value, ApiError>
         }
         Err(refused) => return Err(refused),
     };
-    if decodes_through_scheme(call.info())
-        && let Some(refused) = foreign_type(call, body, &object)
-    {
-        return Err(refused);
+    let info = call.info();
+    let custom = !release::is_builtin_group(&info.gvk.group);
+    if decodes_through_scheme(info) || custom {
+        let (group, version, kind) = body_type(info, body, &object)?;
+        let refused = if custom {
+            foreign_custom_type(call, &object, group, version, kind)
+        } else {
+            foreign_type(call, group, version, kind)
+        };
+        if let Some(refused) = refused {
+            return Err(refused);
+        }
     }
     check_type(call.info(), &mut object)?;
     Ok(object)
@@ -133,10 +143,14 @@ fn not_an_object(value: &Value) -> Option<String> {
     }
 }
 
-/// The refusal of a body whose `apiVersion` and `kind` (defaulted from the endpoint's, as the
-/// serializer defaults them) name another type than the endpoint's, if they do.
-fn foreign_type(call: &Call, body: &[u8], object: &Value) -> Option<ApiError> {
-    let info = call.info();
+/// A body's group, version and kind as upstream's serializer reads them: `Interpret`'s
+/// `apiVersion` and `kind` (strings, or the refusal of a body with others), defaulted from the
+/// endpoint's as `gvkWithDefaults` defaults them.
+fn body_type(
+    info: &ResourceInfo,
+    body: &[u8],
+    object: &Value,
+) -> Result<(String, String, String), ApiError> {
     let target = &info.gvk;
     let text = |field: &str| -> Result<String, ApiError> {
         match object.get(field) {
@@ -152,24 +166,21 @@ fn foreign_type(call: &Call, body: &[u8], object: &Value) -> Option<ApiError> {
             )),
         }
     };
-    let (api_version, kind) = match (text("apiVersion"), text("kind")) {
-        (Ok(a), Ok(k)) => (a, k),
-        (Err(e), _) | (_, Err(e)) => return Some(e),
-    };
+    let api_version = text("apiVersion")?;
+    let kind = text("kind")?;
     // `schema.ParseGroupVersion`.
     let (mut group, mut version) = match api_version.split('/').collect::<Vec<_>>().as_slice() {
         [] | [""] => (String::new(), String::new()),
         [version] => (String::new(), (*version).to_owned()),
         [group, version] => ((*group).to_owned(), (*version).to_owned()),
         _ => {
-            return Some(unrecognized(
+            return Err(unrecognized(
                 info,
                 body,
                 &format!("unexpected GroupVersion string: {api_version}"),
             ));
         }
     };
-    // `gvkWithDefaults`.
     let kind = if kind.is_empty() {
         target.kind.to_string()
     } else {
@@ -179,6 +190,14 @@ fn foreign_type(call: &Call, body: &[u8], object: &Value) -> Option<ApiError> {
         group = target.group.to_string();
         version = target.version.to_string();
     }
+    Ok((group, version, kind))
+}
+
+/// The refusal of a body whose `apiVersion` and `kind` (defaulted from the endpoint's, as the
+/// serializer defaults them) name another type than the endpoint's, if they do.
+fn foreign_type(call: &Call, group: String, version: String, kind: String) -> Option<ApiError> {
+    let info = call.info();
+    let target = &info.gvk;
     if group == *target.group && version == *target.version && kind == *target.kind {
         return None;
     }
@@ -232,6 +251,61 @@ fn foreign_type(call: &Call, body: &[u8], object: &Value) -> Option<ApiError> {
             scheme_name(call.state.kube_version)
         ))),
     }
+}
+
+/// The refusal of a custom resource's body of another type, as the CRD handler's unstructured
+/// decoding and conversion (`crConverter.ConvertToVersion` in
+/// `staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/conversion/converter.go`) and its
+/// validator's `ValidateTypeMeta` (`.../pkg/registry/customresource/validator.go`) answer it:
+/// another group is not convertible, a version the resource does not have is invalid, another
+/// kind is a 422 on `kind`. Another version of the resource is left to the usual check.
+fn foreign_custom_type(
+    call: &Call,
+    object: &Value,
+    group: String,
+    version: String,
+    kind: String,
+) -> Option<ApiError> {
+    let info = call.info();
+    let target = &info.gvk;
+    let cannot = |reason: String| {
+        ApiError::bad_request(format!(
+            "{kind} in version {version:?} cannot be handled as a {}: {reason}",
+            target.kind
+        ))
+    };
+    if group != *target.group {
+        return Some(cannot(format!(
+            "{group}/{version}, Kind={kind} is unstructured and is not suitable for converting to \"{}\"",
+            info.api_version()
+        )));
+    }
+    let has_version = call.registry.kinds().any(|k| {
+        *k.info.gvk.group == group && k.info.plural == info.plural && *k.info.gvk.version == version
+    });
+    if !has_version {
+        return Some(cannot(format!(
+            "request to convert CR from an invalid group/version: {group}/{version}"
+        )));
+    }
+    if version != *target.version || kind == *target.kind {
+        return None;
+    }
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let cause = crate::meta::StatusCause::invalid(
+        "kind",
+        &Value::from(kind.as_str()),
+        &format!("must be {}", target.kind),
+    );
+    Some(ApiError::invalid(
+        &target.group,
+        &target.kind,
+        name,
+        vec![cause],
+    ))
 }
 
 /// Whether two kinds decode to one internal type: the same kind of the same storage group.
