@@ -244,6 +244,16 @@ async fn methods_without_a_route_are_refused_as_upstream() {
         message(&body),
         "watch is not supported on resources of kind \"componentstatuses\""
     );
+    // The CRD handler serves a HEAD as the GET it reads it as.
+    let head = h
+        .exchange(
+            "HEAD",
+            "/apis/example.com/v1/namespaces/default/widgets",
+            &[],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(head.code(), 200);
     let (code, body) = h
         .call(
             "OPTIONS",

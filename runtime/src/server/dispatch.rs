@@ -86,6 +86,12 @@ impl Operation {
             Some(Subresource::Status) => UpdateScope::Status,
             _ => UpdateScope::Main,
         };
+        // A HEAD reaches here only for a custom resource, which the CRD handler serves as a GET.
+        let method = if *method == Method::HEAD {
+            &Method::GET
+        } else {
+            method
+        };
         Ok(match (method, &target.name, target.sub) {
             (&Method::PUT, Some(_), Some(Subresource::Finalize)) => Self::Finalize,
             (&Method::GET, _, None) if watch => Self::Watch,

@@ -93,14 +93,17 @@ fn routed(info: &ResourceInfo, shape: Shape) -> Vec<Method> {
         .collect()
 }
 
-/// The verb upstream's request info gives a request (`RequestInfoFactory`): the method's verb,
-/// `list`, `watch` or `deletecollection` on a collection, the lower-cased method for any other.
+/// The verb upstream's request info gives a request (`RequestInfoFactory`): the method's verb
+/// (`get` for HEAD too), `list`, `watch` or `deletecollection` on a collection, the lower-cased
+/// method for any other. The CRD handler serves a custom resource by this verb, so a HEAD of
+/// one is its GET without the body.
 pub(crate) fn request_verb(target: &Target, method: &Method, watch: bool) -> String {
     let collection = target.name.is_none();
     let verb = match *method {
-        Method::GET if watch || target.legacy_watch => "watch",
-        Method::GET if collection => "list",
-        Method::GET => "get",
+        // Upstream's request info reads HEAD as GET.
+        Method::GET | Method::HEAD if watch || target.legacy_watch => "watch",
+        Method::GET | Method::HEAD if collection => "list",
+        Method::GET | Method::HEAD => "get",
         Method::POST => "create",
         Method::PUT => "update",
         Method::PATCH => "patch",
