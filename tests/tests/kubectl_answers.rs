@@ -1,7 +1,8 @@
 //! kube-apiserver's exact answers to requests it refuses, as every kubectl and the official
-//! Python client surface them: a body of another kind, a method no route takes, selector
-//! syntax, continue tokens and resourceVersions it cannot use, a uid precondition, a PUT that
-//! creates (or is a 404), preconditions of a delete, and a create in a terminating namespace.
+//! Python client surface them: a body of another kind or with a field of the wrong JSON type,
+//! a method no route takes, selector syntax, continue tokens and resourceVersions it cannot
+//! use, a uid precondition, a PUT that creates (or is a 404), preconditions of a delete, and a
+//! create in a terminating namespace.
 //!
 //! Upstream mirrored (kubernetes/kubernetes): `transformDecodeError` in
 //! `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go` and the scheme's conversion
@@ -144,9 +145,29 @@ fn every_kubectl_shows_upstreams_answers() {
         );
     }
 
-    // A create in a terminating namespace.
     let dir = tempfile::tempdir().unwrap();
     let k = Kubectl::on_path(&server, dir.path());
+    // A field of the wrong JSON type: encoding/json's UnmarshalTypeError (sigs.k8s.io/json
+    // since 1.23), innermost struct, field path and Go type.
+    let typed = k.file(
+        "typed.json",
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":"3"}}"#,
+    );
+    assert_eq!(
+        refused(
+            &k,
+            &[
+                "create",
+                "--raw",
+                "/apis/apps/v1/namespaces/default/deployments",
+                "-f",
+                typed.to_str().unwrap()
+            ]
+        ),
+        "Error from server (BadRequest): Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
+    );
+
+    // A create in a terminating namespace.
     k.expect_ok(&["create", "namespace", "doomed"]);
     let held = k.file(
         "held.yaml",
@@ -225,6 +246,13 @@ status, body = refused(v1.list_namespaced_config_map, "default", resource_versio
 assert status == 500 and "reason" not in body, body
 assert body["message"] == ('resourceVersion: Invalid value: "abc": '
                            'strconv.ParseUint: parsing "abc": invalid syntax'), body
+
+if release != "1.20":
+    status, body = refused(v1.create_namespaced_config_map, "default",
+                           {"metadata": {"name": "typed"}, "data": {"a": 1}})
+    assert status == 400, body
+    assert body["message"] == ('ConfigMap in version "v1" cannot be handled as a ConfigMap: '
+        "json: cannot unmarshal number into Go struct field ConfigMap.data of type string"), body
 
 made = v1.create_namespaced_config_map("default", {"metadata": {"name": "p"}})
 status, body = refused(v1.delete_namespaced_config_map, "p", "default",

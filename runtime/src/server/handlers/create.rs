@@ -29,8 +29,8 @@ use crate::server::state::builtin::{NAMESPACE_FINALIZER, is_namespace_kind};
 use crate::server::state::keys;
 
 use crate::server::handlers::object::{
-    RETRIES, check_object_after, fill_defaults, generate_name_causes, name_causes, through_codec,
-    validate_fields,
+    RETRIES, body_through_codec, check_object_after, fill_defaults, generate_name_causes,
+    name_causes, validate_fields,
 };
 
 /// How many generated names are tried before answering 500 ServerTimeout.
@@ -131,7 +131,7 @@ pub(crate) async fn create(
 ) -> Result<(StatusCode, Value), ApiError> {
     let decoded = decode_object(call, body)?;
     // The whole body is decoded, as upstream's strict decoder sees it, status included.
-    let object = through_codec(call, decoded.clone())?;
+    let object = body_through_codec(call, &decoded)?;
     validate_fields(call, write.validation, body, &decoded, &object, warnings)?;
     let writer = Writer {
         manager: managed_fields::manager_of(call, "CreateOptions")?,

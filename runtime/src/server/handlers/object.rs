@@ -28,6 +28,7 @@ use crate::validation::{self, FieldPath, Format, Shown};
 use crate::server::Call;
 use crate::server::http::error::ApiError;
 use crate::server::http::field_validation::{self, Directive};
+use crate::server::objects::go_text;
 use crate::server::objects::json::meta_str;
 use crate::server::objects::revision::{parse_rv, wait_for};
 use crate::server::objects::stored::kv_object;
@@ -142,16 +143,47 @@ pub(crate) fn check_type(info: &ResourceInfo, object: &mut Value) -> Result<(), 
 /// unknown fields (400 on type errors), then filling the fields the kind defaults in the
 /// release served. Every write (create, update, patch, apply, dry run or not) passes here.
 pub(crate) fn through_codec(call: &Call, object: Value) -> Result<Value, ApiError> {
-    let info = call.info();
-    let mut object = (call.target.kind.codec)(object).map_err(|e| {
-        ApiError::bad_request(format!(
-            "{kind} in version {version:?} cannot be handled as a {kind}: {e}",
-            kind = info.gvk.kind,
-            version = info.gvk.version
-        ))
-    })?;
+    let mut object =
+        (call.target.kind.codec)(object).map_err(|e| cannot_be_handled(call, &e.to_string()))?;
     fill_defaults(call, &mut object);
     Ok(object)
+}
+
+/// The release whose kube-apiserver decodes JSON with `sigs.k8s.io/json` (Go's
+/// `encoding/json`), whose type errors `json_type_error` words; before it, json-iterator's.
+const GO_JSON_SINCE: crate::KubeVersion = crate::KubeVersion::new(1, 23);
+
+/// [`through_codec`] of a body as the client sent it (`body`, not consumed): a field of the
+/// wrong JSON type is refused with Go's decoder's text where the kind's OpenAPI definition
+/// tells which field and Go type (`json: cannot unmarshal number into Go struct field
+/// ConfigMap.data of type string`).
+pub(crate) fn body_through_codec(call: &Call, body: &Value) -> Result<Value, ApiError> {
+    let refused = match through_codec(call, body.clone()) {
+        Ok(object) => return Ok(object),
+        Err(refused) => refused,
+    };
+    if call.state.kube_version < GO_JSON_SINCE {
+        return Err(refused);
+    }
+    let registry = &call.registry;
+    let resolve = |name: &str| registry.definition(name);
+    match registry.definition_of(&call.info().gvk) {
+        Some((name, schema)) => match go_text::json_type_error(body, name, schema, &resolve) {
+            Some(text) => Err(cannot_be_handled(call, &text)),
+            None => Err(refused),
+        },
+        None => Err(refused),
+    }
+}
+
+/// `transformDecodeError` of a body of the endpoint's kind the decoder refused.
+fn cannot_be_handled(call: &Call, problem: &str) -> ApiError {
+    let info = call.info();
+    ApiError::bad_request(format!(
+        "{kind} in version {version:?} cannot be handled as a {kind}: {problem}",
+        kind = info.gvk.kind,
+        version = info.gvk.version
+    ))
 }
 
 /// Fills the fields the kind defaults in the release served, as upstream's decoder does after

@@ -29,8 +29,8 @@ use crate::server::state::service_allocations::Reservation;
 use crate::write_rules::StatusUpdate;
 
 use crate::server::handlers::object::{
-    RETRIES, UpdateScope, check_identity, check_object, has_finalizers, read, same_json,
-    through_codec, validate_fields,
+    RETRIES, UpdateScope, body_through_codec, check_identity, check_object, has_finalizers, read,
+    same_json, validate_fields,
 };
 
 /// Merges a PUT body onto the current object under the scope's rules.
@@ -193,7 +193,7 @@ async fn update(
     warnings: &mut Vec<String>,
 ) -> Result<(StatusCode, Value), ApiError> {
     let decoded = decode_object(call, body)?;
-    let incoming = through_codec(call, decoded.clone())?;
+    let incoming = body_through_codec(call, &decoded)?;
     validate_fields(call, write.validation, body, &decoded, &incoming, warnings)?;
     check_identity(call, name, &incoming)?;
     let writer = Writer {

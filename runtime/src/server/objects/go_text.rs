@@ -1,7 +1,8 @@
-//! The texts of Go's decoders that kube-apiserver's answers embed: `encoding/json`'s syntax and
-//! type errors, `encoding/base64`'s corrupt input, `sigs.k8s.io/yaml`'s YAML errors (go-yaml's
-//! `yaml: line N: ...`), and the hex summary upstream's handlers give of a body they could not
-//! read. Close to Go's for the inputs clients send; Go's scanner contexts are simplified.
+//! The texts of Go's decoders that kube-apiserver's answers embed: `encoding/json`'s syntax
+//! errors and type errors (the latter found by walking a kind's OpenAPI definition),
+//! `encoding/base64`'s corrupt input, `sigs.k8s.io/yaml`'s YAML errors (go-yaml's `yaml: line
+//! N: ...`), and the hex summary upstream's handlers give of a body they could not read. Close
+//! to Go's for the inputs clients send; Go's scanner contexts are simplified.
 
 use serde_json::Value;
 
@@ -129,6 +130,185 @@ pub(crate) fn yaml_error(error: &serde_yaml_ng::Error) -> String {
     format!("error converting YAML to JSON: yaml: {at}{problem}")
 }
 
+/// Go's `json.Unmarshal` type error for `value` decoded into the Kubernetes type `schema`
+/// describes (an OpenAPI definition called `name`, its references looked up by `resolve`):
+/// `json: cannot unmarshal number into Go struct field ConfigMap.data of type string`, for the
+/// first value in document order whose JSON type the Go field cannot take (the innermost
+/// struct's name, then the JSON path of struct fields from the top, then the Go type). `None`
+/// when every value fits, or the misfit is in a type with a decoder of its own (quantities,
+/// times, int-or-strings, free-form fields), whose texts are not Go's.
+pub(crate) fn json_type_error<'a>(
+    value: &Value,
+    name: &str,
+    schema: &'a Value,
+    resolve: &dyn Fn(&str) -> Option<&'a Value>,
+) -> Option<String> {
+    let walker = TypeWalker { resolve };
+    let mut path = Vec::new();
+    walker.walk(value, schema, Some(name), short_type(name), &mut path)
+}
+
+struct TypeWalker<'r, 'a> {
+    resolve: &'r dyn Fn(&str) -> Option<&'a Value>,
+}
+
+/// The definition a schema refers to, directly or through a one-element `allOf`.
+fn reference(schema: &Value) -> Option<&str> {
+    let direct = schema.get("$ref").and_then(Value::as_str);
+    let wrapped = || {
+        schema
+            .get("allOf")?
+            .as_array()?
+            .first()?
+            .get("$ref")?
+            .as_str()
+    };
+    direct
+        .or_else(wrapped)
+        .map(|r| r.rsplit('/').next().unwrap_or(r))
+}
+
+/// `io.k8s.api.core.v1.PodSpec` → `PodSpec`.
+fn short_type(name: &str) -> &str {
+    name.rsplit('.').next().unwrap_or(name)
+}
+
+/// `io.k8s.api.core.v1.PodSpec` → `v1.PodSpec`, as Go prints a named type.
+fn go_named(name: &str) -> String {
+    let mut parts = name.rsplit('.');
+    let kind = parts.next().unwrap_or(name);
+    match parts.next() {
+        Some(package) => format!("{package}.{kind}"),
+        None => kind.to_owned(),
+    }
+}
+
+/// Types whose Go decoders are their own, not `encoding/json`'s.
+fn custom_decoder(name: &str) -> bool {
+    matches!(
+        short_type(name),
+        "Quantity" | "Time" | "MicroTime" | "IntOrString" | "RawExtension" | "FieldsV1" | "JSON"
+    )
+}
+
+impl<'a> TypeWalker<'_, 'a> {
+    /// The Go type a schema decodes into, or `None` for a type of its own decoding.
+    fn go_type(&self, schema: &Value) -> Option<String> {
+        if let Some(name) = reference(schema) {
+            return (!custom_decoder(name)).then(|| go_named(name));
+        }
+        let format = schema.get("format").and_then(Value::as_str);
+        Some(match schema.get("type").and_then(Value::as_str)? {
+            "string" if format == Some("byte") => "[]uint8".to_owned(),
+            "string" => "string".to_owned(),
+            "integer" if format == Some("int32") => "int32".to_owned(),
+            "integer" => "int64".to_owned(),
+            "number" => "float64".to_owned(),
+            "boolean" => "bool".to_owned(),
+            "array" => format!("[]{}", self.go_type(schema.get("items")?)?),
+            "object" => format!(
+                "map[string]{}",
+                self.go_type(schema.get("additionalProperties")?)?
+            ),
+            _ => return None,
+        })
+    }
+
+    /// The first misfit in `value` decoded as `schema` (the definition `named`, when it is
+    /// one), a field of the struct `owner` at `path`.
+    fn walk(
+        &self,
+        value: &Value,
+        schema: &'a Value,
+        named: Option<&str>,
+        owner: &str,
+        path: &mut Vec<String>,
+    ) -> Option<String> {
+        if value.is_null() {
+            return None;
+        }
+        let (schema, named) = match reference(schema) {
+            Some(name) if custom_decoder(name) => return None,
+            Some(name) => ((self.resolve)(name)?, Some(name)),
+            None => (schema, named),
+        };
+        let misfit = |what: String, go_type: String| {
+            Some(if path.is_empty() {
+                format!("json: cannot unmarshal {what} into Go value of type {go_type}")
+            } else {
+                format!(
+                    "json: cannot unmarshal {what} into Go struct field {owner}.{} of type {go_type}",
+                    path.join(".")
+                )
+            })
+        };
+        let kind = json_kind(value).to_owned();
+        if schema.get("x-kubernetes-int-or-string").is_some()
+            || schema.get("x-kubernetes-preserve-unknown-fields").is_some()
+        {
+            return None;
+        }
+        let format = schema.get("format").and_then(Value::as_str);
+        match schema.get("type").and_then(Value::as_str) {
+            Some("object") if schema.get("properties").is_some() => {
+                let Value::Object(fields) = value else {
+                    return misfit(kind, go_named(named?));
+                };
+                let owner = named.map_or(owner, short_type);
+                let properties = schema.get("properties")?;
+                for (key, child) in fields {
+                    let Some(child_schema) = properties.get(key) else {
+                        continue;
+                    };
+                    path.push(key.clone());
+                    let found = self.walk(child, child_schema, None, owner, path);
+                    path.pop();
+                    if found.is_some() {
+                        return found;
+                    }
+                }
+                None
+            }
+            Some("object") => {
+                let entries = schema.get("additionalProperties")?;
+                let Value::Object(map) = value else {
+                    return misfit(kind, self.go_type(schema)?);
+                };
+                map.values()
+                    .find_map(|child| self.walk(child, entries, None, owner, path))
+            }
+            Some("array") => {
+                let items = schema.get("items")?;
+                let Value::Array(elements) = value else {
+                    return misfit(kind, self.go_type(schema)?);
+                };
+                elements
+                    .iter()
+                    .find_map(|child| self.walk(child, items, None, owner, path))
+            }
+            Some("string") if !value.is_string() => misfit(kind, self.go_type(schema)?),
+            Some("boolean") if !value.is_boolean() => misfit(kind, "bool".to_owned()),
+            Some("integer") => {
+                let go_type = self.go_type(schema)?;
+                match value {
+                    Value::Number(n) => {
+                        let fits = match format {
+                            Some("int32") => n.as_i64().is_some_and(|i| i32::try_from(i).is_ok()),
+                            _ => n.as_i64().is_some(),
+                        };
+                        (!fits)
+                            .then(|| misfit(format!("number {n}"), go_type))
+                            .flatten()
+                    }
+                    _ => misfit(kind, go_type),
+                }
+            }
+            Some("number") if !value.is_number() => misfit(kind, "float64".to_owned()),
+            _ => None,
+        }
+    }
+}
+
 /// Upstream's `summarizeData` of a body: `<empty>`, a JSON object's first 30 bytes as text,
 /// anything else's in hex, with ` ...` when cut.
 pub(crate) fn summarize(body: &[u8]) -> String {
@@ -184,6 +364,67 @@ mod tests {
         assert_eq!(
             summarize(br#"{"apiVersion":"v1","kind":"ConfigMap"}"#),
             r#"{"apiVersion":"v1","kind":"Con ..."#
+        );
+    }
+
+    /// Texts kube-apiserver answers for bodies of the wrong JSON types (encoding/json's
+    /// `UnmarshalTypeError` with its struct and field path).
+    #[test]
+    fn type_errors_are_gos() {
+        let definitions = serde_json::json!({
+            "io.k8s.api.core.v1.ConfigMap": {"type": "object", "properties": {
+                "data": {"type": "object", "additionalProperties": {"type": "string"}},
+                "metadata": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"},
+                "spec": {"$ref": "#/components/schemas/io.k8s.api.core.v1.Spec"}}},
+            "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta": {"type": "object", "properties": {
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "creationTimestamp": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"}}},
+            "io.k8s.apimachinery.pkg.apis.meta.v1.Time": {"type": "string", "format": "date-time"},
+            "io.k8s.api.core.v1.Spec": {"type": "object", "properties": {
+                "replicas": {"type": "integer", "format": "int32"},
+                "containers": {"type": "array", "items": {"$ref": "#/components/schemas/io.k8s.api.core.v1.Container"}}}},
+            "io.k8s.api.core.v1.Container": {"type": "object", "properties": {"name": {"type": "string"}}},
+        });
+        let resolve = |name: &str| definitions.get(name);
+        let root = &definitions["io.k8s.api.core.v1.ConfigMap"];
+        let error =
+            |value: Value| json_type_error(&value, "io.k8s.api.core.v1.ConfigMap", root, &resolve);
+        let rows = [
+            (
+                serde_json::json!({"data": {"a": 1}}),
+                "json: cannot unmarshal number into Go struct field ConfigMap.data of type string",
+            ),
+            (
+                serde_json::json!({"metadata": {"labels": {"a": true}}}),
+                "json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels of type string",
+            ),
+            (
+                serde_json::json!({"spec": {"containers": [{"name": 5}]}}),
+                "json: cannot unmarshal number into Go struct field Container.spec.containers.name of type string",
+            ),
+            (
+                serde_json::json!({"spec": {"containers": {}}}),
+                "json: cannot unmarshal object into Go struct field Spec.spec.containers of type []v1.Container",
+            ),
+            (
+                serde_json::json!({"spec": {"replicas": 1.5}}),
+                "json: cannot unmarshal number 1.5 into Go struct field Spec.spec.replicas of type int32",
+            ),
+            (
+                serde_json::json!({"spec": "x"}),
+                "json: cannot unmarshal string into Go struct field ConfigMap.spec of type v1.Spec",
+            ),
+        ];
+        for (value, want) in rows {
+            assert_eq!(error(value.clone()).as_deref(), Some(want), "{value}");
+        }
+        assert_eq!(
+            error(serde_json::json!({"metadata": {"creationTimestamp": 5}})),
+            None
+        );
+        assert_eq!(
+            error(serde_json::json!({"data": {"a": "b"}, "other": 1})),
+            None
         );
     }
 
