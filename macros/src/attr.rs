@@ -37,6 +37,7 @@ pub(crate) const GENERATION_SINCE: &str = "generation_since";
 pub(crate) const STATUS_ON_CREATE: &str = "status_on_create";
 pub(crate) const STATUS_KEEPS_METADATA: &str = "status_keeps_metadata";
 pub(crate) const WRITE_CONVERSION: &str = "write_conversion";
+pub(crate) const CREATE_ON_UPDATE: &str = "create_on_update";
 pub(crate) const FIELD_LABEL: &str = "field_label";
 pub(crate) const FIELD_LABEL_MESSAGE: &str = "field_label_message";
 pub(crate) const FIELD_LABELS: &str = "field_labels";
@@ -75,6 +76,7 @@ const KEYS: &[&str] = &[
     STATUS_ON_CREATE,
     STATUS_KEEPS_METADATA,
     WRITE_CONVERSION,
+    CREATE_ON_UPDATE,
     FIELD_LABEL,
     FIELD_LABEL_MESSAGE,
     FIELD_LABELS,
@@ -360,6 +362,7 @@ pub(crate) struct Attrs {
     pub(crate) status_on_create: Option<Spanned<String>>,
     pub(crate) status_keeps_metadata: Option<Vec<Spanned<String>>>,
     pub(crate) write_conversion: Option<Spanned<String>>,
+    pub(crate) create_on_update: Option<bool>,
     pub(crate) field_labels: Vec<FieldLabelAttr>,
     pub(crate) field_label_message: Option<Spanned<String>>,
     pub(crate) field_label_set: Option<Spanned<String>>,
@@ -525,6 +528,7 @@ impl Attrs {
                 self.write_conversion =
                     one_of(string(meta, top, errors)?, top, WRITE_CONVERSIONS, errors);
             }
+            CREATE_ON_UPDATE => self.create_on_update = boolean(meta, top, errors)?,
             FIELD_LABEL => self.field_labels.extend(parse_field_label(meta, errors)?),
             FIELD_LABEL_MESSAGE => self.field_label_message = string(meta, top, errors)?,
             FIELD_LABELS => {

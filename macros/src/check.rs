@@ -44,6 +44,8 @@ pub(crate) struct Model<'a> {
     pub(crate) field_labels: FieldLabels,
     /// The `kapi::write_rules::WriteConversion` variant.
     pub(crate) write_conversion: Option<Ident>,
+    /// Whether a PUT of a missing object creates it.
+    pub(crate) create_on_update: bool,
     pub(crate) introduced: Option<(u16, u16)>,
     pub(crate) deprecated: Option<(u16, u16)>,
     pub(crate) removed: Option<(u16, u16)>,
@@ -226,6 +228,7 @@ pub(crate) fn resolve<'a>(
             .write_conversion
             .as_ref()
             .map(|w| Ident::new(&upper_camel(&w.value), w.span)),
+        create_on_update: attrs.create_on_update.unwrap_or(false),
         introduced: attrs.introduced.map(|v| v.value),
         deprecated: attrs.deprecated.map(|v| v.value),
         removed: attrs.removed.map(|v| v.value),

@@ -273,6 +273,7 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
         Some(variant) => quote!(#rules::WriteConversion::#variant),
         None => quote!(#rules::WriteRules::CUSTOM.write_conversion),
     };
+    let create_on_update = model.create_on_update;
     let labels_mod = quote!(#krate::field_labels);
     let field_labels = match &model.field_labels {
         check::FieldLabels::Custom => quote!(#labels_mod::FieldLabels::Custom),
@@ -337,6 +338,7 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
                 status_on_create: #status_on_create,
                 status_update: #status_update,
                 write_conversion: #write_conversion,
+                create_on_update: #create_on_update,
             },
             family: #family,
         }

@@ -24,6 +24,10 @@ pub struct WriteRules {
     /// What every write does to the object as decoded, as upstream's conversion to the
     /// internal type does.
     pub write_conversion: WriteConversion,
+    /// Whether a PUT of a missing object creates it (201), as upstream's strategies that
+    /// return true from `AllowCreateOnUpdate` (Endpoints, Events, LimitRanges, Leases, RBAC);
+    /// otherwise such a PUT is a 404.
+    pub create_on_update: bool,
 }
 
 impl WriteRules {
@@ -34,6 +38,7 @@ impl WriteRules {
         status_on_create: StatusOnCreate::Remove,
         status_update: StatusUpdate::OnlyStatus,
         write_conversion: WriteConversion::None,
+        create_on_update: false,
     };
 
     /// The generation rule in release `at`.

@@ -6,32 +6,15 @@
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
-
-use kapi::meta::ObjectMeta;
 use kapi::schema::JSONSchemaProps;
 use kapi::storage::EmbeddedOptions;
-use kapi::type_tag::{ApiVersion, Kind};
 use kapi::{KubeVersion, Registry};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use support::kinds::{DEPLOYMENTS, Deployment, WIDGETS, Widget};
+use support::kinds::{ConfigMap, DEPLOYMENTS, Deployment, WIDGETS, Widget};
 use support::{APPLY, Harness, MERGE, Reply};
 
 mod support;
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
-#[resource(group = "", version = "v1", kind = "ConfigMap", namespaced)]
-struct ConfigMap {
-    #[serde(rename = "apiVersion")]
-    api_version: ApiVersion<Self>,
-    kind: Kind<Self>,
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    data: Option<BTreeMap<String, String>>,
-}
 
 /// Widgets' list and map semantics come from this JSON schema.
 impl kapi::Schema for Widget {

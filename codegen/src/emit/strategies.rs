@@ -1,7 +1,7 @@
 //! What writes do to the built-ins' generation and status (`specs/strategies/kubernetes.yaml`,
 //! from upstream's registry strategies), given to each kind as `generation`,
-//! `generation_since`, `status_on_create`, `status_keeps_metadata` and `write_conversion`
-//! attributes, whose values the derive checks.
+//! `generation_since`, `status_on_create`, `status_keeps_metadata`, `write_conversion` and
+//! `create_on_update` attributes, whose values the derive checks.
 //!
 //! [`Strategies::from_yaml_str`] parses text; reading the file is
 //! [`load_strategies`](crate::load::load_strategies)'s.
@@ -34,6 +34,8 @@ pub struct Strategy {
     pub status_keeps_metadata: Option<StatusKeeps>,
     /// What every write does to the decoded object (`secret_string_data`).
     pub write_conversion: Option<String>,
+    /// Whether a PUT of a missing object creates it (`AllowCreateOnUpdate`).
+    pub create_on_update: bool,
 }
 
 /// `status-keeps-metadata`: the metadata a write to the status subresource leaves as stored.
@@ -63,6 +65,7 @@ impl Strategies {
             "status-on-create",
             "status-keeps-metadata",
             "write-conversion",
+            "create-on-update",
         ];
         let mut kinds = BTreeMap::new();
         for (i, entry) in file.entries(text)?.iter().enumerate() {
@@ -74,6 +77,14 @@ impl Strategies {
                 generation_since: file.release(map, "generation-since", &at)?,
                 status_on_create: file.text(map, "status-on-create", &at)?,
                 write_conversion: file.text(map, "write-conversion", &at)?,
+                create_on_update: match map.get("create-on-update") {
+                    None => false,
+                    Some(serde_json::Value::Bool(b)) => *b,
+                    Some(_) => {
+                        return Err(file
+                            .invalid(format!("{at}/create-on-update"), "expected true or false"));
+                    }
+                },
                 status_keeps_metadata: match map.get("status-keeps-metadata") {
                     None => None,
                     Some(serde_json::Value::String(all)) if all == "all" => Some(StatusKeeps::All),
@@ -123,7 +134,8 @@ mod tests {
             Path::new("s.yaml"),
             "- {kinds: [Secret], write-conversion: secret_string_data}\n\
              - {group: apps, kinds: [Deployment], status-keeps-metadata: [labels]}\n\
-             - {group: flowcontrol.apiserver.k8s.io, kinds: [FlowSchema], status-keeps-metadata: all}\n",
+             - {group: flowcontrol.apiserver.k8s.io, kinds: [FlowSchema], status-keeps-metadata: all}\n\
+             - {kinds: [Endpoints], create-on-update: true}\n",
         )
         .unwrap();
         assert_eq!(
@@ -140,6 +152,8 @@ mod tests {
                 .status_keeps_metadata,
             Some(StatusKeeps::All)
         );
+        assert!(more.of("", "Endpoints").unwrap().create_on_update);
+        assert!(!more.of("", "Secret").unwrap().create_on_update);
         for (text, pointer) in [
             ("- {kinds: [Pod], status: x}", "/0/status"),
             (
@@ -147,6 +161,10 @@ mod tests {
                 "/0/generation-since",
             ),
             ("- {kinds: [Pod]}\n- {kinds: [Pod]}", "/1"),
+            (
+                "- {kinds: [Pod], create-on-update: yes please}",
+                "/0/create-on-update",
+            ),
             (
                 "- {kinds: [Pod], status-keeps-metadata: [1]}",
                 "/0/status-keeps-metadata/0",

@@ -600,6 +600,9 @@ impl<'p> Renderer<'p> {
             if let Some(conversion) = &s.write_conversion {
                 parts.push(quote!(write_conversion = #conversion));
             }
+            if s.create_on_update {
+                parts.push(quote!(create_on_update = true));
+            }
             attrs.push(parts);
         }
         if let Some(keeps) = &k.status_keeps_metadata {

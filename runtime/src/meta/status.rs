@@ -193,6 +193,9 @@ open_enum! {
         FieldManagerConflict = "FieldManagerConflict",
         /// The requested resource version is newer than the server's.
         ResourceVersionTooLarge = "ResourceVersionTooLarge",
+        /// A create was refused because its namespace is being deleted (core/v1's
+        /// `NamespaceTerminatingCause`).
+        NamespaceTerminating = "NamespaceTerminating",
     }
 }
 
@@ -432,6 +435,47 @@ impl Status {
             ),
             Some(resource_details(group, resource, "")),
         )
+    }
+
+    /// Upstream's `NewGenericServerResponse` for a status code a server sent without a `Status`
+    /// of its own (kube-apiserver answers go-restful's routing errors this way): the code's
+    /// generic message and reason, and the server's text as an `UnexpectedServerResponse`
+    /// cause. Codes without a generic message of their own are an `InternalError`.
+    pub fn generic_server_response(code: i32, server_message: &str) -> Self {
+        let (reason, message) = match code {
+            400 => (
+                StatusReason::BadRequest,
+                "the server rejected our request for an unknown reason".to_owned(),
+            ),
+            404 => (
+                StatusReason::NotFound,
+                "the server could not find the requested resource".to_owned(),
+            ),
+            405 => (
+                StatusReason::MethodNotAllowed,
+                "the server does not allow this method on the requested resource".to_owned(),
+            ),
+            _ => (
+                StatusReason::InternalError,
+                format!(
+                    "an error on the server ({server_message:?}) has prevented the request from succeeding"
+                ),
+            ),
+        };
+        let details = StatusDetails {
+            causes: (!server_message.is_empty())
+                .then(|| StatusCause {
+                    reason: Some(CauseType::UnexpectedServerResponse),
+                    message: Some(server_message.to_owned()),
+                    field: None,
+                })
+                .into_iter()
+                .collect(),
+            ..StatusDetails::default()
+        };
+        let mut status = Self::failure(reason, message, Some(details));
+        status.code = Some(code);
+        status
     }
 
     /// 406 `NotAcceptable`: `only the following media types are accepted: <a>, <b>`.

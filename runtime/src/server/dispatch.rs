@@ -26,6 +26,7 @@ use crate::server::handlers::{
 use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::{self, RequestShape};
 use crate::server::http::path::{self, Subresource};
+use crate::server::http::routes;
 use crate::server::http::{cbor, protobuf};
 use crate::server::state::{State, metrics};
 use crate::server::{Call, Tunables};
@@ -76,9 +77,10 @@ impl Operation {
         }
     }
 
-    /// The operation `method` performs on the call's target, or upstream's 405 when the
-    /// target does not take that method.
-    fn of(call: &Call, method: &Method) -> Result<Self, ApiError> {
+    /// The operation `method` performs on the call's target (`watch`: a GET asked for a watch),
+    /// once `routes::check` has let the method through; a combination no handler serves is
+    /// refused as the CRD handler refuses a verb it does not serve.
+    fn of(call: &Call, method: &Method, watch: bool) -> Result<Self, ApiError> {
         let info = call.info();
         let target = &call.target;
         let collection_in_scope = !info.is_namespaced() || target.namespace.is_some();
@@ -86,42 +88,34 @@ impl Operation {
             Some(Subresource::Status) => UpdateScope::Status,
             _ => UpdateScope::Main,
         };
+        // A HEAD reaches here only for a custom resource, which the CRD handler serves as a GET.
+        let method = if *method == Method::HEAD {
+            &Method::GET
+        } else {
+            method
+        };
         Ok(match (method, &target.name, target.sub) {
             (&Method::PUT, Some(_), Some(Subresource::Finalize)) => Self::Finalize,
-            (_, _, Some(Subresource::Finalize)) => return Err(Self::not_allowed(call, method)),
-            (&Method::GET, None, None) => {
-                if is_watch(call)? {
-                    Self::Watch
-                } else {
-                    Self::List
-                }
-            }
+            (&Method::GET, _, None) if watch => Self::Watch,
+            (&Method::GET, None, None) => Self::List,
             (&Method::GET, Some(_), Some(Subresource::Scale)) => Self::GetScale,
-            (&Method::GET, Some(_), Some(_)) => Self::Get,
-            (&Method::GET, Some(_), None) => {
-                if is_watch(call)? {
-                    Self::Watch
-                } else {
-                    Self::Get
-                }
-            }
+            (&Method::GET, Some(_), Some(Subresource::Status) | None) => Self::Get,
             (&Method::POST, None, None) if collection_in_scope => Self::Create,
             (&Method::PUT, Some(_), Some(Subresource::Scale)) => Self::UpdateScale,
-            (&Method::PUT, Some(_), _) => Self::Update(scope),
+            (&Method::PUT, Some(_), Some(Subresource::Status) | None) => Self::Update(scope),
             (&Method::PATCH, Some(_), Some(Subresource::Scale)) => Self::PatchScale,
-            (&Method::PATCH, Some(_), _) => Self::Patch(scope),
+            (&Method::PATCH, Some(_), Some(Subresource::Status) | None) => Self::Patch(scope),
             (&Method::DELETE, Some(_), None) => Self::Delete,
             (&Method::DELETE, None, None) if collection_in_scope => Self::DeleteCollection,
-            _ => return Err(Self::not_allowed(call, method)),
+            _ => {
+                let verb = routes::request_verb(target, method, watch);
+                return Err(ApiError::method_not_allowed(
+                    target.group(),
+                    target.plural(),
+                    &verb,
+                ));
+            }
         })
-    }
-
-    fn not_allowed(call: &Call, method: &Method) -> ApiError {
-        let action = match *method {
-            Method::PATCH => "patch".to_owned(),
-            ref m => m.as_str().to_ascii_lowercase(),
-        };
-        ApiError::method_not_allowed(call.target.group(), call.target.plural(), &action)
     }
 }
 
@@ -132,11 +126,11 @@ pub(crate) async fn dispatch(state: State, tun: Arc<Tunables>, request: Request)
     let registry = state.registry();
     let target = match path::resolve(&registry, parts.uri.path()) {
         Ok(target) => target,
-        Err(e) => return e.into_response(),
+        Err(e) => return refuse_unread(e, body).await,
     };
     let info = &*target.kind.info;
     if !state.serves(info) {
-        return ApiError::no_route().into_response();
+        return refuse_unread(ApiError::no_route(), body).await;
     }
     let warning = deprecation::warning_in(&registry, info, state.kube_version)
         .and_then(|text| deprecation::header_value(&text));
@@ -212,6 +206,18 @@ async fn cbor_body(
     Ok((Some(json_call), Body::from(json)))
 }
 
+/// The most of an unread body read before an early refusal, as Go's server reads what a
+/// handler left (`maxPostHandlerReadBytes`), so that a client still sending it gets the answer
+/// rather than a broken connection.
+const DRAIN_BYTES: usize = 256 << 10;
+
+/// Answers `refused` once the request's body, up to [`DRAIN_BYTES`], has been read.
+async fn refuse_unread(refused: ApiError, body: Body) -> Response {
+    // A body over the bound or cut short is the client's; the refusal stands either way.
+    let _ = axum::body::to_bytes(body, DRAIN_BYTES).await;
+    refused.into_response()
+}
+
 fn is_watch(call: &Call) -> Result<bool, ApiError> {
     if call.target.legacy_watch {
         return Ok(true);
@@ -229,13 +235,20 @@ async fn handle(
     warnings: &mut Vec<String>,
 ) -> Result<Response, ApiError> {
     let target = &call.target;
-    let op = Operation::of(call, method)?;
+    let watch = *method == Method::GET && target.sub.is_none() && is_watch(call)?;
+    if let Err(refused) = routes::check(target, method, watch) {
+        return Ok(refuse_unread(refused, body).await);
+    }
+    let op = match Operation::of(call, method, watch) {
+        Ok(op) => op,
+        Err(refused) => return Ok(refuse_unread(refused, body).await),
+    };
+    // A route that serves more than one verb (a collection's GET lists and watches) refuses
+    // the one the kind does not serve, as upstream's handler does.
     if !call.info().verbs.contains(&op.verb()) {
-        return Err(ApiError::method_not_allowed(
-            target.group(),
-            target.plural(),
-            op.verb().as_str(),
-        ));
+        let refused =
+            ApiError::method_not_allowed(target.group(), target.plural(), op.verb().as_str());
+        return Ok(refuse_unread(refused, body).await);
     }
     let info = call.info();
     let protobuf = protobuf::can_encode(&info.api_version(), &info.gvk.kind);

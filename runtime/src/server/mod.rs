@@ -617,6 +617,21 @@ impl Call {
         keys::object_key(self.info(), self.target.namespace.as_deref(), name)
     }
 
+    /// 409 for an update whose `metadata.uid` precondition (`want`) the stored object (`uid`)
+    /// does not meet: upstream's store checks it before anything else and answers with its
+    /// storage error, which names the object's etcd key
+    /// (`staging/src/k8s.io/apiserver/pkg/storage/interfaces.go`, `Preconditions.Check`).
+    pub(crate) fn uid_precondition_failed(&self, name: &str, want: &str, uid: &str) -> ApiError {
+        let builtin = state::release::is_builtin_group(self.target.group());
+        let key = keys::upstream_key(self.info(), builtin, self.target.namespace.as_deref(), name);
+        ApiError::conflict(
+            self.subject(name),
+            &format!(
+                "StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"
+            ),
+        )
+    }
+
     /// The same call scoped to one namespace (for cluster-wide deletecollection).
     pub(crate) fn in_namespace(&self, namespace: &str) -> Call {
         let mut call = self.clone();

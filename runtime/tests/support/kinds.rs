@@ -1,11 +1,26 @@
 //! The compiled kinds several server suites serve, and the paths they are served at. A kind
 //! only one suite needs stays in that suite.
 
+use std::collections::BTreeMap;
+
 use kapi::merge::{TypeInfo, field};
 use kapi::meta::ObjectMeta;
 use kapi::type_tag::{ApiVersion, Kind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// The core ConfigMap, its data as a map.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kapi::Resource)]
+#[resource(group = "", version = "v1", kind = "ConfigMap", namespaced)]
+pub(crate) struct ConfigMap {
+    #[serde(rename = "apiVersion")]
+    pub(crate) api_version: ApiVersion<Self>,
+    pub(crate) kind: Kind<Self>,
+    #[serde(default)]
+    pub(crate) metadata: ObjectMeta,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) data: Option<BTreeMap<String, String>>,
+}
 
 /// Widgets in the `default` namespace.
 pub(crate) const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";

@@ -54,7 +54,7 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_labels = "meta")]
     pub struct Lease {
         #[wire(rename = "apiVersion")]
@@ -135,7 +135,7 @@ pub mod v1beta1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_labels = "meta")]
     #[resource(
         introduced = "1.12",

@@ -117,7 +117,7 @@ pub mod v1 {
             since = "1.27"
         )
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_label(label = "reason"))]
     #[resource(field_label(label = "regarding.kind"))]
     #[resource(field_label(label = "regarding.namespace"))]
@@ -282,7 +282,7 @@ pub mod v1beta1 {
             since = "1.27"
         )
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_label(label = "reason"))]
     #[resource(field_label(label = "regarding.kind"))]
     #[resource(field_label(label = "regarding.namespace"))]

@@ -261,7 +261,7 @@ pub mod v1 {
             description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
         )
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_labels = "meta")]
     pub struct Endpoints {
         #[wire(rename = "apiVersion")]
@@ -420,7 +420,7 @@ pub mod v1 {
             since = "1.27"
         )
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_label(label = "involvedObject.kind"))]
     #[resource(field_label(label = "involvedObject.namespace"))]
     #[resource(field_label(label = "involvedObject.name"))]
@@ -480,7 +480,7 @@ pub mod v1 {
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::LimitRange)]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_labels = "meta")]
     pub struct LimitRange {
         #[wire(rename = "apiVersion")]

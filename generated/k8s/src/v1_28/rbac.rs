@@ -14,7 +14,7 @@ pub mod v1 {
         merge = merge::ClusterRole,
         family = crate::families::RBAC_AUTHORIZATION_K8S_IO_CLUSTERROLES
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_labels = "meta")]
     pub struct ClusterRole {
         pub aggregation_rule: Option<AggregationRule>,
@@ -93,7 +93,7 @@ pub mod v1 {
             description = "ServiceAccounts in the clusterRoleBinding"
         )
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_labels = "meta")]
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -110,7 +110,7 @@ pub mod v1 {
         merge = merge::Role,
         family = crate::families::RBAC_AUTHORIZATION_K8S_IO_ROLES
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_labels = "meta")]
     pub struct Role {
         #[wire(rename = "apiVersion")]
@@ -188,7 +188,7 @@ pub mod v1 {
             description = "ServiceAccounts in the roleBinding"
         )
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_labels = "meta")]
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -78,7 +78,7 @@ pub mod v1 {
             description = "ServiceAccounts in the clusterRoleBinding"
         )
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_labels = "meta")]
     pub struct ClusterRoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,
@@ -156,7 +156,7 @@ pub mod v1 {
             description = "ServiceAccounts in the roleBinding"
         )
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_labels = "meta")]
     pub struct RoleBinding {
         pub api_version: kapi::type_tag::ApiVersion<Self>,

@@ -26,7 +26,7 @@ use axum::Router;
 use axum::extract::{Path, State as Extract};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use serde::Serialize;
 
 use crate::meta::{
@@ -35,6 +35,7 @@ use crate::meta::{
     GroupVersionForDiscovery, ServerAddressByClientCIDR, Status, StatusDetails, StatusReason,
 };
 use crate::server::describe::deprecation::compare_versions;
+use crate::server::http::routes::get_only;
 use crate::server::state::builtin::is_namespace_kind;
 use crate::server::state::release::Feature;
 use crate::server::state::{ServerState, State};
@@ -486,18 +487,25 @@ async fn apis_group_version(
 /// answer it (`/apis/apps/`, `/api/v1/`; upstream's discovery conformance test asks for
 /// `/apis/<group>/`). The core must not route these exact paths itself (axum refuses
 /// overlapping routes); resource paths have more segments and do not collide.
+///
+/// `/api`, `/api/<version>` and `/apis/<group>/<version>` are go-restful routes upstream, which
+/// refuse every method but GET (`routes::get_only`); `/apis` and `/apis/<group>` are the
+/// aggregator's handlers, which answer any method with the document.
 pub(crate) fn routes() -> Router<State> {
     Router::new()
-        .route("/api", get(api_root))
-        .route("/api/", get(api_root))
-        .route("/api/{version}", get(api_version))
-        .route("/api/{version}/", get(api_version))
-        .route("/apis", get(apis_root))
-        .route("/apis/", get(apis_root))
-        .route("/apis/{group}", get(apis_group))
-        .route("/apis/{group}/", get(apis_group))
-        .route("/apis/{group}/{version}", get(apis_group_version))
-        .route("/apis/{group}/{version}/", get(apis_group_version))
+        .route("/api", get_only(get(api_root)))
+        .route("/api/", get_only(get(api_root)))
+        .route("/api/{version}", get_only(get(api_version)))
+        .route("/api/{version}/", get_only(get(api_version)))
+        .route("/apis", any(apis_root))
+        .route("/apis/", any(apis_root))
+        .route("/apis/{group}", any(apis_group))
+        .route("/apis/{group}/", any(apis_group))
+        .route("/apis/{group}/{version}", get_only(get(apis_group_version)))
+        .route(
+            "/apis/{group}/{version}/",
+            get_only(get(apis_group_version)),
+        )
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use axum::routing::get;
 use serde::Serialize;
 
 use crate::KubeVersion;
+use crate::server::http::routes::get_only;
 use crate::server::state::State;
 use crate::server::state::release;
 
@@ -115,11 +116,11 @@ async fn version(Extract(state): Extract<State>) -> Json<VersionInfo> {
 }
 
 /// `GET /version`, and `/version/`, which upstream's route also answers and the Python
-/// client's `VersionApi` asks for.
+/// client's `VersionApi` asks for; go-restful's 405 for any other method.
 pub(crate) fn routes() -> Router<State> {
     Router::new()
-        .route("/version", get(version))
-        .route("/version/", get(version))
+        .route("/version", get_only(get(version)))
+        .route("/version/", get_only(get(version)))
 }
 
 #[cfg(test)]

@@ -8,12 +8,13 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use crate::meta::{CreateOptions, StatusCause};
+use crate::meta::{CauseType, CreateOptions, StatusCause};
 use crate::storage::{CreateError, Guard, Storage};
 use crate::time::Time;
 use crate::write_rules::StatusOnCreate;
 
 use crate::server::Call;
+use crate::server::handlers::decode::decode_object;
 use crate::server::handlers::managed_fields::{self, Writer};
 use crate::server::handlers::object::UpdateScope;
 use crate::server::handlers::request::write_request;
@@ -28,8 +29,8 @@ use crate::server::state::builtin::{NAMESPACE_FINALIZER, is_namespace_kind};
 use crate::server::state::keys;
 
 use crate::server::handlers::object::{
-    RETRIES, check_object, decode_object, fill_defaults, name_causes, through_codec,
-    validate_fields,
+    RETRIES, body_through_codec, check_object_after, fill_defaults, generate_name_causes,
+    name_causes, validate_fields,
 };
 
 /// How many generated names are tried before answering 500 ServerTimeout.
@@ -44,6 +45,12 @@ pub(crate) fn random_suffix() -> String {
         .take(5)
         .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
         .collect()
+}
+
+/// A name generated from `generateName`: upstream keeps it within 63 characters.
+fn generated_name(generate: &str) -> String {
+    let base: String = generate.chars().take(58).collect();
+    format!("{base}{}", random_suffix())
 }
 
 /// The namespace an object is created in must exist and not be terminating; answers the guard
@@ -77,12 +84,24 @@ pub(crate) async fn check_namespace(
         .pointer("/metadata/deletionTimestamp")
         .is_some_and(|v| !v.is_null())
     {
-        return Err(ApiError::forbidden(
+        // Upstream's NamespaceLifecycle admission: a Forbidden naming the object, with a
+        // `NamespaceTerminating` cause clients look for
+        // (`plugin/pkg/admission/namespace/lifecycle/admission.go`).
+        let mut status = ApiError::forbidden(
             call.subject(name),
             &format!(
                 "unable to create new content in namespace {namespace} because it is being terminated"
             ),
-        ));
+        )
+        .into_status();
+        if let Some(details) = status.details.as_mut() {
+            details.causes.push(StatusCause {
+                reason: Some(CauseType::NamespaceTerminating),
+                message: Some(format!("namespace {namespace} is being terminated")),
+                field: Some("metadata.namespace".to_owned()),
+            });
+        }
+        return Err(ApiError::from_status(status));
     }
     Ok(Guard {
         key,
@@ -112,7 +131,7 @@ pub(crate) async fn create(
 ) -> Result<(StatusCode, Value), ApiError> {
     let decoded = decode_object(call, body)?;
     // The whole body is decoded, as upstream's strict decoder sees it, status included.
-    let object = through_codec(call, decoded.clone())?;
+    let object = body_through_codec(call, &decoded)?;
     validate_fields(call, write.validation, body, &decoded, &object, warnings)?;
     let writer = Writer {
         manager: managed_fields::manager_of(call, "CreateOptions")?,
@@ -161,7 +180,9 @@ pub(crate) async fn create_decoded(
     if let Some(rv) = meta.get("resourceVersion").and_then(Value::as_str)
         && !rv.is_empty()
     {
-        return Err(ApiError::internal(
+        // The etcd3 store's `ErrResourceVersionSetOnCreate`, no API status: a 500 without a
+        // reason (`staging/src/k8s.io/apiserver/pkg/storage/errors.go`).
+        return Err(ApiError::unstatused(
             "resourceVersion should not be set on objects to be created",
         ));
     }
@@ -231,12 +252,25 @@ pub(crate) async fn create_decoded(
         map.insert("status".into(), json!({"phase": "Active"}));
     }
     crate::server::admission::admit_create(call, &mut object, &name).await?;
-    check_object(
+    // Upstream's `rest.BeforeCreate` generates the name, then validates it with the object:
+    // the generateName as a prefix, then the name, before the kind's own checks.
+    let first = if name.is_empty() {
+        generated_name(&generate)
+    } else {
+        name.clone()
+    };
+    let mut name_problems = Vec::new();
+    if !generate.is_empty() {
+        name_problems.extend(generate_name_causes(call, &generate));
+    }
+    name_problems.extend(name_causes(call, &first));
+    check_object_after(
         call,
         &object,
         None,
         UpdateScope::Main,
-        if name.is_empty() { &generate } else { &name },
+        &first,
+        name_problems,
     )?;
     crate::server::admission::validate_create(call, &object, &name, write.dry_run).await?;
     let namespace = url_ns.as_deref().filter(|_| info.is_namespaced());
@@ -257,12 +291,10 @@ pub(crate) async fn create_decoded(
     let mut attempt = 0;
     while attempt < attempts {
         attempt += 1;
-        let candidate = if name.is_empty() {
-            // Upstream keeps the generated name within 63 characters.
-            let base: String = generate.chars().take(58).collect();
-            format!("{base}{}", random_suffix())
+        let candidate = if attempt == 1 {
+            first.clone()
         } else {
-            name.clone()
+            generated_name(&generate)
         };
         let causes = name_causes(call, &candidate);
         if !causes.is_empty() || !crate::server::http::path::is_path_segment(&candidate) {

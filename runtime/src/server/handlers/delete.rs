@@ -15,7 +15,7 @@ use crate::server::Call;
 use crate::server::background::gc;
 use crate::server::handlers::list::list;
 use crate::server::handlers::request::read_body;
-use crate::server::http::error::ApiError;
+use crate::server::http::error::{ApiError, Subject};
 use crate::server::http::negotiate::{self, Output};
 use crate::server::objects::json::{meta_mut, meta_str};
 use crate::server::objects::render;
@@ -168,7 +168,9 @@ async fn delete(call: &Call, name: &str, options: &DeleteOptions) -> Result<Dele
     Err(ApiError::conflict_modified(call.subject(name)))
 }
 
-/// A delete's preconditions must hold for the object as read (409 otherwise).
+/// A delete's preconditions must hold for the object as read: otherwise upstream's
+/// `rest.BeforeDelete` answers 409, naming the kind of the stored (internal) object rather than
+/// the resource (`staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go`).
 pub(crate) fn check_preconditions(
     call: &Call,
     name: &str,
@@ -179,14 +181,21 @@ pub(crate) fn check_preconditions(
     let Some(pre) = &options.preconditions else {
         return Ok(());
     };
-    let subject = call.subject(name);
+    let info = call.info();
+    let subject = Subject {
+        group: info.family.map_or(&*info.gvk.group, |f| f.storage_group()),
+        resource: &info.gvk.kind,
+        name,
+    };
     let uid = meta_str(current, "uid").unwrap_or("");
     if let Some(want) = pre.uid.as_deref()
         && want != uid
     {
         return Err(ApiError::conflict(
             subject,
-            &format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"),
+            &format!(
+                "the UID in the precondition ({want}) does not match the UID in record ({uid}). The object might have been deleted and then recreated"
+            ),
         ));
     }
     if let Some(want) = pre.resource_version.as_deref()
@@ -195,7 +204,7 @@ pub(crate) fn check_preconditions(
         return Err(ApiError::conflict(
             subject,
             &format!(
-                "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {revision}"
+                "the ResourceVersion in the precondition ({want}) does not match the ResourceVersion in record ({revision}). The object might have been modified"
             ),
         ));
     }

@@ -16,13 +16,18 @@ use crate::server::Call;
 use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::{self, Format, Output, Shape};
 use crate::server::http::protobuf;
+use crate::server::objects::continue_token::ContinueToken;
 use crate::server::objects::render::Rendering;
-use crate::server::objects::revision::{parse_rv, wait_for};
+use crate::server::objects::revision::{parse_list_rv, parse_rv, wait_for};
 use crate::server::objects::selector::Selectors;
 use crate::server::objects::served::ServedJson;
 use crate::server::objects::stored::from_stored;
-use crate::server::state::keys::{self, ContinueToken};
+use crate::server::state::keys;
 use crate::server::state::release::{Feature, FeatureState};
+
+/// Upstream's message for a list at a resourceVersion that was compacted away
+/// (`staging/src/k8s.io/apiserver/pkg/storage/etcd3/errors.go`).
+const EXPIRED_LIST: &str = "The resourceVersion for the provided list is too old.";
 
 /// Upstream's message for a continue token whose snapshot was compacted away.
 const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
@@ -169,7 +174,8 @@ async fn plan(call: &Call, options: &ListOptions, prefix: &str) -> Result<Plan, 
                 "specifying resource version is not allowed when using continue",
             ));
         }
-        let token = ContinueToken::decode(token).map_err(ApiError::bad_request)?;
+        let token = ContinueToken::decode(token)
+            .map_err(|e| ApiError::bad_request(format!("invalid continue token: {e}")))?;
         let at = u64::try_from(token.rv).ok().filter(|rv| *rv > 0);
         return Ok(Plan {
             at,
@@ -182,13 +188,19 @@ async fn plan(call: &Call, options: &ListOptions, prefix: &str) -> Result<Plan, 
             start: None,
         });
     }
-    let wanted = parse_rv(rv)?;
-    wait_for(call, wanted).await?;
     let exact = match options.resource_version_match {
         Some(ResourceVersionMatch::Exact) => true,
         Some(_) => false,
         None => options.limit.is_some_and(|l| l > 0),
     };
+    // An exact read goes to etcd, any other to the watch cache, each with its own answer to
+    // an unparsable version (upstream's `shouldDelegateList`).
+    let wanted = if exact {
+        parse_list_rv(rv)?
+    } else {
+        parse_rv(rv)?
+    };
+    wait_for(call, wanted).await?;
     Ok(Plan {
         at: exact.then_some(wanted),
         start: None,
@@ -272,6 +284,7 @@ async fn list_with<T>(
                 status.metadata.continue_ = Some(ContinueToken::new(-1, restart).encode());
                 return Err(ApiError::from_status(status));
             }
+            Err(ReadError::Compacted { .. }) => return Err(ApiError::expired(EXPIRED_LIST)),
             Err(e) => return Err(ApiError::from_read(e)),
         };
         revision = page.revision;

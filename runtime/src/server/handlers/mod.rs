@@ -4,14 +4,16 @@
 //! scale subresource) and `namespace_lifecycle` (a namespace's `finalize`, and the passes that
 //! empty a terminating one); `services` (a Service write's cluster IP and node ports, which
 //! `create` and `update` run). What several share: `request` (the body and write options),
-//! `object` (the rules writes share: names, the kind's codec and schema, field validation,
-//! reads) and `managed_fields` (field ownership).
+//! `decode` (a create or update body read as upstream's serializer reads it, with its
+//! refusals), `object` (the rules writes share: names, the kind's codec and schema, field
+//! validation, reads) and `managed_fields` (field ownership).
 //!
 //! May import: `objects`, `state`, `http`, `admission` (the plugins a create or update runs)
 //! and `background` (a delete starts the collector's work). Nothing outside this folder
 //! imports a handler but the dispatcher (and `admission`, `create::random_suffix`).
 
 pub(crate) mod create;
+pub(crate) mod decode;
 pub(crate) mod delete;
 pub(crate) mod get;
 pub(crate) mod list;

@@ -16,8 +16,9 @@ use crate::storage::{Bytes, DeleteError, Storage, UpdateError};
 
 use crate::server::Call;
 use crate::server::background::{TaskError, gc};
+use crate::server::handlers::decode::decode_object;
 use crate::server::handlers::object::{
-    RETRIES, check_identity, decode_object, has_finalizers, read, same_json, through_codec,
+    RETRIES, check_identity, has_finalizers, read, same_json, through_codec,
 };
 use crate::server::handlers::request::write_request;
 use crate::server::http::dry_run::WriteOptions;
@@ -25,7 +26,7 @@ use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::Output;
 use crate::server::objects::json::{meta_str, object_mut};
 use crate::server::objects::render;
-use crate::server::objects::revision::parse_rv;
+use crate::server::objects::revision::parse_object_rv;
 use crate::server::objects::stored::{at_revision, dry_answer, kv_object, to_stored};
 use crate::server::state::builtin::NAMESPACE_FINALIZER;
 use crate::server::state::keys;
@@ -99,25 +100,21 @@ async fn finalize_namespace(
     }
     let precondition = match meta_str(&incoming, "resourceVersion") {
         None | Some("") => None,
-        Some(rv) => Some(parse_rv(rv)?),
+        Some(rv) => Some(parse_object_rv(rv)?),
     };
     let key = call.key(name);
     for _ in 0..RETRIES {
         let kv = read(call, name).await?;
+        let current = kv_object(call, &kv)?;
+        // The store checks the uid precondition first, then the update its resourceVersion.
+        let uid = meta_str(&current, "uid").unwrap_or("");
+        if let Some(want) = meta_str(&incoming, "uid").filter(|u| !u.is_empty())
+            && want != uid
+        {
+            return Err(call.uid_precondition_failed(name, want, uid));
+        }
         if precondition.is_some_and(|rv| rv != kv.mod_revision) {
             return Err(ApiError::conflict_modified(call.subject(name)));
-        }
-        let current = kv_object(call, &kv)?;
-        if let Some(uid) = meta_str(&incoming, "uid").filter(|u| !u.is_empty())
-            && Some(uid) != meta_str(&current, "uid")
-        {
-            return Err(ApiError::conflict(
-                call.subject(name),
-                &format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                    meta_str(&current, "uid").unwrap_or("")
-                ),
-            ));
         }
         let mut next = current.clone();
         let spec = object_mut(&mut next)

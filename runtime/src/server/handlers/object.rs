@@ -28,6 +28,7 @@ use crate::validation::{self, FieldPath, Format, Shown};
 use crate::server::Call;
 use crate::server::http::error::ApiError;
 use crate::server::http::field_validation::{self, Directive};
+use crate::server::objects::go_text;
 use crate::server::objects::json::meta_str;
 use crate::server::objects::revision::{parse_rv, wait_for};
 use crate::server::objects::stored::kv_object;
@@ -36,28 +37,65 @@ use crate::server::state::builtin::is_namespace_kind;
 /// How many times a write re-reads and retries after losing a race it may retry.
 pub(crate) const RETRIES: usize = 16;
 
-/// The name rule of a kind: the name format its data gives (a Service's DNS-1035 label, an
-/// RBAC kind's path segment), else a namespace's DNS label or everything else's DNS subdomain.
-pub(crate) fn name_causes(call: &Call, name: &str) -> Vec<StatusCause> {
-    let release = call.state.kube_version;
-    let format = call
-        .target
+/// The name format of a kind: the one its data gives (a Service's DNS-1035 label, an RBAC
+/// kind's path segment), else a namespace's DNS label or everything else's DNS subdomain.
+fn name_format(call: &Call) -> Format {
+    call.target
         .kind
         .merge
-        .and_then(|root| validation::name_format(root, release))
+        .and_then(|root| validation::name_format(root, call.state.kube_version))
         .unwrap_or(if is_namespace_kind(call.info()) {
             Format::DnsLabel
         } else {
             Format::DnsSubdomain
-        });
+        })
+}
+
+/// The name rule of a kind (upstream's `ValidateObjectMeta` with the kind's name function).
+pub(crate) fn name_causes(call: &Call, name: &str) -> Vec<StatusCause> {
+    let release = call.state.kube_version;
+    let messages = name_format(call).messages(name, release);
+    invalid_causes("metadata.name", name, &messages, release)
+}
+
+/// The name rule applied to a `generateName` as a prefix: a trailing `-` masked as upstream's
+/// `maskTrailingDash` masks it (the last two characters become `a`), a path segment checked
+/// for `/` and `%` only (`IsValidPathSegmentPrefix`).
+pub(crate) fn generate_name_causes(call: &Call, prefix: &str) -> Vec<StatusCause> {
+    let release = call.state.kube_version;
+    let format = name_format(call);
+    let messages = if format == Format::PathSegment {
+        ["/", "%"]
+            .iter()
+            .filter(|illegal| prefix.contains(**illegal))
+            .map(|illegal| format!("may not contain '{illegal}'"))
+            .collect()
+    } else {
+        let masked = match prefix.strip_suffix('-') {
+            Some(_) if prefix.len() > 1 => {
+                let cut = prefix.len() - 2;
+                match prefix.get(..cut) {
+                    Some(head) => format!("{head}a"),
+                    None => prefix.to_owned(),
+                }
+            }
+            _ => prefix.to_owned(),
+        };
+        format.messages(&masked, release)
+    };
+    invalid_causes("metadata.generateName", prefix, &messages, release)
+}
+
+fn invalid_causes(
+    field: &str,
+    value: &str,
+    messages: &[String],
+    release: crate::KubeVersion,
+) -> Vec<StatusCause> {
     let mut errors = validation::Errors::new(release);
-    let value = Value::from(name);
-    for message in format.messages(name, release) {
-        errors.invalid(
-            &FieldPath::of("metadata.name"),
-            Shown::Plain(&value),
-            &message,
-        );
+    let value = Value::from(value);
+    for message in messages {
+        errors.invalid(&FieldPath::of(field), Shown::Plain(&value), message);
     }
     errors.into_causes()
 }
@@ -105,16 +143,47 @@ pub(crate) fn check_type(info: &ResourceInfo, object: &mut Value) -> Result<(), 
 /// unknown fields (400 on type errors), then filling the fields the kind defaults in the
 /// release served. Every write (create, update, patch, apply, dry run or not) passes here.
 pub(crate) fn through_codec(call: &Call, object: Value) -> Result<Value, ApiError> {
-    let info = call.info();
-    let mut object = (call.target.kind.codec)(object).map_err(|e| {
-        ApiError::bad_request(format!(
-            "{kind} in version {version:?} cannot be handled as a {kind}: {e}",
-            kind = info.gvk.kind,
-            version = info.gvk.version
-        ))
-    })?;
+    let mut object =
+        (call.target.kind.codec)(object).map_err(|e| cannot_be_handled(call, &e.to_string()))?;
     fill_defaults(call, &mut object);
     Ok(object)
+}
+
+/// The release whose kube-apiserver decodes JSON with `sigs.k8s.io/json` (Go's
+/// `encoding/json`), whose type errors `json_type_error` words; before it, json-iterator's.
+const GO_JSON_SINCE: crate::KubeVersion = crate::KubeVersion::new(1, 23);
+
+/// [`through_codec`] of a body as the client sent it (`body`, not consumed): a field of the
+/// wrong JSON type is refused with Go's decoder's text where the kind's OpenAPI definition
+/// tells which field and Go type (`json: cannot unmarshal number into Go struct field
+/// ConfigMap.data of type string`).
+pub(crate) fn body_through_codec(call: &Call, body: &Value) -> Result<Value, ApiError> {
+    let refused = match through_codec(call, body.clone()) {
+        Ok(object) => return Ok(object),
+        Err(refused) => refused,
+    };
+    if call.state.kube_version < GO_JSON_SINCE {
+        return Err(refused);
+    }
+    let registry = &call.registry;
+    let resolve = |name: &str| registry.definition(name);
+    match registry.definition_of(&call.info().gvk) {
+        Some((name, schema)) => match go_text::json_type_error(body, name, schema, &resolve) {
+            Some(text) => Err(cannot_be_handled(call, &text)),
+            None => Err(refused),
+        },
+        None => Err(refused),
+    }
+}
+
+/// `transformDecodeError` of a body of the endpoint's kind the decoder refused.
+fn cannot_be_handled(call: &Call, problem: &str) -> ApiError {
+    let info = call.info();
+    ApiError::bad_request(format!(
+        "{kind} in version {version:?} cannot be handled as a {kind}: {problem}",
+        kind = info.gvk.kind,
+        version = info.gvk.version
+    ))
 }
 
 /// Fills the fields the kind defaults in the release served, as upstream's decoder does after
@@ -149,6 +218,19 @@ pub(crate) fn check_object(
     scope: UpdateScope,
     name: &str,
 ) -> Result<(), ApiError> {
+    check_object_after(call, object, old, scope, name, Vec::new())
+}
+
+/// [`check_object`] with the causes of checks that come first (a create's name rules, which
+/// upstream's `ValidateObjectMeta` reports before the rest).
+pub(crate) fn check_object_after(
+    call: &Call,
+    object: &Value,
+    old: Option<&Value>,
+    scope: UpdateScope,
+    name: &str,
+    first: Vec<StatusCause>,
+) -> Result<(), ApiError> {
     let mut errors = validation::Errors::new(call.state.kube_version);
     validation::check_metadata(object, &mut errors);
     if let Some(old) = old {
@@ -157,7 +239,8 @@ pub(crate) fn check_object(
     if let (Some(root), UpdateScope::Main) = (call.target.kind.merge, scope) {
         validation::check_types(root, object, old, &mut errors);
     }
-    let mut causes = errors.into_causes();
+    let mut causes = first;
+    causes.extend(errors.into_causes());
     if let Some(validate) = &call.target.kind.validate {
         causes.extend(validate(object));
     }
@@ -217,14 +300,6 @@ pub(crate) fn validate_fields(
     Ok(())
 }
 
-/// Reads, type-checks and decodes a write's body.
-pub(crate) fn decode_object(call: &Call, body: &[u8]) -> Result<Value, ApiError> {
-    let mut object =
-        crate::server::http::negotiate::decode_body(&call.headers, body, call.state.cbor())?;
-    check_type(call.info(), &mut object)?;
-    Ok(object)
-}
-
 /// GET of one object (also `/status`), honouring `resourceVersion` (unset: latest; "0": any;
 /// N: not older than N).
 pub(crate) async fn get(call: &Call, name: &str, rv: Option<&str>) -> Result<Value, ApiError> {
@@ -250,27 +325,39 @@ pub(crate) async fn read(call: &Call, name: &str) -> Result<KeyValue, ApiError> 
         .ok_or_else(|| ApiError::not_found(call.subject(name)))
 }
 
-/// A written object must name the object and namespace of the URL (400 otherwise).
+/// A written object must name the object and namespace of the URL, as upstream's `checkName`
+/// holds an updated or patched object to them (400 otherwise; an object without a name does
+/// not match either): `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go`. An applied
+/// configuration (`config`) may leave its name out, the live object supplying it.
 pub(crate) fn check_identity(call: &Call, name: &str, incoming: &Value) -> Result<(), ApiError> {
-    let info = call.info();
-    match meta_str(incoming, "name") {
-        Some(n) if n == name => {}
-        None | Some("") => {}
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({other}) does not match the name on the URL ({name})"
-            )));
-        }
+    check_name(call, name, incoming, false)
+}
+
+/// [`check_identity`] of an applied configuration, whose name may be left out.
+pub(crate) fn check_config_identity(
+    call: &Call,
+    name: &str,
+    config: &Value,
+) -> Result<(), ApiError> {
+    check_name(call, name, config, true)
+}
+
+fn check_name(call: &Call, name: &str, incoming: &Value, config: bool) -> Result<(), ApiError> {
+    let given = meta_str(incoming, "name").unwrap_or("");
+    if given != name && !(config && given.is_empty()) {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({given}) does not match the name on the URL ({name})"
+        )));
     }
     if let (Some(url_ns), Some(body_ns)) = (
         call.target.namespace.as_deref(),
         meta_str(incoming, "namespace").filter(|s| !s.is_empty()),
-    ) && info.is_namespaced()
+    ) && call.info().is_namespaced()
         && url_ns != body_ns
     {
-        return Err(ApiError::bad_request(
-            "the namespace of the provided object does not match the namespace sent on the request",
-        ));
+        return Err(ApiError::bad_request(format!(
+            "the namespace of the object ({body_ns}) does not match the namespace on the request ({url_ns})"
+        )));
     }
     Ok(())
 }

@@ -21,7 +21,7 @@ use crate::server::http::error::ApiError;
 use crate::server::http::field_validation::{self, Directive};
 use crate::server::http::negotiate::{self, Output};
 use crate::server::objects::json::{eval_path, meta_mut, meta_str, set_path};
-use crate::server::objects::revision::parse_rv;
+use crate::server::objects::revision::parse_object_rv;
 use crate::server::objects::stored::{at_revision, kv_object, to_stored};
 
 use crate::server::handlers::object::{
@@ -185,7 +185,7 @@ pub(crate) async fn update_scale(
     };
     let precondition = match meta_str(&incoming, "resourceVersion") {
         None | Some("") => None,
-        Some(rv) => Some(parse_rv(rv)?),
+        Some(rv) => Some(parse_object_rv(rv)?),
     };
     let writer = Writer {
         manager: managed_fields::manager_of(call, "UpdateOptions")?,

@@ -12,6 +12,8 @@ use crate::meta::{StatusCause, UpdateOptions};
 use crate::storage::{Bytes, DeleteError, KeyValue, Storage, UpdateError};
 
 use crate::server::Call;
+use crate::server::handlers::create;
+use crate::server::handlers::decode::decode_object;
 use crate::server::handlers::managed_fields::{self, Writer};
 use crate::server::handlers::request::write_request;
 use crate::server::handlers::services;
@@ -20,15 +22,15 @@ use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::Output;
 use crate::server::objects::json::{meta_mut, meta_str};
 use crate::server::objects::render;
-use crate::server::objects::revision::parse_rv;
+use crate::server::objects::revision::parse_object_rv;
 use crate::server::objects::stored::{converts, dry_answer, kv_object, to_stored};
 use crate::server::state::builtin::is_namespace_kind;
 use crate::server::state::service_allocations::Reservation;
 use crate::write_rules::StatusUpdate;
 
 use crate::server::handlers::object::{
-    RETRIES, UpdateScope, check_identity, check_object, decode_object, has_finalizers, read,
-    same_json, through_codec, validate_fields,
+    RETRIES, UpdateScope, body_through_codec, check_identity, check_object, has_finalizers, read,
+    same_json, validate_fields,
 };
 
 /// Merges a PUT body onto the current object under the scope's rules.
@@ -176,11 +178,12 @@ pub(crate) async fn serve(
     warnings: &mut Vec<String>,
 ) -> Result<Response, ApiError> {
     let (body, write) = write_request::<UpdateOptions>(call, body).await?;
-    let object = update(call, name, &body, scope, write, warnings).await?;
-    render::reply(call, output, StatusCode::OK, object)
+    let (code, object) = update(call, name, &body, scope, write, warnings).await?;
+    render::reply(call, output, code, object)
 }
 
-/// PUT of the object or its `/status`.
+/// PUT of the object or its `/status`: 200 with the updated object, or 201 with the created one
+/// when the object is missing and the kind's strategy creates on update.
 async fn update(
     call: &Call,
     name: &str,
@@ -188,9 +191,9 @@ async fn update(
     scope: UpdateScope,
     write: WriteOptions,
     warnings: &mut Vec<String>,
-) -> Result<Value, ApiError> {
+) -> Result<(StatusCode, Value), ApiError> {
     let decoded = decode_object(call, body)?;
-    let incoming = through_codec(call, decoded.clone())?;
+    let incoming = body_through_codec(call, &decoded)?;
     validate_fields(call, write.validation, body, &decoded, &incoming, warnings)?;
     check_identity(call, name, &incoming)?;
     let writer = Writer {
@@ -200,10 +203,34 @@ async fn update(
             UpdateScope::Main => String::new(),
         },
     };
-    update_with(call, name, scope, write.dry_run, Some(&writer), |_| {
-        Ok(incoming.clone())
+    // A PUT's uid is a precondition the store checks before the update itself
+    // (`rest.DefaultUpdatedObjectInfo.Preconditions`).
+    let uid = meta_str(&incoming, "uid").filter(|u| !u.is_empty());
+    let updated = update_with(call, name, scope, write.dry_run, Some(&writer), |current| {
+        let stored = meta_str(current, "uid").unwrap_or("");
+        match uid {
+            Some(want) if want != stored => Err(call.uid_precondition_failed(name, want, stored)),
+            _ => Ok(incoming.clone()),
+        }
     })
-    .await
+    .await;
+    match updated {
+        Ok(object) => Ok((StatusCode::OK, object)),
+        Err(missing)
+            if missing.code() == StatusCode::NOT_FOUND
+                && scope == UpdateScope::Main
+                && call.info().write_rules.create_on_update =>
+        {
+            // Upstream's `Store.Update` creates the object through the create strategy and
+            // the create admission (the namespace must be active), ignoring the
+            // resourceVersion it was sent (`staging/src/k8s.io/apiserver/pkg/registry/generic/
+            // registry/store.go`).
+            let mut object = incoming;
+            meta_mut(&mut object).remove("resourceVersion");
+            create::create_decoded(call, object, write, Some(&writer)).await
+        }
+        Err(refused) => Err(refused),
+    }
 }
 
 /// The update pipeline shared by PUT and PATCH: `make` turns the current object into the full
@@ -326,7 +353,7 @@ pub(crate) fn plan_update<'a>(
     let incoming = make(&current)?;
     let precondition = match meta_str(&incoming, "resourceVersion") {
         None | Some("") => None,
-        Some(rv) => Some(parse_rv(rv)?),
+        Some(rv) => Some(parse_object_rv(rv)?),
     };
     if precondition.is_some_and(|rv| rv != kv.mod_revision) {
         return Err(ApiError::conflict_modified(call.subject(name)));

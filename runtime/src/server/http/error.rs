@@ -57,6 +57,20 @@ impl ApiError {
             .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
     }
 
+    /// An error that is no API status, as upstream's `ErrorToAPIStatus` answers one: 500, no
+    /// reason, the error's text as the message
+    /// (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/status.go`).
+    pub(crate) fn unstatused(message: impl Into<String>) -> Self {
+        Self::from_status(Status {
+            kind: Some("Status".to_owned()),
+            api_version: Some("v1".to_owned()),
+            status: Some(crate::meta::StatusOutcome::Failure),
+            message: Some(message.into()),
+            code: Some(500),
+            ..Status::default()
+        })
+    }
+
     /// 404 for an object.
     pub(crate) fn not_found(s: Subject<'_>) -> Self {
         Self::from_status(Status::not_found(s.group, s.resource, s.name))

@@ -1,10 +1,11 @@
 //! Connections and the layers every request passes: accepting and bounding connections
 //! (`connections`), the stop sequence (`shutdown`), the request layers from the outside in
 //! (`panics`, `httplog`, `origin`, `inflight`, then inside compression `reencode`: indented
-//! JSON for people, errors in YAML, protobuf or CBOR for clients that asked for them), resolving a URL against the catalog (`path`),
-//! reading and writing bodies (`negotiate`, `yaml`, `protobuf`, `cbor`), the request options every write
-//! takes (`dry_run`, `field_validation`), the send window of streaming bodies (`send_window`)
-//! and the one error type every failure becomes (`error`).
+//! JSON for people, errors in YAML, protobuf or CBOR for clients that asked for them),
+//! resolving a URL against the catalog (`path`) and the methods its routes take (`routes`),
+//! reading and writing bodies (`negotiate`, `yaml`, `protobuf`, `cbor`), the request options
+//! every write takes (`dry_run`, `field_validation`), the send window of streaming bodies
+//! (`send_window`) and the one error type every failure becomes (`error`).
 //!
 //! May import: `state` (the shared state, the built-in Namespace kind) and nothing else of the
 //! server; objects, handlers, background tasks and the dispatcher build on these modules,
@@ -23,6 +24,7 @@ pub(crate) mod panics;
 pub(crate) mod path;
 pub(crate) mod protobuf;
 pub(crate) mod reencode;
+pub(crate) mod routes;
 pub(crate) mod send_window;
 pub(crate) mod shutdown;
 pub(crate) mod yaml;

@@ -2,12 +2,16 @@
 //! (`json`: metadata and simple JSON paths), its stored and served forms (`stored`), the bodies
 //! spliced from stored bytes (`served`), the representations it is answered in (`render`:
 //! object, metadata only, table), resource versions and the waits for them (`revision`),
-//! label and field selectors (`selector`), and what it counts against a ResourceQuota
-//! (`quota`).
+//! label and field selectors (`selector`, the label syntax in `label_parser`), continue
+//! tokens (`continue_token`), the texts of Go's decoders upstream's answers embed (`go_text`),
+//! and what it counts against a ResourceQuota (`quota`).
 //!
 //! May import: `http::error`, `http::negotiate` and `state`; never `handlers`.
 
+pub(crate) mod continue_token;
+pub(crate) mod go_text;
 pub(crate) mod json;
+pub(crate) mod label_parser;
 pub(crate) mod quota;
 pub(crate) mod render;
 pub(crate) mod revision;

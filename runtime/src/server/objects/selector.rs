@@ -14,6 +14,7 @@ use crate::meta::ListOptions;
 use crate::{KubeVersion, ResourceInfo};
 
 use crate::server::http::error::ApiError;
+use crate::server::objects::label_parser::{self, Operator, Requirement};
 
 /// One label requirement.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,7 +74,7 @@ impl Selectors {
         field_selector: Option<&str>,
     ) -> Result<Self, String> {
         Ok(Self {
-            labels: LabelQuery::parse(label_selector.unwrap_or(""))?,
+            labels: LabelQuery::parse(label_selector.unwrap_or(""), at)?,
             fields: FieldQuery::parse(info, at, field_selector.unwrap_or(""))?,
         })
     }
@@ -128,226 +129,34 @@ impl Selectors {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Token {
-    Ident(String),
-    Not,
-    Eq,
-    DoubleEq,
-    NotEq,
-    Gt,
-    Lt,
-    Comma,
-    Open,
-    Close,
-}
-
-fn tokenize(input: &str) -> Vec<Token> {
-    let mut tokens = Vec::new();
-    let mut chars = input.chars().peekable();
-    while let Some(&c) = chars.peek() {
-        match c {
-            c if c.is_whitespace() => {
-                chars.next();
-            }
-            '!' => {
-                chars.next();
-                if chars.peek() == Some(&'=') {
-                    chars.next();
-                    tokens.push(Token::NotEq);
-                } else {
-                    tokens.push(Token::Not);
-                }
-            }
-            '=' => {
-                chars.next();
-                if chars.peek() == Some(&'=') {
-                    chars.next();
-                    tokens.push(Token::DoubleEq);
-                } else {
-                    tokens.push(Token::Eq);
-                }
-            }
-            '>' | '<' | ',' | '(' | ')' => {
-                chars.next();
-                tokens.push(match c {
-                    '>' => Token::Gt,
-                    '<' => Token::Lt,
-                    ',' => Token::Comma,
-                    '(' => Token::Open,
-                    _ => Token::Close,
-                });
-            }
-            _ => {
-                let mut ident = String::new();
-                while let Some(&c) = chars.peek() {
-                    if c.is_whitespace() || "!=><,()".contains(c) {
-                        break;
-                    }
-                    ident.push(c);
-                    chars.next();
-                }
-                tokens.push(Token::Ident(ident));
-            }
-        }
-    }
-    tokens
-}
-
 impl LabelQuery {
-    /// Parses the string syntax.
-    pub(crate) fn parse(input: &str) -> Result<Self, String> {
-        let tokens = tokenize(input);
-        let mut reqs = Vec::new();
-        let mut i = 0;
-        let err = |msg: String| format!("unable to parse requirement: {msg}");
-        while i < tokens.len() {
-            let negated = tokens.get(i) == Some(&Token::Not);
-            if negated {
-                i += 1;
-            }
-            let key = match tokens.get(i) {
-                Some(Token::Ident(k)) => k.clone(),
-                other => return Err(err(format!("found {other:?}, expected: identifier"))),
-            };
-            if !crate::names::is_qualified_name(&key) {
-                return Err(err(format!(
-                    "invalid label key {key:?}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-                )));
-            }
-            i += 1;
-            let req = if negated {
-                LabelReq::DoesNotExist(key)
-            } else {
-                match tokens.get(i) {
-                    None | Some(Token::Comma) => LabelReq::Exists(key),
-                    Some(op @ (Token::Eq | Token::DoubleEq | Token::NotEq)) => {
-                        let op = op.clone();
-                        i += 1;
-                        let value = match tokens.get(i) {
-                            Some(Token::Ident(v)) => {
-                                i += 1;
-                                v.clone()
-                            }
-                            None | Some(Token::Comma) => String::new(),
-                            other => {
-                                return Err(err(format!("found {other:?}, expected: identifier")));
-                            }
-                        };
-                        check_value(&key, &value).map_err(err)?;
-                        // `i` stays on the separator, consumed below.
-                        i -= 1;
-                        if op == Token::NotEq {
-                            LabelReq::NotEquals(key, value)
-                        } else {
-                            LabelReq::Equals(key, value)
-                        }
-                    }
-                    Some(op @ (Token::Gt | Token::Lt)) => {
-                        let op = op.clone();
-                        i += 1;
-                        let n = match tokens.get(i) {
-                            Some(Token::Ident(v)) => v.parse::<i64>().map_err(|_| {
-                                err(format!("for 'Gt', 'Lt' operators, the value must be an integer, got {v:?}"))
-                            })?,
-                            other => {
-                                return Err(err(format!("found {other:?}, expected: integer")));
-                            }
-                        };
-                        if op == Token::Gt {
-                            LabelReq::Gt(key, n)
-                        } else {
-                            LabelReq::Lt(key, n)
-                        }
-                    }
-                    Some(Token::Ident(word)) if word == "in" || word == "notin" => {
-                        let notin = word == "notin";
-                        i += 1;
-                        if tokens.get(i) != Some(&Token::Open) {
-                            return Err(err("found no '(' after set operator".to_owned()));
-                        }
-                        i += 1;
-                        let mut values = Vec::new();
-                        loop {
-                            match tokens.get(i) {
-                                Some(Token::Ident(v)) => {
-                                    check_value(&key, v).map_err(err)?;
-                                    values.push(v.clone());
-                                    i += 1;
-                                    match tokens.get(i) {
-                                        Some(Token::Comma) => i += 1,
-                                        Some(Token::Close) => break,
-                                        other => {
-                                            return Err(err(format!(
-                                                "found {other:?}, expected: ',' or ')'"
-                                            )));
-                                        }
-                                    }
-                                }
-                                Some(Token::Close) => break,
-                                other => {
-                                    return Err(err(format!(
-                                        "found {other:?}, expected: value or ')'"
-                                    )));
-                                }
-                            }
-                        }
-                        if values.is_empty() {
-                            return Err(err(
-                                "for 'in', 'notin' operators, values set can't be empty".to_owned(),
-                            ));
-                        }
-                        if notin {
-                            LabelReq::NotIn(key, values)
-                        } else {
-                            LabelReq::In(key, values)
-                        }
-                    }
-                    other => {
-                        return Err(err(format!(
-                            "found {other:?}, expected: in, notin, =, ==, !=, gt, lt"
-                        )));
-                    }
-                }
-            };
-            reqs.push(req);
-            // After a requirement: end, or a comma followed by another requirement.
-            match tokens.get(i) {
-                Some(Token::Close)
-                    if matches!(reqs.last(), Some(LabelReq::In(..) | LabelReq::NotIn(..))) =>
-                {
-                    i += 1;
-                }
-                _ => {}
-            }
-            if matches!(
-                reqs.last(),
-                Some(
-                    LabelReq::Equals(..)
-                        | LabelReq::NotEquals(..)
-                        | LabelReq::Gt(..)
-                        | LabelReq::Lt(..)
-                )
-            ) {
-                i += 1;
-            }
-            match tokens.get(i) {
-                None => break,
-                Some(Token::Comma) if i + 1 < tokens.len() => i += 1,
-                other => return Err(err(format!("found {other:?}, expected: ','"))),
-            }
-        }
-        Ok(Self(reqs))
+    /// Parses the string syntax as kube-apiserver of release `at` does (`label_parser`).
+    pub(crate) fn parse(input: &str, at: KubeVersion) -> Result<Self, String> {
+        let requirements = label_parser::parse(input, at)?;
+        Ok(Self(requirements.into_iter().map(LabelReq::from).collect()))
     }
 }
 
-fn check_value(key: &str, value: &str) -> Result<(), String> {
-    if crate::names::is_label_value(value) {
-        Ok(())
-    } else {
-        Err(format!(
-            "values[0][{key}]: Invalid value: {value:?}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-        ))
+impl From<Requirement> for LabelReq {
+    fn from(requirement: Requirement) -> Self {
+        let Requirement {
+            key,
+            operator,
+            values,
+        } = requirement;
+        let first = values.first().cloned().unwrap_or_default();
+        // The parser checked that a Gt or Lt value is an integer.
+        let number = first.parse::<i64>().unwrap_or_default();
+        match operator {
+            Operator::Exists => Self::Exists(key),
+            Operator::DoesNotExist => Self::DoesNotExist(key),
+            Operator::Equals => Self::Equals(key, first),
+            Operator::NotEquals => Self::NotEquals(key, first),
+            Operator::In => Self::In(key, values),
+            Operator::NotIn => Self::NotIn(key, values),
+            Operator::GreaterThan => Self::Gt(key, number),
+            Operator::LessThan => Self::Lt(key, number),
+        }
     }
 }
 
@@ -376,23 +185,26 @@ fn split_unescaped(input: &str, sep: char) -> Vec<String> {
     out
 }
 
+/// Upstream's `UnescapeValue`: `\\`, `\,` and `\=` stand for the character, any other escape
+/// is refused, and so is a bare `,` or `=` (named by its code point, as Go prints a rune).
 fn unescape(value: &str) -> Result<String, String> {
     let mut out = String::new();
     let mut chars = value.chars();
     while let Some(c) = chars.next() {
         match c {
             '\\' => match chars.next() {
-                Some(e @ ('\\' | ',' | '=' | '!')) => out.push(e),
+                Some(e @ ('\\' | ',' | '=')) => out.push(e),
                 other => {
                     return Err(format!(
-                        "invalid field selector escape sequence: \\{}",
+                        "invalid field selector: invalid escape sequence: \\{}",
                         other.map(String::from).unwrap_or_default()
                     ));
                 }
             },
-            '=' | ',' | '!' => {
+            ',' | '=' => {
                 return Err(format!(
-                    "invalid field selector: unescaped {c:?} in value {value:?}"
+                    "invalid field selector: unescaped character in value: {}",
+                    u32::from(c)
                 ));
             }
             c => out.push(c),
@@ -401,32 +213,50 @@ fn unescape(value: &str) -> Result<String, String> {
     Ok(out)
 }
 
-impl FieldQuery {
-    /// Parses the string syntax, accepting only the labels the kind accepts in release `at`.
-    pub(crate) fn parse(info: &ResourceInfo, at: KubeVersion, input: &str) -> Result<Self, String> {
-        let mut terms = Vec::new();
-        if input.trim().is_empty() {
-            return Ok(Self(terms));
-        }
-        for term in split_unescaped(input, ',') {
-            let (field, value, equal) = if let Some((f, v)) = term.split_once("!=") {
-                (f, v, false)
-            } else if let Some((f, v)) = term.split_once("==") {
-                (f, v, true)
-            } else if let Some((f, v)) = term.split_once('=') {
-                (f, v, true)
+/// Upstream's `splitTerm`: the first operator from the left, `!=` before `==` before `=` at
+/// one position.
+fn split_term(term: &str) -> Option<(&str, &str, bool)> {
+    (0..term.len())
+        .filter(|i| term.is_char_boundary(*i))
+        .find_map(|i| {
+            let rest = &term[i..];
+            if let Some(value) = rest.strip_prefix("!=") {
+                Some((&term[..i], value, false))
+            } else if let Some(value) = rest.strip_prefix("==") {
+                Some((&term[..i], value, true))
             } else {
-                return Err(format!(
-                    "invalid selector: '{term}'; can't understand '{term}'"
-                ));
-            };
+                rest.strip_prefix('=')
+                    .map(|value| (&term[..i], value, true))
+            }
+        })
+}
+
+impl FieldQuery {
+    /// Parses the string syntax as upstream's `fields.ParseSelector` (terms sorted, empty terms
+    /// skipped, every term parsed before any field is looked up), then accepts only the labels
+    /// the kind accepts in release `at`, as the list handler's conversion of the selector does
+    /// (`staging/src/k8s.io/apimachinery/pkg/fields/selector.go`).
+    pub(crate) fn parse(info: &ResourceInfo, at: KubeVersion, input: &str) -> Result<Self, String> {
+        if input.is_empty() {
+            return Ok(Self(Vec::new()));
+        }
+        let mut parts = split_unescaped(input, ',');
+        parts.sort();
+        let mut parsed = Vec::new();
+        for part in parts.iter().filter(|p| !p.is_empty()) {
+            let (field, value, equal) = split_term(part)
+                .ok_or_else(|| format!("invalid selector: '{input}'; can't understand '{part}'"))?;
+            parsed.push((field, unescape(value)?, equal));
+        }
+        let mut terms = Vec::with_capacity(parsed.len());
+        for (field, value, equal) in parsed {
             let selectable = info.field_labels.resolve(
-                field.trim(),
+                field,
                 at,
                 info.is_namespaced(),
                 &info.selectable_fields,
             )?;
-            terms.push((selectable, unescape(value)?, equal));
+            terms.push((selectable, value, equal));
         }
         Ok(Self(terms))
     }
@@ -491,7 +321,8 @@ mod tests {
             ("app=", false, false),
         ];
         for (selector, on_web, on_none) in rows {
-            let query = LabelQuery::parse(selector).unwrap_or_else(|e| panic!("{selector}: {e}"));
+            let query =
+                LabelQuery::parse(selector, AT).unwrap_or_else(|e| panic!("{selector}: {e}"));
             assert_eq!(
                 query.0.iter().all(|r| r.matches(&web)),
                 *on_web,
@@ -504,7 +335,6 @@ mod tests {
             );
         }
         for bad in [
-            "app in ()",
             "app in (a",
             "app in a",
             "=x",
@@ -517,7 +347,7 @@ mod tests {
             "app=web)",
             "app notin",
         ] {
-            assert!(LabelQuery::parse(bad).is_err(), "{bad:?} should fail");
+            assert!(LabelQuery::parse(bad, AT).is_err(), "{bad:?} should fail");
         }
     }
 
@@ -541,8 +371,32 @@ mod tests {
             Selectors::parse(&info, AT, None, Some("spec.color=red")).unwrap_err(),
             "field label not supported: spec.color"
         );
-        assert!(Selectors::parse(&info, AT, None, Some("metadata.name")).is_err());
-        assert!(Selectors::parse(&info, AT, None, Some("metadata.name=a=b")).is_err());
+        // `fields.ParseSelector`'s texts (staging/src/k8s.io/apimachinery/pkg/fields/selector.go).
+        let refused =
+            |selector: &str| Selectors::parse(&info, AT, None, Some(selector)).unwrap_err();
+        assert_eq!(
+            refused("metadata.name=x,b"),
+            "invalid selector: 'metadata.name=x,b'; can't understand 'b'"
+        );
+        assert_eq!(
+            refused("metadata.name=a=b"),
+            "invalid field selector: unescaped character in value: 61"
+        );
+        assert_eq!(
+            refused("metadata.name=a\\x"),
+            "invalid field selector: invalid escape sequence: \\x"
+        );
+        assert_eq!(
+            refused("metadata.name=a\\"),
+            "invalid field selector: invalid escape sequence: \\"
+        );
+        // Every term is parsed before any label is looked up, in sorted order.
+        assert_eq!(
+            refused("spec.color=red,a"),
+            "invalid selector: 'spec.color=red,a'; can't understand 'a'"
+        );
+        // `a=b!=c` splits at the first operator: the value holds a `!=`, which is allowed.
+        assert!(Selectors::parse(&info, AT, None, Some("metadata.name=b!c")).is_ok());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Where objects live in the store, and the opaque continue tokens of paginated lists.
+//! Where objects live in the store.
 //!
 //! Keys are `/registry/<group or "core">/<plural>/[<namespace>/]<name>`. Every version of a
 //! group's resource shares one key space, as upstream stores one version per resource; a
@@ -6,10 +6,6 @@
 //! its storage group, so `extensions` Ingresses live with `networking.k8s.io`'s. Names and
 //! namespaces are validated as path segments before they reach a key, so no key can escape its
 //! prefix.
-
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
-use serde::{Deserialize, Serialize};
 
 use crate::ResourceInfo;
 
@@ -50,76 +46,33 @@ pub(crate) fn object_key(info: &ResourceInfo, namespace: Option<&str>, name: &st
     key
 }
 
-/// What a continue token carries: the list's revision and where the next page starts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ContinueToken {
-    /// Format marker, as upstream's tokens carry one.
-    #[serde(rename = "v")]
-    pub(crate) version: String,
-    /// Revision of the first page; -1 asks for the latest (an "inconsistent" continuation).
-    pub(crate) rv: i64,
-    /// The next key to read, relative to the collection prefix.
-    pub(crate) start: String,
-}
-
-const TOKEN_VERSION: &str = "meta.k8s.io/v1";
-
-impl ContinueToken {
-    /// A token resuming at `start` (relative to the prefix), at revision `rv`.
-    pub(crate) fn new(rv: i64, start: String) -> Self {
-        Self {
-            version: TOKEN_VERSION.to_owned(),
-            rv,
-            start,
-        }
-    }
-
-    /// The token as sent to clients.
-    pub(crate) fn encode(&self) -> String {
-        // Serializing a struct of strings and integers cannot fail.
-        let json = serde_json::to_vec(self).unwrap_or_default();
-        STANDARD.encode(json)
-    }
-
-    /// Reads a client's token; the error text is the reason it is unusable.
-    pub(crate) fn decode(token: &str) -> Result<Self, String> {
-        let bytes = STANDARD
-            .decode(token)
-            .or_else(|_| base64::engine::general_purpose::URL_SAFE.decode(token))
-            .map_err(|e| format!("continue key is not valid: {e}"))?;
-        let parsed: Self = serde_json::from_slice(&bytes)
-            .map_err(|e| format!("continue key is not valid: {e}"))?;
-        if parsed.version != TOKEN_VERSION {
-            return Err(format!(
-                "continue key is not valid: server does not recognize this encoding version {:?}",
-                parsed.version
-            ));
-        }
-        // A start key that climbs out of the collection would let a token read other data.
-        if parsed.start.starts_with('/') || parsed.start.split('/').any(|s| s == "..") {
-            return Err("continue key is not valid: invalid start key".to_owned());
-        }
-        Ok(parsed)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn token_round_trips_and_rejects_garbage() {
-        let token = ContinueToken::new(42, "default/b\0".to_owned());
-        assert_eq!(ContinueToken::decode(&token.encode()).unwrap(), token);
-        for bad in [
-            "",
-            "!!!",
-            "e30=",
-            &STANDARD.encode(br#"{"v":"x","rv":1,"start":"a"}"#),
-        ] {
-            assert!(ContinueToken::decode(bad).is_err(), "{bad}");
-        }
-        let escape = ContinueToken::new(1, "../secrets".to_owned()).encode();
-        assert!(ContinueToken::decode(&escape).is_err());
+/// The etcd key kube-apiserver keeps an object at, which its storage errors name: `/registry/`,
+/// the resource's prefix (its plural, but for the renamed core and networking resources, and
+/// `<group>/<plural>` for CRDs, APIServices and custom resources), then namespace and name.
+/// Sources: `SpecialDefaultResourcePrefixes` in
+/// `pkg/kubeapiserver/default_storage_factory_builder.go`, and the CRD handler's
+/// `/<group>/<plural>` prefix.
+pub(crate) fn upstream_key(
+    info: &ResourceInfo,
+    builtin: bool,
+    namespace: Option<&str>,
+    name: &str,
+) -> String {
+    let group = info.family.map_or(&*info.gvk.group, |f| f.storage_group());
+    let plural = &*info.plural;
+    let prefix = match (group, plural) {
+        ("", "replicationcontrollers") => "controllers".to_owned(),
+        ("", "endpoints") => "services/endpoints".to_owned(),
+        ("", "nodes") => "minions".to_owned(),
+        ("", "services") => "services/specs".to_owned(),
+        ("extensions" | "networking.k8s.io", "ingresses") => "ingress".to_owned(),
+        ("extensions" | "policy", "podsecuritypolicies") => "podsecuritypolicy".to_owned(),
+        ("apiextensions.k8s.io" | "apiregistration.k8s.io", _) => format!("{group}/{plural}"),
+        _ if builtin => plural.to_owned(),
+        _ => format!("{group}/{plural}"),
+    };
+    match namespace.filter(|_| info.is_namespaced()) {
+        Some(ns) => format!("{ROOT}/{prefix}/{ns}/{name}"),
+        None => format!("{ROOT}/{prefix}/{name}"),
     }
 }

@@ -179,6 +179,23 @@ pub(crate) fn lifecycle_served(lifecycle: &Lifecycle, at: KubeVersion) -> bool {
     introduced && !removed
 }
 
+/// Whether kube-apiserver serves `group` itself (through go-restful) in some release kapi
+/// carries, rather than through the CRD handler.
+pub(crate) fn is_builtin_group(group: &str) -> bool {
+    table().iter().any(|row| {
+        row.group_versions
+            .keys()
+            .any(|key| split_group_version(key).0 == group)
+    })
+}
+
+/// Whether some release kapi carries serves group-version `key` (`v1`, `apps/v1beta2`).
+pub(crate) fn ever_served(key: &str) -> bool {
+    table()
+        .iter()
+        .any(|row| row.group_versions.contains_key(key))
+}
+
 /// Splits a table key into group and version: `v1` is the core group.
 pub(crate) fn split_group_version(key: &str) -> (&str, &str) {
     key.split_once('/').unwrap_or(("", key))
@@ -187,6 +204,20 @@ pub(crate) fn split_group_version(key: &str) -> (&str, &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kubernetes_groups_are_builtin_and_others_are_not() {
+        for group in [
+            "",
+            "apps",
+            "batch",
+            "rbac.authorization.k8s.io",
+            "apiextensions.k8s.io",
+        ] {
+            assert!(is_builtin_group(group), "{group}");
+        }
+        assert!(!is_builtin_group("example.com"));
+    }
 
     const ALL: [Feature; 4] = Feature::ALL;
 

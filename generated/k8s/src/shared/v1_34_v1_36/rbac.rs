@@ -10,7 +10,7 @@ pub mod v1 {
         merge = merge::ClusterRole,
         family = crate::families::RBAC_AUTHORIZATION_K8S_IO_CLUSTERROLES
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_labels = "meta")]
     pub struct ClusterRole {
         pub aggregation_rule: Option<
@@ -31,7 +31,7 @@ pub mod v1 {
         merge = merge::Role,
         family = crate::families::RBAC_AUTHORIZATION_K8S_IO_ROLES
     )]
-    #[resource(generation = "none")]
+    #[resource(generation = "none", create_on_update = true)]
     #[resource(field_labels = "meta")]
     pub struct Role {
         #[wire(rename = "apiVersion")]

@@ -7,6 +7,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::server::objects::go_text;
+
 /// Upstream's cap on the operations of one patch (more is 413).
 pub(crate) const MAX_OPERATIONS: usize = 10_000;
 
@@ -55,21 +57,10 @@ pub(crate) fn parse(body: &[u8]) -> Result<Vec<Operation>, JsonPatchError> {
             Value::Object(map) => Ok(Operation(map)),
             other => Err(JsonPatchError::Malformed(format!(
                 "json: cannot unmarshal {} into Go value of type jsonpatch.Operation",
-                json_type(&other)
+                go_text::json_kind(&other)
             ))),
         })
         .collect()
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 impl Operation {

@@ -129,7 +129,7 @@ fn check_envelope(
     {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
-    object::check_identity(call, name, config)
+    object::check_config_identity(call, name, config)
 }
 
 /// The checks upstream makes of an applied configuration before merging it.
