@@ -1,6 +1,6 @@
 //! Kubernetes' protobuf encoding (`application/vnd.kubernetes.protobuf`) of the built-in kinds:
 //! request bodies read into the same JSON value the JSON path produces (`decode`), and answers
-//! written from it (`encode`): objects, lists, `Status` errors, `PartialObjectMetadata[List]`
+//! written from JSON text in one pass (`transcode`): objects, lists, `Status` errors, `PartialObjectMetadata[List]`
 //! and watch events in upstream's length-prefixed framing.
 //!
 //! kubectl 1.32 and newer send built-in objects this way, and client-go's protobuf clients
@@ -22,7 +22,6 @@
 //! custom resources does.
 
 mod decode;
-mod encode;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -34,10 +33,9 @@ use std::fmt;
 use serde_json::Value;
 
 use decode::Decoder;
-pub(crate) use encode::EncodeError;
-use encode::Encoder;
-use table::Table;
+use table::{Message, Name, Table};
 pub(crate) use table::{byte_fields, push_escaped};
+pub(crate) use transcode::EncodeError;
 use wire::{Payload, Reader, WireError, Writer, error};
 
 /// The media type of watch streams in protobuf: each event is a `WatchEvent` message after its
@@ -92,39 +90,17 @@ pub(crate) fn can_encode(api_version: &str, kind: &str) -> bool {
 /// protobuf serializer does: the magic, then a `runtime.Unknown` envelope holding the type and
 /// the message (its content encoding and type empty, written anyway as Go writes them).
 pub(crate) fn encode(value: &Value) -> Result<Vec<u8>, EncodeError> {
-    let mut out = Writer::with_capacity(256);
+    let (api_version, kind, json) = typed_json(value)?;
+    let mut out = Writer::with_capacity(json.len());
     out.raw(MAGIC);
-    write_envelope(&mut out, value)?;
+    write_envelope(&mut out, api_version, kind, |w, message, name| {
+        transcode::message(Table::get(), w, message, name, &json)
+    })?;
     Ok(out.into_bytes())
 }
 
-fn write_envelope(out: &mut Writer, value: &Value) -> Result<(), EncodeError> {
-    let Value::Object(object) = value else {
-        return Err(EncodeError("only objects are written in protobuf".into()));
-    };
-    let text = |key: &str| object.get(key).and_then(Value::as_str).unwrap_or_default();
-    let (api_version, kind) = (text("apiVersion"), text("kind"));
-    let table = Table::get();
-    let Some((name, message)) = table.message_of(api_version, kind) else {
-        return Err(EncodeError(format!(
-            "{api_version}, Kind={kind} cannot be written as {MEDIA_TYPE}"
-        )));
-    };
-    out.message(1, |w| {
-        w.string(1, api_version);
-        w.string(2, kind);
-        Ok::<(), EncodeError>(())
-    })?;
-    out.message(2, |w| {
-        Encoder::new(table).message(w, message, name, object, 0)
-    })?;
-    out.string(3, "");
-    out.string(4, "");
-    Ok(())
-}
-
-/// A list written from its metadata and its items' JSON, one item at a time: what a list
-/// answer costs is one item's tree at a time, not the whole list's.
+/// A list written from its metadata and its items' JSON text, one item at a time: no tree of
+/// the list or its items is built.
 pub(crate) fn encode_list<'a>(
     api_version: &str,
     list_kind: &str,
@@ -132,35 +108,22 @@ pub(crate) fn encode_list<'a>(
     items: impl IntoIterator<Item = &'a [u8]>,
 ) -> Result<Vec<u8>, EncodeError> {
     let table = Table::get();
-    let encoder = Encoder::new(table);
-    let Some((list_name, list)) = table.message_of(api_version, list_kind) else {
-        return Err(EncodeError(format!(
-            "{api_version}, Kind={list_kind} cannot be written as {MEDIA_TYPE}"
-        )));
-    };
-    let field = |name: &str| {
-        list.ordered()
-            .find(|(_, field)| field.name == name)
-            .map(|(number, field)| (number, field.kind))
-    };
-    let Some((items_number, table::Kind::Message(item_name))) = field("items") else {
-        return Err(EncodeError(format!("{list_kind} has no items")));
-    };
-    let Some(item) = table.messages.get(&item_name) else {
-        return Err(EncodeError(format!("no field numbers for {}", item_name.1)));
-    };
     let mut out = Writer::with_capacity(4096);
     out.raw(MAGIC);
-    out.message(1, |w| {
-        w.string(1, api_version);
-        w.string(2, list_kind);
-        Ok::<(), EncodeError>(())
-    })?;
-    out.message(2, |w| {
+    write_envelope(&mut out, api_version, list_kind, |w, list, list_name| {
+        let items_field = list
+            .named("items")
+            .map(|(number, field)| (number, field.kind));
+        let Some((items_number, table::Kind::Message(item_name))) = items_field else {
+            return Err(EncodeError(format!("{list_kind} has no items")));
+        };
+        let Some(item) = table.messages.get(&item_name) else {
+            return Err(EncodeError(format!("no field numbers for {}", item_name.1)));
+        };
         // The list's own fields (its metadata) first, as its message orders them.
-        let mut head = serde_json::Map::new();
-        head.insert("metadata".into(), meta.clone());
-        encoder.message(w, list, list_name, &head, 0)?;
+        let head = serde_json::to_vec(&serde_json::json!({ "metadata": meta }))
+            .map_err(|e| EncodeError(e.to_string()))?;
+        transcode::message(table, w, list, list_name, &head)?;
         for bytes in items {
             w.message(items_number, |w| {
                 transcode::message(table, w, item, item_name, bytes)
@@ -168,15 +131,14 @@ pub(crate) fn encode_list<'a>(
         }
         Ok(())
     })?;
-    out.string(3, "");
-    out.string(4, "");
     Ok(out.into_bytes())
 }
 
 /// One watch event in protobuf framing: the length, then a `WatchEvent` whose `object` is a
 /// `RawExtension` holding the object as [`encode`] writes it.
 pub(crate) fn watch_frame(event_type: &str, object: &Value) -> Result<Vec<u8>, EncodeError> {
-    frame(event_type, |w| write_envelope(w, object))
+    let (api_version, kind, json) = typed_json(object)?;
+    watch_frame_from_json(event_type, api_version, kind, &json)
 }
 
 /// [`watch_frame`] of an object given as its JSON text, of kind `kind` in `api_version`: what
@@ -187,23 +149,46 @@ pub(crate) fn watch_frame_from_json(
     kind: &str,
     json: &[u8],
 ) -> Result<Vec<u8>, EncodeError> {
-    let table = Table::get();
-    let Some((name, message)) = table.message_of(api_version, kind) else {
+    frame(event_type, |w| {
+        w.raw(MAGIC);
+        write_envelope(w, api_version, kind, |w, message, name| {
+            transcode::message(Table::get(), w, message, name, json)
+        })
+    })
+}
+
+/// An object's `apiVersion`, `kind` and JSON text.
+fn typed_json(value: &Value) -> Result<(&str, &str, Vec<u8>), EncodeError> {
+    let Value::Object(object) = value else {
+        return Err(EncodeError("only objects are written in protobuf".into()));
+    };
+    let text = |key: &str| object.get(key).and_then(Value::as_str).unwrap_or_default();
+    let json = serde_json::to_vec(value).map_err(|e| EncodeError(e.to_string()))?;
+    Ok((text("apiVersion"), text("kind"), json))
+}
+
+/// The `runtime.Unknown` envelope: the type, then the message of `kind` that `body` writes,
+/// then the empty content encoding and type.
+fn write_envelope(
+    out: &mut Writer,
+    api_version: &str,
+    kind: &str,
+    body: impl FnOnce(&mut Writer, &Message, Name) -> Result<(), EncodeError>,
+) -> Result<(), EncodeError> {
+    let Some((name, message)) = Table::get().message_of(api_version, kind) else {
         return Err(EncodeError(format!(
             "{api_version}, Kind={kind} cannot be written as {MEDIA_TYPE}"
         )));
     };
-    frame(event_type, |w| {
-        w.message(1, |w| {
-            w.string(1, api_version);
-            w.string(2, kind);
-            Ok::<(), EncodeError>(())
-        })?;
-        w.message(2, |w| transcode::message(table, w, message, name, json))?;
-        w.string(3, "");
-        w.string(4, "");
-        Ok(())
-    })
+    out.message(1, |w| {
+        w.string(1, api_version);
+        w.string(2, kind);
+        Ok::<(), EncodeError>(())
+    })?;
+    out.message(2, |w| body(w, message, name))?;
+    out.string(3, "");
+    out.string(4, "");
+    Ok(())
 }
 
 /// The length-prefixed `WatchEvent` of `event_type` around the envelope `object` writes.
@@ -214,12 +199,7 @@ fn frame(
     let mut out = Writer::with_capacity(512);
     out.raw(&[0; 4]);
     out.string(1, event_type);
-    out.message(2, |w| {
-        w.message(1, |w| {
-            w.raw(MAGIC);
-            object(w)
-        })
-    })?;
+    out.message(2, |w| w.message(1, object))?;
     let mut bytes = out.into_bytes();
     let len = u32::try_from(bytes.len() - 4)
         .map_err(|_| EncodeError("a watch event over 4 GiB".into()))?;

@@ -1,8 +1,9 @@
-//! An object's JSON text → its protobuf message in one pass, without building the JSON tree:
-//! what list answers and watch events use, where the objects arrive as the stored JSON bytes.
-//! It writes what `encode` writes for the same object (fields in number order, map entries by
-//! key, embedded structs always), so the two agree byte for byte; the unit tests hold them to
-//! that.
+//! An object's JSON text → its protobuf message in one pass, without building the JSON tree,
+//! driven by the field table: the inverse of `decode`, written as upstream's generated
+//! marshallers write (fields in number order, repeated scalars unpacked, map entries sorted by
+//! key, embedded structs always, the small meta messages with every field). Lists and watch
+//! events are written from the stored JSON bytes this way; a single answer from its serialized
+//! tree.
 //!
 //! The JSON keys come in the object's order, so each message records where each field starts
 //! and puts them in number order at its end when they were not (a stable sort: repeated
@@ -16,12 +17,23 @@ use base64::engine::general_purpose::STANDARD;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::encode::EncodeError;
 use super::table::{Cardinality, Field, Kind, Message, Name, Table};
 use super::wire::Writer;
 
-/// As `encode`'s: deeper than any served object.
+/// Deeper nesting than any served object has is refused rather than risking the stack (a
+/// `JSONSchemaProps` tree is bounded by the CRD validation before it is stored).
 const MAX_DEPTH: usize = 100;
+
+/// Why an object could not be written: it does not have the shape its field's type says, which
+/// for a stored object is a server fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EncodeError(pub(crate) String);
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Writes the message `message` from `json`, an object's JSON text.
 pub(crate) fn message(
@@ -41,7 +53,7 @@ pub(crate) fn message(
     };
     seed.deserialize(&mut deserializer)
         .and_then(|()| deserializer.end())
-        .map_err(|e| EncodeError(format!("{}: {e}", name.1)))
+        .map_err(|e| EncodeError(e.to_string()))
 }
 
 /// Writes one message's fields from a JSON object.
@@ -137,7 +149,8 @@ impl<'de> Visitor<'de> for MessageSeed<'_, '_> {
                         number,
                         field,
                         depth: self.depth,
-                    })?;
+                    })
+                    .map_err(|e| at(self.name, field, e))?;
                 }
                 Target::Inline(i, number, field) => {
                     map.next_value_seed(FieldSeed {
@@ -147,7 +160,8 @@ impl<'de> Visitor<'de> for MessageSeed<'_, '_> {
                         number,
                         field,
                         depth: self.depth + 1,
-                    })?;
+                    })
+                    .map_err(|e| at(inline[i].1, field, e))?;
                 }
                 Target::Unknown => {
                     map.next_value::<IgnoredAny>()?;
@@ -162,6 +176,11 @@ impl<'de> Visitor<'de> for MessageSeed<'_, '_> {
         self.out.order_fields(start, &mut segments);
         Ok(())
     }
+}
+
+/// `e` as the failure of field `field` of message `name` (`ConfigMap.data: ...`).
+fn at<E: de::Error>(name: Name, field: &Field, e: E) -> E {
+    E::custom(format!("{}.{}: {e}", name.1, field.name))
 }
 
 /// A JSON key, borrowed from the input when it has no escapes.
@@ -310,7 +329,19 @@ impl ValueSeed<'_, '_> {
     }
 
     fn wrong<E: de::Error>(&self, what: &str) -> E {
-        E::custom(format!("{what} where a {:?} was expected", self.kind))
+        let expected = match self.kind {
+            Kind::String | Kind::Bytes | Kind::Time | Kind::MicroTime | Kind::Duration => {
+                "a string"
+            }
+            Kind::Bool => "a bool",
+            Kind::Int32 | Kind::Int64 => "an integer",
+            Kind::Double => "a number",
+            Kind::Quantity => "a quantity",
+            Kind::IntOrString => "an integer or a string",
+            Kind::StringList => "a list of strings",
+            _ => "an object",
+        };
+        E::custom(format!("{expected} was expected, not {what}"))
     }
 
     fn number<E: de::Error>(self, text: String, int: Option<i64>, float: f64) -> Result<(), E> {
@@ -347,7 +378,7 @@ impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_> {
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
         if self.kind == Kind::RawJson {
-            // The value's own text, as `encode` writes it compact from the tree.
+            // The value's own text: raw JSON is stored and sent as written.
             let raw = <Option<Box<RawValue>> as de::Deserialize>::deserialize(deserializer)?;
             if let Some(raw) = raw {
                 self.small(|w| w.bytes(1, raw.get().as_bytes()))?;
