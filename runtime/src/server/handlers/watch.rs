@@ -66,6 +66,8 @@ use crate::server::{Call, Streamed, stopped};
 struct Renderer {
     output: Output,
     rendering: Rendering,
+    /// The watched kind's `apiVersion`, which protobuf frames name (taken once, not per event).
+    api_version: String,
 }
 
 impl Renderer {
@@ -159,7 +161,12 @@ async fn watch(
     output: Output,
 ) -> Result<Response, ApiError> {
     let rendering = Rendering::of(&call, output)?;
-    let renderer = Renderer { output, rendering };
+    let api_version = call.info().api_version();
+    let renderer = Renderer {
+        output,
+        rendering,
+        api_version,
+    };
     let rv = options
         .resource_version
         .as_deref()
@@ -675,9 +682,9 @@ impl Watcher {
         };
         match (self.renderer.output.shape, self.renderer.output.format) {
             (Shape::Object, Format::Protobuf) => {
-                let info = self.call.info();
+                let object_kind = &self.call.info().gvk.kind;
                 entry
-                    .frame(kind, &info.api_version(), &info.gvk.kind)
+                    .frame(kind, &self.renderer.api_version, object_kind)
                     .map(Some)
             }
             (Shape::Object, Format::Cbor) => entry.cbor_frame(kind).map(Some),
