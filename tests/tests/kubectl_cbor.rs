@@ -68,10 +68,8 @@ fn with_cbor_client(k: &Kubectl<'_>, args: &[&str]) -> (bool, String, String) {
 #[test]
 fn kubectl_waits_over_cbor() {
     let kubectls = cbor_kubectls();
-    if kubectls.is_empty() {
-        eprintln!("skipped: no kubectl.1.32 or newer on PATH");
-        return;
-    }
+    // The test image carries kubectl 1.32 and 1.33: without them this test would prove nothing.
+    assert!(!kubectls.is_empty(), "no kubectl.1.32 or newer on PATH");
     let server = cbor_server(true);
     let dir = tempfile::tempdir().unwrap();
     for (i, binary) in kubectls.iter().enumerate() {
@@ -152,10 +150,10 @@ fn kubectl_waits_over_cbor() {
 /// client's second choice wins.
 #[test]
 fn kubectl_falls_back_to_json_without_the_gate() {
-    let Some(binary) = cbor_kubectls().into_iter().next() else {
-        eprintln!("skipped: no kubectl.1.32 or newer on PATH");
-        return;
-    };
+    let binary = cbor_kubectls()
+        .into_iter()
+        .next()
+        .expect("no kubectl.1.32 or newer on PATH");
     let server = cbor_server(false);
     let dir = tempfile::tempdir().unwrap();
     let k = Kubectl::new(&binary, &server, dir.path());
