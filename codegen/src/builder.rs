@@ -173,6 +173,15 @@ impl Builder {
         self
     }
 
+    /// Emits kinds the `kube` crate takes unchanged (default: off): `Api<K>`, `watcher`,
+    /// `reflector` and `Controller` work with them. Their `metadata` is k8s-openapi's
+    /// `ObjectMeta` and their list alias k8s-openapi's `List`; everything else keeps kapi's types.
+    /// The crate that includes the output enables kapi's `kube` feature.
+    pub fn kube(&mut self, on: bool) -> &mut Self {
+        self.options.kube = on;
+        self
+    }
+
     /// The path generated code uses for the kapi runtime crate (default: `kapi`), e.g.
     /// `my_crate::kapi` when it is re-exported.
     pub fn runtime_crate(&mut self, path: impl Into<String>) -> &mut Self {
@@ -477,6 +486,7 @@ mod tests {
                 docs: true,
                 runtime_crate: "crate::kapi".to_owned(),
                 single_file: true,
+                kube: false,
             }
         );
         assert_eq!(

@@ -30,6 +30,10 @@ pub(crate) struct GenArgs {
     /// Turn upstream descriptions into doc comments.
     #[arg(long)]
     docs: bool,
+    /// Emit kinds the kube crate takes unchanged (Api, watcher, Controller): k8s-openapi's
+    /// ObjectMeta and traits; the crate enables kapi's `kube` feature.
+    #[arg(long)]
+    kube: bool,
     /// Write a whole crate of this name (Cargo.toml, src/lib.rs, src/...) instead of a module
     /// tree (mod.rs and one file per group).
     #[arg(long, value_name = "NAME")]
@@ -71,6 +75,7 @@ impl GenArgs {
                 || !self.versions.is_empty()
                 || self.out.is_some()
                 || self.docs
+                || self.kube
                 || self.crate_name.is_some()
                 || self.workspace
                 || self.lifecycle.is_some()
@@ -121,6 +126,7 @@ impl GenArgs {
             conversions: self.conversions,
             options: Options {
                 docs: self.docs,
+                kube: self.kube,
                 ..Options::default()
             },
             krate: self.crate_name.map(|name| CrateOptions {

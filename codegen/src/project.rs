@@ -115,6 +115,9 @@ struct Manifest {
     workspace: bool,
     #[serde(default)]
     docs: bool,
+    /// Kinds for the kube crate (`Options::kube`).
+    #[serde(default)]
+    kube: bool,
     #[serde(default)]
     lifecycle: Option<PathBuf>,
     #[serde(default)]
@@ -187,6 +190,7 @@ impl Job {
             conversions: m.conversions.as_ref().map(rel),
             options: Options {
                 docs: m.docs,
+                kube: m.kube,
                 ..Options::default()
             },
             krate: Some(CrateOptions {

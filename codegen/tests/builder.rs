@@ -107,10 +107,29 @@ fn writes_the_expected_file() {
                 docs: true,
                 runtime_crate: "crate::rt".to_owned(),
                 single_file: true,
+                kube: false,
             },
             lifecycle: None,
             contains: &["/// A Go duration string", "crate::rt::Resource"],
             lacks: &["kapi::Resource"],
+            kinds: Some(4),
+        },
+        Case {
+            name: "kube target",
+            configure: |b| {
+                b.kube(true);
+            },
+            file: "kapi_generated.rs",
+            options: Options {
+                kube: true,
+                ..single.clone()
+            },
+            lifecycle: None,
+            contains: &[
+                "pub metadata: kapi::kube::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,",
+                " kube,",
+            ],
+            lacks: &["pub metadata: kapi::meta::ObjectMeta"],
             kinds: Some(4),
         },
         Case {

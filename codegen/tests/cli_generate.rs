@@ -106,6 +106,33 @@ fn generate_writes_a_crate_and_check_compares_it() {
 }
 
 #[test]
+fn kube_makes_a_crate_of_kinds_for_the_kube_crate() {
+    let dir = scratch("kube");
+    let crd = manifest_dir().join("../specs/example/widgets.kapi.dev.yaml");
+    let args = [
+        s(&crd),
+        "--out",
+        s(&dir),
+        "--crate-name",
+        "widgets",
+        "--kube",
+    ];
+    let (ok, stdout, stderr) = run(&[&["generate"], &args[..]].concat());
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("4 kinds"), "{stdout}");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
+    assert!(
+        manifest.contains("kapi = { version = \"0.1.0\", features = [\"kube\"] }"),
+        "{manifest}"
+    );
+    let widgets = std::fs::read_to_string(dir.join("src/widgets.rs")).expect("widgets.rs");
+    let meta =
+        "pub metadata: kapi::kube::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,";
+    assert_eq!(widgets.matches(meta).count(), 4, "{widgets}");
+    assert!(!widgets.contains("kapi::meta::ObjectMeta"), "{widgets}");
+}
+
+#[test]
 fn versions_make_one_crate_with_a_module_per_version() {
     let dir = scratch("versions");
     let crd = manifest_dir().join("../specs/example/widgets.kapi.dev.yaml");

@@ -50,6 +50,7 @@ pub(crate) const MERGE: &str = "merge";
 pub(crate) const FAMILY: &str = "family";
 pub(crate) const CRATE: &str = "crate";
 pub(crate) const NO_LIST: &str = "no_list";
+pub(crate) const KUBE: &str = "kube";
 pub(crate) const SERVED: &str = "served";
 pub(crate) const STORAGE: &str = "storage";
 pub(crate) const DERIVE: &str = "derive";
@@ -89,6 +90,7 @@ const KEYS: &[&str] = &[
     FAMILY,
     CRATE,
     NO_LIST,
+    KUBE,
 ];
 
 /// `#[derive(CustomResource)]` reads the same keys plus these.
@@ -115,6 +117,7 @@ const CUSTOM_RESOURCE_KEYS: &[&str] = &[
     MERGE,
     CRATE,
     NO_LIST,
+    KUBE,
     SERVED,
     STORAGE,
     DERIVE,
@@ -375,6 +378,8 @@ pub(crate) struct Attrs {
     pub(crate) family: Option<Path>,
     pub(crate) krate: Option<Path>,
     pub(crate) no_list: Option<Span>,
+    /// `kube`: also implement k8s-openapi's traits, so the `kube` crate takes the kind.
+    pub(crate) kube: Option<Span>,
     /// Which derive these belong to.
     pub(crate) derive: Derive,
     /// `status = "WidgetStatus"` (CustomResource): the status type.
@@ -546,6 +551,7 @@ impl Attrs {
             }
             CRATE => self.krate = crate_path(meta, errors)?,
             NO_LIST => self.no_list = flag(meta, top, errors)?,
+            KUBE => self.kube = flag(meta, top, errors)?,
             _ => {}
         }
         Ok(())

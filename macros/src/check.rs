@@ -55,6 +55,9 @@ pub(crate) struct Model<'a> {
     /// `family = path`: the built-in family the kind's version belongs to.
     pub(crate) family: Option<Path>,
     pub(crate) list: bool,
+    /// `kube`: k8s-openapi's `Resource`, `Metadata` and `ListableResource` too, the list alias
+    /// k8s-openapi's `List`.
+    pub(crate) kube: bool,
     pub(crate) api_version_field: &'a Field<'a>,
     pub(crate) kind_field: &'a Field<'a>,
     pub(crate) metadata_field: &'a Field<'a>,
@@ -237,6 +240,7 @@ pub(crate) fn resolve<'a>(
         merge: attrs.merge.clone(),
         family: attrs.family.clone(),
         list: attrs.no_list.is_none(),
+        kube: attrs.kube.is_some(),
         api_version_field: fields.0,
         kind_field: fields.1,
         metadata_field: fields.2,

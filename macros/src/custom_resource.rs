@@ -97,6 +97,12 @@ pub(crate) fn derive(input: &DeriveInput) -> Result<TokenStream, Failure> {
         attrs.merge = Some(syn::parse_quote!(__KAPI_OBJECT_MERGE));
     }
 
+    // kube's `Resource` returns k8s-openapi's `ObjectMeta`, so a kind made for it carries that.
+    let metadata_ty = if attrs.kube.is_some() {
+        quote!(#krate::kube::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)
+    } else {
+        quote!(#krate::meta::ObjectMeta)
+    };
     let vis = &input.vis;
     let status_field = status_ty.as_ref().map(|ty| {
         quote! {
@@ -113,7 +119,7 @@ pub(crate) fn derive(input: &DeriveInput) -> Result<TokenStream, Failure> {
             #vis kind: #krate::type_tag::Kind<Self>,
             /// Standard object metadata.
             #[serde(default)]
-            #vis metadata: #krate::meta::ObjectMeta,
+            #vis metadata: #metadata_ty,
             /// The desired state.
             #vis spec: #spec_ident,
             #status_field
@@ -135,7 +141,7 @@ pub(crate) fn derive(input: &DeriveInput) -> Result<TokenStream, Failure> {
     let list = model.list;
     model.list = false;
     let resource = expand::resource_impl(&model);
-    let alias = list.then(|| expand::list_alias(&kind_ident, vis, &krate, &model.kind));
+    let alias = list.then(|| expand::list_alias(&kind_ident, vis, &krate, &model.kind, model.kube));
 
     let wire_crate = quote!(#krate).to_string().replace(' ', "");
     let kind_doc = format!(
@@ -227,13 +233,12 @@ pub(crate) fn derive(input: &DeriveInput) -> Result<TokenStream, Failure> {
         impl #kind_ident {
             /// A new object named `name` with `spec` and no status.
             #vis fn new(name: &str, spec: #spec_ident) -> Self {
+                let mut metadata = <#metadata_ty as ::core::default::Default>::default();
+                #krate::ObjectMetaAccess::set_name(&mut metadata, name.to_owned());
                 Self {
                     api_version: ::core::default::Default::default(),
                     kind: ::core::default::Default::default(),
-                    metadata: #krate::meta::ObjectMeta {
-                        name: ::core::option::Option::Some(name.to_owned()),
-                        ..::core::default::Default::default()
-                    },
+                    metadata,
                     spec,
                     #status_init
                 }

@@ -59,13 +59,19 @@ pub(crate) fn resource_impl(model: &Model<'_>) -> TokenStream {
     );
     let kind_check = field_check(model, model.kind_field, quote!(type_tag::Kind<#ident>));
     let metadata = &model.metadata_field.ident;
-    let metadata_ty = model.metadata_field.ty.span();
-    let metadata_ref = quote_spanned!(metadata_ty=> &self.#metadata);
-    let metadata_mut = quote_spanned!(metadata_ty=> &mut self.#metadata);
+    let metadata_ty = model.metadata_field.ty;
+    let metadata_span = metadata_ty.span();
+    // Whatever type the field has; the bound on `Resource::Metadata` reports a wrong one there.
+    // The signatures name the type rather than `Self::Metadata`, whose projection would repeat
+    // every unmet supertrait bound (a missing `Clone`) at the derive.
+    let metadata_assoc = quote_spanned!(metadata_span=> type Metadata = #metadata_ty;);
+    let metadata_ref = quote_spanned!(metadata_span=> &self.#metadata);
+    let metadata_mut = quote_spanned!(metadata_span=> &mut self.#metadata);
 
     let alias = model
         .list
-        .then(|| list_alias(ident, model.vis, krate, kind));
+        .then(|| list_alias(ident, model.vis, krate, kind, model.kube));
+    let kube = model.kube.then(|| kube_impls(model));
     let merge_info = model.merge.as_ref().map(|path| {
         quote! {
             fn merge_info() -> ::core::option::Option<&'static #krate::merge::TypeInfo> {
@@ -86,23 +92,87 @@ pub(crate) fn resource_impl(model: &Model<'_>) -> TokenStream {
                 const PLURAL: &'static str = #plural;
                 const SCOPE: #krate::Scope = #scope;
 
+                #metadata_assoc
+
                 fn info() -> &'static #krate::ResourceInfo {
                     static INFO: #krate::ResourceInfo = #info;
                     &INFO
                 }
 
-                fn metadata(&self) -> &#krate::meta::ObjectMeta {
+                fn metadata(&self) -> &#metadata_ty {
                     #metadata_ref
                 }
 
-                fn metadata_mut(&mut self) -> &mut #krate::meta::ObjectMeta {
+                fn metadata_mut(&mut self) -> &mut #metadata_ty {
                     #metadata_mut
                 }
 
                 #merge_info
             }
+
+            #kube
         };
         #alias
+    }
+}
+
+/// k8s-openapi's `Resource`, `Metadata` and `ListableResource`, through which the `kube` crate's
+/// blanket `kube::Resource` impl takes the kind (`#[resource(kube)]`). The metadata field must be
+/// k8s-openapi's `ObjectMeta`, as `kube::Resource::meta` returns it.
+fn kube_impls(model: &Model<'_>) -> TokenStream {
+    let Model {
+        ident,
+        krate,
+        group,
+        version,
+        kind,
+        plural,
+        ..
+    } = model;
+    let k8s = quote!(#krate::kube::k8s_openapi);
+    let api_version = if group.is_empty() {
+        version.clone()
+    } else {
+        format!("{group}/{version}")
+    };
+    let list_kind = format!("{kind}List");
+    let scope = match model.scope {
+        Scope::Namespaced => quote!(#k8s::NamespaceResourceScope),
+        Scope::Cluster => quote!(#k8s::ClusterResourceScope),
+    };
+    let metadata = &model.metadata_field.ident;
+    let span = model.metadata_field.ty.span();
+    let object_meta = quote!(#k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta);
+    let metadata_ref = quote_spanned!(span=> &self.#metadata);
+    let metadata_mut = quote_spanned!(span=> &mut self.#metadata);
+    quote! {
+        #[automatically_derived]
+        impl #k8s::Resource for #ident {
+            const API_VERSION: &'static str = #api_version;
+            const GROUP: &'static str = #group;
+            const KIND: &'static str = #kind;
+            const VERSION: &'static str = #version;
+            const URL_PATH_SEGMENT: &'static str = #plural;
+            type Scope = #scope;
+        }
+
+        #[automatically_derived]
+        impl #k8s::ListableResource for #ident {
+            const LIST_KIND: &'static str = #list_kind;
+        }
+
+        #[automatically_derived]
+        impl #k8s::Metadata for #ident {
+            type Ty = #object_meta;
+
+            fn metadata(&self) -> &#object_meta {
+                #metadata_ref
+            }
+
+            fn metadata_mut(&mut self) -> &mut #object_meta {
+                #metadata_mut
+            }
+        }
     }
 }
 
@@ -359,13 +429,25 @@ fn verb_variant(verb: &str) -> &'static str {
     }
 }
 
-/// `pub type <Name>List = kapi::List<Name>;`, with the struct's visibility.
-pub(crate) fn list_alias(ident: &Ident, vis: &Visibility, krate: &Path, kind: &str) -> TokenStream {
+/// `pub type <Name>List = kapi::List<Name>;`, with the struct's visibility; k8s-openapi's
+/// `List` for a kind made for the `kube` crate.
+pub(crate) fn list_alias(
+    ident: &Ident,
+    vis: &Visibility,
+    krate: &Path,
+    kind: &str,
+    kube: bool,
+) -> TokenStream {
     let alias = format_ident!("{}List", ident);
     let doc = format!("A list of [`{ident}`] objects, written as `{kind}List`.");
+    let list = if kube {
+        quote!(#krate::kube::k8s_openapi::List)
+    } else {
+        quote!(#krate::List)
+    };
     quote! {
         #[doc = #doc]
-        #vis type #alias = #krate::List<#ident>;
+        #vis type #alias = #list<#ident>;
     }
 }
 
@@ -378,7 +460,7 @@ fn stub(input: &Input<'_>, krate: &Path, list: bool) -> TokenStream {
         return TokenStream::new();
     }
     let ident = input.ident;
-    let alias = list.then(|| list_alias(ident, input.vis, krate, &ident.to_string()));
+    let alias = list.then(|| list_alias(ident, input.vis, krate, &ident.to_string(), false));
     quote! {
         const _: () = {
             #[automatically_derived]
@@ -388,6 +470,8 @@ fn stub(input: &Input<'_>, krate: &Path, list: bool) -> TokenStream {
                 const KIND: &'static str = "";
                 const PLURAL: &'static str = "";
                 const SCOPE: #krate::Scope = #krate::Scope::Namespaced;
+
+                type Metadata = #krate::meta::ObjectMeta;
 
                 fn info() -> &'static #krate::ResourceInfo {
                     ::core::unreachable!("#[derive(Resource)] failed to compile")

@@ -28,7 +28,8 @@ use crate::errors::Failure;
 /// Implements `kapi::Resource` for a kind struct and emits its `<Name>List` alias.
 ///
 /// The struct needs named fields `apiVersion` (`kapi::type_tag::ApiVersion<Self>`), `kind`
-/// (`kapi::type_tag::Kind<Self>`) and `metadata` (`kapi::meta::ObjectMeta`), matched by their
+/// (`kapi::type_tag::Kind<Self>`) and `metadata` (`kapi::meta::ObjectMeta`, or k8s-openapi's
+/// with `kube`), matched by their
 /// JSON names (from `#[serde(rename..)]` or `#[wire(rename..)]`). The kind is described by one or more `#[resource(...)]` attributes:
 ///
 /// | key | value | default |
@@ -61,6 +62,7 @@ use crate::errors::Failure;
 /// | `family` | `path::TO_STATIC`, a `kapi::conversion::Family`: a built-in served in several versions or groups, stored once and converted | stored as written, under the kind's group |
 /// | `crate` | `"::my_reexport::kapi"` | `"::kapi"` |
 /// | `no_list` | flag | emit the list alias |
+/// | `kube` | flag: a kind for the `kube` crate: `metadata` is k8s-openapi's `ObjectMeta` (`kapi::kube::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta`), k8s-openapi's `Resource`, `Metadata` and `ListableResource` are implemented (so `kube::Api<K>`, `watcher` and `Controller` take the kind) and the list alias is k8s-openapi's `List`; needs kapi's `kube` feature | a kapi kind only |
 ///
 /// ```
 /// #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, kapi::Resource)]
@@ -147,6 +149,8 @@ pub fn derive_schema(input: TokenStream) -> TokenStream {
 /// `/status`) and `deprecated` may be a bare flag, plus `served = bool`, `storage = bool`
 /// (both default `true`) and `derive = ["PartialEq", ...]` for extra derives on the kind.
 /// Field markers are those of `#[derive(Schema)]`, which this derive implies for the spec.
+/// With `kube` the kind is one the `kube` crate takes (`Api<Widget>`, `Controller`): its
+/// `metadata` is k8s-openapi's `ObjectMeta` (see `#[derive(Resource)]`).
 ///
 /// ```
 /// use kapi::CustomResource;

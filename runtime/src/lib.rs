@@ -76,6 +76,8 @@ pub mod duration;
 pub mod dynamic;
 pub mod field_labels;
 pub mod int_or_string;
+#[cfg(feature = "kube")]
+pub mod kube;
 pub mod list;
 pub mod merge;
 pub mod meta;
@@ -114,8 +116,8 @@ pub use quantity::Quantity;
 pub use raw::RawExtension;
 pub use registry::Registry;
 pub use resource::{
-    GroupVersionKind, KubeVersion, Lifecycle, PrinterColumn, Resource, ResourceInfo, Scale, Scope,
-    Subresources, Verb,
+    GroupVersionKind, KubeVersion, Lifecycle, ObjectMetaAccess, PrinterColumn, Resource,
+    ResourceInfo, Scale, Scope, Subresources, Verb,
 };
 pub use schema::Schema;
 pub use time::{MicroTime, Time};

@@ -310,14 +310,18 @@ pub trait Resource: Serialize + DeserializeOwned + Clone + Send + Sync + 'static
     /// Namespaced or cluster scope.
     const SCOPE: Scope;
 
+    /// The type of the object's `metadata`: kapi's [`ObjectMeta`], or k8s-openapi's for kinds made
+    /// for the `kube` crate (`#[resource(kube)]`, feature `kube`).
+    type Metadata: ObjectMetaAccess;
+
     /// The static description of the kind, agreeing with the constants above.
     fn info() -> &'static ResourceInfo;
 
     /// The object's metadata.
-    fn metadata(&self) -> &ObjectMeta;
+    fn metadata(&self) -> &Self::Metadata;
 
     /// The object's metadata, mutably.
-    fn metadata_mut(&mut self) -> &mut ObjectMeta;
+    fn metadata_mut(&mut self) -> &mut Self::Metadata;
 
     /// How strategic merge patch and server-side apply walk objects of this kind
     /// (`x-kubernetes-list-type` and friends), when the kind declares any.
@@ -334,6 +338,46 @@ pub trait Resource: Serialize + DeserializeOwned + Clone + Send + Sync + 'static
         }
     }
 }
+
+/// What kapi reads and sets of an object's metadata, whichever `ObjectMeta` type holds it: kapi's
+/// own, or (feature `kube`) k8s-openapi's, which kinds made for the `kube` crate carry.
+pub trait ObjectMetaAccess: Clone + Default + fmt::Debug + Send + Sync + 'static {
+    /// `metadata.name`.
+    fn name(&self) -> Option<&str>;
+    /// Sets `metadata.name`.
+    fn set_name(&mut self, name: String);
+    /// `metadata.namespace`.
+    fn namespace(&self) -> Option<&str>;
+    /// `metadata.generation`.
+    fn generation(&self) -> Option<i64>;
+}
+
+/// `ObjectMetaAccess` for an `ObjectMeta` type with upstream's field names, which kapi's and
+/// k8s-openapi's both have.
+macro_rules! object_meta_access {
+    ($ty:ty) => {
+        impl $crate::resource::ObjectMetaAccess for $ty {
+            fn name(&self) -> Option<&str> {
+                self.name.as_deref()
+            }
+
+            fn set_name(&mut self, name: String) {
+                self.name = Some(name);
+            }
+
+            fn namespace(&self) -> Option<&str> {
+                self.namespace.as_deref()
+            }
+
+            fn generation(&self) -> Option<i64> {
+                self.generation
+            }
+        }
+    };
+}
+pub(crate) use object_meta_access;
+
+object_meta_access!(ObjectMeta);
 
 #[cfg(test)]
 mod tests {

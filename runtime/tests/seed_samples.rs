@@ -40,6 +40,8 @@ macro_rules! core_kind {
             const PLURAL: &'static str = $plural;
             const SCOPE: Scope = Scope::Namespaced;
 
+            type Metadata = ObjectMeta;
+
             fn info() -> &'static ResourceInfo {
                 static INFO: ResourceInfo = ResourceInfo {
                     gvk: GroupVersionKind::new_static("", "v1", $kind),

@@ -77,7 +77,7 @@ pub fn generate_crate(
     let emitted = emit(model, facts, &options)?;
     let mut files = vec![GeneratedFile {
         path: "Cargo.toml".to_owned(),
-        contents: cargo_toml(krate, None)?,
+        contents: cargo_toml(krate, None, options.kube)?,
     }];
     files.push(rustfmt_toml());
     for f in emitted.files {
@@ -131,7 +131,7 @@ pub fn generate_versions(
     };
     let mut files = vec![GeneratedFile {
         path: "Cargo.toml".to_owned(),
-        contents: cargo_toml(krate, Some(&features))?,
+        contents: cargo_toml(krate, Some(&features), options.kube)?,
     }];
     files.push(rustfmt_toml());
     let mut lib = crate_attrs(&krate.doc, true);
@@ -179,7 +179,11 @@ fn toml_list<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
     format!("[{}]", quoted.join(", "))
 }
 
-fn cargo_toml(krate: &CrateOptions, features: Option<&Features<'_>>) -> Result<String, EmitError> {
+fn cargo_toml(
+    krate: &CrateOptions,
+    features: Option<&Features<'_>>,
+    kube: bool,
+) -> Result<String, EmitError> {
     let valid = !krate.name.is_empty()
         && krate
             .name
@@ -191,20 +195,22 @@ fn cargo_toml(krate: &CrateOptions, features: Option<&Features<'_>>) -> Result<S
             krate.name
         )));
     }
+    // Kinds for the kube crate reach k8s-openapi through kapi's `kube` feature.
+    let kapi_features = if kube { ", features = [\"kube\"]" } else { "" };
     let mut out = header().replace("// ", "# ");
     let _ = writeln!(out, "\n[package]\nname = \"{}\"", krate.name);
     if krate.workspace {
         out.push_str("version.workspace = true\nedition.workspace = true\npublish = false\n");
-        out.push_str(
-            "\n[dependencies]\nkapi.workspace = true\nserde.workspace = true\n\
-             serde_json.workspace = true\n",
-        );
+        out.push_str(&format!(
+            "\n[dependencies]\nkapi = {{ workspace = true{kapi_features} }}\n\
+                 serde.workspace = true\nserde_json.workspace = true\n"
+        ));
     } else {
         out.push_str("version = \"0.1.0\"\nedition = \"2024\"\npublish = false\n");
         let _ = write!(
             out,
-            "\n[dependencies]\nkapi = \"{}\"\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
-             serde_json = \"1\"\n",
+            "\n[dependencies]\nkapi = {{ version = \"{}\"{kapi_features} }}\n\
+             serde = {{ version = \"1\", features = [\"derive\"] }}\nserde_json = \"1\"\n",
             env!("CARGO_PKG_VERSION")
         );
     }

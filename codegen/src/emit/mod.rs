@@ -59,6 +59,10 @@ pub struct Options {
     /// Put every module inline in `mod.rs` instead of one file per group (for `include!` from
     /// `OUT_DIR`, where `mod x;` cannot find sibling files).
     pub single_file: bool,
+    /// Emit kinds the `kube` crate takes unchanged (`Api<K>`, `watcher`, `Controller`): their
+    /// `metadata` is k8s-openapi's `ObjectMeta`, they implement k8s-openapi's traits besides
+    /// kapi's, and their list alias is k8s-openapi's `List`. Needs kapi's `kube` feature.
+    pub kube: bool,
 }
 
 impl Default for Options {
@@ -67,6 +71,7 @@ impl Default for Options {
             docs: false,
             runtime_crate: "kapi".to_owned(),
             single_file: false,
+            kube: false,
         }
     }
 }

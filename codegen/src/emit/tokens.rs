@@ -30,6 +30,8 @@ pub(crate) struct Renderer<'p> {
     families: Option<TokenStream>,
     krate: TokenStream,
     krate_attr: Option<String>,
+    /// `Options::kube`: kinds for the `kube` crate.
+    kube: bool,
     prefix: Box<dyn Fn(usize) -> Vec<String> + 'p>,
     merge_prefix: Box<dyn Fn(usize) -> Vec<String> + 'p>,
 }
@@ -199,6 +201,7 @@ impl<'p> Renderer<'p> {
             families: None,
             krate: quote!(#krate),
             krate_attr: (options.runtime_crate != "kapi").then(|| options.runtime_crate.clone()),
+            kube: options.kube,
             prefix: Box::new(|_| Vec::new()),
             merge_prefix: Box::new(|_| Vec::new()),
         })
@@ -473,6 +476,9 @@ impl<'p> Renderer<'p> {
         let ty = match f.special {
             Some(Special::ApiVersion) => quote!(#krate::type_tag::ApiVersion<Self>),
             Some(Special::Kind) => quote!(#krate::type_tag::Kind<Self>),
+            Some(Special::Metadata) if self.kube => {
+                quote!(#krate::kube::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)
+            }
             Some(Special::Metadata) => quote!(#krate::meta::ObjectMeta),
             None => {
                 let mut ty = self.ty(module, &f.ty);
@@ -521,6 +527,9 @@ impl<'p> Renderer<'p> {
         }
         if k.no_list {
             id.push(quote!(no_list));
+        }
+        if self.kube {
+            id.push(quote!(kube));
         }
         // Every kind has a merge static (see `plan`), so the server always finds a root.
         id.push(quote!(merge = #merge));

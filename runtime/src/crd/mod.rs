@@ -21,7 +21,7 @@ pub use structural::{StructuralError, validate_structural};
 pub use types::*;
 
 use crate::meta::{Condition, ConditionStatus, Conditions};
-use crate::resource::Resource;
+use crate::resource::{ObjectMetaAccess as _, Resource};
 use crate::schema::JSONSchemaProps;
 
 /// A kind defined by a CustomResourceDefinition; implemented by `#[derive(CustomResource)]`.
@@ -105,7 +105,7 @@ where
     /// [`ConditionsExt::set_condition`] with an explicit clock.
     fn set_condition_at(&mut self, mut condition: Condition, now: crate::Time) -> bool {
         if condition.observed_generation.is_none() {
-            condition.observed_generation = self.metadata().generation;
+            condition.observed_generation = self.metadata().generation();
         }
         self.status_mut()
             .get_or_insert_with(Default::default)
