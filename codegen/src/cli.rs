@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use kapi_codegen::emit::{CrateOptions, Generated, Options};
+use kapi_codegen::emit::{CrateOptions, Generated, Options, RuntimeDependency};
 use kapi_codegen::output;
 use kapi_codegen::project::{Inputs, Job};
 
@@ -66,10 +66,41 @@ pub(crate) struct GenArgs {
     /// A version feature enabled by default in a multi-version crate; repeatable.
     #[arg(long, value_name = "NAME")]
     default_version: Vec<String>,
+    /// With --crate-name: depend on this kapi release from crates.io (default: the generator's).
+    #[arg(long, value_name = "VERSION", conflicts_with_all = ["kapi_path", "kapi_git"])]
+    kapi_version: Option<String>,
+    /// With --crate-name: depend on kapi's runtime in this directory (relative to the crate).
+    #[arg(long, value_name = "DIR", conflicts_with = "kapi_git")]
+    kapi_path: Option<String>,
+    /// With --crate-name: depend on kapi from this git repository.
+    #[arg(long, value_name = "URL")]
+    kapi_git: Option<String>,
+    /// With --kapi-git: the commit, tag or branch.
+    #[arg(long, value_name = "REV", requires = "kapi_git")]
+    kapi_rev: Option<String>,
 }
 
 impl GenArgs {
-    fn job(self) -> anyhow::Result<Job> {
+    /// Where the generated crate finds kapi.
+    fn runtime(&mut self) -> RuntimeDependency {
+        match (
+            self.kapi_version.take(),
+            self.kapi_path.take(),
+            self.kapi_git.take(),
+        ) {
+            (_, Some(path), _) => RuntimeDependency::Path(path),
+            (_, _, Some(url)) => RuntimeDependency::Git {
+                url,
+                rev: self.kapi_rev.take(),
+            },
+            (Some(version), _, _) => RuntimeDependency::Version(version),
+            _ => RuntimeDependency::default(),
+        }
+    }
+}
+
+impl GenArgs {
+    fn job(mut self) -> anyhow::Result<Job> {
         if let Some(manifest) = &self.manifest {
             let extra = !self.inputs.is_empty()
                 || !self.versions.is_empty()
@@ -85,12 +116,26 @@ impl GenArgs {
                 || self.validation.is_some()
                 || self.field_selectors.is_some()
                 || self.conversions.is_some()
-                || !self.default_version.is_empty();
+                || !self.default_version.is_empty()
+                || self.kapi_version.is_some()
+                || self.kapi_path.is_some()
+                || self.kapi_git.is_some();
             if extra {
                 bail!("--manifest takes no other inputs or options");
             }
             return Ok(Job::from_manifest(manifest)?);
         }
+        let runtime_given =
+            self.kapi_version.is_some() || self.kapi_path.is_some() || self.kapi_git.is_some();
+        if self.crate_name.is_none()
+            && (self.workspace || !self.default_version.is_empty() || runtime_given)
+        {
+            bail!("--workspace, --default-version and --kapi-* need --crate-name");
+        }
+        if self.workspace && runtime_given {
+            bail!("--workspace inherits kapi from the workspace: drop --kapi-*");
+        }
+        let runtime = self.runtime();
         let Some(out) = self.out else {
             bail!("give --out DIR (or --manifest FILE)");
         };
@@ -112,9 +157,6 @@ impl GenArgs {
             (true, true) => bail!("give INPUT files, --version NAME=INPUT or --manifest FILE"),
             (false, false) => bail!("give either INPUT files or --version, not both"),
         };
-        if self.crate_name.is_none() && (self.workspace || !self.default_version.is_empty()) {
-            bail!("--workspace and --default-version need --crate-name");
-        }
         Ok(Job {
             inputs,
             lifecycle: self.lifecycle,
@@ -134,6 +176,7 @@ impl GenArgs {
                 doc: String::new(),
                 workspace: self.workspace,
                 default_versions: self.default_version,
+                runtime,
             }),
             out,
         })

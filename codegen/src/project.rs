@@ -26,13 +26,18 @@
 //! doc: |
 //!   Text appended to the crate's `//!` doc.
 //! ```
+//!
+//! Outside a workspace, `kapi:` says where the crate finds kapi (`{version: "0.1.0"}`, the
+//! default; `{path: ../kapi/runtime}`; `{git: <url>, rev: <commit, tag or branch>}`), and
+//! `kube: true` makes kinds for the kube crate.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::emit::{
-    CrateOptions, EmitError, Generated, Options, generate, generate_crate, generate_versions,
+    CrateOptions, EmitError, Generated, Options, RuntimeDependency, generate, generate_crate,
+    generate_versions,
 };
 use crate::load::{FactFiles, LoadError, load_facts, load_inputs};
 
@@ -137,6 +142,32 @@ struct Manifest {
     versions: Vec<ManifestVersion>,
     #[serde(default)]
     default_versions: Vec<String>,
+    /// Where the crate finds kapi: `{version: ..}`, `{path: ..}` or `{git: .., rev: ..}`.
+    #[serde(default)]
+    kapi: Option<ManifestRuntime>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestRuntime {
+    version: Option<String>,
+    path: Option<String>,
+    git: Option<String>,
+    rev: Option<String>,
+}
+
+impl ManifestRuntime {
+    fn dependency(self) -> Result<RuntimeDependency, String> {
+        match (self.version, self.path, self.git, self.rev) {
+            (Some(version), None, None, None) => Ok(RuntimeDependency::Version(version)),
+            (None, Some(path), None, None) => Ok(RuntimeDependency::Path(path)),
+            (None, None, Some(url), rev) => Ok(RuntimeDependency::Git { url, rev }),
+            _ => Err(
+                "`kapi` takes one of `version`, `path` or `git` (with an optional `rev`)"
+                    .to_owned(),
+            ),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -179,6 +210,15 @@ impl Job {
                 ));
             }
         };
+        let runtime = match m.kapi {
+            Some(_) if m.workspace => {
+                return Err(invalid(
+                    "`workspace: true` inherits kapi from the workspace: drop `kapi`".into(),
+                ));
+            }
+            Some(kapi) => kapi.dependency().map_err(invalid)?,
+            None => RuntimeDependency::default(),
+        };
         Ok(Self {
             inputs,
             lifecycle: m.lifecycle.as_ref().map(rel),
@@ -198,6 +238,7 @@ impl Job {
                 doc: m.doc,
                 workspace: m.workspace,
                 default_versions: m.default_versions,
+                runtime,
             }),
             out: dir,
         })
@@ -269,6 +310,32 @@ mod tests {
         for text in bad {
             let err = Job::from_manifest_str(Path::new("m.yaml"), text).unwrap_err();
             assert!(err.to_string().starts_with("m.yaml: "), "{err}");
+        }
+    }
+
+    #[test]
+    fn manifest_says_where_the_crate_finds_kapi_and_whether_for_kube() {
+        let job = Job::from_manifest_str(
+            Path::new("m.yaml"),
+            "crate: k\ninputs: [a]\nkube: true\nkapi: {git: https://example.invalid/k, rev: v1}\n",
+        )
+        .unwrap();
+        assert!(job.options.kube);
+        assert_eq!(
+            job.krate.unwrap().runtime,
+            RuntimeDependency::Git {
+                url: "https://example.invalid/k".into(),
+                rev: Some("v1".into())
+            }
+        );
+        let bad = [
+            "crate: k\ninputs: [a]\nkapi: {path: a, version: '1'}\n",
+            "crate: k\ninputs: [a]\nkapi: {rev: v1}\n",
+            "crate: k\ninputs: [a]\nworkspace: true\nkapi: {path: a}\n",
+        ];
+        for text in bad {
+            let err = Job::from_manifest_str(Path::new("m.yaml"), text).unwrap_err();
+            assert!(err.to_string().contains("kapi"), "{err}");
         }
     }
 }

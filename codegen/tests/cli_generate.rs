@@ -130,6 +130,23 @@ fn kube_makes_a_crate_of_kinds_for_the_kube_crate() {
         "pub metadata: kapi::kube::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,";
     assert_eq!(widgets.matches(meta).count(), 4, "{widgets}");
     assert!(!widgets.contains("kapi::meta::ObjectMeta"), "{widgets}");
+
+    // From a git repository at a revision, with the value quoted as TOML.
+    let git = [
+        "--kapi-git",
+        "https://example.invalid/kapi.git",
+        "--kapi-rev",
+        "v\"1",
+    ];
+    let (ok, _, stderr) = run(&[&["generate"], &args[..], &git[..]].concat());
+    assert!(ok, "{stderr}");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
+    assert!(
+        manifest.contains(
+            r#"kapi = { git = "https://example.invalid/kapi.git", rev = "v\"1", features = ["kube"] }"#
+        ),
+        "{manifest}"
+    );
 }
 
 #[test]
@@ -174,11 +191,24 @@ fn versions_make_one_crate_with_a_module_per_version() {
 
 #[test]
 fn bad_arguments_are_reported() {
-    let cases: [&[&str]; 4] = [
+    let cases: [&[&str]; 6] = [
         &["generate", "--out", "x"],
         &["generate", "a.json", "--version", "v=b.json", "--out", "x"],
         &["generate", "--version", "novalue", "--out", "x"],
         &["check", "--manifest", "m.yaml", "--docs"],
+        // Where kapi comes from is part of a crate's Cargo.toml: no crate, no source.
+        &["generate", "a.json", "--out", "x", "--kapi-path", "../kapi"],
+        &[
+            "generate",
+            "a.json",
+            "--out",
+            "x",
+            "--crate-name",
+            "c",
+            "--workspace",
+            "--kapi-version",
+            "0.1",
+        ],
     ];
     for args in cases {
         let (ok, _, stderr) = run(args);

@@ -375,6 +375,7 @@ macro_rules! object_meta_access {
         }
     };
 }
+#[cfg(feature = "kube")]
 pub(crate) use object_meta_access;
 
 object_meta_access!(ObjectMeta);

@@ -27,6 +27,74 @@ pub struct CrateOptions {
     pub workspace: bool,
     /// Version features on by default in a multi-version crate (every group feature always is).
     pub default_versions: Vec<String>,
+    /// Where the crate finds kapi, unless it inherits the dependency from its workspace.
+    pub runtime: RuntimeDependency,
+}
+
+/// Where a generated crate's `Cargo.toml` finds the kapi runtime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuntimeDependency {
+    /// A release from crates.io (default: the generator's own version).
+    Version(String),
+    /// A checkout on disk, e.g. `../kapi/runtime` (relative to the generated crate).
+    Path(String),
+    /// A git repository, at a branch, tag or commit when given (`rev`), else its default branch.
+    Git {
+        /// The repository URL.
+        url: String,
+        /// A commit, tag or branch name.
+        rev: Option<String>,
+    },
+}
+
+impl Default for RuntimeDependency {
+    fn default() -> Self {
+        Self::Version(env!("CARGO_PKG_VERSION").to_owned())
+    }
+}
+
+/// The package kapi's runtime is published as; users' code names it `kapi`.
+const RUNTIME_PACKAGE: &str = "kapi";
+
+impl RuntimeDependency {
+    /// The TOML inline table of a `kapi = ...` dependency line, with `extra` keys appended.
+    fn toml(&self, extra: &str) -> String {
+        let package = if RUNTIME_PACKAGE == "kapi" {
+            String::new()
+        } else {
+            format!(", package = {}", toml_string(RUNTIME_PACKAGE))
+        };
+        let source = match self {
+            Self::Version(version) => format!("version = {}", toml_string(version)),
+            Self::Path(path) => format!("path = {}", toml_string(path)),
+            Self::Git { url, rev: None } => format!("git = {}", toml_string(url)),
+            Self::Git {
+                url,
+                rev: Some(rev),
+            } => {
+                format!("git = {}, rev = {}", toml_string(url), toml_string(rev))
+            }
+        };
+        format!("{{ {source}{package}{extra} }}")
+    }
+}
+
+/// A TOML basic string: quotes, with backslashes, quotes and control characters escaped.
+fn toml_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// Lints the generated code trips by mirroring upstream; each with the reason.
@@ -197,6 +265,7 @@ fn cargo_toml(
     }
     // Kinds for the kube crate reach k8s-openapi through kapi's `kube` feature.
     let kapi_features = if kube { ", features = [\"kube\"]" } else { "" };
+    let kapi = krate.runtime.toml(kapi_features);
     let mut out = header().replace("// ", "# ");
     let _ = writeln!(out, "\n[package]\nname = \"{}\"", krate.name);
     if krate.workspace {
@@ -209,9 +278,8 @@ fn cargo_toml(
         out.push_str("version = \"0.1.0\"\nedition = \"2024\"\npublish = false\n");
         let _ = write!(
             out,
-            "\n[dependencies]\nkapi = {{ version = \"{}\"{kapi_features} }}\n\
-             serde = {{ version = \"1\", features = [\"derive\"] }}\nserde_json = \"1\"\n",
-            env!("CARGO_PKG_VERSION")
+            "\n[dependencies]\nkapi = {kapi}\n\
+             serde = {{ version = \"1\", features = [\"derive\"] }}\nserde_json = \"1\"\n"
         );
     }
     if let Some(f) = features {

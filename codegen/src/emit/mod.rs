@@ -43,7 +43,7 @@ pub use conversions::{ChangeData, Conversions, FamilyData, StepData};
 pub use defaults::{DefaultFill, Defaults, TypeDefault};
 pub use facts::KindFacts;
 pub use field_selectors::{FieldSelectorEntry, FieldSelectors, LabelFact};
-pub use krate::{ALL_GROUPS, CrateOptions, generate_crate, generate_versions};
+pub use krate::{ALL_GROUPS, CrateOptions, RuntimeDependency, generate_crate, generate_versions};
 pub use lifecycle::{LifecycleEntry, LifecycleSource, Lifecycles, Release, ResolvedLifecycle};
 pub use printers::Printers;
 pub use strategies::{StatusKeeps, Strategies, Strategy};
