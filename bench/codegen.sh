@@ -75,7 +75,7 @@ for feature in v1_34 v1_36; do
 done
 
 echo "== generated lines per type, Kubernetes v1.36"
-cargo build -q --release --manifest-path "$root/Cargo.toml" -p kapi-codegen --target-dir "$work/target"
+cargo build -q --release --manifest-path "$root/Cargo.toml" -p kapi-codegen --features cli --target-dir "$work/target"
 codegen=$work/target/release/kapi-codegen
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

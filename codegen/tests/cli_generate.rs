@@ -1,5 +1,5 @@
 //! The `generate` and `check` commands end to end, and golden `--help` texts
-//! (`tests/cli_help/*.txt`; refresh with `KAPI_BLESS=1 cargo test -p kapi-codegen --test cli_generate`).
+//! (`tests/cli_help/*.txt`; refresh with `KAPI_BLESS=1 cargo test -p kapi-codegen --features cli --test cli_generate`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

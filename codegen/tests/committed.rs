@@ -49,7 +49,7 @@ fn assert_fresh(name: &str) {
     assert!(
         diff.is_empty(),
         "generated/{name} differs from a fresh generation:\n  {}\n\nRegenerate it from the \
-         repository root with:\n\n    cargo run -p kapi-codegen -- generate --manifest \
+         repository root with:\n\n    cargo run -p kapi-codegen --features cli -- generate --manifest \
          generated/{name}/{MANIFEST}\n",
         diff.lines().join("\n  ")
     );

@@ -270,10 +270,15 @@ fn cargo_toml(
     let _ = writeln!(out, "\n[package]\nname = \"{}\"", krate.name);
     if krate.workspace {
         out.push_str("version.workspace = true\nedition.workspace = true\npublish = false\n");
-        out.push_str(&format!(
-            "\n[dependencies]\nkapi = {{ workspace = true{kapi_features} }}\n\
-                 serde.workspace = true\nserde_json.workspace = true\n"
-        ));
+        let kapi = if kube {
+            format!("kapi = {{ workspace = true{kapi_features} }}")
+        } else {
+            "kapi.workspace = true".to_owned()
+        };
+        let _ = write!(
+            out,
+            "\n[dependencies]\n{kapi}\nserde.workspace = true\nserde_json.workspace = true\n"
+        );
     } else {
         out.push_str("version = \"0.1.0\"\nedition = \"2024\"\npublish = false\n");
         let _ = write!(

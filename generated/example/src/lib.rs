@@ -8,7 +8,7 @@
 //! v1alpha1 and v1beta1 (both deprecated) and v1, and the cluster-scoped `Gizmo`.
 //!
 //! Generated from `generated/example/kapi-codegen.yaml`; do not edit. Regenerate from the
-//! repository root with `cargo run -p kapi-codegen -- generate --manifest generated/example/kapi-codegen.yaml`.
+//! repository root with `cargo run -p kapi-codegen --features cli -- generate --manifest generated/example/kapi-codegen.yaml`.
 #![allow(
     clippy::duplicated_attributes,
     reason = "repeated `printer_column(..)` keys of the Resource derive are not duplicates"

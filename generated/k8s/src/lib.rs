@@ -13,7 +13,7 @@
 //! enabled together.
 //!
 //! Generated from `generated/k8s/kapi-codegen.yaml`; do not edit. Regenerate from the repository
-//! root with `cargo run -p kapi-codegen -- generate --manifest generated/k8s/kapi-codegen.yaml`
+//! root with `cargo run -p kapi-codegen --features cli -- generate --manifest generated/k8s/kapi-codegen.yaml`
 //! (`check` instead of `generate` reports differences without writing).
 #![allow(
     clippy::duplicated_attributes,
