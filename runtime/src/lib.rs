@@ -97,6 +97,8 @@ pub mod type_tag;
 pub mod validation;
 pub mod wire;
 pub mod write_rules;
+#[cfg(feature = "yaml")]
+pub mod yaml;
 
 /// Re-exports used by kapi's macros and generated code; not a public API.
 #[doc(hidden)]
