@@ -35,7 +35,7 @@ version = "0.0.0"
 edition = "2024"
 publish = false
 [dependencies]
-kapi = { path = "$root/runtime" }
+kapi = { path = "$root/runtime", package = "kapi-runtime" }
 [dev-dependencies]
 serde_json = "1"
 TOML
@@ -61,7 +61,7 @@ version = "0.0.0"
 edition = "2024"
 publish = false
 [dependencies]
-kapi = { path = "$root/runtime" }
+kapi = { path = "$root/runtime", package = "kapi-runtime" }
 serde = { version = "1", features = ["derive"] }
 TOML
 

@@ -15,7 +15,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
 
 command -v etcd >/dev/null || { echo "bench/etcd.sh: etcd is not installed (apt-get install etcd-server)" >&2; exit 1; }
-cargo build -q --release --manifest-path "$root/Cargo.toml" -p kapi-server -p kapi-load --features kapi-server/etcd
+cargo build -q --release --manifest-path "$root/Cargo.toml" -p kapi-apiserver -p kapi-load --features kapi-apiserver/etcd
 # Each watch holds a socket in both processes; the servers inherit this limit.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 echo "== $(nproc) cores, $(etcd --version | head -1); before: $(uptime)"

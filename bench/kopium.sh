@@ -40,7 +40,7 @@ publish = false
 [lints.rust]
 warnings = "allow"
 [dependencies]
-kapi = { path = "$root/runtime", features = ["kube"] }
+kapi = { path = "$root/runtime", package = "kapi-runtime", features = ["kube"] }
 serde_json = "1"
 kube = { version = "5", default-features = false, features = ["client"] }
 k8s-openapi = { version = "0.29", features = ["v1_34"] }

@@ -13,7 +13,7 @@ work=$target/bench-test-server
 mkdir -p "$work"
 
 cd "$root"
-cargo build -q --release -p kapi-server -p kapi-load
+cargo build -q --release -p kapi-apiserver -p kapi-load
 # The operator test's executable, as cargo names it.
 operator_test=$(cargo test -q --release -p kapi-example-operator --test operator --no-run \
     --message-format=json | python3 -c '

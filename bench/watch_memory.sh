@@ -19,7 +19,7 @@ mkdir -p "$work"
 if [[ -n ${KAPI_BENCH_BIN:-} ]]; then
     bin=$KAPI_BENCH_BIN
 else
-    cargo build -q --release --manifest-path "$root/Cargo.toml" -p kapi-server -p kapi-load
+    cargo build -q --release --manifest-path "$root/Cargo.toml" -p kapi-apiserver -p kapi-load
     bin=$target/release
 fi
 # Each watch holds a socket in both processes; the server inherits this limit.

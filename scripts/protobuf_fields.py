@@ -39,7 +39,7 @@ fields of a message: a disagreement in a message the table is made from stops th
 messages' are only reported). A message type a release renamed is resolved by field_type().
 
 Regenerate (from the workspace root) after a new k8s-pb or Kubernetes release, or after
-regenerating kapi-k8s, then run `cargo test -p kapi --features server --lib protobuf`, whose
+regenerating kapi-k8s, then run `cargo test -p kapi-runtime --features server --lib protobuf`, whose
 every_served_property_has_a_number fails for any served property the table lacks:
 
     # 1. k8s-pb's sources, each fetched with a scratch project outside the workspace

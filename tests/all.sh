@@ -25,7 +25,7 @@ export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
 
 # The storage layer and server live behind the kapi crate's `server` feature, the etcd engine
 # behind `etcd`.
-features=kapi/server,kapi/etcd,kapi-server/etcd,kapi-codegen/cli
+features=kapi-runtime/server,kapi-runtime/etcd,kapi-apiserver/etcd,kapi-codegen/cli
 cargo test --workspace --locked --features "$features"
 
 # The API suites once more over etcd (each test starts its own etcd; see

@@ -177,6 +177,8 @@ impl GenArgs {
                 workspace: self.workspace,
                 default_versions: self.default_version,
                 runtime,
+                description: None,
+                publish: false,
             }),
             out,
         })

@@ -29,7 +29,8 @@
 //!
 //! Outside a workspace, `kapi:` says where the crate finds kapi (`{version: "0.1.0"}`, the
 //! default; `{path: ../kapi/runtime}`; `{git: <url>, rev: <commit, tag or branch>}`), and
-//! `kube: true` makes kinds for the kube crate.
+//! `kube: true` makes kinds for the kube crate; `description: ...` and `publish: true` make a
+//! crate for crates.io.
 
 use std::path::{Path, PathBuf};
 
@@ -145,6 +146,12 @@ struct Manifest {
     /// Where the crate finds kapi: `{version: ..}`, `{path: ..}` or `{git: .., rev: ..}`.
     #[serde(default)]
     kapi: Option<ManifestRuntime>,
+    /// The package's description.
+    #[serde(default)]
+    description: Option<String>,
+    /// Whether the crate may be published.
+    #[serde(default)]
+    publish: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -239,6 +246,8 @@ impl Job {
                 workspace: m.workspace,
                 default_versions: m.default_versions,
                 runtime,
+                description: m.description,
+                publish: m.publish,
             }),
             out: dir,
         })

@@ -122,7 +122,9 @@ fn kube_makes_a_crate_of_kinds_for_the_kube_crate() {
     assert!(stdout.contains("4 kinds"), "{stdout}");
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
     assert!(
-        manifest.contains("kapi = { version = \"0.1.0\", features = [\"kube\"] }"),
+        manifest.contains(
+            "kapi = { version = \"0.1.0\", package = \"kapi-runtime\", features = [\"kube\"] }"
+        ),
         "{manifest}"
     );
     let widgets = std::fs::read_to_string(dir.join("src/widgets.rs")).expect("widgets.rs");
@@ -143,7 +145,7 @@ fn kube_makes_a_crate_of_kinds_for_the_kube_crate() {
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
     assert!(
         manifest.contains(
-            r#"kapi = { git = "https://example.invalid/kapi.git", rev = "v\"1", features = ["kube"] }"#
+            r#"kapi = { git = "https://example.invalid/kapi.git", rev = "v\"1", package = "kapi-runtime", features = ["kube"] }"#
         ),
         "{manifest}"
     );

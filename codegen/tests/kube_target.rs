@@ -92,7 +92,7 @@ fn kubernetes_kinds_generated_for_kube_check_in_a_crate_of_their_own() {
     let manifest = std::fs::read_to_string(bindings.join("Cargo.toml")).expect("Cargo.toml");
     assert!(
         manifest.contains(&format!(
-            "kapi = {{ path = {:?}, features = [\"kube\"] }}",
+            "kapi = {{ path = {:?}, package = \"kapi-runtime\", features = [\"kube\"] }}",
             runtime.display().to_string()
         )),
         "{manifest}"

@@ -4,7 +4,7 @@
 //! offer condition helpers; versions combine and convert through a hub; oversized CRDs are
 //! trimmed with a warning.
 //!
-//! Regenerate the goldens with `KAPI_BLESS=1 cargo test -p kapi --test custom_resource`.
+//! Regenerate the goldens with `KAPI_BLESS=1 cargo test -p kapi-runtime --test custom_resource`.
 
 // Helpers outside `#[test]` functions unwrap too: a failure here is a test failure.
 #![allow(clippy::unwrap_used)]

@@ -6,12 +6,12 @@
 //! The tests themselves live in `tests/tests/`, one file per client or scenario.
 //!
 //! # How the `kapi` binary is found
-//! `env!("CARGO_BIN_EXE_kapi")` only exists inside the `kapi-server` package, so
+//! `env!("CARGO_BIN_EXE_kapi")` only exists inside the `kapi-apiserver` package, so
 //! [`kapi_binary`] looks for `kapi` in the target directory the test executable itself lives
 //! in (`<target>/<profile>/kapi`). Under `cargo test --workspace` (what CI runs) cargo has
 //! just built it, so it is newer than every source file and used as is. When it is missing or
 //! older than a source (e.g. `cargo test -p kapi-e2e` after editing the server), the helper runs
-//! `cargo build -p kapi-server --bin kapi` into that target directory once per test process, so
+//! `cargo build -p kapi-apiserver --bin kapi` into that target directory once per test process, so
 //! a test never runs a stale server. `$KAPI_BIN` overrides all of this with a prebuilt binary.
 
 use std::io::{BufRead, BufReader};
@@ -153,7 +153,7 @@ pub fn kapi_binary() -> PathBuf {
         let mut build = Command::new(cargo);
         build
             // With the etcd engine: the replica tests start the binary over etcd.
-            .args(["build", "--quiet", "-p", "kapi-server", "--bin", "kapi"])
+            .args(["build", "--quiet", "-p", "kapi-apiserver", "--bin", "kapi"])
             .args(["--features", "etcd"])
             .env("CARGO_TARGET_DIR", &target)
             .current_dir(workspace_root());
@@ -171,7 +171,7 @@ pub fn kapi_binary() -> PathBuf {
             .map_err(|e| format!("cannot run cargo to build kapi: {e}"))?;
         if !output.status.success() {
             return Err(format!(
-                "cargo build -p kapi-server failed:\n{}",
+                "cargo build -p kapi-apiserver failed:\n{}",
                 String::from_utf8_lossy(&output.stderr)
             ));
         }
@@ -193,7 +193,7 @@ pub fn kapi_binary() -> PathBuf {
 /// Whether `binary` exists and is newer than every file it could be built from (the
 /// workspace manifests and lock file and everything under `runtime/`, `generated/` and
 /// `macros/`). A workspace-wide `cargo test` builds the binary with the workspace's unified
-/// features; rebuilding it with `cargo build -p kapi-server` would compile the whole
+/// features; rebuilding it with `cargo build -p kapi-apiserver` would compile the whole
 /// dependency tree a second time with different features, so a fresh binary is reused.
 fn is_fresh(binary: &Path) -> bool {
     fn newest(path: &Path, newest_seen: &mut std::time::SystemTime) {

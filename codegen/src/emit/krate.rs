@@ -29,6 +29,11 @@ pub struct CrateOptions {
     pub default_versions: Vec<String>,
     /// Where the crate finds kapi, unless it inherits the dependency from its workspace.
     pub runtime: RuntimeDependency,
+    /// The package's `description`.
+    pub description: Option<String>,
+    /// The crate may be published: no `publish = false`, and in a workspace it also inherits
+    /// `rust-version`, `license` and `repository`, which crates.io asks for.
+    pub publish: bool,
 }
 
 /// Where a generated crate's `Cargo.toml` finds the kapi runtime.
@@ -53,17 +58,14 @@ impl Default for RuntimeDependency {
     }
 }
 
-/// The package kapi's runtime is published as; users' code names it `kapi`.
-const RUNTIME_PACKAGE: &str = "kapi";
+/// The package kapi's runtime is published as (`kapi` on crates.io is another crate); users'
+/// code names it `kapi`.
+const RUNTIME_PACKAGE: &str = "kapi-runtime";
 
 impl RuntimeDependency {
     /// The TOML inline table of a `kapi = ...` dependency line, with `extra` keys appended.
     fn toml(&self, extra: &str) -> String {
-        let package = if RUNTIME_PACKAGE == "kapi" {
-            String::new()
-        } else {
-            format!(", package = {}", toml_string(RUNTIME_PACKAGE))
-        };
+        let package = format!(", package = {}", toml_string(RUNTIME_PACKAGE));
         let source = match self {
             Self::Version(version) => format!("version = {}", toml_string(version)),
             Self::Path(path) => format!("path = {}", toml_string(path)),
@@ -247,6 +249,18 @@ fn toml_list<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
     format!("[{}]", quoted.join(", "))
 }
 
+/// The `description` and `publish` lines of `[package]`.
+fn package_tail(krate: &CrateOptions) -> String {
+    let mut out = String::new();
+    if let Some(description) = &krate.description {
+        let _ = writeln!(out, "description = {}", toml_string(description));
+    }
+    if !krate.publish {
+        out.push_str("publish = false\n");
+    }
+    out
+}
+
 fn cargo_toml(
     krate: &CrateOptions,
     features: Option<&Features<'_>>,
@@ -269,7 +283,13 @@ fn cargo_toml(
     let mut out = header().replace("// ", "# ");
     let _ = writeln!(out, "\n[package]\nname = \"{}\"", krate.name);
     if krate.workspace {
-        out.push_str("version.workspace = true\nedition.workspace = true\npublish = false\n");
+        out.push_str("version.workspace = true\nedition.workspace = true\n");
+        if krate.publish {
+            out.push_str(
+                "rust-version.workspace = true\nlicense.workspace = true\nrepository.workspace = true\n",
+            );
+        }
+        out.push_str(&package_tail(krate));
         let kapi = if kube {
             format!("kapi = {{ workspace = true{kapi_features} }}")
         } else {
@@ -280,7 +300,8 @@ fn cargo_toml(
             "\n[dependencies]\n{kapi}\nserde.workspace = true\nserde_json.workspace = true\n"
         );
     } else {
-        out.push_str("version = \"0.1.0\"\nedition = \"2024\"\npublish = false\n");
+        out.push_str("version = \"0.1.0\"\nedition = \"2024\"\n");
+        out.push_str(&package_tail(krate));
         let _ = write!(
             out,
             "\n[dependencies]\nkapi = {kapi}\n\

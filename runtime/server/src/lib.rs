@@ -186,7 +186,7 @@ pub enum ServeError {
     /// `--etcd-servers` was given to a binary built without the etcd engine.
     #[cfg(not(feature = "etcd"))]
     #[error(
-        "this kapi was built without the etcd engine: build it with `cargo build -p kapi-server --features etcd`"
+        "this kapi was built without the etcd engine: build it with `cargo build -p kapi-apiserver --features etcd`"
     )]
     EtcdNotBuilt,
     /// `--runtime-config` was refused.

@@ -25,8 +25,8 @@ pub enum LogFormat {
 pub fn directives(v: u8) -> &'static str {
     match v {
         0..=2 => "info",
-        3..=4 => "info,kapi=debug,kapi_server=debug",
-        _ => "debug,kapi=trace,kapi_server=trace",
+        3..=4 => "info,kapi=debug,kapi_apiserver=debug",
+        _ => "debug,kapi=trace,kapi_apiserver=trace",
     }
 }
 

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use kapi_server::{Cli, Command};
+use kapi_apiserver::{Cli, Command};
 
 // A server allocates and frees many short-lived buffers per request on every worker thread;
 // glibc's allocator spent about a third of the server's CPU on them under write load
@@ -21,9 +21,9 @@ fn main() -> ExitCode {
     let _ = rlimit::increase_nofile_limit(u64::MAX);
     let cli = Cli::parse();
     let Command::Serve(args) = cli.command;
-    kapi_server::logging::init(args.verbosity, args.logging_format);
+    kapi_apiserver::logging::init(args.verbosity, args.logging_format);
     let mut started = false;
-    let result = kapi_server::run_serve(args, |addr| {
+    let result = kapi_apiserver::run_serve(args, |addr| {
         started = true;
         println!("kapi: serving on http://{addr}");
     });
