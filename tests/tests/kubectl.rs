@@ -569,11 +569,14 @@ fn dry_run_and_field_validation(k: &Kubectl<'_>) -> Result<(), String> {
     )?;
 
     let deleted = k.ok(&["delete", "configmap", "loose", "--dry-run=server"])?;
-    expect(
-        "delete --dry-run=server",
-        &deleted,
-        "configmap \"loose\" deleted (server dry run)",
-    )?;
+    // kubectl 1.34 started naming the namespace in delete's success line (its own text,
+    // not the server's; seen from kubectl 1.34.5 and 1.35.2).
+    let said = if k.client_minor()? >= 34 {
+        "configmap \"loose\" deleted from default namespace (server dry run)"
+    } else {
+        "configmap \"loose\" deleted (server dry run)"
+    };
+    expect("delete --dry-run=server", &deleted, said)?;
     let kept: Value = serde_json::from_str(&k.ok(&["get", "configmap", "loose", "-o", "json"])?)
         .map_err(|e| format!("get -o json is not JSON: {e}"))?;
     if kept["metadata"].get("deletionTimestamp").is_some() || kept["data"]["k"] != "v" {

@@ -8,7 +8,7 @@
 //! What reads it: client-side `apply` and `diff` compute a strategic merge patch from the
 //! models' patch strategies (`Patcher.patchSimple` in `staging/src/k8s.io/kubectl/pkg/cmd/apply/
 //! patcher.go`; kapi's v3 PATCH operations list no strategic merge patch, so every kubectl
-//! 1.27 .. 1.33 reads v2 for it, in every release); `explain` renders them
+//! 1.27 .. 1.35 reads v2 for it, in every release); `explain` renders them
 //! (`renderOpenAPIV2` in `pkg/cmd/explain/explain.go`: with `--output=plaintext-openapiv2`, and
 //! by default in kubectl 1.27 and 1.28); and client-side validation checks manifests against
 //! them (`NewParamVerifyingSchema`, `pkg/validation`) when the server's documents offer no
