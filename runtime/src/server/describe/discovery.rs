@@ -89,6 +89,29 @@ pub(crate) fn status_response(status: &Status) -> Response {
     }
 }
 
+/// What kube-apiserver answers for a path outside `/api` and `/apis` that no handler serves:
+/// the last delegate's mux ends in Go's `http.NotFound` (k8s.io/apiserver
+/// `pkg/server/mux/pathrecorder.go`, whose default not-found handler is
+/// `http.NotFoundHandler()`; `pkg/util/notfoundhandler` from 1.24 on, once the server is
+/// ready), which `http.Error` writes as plain text.
+pub(crate) fn page_not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            ),
+            (
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ),
+        ],
+        "404 page not found\n",
+    )
+        .into_response()
+}
+
 /// kube-apiserver's answer for a path nothing serves.
 pub(crate) fn not_found() -> Response {
     status_response(&Status::failure(
