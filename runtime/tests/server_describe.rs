@@ -506,6 +506,82 @@ async fn aggregated_discovery_by_accept() {
     assert_eq!(answer.json()["kind"], "APIGroupList");
 }
 
+/// Every discovery document is negotiated over the discovery handlers' serializers (JSON,
+/// YAML, protobuf; `WriteObjectNegotiated` in k8s.io/apiserver `endpoints/discovery/*.go` and
+/// kube-aggregator's `handler_apis.go`), the aggregated one too (`aggregated/wrapper.go`
+/// negotiates with a codec factory of its own, and `writeDiscoveryResponse` names the kind in
+/// the `Content-Type`). What none of them produces is 406 in raw JSON listing the
+/// serializers' types (`NegotiateOutputMediaType`'s `NewNotAcceptableError`). The extensions
+/// group's versions are written without `apiVersion`, as the core group's (`keepUnversioned`
+/// in `discovery/util.go`).
+#[tokio::test]
+async fn discovery_documents_are_negotiated() {
+    let h = harness(20).await;
+    let yaml = h
+        .send("GET", "/apis/extensions", Some("application/yaml"), None)
+        .await;
+    assert_eq!(yaml.header(header::CONTENT_TYPE), Some("application/yaml"));
+    assert!(
+        yaml.text()
+            .starts_with("apiVersion: v1\nkind: APIGroup\nname: extensions\n"),
+        "{}",
+        yaml.text()
+    );
+    let core = h
+        .send("GET", "/api/v1", Some("application/yaml"), None)
+        .await;
+    assert!(
+        core.text()
+            .starts_with("groupVersion: v1\nkind: APIResourceList\n"),
+        "{}",
+        core.text()
+    );
+    let extensions = h.get("/apis/extensions/v1beta1").await.json();
+    assert_eq!(extensions["kind"], "APIResourceList");
+    assert!(extensions.get("apiVersion").is_none(), "{extensions}");
+    assert_eq!(
+        h.get("/apis/policy/v1beta1").await.json()["apiVersion"],
+        "v1"
+    );
+    for path in [
+        "/api",
+        "/apis",
+        "/apis/extensions",
+        "/api/v1",
+        "/apis/policy/v1beta1",
+    ] {
+        let refused = h.send("GET", path, Some("text/html"), None).await;
+        assert_eq!(refused.status, StatusCode::NOT_ACCEPTABLE, "{path}");
+        assert_eq!(
+            refused.header(header::CONTENT_TYPE),
+            Some("application/json")
+        );
+        assert_eq!(
+            refused.json()["message"],
+            "only the following media types are accepted: application/json, application/yaml, \
+             application/vnd.kubernetes.protobuf",
+            "{path}"
+        );
+    }
+    // A conversion is the aggregated document's alone.
+    let refused = h
+        .send("GET", "/apis/extensions", Some(AGGREGATED_V2), None)
+        .await;
+    assert_eq!(refused.status, StatusCode::NOT_ACCEPTABLE);
+
+    let later = harness(34).await;
+    let media = "application/yaml;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+    let aggregated = later.send("GET", "/apis", Some(media), None).await;
+    assert_eq!(aggregated.header(header::CONTENT_TYPE), Some(media));
+    assert!(
+        aggregated
+            .text()
+            .starts_with("apiVersion: apidiscovery.k8s.io/v2\nitems:\n"),
+        "{}",
+        aggregated.text()
+    );
+}
+
 #[tokio::test]
 async fn version_endpoint() {
     let h = harness(20).await;
