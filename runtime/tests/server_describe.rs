@@ -570,8 +570,25 @@ async fn discovery_documents_are_negotiated() {
     assert_eq!(refused.status, StatusCode::NOT_ACCEPTABLE);
 
     let later = harness(34).await;
+    // The aggregated document is tagged (`ServeHTTPWithETag`, `aggregated/etag.go`): the tag is
+    // the document's in any format, and a client that has it gets 304 with no body.
+    let json = later.send("GET", "/apis", Some(AGGREGATED_V2), None).await;
+    let etag = json.header(header::ETAG).unwrap().to_owned();
+    assert!(etag.starts_with('"') && etag.ends_with('"'), "{etag}");
+    assert_eq!(json.header(header::CACHE_CONTROL), Some("public"));
+    assert_eq!(json.header(header::VARY), Some("Accept"));
+    let request = Request::builder()
+        .uri("/apis")
+        .header(header::ACCEPT, AGGREGATED_V2BETA1)
+        .header(header::IF_NONE_MATCH, &etag)
+        .body(Body::empty())
+        .unwrap();
+    let cached = later.request(request).await;
+    assert_eq!(cached.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(cached.headers()[header::ETAG], etag.as_str());
     let media = "application/yaml;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
     let aggregated = later.send("GET", "/apis", Some(media), None).await;
+    assert_eq!(aggregated.header(header::ETAG), Some(etag.as_str()));
     assert_eq!(aggregated.header(header::CONTENT_TYPE), Some(media));
     assert!(
         aggregated

@@ -723,3 +723,33 @@ fn kubectl_delete_cascade_modes() {
         server.stderr()
     );
 }
+
+/// kubectl's discovery cache (`--cache-dir`, client-go's `diskcache` over an HTTP cache)
+/// revalidates the aggregated document with the `ETag` the server tagged it with
+/// (`ServeHTTPWithETag`, k8s.io/apiserver `endpoints/discovery/aggregated/etag.go`: `ETag`,
+/// `Cache-Control: public`, 304 for a matching `If-None-Match`): the second run reads `/api`
+/// and `/apis` from its cache (`X-From-Cache: 1`), the server having answered 304.
+#[test]
+fn kubectl_revalidates_aggregated_discovery_with_its_etag() {
+    let server = KapiServer::start(&ServerOptions::release("1.34")).unwrap();
+    let mut failures = Vec::new();
+    for binary in &kubectl_binaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::new(binary, &server, dir.path());
+        let cache = dir.path().join("cache");
+        let cache = format!("--cache-dir={}", cache.display());
+        let run = || {
+            let out = k.run(&["api-resources", &cache, "-v=8"]);
+            String::from_utf8_lossy(&out.stderr).into_owned()
+        };
+        let first = run();
+        let second = run();
+        let name = binary.file_name().unwrap().to_string_lossy().into_owned();
+        if !first.contains("Etag: \"") || first.contains("X-From-Cache: 1") {
+            failures.push(format!("{name}: first run:\n{first}"));
+        } else if second.matches("X-From-Cache: 1").count() < 2 {
+            failures.push(format!("{name}: second run:\n{second}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

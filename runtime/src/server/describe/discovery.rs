@@ -19,8 +19,8 @@
 //! writes without `apiVersion` (`/api`, `/api/v1`, `/apis/extensions/<version>`) have none in
 //! any format: an empty one in protobuf's envelope.
 //!
-//! The shared [`status_response`] and [`not_found`] helpers live here so the descriptive
-//! modules answer errors the same way.
+//! The shared [`status_response`], [`not_found`] and [`content_hash`] helpers live here so the
+//! descriptive modules answer errors and tag documents the same way.
 
 use crate::server::state::builtin_names;
 use std::collections::BTreeMap;
@@ -108,6 +108,16 @@ pub(crate) fn page_not_found() -> Response {
         "404 page not found\n",
     )
         .into_response()
+}
+
+/// FNV-1a over a document: a stable content hash for cache-busting URLs and ETags.
+pub(crate) fn content_hash(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bytes {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016X}")
 }
 
 /// kube-apiserver's answer for a path nothing serves.
@@ -377,10 +387,44 @@ fn document_response<T: Serialize>(body: &T, format: Format, aggregated: Option<
     response
 }
 
-fn aggregated_response(version: &str, items: Vec<APIGroupDiscovery>, format: Format) -> Response {
+/// The aggregated document, tagged as upstream's aggregated handler tags it
+/// (`ServeHTTPWithETag` in k8s.io/apiserver `endpoints/discovery/aggregated/etag.go`): an
+/// `ETag` that is a hash of the document's JSON without its type (upstream's is the SHA-512 of
+/// it, kapi's the content hash its OpenAPI documents are tagged with), `Vary: Accept`,
+/// `Cache-Control: public`, and 304 with no body when `If-None-Match` names it. The tag is the
+/// document's whatever the format and version asked.
+fn aggregated_response(
+    version: &str,
+    items: Vec<APIGroupDiscovery>,
+    format: Format,
+    headers: &HeaderMap,
+) -> Response {
     let mut list = APIGroupDiscoveryList::new(items);
-    list.api_version = Some(format!("{DISCOVERY_GROUP}/{version}"));
-    document_response(&list, format, Some(version))
+    let untyped = APIGroupDiscoveryList {
+        kind: None,
+        api_version: None,
+        ..list.clone()
+    };
+    let etag = serde_json::to_vec(&untyped)
+        .map(|bytes| format!("\"{}\"", content_hash(&bytes)))
+        .ok()
+        .and_then(|etag| HeaderValue::from_str(&etag).ok());
+    let mut response = match &etag {
+        Some(etag) if headers.get(header::IF_NONE_MATCH) == Some(etag) => {
+            StatusCode::NOT_MODIFIED.into_response()
+        }
+        _ => {
+            list.api_version = Some(format!("{DISCOVERY_GROUP}/{version}"));
+            document_response(&list, format, Some(version))
+        }
+    };
+    if let Some(etag) = etag {
+        let headers = response.headers_mut();
+        headers.insert(header::ETAG, etag);
+        headers.insert(header::VARY, HeaderValue::from_static("Accept"));
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public"));
+    }
+    response
 }
 
 /// What `/api` and `/apis` may answer with in the release served: the aggregated documents
@@ -435,7 +479,7 @@ async fn api_root(Extract(state): Extract<State>, headers: HeaderMap) -> Respons
             } else {
                 vec![aggregated_group(&served, "")]
             };
-            aggregated_response(version, items, choice.format)
+            aggregated_response(version, items, choice.format, &headers)
         }
         DiscoveryFormat::Legacy => {
             let versions = served
@@ -492,7 +536,7 @@ async fn apis_root(Extract(state): Extract<State>, headers: HeaderMap) -> Respon
                 .named_groups()
                 .map(|group| aggregated_group(&served, group))
                 .collect();
-            aggregated_response(version, items, choice.format)
+            aggregated_response(version, items, choice.format, &headers)
         }
         DiscoveryFormat::Legacy => {
             let groups = served

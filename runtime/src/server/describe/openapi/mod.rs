@@ -50,7 +50,7 @@ use serde_json::{Map, Value, json};
 use crate::meta::Status;
 use crate::registry::RegisteredKind;
 use crate::server::describe::discovery::{
-    Served, json_response, not_found, page_not_found, status_response,
+    Served, content_hash, json_response, not_found, page_not_found, status_response,
 };
 use crate::server::describe::health::percent_decode;
 use crate::server::describe::version;
@@ -204,16 +204,6 @@ fn v3_path(group: &str, version: &str) -> String {
     } else {
         format!("apis/{group}/{version}")
     }
-}
-
-/// FNV-1a over the document: a stable content hash for cache-busting URLs and ETags.
-pub(super) fn content_hash(bytes: &[u8]) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in bytes {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{hash:016X}")
 }
 
 /// The `/openapi/v3` index.
