@@ -54,6 +54,30 @@ const INITIALISMS: &[(&str, &str)] = &[
     ("url", "URL"),
 ];
 
+/// The built-in types that embed a struct inline (`json:",inline"`; the `^` fields of the
+/// protobuf table): json-iterator decodes the embedded fields through one more field decoder,
+/// which names the embedded struct too, and OpenAPI does not say which fields those are, so a
+/// misfit under one of these is not followed.
+const INLINE_EMBEDDING: &[&str] = &[
+    "ConfigMapEnvSource",
+    "ConfigMapKeySelector",
+    "ConfigMapProjection",
+    "ConfigMapVolumeSource",
+    "DeviceAllocationConfiguration",
+    "DeviceClaimConfiguration",
+    "DeviceClassConfiguration",
+    "EphemeralContainer",
+    "IngressRule",
+    "NamedRuleWithOperations",
+    "PersistentVolumeSpec",
+    "Probe",
+    "RuleWithOperations",
+    "SecretEnvSource",
+    "SecretKeySelector",
+    "SecretProjection",
+    "Volume",
+];
+
 /// The Go name of the struct field `json_name` whose schema is `schema`.
 fn go_field_name(json_name: &str, schema: &Value) -> String {
     if json_name == "metadata"
@@ -321,9 +345,11 @@ impl<'a> Walk<'_, '_, 'a> {
                     let go = self.classify(field);
                     if let Err(found) = self.decode(&go, depth + 1) {
                         // Top-level `apiVersion` and `kind` are read before the object is.
-                        let found = found.filter(|_| {
-                            depth > 0 || !matches!(key.as_str(), "apiVersion" | "kind")
-                        });
+                        let top_type_meta =
+                            depth == 0 && matches!(key.as_str(), "apiVersion" | "kind");
+                        let embedding =
+                            INLINE_EMBEDDING.contains(&name.rsplit('.').next().unwrap_or(name));
+                        let found = found.filter(|_| !top_type_meta && !embedding);
                         let mut misfit = found.ok_or(None)?;
                         misfit.text = format!("{}: {}", go_field_name(&key, field), misfit.text);
                         let mut misfit = self.unwind(misfit).ok_or(None)?;
@@ -577,6 +603,18 @@ mod tests {
         assert_eq!(error(r#"{"metadata":{"name":1,"uid":"x"}}"#), None);
         assert_eq!(error(r#"{"spec":{"replicas":99999999999}}"#), None);
         assert_eq!(error(r#"{"kind":1}"#), None);
+        // A misfit under a type that embeds a struct inline (a Volume's VolumeSource).
+        let defs = json!({
+            "io.k8s.api.core.v1.Volume": {"type": "object", "properties": {
+                "name": {"type": "string"}, "configMap": {"type": "string"}}},
+        });
+        let resolve = |name: &str| defs.get(name);
+        let volume = &defs["io.k8s.api.core.v1.Volume"];
+        let body = br#"{"configMap":5}"#;
+        assert_eq!(
+            type_error(body, "io.k8s.api.core.v1.Volume", volume, &resolve),
+            None
+        );
         assert_eq!(
             error(r#"{"spec":{"replicas":null,"unknown":[1,{"a":"}"}]}}"#),
             None
