@@ -783,6 +783,28 @@ async fn openapi_v3_is_not_in_1_20() {
     assert!(!v2.text().contains("fieldValidation"));
 }
 
+/// A path outside the go-restful container's roots (`/api`, `/apis`, `/version`: the director
+/// of k8s.io/apiserver `pkg/server/handler.go` takes a root only at a path boundary) that no
+/// handler serves ends at the mux's not-found handler, Go's plain-text `http.NotFound`, in
+/// every release; under a root, go-restful's 404 is a `Status`.
+#[tokio::test]
+async fn paths_nothing_serves_are_plain_text_404() {
+    for minor in [20, 34] {
+        let h = harness(minor).await;
+        for path in ["/foo", "/openapi/v4", "/apisx", "/metrics/x"] {
+            assert_plain_text(
+                &h.get(path).await,
+                StatusCode::NOT_FOUND,
+                "404 page not found\n",
+                path,
+            );
+        }
+        let restful = h.get("/version/x").await;
+        assert_eq!(restful.status, StatusCode::NOT_FOUND);
+        assert_eq!(restful.json()["kind"], "Status");
+    }
+}
+
 #[tokio::test]
 async fn openapi_v3_index_and_documents() {
     // 1.28, the oldest release kapi carries that has `/openapi/v3` (GA in 1.27).
