@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 r"""Writes runtime/src/server/http/protobuf/fields.txt, the protobuf field-number table of the
 Kubernetes built-in kinds that kapi's server reads protobuf request bodies with: every kind
-served by any release kapi serves (1.20, 1.28, 1.34, 1.36), and the metadata-only views
-meta.k8s.io/v1 and v1beta1 PartialObjectMetadata(List) (EXTRA_DEFINITIONS, as no OpenAPI
+served by any release kapi serves (1.20, 1.28, 1.34, 1.36), the metadata-only views
+meta.k8s.io/v1 and v1beta1 PartialObjectMetadata(List) and aggregated discovery's
+apidiscovery.k8s.io/v2 and v2beta1 APIGroupDiscoveryList (EXTRA_DEFINITIONS, as no OpenAPI
 document has them).
 
 Field numbers are a fact of Kubernetes' protobuf wire format that no OpenAPI document carries.
@@ -207,8 +208,9 @@ for version in ("v1", "v1beta1"):
     }
 
 
-# Kinds that no OpenAPI document describes, with the JSON names of their properties: the
-# metadata-only views a client asks for with `Accept: ...;as=PartialObjectMetadata[List]`.
+# Kinds that no OpenAPI document describes, with the JSON names of their properties, their
+# GVKs and their required (not omitempty) properties: the metadata-only views a client asks
+# for with `Accept: ...;as=PartialObjectMetadata[List]`.
 # meta.k8s.io/v1beta1's PartialObjectMetadata is v1's type; its List is a message of its own
 # (package meta.v1beta1), whose field numbers are not v1's.
 META = "apimachinery.pkg.apis.meta"
@@ -219,16 +221,51 @@ EXTRA_DEFINITIONS = {
             ("meta.k8s.io", "v1", "PartialObjectMetadata"),
             ("meta.k8s.io", "v1beta1", "PartialObjectMetadata"),
         ],
+        [],
     ),
     f"io.k8s.{META}.v1.PartialObjectMetadataList": (
         ["metadata", "items"],
         [("meta.k8s.io", "v1", "PartialObjectMetadataList")],
+        [],
     ),
     f"io.k8s.{META}.v1beta1.PartialObjectMetadataList": (
         ["metadata", "items"],
         [("meta.k8s.io", "v1beta1", "PartialObjectMetadataList")],
+        [],
+    ),
+    # What a discovery document refers to (APIResourceDiscovery.responseKind); no OpenAPI
+    # document has it. Its fields are not omitempty (apimachinery's group_version.go).
+    f"io.k8s.{META}.v1.GroupVersionKind": (["group", "version", "kind"], [], ["group", "version", "kind"]),
+}
+
+# Aggregated discovery (`Accept: ...;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList` on
+# /api and /apis), which no OpenAPI document describes either: properties and the ones that
+# are not omitempty (required), from kubernetes/api apidiscovery/v2/types.go; v2beta1 has the
+# same fields and numbers.
+APIDISCOVERY = {
+    "APIGroupDiscoveryList": (["metadata", "items"], ["items"]),
+    "APIGroupDiscovery": (["metadata", "versions"], []),
+    "APIVersionDiscovery": (["version", "resources", "freshness"], ["version"]),
+    "APIResourceDiscovery": (
+        ["resource", "responseKind", "scope", "singularResource", "verbs", "shortNames",
+         "categories", "subresources"],
+        ["resource", "scope", "singularResource", "verbs"],
+    ),
+    "APISubresourceDiscovery": (
+        ["subresource", "responseKind", "acceptedTypes", "verbs"],
+        ["subresource", "verbs"],
     ),
 }
+for version in ("v2", "v2beta1"):
+    for type_name, (properties, required) in APIDISCOVERY.items():
+        gvks = []
+        if type_name.startswith("APIGroupDiscovery"):
+            gvks = [("apidiscovery.k8s.io", version, type_name)]
+        EXTRA_DEFINITIONS[f"io.k8s.api.apidiscovery.{version}.{type_name}"] = (
+            properties,
+            gvks,
+            required,
+        )
 
 
 def norm(name):
@@ -438,13 +475,13 @@ def load_definitions(workspace):
             for gvk in schema.get("x-kubernetes-group-version-kind", []):
                 if gvk not in seen["gvk"]:
                     seen["gvk"].append(gvk)
-    for name, (properties, gvks) in EXTRA_DEFINITIONS.items():
+    for name, (properties, gvks, required) in EXTRA_DEFINITIONS.items():
         if name in defs:
             raise SystemExit(f"{name} is in the OpenAPI definitions: drop it from EXTRA_...")
         defs[name] = {
             "properties": {p: {} for p in properties},
             "gvk": [{"group": g, "version": v, "kind": k} for g, v, k in gvks],
-            "required": set(),
+            "required": set(required),
         }
     return defs
 

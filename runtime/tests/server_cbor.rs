@@ -490,3 +490,66 @@ async fn custom_resources_and_apply_in_cbor() {
         .collect();
     assert!(managers.contains(&"tester"), "{managers:?}");
 }
+
+/// The discovery documents in CBOR with the gate on, as upstream's discovery handlers' codec
+/// factories gain the CBOR serializer with it (k8s.io/apiserver `aggregated/wrapper.go` and
+/// `handler.go`; kube-aggregator `apiserver.go` for `/apis` and `/apis/<group>`): the legacy
+/// documents for `application/cbor` (`/api` without `apiVersion`, as the
+/// `stripVersionEncoder` writes it), the aggregated one for
+/// `application/cbor;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList`, its kind in the
+/// `Content-Type`. Without the gate, CBOR is not among the types a 406 lists.
+#[tokio::test]
+async fn discovery_documents_in_cbor() {
+    let h = harness(34, "CBORServingAndStorage=true").await;
+    let api = get(&h, "/api", CBOR).await;
+    assert_eq!(api.code(), 200);
+    assert_eq!(content_type(&api), CBOR);
+    let item = Item::body(&api.body);
+    assert_eq!(item.get("kind").text(), "APIVersions");
+    assert_eq!(
+        *item.get("versions"),
+        Item::Array(vec![Item::Bytes(b"v1".to_vec())])
+    );
+    let Item::Map(entries) = &item else { panic!() };
+    assert!(
+        !entries
+            .iter()
+            .any(|(k, _)| *k == Item::Bytes(b"apiVersion".to_vec()))
+    );
+
+    for (path, kind) in [
+        ("/apis", "APIGroupList"),
+        ("/apis/example.com", "APIGroup"),
+        ("/apis/example.com/v1", "APIResourceList"),
+    ] {
+        let answer = get(&h, path, CBOR).await;
+        assert_eq!(content_type(&answer), CBOR, "{path}");
+        let item = Item::body(&answer.body);
+        assert_eq!(item.get("kind").text(), kind);
+        assert_eq!(item.get("apiVersion").text(), "v1");
+    }
+
+    let aggregated = "application/cbor;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+    let answer = get(&h, "/apis", aggregated).await;
+    assert_eq!(content_type(&answer), aggregated);
+    let item = Item::body(&answer.body);
+    assert_eq!(item.get("kind").text(), "APIGroupDiscoveryList");
+    assert_eq!(item.get("apiVersion").text(), "apidiscovery.k8s.io/v2");
+
+    let refused = get(&h, "/apis/example.com/v1", "text/html").await;
+    assert_eq!(refused.code(), 406);
+    assert_eq!(
+        refused.value()["message"],
+        "only the following media types are accepted: application/json, application/yaml, \
+         application/vnd.kubernetes.protobuf, application/cbor"
+    );
+
+    let off = harness(34, "").await;
+    let refused = get(&off, "/apis", CBOR).await;
+    assert_eq!(refused.code(), 406);
+    assert_eq!(
+        refused.value()["message"],
+        "only the following media types are accepted: application/json, application/yaml, \
+         application/vnd.kubernetes.protobuf"
+    );
+}

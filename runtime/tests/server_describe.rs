@@ -506,6 +506,99 @@ async fn aggregated_discovery_by_accept() {
     assert_eq!(answer.json()["kind"], "APIGroupList");
 }
 
+/// Every discovery document is negotiated over the discovery handlers' serializers (JSON,
+/// YAML, protobuf; `WriteObjectNegotiated` in k8s.io/apiserver `endpoints/discovery/*.go` and
+/// kube-aggregator's `handler_apis.go`), the aggregated one too (`aggregated/wrapper.go`
+/// negotiates with a codec factory of its own, and `writeDiscoveryResponse` names the kind in
+/// the `Content-Type`). What none of them produces is 406 in raw JSON listing the
+/// serializers' types (`NegotiateOutputMediaType`'s `NewNotAcceptableError`). The extensions
+/// group's versions are written without `apiVersion`, as the core group's (`keepUnversioned`
+/// in `discovery/util.go`).
+#[tokio::test]
+async fn discovery_documents_are_negotiated() {
+    let h = harness(20).await;
+    let yaml = h
+        .send("GET", "/apis/extensions", Some("application/yaml"), None)
+        .await;
+    assert_eq!(yaml.header(header::CONTENT_TYPE), Some("application/yaml"));
+    assert!(
+        yaml.text()
+            .starts_with("apiVersion: v1\nkind: APIGroup\nname: extensions\n"),
+        "{}",
+        yaml.text()
+    );
+    let core = h
+        .send("GET", "/api/v1", Some("application/yaml"), None)
+        .await;
+    assert!(
+        core.text()
+            .starts_with("groupVersion: v1\nkind: APIResourceList\n"),
+        "{}",
+        core.text()
+    );
+    let extensions = h.get("/apis/extensions/v1beta1").await.json();
+    assert_eq!(extensions["kind"], "APIResourceList");
+    assert!(extensions.get("apiVersion").is_none(), "{extensions}");
+    assert_eq!(
+        h.get("/apis/policy/v1beta1").await.json()["apiVersion"],
+        "v1"
+    );
+    for path in [
+        "/api",
+        "/apis",
+        "/apis/extensions",
+        "/api/v1",
+        "/apis/policy/v1beta1",
+    ] {
+        let refused = h.send("GET", path, Some("text/html"), None).await;
+        assert_eq!(refused.status, StatusCode::NOT_ACCEPTABLE, "{path}");
+        assert_eq!(
+            refused.header(header::CONTENT_TYPE),
+            Some("application/json")
+        );
+        assert_eq!(
+            refused.json()["message"],
+            "only the following media types are accepted: application/json, application/yaml, \
+             application/vnd.kubernetes.protobuf",
+            "{path}"
+        );
+    }
+    // A conversion is the aggregated document's alone.
+    let refused = h
+        .send("GET", "/apis/extensions", Some(AGGREGATED_V2), None)
+        .await;
+    assert_eq!(refused.status, StatusCode::NOT_ACCEPTABLE);
+
+    let later = harness(34).await;
+    // The aggregated document is tagged (`ServeHTTPWithETag`, `aggregated/etag.go`): the tag is
+    // the document's in any format, and a client that has it gets 304 with no body.
+    let json = later.send("GET", "/apis", Some(AGGREGATED_V2), None).await;
+    let etag = json.header(header::ETAG).unwrap().to_owned();
+    assert!(etag.starts_with('"') && etag.ends_with('"'), "{etag}");
+    assert_eq!(json.header(header::CACHE_CONTROL), Some("public"));
+    assert_eq!(json.header(header::VARY), Some("Accept"));
+    let request = Request::builder()
+        .uri("/apis")
+        .header(header::ACCEPT, AGGREGATED_V2BETA1)
+        .header(header::IF_NONE_MATCH, &etag)
+        .body(Body::empty())
+        .unwrap();
+    let cached = later.request(request).await;
+    assert_eq!(cached.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(cached.headers()[header::ETAG], etag.as_str());
+    let media = "application/yaml;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+    let aggregated = later.send("GET", "/apis", Some(media), None).await;
+    assert_eq!(aggregated.header(header::ETAG), Some(etag.as_str()));
+    assert_eq!(aggregated.header(header::CONTENT_TYPE), Some(media));
+    assert!(
+        aggregated
+            .text()
+            .starts_with("apiVersion: apidiscovery.k8s.io/v2\nitems:\n"),
+        "{}",
+        aggregated.text()
+    );
+}
+
 #[tokio::test]
 async fn version_endpoint() {
     let h = harness(20).await;
@@ -531,21 +624,27 @@ async fn version_endpoint() {
     assert_eq!(newer["emulationMinor"], "34");
 }
 
+/// A plain-text answer as Go's `http.Error` and the health handlers write it.
+fn assert_plain_text(answer: &Answer, status: StatusCode, text: &str, path: &str) {
+    assert_eq!(answer.status, status, "{path}");
+    assert_eq!(answer.text(), text, "{path}");
+    assert_eq!(
+        answer.header(header::CONTENT_TYPE),
+        Some("text/plain; charset=utf-8"),
+        "{path}"
+    );
+    assert_eq!(
+        answer.header(header::X_CONTENT_TYPE_OPTIONS),
+        Some("nosniff"),
+        "{path}"
+    );
+}
+
 #[tokio::test]
 async fn health_probes() {
     let h = harness(20).await;
     for path in ["/healthz", "/livez", "/readyz"] {
-        let answer = h.get(path).await;
-        assert_eq!(answer.status, StatusCode::OK, "{path}");
-        assert_eq!(answer.text(), "ok");
-        assert_eq!(
-            answer.header(header::CONTENT_TYPE),
-            Some("text/plain; charset=utf-8")
-        );
-        assert_eq!(
-            answer.header(header::X_CONTENT_TYPE_OPTIONS),
-            Some("nosniff")
-        );
+        assert_plain_text(&h.get(path).await, StatusCode::OK, "ok", path);
     }
     let cases = [
         (
@@ -652,15 +751,64 @@ fn with_gvk<'a>(
         .collect()
 }
 
+/// 1.20 has no `/openapi/v3` (OpenAPIV3 came alpha in 1.23, on in 1.24: k8s.io/apiserver
+/// `pkg/features/kube_features.go`): nothing serves the path, so the last handler of
+/// kube-apiserver's chain answers it, Go's `http.NotFound` (k8s.io/apiserver v0.20
+/// `pkg/server/mux/pathrecorder.go`, the default of a `PathRecorderMux` that no delegate
+/// follows: `NewEmptyDelegate` has no handler), whatever the `Accept`. Its v2 document
+/// predates WatchList and server-side field validation: no `sendInitialEvents` (1.27), no
+/// `fieldValidation` (1.25), so kubectl validates on the client side against `/openapi/v2`.
+#[tokio::test]
+async fn openapi_v3_is_not_in_1_20() {
+    let h = harness(20).await;
+    for path in [
+        "/openapi/v3",
+        "/openapi/v3/",
+        "/openapi/v3/api/v1",
+        "/openapi/v3/apis/widgets.kapi.dev/v1?hash=0000",
+        "/openapi/v3/bogus",
+    ] {
+        for accept in [
+            None,
+            Some("application/json"),
+            Some("application/vnd.kubernetes.protobuf"),
+        ] {
+            let answer = h.send("GET", path, accept, None).await;
+            assert_plain_text(&answer, StatusCode::NOT_FOUND, "404 page not found\n", path);
+        }
+    }
+    let v2 = h.get("/openapi/v2").await;
+    assert_eq!(v2.status, StatusCode::OK);
+    assert!(!v2.text().contains("sendInitialEvents"));
+    assert!(!v2.text().contains("fieldValidation"));
+}
+
+/// A path outside the go-restful container's roots (`/api`, `/apis`, `/version`: the director
+/// of k8s.io/apiserver `pkg/server/handler.go` takes a root only at a path boundary) that no
+/// handler serves ends at the mux's not-found handler, Go's plain-text `http.NotFound`, in
+/// every release; under a root, go-restful's 404 is a `Status`.
+#[tokio::test]
+async fn paths_nothing_serves_are_plain_text_404() {
+    for minor in [20, 34] {
+        let h = harness(minor).await;
+        for path in ["/foo", "/openapi/v4", "/apisx", "/metrics/x"] {
+            assert_plain_text(
+                &h.get(path).await,
+                StatusCode::NOT_FOUND,
+                "404 page not found\n",
+                path,
+            );
+        }
+        let restful = h.get("/version/x").await;
+        assert_eq!(restful.status, StatusCode::NOT_FOUND);
+        assert_eq!(restful.json()["kind"], "Status");
+    }
+}
+
 #[tokio::test]
 async fn openapi_v3_index_and_documents() {
-    let h = harness(20).await;
-    // 1.20 predates WatchList and server-side field validation: its documents list no
-    // `sendInitialEvents` (1.27) and no `fieldValidation` (1.25), so kubectl validates on the
-    // client side, against `/openapi/v2` in protobuf.
-    let core = h.get("/openapi/v3/api/v1").await.text();
-    assert!(!core.contains("sendInitialEvents"));
-    assert!(!core.contains("fieldValidation"));
+    // 1.28, the oldest release kapi carries that has `/openapi/v3` (GA in 1.27).
+    let h = harness(28).await;
     let later = harness(34).await.get("/openapi/v3/api/v1").await.text();
     assert!(later.contains("sendInitialEvents"));
     assert!(later.contains("fieldValidation"));
@@ -672,12 +820,9 @@ async fn openapi_v3_index_and_documents() {
         [
             "api/v1",
             "apis/apiextensions.k8s.io/v1",
-            "apis/extensions/v1beta1",
-            "apis/policy/v1beta1",
             "apis/stable.example.com/v1beta1",
             "apis/widgets.kapi.dev/v1",
             "apis/widgets.kapi.dev/v1alpha2",
-            "apis/widgets.kapi.dev/v1beta1",
         ]
     );
 
@@ -695,7 +840,7 @@ async fn openapi_v3_index_and_documents() {
         );
         let doc = answer.json();
         assert_eq!(doc["openapi"], "3.0.0");
-        assert_eq!(doc["info"]["version"], "v1.20.15");
+        assert_eq!(doc["info"]["version"], "v1.28.3");
     }
 
     let url = paths["apis/widgets.kapi.dev/v1"]["serverRelativeURL"]
@@ -719,8 +864,7 @@ async fn openapi_v3_index_and_documents() {
     );
     assert_eq!(widget["properties"]["spec"]["required"], json!(["color"]));
 
-    // kubectl apply looks for the PATCH operation of the GVK and its fieldValidation parameter
-    // (none in 1.20: see above).
+    // kubectl apply looks for the PATCH operation of the GVK and its fieldValidation parameter.
     let item = &doc["paths"]["/apis/widgets.kapi.dev/v1/namespaces/{namespace}/widgets/{name}"];
     let patch = &item["patch"];
     assert_eq!(
@@ -735,7 +879,7 @@ async fn openapi_v3_index_and_documents() {
         .filter(|p| p["in"] == "query")
         .filter_map(|p| p["name"].as_str())
         .collect();
-    assert!(names.contains(&"dryRun") && !names.contains(&"fieldValidation"));
+    assert!(names.contains(&"dryRun") && names.contains(&"fieldValidation"));
     let body_types: Vec<&str> = patch["requestBody"]["content"]
         .as_object()
         .unwrap()
@@ -756,13 +900,13 @@ async fn openapi_v3_index_and_documents() {
     assert_refs_resolve(&doc, &doc, "#/components/schemas/");
 
     // A kind without a schema gets a permissive one.
-    let url = paths["apis/extensions/v1beta1"]["serverRelativeURL"]
+    let url = paths["apis/stable.example.com/v1beta1"]["serverRelativeURL"]
         .as_str()
         .unwrap();
     let doc = h.get(url).await.json();
-    let ingress = &components(&doc)["io.k8s.api.extensions.v1beta1.Ingress"];
-    assert_eq!(ingress["x-kubernetes-preserve-unknown-fields"], true);
-    assert_eq!(ingress["type"], "object");
+    let crontab = &components(&doc)["com.example.stable.v1beta1.CronTab"];
+    assert_eq!(crontab["x-kubernetes-preserve-unknown-fields"], true);
+    assert_eq!(crontab["type"], "object");
 
     // A stale hash redirects to the current one; no hash is served without long caching.
     let stale = h

@@ -334,3 +334,164 @@ async fn metadata_and_tables_asked_wrongly_are_refused_as_upstream() {
         assert_eq!(answer.value()["message"], message, "{uri} {accept}");
     }
 }
+
+/// A GET asking for `accept`.
+async fn get(h: &Harness, uri: &str, accept: &str) -> Answer {
+    h.exchange("GET", uri, &[("accept", accept)], Vec::new())
+        .await
+}
+
+/// The message among `items` whose field 1 is `name`.
+fn named<'a>(items: &'a [Vec<u8>], name: &str) -> &'a [u8] {
+    items
+        .iter()
+        .find(|item| all(item, 1).first().is_some_and(|n| n == name.as_bytes()))
+        .unwrap_or_else(|| panic!("no {name} among {} items", items.len()))
+}
+
+fn strings(bytes: &[u8], number: u64) -> Vec<String> {
+    all(bytes, number)
+        .into_iter()
+        .map(|b| String::from_utf8(b).unwrap())
+        .collect()
+}
+
+/// The discovery documents in protobuf, as upstream's discovery handlers write them with
+/// their codec factories' protobuf serializer (k8s.io/apiserver `endpoints/discovery/
+/// {legacy,root,group,version}.go`, kube-aggregator `handler_apis.go`: all through
+/// `WriteObjectNegotiated`). Field numbers from k8s.io/apimachinery `pkg/apis/meta/v1/
+/// generated.proto`: APIVersions {1 versions, 2 serverAddressByClientCIDRs}, APIGroupList
+/// {1 groups}, APIGroup {1 name, 2 versions, 3 preferredVersion}, GroupVersionForDiscovery
+/// {1 groupVersion, 2 version}, APIResourceList {1 groupVersion, 2 resources}, APIResource
+/// {1 name, 2 namespaced, 3 kind, 4 verbs (Verbs {1 items}), 6 singularName}. `/api` and
+/// `/api/v1` are written by the `stripVersionEncoder` (`discovery/util.go`): their envelope's
+/// apiVersion is empty.
+#[tokio::test]
+async fn discovery_documents_in_protobuf() {
+    let h = harness().await;
+    let api = h
+        .exchange(
+            "GET",
+            "/api",
+            &[("accept", PROTOBUF), ("host", "127.0.0.1:6443")],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(api.code(), 200);
+    assert_eq!(content_type(&api), PROTOBUF);
+    let (type_meta, versions) = unwrap_envelope(&api.body);
+    assert_eq!(type_meta, (String::new(), "APIVersions".to_owned()));
+    assert_eq!(strings(&versions, 1), ["v1"]);
+    let address = one(&versions, 2);
+    assert_eq!(text(&address, 1), "0.0.0.0/0");
+    assert_eq!(text(&address, 2), "127.0.0.1:6443");
+
+    let apis = get(&h, "/apis", CLIENT_GO).await;
+    assert_eq!(content_type(&apis), PROTOBUF);
+    let (type_meta, list) = unwrap_envelope(&apis.body);
+    assert_eq!(type_meta, ("v1".to_owned(), "APIGroupList".to_owned()));
+    let groups = all(&list, 1);
+    let apps = named(&groups, "apps");
+    let version = one(apps, 2);
+    assert_eq!(
+        (text(&version, 1), text(&version, 2)),
+        ("apps/v1".to_owned(), "v1".to_owned())
+    );
+    assert_eq!(one(apps, 3), version);
+
+    let group = get(&h, "/apis/apps", PROTOBUF).await;
+    let (type_meta, message) = unwrap_envelope(&group.body);
+    assert_eq!(type_meta, ("v1".to_owned(), "APIGroup".to_owned()));
+    assert_eq!(message, apps);
+
+    for (path, api_version, group_version) in
+        [("/apis/apps/v1", "v1", "apps/v1"), ("/api/v1", "", "v1")]
+    {
+        let answer = get(&h, path, PROTOBUF).await;
+        assert_eq!(content_type(&answer), PROTOBUF, "{path}");
+        let (type_meta, list) = unwrap_envelope(&answer.body);
+        assert_eq!(
+            type_meta,
+            (api_version.to_owned(), "APIResourceList".to_owned())
+        );
+        assert_eq!(text(&list, 1), group_version);
+        if path == "/apis/apps/v1" {
+            let resources = all(&list, 2);
+            let deployments = named(&resources, "deployments");
+            assert_eq!(
+                fields(deployments).iter().find(|(n, _)| *n == 2),
+                Some(&(2, Wire::Varint(1)))
+            );
+            assert_eq!(text(deployments, 3), "Deployment");
+            assert_eq!(text(deployments, 6), "deployment");
+            assert!(strings(&one(deployments, 4), 1).contains(&"watch".to_owned()));
+        }
+    }
+}
+
+/// Aggregated discovery in protobuf (`application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;
+/// v=v2;as=APIGroupDiscoveryList`): the aggregated handler negotiates with its own codec factory,
+/// which has the protobuf serializer, and names the kind in the `Content-Type`
+/// (`aggregated/handler.go`, `writeDiscoveryResponse`; `generateMediaTypeWithGVK`). Field numbers
+/// from k8s.io/api `apidiscovery/v2/generated.proto` (v2beta1's are the same):
+/// APIGroupDiscoveryList {2 items}, APIGroupDiscovery {1 metadata, 2 versions},
+/// APIVersionDiscovery {1 version, 2 resources, 3 freshness}, APIResourceDiscovery {1 resource,
+/// 2 responseKind (GroupVersionKind {1 group, 2 version, 3 kind}), 3 scope, 4 singularResource,
+/// 5 verbs}. Before `AggregatedDiscoveryEndpoint` (1.20) the media type is unknown: 406.
+#[tokio::test]
+async fn aggregated_discovery_in_protobuf() {
+    let h = harness().await;
+    for version in ["v2", "v2beta1"] {
+        let media =
+            format!("{PROTOBUF};g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList");
+        let answer = get(&h, "/apis", &media).await;
+        assert_eq!(answer.code(), 200);
+        assert_eq!(content_type(&answer), media);
+        let (type_meta, list) = unwrap_envelope(&answer.body);
+        assert_eq!(
+            type_meta,
+            (
+                format!("apidiscovery.k8s.io/{version}"),
+                "APIGroupDiscoveryList".to_owned()
+            )
+        );
+        let apps = all(&list, 2)
+            .into_iter()
+            .find(|group| text(&one(group, 1), 1) == "apps")
+            .unwrap();
+        let v1 = one(&apps, 2);
+        assert_eq!(text(&v1, 1), "v1");
+        assert_eq!(text(&v1, 3), "Current");
+        let deployments = all(&v1, 2)
+            .into_iter()
+            .find(|r| text(r, 1) == "deployments")
+            .unwrap();
+        let kind = one(&deployments, 2);
+        assert_eq!(
+            (text(&kind, 1), text(&kind, 2), text(&kind, 3)),
+            ("apps".to_owned(), "v1".to_owned(), "Deployment".to_owned())
+        );
+        assert_eq!(text(&deployments, 3), "Namespaced");
+        assert_eq!(text(&deployments, 4), "deployment");
+        assert!(strings(&deployments, 5).contains(&"list".to_owned()));
+    }
+    // The core group on /api, its group name empty.
+    let media = format!("{PROTOBUF};g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
+    let answer = get(&h, "/api", &media).await;
+    let (_, list) = unwrap_envelope(&answer.body);
+    let core = one(&list, 2);
+    assert_eq!(text(&one(&core, 2), 1), "v1");
+
+    let mut registry = Registry::new();
+    registry.register::<Deployment>();
+    let old = Harness::in_temp_dir(
+        support::store_options(),
+        support::builder(registry, KubeVersion::new(1, 20)),
+    )
+    .await;
+    let refused = get(&old, "/apis", &media).await;
+    assert_eq!(refused.code(), 406);
+    // Plain protobuf is served there too.
+    let plain = get(&old, "/apis", PROTOBUF).await;
+    assert_eq!(unwrap_envelope(&plain.body).0.1, "APIGroupList");
+}

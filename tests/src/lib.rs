@@ -440,9 +440,10 @@ pub fn parse_ready_line(line: &str) -> Result<SocketAddr, String> {
 }
 
 /// Every `kubectl` to test with, by name: `kubectl` and the pinned `kubectl.1.NN` found on
-/// `PATH` or beside the real file `kubectl` resolves to (the Cloud SDK keeps its pinned
-/// versions there without putting them on `PATH`). `$KAPI_KUBECTLS` (colon-separated paths)
-/// overrides the search.
+/// `PATH`, beside the real file `kubectl` resolves to (the Cloud SDK keeps its pinned
+/// versions there without putting them on `PATH`) or in the repository's `.tools/`, where
+/// `tests/setup.sh` puts the releases the machine lacks (1.34, 1.35). `$KAPI_KUBECTLS`
+/// (colon-separated paths) overrides the search.
 pub fn kubectl_binaries() -> Vec<PathBuf> {
     if let Some(list) = std::env::var_os("KAPI_KUBECTLS") {
         return std::env::split_paths(&list).collect();
@@ -450,6 +451,7 @@ pub fn kubectl_binaries() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
+    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools"));
     let mut found: Vec<PathBuf> = Vec::new();
     let mut names: Vec<String> = Vec::new();
     let mut index = 0;
@@ -478,5 +480,11 @@ pub fn kubectl_binaries() -> Vec<PathBuf> {
             }
         }
     }
+    // `kubectl` first, then the pinned ones oldest first, wherever each was found.
+    found.sort_by_key(|path| {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        name.strip_prefix("kubectl.1.")
+            .and_then(|minor| minor.parse::<u32>().ok())
+    });
     found
 }

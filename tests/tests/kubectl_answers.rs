@@ -30,6 +30,16 @@ fn refused(k: &Kubectl<'_>, args: &[&str]) -> String {
     k.expect_failure(args).trim().to_owned()
 }
 
+/// The refusal of a Deployment whose `spec.replicas` is a string, sent as these bytes.
+fn wrongly_typed_deployment(k: &Kubectl<'_>) -> String {
+    let typed = k.file(
+        "typed.json",
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":"3"}}"#,
+    );
+    let path = "/apis/apps/v1/namespaces/default/deployments";
+    refused(k, &["create", "--raw", path, "-f", typed.to_str().unwrap()])
+}
+
 #[test]
 fn every_kubectl_shows_upstreams_answers() {
     let server = KapiServer::start(&ServerOptions::release("1.36")).unwrap();
@@ -149,21 +159,8 @@ fn every_kubectl_shows_upstreams_answers() {
     let k = Kubectl::on_path(&server, dir.path());
     // A field of the wrong JSON type: encoding/json's UnmarshalTypeError (sigs.k8s.io/json
     // since 1.23), innermost struct, field path and Go type.
-    let typed = k.file(
-        "typed.json",
-        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":"3"}}"#,
-    );
     assert_eq!(
-        refused(
-            &k,
-            &[
-                "create",
-                "--raw",
-                "/apis/apps/v1/namespaces/default/deployments",
-                "-f",
-                typed.to_str().unwrap()
-            ]
-        ),
+        wrongly_typed_deployment(&k),
         "Error from server (BadRequest): Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
     );
 
@@ -191,12 +188,22 @@ fn every_kubectl_shows_upstreams_answers() {
 }
 
 /// 1.20: the legacy scheme named from its GOPATH file, the label parser's plain errors before
-/// field errors (kubernetes/kubernetes#97538).
+/// field errors (kubernetes/kubernetes#97538), and json-iterator's type errors (its JSON
+/// decoder until 1.23; the shape of kubernetes-client/python#1023's answer: the Go types and
+/// field names from the top, the reader's operation, and the body's bytes around where it
+/// stopped).
 #[test]
 fn release_1_20_answers_as_its_kube_apiserver() {
     let server = KapiServer::start(&ServerOptions::release("1.20")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let k = Kubectl::on_path(&server, dir.path());
+    assert_eq!(
+        wrongly_typed_deployment(&k),
+        "Error from server (BadRequest): Deployment in version \"v1\" cannot be handled as a \
+         Deployment: v1.Deployment.Spec: v1.DeploymentSpec.Replicas: readUint32: unexpected \
+         character: \u{fffd}, error found in #10 byte of ...|eplicas\":\"3\"}}|..., bigger \
+         context ...|ment\",\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":\"3\"}}|..."
+    );
     let pod = k.file("pod.json", r#"{"apiVersion":"v1","kind":"pod"}"#);
     assert_eq!(
         refused(
@@ -247,12 +254,18 @@ assert status == 500 and "reason" not in body, body
 assert body["message"] == ('resourceVersion: Invalid value: "abc": '
                            'strconv.ParseUint: parsing "abc": invalid syntax'), body
 
+# The client sends json.dumps of the body: ", " and ": " between tokens.
+status, body = refused(v1.create_namespaced_config_map, "default",
+                       {"metadata": {"name": "typed"}, "data": {"a": 1}})
+assert status == 400, body
 if release != "1.20":
-    status, body = refused(v1.create_namespaced_config_map, "default",
-                           {"metadata": {"name": "typed"}, "data": {"a": 1}})
-    assert status == 400, body
     assert body["message"] == ('ConfigMap in version "v1" cannot be handled as a ConfigMap: '
         "json: cannot unmarshal number into Go struct field ConfigMap.data of type string"), body
+else:
+    assert body["message"] == ('ConfigMap in version "v1" cannot be handled as a ConfigMap: '
+        'v1.ConfigMap.Data: ReadString: expects " or n, but found 1, error found in #10 byte '
+        'of ...|": {"a": 1}}|..., bigger context ...|{"metadata": {"name": "typed"}, "data": '
+        '{"a": 1}}|...'), body
 
 made = v1.create_namespaced_config_map("default", {"metadata": {"name": "p"}})
 status, body = refused(v1.delete_namespaced_config_map, "p", "default",

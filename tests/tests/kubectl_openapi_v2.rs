@@ -8,7 +8,7 @@
 //! What reads it: client-side `apply` and `diff` compute a strategic merge patch from the
 //! models' patch strategies (`Patcher.patchSimple` in `staging/src/k8s.io/kubectl/pkg/cmd/apply/
 //! patcher.go`; kapi's v3 PATCH operations list no strategic merge patch, so every kubectl
-//! 1.27 .. 1.33 reads v2 for it, in every release); `explain` renders them
+//! 1.27 .. 1.35 reads v2 for it, in every release); `explain` renders them
 //! (`renderOpenAPIV2` in `pkg/cmd/explain/explain.go`: with `--output=plaintext-openapiv2`, and
 //! by default in kubectl 1.27 and 1.28); and client-side validation checks manifests against
 //! them (`NewParamVerifyingSchema`, `pkg/validation`) when the server's documents offer no
@@ -169,6 +169,11 @@ fn apply_diff_explain(k: &Kubectl<'_>, validates_on_client: bool) {
 }
 
 /// Against 1.20 every kubectl reads v2 for all four: it validates on the client side too.
+///
+/// 1.20 has no `/openapi/v3` (OpenAPIV3 came in 1.23): kubectl 1.29 and newer, whose `explain`
+/// reads v3 by default, first ask `/openapi/v3`, get upstream's 404 for a path nothing serves,
+/// and render from v2 (`explain.go`'s `plaintext` case: "Use v2 renderer if server does not
+/// support v3"); 1.27 and 1.28 read v2 by default.
 #[test]
 fn every_kubectl_applies_diffs_explains_and_validates_against_1_20() {
     let binaries = kubectl_binaries();
@@ -176,7 +181,20 @@ fn every_kubectl_applies_diffs_explains_and_validates_against_1_20() {
     let server = KapiServer::start(&ServerOptions::release("1.20")).unwrap();
     for binary in &binaries {
         let dir = tempfile::tempdir().unwrap();
-        apply_diff_explain(&Kubectl::new(binary, &server, dir.path()), true);
+        let k = Kubectl::new(binary, &server, dir.path());
+        apply_diff_explain(&k, true);
+        let name = name_of(binary);
+        let (stdout, stderr) = run(&k, &["explain", "deployment.spec.replicas"], 0);
+        assert!(stdout.contains("replicas <integer>"), "{name}: {stdout}");
+        assert_read_v2(&format!("{name} explain (default output)"), &stderr);
+        if k.client_minor().unwrap() >= 29 {
+            assert!(
+                stderr
+                    .lines()
+                    .any(|line| line.contains("/openapi/v3") && line.contains("404 Not Found")),
+                "{name} did not ask /openapi/v3:\n{stderr}"
+            );
+        }
     }
 }
 

@@ -208,7 +208,8 @@ impl APIResourceList {
         }
     }
 
-    /// The `/api/<version>` answer of the core group, which upstream writes without `apiVersion`.
+    /// The `/api/<version>` (and `/apis/extensions/<version>`) answer, which upstream writes
+    /// without `apiVersion`.
     pub fn legacy(group_version: impl Into<String>, resources: Vec<APIResource>) -> Self {
         Self {
             api_version: None,

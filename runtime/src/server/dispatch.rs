@@ -17,6 +17,7 @@ use crate::Verb;
 use crate::meta::ListOptions;
 
 use crate::server::describe::deprecation;
+use crate::server::describe::discovery::page_not_found;
 use crate::server::handlers::object::UpdateScope;
 use crate::server::handlers::patch::apply;
 use crate::server::handlers::request;
@@ -119,11 +120,23 @@ impl Operation {
     }
 }
 
+/// Whether upstream's go-restful container would take `path` (`/api...`, `/apis...`,
+/// `/version...`; its director in k8s.io/apiserver `pkg/server/handler.go`), answering what it
+/// has no route for with a `Status`. Any other path no route here took (`/foo`) is one
+/// nothing serves upstream either; `/` is upstream's index of paths, left to the `Status`.
+fn under_go_restful(path: &str) -> bool {
+    let first = path.trim_start_matches('/').split('/').next().unwrap_or("");
+    matches!(first, "" | "api" | "apis" | "version")
+}
+
 /// Serves every resource URL: routing, verb checks, deprecation warnings, then the handler.
 pub(crate) async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let metrics = Arc::clone(&state.metrics);
     let registry = state.registry();
+    if !under_go_restful(parts.uri.path()) {
+        return refuse_unread(page_not_found(), body).await;
+    }
     let target = match path::resolve(&registry, parts.uri.path()) {
         Ok(target) => target,
         Err(e) => return refuse_unread(e, body).await,
@@ -212,7 +225,7 @@ async fn cbor_body(
 const DRAIN_BYTES: usize = 256 << 10;
 
 /// Answers `refused` once the request's body, up to [`DRAIN_BYTES`], has been read.
-async fn refuse_unread(refused: ApiError, body: Body) -> Response {
+async fn refuse_unread(refused: impl IntoResponse, body: Body) -> Response {
     // A body over the bound or cut short is the client's; the refusal stands either way.
     let _ = axum::body::to_bytes(body, DRAIN_BYTES).await;
     refused.into_response()

@@ -8,18 +8,21 @@
 //! preferred version. Resources are sorted by name, subresources after their parent, as
 //! kube-apiserver lists them. Named groups are listed alphabetically.
 //!
-//! `Accept` negotiation follows the client's preference order (q-values, then position):
-//! `application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList` (or `v=v2beta1`, which
-//! kubectl 1.26–1.29 ask for) gets the aggregated document with that exact media type as its
-//! `Content-Type`; `application/json`, `application/*`, `*/*` or no `Accept` get the legacy
-//! document; anything else is 406 NotAcceptable. The per-group endpoints serve only the legacy
-//! form, as upstream does.
+//! `Accept` negotiation follows the client's preference order (q-values, then position), over
+//! the serializers upstream's discovery handlers have: JSON, YAML, Kubernetes' protobuf and,
+//! with `CBORServingAndStorage` on, CBOR. `<type>;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList`
+//! (or `v=v2beta1`, which kubectl 1.26–1.29 ask for) gets the aggregated document on `/api` and
+//! `/apis`, its `Content-Type` the media type with the kind after it; a media type without
+//! parameters (or `application/*`, `*/*`, no `Accept`: JSON) gets the legacy document; anything
+//! else is 406 NotAcceptable listing the serializers' media types, in JSON. The per-group and
+//! per-version endpoints serve only the legacy form, as upstream does. The documents upstream
+//! writes without `apiVersion` (`/api`, `/api/v1`, `/apis/extensions/<version>`) have none in
+//! any format: an empty one in protobuf's envelope.
 //!
-//! The shared [`status_response`] and [`not_found`] helpers live here so the descriptive
-//! modules answer errors the same way.
+//! The shared [`status_response`], [`not_found`] and [`content_hash`] helpers live here so the
+//! descriptive modules answer errors and tag documents the same way.
 
 use crate::server::state::builtin_names;
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use axum::Router;
@@ -35,7 +38,9 @@ use crate::meta::{
     GroupVersionForDiscovery, ServerAddressByClientCIDR, Status, StatusDetails, StatusReason,
 };
 use crate::server::describe::deprecation::compare_versions;
+use crate::server::http::negotiate::{self, Format, parse_accept};
 use crate::server::http::routes::get_only;
+use crate::server::http::{cbor, protobuf};
 use crate::server::state::builtin::is_namespace_kind;
 use crate::server::state::release::Feature;
 use crate::server::state::{ServerState, State};
@@ -45,25 +50,18 @@ use crate::{Registry, ResourceInfo};
 const DISCOVERY_GROUP: &str = "apidiscovery.k8s.io";
 /// The aggregated discovery versions served, preferred first.
 const AGGREGATED_VERSIONS: [&str; 2] = ["v2", "v2beta1"];
-/// What a 406 answer names as acceptable.
-const ACCEPTED: [&str; 3] = [
-    "application/json",
-    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
-    "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList",
-];
-
 /// A JSON answer with `Content-Type: application/json`.
 pub(crate) fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
-    json_with_type(status, body, HeaderValue::from_static("application/json"))
-}
-
-fn json_with_type<T: Serialize>(
-    status: StatusCode,
-    body: &T,
-    content_type: HeaderValue,
-) -> Response {
     match serde_json::to_vec(body) {
-        Ok(bytes) => (status, [(header::CONTENT_TYPE, content_type)], bytes).into_response(),
+        Ok(bytes) => (
+            status,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            bytes,
+        )
+            .into_response(),
         Err(error) => status_response(&Status::internal_error(&error.to_string())),
     }
 }
@@ -87,6 +85,39 @@ pub(crate) fn status_response(status: &Status) -> Response {
             .into_response(),
         Err(_) => code.into_response(),
     }
+}
+
+/// What kube-apiserver answers for a path outside `/api` and `/apis` that no handler serves:
+/// the last delegate's mux ends in Go's `http.NotFound` (k8s.io/apiserver
+/// `pkg/server/mux/pathrecorder.go`, whose default not-found handler is
+/// `http.NotFoundHandler()`; `pkg/util/notfoundhandler` from 1.24 on, once the server is
+/// ready), which `http.Error` writes as plain text.
+pub(crate) fn page_not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            ),
+            (
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ),
+        ],
+        "404 page not found\n",
+    )
+        .into_response()
+}
+
+/// FNV-1a over a document: a stable content hash for cache-busting URLs and ETags.
+pub(crate) fn content_hash(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bytes {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016X}")
 }
 
 /// kube-apiserver's answer for a path nothing serves.
@@ -245,7 +276,7 @@ fn aggregated_group(served: &Served<'_>, group: &str) -> APIGroupDiscovery {
     APIGroupDiscovery::new(group, versions)
 }
 
-/// What the client asked `/api` or `/apis` for.
+/// Which document the client asked `/api` or `/apis` for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DiscoveryFormat {
     /// The per-group documents (`APIVersions`, `APIGroupList`).
@@ -254,56 +285,44 @@ pub(crate) enum DiscoveryFormat {
     Aggregated(&'static str),
 }
 
-/// One media range of an `Accept` header.
-struct MediaRange<'a> {
-    essence: String,
-    params: Vec<(String, &'a str)>,
-    quality: f32,
+/// The document and the serialization a discovery request is answered with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Choice {
+    pub(crate) document: DiscoveryFormat,
+    pub(crate) format: Format,
 }
 
-fn parse_accept(accept: &str) -> Vec<MediaRange<'_>> {
-    let mut ranges: Vec<MediaRange<'_>> = accept
-        .split(',')
-        .filter_map(|range| {
-            let mut parts = range.split(';');
-            let essence = parts.next()?.trim().to_ascii_lowercase();
-            if essence.is_empty() {
-                return None;
-            }
-            let mut quality = 1.0;
-            let mut params = Vec::new();
-            for param in parts {
-                let Some((key, value)) = param.split_once('=') else {
-                    continue;
-                };
-                let key = key.trim().to_ascii_lowercase();
-                let value = value.trim().trim_matches('"');
-                if key == "q" {
-                    quality = value.parse::<f32>().unwrap_or(0.0);
-                } else {
-                    params.push((key, value));
-                }
-            }
-            Some(MediaRange {
-                essence,
-                params,
-                quality,
-            })
-        })
-        .filter(|range| range.quality > 0.0)
-        .collect();
-    // Stable, so ranges of equal quality keep the client's order.
-    ranges.sort_by(|a, b| b.quality.partial_cmp(&a.quality).unwrap_or(Ordering::Equal));
-    ranges
+/// What a discovery endpoint may answer with: the aggregated documents (on `/api` and `/apis`
+/// while `AggregatedDiscoveryEndpoint` is on) and CBOR (`CBORServingAndStorage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Offer {
+    pub(crate) aggregated: bool,
+    pub(crate) cbor: bool,
 }
 
-/// The format to answer `/api` or `/apis` in, or `None` when nothing acceptable is offered.
-pub(crate) fn negotiate(accept: Option<&str>) -> Option<DiscoveryFormat> {
+/// The answer to `accept` as upstream negotiates a discovery document: the clauses by
+/// quality, each matched against the serializers of the handler's codec factory (JSON, YAML,
+/// protobuf, and CBOR with its gate; k8s.io/apiserver `NegotiateMediaTypeOptions`). A clause
+/// asking for a conversion (`as=`) is taken only for the aggregated document
+/// (`aggregated/negotiation.go`'s `DiscoveryEndpointRestrictions`, behind the
+/// `WrappedHandler` of `aggregated/wrapper.go`); every other endpoint has
+/// `DefaultEndpointRestrictions`, which refuse any. No `Accept` is JSON; `None` is 406.
+pub(crate) fn negotiate(accept: Option<&str>, offer: Offer) -> Option<Choice> {
     let accept = accept.map(str::trim).filter(|a| !a.is_empty());
     let Some(accept) = accept else {
-        return Some(DiscoveryFormat::Legacy);
+        return Some(Choice {
+            document: DiscoveryFormat::Legacy,
+            format: Format::Json,
+        });
     };
     for range in parse_accept(accept) {
+        let format = match range.essence.as_str() {
+            "application/json" | "application/*" | "*/*" => Format::Json,
+            "application/yaml" => Format::Yaml,
+            protobuf::MEDIA_TYPE => Format::Protobuf,
+            cbor::MEDIA_TYPE if offer.cbor => Format::Cbor,
+            _ => continue,
+        };
         let param = |name: &str| {
             range
                 .params
@@ -311,65 +330,129 @@ pub(crate) fn negotiate(accept: Option<&str>) -> Option<DiscoveryFormat> {
                 .find(|(key, _)| key == name)
                 .map(|(_, value)| *value)
         };
-        match range.essence.as_str() {
-            "application/json" => match param("as") {
-                None => return Some(DiscoveryFormat::Legacy),
-                Some("APIGroupDiscoveryList") if param("g") == Some(DISCOVERY_GROUP) => {
-                    let version = param("v").unwrap_or_default();
-                    if let Some(v) = AGGREGATED_VERSIONS.iter().find(|v| **v == version) {
-                        return Some(DiscoveryFormat::Aggregated(v));
-                    }
+        let document = match param("as") {
+            None => DiscoveryFormat::Legacy,
+            Some("APIGroupDiscoveryList")
+                if offer.aggregated && param("g") == Some(DISCOVERY_GROUP) =>
+            {
+                let version = param("v").unwrap_or_default();
+                match AGGREGATED_VERSIONS.iter().find(|v| **v == version) {
+                    Some(v) => DiscoveryFormat::Aggregated(v),
+                    None => continue,
                 }
-                Some(_) => {}
-            },
-            "application/*" | "*/*" => return Some(DiscoveryFormat::Legacy),
-            _ => {}
-        }
+            }
+            Some(_) => continue,
+        };
+        return Some(Choice { document, format });
     }
     None
 }
 
-fn aggregated_response(version: &str, items: Vec<APIGroupDiscovery>) -> Response {
-    let mut list = APIGroupDiscoveryList::new(items);
-    list.api_version = Some(format!("{DISCOVERY_GROUP}/{version}"));
-    let content_type =
-        format!("application/json;g={DISCOVERY_GROUP};v={version};as=APIGroupDiscoveryList");
-    match HeaderValue::from_str(&content_type) {
-        Ok(value) => {
-            let mut response = json_with_type(StatusCode::OK, &list, value);
-            response
-                .headers_mut()
-                .insert(header::VARY, HeaderValue::from_static("Accept"));
-            response
-        }
-        Err(error) => status_response(&Status::internal_error(&error.to_string())),
+/// The media types a discovery 406 lists: the codec factory's serializers
+/// (`MediaTypesForSerializer`), CBOR appended when its gate is on.
+fn accepted(cbor: bool) -> Vec<&'static str> {
+    let mut out = vec!["application/json", "application/yaml", protobuf::MEDIA_TYPE];
+    if cbor {
+        out.push(cbor::MEDIA_TYPE);
     }
+    out
 }
 
-fn legacy_response<T: Serialize>(body: &T) -> Response {
-    let mut response = json_response(StatusCode::OK, body);
+/// A discovery document in the chosen format. The aggregated one's `Content-Type` names its
+/// kind after the media type (`generateMediaTypeWithGVK`, as the aggregated handler asks
+/// `WriteObjectNegotiated` to); every answer varies with `Accept`.
+fn document_response<T: Serialize>(body: &T, format: Format, aggregated: Option<&str>) -> Response {
+    let mut response = match format {
+        Format::Json => json_response(StatusCode::OK, body),
+        _ => match serde_json::to_value(body) {
+            Ok(value) => negotiate::encode(format, StatusCode::OK, &value),
+            Err(error) => return status_response(&Status::internal_error(&error.to_string())),
+        },
+    };
+    if let Some(version) = aggregated {
+        let media_type = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("application/json");
+        let content_type =
+            format!("{media_type};g={DISCOVERY_GROUP};v={version};as=APIGroupDiscoveryList");
+        if let Ok(value) = HeaderValue::from_str(&content_type) {
+            response.headers_mut().insert(header::CONTENT_TYPE, value);
+        }
+    }
     response
         .headers_mut()
         .insert(header::VARY, HeaderValue::from_static("Accept"));
     response
 }
 
-/// The discovery format `headers` ask for, as the release serves them: before aggregated
-/// discovery (`AggregatedDiscoveryEndpoint`), its media types are not known and the legacy
-/// documents answer.
-fn format(state: &ServerState, headers: &HeaderMap) -> Option<DiscoveryFormat> {
-    let accept = accept_header(headers);
-    if state.feature(Feature::AggregatedDiscoveryEndpoint).is_on() {
-        return negotiate(accept.as_deref());
+/// The aggregated document, tagged as upstream's aggregated handler tags it
+/// (`ServeHTTPWithETag` in k8s.io/apiserver `endpoints/discovery/aggregated/etag.go`): an
+/// `ETag` that is a hash of the document's JSON without its type (upstream's is the SHA-512 of
+/// it, kapi's the content hash its OpenAPI documents are tagged with), `Vary: Accept`,
+/// `Cache-Control: public`, and 304 with no body when `If-None-Match` names it. The tag is the
+/// document's whatever the format and version asked.
+fn aggregated_response(
+    version: &str,
+    items: Vec<APIGroupDiscovery>,
+    format: Format,
+    headers: &HeaderMap,
+) -> Response {
+    let mut list = APIGroupDiscoveryList::new(items);
+    let untyped = APIGroupDiscoveryList {
+        kind: None,
+        api_version: None,
+        ..list.clone()
+    };
+    let etag = serde_json::to_vec(&untyped)
+        .map(|bytes| format!("\"{}\"", content_hash(&bytes)))
+        .ok()
+        .and_then(|etag| HeaderValue::from_str(&etag).ok());
+    let mut response = match &etag {
+        Some(etag) if headers.get(header::IF_NONE_MATCH) == Some(etag) => {
+            StatusCode::NOT_MODIFIED.into_response()
+        }
+        _ => {
+            list.api_version = Some(format!("{DISCOVERY_GROUP}/{version}"));
+            document_response(&list, format, Some(version))
+        }
+    };
+    if let Some(etag) = etag {
+        let headers = response.headers_mut();
+        headers.insert(header::ETAG, etag);
+        headers.insert(header::VARY, HeaderValue::from_static("Accept"));
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public"));
     }
-    let plain = accept.map(|accept| {
-        accept
-            .split(',')
-            .filter(|range| !range.contains(DISCOVERY_GROUP))
-            .collect::<Vec<_>>()
-            .join(",")
-    });
-    negotiate(plain.as_deref().filter(|plain| !plain.trim().is_empty()))
+    response
+}
+
+/// What `/api` and `/apis` may answer with in the release served: the aggregated documents
+/// from `AggregatedDiscoveryEndpoint` on (before it, their media types are not known and the
+/// legacy documents answer), CBOR with its gate.
+fn root_offer(state: &ServerState) -> Offer {
+    Offer {
+        aggregated: state.feature(Feature::AggregatedDiscoveryEndpoint).is_on(),
+        cbor: state.cbor(),
+    }
+}
+
+/// What the per-group and per-version documents may answer with: no conversion.
+fn plain_offer(state: &ServerState) -> Offer {
+    Offer {
+        aggregated: false,
+        cbor: state.cbor(),
+    }
+}
+
+/// The legacy document of a per-group or per-version endpoint, negotiated: 406 as upstream's
+/// `WriteObjectNegotiated` writes it, raw JSON, listing the serializers' media types.
+fn plain_document<T: Serialize>(state: &ServerState, headers: &HeaderMap, body: &T) -> Response {
+    let offer = plain_offer(state);
+    match negotiate(accept_header(headers).as_deref(), offer) {
+        Some(choice) => document_response(body, choice.format, None),
+        None => status_response(&Status::not_acceptable(&accepted(offer.cbor))),
+    }
 }
 
 fn accept_header(headers: &HeaderMap) -> Option<String> {
@@ -385,16 +468,20 @@ fn accept_header(headers: &HeaderMap) -> Option<String> {
 async fn api_root(Extract(state): Extract<State>, headers: HeaderMap) -> Response {
     let registry = state.registry();
     let served = Served::new(&registry, |info| state.serves(info));
-    match format(&state, &headers) {
-        Some(DiscoveryFormat::Aggregated(version)) => {
+    let offer = root_offer(&state);
+    let Some(choice) = negotiate(accept_header(&headers).as_deref(), offer) else {
+        return status_response(&Status::not_acceptable(&accepted(offer.cbor)));
+    };
+    match choice.document {
+        DiscoveryFormat::Aggregated(version) => {
             let items = if served.versions("").is_empty() {
                 Vec::new()
             } else {
                 vec![aggregated_group(&served, "")]
             };
-            aggregated_response(version, items)
+            aggregated_response(version, items, choice.format, &headers)
         }
-        Some(DiscoveryFormat::Legacy) => {
+        DiscoveryFormat::Legacy => {
             let versions = served
                 .versions("")
                 .iter()
@@ -412,21 +499,25 @@ async fn api_root(Extract(state): Extract<State>, headers: HeaderMap) -> Respons
                     }]
                 })
                 .unwrap_or_default();
-            legacy_response(&APIVersions::new(versions, addresses))
+            document_response(&APIVersions::new(versions, addresses), choice.format, None)
         }
-        None => status_response(&Status::not_acceptable(&ACCEPTED)),
     }
 }
 
 /// `GET /api/<version>`.
-async fn api_version(Extract(state): Extract<State>, Path(version): Path<String>) -> Response {
+async fn api_version(
+    Extract(state): Extract<State>,
+    Path(version): Path<String>,
+    headers: HeaderMap,
+) -> Response {
     let registry = state.registry();
     let served = Served::new(&registry, |info| state.serves(info));
     match served.kinds("", &version) {
-        Some(kinds) => legacy_response(&APIResourceList::legacy(
-            version.clone(),
-            resource_list(kinds),
-        )),
+        Some(kinds) => plain_document(
+            &state,
+            &headers,
+            &APIResourceList::legacy(version.clone(), resource_list(kinds)),
+        ),
         None => not_found(),
     }
 }
@@ -435,39 +526,51 @@ async fn api_version(Extract(state): Extract<State>, Path(version): Path<String>
 async fn apis_root(Extract(state): Extract<State>, headers: HeaderMap) -> Response {
     let registry = state.registry();
     let served = Served::new(&registry, |info| state.serves(info));
-    match format(&state, &headers) {
-        Some(DiscoveryFormat::Aggregated(version)) => {
+    let offer = root_offer(&state);
+    let Some(choice) = negotiate(accept_header(&headers).as_deref(), offer) else {
+        return status_response(&Status::not_acceptable(&accepted(offer.cbor)));
+    };
+    match choice.document {
+        DiscoveryFormat::Aggregated(version) => {
             let items = served
                 .named_groups()
                 .map(|group| aggregated_group(&served, group))
                 .collect();
-            aggregated_response(version, items)
+            aggregated_response(version, items, choice.format, &headers)
         }
-        Some(DiscoveryFormat::Legacy) => {
+        DiscoveryFormat::Legacy => {
             let groups = served
                 .named_groups()
                 .map(|group| api_group(&served, group))
                 .collect();
-            legacy_response(&crate::meta::APIGroupList::new(groups))
+            document_response(&crate::meta::APIGroupList::new(groups), choice.format, None)
         }
-        None => status_response(&Status::not_acceptable(&ACCEPTED)),
     }
 }
 
 /// `GET /apis/<group>`.
-async fn apis_group(Extract(state): Extract<State>, Path(group): Path<String>) -> Response {
+async fn apis_group(
+    Extract(state): Extract<State>,
+    Path(group): Path<String>,
+    headers: HeaderMap,
+) -> Response {
     let registry = state.registry();
     let served = Served::new(&registry, |info| state.serves(info));
     if group.is_empty() || served.versions(&group).is_empty() {
         return not_found();
     }
-    legacy_response(&api_group(&served, &group).into_response())
+    plain_document(
+        &state,
+        &headers,
+        &api_group(&served, &group).into_response(),
+    )
 }
 
 /// `GET /apis/<group>/<version>`.
 async fn apis_group_version(
     Extract(state): Extract<State>,
     Path((group, version)): Path<(String, String)>,
+    headers: HeaderMap,
 ) -> Response {
     let registry = state.registry();
     let served = Served::new(&registry, |info| state.serves(info));
@@ -475,10 +578,19 @@ async fn apis_group_version(
         return not_found();
     }
     match served.kinds(&group, &version) {
-        Some(kinds) => legacy_response(&APIResourceList::new(
-            crate::resource::api_version(&group, &version),
-            resource_list(kinds),
-        )),
+        Some(kinds) => {
+            let group_version = crate::resource::api_version(&group, &version);
+            let resources = resource_list(kinds);
+            // The extensions group's versions are written without `apiVersion`, as the core
+            // group's (`keepUnversioned` in k8s.io/apiserver `endpoints/discovery/util.go`);
+            // `/apis/extensions` itself is the aggregator's, which keeps it.
+            let list = if group == "extensions" {
+                APIResourceList::legacy(group_version, resources)
+            } else {
+                APIResourceList::new(group_version, resources)
+            };
+            plain_document(&state, &headers, &list)
+        }
         None => not_found(),
     }
 }
@@ -512,31 +624,48 @@ pub(crate) fn routes() -> Router<State> {
 mod tests {
     use super::*;
 
+    const ALL: Offer = Offer {
+        aggregated: true,
+        cbor: false,
+    };
+
+    fn choice(document: DiscoveryFormat, format: Format) -> Option<Choice> {
+        Some(Choice { document, format })
+    }
+
     #[test]
     fn negotiation_follows_client_preference() {
+        use DiscoveryFormat::{Aggregated, Legacy};
         let v2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
         let v2beta1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
-        let cases: &[(Option<&str>, Option<DiscoveryFormat>)] = &[
-            (None, Some(DiscoveryFormat::Legacy)),
-            (Some(""), Some(DiscoveryFormat::Legacy)),
-            (Some("application/json"), Some(DiscoveryFormat::Legacy)),
-            (Some("*/*"), Some(DiscoveryFormat::Legacy)),
-            (Some(v2), Some(DiscoveryFormat::Aggregated("v2"))),
+        let v2_proto = "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+        let cases: &[(Option<&str>, Option<Choice>)] = &[
+            (None, choice(Legacy, Format::Json)),
+            (Some(""), choice(Legacy, Format::Json)),
+            (Some("application/json"), choice(Legacy, Format::Json)),
+            (Some("*/*"), choice(Legacy, Format::Json)),
+            (Some("application/yaml"), choice(Legacy, Format::Yaml)),
+            (
+                Some("application/vnd.kubernetes.protobuf"),
+                choice(Legacy, Format::Protobuf),
+            ),
+            (Some(v2), choice(Aggregated("v2"), Format::Json)),
+            (Some(v2_proto), choice(Aggregated("v2"), Format::Protobuf)),
             (
                 Some(&format!("{v2},{v2beta1},application/json")),
-                Some(DiscoveryFormat::Aggregated("v2")),
+                choice(Aggregated("v2"), Format::Json),
             ),
             (
                 Some(&format!("{v2beta1},application/json")),
-                Some(DiscoveryFormat::Aggregated("v2beta1")),
+                choice(Aggregated("v2beta1"), Format::Json),
             ),
             (
                 Some(&format!("application/json;q=0.9,{v2}")),
-                Some(DiscoveryFormat::Aggregated("v2")),
+                choice(Aggregated("v2"), Format::Json),
             ),
             (
                 Some(&format!("application/json,{v2}")),
-                Some(DiscoveryFormat::Legacy),
+                choice(Legacy, Format::Json),
             ),
             (
                 Some("application/json;g=apidiscovery.k8s.io;v=v9;as=APIGroupDiscoveryList"),
@@ -546,14 +675,29 @@ mod tests {
                 Some(
                     "application/json;g=apidiscovery.k8s.io;v=v9;as=APIGroupDiscoveryList, application/json",
                 ),
-                Some(DiscoveryFormat::Legacy),
+                choice(Legacy, Format::Json),
             ),
             (Some("application/json;as=Table;g=meta.k8s.io;v=v1"), None),
-            (Some("application/vnd.kubernetes.protobuf"), None),
+            (Some("application/cbor"), None),
+            (Some("text/html"), None),
             (Some("application/json;q=0"), None),
         ];
         for (accept, expected) in cases {
-            assert_eq!(negotiate(*accept), *expected, "Accept: {accept:?}");
+            assert_eq!(negotiate(*accept, ALL), *expected, "Accept: {accept:?}");
         }
+        // CBOR with its gate; no aggregated document where it is not offered.
+        let cbor = Offer {
+            aggregated: false,
+            cbor: true,
+        };
+        assert_eq!(
+            negotiate(Some("application/cbor"), cbor),
+            choice(Legacy, Format::Cbor)
+        );
+        assert_eq!(negotiate(Some(v2), cbor), None);
+        assert_eq!(
+            negotiate(Some(&format!("{v2},application/cbor")), cbor),
+            choice(Legacy, Format::Cbor)
+        );
     }
 }

@@ -131,7 +131,7 @@ pub(crate) async fn create(
 ) -> Result<(StatusCode, Value), ApiError> {
     let decoded = decode_object(call, body)?;
     // The whole body is decoded, as upstream's strict decoder sees it, status included.
-    let object = body_through_codec(call, &decoded)?;
+    let object = body_through_codec(call, &decoded, body)?;
     validate_fields(call, write.validation, body, &decoded, &object, warnings)?;
     let writer = Writer {
         manager: managed_fields::manager_of(call, "CreateOptions")?,

@@ -150,28 +150,35 @@ pub(crate) fn through_codec(call: &Call, object: Value) -> Result<Value, ApiErro
 }
 
 /// The release whose kube-apiserver decodes JSON with `sigs.k8s.io/json` (Go's
-/// `encoding/json`), whose type errors `json_type_error` words; before it, json-iterator's.
+/// `encoding/json`), whose type errors `json_type_error` words; before it, json-iterator's
+/// (`jsoniter_type_error`).
 const GO_JSON_SINCE: crate::KubeVersion = crate::KubeVersion::new(1, 23);
 
-/// [`through_codec`] of a body as the client sent it (`body`, not consumed): a field of the
-/// wrong JSON type is refused with Go's decoder's text where the kind's OpenAPI definition
-/// tells which field and Go type (`json: cannot unmarshal number into Go struct field
-/// ConfigMap.data of type string`).
-pub(crate) fn body_through_codec(call: &Call, body: &Value) -> Result<Value, ApiError> {
+/// [`through_codec`] of a body as the client sent it (`body`, not consumed; `raw`, its
+/// bytes): a field of the wrong JSON type is refused with the release's decoder's text where
+/// the kind's OpenAPI definition tells which field and Go type: Go's (`json: cannot unmarshal
+/// number into Go struct field ConfigMap.data of type string`) from 1.23 on, json-iterator's
+/// for a JSON body before (`v1.ConfigMap.Data: ReadString: expects " or n, but found 1, error
+/// found in #10 byte of ...`).
+pub(crate) fn body_through_codec(call: &Call, body: &Value, raw: &[u8]) -> Result<Value, ApiError> {
     let refused = match through_codec(call, body.clone()) {
         Ok(object) => return Ok(object),
         Err(refused) => refused,
     };
-    if call.state.kube_version < GO_JSON_SINCE {
-        return Err(refused);
-    }
     let registry = &call.registry;
     let resolve = |name: &str| registry.definition(name);
-    match registry.definition_of(&call.info().gvk) {
-        Some((name, schema)) => match go_text::json_type_error(body, name, schema, &resolve) {
-            Some(text) => Err(cannot_be_handled(call, &text)),
-            None => Err(refused),
-        },
+    let Some((name, schema)) = registry.definition_of(&call.info().gvk) else {
+        return Err(refused);
+    };
+    let text = if call.state.kube_version >= GO_JSON_SINCE {
+        go_text::json_type_error(body, name, schema, &resolve)
+    } else if raw.trim_ascii_start().starts_with(b"{") {
+        go_text::jsoniter_type_error(raw, name, schema, &resolve)
+    } else {
+        None
+    };
+    match text {
+        Some(text) => Err(cannot_be_handled(call, &text)),
         None => Err(refused),
     }
 }

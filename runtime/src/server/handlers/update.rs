@@ -193,7 +193,7 @@ async fn update(
     warnings: &mut Vec<String>,
 ) -> Result<(StatusCode, Value), ApiError> {
     let decoded = decode_object(call, body)?;
-    let incoming = body_through_codec(call, &decoded)?;
+    let incoming = body_through_codec(call, &decoded, body)?;
     validate_fields(call, write.validation, body, &decoded, &incoming, warnings)?;
     check_identity(call, name, &incoming)?;
     let writer = Writer {

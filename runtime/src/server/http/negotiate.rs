@@ -117,14 +117,16 @@ impl Output {
     };
 }
 
-/// One entry of an `Accept` header.
-struct MediaRange<'a> {
-    essence: String,
-    params: Vec<(String, &'a str)>,
-    q: f32,
+/// One entry of an `Accept` header: its media type (lowercased), parameters and quality.
+pub(crate) struct MediaRange<'a> {
+    pub(crate) essence: String,
+    pub(crate) params: Vec<(String, &'a str)>,
+    pub(crate) q: f32,
 }
 
-fn parse_accept(accept: &str) -> Vec<MediaRange<'_>> {
+/// The entries of an `Accept` header with a quality above zero, best first (equal qualities
+/// in the client's order).
+pub(crate) fn parse_accept(accept: &str) -> Vec<MediaRange<'_>> {
     let mut ranges: Vec<MediaRange<'_>> = accept
         .split(',')
         .filter_map(|item| {

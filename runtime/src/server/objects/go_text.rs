@@ -2,9 +2,14 @@
 //! errors and type errors (the latter found by walking a kind's OpenAPI definition),
 //! `encoding/base64`'s corrupt input, `sigs.k8s.io/yaml`'s YAML errors (go-yaml's `yaml: line
 //! N: ...`), and the hex summary upstream's handlers give of a body they could not read. Close
-//! to Go's for the inputs clients send; Go's scanner contexts are simplified.
+//! to Go's for the inputs clients send; Go's scanner contexts are simplified. `jsoniter`: the
+//! type errors of json-iterator, 1.20's JSON decoder.
 
 use serde_json::Value;
+
+mod jsoniter;
+
+pub(crate) use jsoniter::type_error as jsoniter_type_error;
 
 /// How Go's JSON decoder names a JSON value's type in its errors.
 pub(crate) fn json_kind(value: &Value) -> &'static str {

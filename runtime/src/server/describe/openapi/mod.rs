@@ -21,7 +21,8 @@
 //!
 //! The v3 index names each document with `?hash=<content hash>`; a request with the current
 //! hash is cacheable forever, one with a stale hash is redirected (301) to the current one, and
-//! `ETag`/`If-None-Match` work on every document. The v3 documents are JSON only (a client
+//! `ETag`/`If-None-Match` work on every document. Releases before OpenAPIV3 (1.20) have no v3:
+//! its paths answer as paths nothing serves. The v3 documents are JSON only (a client
 //! accepting nothing else gets 406); `/openapi/v2` is also served in protobuf, the form
 //! client-go asks for, as each release's kube-openapi serves it (`v2`, `protobuf`).
 //!
@@ -48,7 +49,9 @@ use serde_json::{Map, Value, json};
 
 use crate::meta::Status;
 use crate::registry::RegisteredKind;
-use crate::server::describe::discovery::{Served, json_response, not_found, status_response};
+use crate::server::describe::discovery::{
+    Served, content_hash, json_response, not_found, page_not_found, status_response,
+};
 use crate::server::describe::health::percent_decode;
 use crate::server::describe::version;
 use crate::server::state::release::{Feature, FeatureState};
@@ -203,16 +206,6 @@ fn v3_path(group: &str, version: &str) -> String {
     }
 }
 
-/// FNV-1a over the document: a stable content hash for cache-busting URLs and ETags.
-pub(super) fn content_hash(bytes: &[u8]) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in bytes {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{hash:016X}")
-}
-
 /// The `/openapi/v3` index.
 pub(crate) fn v3_index(registry: &Registry, state: &ServerState) -> Value {
     let served = Served::new(registry, |info| state.serves(info));
@@ -295,6 +288,9 @@ fn document_response(headers: &HeaderMap, body: &Value) -> (Response, String) {
 }
 
 async fn openapi_v3_index(Extract(state): Extract<State>, headers: HeaderMap) -> Response {
+    if !state.feature(Feature::OpenApiV3).is_on() {
+        return page_not_found();
+    }
     if !accepts_json(&headers) {
         return not_acceptable();
     }
@@ -307,6 +303,9 @@ async fn openapi_v3_group_version(
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Response {
+    if !state.feature(Feature::OpenApiV3).is_on() {
+        return page_not_found();
+    }
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (group, version) = match segments.as_slice() {
         ["api", version] => ("", *version),

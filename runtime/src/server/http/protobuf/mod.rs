@@ -168,14 +168,23 @@ fn typed_json(value: &Value) -> Result<(&str, &str, Vec<u8>), EncodeError> {
 }
 
 /// The `runtime.Unknown` envelope: the type, then the message of `kind` that `body` writes,
-/// then the empty content encoding and type.
+/// then the empty content encoding and type. An object without `apiVersion` is one of the
+/// meta/v1 discovery documents upstream writes without it (`/api`, `/api/v1`: the
+/// `stripVersionEncoder` of k8s.io/apiserver `endpoints/discovery/util.go` empties the
+/// group and version before the protobuf serializer writes the envelope): meta/v1's message
+/// in an envelope whose `apiVersion` is empty.
 fn write_envelope(
     out: &mut Writer,
     api_version: &str,
     kind: &str,
     body: impl FnOnce(&mut Writer, &Message, Name) -> Result<(), EncodeError>,
 ) -> Result<(), EncodeError> {
-    let Some((name, message)) = Table::get().message_of(api_version, kind) else {
+    let message_version = if api_version.is_empty() {
+        "v1"
+    } else {
+        api_version
+    };
+    let Some((name, message)) = Table::get().message_of(message_version, kind) else {
         return Err(EncodeError(format!(
             "{api_version}, Kind={kind} cannot be written as {MEDIA_TYPE}"
         )));

@@ -1,8 +1,10 @@
 //! The field-number table of the Kubernetes built-in types (`fields.txt`, written by
 //! `scripts/protobuf_fields.py`), parsed once on first use.
 //!
-//! It covers every kind that any served release (1.20, 1.28, 1.34, 1.36) serves, and
-//! meta.k8s.io/v1 and v1beta1 `PartialObjectMetadata` and `PartialObjectMetadataList`. The
+//! It covers every kind that any served release (1.20, 1.28, 1.34, 1.36) serves,
+//! meta.k8s.io/v1 and v1beta1 `PartialObjectMetadata` and `PartialObjectMetadataList`, the
+//! discovery documents (meta/v1 `APIVersions`, `APIGroupList`, `APIGroup`, `APIResourceList`,
+//! and apidiscovery.k8s.io/v2 and v2beta1 `APIGroupDiscoveryList`). The
 //! numbers come from upstream's `generated.proto` files: those of Kubernetes 1.36.0, 1.34.1 and
 //! 1.20.2 (kubernetes/api and kubernetes/apimachinery at their `kubernetes-1.X.Y` tags) and,
 //! through the `k8s-pb` crate's prost structs, 1.35.0 down to 1.28.4 (k8s-pb 0.9.0 to 0.1.0),
