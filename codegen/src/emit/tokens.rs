@@ -466,7 +466,9 @@ impl<'p> Renderer<'p> {
             f.ident.clone()
         };
         let mut wire = Vec::new();
-        if expected != f.wire {
+        if f.flatten {
+            wire.push(quote!(flatten));
+        } else if expected != f.wire {
             let name = &f.wire;
             wire.push(quote!(rename = #name));
         }
@@ -837,6 +839,7 @@ impl Renderer<'_> {
 }
 
 fn doc_attr(text: &str) -> TokenStream {
+    let text = super::docs::rustdoc(text);
     let lines = text.lines().map(|l| {
         let l = format!(" {}", l.trim_end());
         quote!(#[doc = #l])

@@ -107,7 +107,7 @@ pub mod v1beta1 {
         pub type_: Option<String>,
         pub ref_: Option<String>,
         #[wire(rename = "$ref")]
-        pub ref__2: Option<String>,
+        pub ref_2: Option<String>,
         pub self_: Option<String>,
         #[wire(rename = "x-kubernetes-note")]
         pub x_kubernetes_note: Option<String>,
