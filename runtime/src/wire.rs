@@ -451,12 +451,31 @@ impl<'de, T: WireFields> Visitor<'de> for FieldsVisitor<T> {
         };
         while let Some(key) = map.next_key_seed(seed())? {
             match key {
-                KeyAt::Field(index) => out.set_field(index, &mut map)?,
-                KeyAt::Unknown(Some(key)) => out.set_unknown(key, &mut map)?,
+                KeyAt::Field(index) => out
+                    .set_field(index, &mut map)
+                    .map_err(|e| at_field(T::FIELDS.get(index).copied().unwrap_or("?"), e))?,
+                KeyAt::Unknown(Some(key)) => {
+                    let name = key.clone();
+                    out.set_unknown(key, &mut map)
+                        .map_err(|e| at_field(&name, e))?
+                }
                 KeyAt::Unknown(None) => skip(&mut map)?,
             }
         }
         Ok(out)
+    }
+}
+
+/// `error`, raised reading the value of field `name`, with the field prefixed to its path:
+/// ``at `.spec.replicas`: invalid type: string "x", expected i64``. Each enclosing struct adds
+/// its field on the way out, so the message names the path from the object's root (list
+/// indices and map keys aside, which serde's collections do not report). serde_json keeps the
+/// line and column, which it reads back from the end of a custom message.
+fn at_field<E: de::Error>(name: &str, error: E) -> E {
+    let message = error.to_string();
+    match message.strip_prefix("at `") {
+        Some(rest) => E::custom(format_args!("at `.{name}{rest}")),
+        None => E::custom(format_args!("at `.{name}`: {message}")),
     }
 }
 
@@ -866,5 +885,26 @@ mod tests {
         let mut clash = Open::default();
         clash.extra.insert("name".into(), json!("shadow"));
         assert_eq!(serde_json::to_value(&clash).expect("writes"), json!({}));
+    }
+
+    /// Decode errors name the field path (issue 17), and serde_json still reports the position.
+    #[test]
+    fn errors_name_the_field_path() {
+        #[derive(Debug, Default, PartialEq, crate::Wire)]
+        #[wire(crate = "crate", default)]
+        struct Outer {
+            spec: Option<Open>,
+        }
+        let error = serde_json::from_str::<Outer>(r#"{"spec": {"name": 5}}"#)
+            .expect_err("a number is not a string")
+            .to_string();
+        assert_eq!(
+            error,
+            "at `.spec.name`: invalid type: integer `5`, expected a string at line 1 column 19"
+        );
+        let error = serde_json::from_str::<Outer>(r#"{"spec": {"x": }}"#)
+            .expect_err("not JSON")
+            .to_string();
+        assert!(error.starts_with("at `.spec.x`: expected value"), "{error}");
     }
 }
