@@ -160,7 +160,6 @@ pub(crate) enum Ty {
     Bool,
     I32,
     I64,
-    F64,
     String,
     /// `serde_json::Value`.
     Value,
@@ -834,7 +833,8 @@ impl<'m> Builder<'m> {
                 Some("int32") => Ty::I32,
                 _ => Ty::I64,
             },
-            SchemaType::Number { .. } => Ty::F64,
+            // `Number` writes `100` back as `100` (an `f64` would write `100.0`).
+            SchemaType::Number { .. } => runtime("Number"),
             // controller-gen writes `resource.Quantity` as an int-or-string with its pattern;
             // IntOrString would reject quantities beyond int32 (`107374182400`) and fractions.
             SchemaType::IntOrString if schema.has_quantity_pattern() => runtime("Quantity"),

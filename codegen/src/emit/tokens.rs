@@ -381,7 +381,6 @@ impl<'p> Renderer<'p> {
             Ty::Bool => quote!(bool),
             Ty::I32 => quote!(i32),
             Ty::I64 => quote!(i64),
-            Ty::F64 => quote!(f64),
             Ty::String => quote!(String),
             Ty::Value => quote!(serde_json::Value),
             Ty::Runtime { path, .. } => {

@@ -191,4 +191,27 @@ mod edge {
         assert_eq!(spec.self_2.as_deref(), Some("d"));
         assert_eq!(serde_json::to_value(&decoded).expect("encodes"), gadget);
     }
+
+    /// Item 11: quantities and numbers write back as read (custom resources are stored
+    /// verbatim upstream), and a decode error names the field.
+    #[test]
+    fn values_write_back_as_read() {
+        let gadget = json!({"apiVersion": "edge.example.com/v1", "kind": "Gadget",
+            "metadata": {"name": "g"},
+            "spec": {"owner": "o", "ratio": 100, "weight": 0.05,
+                     "limits": {"cpu": "1000m", "memory": "0.05", "pods": 2, "big": 107374182400_u64}}});
+        let decoded: e::Gadget = serde_json::from_value(gadget.clone()).expect("decodes");
+        let spec = decoded.spec.as_ref().expect("spec");
+        assert_eq!(spec.ratio.as_ref().map(kapi::Number::as_f64), Some(100.0));
+        let text = serde_json::to_string(&decoded).expect("encodes");
+        assert!(text.contains(r#""ratio":100,"#), "{text}");
+        assert!(text.contains(r#""cpu":"1000m""#), "{text}");
+        assert_eq!(serde_json::to_value(&decoded).expect("encodes"), gadget);
+        let error = serde_json::from_str::<e::Gadget>(
+            r#"{"apiVersion": "edge.example.com/v1", "kind": "Gadget", "spec": {"replicas": "two"}}"#,
+        )
+        .expect_err("a string is not an integer")
+        .to_string();
+        assert!(error.starts_with("at `.spec.replicas`: invalid type"), "{error}");
+    }
 }

@@ -48,8 +48,8 @@ pub mod v1 {
         /// Default (set by the API server when absent): `"slow"`.
         pub mode: Option<GadgetSpecMode>,
         /// Default (set by the API server when absent): `0.5`.
-        pub ratio: Option<f64>,
-        pub weight: Option<f64>,
+        pub ratio: Option<kapi::Number>,
+        pub weight: Option<kapi::Number>,
         pub limits: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
         #[wire(rename = "type")]
         pub type_: Option<String>,

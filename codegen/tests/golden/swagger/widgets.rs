@@ -100,7 +100,7 @@ pub mod v1beta1 {
         pub replicas: Option<i32>,
         pub generation: Option<i64>,
         pub count: Option<i64>,
-        pub ratio: Option<f64>,
+        pub ratio: Option<kapi::Number>,
         pub paused: Option<bool>,
         #[wire(rename = "podIP")]
         pub pod_ip: Option<String>,
