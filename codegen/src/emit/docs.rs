@@ -17,11 +17,13 @@ pub(crate) fn rustdoc(text: &str) -> String {
     let mut fence: Option<String> = None;
     // Inside an indented code block that was turned into a fence.
     let mut indented = false;
-    // The indentation of the list item the previous line belongs to, if any.
+    // The column where the text of the list item the previous line belongs to starts.
     let mut item: Option<usize> = None;
     let mut prev_blank = true;
     for raw in text.lines() {
-        let line = raw.trim_end();
+        // `clippy::tabs_in_doc_comments`.
+        let untabbed = raw.replace('\t', "    ");
+        let line = untabbed.trim_end();
         let trimmed = line.trim_start();
         if let Some(marker) = fence.take() {
             let closes = trimmed.starts_with(marker.as_str())
@@ -60,22 +62,28 @@ pub(crate) fn rustdoc(text: &str) -> String {
         }
         // Four spaces after a blank line start an indented code block, unless they continue a
         // list item.
-        if prev_blank && indent >= 4 && item.is_none_or(|i| indent >= i + 4 + 4) {
+        if prev_blank && indent >= 4 {
             out.push("```text".to_owned());
             out.push(line.to_owned());
             indented = true;
             prev_blank = false;
             continue;
         }
-        let mut escaped = escape_inline(trimmed);
-        if let Some(marker) = list_marker(trimmed) {
-            item = Some(marker);
-            escaped = format!("{}{escaped}", " ".repeat(indent.min(3)));
-        } else if let Some(width) = item {
-            // A lazy continuation of a list item: indent it under the item's text.
-            escaped = format!("{}{escaped}", " ".repeat(width + indent.min(3)));
-        }
-        out.push(escaped);
+        let escaped = escape_inline(trimmed);
+        // Lines of a list item start exactly where its text does: less is a lazy continuation
+        // (`clippy::doc_lazy_continuation`), more is `clippy::doc_overindented_list_items`.
+        let at = if let Some(width) = list_marker(trimmed) {
+            let at = match item {
+                // Indented at least to the enclosing item's text: a nested item.
+                Some(text) if indent >= text => text,
+                _ => indent.min(3),
+            };
+            item = Some(at + width);
+            at
+        } else {
+            item.unwrap_or(0)
+        };
+        out.push(format!("{}{escaped}", " ".repeat(at)));
         prev_blank = false;
     }
     if indented {
@@ -227,10 +235,11 @@ mod tests {
 
     #[test]
     fn lazy_list_continuations_are_indented() {
-        let text = "Values:\n- a: first\nmore of a\n- b\n\nAfter.";
+        let text = "Values:\n- a: first\nmore of a\n- b\n      over-indented\n  - nested\n     deep\n\nAfter.";
         assert_eq!(
             rustdoc(text),
-            "Values:\n- a: first\n  more of a\n- b\n\nAfter."
+            "Values:\n- a: first\n  more of a\n- b\n  over-indented\n  - nested\n    deep\n\nAfter."
         );
+        assert_eq!(rustdoc("a\tb"), "a    b");
     }
 }

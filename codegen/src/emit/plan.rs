@@ -710,8 +710,11 @@ impl<'m> Builder<'m> {
                 wire: prop.name.clone(),
                 ty,
                 // `nullable` admits `null` even for a required property, which only an
-                // `Option` can hold.
-                required: obj.required.contains(&prop.name) && !prop.schema.nullable,
+                // `Option` can hold; a required property with a `default` may be left out
+                // (the API server defaults before it checks `required`), and must stay out.
+                required: obj.required.contains(&prop.name)
+                    && !prop.schema.nullable
+                    && prop.schema.default.is_none(),
                 boxed: false,
                 doc: self.field_doc(&prop.schema),
                 special: None,

@@ -444,10 +444,22 @@ impl<'p> Renderer<'p> {
             });
             self.resource_attrs(name, k, &merge, family)
         });
+        // On the item, not the crate: code pulled in with `include!` gets no crate attributes.
+        let allow = s
+            .kind
+            .as_ref()
+            .is_some_and(|k| k.printer_columns.len() > 1)
+            .then(|| {
+                quote!(#[allow(
+                    clippy::duplicated_attributes,
+                    reason = "repeated `printer_column(..)` keys are not duplicates"
+                )])
+            });
         // `Wire` rather than serde's derives: far less code for the compiler to check per
         // struct (see `kapi::wire`).
         quote! {
             #doc
+            #allow
             #[derive(Clone, Debug, Default, PartialEq, #krate::Wire, #resource)]
             #wire
             #attrs
