@@ -24,6 +24,7 @@ pub mod v1 {
     pub struct GizmoSpec {
         #[wire(rename = "widgetRef")]
         pub widget_ref: Option<GizmoSpecWidgetRef>,
+        /// Default (set by the API server when absent): `"Manual"`.
         pub mode: Option<GizmoSpecMode>,
     }
     kapi::open_enum! {
@@ -41,6 +42,10 @@ pub mod v1 {
     pub struct GizmoStatus {
         pub phase: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "widgets.kapi.dev", version = "v1", merge = merge::Widget)]
@@ -84,6 +89,7 @@ pub mod v1 {
     #[wire(default)]
     pub struct WidgetSpec {
         pub color: WidgetSpecColor,
+        /// Default (set by the API server when absent): `1`.
         pub replicas: Option<i32>,
         pub size: Option<kapi::Quantity>,
         pub labels: Option<std::collections::BTreeMap<String, String>>,
@@ -105,7 +111,7 @@ pub mod v1 {
     pub struct WidgetSpecParts {
         pub name: String,
         pub count: Option<i64>,
-        pub weight: Option<f64>,
+        pub weight: Option<kapi::Number>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     #[wire(default)]
