@@ -413,11 +413,11 @@ impl<'m> Builder<'m> {
         }
     }
 
-    /// A property's doc: its description (with docs on) and, always, the `default:` the API
-    /// server fills in when the property is absent. The type does not apply it: decoding must
-    /// give back what was sent, and the server (or a mutating client) does the defaulting.
+    /// A property's doc (with docs on): its description and the `default:` the API server
+    /// fills in when the property is absent. The type does not apply it: decoding must give
+    /// back what was sent, and the server (or a mutating client) does the defaulting.
     fn field_doc(&self, schema: &Schema) -> Option<String> {
-        let Some(default) = &schema.default else {
+        let Some(default) = meaningful_default(schema).filter(|_| self.options.docs) else {
             return self.doc(schema);
         };
         let value = default.to_string();
@@ -714,7 +714,7 @@ impl<'m> Builder<'m> {
                 // (the API server defaults before it checks `required`), and must stay out.
                 required: obj.required.contains(&prop.name)
                     && !prop.schema.nullable
-                    && prop.schema.default.is_none(),
+                    && meaningful_default(&prop.schema).is_none(),
                 boxed: false,
                 doc: self.field_doc(&prop.schema),
                 special: None,
@@ -1255,6 +1255,20 @@ impl Plan {
             None => false,
         }
     }
+}
+
+/// A schema's `default`, unless it is a Go zero value (`""`, `false`, `0`, `[]`, `{}`):
+/// OpenAPI v3 publishes those for built-ins where v2 has none, and they tell a reader nothing.
+fn meaningful_default(schema: &Schema) -> Option<&serde_json::Value> {
+    use serde_json::Value;
+    schema.default.as_ref().filter(|d| match d {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    })
 }
 
 fn runtime(path: &'static str) -> Ty {

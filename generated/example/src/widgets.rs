@@ -24,7 +24,6 @@ pub mod v1 {
     pub struct GizmoSpec {
         #[wire(rename = "widgetRef")]
         pub widget_ref: Option<GizmoSpecWidgetRef>,
-        /// Default (set by the API server when absent): `"Manual"`.
         pub mode: Option<GizmoSpecMode>,
     }
     kapi::open_enum! {
@@ -89,7 +88,6 @@ pub mod v1 {
     #[wire(default)]
     pub struct WidgetSpec {
         pub color: WidgetSpecColor,
-        /// Default (set by the API server when absent): `1`.
         pub replicas: Option<i32>,
         pub size: Option<kapi::Quantity>,
         pub labels: Option<std::collections::BTreeMap<String, String>>,
