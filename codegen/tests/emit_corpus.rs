@@ -1,10 +1,15 @@
 //! Emission over the real corpus under `$KAPI_SPEC_CORPUS` (default `<workspace>/../shared/specs`):
 //! every spec generates, output is deterministic and front-end independent, stays small, and
-//! compiles and round-trips: one scratch crate holds v1.20.2, v1.28, v1.34, v1.36 and every CRD
-//! as modules, and one `cargo test` of it decodes and re-encodes sample objects of every served
-//! kind, decode edge cases and hand-written project manifests (`tests/roundtrip/*.yaml`). The
-//! v1.34 OpenAPI 3 folder is not compiled again: its output is byte-identical to v1.34's Swagger
-//! output (checked below). Set `KAPI_SKIP_CORPUS_COMPILE=1` to skip that slow part.
+//! compiles and round-trips, in two scratch crates (each built once per run, and rebuilt only when
+//! the output changes). `kapi-corpus` holds v1.20.2, v1.28, v1.34 and v1.36 as modules and
+//! decodes and re-encodes sample objects of every served kind, decode edge cases and hand-written
+//! manifests (`tests/roundtrip/kubernetes.yaml`). `kapi-crds` holds every CRD of `crds` and
+//! `crds-wild` (19 projects) and the golden edge cases, generated with docs: it must pass clippy
+//! and rustdoc with `-D warnings` and run no failing doctest, and its types must round-trip
+//! samples, decode cases, the projects' manifests (`tests/roundtrip/*.yaml`) and the upstream
+//! examples in `crds-wild/examples/` exactly. The v1.34 OpenAPI 3 folder is not compiled again:
+//! its output is byte-identical to v1.34's Swagger output (checked below). Set
+//! `KAPI_SKIP_CORPUS_COMPILE=1` to skip the slow part.
 
 #[path = "support/roundtrip.rs"]
 mod roundtrip;
