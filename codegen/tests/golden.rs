@@ -32,6 +32,15 @@ fn cases() -> Vec<Case> {
                 ..Options::default()
             },
         },
+        // CRD constructs from the wild that once broke generation (issue 17).
+        Case {
+            name: "edge",
+            input: "edge.yaml",
+            options: Options {
+                docs: true,
+                ..Options::default()
+            },
+        },
     ]
 }
 
@@ -110,7 +119,7 @@ fn report_names_the_collisions() {
     assert!(
         messages
             .iter()
-            .any(|m| m.contains("\"$ref\"") && m.contains("ref__2")),
+            .any(|m| m.contains("\"$ref\"") && m.contains("ref_2")),
         "{messages:?}"
     );
     assert_eq!(generated.report.kinds, 2);
@@ -126,9 +135,10 @@ fn report_names_the_collisions() {
 #[test]
 fn golden_output_compiles_and_behaves() {
     let lib = format!(
-        "#![allow(dead_code)]\n#[path = {:?}]\npub mod swagger;\n#[path = {:?}]\npub mod crd;\n#[cfg(test)]\n#[path = {:?}]\nmod check;\n",
+        "#![allow(dead_code)]\n#[path = {:?}]\npub mod swagger;\n#[path = {:?}]\npub mod crd;\n#[path = {:?}]\npub mod edge;\n#[cfg(test)]\n#[path = {:?}]\nmod check;\n",
         golden().join("swagger/mod.rs").display().to_string(),
         golden().join("crd/mod.rs").display().to_string(),
+        golden().join("edge/mod.rs").display().to_string(),
         golden().join("check.rs").display().to_string(),
     );
     let dir = scratch_crate("kapi-golden", &lib);

@@ -79,6 +79,9 @@ struct WireField<'a> {
     skip_if: Option<Path>,
     /// `skip`: neither read nor written; always its `Default`.
     skip: bool,
+    /// `flatten` (`#[wire]` only, on a `BTreeMap<String, V>`): holds the keys no other field
+    /// names, read and written inline.
+    flatten: bool,
 }
 
 enum FieldDefault {
@@ -144,6 +147,7 @@ fn read_field<'a>(
     let mut default = None;
     let mut skip_if = None;
     let mut skip = false;
+    let mut flatten = false;
     for_each_key(&field.attrs, errors, |meta, key| {
         match key {
             "rename" => rename_to = Some(string_value(meta)?.value()),
@@ -153,10 +157,12 @@ fn read_field<'a>(
             "default" => default = Some(FieldDefault::Trait),
             "skip_serializing_if" => skip_if = Some(string_value(meta)?.parse()?),
             "skip" => skip = true,
+            "flatten" => flatten = true,
             _ => {
                 return Err(meta.error(format_args!(
                     "unknown key `{key}` on a field; #[derive(Wire)] reads `rename`, `default`, \
-                     `default = \"path\"`, `skip_serializing_if = \"path\"` and `skip`"
+                     `default = \"path\"`, `skip_serializing_if = \"path\"`, `skip` and \
+                     `flatten`"
                 )));
             }
         }
@@ -174,12 +180,27 @@ fn read_field<'a>(
         default,
         skip_if,
         skip,
+        flatten,
     })
 }
 
 fn check_fields(fields: &[WireField<'_>], container: &Container, errors: &mut Errors) {
     for (i, field) in fields.iter().enumerate() {
+        if field.flatten && fields.iter().take(i).any(|f| f.flatten) {
+            errors.at(
+                field.ident.span(),
+                "only one field may be `flatten`: it holds every key no other field names",
+            );
+        }
+        if field.flatten && (field.optional || field.skip_if.is_some() || field.default.is_some()) {
+            errors.at(
+                field.ident.span(),
+                "a `flatten` field is a map (`BTreeMap<String, V>`), empty when no key is left \
+                 over: it takes no `Option`, `default` or `skip_serializing_if`",
+            );
+        }
         if !field.skip
+            && !field.flatten
             && fields
                 .iter()
                 .take(i)
@@ -208,8 +229,9 @@ fn expand_struct(ident: &Ident, container: &Container, fields: &[WireField<'_>])
     let serde = quote!(#krate::__private::serde);
     let result = quote!(::core::result::Result);
     let name = ident.to_string();
-    let read: Vec<&WireField<'_>> = fields.iter().filter(|f| !f.skip).collect();
-    let names = read.iter().map(|f| &f.wire);
+    let read: Vec<&WireField<'_>> = fields.iter().filter(|f| !f.skip && !f.flatten).collect();
+    let flat = fields.iter().find(|f| f.flatten && !f.skip);
+    let names: Vec<&String> = read.iter().map(|f| &f.wire).collect();
 
     // Reading into `Self` (container `default`) or into a struct of slots built into `Self`.
     let target = if container.default {
@@ -241,11 +263,27 @@ fn expand_struct(ident: &Ident, container: &Container, fields: &[WireField<'_>])
             }
         }
     };
+    let unknown = flat.map(|f| {
+        let member = f.ident;
+        let slot = quote_spanned!(f.ty.span()=> &mut self.#member);
+        quote! {
+            const KEEPS_UNKNOWN: bool = true;
+
+            fn set_unknown<'de, A: #serde::de::MapAccess<'de>>(
+                &mut self,
+                key: ::std::string::String,
+                map: &mut A,
+            ) -> #result<(), A::Error> {
+                #krate::wire::read_unknown(#slot, key, map)
+            }
+        }
+    });
     let fields_impl = quote! {
         #[automatically_derived]
         impl #krate::wire::WireFields for #target {
             const NAME: &'static str = #name;
             const FIELDS: &'static [&'static str] = &[#(#names),*];
+            #unknown
 
             fn set_field<'de, A: #serde::de::MapAccess<'de>>(
                 &mut self,
@@ -260,10 +298,10 @@ fn expand_struct(ident: &Ident, container: &Container, fields: &[WireField<'_>])
     let (slots_struct, body) = if container.default {
         (None, quote!(#krate::wire::deserialize_fields(deserializer)))
     } else {
-        let slots = read.iter().map(|f| {
+        let slots = read.iter().chain(flat.as_slice()).map(|f| {
             // `Self` in a field's type means the struct, not the slots.
             let (member, ty) = (f.ident, replace_self(f.ty.to_token_stream(), ident));
-            if f.optional {
+            if f.optional || f.flatten {
                 quote!(#member: #ty,)
             } else {
                 quote!(#member: ::core::option::Option<#ty>,)
@@ -273,7 +311,7 @@ fn expand_struct(ident: &Ident, container: &Container, fields: &[WireField<'_>])
             let (member, wire) = (f.ident, &f.wire);
             let value = if f.skip {
                 quote_spanned!(f.ty.span()=> ::core::default::Default::default())
-            } else if f.optional {
+            } else if f.optional || f.flatten {
                 quote!(slots.#member)
             } else {
                 match &f.default {
@@ -347,14 +385,30 @@ fn expand_struct(ident: &Ident, container: &Container, fields: &[WireField<'_>])
             None => quote!(.field(#wire, #value)),
         }
     });
+    // With a `flatten` map the struct is written as a map: its leftover keys are not static.
+    let writer = match flat {
+        Some(f) => {
+            let member = f.ident;
+            (
+                quote!(#krate::wire::MapWriter::new(serializer, ::core::option::Option::None)),
+                quote!(.rest(&[#(#names),*], &self.#member)),
+            )
+        }
+        None => (
+            quote!(#krate::wire::StructWriter::new(serializer, #name, #(#len)+*)),
+            TokenStream::new(),
+        ),
+    };
+    let (writer, rest) = writer;
     quote! {
         #deserialize
 
         #[automatically_derived]
         impl #serde::Serialize for #ident {
             fn serialize<S: #serde::Serializer>(&self, serializer: S) -> #result<S::Ok, S::Error> {
-                #krate::wire::StructWriter::new(serializer, #name, #(#len)+*)
+                #writer
                     #(#writes)*
+                    #rest
                     .end()
             }
         }
@@ -504,7 +558,8 @@ fn for_each_key(
     mut each: impl FnMut(&ParseNestedMeta<'_>, &str) -> syn::Result<()>,
 ) {
     let parsed = serde_attr::for_each_key(attrs, |meta, key, wire| {
-        if UNSUPPORTED.contains(&key) {
+        // serde's `flatten` takes any type; `#[wire(flatten)]` only the map of leftover keys.
+        if UNSUPPORTED.contains(&key) && !(wire && key == "flatten") {
             return Err(unsupported(meta, key, "a field or variant", wire));
         }
         each(meta, key)
@@ -754,10 +809,10 @@ mod tests {
                 syn::parse_quote!(
                     struct K {
                         #[wire(flatten)]
-                        a: u8,
+                        a: Option<u8>,
                     }
                 ),
-                "has no key `flatten`",
+                "a `flatten` field is a map",
             ),
             (
                 syn::parse_quote!(

@@ -56,16 +56,27 @@
 //!
 //! # Serde
 //!
-//! A quantity serialises as its canonical string. It deserialises from a string (surrounding
-//! whitespace trimmed, as upstream's JSON reader does) or from a number, because generated
-//! types for int-or-string quantities receive `1` or `0.5` as JSON numbers. A float arrives
-//! through serde as an `f64`, so its original spelling is gone: kapi reads it from the shortest
-//! decimal that round-trips (`0.5`, `1000`) in decimal SI, which means a JSON `1e3` becomes `1k`
-//! where upstream, reading the raw text, keeps `1e3`. The value is the same. For the same reason
-//! an integer beyond 64 bits, which serde_json hands over as an `f64`, keeps only 17 significant
-//! digits; write such values as strings. `null` is rejected: an absent quantity is an
-//! `Option<Quantity>`, as for every value type in this crate (upstream reads `null` as zero).
+//! A quantity keeps the spelling it was read from (a string, up to 30 bytes, or a JSON number)
+//! and serialises as that spelling, unchanged: `1000m` stays `1000m`, `0.5` stays `0.5`, and a
+//! JSON number stays a number. Custom resources are stored verbatim upstream, so a typed client
+//! that reads and writes one back must not rewrite it (GitOps tools would see drift). Arithmetic,
+//! [`with_format`](Quantity::with_format) and [`canonical`](Quantity::canonical) give a quantity
+//! without a spelling, written in canonical form; so is a longer string, and
+//! [`Display`](fmt::Display) always writes the canonical form. Upstream's built-in types do
+//! canonicalise on write (Go decodes into `resource.Quantity`, whose `MarshalJSON` writes the
+//! canonical form); the server does the same for built-in kinds by serialising them inside
+//! [`canonical_scope`].
+//!
+//! It deserialises from a string (surrounding whitespace trimmed, as upstream's JSON reader
+//! does) or from a number, because generated types for int-or-string quantities receive `1` or
+//! `0.5` as JSON numbers. A float arrives through serde as an `f64`, so its original spelling is
+//! gone: kapi reads it from the shortest decimal that round-trips (`0.5`, `1000`) in decimal SI,
+//! and writes it back as that `f64`. For the same reason an integer beyond 64 bits, which
+//! serde_json hands over as an `f64`, keeps only 17 significant digits; write such values as
+//! strings. `null` is rejected: an absent quantity is an `Option<Quantity>`, as for every value
+//! type in this crate (upstream reads `null` as zero).
 
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -164,6 +175,63 @@ pub struct Quantity {
     /// Zero when the mantissa is zero; otherwise at least -9 (whole nanos).
     exponent: i32,
     format: Format,
+    /// How the value was written when read, to write it back unchanged.
+    spelling: Spelling,
+}
+
+/// The longest string spelling a quantity keeps (inline, so `Quantity` stays `Copy`).
+const SPELLING_BYTES: usize = 30;
+
+/// The spelling a quantity was read from.
+#[derive(Clone, Copy)]
+enum Spelling {
+    /// None kept: written in canonical form.
+    Canonical,
+    /// A string, verbatim (trimmed of surrounding whitespace).
+    Text {
+        len: u8,
+        bytes: [u8; SPELLING_BYTES],
+    },
+    /// A JSON integer.
+    Int(i64),
+    /// A JSON integer beyond `i64`.
+    UInt(u64),
+    /// A JSON number with a fraction or an exponent.
+    Float(f64),
+}
+
+impl Spelling {
+    fn text(text: &str) -> Spelling {
+        let mut bytes = [0; SPELLING_BYTES];
+        match bytes.get_mut(..text.len()) {
+            Some(head) => {
+                head.copy_from_slice(text.as_bytes());
+                Spelling::Text {
+                    len: text.len() as u8,
+                    bytes,
+                }
+            }
+            None => Spelling::Canonical,
+        }
+    }
+}
+
+thread_local! {
+    /// Set inside [`canonical_scope`]: serialise every quantity in canonical form.
+    static CANONICAL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with every quantity it serialises written in canonical form, as upstream's
+/// built-in types write theirs; the server wraps the codec of built-in kinds in it.
+pub fn canonical_scope<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            CANONICAL.with(|c| c.set(self.0));
+        }
+    }
+    let _reset = Reset(CANONICAL.with(|c| c.replace(true)));
+    f()
 }
 
 /// 2⁶³-1: upstream caps a parsed binary-SI magnitude here.
@@ -179,6 +247,7 @@ impl Quantity {
         mantissa: 0,
         exponent: 0,
         format: Format::DecimalSi,
+        spelling: Spelling::Canonical,
     };
 
     /// The integer `value` in the given format (upstream `NewQuantity`).
@@ -189,6 +258,7 @@ impl Quantity {
             // At most 18 zeros come off an i64.
             exponent: zeros as i32,
             format,
+            spelling: Spelling::Canonical,
         }
     }
 
@@ -199,6 +269,7 @@ impl Quantity {
             mantissa,
             exponent: if mantissa == 0 { 0 } else { zeros as i32 - 3 },
             format,
+            spelling: Spelling::Canonical,
         }
     }
 
@@ -207,9 +278,36 @@ impl Quantity {
         self.format
     }
 
-    /// The same value written in another format.
+    /// The same value written in another format (in canonical form).
     pub fn with_format(self, format: Format) -> Quantity {
-        Quantity { format, ..self }
+        Quantity {
+            format,
+            spelling: Spelling::Canonical,
+            ..self
+        }
+    }
+
+    /// The same value without the spelling it was read from: it writes in canonical form.
+    pub fn canonical(self) -> Quantity {
+        Quantity {
+            spelling: Spelling::Canonical,
+            ..self
+        }
+    }
+
+    /// The text this quantity serialises as: the string it was read from, the JSON number's
+    /// digits, or the canonical form.
+    pub fn spelling(&self) -> String {
+        match self.spelling {
+            Spelling::Canonical => self.to_string(),
+            Spelling::Float(f) => f.to_string(),
+            Spelling::Text { len, bytes } => {
+                String::from_utf8_lossy(bytes.get(..usize::from(len)).unwrap_or_default())
+                    .into_owned()
+            }
+            Spelling::Int(n) => n.to_string(),
+            Spelling::UInt(n) => n.to_string(),
+        }
     }
 
     /// The exact value as `(mantissa, exponent)`, meaning `mantissa × 10^exponent`, with no
@@ -332,6 +430,7 @@ impl std::ops::Neg for Quantity {
     fn neg(self) -> Quantity {
         Quantity {
             mantissa: -self.mantissa,
+            spelling: Spelling::Canonical,
             ..self
         }
     }
@@ -441,6 +540,7 @@ fn normalize(mantissa: i128, exponent: i64, format: Format) -> Option<Quantity> 
         mantissa,
         exponent,
         format,
+        spelling: Spelling::Canonical,
     })
 }
 
@@ -533,7 +633,11 @@ impl FromStr for Quantity {
 
     /// Parses a quantity exactly as upstream's `ParseQuantity` does; see the module docs.
     fn from_str(input: &str) -> Result<Quantity, QuantityError> {
-        parse(input)
+        let parsed = parse(input)?;
+        Ok(Quantity {
+            spelling: Spelling::text(input),
+            ..parsed
+        })
     }
 }
 
@@ -845,8 +949,24 @@ impl fmt::Debug for Quantity {
 // ---------------------------------------------------------------------------------------------
 
 impl Serialize for Quantity {
+    /// Writes the spelling the quantity was read from, unchanged (see the module docs), or the
+    /// canonical form inside [`canonical_scope`].
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        if CANONICAL.with(Cell::get) {
+            return serializer.collect_str(self);
+        }
+        match self.spelling {
+            Spelling::Canonical => serializer.collect_str(self),
+            Spelling::Text { len, bytes } => {
+                match std::str::from_utf8(bytes.get(..usize::from(len)).unwrap_or_default()) {
+                    Ok(text) => serializer.serialize_str(text),
+                    Err(_) => serializer.collect_str(self),
+                }
+            }
+            Spelling::Int(n) => serializer.serialize_i64(n),
+            Spelling::UInt(n) => serializer.serialize_u64(n),
+            Spelling::Float(f) => serializer.serialize_f64(f),
+        }
     }
 }
 
@@ -878,11 +998,18 @@ impl Visitor<'_> for QuantityVisitor {
     }
 
     fn visit_i64<E: de::Error>(self, value: i64) -> Result<Quantity, E> {
-        Ok(Quantity::from_i64(value, Format::DecimalSi))
+        Ok(Quantity {
+            spelling: Spelling::Int(value),
+            ..Quantity::from_i64(value, Format::DecimalSi)
+        })
     }
 
     fn visit_u64<E: de::Error>(self, value: u64) -> Result<Quantity, E> {
-        self.visit_i128(i128::from(value))
+        let q = self.visit_i128(i128::from(value))?;
+        Ok(Quantity {
+            spelling: Spelling::UInt(value),
+            ..q
+        })
     }
 
     fn visit_i128<E: de::Error>(self, value: i128) -> Result<Quantity, E> {
@@ -902,6 +1029,10 @@ impl Visitor<'_> for QuantityVisitor {
             return Err(E::invalid_value(de::Unexpected::Float(value), &self));
         }
         // `Display` gives the shortest decimal that reads back as this float, with no exponent.
-        value.to_string().parse().map_err(E::custom)
+        let q: Quantity = value.to_string().parse().map_err(E::custom)?;
+        Ok(Quantity {
+            spelling: Spelling::Float(value),
+            ..q
+        })
     }
 }

@@ -9,7 +9,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
-use serde::ser::SerializeStruct;
+use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Reads `null` as the type's default, as Go does for slices, maps and strings.
@@ -174,6 +174,9 @@ pub trait WireFields: Default {
     const NAME: &'static str;
     /// Every field's wire name.
     const FIELDS: &'static [&'static str];
+    /// Whether keys not in [`FIELDS`](Self::FIELDS) are kept (a `#[wire(flatten)]` field) and
+    /// go to [`set_unknown`](Self::set_unknown) rather than being skipped.
+    const KEEPS_UNKNOWN: bool = false;
 
     /// Reads the value of field `index` (a position in [`FIELDS`](Self::FIELDS)) from `map`
     /// into `self`.
@@ -182,6 +185,29 @@ pub trait WireFields: Default {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error>;
+
+    /// Reads the value of `key`, a key not in [`FIELDS`](Self::FIELDS), when
+    /// [`KEEPS_UNKNOWN`](Self::KEEPS_UNKNOWN) is set.
+    fn set_unknown<'de, A: MapAccess<'de>>(
+        &mut self,
+        key: String,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        let _ = key;
+        skip(map)
+    }
+}
+
+/// Reads the value of an unknown `key` into the `#[wire(flatten)]` map of a struct, so a
+/// schema with `x-kubernetes-preserve-unknown-fields` beside its properties loses nothing.
+pub fn read_unknown<'de, V: Deserialize<'de>, A: MapAccess<'de>>(
+    slot: &mut std::collections::BTreeMap<String, V>,
+    key: String,
+    map: &mut A,
+) -> Result<(), A::Error> {
+    let value = map.next_value()?;
+    slot.insert(key, value);
+    Ok(())
 }
 
 /// Reads a [`WireFields`] struct from a map (a JSON or YAML object).
@@ -334,6 +360,80 @@ impl<S: Serializer> StructWriter<S> {
     }
 }
 
+/// [`StructWriter`] for a struct with a `#[wire(flatten)]` map: written as a map, so the kept
+/// unknown keys ([`rest`](Self::rest)) can follow the named fields.
+pub struct MapWriter<S: Serializer> {
+    state: Result<S::SerializeMap, S::Error>,
+}
+
+impl<S: Serializer> fmt::Debug for MapWriter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MapWriter")
+            .field("failed", &self.state.is_err())
+            .finish()
+    }
+}
+
+impl<S: Serializer> MapWriter<S> {
+    /// Starts a map of `len` entries, when known.
+    pub fn new(serializer: S, len: Option<usize>) -> Self {
+        MapWriter {
+            state: serializer.serialize_map(len),
+        }
+    }
+
+    fn entry<T: Serialize + ?Sized>(mut self, key: &str, value: &T) -> Self {
+        if let Ok(s) = &mut self.state
+            && let Err(error) = s.serialize_entry(key, value)
+        {
+            self.state = Err(error);
+        }
+        self
+    }
+
+    /// Writes `value` under `key`.
+    pub fn field<T: Serialize + ?Sized>(self, key: &'static str, value: &T) -> Self {
+        self.entry(key, value)
+    }
+
+    /// Writes `value` under `key` when it is `Some`.
+    pub fn optional<T: Serialize>(self, key: &'static str, value: &Option<T>) -> Self {
+        match value {
+            Some(value) => self.entry(key, value),
+            None => self,
+        }
+    }
+
+    /// Writes `value` under `key` unless `skip`.
+    pub fn field_unless<T: Serialize + ?Sized>(
+        self,
+        key: &'static str,
+        value: &T,
+        skip: bool,
+    ) -> Self {
+        if skip { self } else { self.entry(key, value) }
+    }
+
+    /// Writes the kept unknown keys, skipping any that a named field already wrote.
+    pub fn rest<V: Serialize>(
+        mut self,
+        fields: &[&str],
+        rest: &std::collections::BTreeMap<String, V>,
+    ) -> Self {
+        for (key, value) in rest {
+            if !fields.contains(&key.as_str()) {
+                self = self.entry(key, value);
+            }
+        }
+        self
+    }
+
+    /// Ends the map, or returns the first error.
+    pub fn end(self) -> Result<S::Ok, S::Error> {
+        self.state?.end()
+    }
+}
+
 struct FieldsVisitor<T>(PhantomData<T>);
 
 impl<'de, T: WireFields> Visitor<'de> for FieldsVisitor<T> {
@@ -345,21 +445,55 @@ impl<'de, T: WireFields> Visitor<'de> for FieldsVisitor<T> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
         let mut out = T::default();
-        while let Some(key) = map.next_key_seed(Key(T::FIELDS))? {
+        let seed = || Key {
+            fields: T::FIELDS,
+            keep: T::KEEPS_UNKNOWN,
+        };
+        while let Some(key) = map.next_key_seed(seed())? {
             match key {
-                Some(index) => out.set_field(index, &mut map)?,
-                None => skip(&mut map)?,
+                KeyAt::Field(index) => out
+                    .set_field(index, &mut map)
+                    .map_err(|e| at_field(T::FIELDS.get(index).copied().unwrap_or("?"), e))?,
+                KeyAt::Unknown(Some(key)) => {
+                    let name = key.clone();
+                    out.set_unknown(key, &mut map)
+                        .map_err(|e| at_field(&name, e))?
+                }
+                KeyAt::Unknown(None) => skip(&mut map)?,
             }
         }
         Ok(out)
     }
 }
 
-/// Reads a key as its position in a field table; `None` for a key not in it.
-struct Key<'a>(&'a [&'static str]);
+/// `error`, raised reading the value of field `name`, with the field prefixed to its path:
+/// ``at `.spec.replicas`: invalid type: string "x", expected i64``. Each enclosing struct adds
+/// its field on the way out, so the message names the path from the object's root (list
+/// indices and map keys aside, which serde's collections do not report). serde_json keeps the
+/// line and column, which it reads back from the end of a custom message.
+fn at_field<E: de::Error>(name: &str, error: E) -> E {
+    let message = error.to_string();
+    match message.strip_prefix("at `") {
+        Some(rest) => E::custom(format_args!("at `.{name}{rest}")),
+        None => E::custom(format_args!("at `.{name}`: {message}")),
+    }
+}
+
+/// Reads a key as its position in a field table, or as itself when unknown keys are kept.
+struct Key<'a> {
+    fields: &'a [&'static str],
+    keep: bool,
+}
+
+/// A key read by [`Key`]: a field's position, or a key not in the table (its text only when
+/// the struct keeps unknown keys, so other structs allocate nothing for them).
+enum KeyAt {
+    Field(usize),
+    Unknown(Option<String>),
+}
 
 impl<'de> DeserializeSeed<'de> for Key<'_> {
-    type Value = Option<usize>;
+    type Value = KeyAt;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_identifier(self)
@@ -367,18 +501,28 @@ impl<'de> DeserializeSeed<'de> for Key<'_> {
 }
 
 impl<'de> Visitor<'de> for Key<'_> {
-    type Value = Option<usize>;
+    type Value = KeyAt;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a field name")
     }
 
     fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
-        Ok(self.0.iter().position(|name| *name == key))
+        Ok(match self.fields.iter().position(|name| *name == key) {
+            Some(index) => KeyAt::Field(index),
+            None => KeyAt::Unknown(self.keep.then(|| key.to_owned())),
+        })
     }
 
     fn visit_bytes<E: de::Error>(self, key: &[u8]) -> Result<Self::Value, E> {
-        Ok(self.0.iter().position(|name| name.as_bytes() == key))
+        match self.fields.iter().position(|name| name.as_bytes() == key) {
+            Some(index) => Ok(KeyAt::Field(index)),
+            None if !self.keep => Ok(KeyAt::Unknown(None)),
+            None => match std::str::from_utf8(key) {
+                Ok(key) => Ok(KeyAt::Unknown(Some(key.to_owned()))),
+                Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(key), &self)),
+            },
+        }
     }
 }
 
@@ -699,5 +843,68 @@ mod tests {
         assert_eq!(Spin::default(), Spin::Other(String::new()));
         assert_eq!(Spin::default(), "");
         assert_eq!(Spin::from("Left"), Spin::Left);
+    }
+
+    /// A schema with properties and `x-kubernetes-preserve-unknown-fields: true`: the API
+    /// server keeps keys the schema does not name (upstream's structural pruning stops at such
+    /// a node), so a round trip through the type must keep them too.
+    #[derive(Debug, Default, PartialEq, crate::Wire)]
+    #[wire(crate = "crate", default)]
+    struct Open {
+        name: Option<String>,
+        #[wire(flatten)]
+        extra: std::collections::BTreeMap<String, serde_json::Value>,
+    }
+
+    #[derive(Debug, PartialEq, crate::Wire)]
+    #[wire(crate = "crate")]
+    struct OpenRequired {
+        name: String,
+        #[wire(flatten)]
+        extra: std::collections::BTreeMap<String, serde_json::Value>,
+    }
+
+    #[test]
+    fn flatten_keeps_unknown_keys() {
+        let input = json!({"name": "a", "x": 1, "y": {"z": [true, null]}});
+        let open: Open = serde_json::from_value(input.clone()).expect("reads");
+        assert_eq!(open.name.as_deref(), Some("a"));
+        assert_eq!(open.extra.len(), 2);
+        assert_eq!(serde_json::to_value(&open).expect("writes"), input);
+        let text = r#"{"x":1,"name":"a"}"#;
+        let open: Open = serde_json::from_str(text).expect("reads text");
+        assert_eq!(
+            serde_json::to_value(&open).expect("writes"),
+            json!({"name": "a", "x": 1})
+        );
+        let strict: OpenRequired = serde_json::from_value(input.clone()).expect("reads");
+        assert_eq!(serde_json::to_value(&strict).expect("writes"), input);
+        let missing = serde_json::from_value::<OpenRequired>(json!({"x": 1}));
+        assert!(missing.is_err());
+        // A leftover key that a named field also writes is written once.
+        let mut clash = Open::default();
+        clash.extra.insert("name".into(), json!("shadow"));
+        assert_eq!(serde_json::to_value(&clash).expect("writes"), json!({}));
+    }
+
+    /// Decode errors name the field path (issue 17), and serde_json still reports the position.
+    #[test]
+    fn errors_name_the_field_path() {
+        #[derive(Debug, Default, PartialEq, crate::Wire)]
+        #[wire(crate = "crate", default)]
+        struct Outer {
+            spec: Option<Open>,
+        }
+        let error = serde_json::from_str::<Outer>(r#"{"spec": {"name": 5}}"#)
+            .expect_err("a number is not a string")
+            .to_string();
+        assert_eq!(
+            error,
+            "at `.spec.name`: invalid type: integer `5`, expected a string at line 1 column 19"
+        );
+        let error = serde_json::from_str::<Outer>(r#"{"spec": {"x": }}"#)
+            .expect_err("not JSON")
+            .to_string();
+        assert!(error.starts_with("at `.spec.x`: expected value"), "{error}");
     }
 }

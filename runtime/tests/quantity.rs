@@ -527,17 +527,45 @@ fn display_honours_width() {
     assert_eq!(format!("{:?}", q("1Ki")), "Quantity(1Ki, BinarySI)");
 }
 
+/// Quantities write back the text they were read from (custom resources are stored verbatim
+/// upstream, so a read-modify-write through a typed client must not rewrite them; issue 17),
+/// and the canonical form after arithmetic, on request, and inside `canonical_scope` (what the
+/// server uses for built-in kinds, as Go's `resource.Quantity.MarshalJSON` writes them).
 #[test]
-fn serializes_as_the_canonical_string() {
+fn serializes_as_read_and_canonical_on_request() {
     let cases = [
-        ("1.5", "\"1500m\""),
-        ("1.5Gi", "\"1536Mi\""),
-        ("0", "\"0\""),
-        ("1e3", "\"1e3\""),
+        ("1.5", "\"1.5\"", "\"1500m\""),
+        ("1.5Gi", "\"1.5Gi\"", "\"1536Mi\""),
+        ("1000m", "\"1000m\"", "\"1\""),
+        ("0.05", "\"0.05\"", "\"50m\""),
+        ("0", "\"0\"", "\"0\""),
+        ("1e3", "\"1e3\"", "\"1e3\""),
     ];
-    for (input, json) in cases {
-        assert_eq!(serde_json::to_string(&q(input)).ok().as_deref(), Some(json));
+    for (input, kept, canonical) in cases {
+        let quantity = q(input);
+        assert_eq!(serde_json::to_string(&quantity).ok().as_deref(), Some(kept));
+        assert_eq!(quantity.spelling(), input);
+        let on_request = serde_json::to_string(&quantity.canonical()).ok();
+        assert_eq!(on_request.as_deref(), Some(canonical), "{input}");
+        let scoped = kapi::quantity::canonical_scope(|| serde_json::to_string(&quantity).ok());
+        assert_eq!(scoped.as_deref(), Some(canonical), "{input}");
+        // Display is always canonical.
+        assert_eq!(format!("\"{quantity}\""), canonical);
     }
+    // Arithmetic gives canonical results.
+    let sum = q("500m").checked_add(q("0.5")).expect("sum");
+    assert_eq!(serde_json::to_string(&sum).ok().as_deref(), Some("\"1\""));
+    // JSON numbers stay numbers.
+    for json in ["2", "0.5", "-3", "18446744073709551615"] {
+        let parsed: Quantity = serde_json::from_str(json).expect(json);
+        assert_eq!(serde_json::to_string(&parsed).ok().as_deref(), Some(json));
+    }
+    // A spelling longer than the inline buffer is written in canonical form.
+    let long = format!("1.{}", "0".repeat(40));
+    assert_eq!(
+        serde_json::to_string(&q(&long)).ok().as_deref(),
+        Some("\"1\"")
+    );
 }
 
 #[test]
@@ -612,7 +640,7 @@ fn serde_round_trip_in_a_struct() {
     assert_eq!(parsed.cpu, q("250m"));
     assert_eq!(parsed.memory, Some(q("1536Mi")));
     let json = serde_json::to_string(&parsed).ok();
-    assert_eq!(json.as_deref(), Some(r#"{"cpu":"250m","memory":"1536Mi"}"#));
+    assert_eq!(json.as_deref(), Some(r#"{"cpu":0.25,"memory":"1.5Gi"}"#));
     let absent: Resources = match serde_json::from_str(r#"{"cpu": "1", "memory": null}"#) {
         Ok(parsed) => parsed,
         Err(err) => panic!("should deserialize: {err}"),

@@ -1573,3 +1573,73 @@ async fn errors_come_in_the_format_asked_for() {
         .await;
     assert_eq!(json.headers["content-type"], "application/json");
 }
+
+/// A built-in kind (RuntimeClass of `node.k8s.io`) reduced to its quantities.
+#[derive(
+    Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize, kapi::Resource,
+)]
+#[resource(group = "node.k8s.io", version = "v1", kind = "RuntimeClass", cluster)]
+struct RuntimeClass {
+    #[serde(rename = "apiVersion")]
+    api_version: kapi::type_tag::ApiVersion<Self>,
+    kind: kapi::type_tag::Kind<Self>,
+    #[serde(default)]
+    metadata: kapi::meta::ObjectMeta,
+    handler: String,
+    overhead:
+        std::collections::BTreeMap<String, std::collections::BTreeMap<String, kapi::Quantity>>,
+}
+
+/// A custom resource with the same quantities.
+#[derive(
+    Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize, kapi::Resource,
+)]
+#[resource(group = "example.com", version = "v1", kind = "Budget", cluster)]
+struct Budget {
+    #[serde(rename = "apiVersion")]
+    api_version: kapi::type_tag::ApiVersion<Self>,
+    kind: kapi::type_tag::Kind<Self>,
+    #[serde(default)]
+    metadata: kapi::meta::ObjectMeta,
+    handler: String,
+    overhead:
+        std::collections::BTreeMap<String, std::collections::BTreeMap<String, kapi::Quantity>>,
+}
+
+/// Built-in kinds store quantities in canonical form, as Go's `resource.Quantity.MarshalJSON`
+/// writes them (`1000m` → `1`, `0.5` → `500m`); custom resources are stored as sent
+/// (apiextensions-apiserver keeps the JSON it was given), so `kubectl apply` of a manifest with
+/// `1000m` shows no drift (issue 17).
+#[tokio::test]
+async fn built_in_quantities_are_canonical_and_custom_ones_kept() {
+    let mut registry = Registry::new();
+    registry.register::<RuntimeClass>().register::<Budget>();
+    let builder = support::builder(registry, KubeVersion::new(1, 34));
+    let h = Harness::in_temp_dir(support::store_options(), builder).await;
+    let overhead = json!({"podFixed": {"cpu": "1000m", "memory": "0.5Gi", "pods": 2, "x": 0.05}});
+    let builtin = h
+        .ok(
+            "POST",
+            "/apis/node.k8s.io/v1/runtimeclasses",
+            Some(
+                json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                "metadata": {"name": "r"}, "handler": "h", "overhead": overhead}),
+            ),
+        )
+        .await;
+    assert_eq!(
+        builtin["overhead"],
+        json!({"podFixed": {"cpu": "1", "memory": "512Mi", "pods": "2", "x": "50m"}})
+    );
+    let custom = h
+        .ok(
+            "POST",
+            "/apis/example.com/v1/budgets",
+            Some(json!({"apiVersion": "example.com/v1", "kind": "Budget",
+                "metadata": {"name": "b"}, "handler": "h", "overhead": overhead})),
+        )
+        .await;
+    assert_eq!(custom["overhead"], overhead);
+    let got = h.ok("GET", "/apis/example.com/v1/budgets/b", None).await;
+    assert_eq!(got["overhead"], overhead);
+}

@@ -20,6 +20,7 @@
 mod conversions;
 mod data_file;
 mod defaults;
+mod docs;
 mod facts;
 mod field_selectors;
 mod krate;
@@ -87,6 +88,8 @@ pub enum WarningKind {
     FieldName,
     /// Something about a kind could not be expressed (shared definition, scale paths).
     Kind,
+    /// An input document was skipped (not a CRD).
+    Input,
 }
 
 /// One decision the caller may want to show.

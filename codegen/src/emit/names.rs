@@ -18,9 +18,10 @@ const KEYWORDS: [&str; 52] = [
     "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen",
 ];
 
-/// Type names generated code uses unqualified, which a generated type must not shadow.
-const PRELUDE_TYPES: [&str; 10] = [
-    "Option", "Some", "None", "Vec", "String", "Box", "Result", "Ok", "Err", "BTreeMap",
+/// Type names generated code uses unqualified, which a generated type must not shadow
+/// (`Default` is the trait `open_enum!` and derives implement).
+const PRELUDE_TYPES: [&str; 11] = [
+    "Option", "Some", "None", "Vec", "String", "Box", "Result", "Ok", "Err", "BTreeMap", "Default",
 ];
 
 pub(crate) fn is_keyword(s: &str) -> bool {
@@ -58,7 +59,9 @@ pub(crate) fn module_ident(text: &str) -> String {
 }
 
 /// A type name: definition names that are already identifiers are kept verbatim (`HTTPRoute`),
-/// anything else goes through UpperCamelCase.
+/// anything else goes through UpperCamelCase. A keyword or prelude name gets `Type` appended
+/// (`Default` → `DefaultType`): an underscore would make the derived names (`Default_List`,
+/// `Default_Spec`) trip rustc's `non_camel_case_types` lint.
 pub(crate) fn type_ident(name: &str) -> String {
     let mut s = if is_ident(name) && name.starts_with(|c: char| c.is_ascii_uppercase()) {
         name.to_owned()
@@ -71,7 +74,7 @@ pub(crate) fn type_ident(name: &str) -> String {
         s = format!("T{s}");
     }
     if is_keyword(&s) || PRELUDE_TYPES.contains(&s.as_str()) {
-        s.push('_');
+        s.push_str("Type");
     }
     s
 }
@@ -142,19 +145,28 @@ impl Allocator {
     }
 
     /// The wanted name if free, else the first free `wanted2`, `wanted3`, ... (with `_` before the
-    /// number when `wanted` ends in a digit or underscore); the second value says whether it moved.
+    /// number when `wanted` ends in a digit or is an escaped field name: `type_` → `type_2`, never
+    /// `type__2`, which rustc's `non_snake_case` lint rejects); the second value says whether it
+    /// moved.
     pub(crate) fn allocate(&mut self, wanted: &str) -> (String, bool) {
         if self.taken.insert(wanted.to_owned()) {
             return (wanted.to_owned(), false);
         }
-        let sep = if wanted.ends_with(|c: char| c.is_ascii_digit() || c == '_') {
+        let base = match wanted.trim_end_matches('_') {
+            "" => wanted,
+            base => base,
+        };
+        let escaped = base.len() < wanted.len();
+        let sep = if base.ends_with(|c: char| c.is_ascii_digit())
+            || (escaped && base.starts_with(|c: char| c.is_ascii_lowercase()))
+        {
             "_"
         } else {
             ""
         };
         let mut n = 2;
         loop {
-            let candidate = format!("{wanted}{sep}{n}");
+            let candidate = format!("{base}{sep}{n}");
             if self.taken.insert(candidate.clone()) {
                 return (candidate, true);
             }
@@ -288,7 +300,14 @@ mod tests {
     fn type_and_variant_idents() {
         assert_eq!(type_ident("HTTPRoute"), "HTTPRoute");
         assert_eq!(type_ident("cert-manager"), "CertManager");
-        assert_eq!(type_ident("String"), "String_");
+        for (name, want) in [
+            ("String", "StringType"),
+            ("Default", "DefaultType"),
+            ("Vec", "VecType"),
+            ("Self", "SelfType"),
+        ] {
+            assert_eq!(type_ident(name), want, "{name}");
+        }
         assert_eq!(type_ident("9lives"), "T9lives");
         let cases = [
             ("NoSchedule", 1, "NoSchedule"),
@@ -312,6 +331,11 @@ mod tests {
         assert_eq!(a.allocate("Foo"), ("Foo3".to_owned(), true));
         assert_eq!(a.allocate("V1"), ("V1".to_owned(), false));
         assert_eq!(a.allocate("V1"), ("V1_2".to_owned(), true));
+        // Escaped names drop the escape before the number (rustc lints `type__2`).
+        assert_eq!(a.allocate("type_"), ("type_".to_owned(), false));
+        assert_eq!(a.allocate("type_"), ("type_2".to_owned(), true));
+        assert_eq!(a.allocate("Other_"), ("Other_".to_owned(), false));
+        assert_eq!(a.allocate("Other_"), ("Other2".to_owned(), true));
     }
 
     #[test]

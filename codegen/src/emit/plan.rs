@@ -160,7 +160,6 @@ pub(crate) enum Ty {
     Bool,
     I32,
     I64,
-    F64,
     String,
     /// `serde_json::Value`.
     Value,
@@ -233,6 +232,8 @@ pub(crate) struct FieldPlan {
     pub(crate) doc: Option<String>,
     pub(crate) special: Option<Special>,
     pub(crate) merge: FieldMerge,
+    /// The `#[wire(flatten)]` map holding keys the schema does not name.
+    pub(crate) flatten: bool,
 }
 
 /// Where a field's merge metadata continues.
@@ -365,6 +366,9 @@ pub(crate) fn plan(model: &Model, facts: &KindFacts, options: &Options) -> Plan 
         enums: BTreeMap::new(),
         kinds: BTreeMap::new(),
     };
+    for skipped in &model.skipped {
+        b.warn(WarningKind::Input, skipped.clone());
+    }
     b.place_definitions();
     b.build_all();
     b.box_recursion();
@@ -407,6 +411,22 @@ impl<'m> Builder<'m> {
         } else {
             None
         }
+    }
+
+    /// A property's doc (with docs on): its description and the `default:` the API server
+    /// fills in when the property is absent. The type does not apply it: decoding must give
+    /// back what was sent, and the server (or a mutating client) does the defaulting.
+    fn field_doc(&self, schema: &Schema) -> Option<String> {
+        let Some(default) = meaningful_default(schema).filter(|_| self.options.docs) else {
+            return self.doc(schema);
+        };
+        let value = default.to_string();
+        let ticks = if value.contains('`') { "``" } else { "`" };
+        let line = format!("Default (set by the API server when absent): {ticks}{value}{ticks}.");
+        Some(match self.doc(schema) {
+            Some(doc) if !doc.trim().is_empty() => format!("{}\n\n{line}", doc.trim_end()),
+            _ => line,
+        })
     }
 
     /// Decides the module and top-level name of every definition.
@@ -689,11 +709,56 @@ impl<'m> Builder<'m> {
                 ident,
                 wire: prop.name.clone(),
                 ty,
-                required: obj.required.contains(&prop.name),
+                // `nullable` admits `null` even for a required property, which only an
+                // `Option` can hold; a required property with a `default` may be left out
+                // (the API server defaults before it checks `required`), and must stay out.
+                required: obj.required.contains(&prop.name)
+                    && !prop.schema.nullable
+                    && meaningful_default(&prop.schema).is_none(),
                 boxed: false,
-                doc: self.doc(&prop.schema),
+                doc: self.field_doc(&prop.schema),
                 special: None,
                 merge,
+                flatten: false,
+            });
+        }
+        // A status subresource serves `.status` even when the schema has no such property
+        // (it may be free-form or come from `x-kubernetes-preserve-unknown-fields`).
+        let status_sub = kind.is_some_and(|(_, r)| r.subresources.contains_key("status"));
+        if status_sub && !obj.properties.iter().any(|p| p.name == "status") {
+            let (ident, _) = idents.allocate("status");
+            fields.push(FieldPlan {
+                ident,
+                wire: "status".to_owned(),
+                ty: Ty::Value,
+                required: false,
+                boxed: false,
+                doc: None,
+                special: None,
+                merge: FieldMerge::default(),
+                flatten: false,
+            });
+        }
+        // `x-kubernetes-preserve-unknown-fields` keeps keys the schema does not name (upstream
+        // prunes nothing below such a node): they go to a flattened map, so a round trip
+        // loses nothing. An object without properties is free-form JSON already, unless it is
+        // a kind's root.
+        let open = schema.ext.preserve_unknown_fields && !merge_only;
+        if open && (kind.is_some() || !obj.properties.is_empty()) {
+            let (ident, _) = idents.allocate("extra");
+            fields.push(FieldPlan {
+                wire: ident.clone(),
+                ident,
+                ty: Ty::Map(Box::new(Ty::Value)),
+                required: true,
+                boxed: false,
+                doc: self.options.docs.then(|| {
+                    "Keys the schema does not name (it preserves unknown fields), as written."
+                        .to_owned()
+                }),
+                special: None,
+                merge: FieldMerge::default(),
+                flatten: true,
             });
         }
         let kind = kind.map(|(gvk, resource)| self.kind_plan(gvk, resource, obj));
@@ -750,6 +815,7 @@ impl<'m> Builder<'m> {
                 target,
                 ..FieldMerge::default()
             },
+            flatten: false,
         }
     }
 
@@ -770,7 +836,8 @@ impl<'m> Builder<'m> {
                 Some("int32") => Ty::I32,
                 _ => Ty::I64,
             },
-            SchemaType::Number { .. } => Ty::F64,
+            // `Number` writes `100` back as `100` (an `f64` would write `100.0`).
+            SchemaType::Number { .. } => runtime("Number"),
             // controller-gen writes `resource.Quantity` as an int-or-string with its pattern;
             // IntOrString would reject quantities beyond int32 (`107374182400`) and fractions.
             SchemaType::IntOrString if schema.has_quantity_pattern() => runtime("Quantity"),
@@ -1188,6 +1255,20 @@ impl Plan {
             None => false,
         }
     }
+}
+
+/// A schema's `default`, unless it is a Go zero value (`""`, `false`, `0`, `[]`, `{}`):
+/// OpenAPI v3 publishes those for built-ins where v2 has none, and they tell a reader nothing.
+fn meaningful_default(schema: &Schema) -> Option<&serde_json::Value> {
+    use serde_json::Value;
+    schema.default.as_ref().filter(|d| match d {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    })
 }
 
 fn runtime(path: &'static str) -> Ty {

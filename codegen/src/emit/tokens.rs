@@ -384,7 +384,6 @@ impl<'p> Renderer<'p> {
             Ty::Bool => quote!(bool),
             Ty::I32 => quote!(i32),
             Ty::I64 => quote!(i64),
-            Ty::F64 => quote!(f64),
             Ty::String => quote!(String),
             Ty::Value => quote!(serde_json::Value),
             Ty::Runtime { path, .. } => {
@@ -448,10 +447,22 @@ impl<'p> Renderer<'p> {
             });
             self.resource_attrs(name, k, &merge, family)
         });
+        // On the item, not the crate: code pulled in with `include!` gets no crate attributes.
+        let allow = s
+            .kind
+            .as_ref()
+            .is_some_and(|k| k.printer_columns.len() > 1)
+            .then(|| {
+                quote!(#[allow(
+                    clippy::duplicated_attributes,
+                    reason = "repeated `printer_column(..)` keys are not duplicates"
+                )])
+            });
         // `Wire` rather than serde's derives: far less code for the compiler to check per
         // struct (see `kapi::wire`).
         quote! {
             #doc
+            #allow
             #[derive(Clone, Debug, Default, PartialEq, #krate::Wire, #resource)]
             #wire
             #attrs
@@ -469,7 +480,9 @@ impl<'p> Renderer<'p> {
             f.ident.clone()
         };
         let mut wire = Vec::new();
-        if expected != f.wire {
+        if f.flatten {
+            wire.push(quote!(flatten));
+        } else if expected != f.wire {
             let name = &f.wire;
             wire.push(quote!(rename = #name));
         }
@@ -846,6 +859,7 @@ impl Renderer<'_> {
 }
 
 fn doc_attr(text: &str) -> TokenStream {
+    let text = super::docs::rustdoc(text);
     let lines = text.lines().map(|l| {
         let l = format!(" {}", l.trim_end());
         quote!(#[doc = #l])

@@ -61,10 +61,18 @@ fn load_crd(cx: &Cx<'_>, v: &Value, at: &Ptr<'_>, parts: &mut Parts) -> Result<(
     let crd = object(cx, v, at)?;
     let kind = opt_str(cx, crd, "kind", at)?.unwrap_or_default();
     if kind != "CustomResourceDefinition" {
-        return Err(cx.invalid(
-            at,
-            format!("expected kind CustomResourceDefinition, found \"{kind}\""),
+        // Manifests bundle CRDs with the rest of an install (namespaces, RBAC, deployments):
+        // one of those skips its document, it does not fail the run.
+        let kind = if kind.is_empty() { "kindless" } else { kind };
+        let place = match at {
+            Ptr::Root => String::new(),
+            _ => format!(" at {at}"),
+        };
+        parts.skipped.push(format!(
+            "skipped a {kind} object in {}{place}: not a CustomResourceDefinition",
+            cx.source
         ));
+        return Ok(());
     }
     let api_version = opt_str(cx, crd, "apiVersion", at)?.unwrap_or_default();
     if api_version != "apiextensions.k8s.io/v1" {
@@ -107,6 +115,14 @@ fn load_crd(cx: &Cx<'_>, v: &Value, at: &Ptr<'_>, parts: &mut Parts) -> Result<(
         let version = object(cx, v, &v_at)?;
         let name = req_str(cx, version, "name", &v_at)?;
         let gvk = Gvk::new(group, name, kind);
+        // Upstream serves no REST endpoint, discovery entry or OpenAPI for such a version.
+        if !flag(cx, version, "served", &v_at)? {
+            parts.skipped.push(format!(
+                "skipped {gvk} in {}: the version is not served (served: false)",
+                cx.source
+            ));
+            continue;
+        }
         let schema_at = v_at.key("schema");
         let schema = req_object(cx, version, "schema", &v_at)?;
         let root_at = schema_at.key("openAPIV3Schema");

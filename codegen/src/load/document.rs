@@ -21,6 +21,8 @@ pub(crate) struct Parts {
     /// Definitions with the JSON pointer where each one sits in its document.
     pub(crate) types: Vec<(String, Schema, String)>,
     pub(crate) kinds: Vec<Kind>,
+    /// Documents skipped because they hold no CRD, one sentence each.
+    pub(crate) skipped: Vec<String>,
 }
 
 /// Loads a Swagger 2.0 (`dialect` = Swagger2) or OpenAPI 3.0 document.

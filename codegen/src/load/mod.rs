@@ -284,6 +284,7 @@ impl Merger {
         for kind in parts.kinds {
             self.add_kind(source, kind)?;
         }
+        self.model.skipped.extend(parts.skipped);
         Ok(())
     }
 

@@ -243,7 +243,6 @@ fn bad_inputs_name_file_and_path() {
         (with(&|v| v["definitions"]["io.k8s.api.apps.v1.DeploymentSpec"]["x-kubernetes-group-version-kind"] = json!([{"group": "apps"}])),
          "invalid schema at swagger.json #/definitions/io.k8s.api.apps.v1.DeploymentSpec/x-kubernetes-group-version-kind/0: missing version"),
         (load_crds_str("c.yaml", "a: [").expect_err("e").to_string(), "invalid YAML in c.yaml (document 1): "),
-        (load_crds_str("c.yaml", "kind: Pod").expect_err("e").to_string(), "invalid CRD at c.yaml #: expected kind CustomResourceDefinition, found \"Pod\""),
         (load_crds_str("c.yaml", &CRDS.replace("apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gadgets", "apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: {name: gadgets")).expect_err("e").to_string(),
          "invalid CRD at c.yaml (document 2) #/apiVersion: unsupported apiVersion \"apiextensions.k8s.io/v1beta1\""),
         (load_crds_str("c.yaml", &CRDS.replace("schema: {openAPIV3Schema: {type: object}}", "schema: {openAPIV3Schema: {type: string}}")).expect_err("e").to_string(),
@@ -358,4 +357,33 @@ proptest! {
             };
         }
     }
+}
+
+/// Install manifests bundle CRDs with namespaces, RBAC and deployments (issue 17, item 5): those
+/// documents are skipped with a note, and so are versions upstream does not serve (item 6).
+#[test]
+fn non_crd_documents_and_unserved_versions_are_skipped_with_a_note() {
+    let text = format!(
+        "kind: Pod\n---\n{CRDS}\n---\napiVersion: v1\nkind: List\nitems: [{{kind: Service}}]\n"
+    );
+    let model = load_crds_str("c.yaml", &text).expect("loads the CRDs");
+    assert!(!model.kinds.is_empty());
+    assert_eq!(
+        model.skipped[..2],
+        [
+            "skipped a Pod object in c.yaml (document 1): not a CustomResourceDefinition".to_owned(),
+            "skipped a Service object in c.yaml (document 5) at /items/0: not a CustomResourceDefinition"
+                .to_owned(),
+        ]
+    );
+    let unserved = CRDS.replacen("served: true", "served: false", 1);
+    let model = load_crds_str("c.yaml", &unserved).expect("loads");
+    assert!(
+        model
+            .skipped
+            .iter()
+            .any(|s| s.contains("the version is not served (served: false)")),
+        "{:?}",
+        model.skipped
+    );
 }

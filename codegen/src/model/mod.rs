@@ -26,6 +26,9 @@ pub struct Model {
     pub types: BTreeMap<String, Schema>,
     /// Every kind by group, version and kind.
     pub kinds: BTreeMap<Gvk, Kind>,
+    /// Input documents that were skipped (a manifest that is not a CRD among CRDs), one
+    /// sentence each naming the document.
+    pub skipped: Vec<String>,
 }
 
 /// A `$ref` to a name the model does not define.

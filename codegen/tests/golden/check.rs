@@ -105,3 +105,113 @@ fn crd_kinds_carry_their_names_and_columns() {
         Some("* * * * *")
     );
 }
+
+/// Issue 17: CRD constructs from the wild (`tests/golden/edge.yaml`), one per item.
+mod edge {
+    use kapi::Resource;
+    use serde_json::{Value, json};
+
+    use crate::edge::edge::v1 as e;
+    use crate::edge::names::v1 as n;
+
+    fn round_trip<K: Resource>(input: &Value) -> Value {
+        let object: K = serde_json::from_value(input.clone()).expect("decodes");
+        serde_json::to_value(&object).expect("encodes")
+    }
+
+    /// Item 1: a status subresource without a `status` property compiles and keeps `.status`.
+    #[test]
+    fn status_without_a_schema_is_kept() {
+        assert!(e::Gadget::info().subresources.status);
+        let gadget = json!({"apiVersion": "edge.example.com/v1", "kind": "Gadget",
+            "metadata": {"name": "g"}, "spec": {"owner": "me"}, "status": {"phase": "Ready"}});
+        assert_eq!(round_trip::<e::Gadget>(&gadget), gadget);
+    }
+
+    /// Items 2 and 3: `x-kubernetes-preserve-unknown-fields` at the root and beside properties.
+    #[test]
+    fn unknown_fields_survive_a_round_trip() {
+        let blob = json!({"apiVersion": "edge.example.com/v1", "kind": "Blob",
+            "metadata": {"name": "b"}, "spec": {"anything": [1, {"x": null}]}, "data": "d"});
+        assert_eq!(round_trip::<e::Blob>(&blob), blob);
+        let gadget = json!({"apiVersion": "edge.example.com/v1", "kind": "Gadget",
+            "metadata": {"name": "g"},
+            "spec": {"owner": "me", "replicas": 2, "future": {"a": 1}, "other": "x"}});
+        let decoded: e::Gadget = serde_json::from_value(gadget.clone()).expect("decodes");
+        let spec = decoded.spec.as_ref().expect("spec");
+        assert_eq!(spec.replicas, Some(2));
+        assert_eq!(spec.extra.keys().collect::<Vec<_>>(), ["future", "other"]);
+        assert_eq!(serde_json::to_value(&decoded).expect("encodes"), gadget);
+    }
+
+    /// Item 7: `required` with `nullable: true` admits `null`.
+    #[test]
+    fn required_nullable_admits_null() {
+        let gadget = json!({"apiVersion": "edge.example.com/v1", "kind": "Gadget",
+            "metadata": {"name": "g"}, "spec": {"owner": null}});
+        let decoded: e::Gadget = serde_json::from_value(gadget).expect("null is valid");
+        assert_eq!(decoded.spec.and_then(|s| s.owner), None);
+    }
+
+    /// Item 6: the `served: false` version is not generated, so not registered.
+    #[test]
+    fn unserved_versions_are_not_registered() {
+        let mut registry = kapi::Registry::new();
+        crate::edge::register(&mut registry);
+        let kinds: Vec<String> = registry
+            .kinds()
+            .map(|k| format!("{}/{}", k.info.gvk.group, k.info.gvk.version))
+            .collect();
+        assert!(kinds.iter().all(|k| !k.ends_with("/v1alpha1")), "{kinds:?}");
+    }
+
+    /// Item 8: kinds named like prelude types keep their kind names.
+    #[test]
+    fn prelude_named_kinds_keep_their_kind() {
+        assert_eq!(n::DefaultType::KIND, "Default");
+        assert_eq!(n::VecType::KIND, "Vec");
+        assert_eq!(n::OptionType::KIND, "Option");
+        assert_eq!(n::ResultType::KIND, "Result");
+        assert_eq!(n::BoxType::KIND, "Box");
+        assert_eq!(n::StringType::KIND, "String");
+        let object = json!({"apiVersion": "names.example.com/v1", "kind": "Default",
+            "metadata": {"name": "d"}, "spec": {"value": "a"}});
+        assert_eq!(round_trip::<n::DefaultType>(&object), object);
+    }
+
+    /// Item 9: escaped names that collide get lint-clean suffixes.
+    #[test]
+    fn colliding_escaped_fields_round_trip() {
+        let gadget = json!({"apiVersion": "edge.example.com/v1", "kind": "Gadget",
+            "metadata": {"name": "g"},
+            "spec": {"owner": "o", "type": "a", "type_": "b", "Self": "c", "self": "d"}});
+        let decoded: e::Gadget = serde_json::from_value(gadget.clone()).expect("decodes");
+        let spec = decoded.spec.as_ref().expect("spec");
+        assert_eq!(spec.type_2.as_deref(), Some("b"));
+        assert_eq!(spec.self_2.as_deref(), Some("d"));
+        assert_eq!(serde_json::to_value(&decoded).expect("encodes"), gadget);
+    }
+
+    /// Item 11: quantities and numbers write back as read (custom resources are stored
+    /// verbatim upstream), and a decode error names the field.
+    #[test]
+    fn values_write_back_as_read() {
+        let gadget = json!({"apiVersion": "edge.example.com/v1", "kind": "Gadget",
+            "metadata": {"name": "g"},
+            "spec": {"owner": "o", "ratio": 100, "weight": 0.05,
+                     "limits": {"cpu": "1000m", "memory": "0.05", "pods": 2, "big": 107374182400_u64}}});
+        let decoded: e::Gadget = serde_json::from_value(gadget.clone()).expect("decodes");
+        let spec = decoded.spec.as_ref().expect("spec");
+        assert_eq!(spec.ratio.as_ref().map(kapi::Number::as_f64), Some(100.0));
+        let text = serde_json::to_string(&decoded).expect("encodes");
+        assert!(text.contains(r#""ratio":100,"#), "{text}");
+        assert!(text.contains(r#""cpu":"1000m""#), "{text}");
+        assert_eq!(serde_json::to_value(&decoded).expect("encodes"), gadget);
+        let error = serde_json::from_str::<e::Gadget>(
+            r#"{"apiVersion": "edge.example.com/v1", "kind": "Gadget", "spec": {"replicas": "two"}}"#,
+        )
+        .expect_err("a string is not an integer")
+        .to_string();
+        assert!(error.starts_with("at `.spec.replicas`: invalid type"), "{error}");
+    }
+}

@@ -69,7 +69,7 @@ pub fn scratch_crate(name: &str, lib: &str) -> PathBuf {
          serde_json = {{ version = \"1\", features = [\"preserve_order\"] }}\n\n[workspace]\n\n\
          # No debug info: failures report through panic messages, and generating code for this\n\
          # much serde is the corpus test's main cost.\n\
-         [profile.dev]\ndebug = 0\n",
+         [profile.dev]\ndebug = 0\nincremental = false\n",
         runtime = runtime.display().to_string()
     );
     write_if_changed(&dir.join("Cargo.toml"), &manifest);
@@ -88,11 +88,20 @@ pub fn write_if_changed(path: &Path, contents: &str) {
 /// Runs `cargo <args>` in a scratch crate with its own target dir (a nested cargo sharing the
 /// outer one would wait on its lock); panics with the output on failure.
 pub fn cargo(dir: &Path, args: &[&str]) -> Duration {
+    cargo_with(dir, args, &[])
+}
+
+/// [`cargo`] with extra environment variables (`RUSTDOCFLAGS`, ...). Arguments after a `--`
+/// go to the tool (`clippy -- -D warnings`); `--quiet` is put before them.
+pub fn cargo_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Duration {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let start = Instant::now();
+    let split = args.iter().position(|a| *a == "--").unwrap_or(args.len());
     let out = Command::new(cargo)
-        .args(args)
+        .args(&args[..split])
         .arg("--quiet")
+        .args(&args[split..])
+        .envs(env.iter().copied())
         .current_dir(dir)
         .env(
             "CARGO_TARGET_DIR",

@@ -41,6 +41,10 @@ pub mod v1 {
     pub struct GizmoStatus {
         pub phase: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "widgets.kapi.dev", version = "v1", merge = merge::Widget)]
@@ -105,7 +109,7 @@ pub mod v1 {
     pub struct WidgetSpecParts {
         pub name: String,
         pub count: Option<i64>,
-        pub weight: Option<f64>,
+        pub weight: Option<kapi::Number>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     #[wire(default)]

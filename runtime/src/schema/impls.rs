@@ -63,6 +63,12 @@ impl Schema for f64 {
     }
 }
 
+impl Schema for crate::Number {
+    fn schema() -> JSONSchemaProps {
+        JSONSchemaProps::typed("number")
+    }
+}
+
 impl Schema for String {
     fn schema() -> JSONSchemaProps {
         JSONSchemaProps::string()

@@ -2,6 +2,10 @@
 
 pub mod v1 {
     /// CronTab runs a command on a schedule.
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "stable.example.com", version = "v1", merge = merge::CronTab)]

@@ -100,14 +100,14 @@ pub mod v1beta1 {
         pub replicas: Option<i32>,
         pub generation: Option<i64>,
         pub count: Option<i64>,
-        pub ratio: Option<f64>,
+        pub ratio: Option<kapi::Number>,
         pub paused: Option<bool>,
         #[wire(rename = "podIP")]
         pub pod_ip: Option<String>,
         pub type_: Option<String>,
         pub ref_: Option<String>,
         #[wire(rename = "$ref")]
-        pub ref__2: Option<String>,
+        pub ref_2: Option<String>,
         pub self_: Option<String>,
         #[wire(rename = "x-kubernetes-note")]
         pub x_kubernetes_note: Option<String>,

@@ -4,6 +4,10 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::apiregistration::v1::{
         APIServiceCondition, APIServiceSpec, APIServiceStatus, ServiceReference,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -94,6 +98,10 @@ pub mod v1 {
     }
 }
 pub mod v1beta1 {
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

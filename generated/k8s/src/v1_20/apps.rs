@@ -6,6 +6,10 @@ pub mod v1 {
         DaemonSetCondition, DaemonSetStatus, DeploymentCondition, DeploymentStrategy,
         ReplicaSetCondition, RollingUpdateDeployment, StatefulSetCondition,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::ControllerRevision)]
@@ -71,6 +75,10 @@ pub mod v1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub revision: i64,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::DaemonSet)]
@@ -202,6 +210,10 @@ pub mod v1 {
         pub rolling_update: Option<RollingUpdateDaemonSet>,
         pub type_: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::Deployment)]
@@ -333,6 +345,10 @@ pub mod v1 {
         pub strategy: Option<DeploymentStrategy>,
         pub template: super::super::core::v1::PodTemplateSpec,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::ReplicaSet)]
@@ -492,6 +508,10 @@ pub mod v1 {
     pub struct RollingUpdateStatefulSetStrategy {
         pub partition: Option<i32>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::StatefulSet)]

@@ -73,6 +73,10 @@ pub mod v1 {
         pub volume_attributes: Option<std::collections::BTreeMap<String, String>>,
         pub volume_handle: String,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::ComponentStatus)]
@@ -127,6 +131,10 @@ pub mod v1 {
         pub kind: kapi::type_tag::Kind<Self>,
         pub metadata: kapi::meta::ObjectMeta,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::ConfigMap)]
@@ -222,6 +230,10 @@ pub mod v1 {
         pub started: Option<bool>,
         pub state: Option<ContainerState>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -306,6 +318,10 @@ pub mod v1 {
         pub read_only: Option<bool>,
         pub volume_claim_template: Option<PersistentVolumeClaimTemplate>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(
@@ -485,6 +501,10 @@ pub mod v1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<LimitRangeSpec>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Namespace)]
@@ -536,6 +556,10 @@ pub mod v1 {
         pub spec: Option<NamespaceSpec>,
         pub status: Option<NamespaceStatus>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Node)]
@@ -739,6 +763,10 @@ pub mod v1 {
         pub volumes_attached: Option<Vec<AttachedVolume>>,
         pub volumes_in_use: Option<Vec<String>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::PersistentVolume)]
@@ -914,6 +942,10 @@ pub mod v1 {
         pub spec: Option<PersistentVolumeSpec>,
         pub status: Option<PersistentVolumeStatus>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PersistentVolumeClaim)]
@@ -1121,6 +1153,10 @@ pub mod v1 {
         pub phase: Option<String>,
         pub reason: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Pod)]
@@ -1420,6 +1456,10 @@ pub mod v1 {
         pub reason: Option<String>,
         pub start_time: Option<kapi::Time>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PodTemplate)]
@@ -1492,6 +1532,10 @@ pub mod v1 {
         pub tcp_socket: Option<TCPSocketAction>,
         pub timeout_seconds: Option<i32>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ReplicationController)]
@@ -1612,6 +1656,10 @@ pub mod v1 {
         pub selector: Option<std::collections::BTreeMap<String, String>>,
         pub template: Option<PodTemplateSpec>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ResourceQuota)]
@@ -1685,6 +1733,10 @@ pub mod v1 {
         pub limits: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
         pub requests: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Secret)]
@@ -1768,6 +1820,10 @@ pub mod v1 {
         pub seccomp_profile: Option<SeccompProfile>,
         pub windows_options: Option<WindowsSecurityContextOptions>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Service)]
@@ -1854,6 +1910,10 @@ pub mod v1 {
         pub spec: Option<ServiceSpec>,
         pub status: Option<ServiceStatus>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::ServiceAccount)]

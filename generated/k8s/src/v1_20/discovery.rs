@@ -27,6 +27,10 @@ pub mod v1beta1 {
         pub port: Option<i32>,
         pub protocol: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(

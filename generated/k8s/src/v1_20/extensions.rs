@@ -14,6 +14,10 @@ pub mod v1beta1 {
     pub struct HTTPIngressRuleValue {
         pub paths: Vec<HTTPIngressPath>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

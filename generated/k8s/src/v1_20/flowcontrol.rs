@@ -7,6 +7,10 @@ pub mod v1alpha1 {
         #[wire(rename = "type")]
         pub type_: String,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -148,6 +152,10 @@ pub mod v1alpha1 {
         pub resource_rules: Option<Vec<ResourcePolicyRule>>,
         pub subjects: Vec<Subject>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -395,6 +403,10 @@ pub mod v1beta1 {
         #[wire(rename = "type")]
         pub type_: String,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -536,6 +548,10 @@ pub mod v1beta1 {
         pub resource_rules: Option<Vec<ResourcePolicyRule>>,
         pub subjects: Vec<Subject>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

@@ -11,6 +11,10 @@ pub mod v1alpha1 {
         pub decodable_versions: Option<Vec<String>>,
         pub encoding_version: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

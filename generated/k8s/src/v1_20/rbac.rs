@@ -23,6 +23,10 @@ pub mod v1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(
@@ -119,6 +123,10 @@ pub mod v1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(
@@ -363,6 +371,10 @@ pub mod v1alpha1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(
@@ -469,6 +481,10 @@ pub mod v1alpha1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(
@@ -645,6 +661,10 @@ pub mod v1beta1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(
@@ -767,6 +787,10 @@ pub mod v1beta1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(

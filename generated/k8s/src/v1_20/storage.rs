@@ -7,6 +7,10 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::storage::v1::{
         CSINodeDriver, CSINodeSpec, TokenRequest, VolumeNodeResources,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -262,6 +266,10 @@ pub mod v1 {
         pub token_requests: Option<Vec<TokenRequest>>,
         pub volume_lifecycle_modes: Option<Vec<String>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -313,6 +321,10 @@ pub mod v1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSINodeSpec,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(
@@ -438,6 +450,10 @@ pub mod v1 {
         pub reclaim_policy: Option<String>,
         pub volume_binding_mode: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -644,6 +660,10 @@ pub mod v1 {
     }
 }
 pub mod v1alpha1 {
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -813,6 +833,10 @@ pub mod v1alpha1 {
     }
 }
 pub mod v1beta1 {
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -1074,6 +1098,10 @@ pub mod v1beta1 {
         pub token_requests: Option<Vec<TokenRequest>>,
         pub volume_lifecycle_modes: Option<Vec<String>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -1146,6 +1174,10 @@ pub mod v1beta1 {
     pub struct CSINodeSpec {
         pub drivers: Vec<CSINodeDriver>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(
@@ -1284,6 +1316,10 @@ pub mod v1beta1 {
         #[wire(rename = "expirationSeconds")]
         pub expiration_seconds: Option<i64>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

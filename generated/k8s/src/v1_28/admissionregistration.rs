@@ -7,6 +7,10 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::admissionregistration::v1::{
         RuleWithOperations, ServiceReference, WebhookClientConfig,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -58,6 +62,10 @@ pub mod v1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub webhooks: Option<Vec<MutatingWebhook>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -194,6 +202,10 @@ pub mod v1alpha1 {
         #[wire(rename = "expressionWarnings")]
         pub expression_warnings: Option<Vec<ExpressionWarning>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -266,6 +278,10 @@ pub mod v1alpha1 {
         pub spec: Option<ValidatingAdmissionPolicySpec>,
         pub status: Option<ValidatingAdmissionPolicyStatus>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -478,6 +494,10 @@ pub mod v1beta1 {
         #[wire(rename = "expressionWarnings")]
         pub expression_warnings: Option<Vec<ExpressionWarning>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -541,6 +561,10 @@ pub mod v1beta1 {
         pub spec: Option<ValidatingAdmissionPolicySpec>,
         pub status: Option<ValidatingAdmissionPolicyStatus>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

@@ -12,6 +12,10 @@ pub mod v1 {
         DaemonSetCondition, DaemonSetStatus, DeploymentCondition, DeploymentStrategy,
         ReplicaSetCondition, RollingUpdateDeployment, StatefulSetCondition,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::ControllerRevision)]
@@ -77,6 +81,10 @@ pub mod v1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub revision: i64,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::DaemonSet)]
@@ -202,6 +210,10 @@ pub mod v1 {
         pub template: super::super::core::v1::PodTemplateSpec,
         pub update_strategy: Option<DaemonSetUpdateStrategy>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::Deployment)]
@@ -333,6 +345,10 @@ pub mod v1 {
         pub strategy: Option<DeploymentStrategy>,
         pub template: super::super::core::v1::PodTemplateSpec,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::ReplicaSet)]
@@ -481,6 +497,10 @@ pub mod v1 {
         pub selector: kapi::meta::LabelSelector,
         pub template: Option<super::super::core::v1::PodTemplateSpec>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::StatefulSet)]

@@ -5,6 +5,10 @@ pub mod v1 {
         CrossVersionObjectReference, HorizontalPodAutoscalerSpec,
         HorizontalPodAutoscalerStatus, Scale, ScaleSpec, ScaleStatus,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -154,6 +158,10 @@ pub mod v2 {
         pub select_policy: Option<String>,
         pub stabilization_window_seconds: Option<i32>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

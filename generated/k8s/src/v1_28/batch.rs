@@ -9,6 +9,10 @@ pub mod v1 {
         UncountedTerminatedPods,
     };
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::batch::v1::JobCondition;
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -139,6 +143,10 @@ pub mod v1 {
         pub suspend: Option<bool>,
         pub time_zone: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "batch", version = "v1", merge = merge::Job)]

@@ -5,6 +5,10 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::certificates::v1::{
         CertificateSigningRequestCondition, CertificateSigningRequestStatus,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -119,6 +123,10 @@ pub mod v1 {
 }
 pub mod v1alpha1 {
     pub use crate::shared::v1_28_v1_34_v1_36::certificates::v1alpha1::ClusterTrustBundleSpec;
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

@@ -71,6 +71,10 @@ pub mod v1 {
         pub resource_claim_name: Option<String>,
         pub resource_claim_template_name: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::ComponentStatus)]
@@ -125,6 +129,10 @@ pub mod v1 {
         pub kind: kapi::type_tag::Kind<Self>,
         pub metadata: kapi::meta::ObjectMeta,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::ConfigMap)]
@@ -219,6 +227,10 @@ pub mod v1 {
         pub started: Option<bool>,
         pub state: Option<ContainerState>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -305,6 +317,10 @@ pub mod v1 {
         #[wire(rename = "volumeClaimTemplate")]
         pub volume_claim_template: Option<PersistentVolumeClaimTemplate>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(
@@ -489,6 +505,10 @@ pub mod v1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<LimitRangeSpec>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Namespace)]
@@ -540,6 +560,10 @@ pub mod v1 {
         pub spec: Option<NamespaceSpec>,
         pub status: Option<NamespaceStatus>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Node)]
@@ -743,6 +767,10 @@ pub mod v1 {
         pub volumes_attached: Option<Vec<AttachedVolume>>,
         pub volumes_in_use: Option<Vec<String>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::PersistentVolume)]
@@ -918,6 +946,10 @@ pub mod v1 {
         pub spec: Option<PersistentVolumeSpec>,
         pub status: Option<PersistentVolumeStatus>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PersistentVolumeClaim)]
@@ -1124,6 +1156,10 @@ pub mod v1 {
         pub volume_mode: Option<String>,
         pub vsphere_volume: Option<VsphereVirtualDiskVolumeSource>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Pod)]
@@ -1437,6 +1473,10 @@ pub mod v1 {
         pub resource_claim_statuses: Option<Vec<PodResourceClaimStatus>>,
         pub start_time: Option<kapi::Time>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PodTemplate)]
@@ -1497,6 +1537,10 @@ pub mod v1 {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: Option<PodSpec>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ReplicationController)]
@@ -1622,6 +1666,10 @@ pub mod v1 {
     pub struct ResourceClaim {
         pub name: String,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ResourceQuota)]
@@ -1696,6 +1744,10 @@ pub mod v1 {
         pub limits: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
         pub requests: Option<std::collections::BTreeMap<String, kapi::Quantity>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::Secret)]
@@ -1779,6 +1831,10 @@ pub mod v1 {
         pub seccomp_profile: Option<SeccompProfile>,
         pub windows_options: Option<WindowsSecurityContextOptions>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Service)]
@@ -1864,6 +1920,10 @@ pub mod v1 {
         pub spec: Option<ServiceSpec>,
         pub status: Option<ServiceStatus>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(group = "", version = "v1", merge = merge::ServiceAccount)]

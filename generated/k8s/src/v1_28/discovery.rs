@@ -22,6 +22,10 @@ pub mod v1 {
         #[wire(rename = "forZones")]
         pub for_zones: Option<Vec<ForZone>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(

@@ -13,6 +13,10 @@ pub mod v1beta2 {
         #[wire(rename = "type")]
         pub type_: String,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -156,6 +160,10 @@ pub mod v1beta2 {
         pub resource_rules: Option<Vec<ResourcePolicyRule>>,
         pub subjects: Vec<Subject>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -410,6 +418,10 @@ pub mod v1beta3 {
         #[wire(rename = "type")]
         pub type_: String,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -553,6 +565,10 @@ pub mod v1beta3 {
         pub resource_rules: Option<Vec<ResourcePolicyRule>>,
         pub subjects: Vec<Subject>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

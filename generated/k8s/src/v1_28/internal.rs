@@ -4,6 +4,10 @@ pub mod v1alpha1 {
     pub use crate::shared::v1_20_v1_28::internal::v1alpha1::StorageVersionCondition;
     pub use crate::shared::v1_28_v1_34::internal::v1alpha1::ServerStorageVersion;
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::internal::v1alpha1::StorageVersionSpec;
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

@@ -11,6 +11,10 @@ pub mod v1 {
         IPBlock, IngressBackend, IngressServiceBackend, IngressTLS, NetworkPolicyPeer,
         ServiceBackendPort,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -89,6 +93,10 @@ pub mod v1 {
         pub spec: Option<IngressSpec>,
         pub status: Option<IngressStatus>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -149,6 +157,10 @@ pub mod v1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<IngressClassSpec>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -390,6 +402,10 @@ pub mod v1 {
     }
 }
 pub mod v1alpha1 {
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -524,6 +540,10 @@ pub mod v1alpha1 {
         pub node_selector: Option<super::super::core::v1::NodeSelector>,
         pub per_node_host_bits: i32,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

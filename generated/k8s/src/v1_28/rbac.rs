@@ -23,6 +23,10 @@ pub mod v1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(
@@ -119,6 +123,10 @@ pub mod v1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub rules: Option<Vec<PolicyRule>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(

@@ -8,6 +8,10 @@ pub mod v1alpha2 {
         pub resource_handles: Option<Vec<ResourceHandle>>,
         pub shareable: Option<bool>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -63,6 +67,10 @@ pub mod v1alpha2 {
         #[wire(rename = "resourceClaims")]
         pub resource_claims: Option<Vec<ResourceClaimSchedulingStatus>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -187,6 +195,10 @@ pub mod v1alpha2 {
         pub driver_name: Option<String>,
         pub reserved_for: Option<Vec<ResourceClaimConsumerReference>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -252,6 +264,10 @@ pub mod v1alpha2 {
         pub metadata: Option<kapi::meta::ObjectMeta>,
         pub spec: ResourceClaimSpec,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(

@@ -7,6 +7,10 @@ pub mod v1 {
     pub use crate::shared::v1_20_v1_28_v1_34_v1_36::storage::v1::{
         CSINodeDriver, CSINodeSpec, TokenRequest, VolumeNodeResources,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -263,6 +267,10 @@ pub mod v1 {
         pub token_requests: Option<Vec<TokenRequest>>,
         pub volume_lifecycle_modes: Option<Vec<String>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -314,6 +322,10 @@ pub mod v1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: CSINodeSpec,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(
@@ -395,6 +407,10 @@ pub mod v1 {
         pub node_topology: Option<kapi::meta::LabelSelector>,
         pub storage_class_name: String,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(rename_all = "camelCase", default)]
     #[resource(
@@ -520,6 +536,10 @@ pub mod v1 {
         pub reclaim_policy: Option<String>,
         pub volume_binding_mode: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

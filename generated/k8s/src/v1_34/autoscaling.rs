@@ -5,6 +5,10 @@ pub mod v1 {
         CrossVersionObjectReference, HorizontalPodAutoscalerSpec,
         HorizontalPodAutoscalerStatus, Scale, ScaleSpec, ScaleStatus,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -138,6 +142,10 @@ pub mod v2 {
         MetricTarget, MetricValueStatus, ObjectMetricSource, ObjectMetricStatus,
         PodsMetricSource, PodsMetricStatus, ResourceMetricSource, ResourceMetricStatus,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

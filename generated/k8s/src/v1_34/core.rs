@@ -84,6 +84,10 @@ pub mod v1 {
         pub user: Option<ContainerUser>,
         pub volume_mounts: Option<Vec<VolumeMountStatus>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Node)]
@@ -289,6 +293,10 @@ pub mod v1 {
         pub volumes_attached: Option<Vec<AttachedVolume>>,
         pub volumes_in_use: Option<Vec<String>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Pod)]
@@ -568,6 +576,10 @@ pub mod v1 {
         pub resource_claim_statuses: Option<Vec<PodResourceClaimStatus>>,
         pub start_time: Option<kapi::Time>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PodTemplate)]
@@ -635,6 +647,10 @@ pub mod v1 {
         pub default_mode: Option<i32>,
         pub sources: Option<Vec<VolumeProjection>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ReplicationController)]

@@ -5,6 +5,10 @@ pub mod v1 {
     pub use crate::shared::v1_28_v1_34_v1_36::policy::v1::{
         Eviction, PodDisruptionBudgetSpec,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

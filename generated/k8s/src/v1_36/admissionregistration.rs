@@ -25,6 +25,10 @@ pub mod v1 {
     pub struct JSONPatch {
         pub expression: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -75,6 +79,10 @@ pub mod v1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<MutatingAdmissionPolicySpec>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -150,6 +158,10 @@ pub mod v1 {
         pub json_patch: Option<JSONPatch>,
         pub patch_type: String,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

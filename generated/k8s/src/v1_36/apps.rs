@@ -14,6 +14,10 @@ pub mod v1 {
         DaemonSetCondition, DaemonSetStatus, DeploymentCondition, DeploymentStrategy,
         ReplicaSetCondition, RollingUpdateDeployment, StatefulSetCondition,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::DaemonSet)]
@@ -139,6 +143,10 @@ pub mod v1 {
         pub template: super::super::core::v1::PodTemplateSpec,
         pub update_strategy: Option<DaemonSetUpdateStrategy>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::Deployment)]
@@ -270,6 +278,10 @@ pub mod v1 {
         pub strategy: Option<DeploymentStrategy>,
         pub template: super::super::core::v1::PodTemplateSpec,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::ReplicaSet)]
@@ -418,6 +430,10 @@ pub mod v1 {
         pub selector: kapi::meta::LabelSelector,
         pub template: Option<super::super::core::v1::PodTemplateSpec>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "apps", version = "v1", merge = merge::StatefulSet)]

@@ -15,6 +15,10 @@ pub mod v1 {
 }
 pub mod v1alpha2 {
     pub use crate::shared::v1_34_v1_36::coordination::v1alpha2::LeaseCandidateSpec;
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -86,6 +90,10 @@ pub mod v1alpha2 {
 }
 pub mod v1beta1 {
     pub use crate::shared::v1_34_v1_36::coordination::v1beta1::LeaseCandidateSpec;
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

@@ -90,6 +90,10 @@ pub mod v1 {
         #[wire(rename = "imageRef")]
         pub image_ref: String,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", cluster, merge = merge::Node)]
@@ -304,6 +308,10 @@ pub mod v1 {
         pub volumes_attached: Option<Vec<AttachedVolume>>,
         pub volumes_in_use: Option<Vec<String>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::Pod)]
@@ -598,6 +606,10 @@ pub mod v1 {
         pub resources: Option<ResourceRequirements>,
         pub start_time: Option<kapi::Time>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::PodTemplate)]
@@ -665,6 +677,10 @@ pub mod v1 {
         pub default_mode: Option<i32>,
         pub sources: Option<Vec<VolumeProjection>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(group = "", version = "v1", merge = merge::ReplicationController)]

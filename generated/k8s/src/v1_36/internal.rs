@@ -12,6 +12,10 @@ pub mod v1alpha1 {
         pub encoding_version: String,
         pub served_versions: Option<Vec<String>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

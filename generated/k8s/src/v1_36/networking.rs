@@ -16,6 +16,10 @@ pub mod v1 {
         IPBlock, IngressBackend, IngressServiceBackend, IngressTLS, NetworkPolicyPeer,
         ServiceBackendPort,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -83,6 +87,10 @@ pub mod v1beta1 {
         IPAddressSpec, ParentReference, ServiceCIDR, ServiceCIDRList, ServiceCIDRSpec,
         ServiceCIDRStatus,
     };
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

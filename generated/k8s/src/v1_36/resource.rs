@@ -51,6 +51,10 @@ pub mod v1 {
         pub allocation_multiplier: Option<kapi::Quantity>,
         pub capacity_key: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -207,6 +211,10 @@ pub mod v1 {
 }
 pub mod v1alpha3 {
     pub use crate::shared::v1_34_v1_36::resource::v1alpha3::DeviceTaint;
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -462,6 +470,10 @@ pub mod v1beta1 {
         pub allocation_multiplier: Option<kapi::Quantity>,
         pub capacity_key: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -661,6 +673,10 @@ pub mod v1beta2 {
         pub version: Option<String>,
         pub versions: Option<Vec<String>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -775,6 +791,10 @@ pub mod v1beta2 {
         pub allocation_multiplier: Option<kapi::Quantity>,
         pub capacity_key: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

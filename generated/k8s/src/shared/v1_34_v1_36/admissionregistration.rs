@@ -24,6 +24,10 @@ pub mod v1 {
         pub object_selector: Option<kapi::meta::LabelSelector>,
         pub resource_rules: Option<Vec<NamedRuleWithOperations>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -111,6 +115,10 @@ pub mod v1 {
         #[wire(rename = "expressionWarnings")]
         pub expression_warnings: Option<Vec<ExpressionWarning>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -195,6 +203,10 @@ pub mod v1 {
         pub observed_generation: Option<i64>,
         pub type_checking: Option<TypeChecking>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -420,6 +432,10 @@ pub mod v1alpha1 {
     pub struct JSONPatch {
         pub expression: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -471,6 +487,10 @@ pub mod v1alpha1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<MutatingAdmissionPolicySpec>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -641,6 +661,10 @@ pub mod v1beta1 {
     pub struct JSONPatch {
         pub expression: Option<String>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -692,6 +716,10 @@ pub mod v1beta1 {
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<MutatingAdmissionPolicySpec>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

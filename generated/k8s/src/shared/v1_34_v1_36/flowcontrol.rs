@@ -13,6 +13,10 @@ pub mod v1 {
         #[wire(rename = "type")]
         pub type_: String,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -146,6 +150,10 @@ pub mod v1 {
         pub resource_rules: Option<Vec<ResourcePolicyRule>>,
         pub subjects: Vec<Subject>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

@@ -91,6 +91,10 @@ pub mod v1 {
         pub opaque: Option<OpaqueDeviceConfiguration>,
         pub requests: Option<Vec<String>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -236,6 +240,10 @@ pub mod v1 {
         pub driver: String,
         pub parameters: kapi::RawExtension,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -344,6 +352,10 @@ pub mod v1 {
         #[wire(rename = "reservedFor")]
         pub reserved_for: Option<Vec<ResourceClaimConsumerReference>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -636,6 +648,10 @@ pub mod v1beta1 {
         pub opaque: Option<OpaqueDeviceConfiguration>,
         pub requests: Option<Vec<String>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -775,6 +791,10 @@ pub mod v1beta1 {
         pub driver: String,
         pub parameters: kapi::RawExtension,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -883,6 +903,10 @@ pub mod v1beta1 {
         #[wire(rename = "reservedFor")]
         pub reserved_for: Option<Vec<ResourceClaimConsumerReference>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -1162,6 +1186,10 @@ pub mod v1beta2 {
         pub opaque: Option<OpaqueDeviceConfiguration>,
         pub requests: Option<Vec<String>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -1308,6 +1336,10 @@ pub mod v1beta2 {
         pub driver: String,
         pub parameters: kapi::RawExtension,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(
@@ -1417,6 +1449,10 @@ pub mod v1beta2 {
         #[wire(rename = "reservedFor")]
         pub reserved_for: Option<Vec<ResourceClaimConsumerReference>>,
     }
+    #[allow(
+        clippy::duplicated_attributes,
+        reason = "repeated `printer_column(..)` keys are not duplicates"
+    )]
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire, kapi::Resource)]
     #[wire(default)]
     #[resource(

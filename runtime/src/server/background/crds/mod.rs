@@ -60,6 +60,20 @@ fn crd_kind(registry: &Registry) -> Option<&RegisteredKind> {
 
 /// The registry to serve at start: `base` with its CRD kind checking CRD writes.
 pub(crate) fn prepare(mut base: Registry) -> Registry {
+    // Built-in kinds write their quantities in canonical form, as Go's `resource.Quantity`
+    // does; custom resources keep the spelling they were sent (upstream stores them verbatim).
+    let builtin: Vec<RegisteredKind> = base
+        .kinds()
+        .filter(|k| crate::server::state::release::is_builtin_group(&k.info.gvk.group))
+        .cloned()
+        .collect();
+    for kind in builtin {
+        let codec = Arc::clone(&kind.codec);
+        base.insert_kind(RegisteredKind {
+            codec: Arc::new(move |value| crate::quantity::canonical_scope(|| codec(value))),
+            ..kind
+        });
+    }
     if let Some(kind) = crd_kind(&base) {
         let checked = RegisteredKind {
             validate: Some(Arc::new(validate_crd) as Validator),
