@@ -29,7 +29,7 @@ use std::path::{Component, Path, PathBuf};
 
 use proc_macro2::TokenStream;
 
-use crate::emit::{EmitError, Options, Report, emit, format_file};
+use crate::emit::{EmitError, Options, Report, WarningKind, emit, format_file};
 use crate::load::{FactFiles, LoadError, load_facts, load_inputs};
 use crate::output::{OutputError, write_if_changed};
 
@@ -95,7 +95,8 @@ pub struct Output {
     pub path: PathBuf,
     /// Whether the file was written; `false` when it already had these contents.
     pub written: bool,
-    /// The `cargo:rerun-if-changed=` lines that were printed, in order.
+    /// The `cargo:rerun-if-changed=` lines that were printed, in order (inputs that were
+    /// skipped are printed after them as `cargo::warning=` lines, and are in `report`).
     pub directives: Vec<String>,
     /// Naming decisions and counts from emission.
     pub report: Report,
@@ -277,6 +278,15 @@ impl Builder {
             let _ = writeln!(directives, "{line}");
         }
         let (contents, report) = self.render()?;
+        // Inputs left out would otherwise go unnoticed: Cargo shows a build script's output only
+        // when it fails, but always shows its warnings.
+        for warning in report
+            .warnings
+            .iter()
+            .filter(|w| w.kind == WarningKind::Input)
+        {
+            let _ = writeln!(directives, "cargo::warning=kapi-codegen: {warning}");
+        }
         let written = write_if_changed(&path, &contents)
             .map_err(|OutputError { path, source }| BuildError::Write { path, source })?;
         Ok(Output {

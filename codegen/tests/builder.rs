@@ -488,3 +488,28 @@ fn missing_inputs_and_out_dir_are_errors() {
         "invalid output file name \"nested/api.rs\": expected a file name without directories"
     );
 }
+
+#[test]
+fn skipped_inputs_are_cargo_warnings() {
+    let out = scratch("skipped_inputs");
+    let input = out.join("mixed.yaml");
+    let crd = std::fs::read_to_string(widgets_spec()).expect("widgets spec");
+    std::fs::write(
+        &input,
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: x}}\n---\n{crd}"),
+    )
+    .expect("write input");
+    let mut directives = Vec::new();
+    let result = Builder::new()
+        .input(&input)
+        .out_dir(&out)
+        .generate_to(&mut directives)
+        .expect("generates the CRDs beside the ConfigMap");
+    assert_eq!(result.report.kinds, 4);
+    let printed = String::from_utf8(directives).expect("utf-8");
+    let warning = printed
+        .lines()
+        .find(|l| l.starts_with("cargo::warning=kapi-codegen: skipped a ConfigMap object"))
+        .unwrap_or_else(|| panic!("no warning in {printed}"));
+    assert!(warning.contains("mixed.yaml"), "{warning}");
+}

@@ -108,6 +108,10 @@ pub mod __private {
     pub use serde_json;
 }
 
+/// The `serde_json` whose `Value` kapi's types hold, re-exported so that generated crates need
+/// no dependency of their own for free-form fields (`kapi::serde_json::Value`).
+pub use serde_json;
+
 pub use bytes::ByteString;
 pub use crd::CustomResource;
 pub use duration::Duration;

@@ -23,7 +23,7 @@ pub struct CrateOptions {
     /// Extra text for the crate's `//!` doc (how to regenerate, what the inputs are).
     pub doc: String,
     /// The crate is a member of a Cargo workspace that defines `version`, `edition`, the
-    /// `kapi`, `serde` and `serde_json` dependencies and lints: inherit them.
+    /// `kapi` dependency and lints: inherit them.
     pub workspace: bool,
     /// Version features on by default in a multi-version crate (every group feature always is).
     pub default_versions: Vec<String>,
@@ -295,18 +295,12 @@ fn cargo_toml(
         } else {
             "kapi.workspace = true".to_owned()
         };
-        let _ = write!(
-            out,
-            "\n[dependencies]\n{kapi}\nserde.workspace = true\nserde_json.workspace = true\n"
-        );
+        // Generated code reaches serde and serde_json through kapi: kapi is the one dependency.
+        let _ = write!(out, "\n[dependencies]\n{kapi}\n");
     } else {
         out.push_str("version = \"0.1.0\"\nedition = \"2024\"\n");
         out.push_str(&package_tail(krate));
-        let _ = write!(
-            out,
-            "\n[dependencies]\nkapi = {kapi}\n\
-             serde = {{ version = \"1\", features = [\"derive\"] }}\nserde_json = \"1\"\n"
-        );
+        let _ = write!(out, "\n[dependencies]\nkapi = {kapi}\n");
     }
     if let Some(f) = features {
         out.push_str("\n[features]\n");

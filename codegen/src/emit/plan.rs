@@ -874,6 +874,9 @@ impl<'m> Builder<'m> {
                         None => Ty::Value,
                     };
                 }
+                if is_condition(obj) {
+                    return runtime("meta::Condition");
+                }
                 let wanted = format!("{parent}{}", camel_segment(field));
                 let (name, moved) = self
                     .allocators
@@ -1276,6 +1279,30 @@ fn runtime(path: &'static str) -> Ty {
 }
 
 /// The string values of an `enum` (non-strings, e.g. a `null` some CRDs list, are skipped).
+/// Whether an object is `metav1.Condition` as controller-gen writes it into CRDs: its five
+/// required fields and the optional `observedGeneration`, nothing else, `status` one of `True`,
+/// `False` and `Unknown`. Such objects become `kapi::meta::Condition`, so generated kinds get the
+/// condition helpers (`kapi::meta::Conditions`) derived kinds have.
+fn is_condition(obj: &ObjectType) -> bool {
+    const REQUIRED: [&str; 5] = ["lastTransitionTime", "message", "reason", "status", "type"];
+    let names: BTreeSet<&str> = obj.properties.iter().map(|p| p.name.as_str()).collect();
+    let mut expected: BTreeSet<&str> = REQUIRED.into_iter().collect();
+    if names.contains("observedGeneration") {
+        expected.insert("observedGeneration");
+    }
+    let status_ok = obj.properties.iter().any(|p| {
+        p.name == "status"
+            && matches!(p.schema.ty, SchemaType::String { .. })
+            && string_values(&p.schema)
+                .iter()
+                .all(|v| ["True", "False", "Unknown"].contains(&v.as_str()))
+    });
+    names == expected
+        && status_ok
+        && obj.additional_properties.is_none()
+        && REQUIRED.iter().all(|r| obj.required.contains(*r))
+}
+
 fn string_values(schema: &Schema) -> Vec<String> {
     let mut seen = BTreeSet::new();
     schema

@@ -385,14 +385,14 @@ impl<'p> Renderer<'p> {
             Ty::I32 => quote!(i32),
             Ty::I64 => quote!(i64),
             Ty::String => quote!(String),
-            Ty::Value => quote!(serde_json::Value),
+            Ty::Value => quote!(#krate::serde_json::Value),
             Ty::Runtime { path, .. } => {
                 let path: TokenStream = path.parse().unwrap_or_default();
                 quote!(#krate::#path)
             }
             Ty::Named(id) => match self.plan.entries.get(*id) {
                 Some(e) => relative(module, &self.path_of(*id), &e.name),
-                None => quote!(serde_json::Value),
+                None => quote!(#krate::serde_json::Value),
             },
             Ty::Vec(inner) => {
                 let inner = self.ty(module, inner);

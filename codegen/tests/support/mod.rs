@@ -65,7 +65,7 @@ pub fn scratch_crate(name: &str, lib: &str) -> PathBuf {
     let runtime = manifest_dir().join("../runtime");
     let manifest = format!(
         "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
-         [dependencies]\nkapi = {{ path = {runtime:?} }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
+         [dependencies]\nkapi = {{ path = {runtime:?}, package = \"kapi-runtime\" }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
          serde_json = {{ version = \"1\", features = [\"preserve_order\"] }}\n\n[workspace]\n\n\
          # No debug info: failures report through panic messages, and generating code for this\n\
          # much serde is the corpus test's main cost.\n\

@@ -7,7 +7,8 @@
 //!   `#[resource(kube)]`.
 //!
 //! Both are plain kube resources: `Api<K>`, `watcher`, `reflector` and `Controller` take them
-//! unchanged, while their fields keep kapi's value types (`Quantity`, `Time`, open enums). The
+//! unchanged, while their fields keep kapi's value types (`Quantity`, `Time`, open enums,
+//! `Condition` with its helpers). The
 //! controller ([`run`]) gives each Backup a ConfigMap describing its schedule, owned by the
 //! Backup, and reports on it in the Backup's status by server-side apply.
 
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
+use kapi::meta::{Condition, Conditions as _};
 use kube::api::{ObjectMeta, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
@@ -138,19 +140,26 @@ pub async fn reconcile(backup: Arc<Backup>, client: Arc<Client>) -> Result<Actio
 
     let suspended = spec.suspend.unwrap_or(false);
     let (phase, ready, reason) = if suspended {
-        ("Pending", "False", "Suspended")
+        ("Pending", false, "Suspended")
     } else {
-        ("Scheduled", "True", "ConfigMapWritten")
+        ("Scheduled", true, "ConfigMapWritten")
     };
-    // The condition's transition time moves only when its status does, as upstream's
-    // `SetStatusCondition`: a status that changed on every pass would wake the controller again.
-    let since = backup
+    // The CRD's conditions have metav1.Condition's shape, so they are kapi's `Condition` and
+    // `set_condition` keeps the transition time unless the status changes, as upstream's
+    // `SetStatusCondition`: a time that moved on every pass would wake the controller again.
+    let mut conditions = backup
         .status
         .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
-        .filter(|c| c.status.as_str() == ready)
-        .map_or_else(kapi::Time::now, |c| c.last_transition_time);
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
+    let mut condition = Condition::new(
+        "Ready",
+        ready,
+        reason,
+        format!("ConfigMap {} holds the schedule", config_map_name(&name)),
+    );
+    condition.observed_generation = backup.meta().generation;
+    conditions.set_condition(condition);
     let status = json!({
         "apiVersion": Backup::api_version(&()),
         "kind": Backup::kind(&()),
@@ -159,14 +168,7 @@ pub async fn reconcile(backup: Arc<Backup>, client: Arc<Client>) -> Result<Actio
             "observedGeneration": backup.meta().generation,
             "parallelism": spec.parallelism.unwrap_or(1),
             "selector": format!("ops.kapi.dev/backup={name}"),
-            "conditions": [{
-                "type": "Ready",
-                "status": ready,
-                "reason": reason,
-                "message": format!("ConfigMap {} holds the schedule", config_map_name(&name)),
-                "lastTransitionTime": since,
-                "observedGeneration": backup.meta().generation,
-            }],
+            "conditions": conditions,
         },
     });
     Api::<Backup>::namespaced((*client).clone(), &namespace)

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
+use kapi::meta::Conditions as _;
 use kapi_example_kube::api::ops::{v1, v1alpha1};
 use kapi_example_kube::{
     Backup, BackupPolicy, BackupPolicySpec, BackupPolicyStatus, BackupSpec, BackupStore,
@@ -62,11 +63,9 @@ fn is_scheduled(parallelism: i32) -> impl Fn(Option<&Backup>) -> bool {
         backup.and_then(|b| b.status.as_ref()).is_some_and(|s| {
             s.phase == Some(v1::BackupStatusPhase::Scheduled)
                 && s.parallelism == Some(parallelism)
-                && s.conditions.as_ref().is_some_and(|c| {
-                    c.iter().any(|c| {
-                        c.type_ == "Ready" && c.status == v1::BackupStatusConditionsStatus::True
-                    })
-                })
+                && s.conditions
+                    .as_ref()
+                    .is_some_and(|c| c.is_condition_true("Ready"))
         })
     }
 }

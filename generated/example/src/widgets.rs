@@ -93,8 +93,8 @@ pub mod v1 {
         pub labels: Option<std::collections::BTreeMap<String, String>>,
         pub parts: Option<Vec<WidgetSpecParts>>,
         pub tags: Option<Vec<String>>,
-        pub config: Option<serde_json::Value>,
-        pub template: Option<serde_json::Value>,
+        pub config: Option<kapi::serde_json::Value>,
+        pub template: Option<kapi::serde_json::Value>,
         pub timeout: Option<String>,
         pub checksum: Option<kapi::ByteString>,
         #[wire(rename = "expiresAt")]
@@ -118,21 +118,7 @@ pub mod v1 {
         pub selector: Option<String>,
         #[wire(rename = "observedGeneration")]
         pub observed_generation: Option<i64>,
-        pub conditions: Option<Vec<WidgetStatusConditions>>,
-    }
-    #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
-    #[wire(rename_all = "camelCase", default)]
-    pub struct WidgetStatusConditions {
-        pub type_: String,
-        pub status: WidgetStatusConditionsStatus,
-        pub observed_generation: Option<i64>,
-        pub last_transition_time: kapi::Time,
-        pub reason: String,
-        pub message: String,
-    }
-    kapi::open_enum! {
-        pub enum WidgetStatusConditionsStatus { True = "True", False = "False", Unknown =
-        "Unknown", } impl Default;
+        pub conditions: Option<Vec<kapi::meta::Condition>>,
     }
     /// Merge metadata of this module's types (see `kapi::merge`).
     pub mod merge {

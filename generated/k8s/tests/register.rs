@@ -27,7 +27,7 @@ fn v1_36_registers_its_95_served_kinds() {
         Scope::Cluster
     );
     assert!(r.get("extensions", "v1beta1", "ingresses").is_none());
-    let out = (deploy.codec)(serde_json::json!({
+    let out = (deploy.codec)(kapi::serde_json::json!({
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
         "spec": {"selector": {}, "template": {}, "unknownField": 1}
     }))
@@ -120,16 +120,16 @@ fn every_registered_kind_has_a_complete_openapi_definition() {
     }
 }
 
-fn refs(schema: &serde_json::Value, out: &mut Vec<String>) {
+fn refs(schema: &kapi::serde_json::Value, out: &mut Vec<String>) {
     match schema {
-        serde_json::Value::Object(map) => {
+        kapi::serde_json::Value::Object(map) => {
             if let Some(target) = map.get("$ref").and_then(|r| r.as_str()) {
                 let name = target.strip_prefix("#/components/schemas/");
                 out.push(name.expect("v3 reference").to_owned());
             }
             map.values().for_each(|v| refs(v, out));
         }
-        serde_json::Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+        kapi::serde_json::Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
         _ => {}
     }
 }

@@ -143,9 +143,12 @@ fn a_realistic_widget_decodes_and_round_trips() {
         3000
     );
     let status = w.status.as_ref().expect("status");
-    let conditions = status.conditions.as_deref().expect("conditions");
+    let conditions = status.conditions.as_ref().expect("conditions");
     assert_eq!(conditions[0].type_, "Ready");
-    assert_eq!(conditions[0].status, v1::WidgetStatusConditionsStatus::True);
+    // The CRD's conditions are metav1.Condition's shape: kapi's Condition and its helpers.
+    assert!(kapi::meta::Conditions::is_condition_true(
+        conditions, "Ready"
+    ));
 
     let original: Value = serde_json::from_str(REAL_WIDGET).expect("json");
     assert_eq!(serde_json::to_value(&w).expect("encodes"), original);

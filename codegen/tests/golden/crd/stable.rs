@@ -61,9 +61,9 @@ pub mod v1 {
         pub replicas: Option<i32>,
         pub color: Option<CronTabSpecColor>,
         pub max_unavailable: Option<kapi::IntOrString>,
-        pub template: Option<serde_json::Value>,
+        pub template: Option<kapi::serde_json::Value>,
         pub jobs: Option<Vec<CronTabSpecJobs>>,
-        pub params: Option<serde_json::Value>,
+        pub params: Option<kapi::serde_json::Value>,
     }
     kapi::open_enum! {
         pub enum CronTabSpecColor { Red = "red", Green = "green", Blue = "blue", } impl

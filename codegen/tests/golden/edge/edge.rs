@@ -11,7 +11,7 @@ pub mod v1 {
         pub metadata: kapi::meta::ObjectMeta,
         /// Keys the schema does not name (it preserves unknown fields), as written.
         #[wire(flatten)]
-        pub extra: std::collections::BTreeMap<String, serde_json::Value>,
+        pub extra: std::collections::BTreeMap<String, kapi::serde_json::Value>,
     }
     /// Gadget is documented at <https://example.com/gadgets> and \[the spec\] or \<group\>/\<version\>.
     /// An example:
@@ -34,7 +34,7 @@ pub mod v1 {
         pub kind: kapi::type_tag::Kind<Self>,
         pub metadata: kapi::meta::ObjectMeta,
         pub spec: Option<GadgetSpec>,
-        pub status: Option<serde_json::Value>,
+        pub status: Option<kapi::serde_json::Value>,
     }
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     #[wire(default)]
@@ -61,7 +61,7 @@ pub mod v1 {
         pub self_2: Option<String>,
         /// Keys the schema does not name (it preserves unknown fields), as written.
         #[wire(flatten)]
-        pub extra: std::collections::BTreeMap<String, serde_json::Value>,
+        pub extra: std::collections::BTreeMap<String, kapi::serde_json::Value>,
     }
     kapi::open_enum! {
         pub enum GadgetSpecMode { Fast = "fast", Slow = "slow", } impl Default;

@@ -72,14 +72,14 @@ pub mod v1 {
         pub additional_properties: Option<JSONSchemaPropsOrBool>,
         pub all_of: Option<Vec<JSONSchemaProps>>,
         pub any_of: Option<Vec<JSONSchemaProps>>,
-        pub default: Option<serde_json::Value>,
+        pub default: Option<kapi::serde_json::Value>,
         pub definitions: Option<std::collections::BTreeMap<String, JSONSchemaProps>>,
         pub dependencies: Option<
             std::collections::BTreeMap<String, JSONSchemaPropsOrStringArray>,
         >,
         pub description: Option<String>,
-        pub enum_: Option<Vec<serde_json::Value>>,
-        pub example: Option<serde_json::Value>,
+        pub enum_: Option<Vec<kapi::serde_json::Value>>,
+        pub example: Option<kapi::serde_json::Value>,
         pub exclusive_maximum: Option<bool>,
         pub exclusive_minimum: Option<bool>,
         pub external_docs: Option<ExternalDocumentation>,
@@ -278,14 +278,14 @@ pub mod v1beta1 {
         pub additional_properties: Option<JSONSchemaPropsOrBool>,
         pub all_of: Option<Vec<JSONSchemaProps>>,
         pub any_of: Option<Vec<JSONSchemaProps>>,
-        pub default: Option<serde_json::Value>,
+        pub default: Option<kapi::serde_json::Value>,
         pub definitions: Option<std::collections::BTreeMap<String, JSONSchemaProps>>,
         pub dependencies: Option<
             std::collections::BTreeMap<String, JSONSchemaPropsOrStringArray>,
         >,
         pub description: Option<String>,
-        pub enum_: Option<Vec<serde_json::Value>>,
-        pub example: Option<serde_json::Value>,
+        pub enum_: Option<Vec<kapi::serde_json::Value>>,
+        pub example: Option<kapi::serde_json::Value>,
         pub exclusive_maximum: Option<bool>,
         pub exclusive_minimum: Option<bool>,
         pub external_docs: Option<ExternalDocumentation>,
@@ -326,9 +326,9 @@ pub mod v1beta1 {
         #[wire(rename = "x-kubernetes-preserve-unknown-fields")]
         pub x_kubernetes_preserve_unknown_fields: Option<bool>,
     }
-    pub type JSONSchemaPropsOrArray = serde_json::Value;
-    pub type JSONSchemaPropsOrBool = serde_json::Value;
-    pub type JSONSchemaPropsOrStringArray = serde_json::Value;
+    pub type JSONSchemaPropsOrArray = kapi::serde_json::Value;
+    pub type JSONSchemaPropsOrBool = kapi::serde_json::Value;
+    pub type JSONSchemaPropsOrStringArray = kapi::serde_json::Value;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     #[wire(default)]
     pub struct ServiceReference {

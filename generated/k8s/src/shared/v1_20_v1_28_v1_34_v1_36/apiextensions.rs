@@ -49,9 +49,9 @@ pub mod v1 {
         pub description: Option<String>,
         pub url: Option<String>,
     }
-    pub type JSONSchemaPropsOrArray = serde_json::Value;
-    pub type JSONSchemaPropsOrBool = serde_json::Value;
-    pub type JSONSchemaPropsOrStringArray = serde_json::Value;
+    pub type JSONSchemaPropsOrArray = kapi::serde_json::Value;
+    pub type JSONSchemaPropsOrBool = kapi::serde_json::Value;
+    pub type JSONSchemaPropsOrStringArray = kapi::serde_json::Value;
     #[derive(Clone, Debug, Default, PartialEq, kapi::Wire)]
     #[wire(default)]
     pub struct ServiceReference {

@@ -54,7 +54,7 @@ pub mod v1 {
         >,
         pub all_of: Option<Vec<JSONSchemaProps>>,
         pub any_of: Option<Vec<JSONSchemaProps>>,
-        pub default: Option<serde_json::Value>,
+        pub default: Option<kapi::serde_json::Value>,
         pub definitions: Option<std::collections::BTreeMap<String, JSONSchemaProps>>,
         pub dependencies: Option<
             std::collections::BTreeMap<
@@ -63,8 +63,8 @@ pub mod v1 {
             >,
         >,
         pub description: Option<String>,
-        pub enum_: Option<Vec<serde_json::Value>>,
-        pub example: Option<serde_json::Value>,
+        pub enum_: Option<Vec<kapi::serde_json::Value>>,
+        pub example: Option<kapi::serde_json::Value>,
         pub exclusive_maximum: Option<bool>,
         pub exclusive_minimum: Option<bool>,
         pub external_docs: Option<
