@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kapi-codegen's kube target vs kopium on the same real CRDs, in one run on this machine:
 #   1. generated lines for every served version of every CRD in the corpus (crds/, crds-wild/);
-#   2. `cargo check` time of a crate holding all of them (dependencies warm, the crate cold),
+#   2. the same after macro expansion (needs a nightly toolchain for `-Zunpretty=expanded`);
+#   3. `cargo check` time of a crate holding all of them (dependencies warm, the crate cold),
 #      kapi (`generate --kube`, one run per CRD file: all its served versions) vs kopium
 #      (default options, one run per served version, as kopium generates one version a run).
 # Prints each figure and the ratio kapi / kopium. Files either tool cannot generate, or whose
@@ -137,6 +138,20 @@ ours_lines=$(count_lines "$work/ours/src")
 peer_lines=$(count_lines "$work/peer/src")
 ratio() { echo "scale=2; $1 / $2" | bc; }
 printf 'generated lines: kapi %d, kopium %d, ratio %s\n' "$ours_lines" "$peer_lines" "$(ratio "$ours_lines" "$peer_lines")"
+
+# What the compiler reads: each crate after macro expansion (rustc's pretty-printed
+# `-Zunpretty=expanded`, non-empty lines), which takes a nightly toolchain.
+expanded() {
+  cargo +nightly rustc -q -p "$1" --lib --profile=check -- -Zunpretty=expanded | grep -cv '^\s*$'
+}
+if cargo +nightly --version > /dev/null 2>&1; then
+  ours_expanded=$(expanded bench-kube-ours)
+  peer_expanded=$(expanded bench-kube-peer)
+  printf 'expanded lines: kapi %d, kopium %d, ratio %s\n' "$ours_expanded" "$peer_expanded" \
+    "$(ratio "$ours_expanded" "$peer_expanded")"
+else
+  echo "expanded lines: skipped (no nightly toolchain)"
+fi
 
 seconds() { # PACKAGE: the median of $runs cold checks of the package, dependencies warm
   local pkg=$1 times=()
