@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kapi::server::{ApiEnablement, FeatureGates, Features, RunningServer, RuntimeConfig, Server};
+use kapi::server::{
+    ApiEnablement, Authentication, Authorization, FeatureGates, Features, RunningServer,
+    RuntimeConfig, Server,
+};
 use kapi::storage::{EmbeddedOptions, EmbeddedStorage, Storage};
 use kapi::{KubeVersion, Registry};
 use serde::Serialize;
@@ -70,6 +73,8 @@ pub struct TestServerBuilder {
     registry: Option<Registry>,
     runtime_config: RuntimeConfig,
     feature_gates: Vec<(String, bool)>,
+    authentication: Authentication,
+    authorization: Authorization,
 }
 
 impl TestServer {
@@ -93,6 +98,8 @@ impl TestServer {
             registry: None,
             runtime_config: RuntimeConfig::default(),
             feature_gates: Vec::new(),
+            authentication: Authentication::none(),
+            authorization: Authorization::default(),
         }
     }
 
@@ -207,6 +214,21 @@ impl TestServerBuilder {
         self
     }
 
+    /// How requests are authenticated (default: not at all, every request is a cluster
+    /// admin's), e.g. `Authentication::required().token("t", "alice", "1", &[])` to test what
+    /// a user without privileges sees. The CRDs the builder installs are installed whatever
+    /// this says.
+    pub fn authentication(mut self, authentication: Authentication) -> Self {
+        self.authentication = authentication;
+        self
+    }
+
+    /// How requests are authorized (default: RBAC, with upstream's bootstrap roles).
+    pub fn authorization(mut self, authorization: Authorization) -> Self {
+        self.authorization = authorization;
+        self
+    }
+
     /// Starts the server and returns once it answers requests, its CRDs are `Established` and
     /// its kubeconfig is written.
     pub async fn start(self) -> Result<TestServer, Error> {
@@ -271,6 +293,8 @@ impl TestServerBuilder {
             data_dir: data_dir.clone(),
             crds,
             listener,
+            authentication: self.authentication,
+            authorization: self.authorization,
         };
         let (ready_tx, ready_rx) = oneshot::channel();
         let (stop_tx, stop_rx) = oneshot::channel();
@@ -316,6 +340,8 @@ struct Plan {
     data_dir: Option<PathBuf>,
     crds: Vec<crds::Crd>,
     listener: TcpListener,
+    authentication: Authentication,
+    authorization: Authorization,
 }
 
 impl Plan {
@@ -363,6 +389,8 @@ impl Plan {
             .registry(self.registry)
             .api_enablement(self.enablement)
             .features(self.features)
+            .authentication(self.authentication)
+            .authorization(self.authorization)
             .storage(storage);
         if let Some(version) = self.version {
             builder = builder.kube_version(version);

@@ -16,13 +16,15 @@ use axum::response::{IntoResponse, Response};
 use crate::Verb;
 use crate::meta::ListOptions;
 
+use crate::server::auth::Requestor;
+use crate::server::auth::user::User;
 use crate::server::describe::deprecation;
 use crate::server::describe::discovery::page_not_found;
 use crate::server::handlers::object::UpdateScope;
 use crate::server::handlers::patch::apply;
 use crate::server::handlers::request;
 use crate::server::handlers::{
-    create, delete, get, list, namespace_lifecycle, patch, scale, update, watch,
+    create, delete, get, list, namespace_lifecycle, patch, reviews, scale, update, watch,
 };
 use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::{self, RequestShape};
@@ -155,6 +157,12 @@ pub(crate) async fn dispatch(state: State, tun: Arc<Tunables>, request: Request)
         &target,
         state.kube_version,
     );
+    // Every request passed the auth guard, which names its user; an in-process call that
+    // bypassed it is the unsecured user's, as on a server without authentication.
+    let user = parts
+        .extensions
+        .get::<Requestor>()
+        .map_or_else(|| Arc::new(User::unsecured()), |r| Arc::clone(&r.0));
     let call = Call {
         state,
         registry,
@@ -162,6 +170,7 @@ pub(crate) async fn dispatch(state: State, tun: Arc<Tunables>, request: Request)
         target,
         headers: parts.headers,
         uri: parts.uri,
+        user,
     };
     // Warnings found while serving (unknown fields) go out with any answer, as upstream's.
     let mut warnings = Vec::new();
@@ -282,7 +291,10 @@ async fn handle(
         Operation::GetScale => scale::serve_get(call, name, output).await,
         Operation::List => list::serve(call, output).await,
         Operation::Watch => watch::serve(call, target.name.as_deref(), output).await,
-        Operation::Create => create::serve(call, body, output, warnings).await,
+        Operation::Create => match reviews::Review::of(call.info()) {
+            Some(review) => reviews::serve(call, review, body, output).await,
+            None => create::serve(call, body, output, warnings).await,
+        },
         Operation::Update(scope) => update::serve(call, name, scope, body, output, warnings).await,
         Operation::UpdateScale => scale::serve_update(call, name, body, output, warnings).await,
         Operation::Patch(scope) => patch::serve(call, name, scope, body, output, warnings).await,

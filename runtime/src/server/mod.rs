@@ -18,10 +18,12 @@
 //! In front of both: `connections`
 //! (accepting and bounding connections) and the layers every request passes, outermost first:
 //! `panics`, `httplog` (the request log), `origin` (who may talk to a server without
-//! authentication), `inflight` (request seats). `shutdown` runs the stop sequence of a served
+//! authentication), `auth::guard` (authentication, impersonation and authorization, in
+//! upstream's order), `inflight` (request seats). `shutdown` runs the stop sequence of a served
 //! listener.
 
 mod admission;
+mod auth;
 mod background;
 mod describe;
 mod dispatch;
@@ -48,7 +50,10 @@ use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use crate::storage::Storage;
 use crate::{KubeVersion, Registry, ResourceInfo};
 
-use background::{cohabiting, crds, gc, kubernetes_service, resource_quota, service_accounts};
+pub use auth::{Authentication, Authorization, AuthorizationMode, TokenFileError};
+use background::{
+    cohabiting, crds, gc, kubernetes_service, rbac, resource_quota, service_accounts,
+};
 pub use describe::kubeconfig::{kubeconfig, write_kubeconfig};
 use describe::{discovery, health, metrics_endpoint, openapi, version};
 use handlers::namespace_lifecycle;
@@ -112,6 +117,8 @@ impl Server {
             enablement: ApiEnablement::all(),
             features: Features::defaults(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            authentication: Authentication::none(),
+            authorization: Authorization::default(),
             service_cidr: ServiceCidr::default(),
             node_ports: NodePortRange::default(),
             rv_wait: Duration::from_secs(3),
@@ -139,6 +146,8 @@ pub struct ServerBuilder {
     enablement: ApiEnablement,
     features: Features,
     listen: SocketAddr,
+    authentication: Authentication,
+    authorization: Authorization,
     service_cidr: ServiceCidr,
     node_ports: NodePortRange,
     rv_wait: Duration,
@@ -190,9 +199,12 @@ impl RunningServer {
     }
 
     /// Answers `request` in-process, as if it had come over the socket: same state, same
-    /// handlers, no connection. The URI needs only a path and query.
-    pub async fn call(&self, request: axum::http::Request<Body>) -> Response {
+    /// handlers, no connection. The URI needs only a path and query. The caller is the
+    /// process that runs the server: its requests are a cluster admin's, whatever
+    /// authentication the server asks of others.
+    pub async fn call(&self, mut request: axum::http::Request<Body>) -> Response {
         use tower::ServiceExt as _;
+        request.extensions_mut().insert(auth::InProcess);
         match self.router.clone().oneshot(request).await {
             Ok(response) => response,
             Err(never) => match never {},
@@ -253,6 +265,19 @@ impl ServerBuilder {
     /// The address [`ServerBuilder::start`] binds (port 0 picks a free port).
     pub fn listen(mut self, addr: SocketAddr) -> Self {
         self.listen = addr;
+        self
+    }
+
+    /// How requests are authenticated (default: not at all, every request is served as
+    /// `system:unsecured` in `system:masters`; only for servers reached by their own programs).
+    pub fn authentication(mut self, authentication: Authentication) -> Self {
+        self.authentication = authentication;
+        self
+    }
+
+    /// How requests are authorized (default: RBAC, with `system:masters` allowed everything).
+    pub fn authorization(mut self, authorization: Authorization) -> Self {
+        self.authorization = authorization;
         self
     }
 
@@ -377,6 +402,7 @@ impl ServerBuilder {
             features: self.features,
             watch_cache: watch_cache::WatchCache::default(),
             metrics,
+            access: Arc::new(auth::Access::new(self.authentication, self.authorization)),
             shutting_down: std::sync::atomic::AtomicBool::new(false),
         });
         let startup = |e: background::TaskError| ServerError::Storage(e.to_string());
@@ -395,6 +421,9 @@ impl ServerBuilder {
             .await
             .map_err(startup)?;
         let quotas_read = resource_quota::sync_all(&state).await.map_err(startup)?;
+        // Requests are authorized against the stored policy from the first one on.
+        rbac::bootstrap(&state).await.map_err(startup)?;
+        let policy_read = rbac::refresh(&state).await.map_err(startup)?;
         let (stop_tx, stop_rx) = signal::channel(false);
         // Kinds of the stored CRDs are served from the first request on.
         let crds_read = crds::refresh(&state, &base)
@@ -407,6 +436,7 @@ impl ServerBuilder {
         kubernetes_service::spawn(state.clone(), port, stop_rx.clone());
         service_accounts::spawn(state.clone(), accounts_read, stop_rx.clone());
         resource_quota::spawn(state.clone(), quotas_read, stop_rx.clone());
+        rbac::spawn(state.clone(), policy_read, stop_rx.clone());
         let tunables = Arc::new(Tunables {
             rv_wait: self.rv_wait,
             bookmark_interval: self.bookmark_interval,
@@ -422,6 +452,9 @@ impl ServerBuilder {
             async move { dispatch::dispatch(state, tunables, request).await }
         };
         let shared = state.clone();
+        let access = Arc::clone(&state.access);
+        // Without authentication, only the machine's programs may reach the server.
+        let open = !state.access.authentication.enabled();
         let router = Router::new()
             .merge(discovery::routes())
             .merge(openapi::routes())
@@ -441,7 +474,12 @@ impl ServerBuilder {
             .layer(axum::middleware::from_fn(move |request, next| {
                 seats.clone().admit(request, next)
             }))
-            .layer(axum::middleware::from_fn(origin::guard))
+            .layer(axum::middleware::from_fn(move |request, next| {
+                auth::guard(Arc::clone(&access), request, next)
+            }))
+            .layer(axum::middleware::from_fn(move |request, next| {
+                origin::guard(open, request, next)
+            }))
             .layer(axum::middleware::from_fn(httplog::log))
             .layer(panics::layer());
         Ok((router, Background { stop: stop_tx }, shared))
@@ -595,6 +633,8 @@ pub(crate) struct Call {
     pub(crate) target: Target,
     pub(crate) headers: HeaderMap,
     pub(crate) uri: Uri,
+    /// The user the request is served as.
+    pub(crate) user: Arc<auth::user::User>,
 }
 
 impl Call {

@@ -4,8 +4,9 @@
 //! CustomResourceDefinition task that rebuilds the served catalog (`crds`), and the
 //! controllers that keep what a cluster holds from the start: the `default/kubernetes`
 //! Service with its endpoints (`kubernetes_service`) and every namespace's `default`
-//! ServiceAccount (`service_accounts`); and the quota controller, which keeps every
-//! ResourceQuota's `status.used` (`resource_quota`). Each is started by `serve` and stops with
+//! ServiceAccount (`service_accounts`); the quota controller, which keeps every
+//! ResourceQuota's `status.used` (`resource_quota`); and RBAC's bootstrap roles, ClusterRole
+//! aggregation and the policy authorization reads (`rbac`). Each is started by `serve` and stops with
 //! the server.
 //!
 //! May import: `objects`, `state` and `http` (errors, paths, request options); never `handlers`.
@@ -14,10 +15,44 @@ pub(crate) mod cohabiting;
 pub(crate) mod crds;
 pub(crate) mod gc;
 pub(crate) mod kubernetes_service;
+pub(crate) mod rbac;
 pub(crate) mod resource_quota;
 pub(crate) mod service_accounts;
 
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::sync::watch as signal;
+
+use crate::server::spawn_repeating;
+use crate::server::state::State;
 use crate::storage::{CreateError, ReadError, UpdateError};
+
+/// Starts a task that follows the store: `follow` from `first` (where the pass made at start
+/// ended), and after it ends or fails, after `pause`, from scratch (`None`), until `stop`.
+/// `what` names the task's work in the log of a failure.
+pub(crate) fn spawn_follower<T, F, Fut>(
+    state: State,
+    first: T,
+    stop: signal::Receiver<bool>,
+    pause: Duration,
+    what: &'static str,
+    follow: F,
+) where
+    T: Send + 'static,
+    F: Fn(State, Option<T>) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<(), TaskError>> + Send,
+{
+    let mut from = Some(first);
+    spawn_repeating(stop, pause, move || {
+        let run = follow(state.clone(), from.take());
+        async move {
+            if let Err(error) = run.await {
+                tracing::warn!(%error, "{what} failed; retrying");
+            }
+        }
+    });
+}
 
 /// What one pass of a background task (the CRD task, a namespace's lifecycle) fails with. The
 /// task logs it and tries again after a pause; nothing answers a client with it.

@@ -16,9 +16,8 @@ use tokio::sync::watch as signal;
 
 use crate::storage::{Bytes, Storage, UpdateError, WatchEvent};
 
-use crate::server::background::TaskError;
+use crate::server::background::{TaskError, spawn_follower};
 use crate::server::objects::quota::{counted_resource, in_scopes, usage_of};
-use crate::server::spawn_repeating;
 use crate::server::state::State;
 use crate::server::state::keys::{self, prefix_of};
 
@@ -169,16 +168,15 @@ async fn objects_of(
 
 /// Keeps every quota's status from `revision` on, until `stop`.
 pub(crate) fn spawn(state: State, first: (u64, BTreeSet<String>), stop: signal::Receiver<bool>) {
-    let mut from = Some(first);
-    spawn_repeating(stop, RESTART_AFTER, move || {
-        let state = state.clone();
-        let from = from.take();
-        async move {
-            if let Err(error) = follow(&state, from).await {
-                tracing::warn!(%error, "keeping the ResourceQuotas' usage failed; retrying");
-            }
-        }
-    });
+    let follow = |state: State, from| async move { follow(&state, from).await };
+    spawn_follower(
+        state,
+        first,
+        stop,
+        RESTART_AFTER,
+        "keeping the ResourceQuotas' usage",
+        follow,
+    );
 }
 
 /// A full pass (unless `from` says where the last one ended), then the namespaces that

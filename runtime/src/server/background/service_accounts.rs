@@ -14,8 +14,7 @@ use tokio::sync::watch as signal;
 
 use crate::storage::{CreateError, Guard, Storage, WatchEvent};
 
-use crate::server::background::TaskError;
-use crate::server::spawn_repeating;
+use crate::server::background::{TaskError, spawn_follower};
 use crate::server::state::State;
 use crate::server::state::{keys, namespaces};
 
@@ -107,16 +106,15 @@ fn namespace_to_check<'a>(event: &'a WatchEvent, accounts: &str) -> Option<&'a s
 
 /// Keeps every namespace's account from `revision` on (see [`ensure_all`]), until `stop`.
 pub(crate) fn spawn(state: State, revision: u64, stop: signal::Receiver<bool>) {
-    let mut from = Some(revision);
-    spawn_repeating(stop, RESYNC_AFTER, move || {
-        let state = state.clone();
-        let from = from.take();
-        async move {
-            if let Err(error) = follow(&state, from).await {
-                tracing::warn!(%error, "keeping the default ServiceAccounts failed; retrying");
-            }
-        }
-    });
+    let follow = |state: State, from| async move { follow(&state, from).await };
+    spawn_follower(
+        state,
+        revision,
+        stop,
+        RESYNC_AFTER,
+        "keeping the default ServiceAccounts",
+        follow,
+    );
 }
 
 /// A pass over every namespace (unless `from` says where the last one ended), then the

@@ -3,12 +3,14 @@
 //! `patch` (with server-side apply), `delete` (of one object or a collection), `scale` (the
 //! scale subresource) and `namespace_lifecycle` (a namespace's `finalize`, and the passes that
 //! empty a terminating one); `services` (a Service write's cluster IP and node ports, which
-//! `create` and `update` run). What several share: `request` (the body and write options),
+//! `create` and `update` run); `reviews` (creates of the review kinds, evaluated by `auth`
+//! and never stored). What several share: `request` (the body and write options),
 //! `decode` (a create or update body read as upstream's serializer reads it, with its
 //! refusals), `object` (the rules writes share: names, the kind's codec and schema, field
 //! validation, reads) and `managed_fields` (field ownership).
 //!
-//! May import: `objects`, `state`, `http`, `admission` (the plugins a create or update runs)
+//! May import: `objects`, `state`, `http`, `auth` (the reviews), `admission` (the plugins a
+//! create or update runs)
 //! and `background` (a delete starts the collector's work). Nothing outside this folder
 //! imports a handler but the dispatcher (and `admission`, `create::random_suffix`).
 
@@ -22,6 +24,7 @@ pub(crate) mod namespace_lifecycle;
 pub(crate) mod object;
 pub(crate) mod patch;
 pub(crate) mod request;
+pub(crate) mod reviews;
 pub(crate) mod scale;
 pub(crate) mod services;
 pub(crate) mod update;

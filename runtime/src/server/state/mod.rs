@@ -8,7 +8,8 @@
 //! Service ranges (`service_ranges`) and what the stored Services hold of them
 //! (`service_allocations`, fed by `observed` too).
 //!
-//! May import: `objects` (the watch cache serves events as reads do) and from `http` the
+//! May import: `auth` (the state holds how requests are authorized), `objects` (the watch
+//! cache serves events as reads do) and from `http` the
 //! error type, the protobuf and CBOR encodings (the watch cache frames events once for every
 //! protobuf or CBOR watcher) and what the metrics label requests by (`path`, `connections`); never `handlers`,
 //! `background` or `describe`.
@@ -59,6 +60,8 @@ pub(crate) struct ServerState {
     pub(crate) watch_cache: WatchCache,
     /// The series `/metrics` serves.
     pub(crate) metrics: Arc<Metrics>,
+    /// How requests are authenticated and authorized, and the RBAC policy in force.
+    pub(crate) access: Arc<crate::server::auth::Access>,
     /// Set when the server begins to shut down: `/readyz` fails from then on.
     pub(crate) shutting_down: AtomicBool,
 }

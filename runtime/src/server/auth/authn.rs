@@ -1,0 +1,250 @@
+//! Authentication: who sent a request, from its credentials, as kube-apiserver's union of
+//! authenticators finds out (`pkg/kubeapiserver/authenticator/config.go`): a bearer token from
+//! the static token file, else, with no credentials at all, the anonymous user when anonymous
+//! requests are enabled. A request whose credentials no authenticator accepts is answered 401
+//! even when anonymous requests are enabled, as upstream's `FailOnError` union does.
+//!
+//! A server built without [`Authentication`] has none: every request is upstream's old
+//! insecure-port user (`user::UNSECURED`).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::http::{HeaderMap, header};
+
+use crate::server::auth::user::User;
+
+/// How a server finds out who sends each request: `kube-apiserver`'s `--token-auth-file` and
+/// `--anonymous-auth`.
+#[derive(Debug, Clone, Default)]
+pub struct Authentication {
+    /// `false`: no authentication, every request is the unsecured superuser.
+    enabled: bool,
+    anonymous: bool,
+    tokens: Arc<HashMap<String, User>>,
+}
+
+/// Why a token file could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenFileError {
+    /// The file could not be read.
+    #[error("reading token file '{path}': {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line is not CSV.
+    #[error("token file '{path}': {source}")]
+    Csv {
+        /// The file.
+        path: String,
+        /// Where and why the CSV does not parse.
+        #[source]
+        source: csv::Error,
+    },
+    /// A line has fewer than three columns (upstream's words).
+    #[error(
+        "token file '{path}' must have at least 3 columns (token, user name, user uid), found {found}"
+    )]
+    Columns {
+        /// The file.
+        path: String,
+        /// How many columns the record has.
+        found: usize,
+    },
+}
+
+impl Authentication {
+    /// No authentication (the default of [`crate::server::Server::builder`]): every request is
+    /// served as `system:unsecured` in `system:masters`, as kube-apiserver's insecure port
+    /// served it. Only for servers that nothing but their own programs can reach.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Requests must authenticate; anonymous requests are refused until
+    /// [`Authentication::anonymous`] allows them.
+    pub fn required() -> Self {
+        Self {
+            enabled: true,
+            ..Self::default()
+        }
+    }
+
+    /// Whether requests without credentials are served as `system:anonymous` (group
+    /// `system:unauthenticated`), whom the bootstrap policy lets read only health, version
+    /// and discovery: kube-apiserver's `--anonymous-auth` (on there by default).
+    pub fn anonymous(mut self, allowed: bool) -> Self {
+        self.anonymous = allowed;
+        self
+    }
+
+    /// Accepts the bearer tokens of a static token file: kube-apiserver's `--token-auth-file`,
+    /// CSV lines `token,user,uid[,"group1,group2"]`.
+    pub fn token_file(self, path: impl AsRef<Path>) -> Result<Self, TokenFileError> {
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        let text = std::fs::read(path).map_err(|source| TokenFileError::Io {
+            path: shown.clone(),
+            source,
+        })?;
+        let tokens = parse_token_file(&text, &shown)?;
+        let mut all = (*self.tokens).clone();
+        all.extend(tokens);
+        Ok(Self {
+            tokens: Arc::new(all),
+            ..self
+        })
+    }
+
+    /// Accepts bearer `token` as user `name` in `groups` (what one token file line says).
+    pub fn token(self, token: &str, name: &str, uid: &str, groups: &[&str]) -> Self {
+        let mut all = (*self.tokens).clone();
+        let mut user = User::new(name, groups);
+        user.uid = uid.to_owned();
+        all.insert(token.to_owned(), user);
+        Self {
+            tokens: Arc::new(all),
+            ..self
+        }
+    }
+
+    /// Whether requests are authenticated at all.
+    pub(crate) fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The user `headers` authenticate as (with `system:authenticated` added), or `None`
+    /// for 401.
+    pub(crate) fn authenticate(&self, headers: &HeaderMap) -> Option<User> {
+        if !self.enabled {
+            return Some(User::unsecured());
+        }
+        match bearer_token(headers) {
+            Some(token) => self
+                .user_of_token(token)
+                .map(User::with_authenticated_group),
+            None if self.anonymous => Some(User::anonymous()),
+            None => None,
+        }
+    }
+
+    /// The user a bearer token stands for (without the groups authentication adds).
+    pub(crate) fn user_of_token(&self, token: &str) -> Option<User> {
+        self.tokens.get(token).cloned()
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header; none for another scheme or an
+/// empty token, which count as no credentials (`staging/src/k8s.io/apiserver/pkg/
+/// authentication/request/bearertoken/bearertoken.go`).
+pub(crate) fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let mut parts = value.splitn(3, ' ');
+    let scheme = parts.next()?;
+    let token = parts.next()?;
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// The tokens of a token file (`staging/src/k8s.io/apiserver/pkg/authentication/token/
+/// tokenfile/tokenfile.go`): records of at least three columns; a record with an empty token
+/// is skipped, a repeated token's last record wins, the fourth column lists groups.
+fn parse_token_file(text: &[u8], path: &str) -> Result<HashMap<String, User>, TokenFileError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text);
+    let mut tokens = HashMap::new();
+    for record in reader.records() {
+        let record = record.map_err(|source| TokenFileError::Csv {
+            path: path.to_owned(),
+            source,
+        })?;
+        if record.len() < 3 {
+            return Err(TokenFileError::Columns {
+                path: path.to_owned(),
+                found: record.len(),
+            });
+        }
+        if record[0].is_empty() {
+            tracing::warn!(path, "an empty token in the token file is skipped");
+            continue;
+        }
+        let mut user = User::new(&record[1], &[]);
+        user.uid = record[2].to_owned();
+        if let Some(groups) = record.get(3) {
+            user.groups = groups.split(',').map(str::to_owned).collect();
+        }
+        if tokens.insert(record[0].to_owned(), user).is_some() {
+            tracing::warn!(
+                path,
+                "a token repeats in the token file; its last line counts"
+            );
+        }
+    }
+    Ok(tokens)
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+    use crate::server::auth::user::{ANONYMOUS, AUTHENTICATED, UNSECURED};
+
+    fn with_auth(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+        headers
+    }
+
+    #[test]
+    fn token_files_read_as_upstream() {
+        let text = b"t1,alice,1001,\"dev,ops\"\nt2,bob,1002\n,empty,3\n";
+        let tokens = parse_token_file(text, "tokens.csv").unwrap();
+        assert_eq!(tokens["t1"].username, "alice");
+        assert_eq!(tokens["t1"].uid, "1001");
+        assert_eq!(tokens["t1"].groups, ["dev", "ops"]);
+        assert!(tokens["t2"].groups.is_empty());
+        assert_eq!(tokens.len(), 2);
+        let short = parse_token_file(b"t1,alice\n", "tokens.csv").unwrap_err();
+        assert_eq!(
+            short.to_string(),
+            "token file 'tokens.csv' must have at least 3 columns (token, user name, user uid), found 2"
+        );
+    }
+
+    #[test]
+    fn bearer_tokens_authenticate_and_unknown_ones_do_not() {
+        let auth = Authentication::required()
+            .anonymous(true)
+            .token("t1", "alice", "1", &["dev"]);
+        let alice = auth.authenticate(&with_auth("Bearer t1")).unwrap();
+        assert_eq!(alice.groups, ["dev", AUTHENTICATED]);
+        assert_eq!(auth.authenticate(&with_auth("bearer t1")), Some(alice));
+        assert_eq!(auth.authenticate(&with_auth("Bearer nope")), None);
+        let anonymous = auth.authenticate(&HeaderMap::new()).unwrap();
+        assert_eq!(anonymous.username, ANONYMOUS);
+        // Another scheme, or an empty token, is no credential at all.
+        assert_eq!(
+            auth.authenticate(&with_auth("Basic YTpi"))
+                .unwrap()
+                .username,
+            ANONYMOUS
+        );
+        let closed = Authentication::required();
+        assert_eq!(closed.authenticate(&HeaderMap::new()), None);
+        let open = Authentication::none();
+        assert_eq!(
+            open.authenticate(&with_auth("Bearer nope"))
+                .unwrap()
+                .username,
+            UNSECURED
+        );
+    }
+}

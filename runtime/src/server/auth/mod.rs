@@ -1,0 +1,130 @@
+//! Who sends each request and what they may do: authentication (`authn`: bearer tokens from
+//! a token file, anonymous requests; X.509 client certificates come from the TLS layer),
+//! impersonation (`impersonation`), and authorization (`authz`: `system:masters`, then the
+//! configured modes, among them RBAC over the stored roles and bindings, `rbac`), each
+//! decided on a request's `attributes` as upstream's filters decide them, in upstream's
+//! order: authentication, impersonation, authorization. The user a request is served as goes
+//! into its extensions ([`Requestor`]) for the handlers that answer about it (the review
+//! kinds).
+//!
+//! May import: `http` (errors). Imported by `serve`'s router, `state` (the server's state holds
+//! the [`Access`]), `background` (the task that keeps the policy) and the handlers of the review
+//! kinds.
+
+pub(crate) mod attributes;
+pub(crate) mod authn;
+pub(crate) mod authz;
+pub(crate) mod bootstrap;
+pub(crate) mod impersonation;
+pub(crate) mod rbac;
+pub(crate) mod user;
+
+use std::sync::{Arc, PoisonError, RwLock};
+
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::meta::Status;
+
+use crate::server::http::error::ApiError;
+
+use attributes::Attributes;
+pub use authn::{Authentication, TokenFileError};
+use authz::Decision;
+pub use authz::{Authorization, AuthorizationMode};
+use rbac::Policy;
+use user::{MASTERS, User};
+
+/// How a server authenticates and authorizes, and the RBAC policy it holds now.
+#[derive(Debug, Default)]
+pub(crate) struct Access {
+    pub(crate) authentication: Authentication,
+    pub(crate) authorization: Authorization,
+    policy: RwLock<Arc<Policy>>,
+}
+
+impl Access {
+    pub(crate) fn new(authentication: Authentication, authorization: Authorization) -> Self {
+        Self {
+            authentication,
+            authorization,
+            policy: RwLock::default(),
+        }
+    }
+
+    /// The RBAC policy now.
+    pub(crate) fn policy(&self) -> Arc<Policy> {
+        Arc::clone(&self.policy.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Authorizes with `policy` from now on.
+    pub(crate) fn set_policy(&self, policy: Policy) {
+        *self.policy.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(policy);
+    }
+
+    /// Whether `user` may do `request` now.
+    pub(crate) fn decide(&self, user: &User, request: &Attributes) -> Decision {
+        self.authorization.decide(&self.policy(), user, request)
+    }
+}
+
+/// The user a request is served as, in its extensions.
+#[derive(Debug, Clone)]
+pub(crate) struct Requestor(pub(crate) Arc<User>);
+
+/// Marks a request made by the server's own process ([`crate::server::RunningServer::call`]),
+/// served as the unsecured superuser: no client can set a request's extensions.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct InProcess;
+
+/// The most of a refused request's body read before answering, as `dispatch` does.
+const DRAIN_BYTES: usize = 256 << 10;
+
+/// The middleware: authenticates (401), impersonates and authorizes (403) every request, then
+/// serves it as its user.
+pub(crate) async fn guard(access: Arc<Access>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let trusted = parts.extensions.get::<InProcess>().is_some();
+    let authenticated = if trusted {
+        Some(User::unsecured())
+    } else {
+        access.authentication.authenticate(&parts.headers)
+    };
+    let Some(mut user) = authenticated else {
+        // Upstream's `Unauthorized` handler: `NewUnauthorized("Unauthorized")`.
+        return refused(
+            ApiError::from_status(Status::unauthorized("Unauthorized")),
+            body,
+        )
+        .await;
+    };
+    let policy = access.policy();
+    if impersonation::asked(&parts.headers) {
+        user =
+            match impersonation::impersonate(&parts.headers, &user, &access.authorization, &policy)
+            {
+                Ok(impersonated) => impersonated,
+                Err(error) => return refused(error, body).await,
+            };
+    }
+    // Members of `system:masters` are allowed everything: no attributes to work out.
+    if !user.in_group(MASTERS) {
+        let attributes = Attributes::of(&parts.method, &parts.uri);
+        match access.authorization.decide(&policy, &user, &attributes) {
+            Decision::Allow(_) => {}
+            Decision::Deny(reason) | Decision::NoOpinion(reason) => {
+                return refused(authz::forbidden(&user, &attributes, &reason), body).await;
+            }
+        }
+    }
+    parts.extensions.insert(Requestor(Arc::new(user)));
+    next.run(Request::from_parts(parts, body)).await
+}
+
+/// Answers `error` once the request's body, up to [`DRAIN_BYTES`], has been read, so that a
+/// client still sending it gets the answer rather than a broken connection.
+async fn refused(error: ApiError, body: axum::body::Body) -> Response {
+    let _ = axum::body::to_bytes(body, DRAIN_BYTES).await;
+    error.into_response()
+}
