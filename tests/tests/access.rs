@@ -417,6 +417,120 @@ fn kubectl_auth_can_i_whoami_and_as() {
     );
 }
 
+// Escalation prevention (`pkg/registry/rbac/validation/rule.go`, `ConfirmNoEscalation`): a
+// namespace admin may hand out what she holds, and nothing more without `escalate` or `bind`.
+#[test]
+fn roles_and_bindings_grant_only_what_their_writer_holds() {
+    let server = TestServer::start_blocking().unwrap();
+    let run = |args: &[&str]| kubectl(&server, args);
+    for args in [
+        &["create", "namespace", "team"][..],
+        &[
+            "create",
+            "rolebinding",
+            "alice-admin",
+            "--clusterrole=admin",
+            "--user=alice",
+            "-n",
+            "team",
+        ],
+    ] {
+        let (ok, _, err) = run(args);
+        assert!(ok, "{err}");
+    }
+    let as_alice = |args: &[&str]| {
+        let mut args = args.to_vec();
+        args.extend(["--as", "alice", "-n", "team"]);
+        run(&args)
+    };
+    eventually(|| {
+        as_alice(&["auth", "can-i", "create", "roles.rbac.authorization.k8s.io"])
+            .1
+            .trim()
+            == "yes"
+    });
+    let (ok, _, err) = as_alice(&[
+        "create",
+        "role",
+        "pod-reader",
+        "--verb=get,list",
+        "--resource=pods",
+    ]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = as_alice(&[
+        "create",
+        "role",
+        "node-reader",
+        "--verb=get",
+        "--resource=nodes",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains(r#"roles.rbac.authorization.k8s.io "node-reader" is forbidden: user "alice" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:"#)
+            && err.contains(r#"{APIGroups:[""], Resources:["nodes"], Verbs:["get"]}"#),
+        "{err}"
+    );
+    let (ok, _, err) = as_alice(&[
+        "create",
+        "rolebinding",
+        "bob-view",
+        "--clusterrole=view",
+        "--user=bob",
+    ]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = as_alice(&[
+        "create",
+        "rolebinding",
+        "bob-root",
+        "--clusterrole=cluster-admin",
+        "--user=bob",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains(
+            r#"rolebindings.rbac.authorization.k8s.io "bob-root" is forbidden: user "alice""#
+        ) && err.contains(r#"{APIGroups:["*"], Resources:["*"], Verbs:["*"]}"#),
+        "{err}"
+    );
+    // `bind` on the role lets her bind it anyway; `escalate` lets her write any role.
+    let grant = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "binder", "namespace": "team"},
+        "rules": [
+            {"verbs": ["bind"], "apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"], "resourceNames": ["cluster-admin"]},
+            {"verbs": ["escalate"], "apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"]}]});
+    let (ok, _, err) = kubectl_stdin(&server, &["create", "-f", "-"], &grant);
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(&[
+        "create",
+        "rolebinding",
+        "alice-binder",
+        "--role=binder",
+        "--user=alice",
+        "-n",
+        "team",
+    ]);
+    assert!(ok, "{err}");
+    eventually(|| {
+        as_alice(&[
+            "create",
+            "rolebinding",
+            "bob-root",
+            "--clusterrole=cluster-admin",
+            "--user=bob",
+        ])
+        .0
+    });
+    let (ok, _, err) = as_alice(&[
+        "create",
+        "role",
+        "node-reader",
+        "--verb=get",
+        "--resource=nodes",
+    ]);
+    assert!(ok, "{err}");
+}
+
 // Impersonation needs the `impersonate` verb on each part (`filters/impersonation.go`).
 #[test]
 fn impersonation_is_authorized_part_by_part() {

@@ -1,4 +1,6 @@
-//! The default admission plugins that shape built-in objects, as kube-apiserver runs them:
+//! RBAC's escalation prevention (`escalation`), which upstream's storage of roles and bindings
+//! runs first on a create and here before the validating plugins of an update; and the default
+//! admission plugins that shape built-in objects, as kube-apiserver runs them:
 //! mutating admission after the decoder's defaulting and before validation, in upstream's
 //! plugin order (`kubeapiserver/options/plugins.go`, `AllOrderedPlugins`): `limit_ranger`
 //! (LimitRanger), `service_account` (ServiceAccount), `priority` (Priority),
@@ -16,6 +18,7 @@
 
 mod default_storage_class;
 mod default_toleration_seconds;
+mod escalation;
 mod limit_ranger;
 mod priority;
 mod resource_quota;
@@ -41,6 +44,7 @@ pub(crate) async fn admit_create(
     object: &mut Value,
     name: &str,
 ) -> Result<(), ApiError> {
+    escalation::check(call, object, None)?;
     limit_ranger::admit(call, object, name).await?;
     if writes_core(call, "pods") {
         service_account::admit(call, object, name).await?;
@@ -87,6 +91,7 @@ pub(crate) async fn validate_update(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
+    escalation::check(call, object, Some(old))?;
     if writes_core(call, "persistentvolumeclaims") {
         limit_ranger::admit(call, &mut object.clone(), name).await?;
     }

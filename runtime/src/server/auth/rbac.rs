@@ -339,6 +339,16 @@ impl Policy {
         })
     }
 
+    /// The rules of the cluster role `name`, if stored.
+    pub(crate) fn cluster_role(&self, name: &str) -> Option<&[PolicyRule]> {
+        self.cluster_roles.get(name).map(Vec::as_slice)
+    }
+
+    /// The rules of the role `name` in `namespace`, if stored.
+    pub(crate) fn role(&self, namespace: &str, name: &str) -> Option<&[PolicyRule]> {
+        self.roles.get(namespace)?.get(name).map(Vec::as_slice)
+    }
+
     /// Every rule that applies to `user` in `namespace`, and whether some could not be read
     /// (bindings to missing roles): what `SelfSubjectRulesReview` answers.
     pub(crate) fn rules_for(&self, user: &User, namespace: &str) -> (Vec<PolicyRule>, Vec<String>) {
