@@ -422,69 +422,38 @@ fn kubectl_auth_can_i_whoami_and_as() {
 #[test]
 fn roles_and_bindings_grant_only_what_their_writer_holds() {
     let server = TestServer::start_blocking().unwrap();
-    let run = |args: &[&str]| kubectl(&server, args);
-    for args in [
-        &["create", "namespace", "team"][..],
-        &[
-            "create",
-            "rolebinding",
-            "alice-admin",
-            "--clusterrole=admin",
-            "--user=alice",
-            "-n",
-            "team",
-        ],
+    let run = |line: &str| kubectl(&server, &line.split_whitespace().collect::<Vec<_>>());
+    for line in [
+        "create namespace team",
+        "create rolebinding alice-admin --clusterrole=admin --user=alice -n team",
     ] {
-        let (ok, _, err) = run(args);
+        let (ok, _, err) = run(line);
         assert!(ok, "{err}");
     }
-    let as_alice = |args: &[&str]| {
-        let mut args = args.to_vec();
+    let as_alice = |line: &str| {
+        let mut args: Vec<&str> = line.split_whitespace().collect();
         args.extend(["--as", "alice", "-n", "team"]);
-        run(&args)
+        kubectl(&server, &args)
     };
     eventually(|| {
-        as_alice(&["auth", "can-i", "create", "roles.rbac.authorization.k8s.io"])
+        as_alice("auth can-i create roles.rbac.authorization.k8s.io")
             .1
             .trim()
             == "yes"
     });
-    let (ok, _, err) = as_alice(&[
-        "create",
-        "role",
-        "pod-reader",
-        "--verb=get,list",
-        "--resource=pods",
-    ]);
+    let (ok, _, err) = as_alice("create role pod-reader --verb=get,list --resource=pods");
     assert!(ok, "{err}");
-    let (ok, _, err) = as_alice(&[
-        "create",
-        "role",
-        "node-reader",
-        "--verb=get",
-        "--resource=nodes",
-    ]);
+    let (ok, _, err) = as_alice("create role node-reader --verb=get --resource=nodes");
     assert!(!ok);
     assert!(
         err.contains(r#"roles.rbac.authorization.k8s.io "node-reader" is forbidden: user "alice" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:"#)
             && err.contains(r#"{APIGroups:[""], Resources:["nodes"], Verbs:["get"]}"#),
         "{err}"
     );
-    let (ok, _, err) = as_alice(&[
-        "create",
-        "rolebinding",
-        "bob-view",
-        "--clusterrole=view",
-        "--user=bob",
-    ]);
+    let (ok, _, err) = as_alice("create rolebinding bob-view --clusterrole=view --user=bob");
     assert!(ok, "{err}");
-    let (ok, _, err) = as_alice(&[
-        "create",
-        "rolebinding",
-        "bob-root",
-        "--clusterrole=cluster-admin",
-        "--user=bob",
-    ]);
+    let (ok, _, err) =
+        as_alice("create rolebinding bob-root --clusterrole=cluster-admin --user=bob");
     assert!(!ok);
     assert!(
         err.contains(
@@ -501,33 +470,10 @@ fn roles_and_bindings_grant_only_what_their_writer_holds() {
             {"verbs": ["escalate"], "apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"]}]});
     let (ok, _, err) = kubectl_stdin(&server, &["create", "-f", "-"], &grant);
     assert!(ok, "{err}");
-    let (ok, _, err) = run(&[
-        "create",
-        "rolebinding",
-        "alice-binder",
-        "--role=binder",
-        "--user=alice",
-        "-n",
-        "team",
-    ]);
+    let (ok, _, err) = run("create rolebinding alice-binder --role=binder --user=alice -n team");
     assert!(ok, "{err}");
-    eventually(|| {
-        as_alice(&[
-            "create",
-            "rolebinding",
-            "bob-root",
-            "--clusterrole=cluster-admin",
-            "--user=bob",
-        ])
-        .0
-    });
-    let (ok, _, err) = as_alice(&[
-        "create",
-        "role",
-        "node-reader",
-        "--verb=get",
-        "--resource=nodes",
-    ]);
+    eventually(|| as_alice("create rolebinding bob-root --clusterrole=cluster-admin --user=bob").0);
+    let (ok, _, err) = as_alice("create role node-reader --verb=get --resource=nodes");
     assert!(ok, "{err}");
 }
 
