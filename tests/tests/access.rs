@@ -47,6 +47,18 @@ fn http(
     token: Option<&str>,
     body: Option<&Value>,
 ) -> (u16, String) {
+    http_with(addr, method, path, token, "", body)
+}
+
+/// [`http`] with more header lines (`Name: value\r\n` each).
+fn http_with(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    headers: &str,
+    body: Option<&Value>,
+) -> (u16, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -55,7 +67,7 @@ fn http(
     let auth = token.map_or_else(String::new, |t| format!("Authorization: Bearer {t}\r\n"));
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\n\
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}{headers}Content-Type: application/json\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
@@ -484,20 +496,8 @@ fn impersonation_is_authorized_part_by_part() {
     let addr = server.addr();
     let whoami = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
     let ask = |token: &str, headers: &str| {
-        let mut stream = TcpStream::connect(addr).unwrap();
-        let body = whoami.to_string();
-        write!(
-            stream,
-            "POST /apis/authentication.k8s.io/v1/selfsubjectreviews HTTP/1.1\r\nHost: {addr}\r\n\
-             Authorization: Bearer {token}\r\n{headers}Content-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).unwrap();
-        let code: u16 = answer[9..12].parse().unwrap();
-        (code, answer.split_once("\r\n\r\n").unwrap().1.to_owned())
+        let path = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+        http_with(addr, "POST", path, Some(token), headers, Some(&whoami))
     };
     let (code, text) = ask(ALICE, "Impersonate-User: bob\r\n");
     assert_eq!(code, 403, "{text}");

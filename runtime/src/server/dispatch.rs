@@ -275,11 +275,13 @@ async fn handle(
     let info = call.info();
     let protobuf = protobuf::can_encode(&info.api_version(), &info.gvk.kind);
     let go_type = |list: bool| negotiate::go_type_name(info, list);
+    let review = reviews::Review::of(info);
     let output = negotiate::choose(
         &call.headers,
         op.shape(),
         protobuf,
         call.state.cbor(),
+        review.is_none(),
         &go_type,
     )?;
     let (transcoded, body) = cbor_body(call, op, body).await?;
@@ -291,7 +293,7 @@ async fn handle(
         Operation::GetScale => scale::serve_get(call, name, output).await,
         Operation::List => list::serve(call, output).await,
         Operation::Watch => watch::serve(call, target.name.as_deref(), output).await,
-        Operation::Create => match reviews::Review::of(call.info()) {
+        Operation::Create => match review {
             Some(review) => reviews::serve(call, review, body, output).await,
             None => create::serve(call, body, output, warnings).await,
         },

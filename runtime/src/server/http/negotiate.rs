@@ -166,6 +166,7 @@ pub(crate) fn choose(
     request: RequestShape,
     protobuf: bool,
     cbor: bool,
+    tables: bool,
     go_type: &dyn Fn(bool) -> String,
 ) -> Result<Output, ApiError> {
     let served = with_cbor(if protobuf { SERVED_PROTOBUF } else { SERVED }, cbor);
@@ -210,6 +211,9 @@ pub(crate) fn choose(
                 match (as_, request) {
                     _ if !meta_group => continue,
                     ("Table", _) if matches!(format, Format::Protobuf | Format::Cbor) => continue,
+                    // A kind without a table convertor (the review kinds) takes no Table
+                    // (`RequestScope.AllowsMediaTypeTransform`).
+                    ("Table", _) if !tables => continue,
                     ("Table", _) => Shape::Table,
                     ("PartialObjectMetadata", RequestShape::Single | RequestShape::Watch)
                     | ("PartialObjectMetadataList", RequestShape::List | RequestShape::Watch) => {
@@ -421,7 +425,7 @@ mod tests {
     fn accept(value: &str, request: RequestShape) -> Result<Output, u16> {
         let mut headers = HeaderMap::new();
         headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
-        choose(&headers, request, true, false, &go_type).map_err(|e| e.code().as_u16())
+        choose(&headers, request, true, false, true, &go_type).map_err(|e| e.code().as_u16())
     }
 
     fn go_type(list: bool) -> String {
@@ -439,7 +443,7 @@ mod tests {
         let refused = |value: &str, request| {
             let mut headers = HeaderMap::new();
             headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
-            let status = choose(&headers, request, true, false, &go_type)
+            let status = choose(&headers, request, true, false, true, &go_type)
                 .unwrap_err()
                 .into_status();
             (status.code, status.message.unwrap_or_default())
@@ -559,7 +563,7 @@ mod tests {
         let choose_for_custom = |value: &str, request| {
             let mut headers = HeaderMap::new();
             headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
-            choose(&headers, request, false, false, &go_type)
+            choose(&headers, request, false, false, true, &go_type)
         };
         let json = choose_for_custom(
             "application/vnd.kubernetes.protobuf, application/json",
@@ -589,7 +593,7 @@ mod tests {
         let chosen = |value: &str, request, cbor| {
             let mut headers = HeaderMap::new();
             headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
-            choose(&headers, request, false, cbor, &go_type).map(|o| (o.format, o.shape))
+            choose(&headers, request, false, cbor, true, &go_type).map(|o| (o.format, o.shape))
         };
         use RequestShape::*;
         assert_eq!(

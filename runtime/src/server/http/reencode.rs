@@ -55,9 +55,14 @@ fn is_json(response: &Response) -> bool {
 /// The format of an error answer to `request`, when it is not JSON: the client accepts YAML,
 /// protobuf or CBOR (when `cbor`) before JSON (an `Accept` the server cannot satisfy gets JSON).
 fn error_format(request: &Request, cbor: bool) -> Option<Format> {
-    negotiate::choose(request.headers(), RequestShape::Single, true, cbor, &|_| {
-        String::new()
-    })
+    negotiate::choose(
+        request.headers(),
+        RequestShape::Single,
+        true,
+        cbor,
+        true,
+        &|_| String::new(),
+    )
     .ok()
     .map(|output| output.format)
     .filter(|format| *format != Format::Json)
