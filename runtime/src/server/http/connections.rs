@@ -10,6 +10,12 @@
 //! - headers are at most 1 MiB ([`MAX_HEADER_BYTES`]); an HTTP/2 connection carries at most
 //!   250 concurrent streams.
 //!
+//! With TLS ([`Tls`]) the handshake comes first, within the header read timeout (Go's
+//! `tlsHandshakeTimeout`, see `tls`), and ALPN decides the protocol: `h2` is HTTP/2, anything
+//! else HTTP/1.1. Without TLS a connection is HTTP/1.1, or HTTP/2 when it opens with the
+//! HTTP/2 preface (prior knowledge). Every request of a TLS connection carries what the
+//! handshake established about the client certificate (`tls::PeerCertificates`).
+//!
 //! Every accepted socket gets TCP_NODELAY: watch events are small writes that must leave at once,
 //! not wait for the client's (delayed) acknowledgement of the previous one; over HTTP/2, where a
 //! connection carries many watches, Nagle held most deliveries about 40 ms (BENCHMARKS.md). Go
@@ -36,6 +42,8 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tower::ServiceExt as _;
+
+use super::tls::{ClientIdentity, Tls};
 
 /// How long a client may take to send a request's headers (and, over HTTP/1.1, how long a
 /// kept-alive connection may wait for its next request).
@@ -78,6 +86,7 @@ impl Default for Timeouts {
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
+    tls: Option<Tls>,
     timeouts: Timeouts,
     drain: Duration,
     shutdown: impl Future<Output = ()>,
@@ -95,8 +104,25 @@ pub(crate) async fn serve(
         match accepted {
             Ok((tcp, peer)) => {
                 let _ = tcp.set_nodelay(true);
-                let conn = connection(tcp, peer, router.clone(), timeouts, closed.clone());
-                connections.spawn(conn);
+                let closing = closed.clone();
+                let router = router.clone();
+                match &tls {
+                    None => {
+                        let io = TokioIo::new(tcp);
+                        let how = Connection::plain(peer, timeouts);
+                        connections.spawn(how.serve(io, router, closing));
+                    }
+                    Some(tls) => {
+                        connections.spawn(handshake(
+                            tls.clone(),
+                            tcp,
+                            peer,
+                            router,
+                            timeouts,
+                            closing,
+                        ));
+                    }
+                }
             }
             // Out of descriptors or a connection reset before it was accepted: the listener
             // itself is fine, so wait a little and go on.
@@ -123,58 +149,149 @@ pub(crate) async fn serve(
     Ok(())
 }
 
-/// One connection, from its first byte to its close.
-async fn connection(
+/// A TLS connection: the handshake (bounded by the header read timeout, abandoned when the
+/// server stops), then HTTP as ALPN chose.
+async fn handshake(
+    tls: Tls,
     tcp: tokio::net::TcpStream,
     peer: SocketAddr,
     router: Router,
     timeouts: Timeouts,
     mut closing: watch::Receiver<bool>,
 ) {
-    let activity = Arc::new(Activity::new(timeouts.idle));
-    let tracked = {
-        let activity = activity.clone();
-        router.map_request(move |mut request: Request<Incoming>| {
-            activity.start();
-            request.extensions_mut().insert(Peer(peer));
-            request.map(Body::new)
-        })
-    };
-    let tracked = {
-        let activity = activity.clone();
-        tracked.map_response(move |response: Response| {
-            let request = InFlight(activity.clone());
-            response.map(|body| Body::new(Holding::new(body, request)))
-        })
-    };
-    let mut builder = Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(timeouts.header_read)
-        .max_buf_size(MAX_HEADER_BYTES);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
-        .max_header_list_size(MAX_HEADER_BYTES as u32);
-    let service = TowerToHyperService::new(tracked);
-    let mut conn = pin!(builder.serve_connection_with_upgrades(TokioIo::new(tcp), service));
-    let mut stopping = false;
-    loop {
-        let idle_check = tokio::time::sleep_until(activity.idle_deadline());
-        tokio::select! {
-            _ = conn.as_mut() => break,
-            changed = closing.changed(), if !stopping => {
-                if changed.is_err() || *closing.borrow() {
-                    stopping = true;
-                    conn.as_mut().graceful_shutdown();
-                }
+    let accepting = tokio::time::timeout(timeouts.header_read, tls.acceptor.accept(tcp));
+    let stream = tokio::select! {
+        accepted = accepting => match accepted {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(error)) => {
+                tracing::trace!(%peer, %error, "http: TLS handshake error");
+                return;
             }
-            () = idle_check, if !stopping => {
-                if activity.is_idle() {
-                    stopping = true;
-                    conn.as_mut().graceful_shutdown();
+            Err(_) => {
+                tracing::trace!(%peer, "http: TLS handshake error: timed out");
+                return;
+            }
+        },
+        _ = closing.wait_for(|closing| *closing) => return,
+    };
+    let (_, session) = stream.get_ref();
+    let protocol = if session.alpn_protocol() == Some(b"h2".as_slice()) {
+        Protocol::Http2
+    } else {
+        Protocol::Http1
+    };
+    let client = tls.client_identity(session.peer_certificates());
+    let how = Connection {
+        peer,
+        timeouts,
+        protocol,
+        client,
+    };
+    how.serve(TokioIo::new(stream), router, closing).await;
+}
+
+/// Which HTTP a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    /// HTTP/1.1, or HTTP/2 when the client opens with its preface (plain connections).
+    Detect,
+    /// HTTP/1.1 only (TLS without the `h2` ALPN protocol).
+    Http1,
+    /// HTTP/2 only (TLS with the `h2` ALPN protocol).
+    Http2,
+}
+
+/// What is known of a connection once its bytes are HTTP.
+#[derive(Debug, Clone)]
+struct Connection {
+    peer: SocketAddr,
+    timeouts: Timeouts,
+    protocol: Protocol,
+    /// The client certificate's standing, on a TLS connection that presented one.
+    client: Option<ClientIdentity>,
+}
+
+impl Connection {
+    fn plain(peer: SocketAddr, timeouts: Timeouts) -> Self {
+        Self {
+            peer,
+            timeouts,
+            protocol: Protocol::Detect,
+            client: None,
+        }
+    }
+
+    /// One connection, from its first HTTP byte to its close.
+    async fn serve<I>(self, io: I, router: Router, mut closing: watch::Receiver<bool>)
+    where
+        I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    {
+        let Self {
+            peer,
+            timeouts,
+            protocol,
+            client,
+        } = self;
+        let activity = Arc::new(Activity::new(timeouts.idle));
+        let tracked = {
+            let activity = activity.clone();
+            router.map_request(move |mut request: Request<Incoming>| {
+                activity.start();
+                let extensions = request.extensions_mut();
+                extensions.insert(Peer(peer));
+                match &client {
+                    Some(ClientIdentity::Verified(chain)) => {
+                        extensions.insert(chain.clone());
+                    }
+                    Some(ClientIdentity::Unverified(chain)) => {
+                        extensions.insert(chain.clone());
+                    }
+                    None => {}
+                }
+                request.map(Body::new)
+            })
+        };
+        let tracked = {
+            let activity = activity.clone();
+            tracked.map_response(move |response: Response| {
+                let request = InFlight(activity.clone());
+                response.map(|body| Body::new(Holding::new(body, request)))
+            })
+        };
+        let mut builder = Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(timeouts.header_read)
+            .max_buf_size(MAX_HEADER_BYTES);
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
+            .max_header_list_size(MAX_HEADER_BYTES as u32);
+        let builder = match protocol {
+            Protocol::Detect => builder,
+            Protocol::Http1 => builder.http1_only(),
+            Protocol::Http2 => builder.http2_only(),
+        };
+        let service = TowerToHyperService::new(tracked);
+        let mut conn = pin!(builder.serve_connection_with_upgrades(io, service));
+        let mut stopping = false;
+        loop {
+            let idle_check = tokio::time::sleep_until(activity.idle_deadline());
+            tokio::select! {
+                _ = conn.as_mut() => break,
+                changed = closing.changed(), if !stopping => {
+                    if changed.is_err() || *closing.borrow() {
+                        stopping = true;
+                        conn.as_mut().graceful_shutdown();
+                    }
+                }
+                () = idle_check, if !stopping => {
+                    if activity.is_idle() {
+                        stopping = true;
+                        conn.as_mut().graceful_shutdown();
+                    }
                 }
             }
         }
