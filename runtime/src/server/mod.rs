@@ -51,7 +51,8 @@ use crate::{KubeVersion, Registry, ResourceInfo};
 
 use background::{cohabiting, crds, gc, kubernetes_service, resource_quota, service_accounts};
 pub use describe::kubeconfig::{
-    KubeconfigTls, kubeconfig, kubeconfig_tls, write_kubeconfig, write_kubeconfig_tls,
+    KubeconfigTls, kubeconfig, kubeconfig_tls, write_atomically, write_kubeconfig,
+    write_kubeconfig_tls,
 };
 use describe::{discovery, health, metrics_endpoint, openapi, version};
 use handlers::namespace_lifecycle;

@@ -85,7 +85,8 @@ fn render(addr: SocketAddr, tls: Option<&KubeconfigTls>) -> String {
 /// only) through a sibling temporary file renamed into place, so a reader never sees a
 /// half-written kubeconfig.
 pub fn write_kubeconfig(path: &Path, addr: SocketAddr) -> std::io::Result<()> {
-    write_private(path, &kubeconfig(addr))
+    // Private, as kubectl keeps its own: a kubeconfig is how one reaches the server.
+    write_atomically(path, &kubeconfig(addr), 0o600)
 }
 
 /// Writes [`kubeconfig_tls`]`(addr, tls)` to `path` as [`write_kubeconfig`] writes.
@@ -94,10 +95,13 @@ pub fn write_kubeconfig_tls(
     addr: SocketAddr,
     tls: &KubeconfigTls,
 ) -> std::io::Result<()> {
-    write_private(path, &kubeconfig_tls(addr, tls))
+    write_atomically(path, &kubeconfig_tls(addr, tls), 0o600)
 }
 
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+/// Writes `text` to `path` with permission bits `mode` (on Unix), creating its folder, through
+/// a sibling temporary file synced and renamed into place, so that a reader never sees half of
+/// it: kubeconfigs, and certificates and keys.
+pub fn write_atomically(path: &Path, text: &str, mode: u32) -> std::io::Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
@@ -106,11 +110,13 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     let temp = PathBuf::from(temp);
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
-    // Private, as kubectl keeps its own: a kubeconfig is how one reaches the server.
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
     let mut file = options.open(&temp)?;
     std::io::Write::write_all(&mut file, text.as_bytes())?;
+    file.sync_all()?;
     drop(file);
     std::fs::rename(&temp, path)
 }
