@@ -1,0 +1,315 @@
+//! `kapi serve` over TLS, its default: the kubeconfig it writes (the server's CA and an admin
+//! client certificate) works unchanged with kubectl and the Python client; HTTP/2 is negotiated
+//! by ALPN; the CA and the admin certificate survive a restart; `--plain-http` is refused off
+//! loopback.
+//!
+//! Upstream's behaviour mirrored: kube-apiserver serves TLS 1.2+ with ALPN `h2`, `http/1.1`
+//! and asks for client certificates without requiring or verifying them at the handshake
+//! (`tls.RequestClientCert`, k8s.io/apiserver `pkg/server/secure_serving.go`), leaving the
+//! chain to the x509 authenticator; kubeadm's admin user is CN `kubernetes-admin`, O
+//! `system:masters`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions, expect_python_ok, expect_refusal};
+
+fn tls_server() -> KapiServer {
+    KapiServer::start(&ServerOptions::default().tls())
+        .unwrap_or_else(|e| panic!("the TLS server did not start: {e}"))
+}
+
+/// The cert dir of a server started with the default `--cert-dir`.
+fn pki(server: &KapiServer) -> PathBuf {
+    server.data_dir().join("pki")
+}
+
+/// `curl` over TLS against `server` with `extra` arguments; its `-w` output, or why it failed.
+fn curl(server: &KapiServer, extra: &[&str], path: &str) -> Result<String, String> {
+    let output = Command::new("curl")
+        .args(["-sS", "-o", "/dev/null", "--max-time", "20"])
+        .args(extra)
+        .arg(format!("{}{path}", server.url()))
+        .output()
+        .map_err(|e| format!("cannot run curl: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    if output.status.success() {
+        Ok(stdout)
+    } else {
+        Err(format!(
+            "curl {extra:?} failed ({}): {stdout}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ))
+    }
+}
+
+/// The admin credentials of `server`'s cert dir as curl arguments, trusting its CA.
+fn admin_args(dir: &Path) -> Vec<String> {
+    let file = |name: &str| dir.join(name).display().to_string();
+    vec![
+        "--cacert".to_owned(),
+        file("ca.crt"),
+        "--cert".to_owned(),
+        file("admin.crt"),
+        "--key".to_owned(),
+        file("admin.key"),
+    ]
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn kubectl_works_over_https_with_the_written_kubeconfig() {
+    let server = tls_server();
+    assert!(
+        server.url().starts_with("https://127.0.0.1:"),
+        "{}",
+        server.url()
+    );
+    let kubeconfig = std::fs::read_to_string(server.kubeconfig()).unwrap();
+    assert!(
+        kubeconfig.contains("certificate-authority-data"),
+        "{kubeconfig}"
+    );
+    assert!(
+        kubeconfig.contains("client-certificate-data"),
+        "{kubeconfig}"
+    );
+    assert!(kubeconfig.contains("client-key-data"), "{kubeconfig}");
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path()).with_request_timeout("20s");
+    let namespaces = k.expect_ok(&["get", "ns", "-o", "name"]);
+    assert!(namespaces.contains("namespace/default"), "{namespaces}");
+    k.expect_ok(&["create", "configmap", "settings", "--from-literal=a=b"]);
+    // A watch over TLS (HTTP/2: kubectl negotiates it by ALPN) sees a create.
+    let (mut watch, rx) = k.spawn_lines(&["get", "configmaps", "-w", "-o", "name"]);
+    let result = (|| {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let mut seen = Vec::new();
+        let mut created = false;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = rx
+                .recv_timeout(left)
+                .map_err(|_| format!("get -w over TLS: {seen:?}"))?;
+            if line.contains("configmap/settings") && !created {
+                k.ok(&["create", "configmap", "watched", "--from-literal=k=v"])?;
+                created = true;
+            }
+            if line.contains("configmap/watched") {
+                return Ok::<(), String>(());
+            }
+            seen.push(line);
+        }
+    })();
+    let _ = watch.kill();
+    let _ = watch.wait();
+    result.unwrap_or_else(|e| panic!("{e}\nserver stderr:\n{}", server.stderr()));
+    let got = k.expect_ok(&["get", "configmap", "watched", "-o", "jsonpath={.data.k}"]);
+    assert_eq!(got, "v");
+}
+
+/// The official Python client loads the same kubeconfig (CA and client certificate data) and
+/// talks to the server over https.
+#[test]
+fn the_python_client_works_with_the_written_kubeconfig() {
+    let server = tls_server();
+    let script = r#"
+import sys
+from kubernetes import client, config
+config.load_kube_config(sys.argv[1])
+assert client.Configuration.get_default_copy().host.startswith("https://"), "not https"
+v1 = client.CoreV1Api()
+names = [n.metadata.name for n in v1.list_namespace().items]
+assert "default" in names, names
+body = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="from-python"), data={"a": "b"})
+v1.create_namespaced_config_map("default", body)
+assert v1.read_namespaced_config_map("from-python", "default").data == {"a": "b"}
+print("ok")
+"#;
+    expect_python_ok(&server, script, "1.36");
+}
+
+/// HTTP/2 is negotiated by ALPN (curl offers `h2`), HTTP/1.1 when the client offers only it;
+/// the serving certificate covers `localhost` as well as 127.0.0.1.
+#[test]
+fn alpn_negotiates_http2() {
+    let server = tls_server();
+    let admin = admin_args(&pki(&server));
+    let admin = strs(&admin);
+    let h2 = [
+        &admin[..],
+        &["--http2", "-w", "%{http_version} %{http_code}"],
+    ]
+    .concat();
+    assert_eq!(curl(&server, &h2, "/version").unwrap(), "2 200");
+    let h1 = [
+        &admin[..],
+        &["--http1.1", "-w", "%{http_version} %{http_code}"],
+    ]
+    .concat();
+    assert_eq!(curl(&server, &h1, "/version").unwrap(), "1.1 200");
+    let by_name = Command::new("curl")
+        .args([
+            "-sS",
+            "-o",
+            "/dev/null",
+            "--max-time",
+            "20",
+            "-w",
+            "%{http_code}",
+        ])
+        .args(&admin)
+        .arg(format!(
+            "https://localhost:{}/version",
+            server.addr().port()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&by_name.stdout), "200");
+}
+
+/// A client that does not trust the server's CA refuses it; a client certificate of another
+/// CA does not fail the handshake (upstream's `RequestClientCert`: the authenticator, not the
+/// handshake, refuses it, with 401). The operator's own certificate, key and client CA files
+/// (`--tls-cert-file`, `--tls-private-key-file`, `--client-ca-file`) are served as given.
+#[test]
+fn trust_runs_through_the_ca() {
+    let first = tls_server();
+    let second = tls_server();
+    // The second server's kubeconfig trusts only its own CA.
+    let dir = tempfile::tempdir().unwrap();
+    let mut crossed = std::fs::read_to_string(second.kubeconfig()).unwrap();
+    crossed = crossed.replace(&second.url(), &first.url());
+    let crossed_path = dir.path().join("crossed");
+    std::fs::write(&crossed_path, crossed).unwrap();
+    let output = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&crossed_path)
+        .args(["get", "ns", "--request-timeout=20s"])
+        .env("KUBECACHEDIR", dir.path().join("cache"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("certificate signed by unknown authority"),
+        "{stderr}"
+    );
+    // The second server's admin certificate against the first server: the handshake
+    // completes and an HTTP answer comes back.
+    let foreign = pki(&second);
+    let args = [
+        "--cacert".to_owned(),
+        pki(&first).join("ca.crt").display().to_string(),
+        "--cert".to_owned(),
+        foreign.join("admin.crt").display().to_string(),
+        "--key".to_owned(),
+        foreign.join("admin.key").display().to_string(),
+        "-w".to_owned(),
+        "%{http_code}".to_owned(),
+    ];
+    let code = curl(&first, &strs(&args), "/version").unwrap();
+    assert_ne!(code, "000", "no HTTP answer");
+    // The first server's files given as the operator's own to a third server.
+    let own = pki(&first);
+    let file = |name: &str| own.join(name).display().to_string();
+    let third = KapiServer::start(&ServerOptions {
+        args: vec![
+            format!("--tls-cert-file={}", file("apiserver.crt")),
+            format!("--tls-private-key-file={}", file("apiserver.key")),
+            format!("--client-ca-file={}", file("ca.crt")),
+        ],
+        ..ServerOptions::default().tls()
+    })
+    .unwrap();
+    let admin = admin_args(&own);
+    let h2 = [
+        &strs(&admin)[..],
+        &["--http2", "-w", "%{http_version} %{http_code}"],
+    ]
+    .concat();
+    assert_eq!(curl(&third, &h2, "/version").unwrap(), "2 200");
+}
+
+/// The CA and the admin certificate are reused on restart, so a kubeconfig written before it
+/// still works (pointed at the new port); the serving certificate too, as long as it covers the
+/// listen address.
+#[test]
+fn a_restart_keeps_the_ca_and_the_old_kubeconfig_works() {
+    let data = tempfile::tempdir().unwrap();
+    let options = ServerOptions {
+        data_dir: Some(data.path().join("data")),
+        ..ServerOptions::default().tls()
+    };
+    let mut first = KapiServer::start(&options).unwrap();
+    let old = std::fs::read_to_string(first.kubeconfig()).unwrap();
+    let old_url = first.url();
+    let ca = std::fs::read(pki(&first).join("ca.crt")).unwrap();
+    let serving = std::fs::read(pki(&first).join("apiserver.crt")).unwrap();
+    let status = first.terminate(Duration::from_secs(20)).unwrap();
+    assert!(status.success(), "{status}");
+    let second = KapiServer::start(&options).unwrap();
+    assert_eq!(std::fs::read(pki(&second).join("ca.crt")).unwrap(), ca);
+    assert_eq!(
+        std::fs::read(pki(&second).join("apiserver.crt")).unwrap(),
+        serving
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old-kubeconfig");
+    std::fs::write(&path, old.replace(&old_url, &second.url())).unwrap();
+    let output = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&path)
+        .args([
+            "get",
+            "ns",
+            "default",
+            "-o",
+            "name",
+            "--request-timeout=20s",
+        ])
+        .env("KUBECACHEDIR", dir.path().join("cache"))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "namespace/default"
+    );
+}
+
+/// `--plain-http` serves without TLS or authentication: refused on an address other machines
+/// can reach, with a message that says why and what to do.
+#[test]
+fn plain_http_is_refused_off_loopback() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let args: [&std::ffi::OsStr; 8] = [
+        "serve".as_ref(),
+        "--plain-http".as_ref(),
+        "--listen".as_ref(),
+        "0.0.0.0:0".as_ref(),
+        "--data-dir".as_ref(),
+        data.as_os_str(),
+        "--kubeconfig".as_ref(),
+        kubeconfig.as_os_str(),
+    ];
+    let stderr = expect_refusal(&args, Duration::from_secs(20)).unwrap();
+    assert!(
+        stderr.contains(
+            "--plain-http serves without TLS or authentication, so it is allowed only on a loopback address, and --listen 0.0.0.0:0 is not one"
+        ),
+        "{stderr}"
+    );
+    assert!(!kubeconfig.exists());
+}
