@@ -317,32 +317,23 @@ pub(crate) fn certificate_subject(der: &[u8]) -> Result<CertificateSubject, Stri
     })
 }
 
+/// Certificates for tests, made with rcgen.
 #[cfg(test)]
-mod tests {
-    use std::net::SocketAddr;
-    use std::time::Duration;
-
-    use axum::Router;
-    use axum::body::Body;
-    use axum::extract::Request;
-    use http_body_util::BodyExt as _;
-    use hyper_util::rt::{TokioExecutor, TokioIo};
+pub(crate) mod test_certs {
     use rcgen::{
         BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
         KeyPair, SanType,
     };
-    use rustls::pki_types::ServerName;
-
-    use super::*;
-    use crate::server::http::connections::{self, Timeouts};
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject as _;
 
     /// A CA: its certificate PEM and its issuer.
-    struct Ca {
-        pem: String,
+    pub(crate) struct Ca {
+        pub(crate) pem: String,
         issuer: Issuer<'static, KeyPair>,
     }
 
-    fn ca(name: &str) -> Ca {
+    pub(crate) fn ca(name: &str) -> Ca {
         let mut params = CertificateParams::default();
         params.distinguished_name.push(DnType::CommonName, name);
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -355,20 +346,20 @@ mod tests {
     }
 
     /// A leaf signed by `ca`: (certificate PEM, key PEM).
-    fn leaf(ca: &Ca, params: CertificateParams) -> (String, String) {
+    pub(crate) fn leaf(ca: &Ca, params: CertificateParams) -> (String, String) {
         let key = KeyPair::generate().unwrap();
         let cert = params.signed_by(&key, &ca.issuer).unwrap();
         (cert.pem(), key.serialize_pem())
     }
 
-    fn serving(ca: &Ca) -> (String, String) {
+    pub(crate) fn serving(ca: &Ca) -> (String, String) {
         let mut params = CertificateParams::default();
         params.subject_alt_names = vec![SanType::IpAddress([127, 0, 0, 1].into())];
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         leaf(ca, params)
     }
 
-    fn client(ca: &Ca, common_name: &str, organization: &str) -> (String, String) {
+    pub(crate) fn client(ca: &Ca, common_name: &str, organization: &str) -> (String, String) {
         let mut params = CertificateParams::default();
         params.distinguished_name = rcgen::DistinguishedName::new();
         params
@@ -381,9 +372,17 @@ mod tests {
         leaf(ca, params)
     }
 
-    fn der(pem: &str) -> CertificateDer<'static> {
+    pub(crate) fn der(pem: &str) -> CertificateDer<'static> {
         CertificateDer::from_pem_slice(pem.as_bytes()).unwrap()
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use rcgen::{CertificateParams, DnType};
+
+    use super::test_certs::{ca, client, der, leaf, serving};
+    use super::*;
 
     /// The subject as Go reads it: the last CN, every O in order
     /// (`crypto/x509/pkix` `FillFromRDNSequence`), as upstream's x509 authenticator maps them
@@ -444,192 +443,5 @@ mod tests {
             format!("{tls:?}"),
             "Tls { certificates: 1, client_cas: 1, .. }"
         );
-    }
-
-    /// What a request saw: its HTTP version and the client certificate's standing.
-    async fn describe(request: Request) -> String {
-        let client = if let Some(PeerCertificates(chain)) = request.extensions().get() {
-            let subject = certificate_subject(&chain[0]).unwrap();
-            format!(
-                "verified {} {:?}",
-                subject.common_name, subject.organizations
-            )
-        } else if let Some(unverified) = request.extensions().get::<UnverifiedPeerCertificates>() {
-            format!(
-                "unverified ({} certificates): {}",
-                unverified.certificates.len(),
-                unverified.error
-            )
-        } else {
-            "no certificate".to_owned()
-        };
-        format!("{:?} {client}", request.version())
-    }
-
-    /// Serves [`describe`] over `tls`; the sender stops the server.
-    async fn serve(tls: Tls, timeouts: Timeouts) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let router = Router::new().fallback(describe);
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(connections::serve(
-            listener,
-            router,
-            Some(tls),
-            timeouts,
-            Duration::from_secs(1),
-            async move {
-                let _ = rx.await;
-            },
-        ));
-        (addr, tx)
-    }
-
-    /// GET / over TLS trusting `ca`, offering `alpn`, with `identity` as client certificate.
-    async fn get(
-        addr: SocketAddr,
-        ca: &Ca,
-        identity: Option<&(String, String)>,
-        alpn: &[&[u8]],
-    ) -> Result<String, String> {
-        let mut roots = RootCertStore::empty();
-        roots.add(der(&ca.pem)).unwrap();
-        let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots);
-        let mut config = match identity {
-            None => builder.with_no_client_auth(),
-            Some((cert, key)) => builder
-                .with_client_auth_cert(
-                    vec![der(cert)],
-                    PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap(),
-                )
-                .unwrap(),
-        };
-        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let name = ServerName::try_from("127.0.0.1").unwrap();
-        let stream = tokio_rustls::TlsConnector::from(Arc::new(config))
-            .connect(name, tcp)
-            .await
-            .map_err(|e| format!("handshake: {e}"))?;
-        let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
-        let io = TokioIo::new(stream);
-        let request = || {
-            axum::http::Request::get("/")
-                .header("host", addr.to_string())
-                .body(Body::empty())
-                .unwrap()
-        };
-        let response = if h2 {
-            let (mut sender, conn) =
-                hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
-                    .await
-                    .map_err(|e| e.to_string())?;
-            tokio::spawn(conn);
-            sender.send_request(request()).await
-        } else {
-            let (mut sender, conn) = hyper::client::conn::http1::handshake(io)
-                .await
-                .map_err(|e| e.to_string())?;
-            tokio::spawn(conn);
-            sender.send_request(request()).await
-        };
-        let body = response
-            .map_err(|e| e.to_string())?
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| e.to_string())?
-            .to_bytes();
-        Ok(String::from_utf8_lossy(&body).into_owned())
-    }
-
-    /// ALPN picks the protocol (upstream offers `h2` and `http/1.1`); a client certificate is
-    /// asked for but optional, and one of another CA does not fail the handshake
-    /// (`tls.RequestClientCert`, k8s.io/apiserver `secure_serving.go`): its requests carry the
-    /// verification's failure for the authenticator.
-    #[tokio::test]
-    async fn alpn_and_client_certificates() {
-        let ca = ca("kapi-ca");
-        let (cert, key) = serving(&ca);
-        let tls = Tls::from_pem(cert.as_bytes(), key.as_bytes(), Some(ca.pem.as_bytes())).unwrap();
-        let (addr, stop) = serve(tls, Timeouts::default()).await;
-        let both: &[&[u8]] = &[b"h2", b"http/1.1"];
-        assert_eq!(
-            get(addr, &ca, None, both).await.unwrap(),
-            "HTTP/2.0 no certificate"
-        );
-        assert_eq!(
-            get(addr, &ca, None, &[b"http/1.1"]).await.unwrap(),
-            "HTTP/1.1 no certificate"
-        );
-        assert_eq!(
-            get(addr, &ca, None, &[]).await.unwrap(),
-            "HTTP/1.1 no certificate"
-        );
-        let admin = client(&ca, "kubernetes-admin", "system:masters");
-        assert_eq!(
-            get(addr, &ca, Some(&admin), both).await.unwrap(),
-            "HTTP/2.0 verified kubernetes-admin [\"system:masters\"]"
-        );
-        let stranger = client(&self::ca("other-ca"), "intruder", "system:masters");
-        assert_eq!(
-            get(addr, &ca, Some(&stranger), &[b"http/1.1"])
-                .await
-                .unwrap(),
-            "HTTP/1.1 unverified (1 certificates): x509: certificate signed by unknown authority"
-        );
-        // A serving certificate is not for client authentication (ExtKeyUsageClientAuth).
-        let (cert, key) = serving(&ca);
-        assert_eq!(
-            get(addr, &ca, Some(&(cert, key)), both).await.unwrap(),
-            "HTTP/2.0 unverified (1 certificates): x509: certificate specifies an incompatible key usage"
-        );
-        let _ = stop.send(());
-    }
-
-    /// Without client CAs no certificate is asked for, so none is seen.
-    #[tokio::test]
-    async fn without_client_cas_no_certificate_is_asked_for() {
-        let ca = ca("kapi-ca");
-        let (cert, key) = serving(&ca);
-        let tls = Tls::from_pem(cert.as_bytes(), key.as_bytes(), None).unwrap();
-        let (addr, stop) = serve(tls, Timeouts::default()).await;
-        let admin = client(&ca, "kubernetes-admin", "system:masters");
-        assert_eq!(
-            get(addr, &ca, Some(&admin), &[b"h2"]).await.unwrap(),
-            "HTTP/2.0 no certificate"
-        );
-        let _ = stop.send(());
-    }
-
-    /// A client that never finishes its handshake is cut at the header read timeout (Go's
-    /// `tlsHandshakeTimeout`: the smallest of ReadHeaderTimeout, ReadTimeout, WriteTimeout).
-    #[tokio::test]
-    async fn a_stalled_handshake_is_cut() {
-        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-        let ca = ca("kapi-ca");
-        let (cert, key) = serving(&ca);
-        let tls = Tls::from_pem(cert.as_bytes(), key.as_bytes(), None).unwrap();
-        let timeouts = Timeouts {
-            header_read: Duration::from_millis(200),
-            idle: Duration::from_secs(90),
-        };
-        let (addr, stop) = serve(tls, timeouts).await;
-        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        // The first bytes of a ClientHello record, then nothing.
-        tcp.write_all(&[0x16, 0x03, 0x01]).await.unwrap();
-        let mut buf = [0u8; 64];
-        let started = std::time::Instant::now();
-        let read = tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut buf))
-            .await
-            .expect("the server kept a stalled handshake open");
-        assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
-        assert!(started.elapsed() >= Duration::from_millis(150));
-        let _ = stop.send(());
     }
 }
