@@ -1,7 +1,7 @@
 //! `kapi serve` over TLS, its default: the kubeconfig it writes (the server's CA and an admin
-//! client certificate) works unchanged with kubectl and the Python client; HTTP/2 is negotiated
-//! by ALPN; the CA and the admin certificate survive a restart; `--plain-http` is refused off
-//! loopback.
+//! client certificate) works unchanged with kubectl, the Python client and the kube crate;
+//! HTTP/2 is negotiated by ALPN; the CA and the admin certificate survive a restart;
+//! `--plain-http` is refused off loopback.
 //!
 //! Upstream's behaviour mirrored: kube-apiserver serves TLS 1.2+ with ALPN `h2`, `http/1.1`
 //! and asks for client certificates without requiring or verifying them at the handshake
@@ -312,4 +312,63 @@ fn plain_http_is_refused_off_loopback() {
         "{stderr}"
     );
     assert!(!kubeconfig.exists());
+}
+
+/// The kube crate (rustls) reads the same kubeconfig: it trusts the CA, presents the admin
+/// certificate, and lists, creates and watches over https.
+#[tokio::test]
+async fn the_kube_crate_works_with_the_written_kubeconfig() {
+    use futures_util::StreamExt as _;
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    use kube::api::{ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
+    use kube::config::{KubeConfigOptions, Kubeconfig};
+    use kube::{Api, Client, Config};
+
+    let server = tls_server();
+    let kubeconfig = Kubeconfig::read_from(server.kubeconfig()).unwrap();
+    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(config.cluster_url.scheme_str(), Some("https"));
+    let client = Client::try_from(config).unwrap();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let listed = namespaces.list(&ListParams::default()).await.unwrap();
+    assert!(
+        listed
+            .items
+            .iter()
+            .any(|n| n.metadata.name.as_deref() == Some("default"))
+    );
+    let maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    let version = maps
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut events = maps
+        .watch(&WatchParams::default().timeout(20), &version)
+        .await
+        .unwrap()
+        .boxed();
+    let map = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("from-kube".to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    maps.create(&PostParams::default(), &map).await.unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(15), events.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    match event {
+        WatchEvent::Added(added) => {
+            assert_eq!(added.metadata.name.as_deref(), Some("from-kube"));
+        }
+        other => panic!("expected the ConfigMap's ADDED event, got {other:?}"),
+    }
 }
