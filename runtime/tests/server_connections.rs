@@ -2,7 +2,8 @@
 //! bodies are cut as upstream cuts them (its `ReadHeaderTimeout`, `IdleTimeout` and request
 //! timeout, shortened here), watches keep their connection however quiet, and a full share of
 //! request seats answers 429 with `Retry-After` as upstream's max-in-flight and APF filters do;
-//! a stop fails readiness first and bounds how long requests in flight may hold it.
+//! a stop fails readiness first and bounds how long requests in flight may hold it; over TLS,
+//! ALPN picks the protocol and a stalled handshake is cut like slow headers.
 
 // Wall clock throughout: the server is reached over real sockets, which a paused clock skips.
 
@@ -310,4 +311,69 @@ async fn shutdown_fails_readiness_first_and_bounds_the_drain() {
     let (cut, _) = until_closed(&mut stuck).await;
     assert!(!cut.contains("201"), "{cut}");
     assert!(TcpStream::connect(addr).await.is_err());
+}
+
+/// `ServerBuilder::tls` serves TLS on `start`: ALPN offers `h2` then `http/1.1` (upstream's
+/// `NextProtos`, k8s.io/apiserver `secure_serving.go`), plain HTTP on the TLS port gets no HTTP
+/// answer, and a handshake that stalls is cut at the header read timeout, as Go bounds it
+/// (`net/http` `tlsHandshakeTimeout`).
+#[tokio::test]
+async fn tls_negotiates_the_protocol_and_bounds_the_handshake() {
+    use rustls::pki_types::pem::PemObject as _;
+    use rustls::pki_types::{CertificateDer, ServerName};
+    let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+    let cert = certified.cert.pem();
+    let key = certified.signing_key.serialize_pem();
+    let tls = kapi::server::Tls::from_pem(cert.as_bytes(), key.as_bytes(), None).unwrap();
+    let server = start(|b| {
+        b.tls(tls)
+            .connection_timeouts(Duration::from_millis(300), Duration::from_secs(90))
+    })
+    .await;
+    let connect = |alpn: &[&[u8]]| {
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(CertificateDer::from_pem_slice(cert.as_bytes()).unwrap())
+            .unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+        let addr = server.addr();
+        async move {
+            let tcp = TcpStream::connect(addr).await.unwrap();
+            let name = ServerName::try_from("127.0.0.1").unwrap();
+            connector.connect(name, tcp).await.unwrap()
+        }
+    };
+    let h2 = connect(&[b"h2", b"http/1.1"]).await;
+    assert_eq!(h2.get_ref().1.alpn_protocol(), Some(b"h2".as_slice()));
+    let mut h1 = connect(&[b"http/1.1"]).await;
+    assert_eq!(h1.get_ref().1.alpn_protocol(), Some(b"http/1.1".as_slice()));
+    h1.write_all(b"GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(PATIENCE, h1.read_to_string(&mut answer))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("gitVersion"), "{answer}");
+    let mut plain = TcpStream::connect(server.addr()).await.unwrap();
+    plain
+        .write_all(b"GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    let (answer, _) = until_closed(&mut plain).await;
+    assert!(!answer.contains("HTTP/1.1"), "{answer}");
+    let mut stalled = TcpStream::connect(server.addr()).await.unwrap();
+    stalled.write_all(&[0x16, 0x03, 0x01]).await.unwrap();
+    let (_, took) = until_closed(&mut stalled).await;
+    assert!(took >= Duration::from_millis(250), "{took:?}");
+    server.shutdown().await.unwrap();
 }

@@ -241,6 +241,9 @@ pub struct ServerOptions {
     pub accept_restored_database: bool,
     /// More arguments for `kapi serve` (e.g. `"--shutdown-delay-duration=2s"`).
     pub args: Vec<String>,
+    /// Serve over TLS, the binary's default (its own CA, an admin client certificate in the
+    /// kubeconfig); otherwise `--plain-http`, which every test but the TLS ones uses.
+    pub tls: bool,
 }
 
 impl ServerOptions {
@@ -251,6 +254,46 @@ impl ServerOptions {
             ..Self::default()
         }
     }
+
+    /// The same options, served over TLS (see [`ServerOptions::tls`]).
+    pub fn tls(mut self) -> Self {
+        self.tls = true;
+        self
+    }
+}
+
+/// Runs `kapi <args>` expecting it to refuse to start: it must exit non-zero within `timeout`
+/// (else it is killed and this fails); returns its standard error.
+pub fn expect_refusal(args: &[&std::ffi::OsStr], timeout: Duration) -> Result<String, String> {
+    let mut child = Command::new(kapi_binary())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start kapi: {e}"))?;
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() <= deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("kapi {args:?} started instead of refusing"));
+            }
+            Err(e) => return Err(format!("cannot wait for kapi: {e}")),
+        }
+    };
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        std::io::Read::read_to_string(&mut pipe, &mut stderr)
+            .map_err(|e| format!("cannot read kapi's stderr: {e}"))?;
+    }
+    if status.success() {
+        return Err(format!("kapi {args:?} exited 0: {stderr}"));
+    }
+    Ok(stderr)
 }
 
 /// How long a server may take from spawn to printing its address.
@@ -265,13 +308,14 @@ pub struct KapiServer {
     kubeconfig: PathBuf,
     data_dir: PathBuf,
     log: PathBuf,
+    tls: bool,
     ready_after: Duration,
     // Declared last so the process is gone before its files are removed.
     _temp: tempfile::TempDir,
 }
 
 impl KapiServer {
-    /// Starts the binary and waits (bounded) for its `serving on http://ADDR` line.
+    /// Starts the binary and waits (bounded) for its `serving on http(s)://ADDR` line.
     pub fn start(options: &ServerOptions) -> Result<Self, String> {
         let temp = tempfile::tempdir().map_err(|e| format!("cannot create a temp dir: {e}"))?;
         let data_dir = options
@@ -298,6 +342,9 @@ impl KapiServer {
         }
         if options.accept_restored_database {
             command.arg("--accept-restored-database");
+        }
+        if !options.tls {
+            command.arg("--plain-http");
         }
         command.args(&options.args);
         // The log's level comes from the arguments alone, whatever the environment says.
@@ -326,6 +373,7 @@ impl KapiServer {
             kubeconfig,
             data_dir,
             log,
+            tls: options.tls,
             ready_after: started.elapsed(),
             _temp: temp,
         })
@@ -336,9 +384,10 @@ impl KapiServer {
         self.addr
     }
 
-    /// `http://ADDR`.
+    /// `http://ADDR`, or `https://ADDR` over TLS.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// The kubeconfig the server wrote.
@@ -431,12 +480,13 @@ fn first_line(
     }
 }
 
-/// The address in `kapi: serving on http://ADDR`.
+/// The address in `kapi: serving on http://ADDR` (or `https://ADDR`).
 pub fn parse_ready_line(line: &str) -> Result<SocketAddr, String> {
-    line.split_once("http://")
+    line.split_once("://")
+        .filter(|(before, _)| before.ends_with("http") || before.ends_with("https"))
         .and_then(|(_, rest)| rest.split_whitespace().next())
         .and_then(|addr| addr.trim_end_matches('/').parse().ok())
-        .ok_or_else(|| format!("no http://ADDR in kapi's first line {line:?}"))
+        .ok_or_else(|| format!("no http(s)://ADDR in kapi's first line {line:?}"))
 }
 
 /// Every `kubectl` to test with, by name: `kubectl` and the pinned `kubectl.1.NN` found on

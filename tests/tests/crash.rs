@@ -282,32 +282,18 @@ fn stop(mut server: KapiServer) -> std::path::PathBuf {
 /// returns its standard error.
 fn refused(data: &std::path::Path) -> String {
     let temp = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(kapi_e2e::kapi_binary())
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(data)
-        .arg("--kubeconfig")
-        .arg(temp.path().join("kubeconfig"))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("kapi started on a data directory it must refuse");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert!(!status.success(), "{status}: {stderr}");
-    stderr
+    let kubeconfig = temp.path().join("kubeconfig");
+    let args: [&std::ffi::OsStr; 8] = [
+        "serve".as_ref(),
+        "--plain-http".as_ref(),
+        "--listen".as_ref(),
+        "127.0.0.1:0".as_ref(),
+        "--data-dir".as_ref(),
+        data.as_os_str(),
+        "--kubeconfig".as_ref(),
+        kubeconfig.as_os_str(),
+    ];
+    kapi_e2e::expect_refusal(&args, Duration::from_secs(10)).unwrap()
 }
 
 fn with_data(data: &std::path::Path) -> ServerOptions {

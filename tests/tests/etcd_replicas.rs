@@ -43,6 +43,7 @@ impl Replica {
                 "127.0.0.1:0",
                 "--etcd-servers",
                 endpoints,
+                "--plain-http",
             ])
             .arg("--kubeconfig")
             .arg(temp.path().join("kubeconfig"))

@@ -89,7 +89,8 @@ fn readme_main_command_serves_kubectl() {
         }
     };
     let addr = kapi_e2e::parse_ready_line(&line).unwrap();
-    assert!(line.contains(&format!("http://{addr}")), "{line}");
+    // TLS by default: the kubeconfig carries the server's CA and the admin's certificate.
+    assert!(line.contains(&format!("https://{addr}")), "{line}");
     let kubeconfig = dir.path().join("kubeconfig");
     let output = Command::new("kubectl")
         .arg("--kubeconfig")

@@ -89,6 +89,7 @@ impl Server {
         let started = Instant::now();
         let mut child = Command::new(&self.binary)
             .arg("serve")
+            .arg("--plain-http")
             .arg("--listen")
             .arg("127.0.0.1:0")
             .arg("--data-dir")

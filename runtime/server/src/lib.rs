@@ -3,7 +3,8 @@
 //! or etcd with `--etcd-servers`) to a clean shutdown on a signal.
 //!
 //! `main.rs` only parses and reports; everything here is callable from tests. `logging` sets
-//! up the process's log.
+//! up the process's log; `pki` makes and keeps the certificates the server serves with by
+//! default.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -11,11 +12,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub mod logging;
+pub mod pki;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use kapi::server::{
-    ApiEnablement, FeatureGateError, FeatureGates, Features, NodePortRange, RuntimeConfig,
-    RuntimeConfigError, Server, ServerError, ServiceCidr,
+    ApiEnablement, Authentication, Authorization, AuthorizationMode, FeatureGateError,
+    FeatureGates, Features, KubeconfigTls, NodePortRange, RuntimeConfig, RuntimeConfigError,
+    Server, ServerError, ServiceCidr, Tls, TlsError, TokenFileError,
 };
 #[cfg(feature = "etcd")]
 use kapi::storage::etcd::ConnectError;
@@ -75,9 +78,59 @@ pub struct ServeArgs {
     #[arg(long, value_name = "PREFIX", conflicts_with = "data_dir")]
     pub etcd_prefix: Option<String>,
 
-    /// Where to write a kubeconfig pointing at this server (overwritten on every start).
+    /// Where to write a kubeconfig pointing at this server (overwritten on every start): over
+    /// https it trusts the server's CA and authenticates as `kubernetes-admin` (group
+    /// `system:masters`) with a client certificate.
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: PathBuf,
+
+    /// The serving certificate (PEM, leaf first, then intermediates), as kube-apiserver's flag.
+    /// Without it the server serves a certificate its own CA signs (see `--cert-dir`).
+    #[arg(long, value_name = "FILE", requires = "tls_private_key_file")]
+    pub tls_cert_file: Option<PathBuf>,
+
+    /// The private key of `--tls-cert-file` (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
+    pub tls_private_key_file: Option<PathBuf>,
+
+    /// More CAs whose client certificates authenticate users (PEM bundle; CN is the user, O its
+    /// groups), as kube-apiserver's flag. The server's own CA, which signs the kubeconfig's
+    /// admin certificate, is trusted too.
+    #[arg(long, value_name = "FILE")]
+    pub client_ca_file: Option<PathBuf>,
+
+    /// Where the generated CA (`ca.crt`, `ca.key`), serving certificate (`apiserver.crt`,
+    /// `apiserver.key`) and admin client certificate (`admin.crt`, `admin.key`) are kept and
+    /// reused across restarts. Default: `<data-dir>/pki`; required with `--etcd-servers` unless
+    /// `--tls-cert-file` is given.
+    #[arg(long, value_name = "DIR")]
+    pub cert_dir: Option<PathBuf>,
+
+    /// Serve plain HTTP without TLS (and without authentication): only on a loopback
+    /// `--listen` address, for tests and local tools.
+    #[arg(long, conflicts_with_all = ["tls_cert_file", "tls_private_key_file", "client_ca_file", "cert_dir", "token_auth_file"])]
+    pub plain_http: bool,
+
+    /// Bearer tokens that authenticate users, as kube-apiserver's flag: CSV lines
+    /// `token,user,uid[,"group1,group2"]`.
+    #[arg(long, value_name = "FILE")]
+    pub token_auth_file: Option<PathBuf>,
+
+    /// Whether requests without credentials are served as `system:anonymous` (group
+    /// `system:unauthenticated`), whom the bootstrap policy lets read health and version
+    /// only; as kube-apiserver's flag, on by default.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub anonymous_auth: bool,
+
+    /// The authorizers asked in order, comma-separated: `RBAC`, `AlwaysAllow`, `AlwaysDeny`.
+    /// Members of `system:masters` are allowed everything whatever this says.
+    #[arg(
+        long,
+        value_name = "MODE,...",
+        value_delimiter = ',',
+        default_value = "RBAC"
+    )]
+    pub authorization_mode: Vec<String>,
 
     /// The Kubernetes release whose built-in kinds are served and whose deprecation rules apply.
     #[arg(long, value_enum, default_value_t = KubeRelease::V1_36)]
@@ -203,6 +256,39 @@ pub enum ServeError {
     /// Neither a data directory nor etcd servers were given.
     #[error("give --data-dir for the embedded store or --etcd-servers for etcd")]
     NoStore,
+    /// `--plain-http` on an address other machines can reach.
+    #[error(
+        "--plain-http serves without TLS or authentication, so it is allowed only on a loopback address, and --listen {listen} is not one: listen on 127.0.0.1 or [::1], or drop --plain-http"
+    )]
+    PlainHttpNotLoopback {
+        /// The listen address.
+        listen: SocketAddr,
+    },
+    /// No place to keep the generated certificates.
+    #[error(
+        "--etcd-servers without --data-dir needs --cert-dir, where the server's CA, serving and admin certificates are kept across restarts (or --tls-cert-file and --tls-private-key-file)"
+    )]
+    NoCertDir,
+    /// A certificate, key or CA file could not be read.
+    #[error("cannot read {path}: {source}")]
+    ReadTlsFile {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The certificates could not be made or kept.
+    #[error(transparent)]
+    Pki(#[from] pki::PkiError),
+    /// `--token-auth-file` could not be read.
+    #[error(transparent)]
+    TokenFile(#[from] TokenFileError),
+    /// `--authorization-mode` names a mode kapi does not have.
+    #[error("invalid --authorization-mode: {0}")]
+    AuthorizationMode(String),
+    /// The certificates and keys do not make a TLS configuration.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
     /// The server failed to start or while serving.
     #[error(transparent)]
     Server(#[from] ServerError),
@@ -319,6 +405,7 @@ pub async fn serve(
     let registry = registry_for(args.kube_version);
     let enablement = enablement_for(&registry, &args)?;
     let features = features_for(&args)?;
+    let security = security_for(&args)?;
     let storage = open_storage(&args).await?;
     // The kubeconfig is in place before the first request is answered: whoever sees the
     // server ready (its `/readyz`, the printed address) can read it.
@@ -326,13 +413,19 @@ pub async fn serve(
         .await
         .map_err(ServerError::Io)?;
     let addr = listener.local_addr().map_err(ServerError::Io)?;
-    kapi::server::write_kubeconfig(&args.kubeconfig, addr).map_err(|source| {
-        ServeError::Kubeconfig {
-            path: args.kubeconfig.clone(),
-            source,
-        }
+    let written = match &security {
+        None => kapi::server::write_kubeconfig(&args.kubeconfig, addr),
+        Some((_, access)) => kapi::server::write_kubeconfig_tls(&args.kubeconfig, addr, access),
+    };
+    written.map_err(|source| ServeError::Kubeconfig {
+        path: args.kubeconfig.clone(),
+        source,
     })?;
-    let running = Server::builder()
+    let mut builder = Server::builder().authorization(authorization_for(&args)?);
+    if let Some((tls, _)) = security {
+        builder = builder.tls(tls).authentication(authentication_for(&args)?);
+    }
+    let running = builder
         .registry(registry)
         .api_enablement(enablement)
         .features(features)
@@ -354,6 +447,107 @@ pub async fn serve(
     stopped?;
     tracing::info!("server stopped");
     Ok(())
+}
+
+/// How requests over TLS are authenticated: client certificates of the trusted CAs (the
+/// kubeconfig's admin certificate among them), the bearer tokens of `--token-auth-file`, and
+/// anonymous requests unless `--anonymous-auth=false`. Over `--plain-http` nothing is: every
+/// request is `system:unsecured`, as upstream's old insecure port served it.
+pub fn authentication_for(args: &ServeArgs) -> Result<Authentication, ServeError> {
+    let mut authentication = Authentication::required().anonymous(args.anonymous_auth);
+    if let Some(path) = &args.token_auth_file {
+        authentication = authentication.token_file(path)?;
+    }
+    Ok(authentication)
+}
+
+/// The authorizers of `--authorization-mode`.
+pub fn authorization_for(args: &ServeArgs) -> Result<Authorization, ServeError> {
+    let modes = args
+        .authorization_mode
+        .iter()
+        .map(|mode| mode.parse::<AuthorizationMode>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(ServeError::AuthorizationMode)?;
+    Ok(Authorization::modes(modes))
+}
+
+/// How the server is reached: `None` for `--plain-http` (refused off loopback), else its TLS
+/// configuration and what the kubeconfig carries: the operator's serving certificate or one the
+/// server's CA signs ([`pki`]), client certificates trusted when the server's CA or
+/// `--client-ca-file` signed them, and the admin's client certificate.
+pub fn security_for(args: &ServeArgs) -> Result<Option<(Tls, KubeconfigTls)>, ServeError> {
+    if args.plain_http {
+        if !args.listen.ip().is_loopback() {
+            return Err(ServeError::PlainHttpNotLoopback {
+                listen: args.listen,
+            });
+        }
+        return Ok(None);
+    }
+    let read = |path: &PathBuf| {
+        std::fs::read_to_string(path).map_err(|source| ServeError::ReadTlsFile {
+            path: path.clone(),
+            source,
+        })
+    };
+    let given = match (&args.tls_cert_file, &args.tls_private_key_file) {
+        (Some(cert), Some(key)) => Some(pki::Pair {
+            cert: read(cert)?,
+            key: read(key)?,
+        }),
+        _ => None,
+    };
+    let cert_dir = match (&args.cert_dir, &args.data_dir) {
+        (Some(dir), _) => Some(dir.clone()),
+        (None, Some(data)) => Some(data.join("pki")),
+        (None, None) if given.is_some() => None,
+        (None, None) => return Err(ServeError::NoCertDir),
+    };
+    let service_ip = args.service_cluster_ip_range.first();
+    let names = pki::Names::for_server(args.listen.ip(), service_ip);
+    let made = pki::ensure(cert_dir.as_deref(), given.is_none().then_some(&names))?;
+    if !made.made.is_empty() {
+        match &cert_dir {
+            Some(dir) => {
+                tracing::info!(cert_dir = %dir.display(), files = ?made.made, "generated certificates")
+            }
+            None => tracing::warn!(
+                "generated the CA and admin certificate in memory: without --cert-dir they change on every start"
+            ),
+        }
+    }
+    let (serving, certificate_authority) = match given {
+        Some(given) => {
+            let root = pki::chain_root(&given.cert);
+            (given, root)
+        }
+        None => {
+            let generated = made.serving.ok_or_else(|| pki::PkiError::Make {
+                what: "serving",
+                error: "no serving certificate was made".to_owned(),
+            })?;
+            (generated, Some(made.ca.clone()))
+        }
+    };
+    let mut client_cas = made.ca.clone();
+    if let Some(path) = &args.client_ca_file {
+        if !client_cas.ends_with('\n') {
+            client_cas.push('\n');
+        }
+        client_cas.push_str(&read(path)?);
+    }
+    let tls = Tls::from_pem(
+        serving.cert.as_bytes(),
+        serving.key.as_bytes(),
+        Some(client_cas.as_bytes()),
+    )?;
+    let access = KubeconfigTls {
+        certificate_authority,
+        client_certificate: made.admin.cert,
+        client_key: made.admin.key,
+    };
+    Ok(Some((tls, access)))
 }
 
 /// What the server serves of `registry`: the release's default group-versions, changed by
@@ -569,6 +763,46 @@ mod tests {
         }
     }
 
+    /// `--plain-http` only on loopback; generated certificates need a place to live.
+    #[test]
+    fn plain_http_and_the_cert_dir_are_checked() {
+        let plain = |listen: &str| {
+            let mut args = serve_args(&["--plain-http"]).unwrap();
+            args.listen = listen.parse().unwrap();
+            security_for(&args).map(|security| security.is_none())
+        };
+        assert!(plain("127.0.0.1:0").unwrap());
+        assert!(plain("[::1]:8080").unwrap());
+        let refused = plain("0.0.0.0:0").unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "--plain-http serves without TLS or authentication, so it is allowed only on a loopback address, and --listen 0.0.0.0:0 is not one: listen on 127.0.0.1 or [::1], or drop --plain-http"
+        );
+        assert!(serve_args(&["--plain-http", "--cert-dir", "x"]).is_err());
+        assert!(serve_args(&["--tls-cert-file", "x"]).is_err());
+        let etcd = Cli::try_parse_from([
+            "kapi",
+            "serve",
+            "--kubeconfig",
+            "k",
+            "--etcd-servers",
+            "http://127.0.0.1:1",
+        ])
+        .unwrap();
+        let Command::Serve(args) = etcd.command;
+        assert!(matches!(security_for(&args), Err(ServeError::NoCertDir)));
+        // The cert dir defaults to `<data-dir>/pki`, where the certificates are kept.
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let mut args = serve_args(&[]).unwrap();
+        args.data_dir = Some(data.clone());
+        let (_, access) = security_for(&args).unwrap().unwrap();
+        let ca = std::fs::read_to_string(data.join("pki").join(pki::CA_CERT)).unwrap();
+        assert_eq!(access.certificate_authority.as_deref(), Some(ca.as_str()));
+        let admin = std::fs::read_to_string(data.join("pki").join(pki::ADMIN_CERT)).unwrap();
+        assert_eq!(access.client_certificate, admin);
+    }
+
     #[cfg(feature = "etcd")]
     #[tokio::test]
     async fn an_unreachable_etcd_is_a_clear_error() {
@@ -726,6 +960,14 @@ mod tests {
             logging_format: logging::LogFormat::Text,
             shutdown_delay_duration: Duration::ZERO,
             compaction_interval: None,
+            tls_cert_file: None,
+            tls_private_key_file: None,
+            client_ca_file: None,
+            cert_dir: None,
+            plain_http: true,
+            token_auth_file: None,
+            anonymous_auth: true,
+            authorization_mode: vec!["RBAC".to_owned()],
         };
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let mut seen = None;
@@ -781,6 +1023,14 @@ mod tests {
             logging_format: logging::LogFormat::Text,
             shutdown_delay_duration: Duration::ZERO,
             compaction_interval: None,
+            tls_cert_file: None,
+            tls_private_key_file: None,
+            client_ca_file: None,
+            cert_dir: None,
+            plain_http: true,
+            token_auth_file: None,
+            anonymous_auth: true,
+            authorization_mode: vec!["RBAC".to_owned()],
         };
         let poller = tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();

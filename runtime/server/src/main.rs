@@ -23,9 +23,10 @@ fn main() -> ExitCode {
     let Command::Serve(args) = cli.command;
     kapi_apiserver::logging::init(args.verbosity, args.logging_format);
     let mut started = false;
+    let scheme = if args.plain_http { "http" } else { "https" };
     let result = kapi_apiserver::run_serve(args, |addr| {
         started = true;
-        println!("kapi: serving on http://{addr}");
+        println!("kapi: serving on {scheme}://{addr}");
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -16,7 +16,8 @@
 //! descriptive routes are matched first and every other path falls through to the resource
 //! dispatcher (`dispatch`), which decides each request's operation once and runs its handler.
 //! In front of both: `connections`
-//! (accepting and bounding connections) and the layers every request passes, outermost first:
+//! (accepting and bounding connections, over TLS with `tls` when [`ServerBuilder::tls`] is set)
+//! and the layers every request passes, outermost first:
 //! `panics`, `httplog` (the request log), `origin` (who may talk to a server without
 //! authentication), `auth::guard` (authentication, impersonation and authorization, in
 //! upstream's order), `inflight` (request seats). `shutdown` runs the stop sequence of a served
@@ -54,9 +55,13 @@ pub use auth::{Authentication, Authorization, AuthorizationMode, TokenFileError}
 use background::{
     cohabiting, crds, gc, kubernetes_service, rbac, resource_quota, service_accounts,
 };
-pub use describe::kubeconfig::{kubeconfig, write_kubeconfig};
+pub use describe::kubeconfig::{
+    KubeconfigTls, kubeconfig, kubeconfig_tls, write_atomically, write_kubeconfig,
+    write_kubeconfig_tls,
+};
 use describe::{discovery, health, metrics_endpoint, openapi, version};
 use handlers::namespace_lifecycle;
+pub use http::tls::{Tls, TlsError};
 use http::{connections, error, httplog, inflight, origin, panics, path, reencode, shutdown};
 pub use state::enablement::{ApiEnablement, RuntimeConfig, RuntimeConfigError};
 pub use state::feature_gates::{FeatureGateError, FeatureGates, Features};
@@ -127,6 +132,7 @@ impl Server {
             watch_queue: 1024,
             body_timeout: BODY_TIMEOUT,
             timeouts: connections::Timeouts::default(),
+            tls: None,
             shutdown: shutdown::Plan::default(),
             seats: (
                 inflight::READ_ONLY_SEATS,
@@ -156,6 +162,7 @@ pub struct ServerBuilder {
     watch_queue: usize,
     body_timeout: Duration,
     timeouts: connections::Timeouts,
+    tls: Option<Tls>,
     shutdown: shutdown::Plan,
     /// Read-only and mutating seats, and how long a request waits for one.
     seats: (usize, usize, Duration),
@@ -338,6 +345,16 @@ impl ServerBuilder {
         self
     }
 
+    /// Serve over TLS with this certificate, key and client CAs (default: plain HTTP).
+    /// Clients negotiate HTTP/2 or HTTP/1.1 by ALPN; a client certificate is asked for when
+    /// client CAs are given, never required, and its chain is checked against them for
+    /// authentication, as kube-apiserver does. Applies to [`ServerBuilder::start`],
+    /// [`ServerBuilder::start_on`] and [`ServerBuilder::serve`].
+    pub fn tls(mut self, tls: Tls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     /// How many read-only and mutating requests are worked on at once (default 400 and 200,
     /// upstream's), and how long a request waits for a seat before it is answered 429
     /// (default 1 s). Watches and health probes take no seat.
@@ -486,8 +503,9 @@ impl ServerBuilder {
     }
 
     /// Serves on `listener` until `shutdown` resolves, then ends watches and drains requests.
-    /// Connections speak HTTP/1.1, or HTTP/2 when the client opens with its preface (prior
-    /// knowledge, as there is no TLS to negotiate it): many watches then share one connection.
+    /// Connections speak HTTP/1.1 or HTTP/2: over TLS as ALPN negotiates, over plain HTTP
+    /// HTTP/2 when the client opens with its preface (prior knowledge); many watches then share
+    /// one connection.
     /// Slow, idle and oversized connections are cut as upstream cuts them (`connections`).
     pub async fn serve(
         self,
@@ -496,10 +514,11 @@ impl ServerBuilder {
     ) -> Result<(), ServerError> {
         let timeouts = self.timeouts;
         let plan = self.shutdown;
+        let tls = self.tls.clone();
         let port = listener.local_addr()?.port();
         let (router, background, state) = self.build(Some(port)).await?;
         let graceful = plan.run(state, background, shutdown);
-        connections::serve(listener, router, timeouts, plan.drain, graceful).await?;
+        connections::serve(listener, router, tls, timeouts, plan.drain, graceful).await?;
         Ok(())
     }
 
@@ -520,6 +539,7 @@ impl ServerBuilder {
         let addr = listener.local_addr()?;
         let timeouts = self.timeouts;
         let plan = self.shutdown;
+        let tls = self.tls.clone();
         let (router, background, state) = self.build(Some(addr.port())).await?;
         let served = router.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -528,7 +548,7 @@ impl ServerBuilder {
                 let _ = rx.await;
             };
             let graceful = plan.run(state, background, asked);
-            connections::serve(listener, served, timeouts, plan.drain, graceful).await?;
+            connections::serve(listener, served, tls, timeouts, plan.drain, graceful).await?;
             Ok(())
         });
         Ok(RunningServer {

@@ -79,6 +79,7 @@ impl Replica {
                 "127.0.0.1:0",
                 "--etcd-servers",
                 endpoints,
+                "--plain-http",
             ])
             .arg("--kubeconfig")
             .arg(dir.path().join("kubeconfig"))

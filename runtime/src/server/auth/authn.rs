@@ -1,8 +1,11 @@
 //! Authentication: who sent a request, from its credentials, as kube-apiserver's union of
-//! authenticators finds out (`pkg/kubeapiserver/authenticator/config.go`): a bearer token from
-//! the static token file, else, with no credentials at all, the anonymous user when anonymous
-//! requests are enabled. A request whose credentials no authenticator accepts is answered 401
-//! even when anonymous requests are enabled, as upstream's `FailOnError` union does.
+//! authenticators finds out (`pkg/kubeapiserver/authenticator/config.go`), in its order: an
+//! X.509 client certificate the TLS layer verified against the client CAs (its common name is
+//! the user, its organizations the groups: `CommonNameUserConversion`), a bearer token from the
+//! static token file, else, with no credentials at all, the anonymous user when anonymous
+//! requests are enabled. A request whose credentials no authenticator accepts (a certificate
+//! of another CA, an unknown token) is answered 401 even when anonymous requests are enabled,
+//! as upstream's `FailOnError` union does.
 //!
 //! A server built without [`Authentication`] has none: every request is upstream's old
 //! insecure-port user (`user::UNSECURED`).
@@ -11,9 +14,11 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 
 use crate::server::auth::user::User;
+use crate::server::http::tls::{PeerCertificates, UnverifiedPeerCertificates, certificate_subject};
 
 /// How a server finds out who sends each request: `kube-apiserver`'s `--token-auth-file` and
 /// `--anonymous-auth`.
@@ -119,25 +124,50 @@ impl Authentication {
         self.enabled
     }
 
-    /// The user `headers` authenticate as (with `system:authenticated` added), or `None`
+    /// The user a request authenticates as (with `system:authenticated` added), or `None`
     /// for 401.
-    pub(crate) fn authenticate(&self, headers: &HeaderMap) -> Option<User> {
+    pub(crate) fn authenticate(&self, request: &Parts) -> Option<User> {
         if !self.enabled {
             return Some(User::unsecured());
         }
-        match bearer_token(headers) {
-            Some(token) => self
-                .user_of_token(token)
-                .map(User::with_authenticated_group),
-            None if self.anonymous => Some(User::anonymous()),
-            None => None,
+        if let Some(user) = client_certificate_user(request) {
+            return Some(user.with_authenticated_group());
         }
+        let token = bearer_token(&request.headers);
+        if let Some(user) = token.and_then(|token| self.user_of_token(token)) {
+            return Some(user.with_authenticated_group());
+        }
+        // Credentials that no authenticator accepted are refused, not taken as none.
+        let unverified = request.extensions.get::<UnverifiedPeerCertificates>();
+        if let Some(unverified) = unverified {
+            // Upstream logs this too: the client sees only 401.
+            tracing::debug!(
+                certificates = unverified.certificates.len(),
+                error = %unverified.error,
+                "verifying the client certificate failed"
+            );
+        }
+        let rejected = token.is_some() || unverified.is_some();
+        (!rejected && self.anonymous).then(User::anonymous)
     }
 
     /// The user a bearer token stands for (without the groups authentication adds).
     pub(crate) fn user_of_token(&self, token: &str) -> Option<User> {
         self.tokens.get(token).cloned()
     }
+}
+
+/// The user of a verified client certificate; none without one, or when its common name is
+/// empty (upstream leaves such a certificate to the other authenticators).
+fn client_certificate_user(request: &Parts) -> Option<User> {
+    let PeerCertificates(chain) = request.extensions.get()?;
+    let subject = certificate_subject(chain.first()?).ok()?;
+    if subject.common_name.is_empty() {
+        return None;
+    }
+    let mut user = User::new(subject.common_name, &[]);
+    user.groups = subject.organizations;
+    Some(user)
 }
 
 /// The token of an `Authorization: Bearer <token>` header; none for another scheme or an
@@ -197,10 +227,16 @@ mod tests {
     use super::*;
     use crate::server::auth::user::{ANONYMOUS, AUTHENTICATED, UNSECURED};
 
-    fn with_auth(value: &str) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
-        headers
+    fn with_auth(value: &str) -> Parts {
+        let mut request = axum::http::Request::new(());
+        request
+            .headers_mut()
+            .insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+        request.into_parts().0
+    }
+
+    fn without_credentials() -> Parts {
+        axum::http::Request::new(()).into_parts().0
     }
 
     #[test]
@@ -228,7 +264,7 @@ mod tests {
         assert_eq!(alice.groups, ["dev", AUTHENTICATED]);
         assert_eq!(auth.authenticate(&with_auth("bearer t1")), Some(alice));
         assert_eq!(auth.authenticate(&with_auth("Bearer nope")), None);
-        let anonymous = auth.authenticate(&HeaderMap::new()).unwrap();
+        let anonymous = auth.authenticate(&without_credentials()).unwrap();
         assert_eq!(anonymous.username, ANONYMOUS);
         // Another scheme, or an empty token, is no credential at all.
         assert_eq!(
@@ -238,7 +274,7 @@ mod tests {
             ANONYMOUS
         );
         let closed = Authentication::required();
-        assert_eq!(closed.authenticate(&HeaderMap::new()), None);
+        assert_eq!(closed.authenticate(&without_credentials()), None);
         let open = Authentication::none();
         assert_eq!(
             open.authenticate(&with_auth("Bearer nope"))

@@ -1,5 +1,5 @@
-//! Who sends each request and what they may do: authentication (`authn`: bearer tokens from
-//! a token file, anonymous requests; X.509 client certificates come from the TLS layer),
+//! Who sends each request and what they may do: authentication (`authn`: X.509 client
+//! certificates the TLS layer verified, bearer tokens from a token file, anonymous requests),
 //! impersonation (`impersonation`), and authorization (`authz`: `system:masters`, then the
 //! configured modes, among them RBAC over the stored roles and bindings, `rbac`), each
 //! decided on a request's `attributes` as upstream's filters decide them, in upstream's
@@ -7,7 +7,7 @@
 //! into its extensions ([`Requestor`]) for the handlers that answer about it (the review
 //! kinds).
 //!
-//! May import: `http` (errors). Imported by `serve`'s router, `state` (the server's state holds
+//! May import: `http` (errors, the TLS layer's client certificates). Imported by `serve`'s router, `state` (the server's state holds
 //! the [`Access`]), `background` (the task that keeps the policy) and the handlers of the review
 //! kinds.
 
@@ -89,7 +89,7 @@ pub(crate) async fn guard(access: Arc<Access>, request: Request, next: Next) -> 
     let authenticated = if trusted {
         Some(User::unsecured())
     } else {
-        access.authentication.authenticate(&parts.headers)
+        access.authentication.authenticate(&parts)
     };
     let Some(mut user) = authenticated else {
         // Upstream's `Unauthorized` handler: `NewUnauthorized("Unauthorized")`.

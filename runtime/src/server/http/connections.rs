@@ -10,6 +10,12 @@
 //! - headers are at most 1 MiB ([`MAX_HEADER_BYTES`]); an HTTP/2 connection carries at most
 //!   250 concurrent streams.
 //!
+//! With TLS ([`Tls`]) the handshake comes first, within the header read timeout (Go's
+//! `tlsHandshakeTimeout`, see `tls`), and ALPN decides the protocol: `h2` is HTTP/2, anything
+//! else HTTP/1.1. Without TLS a connection is HTTP/1.1, or HTTP/2 when it opens with the
+//! HTTP/2 preface (prior knowledge). Every request of a TLS connection carries what the
+//! handshake established about the client certificate (`tls::PeerCertificates`).
+//!
 //! Every accepted socket gets TCP_NODELAY: watch events are small writes that must leave at once,
 //! not wait for the client's (delayed) acknowledgement of the previous one; over HTTP/2, where a
 //! connection carries many watches, Nagle held most deliveries about 40 ms (BENCHMARKS.md). Go
@@ -36,6 +42,8 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tower::ServiceExt as _;
+
+use super::tls::{ClientIdentity, Tls};
 
 /// How long a client may take to send a request's headers (and, over HTTP/1.1, how long a
 /// kept-alive connection may wait for its next request).
@@ -78,6 +86,7 @@ impl Default for Timeouts {
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
+    tls: Option<Tls>,
     timeouts: Timeouts,
     drain: Duration,
     shutdown: impl Future<Output = ()>,
@@ -95,8 +104,25 @@ pub(crate) async fn serve(
         match accepted {
             Ok((tcp, peer)) => {
                 let _ = tcp.set_nodelay(true);
-                let conn = connection(tcp, peer, router.clone(), timeouts, closed.clone());
-                connections.spawn(conn);
+                let closing = closed.clone();
+                let router = router.clone();
+                match &tls {
+                    None => {
+                        let io = TokioIo::new(tcp);
+                        let how = Connection::plain(peer, timeouts);
+                        connections.spawn(how.serve(io, router, closing));
+                    }
+                    Some(tls) => {
+                        connections.spawn(handshake(
+                            tls.clone(),
+                            tcp,
+                            peer,
+                            router,
+                            timeouts,
+                            closing,
+                        ));
+                    }
+                }
             }
             // Out of descriptors or a connection reset before it was accepted: the listener
             // itself is fine, so wait a little and go on.
@@ -123,58 +149,149 @@ pub(crate) async fn serve(
     Ok(())
 }
 
-/// One connection, from its first byte to its close.
-async fn connection(
+/// A TLS connection: the handshake (bounded by the header read timeout, abandoned when the
+/// server stops), then HTTP as ALPN chose.
+async fn handshake(
+    tls: Tls,
     tcp: tokio::net::TcpStream,
     peer: SocketAddr,
     router: Router,
     timeouts: Timeouts,
     mut closing: watch::Receiver<bool>,
 ) {
-    let activity = Arc::new(Activity::new(timeouts.idle));
-    let tracked = {
-        let activity = activity.clone();
-        router.map_request(move |mut request: Request<Incoming>| {
-            activity.start();
-            request.extensions_mut().insert(Peer(peer));
-            request.map(Body::new)
-        })
-    };
-    let tracked = {
-        let activity = activity.clone();
-        tracked.map_response(move |response: Response| {
-            let request = InFlight(activity.clone());
-            response.map(|body| Body::new(Holding::new(body, request)))
-        })
-    };
-    let mut builder = Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(timeouts.header_read)
-        .max_buf_size(MAX_HEADER_BYTES);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
-        .max_header_list_size(MAX_HEADER_BYTES as u32);
-    let service = TowerToHyperService::new(tracked);
-    let mut conn = pin!(builder.serve_connection_with_upgrades(TokioIo::new(tcp), service));
-    let mut stopping = false;
-    loop {
-        let idle_check = tokio::time::sleep_until(activity.idle_deadline());
-        tokio::select! {
-            _ = conn.as_mut() => break,
-            changed = closing.changed(), if !stopping => {
-                if changed.is_err() || *closing.borrow() {
-                    stopping = true;
-                    conn.as_mut().graceful_shutdown();
-                }
+    let accepting = tokio::time::timeout(timeouts.header_read, tls.acceptor.accept(tcp));
+    let stream = tokio::select! {
+        accepted = accepting => match accepted {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(error)) => {
+                tracing::trace!(%peer, %error, "http: TLS handshake error");
+                return;
             }
-            () = idle_check, if !stopping => {
-                if activity.is_idle() {
-                    stopping = true;
-                    conn.as_mut().graceful_shutdown();
+            Err(_) => {
+                tracing::trace!(%peer, "http: TLS handshake error: timed out");
+                return;
+            }
+        },
+        _ = closing.wait_for(|closing| *closing) => return,
+    };
+    let (_, session) = stream.get_ref();
+    let protocol = if session.alpn_protocol() == Some(b"h2".as_slice()) {
+        Protocol::Http2
+    } else {
+        Protocol::Http1
+    };
+    let client = tls.client_identity(session.peer_certificates());
+    let how = Connection {
+        peer,
+        timeouts,
+        protocol,
+        client,
+    };
+    how.serve(TokioIo::new(stream), router, closing).await;
+}
+
+/// Which HTTP a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    /// HTTP/1.1, or HTTP/2 when the client opens with its preface (plain connections).
+    Detect,
+    /// HTTP/1.1 only (TLS without the `h2` ALPN protocol).
+    Http1,
+    /// HTTP/2 only (TLS with the `h2` ALPN protocol).
+    Http2,
+}
+
+/// What is known of a connection once its bytes are HTTP.
+#[derive(Debug, Clone)]
+struct Connection {
+    peer: SocketAddr,
+    timeouts: Timeouts,
+    protocol: Protocol,
+    /// The client certificate's standing, on a TLS connection that presented one.
+    client: Option<ClientIdentity>,
+}
+
+impl Connection {
+    fn plain(peer: SocketAddr, timeouts: Timeouts) -> Self {
+        Self {
+            peer,
+            timeouts,
+            protocol: Protocol::Detect,
+            client: None,
+        }
+    }
+
+    /// One connection, from its first HTTP byte to its close.
+    async fn serve<I>(self, io: I, router: Router, mut closing: watch::Receiver<bool>)
+    where
+        I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    {
+        let Self {
+            peer,
+            timeouts,
+            protocol,
+            client,
+        } = self;
+        let activity = Arc::new(Activity::new(timeouts.idle));
+        let tracked = {
+            let activity = activity.clone();
+            router.map_request(move |mut request: Request<Incoming>| {
+                activity.start();
+                let extensions = request.extensions_mut();
+                extensions.insert(Peer(peer));
+                match &client {
+                    Some(ClientIdentity::Verified(chain)) => {
+                        extensions.insert(chain.clone());
+                    }
+                    Some(ClientIdentity::Unverified(chain)) => {
+                        extensions.insert(chain.clone());
+                    }
+                    None => {}
+                }
+                request.map(Body::new)
+            })
+        };
+        let tracked = {
+            let activity = activity.clone();
+            tracked.map_response(move |response: Response| {
+                let request = InFlight(activity.clone());
+                response.map(|body| Body::new(Holding::new(body, request)))
+            })
+        };
+        let mut builder = Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(timeouts.header_read)
+            .max_buf_size(MAX_HEADER_BYTES);
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
+            .max_header_list_size(MAX_HEADER_BYTES as u32);
+        let builder = match protocol {
+            Protocol::Detect => builder,
+            Protocol::Http1 => builder.http1_only(),
+            Protocol::Http2 => builder.http2_only(),
+        };
+        let service = TowerToHyperService::new(tracked);
+        let mut conn = pin!(builder.serve_connection_with_upgrades(io, service));
+        let mut stopping = false;
+        loop {
+            let idle_check = tokio::time::sleep_until(activity.idle_deadline());
+            tokio::select! {
+                _ = conn.as_mut() => break,
+                changed = closing.changed(), if !stopping => {
+                    if changed.is_err() || *closing.borrow() {
+                        stopping = true;
+                        conn.as_mut().graceful_shutdown();
+                    }
+                }
+                () = idle_check, if !stopping => {
+                    if activity.is_idle() {
+                        stopping = true;
+                        conn.as_mut().graceful_shutdown();
+                    }
                 }
             }
         }
@@ -268,5 +385,217 @@ impl<T: Unpin> HttpBody for Holding<T> {
 
     fn size_hint(&self) -> SizeHint {
         self.body.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::SocketAddr;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use axum::Router;
+    use axum::body::Body;
+    use axum::extract::Request;
+    use http_body_util::BodyExt as _;
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use rustls::RootCertStore;
+    use rustls::pki_types::pem::PemObject as _;
+    use rustls::pki_types::{PrivateKeyDer, ServerName};
+
+    use super::*;
+    use crate::server::http::tls::test_certs::{Ca, ca, client, der, serving};
+    use crate::server::http::tls::{
+        PeerCertificates, UnverifiedPeerCertificates, certificate_subject,
+    };
+
+    /// What a request saw: its HTTP version and the client certificate's standing.
+    async fn describe(request: Request) -> String {
+        let client = if let Some(PeerCertificates(chain)) = request.extensions().get() {
+            let subject = certificate_subject(&chain[0]).unwrap();
+            format!(
+                "verified {} {:?}",
+                subject.common_name, subject.organizations
+            )
+        } else if let Some(unverified) = request.extensions().get::<UnverifiedPeerCertificates>() {
+            format!(
+                "unverified ({} certificates): {}",
+                unverified.certificates.len(),
+                unverified.error
+            )
+        } else {
+            "no certificate".to_owned()
+        };
+        format!("{:?} {client}", request.version())
+    }
+
+    /// Serves [`describe`] over `tls`; the sender stops the server.
+    async fn serve_tls(
+        tls: Tls,
+        timeouts: Timeouts,
+    ) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let router = Router::new().fallback(describe);
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(super::serve(
+            listener,
+            router,
+            Some(tls),
+            timeouts,
+            Duration::from_secs(1),
+            async move {
+                let _ = rx.await;
+            },
+        ));
+        (addr, tx)
+    }
+
+    /// GET / over TLS trusting `ca`, offering `alpn`, with `identity` as client certificate.
+    async fn get(
+        addr: SocketAddr,
+        ca: &Ca,
+        identity: Option<&(String, String)>,
+        alpn: &[&[u8]],
+    ) -> Result<String, String> {
+        let mut roots = RootCertStore::empty();
+        roots.add(der(&ca.pem)).unwrap();
+        let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots);
+        let mut config = match identity {
+            None => builder.with_no_client_auth(),
+            Some((cert, key)) => builder
+                .with_client_auth_cert(
+                    vec![der(cert)],
+                    PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap(),
+                )
+                .unwrap(),
+        };
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let name = ServerName::try_from("127.0.0.1").unwrap();
+        let stream = tokio_rustls::TlsConnector::from(Arc::new(config))
+            .connect(name, tcp)
+            .await
+            .map_err(|e| format!("handshake: {e}"))?;
+        let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
+        let io = TokioIo::new(stream);
+        let request = || {
+            axum::http::Request::get("/")
+                .header("host", addr.to_string())
+                .body(Body::empty())
+                .unwrap()
+        };
+        let response = if h2 {
+            let (mut sender, conn) =
+                hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            tokio::spawn(conn);
+            sender.send_request(request()).await
+        } else {
+            let (mut sender, conn) = hyper::client::conn::http1::handshake(io)
+                .await
+                .map_err(|e| e.to_string())?;
+            tokio::spawn(conn);
+            sender.send_request(request()).await
+        };
+        let body = response
+            .map_err(|e| e.to_string())?
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// ALPN picks the protocol (upstream offers `h2` and `http/1.1`); a client certificate is
+    /// asked for but optional, and one of another CA does not fail the handshake
+    /// (`tls.RequestClientCert`, k8s.io/apiserver `secure_serving.go`): its requests carry the
+    /// verification's failure for the authenticator.
+    #[tokio::test]
+    async fn alpn_and_client_certificates() {
+        let ca = ca("kapi-ca");
+        let (cert, key) = serving(&ca);
+        let tls = Tls::from_pem(cert.as_bytes(), key.as_bytes(), Some(ca.pem.as_bytes())).unwrap();
+        let (addr, stop) = serve_tls(tls, Timeouts::default()).await;
+        let both: &[&[u8]] = &[b"h2", b"http/1.1"];
+        assert_eq!(
+            get(addr, &ca, None, both).await.unwrap(),
+            "HTTP/2.0 no certificate"
+        );
+        assert_eq!(
+            get(addr, &ca, None, &[b"http/1.1"]).await.unwrap(),
+            "HTTP/1.1 no certificate"
+        );
+        assert_eq!(
+            get(addr, &ca, None, &[]).await.unwrap(),
+            "HTTP/1.1 no certificate"
+        );
+        let admin = client(&ca, "kubernetes-admin", "system:masters");
+        assert_eq!(
+            get(addr, &ca, Some(&admin), both).await.unwrap(),
+            "HTTP/2.0 verified kubernetes-admin [\"system:masters\"]"
+        );
+        let stranger = client(&self::ca("other-ca"), "intruder", "system:masters");
+        assert_eq!(
+            get(addr, &ca, Some(&stranger), &[b"http/1.1"])
+                .await
+                .unwrap(),
+            "HTTP/1.1 unverified (1 certificates): x509: certificate signed by unknown authority"
+        );
+        // A serving certificate is not for client authentication (ExtKeyUsageClientAuth).
+        let (cert, key) = serving(&ca);
+        assert_eq!(
+            get(addr, &ca, Some(&(cert, key)), both).await.unwrap(),
+            "HTTP/2.0 unverified (1 certificates): x509: certificate specifies an incompatible key usage"
+        );
+        let _ = stop.send(());
+    }
+
+    /// Without client CAs no certificate is asked for, so none is seen.
+    #[tokio::test]
+    async fn without_client_cas_no_certificate_is_asked_for() {
+        let ca = ca("kapi-ca");
+        let (cert, key) = serving(&ca);
+        let tls = Tls::from_pem(cert.as_bytes(), key.as_bytes(), None).unwrap();
+        let (addr, stop) = serve_tls(tls, Timeouts::default()).await;
+        let admin = client(&ca, "kubernetes-admin", "system:masters");
+        assert_eq!(
+            get(addr, &ca, Some(&admin), &[b"h2"]).await.unwrap(),
+            "HTTP/2.0 no certificate"
+        );
+        let _ = stop.send(());
+    }
+
+    /// A client that never finishes its handshake is cut at the header read timeout (Go's
+    /// `tlsHandshakeTimeout`: the smallest of ReadHeaderTimeout, ReadTimeout, WriteTimeout).
+    #[tokio::test]
+    async fn a_stalled_handshake_is_cut() {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let ca = ca("kapi-ca");
+        let (cert, key) = serving(&ca);
+        let tls = Tls::from_pem(cert.as_bytes(), key.as_bytes(), None).unwrap();
+        let timeouts = Timeouts {
+            header_read: Duration::from_millis(200),
+            idle: Duration::from_secs(90),
+        };
+        let (addr, stop) = serve_tls(tls, timeouts).await;
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        // The first bytes of a ClientHello record, then nothing.
+        tcp.write_all(&[0x16, 0x03, 0x01]).await.unwrap();
+        let mut buf = [0u8; 64];
+        let started = std::time::Instant::now();
+        let read = tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut buf))
+            .await
+            .expect("the server kept a stalled handshake open");
+        assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+        assert!(started.elapsed() >= Duration::from_millis(150));
+        let _ = stop.send(());
     }
 }

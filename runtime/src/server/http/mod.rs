@@ -1,5 +1,5 @@
 //! Connections and the layers every request passes: accepting and bounding connections
-//! (`connections`), the stop sequence (`shutdown`), the request layers from the outside in
+//! (`connections`), TLS and the client certificate it establishes (`tls`), the stop sequence (`shutdown`), the request layers from the outside in
 //! (`panics`, `httplog`, `origin`, `inflight`, then inside compression `reencode`: indented
 //! JSON for people, errors in YAML, protobuf or CBOR for clients that asked for them),
 //! resolving a URL against the catalog (`path`) and the methods its routes take (`routes`),
@@ -27,4 +27,5 @@ pub(crate) mod reencode;
 pub(crate) mod routes;
 pub(crate) mod send_window;
 pub(crate) mod shutdown;
+pub(crate) mod tls;
 pub(crate) mod yaml;

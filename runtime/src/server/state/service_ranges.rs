@@ -109,7 +109,7 @@ impl ServiceCidr {
     }
 
     /// The first address handed out: the `kubernetes` Service's.
-    pub(crate) fn first(&self) -> Option<IpAddr> {
+    pub fn first(&self) -> Option<IpAddr> {
         (self.size() > 0).then(|| self.address(0))
     }
 

@@ -1,0 +1,450 @@
+//! `kapi serve` over TLS, its default: the kubeconfig it writes (the server's CA and an admin
+//! client certificate) works unchanged with kubectl, the Python client and the kube crate;
+//! HTTP/2 is negotiated by ALPN; the CA and the admin certificate survive a restart;
+//! `--plain-http` is refused off loopback.
+//!
+//! Upstream's behaviour mirrored: kube-apiserver serves TLS 1.2+ with ALPN `h2`, `http/1.1`
+//! and asks for client certificates without requiring or verifying them at the handshake
+//! (`tls.RequestClientCert`, k8s.io/apiserver `pkg/server/secure_serving.go`), leaving the
+//! chain to the x509 authenticator; kubeadm's admin user is CN `kubernetes-admin`, O
+//! `system:masters`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions, expect_python_ok, expect_refusal};
+
+fn tls_server() -> KapiServer {
+    KapiServer::start(&ServerOptions::default().tls())
+        .unwrap_or_else(|e| panic!("the TLS server did not start: {e}"))
+}
+
+/// The cert dir of a server started with the default `--cert-dir`.
+fn pki(server: &KapiServer) -> PathBuf {
+    server.data_dir().join("pki")
+}
+
+/// `curl` over TLS against `server` with `extra` arguments; its `-w` output, or why it failed.
+fn curl(server: &KapiServer, extra: &[&str], path: &str) -> Result<String, String> {
+    let output = Command::new("curl")
+        .args(["-sS", "-o", "/dev/null", "--max-time", "20"])
+        .args(extra)
+        .arg(format!("{}{path}", server.url()))
+        .output()
+        .map_err(|e| format!("cannot run curl: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    if output.status.success() {
+        Ok(stdout)
+    } else {
+        Err(format!(
+            "curl {extra:?} failed ({}): {stdout}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ))
+    }
+}
+
+/// The admin credentials of `server`'s cert dir as curl arguments, trusting its CA.
+fn admin_args(dir: &Path) -> Vec<String> {
+    let file = |name: &str| dir.join(name).display().to_string();
+    vec![
+        "--cacert".to_owned(),
+        file("ca.crt"),
+        "--cert".to_owned(),
+        file("admin.crt"),
+        "--key".to_owned(),
+        file("admin.key"),
+    ]
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn kubectl_works_over_https_with_the_written_kubeconfig() {
+    let server = tls_server();
+    assert!(
+        server.url().starts_with("https://127.0.0.1:"),
+        "{}",
+        server.url()
+    );
+    let kubeconfig = std::fs::read_to_string(server.kubeconfig()).unwrap();
+    assert!(
+        kubeconfig.contains("certificate-authority-data"),
+        "{kubeconfig}"
+    );
+    assert!(
+        kubeconfig.contains("client-certificate-data"),
+        "{kubeconfig}"
+    );
+    assert!(kubeconfig.contains("client-key-data"), "{kubeconfig}");
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path()).with_request_timeout("20s");
+    let namespaces = k.expect_ok(&["get", "ns", "-o", "name"]);
+    assert!(namespaces.contains("namespace/default"), "{namespaces}");
+    k.expect_ok(&["create", "configmap", "settings", "--from-literal=a=b"]);
+    // A watch over TLS (HTTP/2: kubectl negotiates it by ALPN) sees a create.
+    let (mut watch, rx) = k.spawn_lines(&["get", "configmaps", "-w", "-o", "name"]);
+    let result = (|| {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let mut seen = Vec::new();
+        let mut created = false;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = rx
+                .recv_timeout(left)
+                .map_err(|_| format!("get -w over TLS: {seen:?}"))?;
+            if line.contains("configmap/settings") && !created {
+                k.ok(&["create", "configmap", "watched", "--from-literal=k=v"])?;
+                created = true;
+            }
+            if line.contains("configmap/watched") {
+                return Ok::<(), String>(());
+            }
+            seen.push(line);
+        }
+    })();
+    let _ = watch.kill();
+    let _ = watch.wait();
+    result.unwrap_or_else(|e| panic!("{e}\nserver stderr:\n{}", server.stderr()));
+    let got = k.expect_ok(&["get", "configmap", "watched", "-o", "jsonpath={.data.k}"]);
+    assert_eq!(got, "v");
+}
+
+/// The official Python client loads the same kubeconfig (CA and client certificate data) and
+/// talks to the server over https.
+#[test]
+fn the_python_client_works_with_the_written_kubeconfig() {
+    let server = tls_server();
+    let script = r#"
+import sys
+from kubernetes import client, config
+config.load_kube_config(sys.argv[1])
+assert client.Configuration.get_default_copy().host.startswith("https://"), "not https"
+v1 = client.CoreV1Api()
+names = [n.metadata.name for n in v1.list_namespace().items]
+assert "default" in names, names
+body = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="from-python"), data={"a": "b"})
+v1.create_namespaced_config_map("default", body)
+assert v1.read_namespaced_config_map("from-python", "default").data == {"a": "b"}
+print("ok")
+"#;
+    expect_python_ok(&server, script, "1.36");
+}
+
+/// HTTP/2 is negotiated by ALPN (curl offers `h2`), HTTP/1.1 when the client offers only it;
+/// the serving certificate covers `localhost` as well as 127.0.0.1.
+#[test]
+fn alpn_negotiates_http2() {
+    let server = tls_server();
+    let admin = admin_args(&pki(&server));
+    let admin = strs(&admin);
+    let h2 = [
+        &admin[..],
+        &["--http2", "-w", "%{http_version} %{http_code}"],
+    ]
+    .concat();
+    assert_eq!(curl(&server, &h2, "/version").unwrap(), "2 200");
+    let h1 = [
+        &admin[..],
+        &["--http1.1", "-w", "%{http_version} %{http_code}"],
+    ]
+    .concat();
+    assert_eq!(curl(&server, &h1, "/version").unwrap(), "1.1 200");
+    let by_name = Command::new("curl")
+        .args([
+            "-sS",
+            "-o",
+            "/dev/null",
+            "--max-time",
+            "20",
+            "-w",
+            "%{http_code}",
+        ])
+        .args(&admin)
+        .arg(format!(
+            "https://localhost:{}/version",
+            server.addr().port()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&by_name.stdout), "200");
+}
+
+/// A client that does not trust the server's CA refuses it; a client certificate of another
+/// CA does not fail the handshake (upstream's `RequestClientCert`: the authenticator, not the
+/// handshake, refuses it, with 401). The operator's own certificate, key and client CA files
+/// (`--tls-cert-file`, `--tls-private-key-file`, `--client-ca-file`) are served as given.
+#[test]
+fn trust_runs_through_the_ca() {
+    let first = tls_server();
+    let second = tls_server();
+    // The second server's kubeconfig trusts only its own CA.
+    let dir = tempfile::tempdir().unwrap();
+    let mut crossed = std::fs::read_to_string(second.kubeconfig()).unwrap();
+    crossed = crossed.replace(&second.url(), &first.url());
+    let crossed_path = dir.path().join("crossed");
+    std::fs::write(&crossed_path, crossed).unwrap();
+    let output = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&crossed_path)
+        .args(["get", "ns", "--request-timeout=20s"])
+        .env("KUBECACHEDIR", dir.path().join("cache"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("certificate signed by unknown authority"),
+        "{stderr}"
+    );
+    // The second server's admin certificate against the first server: the handshake
+    // completes and the authenticator refuses it, 401 (not anonymous).
+    let foreign = pki(&second);
+    let args = [
+        "--cacert".to_owned(),
+        pki(&first).join("ca.crt").display().to_string(),
+        "--cert".to_owned(),
+        foreign.join("admin.crt").display().to_string(),
+        "--key".to_owned(),
+        foreign.join("admin.key").display().to_string(),
+        "-w".to_owned(),
+        "%{http_code}".to_owned(),
+    ];
+    let code = curl(&first, &strs(&args), "/version").unwrap();
+    assert_eq!(code, "401");
+    // The first server's files given as the operator's own to a third server.
+    let own = pki(&first);
+    let file = |name: &str| own.join(name).display().to_string();
+    let third = KapiServer::start(&ServerOptions {
+        args: vec![
+            format!("--tls-cert-file={}", file("apiserver.crt")),
+            format!("--tls-private-key-file={}", file("apiserver.key")),
+            format!("--client-ca-file={}", file("ca.crt")),
+        ],
+        ..ServerOptions::default().tls()
+    })
+    .unwrap();
+    let admin = admin_args(&own);
+    let h2 = [
+        &strs(&admin)[..],
+        &["--http2", "-w", "%{http_version} %{http_code}"],
+    ]
+    .concat();
+    assert_eq!(curl(&third, &h2, "/version").unwrap(), "2 200");
+}
+
+/// The CA and the admin certificate are reused on restart, so a kubeconfig written before it
+/// still works (pointed at the new port); the serving certificate too, as long as it covers the
+/// listen address.
+#[test]
+fn a_restart_keeps_the_ca_and_the_old_kubeconfig_works() {
+    let data = tempfile::tempdir().unwrap();
+    let options = ServerOptions {
+        data_dir: Some(data.path().join("data")),
+        ..ServerOptions::default().tls()
+    };
+    let mut first = KapiServer::start(&options).unwrap();
+    let old = std::fs::read_to_string(first.kubeconfig()).unwrap();
+    let old_url = first.url();
+    let ca = std::fs::read(pki(&first).join("ca.crt")).unwrap();
+    let serving = std::fs::read(pki(&first).join("apiserver.crt")).unwrap();
+    let status = first.terminate(Duration::from_secs(20)).unwrap();
+    assert!(status.success(), "{status}");
+    let second = KapiServer::start(&options).unwrap();
+    assert_eq!(std::fs::read(pki(&second).join("ca.crt")).unwrap(), ca);
+    assert_eq!(
+        std::fs::read(pki(&second).join("apiserver.crt")).unwrap(),
+        serving
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old-kubeconfig");
+    std::fs::write(&path, old.replace(&old_url, &second.url())).unwrap();
+    let output = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&path)
+        .args([
+            "get",
+            "ns",
+            "default",
+            "-o",
+            "name",
+            "--request-timeout=20s",
+        ])
+        .env("KUBECACHEDIR", dir.path().join("cache"))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "namespace/default"
+    );
+}
+
+/// `--plain-http` serves without TLS or authentication: refused on an address other machines
+/// can reach, with a message that says why and what to do.
+#[test]
+fn plain_http_is_refused_off_loopback() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let args: [&std::ffi::OsStr; 8] = [
+        "serve".as_ref(),
+        "--plain-http".as_ref(),
+        "--listen".as_ref(),
+        "0.0.0.0:0".as_ref(),
+        "--data-dir".as_ref(),
+        data.as_os_str(),
+        "--kubeconfig".as_ref(),
+        kubeconfig.as_os_str(),
+    ];
+    let stderr = expect_refusal(&args, Duration::from_secs(20)).unwrap();
+    assert!(
+        stderr.contains(
+            "--plain-http serves without TLS or authentication, so it is allowed only on a loopback address, and --listen 0.0.0.0:0 is not one"
+        ),
+        "{stderr}"
+    );
+    assert!(!kubeconfig.exists());
+}
+
+/// The kube crate (rustls) reads the same kubeconfig: it trusts the CA, presents the admin
+/// certificate, and lists, creates and watches over https.
+#[tokio::test]
+async fn the_kube_crate_works_with_the_written_kubeconfig() {
+    use futures_util::StreamExt as _;
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    use kube::api::{ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
+    use kube::config::{KubeConfigOptions, Kubeconfig};
+    use kube::{Api, Client, Config};
+
+    let server = tls_server();
+    let kubeconfig = Kubeconfig::read_from(server.kubeconfig()).unwrap();
+    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(config.cluster_url.scheme_str(), Some("https"));
+    let client = Client::try_from(config).unwrap();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let listed = namespaces.list(&ListParams::default()).await.unwrap();
+    assert!(
+        listed
+            .items
+            .iter()
+            .any(|n| n.metadata.name.as_deref() == Some("default"))
+    );
+    let maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    let version = maps
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut events = maps
+        .watch(&WatchParams::default().timeout(20), &version)
+        .await
+        .unwrap()
+        .boxed();
+    let map = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("from-kube".to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    maps.create(&PostParams::default(), &map).await.unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(15), events.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    match event {
+        WatchEvent::Added(added) => {
+            assert_eq!(added.metadata.name.as_deref(), Some("from-kube"));
+        }
+        other => panic!("expected the ConfigMap's ADDED event, got {other:?}"),
+    }
+}
+
+/// Who requests over TLS are: the kubeconfig's admin certificate is `kubernetes-admin` in
+/// `system:masters`; bearer tokens of `--token-auth-file` are their users (`system:authenticated`
+/// added); no credentials is `system:anonymous`, who may read health and version only; an
+/// unknown token is 401, as kube-apiserver answers (`kubectl` prints "You must be logged in").
+#[test]
+fn users_over_tls_are_their_certificates_and_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "alice-token,alice,1001,\"dev,ops\"\n").unwrap();
+    let server = KapiServer::start(&ServerOptions {
+        args: vec![format!("--token-auth-file={}", tokens.display())],
+        ..ServerOptions::default().tls()
+    })
+    .unwrap();
+    let kubectl = |kubeconfig: &Path, args: &[&str]| {
+        let output = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args(args)
+            .env("KUBECACHEDIR", dir.path().join("cache"))
+            .output()
+            .unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (ok, out, err) = kubectl(
+        server.kubeconfig(),
+        &["auth", "whoami", "-o", "jsonpath={.status.userInfo}"],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(
+        out,
+        r#"{"groups":["system:masters","system:authenticated"],"username":"kubernetes-admin"}"#
+    );
+    // The same cluster and CA with other credentials: a token, none, a wrong token.
+    let written: serde_json::Value =
+        serde_yaml_ng::from_str(&std::fs::read_to_string(server.kubeconfig()).unwrap()).unwrap();
+    let with_user = |name: &str, user: serde_json::Value| {
+        let mut config = written.clone();
+        config["users"][0]["user"] = user;
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_string(&config).unwrap()).unwrap();
+        path
+    };
+    let alice = with_user("alice", serde_json::json!({"token": "alice-token"}));
+    let (ok, out, err) = kubectl(
+        &alice,
+        &["auth", "whoami", "-o", "jsonpath={.status.userInfo}"],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(
+        out,
+        r#"{"groups":["dev","ops","system:authenticated"],"uid":"1001","username":"alice"}"#
+    );
+    let (ok, _, err) = kubectl(&alice, &["get", "pods"]);
+    assert!(!ok);
+    assert!(
+        err.contains(r#"pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "default""#),
+        "{err}"
+    );
+    // Without credentials (kubectl would ask for a password: curl with the CA alone).
+    let ca = pki(&server).join("ca.crt").display().to_string();
+    let anonymous = |path: &str| curl(&server, &["--cacert", &ca, "-w", "%{http_code}"], path);
+    assert_eq!(anonymous("/version").unwrap(), "200");
+    assert_eq!(anonymous("/healthz").unwrap(), "200");
+    assert_eq!(anonymous("/api/v1/namespaces").unwrap(), "403");
+    assert_eq!(anonymous("/apis").unwrap(), "403");
+    let wrong = with_user("wrong", serde_json::json!({"token": "not-a-token"}));
+    let (ok, _, err) = kubectl(&wrong, &["get", "pods"]);
+    assert!(!ok);
+    assert!(err.contains("You must be logged in to the server"), "{err}");
+}
