@@ -17,9 +17,7 @@
 #[path = "../../runtime/tests/support/etcd.rs"]
 mod etcd;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -164,11 +162,23 @@ fn create_objects(k: &Kubectl<'_>) {
     k.expect_ok(&["create", "configmap", "c", &literal]);
 }
 
-/// `kubectl get secrets -A -o json | kubectl replace -f -`, upstream's rewrite of every Secret.
-fn rewrite_secrets(k: &Kubectl<'_>) {
+/// `kubectl get secrets -A -o json | kubectl replace -f -`, upstream's rewrite of every Secret;
+/// answers whether it changed the resourceVersion of Secret `s`.
+fn rewrite_secrets(k: &Kubectl<'_>) -> bool {
+    let version = || {
+        k.expect_ok(&[
+            "get",
+            "secret",
+            "s",
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ])
+    };
+    let before = version();
     let all = k.expect_ok(&["get", "secrets", "-A", "-o", "json"]);
     let file = k.file("secrets.json", &all);
     k.expect_ok(&["replace", "-f", file.to_str().unwrap()]);
+    before != version()
 }
 
 #[test]
@@ -211,22 +221,10 @@ fn keys_rotate_as_upstream_documents() {
     let both = config(&format!("[{}]", aescbc(&[("key2", KEY2), ("key1", KEY1)])));
     let server = start(&data, Some(&both));
     let k = Kubectl::on_path(&server, home.path());
-    let before = k.expect_ok(&[
-        "get",
-        "secret",
-        "s",
-        "-o",
-        "jsonpath={.metadata.resourceVersion}",
-    ]);
-    rewrite_secrets(&k);
-    let after = k.expect_ok(&[
-        "get",
-        "secret",
-        "s",
-        "-o",
-        "jsonpath={.metadata.resourceVersion}",
-    ]);
-    assert_ne!(before, after, "the stale Secret was not written again");
+    assert!(
+        rewrite_secrets(&k),
+        "the stale Secret was not written again"
+    );
     stop(server);
     assert_encrypted(&data, "k8s:enc:aescbc:v1:key2:");
 
@@ -238,22 +236,7 @@ fn keys_rotate_as_upstream_documents() {
     let k = Kubectl::on_path(&server, home.path());
     assert_eq!(secret_value(&k), SECRET_VALUE);
     // A second rewrite finds nothing stale: a no-op, as upstream's.
-    let before = k.expect_ok(&[
-        "get",
-        "secret",
-        "s",
-        "-o",
-        "jsonpath={.metadata.resourceVersion}",
-    ]);
-    rewrite_secrets(&k);
-    let after = k.expect_ok(&[
-        "get",
-        "secret",
-        "s",
-        "-o",
-        "jsonpath={.metadata.resourceVersion}",
-    ]);
-    assert_eq!(before, after);
+    assert!(!rewrite_secrets(&k));
     stop(server);
 }
 
@@ -275,7 +258,7 @@ fn stored_data_outlives_turning_encryption_on_and_off() {
     let server = start(&data, Some(&on));
     let k = Kubectl::on_path(&server, home.path());
     assert_eq!(secret_value(&k), SECRET_VALUE);
-    rewrite_secrets(&k);
+    assert!(rewrite_secrets(&k));
     stop(server);
 
     // Without identity the Secret is read through key1 only: it was rewritten encrypted.
@@ -296,7 +279,7 @@ fn stored_data_outlives_turning_encryption_on_and_off() {
     let server = start(&data, Some(&off));
     let k = Kubectl::on_path(&server, home.path());
     assert_eq!(secret_value(&k), SECRET_VALUE);
-    rewrite_secrets(&k);
+    assert!(rewrite_secrets(&k));
     stop(server);
     let server = start(&data, None);
     assert_eq!(
@@ -332,74 +315,6 @@ fn a_refused_file_stops_the_server_with_upstreams_message() {
     );
 }
 
-/// A `kapi serve --etcd-servers` child; killed when dropped.
-struct OverEtcd {
-    child: Child,
-    server_dir: tempfile::TempDir,
-}
-
-impl OverEtcd {
-    /// The server and a kubeconfig for it.
-    fn start(endpoints: &str, config: &Path) -> Self {
-        let server_dir = tempfile::tempdir().unwrap();
-        let log = std::fs::File::create(server_dir.path().join("stderr.log")).unwrap();
-        let mut child = Command::new(kapi_e2e::kapi_binary())
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--etcd-servers",
-                endpoints,
-            ])
-            .arg("--kubeconfig")
-            .arg(server_dir.path().join("kubeconfig"))
-            .arg("--encryption-provider-config")
-            .arg(config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
-        if kapi_e2e::parse_ready_line(&line).is_err() {
-            let _ = child.kill();
-            let stderr = std::fs::read_to_string(server_dir.path().join("stderr.log"));
-            panic!("kapi over etcd did not start: {stderr:?}");
-        }
-        Self { child, server_dir }
-    }
-
-    /// `kubectl --kubeconfig <its kubeconfig> args...`: stdout.
-    fn kubectl(&self, args: &[&str]) -> String {
-        let output = Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(self.server_dir.path().join("kubeconfig"))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "kubectl {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-}
-
-impl Drop for OverEtcd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn over_etcd_the_values_are_encrypted_in_etcds_data() {
     if !etcd::etcd_available() {
@@ -423,27 +338,25 @@ resources:
         ),
     )
     .unwrap();
-    let server = OverEtcd::start(&cluster.endpoints_flag(), &file);
-    server.kubectl(&[
-        "create",
-        "secret",
-        "generic",
-        "s",
-        &format!("--from-literal=password={SECRET_VALUE}"),
-    ]);
-    server.kubectl(&[
-        "create",
-        "configmap",
-        "c",
-        &format!("--from-literal=v={MAP_VALUE}"),
-    ]);
-    drop(server);
+    let options = ServerOptions {
+        etcd_servers: Some(cluster.endpoints_flag()),
+        args: vec![
+            "--encryption-provider-config".to_owned(),
+            file.display().to_string(),
+        ],
+        ..ServerOptions::default()
+    };
+    let home = tempfile::tempdir().unwrap();
+    let server = KapiServer::start(&options).unwrap();
+    create_objects(&Kubectl::on_path(&server, home.path()));
+    stop(server);
     // etcd's write-ahead log and its database: neither holds the values.
     assert_encrypted(&cluster.members[0].data_dir, "k8s:enc:secretbox:v1:box1:");
 
-    let server = OverEtcd::start(&cluster.endpoints_flag(), &file);
-    let encoded = server.kubectl(&["get", "secret", "s", "-o", "jsonpath={.data.password}"]);
-    assert_eq!(encoded.trim(), base64(SECRET_VALUE));
-    let value = server.kubectl(&["get", "configmap", "c", "-o", "jsonpath={.data.v}"]);
+    let server = KapiServer::start(&options).unwrap();
+    let k = Kubectl::on_path(&server, home.path());
+    assert_eq!(secret_value(&k), SECRET_VALUE);
+    let value = k.expect_ok(&["get", "configmap", "c", "-o", "jsonpath={.data.v}"]);
     assert_eq!(value, MAP_VALUE);
+    stop(server);
 }
