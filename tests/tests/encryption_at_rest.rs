@@ -202,6 +202,18 @@ fn secrets_and_wildcard_configmaps_are_encrypted_in_the_data_directory() {
     let value = k.expect_ok(&["get", "configmap", "c", "-o", "jsonpath={.data.v}"]);
     assert_eq!(value, MAP_VALUE);
     stop(server);
+
+    // Without the file the encrypted objects are refused as upstream's identity transformer
+    // refuses them (identity.go): the start stops at the first one it reads.
+    let options = ServerOptions {
+        data_dir: Some(data.clone()),
+        ..ServerOptions::default()
+    };
+    let error = KapiServer::start(&options).unwrap_err();
+    assert!(
+        error.contains("identity transformer tried to read encrypted data"),
+        "{error}"
+    );
 }
 
 #[test]

@@ -231,7 +231,8 @@ impl ServerBuilder {
     /// Encryption at rest: the values of the resources `config` lists are encrypted before
     /// they reach the storage engine and decrypted when read back, as kube-apiserver's
     /// `--encryption-provider-config` (see [`crate::storage::encryption`]). Without it (or
-    /// given `None`) values are stored as they are.
+    /// given `None`) values are stored as they are, and an encrypted one is refused as
+    /// upstream refuses it.
     pub fn encryption(mut self, config: impl Into<Option<EncryptionConfig>>) -> Self {
         self.encryption = config.into();
         self
@@ -364,10 +365,12 @@ impl ServerBuilder {
     /// The router, its background guard, and the state the shutdown sequence marks; `port` is
     /// the one the server is reached on, where the `kubernetes` Service's endpoints point.
     async fn build(self, port: Option<u16>) -> Result<(Router, Background, State), ServerError> {
-        let mut storage = self.storage.ok_or(ServerError::NoStorage)?;
-        if let Some(config) = self.encryption {
-            storage = Arc::new(EncryptedStorage::new(storage, config));
-        }
+        // Without a configuration too: an encrypted value is then refused with upstream's
+        // message rather than failing to decode.
+        let storage: Arc<dyn Storage> = Arc::new(EncryptedStorage::new(
+            self.storage.ok_or(ServerError::NoStorage)?,
+            self.encryption.unwrap_or_default(),
+        ));
         let mut registry = self.registry;
         if registry.get("", "v1", "namespaces").is_none() {
             registry.register::<builtin::Namespace>();

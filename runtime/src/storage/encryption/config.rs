@@ -165,8 +165,11 @@ impl GroupResource {
 /// Build it from kube-apiserver's file with [`EncryptionConfig::from_file`] (or its text with
 /// [`EncryptionConfig::parse`]) and hand it to
 /// [`ServerBuilder::encryption`](crate::server::ServerBuilder::encryption), or wrap a store in
-/// [`EncryptedStorage`](super::EncryptedStorage) yourself.
-#[derive(Clone)]
+/// [`EncryptedStorage`](super::EncryptedStorage) yourself. The default has no rules: every
+/// value is stored as it is, and a stored value that is encrypted is refused as upstream's
+/// identity transformer refuses it (`identity transformer tried to read encrypted data`), the
+/// answer of a server started without the file that encrypted it.
+#[derive(Clone, Default)]
 pub struct EncryptionConfig {
     rules: Vec<(GroupResource, Arc<Transformer>)>,
 }

@@ -118,14 +118,20 @@ impl<'c> Values<'c> {
     }
 
     fn open_kv(&self, mut kv: KeyValue) -> Result<KeyValue, String> {
-        kv.value = self.open(&kv.key, std::mem::take(&mut kv.value))?.0;
+        self.open_in_place(&mut kv)?;
         Ok(kv)
+    }
+
+    fn open_in_place(&self, kv: &mut KeyValue) -> Result<(), String> {
+        kv.value = self.open(&kv.key, std::mem::take(&mut kv.value))?.0;
+        Ok(())
     }
 }
 
-/// A stored value of `key` read back, or the error upstream's store gives.
-fn open_kv(config: &EncryptionConfig, kv: KeyValue) -> Result<KeyValue, String> {
-    Values::of(config, &kv.key).open_kv(kv)
+/// A stored key-value read back in place, or the error upstream's store gives (the key is
+/// left for the caller's message).
+fn open_kv(config: &EncryptionConfig, kv: &mut KeyValue) -> Result<(), String> {
+    Values::of(config, &kv.key).open_in_place(kv)
 }
 
 /// The error of a list item that did not decrypt (upstream's `GetList`).
@@ -137,29 +143,23 @@ fn list_error(key: &str, error: &str) -> ReadError {
 }
 
 /// One watch event with its values decrypted.
-fn open_event(config: &EncryptionConfig, event: WatchEvent) -> Result<WatchEvent, WatchError> {
+fn open_event(config: &EncryptionConfig, mut event: WatchEvent) -> Result<WatchEvent, WatchError> {
     let failed = |key: &str, e: String| WatchError::Internal(list_error(key, &e).to_string());
-    match event {
+    match &mut event {
         WatchEvent::Put { kv, prev } => {
-            let key = kv.key.clone();
-            let kv = open_kv(config, kv).map_err(|e| failed(&key, e))?;
-            let prev = match prev {
-                Some(prev) => Some(open_kv(config, prev).map_err(|e| failed(&key, e))?),
-                None => None,
-            };
-            Ok(WatchEvent::Put { kv, prev })
-        }
-        WatchEvent::Delete { prev, revision } => {
-            // A watch without previous values may send the key alone.
-            if prev.value.is_empty() && prev.mod_revision == 0 {
-                return Ok(WatchEvent::Delete { prev, revision });
+            open_kv(config, kv).map_err(|e| failed(&kv.key, e))?;
+            if let Some(prev) = prev {
+                open_kv(config, prev).map_err(|e| failed(&prev.key, e))?;
             }
-            let key = prev.key.clone();
-            let prev = open_kv(config, prev).map_err(|e| failed(&key, e))?;
-            Ok(WatchEvent::Delete { prev, revision })
         }
-        progress @ WatchEvent::Progress { .. } => Ok(progress),
+        // A watch without previous values may send the key alone.
+        WatchEvent::Delete { prev, .. } if prev.value.is_empty() && prev.mod_revision == 0 => {}
+        WatchEvent::Delete { prev, .. } => {
+            open_kv(config, prev).map_err(|e| failed(&prev.key, e))?;
+        }
+        WatchEvent::Progress { .. } => {}
     }
+    Ok(event)
 }
 
 /// `stream` with every event decrypted, ending after the first error.
@@ -187,9 +187,10 @@ impl Storage for EncryptedStorage {
         Box::pin(async move {
             match self.inner.get(key, at_revision).await? {
                 None => Ok(None),
-                Some(kv) => open_kv(&self.config, kv)
-                    .map(Some)
-                    .map_err(ReadError::Internal),
+                Some(mut kv) => {
+                    open_kv(&self.config, &mut kv).map_err(ReadError::Internal)?;
+                    Ok(Some(kv))
+                }
             }
         })
     }
@@ -206,14 +207,9 @@ impl Storage for EncryptedStorage {
                 .inner
                 .list(prefix, at_revision, start_key, limit)
                 .await?;
-            let items = std::mem::take(&mut listed.items);
-            listed.items = items
-                .into_iter()
-                .map(|kv| {
-                    let key = kv.key.clone();
-                    open_kv(&self.config, kv).map_err(|e| list_error(&key, &e))
-                })
-                .collect::<Result<_, _>>()?;
+            for kv in &mut listed.items {
+                open_kv(&self.config, kv).map_err(|e| list_error(&kv.key, &e))?;
+            }
             Ok(listed)
         })
     }
