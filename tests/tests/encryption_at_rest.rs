@@ -252,6 +252,41 @@ fn keys_rotate_as_upstream_documents() {
     stop(server);
 }
 
+/// A Secret whose key was dropped before it was rewritten: reads of it fail as upstream's
+/// (the etcd3 store's internal error with the transformer's message), other objects serve on.
+#[test]
+fn a_secret_no_listed_key_reads_is_an_internal_error() {
+    let temp = tempfile::tempdir().unwrap();
+    let data = temp.path().join("data");
+    let home = tempfile::tempdir().unwrap();
+    let server = start(
+        &data,
+        Some(&secrets_only(&format!("[{}]", aescbc(&[("key1", KEY1)])))),
+    );
+    create_objects(&Kubectl::on_path(&server, home.path()));
+    stop(server);
+    let server = start(
+        &data,
+        Some(&secrets_only(&format!("[{}]", aescbc(&[("key2", KEY2)])))),
+    );
+    let k = Kubectl::on_path(&server, home.path());
+    let error = k.expect_failure(&["get", "secret", "s"]);
+    assert!(
+        error.contains(
+            "Internal error occurred: no matching key was found for the provided AES transformer"
+        ),
+        "{error}"
+    );
+    let error = k.expect_failure(&["get", "secrets"]);
+    assert!(
+        error.contains("Internal error occurred: unable to transform key \"/registry/core/secrets/default/s\": no matching key was found for the provided AES transformer"),
+        "{error}"
+    );
+    let value = k.expect_ok(&["get", "configmap", "c", "-o", "jsonpath={.data.v}"]);
+    assert_eq!(value, MAP_VALUE);
+    stop(server);
+}
+
 #[test]
 fn stored_data_outlives_turning_encryption_on_and_off() {
     let temp = tempfile::tempdir().unwrap();

@@ -163,6 +163,12 @@ pub enum ReadError {
     /// was stored). Its bytes are not returned; the API server answers a generic 500.
     #[error("storage corruption: {0}")]
     Corrupt(String),
+    /// A stored value could not be read back through the encryption at rest configured
+    /// ([`EncryptedStorage`]): no provider or key reads it, or it does not decrypt. The
+    /// message is upstream's (`no matching prefix found`, `unable to transform key ...`), which
+    /// the API server answers in a 500.
+    #[error("{0}")]
+    Unreadable(String),
     /// The engine failed (I/O, lost connection).
     #[error("storage error: {0}")]
     Internal(String),

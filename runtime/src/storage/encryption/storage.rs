@@ -136,7 +136,7 @@ fn open_kv(config: &EncryptionConfig, kv: &mut KeyValue) -> Result<(), String> {
 
 /// The error of a list item that did not decrypt (upstream's `GetList`).
 fn list_error(key: &str, error: &str) -> ReadError {
-    ReadError::Internal(format!(
+    ReadError::Unreadable(format!(
         "unable to transform key {}: {error}",
         serde_json::Value::from(key)
     ))
@@ -188,7 +188,7 @@ impl Storage for EncryptedStorage {
             match self.inner.get(key, at_revision).await? {
                 None => Ok(None),
                 Some(mut kv) => {
-                    open_kv(&self.config, &mut kv).map_err(ReadError::Internal)?;
+                    open_kv(&self.config, &mut kv).map_err(ReadError::Unreadable)?;
                     Ok(Some(kv))
                 }
             }
@@ -324,7 +324,7 @@ impl Storage for EncryptedStorage {
                 Some(kv) if kv.mod_revision == mod_revision => values
                     .open(key, kv.value)
                     .map(|(_, stale)| stale)
-                    .map_err(ReadError::Internal),
+                    .map_err(ReadError::Unreadable),
                 // Written since: whoever wrote it used the current providers.
                 _ => Ok(false),
             }
@@ -485,14 +485,14 @@ mod tests {
         let plain_key = MAP.replace("configmaps", "secrets");
         assert_eq!(
             strict.get(&plain_key, None).await.unwrap_err(),
-            ReadError::Internal("no matching prefix found".into())
+            ReadError::Unreadable("no matching prefix found".into())
         );
         assert_eq!(
             strict
                 .list("/registry/core/secrets/", None, None, None)
                 .await
                 .unwrap_err(),
-            ReadError::Internal(format!(
+            ReadError::Unreadable(format!(
                 "unable to transform key {}: no matching prefix found",
                 serde_json::Value::from(plain_key.as_str())
             ))
@@ -546,7 +546,7 @@ mod tests {
         engine.create(MAP, encrypted).await.unwrap();
         assert_eq!(
             unlisted.get(MAP, None).await.unwrap_err(),
-            ReadError::Internal("identity transformer tried to read encrypted data".into())
+            ReadError::Unreadable("identity transformer tried to read encrypted data".into())
         );
     }
 
