@@ -98,8 +98,7 @@ impl<'c> Values<'c> {
         }
     }
 
-    /// The plain form of a stored value; a key's empty placeholder (a delete seen by a watch
-    /// without previous values) stays empty.
+    /// The plain form of a stored value, and whether it is stale.
     fn open(&self, key: &str, value: Bytes) -> Result<(Bytes, bool), String> {
         match self.transformer {
             None => {
