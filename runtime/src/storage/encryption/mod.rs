@@ -23,4 +23,5 @@ mod transformer;
 pub use ciphers::CipherError;
 pub use config::{ConfigError, EncryptionConfig};
 pub use storage::EncryptedStorage;
+pub(crate) use storage::resource_of;
 pub use transformer::TransformError;

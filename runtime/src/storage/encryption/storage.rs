@@ -32,7 +32,7 @@ pub struct EncryptedStorage {
 }
 
 /// The group ("" for core) and resource a server key belongs to.
-fn resource_of(key: &str) -> Option<(&str, &str)> {
+pub(crate) fn resource_of(key: &str) -> Option<(&str, &str)> {
     let mut parts = key.strip_prefix(ROOT)?.splitn(3, '/');
     let group = parts.next()?;
     let resource = parts.next()?;
