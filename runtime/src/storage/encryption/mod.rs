@@ -23,5 +23,6 @@ mod transformer;
 pub use ciphers::CipherError;
 pub use config::{ConfigError, EncryptionConfig};
 pub use storage::EncryptedStorage;
+#[cfg(test)]
 pub(crate) use storage::resource_of;
 pub use transformer::TransformError;
