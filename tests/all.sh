@@ -34,3 +34,9 @@ KAPI_TEST_STORAGE=etcd cargo test --workspace --locked --features "$features" \
   --test server_core --test server_conversion --test server_describe \
   --test server_dry_run --test server_patch --test server_watch --test server_apply \
   --test server_crds --test server_delete --test server_replicas --test server_families
+
+# The API suites once more over encrypted values (every resource with aesgcm; see
+# runtime/tests/support/mod.rs).
+KAPI_TEST_ENCRYPTION=1 cargo test --workspace --locked --features "$features" \
+  --test server_core --test server_watch --test server_patch --test server_apply \
+  --test server_crds --test server_services --test server_replicas --test server_families

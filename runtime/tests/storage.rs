@@ -1,6 +1,7 @@
 //! Storage: the engine-neutral conformance suite run against the embedded engine, plus the
 //! embedded engine's own guarantees (reopen, slow watchers, periodic compaction, throughput; in
-//! `integrity`, checksums, old data directories and revisions that never go backwards).
+//! `integrity`, checksums, old data directories and revisions that never go backwards); in
+//! `encrypted`, the same suite through encryption at rest.
 
 // Wall clock throughout: the embedded engine works on its own threads, unseen by a paused clock.
 
@@ -16,6 +17,8 @@ use kapi::storage::{
 };
 use tempfile::TempDir;
 
+#[path = "storage/encrypted.rs"]
+mod encrypted;
 #[path = "storage/integrity.rs"]
 mod integrity;
 

@@ -244,6 +244,8 @@ pub struct ServerOptions {
     /// Serve over TLS, the binary's default (its own CA, an admin client certificate in the
     /// kubeconfig); otherwise `--plain-http`, which every test but the TLS ones uses.
     pub tls: bool,
+    /// `--etcd-servers` (comma-separated client URLs) instead of a data directory.
+    pub etcd_servers: Option<String>,
 }
 
 impl ServerOptions {
@@ -326,9 +328,12 @@ impl KapiServer {
         let log = temp.path().join("stderr.log");
         let stderr = std::fs::File::create(&log).map_err(|e| format!("cannot create log: {e}"))?;
         let mut command = Command::new(kapi_binary());
+        command.args(["serve", "--listen", "127.0.0.1:0"]);
+        match &options.etcd_servers {
+            Some(endpoints) => command.args(["--etcd-servers", endpoints]),
+            None => command.arg("--data-dir").arg(&data_dir),
+        };
         command
-            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(&data_dir)
             .arg("--kubeconfig")
             .arg(&kubeconfig)
             .stdin(Stdio::null())

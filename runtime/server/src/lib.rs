@@ -20,6 +20,7 @@ use kapi::server::{
     FeatureGates, Features, KubeconfigTls, NodePortRange, RuntimeConfig, RuntimeConfigError,
     Server, ServerError, ServiceCidr, Tls, TlsError, TokenFileError,
 };
+use kapi::storage::encryption::{ConfigError as EncryptionConfigError, EncryptionConfig};
 #[cfg(feature = "etcd")]
 use kapi::storage::etcd::ConnectError;
 use kapi::storage::{EmbeddedOptions, EmbeddedStorage, OpenError, Storage};
@@ -188,6 +189,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_delay, default_value = "0")]
     pub shutdown_delay_duration: Duration,
 
+    /// Encrypt the resources an `EncryptionConfiguration` file lists before they are stored, as
+    /// kube-apiserver's flag: `apiserver.config.k8s.io/v1` with `aescbc`, `aesgcm`, `secretbox`
+    /// or `identity` providers (the first encrypts writes, all read).
+    #[arg(long, value_name = "FILE")]
+    pub encryption_provider_config: Option<PathBuf>,
+
     /// How often the store compacts its history (e.g. `1s`, `500ms`, `5m`); for tests.
     #[arg(long, hide = true, value_name = "DURATION", value_parser = parse_duration)]
     pub compaction_interval: Option<Duration>,
@@ -252,6 +259,14 @@ pub enum ServeError {
         value: String,
         /// The feature gate's refusal.
         error: FeatureGateError,
+    },
+    /// `--encryption-provider-config` was refused: upstream's message.
+    #[error("invalid --encryption-provider-config {path}: {error}")]
+    Encryption {
+        /// The file.
+        path: PathBuf,
+        /// Why, with the field paths at fault.
+        error: EncryptionConfigError,
     },
     /// Neither a data directory nor etcd servers were given.
     #[error("give --data-dir for the embedded store or --etcd-servers for etcd")]
@@ -406,6 +421,7 @@ pub async fn serve(
     let enablement = enablement_for(&registry, &args)?;
     let features = features_for(&args)?;
     let security = security_for(&args)?;
+    let encryption = encryption_for(&args)?;
     let storage = open_storage(&args).await?;
     // The kubeconfig is in place before the first request is answered: whoever sees the
     // server ready (its `/readyz`, the printed address) can read it.
@@ -430,6 +446,7 @@ pub async fn serve(
         .api_enablement(enablement)
         .features(features)
         .storage(storage)
+        .encryption(encryption)
         .kube_version(args.kube_version.version())
         .service_cluster_ip_range(args.service_cluster_ip_range)
         .service_node_port_range(args.service_node_port_range)
@@ -573,6 +590,19 @@ pub fn features_for(args: &ServeArgs) -> Result<Features, ServeError> {
     };
     let gates = FeatureGates::parse(&value).map_err(refused)?;
     Features::for_release(args.kube_version.version(), &gates).map_err(refused)
+}
+
+/// The encryption at rest `--encryption-provider-config` asks for, if any.
+pub fn encryption_for(args: &ServeArgs) -> Result<Option<EncryptionConfig>, ServeError> {
+    let Some(path) = &args.encryption_provider_config else {
+        return Ok(None);
+    };
+    EncryptionConfig::from_file(path, args.kube_version.version())
+        .map(Some)
+        .map_err(|error| ServeError::Encryption {
+            path: path.clone(),
+            error,
+        })
 }
 
 /// Opens the store the arguments select: etcd when servers are given, else the embedded one.
@@ -846,6 +876,33 @@ mod tests {
         args
     }
 
+    /// A refused `--encryption-provider-config` names the file and upstream's field error.
+    #[test]
+    fn encryption_config_errors_name_the_file_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("enc.yaml");
+        std::fs::write(
+            &path,
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n- resources: [secrets]\n  providers: [{aescbc: {keys: [{name: k, secret: c2hvcnQ=}]}}]\n",
+        )
+        .unwrap();
+        let mut with = args(KubeRelease::V1_36, &[]);
+        with.encryption_provider_config = Some(path.clone());
+        let error = encryption_for(&with).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            format!(
+                "invalid --encryption-provider-config {}: error while parsing file: resources[0].providers[0].aescbc.keys[0].secret: Invalid value: \"REDACTED\": secret is not of the expected length, got 5, expected one of [16 24 32]",
+                path.display()
+            )
+        );
+        assert!(
+            encryption_for(&args(KubeRelease::V1_36, &[]))
+                .unwrap()
+                .is_none()
+        );
+    }
+
     /// Each release's catalog serves what its kube-apiserver serves by default
     /// (`DefaultAPIResourceConfigSource`): every built-in group-version of the catalog is in the
     /// release table, alpha ones off.
@@ -968,6 +1025,7 @@ mod tests {
             token_auth_file: None,
             anonymous_auth: true,
             authorization_mode: vec!["RBAC".to_owned()],
+            encryption_provider_config: None,
         };
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let mut seen = None;
@@ -1031,6 +1089,7 @@ mod tests {
             token_auth_file: None,
             anonymous_auth: true,
             authorization_mode: vec!["RBAC".to_owned()],
+            encryption_provider_config: None,
         };
         let poller = tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();

@@ -48,7 +48,7 @@ use tokio::sync::watch as signal;
 use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 
-use crate::storage::Storage;
+use crate::storage::{EncryptedStorage, EncryptionConfig, Storage};
 use crate::{KubeVersion, Registry, ResourceInfo};
 
 pub use auth::{Authentication, Authorization, AuthorizationMode, TokenFileError};
@@ -118,6 +118,7 @@ impl Server {
         ServerBuilder {
             registry: Registry::new(),
             storage: None,
+            encryption: None,
             kube_version: DEFAULT_KUBE_VERSION,
             enablement: ApiEnablement::all(),
             features: Features::defaults(),
@@ -148,6 +149,7 @@ impl Server {
 pub struct ServerBuilder {
     registry: Registry,
     storage: Option<Arc<dyn Storage>>,
+    encryption: Option<EncryptionConfig>,
     kube_version: KubeVersion,
     enablement: ApiEnablement,
     features: Features,
@@ -242,6 +244,16 @@ impl ServerBuilder {
     /// The storage engine.
     pub fn storage(mut self, storage: Arc<dyn Storage>) -> Self {
         self.storage = Some(storage);
+        self
+    }
+
+    /// Encryption at rest: the values of the resources `config` lists are encrypted before
+    /// they reach the storage engine and decrypted when read back, as kube-apiserver's
+    /// `--encryption-provider-config` (see [`crate::storage::encryption`]). Without it (or
+    /// given `None`) values are stored as they are, and an encrypted one is refused as
+    /// upstream refuses it.
+    pub fn encryption(mut self, config: impl Into<Option<EncryptionConfig>>) -> Self {
+        self.encryption = config.into();
         self
     }
 
@@ -395,7 +407,12 @@ impl ServerBuilder {
     /// The router, its background guard, and the state the shutdown sequence marks; `port` is
     /// the one the server is reached on, where the `kubernetes` Service's endpoints point.
     async fn build(self, port: Option<u16>) -> Result<(Router, Background, State), ServerError> {
-        let storage = self.storage.ok_or(ServerError::NoStorage)?;
+        // Without a configuration too: an encrypted value is then refused with upstream's
+        // message rather than failing to decode.
+        let storage: Arc<dyn Storage> = Arc::new(EncryptedStorage::new(
+            self.storage.ok_or(ServerError::NoStorage)?,
+            self.encryption.unwrap_or_default(),
+        ));
         let mut registry = self.registry;
         if registry.get("", "v1", "namespaces").is_none() {
             registry.register::<builtin::Namespace>();

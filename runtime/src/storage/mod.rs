@@ -10,7 +10,7 @@
 //! [`WatchStream`]) and the per-operation errors. [`embedded`] is the default engine (a redb
 //! file in a data directory); `etcd` (feature `etcd`) keeps the same contract over an etcd
 //! cluster, for several server replicas; [`conformance`] is the behaviour suite every engine
-//! must pass.
+//! must pass; [`encryption`] wraps an engine to keep listed resources encrypted at rest.
 //!
 //! Revision conventions, identical in every engine:
 //! - a fresh store is at revision 1 and its first write gets revision 2 (as in etcd, so no
@@ -21,6 +21,7 @@
 
 pub mod conformance;
 pub mod embedded;
+pub mod encryption;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 
@@ -34,6 +35,7 @@ pub use bytes::Bytes;
 use futures_util::Stream;
 
 pub use embedded::{EmbeddedOptions, EmbeddedStorage, OpenError};
+pub use encryption::{EncryptedStorage, EncryptionConfig};
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdOptions, EtcdStorage};
 
@@ -161,6 +163,12 @@ pub enum ReadError {
     /// was stored). Its bytes are not returned; the API server answers a generic 500.
     #[error("storage corruption: {0}")]
     Corrupt(String),
+    /// A stored value could not be read back through the encryption at rest configured
+    /// ([`EncryptedStorage`]): no provider or key reads it, or it does not decrypt. The
+    /// message is upstream's (`no matching prefix found`, `unable to transform key ...`), which
+    /// the API server answers in a 500.
+    #[error("{0}")]
+    Unreadable(String),
     /// The engine failed (I/O, lost connection).
     #[error("storage error: {0}")]
     Internal(String),
@@ -447,6 +455,20 @@ pub trait Storage: Send + Sync + fmt::Debug {
 
     /// Returns the compaction point: the oldest revision reads and watches can still use.
     fn compacted_revision(&self) -> BoxFuture<'_, Result<u64, ReadError>>;
+
+    /// Whether the value `key` holds at `mod_revision` must be written again even by a write
+    /// that leaves it unchanged: upstream's *stale* read. [`EncryptedStorage`] answers true
+    /// for a value read through a provider or key other than the one that encrypts writes, so
+    /// `kubectl replace` of an unchanged object re-encrypts it (key rotation); engines, and
+    /// any key that changed since `mod_revision`, answer false.
+    fn stale<'a>(
+        &'a self,
+        key: &'a str,
+        mod_revision: u64,
+    ) -> BoxFuture<'a, Result<bool, ReadError>> {
+        let _ = (key, mod_revision);
+        Box::pin(std::future::ready(Ok(false)))
+    }
 }
 
 /// Waits until the store reaches `revision`, polling at a short interval; returns whether it

@@ -8,6 +8,10 @@
 //! and read old revisions, which one shared etcd would let them do to each other) and serves
 //! over the etcd engine, so the same suites check both engines. Tests that open an embedded
 //! store themselves, or shrink its watch ring to test its laggard cut-off, stay embedded.
+//! `KAPI_TEST_ENCRYPTION=1` puts every harness's store behind encryption at rest (`*.*` with
+//! aesgcm, then identity for what a test stored before serving), so the same suites check the
+//! server over encrypted values too; a test that edits the engine's values itself, bypassing
+//! the server, reads them encrypted.
 
 // Every integration test is its own crate and uses only some of these helpers; the rest would
 // be dead code in that crate.
@@ -26,8 +30,8 @@ use futures_util::{Stream, StreamExt};
 use kapi::server::{Background, Server, ServerBuilder};
 use kapi::storage::{
     BoxFuture, Bytes, CompactError, CreateError, DeleteError, Deleted, EmbeddedOptions,
-    EmbeddedStorage, Guard, KeyValue, ListResult, ReadError, Storage, UpdateError, WatchError,
-    WatchStream,
+    EmbeddedStorage, EncryptedStorage, EncryptionConfig, Guard, KeyValue, ListResult, ReadError,
+    Storage, UpdateError, WatchError, WatchStream,
 };
 use kapi::{KubeVersion, Registry};
 use serde_json::{Value, json};
@@ -221,6 +225,26 @@ impl Storage for Store {
     }
 }
 
+/// `storage` behind encryption at rest of every resource when `KAPI_TEST_ENCRYPTION=1`.
+fn encrypted_if_asked(storage: Arc<dyn Storage>) -> Arc<dyn Storage> {
+    if std::env::var("KAPI_TEST_ENCRYPTION").as_deref() != Ok("1") {
+        return storage;
+    }
+    let config = EncryptionConfig::parse(
+        "apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+- resources: ['*.*']
+  providers:
+  - aesgcm: {keys: [{name: k, secret: 'MTIzNDU2Nzg5MDEyMzQ1Ng=='}]}
+  - identity: {}
+",
+        KubeVersion::new(1, 36),
+    )
+    .unwrap();
+    Arc::new(EncryptedStorage::new(storage, config))
+}
+
 /// A server's router over a store.
 pub(crate) struct Harness {
     pub(crate) router: Router,
@@ -238,7 +262,8 @@ impl Harness {
         dir: Option<tempfile::TempDir>,
         builder: ServerBuilder,
     ) -> Self {
-        Self::serve_shared(Arc::new(storage), dir.map(Backing::Dir), builder).await
+        let storage = encrypted_if_asked(Arc::new(storage));
+        Self::serve_shared(storage, dir.map(Backing::Dir), builder).await
     }
 
     async fn serve_shared(
@@ -292,7 +317,8 @@ impl Harness {
         )
         .await
         .unwrap();
-        Self::serve_shared(Arc::new(storage), Some(Backing::Etcd(cluster)), builder).await
+        let storage = encrypted_if_asked(Arc::new(storage));
+        Self::serve_shared(storage, Some(Backing::Etcd(cluster)), builder).await
     }
 
     #[cfg(not(feature = "etcd"))]

@@ -272,7 +272,17 @@ pub(crate) async fn update_with(
                 Err(_) if kv.is_cached() => continue,
                 Err(refused) => return Err(refused),
             };
-        let no_op = unchanged(call, &current, &next, &stored, &kv.value);
+        let mut no_op = unchanged(call, &current, &next, &stored, &kv.value);
+        if no_op && !kv.is_cached() {
+            // A value read through an older encryption key is written again even unchanged,
+            // as upstream's GuaranteedUpdate does with a stale read (key rotation).
+            no_op = !call
+                .state
+                .storage
+                .stale(&key, kv.mod_revision)
+                .await
+                .map_err(ApiError::from_read)?;
+        }
         if (no_op || dry_run) && kv.is_cached() {
             continue;
         }

@@ -76,3 +76,26 @@ pub(crate) fn upstream_key(
         None => format!("{ROOT}/{prefix}/{name}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::encryption::resource_of;
+
+    /// Encryption at rest picks a key's providers by the group and resource it reads from the
+    /// key (upstream's `schema.GroupResource` of the config file): the core group is "".
+    #[test]
+    fn encryption_reads_group_and_resource_from_the_keys_written_here() {
+        for (group, plural) in [
+            ("", "secrets"),
+            ("apps", "deployments"),
+            ("networking.k8s.io", "ingresses"),
+            ("example.com", "widgets"),
+        ] {
+            let prefix = prefix_of(group, plural);
+            assert_eq!(resource_of(&prefix), Some((group, plural)), "{prefix}");
+            let key = format!("{prefix}default/name");
+            assert_eq!(resource_of(&key), Some((group, plural)), "{key}");
+        }
+    }
+}

@@ -579,6 +579,14 @@ impl Storage for Measured {
     fn compacted_revision(&self) -> BoxFuture<'_, Result<u64, ReadError>> {
         self.engine.compacted_revision()
     }
+
+    fn stale<'a>(
+        &'a self,
+        key: &'a str,
+        mod_revision: u64,
+    ) -> BoxFuture<'a, Result<bool, ReadError>> {
+        self.engine.stale(key, mod_revision)
+    }
 }
 
 #[cfg(test)]

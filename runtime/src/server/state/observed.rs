@@ -191,4 +191,12 @@ impl Storage for Observed {
     fn compacted_revision(&self) -> BoxFuture<'_, Result<u64, ReadError>> {
         self.engine.compacted_revision()
     }
+
+    fn stale<'a>(
+        &'a self,
+        key: &'a str,
+        mod_revision: u64,
+    ) -> BoxFuture<'a, Result<bool, ReadError>> {
+        self.engine.stale(key, mod_revision)
+    }
 }
