@@ -1000,32 +1000,12 @@ mod tests {
     #[tokio::test]
     async fn serve_writes_the_kubeconfig_and_stops_on_shutdown() {
         let dir = tempfile::tempdir().unwrap();
+        // Plain HTTP on loopback, everything else as the command line's defaults.
         let args = ServeArgs {
             listen: "127.0.0.1:0".parse().unwrap(),
             data_dir: Some(dir.path().join("data")),
-            etcd_servers: Vec::new(),
-            etcd_prefix: None,
             kubeconfig: dir.path().join("nested/kubeconfig"),
-            kube_version: KubeRelease::V1_36,
-            runtime_config: Vec::new(),
-            feature_gates: Vec::new(),
-            service_cluster_ip_range: ServiceCidr::default(),
-            service_node_port_range: NodePortRange::default(),
-            accept_restored_database: false,
-            storage_cache_size: kapi::storage::embedded::DEFAULT_CACHE_SIZE,
-            verbosity: 0,
-            logging_format: logging::LogFormat::Text,
-            shutdown_delay_duration: Duration::ZERO,
-            compaction_interval: None,
-            tls_cert_file: None,
-            tls_private_key_file: None,
-            client_ca_file: None,
-            cert_dir: None,
-            plain_http: true,
-            token_auth_file: None,
-            anonymous_auth: true,
-            authorization_mode: vec!["RBAC".to_owned()],
-            encryption_provider_config: None,
+            ..serve_args(&["--plain-http"]).unwrap()
         };
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let mut seen = None;
@@ -1064,32 +1044,12 @@ mod tests {
             .unwrap()
             .port();
         let kubeconfig = dir.path().join("kubeconfig");
+        // Plain HTTP on loopback, everything else as the command line's defaults.
         let args = ServeArgs {
             listen: SocketAddr::from(([127, 0, 0, 1], port)),
             data_dir: Some(dir.path().join("data")),
-            etcd_servers: Vec::new(),
-            etcd_prefix: None,
             kubeconfig: kubeconfig.clone(),
-            kube_version: KubeRelease::V1_36,
-            runtime_config: Vec::new(),
-            feature_gates: Vec::new(),
-            service_cluster_ip_range: ServiceCidr::default(),
-            service_node_port_range: NodePortRange::default(),
-            accept_restored_database: false,
-            storage_cache_size: kapi::storage::embedded::DEFAULT_CACHE_SIZE,
-            verbosity: 0,
-            logging_format: logging::LogFormat::Text,
-            shutdown_delay_duration: Duration::ZERO,
-            compaction_interval: None,
-            tls_cert_file: None,
-            tls_private_key_file: None,
-            client_ca_file: None,
-            cert_dir: None,
-            plain_http: true,
-            token_auth_file: None,
-            anonymous_auth: true,
-            authorization_mode: vec!["RBAC".to_owned()],
-            encryption_provider_config: None,
+            ..serve_args(&["--plain-http"]).unwrap()
         };
         let poller = tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
