@@ -25,6 +25,8 @@ pub struct Kubectl<'a> {
     call_timeout: Duration,
     request_timeout: Option<String>,
     env: Vec<(String, String)>,
+    /// The kubeconfig passed: the server's, or a copy with other credentials.
+    kubeconfig: PathBuf,
 }
 
 impl<'a> Kubectl<'a> {
@@ -38,6 +40,28 @@ impl<'a> Kubectl<'a> {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             request_timeout: None,
             env: Vec::new(),
+            kubeconfig: server.kubeconfig().to_owned(),
+        }
+    }
+
+    /// The same kubectl with the server's kubeconfig (its cluster and CA) but the credentials
+    /// `user` (a kubeconfig `user` entry such as `{"token": "..."}`), saved as `name` in the
+    /// kubectl's folder.
+    ///
+    /// # Panics
+    /// When the server's kubeconfig cannot be read or the copy written.
+    pub fn as_user(&self, name: &str, user: Value) -> Self {
+        let text = std::fs::read_to_string(self.server.kubeconfig())
+            .unwrap_or_else(|e| panic!("cannot read the server's kubeconfig: {e}"));
+        let mut config: Value = serde_yaml_ng::from_str(&text)
+            .unwrap_or_else(|e| panic!("the server's kubeconfig is not YAML: {e}"));
+        config["users"][0]["user"] = user;
+        let path = self.dir.join(format!("kubeconfig-{name}"));
+        std::fs::write(&path, config.to_string())
+            .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+        Self {
+            kubeconfig: path,
+            ..self.clone()
         }
     }
 
@@ -84,7 +108,7 @@ impl<'a> Kubectl<'a> {
     /// plumbing (e.g. a `get -w` read line by line). It has no time bound.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(&self.binary);
-        command.arg("--kubeconfig").arg(self.server.kubeconfig());
+        command.arg("--kubeconfig").arg(&self.kubeconfig);
         if let Some(timeout) = &self.request_timeout {
             command.arg(format!("--request-timeout={timeout}"));
         }

@@ -636,3 +636,29 @@ print("ok")
     );
     assert_eq!(code, 405, "{text}");
 }
+
+// Every answer names its audit ID, audited or not, as upstream's `WithAuditInit` sends it; a
+// client's own `Audit-ID` is kept.
+#[test]
+fn every_answer_carries_an_audit_id() {
+    let server = server();
+    let head = |extra: &str| {
+        let mut stream = TcpStream::connect(server.addr()).unwrap();
+        write!(
+            stream,
+            "GET /version HTTP/1.1\r\nHost: {}\r\n{extra}Connection: close\r\n\r\n",
+            server.addr()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer.to_ascii_lowercase()
+    };
+    let answer = head("");
+    let id = answer
+        .lines()
+        .find_map(|line| line.strip_prefix("audit-id: "))
+        .unwrap_or_else(|| panic!("no Audit-Id in {answer}"));
+    assert_eq!(id.trim().len(), 36, "a UUID: {id}");
+    assert!(head("Audit-ID: my-request-1\r\n").contains("audit-id: my-request-1"));
+}

@@ -387,51 +387,19 @@ fn users_over_tls_are_their_certificates_and_tokens() {
         ..ServerOptions::default().tls()
     })
     .unwrap();
-    let kubectl = |kubeconfig: &Path, args: &[&str]| {
-        let output = Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .args(args)
-            .env("KUBECACHEDIR", dir.path().join("cache"))
-            .output()
-            .unwrap();
-        (
-            output.status.success(),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    };
-    let (ok, out, err) = kubectl(
-        server.kubeconfig(),
-        &["auth", "whoami", "-o", "jsonpath={.status.userInfo}"],
-    );
-    assert!(ok, "{err}");
+    let admin = Kubectl::on_path(&server, dir.path());
+    let whoami = ["auth", "whoami", "-o", "jsonpath={.status.userInfo}"];
     assert_eq!(
-        out,
+        admin.expect_ok(&whoami),
         r#"{"groups":["system:masters","system:authenticated"],"username":"kubernetes-admin"}"#
     );
     // The same cluster and CA with other credentials: a token, none, a wrong token.
-    let written: serde_json::Value =
-        serde_yaml_ng::from_str(&std::fs::read_to_string(server.kubeconfig()).unwrap()).unwrap();
-    let with_user = |name: &str, user: serde_json::Value| {
-        let mut config = written.clone();
-        config["users"][0]["user"] = user;
-        let path = dir.path().join(name);
-        std::fs::write(&path, serde_json::to_string(&config).unwrap()).unwrap();
-        path
-    };
-    let alice = with_user("alice", serde_json::json!({"token": "alice-token"}));
-    let (ok, out, err) = kubectl(
-        &alice,
-        &["auth", "whoami", "-o", "jsonpath={.status.userInfo}"],
-    );
-    assert!(ok, "{err}");
+    let alice = admin.as_user("alice", serde_json::json!({"token": "alice-token"}));
     assert_eq!(
-        out,
+        alice.expect_ok(&whoami),
         r#"{"groups":["dev","ops","system:authenticated"],"uid":"1001","username":"alice"}"#
     );
-    let (ok, _, err) = kubectl(&alice, &["get", "pods"]);
-    assert!(!ok);
+    let err = alice.expect_failure(&["get", "pods"]);
     assert!(
         err.contains(r#"pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "default""#),
         "{err}"
@@ -443,8 +411,7 @@ fn users_over_tls_are_their_certificates_and_tokens() {
     assert_eq!(anonymous("/healthz").unwrap(), "200");
     assert_eq!(anonymous("/api/v1/namespaces").unwrap(), "403");
     assert_eq!(anonymous("/apis").unwrap(), "403");
-    let wrong = with_user("wrong", serde_json::json!({"token": "not-a-token"}));
-    let (ok, _, err) = kubectl(&wrong, &["get", "pods"]);
-    assert!(!ok);
+    let wrong = admin.as_user("wrong", serde_json::json!({"token": "not-a-token"}));
+    let err = wrong.expect_failure(&["get", "pods"]);
     assert!(err.contains("You must be logged in to the server"), "{err}");
 }

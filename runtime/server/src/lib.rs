@@ -123,6 +123,16 @@ pub struct ServeArgs {
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     pub anonymous_auth: bool,
 
+    /// The audit policy (an `audit.k8s.io/v1` Policy file), as kube-apiserver's flag: which
+    /// requests are audited, and at which level. Needs `--audit-log-path`.
+    #[arg(long, value_name = "FILE", requires = "audit_log_path")]
+    pub audit_policy_file: Option<PathBuf>,
+
+    /// Where audit events are appended, one JSON line each (`-`: standard output), as
+    /// kube-apiserver's flag. Needs `--audit-policy-file`.
+    #[arg(long, value_name = "FILE", requires = "audit_policy_file")]
+    pub audit_log_path: Option<PathBuf>,
+
     /// The authorizers asked in order, comma-separated: `RBAC`, `AlwaysAllow`, `AlwaysDeny`.
     /// Members of `system:masters` are allowed everything whatever this says.
     #[arg(
@@ -298,6 +308,9 @@ pub enum ServeError {
     /// `--token-auth-file` could not be read.
     #[error(transparent)]
     TokenFile(#[from] TokenFileError),
+    /// The audit policy or log could not be used.
+    #[error(transparent)]
+    Audit(#[from] kapi::server::AuditError),
     /// `--authorization-mode` names a mode kapi does not have.
     #[error("invalid --authorization-mode: {0}")]
     AuthorizationMode(String),
@@ -438,6 +451,9 @@ pub async fn serve(
         source,
     })?;
     let mut builder = Server::builder().authorization(authorization_for(&args)?);
+    if let (Some(policy), Some(log)) = (&args.audit_policy_file, &args.audit_log_path) {
+        builder = builder.audit(kapi::server::Audit::new(policy, log)?);
+    }
     if let Some((tls, _)) = security {
         builder = builder.tls(tls).authentication(authentication_for(&args)?);
     }

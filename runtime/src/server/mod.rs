@@ -24,6 +24,7 @@
 //! listener.
 
 mod admission;
+mod audit;
 mod auth;
 mod background;
 mod describe;
@@ -51,6 +52,7 @@ use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use crate::storage::{EncryptedStorage, EncryptionConfig, Storage};
 use crate::{KubeVersion, Registry, ResourceInfo};
 
+pub use audit::{Audit, AuditError};
 pub use auth::{Authentication, Authorization, AuthorizationMode, TokenFileError};
 use background::{
     cohabiting, crds, gc, kubernetes_service, rbac, resource_quota, service_accounts,
@@ -125,6 +127,7 @@ impl Server {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             authentication: Authentication::none(),
             authorization: Authorization::default(),
+            audit: None,
             service_cidr: ServiceCidr::default(),
             node_ports: NodePortRange::default(),
             rv_wait: Duration::from_secs(3),
@@ -156,6 +159,7 @@ pub struct ServerBuilder {
     listen: SocketAddr,
     authentication: Authentication,
     authorization: Authorization,
+    audit: Option<Arc<Audit>>,
     service_cidr: ServiceCidr,
     node_ports: NodePortRange,
     rv_wait: Duration,
@@ -297,6 +301,13 @@ impl ServerBuilder {
     /// How requests are authorized (default: RBAC, with `system:masters` allowed everything).
     pub fn authorization(mut self, authorization: Authorization) -> Self {
         self.authorization = authorization;
+        self
+    }
+
+    /// Audits requests as the policy of `audit` says (default: no audit log; every answer
+    /// still carries an `Audit-Id`).
+    pub fn audit(mut self, audit: Audit) -> Self {
+        self.audit = Some(Arc::new(audit));
         self
     }
 
@@ -489,6 +500,7 @@ impl ServerBuilder {
         let access = Arc::clone(&state.access);
         // Without authentication, only the machine's programs may reach the server.
         let open = !state.access.authentication.enabled();
+        let audit = self.audit.clone();
         let router = Router::new()
             .merge(discovery::routes())
             .merge(openapi::routes())
@@ -513,6 +525,9 @@ impl ServerBuilder {
             }))
             .layer(axum::middleware::from_fn(move |request, next| {
                 origin::guard(open, request, next)
+            }))
+            .layer(axum::middleware::from_fn(move |request, next| {
+                audit::layer(audit.clone(), request, next)
             }))
             .layer(axum::middleware::from_fn(httplog::log))
             .layer(panics::layer());

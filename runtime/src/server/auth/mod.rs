@@ -73,6 +73,28 @@ impl Access {
 #[derive(Debug, Clone)]
 pub(crate) struct Requestor(pub(crate) Arc<User>);
 
+/// What authentication and authorization found out about a request, for its audit events:
+/// the user it authenticated as, the user it impersonated, and the decision with its reason.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Findings {
+    pub(crate) user: Option<User>,
+    pub(crate) impersonated: Option<User>,
+    /// Allowed or not, and why.
+    pub(crate) decision: Option<(bool, String)>,
+}
+
+/// Where the guard writes a request's [`Findings`], when the audit layer asks for them.
+#[derive(Debug, Clone)]
+pub(crate) struct FindingsSlot(pub(crate) Arc<std::sync::Mutex<Findings>>);
+
+impl FindingsSlot {
+    fn note(slot: Option<&Self>, note: impl FnOnce(&mut Findings)) {
+        if let Some(slot) = slot {
+            note(&mut slot.0.lock().unwrap_or_else(PoisonError::into_inner));
+        }
+    }
+}
+
 /// Marks a request made by the server's own process ([`crate::server::RunningServer::call`]),
 /// served as the unsecured superuser: no client can set a request's extensions.
 #[derive(Debug, Clone, Copy)]
@@ -91,6 +113,8 @@ pub(crate) async fn guard(access: Arc<Access>, request: Request, next: Next) -> 
     } else {
         access.authentication.authenticate(&parts)
     };
+    let slot = parts.extensions.get::<FindingsSlot>().cloned();
+    FindingsSlot::note(slot.as_ref(), |f| f.user.clone_from(&authenticated));
     let Some(mut user) = authenticated else {
         // Upstream's `Unauthorized` handler: `NewUnauthorized("Unauthorized")`.
         return refused(
@@ -104,16 +128,28 @@ pub(crate) async fn guard(access: Arc<Access>, request: Request, next: Next) -> 
         user =
             match impersonation::impersonate(&parts.headers, &user, &access.authorization, &policy)
             {
-                Ok(impersonated) => impersonated,
+                Ok(impersonated) => {
+                    FindingsSlot::note(slot.as_ref(), |f| {
+                        f.impersonated = Some(impersonated.clone())
+                    });
+                    impersonated
+                }
                 Err(error) => return refused(error, body).await,
             };
     }
     // Members of `system:masters` are allowed everything: no attributes to work out.
-    if !user.in_group(MASTERS) {
+    if user.in_group(MASTERS) {
+        FindingsSlot::note(slot.as_ref(), |f| f.decision = Some((true, String::new())));
+    } else {
         let attributes = Attributes::of(&parts.method, &parts.uri);
         match access.authorization.decide(&policy, &user, &attributes) {
-            Decision::Allow(_) => {}
+            Decision::Allow(reason) => {
+                FindingsSlot::note(slot.as_ref(), |f| f.decision = Some((true, reason)));
+            }
             Decision::Deny(reason) | Decision::NoOpinion(reason) => {
+                FindingsSlot::note(slot.as_ref(), |f| {
+                    f.decision = Some((false, reason.clone()))
+                });
                 return refused(authz::forbidden(&user, &attributes, &reason), body).await;
             }
         }

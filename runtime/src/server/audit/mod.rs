@@ -1,0 +1,378 @@
+//! Auditing: kube-apiserver's audit log (`--audit-policy-file`, `--audit-log-path`). The policy
+//! (`policy`) gives each request a level from its user and attributes; events (`event`) are
+//! written at the stages the policy keeps (RequestReceived; ResponseStarted for a watch;
+//! ResponseComplete once the answer has been sent or abandoned), each a JSON line (`sink`),
+//! with the authorization decision and its reason as annotations, the request's body from
+//! level `Request` and the response's from `RequestResponse`. Every answer carries an
+//! `Audit-Id` header, as upstream's do, audited or not.
+//!
+//! The layer sits outside `auth::guard`, which tells it in an `auth::Findings` slot who the
+//! request was from and what authorization decided, so refused requests are audited too.
+//! May import `auth` (users, attributes, findings) and `http`.
+
+mod event;
+mod policy;
+mod sink;
+
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::Request;
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use hyper::body::{Frame, SizeHint};
+use serde_json::Value;
+
+use crate::server::Streamed;
+use crate::server::auth::attributes::Attributes;
+use crate::server::auth::{Findings, FindingsSlot};
+use crate::server::http::connections::Peer;
+use crate::server::http::error::MAX_BODY_BYTES;
+
+use event::{Event, ObjectRef, micro_time, response_status};
+use policy::{Level, Policy, Stage};
+use sink::{Sink, Target};
+
+/// The header naming a request's audit ID, in answers (and, when a client sends one, taken
+/// from its request, as upstream takes it).
+const AUDIT_ID: &str = "audit-id";
+
+/// The most of a failed answer's body read for its `responseStatus`.
+const STATUS_BYTES: usize = 64 << 10;
+
+/// How a server audits: a policy and where its events go.
+#[derive(Debug)]
+pub struct Audit {
+    policy: Policy,
+    sink: Sink,
+    /// Whether some rule records bodies: only then are request bodies copied as they are read.
+    records_bodies: bool,
+}
+
+/// Why an audit policy or log could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuditError {
+    /// The policy file could not be read.
+    #[error("reading audit policy {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The policy is not a valid `audit.k8s.io/v1` Policy.
+    #[error("invalid audit policy {path}: {message}")]
+    Policy {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The log could not be opened.
+    #[error("opening audit log {path}: {source}")]
+    Log {
+        /// The log's path.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Audit {
+    /// Audits as the `audit.k8s.io/v1` Policy in `policy_file` says, appending JSON lines to
+    /// `log` (`-`: standard output). Must be called within a Tokio runtime (the writer task).
+    pub fn new(policy_file: &Path, log: &Path) -> Result<Self, AuditError> {
+        let shown = policy_file.display().to_string();
+        let text = std::fs::read_to_string(policy_file).map_err(|source| AuditError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        let policy = Policy::parse(&text).map_err(|message| AuditError::Policy {
+            path: shown,
+            message,
+        })?;
+        let sink = Sink::open(&Target::of(log)).map_err(|source| AuditError::Log {
+            path: log.display().to_string(),
+            source,
+        })?;
+        let records_bodies = policy.records_bodies();
+        Ok(Self {
+            policy,
+            sink,
+            records_bodies,
+        })
+    }
+}
+
+/// What is known of a request before its answer.
+struct Received {
+    audit_id: String,
+    uri: String,
+    attributes: Attributes,
+    source_ips: Vec<String>,
+    user_agent: Option<String>,
+    at: String,
+}
+
+/// The layer: an `Audit-Id` on every answer, and with an [`Audit`] the request's events.
+pub(crate) async fn layer(audit: Option<Arc<Audit>>, mut request: Request, next: Next) -> Response {
+    let audit_id = request
+        .headers()
+        .get(AUDIT_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 256)
+        .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
+    let id_header = HeaderValue::from_str(&audit_id).ok();
+    let Some(audit) = audit else {
+        let mut response = next.run(request).await;
+        if let Some(id) = id_header {
+            response.headers_mut().insert(AUDIT_ID, id);
+        }
+        return response;
+    };
+    let received = Received {
+        audit_id,
+        uri: request.uri().to_string(),
+        attributes: Attributes::of(request.method(), request.uri()),
+        source_ips: request
+            .extensions()
+            .get::<Peer>()
+            .map(|peer| vec![peer.0.ip().to_string()])
+            .unwrap_or_default(),
+        user_agent: request
+            .headers()
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+        at: micro_time(),
+    };
+    let findings = Arc::new(Mutex::new(Findings::default()));
+    request
+        .extensions_mut()
+        .insert(FindingsSlot(Arc::clone(&findings)));
+    let request_body = Arc::new(Mutex::new(Captured::default()));
+    if audit.records_bodies {
+        let (parts, body) = request.into_parts();
+        let recorder = Recorder::new(body, Arc::clone(&request_body), MAX_BODY_BYTES, None);
+        request = Request::from_parts(parts, Body::new(recorder));
+    }
+    let mut response = next.run(request).await;
+    if let Some(id) = id_header {
+        response.headers_mut().insert(AUDIT_ID, id);
+    }
+    let found = findings
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let decision = audit
+        .policy
+        .decide(found.user.as_ref(), &received.attributes);
+    if decision.level == Level::None {
+        return response;
+    }
+    let record = Record {
+        audit: Arc::clone(&audit),
+        received,
+        findings: found,
+        level: decision.level,
+        omit: decision.omit_stages,
+        omit_managed_fields: decision.omit_managed_fields,
+        code: response.status().as_u16(),
+        request_body,
+        response_body: Arc::new(Mutex::new(Captured::default())),
+    };
+    record.emit(Stage::RequestReceived);
+    if response.extensions().get::<Streamed>().is_some() {
+        record.emit(Stage::ResponseStarted);
+    }
+    let limit = if record.level == Level::RequestResponse {
+        MAX_BODY_BYTES
+    } else if record.code >= 400 {
+        STATUS_BYTES
+    } else {
+        0
+    };
+    let (parts, body) = response.into_parts();
+    let sink = Arc::clone(&record.response_body);
+    let recorder = Recorder::new(body, sink, limit, Some(record));
+    Response::from_parts(parts, Body::new(recorder))
+}
+
+/// Everything an event of one request needs.
+struct Record {
+    audit: Arc<Audit>,
+    received: Received,
+    findings: Findings,
+    level: Level,
+    omit: Vec<Stage>,
+    /// Whether bodies are written without `metadata.managedFields` (`omitManagedFields`).
+    omit_managed_fields: bool,
+    code: u16,
+    request_body: Arc<Mutex<Captured>>,
+    response_body: Arc<Mutex<Captured>>,
+}
+
+impl Record {
+    fn emit(&self, stage: Stage) {
+        if self.omit.contains(&stage) {
+            return;
+        }
+        let complete = stage == Stage::ResponseComplete;
+        let body = |captured: &Arc<Mutex<Captured>>| {
+            let mut value = captured
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .json()?;
+            if self.omit_managed_fields {
+                without_managed_fields(&mut value);
+            }
+            Some(value)
+        };
+        let response = complete.then(|| body(&self.response_body)).flatten();
+        let response_status = (stage != Stage::RequestReceived)
+            .then(|| response_status(self.code, response.as_ref()));
+        let findings = &self.findings;
+        let mut annotations = std::collections::BTreeMap::new();
+        if let Some((allowed, reason)) = &findings.decision {
+            let decision = if *allowed { "allow" } else { "forbid" };
+            annotations.insert(
+                "authorization.k8s.io/decision".to_owned(),
+                decision.to_owned(),
+            );
+            annotations.insert("authorization.k8s.io/reason".to_owned(), reason.clone());
+        }
+        let request_object = body(&self.request_body);
+        let mut object_ref = ObjectRef::of(&self.received.attributes);
+        if let (Some(object_ref), Some(object)) = (object_ref.as_mut(), request_object.as_ref()) {
+            // A create names its object in the body, as upstream's `LogRequestObject` reads it.
+            object_ref.fill_from(object);
+        }
+        let event = Event {
+            kind: "Event",
+            api_version: "audit.k8s.io/v1",
+            level: self.level,
+            audit_id: self.received.audit_id.clone(),
+            stage,
+            request_uri: self.received.uri.clone(),
+            verb: self.received.attributes.verb.clone(),
+            user: findings.user.clone().unwrap_or_default(),
+            impersonated_user: findings.impersonated.clone(),
+            source_ips: self.received.source_ips.clone(),
+            user_agent: self.received.user_agent.clone(),
+            object_ref,
+            response_status,
+            request_object: (self.level >= Level::Request && complete)
+                .then_some(request_object)
+                .flatten(),
+            response_object: (self.level == Level::RequestResponse)
+                .then_some(response)
+                .flatten(),
+            request_received_timestamp: self.received.at.clone(),
+            stage_timestamp: if stage == Stage::RequestReceived {
+                self.received.at.clone()
+            } else {
+                micro_time()
+            },
+            annotations,
+        };
+        self.audit.sink.send(event);
+    }
+}
+
+/// Drops `metadata.managedFields` from an object, or from each item of a list.
+fn without_managed_fields(value: &mut Value) {
+    if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
+    }
+    if let Some(Value::Array(items)) = value.get_mut("items") {
+        items.iter_mut().for_each(without_managed_fields);
+    }
+}
+
+impl Drop for Record {
+    /// The answer has been sent, or its client has gone: the request is complete.
+    fn drop(&mut self) {
+        self.emit(Stage::ResponseComplete);
+    }
+}
+
+/// The first bytes of a body, up to a limit, as it streams by.
+#[derive(Debug, Default)]
+struct Captured {
+    bytes: Vec<u8>,
+    /// More came than the limit allowed: the copy is not the body.
+    cut: bool,
+}
+
+impl Captured {
+    /// The body as JSON, if it was whole and JSON.
+    fn json(&self) -> Option<Value> {
+        if self.cut || self.bytes.is_empty() {
+            return None;
+        }
+        serde_json::from_slice(&self.bytes).ok()
+    }
+}
+
+/// A body passed through unchanged while its first `limit` bytes are copied into `copy`;
+/// holds `record` (whose drop writes the ResponseComplete event) until the body is done.
+struct Recorder {
+    body: Body,
+    copy: Arc<Mutex<Captured>>,
+    limit: usize,
+    record: Option<Record>,
+}
+
+impl Recorder {
+    fn new(body: Body, copy: Arc<Mutex<Captured>>, limit: usize, record: Option<Record>) -> Self {
+        Self {
+            body,
+            copy,
+            limit,
+            record,
+        }
+    }
+}
+
+impl HttpBody for Recorder {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        if let Poll::Ready(Some(Ok(frame))) = &polled
+            && let Some(data) = frame.data_ref()
+            && self.limit > 0
+        {
+            let mut copy = self.copy.lock().unwrap_or_else(PoisonError::into_inner);
+            if copy.bytes.len() + data.len() <= self.limit {
+                copy.bytes.extend_from_slice(data);
+            } else {
+                copy.cut = true;
+            }
+        }
+        if let Poll::Ready(None) = &polled {
+            // Done: the event is written now, not whenever the connection lets go of the body.
+            drop(self.record.take());
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
