@@ -14,38 +14,79 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpStream;
 
+/// An HTTP/1.1 connection over `io`, driven by a task of its own.
+async fn handshake<T>(io: T) -> Result<SendRequest<Full<Bytes>>>
+where
+    T: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let (sender, connection) = hyper::client::conn::http1::handshake(io)
+        .await
+        .context("HTTP/1.1 handshake")?;
+    tokio::spawn(async move {
+        // The connection ends when the scenario drops its sender; its error says nothing new.
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
+
 /// One keep-alive connection to the server.
 pub(crate) struct Conn {
     sender: SendRequest<Full<Bytes>>,
     addr: SocketAddr,
     host: String,
+    /// TLS and a bearer token, for a server that asks for them.
+    secure: Option<Secure>,
+}
+
+/// How a connection reaches a server over TLS, and the bearer token its requests carry.
+#[derive(Clone)]
+#[allow(dead_code, reason = "kapi-secure-load's; the other scenarios speak plain HTTP")]
+pub(crate) struct Secure {
+    pub(crate) connector: tokio_rustls::TlsConnector,
+    pub(crate) authorization: hyper::header::HeaderValue,
 }
 
 impl Conn {
     pub(crate) async fn connect(addr: SocketAddr) -> Result<Self> {
+        Self::open(addr, None).await
+    }
+
+    /// Opens a connection over TLS (HTTP/1.1) whose requests carry `secure`'s bearer token.
+    #[allow(dead_code, reason = "kapi-secure-load's; the other scenarios speak plain HTTP")]
+    pub(crate) async fn connect_secure(addr: SocketAddr, secure: &Secure) -> Result<Self> {
+        Self::open(addr, Some(secure.clone())).await
+    }
+
+    async fn open(addr: SocketAddr, secure: Option<Secure>) -> Result<Self> {
         let stream = TcpStream::connect(addr)
             .await
             .with_context(|| format!("connecting to {addr}"))?;
         // Requests are small and latency is what is measured: no Nagle delay on our side.
         stream.set_nodelay(true)?;
-        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .context("HTTP/1.1 handshake")?;
-        tokio::spawn(async move {
-            // The connection ends when the scenario drops its sender; its error says nothing new.
-            let _ = connection.await;
-        });
+        let sender = match &secure {
+            None => handshake(TokioIo::new(stream)).await?,
+            Some(secure) => {
+                let name = rustls::pki_types::ServerName::IpAddress(addr.ip().into());
+                let stream = secure
+                    .connector
+                    .connect(name, stream)
+                    .await
+                    .context("TLS handshake")?;
+                handshake(TokioIo::new(stream)).await?
+            }
+        };
         Ok(Self {
             sender,
             addr,
             host: addr.to_string(),
+            secure,
         })
     }
 
     /// Replaces a connection the server or an error closed; a live one is kept.
     pub(crate) async fn revive(&mut self) -> Result<()> {
         if self.sender.is_closed() {
-            *self = Conn::connect(self.addr).await?;
+            *self = Conn::open(self.addr, self.secure.clone()).await?;
         }
         Ok(())
     }
@@ -108,6 +149,9 @@ impl Conn {
             .header(ACCEPT, accept);
         if body.is_some() {
             request = request.header(CONTENT_TYPE, "application/json");
+        }
+        if let Some(secure) = &self.secure {
+            request = request.header(hyper::header::AUTHORIZATION, &secure.authorization);
         }
         let request = request.body(Full::new(body.unwrap_or_default()))?;
         Ok(self.sender.send_request(request).await?)

@@ -19,6 +19,8 @@ mod deployment;
 #[path = "../http.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod http;
+#[path = "../rounds.rs"]
+mod rounds;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -36,6 +38,7 @@ use kapi_test::TestServer;
 
 use crate::deployment::deployment;
 use crate::http::Conn;
+use crate::rounds::{cpu_time, median};
 
 // The allocator the `kapi` server ships with (runtime/server/src/main.rs): the server in this
 // process allocates as the shipped one does.
@@ -100,23 +103,6 @@ fn registry(semantics: bool) -> Result<Registry> {
     Ok(registry)
 }
 
-/// The CPU time this process has used (user and system, all threads), from `/proc/self/stat`
-/// in clock ticks of 1/100 s (Linux's `USER_HZ`).
-fn cpu_time() -> Result<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat")?;
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    let Some((_, rest)) = stat.rsplit_once(')') else {
-        bail!("no command in /proc/self/stat");
-    };
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command.
-    let mut fields = rest.split_whitespace().skip(11);
-    let (Some(user), Some(system)) = (fields.next(), fields.next()) else {
-        bail!("no CPU times in /proc/self/stat");
-    };
-    let ticks = user.parse::<u64>()? + system.parse::<u64>()?;
-    Ok(Duration::from_millis(ticks * 10))
-}
-
 /// One round's figures.
 struct Round {
     /// Creates per second.
@@ -168,11 +154,6 @@ async fn round(semantics: bool, args: &Args) -> Result<Round> {
         rate: n / started.elapsed().as_secs_f64(),
         cpu: cpu * 1e6 / n,
     })
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 fn main() -> Result<()> {
