@@ -14,11 +14,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::watch as signal;
 
-use crate::storage::{CreateError, Guard, Storage, UpdateError, WatchEvent};
+use crate::storage::{Storage, UpdateError};
 
+use crate::server::background::per_namespace;
 use crate::server::background::{TaskError, spawn_follower};
 use crate::server::state::State;
-use crate::server::state::{keys, namespaces};
+use crate::server::state::keys;
 
 /// The ConfigMap's name.
 const NAME: &str = "kube-root-ca.crt";
@@ -34,16 +35,11 @@ const RESYNC_AFTER: Duration = Duration::from_millis(500);
 /// Makes or sets back the ConfigMap in every active namespace; answers the revision of the
 /// namespace listing.
 pub(crate) async fn ensure_all(state: &State, ca: &str) -> Result<u64, TaskError> {
-    let listed = state
-        .storage
-        .list(namespaces::PREFIX, None, None, None)
-        .await?;
-    for kv in &listed.items {
-        if let Some(name) = kv.key.strip_prefix(namespaces::PREFIX) {
-            ensure(state, ca, name).await?;
-        }
+    let (names, revision) = per_namespace::stored_namespaces(state).await?;
+    for name in &names {
+        ensure(state, ca, name).await?;
     }
-    Ok(listed.revision)
+    Ok(revision)
 }
 
 /// Whether a stored ConfigMap holds what the publisher writes.
@@ -93,62 +89,10 @@ async fn ensure(state: &State, ca: &str, namespace: &str) -> Result<(), TaskErro
             Err(source) => Err(TaskError::Update { key, source }),
         };
     }
-    let ns_key = format!("{}{namespace}", namespaces::PREFIX);
-    let Some(ns) = state.storage.get(&ns_key, None).await? else {
-        return Ok(());
-    };
-    // A namespace that does not decode counts as terminating: nothing is created in it.
-    let terminating = serde_json::from_slice::<Value>(&ns.value).map_or(true, |ns| {
-        ns.pointer("/metadata/deletionTimestamp")
-            .is_some_and(|stamp| !stamp.is_null())
-    });
-    if terminating {
-        return Ok(());
-    }
-    let object = json!({
-        "apiVersion": info.gvk.api_version(),
-        "kind": info.gvk.kind,
-        "metadata": {
-            "name": NAME,
-            "namespace": namespace,
-            "uid": uuid::Uuid::new_v4().to_string(),
-            "creationTimestamp": crate::time::Time::now(),
-            "annotations": {DESCRIPTION_ANNOTATION: DESCRIPTION},
-        },
-        "data": {DATA_KEY: ca},
-    });
-    let bytes = serde_json::to_vec(&object).map_err(TaskError::Encode)?;
-    let guard = Guard {
-        key: ns_key,
-        mod_revision: ns.mod_revision,
-    };
-    match state
-        .storage
-        .create_guarded(&key, bytes.into(), &guard)
-        .await
-    {
-        Ok(_) | Err(CreateError::AlreadyExists { .. } | CreateError::GuardChanged) => Ok(()),
-        Err(source) => Err(TaskError::Create { key, source }),
-    }
-}
-
-/// The namespace whose event asks for a look: a namespace written, or its ConfigMap written
-/// or deleted.
-fn namespace_to_check<'a>(event: &'a WatchEvent, configmaps: &str) -> Option<&'a str> {
-    let of_configmap = |key: &'a str| {
-        key.strip_prefix(configmaps)
-            .and_then(|rest| rest.strip_suffix(&format!("/{NAME}")))
-            .filter(|ns| !ns.contains('/'))
-    };
-    match event {
-        WatchEvent::Put { kv, .. } => kv
-            .key
-            .strip_prefix(namespaces::PREFIX)
-            .filter(|name| !name.contains('/'))
-            .or_else(|| of_configmap(&kv.key)),
-        WatchEvent::Delete { prev, .. } => of_configmap(&prev.key),
-        WatchEvent::Progress { .. } => None,
-    }
+    let mut object = per_namespace::new_object(info, namespace, NAME);
+    object["metadata"]["annotations"] = json!({DESCRIPTION_ANNOTATION: DESCRIPTION});
+    object["data"] = json!({DATA_KEY: ca});
+    per_namespace::create_in_active(state, namespace, key, &object).await
 }
 
 /// Keeps every namespace's ConfigMap from `revision` on (see [`ensure_all`]), until `stop`.
@@ -178,71 +122,15 @@ async fn follow(state: &State, ca: &str, from: Option<u64>) -> Result<(), TaskEr
         return Ok(());
     };
     let configmaps = keys::resource_prefix(&kind.info);
-    let storage = &state.storage;
-    let (Ok(mut namespaces), Ok(mut written)) = (
-        storage
-            .watch_without_prev(namespaces::PREFIX, revision)
-            .await,
-        storage.watch_without_prev(&configmaps, revision).await,
-    ) else {
-        return Ok(());
-    };
-    loop {
-        let event = tokio::select! {
-            event = namespaces.next() => event,
-            event = written.next() => event,
-        };
-        let Some(Ok(event)) = event else {
-            return Ok(());
-        };
-        if let Some(namespace) = namespace_to_check(&event, &configmaps) {
-            ensure(state, ca, namespace).await?;
-        }
-    }
+    per_namespace::follow(state, revision, &configmaps, NAME, |namespace| async move {
+        ensure(state, ca, &namespace).await
+    })
+    .await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::{Bytes, KeyValue};
-
-    fn kv(key: &str) -> KeyValue {
-        KeyValue {
-            key: key.to_owned(),
-            value: Bytes::new(),
-            create_revision: 1,
-            mod_revision: 1,
-        }
-    }
-
-    #[test]
-    fn namespaces_and_the_configmaps_are_looked_at() {
-        let configmaps = "/registry/core/configmaps/";
-        let put = |key: &str| WatchEvent::Put {
-            kv: kv(key),
-            prev: None,
-        };
-        assert_eq!(
-            namespace_to_check(&put("/registry/core/namespaces/team"), configmaps),
-            Some("team")
-        );
-        assert_eq!(
-            namespace_to_check(
-                &put("/registry/core/configmaps/team/kube-root-ca.crt"),
-                configmaps
-            ),
-            Some("team")
-        );
-        assert_eq!(
-            namespace_to_check(&put("/registry/core/configmaps/team/other"), configmaps),
-            None
-        );
-        let deleted = WatchEvent::Delete {
-            prev: kv("/registry/core/configmaps/team/kube-root-ca.crt"),
-            revision: 2,
-        };
-        assert_eq!(namespace_to_check(&deleted, configmaps), Some("team"));
-    }
 
     #[test]
     fn current_configmaps_are_left_alone() {
