@@ -160,6 +160,29 @@ fn service_account_tokens_authenticate_until_what_they_name_is_gone() {
         allowed.then_some(()).ok_or(err)
     });
 
+    // A token request is `create` on `serviceaccounts/token`: `view` does not have it, `edit`
+    // does (upstream's bootstrap roles).
+    let (created, _, err) = run(&as_default, &["create", "token", "default"]);
+    assert!(!created);
+    assert!(
+        err.contains(r#"User "system:serviceaccount:default:default" cannot create resource "serviceaccounts/token" in API group "" in the namespace "default""#),
+        "{err}"
+    );
+    ok(
+        &admin,
+        &[
+            "create",
+            "rolebinding",
+            "default-edit",
+            "--clusterrole=edit",
+            "--serviceaccount=default:default",
+        ],
+    );
+    eventually("the edit role lets the account request tokens", || {
+        let (created, _, err) = run(&as_default, &["create", "token", "default"]);
+        created.then_some(()).ok_or(err)
+    });
+
     // The issuer's keys: readable by service accounts, the token's `kid` among them.
     let ca = server.data_dir().join("pki").join("ca.crt");
     let curl = |path: &str, bearer: Option<&str>| {
