@@ -403,6 +403,43 @@ mod tests {
         assert_eq!(jwk["x"].as_str().unwrap().len(), 43);
     }
 
+    /// Keys openssl made (`testdata/README.md`): kubeadm's PKCS#1 RSA `sa.key` signs RS256,
+    /// a PKCS#8 P-256 key ES256, and each public key file openssl wrote is the same key, with
+    /// the same key id, as the one derived from the private key.
+    #[test]
+    fn openssl_keys_read_as_upstream_reads_them() {
+        let pairs: [(&str, &str, &str, &str); 2] = [
+            (
+                include_str!("testdata/rsa.key"),
+                include_str!("testdata/rsa.pub"),
+                "RS256",
+                "RSA",
+            ),
+            (
+                include_str!("testdata/ec.key"),
+                include_str!("testdata/ec.pub"),
+                "ES256",
+                "EC",
+            ),
+        ];
+        for (private, public, alg, kty) in pairs {
+            let key = SigningKey::from_pem(private.as_bytes()).unwrap();
+            let from_file = VerificationKey::from_pem(public.as_bytes()).unwrap();
+            assert_eq!(from_file, [key.public_key().clone()], "{alg}");
+            assert_eq!(key.public_key().algorithm().name(), alg);
+            let signature = key.sign(b"message").unwrap();
+            assert!(from_file[0].verifies(b"message", &signature), "{alg}");
+            let jwk = key.public_key().jwk();
+            assert_eq!(jwk["kty"], kty);
+            assert_eq!(jwk["kid"], key.public_key().key_id());
+            // A private key in the verification key file counts as its public half.
+            let again = VerificationKey::from_pem(private.as_bytes()).unwrap();
+            assert_eq!(again, from_file);
+        }
+        let rsa = VerificationKey::from_pem(include_str!("testdata/rsa.pub").as_bytes()).unwrap();
+        assert_eq!(rsa[0].jwk()["e"], "AQAB");
+    }
+
     #[test]
     fn texts_without_keys_are_refused_as_upstream() {
         assert_eq!(
