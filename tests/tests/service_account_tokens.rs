@@ -361,3 +361,29 @@ fn every_namespace_has_the_root_ca_configmap() {
     assert!(ok, "{err}");
     eventually("kube-root-ca.crt set back", || published("team"));
 }
+
+/// Before the release whose feature gate adds it (`ServiceAccountTokenJTI`, beta in 1.30), a
+/// token has no `jti` claim; from it on, one.
+#[test]
+fn tokens_carry_a_jti_from_1_30_on() {
+    for (release, with_jti) in [("1.28", false), ("1.36", true)] {
+        let server = KapiServer::start(&ServerOptions::release(release).tls()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (ok, token, err) = kubectl(
+            dir.path(),
+            server.kubeconfig(),
+            &["create", "token", "default"],
+        );
+        assert!(ok, "{release}: {err}");
+        let payload = token.trim().split('.').nth(1).unwrap();
+        let claims: Value = serde_json::from_slice(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(payload)
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(claims.get("jti").is_some(), with_jti, "{release}: {claims}");
+        assert_eq!(claims["sub"], "system:serviceaccount:default:default");
+        assert_eq!(claims["kubernetes.io"]["namespace"], "default");
+    }
+}

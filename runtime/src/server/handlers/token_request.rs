@@ -4,13 +4,15 @@
 //! hour and validated (`pkg/apis/authentication/validation`: at least ten minutes, at most
 //! 2^32 seconds), shortened to the server's maximum with a warning, the audiences defaulted
 //! to the API audiences, and a bound object (a Pod of the account, a Secret or a Node) looked
-//! up and named in the token with its uid; a pod's node is named too. Nothing is stored.
+//! up and named in the token with its uid; a pod's node is named too (from the releases whose
+//! feature gates do it). Nothing is stored.
 
 use axum::body::Body;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 
+use crate::KubeVersion;
 use crate::meta::{CreateOptions, StatusCause};
 
 use crate::server::Call;
@@ -29,6 +31,14 @@ const KIND: &str = "TokenRequest";
 
 /// `SetDefaults_TokenRequestSpec`: an hour.
 const DEFAULT_EXPIRATION_SECONDS: i64 = 60 * 60;
+/// The releases from which upstream's feature gates are on by default: a `jti` claim
+/// (`ServiceAccountTokenJTI`, beta in 1.30), the node of a bound pod named
+/// (`ServiceAccountTokenPodNodeInfo`, beta in 1.30) and tokens bound to a Node
+/// (`ServiceAccountTokenNodeBinding`, beta in 1.31).
+const JTI_SINCE: KubeVersion = KubeVersion::new(1, 30);
+const POD_NODE_SINCE: KubeVersion = KubeVersion::new(1, 30);
+const NODE_BINDING_SINCE: KubeVersion = KubeVersion::new(1, 31);
+
 /// `ValidateTokenRequest`'s bounds.
 const MIN_EXPIRATION_SECONDS: i64 = 10 * 60;
 const MAX_EXPIRATION_SECONDS: i64 = 1 << 32;
@@ -189,7 +199,11 @@ pub(crate) async fn serve(
         iat: now,
         nbf: now,
         iss: tokens.issuer.clone(),
-        jti: uuid::Uuid::new_v4().to_string(),
+        jti: if call.state.kube_version >= JTI_SINCE {
+            uuid::Uuid::new_v4().to_string()
+        } else {
+            String::new()
+        },
         sub: format!("system:serviceaccount:{namespace}:{name}"),
         kubernetes: private,
     };
@@ -271,6 +285,7 @@ async fn bind(
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             if !node.is_empty()
+                && call.state.kube_version >= POD_NODE_SINCE
                 && let Ok(node_object) = stored(call, "nodes", None, node).await
             {
                 private.node = Some(Ref {
@@ -281,7 +296,9 @@ async fn bind(
             pod
         }
         ("", "Secret") => stored(call, "secrets", Some(namespace), &name).await?,
-        ("", "Node") => stored(call, "nodes", None, &name).await?,
+        ("", "Node") if call.state.kube_version >= NODE_BINDING_SINCE => {
+            stored(call, "nodes", None, &name).await?
+        }
         _ => {
             return Err(ApiError::bad_request(format!(
                 "cannot bind token to object of type {group}/{version}, Kind={kind}"
