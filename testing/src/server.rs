@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use kapi::server::{
     ApiEnablement, Authentication, Authorization, FeatureGates, Features, RunningServer,
-    RuntimeConfig, Server,
+    RuntimeConfig, Server, ServiceAccountTokens,
 };
 use kapi::storage::{EmbeddedOptions, EmbeddedStorage, Storage};
 use kapi::{KubeVersion, Registry};
@@ -75,6 +75,7 @@ pub struct TestServerBuilder {
     feature_gates: Vec<(String, bool)>,
     authentication: Authentication,
     authorization: Authorization,
+    service_accounts: Option<ServiceAccountTokens>,
 }
 
 impl TestServer {
@@ -100,6 +101,7 @@ impl TestServer {
             feature_gates: Vec::new(),
             authentication: Authentication::none(),
             authorization: Authorization::default(),
+            service_accounts: None,
         }
     }
 
@@ -229,6 +231,13 @@ impl TestServerBuilder {
         self
     }
 
+    /// Issues and authenticates service-account tokens (`kubectl create token`), e.g.
+    /// `ServiceAccountTokens::new(SigningKey::generate()?)`; without it token requests are 404.
+    pub fn service_account_tokens(mut self, tokens: ServiceAccountTokens) -> Self {
+        self.service_accounts = Some(tokens);
+        self
+    }
+
     /// Starts the server and returns once it answers requests, its CRDs are `Established` and
     /// its kubeconfig is written.
     pub async fn start(self) -> Result<TestServer, Error> {
@@ -295,6 +304,7 @@ impl TestServerBuilder {
             listener,
             authentication: self.authentication,
             authorization: self.authorization,
+            service_accounts: self.service_accounts,
         };
         let (ready_tx, ready_rx) = oneshot::channel();
         let (stop_tx, stop_rx) = oneshot::channel();
@@ -342,6 +352,7 @@ struct Plan {
     listener: TcpListener,
     authentication: Authentication,
     authorization: Authorization,
+    service_accounts: Option<ServiceAccountTokens>,
 }
 
 impl Plan {
@@ -394,6 +405,9 @@ impl Plan {
             .storage(storage);
         if let Some(version) = self.version {
             builder = builder.kube_version(version);
+        }
+        if let Some(tokens) = self.service_accounts {
+            builder = builder.service_account_tokens(tokens);
         }
         let running = builder.start_on(listener).await?;
         crds::install(&running, &self.crds).await?;

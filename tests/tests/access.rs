@@ -4,7 +4,7 @@
 //! (`system:anonymous`) and as a user without roles (403 with upstream's messages);
 //! impersonation headers; `kubectl auth can-i` (with `--list`), `kubectl auth whoami`, `--as`,
 //! RoleBindings and ClusterRole aggregation as kubectl users meet them; and the review kinds
-//! from the Python client.
+//! from the Python client; service-account token requests to a library server.
 
 #![allow(
     clippy::unwrap_used,
@@ -16,7 +16,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::Command;
 use std::time::Duration;
 
-use kapi::server::Authentication;
+use kapi::server::{Authentication, ServiceAccountTokens, SigningKey};
 use kapi_test::TestServer;
 use serde_json::{Value, json};
 
@@ -661,4 +661,110 @@ fn every_answer_carries_an_audit_id() {
         .unwrap_or_else(|| panic!("no Audit-Id in {answer}"));
     assert_eq!(id.trim().len(), 36, "a UUID: {id}");
     assert!(head("Audit-ID: my-request-1\r\n").contains("audit-id: my-request-1"));
+}
+
+/// Service-account tokens from a library server (`TestServerBuilder::service_account_tokens`):
+/// a `TokenRequest`'s answer and refusals as upstream's `TokenREST` and validation word them
+/// (`pkg/registry/core/serviceaccount/storage/token.go`,
+/// `pkg/apis/authentication/validation/validation.go`), authorized as `create` on
+/// `serviceaccounts/token`, and the token as the account's user.
+#[test]
+fn token_requests_from_a_library_server() {
+    let key = SigningKey::generate().unwrap();
+    let server = TestServer::builder()
+        .authentication(authentication())
+        .service_account_tokens(ServiceAccountTokens::new(key).api_audiences(vec!["api".into()]))
+        .start_blocking()
+        .unwrap();
+    let addr = server.addr();
+    let path = "/api/v1/namespaces/default/serviceaccounts/default/token";
+    let request = |spec: Value| json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec});
+    let (code, body) = http(addr, "POST", path, Some(ADMIN), Some(&request(json!({}))));
+    assert_eq!(code, 201, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["kind"], "TokenRequest");
+    assert_eq!(answer["metadata"]["name"], "default");
+    assert_eq!(answer["spec"]["audiences"], json!(["api"]));
+    assert_eq!(answer["spec"]["expirationSeconds"], 3600);
+    assert!(
+        answer["status"]["expirationTimestamp"].is_string(),
+        "{answer}"
+    );
+    let token = answer["status"]["token"].as_str().unwrap();
+    let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    let (code, body) = http(
+        addr,
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        Some(token),
+        Some(&review),
+    );
+    assert_eq!(code, 201, "{body}");
+    let who: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        who["status"]["userInfo"]["username"],
+        "system:serviceaccount:default:default"
+    );
+    // A user without roles may not ask for one.
+    let (code, body) = http(addr, "POST", path, Some(ALICE), Some(&request(json!({}))));
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        message(&body),
+        r#"serviceaccounts "default" is forbidden: User "alice" cannot create resource "serviceaccounts/token" in API group "" in the namespace "default""#
+    );
+    // Upstream's refusals.
+    let refused = |path: &str, spec: Value| {
+        let (code, body) = http(addr, "POST", path, Some(ADMIN), Some(&request(spec)));
+        (code, message(&body))
+    };
+    assert_eq!(
+        refused(path, json!({"expirationSeconds": 599})),
+        (
+            422,
+            r#"TokenRequest.authentication.k8s.io "default" is invalid: spec.expirationSeconds: Invalid value: 599: may not specify a duration less than 10 minutes"#
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        refused(
+            path,
+            json!({"boundObjectRef": {"apiVersion": "v1", "kind": "ConfigMap", "name": "x"}})
+        ),
+        (
+            400,
+            "cannot bind token to object of type /v1, Kind=ConfigMap".to_owned()
+        )
+    );
+    assert_eq!(
+        refused(
+            path,
+            json!({"boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": "nope"}})
+        ),
+        (404, r#"pods "nope" not found"#.to_owned())
+    );
+    assert_eq!(
+        refused(
+            "/api/v1/namespaces/default/serviceaccounts/nobody/token",
+            json!({})
+        ),
+        (404, r#"serviceaccounts "nobody" not found"#.to_owned())
+    );
+    let (code, body) = http(
+        addr,
+        "POST",
+        path,
+        Some(ADMIN),
+        Some(&json!({
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "metadata": {"name": "other"},
+        })),
+    );
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        message(&body),
+        r#"TokenRequest.authentication.k8s.io "default" is invalid: metadata.name: Invalid value: "other": must match the service account name if specified"#
+    );
+    // Only POST is routed there.
+    assert_eq!(http(addr, "GET", path, Some(ADMIN), None).0, 405);
 }

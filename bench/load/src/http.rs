@@ -40,7 +40,10 @@ pub(crate) struct Conn {
 
 /// How a connection reaches a server over TLS, and the bearer token its requests carry.
 #[derive(Clone)]
-#[allow(dead_code, reason = "kapi-secure-load's; the other scenarios speak plain HTTP")]
+#[allow(
+    dead_code,
+    reason = "kapi-secure-load's; the other scenarios speak plain HTTP"
+)]
 pub(crate) struct Secure {
     pub(crate) connector: tokio_rustls::TlsConnector,
     pub(crate) authorization: hyper::header::HeaderValue,
@@ -52,7 +55,10 @@ impl Conn {
     }
 
     /// Opens a connection over TLS (HTTP/1.1) whose requests carry `secure`'s bearer token.
-    #[allow(dead_code, reason = "kapi-secure-load's; the other scenarios speak plain HTTP")]
+    #[allow(
+        dead_code,
+        reason = "kapi-secure-load's; the other scenarios speak plain HTTP"
+    )]
     pub(crate) async fn connect_secure(addr: SocketAddr, secure: &Secure) -> Result<Self> {
         Self::open(addr, Some(secure.clone())).await
     }

@@ -13,12 +13,13 @@ use std::time::Duration;
 
 pub mod logging;
 pub mod pki;
+pub mod service_account_key;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use kapi::server::{
     ApiEnablement, Authentication, Authorization, AuthorizationMode, FeatureGateError,
     FeatureGates, Features, KubeconfigTls, NodePortRange, RuntimeConfig, RuntimeConfigError,
-    Server, ServerError, ServiceCidr, Tls, TlsError, TokenFileError,
+    Server, ServerError, ServiceAccountTokens, ServiceCidr, Tls, TlsError, TokenFileError,
 };
 use kapi::storage::encryption::{ConfigError as EncryptionConfigError, EncryptionConfig};
 #[cfg(feature = "etcd")]
@@ -132,6 +133,31 @@ pub struct ServeArgs {
     /// kube-apiserver's flag. Needs `--audit-policy-file`.
     #[arg(long, value_name = "FILE", requires = "audit_policy_file")]
     pub audit_log_path: Option<PathBuf>,
+
+    /// The `iss` of the service-account tokens issued (`kubectl create token`), and the issuer
+    /// whose tokens authenticate; as kube-apiserver's flag.
+    #[arg(long, value_name = "URL", default_value = kapi::server::DEFAULT_ISSUER)]
+    pub service_account_issuer: String,
+
+    /// The audiences of the API, comma-separated: tokens are issued for them by default and
+    /// authenticate only for one of them. Default: the issuer.
+    #[arg(long, value_name = "AUDIENCE,...", value_delimiter = ',')]
+    pub api_audiences: Vec<String>,
+
+    /// The private key (PEM: PKCS#8 ECDSA P-256 or RSA, or PKCS#1 RSA) service-account tokens
+    /// are signed with. Default: `sa.key` in the cert dir, made on the first start.
+    #[arg(long, value_name = "FILE")]
+    pub service_account_signing_key_file: Option<PathBuf>,
+
+    /// More public (or private) keys, PEM, that service-account tokens are verified with,
+    /// besides the signing key's; may be given more than once.
+    #[arg(long, value_name = "FILE")]
+    pub service_account_key_file: Vec<PathBuf>,
+
+    /// The longest a requested service-account token lives; longer requests are shortened
+    /// (e.g. `24h`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub service_account_max_token_expiration: Option<Duration>,
 
     /// The authorizers asked in order, comma-separated: `RBAC`, `AlwaysAllow`, `AlwaysDeny`.
     /// Members of `system:masters` are allowed everything whatever this says.
@@ -305,6 +331,9 @@ pub enum ServeError {
     /// The certificates could not be made or kept.
     #[error(transparent)]
     Pki(#[from] pki::PkiError),
+    /// The service-account keys could not be read, made or kept.
+    #[error(transparent)]
+    ServiceAccountKey(#[from] service_account_key::ServiceAccountKeyError),
     /// `--token-auth-file` could not be read.
     #[error(transparent)]
     TokenFile(#[from] TokenFileError),
@@ -450,11 +479,16 @@ pub async fn serve(
         path: args.kubeconfig.clone(),
         source,
     })?;
-    let mut builder = Server::builder().authorization(authorization_for(&args)?);
+    let mut builder = Server::builder()
+        .authorization(authorization_for(&args)?)
+        .service_account_tokens(service_accounts_for(&args)?);
     if let (Some(policy), Some(log)) = (&args.audit_policy_file, &args.audit_log_path) {
         builder = builder.audit(kapi::server::Audit::new(policy, log)?);
     }
-    if let Some((tls, _)) = security {
+    if let Some((tls, access)) = security {
+        if let Some(ca) = access.certificate_authority {
+            builder = builder.root_ca(ca);
+        }
         builder = builder.tls(tls).authentication(authentication_for(&args)?);
     }
     let running = builder
@@ -492,6 +526,43 @@ pub fn authentication_for(args: &ServeArgs) -> Result<Authentication, ServeError
         authentication = authentication.token_file(path)?;
     }
     Ok(authentication)
+}
+
+/// How service-account tokens are issued and verified: `--service-account-issuer`,
+/// `--api-audiences`, the signing key of `--service-account-signing-key-file` or else the cert
+/// dir's `sa.key` (made on the first start; in memory for one run over `--plain-http` without
+/// a data dir), and the keys of `--service-account-key-file`.
+pub fn service_accounts_for(args: &ServeArgs) -> Result<ServiceAccountTokens, ServeError> {
+    let key = match &args.service_account_signing_key_file {
+        Some(path) => service_account_key::read_signing_key(path)?,
+        None => {
+            let dir = cert_dir_of(args).filter(|_| !args.plain_http);
+            let (key, made) = service_account_key::ensure(dir.as_deref())?;
+            if made {
+                tracing::info!(cert_dir = ?dir, "generated the service-account signing key");
+            }
+            key
+        }
+    };
+    let mut extra = Vec::new();
+    for path in &args.service_account_key_file {
+        extra.extend(service_account_key::read_verification_keys(path)?);
+    }
+    let mut tokens = ServiceAccountTokens::new(key)
+        .issuer(args.service_account_issuer.clone())
+        .api_audiences(args.api_audiences.clone())
+        .verification_keys(extra);
+    if let Some(max) = args.service_account_max_token_expiration {
+        tokens = tokens.max_expiration(max);
+    }
+    Ok(tokens)
+}
+
+/// The cert dir: `--cert-dir`, else `<data-dir>/pki`.
+fn cert_dir_of(args: &ServeArgs) -> Option<PathBuf> {
+    args.cert_dir
+        .clone()
+        .or_else(|| args.data_dir.as_ref().map(|data| data.join("pki")))
 }
 
 /// The authorizers of `--authorization-mode`.

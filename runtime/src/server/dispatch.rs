@@ -24,7 +24,8 @@ use crate::server::handlers::object::UpdateScope;
 use crate::server::handlers::patch::apply;
 use crate::server::handlers::request;
 use crate::server::handlers::{
-    create, delete, get, list, namespace_lifecycle, patch, reviews, scale, update, watch,
+    create, delete, get, list, namespace_lifecycle, patch, reviews, scale, token_request, update,
+    watch,
 };
 use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::{self, RequestShape};
@@ -55,6 +56,8 @@ enum Operation {
     DeleteCollection,
     /// PUT of a namespace's `finalize` subresource.
     Finalize,
+    /// POST of a service account's `token` subresource.
+    CreateToken,
 }
 
 impl Operation {
@@ -63,7 +66,7 @@ impl Operation {
             Self::Get | Self::GetScale => Verb::Get,
             Self::List => Verb::List,
             Self::Watch => Verb::Watch,
-            Self::Create => Verb::Create,
+            Self::Create | Self::CreateToken => Verb::Create,
             Self::Update(_) | Self::UpdateScale | Self::Finalize => Verb::Update,
             Self::Patch(_) | Self::PatchScale => Verb::Patch,
             Self::Delete => Verb::Delete,
@@ -99,6 +102,7 @@ impl Operation {
         };
         Ok(match (method, &target.name, target.sub) {
             (&Method::PUT, Some(_), Some(Subresource::Finalize)) => Self::Finalize,
+            (&Method::POST, Some(_), Some(Subresource::Token)) => Self::CreateToken,
             (&Method::GET, _, None) if watch => Self::Watch,
             (&Method::GET, None, None) => Self::List,
             (&Method::GET, Some(_), Some(Subresource::Scale)) => Self::GetScale,
@@ -304,5 +308,6 @@ async fn handle(
         Operation::Delete => delete::serve(call, name, body, output).await,
         Operation::DeleteCollection => delete::serve_collection(call, body, output).await,
         Operation::Finalize => namespace_lifecycle::serve_finalize(call, name, body, output).await,
+        Operation::CreateToken => token_request::serve(call, name, body, output, warnings).await,
     }
 }

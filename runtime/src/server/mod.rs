@@ -53,15 +53,18 @@ use crate::storage::{EncryptedStorage, EncryptionConfig, Storage};
 use crate::{KubeVersion, Registry, ResourceInfo};
 
 pub use audit::{Audit, AuditError};
-pub use auth::{Authentication, Authorization, AuthorizationMode, TokenFileError};
+pub use auth::{
+    Authentication, Authorization, AuthorizationMode, DEFAULT_ISSUER, KeyError,
+    ServiceAccountTokens, SigningKey, TokenFileError, VerificationKey,
+};
 use background::{
-    cohabiting, crds, gc, kubernetes_service, rbac, resource_quota, service_accounts,
+    cohabiting, crds, gc, kubernetes_service, rbac, resource_quota, root_ca, service_accounts,
 };
 pub use describe::kubeconfig::{
     KubeconfigTls, kubeconfig, kubeconfig_tls, write_atomically, write_kubeconfig,
     write_kubeconfig_tls,
 };
-use describe::{discovery, health, metrics_endpoint, openapi, version};
+use describe::{discovery, health, issuer_discovery, metrics_endpoint, openapi, version};
 use handlers::namespace_lifecycle;
 pub use http::tls::{Tls, TlsError};
 use http::{connections, error, httplog, inflight, origin, panics, path, reencode, shutdown};
@@ -128,6 +131,8 @@ impl Server {
             authentication: Authentication::none(),
             authorization: Authorization::default(),
             audit: None,
+            service_accounts: None,
+            root_ca: None,
             service_cidr: ServiceCidr::default(),
             node_ports: NodePortRange::default(),
             rv_wait: Duration::from_secs(3),
@@ -160,6 +165,8 @@ pub struct ServerBuilder {
     authentication: Authentication,
     authorization: Authorization,
     audit: Option<Arc<Audit>>,
+    service_accounts: Option<ServiceAccountTokens>,
+    root_ca: Option<String>,
     service_cidr: ServiceCidr,
     node_ports: NodePortRange,
     rv_wait: Duration,
@@ -295,6 +302,23 @@ impl ServerBuilder {
     /// `system:unsecured` in `system:masters`; only for servers reached by their own programs).
     pub fn authentication(mut self, authentication: Authentication) -> Self {
         self.authentication = authentication;
+        self
+    }
+
+    /// Issues service-account tokens (`serviceaccounts/<name>/token`, `kubectl create token`)
+    /// and, when requests are authenticated, authenticates them; serves the issuer's discovery
+    /// documents (`/.well-known/openid-configuration`, `/openid/v1/jwks`). Without it, token
+    /// requests fail as on a kube-apiserver without a signing key.
+    pub fn service_account_tokens(mut self, tokens: ServiceAccountTokens) -> Self {
+        self.service_accounts = Some(tokens);
+        self
+    }
+
+    /// The CA bundle (PEM) clients in the cluster trust the server with: published in every
+    /// namespace as the `kube-root-ca.crt` ConfigMap's `ca.crt`, as kube-controller-manager's
+    /// root CA publisher does. Without it no such ConfigMap is made.
+    pub fn root_ca(mut self, pem: impl Into<String>) -> Self {
+        self.root_ca = Some(pem.into());
         self
     }
 
@@ -447,7 +471,11 @@ impl ServerBuilder {
             features: self.features,
             watch_cache: watch_cache::WatchCache::default(),
             metrics,
-            access: Arc::new(auth::Access::new(self.authentication, self.authorization)),
+            access: Arc::new(auth::Access::new(
+                self.authentication,
+                self.authorization,
+                self.service_accounts,
+            )),
             shutting_down: std::sync::atomic::AtomicBool::new(false),
         });
         let startup = |e: background::TaskError| ServerError::Storage(e.to_string());
@@ -465,6 +493,11 @@ impl ServerBuilder {
         let accounts_read = service_accounts::ensure_all(&state)
             .await
             .map_err(startup)?;
+        let root_ca: Option<Arc<str>> = self.root_ca.map(Arc::from);
+        let root_ca_read = match &root_ca {
+            Some(ca) => Some(root_ca::ensure_all(&state, ca).await.map_err(startup)?),
+            None => None,
+        };
         let quotas_read = resource_quota::sync_all(&state).await.map_err(startup)?;
         // Requests are authorized against the stored policy from the first one on.
         rbac::bootstrap(&state).await.map_err(startup)?;
@@ -480,6 +513,9 @@ impl ServerBuilder {
         service_allocations::spawn(state.clone(), services_read, stop_rx.clone());
         kubernetes_service::spawn(state.clone(), port, stop_rx.clone());
         service_accounts::spawn(state.clone(), accounts_read, stop_rx.clone());
+        if let (Some(ca), Some(read)) = (root_ca, root_ca_read) {
+            root_ca::spawn(state.clone(), ca, read, stop_rx.clone());
+        }
         resource_quota::spawn(state.clone(), quotas_read, stop_rx.clone());
         rbac::spawn(state.clone(), policy_read, stop_rx.clone());
         let tunables = Arc::new(Tunables {
@@ -498,6 +534,7 @@ impl ServerBuilder {
         };
         let shared = state.clone();
         let access = Arc::clone(&state.access);
+        let guard_storage: Arc<dyn Storage> = state.storage.clone();
         // Without authentication, only the machine's programs may reach the server.
         let open = !state.access.authentication.enabled();
         let audit = self.audit.clone();
@@ -506,6 +543,7 @@ impl ServerBuilder {
             .merge(openapi::routes())
             .merge(health::routes())
             .merge(version::routes())
+            .merge(issuer_discovery::routes())
             .merge(metrics_endpoint::routes())
             .fallback(fallback)
             .with_state(state)
@@ -521,7 +559,12 @@ impl ServerBuilder {
                 seats.clone().admit(request, next)
             }))
             .layer(axum::middleware::from_fn(move |request, next| {
-                auth::guard(Arc::clone(&access), request, next)
+                auth::guard(
+                    Arc::clone(&access),
+                    Arc::clone(&guard_storage),
+                    request,
+                    next,
+                )
             }))
             .layer(axum::middleware::from_fn(move |request, next| {
                 origin::guard(open, request, next)

@@ -32,6 +32,7 @@ use crate::server::auth::attributes::Attributes;
 use crate::server::auth::{Findings, FindingsSlot};
 use crate::server::http::connections::Peer;
 use crate::server::http::error::MAX_BODY_BYTES;
+use crate::server::http::negotiate;
 
 use event::{Event, ObjectRef, micro_time, response_status};
 use policy::{Level, Policy, Stage};
@@ -157,7 +158,9 @@ pub(crate) async fn layer(audit: Option<Arc<Audit>>, mut request: Request, next:
     request
         .extensions_mut()
         .insert(FindingsSlot(Arc::clone(&findings)));
-    let request_body = Arc::new(Mutex::new(Captured::default()));
+    let request_body = Arc::new(Mutex::new(Captured::typed(
+        request.headers().get(header::CONTENT_TYPE),
+    )));
     if audit.records_bodies {
         let (parts, body) = request.into_parts();
         let recorder = Recorder::new(body, Arc::clone(&request_body), MAX_BODY_BYTES, None);
@@ -186,7 +189,9 @@ pub(crate) async fn layer(audit: Option<Arc<Audit>>, mut request: Request, next:
         omit_managed_fields: decision.omit_managed_fields,
         code: response.status().as_u16(),
         request_body,
-        response_body: Arc::new(Mutex::new(Captured::default())),
+        response_body: Arc::new(Mutex::new(Captured::typed(
+            response.headers().get(header::CONTENT_TYPE),
+        ))),
     };
     record.emit(Stage::RequestReceived);
     if response.extensions().get::<Streamed>().is_some() {
@@ -309,15 +314,44 @@ struct Captured {
     bytes: Vec<u8>,
     /// More came than the limit allowed: the copy is not the body.
     cut: bool,
+    /// The body's `Content-Type`.
+    content_type: Option<HeaderValue>,
 }
 
 impl Captured {
-    /// The body as JSON, if it was whole and JSON.
+    fn typed(content_type: Option<&HeaderValue>) -> Self {
+        Self {
+            content_type: content_type.cloned(),
+            ..Self::default()
+        }
+    }
+
+    /// The body as JSON, if it was whole: JSON and the patch types as they are, YAML,
+    /// protobuf and CBOR objects read as the handlers read them (events are JSON whatever
+    /// the client spoke, as upstream's are).
     fn json(&self) -> Option<Value> {
         if self.cut || self.bytes.is_empty() {
             return None;
         }
-        serde_json::from_slice(&self.bytes).ok()
+        let essence = self
+            .content_type
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .unwrap_or("application/json")
+            .trim()
+            .to_ascii_lowercase();
+        if essence.ends_with("json") {
+            return serde_json::from_slice(&self.bytes).ok();
+        }
+        if essence.ends_with("yaml") {
+            return serde_yaml_ng::from_slice(&self.bytes).ok();
+        }
+        let mut headers = axum::http::HeaderMap::new();
+        if let Some(content_type) = &self.content_type {
+            headers.insert(header::CONTENT_TYPE, content_type.clone());
+        }
+        negotiate::decode_body(&headers, &self.bytes, true).ok()
     }
 }
 

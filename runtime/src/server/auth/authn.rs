@@ -11,6 +11,7 @@
 //! insecure-port user (`user::UNSECURED`).
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -125,8 +126,17 @@ impl Authentication {
     }
 
     /// The user a request authenticates as (with `system:authenticated` added), or `None`
-    /// for 401.
-    pub(crate) fn authenticate(&self, request: &Parts) -> Option<User> {
+    /// for 401. A bearer token the token file does not know goes to `other_tokens`, the
+    /// authenticators after it (service-account tokens).
+    pub(crate) async fn authenticate<F, Fut>(
+        &self,
+        request: &Parts,
+        other_tokens: F,
+    ) -> Option<User>
+    where
+        F: FnOnce(String) -> Fut,
+        Fut: Future<Output = Option<User>>,
+    {
         if !self.enabled {
             return Some(User::unsecured());
         }
@@ -134,8 +144,14 @@ impl Authentication {
             return Some(user.with_authenticated_group());
         }
         let token = bearer_token(&request.headers);
-        if let Some(user) = token.and_then(|token| self.user_of_token(token)) {
-            return Some(user.with_authenticated_group());
+        if let Some(token) = token {
+            let user = match self.user_of_token(token) {
+                Some(user) => Some(user),
+                None => other_tokens(token.to_owned()).await,
+            };
+            if let Some(user) = user {
+                return Some(user.with_authenticated_group());
+            }
         }
         // Credentials that no authenticator accepted are refused, not taken as none.
         let unverified = request.extensions.get::<UnverifiedPeerCertificates>();
@@ -255,29 +271,37 @@ mod tests {
         );
     }
 
+    /// `authenticate` with no token authenticator after the token file.
+    fn authenticate(auth: &Authentication, request: &Parts) -> Option<User> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(auth.authenticate(request, |_| async { None }))
+    }
+
     #[test]
     fn bearer_tokens_authenticate_and_unknown_ones_do_not() {
         let auth = Authentication::required()
             .anonymous(true)
             .token("t1", "alice", "1", &["dev"]);
-        let alice = auth.authenticate(&with_auth("Bearer t1")).unwrap();
+        let alice = authenticate(&auth, &with_auth("Bearer t1")).unwrap();
         assert_eq!(alice.groups, ["dev", AUTHENTICATED]);
-        assert_eq!(auth.authenticate(&with_auth("bearer t1")), Some(alice));
-        assert_eq!(auth.authenticate(&with_auth("Bearer nope")), None);
-        let anonymous = auth.authenticate(&without_credentials()).unwrap();
+        assert_eq!(authenticate(&auth, &with_auth("bearer t1")), Some(alice));
+        assert_eq!(authenticate(&auth, &with_auth("Bearer nope")), None);
+        let anonymous = authenticate(&auth, &without_credentials()).unwrap();
         assert_eq!(anonymous.username, ANONYMOUS);
         // Another scheme, or an empty token, is no credential at all.
         assert_eq!(
-            auth.authenticate(&with_auth("Basic YTpi"))
+            authenticate(&auth, &with_auth("Basic YTpi"))
                 .unwrap()
                 .username,
             ANONYMOUS
         );
         let closed = Authentication::required();
-        assert_eq!(closed.authenticate(&without_credentials()), None);
+        assert_eq!(authenticate(&closed, &without_credentials()), None);
         let open = Authentication::none();
         assert_eq!(
-            open.authenticate(&with_auth("Bearer nope"))
+            authenticate(&open, &with_auth("Bearer nope"))
                 .unwrap()
                 .username,
             UNSECURED

@@ -7,7 +7,11 @@
 //! into its extensions ([`Requestor`]) for the handlers that answer about it (the review
 //! kinds).
 //!
-//! May import: `http` (errors, the TLS layer's client certificates). Imported by `serve`'s router, `state` (the server's state holds
+//! Service-account tokens (`service_account`) are authenticated after the token file; their
+//! checks read the store, which the guard is given.
+//!
+//! May import: `http` (errors, paths, the TLS layer's client certificates), `state::keys`
+//! (where the objects a service-account token names are stored). Imported by `serve`'s router, `state` (the server's state holds
 //! the [`Access`]), `background` (the task that keeps the policy) and the handlers of the review
 //! kinds.
 
@@ -17,15 +21,18 @@ pub(crate) mod authz;
 pub(crate) mod bootstrap;
 pub(crate) mod impersonation;
 pub(crate) mod rbac;
+pub(crate) mod service_account;
 pub(crate) mod user;
 
 use std::sync::{Arc, PoisonError, RwLock};
 
 use axum::extract::Request;
+use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::meta::Status;
+use crate::storage::Storage;
 
 use crate::server::http::error::ApiError;
 
@@ -34,6 +41,9 @@ pub use authn::{Authentication, TokenFileError};
 use authz::Decision;
 pub use authz::{Authorization, AuthorizationMode};
 use rbac::Policy;
+pub use service_account::{
+    DEFAULT_ISSUER, KeyError, ServiceAccountTokens, SigningKey, VerificationKey,
+};
 use user::{MASTERS, User};
 
 /// How a server authenticates and authorizes, and the RBAC policy it holds now.
@@ -41,16 +51,45 @@ use user::{MASTERS, User};
 pub(crate) struct Access {
     pub(crate) authentication: Authentication,
     pub(crate) authorization: Authorization,
+    /// How service-account tokens are issued and authenticated, if they are.
+    pub(crate) service_accounts: Option<ServiceAccountTokens>,
     policy: RwLock<Arc<Policy>>,
 }
 
 impl Access {
-    pub(crate) fn new(authentication: Authentication, authorization: Authorization) -> Self {
+    pub(crate) fn new(
+        authentication: Authentication,
+        authorization: Authorization,
+        service_accounts: Option<ServiceAccountTokens>,
+    ) -> Self {
         Self {
             authentication,
             authorization,
+            service_accounts,
             policy: RwLock::default(),
         }
+    }
+
+    /// The user `request` authenticates as, or `None` for 401: the static authenticators
+    /// (`authn`), then service-account tokens, which read `storage`.
+    pub(crate) async fn authenticate(
+        &self,
+        request: &Parts,
+        storage: &dyn Storage,
+    ) -> Option<User> {
+        self.authentication
+            .authenticate(request, |token| async move {
+                let tokens = self.service_accounts.as_ref()?;
+                match tokens.authenticate(storage, &token, None).await? {
+                    Ok((user, _)) => Some(user),
+                    Err(error) => {
+                        // Upstream logs the reason; the client sees only 401.
+                        tracing::debug!(%error, "a service-account token was refused");
+                        None
+                    }
+                }
+            })
+            .await
     }
 
     /// The RBAC policy now.
@@ -105,13 +144,18 @@ const DRAIN_BYTES: usize = 256 << 10;
 
 /// The middleware: authenticates (401), impersonates and authorizes (403) every request, then
 /// serves it as its user.
-pub(crate) async fn guard(access: Arc<Access>, request: Request, next: Next) -> Response {
+pub(crate) async fn guard(
+    access: Arc<Access>,
+    storage: Arc<dyn Storage>,
+    request: Request,
+    next: Next,
+) -> Response {
     let (mut parts, body) = request.into_parts();
     let trusted = parts.extensions.get::<InProcess>().is_some();
     let authenticated = if trusted {
         Some(User::unsecured())
     } else {
-        access.authentication.authenticate(&parts)
+        access.authenticate(&parts, storage.as_ref()).await
     };
     let slot = parts.extensions.get::<FindingsSlot>().cloned();
     FindingsSlot::note(slot.as_ref(), |f| f.user.clone_from(&authenticated));

@@ -4,7 +4,8 @@
 //! CustomResourceDefinition task that rebuilds the served catalog (`crds`), and the
 //! controllers that keep what a cluster holds from the start: the `default/kubernetes`
 //! Service with its endpoints (`kubernetes_service`) and every namespace's `default`
-//! ServiceAccount (`service_accounts`); the quota controller, which keeps every
+//! ServiceAccount (`service_accounts`) and `kube-root-ca.crt` ConfigMap (`root_ca`), both
+//! through `per_namespace`; the quota controller, which keeps every
 //! ResourceQuota's `status.used` (`resource_quota`); and RBAC's bootstrap roles, ClusterRole
 //! aggregation and the policy authorization reads (`rbac`). Each is started by `serve` and stops with
 //! the server.
@@ -15,8 +16,10 @@ pub(crate) mod cohabiting;
 pub(crate) mod crds;
 pub(crate) mod gc;
 pub(crate) mod kubernetes_service;
+pub(crate) mod per_namespace;
 pub(crate) mod rbac;
 pub(crate) mod resource_quota;
+pub(crate) mod root_ca;
 pub(crate) mod service_accounts;
 
 use std::future::Future;

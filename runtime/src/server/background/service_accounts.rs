@@ -9,14 +9,14 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
 use tokio::sync::watch as signal;
 
-use crate::storage::{CreateError, Guard, Storage, WatchEvent};
+use crate::storage::Storage;
 
+use crate::server::background::per_namespace;
 use crate::server::background::{TaskError, spawn_follower};
 use crate::server::state::State;
-use crate::server::state::{keys, namespaces};
+use crate::server::state::keys;
 
 /// The account every namespace has.
 const NAME: &str = "default";
@@ -27,16 +27,11 @@ const RESYNC_AFTER: Duration = Duration::from_millis(500);
 /// Makes the account in every active namespace that lacks it; answers the revision of the
 /// namespace listing.
 pub(crate) async fn ensure_all(state: &State) -> Result<u64, TaskError> {
-    let listed = state
-        .storage
-        .list(namespaces::PREFIX, None, None, None)
-        .await?;
-    for kv in &listed.items {
-        if let Some(name) = kv.key.strip_prefix(namespaces::PREFIX) {
-            ensure(state, name).await?;
-        }
+    let (names, revision) = per_namespace::stored_namespaces(state).await?;
+    for name in &names {
+        ensure(state, name).await?;
     }
-    Ok(listed.revision)
+    Ok(revision)
 }
 
 /// Makes the account in namespace `namespace` if the namespace is active and lacks it.
@@ -50,58 +45,8 @@ async fn ensure(state: &State, namespace: &str) -> Result<(), TaskError> {
     if state.storage.get(&key, None).await?.is_some() {
         return Ok(());
     }
-    let ns_key = format!("{}{namespace}", namespaces::PREFIX);
-    let Some(ns) = state.storage.get(&ns_key, None).await? else {
-        return Ok(());
-    };
-    // A namespace that does not decode counts as terminating: nothing is created in it.
-    let terminating = serde_json::from_slice::<Value>(&ns.value).map_or(true, |ns| {
-        ns.pointer("/metadata/deletionTimestamp")
-            .is_some_and(|stamp| !stamp.is_null())
-    });
-    if terminating {
-        return Ok(());
-    }
-    let object = json!({
-        "apiVersion": info.gvk.api_version(),
-        "kind": info.gvk.kind,
-        "metadata": {
-            "name": NAME,
-            "namespace": namespace,
-            "uid": uuid::Uuid::new_v4().to_string(),
-            "creationTimestamp": crate::time::Time::now(),
-        },
-    });
-    let bytes = serde_json::to_vec(&object).map_err(TaskError::Encode)?;
-    let guard = Guard {
-        key: ns_key,
-        mod_revision: ns.mod_revision,
-    };
-    match state
-        .storage
-        .create_guarded(&key, bytes.into(), &guard)
-        .await
-    {
-        // The namespace changed meanwhile: its watch event brings it here again.
-        Ok(_) | Err(CreateError::AlreadyExists { .. } | CreateError::GuardChanged) => Ok(()),
-        Err(source) => Err(TaskError::Create { key, source }),
-    }
-}
-
-/// The namespace whose event asks for a look: a namespace written, or its account deleted.
-fn namespace_to_check<'a>(event: &'a WatchEvent, accounts: &str) -> Option<&'a str> {
-    match event {
-        WatchEvent::Put { kv, .. } => kv
-            .key
-            .strip_prefix(namespaces::PREFIX)
-            .filter(|name| !name.contains('/')),
-        WatchEvent::Delete { prev, .. } => prev
-            .key
-            .strip_prefix(accounts)
-            .and_then(|rest| rest.strip_suffix(&format!("/{NAME}")))
-            .filter(|ns| !ns.contains('/')),
-        WatchEvent::Progress { .. } => None,
-    }
+    let object = per_namespace::new_object(info, namespace, NAME);
+    per_namespace::create_in_active(state, namespace, key, &object).await
 }
 
 /// Keeps every namespace's account from `revision` on (see [`ensure_all`]), until `stop`.
@@ -128,68 +73,8 @@ async fn follow(state: &State, from: Option<u64>) -> Result<(), TaskError> {
         return Ok(());
     };
     let accounts = keys::resource_prefix(&kind.info);
-    let storage = &state.storage;
-    let (Ok(mut namespaces), Ok(mut deleted)) = (
-        storage
-            .watch_without_prev(namespaces::PREFIX, revision)
-            .await,
-        storage.watch_without_prev(&accounts, revision).await,
-    ) else {
-        return Ok(());
-    };
-    loop {
-        let event = tokio::select! {
-            event = namespaces.next() => event,
-            event = deleted.next() => event,
-        };
-        let Some(Ok(event)) = event else {
-            return Ok(());
-        };
-        if let Some(namespace) = namespace_to_check(&event, &accounts) {
-            ensure(state, namespace).await?;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::storage::{Bytes, KeyValue};
-
-    fn kv(key: &str) -> KeyValue {
-        KeyValue {
-            key: key.to_owned(),
-            value: Bytes::new(),
-            create_revision: 1,
-            mod_revision: 1,
-        }
-    }
-
-    #[test]
-    fn namespaces_and_deleted_default_accounts_are_looked_at() {
-        let accounts = "/registry/core/serviceaccounts/";
-        let put = WatchEvent::Put {
-            kv: kv("/registry/core/namespaces/team"),
-            prev: None,
-        };
-        assert_eq!(namespace_to_check(&put, accounts), Some("team"));
-        let deleted = |key: &str| WatchEvent::Delete {
-            prev: kv(key),
-            revision: 2,
-        };
-        assert_eq!(
-            namespace_to_check(
-                &deleted("/registry/core/serviceaccounts/team/default"),
-                accounts
-            ),
-            Some("team")
-        );
-        assert_eq!(
-            namespace_to_check(
-                &deleted("/registry/core/serviceaccounts/team/builder"),
-                accounts
-            ),
-            None
-        );
-    }
+    per_namespace::follow(state, revision, &accounts, NAME, |namespace| async move {
+        ensure(state, &namespace).await
+    })
+    .await
 }

@@ -39,6 +39,7 @@ use crate::meta::{
 };
 use crate::server::describe::deprecation::compare_versions;
 use crate::server::http::negotiate::{self, Format, parse_accept};
+use crate::server::http::path::is_service_account_kind;
 use crate::server::http::routes::get_only;
 use crate::server::http::{cbor, protobuf};
 use crate::server::state::builtin::is_namespace_kind;
@@ -197,6 +198,18 @@ impl<'a> Served<'a> {
 /// The namespace subresource only the namespace lifecycle writes (`PUT .../finalize`).
 const FINALIZE: &str = "finalize";
 
+/// A service account's subresource that issues tokens (`POST .../token`, a `TokenRequest`).
+const TOKEN: &str = "token";
+
+/// The kind the `token` subresource takes and answers.
+fn token_request_kind() -> crate::GroupVersionKind {
+    crate::GroupVersionKind {
+        group: "authentication.k8s.io".into(),
+        version: "v1".into(),
+        kind: "TokenRequest".into(),
+    }
+}
+
 /// The resource entries of one group/version, sorted by name as upstream lists them.
 fn resource_list(kinds: &[&ResourceInfo]) -> Vec<APIResource> {
     let mut resources: Vec<APIResource> = kinds
@@ -217,6 +230,18 @@ fn resource_list(kinds: &[&ResourceInfo]) -> Vec<APIResource> {
                     namespaced: false,
                     kind: info.gvk.kind.to_string(),
                     verbs: vec!["update".to_owned()],
+                    ..APIResource::default()
+                });
+            }
+            if is_service_account_kind(info) {
+                let kind = token_request_kind();
+                entries.push(APIResource {
+                    name: format!("{}/{TOKEN}", info.plural),
+                    namespaced: true,
+                    group: Some(kind.group.to_string()),
+                    version: Some(kind.version.to_string()),
+                    kind: kind.kind.to_string(),
+                    verbs: vec!["create".to_owned()],
                     ..APIResource::default()
                 });
             }
@@ -251,6 +276,14 @@ fn aggregated_group(served: &Served<'_>, group: &str) -> APIGroupDiscovery {
                             response_kind: Some(info.gvk.clone()),
                             accepted_types: Vec::new(),
                             verbs: vec!["update".to_owned()],
+                        });
+                    }
+                    if is_service_account_kind(info) {
+                        entry.subresources.push(APISubresourceDiscovery {
+                            subresource: TOKEN.to_owned(),
+                            response_kind: Some(token_request_kind()),
+                            accepted_types: Vec::new(),
+                            verbs: vec!["create".to_owned()],
                         });
                     }
                     builtin_names::fill(

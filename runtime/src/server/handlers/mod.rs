@@ -4,7 +4,8 @@
 //! scale subresource) and `namespace_lifecycle` (a namespace's `finalize`, and the passes that
 //! empty a terminating one); `services` (a Service write's cluster IP and node ports, which
 //! `create` and `update` run); `reviews` (creates of the review kinds, evaluated by `auth`
-//! and never stored). What several share: `request` (the body and write options),
+//! and never stored); `token_request` (a service account's `token`: a signed token, never
+//! stored). What several share: `request` (the body and write options),
 //! `decode` (a create or update body read as upstream's serializer reads it, with its
 //! refusals), `object` (the rules writes share: names, the kind's codec and schema, field
 //! validation, reads) and `managed_fields` (field ownership).
@@ -27,5 +28,6 @@ pub(crate) mod request;
 pub(crate) mod reviews;
 pub(crate) mod scale;
 pub(crate) mod services;
+pub(crate) mod token_request;
 pub(crate) mod update;
 pub(crate) mod watch;

@@ -3,7 +3,8 @@
 //!
 //! Accepted shapes after the group-version prefix (an optional legacy `watch/` first):
 //! `<plural>`, `<plural>/<name>`, `<plural>/<name>/<sub>`, and the same three after
-//! `namespaces/<ns>/`. The subresources are `status`, `scale` and a namespace's `finalize`.
+//! `namespaces/<ns>/`. The subresources are `status`, `scale`, a namespace's `finalize` and a
+//! service account's `token`.
 //! Anything else, an unknown resource included, is a 404 `Status`.
 
 use axum::http::Uri;
@@ -22,6 +23,8 @@ pub(crate) enum Subresource {
     Scale,
     /// `/finalize` of a core Namespace: its `spec.finalizers`, PUT only.
     Finalize,
+    /// `/token` of a core ServiceAccount: a `TokenRequest`, POST only.
+    Token,
 }
 
 /// What a resource URL names.
@@ -59,6 +62,11 @@ pub(crate) fn is_path_segment(segment: &str) -> bool {
         && segment != ".."
         && !segment.contains('/')
         && !segment.contains('%')
+}
+
+/// Whether `info` is the core ServiceAccount, whose `token` subresource issues tokens.
+pub(crate) fn is_service_account_kind(info: &crate::ResourceInfo) -> bool {
+    info.gvk.group.is_empty() && info.gvk.version == "v1" && info.plural == "serviceaccounts"
 }
 
 /// Resolves a request path against the registry.
@@ -112,6 +120,11 @@ pub(crate) fn resolve(registry: &Registry, path: &str) -> Result<Target, ApiErro
                 && !trailing_slash =>
         {
             (Some(*name), Some(Subresource::Finalize))
+        }
+        [name, "token"]
+            if is_service_account_kind(&kind.info) && !legacy_watch && !trailing_slash =>
+        {
+            (Some(*name), Some(Subresource::Token))
         }
         _ => return Err(ApiError::no_route()),
     };

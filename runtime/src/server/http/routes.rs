@@ -42,6 +42,8 @@ enum Shape {
     Subresource,
     /// A namespace's `finalize`.
     Finalize,
+    /// A service account's `token`.
+    Token,
     /// Under the legacy `/watch/` prefix.
     LegacyWatch,
 }
@@ -51,6 +53,7 @@ impl Shape {
         match (target.legacy_watch, &target.name, target.sub) {
             (true, _, _) => Self::LegacyWatch,
             (_, _, Some(Subresource::Finalize)) => Self::Finalize,
+            (_, _, Some(Subresource::Token)) => Self::Token,
             (_, _, Some(_)) => Self::Subresource,
             (_, Some(_), None) => Self::Object,
             (_, None, None) if target.kind.info.is_namespaced() && target.namespace.is_none() => {
@@ -85,6 +88,7 @@ fn routed(info: &ResourceInfo, shape: Shape) -> Vec<Method> {
             (Method::PATCH, true),
         ],
         Shape::Finalize => &[(Method::PUT, true)],
+        Shape::Token => &[(Method::POST, true)],
         Shape::LegacyWatch => &[(Method::GET, has(Verb::Watch))],
     };
     rows.iter()

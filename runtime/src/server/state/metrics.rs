@@ -206,6 +206,7 @@ pub(crate) fn begin(
         Some(Subresource::Status) => "status",
         Some(Subresource::Scale) => "scale",
         Some(Subresource::Finalize) => "finalize",
+        Some(Subresource::Token) => "token",
         None => "",
     };
     let labels = labels(

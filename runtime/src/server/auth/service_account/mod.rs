@@ -1,0 +1,128 @@
+//! Service-account tokens, as kube-apiserver issues and authenticates them: the issuer, API
+//! audiences and keys of [`ServiceAccountTokens`] (`--service-account-issuer`,
+//! `--api-audiences`, `--service-account-signing-key-file`, `--service-account-key-file`,
+//! `--service-account-max-token-expiration`); the keys (`keys`), the JWT claims, signature and
+//! the checks that need no store (`jwt`), and those that read it (`validation`).
+//! `handlers::token_request` issues tokens, `auth::Access` authenticates them after the token
+//! file, as upstream's union does (`pkg/kubeapiserver/authenticator/config.go`).
+
+pub(crate) mod jwt;
+pub(crate) mod keys;
+pub(crate) mod validation;
+
+use std::time::Duration;
+
+pub use keys::{KeyError, SigningKey, VerificationKey};
+
+use crate::server::auth::user::User;
+use crate::storage::Storage;
+
+/// kube-apiserver's usual `--service-account-issuer` (kubeadm's and kind's).
+pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
+
+/// How a server issues and authenticates service-account tokens.
+#[derive(Debug, Clone)]
+pub struct ServiceAccountTokens {
+    pub(crate) issuer: String,
+    audiences: Vec<String>,
+    pub(crate) signing_key: SigningKey,
+    extra_keys: Vec<VerificationKey>,
+    pub(crate) max_expiration: Option<Duration>,
+}
+
+impl ServiceAccountTokens {
+    /// Tokens signed with `key`, of issuer [`DEFAULT_ISSUER`], for the API audience of the
+    /// issuer.
+    pub fn new(key: SigningKey) -> Self {
+        Self {
+            issuer: DEFAULT_ISSUER.to_owned(),
+            audiences: Vec::new(),
+            signing_key: key,
+            extra_keys: Vec::new(),
+            max_expiration: None,
+        }
+    }
+
+    /// The `iss` of the tokens issued, and the only one authenticated
+    /// (`--service-account-issuer`).
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = issuer.into();
+        self
+    }
+
+    /// The audiences of the API (`--api-audiences`): tokens are issued for them unless a
+    /// request names others, and authenticated only for one of them. Empty: the issuer.
+    pub fn api_audiences(mut self, audiences: Vec<String>) -> Self {
+        self.audiences = audiences;
+        self
+    }
+
+    /// More keys tokens are verified with, besides the signing key's
+    /// (`--service-account-key-file`): tokens signed by an earlier key stay valid.
+    pub fn verification_keys(mut self, keys: Vec<VerificationKey>) -> Self {
+        self.extra_keys = keys;
+        self
+    }
+
+    /// The longest a requested token lives; longer requests are shortened with a warning
+    /// (`--service-account-max-token-expiration`).
+    pub fn max_expiration(mut self, max: Duration) -> Self {
+        self.max_expiration = Some(max);
+        self
+    }
+
+    /// The API audiences.
+    pub(crate) fn audiences(&self) -> Vec<String> {
+        if self.audiences.is_empty() {
+            vec![self.issuer.clone()]
+        } else {
+            self.audiences.clone()
+        }
+    }
+
+    /// Every key a token may be signed with, the signing key's first, without repeats.
+    pub(crate) fn public_keys(&self) -> Vec<VerificationKey> {
+        let mut keys = vec![self.signing_key.public_key().clone()];
+        for key in &self.extra_keys {
+            if !keys.contains(key) {
+                keys.push(key.clone());
+            }
+        }
+        keys
+    }
+
+    /// Authenticates `token` for `wanted` audiences (`None`: the API audiences): `None` when it
+    /// is no token of this issuer (left to other authenticators), else the user and the
+    /// audiences it is valid for, or upstream's error.
+    pub(crate) async fn authenticate(
+        &self,
+        storage: &dyn Storage,
+        token: &str,
+        wanted: Option<&[String]>,
+    ) -> Option<Result<(User, Vec<String>), String>> {
+        let parsed = jwt::parse(token)?;
+        // Upstream's `hasCorrectIssuer`: another issuer's token is not this authenticator's.
+        if parsed.claims.iss != self.issuer {
+            return None;
+        }
+        Some(self.check(storage, &parsed, wanted).await)
+    }
+
+    async fn check(
+        &self,
+        storage: &dyn Storage,
+        parsed: &jwt::Parsed<'_>,
+        wanted: Option<&[String]>,
+    ) -> Result<(User, Vec<String>), String> {
+        if !parsed.signed_by_any(&self.public_keys()) {
+            return Err("invalid signature".to_owned());
+        }
+        let claims = &parsed.claims;
+        let api = self.audiences();
+        let audiences = jwt::check_audiences(claims, wanted.unwrap_or(&api))?;
+        let now = jiff::Timestamp::now().as_second();
+        jwt::check_times(claims, now)?;
+        let user = validation::user_of(storage, claims, now).await?;
+        Ok((user, audiences))
+    }
+}

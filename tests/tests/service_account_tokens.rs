@@ -1,0 +1,389 @@
+//! Service-account tokens over TLS with the binary, as a cluster's clients use them:
+//! `kubectl create token` (a `TokenRequest` on `serviceaccounts/<name>/token`), the token in a
+//! kubeconfig (`kubectl auth whoami`, RBAC through a RoleBinding to the account), the checks
+//! that make a token stop working (another audience, the account recreated with a new uid, the
+//! bound pod deleted), `TokenReview` from the Python client, the issuer's `/openid/v1/jwks`,
+//! and the `kube-root-ca.crt` ConfigMap of every namespace.
+//!
+//! Upstream's behaviour mirrored: `pkg/registry/core/serviceaccount/storage/token.go` (the
+//! request's defaults and refusals), `pkg/apis/authentication/validation` (at least ten
+//! minutes), `pkg/serviceaccount/claims.go` and `jwt.go` (the claims and the checks of a
+//! presented token), `staging/src/k8s.io/apiserver/pkg/authentication/serviceaccount/util.go`
+//! (the user and groups), `pkg/serviceaccount/openidmetadata.go` (the key set) and
+//! `pkg/controller/certificates/rootcacertpublisher` (the ConfigMap).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use kapi_e2e::{KapiServer, ServerOptions, python};
+use serde_json::{Value, json};
+
+/// `kubectl <args>` with `kubeconfig`: (success, stdout, stderr).
+fn kubectl(dir: &Path, kubeconfig: &Path, args: &[&str]) -> (bool, String, String) {
+    let output = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--request-timeout=20s")
+        .args(args)
+        .env("KUBECACHEDIR", dir.join("cache"))
+        .env("HOME", dir)
+        .output()
+        .expect("kubectl runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A kubeconfig for the server's cluster and CA with `token` as its credentials.
+fn with_token(server: &KapiServer, dir: &Path, name: &str, token: &str) -> PathBuf {
+    let mut config: Value =
+        serde_yaml_ng::from_str(&std::fs::read_to_string(server.kubeconfig()).expect("kubeconfig"))
+            .expect("kubeconfig is YAML");
+    config["users"][0]["user"] = json!({"token": token});
+    let path = dir.join(name);
+    std::fs::write(&path, config.to_string()).expect("kubeconfig written");
+    path
+}
+
+/// Retries `check` for up to ten seconds (background tasks: the RBAC policy, the publisher).
+fn eventually(what: &str, mut check: impl FnMut() -> Result<(), String>) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match check() {
+            Ok(()) => return,
+            Err(e) if Instant::now() > deadline => panic!("{what}: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
+/// The JSON header of a JWS.
+fn jws_header(token: &str) -> Value {
+    let header = token.split('.').next().unwrap_or_default();
+    serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(header)
+            .expect("base64url header"),
+    )
+    .expect("JSON header")
+}
+
+#[test]
+fn service_account_tokens_authenticate_until_what_they_name_is_gone() {
+    let server = KapiServer::start(&ServerOptions::default().tls()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let admin = server.kubeconfig().to_path_buf();
+    let run = |kubeconfig: &Path, args: &[&str]| kubectl(d, kubeconfig, args);
+    let ok = |kubeconfig: &Path, args: &[&str]| {
+        let (ok, out, err) = run(kubeconfig, args);
+        assert!(
+            ok,
+            "kubectl {args:?}: {err}\nserver stderr:\n{}",
+            server.stderr()
+        );
+        out.trim().to_owned()
+    };
+    let logged_out = |kubeconfig: &Path| {
+        let (ok, _, err) = run(kubeconfig, &["get", "pods"]);
+        assert!(!ok);
+        assert!(err.contains("You must be logged in to the server"), "{err}");
+    };
+
+    // The subresource is listed as upstream lists it.
+    let discovery: Value = serde_json::from_str(&ok(&admin, &["get", "--raw", "/api/v1"])).unwrap();
+    let token_resource = discovery["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "serviceaccounts/token")
+        .cloned()
+        .unwrap();
+    assert_eq!(token_resource["verbs"], json!(["create"]));
+    assert_eq!(token_resource["kind"], "TokenRequest");
+    assert_eq!(token_resource["group"], "authentication.k8s.io");
+
+    // `kubectl create token` and the user the token is.
+    let token = ok(&admin, &["create", "token", "default", "-n", "default"]);
+    let header = jws_header(&token);
+    assert_eq!(header["alg"], "ES256");
+    let as_default = with_token(&server, d, "default", &token);
+    let who: Value = serde_json::from_str(&ok(
+        &as_default,
+        &["auth", "whoami", "-o", "jsonpath={.status.userInfo}"],
+    ))
+    .unwrap();
+    assert_eq!(who["username"], "system:serviceaccount:default:default");
+    assert_eq!(
+        who["groups"],
+        json!([
+            "system:serviceaccounts",
+            "system:serviceaccounts:default",
+            "system:authenticated"
+        ])
+    );
+    let account_uid = ok(
+        &admin,
+        &["get", "sa", "default", "-o", "jsonpath={.metadata.uid}"],
+    );
+    assert_eq!(who["uid"], account_uid.as_str());
+    let credential = who["extra"]["authentication.kubernetes.io/credential-id"][0]
+        .as_str()
+        .unwrap();
+    assert!(credential.starts_with("JTI="), "{who}");
+
+    // RBAC judges the account: forbidden, then allowed through a RoleBinding.
+    let (allowed, _, err) = run(&as_default, &["get", "configmaps"]);
+    assert!(!allowed);
+    assert!(
+        err.contains(
+            r#"User "system:serviceaccount:default:default" cannot list resource "configmaps""#
+        ),
+        "{err}"
+    );
+    ok(
+        &admin,
+        &[
+            "create",
+            "rolebinding",
+            "default-view",
+            "--clusterrole=view",
+            "--serviceaccount=default:default",
+        ],
+    );
+    eventually("the RoleBinding lets the account list", || {
+        let (allowed, _, err) = run(&as_default, &["get", "configmaps"]);
+        allowed.then_some(()).ok_or(err)
+    });
+
+    // A token request is `create` on `serviceaccounts/token`: `view` does not have it, `edit`
+    // does (upstream's bootstrap roles).
+    let (created, _, err) = run(&as_default, &["create", "token", "default"]);
+    assert!(!created);
+    assert!(
+        err.contains(r#"User "system:serviceaccount:default:default" cannot create resource "serviceaccounts/token" in API group "" in the namespace "default""#),
+        "{err}"
+    );
+    ok(
+        &admin,
+        &[
+            "create",
+            "rolebinding",
+            "default-edit",
+            "--clusterrole=edit",
+            "--serviceaccount=default:default",
+        ],
+    );
+    eventually("the edit role lets the account request tokens", || {
+        let (created, _, err) = run(&as_default, &["create", "token", "default"]);
+        created.then_some(()).ok_or(err)
+    });
+
+    // The issuer's keys: readable by service accounts, the token's `kid` among them.
+    let ca = server.data_dir().join("pki").join("ca.crt");
+    let curl = |path: &str, bearer: Option<&str>| {
+        let mut command = Command::new("curl");
+        command
+            .args([
+                "-sS",
+                "--max-time",
+                "20",
+                "-w",
+                "\n%{http_code}",
+                "--cacert",
+            ])
+            .arg(&ca);
+        if let Some(bearer) = bearer {
+            command.args(["-H", &format!("Authorization: Bearer {bearer}")]);
+        }
+        let output = command
+            .arg(format!("{}{path}", server.url()))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let (body, code) = text.rsplit_once('\n').unwrap();
+        (code.to_owned(), body.to_owned())
+    };
+    let (code, jwks) = curl("/openid/v1/jwks", Some(&token));
+    assert_eq!(code, "200", "{jwks}");
+    let jwks: Value = serde_json::from_str(&jwks).unwrap();
+    assert_eq!(jwks["keys"][0]["kid"], header["kid"]);
+    assert_eq!(jwks["keys"][0]["kty"], "EC");
+    let (code, configuration) = curl("/.well-known/openid-configuration", Some(&token));
+    assert_eq!(code, "200");
+    let configuration: Value = serde_json::from_str(&configuration).unwrap();
+    assert_eq!(
+        configuration["issuer"],
+        "https://kubernetes.default.svc.cluster.local"
+    );
+    assert_eq!(curl("/openid/v1/jwks", None).0, "403");
+
+    // Another audience's token is not the API's; too short a duration is refused.
+    let vault = ok(&admin, &["create", "token", "default", "--audience=vault"]);
+    logged_out(&with_token(&server, d, "vault", &vault));
+    let (created, _, err) = run(&admin, &["create", "token", "default", "--duration=5m"]);
+    assert!(!created);
+    assert!(
+        err.contains("spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes"),
+        "{err}"
+    );
+    let (created, _, err) = run(&admin, &["create", "token", "nobody"]);
+    assert!(!created);
+    assert!(
+        err.contains(r#"serviceaccounts "nobody" not found"#),
+        "{err}"
+    );
+
+    // A token bound to a pod names it, and stops working once the pod is gone.
+    ok(&admin, &["run", "app", "--image=nginx", "--restart=Never"]);
+    let bound = ok(
+        &admin,
+        &[
+            "create",
+            "token",
+            "default",
+            "--bound-object-kind=Pod",
+            "--bound-object-name=app",
+        ],
+    );
+    let as_pod = with_token(&server, d, "pod", &bound);
+    let who: Value = serde_json::from_str(&ok(
+        &as_pod,
+        &["auth", "whoami", "-o", "jsonpath={.status.userInfo}"],
+    ))
+    .unwrap();
+    assert_eq!(
+        who["extra"]["authentication.kubernetes.io/pod-name"],
+        json!(["app"])
+    );
+    ok(
+        &admin,
+        &[
+            "delete",
+            "pod",
+            "app",
+            "--grace-period=0",
+            "--force",
+            "--wait=true",
+        ],
+    );
+    logged_out(&as_pod);
+
+    // An account deleted and made again (a new uid) does not take its old tokens back.
+    ok(&admin, &["create", "serviceaccount", "builder"]);
+    let builder = ok(&admin, &["create", "token", "builder"]);
+    let as_builder = with_token(&server, d, "builder", &builder);
+    ok(&as_builder, &["auth", "whoami"]);
+    ok(&admin, &["delete", "serviceaccount", "builder"]);
+    ok(&admin, &["create", "serviceaccount", "builder"]);
+    logged_out(&as_builder);
+
+    // TokenReview from the Python client: the API's audiences, or those the review names.
+    let script = format!(
+        r#"
+import sys
+from kubernetes import client, config
+config.load_kube_config(sys.argv[1])
+api = client.AuthenticationV1Api()
+review = api.create_token_review(client.V1TokenReview(spec=client.V1TokenReviewSpec(token={token:?})))
+assert review.status.authenticated, review.status
+assert review.status.user.username == "system:serviceaccount:default:default", review.status
+assert "system:serviceaccounts:default" in review.status.user.groups, review.status
+assert review.status.audiences == ["https://kubernetes.default.svc.cluster.local"], review.status
+other = api.create_token_review(client.V1TokenReview(spec=client.V1TokenReviewSpec(token={token:?}, audiences=["vault"])))
+assert not other.status.authenticated, other.status
+assert "invalid for the target audiences" in other.status.error, other.status
+vault = api.create_token_review(client.V1TokenReview(spec=client.V1TokenReviewSpec(token={vault:?}, audiences=["vault"])))
+assert vault.status.authenticated and vault.status.audiences == ["vault"], vault.status
+print("ok")
+"#
+    );
+    let output = Command::new(python())
+        .arg("-c")
+        .arg(&script)
+        .arg(server.kubeconfig())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("ok"),
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Every namespace gets `kube-root-ca.crt` with the server's CA, made again when deleted and
+/// set back when changed.
+#[test]
+fn every_namespace_has_the_root_ca_configmap() {
+    let server = KapiServer::start(&ServerOptions::default().tls()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let admin = server.kubeconfig().to_path_buf();
+    let ca = std::fs::read_to_string(server.data_dir().join("pki").join("ca.crt")).unwrap();
+    let run = |args: &[&str]| kubectl(dir.path(), &admin, args);
+    let published = |namespace: &str| {
+        let (ok, out, err) = run(&[
+            "get",
+            "configmap",
+            "kube-root-ca.crt",
+            "-n",
+            namespace,
+            "-o",
+            "json",
+        ]);
+        if !ok {
+            return Err(err);
+        }
+        let object: Value = serde_json::from_str(&out).map_err(|e| e.to_string())?;
+        (object["data"]["ca.crt"] == ca.as_str())
+            .then_some(())
+            .ok_or_else(|| format!("{object}"))
+    };
+    eventually("kube-root-ca.crt in default", || published("default"));
+    assert!(run(&["create", "namespace", "team"]).0);
+    eventually("kube-root-ca.crt in a new namespace", || published("team"));
+    assert!(run(&["delete", "configmap", "kube-root-ca.crt", "-n", "team"]).0);
+    eventually("kube-root-ca.crt made again", || published("team"));
+    let (ok, _, err) = run(&[
+        "patch",
+        "configmap",
+        "kube-root-ca.crt",
+        "-n",
+        "team",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"ca.crt":"changed"}}"#,
+    ]);
+    assert!(ok, "{err}");
+    eventually("kube-root-ca.crt set back", || published("team"));
+}
+
+/// Before the release whose feature gate adds it (`ServiceAccountTokenJTI`, beta in 1.30), a
+/// token has no `jti` claim; from it on, one.
+#[test]
+fn tokens_carry_a_jti_from_1_30_on() {
+    for (release, with_jti) in [("1.28", false), ("1.36", true)] {
+        let server = KapiServer::start(&ServerOptions::release(release).tls()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (ok, token, err) = kubectl(
+            dir.path(),
+            server.kubeconfig(),
+            &["create", "token", "default"],
+        );
+        assert!(ok, "{release}: {err}");
+        let payload = token.trim().split('.').nth(1).unwrap();
+        let claims: Value = serde_json::from_slice(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(payload)
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(claims.get("jti").is_some(), with_jti, "{release}: {claims}");
+        assert_eq!(claims["sub"], "system:serviceaccount:default:default");
+        assert_eq!(claims["kubernetes.io"]["namespace"], "default");
+    }
+}
