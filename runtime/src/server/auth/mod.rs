@@ -167,6 +167,9 @@ pub(crate) async fn guard(
         )
         .await;
     };
+    // As upstream's bearer-token authenticator does, so nothing past this point is tempted to
+    // use the credential.
+    parts.headers.remove(axum::http::header::AUTHORIZATION);
     let policy = access.policy();
     if impersonation::asked(&parts.headers) {
         user =
