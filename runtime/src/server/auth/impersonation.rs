@@ -11,7 +11,7 @@ use crate::server::auth::attributes::Attributes;
 use crate::server::auth::authz::{Authorization, Decision, forbidden};
 use crate::server::auth::rbac::Policy;
 use crate::server::auth::user::{
-    ANONYMOUS, AUTHENTICATED, UNAUTHENTICATED, User, service_account_of,
+    ANONYMOUS, AUTHENTICATED, UNAUTHENTICATED, User, service_account_groups, service_account_of,
 };
 use crate::server::http::error::ApiError;
 
@@ -92,10 +92,7 @@ pub(crate) fn impersonate(
             check(acting("", "serviceaccounts", namespace, name, ""))?;
             if groups.is_empty() {
                 // A service account's groups follow from its name.
-                user.groups = vec![
-                    "system:serviceaccounts".to_owned(),
-                    format!("system:serviceaccounts:{namespace}"),
-                ];
+                user.groups = service_account_groups(namespace);
             }
         }
         None => check(acting("", "users", "", &username, ""))?,

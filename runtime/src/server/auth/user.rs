@@ -69,6 +69,28 @@ impl User {
     }
 }
 
+/// The group of every service account; `system:serviceaccounts:<namespace>` is the group of a
+/// namespace's.
+pub(crate) const SERVICE_ACCOUNTS: &str = "system:serviceaccounts";
+
+/// Service account `name` of `namespace` as a user: `system:serviceaccount:<namespace>:<name>`
+/// in the groups of all accounts and of its namespace's (upstream's `serviceaccount.UserInfo`).
+pub(crate) fn service_account(namespace: &str, name: &str) -> User {
+    User {
+        username: format!("system:serviceaccount:{namespace}:{name}"),
+        groups: service_account_groups(namespace),
+        ..User::default()
+    }
+}
+
+/// The groups of a service account of `namespace`.
+pub(crate) fn service_account_groups(namespace: &str) -> Vec<String> {
+    vec![
+        SERVICE_ACCOUNTS.to_owned(),
+        format!("{SERVICE_ACCOUNTS}:{namespace}"),
+    ]
+}
+
 /// The service account a user name stands for: `system:serviceaccount:<namespace>:<name>`.
 pub(crate) fn service_account_of(username: &str) -> Option<(&str, &str)> {
     let rest = username.strip_prefix("system:serviceaccount:")?;

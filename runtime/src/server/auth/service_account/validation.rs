@@ -12,15 +12,12 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::server::auth::service_account::jwt::{Claims, LEEWAY_SECONDS, Ref};
-use crate::server::auth::user::User;
+use crate::server::auth::user::{User, service_account};
 use crate::server::state::keys;
 use crate::storage::Storage;
 
 /// Upstream's words for a token whose bound object is gone.
 const INVALIDATED: &str = "service account token has been invalidated";
-
-/// The group of every service account.
-pub(crate) const ALL_SERVICE_ACCOUNTS: &str = "system:serviceaccounts";
 
 /// Extra keys of a service account's user (`serviceaccount/util.go`).
 const POD_NAME: &str = "authentication.kubernetes.io/pod-name";
@@ -138,15 +135,7 @@ pub(crate) async fn user_of(
 fn account_user(claims: &Claims) -> User {
     let private = &claims.kubernetes;
     let namespace = &private.namespace;
-    let mut user = User::new(
-        format!(
-            "system:serviceaccount:{namespace}:{}",
-            private.serviceaccount.name
-        ),
-        &[ALL_SERVICE_ACCOUNTS],
-    );
-    user.groups
-        .push(format!("{ALL_SERVICE_ACCOUNTS}:{namespace}"));
+    let mut user = service_account(namespace, &private.serviceaccount.name);
     user.uid = private.serviceaccount.uid.clone();
     let mut extra = BTreeMap::new();
     let mut add = |key: &str, value: &str| {
