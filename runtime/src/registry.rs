@@ -54,6 +54,10 @@ pub struct RegisteredKind {
     pub schema: Option<SchemaSource>,
     /// Checks the kind's objects on every write, after the codec.
     pub validate: Option<Validator>,
+    /// Defined by a stored CustomResourceDefinition while the server runs, rather than
+    /// registered in code: paths in its group that serve nothing end as upstream's
+    /// apiextensions handler ends them (Go's plain-text 404), not in a `Status`.
+    pub from_crd: bool,
 }
 
 impl fmt::Debug for RegisteredKind {
@@ -82,6 +86,7 @@ pub(crate) fn entry_of<K: Resource>() -> RegisteredKind {
         codec: Arc::new(round_trip::<K>),
         schema: None,
         validate: None,
+        from_crd: false,
     }
 }
 

@@ -168,6 +168,34 @@ async fn a_created_crd_is_established_and_its_kind_served() {
     assert_eq!(resources["resources"][0]["shortNames"], json!(["wd"]));
     assert_eq!(resources["resources"][0]["namespaced"], true);
 
+    // What a CRD group does not serve, apiextensions' handler hands down the chain to Go's
+    // plain-text 404 (`crdHandler.ServeHTTP` and its version discovery handler delegate a
+    // version or resource it has no served CRD for); a served resource's unknown subresource
+    // stays a `Status`.
+    for path in [
+        "/apis/example.com/v9",
+        "/apis/example.com/v9/widgets",
+        "/apis/example.com/v1/gadgets",
+        "/apis/example.com/v1/namespaces/default/gadgets/g",
+    ] {
+        let answer = h.exchange("GET", path, &[], Vec::new()).await;
+        assert_eq!(
+            (answer.status.as_u16(), answer.text()),
+            (404, "404 page not found\n".to_owned()),
+            "{path}"
+        );
+    }
+    let answer = h
+        .exchange(
+            "GET",
+            "/apis/example.com/v1/namespaces/default/widgets/w/bogus",
+            &[],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(answer.status.as_u16(), 404);
+    assert_eq!(answer.json()["kind"], "Status");
+
     // Create: unknown fields pruned with a warning, defaults filled in.
     let reply = h
         .raw(

@@ -332,11 +332,11 @@ async fn legacy_discovery_documents() {
         })
     );
 
-    // Unknown or removed group/versions are 404 Status.
+    // Unknown or removed versions of a served group are go-restful's 404 Status (a group
+    // nothing serves is Go's plain-text 404: `paths_nothing_serves_are_plain_text_404`).
     for path in [
         "/apis/widgets.kapi.dev/v1alpha1",
         "/apis/widgets.kapi.dev/v9",
-        "/apis/nothing.example.com",
         "/api/v2",
     ] {
         let answer = h.get(path).await;
@@ -791,7 +791,21 @@ async fn openapi_v3_is_not_in_1_20() {
 async fn paths_nothing_serves_are_plain_text_404() {
     for minor in [20, 34] {
         let h = harness(minor).await;
-        for path in ["/foo", "/openapi/v4", "/apisx", "/metrics/x"] {
+        // A group no go-restful web service is rooted at, with or without a version or a
+        // resource: apiextensions' handler hands it on (`crdHandler` in apiextensions-apiserver
+        // `pkg/apiserver/customresource_handler.go`), and so does the aggregator.
+        for path in [
+            "/foo",
+            "/openapi/v4",
+            "/apisx",
+            "/metrics/x",
+            "/apis/nothing.example.com",
+            "/apis/nothing.example.com/",
+            "/apis/nothing.example.com/v1",
+            "/apis/nothing.example.com/v1/",
+            "/apis/nothing.example.com/v1/things",
+            "/apis/nothing.example.com/v1/namespaces/default/things/a",
+        ] {
             assert_plain_text(
                 &h.get(path).await,
                 StatusCode::NOT_FOUND,
@@ -803,6 +817,67 @@ async fn paths_nothing_serves_are_plain_text_404() {
         assert_eq!(restful.status, StatusCode::NOT_FOUND);
         assert_eq!(restful.json()["kind"], "Status");
     }
+}
+
+/// `/` (and `/index.html`) lists the served paths, as upstream's index handler does
+/// (`routes.Index`, k8s.io/apiserver `pkg/server/routes/index.go`: `WriteRawJSON` of a
+/// `RootPaths`, sorted, indented, whatever the method).
+#[tokio::test]
+async fn the_root_lists_the_served_paths() {
+    let h = harness(34).await;
+    let answer = h.get("/").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(
+        answer.header(header::CONTENT_TYPE),
+        Some("application/json")
+    );
+    let text = answer.text();
+    assert!(
+        text.starts_with("{\n  \"paths\": [\n    \"/api\",\n"),
+        "{text}"
+    );
+    let paths: Vec<String> = serde_json::from_value(answer.json()["paths"].clone()).unwrap();
+    let mut sorted = paths.clone();
+    sorted.sort();
+    assert_eq!(paths, sorted);
+    for listed in [
+        "/api",
+        "/api/v1",
+        "/apis",
+        "/apis/",
+        "/apis/widgets.kapi.dev",
+        "/apis/widgets.kapi.dev/v1",
+        "/apis/widgets.kapi.dev/v1alpha2",
+        "/healthz",
+        "/healthz/etcd",
+        "/livez/ping",
+        "/readyz/shutdown",
+        "/metrics",
+        "/openapi/v2",
+        "/openapi/v3",
+        "/openapi/v3/",
+        "/version",
+    ] {
+        assert!(paths.iter().any(|p| p == listed), "{listed} in {paths:?}");
+    }
+    // Gone since 1.22 (`removed_versions_disappear_at_later_releases`).
+    assert!(!paths.iter().any(|p| p == "/apis/widgets.kapi.dev/v1beta1"));
+    assert_eq!(
+        h.send("POST", "/index.html", None, None).await.json()["paths"],
+        json!(paths)
+    );
+
+    let old = harness(20).await.get("/").await.json();
+    let old: Vec<&str> = old["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert!(
+        old.contains(&"/openapi/v2") && !old.contains(&"/openapi/v3"),
+        "{old:?}"
+    );
 }
 
 #[tokio::test]

@@ -293,6 +293,40 @@ fn every_route_kind_refuses_strangers_and_users_without_roles() {
 // kubectl sends no bearer token over plain HTTP, so kubectl here is the server's own
 // unsecured superuser (a server without authentication, as kube-apiserver's insecure port
 // was) and acts as other users with `--as`, which RBAC then judges as theirs.
+// Upstream's filters write their 401 and 403 with `responsewriters.ErrorNegotiated`
+// (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/writers.go`), negotiated
+// as any answer is: in YAML or protobuf for a client that asks for them, indented for `curl`.
+#[test]
+fn refusals_are_written_as_the_client_asked() {
+    let server = server();
+    let addr = server.addr();
+    let path = "/api/v1/namespaces/default/configmaps";
+    let yaml = "Accept: application/yaml\r\n";
+    let (code, text) = http_with(addr, "GET", path, Some("not-a-token"), yaml, None);
+    assert_eq!(code, 401, "{text}");
+    assert_eq!(
+        text,
+        "apiVersion: v1\ncode: 401\nkind: Status\nmessage: Unauthorized\nmetadata: {}\n\
+         reason: Unauthorized\nstatus: Failure\n"
+    );
+    let curl = "User-Agent: curl/8.5.0\r\n";
+    let (code, text) = http_with(addr, "GET", path, Some(ALICE), curl, None);
+    assert_eq!(code, 403, "{text}");
+    assert!(text.starts_with("{\n  \"kind\": \"Status\",\n"), "{text}");
+    assert!(
+        message(&text).contains(r#"User "alice" cannot list"#),
+        "{text}"
+    );
+    let protobuf = "Accept: application/vnd.kubernetes.protobuf\r\n";
+    let (code, text) = http_with(addr, "GET", path, None, protobuf, None);
+    assert_eq!(code, 403, "{text}");
+    assert!(text.starts_with("k8s\0"), "{text:?}");
+    assert!(
+        text.contains(r#"User "system:anonymous" cannot list"#),
+        "{text:?}"
+    );
+}
+
 #[test]
 fn kubectl_auth_can_i_whoami_and_as() {
     let server = TestServer::start_blocking().unwrap();

@@ -13,13 +13,13 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::Verb;
 use crate::meta::ListOptions;
+use crate::{Registry, Verb};
 
 use crate::server::auth::Requestor;
 use crate::server::auth::user::User;
 use crate::server::describe::deprecation;
-use crate::server::describe::discovery::page_not_found;
+use crate::server::describe::discovery::{Served, page_not_found};
 use crate::server::handlers::object::UpdateScope;
 use crate::server::handlers::patch::apply;
 use crate::server::handlers::request;
@@ -126,13 +126,39 @@ impl Operation {
     }
 }
 
-/// Whether upstream's go-restful container would take `path` (`/api...`, `/apis...`,
-/// `/version...`; its director in k8s.io/apiserver `pkg/server/handler.go`), answering what it
-/// has no route for with a `Status`. Any other path no route here took (`/foo`) is one
-/// nothing serves upstream either; `/` is upstream's index of paths, left to the `Status`.
-fn under_go_restful(path: &str) -> bool {
-    let first = path.trim_start_matches('/').split('/').next().unwrap_or("");
-    matches!(first, "" | "api" | "apis" | "version")
+/// Whether anything on upstream's handler chain serves `path`, which no route here took and no
+/// served kind resolves: go-restful's container (its director in k8s.io/apiserver
+/// `pkg/server/handler.go`) takes `/api...`, `/version...` and a path under a group that has
+/// a go-restful web service (one registered in code, [`Served::is_compiled`]) and answers what
+/// it has no route for with a `Status`; apiextensions' handler takes the resources of served
+/// CRD versions. Anything else (`/foo`, `/apis/<a group nothing serves>/...`, a CRD group's
+/// unknown version or resource) falls through to Go's plain-text `404 page not found`.
+fn served_upstream(state: &State, registry: &Registry, path: &str) -> bool {
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let (group, version, rest) = match segments.as_slice() {
+        ["api" | "version", ..] => return true,
+        ["apis", group, version, rest @ ..] => (*group, *version, rest),
+        ["apis", ..] => return true,
+        _ => return false,
+    };
+    let served = Served::new(registry, |info| state.serves(info));
+    if served.is_compiled(group) {
+        return true;
+    }
+    // The resource as upstream's `RequestInfoFactory` reads it: after `watch`, and after
+    // `namespaces/<ns>` unless that is a namespace's own path.
+    let rest = match rest {
+        ["watch", rest @ ..] => rest,
+        rest => rest,
+    };
+    let resource = match rest {
+        ["namespaces", _, resource, ..] if !matches!(*resource, "status" | "finalize") => *resource,
+        [resource, ..] => *resource,
+        [] => return false,
+    };
+    registry
+        .get(group, version, resource)
+        .is_some_and(|kind| state.serves(&kind.info))
 }
 
 /// Serves every resource URL: routing, verb checks, deprecation warnings, then the handler.
@@ -140,17 +166,20 @@ pub(crate) async fn dispatch(state: State, tun: Arc<Tunables>, request: Request)
     let (parts, body) = request.into_parts();
     let metrics = Arc::clone(&state.metrics);
     let registry = state.registry();
-    if !under_go_restful(parts.uri.path()) {
-        return refuse_unread(page_not_found(), body).await;
-    }
-    let target = match path::resolve(&registry, parts.uri.path()) {
+    let resolved = path::resolve(&registry, parts.uri.path()).and_then(|target| {
+        match state.serves(&target.kind.info) {
+            true => Ok(target),
+            false => Err(ApiError::no_route()),
+        }
+    });
+    let target = match resolved {
         Ok(target) => target,
+        Err(_) if !served_upstream(&state, &registry, parts.uri.path()) => {
+            return refuse_unread(page_not_found(), body).await;
+        }
         Err(e) => return refuse_unread(e, body).await,
     };
     let info = &*target.kind.info;
-    if !state.serves(info) {
-        return refuse_unread(ApiError::no_route(), body).await;
-    }
     let warning = deprecation::warning_in(&registry, info, state.kube_version)
         .and_then(|text| deprecation::header_value(&text));
     let measure = metrics::begin(

@@ -64,7 +64,7 @@ pub use describe::kubeconfig::{
     KubeconfigTls, kubeconfig, kubeconfig_tls, write_atomically, write_kubeconfig,
     write_kubeconfig_tls,
 };
-use describe::{discovery, health, issuer_discovery, metrics_endpoint, openapi, version};
+use describe::{discovery, health, index, issuer_discovery, metrics_endpoint, openapi, version};
 use handlers::namespace_lifecycle;
 pub use http::tls::{Tls, TlsError};
 use http::{connections, error, httplog, inflight, origin, panics, path, reencode, shutdown};
@@ -538,7 +538,9 @@ impl ServerBuilder {
         // Without authentication, only the machine's programs may reach the server.
         let open = !state.access.authentication.enabled();
         let audit = self.audit.clone();
+        let cbor = shared.cbor();
         let router = Router::new()
+            .merge(index::routes())
             .merge(discovery::routes())
             .merge(openapi::routes())
             .merge(health::routes())
@@ -547,9 +549,8 @@ impl ServerBuilder {
             .merge(metrics_endpoint::routes())
             .fallback(fallback)
             .with_state(state)
-            .layer(axum::middleware::from_fn({
-                let cbor = shared.cbor();
-                move |request, next| reencode::layer(cbor, request, next)
+            .layer(axum::middleware::from_fn(move |request, next| {
+                reencode::layer(cbor, request, next)
             }))
             .layer(
                 CompressionLayer::new()
@@ -562,6 +563,7 @@ impl ServerBuilder {
                 auth::guard(
                     Arc::clone(&access),
                     Arc::clone(&guard_storage),
+                    cbor,
                     request,
                     next,
                 )

@@ -10,8 +10,9 @@
 //! Service-account tokens (`service_account`) are authenticated after the token file; their
 //! checks read the store, which the guard is given.
 //!
-//! May import: `http` (errors, paths, the TLS layer's client certificates), `state::keys`
-//! (where the objects a service-account token names are stored). Imported by `serve`'s router, `state` (the server's state holds
+//! May import: `http` (errors, paths, the TLS layer's client certificates, how a refusal is
+//! written as the client asked), `state::keys` (where the objects a service-account token
+//! names are stored). Imported by `serve`'s router, `state` (the server's state holds
 //! the [`Access`]), `background` (the task that keeps the policy) and the handlers of the review
 //! kinds.
 
@@ -35,6 +36,7 @@ use crate::meta::Status;
 use crate::storage::Storage;
 
 use crate::server::http::error::ApiError;
+use crate::server::http::reencode::Wants;
 
 use attributes::Attributes;
 pub use authn::{Authentication, TokenFileError};
@@ -147,10 +149,14 @@ const DRAIN_BYTES: usize = 256 << 10;
 pub(crate) async fn guard(
     access: Arc<Access>,
     storage: Arc<dyn Storage>,
+    cbor: bool,
     request: Request,
     next: Next,
 ) -> Response {
     let (mut parts, body) = request.into_parts();
+    // Refusals are written as the client asked, as upstream's `ErrorNegotiated` writes them
+    // (YAML for a YAML client, indented for `curl`): they never reach the reencoding layer.
+    let wants = Wants::of(&parts.uri, &parts.headers, cbor);
     let trusted = parts.extensions.get::<InProcess>().is_some();
     let authenticated = if trusted {
         Some(User::unsecured())
@@ -164,6 +170,7 @@ pub(crate) async fn guard(
         return refused(
             ApiError::from_status(Status::unauthorized("Unauthorized")),
             body,
+            wants,
         )
         .await;
     };
@@ -181,7 +188,7 @@ pub(crate) async fn guard(
                     });
                     impersonated
                 }
-                Err(error) => return refused(error, body).await,
+                Err(error) => return refused(error, body, wants).await,
             };
     }
     // Members of `system:masters` are allowed everything: no attributes to work out.
@@ -197,7 +204,7 @@ pub(crate) async fn guard(
                 FindingsSlot::note(slot.as_ref(), |f| {
                     f.decision = Some((false, reason.clone()))
                 });
-                return refused(authz::forbidden(&user, &attributes, &reason), body).await;
+                return refused(authz::forbidden(&user, &attributes, &reason), body, wants).await;
             }
         }
     }
@@ -207,7 +214,7 @@ pub(crate) async fn guard(
 
 /// Answers `error` once the request's body, up to [`DRAIN_BYTES`], has been read, so that a
 /// client still sending it gets the answer rather than a broken connection.
-async fn refused(error: ApiError, body: axum::body::Body) -> Response {
+async fn refused(error: ApiError, body: axum::body::Body, wants: Wants) -> Response {
     let _ = axum::body::to_bytes(body, DRAIN_BYTES).await;
-    error.into_response()
+    wants.apply(error.into_response()).await
 }

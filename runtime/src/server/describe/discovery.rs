@@ -23,7 +23,7 @@
 //! descriptive modules answer errors and tag documents the same way.
 
 use crate::server::state::builtin_names;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use axum::Router;
 use axum::extract::{Path, State as Extract};
@@ -134,15 +134,21 @@ pub(crate) fn not_found() -> Response {
 /// first).
 pub(crate) struct Served<'a> {
     groups: BTreeMap<&'a str, Vec<(&'a str, Vec<&'a ResourceInfo>)>>,
+    /// The groups with a served kind registered in code (see [`Served::is_compiled`]).
+    compiled: BTreeSet<&'a str>,
 }
 
 impl<'a> Served<'a> {
     /// Collects the kinds of `registry` that `serves` says are served.
     pub(crate) fn new(registry: &'a Registry, serves: impl Fn(&ResourceInfo) -> bool) -> Self {
         let mut nested: BTreeMap<&str, BTreeMap<&str, Vec<&ResourceInfo>>> = BTreeMap::new();
+        let mut compiled = BTreeSet::new();
         for kind in registry.kinds() {
             let info = &*kind.info;
             if serves(info) {
+                if !kind.from_crd {
+                    compiled.insert(info.gvk.group.as_ref());
+                }
                 nested
                     .entry(info.gvk.group.as_ref())
                     .or_default()
@@ -159,7 +165,15 @@ impl<'a> Served<'a> {
                 (group, versions)
             })
             .collect();
-        Self { groups }
+        Self { groups, compiled }
+    }
+
+    /// Whether `group` has a served kind registered in code. Upstream serves such a group as a
+    /// go-restful web service rooted at `/apis/<group>`, which answers any path under it that
+    /// it has no route for with a `Status`; a group only CRDs define is apiextensions'
+    /// handler's, which hands what it does not serve down the chain to Go's plain-text 404.
+    pub(crate) fn is_compiled(&self, group: &str) -> bool {
+        self.compiled.contains(group)
     }
 
     /// The versions of `group` with their kinds, preferred first.
@@ -590,7 +604,9 @@ async fn apis_group(
     let registry = state.registry();
     let served = Served::new(&registry, |info| state.serves(info));
     if group.is_empty() || served.versions(&group).is_empty() {
-        return not_found();
+        // Neither the aggregator nor apiextensions has a handler for it, and no go-restful
+        // web service is rooted there.
+        return page_not_found();
     }
     plain_document(
         &state,
@@ -624,7 +640,8 @@ async fn apis_group_version(
             };
             plain_document(&state, &headers, &list)
         }
-        None => not_found(),
+        None if served.is_compiled(&group) => not_found(),
+        None => page_not_found(),
     }
 }
 

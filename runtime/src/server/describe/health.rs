@@ -272,6 +272,20 @@ fn endpoint_routes(endpoint: Endpoint) -> Router<State> {
         )
 }
 
+/// The probes' paths and each of their checks', as upstream lists them in the index of `/`.
+pub(crate) fn listed_paths() -> impl Iterator<Item = String> {
+    [Endpoint::Healthz, Endpoint::Livez, Endpoint::Readyz]
+        .into_iter()
+        .flat_map(|endpoint| {
+            let root = format!("/{}", endpoint.name());
+            let checks = endpoint
+                .checks()
+                .iter()
+                .map(move |check| format!("/{}/{}", endpoint.name(), check.name()));
+            std::iter::once(root).chain(checks)
+        })
+}
+
 /// `/healthz`, `/livez`, `/readyz` and their per-check paths.
 pub(crate) fn routes() -> Router<State> {
     Router::new()

@@ -35,6 +35,14 @@ fn served(state: &State) -> Option<&ServiceAccountTokens> {
         .filter(|tokens| tokens.issuer.starts_with("https://"))
 }
 
+/// The documents' paths, when served, as upstream lists them in the index of `/`.
+pub(crate) fn listed_paths(state: &State) -> &'static [&'static str] {
+    match served(state) {
+        Some(_) => &[CONFIGURATION_PATH, JWKS_PATH],
+        None => &[],
+    }
+}
+
 /// The configuration document for a server reached at `host`.
 pub(crate) fn configuration(tokens: &ServiceAccountTokens, host: &str) -> Value {
     let mut algorithms: Vec<&str> = tokens

@@ -14,7 +14,7 @@
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::header;
+use axum::http::{HeaderMap, Uri, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use bytes::Bytes;
@@ -27,15 +27,14 @@ use crate::server::http::path::query_values;
 /// The largest body indented; a larger one is sent compact rather than held in memory.
 const MOST: usize = 64 << 20;
 
-/// Whether the answer to `request` is indented.
-fn wants_pretty(request: &Request) -> bool {
-    let asked = query_values(request.uri(), "pretty").find(|value| !value.is_empty());
+/// Whether the answer to a request for `uri` with `headers` is indented.
+fn wants_pretty(uri: &Uri, headers: &HeaderMap) -> bool {
+    let asked = query_values(uri, "pretty").find(|value| !value.is_empty());
     if let Some(value) = asked {
         // Go's `strconv.ParseBool`; what it cannot read is false.
         return matches!(value, "1" | "t" | "T" | "TRUE" | "true" | "True");
     }
-    let agent = request
-        .headers()
+    let agent = headers
         .get(header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
@@ -52,36 +51,60 @@ fn is_json(response: &Response) -> bool {
         .is_some_and(|v| v.starts_with("application/json"))
 }
 
-/// The format of an error answer to `request`, when it is not JSON: the client accepts YAML,
-/// protobuf or CBOR (when `cbor`) before JSON (an `Accept` the server cannot satisfy gets JSON).
-fn error_format(request: &Request, cbor: bool) -> Option<Format> {
-    negotiate::choose(
-        request.headers(),
-        RequestShape::Single,
-        true,
-        cbor,
-        true,
-        &|_| String::new(),
-    )
+/// The format of an error answer to a request with `headers`, when it is not JSON: the client
+/// accepts YAML, protobuf or CBOR (when `cbor`) before JSON (an `Accept` the server cannot
+/// satisfy gets JSON).
+fn error_format(headers: &HeaderMap, cbor: bool) -> Option<Format> {
+    negotiate::choose(headers, RequestShape::Single, true, cbor, true, &|_| {
+        String::new()
+    })
     .ok()
     .map(|output| output.format)
     .filter(|format| *format != Format::Json)
 }
 
+/// How a request wants its JSON answer written again, read from the request before it is
+/// handed on: the reencoding layer and the request filters that answer early (the auth guard's
+/// 401 and 403, which upstream writes with `ErrorNegotiated` too) apply it alike.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Wants {
+    pretty: bool,
+    error_format: Option<Format>,
+}
+
+impl Wants {
+    /// What a request for `uri` with `headers` wants (`cbor`: the gate is on).
+    pub(crate) fn of(uri: &Uri, headers: &HeaderMap, cbor: bool) -> Self {
+        Self {
+            pretty: wants_pretty(uri, headers),
+            error_format: error_format(headers, cbor),
+        }
+    }
+
+    /// `response` written as wanted: indented, or a failure in the format asked for.
+    pub(crate) async fn apply(self, response: Response) -> Response {
+        let failed = response.status().is_client_error() || response.status().is_server_error();
+        let error_format = self.error_format.filter(|_| failed);
+        if !(self.pretty || error_format.is_some())
+            || !is_json(&response)
+            || response.extensions().get::<Streamed>().is_some()
+        {
+            return response;
+        }
+        rewrite(response, error_format).await
+    }
+}
+
 /// The layer: indents the JSON answers of requests that want it, and writes errors in YAML,
 /// protobuf or CBOR (`cbor`: the gate is on) for those that asked for them.
 pub(crate) async fn layer(cbor: bool, request: Request, next: Next) -> Response {
-    let pretty = wants_pretty(&request);
-    let error_format = error_format(&request, cbor);
-    let response = next.run(request).await;
-    let failed = response.status().is_client_error() || response.status().is_server_error();
-    let error_format = error_format.filter(|_| failed);
-    if !(pretty || error_format.is_some())
-        || !is_json(&response)
-        || response.extensions().get::<Streamed>().is_some()
-    {
-        return response;
-    }
+    let wants = Wants::of(request.uri(), request.headers(), cbor);
+    wants.apply(next.run(request).await).await
+}
+
+/// A JSON `response` read whole (up to [`MOST`]) and written again: in `error_format`, or
+/// indented.
+async fn rewrite(response: Response, error_format: Option<Format>) -> Response {
     let (mut parts, body) = response.into_parts();
     let mut stream = body.into_data_stream();
     let mut read: Vec<Bytes> = Vec::new();
@@ -157,7 +180,12 @@ mod tests {
             ("/api/v1/pods", None, false),
         ];
         for (uri, agent, want) in cases {
-            assert_eq!(wants_pretty(&request(uri, agent)), want, "{uri} {agent:?}");
+            let request = request(uri, agent);
+            assert_eq!(
+                wants_pretty(request.uri(), request.headers()),
+                want,
+                "{uri} {agent:?}"
+            );
         }
     }
 }

@@ -276,5 +276,6 @@ pub(super) fn kind_of(
         })),
         validate: rules
             .map(|rules| Arc::new(move |object: &Value| rules.validate(object)) as Validator),
+        from_crd: true,
     }
 }

@@ -287,6 +287,16 @@ fn document_response(headers: &HeaderMap, body: &Value) -> (Response, String) {
     (response, hash)
 }
 
+/// The documents' paths as upstream lists them in the index of `/` (`/openapi/v3/` is the
+/// prefix its mux records for the group-version documents).
+pub(crate) fn listed_paths(state: &State) -> &'static [&'static str] {
+    if state.feature(Feature::OpenApiV3).is_on() {
+        &["/openapi/v2", "/openapi/v3", "/openapi/v3/"]
+    } else {
+        &["/openapi/v2"]
+    }
+}
+
 async fn openapi_v3_index(Extract(state): Extract<State>, headers: HeaderMap) -> Response {
     if !state.feature(Feature::OpenApiV3).is_on() {
         return page_not_found();
