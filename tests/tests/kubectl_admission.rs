@@ -62,8 +62,8 @@ fn pods_and_claims_are_shaped_by_the_default_admission_plugins() {
         let file = k.file("classes.yaml", CLASSES);
         k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
 
-        // ServiceAccount: `default` when none is named, the deprecated alias written too; no
-        // `default` account exists yet here, so nothing is mounted. DefaultTolerationSeconds:
+        // ServiceAccount: `default` when none is named, the deprecated alias written too.
+        // DefaultTolerationSeconds:
         // both NoExecute tolerations for 300 s. Priority: 0 without a default class.
         let plain = create(&k, "plain", &json!({}));
         let spec = &plain["spec"];
@@ -84,8 +84,8 @@ fn pods_and_claims_are_shaped_by_the_default_admission_plugins() {
         );
 
         // mountServiceAccountToken: since 1.21 every container mounts the projected
-        // kube-api-access-<5> volume (TokenVolumeSource); 1.20 mounts a token Secret, and
-        // kapi has none to mount.
+        // kube-api-access-<5> volume (TokenVolumeSource); 1.20 mounts the account's token
+        // Secret, which the tokens controller made for it.
         let mounted = create(&k, "mounted", &json!({"serviceAccountName": "builder"}));
         let spec = &mounted["spec"];
         assert_eq!(
@@ -93,11 +93,19 @@ fn pods_and_claims_are_shaped_by_the_default_admission_plugins() {
             json!([{"name": "registry"}]),
             "{release}"
         );
+        let volume = &spec["volumes"][0];
+        let name = volume["name"].as_str().unwrap();
         if release == "1.20" {
-            assert_eq!(spec.get("volumes"), None, "{release}");
+            assert!(
+                name.starts_with("builder-token-") && name.len() == 19,
+                "{name}"
+            );
+            assert_eq!(
+                volume["secret"],
+                json!({"secretName": name, "defaultMode": 420}),
+                "{release}"
+            );
         } else {
-            let volume = &spec["volumes"][0];
-            let name = volume["name"].as_str().unwrap();
             assert!(
                 name.starts_with("kube-api-access-") && name.len() == 21,
                 "{name}"
@@ -112,14 +120,14 @@ fn pods_and_claims_are_shaped_by_the_default_admission_plugins() {
                 ]}),
                 "{release}"
             );
-            for container in spec["containers"].as_array().unwrap() {
-                assert_eq!(
-                    container["volumeMounts"],
-                    json!([{"name": name, "readOnly": true,
-                            "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]),
-                    "{release}"
-                );
-            }
+        }
+        for container in spec["containers"].as_array().unwrap() {
+            assert_eq!(
+                container["volumeMounts"],
+                json!([{"name": name, "readOnly": true,
+                        "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]),
+                "{release}"
+            );
         }
         // shouldAutomount: the account opts out.
         let quiet = create(&k, "quiet", &json!({"serviceAccountName": "quiet"}));

@@ -387,3 +387,226 @@ fn tokens_carry_a_jti_from_1_30_on() {
         assert_eq!(claims["kubernetes.io"]["namespace"], "default");
     }
 }
+
+/// `kubectl <args>` that must succeed; its stdout, trimmed.
+fn kubectl_ok(dir: &Path, kubeconfig: &Path, args: &[&str]) -> String {
+    let (ok, out, err) = kubectl(dir, kubeconfig, args);
+    assert!(ok, "kubectl {args:?}: {err}");
+    out.trim().to_owned()
+}
+
+/// A Secret's `data[key]`, decoded.
+fn secret_data(secret: &Value, key: &str) -> String {
+    let encoded = secret["data"][key].as_str().unwrap_or_default();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .expect("Secret data is base64");
+    String::from_utf8(bytes).expect("Secret data is text")
+}
+
+/// In 1.20 every account gets a token Secret the tokens controller makes and references
+/// (`pkg/controller/serviceaccount/tokens_controller.go`, `ensureReferencedToken`), pods mount
+/// it (`plugin/pkg/admission/serviceaccount`, `mountServiceAccountToken`), its token is the
+/// account (`pkg/serviceaccount/legacy.go`), and a deleted token is replaced.
+#[test]
+fn legacy_token_secrets_in_1_20() {
+    let server = KapiServer::start(&ServerOptions::release("1.20").tls()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let admin = server.kubeconfig().to_path_buf();
+    let ok = |args: &[&str]| kubectl_ok(d, &admin, args);
+    ok(&["create", "namespace", "team"]);
+    ok(&["create", "serviceaccount", "builder", "-n", "team"]);
+    let referenced = || -> Result<String, String> {
+        let account: Value =
+            serde_json::from_str(&ok(&["get", "sa", "builder", "-n", "team", "-o", "json"]))
+                .unwrap();
+        account["secrets"][0]["name"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| account.to_string())
+    };
+    let mut name = String::new();
+    eventually("a token Secret referenced", || {
+        name = referenced()?;
+        Ok(())
+    });
+    assert!(
+        name.starts_with("builder-token-") && name.len() == "builder-token-".len() + 5,
+        "{name}"
+    );
+    let secret: Value =
+        serde_json::from_str(&ok(&["get", "secret", &name, "-n", "team", "-o", "json"])).unwrap();
+    let uid = ok(&[
+        "get",
+        "sa",
+        "builder",
+        "-n",
+        "team",
+        "-o",
+        "jsonpath={.metadata.uid}",
+    ]);
+    assert_eq!(secret["type"], "kubernetes.io/service-account-token");
+    assert_eq!(
+        secret["metadata"]["annotations"],
+        json!({"kubernetes.io/service-account.name": "builder",
+               "kubernetes.io/service-account.uid": uid})
+    );
+    assert_eq!(secret_data(&secret, "namespace"), "team");
+    let ca = std::fs::read_to_string(server.data_dir().join("pki").join("ca.crt")).unwrap();
+    assert_eq!(secret_data(&secret, "ca.crt"), ca);
+    let token = secret_data(&secret, "token");
+
+    // The token is the account's: authenticated, then refused by RBAC.
+    let as_builder = with_token(&server, d, "builder", &token);
+    let (allowed, _, err) = kubectl(d, &as_builder, &["get", "pods", "-n", "team"]);
+    assert!(!allowed);
+    assert!(
+        err.contains(r#"User "system:serviceaccount:team:builder" cannot list resource "pods""#),
+        "{err}"
+    );
+
+    // A pod of the account mounts its token Secret.
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+        "spec": {"serviceAccountName": "builder", "containers": [{"name": "app", "image": "nginx"}]}});
+    let file = d.join("pod.json");
+    std::fs::write(&file, pod.to_string()).unwrap();
+    ok(&["create", "-f", file.to_str().unwrap(), "-n", "team"]);
+    let volumes: Value = serde_json::from_str(&ok(&[
+        "get",
+        "pod",
+        "web",
+        "-n",
+        "team",
+        "-o",
+        "jsonpath={.spec.volumes}",
+    ]))
+    .unwrap();
+    assert_eq!(
+        volumes[0]["secret"]["secretName"],
+        name.as_str(),
+        "{volumes}"
+    );
+    // In a namespace made a moment ago, the `default` account and its token are waited for.
+    ok(&["create", "namespace", "fresh"]);
+    let unnamed = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+        "spec": {"containers": [{"name": "app", "image": "nginx"}]}});
+    std::fs::write(&file, unnamed.to_string()).unwrap();
+    ok(&["create", "-f", file.to_str().unwrap(), "-n", "fresh"]);
+    let mounted = ok(&[
+        "get",
+        "pod",
+        "web",
+        "-n",
+        "fresh",
+        "-o",
+        "jsonpath={.spec.volumes[0].secret.secretName}",
+    ]);
+    assert!(mounted.starts_with("default-token-"), "{mounted}");
+
+    // A deleted token no longer authenticates, and the account gets another.
+    ok(&["delete", "secret", &name, "-n", "team"]);
+    eventually("another token Secret", || match referenced() {
+        Ok(other) if other != name => Ok(()),
+        other => Err(format!("{other:?}")),
+    });
+    let (allowed, _, err) = kubectl(d, &as_builder, &["get", "pods", "-n", "team"]);
+    assert!(!allowed);
+    assert!(err.contains("You must be logged in to the server"), "{err}");
+}
+
+/// From 1.24 no account gets a token Secret by itself, but one made by hand is filled in
+/// (`generateTokenIfNeeded`), its use is recorded from 1.27 and its invalid-since label
+/// honoured from 1.29 (`pkg/serviceaccount/legacy.go`), and it goes with its account (or at
+/// once, when its account does not exist: `syncSecret`).
+#[test]
+fn legacy_token_secrets_made_by_hand() {
+    let server = KapiServer::start(&ServerOptions::default().tls()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let admin = server.kubeconfig().to_path_buf();
+    let ok = |args: &[&str]| kubectl_ok(d, &admin, args);
+    let apply = |object: &Value| {
+        let file = d.join("object.json");
+        std::fs::write(&file, object.to_string()).unwrap();
+        ok(&["apply", "-f", file.to_str().unwrap()]);
+    };
+    let token_secret = |name: &str, account: &str| {
+        json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+            "metadata": {"name": name, "annotations": {"kubernetes.io/service-account.name": account}}})
+    };
+    let get = |name: &str| -> Result<Value, String> {
+        let (found, out, err) = kubectl(d, &admin, &["get", "secret", name, "-o", "json"]);
+        if !found {
+            return Err(err);
+        }
+        serde_json::from_str(&out).map_err(|e| e.to_string())
+    };
+    ok(&["create", "serviceaccount", "builder"]);
+    apply(&token_secret("builder-token", "builder"));
+    let mut token = String::new();
+    eventually("the token filled in", || {
+        let secret = get("builder-token")?;
+        token = secret_data(&secret, "token");
+        (!token.is_empty() && secret_data(&secret, "namespace") == "default")
+            .then_some(())
+            .ok_or_else(|| secret.to_string())
+    });
+    let uid = ok(&["get", "sa", "builder", "-o", "jsonpath={.metadata.uid}"]);
+    let secret = get("builder-token").unwrap();
+    assert_eq!(
+        secret["metadata"]["annotations"]["kubernetes.io/service-account.uid"],
+        uid.as_str()
+    );
+    let as_builder = with_token(&server, d, "builder", &token);
+    let who = kubectl_ok(
+        d,
+        &as_builder,
+        &[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username}",
+        ],
+    );
+    assert_eq!(who, "system:serviceaccount:default:builder");
+    let today = Command::new("date")
+        .args(["-u", "+%Y-%m-%d"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap();
+    let labels = get("builder-token").unwrap()["metadata"]["labels"].clone();
+    assert_eq!(
+        labels["kubernetes.io/legacy-token-last-used"],
+        today.as_str()
+    );
+    // Nothing is made for an account from 1.24 on.
+    let account: Value =
+        serde_json::from_str(&ok(&["get", "sa", "builder", "-o", "json"])).unwrap();
+    assert_eq!(account.get("secrets"), None, "{account}");
+
+    // Marked invalid: refused.
+    ok(&[
+        "label",
+        "secret",
+        "builder-token",
+        "kubernetes.io/legacy-token-invalid-since=2026-01-01",
+    ]);
+    let (allowed, _, err) = kubectl(d, &as_builder, &["auth", "whoami"]);
+    assert!(!allowed);
+    assert!(err.contains("You must be logged in to the server"), "{err}");
+
+    // A token of no account is deleted; so are an account's tokens with it.
+    apply(&token_secret("ghost-token", "ghost"));
+    eventually("the ghost's token deleted", || match get("ghost-token") {
+        Err(err) if err.contains("NotFound") => Ok(()),
+        other => Err(format!("{other:?}")),
+    });
+    ok(&["delete", "serviceaccount", "builder"]);
+    eventually("the builder's token deleted", || {
+        match get("builder-token") {
+            Err(err) if err.contains("NotFound") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+}

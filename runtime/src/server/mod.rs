@@ -59,6 +59,7 @@ pub use auth::{
 };
 use background::{
     cohabiting, crds, gc, kubernetes_service, rbac, resource_quota, root_ca, service_accounts,
+    token_secrets,
 };
 pub use describe::kubeconfig::{
     KubeconfigTls, kubeconfig, kubeconfig_tls, write_atomically, write_kubeconfig,
@@ -79,7 +80,7 @@ use state::{ServerState, State};
 
 /// The Kubernetes release a server presents itself as when none is configured.
 /// The newest release the project carries built-ins for, as in the `kapi` binary.
-const DEFAULT_KUBE_VERSION: KubeVersion = KubeVersion::new(1, 36);
+pub(crate) const DEFAULT_KUBE_VERSION: KubeVersion = KubeVersion::new(1, 36);
 
 /// Tunables of request handling, shared by every handler.
 #[derive(Debug, Clone)]
@@ -474,7 +475,8 @@ impl ServerBuilder {
             access: Arc::new(auth::Access::new(
                 self.authentication,
                 self.authorization,
-                self.service_accounts,
+                self.service_accounts
+                    .map(|tokens| tokens.serving(self.kube_version)),
             )),
             shutting_down: std::sync::atomic::AtomicBool::new(false),
         });
@@ -498,6 +500,15 @@ impl ServerBuilder {
             Some(ca) => Some(root_ca::ensure_all(&state, ca).await.map_err(startup)?),
             None => None,
         };
+        let token_signer = state
+            .access
+            .service_accounts
+            .as_ref()
+            .filter(|_| token_secrets::runs(&state))
+            .map(|accounts| token_secrets::Tokens {
+                key: accounts.signing_key.clone(),
+                ca: root_ca.clone(),
+            });
         let quotas_read = resource_quota::sync_all(&state).await.map_err(startup)?;
         // Requests are authorized against the stored policy from the first one on.
         rbac::bootstrap(&state).await.map_err(startup)?;
@@ -515,6 +526,9 @@ impl ServerBuilder {
         service_accounts::spawn(state.clone(), accounts_read, stop_rx.clone());
         if let (Some(ca), Some(read)) = (root_ca, root_ca_read) {
             root_ca::spawn(state.clone(), ca, read, stop_rx.clone());
+        }
+        if let Some(tokens) = token_signer {
+            token_secrets::spawn(state.clone(), tokens, stop_rx.clone());
         }
         resource_quota::spawn(state.clone(), quotas_read, stop_rx.clone());
         rbac::spawn(state.clone(), policy_read, stop_rx.clone());

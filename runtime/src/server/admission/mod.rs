@@ -13,8 +13,7 @@
 //!
 //! Plugins read the objects they depend on (limit ranges, service accounts, priority classes,
 //! storage classes, quotas) straight from the store by key (`storage`). May import `objects`,
-//! `state`, `http` and, for the random name suffix, `handlers::create`; imported by the create
-//! and update handlers only.
+//! `state` and `http`; imported by the create and update handlers only.
 
 mod default_storage_class;
 mod default_toleration_seconds;

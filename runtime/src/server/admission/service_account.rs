@@ -5,24 +5,24 @@
 //! - `spec.serviceAccountName` defaults to `default` (the deprecated `spec.serviceAccount`
 //!   alias names it when only the alias is given, and is written back as the v1 conversion
 //!   does);
-//! - the service account must exist (403 `error looking up service account ...`), except a
-//!   missing `default` one: kapi admits the pod without it until every namespace has its
-//!   `default` ServiceAccount (the controller upstream's plugin waits for);
+//! - the service account must exist (403 `error looking up service account ...`); a missing
+//!   `default` one is looked for again, ten times in all at a 100-200 ms interval, since the
+//!   service-account controller makes it right after its namespace (`getServiceAccount`);
 //! - unless the pod or its service account opts out (`automountServiceAccountToken`), every
 //!   container and init container without a mount at
 //!   `/var/run/secrets/kubernetes.io/serviceaccount` mounts, read-only, the API access volume:
 //!   since 1.21 (BoundServiceAccountTokenVolume) a projected `kube-api-access-<5 random>`
 //!   volume of the bound token, the `kube-root-ca.crt` ConfigMap's `ca.crt` and the namespace;
-//!   in 1.20 the service account's token Secret, when it references one that exists (upstream
-//!   refuses the pod until the token controller made one; kapi has no token controller);
+//!   in 1.20 the service account's token Secret, which the tokens controller makes (a pod is
+//!   refused with a ServerTimeout until there is one, see `legacy_token`);
 //! - a pod without `imagePullSecrets` gets the service account's.
 
 use serde_json::{Map, Value, json};
 
 use crate::KubeVersion;
 use crate::server::Call;
-use crate::server::handlers::create::random_suffix;
-use crate::server::http::error::ApiError;
+use crate::server::http::error::{ApiError, Subject};
+use crate::server::objects::generated_names::random_suffix;
 
 use super::{forbidden, storage};
 
@@ -68,12 +68,11 @@ pub(super) async fn admit(call: &Call, pod: &mut Value, name: &str) -> Result<()
         Value::from(account_name.as_str()),
     );
     spec.insert("serviceAccount".into(), Value::from(account_name.as_str()));
-    let account =
-        storage::read(call, "", "serviceaccounts", Some(&namespace), &account_name).await?;
-    let Some(account) = account else {
-        if account_name == DEFAULT_ACCOUNT {
-            return Ok(());
-        }
+    if call.registry.get("", "v1", "serviceaccounts").is_none() {
+        // A catalog without ServiceAccounts has no account to look up or mount.
+        return Ok(());
+    }
+    let Some(account) = look_up(call, &namespace, &account_name).await? else {
         return Err(forbidden(
             call,
             name,
@@ -86,7 +85,7 @@ pub(super) async fn admit(call: &Call, pod: &mut Value, name: &str) -> Result<()
         let volume = if call.state.kube_version >= PROJECTED_SINCE {
             Some(projected_volume(spec))
         } else {
-            token_secret(call, &namespace, &account)
+            legacy_token(call, &namespace, &account_name, &account)
                 .await?
                 .map(|secret| secret_volume(spec, &secret))
         };
@@ -107,6 +106,29 @@ pub(super) async fn admit(call: &Call, pod: &mut Value, name: &str) -> Result<()
         spec.insert("imagePullSecrets".into(), Value::Array(secrets.clone()));
     }
     Ok(())
+}
+
+/// The service account `name` of `namespace`, looked up as upstream's `getServiceAccount` does:
+/// once, or for `default`, which its controller is about to make in a new namespace, up to
+/// ten times at one interval of 100-200 ms.
+async fn look_up(call: &Call, namespace: &str, name: &str) -> Result<Option<Value>, ApiError> {
+    let attempts = if name == DEFAULT_ACCOUNT { 10 } else { 1 };
+    let interval = std::time::Duration::from_millis(100 + u64::from(random_byte()) % 100);
+    for attempt in 0..attempts {
+        if attempt > 0 {
+            tokio::time::sleep(interval).await;
+        }
+        let found = storage::read(call, "", "serviceaccounts", Some(namespace), name).await?;
+        if found.is_some() {
+            return Ok(found);
+        }
+    }
+    Ok(None)
+}
+
+/// A random byte, for the retry interval.
+fn random_byte() -> u8 {
+    uuid::Uuid::new_v4().as_bytes()[0]
 }
 
 /// `shouldAutomount`: the pod's choice, else the service account's, else yes.
@@ -215,6 +237,49 @@ fn mount(spec: &mut Map<String, Value>, volume_name: &str, volume: Option<Value>
 /// The first Secret the service account references that is its token
 /// (`getReferencedServiceAccountToken`: type `kubernetes.io/service-account-token`,
 /// annotated with the account's name and, when the Secret names one, its uid).
+/// The token Secret a 1.20 pod of `account` mounts. The tokens controller
+/// (`background::token_secrets`) makes one for every account right after the account, so a
+/// server that runs it waits for it as [`look_up`] waits for `default` (upstream answers 500
+/// at once and its clients retry), then refuses with upstream's `ServerTimeout`: `No API token
+/// found for service account "<name>", retry after the token is automatically created and
+/// added to the service account` (`mountServiceAccountToken`, with `Retry-After: 1`). A server
+/// that signs no tokens has no such controller and admits the pod without one.
+async fn legacy_token(
+    call: &Call,
+    namespace: &str,
+    account_name: &str,
+    account: &Value,
+) -> Result<Option<String>, ApiError> {
+    if call.state.access.service_accounts.is_none() {
+        return token_secret(call, namespace, account).await;
+    }
+    let interval = std::time::Duration::from_millis(100 + u64::from(random_byte()) % 100);
+    let mut account = account.clone();
+    for attempt in 0..10 {
+        if attempt > 0 {
+            tokio::time::sleep(interval).await;
+            match storage::read(call, "", "serviceaccounts", Some(namespace), account_name).await? {
+                Some(read) => account = read,
+                None => break,
+            }
+        }
+        if let Some(secret) = token_secret(call, namespace, &account).await? {
+            return Ok(Some(secret));
+        }
+    }
+    Err(ApiError::server_timeout(
+        Subject {
+            group: "",
+            resource: "serviceaccounts",
+            name: "",
+        },
+        "create pod",
+    )
+    .reworded(format!(
+        "No API token found for service account {account_name:?}, retry after the token is automatically created and added to the service account"
+    )))
+}
+
 async fn token_secret(
     call: &Call,
     namespace: &str,

@@ -5,12 +5,13 @@
 //! controllers that keep what a cluster holds from the start: the `default/kubernetes`
 //! Service with its endpoints (`kubernetes_service`) and every namespace's `default`
 //! ServiceAccount (`service_accounts`) and `kube-root-ca.crt` ConfigMap (`root_ca`), both
-//! through `per_namespace`; the quota controller, which keeps every
+//! through `per_namespace`, and the service-account token Secrets (`token_secrets`); the quota controller, which keeps every
 //! ResourceQuota's `status.used` (`resource_quota`); and RBAC's bootstrap roles, ClusterRole
 //! aggregation and the policy authorization reads (`rbac`). Each is started by `serve` and stops with
 //! the server.
 //!
-//! May import: `objects`, `state` and `http` (errors, paths, request options); never `handlers`.
+//! May import: `objects`, `state`, `http` (errors, paths, request options) and `auth` (the
+//! policy, the token signer); never `handlers`.
 
 pub(crate) mod cohabiting;
 pub(crate) mod crds;
@@ -21,6 +22,7 @@ pub(crate) mod rbac;
 pub(crate) mod resource_quota;
 pub(crate) mod root_ca;
 pub(crate) mod service_accounts;
+pub(crate) mod token_secrets;
 
 use std::future::Future;
 use std::time::Duration;
@@ -29,7 +31,7 @@ use tokio::sync::watch as signal;
 
 use crate::server::spawn_repeating;
 use crate::server::state::State;
-use crate::storage::{CreateError, ReadError, UpdateError};
+use crate::storage::{CreateError, DeleteError, ReadError, UpdateError};
 
 /// Starts a task that follows the store: `follow` from `first` (where the pass made at start
 /// ended), and after it ends or fails, after `pause`, from scratch (`None`), until `stop`.
@@ -77,6 +79,13 @@ pub(crate) enum TaskError {
         key: String,
         #[source]
         source: CreateError,
+    },
+    /// An object could not be deleted.
+    #[error("deleting {key}: {source}")]
+    Delete {
+        key: String,
+        #[source]
+        source: DeleteError,
     },
     /// A stored object is not the JSON the server writes.
     #[error("stored object {key} does not decode: {source}")]

@@ -22,6 +22,7 @@ use crate::server::handlers::services;
 use crate::server::http::dry_run::WriteOptions;
 use crate::server::http::error::{ApiError, Subject};
 use crate::server::http::negotiate::Output;
+use crate::server::objects::generated_names::random_suffix;
 use crate::server::objects::json::meta_mut;
 use crate::server::objects::render;
 use crate::server::objects::stored::{dry_answer, to_stored, written};
@@ -35,17 +36,6 @@ use crate::server::handlers::object::{
 
 /// How many generated names are tried before answering 500 ServerTimeout.
 pub(crate) const GENERATE_ATTEMPTS: usize = 8;
-
-/// A short random suffix from upstream's alphabet (no vowels, no look-alikes).
-pub(crate) fn random_suffix() -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    uuid::Uuid::new_v4()
-        .as_bytes()
-        .iter()
-        .take(5)
-        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
-        .collect()
-}
 
 /// A name generated from `generateName`: upstream keeps it within 63 characters.
 fn generated_name(generate: &str) -> String {
@@ -359,16 +349,4 @@ pub(crate) async fn create_decoded(
         }
     }
     Err(ApiError::server_timeout(call.subject(""), "POST"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn suffixes_use_upstreams_alphabet() {
-        let s = random_suffix();
-        assert_eq!(s.len(), 5);
-        assert!(s.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)));
-    }
 }

@@ -13,7 +13,7 @@
 //! May import: `objects`, `state`, `http`, `auth` (the reviews), `admission` (the plugins a
 //! create or update runs)
 //! and `background` (a delete starts the collector's work). Nothing outside this folder
-//! imports a handler but the dispatcher (and `admission`, `create::random_suffix`).
+//! imports a handler but the dispatcher.
 
 pub(crate) mod create;
 pub(crate) mod decode;

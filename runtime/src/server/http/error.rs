@@ -186,6 +186,13 @@ impl ApiError {
         }
     }
 
+    /// The same refusal worded as the code that refuses words it (an admission plugin's
+    /// ServerTimeout, say).
+    pub(crate) fn reworded(mut self, message: String) -> Self {
+        self.status.message = Some(message);
+        self
+    }
+
     /// 500 InternalError, logged: such an answer means a storage failure or a bug.
     pub(crate) fn internal(message: impl std::fmt::Display) -> Self {
         let message = message.to_string();

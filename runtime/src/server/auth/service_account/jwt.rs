@@ -8,6 +8,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -64,8 +65,9 @@ pub(crate) struct Claims {
     pub(crate) sub: String,
 }
 
-/// The signed compact JWS of `claims`; `None` only if signing fails.
-pub(crate) fn sign(key: &SigningKey, claims: &Claims) -> Option<String> {
+/// The signed compact JWS of `claims` (this module's [`Claims`], or the legacy token Secrets'
+/// flat ones); `None` only if signing fails.
+pub(crate) fn sign<C: Serialize>(key: &SigningKey, claims: &C) -> Option<String> {
     let header =
         json!({"alg": key.public_key().algorithm().name(), "kid": key.public_key().key_id()});
     let header = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&header).ok()?);
@@ -77,11 +79,11 @@ pub(crate) fn sign(key: &SigningKey, claims: &Claims) -> Option<String> {
 
 /// A token split and decoded, not yet verified.
 #[derive(Debug)]
-pub(crate) struct Parsed<'a> {
+pub(crate) struct Parsed<'a, C = Claims> {
     alg: String,
     signed: &'a str,
     signature: Vec<u8>,
-    pub(crate) claims: Claims,
+    pub(crate) claims: C,
 }
 
 #[derive(Deserialize)]
@@ -92,13 +94,18 @@ struct Header {
 
 /// The token's parts if it is a JWS whose claims decode; `None` for any other token.
 pub(crate) fn parse(token: &str) -> Option<Parsed<'_>> {
+    parse_as(token)
+}
+
+/// [`parse`], the claims read as `C`.
+pub(crate) fn parse_as<C: DeserializeOwned>(token: &str) -> Option<Parsed<'_, C>> {
     if token.len() > MAX_TOKEN_BYTES {
         return None;
     }
     let (signed, signature) = token.rsplit_once('.')?;
     let (header, payload) = signed.split_once('.')?;
     let header: Header = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).ok()?).ok()?;
-    let claims: Claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+    let claims: C = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
     Some(Parsed {
         alg: header.alg,
         signed,
@@ -107,7 +114,7 @@ pub(crate) fn parse(token: &str) -> Option<Parsed<'_>> {
     })
 }
 
-impl Parsed<'_> {
+impl<C> Parsed<'_, C> {
     /// Whether one of `keys` signed the token with the algorithm its header names.
     pub(crate) fn signed_by_any(&self, keys: &[VerificationKey]) -> bool {
         keys.iter().any(|key| {
@@ -132,11 +139,13 @@ pub(crate) fn check_times(claims: &Claims, now: i64) -> Result<(), &'static str>
     Ok(())
 }
 
-/// The audiences of the token among `wanted`, in the token's order; an error with upstream's
-/// words when there are none.
-pub(crate) fn check_audiences(claims: &Claims, wanted: &[String]) -> Result<Vec<String>, String> {
-    let matched: Vec<String> = claims
-        .aud
+/// The audiences of a token for `audiences` among `wanted`, in the token's order; an error
+/// with upstream's words when there are none.
+pub(crate) fn check_audiences(
+    audiences: &[String],
+    wanted: &[String],
+) -> Result<Vec<String>, String> {
+    let matched: Vec<String> = audiences
         .iter()
         .filter(|aud| wanted.contains(aud))
         .cloned()
@@ -144,7 +153,7 @@ pub(crate) fn check_audiences(claims: &Claims, wanted: &[String]) -> Result<Vec<
     if matched.is_empty() {
         return Err(format!(
             "token audiences {} is invalid for the target audiences {}",
-            go_quoted(&claims.aud),
+            go_quoted(audiences),
             go_quoted(wanted)
         ));
     }
@@ -229,9 +238,12 @@ mod tests {
     #[test]
     fn audiences_intersect_as_upstream() {
         let c = claims();
-        assert_eq!(check_audiences(&c, &["api".into()]), Ok(vec!["api".into()]));
         assert_eq!(
-            check_audiences(&c, &["vault".into()]).unwrap_err(),
+            check_audiences(&c.aud, &["api".into()]),
+            Ok(vec!["api".into()])
+        );
+        assert_eq!(
+            check_audiences(&c.aud, &["vault".into()]).unwrap_err(),
             r#"token audiences ["api"] is invalid for the target audiences ["vault"]"#
         );
     }

@@ -2,18 +2,21 @@
 //! audiences and keys of [`ServiceAccountTokens`] (`--service-account-issuer`,
 //! `--api-audiences`, `--service-account-signing-key-file`, `--service-account-key-file`,
 //! `--service-account-max-token-expiration`); the keys (`keys`), the JWT claims, signature and
-//! the checks that need no store (`jwt`), and those that read it (`validation`).
+//! the checks that need no store (`jwt`), and those that read it (`validation`); the legacy
+//! tokens kept in Secrets (`legacy`), authenticated beside them.
 //! `handlers::token_request` issues tokens, `auth::Access` authenticates them after the token
 //! file, as upstream's union does (`pkg/kubeapiserver/authenticator/config.go`).
 
 pub(crate) mod jwt;
 pub(crate) mod keys;
+pub(crate) mod legacy;
 pub(crate) mod validation;
 
 use std::time::Duration;
 
 pub use keys::{KeyError, SigningKey, VerificationKey};
 
+use crate::KubeVersion;
 use crate::server::auth::user::User;
 use crate::storage::Storage;
 
@@ -28,6 +31,8 @@ pub struct ServiceAccountTokens {
     pub(crate) signing_key: SigningKey,
     extra_keys: Vec<VerificationKey>,
     pub(crate) max_expiration: Option<Duration>,
+    /// The release served, which decides how legacy tokens are tracked (the server sets it).
+    pub(crate) release: KubeVersion,
 }
 
 impl ServiceAccountTokens {
@@ -40,6 +45,7 @@ impl ServiceAccountTokens {
             signing_key: key,
             extra_keys: Vec::new(),
             max_expiration: None,
+            release: crate::server::DEFAULT_KUBE_VERSION,
         }
     }
 
@@ -69,6 +75,11 @@ impl ServiceAccountTokens {
     pub fn max_expiration(mut self, max: Duration) -> Self {
         self.max_expiration = Some(max);
         self
+    }
+
+    /// These tokens on a server of `release`.
+    pub(crate) fn serving(self, release: KubeVersion) -> Self {
+        Self { release, ..self }
     }
 
     /// The API audiences.
@@ -101,6 +112,15 @@ impl ServiceAccountTokens {
         wanted: Option<&[String]>,
     ) -> Option<Result<(User, Vec<String>), String>> {
         let parsed = jwt::parse(token)?;
+        if parsed.claims.iss == legacy::ISSUER {
+            let parsed = jwt::parse_as::<legacy::LegacyClaims>(token)?;
+            let api = self.audiences();
+            let keys = self.public_keys();
+            return Some(
+                legacy::authenticate(storage, token, &parsed, &keys, &api, wanted, self.release)
+                    .await,
+            );
+        }
         // Upstream's `hasCorrectIssuer`: another issuer's token is not this authenticator's.
         if parsed.claims.iss != self.issuer {
             return None;
@@ -119,7 +139,7 @@ impl ServiceAccountTokens {
         }
         let claims = &parsed.claims;
         let api = self.audiences();
-        let audiences = jwt::check_audiences(claims, wanted.unwrap_or(&api))?;
+        let audiences = jwt::check_audiences(&claims.aud, wanted.unwrap_or(&api))?;
         let now = jiff::Timestamp::now().as_second();
         jwt::check_times(claims, now)?;
         let user = validation::user_of(storage, claims, now).await?;
