@@ -163,6 +163,37 @@ fn every_kubectl_shows_upstreams_answers() {
         wrongly_typed_deployment(&k),
         "Error from server (BadRequest): Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
     );
+    // Types that decode themselves hand on their own errors, unwrapped: `ParseQuantity`'s
+    // (k8s.io/apimachinery `pkg/api/resource/quantity.go`) and `time.Parse`'s
+    // (`metav1.Time.UnmarshalJSON`).
+    let pods = "/api/v1/namespaces/default/pods";
+    let cases = [
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q"},"spec":{"containers":[{"name":"c","image":"i","resources":{"limits":{"cpu":"two"}}}]}}"#,
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        ),
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q"},"spec":{"containers":[{"name":"c","image":"i","resources":{"requests":{"memory":"1GB"}}}]}}"#,
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        ),
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q"},"spec":{"containers":[{"name":"c","image":"i","resources":{"requests":{"memory":"512mi"}}}]}}"#,
+            "unable to parse quantity's suffix",
+        ),
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q","creationTimestamp":"2026-11-27"},"spec":{"containers":[{"name":"c","image":"i"}]}}"#,
+            r#"parsing time "2026-11-27" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "T""#,
+        ),
+    ];
+    for (body, problem) in cases {
+        let file = k.file("self-decoding.json", body);
+        assert_eq!(
+            refused(&k, &["create", "--raw", pods, "-f", file.to_str().unwrap()]),
+            format!(
+                "Error from server (BadRequest): Pod in version \"v1\" cannot be handled as a Pod: {problem}"
+            )
+        );
+    }
 
     // A create in a terminating namespace.
     k.expect_ok(&["create", "namespace", "doomed"]);

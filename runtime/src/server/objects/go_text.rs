@@ -2,11 +2,13 @@
 //! errors and type errors (the latter found by walking a kind's OpenAPI definition),
 //! `encoding/base64`'s corrupt input, `sigs.k8s.io/yaml`'s YAML errors (go-yaml's `yaml: line
 //! N: ...`), and the hex summary upstream's handlers give of a body they could not read. Close
-//! to Go's for the inputs clients send; Go's scanner contexts are simplified. `jsoniter`: the
-//! type errors of json-iterator, 1.20's JSON decoder.
+//! to Go's for the inputs clients send; Go's scanner contexts are simplified. `decoders`: the
+//! errors of the API types that decode themselves (quantities, times); `jsoniter`: the type
+//! errors of json-iterator, 1.20's JSON decoder.
 
 use serde_json::Value;
 
+mod decoders;
 mod jsoniter;
 
 pub(crate) use jsoniter::type_error as jsoniter_type_error;
@@ -137,24 +139,42 @@ pub(crate) fn yaml_error(error: &serde_yaml_ng::Error) -> String {
 
 /// Go's `json.Unmarshal` type error for `value` decoded into the Kubernetes type `schema`
 /// describes (an OpenAPI definition called `name`, its references looked up by `resolve`):
-/// `json: cannot unmarshal number into Go struct field ConfigMap.data of type string`, for the
-/// first value in document order whose JSON type the Go field cannot take (the innermost
-/// struct's name, then the JSON path of struct fields from the top, then the Go type). `None`
-/// when every value fits, or the misfit is in a type with a decoder of its own (quantities,
-/// times, int-or-strings, free-form fields), whose texts are not Go's.
+/// What Go's `encoding/json` answers for `value` decoded into the definition `name`: the error
+/// of a type that decodes itself (a quantity, a time), which stops the decoder where it is
+/// met, else the first type error in document order, which the decoder saves while it goes
+/// on: `json: cannot unmarshal number into Go struct field ConfigMap.data of type string`
+/// (the innermost struct's name, then the JSON path of struct fields from the top, then the
+/// Go type). `None` when every value fits, or the misfit is in a type whose texts are not
+/// Go's (int-or-strings, free-form fields).
 pub(crate) fn json_type_error<'a>(
     value: &Value,
     name: &str,
     schema: &'a Value,
     resolve: &dyn Fn(&str) -> Option<&'a Value>,
 ) -> Option<String> {
-    let walker = TypeWalker { resolve };
-    let mut path = Vec::new();
-    walker.walk(value, schema, Some(name), short_type(name), &mut path)
+    let owner = short_type(name);
+    let walk = |decoders| {
+        let walker = TypeWalker { resolve, decoders };
+        walker.walk(value, schema, Some(name), owner, &mut Vec::new())
+    };
+    walk(true).or_else(|| walk(false))
 }
 
 struct TypeWalker<'r, 'a> {
     resolve: &'r dyn Fn(&str) -> Option<&'a Value>,
+    /// Report the errors of self-decoding types only, passing over type misfits as the decoder
+    /// skips them; otherwise the misfits only.
+    decoders: bool,
+}
+
+/// The error of the self-decoding type `name` for `value`, if it is one kapi words as Go.
+fn decoder_error(name: &str, value: &Value) -> Option<String> {
+    match short_type(name) {
+        "Quantity" => decoders::quantity_error(value).map(str::to_owned),
+        "Time" => decoders::time_error(value, decoders::TimeType::Time),
+        "MicroTime" => decoders::time_error(value, decoders::TimeType::MicroTime),
+        _ => None,
+    }
 }
 
 /// The definition a schema refers to, directly or through a one-element `allOf`.
@@ -233,11 +253,17 @@ impl<'a> TypeWalker<'_, 'a> {
             return None;
         }
         let (schema, named) = match reference(schema) {
-            Some(name) if custom_decoder(name) => return None,
+            Some(name) if custom_decoder(name) => {
+                return self.decoders.then(|| decoder_error(name, value)).flatten();
+            }
             Some(name) => ((self.resolve)(name)?, Some(name)),
             None => (schema, named),
         };
+        let decoders = self.decoders;
         let misfit = |what: String, go_type: String| {
+            if decoders {
+                return None;
+            }
             Some(if path.is_empty() {
                 format!("json: cannot unmarshal {what} into Go value of type {go_type}")
             } else {
@@ -423,9 +449,20 @@ mod tests {
         for (value, want) in rows {
             assert_eq!(error(value.clone()).as_deref(), Some(want), "{value}");
         }
+        // `metav1.Time.UnmarshalJSON` reads a string first, and its error stops the decoder:
+        // it wins over a type error met before it.
         assert_eq!(
-            error(serde_json::json!({"metadata": {"creationTimestamp": 5}})),
-            None
+            error(serde_json::json!({"metadata": {"creationTimestamp": 5}})).as_deref(),
+            Some("json: cannot unmarshal number into Go value of type string")
+        );
+        assert_eq!(
+            error(
+                serde_json::json!({"data": {"a": 1}, "metadata": {"creationTimestamp": "today"}})
+            )
+            .as_deref(),
+            Some(
+                r#"parsing time "today" as "2006-01-02T15:04:05Z07:00": cannot parse "today" as "2006""#
+            )
         );
         assert_eq!(
             error(serde_json::json!({"data": {"a": "b"}, "other": 1})),

@@ -143,7 +143,10 @@ pub(crate) fn type_error<'a>(
     let mut walk = Walk {
         bytes,
         pos: 0,
-        types: TypeWalker { resolve },
+        types: TypeWalker {
+            resolve,
+            decoders: false,
+        },
     };
     match walk.decode(&GoValue::Struct(schema, go_named(name)), 0) {
         Ok(()) | Err(None) => None,
