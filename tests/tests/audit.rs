@@ -142,3 +142,81 @@ fn requests_are_audited_as_the_policy_says() {
         e["auditID"] == id && e["stage"] == "ResponseComplete"
     });
 }
+
+/// `--audit-log-maxsize`, `--audit-log-maxbackup` and `--audit-log-compress` rotate the log as
+/// kube-apiserver's lumberjack does: a line that would pass the size moves the file aside as
+/// `audit-<UTC time>.log`, only the newest backups stay, and they are gzipped.
+#[test]
+fn the_log_is_rotated_as_the_flags_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let log_dir = dir.path().join("audit");
+    let log = log_dir.join("audit.log");
+    let server = KapiServer::start(&ServerOptions {
+        args: vec![
+            format!("--audit-policy-file={}", policy.display()),
+            format!("--audit-log-path={}", log.display()),
+            "--audit-log-maxsize=1".to_owned(),
+            "--audit-log-maxbackup=1".to_owned(),
+            "--audit-log-compress".to_owned(),
+        ],
+        ..ServerOptions::default()
+    })
+    .unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    // Each create's event holds a third of a megabyte: seven of them fill the file twice.
+    let data = dir.path().join("data.txt");
+    std::fs::write(&data, "x".repeat(300 << 10)).unwrap();
+    for i in 0..7 {
+        k.expect_ok(&[
+            "create",
+            "configmap",
+            &format!("big{i}"),
+            &format!("--from-file={}", data.display()),
+        ]);
+    }
+    find(&log, |e| {
+        e["verb"] == "create" && e["objectRef"]["name"] == "big6"
+    });
+    let backups: Vec<String> = std::fs::read_dir(&log_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != "audit.log")
+        .collect();
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    let backup = &backups[0];
+    assert!(
+        backup.starts_with("audit-") && backup.ends_with(".log.gz") && backup.len() == 36,
+        "{backup}"
+    );
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(log_dir.join(backup)).unwrap()),
+        &mut text,
+    )
+    .unwrap();
+    let created = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .filter(|e| e["verb"] == "create")
+            .map(|e| e["objectRef"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // The newest backup only: the first one, with big0, is gone; the current file goes on
+    // where the backup ends.
+    let backed_up = created(&text);
+    let current = created(&std::fs::read_to_string(&log).unwrap());
+    assert!(
+        !backed_up.is_empty() && !backed_up.contains(&"big0".to_owned()),
+        "{backed_up:?}"
+    );
+    let next = |name: &str| name[3..].parse::<usize>().unwrap();
+    assert_eq!(
+        next(backed_up.last().unwrap()) + 1,
+        next(&current[0]),
+        "{backed_up:?} {current:?}"
+    );
+    assert_eq!(current.last().map(String::as_str), Some("big6"));
+    assert!(std::fs::metadata(&log).unwrap().len() <= 1 << 20);
+}

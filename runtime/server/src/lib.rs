@@ -134,6 +134,24 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE", requires = "audit_policy_file")]
     pub audit_log_path: Option<PathBuf>,
 
+    /// The most megabytes the audit log file holds before it is rotated (moved aside as
+    /// `<name>-<UTC time><ext>`), as kube-apiserver's flag; 0: never.
+    #[arg(long = "audit-log-maxsize", value_name = "MB", default_value_t = 0)]
+    pub audit_log_maxsize: u64,
+
+    /// The most rotated audit log files kept, the newest; 0: all. As kube-apiserver's flag.
+    #[arg(long = "audit-log-maxbackup", value_name = "N", default_value_t = 0)]
+    pub audit_log_maxbackup: usize,
+
+    /// The most days a rotated audit log file is kept, by the time in its name; 0: forever.
+    /// As kube-apiserver's flag.
+    #[arg(long = "audit-log-maxage", value_name = "DAYS", default_value_t = 0)]
+    pub audit_log_maxage: u64,
+
+    /// Whether rotated audit log files are gzipped, as kube-apiserver's flag.
+    #[arg(long = "audit-log-compress")]
+    pub audit_log_compress: bool,
+
     /// The `iss` of the service-account tokens issued (`kubectl create token`), and the issuer
     /// whose tokens authenticate; as kube-apiserver's flag.
     #[arg(long, value_name = "URL", default_value = kapi::server::DEFAULT_ISSUER)]
@@ -483,7 +501,13 @@ pub async fn serve(
         .authorization(authorization_for(&args)?)
         .service_account_tokens(service_accounts_for(&args)?);
     if let (Some(policy), Some(log)) = (&args.audit_policy_file, &args.audit_log_path) {
-        builder = builder.audit(kapi::server::Audit::new(policy, log)?);
+        let rotation = kapi::server::LogRotation {
+            max_size_mb: args.audit_log_maxsize,
+            max_backups: args.audit_log_maxbackup,
+            max_age_days: args.audit_log_maxage,
+            compress: args.audit_log_compress,
+        };
+        builder = builder.audit(kapi::server::Audit::rotated(policy, log, rotation)?);
     }
     if let Some((tls, access)) = security {
         if let Some(ca) = access.certificate_authority {

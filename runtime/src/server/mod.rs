@@ -52,7 +52,7 @@ use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use crate::storage::{EncryptedStorage, EncryptionConfig, Storage};
 use crate::{KubeVersion, Registry, ResourceInfo};
 
-pub use audit::{Audit, AuditError};
+pub use audit::{Audit, AuditError, LogRotation};
 pub use auth::{
     Authentication, Authorization, AuthorizationMode, DEFAULT_ISSUER, KeyError,
     ServiceAccountTokens, SigningKey, TokenFileError, VerificationKey,

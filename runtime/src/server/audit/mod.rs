@@ -1,4 +1,6 @@
-//! Auditing: kube-apiserver's audit log (`--audit-policy-file`, `--audit-log-path`). The policy
+//! Auditing: kube-apiserver's audit log (`--audit-policy-file`, `--audit-log-path`, rotated as
+//! `--audit-log-maxsize`, `--audit-log-maxbackup`, `--audit-log-maxage` and
+//! `--audit-log-compress` say: `rotation`). The policy
 //! (`policy`) gives each request a level from its user and attributes; events (`event`) are
 //! written at the stages the policy keeps (RequestReceived; ResponseStarted for a watch;
 //! ResponseComplete once the answer has been sent or abandoned), each a JSON line (`sink`),
@@ -12,7 +14,10 @@
 
 mod event;
 mod policy;
+mod rotation;
 mod sink;
+
+pub use rotation::LogRotation;
 
 use std::path::Path;
 use std::pin::Pin;
@@ -90,6 +95,15 @@ impl Audit {
     /// Audits as the `audit.k8s.io/v1` Policy in `policy_file` says, appending JSON lines to
     /// `log` (`-`: standard output). Must be called within a Tokio runtime (the writer task).
     pub fn new(policy_file: &Path, log: &Path) -> Result<Self, AuditError> {
+        Self::rotated(policy_file, log, LogRotation::default())
+    }
+
+    /// [`Audit::new`], the log file rotated as `rotation` says.
+    pub fn rotated(
+        policy_file: &Path,
+        log: &Path,
+        rotation: LogRotation,
+    ) -> Result<Self, AuditError> {
         let shown = policy_file.display().to_string();
         let text = std::fs::read_to_string(policy_file).map_err(|source| AuditError::Read {
             path: shown.clone(),
@@ -99,7 +113,7 @@ impl Audit {
             path: shown,
             message,
         })?;
-        let sink = Sink::open(&Target::of(log)).map_err(|source| AuditError::Log {
+        let sink = Sink::open(&Target::of(log), rotation).map_err(|source| AuditError::Log {
             path: log.display().to_string(),
             source,
         })?;

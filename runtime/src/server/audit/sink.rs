@@ -1,7 +1,8 @@
-//! Where events go: a JSON line each, appended to a file (`--audit-log-path`) or written to
-//! standard output (`-`), by one writer task behind a bounded queue, so a slow disk delays no
-//! request and holds at most [`QUEUE`] events; events beyond it are dropped and counted in the
-//! log, as upstream's batching backend drops what its buffer cannot hold.
+//! Where events go: a JSON line each, appended to a file (`--audit-log-path`, rotated as
+//! `rotation` says) or written to standard output (`-`), by one writer task behind a bounded
+//! queue, so a slow disk delays no request and holds at most [`QUEUE`] events; events beyond
+//! it are dropped and counted in the log, as upstream's batching backend drops what its buffer
+//! cannot hold.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::mpsc;
 
 use crate::server::audit::event::Event;
+use crate::server::audit::rotation::{LogRotation, RotatingFile};
 
 /// The most events waiting to be written.
 const QUEUE: usize = 10_000;
@@ -32,6 +34,28 @@ impl Target {
     }
 }
 
+/// Where the writer task writes: each event one whole line, so rotation never splits one.
+enum Out {
+    Stdout(std::io::Stdout),
+    File(RotatingFile),
+}
+
+impl Out {
+    fn write_line(&mut self, line: &[u8]) -> std::io::Result<()> {
+        match self {
+            Out::Stdout(out) => out.write_all(line),
+            Out::File(file) => file.write_line(line),
+        }
+    }
+
+    fn flush(&mut self) {
+        let _ = match self {
+            Out::Stdout(out) => out.flush(),
+            Out::File(file) => file.flush(),
+        };
+    }
+}
+
 /// The sending side of the writer task.
 #[derive(Debug)]
 pub(crate) struct Sink {
@@ -40,33 +64,27 @@ pub(crate) struct Sink {
 }
 
 impl Sink {
-    /// Opens `target` (creating the file, appending to it) and starts the writer task.
-    pub(crate) fn open(target: &Target) -> std::io::Result<Self> {
-        let mut out: Box<dyn std::io::Write + Send> = match target {
-            Target::Stdout => Box::new(std::io::stdout()),
-            Target::File(path) => {
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir)?;
-                }
-                let mut options = std::fs::OpenOptions::new();
-                options.create(true).append(true);
-                // Events name users and may hold objects: private, as upstream's log is 0600.
-                #[cfg(unix)]
-                std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-                Box::new(std::io::LineWriter::new(options.open(path)?))
-            }
+    /// Opens `target` (creating the file, appending to it; rotated as `rotation` says) and
+    /// starts the writer task.
+    pub(crate) fn open(target: &Target, rotation: LogRotation) -> std::io::Result<Self> {
+        let mut out = match target {
+            Target::Stdout => Out::Stdout(std::io::stdout()),
+            Target::File(path) => Out::File(RotatingFile::open(path, rotation)?),
         };
         let (queue, mut events) = mpsc::channel::<Event>(QUEUE);
         tokio::task::spawn_blocking(move || {
             while let Some(event) = events.blocking_recv() {
-                let written = serde_json::to_writer(&mut out, &event)
+                let written = serde_json::to_vec(&event)
                     .map_err(std::io::Error::other)
-                    .and_then(|()| out.write_all(b"\n"));
+                    .and_then(|mut line| {
+                        line.push(b'\n');
+                        out.write_line(&line)
+                    });
                 if let Err(error) = written {
                     tracing::error!(%error, "writing an audit event failed");
                 }
             }
-            let _ = out.flush();
+            out.flush();
         });
         Ok(Self {
             queue,
