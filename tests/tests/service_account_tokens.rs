@@ -17,7 +17,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use kapi_e2e::{KapiServer, ServerOptions, python};
+use kapi_e2e::{KapiServer, ServerOptions, expect_refusal, python};
 use serde_json::{Value, json};
 
 /// `kubectl <args>` with `kubeconfig`: (success, stdout, stderr).
@@ -609,4 +609,45 @@ fn legacy_token_secrets_made_by_hand() {
             other => Err(format!("{other:?}")),
         }
     });
+}
+
+/// `--service-account-jwks-uri` names where the keys are published in the discovery document
+/// (`pkg/serviceaccount/openidmetadata.go`), and must be an https URL
+/// (`pkg/kubeapiserver/options/authentication.go`).
+#[test]
+fn the_jwks_uri_is_the_one_given() {
+    let uri = "https://keys.example.com/openid/v1/jwks";
+    let server = KapiServer::start(&ServerOptions {
+        args: vec![format!("--service-account-jwks-uri={uri}")],
+        ..ServerOptions::default().tls()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let document = kubectl_ok(
+        dir.path(),
+        server.kubeconfig(),
+        &["get", "--raw", "/.well-known/openid-configuration"],
+    );
+    let document: Value = serde_json::from_str(&document).unwrap();
+    assert_eq!(document["jwks_uri"], uri);
+
+    let data = dir.path().join("data");
+    let args: Vec<std::ffi::OsString> = vec![
+        "serve".into(),
+        "--plain-http".into(),
+        "--listen=127.0.0.1:0".into(),
+        "--data-dir".into(),
+        data.into(),
+        "--kubeconfig".into(),
+        dir.path().join("kubeconfig").into(),
+        "--service-account-jwks-uri=http://keys.example.com/jwks".into(),
+    ];
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(AsRef::as_ref).collect();
+    let stderr = expect_refusal(&args, Duration::from_secs(20)).unwrap();
+    assert!(
+        stderr.contains(
+            "service-account-jwks-uri requires https scheme, parsed as: http://keys.example.com/jwks"
+        ),
+        "{stderr}"
+    );
 }

@@ -157,6 +157,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "URL", default_value = kapi::server::DEFAULT_ISSUER)]
     pub service_account_issuer: String,
 
+    /// The URL of the service-account keys that `/.well-known/openid-configuration` names
+    /// (`jwks_uri`), as kube-apiserver's flag; https only. Default: `/openid/v1/jwks` on the
+    /// address the document was asked at.
+    #[arg(long, value_name = "URL")]
+    pub service_account_jwks_uri: Option<String>,
+
     /// The audiences of the API, comma-separated: tokens are issued for them by default and
     /// authenticate only for one of them. Default: the issuer.
     #[arg(long, value_name = "AUDIENCE,...", value_delimiter = ',')]
@@ -325,6 +331,9 @@ pub enum ServeError {
     /// Neither a data directory nor etcd servers were given.
     #[error("give --data-dir for the embedded store or --etcd-servers for etcd")]
     NoStore,
+    /// `--service-account-jwks-uri` is no https URL (kube-apiserver's words).
+    #[error("service-account-jwks-uri requires https scheme, parsed as: {0}")]
+    JwksUri(String),
     /// `--plain-http` on an address other machines can reach.
     #[error(
         "--plain-http serves without TLS or authentication, so it is allowed only on a loopback address, and --listen {listen} is not one: listen on 127.0.0.1 or [::1], or drop --plain-http"
@@ -578,6 +587,15 @@ pub fn service_accounts_for(args: &ServeArgs) -> Result<ServiceAccountTokens, Se
         .verification_keys(extra);
     if let Some(max) = args.service_account_max_token_expiration {
         tokens = tokens.max_expiration(max);
+    }
+    if let Some(uri) = &args.service_account_jwks_uri {
+        let host = uri
+            .strip_prefix("https://")
+            .map(|rest| rest.split('/').next());
+        if !matches!(host, Some(Some(host)) if !host.is_empty()) {
+            return Err(ServeError::JwksUri(uri.clone()));
+        }
+        tokens = tokens.jwks_uri(uri.clone());
     }
     Ok(tokens)
 }

@@ -54,7 +54,10 @@ pub(crate) fn configuration(tokens: &ServiceAccountTokens, host: &str) -> Value 
     algorithms.dedup();
     json!({
         "issuer": tokens.issuer,
-        "jwks_uri": format!("https://{host}{JWKS_PATH}"),
+        "jwks_uri": tokens
+            .jwks_uri
+            .clone()
+            .unwrap_or_else(|| format!("https://{host}{JWKS_PATH}")),
         "response_types_supported": ["id_token"],
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": algorithms,

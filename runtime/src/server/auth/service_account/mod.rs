@@ -31,6 +31,8 @@ pub struct ServiceAccountTokens {
     pub(crate) signing_key: SigningKey,
     extra_keys: Vec<VerificationKey>,
     pub(crate) max_expiration: Option<Duration>,
+    /// The `jwks_uri` the discovery document names, when not the server's own.
+    pub(crate) jwks_uri: Option<String>,
     /// The release served, which decides how legacy tokens are tracked (the server sets it).
     pub(crate) release: KubeVersion,
 }
@@ -45,6 +47,7 @@ impl ServiceAccountTokens {
             signing_key: key,
             extra_keys: Vec::new(),
             max_expiration: None,
+            jwks_uri: None,
             release: crate::server::DEFAULT_KUBE_VERSION,
         }
     }
@@ -74,6 +77,14 @@ impl ServiceAccountTokens {
     /// (`--service-account-max-token-expiration`).
     pub fn max_expiration(mut self, max: Duration) -> Self {
         self.max_expiration = Some(max);
+        self
+    }
+
+    /// The URL of the keys that `/.well-known/openid-configuration` names
+    /// (`--service-account-jwks-uri`), when they are published elsewhere than the server's
+    /// own `/openid/v1/jwks`.
+    pub fn jwks_uri(mut self, uri: impl Into<String>) -> Self {
+        self.jwks_uri = Some(uri.into());
         self
     }
 
