@@ -415,3 +415,62 @@ fn users_over_tls_are_their_certificates_and_tokens() {
     let err = wrong.expect_failure(&["get", "pods"]);
     assert!(err.contains("You must be logged in to the server"), "{err}");
 }
+
+/// The operator's certificate, key and client CA files are read again when they change, as
+/// kube-apiserver's dynamic certificate controllers read them
+/// (`staging/src/k8s.io/apiserver/pkg/server/dynamiccertificates`): connections after the
+/// change get the new serving certificate and are judged by the new client CAs, with no
+/// restart.
+#[test]
+fn changed_certificate_files_are_served_without_a_restart() {
+    let first = tls_server();
+    let second = tls_server();
+    let (one, two) = (pki(&first), pki(&second));
+    let dir = tempfile::tempdir().unwrap();
+    let place = |from: &Path| {
+        for (source, target) in [
+            ("apiserver.crt", "serving.crt"),
+            ("apiserver.key", "serving.key"),
+            ("ca.crt", "client-ca.crt"),
+        ] {
+            std::fs::copy(from.join(source), dir.path().join(target)).unwrap();
+        }
+    };
+    place(&one);
+    let file = |name: &str| dir.path().join(name).display().to_string();
+    let server = KapiServer::start(&ServerOptions {
+        args: vec![
+            format!("--tls-cert-file={}", file("serving.crt")),
+            format!("--tls-private-key-file={}", file("serving.key")),
+            format!("--client-ca-file={}", file("client-ca.crt")),
+        ],
+        ..ServerOptions::default().tls()
+    })
+    .unwrap();
+    let as_admin_of = |pki: &Path| {
+        let admin = admin_args(pki);
+        let args = [&strs(&admin)[..], &["-w", "%{http_code}"]].concat();
+        curl(&server, &args, "/api/v1/namespaces")
+    };
+    assert_eq!(as_admin_of(&one).unwrap(), "200");
+    assert!(
+        as_admin_of(&two).is_err(),
+        "the second CA is not trusted yet"
+    );
+
+    place(&two);
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        match as_admin_of(&two) {
+            Ok(code) => {
+                assert_eq!(code, "200");
+                break;
+            }
+            Err(error) if std::time::Instant::now() > deadline => panic!("{error}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(300)),
+        }
+    }
+    // The first server's CA no longer signs what is served.
+    let error = as_admin_of(&one).unwrap_err();
+    assert!(error.contains("certificate"), "{error}");
+}

@@ -676,18 +676,44 @@ pub fn security_for(args: &ServeArgs) -> Result<Option<(Tls, KubeconfigTls)>, Se
             (generated, Some(made.ca.clone()))
         }
     };
-    let mut client_cas = made.ca.clone();
     if let Some(path) = &args.client_ca_file {
-        if !client_cas.ends_with('\n') {
-            client_cas.push('\n');
-        }
-        client_cas.push_str(&read(path)?);
+        read(path)?;
     }
-    let tls = Tls::from_pem(
-        serving.cert.as_bytes(),
-        serving.key.as_bytes(),
-        Some(client_cas.as_bytes()),
-    )?;
+    // The operator's files are read again when they change, as kube-apiserver's dynamic
+    // certificate controllers read them; what the server made itself does not change.
+    let operator_pair = args
+        .tls_cert_file
+        .clone()
+        .zip(args.tls_private_key_file.clone());
+    let client_ca_file = args.client_ca_file.clone();
+    let mut watched: Vec<PathBuf> = client_ca_file.iter().cloned().collect();
+    if let Some((cert, key)) = &operator_pair {
+        watched.extend([cert.clone(), key.clone()]);
+    }
+    let server_ca = made.ca.clone();
+    let tls = Tls::reloading(watched, move || {
+        let file = |path: &PathBuf| {
+            std::fs::read(path).map_err(|source| TlsError::Read {
+                path: path.clone(),
+                source,
+            })
+        };
+        let (cert, key) = match &operator_pair {
+            Some((cert, key)) => (file(cert)?, file(key)?),
+            None => (
+                serving.cert.clone().into_bytes(),
+                serving.key.clone().into_bytes(),
+            ),
+        };
+        let mut client_cas = server_ca.clone().into_bytes();
+        if let Some(path) = &client_ca_file {
+            if !client_cas.ends_with(b"\n") {
+                client_cas.push(b'\n');
+            }
+            client_cas.extend(file(path)?);
+        }
+        Ok((cert, key, Some(client_cas)))
+    })?;
     let access = KubeconfigTls {
         certificate_authority,
         client_certificate: made.admin.cert,

@@ -159,10 +159,10 @@ async fn handshake(
     timeouts: Timeouts,
     mut closing: watch::Receiver<bool>,
 ) {
-    let accepting = tokio::time::timeout(timeouts.header_read, tls.acceptor.accept(tcp));
-    let stream = tokio::select! {
+    let accepting = tokio::time::timeout(timeouts.header_read, tls.accept(tcp));
+    let (stream, client) = tokio::select! {
         accepted = accepting => match accepted {
-            Ok(Ok(stream)) => stream,
+            Ok(Ok(accepted)) => accepted,
             Ok(Err(error)) => {
                 tracing::trace!(%peer, %error, "http: TLS handshake error");
                 return;
@@ -180,7 +180,6 @@ async fn handshake(
     } else {
         Protocol::Http1
     };
-    let client = tls.client_identity(session.peer_certificates());
     let how = Connection {
         peer,
         timeouts,

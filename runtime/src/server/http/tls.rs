@@ -20,7 +20,9 @@
 //! Failed handshakes are logged at trace level, as upstream logs them at V(5)
 //! (`tlsHandshakeErrorWriter`).
 
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
 
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::crypto::WebPkiSupportedAlgorithms;
@@ -38,10 +40,18 @@ const ALPN: [&[u8]; 2] = [b"h2", b"http/1.1"];
 
 /// How a server speaks TLS: its certificate chain and private key, and optionally the CAs whose
 /// client certificates identify users (kube-apiserver's `--tls-cert-file`,
-/// `--tls-private-key-file` and `--client-ca-file`).
+/// `--tls-private-key-file` and `--client-ca-file`), fixed ([`Tls::from_pem`]) or read again
+/// from their files when they change ([`Tls::reloading`]).
 #[derive(Clone)]
 pub struct Tls {
-    pub(crate) acceptor: tokio_rustls::TlsAcceptor,
+    current: Arc<Mutex<Arc<Settings>>>,
+    /// Where the settings come from when they are reloaded.
+    reload: Option<Arc<Reload>>,
+}
+
+/// One version of the settings: what each connection's handshake and client check use.
+struct Settings {
+    acceptor: tokio_rustls::TlsAcceptor,
     /// Verifies a presented client chain against the client CAs; `None` without client CAs,
     /// when no certificate is asked for.
     client_verifier: Option<Arc<dyn ClientCertVerifier>>,
@@ -49,13 +59,46 @@ pub struct Tls {
     client_cas: usize,
 }
 
+/// The PEM inputs of [`Tls::from_pem`]: the chain, the key and the client CA bundle.
+pub type TlsPem = (Vec<u8>, Vec<u8>, Option<Vec<u8>>);
+
+/// How reloaded settings are read: the files watched, the last look at them, and the reader.
+struct Reload {
+    files: Vec<PathBuf>,
+    state: Mutex<Looked>,
+    read: Box<dyn Fn() -> Result<TlsPem, TlsError> + Send + Sync>,
+}
+
+/// When the files were last looked at, and what they were then (modification time and size).
+struct Looked {
+    at: Instant,
+    stamps: Vec<Option<(SystemTime, u64)>>,
+}
+
+/// How often, at most, the watched files are looked at: a connection accepted after a change
+/// gets the new certificate within this time (upstream's file watches are immediate, with a
+/// one-minute resync).
+const RELOAD_CHECK: Duration = Duration::from_secs(1);
+
 impl std::fmt::Debug for Tls {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let current = self.settings();
         f.debug_struct("Tls")
-            .field("certificates", &self.chain_len)
-            .field("client_cas", &self.client_cas)
+            .field("certificates", &current.chain_len)
+            .field("client_cas", &current.client_cas)
+            .field("reloading", &self.reload.is_some())
             .finish_non_exhaustive()
     }
+}
+
+fn stamps(files: &[PathBuf]) -> Vec<Option<(SystemTime, u64)>> {
+    files
+        .iter()
+        .map(|file| {
+            let meta = std::fs::metadata(file).ok()?;
+            Some((meta.modified().ok()?, meta.len()))
+        })
+        .collect()
 }
 
 /// Why [`Tls::from_pem`] refused its input.
@@ -79,6 +122,14 @@ pub enum TlsError {
     /// The key does not match the certificate, or rustls refused the configuration.
     #[error("invalid TLS configuration: {0}")]
     Config(String),
+    /// A file [`Tls::reloading`] reads could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 impl Tls {
@@ -87,6 +138,102 @@ impl Tls {
     /// CA bundle client certificates are verified against (X.509 client authentication).
     /// Refuses PEM without certificates, a key that does not match the leaf, and unusable CAs.
     pub fn from_pem(
+        chain_pem: &[u8],
+        key_pem: &[u8],
+        client_ca_pem: Option<&[u8]>,
+    ) -> Result<Self, TlsError> {
+        Ok(Self {
+            current: Arc::new(Mutex::new(Arc::new(Settings::from_pem(
+                chain_pem,
+                key_pem,
+                client_ca_pem,
+            )?))),
+            reload: None,
+        })
+    }
+
+    /// TLS from what `read` answers now, and again whenever one of `files` (those it reads)
+    /// changes, as kube-apiserver's dynamic certificate controllers reload
+    /// `--tls-cert-file`, `--tls-private-key-file` and `--client-ca-file`
+    /// (k8s.io/apiserver `pkg/server/dynamiccertificates`): connections accepted after the
+    /// change use the new certificate and client CAs; settings that do not load (a key that
+    /// no longer matches mid-rotation) are logged and the last good ones kept.
+    pub fn reloading(
+        files: Vec<PathBuf>,
+        read: impl Fn() -> Result<TlsPem, TlsError> + Send + Sync + 'static,
+    ) -> Result<Self, TlsError> {
+        let looked = Looked {
+            at: Instant::now(),
+            stamps: stamps(&files),
+        };
+        let (chain, key, client_ca) = read()?;
+        let settings = Settings::from_pem(&chain, &key, client_ca.as_deref())?;
+        Ok(Self {
+            current: Arc::new(Mutex::new(Arc::new(settings))),
+            reload: Some(Arc::new(Reload {
+                files,
+                state: Mutex::new(looked),
+                read: Box::new(read),
+            })),
+        })
+    }
+
+    /// The settings in force.
+    fn settings(&self) -> Arc<Settings> {
+        Arc::clone(&self.current.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// The settings for a new connection: reloaded first if a watched file changed.
+    fn for_connection(&self) -> Arc<Settings> {
+        if let Some(reload) = &self.reload {
+            self.reload_if_changed(reload);
+        }
+        self.settings()
+    }
+
+    fn reload_if_changed(&self, reload: &Reload) {
+        let mut looked = reload.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if looked.at.elapsed() < RELOAD_CHECK {
+            return;
+        }
+        looked.at = Instant::now();
+        let now = stamps(&reload.files);
+        if now == looked.stamps {
+            return;
+        }
+        looked.stamps = now;
+        let loaded = (reload.read)().and_then(|(chain, key, client_ca)| {
+            Settings::from_pem(&chain, &key, client_ca.as_deref())
+        });
+        match loaded {
+            Ok(settings) => {
+                tracing::info!(files = ?reload.files, "loaded the changed TLS certificates");
+                *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Arc::new(settings);
+            }
+            Err(error) => {
+                tracing::warn!(%error, files = ?reload.files, "changed TLS certificates do not load; the last ones are kept");
+            }
+        }
+    }
+
+    /// Accepts a TLS connection with the settings in force (see [`Tls::reloading`]), and
+    /// answers what the finished handshake says of the client.
+    pub(crate) async fn accept(
+        &self,
+        tcp: tokio::net::TcpStream,
+    ) -> std::io::Result<(
+        tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
+        Option<ClientIdentity>,
+    )> {
+        let settings = self.for_connection();
+        let stream = settings.acceptor.accept(tcp).await?;
+        let client = settings.client_identity(stream.get_ref().1.peer_certificates());
+        Ok((stream, client))
+    }
+}
+
+impl Settings {
+    fn from_pem(
         chain_pem: &[u8],
         key_pem: &[u8],
         client_ca_pem: Option<&[u8]>,
@@ -146,7 +293,7 @@ impl Tls {
     /// What a finished handshake says about the client: `None` when it presented no
     /// certificate (or none was asked for), else whether its chain verifies against the client
     /// CAs now.
-    pub(crate) fn client_identity(
+    fn client_identity(
         &self,
         presented: Option<&[CertificateDer<'static>]>,
     ) -> Option<ClientIdentity> {
@@ -437,7 +584,7 @@ mod tests {
         let tls = Tls::from_pem(cert.as_bytes(), key.as_bytes(), Some(ca.pem.as_bytes())).unwrap();
         assert_eq!(
             format!("{tls:?}"),
-            "Tls { certificates: 1, client_cas: 1, .. }"
+            "Tls { certificates: 1, client_cas: 1, reloading: false, .. }"
         );
     }
 }
