@@ -339,6 +339,22 @@ spec: {accessModes: [ReadWriteOncePod, ReadWriteOnce], resources: {requests: {st
         ],
     },
     Refusal {
+        cites: "ValidatePersistentVolumeSpec",
+        manifest: "apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv}
+spec: {capacity: {storage: '-1'}, persistentVolumeReclaimPolicy: Keep, local: {path: /d}, csi: {driver: d, volumeHandle: h}}",
+        kind_and_name: r#"PersistentVolume "pv""#,
+        causes: &[
+            ("", "spec.accessModes: Required value"),
+            ("", "spec.capacity[storage]: Invalid value: -1: must be a valid resource quantity"),
+            ("", r#"spec.capacity[storage]: Invalid value: "-1": must be greater than zero"#),
+            ("", r#"spec.persistentVolumeReclaimPolicy: Unsupported value: "Keep": supported values: "Delete", "Recycle", "Retain""#),
+            ("", "spec.nodeAffinity: Required value: Local volume requires node affinity"),
+            ("", "spec.csi: Forbidden: may not specify more than 1 volume type"),
+        ],
+    },
+    Refusal {
         cites: "ValidateStorageClass",
         manifest: "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: sc}\nreclaimPolicy: Recycle",
         kind_and_name: r#"StorageClass "sc""#,

@@ -922,13 +922,21 @@ pub mod v1 {
             ],
         );
         pub static Pod: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&PodSpec),
-                field("status").of(&PodStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&PodSpec),
+                    field("status").of(&PodStatus),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodUpdate),
+                    ),
+                ],
+            );
         pub static PodSpec: TypeInfo = TypeInfo::new(
                 &[
                     field("affinity").of(&Affinity),
@@ -1034,6 +1042,12 @@ pub mod v1 {
                                 "Default",
                                 "None",
                             ],
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PodHostNamespaces,
                         ),
                     ),
                     kapi::validation::Check::new(

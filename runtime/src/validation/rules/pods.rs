@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
+use super::super::meta::labels;
 use super::{port_number, text};
 use crate::KubeVersion;
 use crate::quantity::Quantity;
@@ -121,6 +122,7 @@ fn source_fields(field: &str, source: &Value, at: &FieldPath, errors: &mut Error
             }
         }
     }
+    super::persistent_volume::source_paths(field, source, at, errors);
     if FILE_MODE_SOURCES.contains(&field)
         && let Some(mode) = source.get("defaultMode").and_then(Value::as_i64)
         && !(0..=0o777).contains(&mode)
@@ -342,11 +344,13 @@ pub(super) fn toleration(toleration: &Value, at: &FieldPath, errors: &mut Errors
     }
 }
 
-/// `ValidatePodSpec`'s optional names and deadline, each checked when set: `serviceAccountName`
+/// `ValidatePodSpec`'s node selector (`ValidateLabels`, errors at the map) and optional names
+/// and deadline, each checked when set: `serviceAccountName`
 /// and `nodeName` (DNS subdomains), `activeDeadlineSeconds` (1 to 2³¹−1), `hostname` and
 /// `subdomain` (DNS labels), `priorityClassName` (a DNS subdomain), in upstream's order.
 pub(super) fn pod_fields(spec: &Value, at: &FieldPath, errors: &mut Errors) {
     let release = errors.release();
+    labels(spec, "nodeSelector", at, errors);
     let names = |field: &str, format: Format, errors: &mut Errors| {
         let name = spec.get(field).and_then(Value::as_str).unwrap_or("");
         if !name.is_empty() {
