@@ -17,6 +17,7 @@ kind: Pod
 metadata: {name: p}
 spec:
   activeDeadlineSeconds: 100
+  restartPolicy: Never
   tolerations: [{key: a, operator: Exists, effect: NoSchedule}]
   containers: [{name: web, image: nginx}]
 ";
@@ -73,11 +74,11 @@ fn kubectl_may_change_only_what_upstream_lets_a_pod_update_change() {
             "patch",
             "pod/p",
             "-p",
-            r#"{"spec":{"restartPolicy":"Never"}}"#,
+            r#"{"spec":{"restartPolicy":"OnFailure"}}"#,
         ]);
         assert_refused(&stderr, forbidden_update(release));
         assert!(
-            stderr.contains("Never"),
+            stderr.contains("OnFailure"),
             "{release}: the diff names the change:\n{stderr}"
         );
 
@@ -122,6 +123,45 @@ fn kubectl_may_change_only_what_upstream_lets_a_pod_update_change() {
         assert_refused(
             &stderr,
             "spec.containers: Forbidden: pod updates may not add or remove containers",
+        );
+
+        // ValidatePodStatusUpdate, through pods/status: a container that terminated under
+        // restartPolicy Never stays terminated; a condition's type is a qualified name
+        // (reported under `metadata` before 1.34).
+        let status = |patch: &str| {
+            vec![
+                "patch".to_owned(),
+                "pod/p".to_owned(),
+                "--subresource=status".to_owned(),
+                "--type=merge".to_owned(),
+                "-p".to_owned(),
+                patch.to_owned(),
+            ]
+        };
+        let run = |args: Vec<String>| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            k.expect_failure(&args)
+        };
+        k.expect_ok(&["patch", "pod/p", "--subresource=status", "--type=merge", "-p",
+            r#"{"status":{"containerStatuses":[{"name":"web","ready":false,"restartCount":0,"image":"nginx","imageID":"","state":{"terminated":{"exitCode":0}}}]}}"#]);
+        let stderr = run(status(
+            r#"{"status":{"containerStatuses":[{"name":"web","ready":true,"restartCount":1,"image":"nginx","imageID":"","state":{"running":{}}}]}}"#,
+        ));
+        assert_refused(
+            &stderr,
+            "status.containerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state",
+        );
+        let stderr = run(status(
+            r#"{"status":{"conditions":[{"type":"not valid","status":"True"}]}}"#,
+        ));
+        let conditions = if release >= "1.34" {
+            "status"
+        } else {
+            "metadata"
+        };
+        assert_refused(
+            &stderr,
+            &format!(r#"{conditions}.conditions[0].Type: Invalid value: "not valid": "#),
         );
 
         // ValidatePodSpecificAnnotationUpdates: no mirror pod annotation afterwards.

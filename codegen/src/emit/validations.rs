@@ -108,6 +108,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("host_ports", "HostPorts", None),
     ("probe_thresholds", "ProbeThresholds", None),
     ("pod_update", "PodUpdate", None),
+    ("pod_status", "PodStatus", None),
     ("persistent_volume", "PersistentVolume", None),
     ("pod_security_context", "PodSecurityContext", None),
     ("security_context", "SecurityContext", None),

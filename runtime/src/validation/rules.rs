@@ -99,6 +99,10 @@ pub enum Named {
     AffinityWeight,
     /// A pod affinity term's namespaces and topology key (`validatePodAffinityTerm`).
     PodAffinityTerm,
+    /// What a write through a Pod's `/status` may do: its conditions' types, the nominated
+    /// node's name, the QoS class and terminated containers left as they were
+    /// (`ValidatePodStatusUpdate`); on a Pod, on status writes only.
+    PodStatus,
     /// A PersistentVolume's spec and, on an update, its unchanged source, volume mode and node
     /// affinity (`ValidatePersistentVolumeSpec`, `ValidatePersistentVolumeUpdate`).
     PersistentVolume,
@@ -177,6 +181,11 @@ pub enum Workload {
 }
 
 impl Named {
+    /// Whether the rule holds writes through `/status` (and only those).
+    pub(super) fn on_status(self) -> bool {
+        self == Self::PodStatus
+    }
+
     /// Checks `holder` (a value of the type the rule belongs to, at `at`); `old` on updates.
     pub(super) fn check(
         self,
@@ -217,6 +226,11 @@ impl Named {
             Self::PodUpdate => {
                 if let Some(old) = old {
                     pod_update::pod_update(holder, old, at, errors);
+                }
+            }
+            Self::PodStatus => {
+                if let Some(old) = old {
+                    pod_update::pod_status(holder, old, at, errors);
                 }
             }
             Self::PersistentVolume => {

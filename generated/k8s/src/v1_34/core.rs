@@ -935,6 +935,10 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(kapi::validation::Named::PodUpdate),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodStatus),
+                    ),
                 ],
             );
         pub static PodSpec: TypeInfo = TypeInfo::new(

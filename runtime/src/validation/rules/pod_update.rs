@@ -6,7 +6,8 @@
 //! required node affinity additions (1.27 on). Anything else is `spec: Forbidden: pod updates
 //! may not change fields other than ...` followed by a diff of the two specs. Also the pod's own
 //! annotation rules (`ValidatePodSpecificAnnotationUpdates`: mirror pod and AppArmor
-//! annotations stay as they are).
+//! annotations stay as they are). Writes through `/status` are held to `ValidatePodStatusUpdate`
+//! ([`pod_status`]).
 //!
 //! Upstream's appended diff is of its internal Go struct (Go field names, every zero field
 //! written): `diff.ObjectDiff` of the compact JSON in 1.20, go-cmp's `cmp.Diff` in 1.28 (whose
@@ -18,9 +19,10 @@
 use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
+use super::super::format::Format;
 use super::go_value::{self, NODE_SELECTOR_TERM};
-use super::items;
 use super::pods::toleration;
+use super::{items, text};
 use crate::KubeVersion;
 
 /// The mirror pod annotation (`core.MirrorPodAnnotationKey`).
@@ -81,6 +83,152 @@ pub(super) fn pod_update(new: &Value, old: &Value, at: &FieldPath, errors: &mut 
     if !same(Some(&munged), Some(old_spec)) {
         let message = forbidden_message(errors.release(), old_spec, &munged);
         errors.forbidden(&spec_at, &message);
+    }
+}
+
+/// The release whose status checks report conditions under `status` (not `metadata`), check
+/// observed generations and keep the QoS class (the first release read with them).
+const STATUS_PATHS_SINCE: KubeVersion = KubeVersion::new(1, 34);
+/// The release that holds ephemeral containers' statuses too (1.28 read).
+const EPHEMERAL_STATUSES_SINCE: KubeVersion = KubeVersion::new(1, 28);
+/// The conditions the system owns, whose types need not be qualified names.
+const SYSTEM_CONDITIONS: &[&str] = &["PodScheduled", "Ready", "Initialized"];
+const NON_NEGATIVE: &str = "must be a non-negative integer";
+
+/// `ValidatePodStatusUpdate` on a write through `/status` (whose spec upstream keeps as
+/// stored): the pod's annotations, conditions, nominated node, observed generation and QoS
+/// class, and no terminated container running again unless the restart policy lets it.
+pub(super) fn pod_status(new: &Value, old: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    annotation_updates(new, old, &at.child("metadata").child("annotations"), errors);
+    let null = Value::Null;
+    let status = new.get("status").unwrap_or(&null);
+    let old_status = old.get("status").unwrap_or(&null);
+    let status_at = at.child("status");
+    let conditions_at = if release >= STATUS_PATHS_SINCE {
+        status_at.child("conditions")
+    } else {
+        at.child("metadata").child("conditions")
+    };
+    for (i, condition) in items(status, "conditions").iter().enumerate() {
+        let item = conditions_at.index(i);
+        if release >= STATUS_PATHS_SINCE
+            && let Some(generation) = condition.get("observedGeneration").and_then(Value::as_i64)
+            && generation < 0
+        {
+            let shown = Value::from(generation);
+            errors.invalid(
+                &item.child("observedGeneration"),
+                Shown::Plain(&shown),
+                NON_NEGATIVE,
+            );
+        }
+        let kind = text(condition, "type");
+        if SYSTEM_CONDITIONS.contains(&kind) {
+            continue;
+        }
+        for message in Format::QualifiedName.messages(kind, release) {
+            errors.invalid(
+                &item.child("Type"),
+                Shown::Plain(&Value::from(kind)),
+                &message,
+            );
+        }
+    }
+    let nominated = text(status, "nominatedNodeName");
+    if !nominated.is_empty() && nominated != text(old_status, "nominatedNodeName") {
+        for message in Format::DnsSubdomain.messages(nominated, release) {
+            let path = status_at.child("nominatedNodeName");
+            errors.invalid(&path, Shown::Plain(&Value::from(nominated)), &message);
+        }
+    }
+    if release >= STATUS_PATHS_SINCE {
+        if let Some(generation) = status.get("observedGeneration").and_then(Value::as_i64)
+            && generation < 0
+        {
+            let shown = Value::from(generation);
+            errors.invalid(
+                &status_at.child("observedGeneration"),
+                Shown::Plain(&shown),
+                NON_NEGATIVE,
+            );
+        }
+        // An empty class is the stored one (podStatusStrategy.PrepareForUpdate backfills it).
+        let qos = text(status, "qosClass");
+        let old_qos = text(old_status, "qosClass");
+        if !qos.is_empty() && qos != old_qos {
+            let path = status_at.child("qosClass");
+            errors.invalid(
+                &path,
+                Shown::Plain(&Value::from(qos)),
+                super::super::IMMUTABLE,
+            );
+        }
+    }
+    let null = Value::Null;
+    let spec = old.get("spec").unwrap_or(&null);
+    let policy = text(spec, "restartPolicy");
+    for (list, policy) in [
+        ("containerStatuses", policy),
+        ("initContainerStatuses", policy),
+        ("ephemeralContainerStatuses", "Never"),
+    ] {
+        if list == "ephemeralContainerStatuses" && release < EPHEMERAL_STATUSES_SINCE {
+            continue;
+        }
+        let restartable = |name: &str| {
+            list == "initContainerStatuses"
+                && release >= STATUS_PATHS_SINCE
+                && items(spec, "initContainers")
+                    .iter()
+                    .find(|c| text(c, "name") == name)
+                    .is_some_and(|c| text(c, "restartPolicy") == "Always")
+        };
+        state_transitions(
+            status,
+            old_status,
+            list,
+            policy,
+            restartable,
+            &status_at,
+            errors,
+        );
+    }
+}
+
+/// `ValidateContainerStateTransition`: under a restart policy other than `Always`, a container
+/// that terminated (successfully, under `OnFailure`) does not leave that state.
+fn state_transitions(
+    status: &Value,
+    old_status: &Value,
+    list: &str,
+    policy: &str,
+    restartable: impl Fn(&str) -> bool,
+    at: &FieldPath,
+    errors: &mut Errors,
+) {
+    if policy == "Always" {
+        return;
+    }
+    let terminated = |s: &Value| s.pointer("/state/terminated").is_some_and(|t| !t.is_null());
+    for (i, old) in items(old_status, list).iter().enumerate() {
+        if !terminated(old) {
+            continue;
+        }
+        let code = old
+            .pointer("/state/terminated/exitCode")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        let name = text(old, "name");
+        if (code != 0 && policy == "OnFailure") || restartable(name) {
+            continue;
+        }
+        for new in items(status, list) {
+            if text(new, "name") == name && !terminated(new) {
+                let path = at.child(list).index(i).child("state");
+                errors.forbidden(&path, "may not be transitioned to non-terminated state");
+            }
+        }
     }
 }
 
@@ -717,6 +865,35 @@ mod tests {
             [
                 "metadata.annotations[kubernetes.io/config.mirror]: Forbidden: may not add mirror pod annotation"
             ]
+        );
+    }
+
+    #[test]
+    fn status_writes_keep_terminated_containers_terminated() {
+        // ValidatePodStatusUpdate, ValidateContainerStateTransition, validatePodConditions.
+        let old = json!({"spec": {"restartPolicy": "Never"}, "status": {"qosClass": "BestEffort",
+            "containerStatuses": [{"name": "web", "state": {"terminated": {"exitCode": 0}}}]}});
+        let new = json!({"spec": {"restartPolicy": "Never"}, "status": {"qosClass": "Burstable",
+            "conditions": [{"type": "bad type", "status": "True"}, {"type": "Ready", "status": "True"}],
+            "containerStatuses": [{"name": "web", "state": {"running": {}}}]}});
+        let found = |minor| lines(minor, |e| pod_status(&new, &old, &FieldPath::root(), e));
+        let at_20 = found(20);
+        assert_eq!(at_20.len(), 2, "{at_20:?}");
+        assert!(at_20[0].starts_with("metadata.conditions[0].Type: Invalid value: \"bad type\": "));
+        assert_eq!(
+            at_20[1],
+            "status.containerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state"
+        );
+        let at_34 = found(34);
+        assert!(at_34[0].starts_with("status.conditions[0].Type: Invalid value: "));
+        assert!(at_34.contains(
+            &"status.qosClass: Invalid value: \"Burstable\": field is immutable".to_owned()
+        ));
+        let mut always = old.clone();
+        always["spec"]["restartPolicy"] = json!("Always");
+        assert_eq!(
+            lines(28, |e| pod_status(&new, &always, &FieldPath::root(), e)).len(),
+            1
         );
     }
 
