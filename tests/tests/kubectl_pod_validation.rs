@@ -190,6 +190,8 @@ spec:
         - {weight: 0, preference: {matchExpressions: [{key: zone, operator: In}]}}
     podAntiAffinity:
       requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {app: web}}}]
+  hostAliases: [{ip: not-an-ip, hostnames: [web]}]
+  topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]
   containers:
     - name: web
       image: nginx
@@ -216,7 +218,14 @@ spec:
         } else {
             "core.SecurityContext{Capabilities:(*core.Capabilities)(nil), Privileged:(*bool)(0xc000000000), "
         };
+        let host_alias = if release >= "1.34" {
+            r#"spec.hostAliases[0].ip: Invalid value: "not-an-ip": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"#
+        } else {
+            r#"spec.hostAliases.ip: Invalid value: "not-an-ip": must be valid IP address"#
+        };
         let causes = [
+            host_alias,
+            "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
             "spec.securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive",
             &sysctl,
             "spec.securityContext.seccompProfile.type: Required value: type is required when seccompProfile is set",
@@ -232,6 +241,27 @@ spec:
             assert!(
                 stderr.contains(cause),
                 "{release}: expected `{cause}` in:\n{stderr}"
+            );
+        }
+
+        // ValidatePodCreate: ephemeral containers come through their subresource only (a
+        // field 1.20 drops, its gate being off).
+        if release != "1.20" {
+            let debug = k.file(
+                "debug.yaml",
+                "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: web, image: nginx}]
+  ephemeralContainers: [{name: debug, image: busybox}]
+",
+            );
+            let stderr =
+                k.expect_failure(&["create", "--validate=false", "-f", debug.to_str().unwrap()]);
+            assert_refused(
+                &stderr,
+                "spec.ephemeralContainers: Forbidden: cannot be set on create",
             );
         }
     }

@@ -99,6 +99,13 @@ pub enum Named {
     AffinityWeight,
     /// A pod affinity term's namespaces and topology key (`validatePodAffinityTerm`).
     PodAffinityTerm,
+    /// A new Pod has no ephemeral containers, nor a node while it has scheduling gates
+    /// (`ValidatePodCreate`); on a Pod, creates only.
+    PodCreate,
+    /// A PodSpec's host aliases: IPs and host names (`ValidateHostAliases`).
+    HostAliases,
+    /// A PodSpec's topology spread constraints (`validateTopologySpreadConstraints`).
+    TopologySpread,
     /// What a write through a Pod's `/status` may do: its conditions' types, the nominated
     /// node's name, the QoS class and terminated containers left as they were
     /// (`ValidatePodStatusUpdate`); on a Pod, on status writes only.
@@ -228,6 +235,13 @@ impl Named {
                     pod_update::pod_update(holder, old, at, errors);
                 }
             }
+            Self::PodCreate => {
+                if old.is_none() {
+                    pod_update::pod_create(holder, at, errors);
+                }
+            }
+            Self::HostAliases => pods::host_aliases(holder, at, errors),
+            Self::TopologySpread => pods::topology_spread(holder, at, errors),
             Self::PodStatus => {
                 if let Some(old) = old {
                     pod_update::pod_status(holder, old, at, errors);

@@ -2403,6 +2403,10 @@ pub mod v1 {
                 &[
                     kapi::validation::Check::new(
                         "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodCreate),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
                         kapi::validation::Rule::Named(kapi::validation::Named::PodUpdate),
                     ),
                     kapi::validation::Check::new(
@@ -2535,6 +2539,18 @@ pub mod v1 {
                     kapi::validation::Check::new(
                         "",
                         kapi::validation::Rule::Named(kapi::validation::Named::PodFields),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::HostAliases,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::TopologySpread,
+                        ),
                     ),
                 ],
             );

@@ -974,6 +974,10 @@ pub mod v1 {
                 &[
                     kapi::validation::Check::new(
                         "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodCreate),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
                         kapi::validation::Rule::Named(kapi::validation::Named::PodUpdate),
                     ),
                     kapi::validation::Check::new(
@@ -1098,6 +1102,18 @@ pub mod v1 {
                     kapi::validation::Check::new(
                         "",
                         kapi::validation::Rule::Named(kapi::validation::Named::PodFields),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::HostAliases,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::TopologySpread,
+                        ),
                     ),
                 ],
             );

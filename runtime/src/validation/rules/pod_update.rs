@@ -6,7 +6,8 @@
 //! required node affinity additions (1.27 on). Anything else is `spec: Forbidden: pod updates
 //! may not change fields other than ...` followed by a diff of the two specs. Also the pod's own
 //! annotation rules (`ValidatePodSpecificAnnotationUpdates`: mirror pod and AppArmor
-//! annotations stay as they are). Writes through `/status` are held to `ValidatePodStatusUpdate`
+//! annotations stay as they are), and `ValidatePodCreate`'s own checks on a create
+//! ([`pod_create`]). Writes through `/status` are held to `ValidatePodStatusUpdate`
 //! ([`pod_status`]).
 //!
 //! Upstream's appended diff is of its internal Go struct (Go field names, every zero field
@@ -83,6 +84,33 @@ pub(super) fn pod_update(new: &Value, old: &Value, at: &FieldPath, errors: &mut 
     if !same(Some(&munged), Some(old_spec)) {
         let message = forbidden_message(errors.release(), old_spec, &munged);
         errors.forbidden(&spec_at, &message);
+    }
+}
+
+/// The release first read with ephemeral containers (beta from 1.23) and scheduling gates (beta
+/// from 1.27) on by default.
+const CREATE_CHECKS_SINCE: KubeVersion = KubeVersion::new(1, 28);
+
+/// `ValidatePodCreate`'s own checks, on a create: no ephemeral containers (they come through
+/// their subresource) and no node before the scheduling gates are gone.
+pub(super) fn pod_create(pod: &Value, at: &FieldPath, errors: &mut Errors) {
+    if errors.release() < CREATE_CHECKS_SINCE {
+        return;
+    }
+    let null = Value::Null;
+    let spec = pod.get("spec").unwrap_or(&null);
+    let spec_at = at.child("spec");
+    if !items(spec, "ephemeralContainers").is_empty() {
+        errors.forbidden(
+            &spec_at.child("ephemeralContainers"),
+            "cannot be set on create",
+        );
+    }
+    if !text(spec, "nodeName").is_empty() && !items(spec, "schedulingGates").is_empty() {
+        errors.forbidden(
+            &spec_at.child("nodeName"),
+            "cannot be set until all schedulingGates have been cleared",
+        );
     }
 }
 
@@ -895,6 +923,23 @@ mod tests {
             lines(28, |e| pod_status(&new, &always, &FieldPath::root(), e)).len(),
             1
         );
+    }
+
+    #[test]
+    fn creates_carry_no_ephemeral_containers_nor_a_node_before_the_gates_go() {
+        // ValidatePodCreate.
+        let mut new = pod(web("nginx"));
+        new["spec"]["ephemeralContainers"] = json!([{"name": "debug", "image": "busybox"}]);
+        new["spec"]["nodeName"] = json!("n1");
+        new["spec"]["schedulingGates"] = json!([{"name": "wait"}]);
+        assert_eq!(
+            lines(28, |e| pod_create(&new, &FieldPath::root(), e)),
+            [
+                "spec.ephemeralContainers: Forbidden: cannot be set on create",
+                "spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared",
+            ]
+        );
+        assert!(lines(20, |e| pod_create(&new, &FieldPath::root(), e)).is_empty());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
 use super::super::meta::labels;
-use super::{port_number, text};
+use super::{items, port_number, text};
 use crate::KubeVersion;
 use crate::quantity::Quantity;
 
@@ -373,6 +373,114 @@ pub(super) fn pod_fields(spec: &Value, at: &FieldPath, errors: &mut Errors) {
     names("hostname", Format::DnsLabel, errors);
     names("subdomain", Format::DnsLabel, errors);
     names("priorityClassName", Format::DnsSubdomain, errors);
+}
+
+/// The release whose host aliases are reported per item (`hostAliases[0].ip`) with
+/// `IsValidIPForLegacyField`'s message (the first release read with them).
+const INDEXED_HOST_ALIASES_SINCE: KubeVersion = KubeVersion::new(1, 34);
+/// The release that checks spread constraints' `minDomains` and node inclusion policies (1.28
+/// read; the fields came in 1.24 and 1.25).
+const SPREAD_POLICIES_SINCE: KubeVersion = KubeVersion::new(1, 28);
+/// `isNotPositiveErrorMsg`.
+const NOT_POSITIVE: &str = "must be greater than zero";
+
+/// `ValidateHostAliases`: each alias's IP and host names (DNS subdomains); before 1.34 the
+/// errors are reported at `hostAliases.ip` and `hostAliases.hostnames`, without an index.
+pub(super) fn host_aliases(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let indexed = release >= INDEXED_HOST_ALIASES_SINCE;
+    let base = at.child("hostAliases");
+    for (i, alias) in items(spec, "hostAliases").iter().enumerate() {
+        let item = if indexed { base.index(i) } else { base.clone() };
+        let ip = text(alias, "ip");
+        if ip.parse::<std::net::IpAddr>().is_err() {
+            let detail = if indexed {
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+            } else {
+                "must be valid IP address"
+            };
+            errors.invalid(&item.child("ip"), Shown::Plain(&Value::from(ip)), detail);
+        }
+        for (j, name) in items(alias, "hostnames").iter().enumerate() {
+            let name = name.as_str().unwrap_or("");
+            let path = if indexed {
+                item.child("hostnames").index(j)
+            } else {
+                item.child("hostnames")
+            };
+            for message in Format::DnsSubdomain.messages(name, release) {
+                errors.invalid(&path, Shown::Plain(&Value::from(name)), &message);
+            }
+        }
+    }
+}
+
+/// `validateTopologySpreadConstraints` (its label selectors are LabelSelector checks; its
+/// `matchLabelKeys` are not checked): a positive skew, a topology key, a known action, no two
+/// constraints on one key and action, and from 1.28 `minDomains` and the node policies.
+pub(super) fn topology_spread(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let constraints = items(spec, "topologySpreadConstraints");
+    for (i, constraint) in constraints.iter().enumerate() {
+        let item = at.child("topologySpreadConstraints").index(i);
+        let skew = constraint
+            .get("maxSkew")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if skew <= 0 {
+            errors.invalid(
+                &item.child("maxSkew"),
+                Shown::Plain(&Value::from(skew)),
+                NOT_POSITIVE,
+            );
+        }
+        let key = text(constraint, "topologyKey");
+        if key.is_empty() {
+            errors.required(&item.child("topologyKey"), "can not be empty");
+        }
+        let action = text(constraint, "whenUnsatisfiable");
+        if !matches!(action, "DoNotSchedule" | "ScheduleAnyway") {
+            errors.not_supported(
+                &item.child("whenUnsatisfiable"),
+                &Value::from(action),
+                &["DoNotSchedule", "ScheduleAnyway"],
+            );
+        }
+        let repeated = constraints[i + 1..].iter().any(|other| {
+            text(other, "topologyKey") == key && text(other, "whenUnsatisfiable") == action
+        });
+        if repeated {
+            let shown = Value::from(format!("{{{key}, {action}}}"));
+            errors.duplicate(&item.child("{topologyKey, whenUnsatisfiable}"), &shown);
+        }
+        if release < SPREAD_POLICIES_SINCE {
+            continue;
+        }
+        if let Some(domains) = constraint.get("minDomains").and_then(Value::as_i64) {
+            let path = item.child("minDomains");
+            let shown = Value::from(domains);
+            if domains <= 0 {
+                errors.invalid(&path, Shown::Plain(&shown), NOT_POSITIVE);
+            }
+            if action != "DoNotSchedule" {
+                let detail = format!(
+                    "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                );
+                errors.invalid(&path, Shown::Plain(&shown), &detail);
+            }
+        }
+        for field in ["nodeAffinityPolicy", "nodeTaintsPolicy"] {
+            if let Some(policy) = constraint.get(field).and_then(Value::as_str)
+                && !matches!(policy, "Honor" | "Ignore")
+            {
+                errors.not_supported(
+                    &item.child(field),
+                    &Value::from(policy),
+                    &["Honor", "Ignore"],
+                );
+            }
+        }
+    }
 }
 
 /// The liveness and startup probes' `successThreshold` must be 1 (`validateLivenessProbe`,
@@ -841,6 +949,42 @@ mod tests {
             [
                 "spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive",
                 "spec.hostname: Invalid value: \"a.b\": must not contain dots",
+            ]
+        );
+    }
+
+    #[test]
+    fn host_aliases_and_spread_constraints() {
+        // ValidateHostAliases (indexed from 1.34), validateTopologySpreadConstraints.
+        let spec = json!({"hostAliases": [{"ip": "10.0.0.300", "hostnames": ["ok"]}],
+            "topologySpreadConstraints": [
+                {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
+                {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "minDomains": 0},
+                {"maxSkew": 1, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2, "nodeTaintsPolicy": "Maybe"}]});
+        let found = |minor| {
+            let mut all = run(host_aliases, &spec, minor);
+            all.extend(run(topology_spread, &spec, minor));
+            all
+        };
+        assert_eq!(
+            found(20),
+            [
+                "spec.hostAliases.ip: Invalid value: \"10.0.0.300\": must be valid IP address",
+                "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+                "spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}: Duplicate value: \"{zone, DoNotSchedule}\"",
+                "spec.topologySpreadConstraints[2].topologyKey: Required value: can not be empty",
+            ]
+        );
+        assert_eq!(
+            found(34),
+            [
+                "spec.hostAliases[0].ip: Invalid value: \"10.0.0.300\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+                "spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}: Duplicate value: \"{zone, DoNotSchedule}\"",
+                "spec.topologySpreadConstraints[1].minDomains: Invalid value: 0: must be greater than zero",
+                "spec.topologySpreadConstraints[2].topologyKey: Required value: can not be empty",
+                "spec.topologySpreadConstraints[2].minDomains: Invalid value: 2: can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
+                "spec.topologySpreadConstraints[2].nodeTaintsPolicy: Unsupported value: \"Maybe\": supported values: \"Honor\", \"Ignore\"",
             ]
         );
     }
