@@ -191,6 +191,7 @@ spec:
     podAntiAffinity:
       requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {app: web}}}]
   hostAliases: [{ip: not-an-ip, hostnames: [web]}]
+  dnsConfig: {nameservers: [not-an-ip]}
   topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]
   containers:
     - name: web
@@ -223,8 +224,14 @@ spec:
         } else {
             r#"spec.hostAliases.ip: Invalid value: "not-an-ip": must be valid IP address"#
         };
+        let nameserver = if release >= "1.34" {
+            r#"spec.dnsConfig.nameservers[0]: Invalid value: "not-an-ip": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"#
+        } else {
+            r#"spec.dnsConfig.nameservers[0]: Invalid value: "not-an-ip": must be valid IP address"#
+        };
         let causes = [
             host_alias,
+            nameserver,
             "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
             "spec.securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive",
             &sysctl,

@@ -112,6 +112,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("pod_create", "PodCreate", None),
     ("host_aliases", "HostAliases", None),
     ("topology_spread", "TopologySpread", None),
+    ("dns_config", "DnsConfig", None),
     ("persistent_volume", "PersistentVolume", None),
     ("pod_security_context", "PodSecurityContext", None),
     ("security_context", "SecurityContext", None),

@@ -104,6 +104,8 @@ pub enum Named {
     PodCreate,
     /// A PodSpec's host aliases: IPs and host names (`ValidateHostAliases`).
     HostAliases,
+    /// A PodSpec's DNS config (`validatePodDNSConfig`).
+    DnsConfig,
     /// A PodSpec's topology spread constraints (`validateTopologySpreadConstraints`).
     TopologySpread,
     /// What a write through a Pod's `/status` may do: its conditions' types, the nominated
@@ -241,6 +243,7 @@ impl Named {
                 }
             }
             Self::HostAliases => pods::host_aliases(holder, at, errors),
+            Self::DnsConfig => pods::dns_config(holder, at, errors),
             Self::TopologySpread => pods::topology_spread(holder, at, errors),
             Self::PodStatus => {
                 if let Some(old) = old {

@@ -1105,6 +1105,10 @@ pub mod v1 {
                     ),
                     kapi::validation::Check::new(
                         "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::DnsConfig),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::HostAliases,
                         ),

@@ -415,6 +415,118 @@ pub(super) fn host_aliases(spec: &Value, at: &FieldPath, errors: &mut Errors) {
     }
 }
 
+/// The release with 32 search paths of 2048 characters (ExpandedDNSConfig; 1.28 read).
+const EXPANDED_DNS_SINCE: KubeVersion = KubeVersion::new(1, 28);
+/// The release whose search domains may hold `_` and be `.` (RelaxedDNSSearchValidation, GA in
+/// 1.34) and whose nameservers get `IsValidIPForLegacyField`'s message.
+const RELAXED_DNS_SINCE: KubeVersion = KubeVersion::new(1, 34);
+/// `MaxDNSNameservers`.
+const MAX_NAMESERVERS: usize = 3;
+/// `IsDNS1123SubdomainWithUnderscore`'s message.
+const SUBDOMAIN_WITH_UNDERSCORE_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*')";
+
+/// `IsDNS1123SubdomainWithUnderscore`: labels of `_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?`.
+fn is_subdomain_with_underscore(name: &str) -> bool {
+    let edge = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    name.split('.').all(|label| {
+        let bytes = label.strip_prefix('_').unwrap_or(label).as_bytes();
+        bytes.first().is_some_and(edge)
+            && bytes.last().is_some_and(edge)
+            && bytes.iter().all(|b| edge(b) || *b == b'-' || *b == b'_')
+    })
+}
+
+/// `validatePodDNSConfig`: a config with a nameserver under `dnsPolicy: None`, at most 3
+/// nameservers that are IPs, a bounded search list of DNS subdomains, named options.
+pub(super) fn dns_config(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let at = at.child("dnsConfig");
+    let config = spec.get("dnsConfig").filter(|c| !c.is_null());
+    if text(spec, "dnsPolicy") == "None" {
+        match config {
+            None => {
+                return errors.required(&at, "must provide `dnsConfig` when `dnsPolicy` is None");
+            }
+            Some(config) if items(config, "nameservers").is_empty() => {
+                let detail = "must provide at least one DNS nameserver when `dnsPolicy` is None";
+                return errors.required(&at.child("nameservers"), detail);
+            }
+            Some(_) => {}
+        }
+    }
+    let Some(config) = config else {
+        return;
+    };
+    let relaxed = release >= RELAXED_DNS_SINCE;
+    let nameservers = items(config, "nameservers");
+    if nameservers.len() > MAX_NAMESERVERS {
+        let detail = format!("must not have more than {MAX_NAMESERVERS} nameservers");
+        let value = config.get("nameservers").unwrap_or(&Value::Null);
+        errors.invalid(&at.child("nameservers"), Shown::StringList(value), &detail);
+    }
+    for (i, server) in nameservers.iter().enumerate() {
+        let server = server.as_str().unwrap_or("");
+        if server.parse::<std::net::IpAddr>().is_err() {
+            let detail = if relaxed {
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+            } else {
+                "must be valid IP address"
+            };
+            let path = at.child("nameservers").index(i);
+            errors.invalid(&path, Shown::Plain(&Value::from(server)), detail);
+        }
+    }
+    let searches: Vec<&str> = items(config, "searches")
+        .iter()
+        .map(|s| s.as_str().unwrap_or(""))
+        .collect();
+    let (max_paths, max_chars) = if release >= EXPANDED_DNS_SINCE {
+        (32, 2048)
+    } else {
+        (6, 256)
+    };
+    let value = config.get("searches").unwrap_or(&Value::Null);
+    if searches.len() > max_paths {
+        let detail = format!("must not have more than {max_paths} search paths");
+        errors.invalid(&at.child("searches"), Shown::StringList(value), &detail);
+    }
+    if searches.join(" ").len() > max_chars {
+        let detail = format!(
+            "must not have more than {max_chars} characters (including spaces) in the search list"
+        );
+        errors.invalid(&at.child("searches"), Shown::StringList(value), &detail);
+    }
+    for (i, search) in searches.iter().enumerate() {
+        let path = at.child("searches").index(i);
+        if relaxed && *search == "." {
+            continue;
+        }
+        let search = search.strip_suffix('.').unwrap_or(search);
+        let shown = Value::from(search);
+        if !relaxed {
+            for message in Format::DnsSubdomain.messages(search, release) {
+                errors.invalid(&path, Shown::Plain(&shown), &message);
+            }
+            continue;
+        }
+        if search.len() > 253 {
+            errors.invalid(
+                &path,
+                Shown::Plain(&shown),
+                "must be no more than 253 characters",
+            );
+        }
+        if !is_subdomain_with_underscore(search) {
+            errors.invalid(&path, Shown::Plain(&shown), SUBDOMAIN_WITH_UNDERSCORE_MSG);
+        }
+    }
+    for (i, option) in items(config, "options").iter().enumerate() {
+        if text(option, "name").is_empty() {
+            errors.required(&at.child("options").index(i), "must not be empty");
+        }
+    }
+}
+
 /// `validateTopologySpreadConstraints` (its label selectors are LabelSelector checks; its
 /// `matchLabelKeys` are not checked): a positive skew, a topology key, a known action, no two
 /// constraints on one key and action, and from 1.28 `minDomains` and the node policies.
@@ -987,6 +1099,38 @@ mod tests {
                 "spec.topologySpreadConstraints[2].nodeTaintsPolicy: Unsupported value: \"Maybe\": supported values: \"Honor\", \"Ignore\"",
             ]
         );
+    }
+
+    #[test]
+    fn dns_configs_name_servers_and_searches() {
+        // validatePodDNSConfig: ExpandedDNSConfig from 1.28, RelaxedDNSSearchValidation from 1.34.
+        assert_eq!(
+            run(dns_config, &json!({"dnsPolicy": "None"}), 28),
+            ["spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"]
+        );
+        let spec = json!({"dnsConfig": {"nameservers": ["1.1.1.1", "x"], "searches": ["_srv.example.com", "ok."], "options": [{}]}});
+        assert_eq!(
+            run(dns_config, &spec, 20)[..2],
+            [
+                "spec.dnsConfig.nameservers[1]: Invalid value: \"x\": must be valid IP address",
+                "spec.dnsConfig.searches[0]: Invalid value: \"_srv.example.com\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+            ]
+        );
+        assert_eq!(
+            run(dns_config, &spec, 34),
+            [
+                "spec.dnsConfig.nameservers[1]: Invalid value: \"x\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                "spec.dnsConfig.options[0]: Required value: must not be empty",
+            ]
+        );
+        let many = json!({"dnsConfig": {"searches": ["a", "b", "c", "d", "e", "f", "g"]}});
+        assert_eq!(
+            run(dns_config, &many, 20),
+            [
+                "spec.dnsConfig.searches: Invalid value: []string{\"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\"}: must not have more than 6 search paths"
+            ]
+        );
+        assert!(run(dns_config, &many, 28).is_empty());
     }
 
     #[test]
