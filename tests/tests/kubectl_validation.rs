@@ -339,6 +339,18 @@ spec: {accessModes: [ReadWriteOncePod, ReadWriteOnce], resources: {requests: {st
         ],
     },
     Refusal {
+        cites: "validateConfigMapVolumeSource/validateKeyToPath, validateProjectionSources",
+        manifest: "  volumes:
+  - {name: c, configMap: {name: c, items: [{key: k, path: /abs}]}}
+  - {name: t, projected: {sources: [{serviceAccountToken: {path: token, expirationSeconds: 60}}]}}
+  containers: [{name: c, image: x}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", r#"spec.volumes[0].configMap.items[0].path: Invalid value: "/abs": must be a relative path"#),
+            ("", "spec.volumes[1].projected.sources[0].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes"),
+        ],
+    },
+    Refusal {
         cites: "ValidatePersistentVolumeSpec",
         manifest: "apiVersion: v1
 kind: PersistentVolume

@@ -123,15 +123,139 @@ fn source_fields(field: &str, source: &Value, at: &FieldPath, errors: &mut Error
         }
     }
     super::persistent_volume::source_paths(field, source, at, errors);
-    if FILE_MODE_SOURCES.contains(&field)
-        && let Some(mode) = source.get("defaultMode").and_then(Value::as_i64)
+    if field == "projected" {
+        projected(source, at, errors);
+    }
+    if FILE_MODE_SOURCES.contains(&field) {
+        file_mode(source, "defaultMode", at, errors);
+        for (i, item) in items(source, "items").iter().enumerate() {
+            key_to_path(item, &at.child("items").index(i), errors);
+        }
+    }
+}
+
+/// The release that holds a projected token's path local (the first release read with it).
+const LOCAL_TOKEN_PATH_SINCE: KubeVersion = KubeVersion::new(1, 34);
+
+/// `validateProjectedVolumeSource`: the default mode, then each source: one projection, a
+/// Secret's or ConfigMap's name and items, a token's lifetime (10 minutes to 2³² seconds) and
+/// path (reported at the volume's `path`, as upstream does; local from 1.34), no path twice. A downward API
+/// projection's files are not checked beyond their paths being unique.
+fn projected(source: &Value, at: &FieldPath, errors: &mut Errors) {
+    file_mode(source, "defaultMode", at, errors);
+    let mut paths: Vec<&str> = Vec::new();
+    for (i, projection) in items(source, "sources").iter().enumerate() {
+        let src_at = at.child("sources").index(i);
+        let mut count = 0;
+        for kind in ["secret", "configMap"] {
+            let Some(object) = projection.get(kind).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            count += 1;
+            let kind_at = src_at.child(kind);
+            let name = text(object, "name");
+            if name.is_empty() {
+                errors.required(&kind_at.child("name"), "");
+            }
+            for (j, item) in items(object, "items").iter().enumerate() {
+                key_to_path(item, &kind_at.child("items").index(j), errors);
+                unique_path(&mut paths, text(item, "path"), name, at, errors);
+            }
+        }
+        if let Some(api) = projection.get("downwardAPI").filter(|v| !v.is_null()) {
+            count += 1;
+            for file in items(api, "items") {
+                let path = text(file, "path");
+                unique_path(&mut paths, path, path, at, errors);
+            }
+        }
+        if let Some(token) = projection
+            .get("serviceAccountToken")
+            .filter(|v| !v.is_null())
+        {
+            count += 1;
+            let seconds = token
+                .get("expirationSeconds")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            let seconds_at = src_at
+                .child("serviceAccountToken")
+                .child("expirationSeconds");
+            if seconds < 600 {
+                let detail = "may not specify a duration less than 10 minutes";
+                errors.invalid(&seconds_at, Shown::Plain(&Value::from(seconds)), detail);
+            }
+            if seconds > 1 << 32 {
+                let detail = "may not specify a duration larger than 2^32 seconds";
+                errors.invalid(&seconds_at, Shown::Plain(&Value::from(seconds)), detail);
+            }
+            let path = text(token, "path");
+            if path.is_empty() {
+                errors.required(&at.child("path"), "");
+            } else if errors.release() >= LOCAL_TOKEN_PATH_SINCE {
+                local_non_reserved_path(path, &at.child("path"), errors);
+            }
+        }
+        if count > 1 {
+            errors.forbidden(&src_at, "may not specify more than 1 volume type");
+        }
+    }
+}
+
+/// A projected file's path, when set, taken once in the volume (the error shows `shown`: the
+/// source's name, or the path of a downward API file).
+fn unique_path<'v>(
+    paths: &mut Vec<&'v str>,
+    path: &'v str,
+    shown: &str,
+    at: &FieldPath,
+    errors: &mut Errors,
+) {
+    if path.is_empty() {
+        return;
+    }
+    if paths.contains(&path) {
+        let shown = Value::from(shown);
+        errors.invalid(at, Shown::Plain(&shown), "conflicting duplicate paths");
+    } else {
+        paths.push(path);
+    }
+}
+
+/// A file mode, 0 to 0777, when set.
+fn file_mode(holder: &Value, field: &str, at: &FieldPath, errors: &mut Errors) {
+    if let Some(mode) = holder.get(field).and_then(Value::as_i64)
         && !(0..=0o777).contains(&mode)
     {
         errors.invalid(
-            &at.child("defaultMode"),
+            &at.child(field),
             Shown::Plain(&Value::from(mode)),
             FILE_MODE_MSG,
         );
+    }
+}
+
+/// `validateKeyToPath`: a key, and a relative path without `..` (`validateLocalNonReservedPath`)
+/// and a file mode; a Secret's or ConfigMap volume's items.
+fn key_to_path(item: &Value, at: &FieldPath, errors: &mut Errors) {
+    if text(item, "key").is_empty() {
+        errors.required(&at.child("key"), "");
+    }
+    let path = text(item, "path");
+    let path_at = at.child("path");
+    if path.is_empty() {
+        errors.required(&path_at, "");
+    }
+    local_non_reserved_path(path, &path_at, errors);
+    file_mode(item, "mode", at, errors);
+}
+
+/// `validateLocalNonReservedPath`: relative, without `..`, not starting with `..`.
+fn local_non_reserved_path(path: &str, at: &FieldPath, errors: &mut Errors) {
+    super::security::local_descending_path(path, at, errors);
+    if path.starts_with("..") && !path.starts_with("../") {
+        let shown = Value::from(path);
+        errors.invalid(at, Shown::Plain(&shown), "must not start with '..'");
     }
 }
 
@@ -900,6 +1024,30 @@ mod tests {
                 "spec.secret.secretName: Required value",
                 "spec.secret.defaultMode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive",
                 "spec.nfs: Forbidden: may not specify more than 1 volume type",
+            ]
+        );
+        // validateKeyToPath: items name a key and a relative path.
+        let items = json!({"configMap": {"name": "c", "items": [{"path": "/abs"}, {"key": "k", "path": "..x", "mode": 512}]}});
+        assert_eq!(
+            run(volume_source, &items, 28),
+            [
+                "spec.configMap.items[0].key: Required value",
+                "spec.configMap.items[0].path: Invalid value: \"/abs\": must be a relative path",
+                "spec.configMap.items[1].path: Invalid value: \"..x\": must not start with '..'",
+                "spec.configMap.items[1].mode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive",
+            ]
+        );
+        // validateProjectionSources: one projection a source, tokens of 10 minutes or more.
+        let projected = json!({"projected": {"sources": [
+            {"secret": {"name": "s", "items": [{"key": "a", "path": "p"}]}, "configMap": {"name": "c", "items": [{"key": "b", "path": "p"}]}},
+            {"serviceAccountToken": {"expirationSeconds": 60}}]}});
+        assert_eq!(
+            run(volume_source, &projected, 34),
+            [
+                "spec.projected: Invalid value: \"c\": conflicting duplicate paths",
+                "spec.projected.sources[0]: Forbidden: may not specify more than 1 volume type",
+                "spec.projected.sources[1].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes",
+                "spec.projected.path: Required value",
             ]
         );
         // An image volume counts from 1.35 on, when the feature is on by default.

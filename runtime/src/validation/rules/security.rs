@@ -264,7 +264,7 @@ fn seccomp_profile(holder: &Value, at: &FieldPath, errors: &mut Errors) {
 }
 
 /// `validateLocalDescendingPath`: relative, without `..`.
-fn local_descending_path(path: &str, at: &FieldPath, errors: &mut Errors) {
+pub(super) fn local_descending_path(path: &str, at: &FieldPath, errors: &mut Errors) {
     if path.starts_with('/') {
         errors.invalid(
             at,
