@@ -32,12 +32,17 @@ const MIRROR: &str = "kubernetes.io/config.mirror";
 const APPARMOR_PREFIX: &str = "container.apparmor.security.beta.kubernetes.io/";
 
 /// The release whose message lists `terminationGracePeriodSeconds` and joins the fields with
-/// `","` (`updatablePodSpecFieldsNoResources`, 1.21's PR 96740; read at 1.28).
+/// `","` (`updatablePodSpecFieldsNoResources`; the first release read with it, 1.20 having a
+/// literal sentence).
 const JOINED_LIST_SINCE: KubeVersion = KubeVersion::new(1, 28);
-/// The release whose diff is a unified diff of the indented JSON (`diff.Diff`, 1.34 read).
+/// The release from which kapi writes the diff as a unified one: upstream's `diff.Diff` read at
+/// 1.34, and in kapi's approximation of 1.28's go-cmp output.
 const UNIFIED_DIFF_SINCE: KubeVersion = KubeVersion::new(1, 28);
+/// The release whose pods have scheduling gates that an update may only remove
+/// (`validateOnlyDeletedSchedulingGates`).
+const SCHEDULING_GATES_SINCE: KubeVersion = KubeVersion::new(1, 26);
 /// The release from which a gated pod may add node selectors and node affinity
-/// (`PodSchedulingReadiness` beta, on by default, 1.27; unconditional from 1.30).
+/// (`PodSchedulingReadiness` beta, on by default, in 1.27; unconditional in 1.34).
 const GATED_MUTATIONS_SINCE: KubeVersion = KubeVersion::new(1, 27);
 
 /// The fields an update may change, as upstream words them (`updatablePodSpecFieldsNoResources`
@@ -69,7 +74,7 @@ pub(super) fn pod_update(new: &Value, old: &Value, at: &FieldPath, errors: &mut 
         return;
     }
     only_added_tolerations(new_spec, old_spec, &spec_at.child("tolerations"), errors);
-    if errors.release() >= KubeVersion::new(1, 26) {
+    if errors.release() >= SCHEDULING_GATES_SINCE {
         only_deleted_gates(
             new_spec,
             old_spec,

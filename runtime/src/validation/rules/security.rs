@@ -20,7 +20,7 @@ use crate::KubeVersion;
 const SLASHED_SYSCTLS_SINCE: KubeVersion = KubeVersion::new(1, 28);
 /// The release first read with AppArmor fields, host sysctl checks, `hostUsers` and
 /// `Unmasked`, supplemental groups policies and required node affinity label values.
-const APPARMOR_SINCE: KubeVersion = KubeVersion::new(1, 34);
+const NEWER_CHECKS_SINCE: KubeVersion = KubeVersion::new(1, 34);
 
 const SYSCTL_MAX: usize = 253;
 const SYSCTL_FMT_1_20: &str = "([a-z0-9]([-_a-z0-9]*[a-z0-9])?\\.)*[a-z0-9]([-_a-z0-9]*[a-z0-9])?";
@@ -57,7 +57,7 @@ pub(super) fn pod_security_context(sc: &Value, at: &FieldPath, errors: &mut Erro
         );
     }
     seccomp_profile(sc, &at.child("seccompProfile"), errors);
-    if release >= APPARMOR_SINCE {
+    if release >= NEWER_CHECKS_SINCE {
         apparmor_profile(sc, &at.child("appArmorProfile"), errors);
         if let Some(policy) = sc.get("supplementalGroupsPolicy").and_then(Value::as_str)
             && !matches!(policy, "Merge" | "Strict")
@@ -143,7 +143,7 @@ pub(super) fn pod_host_namespaces(spec: &Value, at: &FieldPath, errors: &mut Err
             "ShareProcessNamespace and HostPID cannot both be enabled",
         );
     }
-    if release < APPARMOR_SINCE {
+    if release < NEWER_CHECKS_SINCE {
         return;
     }
     if let Some(sc) = spec.get("securityContext") {
@@ -219,7 +219,7 @@ pub(super) fn security_context(sc: &Value, at: &FieldPath, errors: &mut Errors) 
             }
         }
     }
-    if release >= APPARMOR_SINCE {
+    if release >= NEWER_CHECKS_SINCE {
         apparmor_profile(sc, &at.child("appArmorProfile"), errors);
     }
 }
@@ -331,7 +331,7 @@ pub(super) fn node_selector(selector: &Value, at: &FieldPath, errors: &mut Error
         errors.required(&terms_at, "must have at least one node selector term");
         return;
     }
-    let values = errors.release() >= APPARMOR_SINCE;
+    let values = errors.release() >= NEWER_CHECKS_SINCE;
     for (i, term) in terms.iter().enumerate() {
         node_selector_term(term, values, &terms_at.index(i), errors);
     }
