@@ -339,6 +339,34 @@ spec: {accessModes: [ReadWriteOncePod, ReadWriteOnce], resources: {requests: {st
         ],
     },
     Refusal {
+        cites: "validateConfigMapVolumeSource/validateKeyToPath, validateProjectionSources",
+        manifest: "  volumes:
+  - {name: c, configMap: {name: c, items: [{key: k, path: /abs}]}}
+  - {name: t, projected: {sources: [{serviceAccountToken: {path: token, expirationSeconds: 60}}]}}
+  containers: [{name: c, image: x}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", r#"spec.volumes[0].configMap.items[0].path: Invalid value: "/abs": must be a relative path"#),
+            ("", "spec.volumes[1].projected.sources[0].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes"),
+        ],
+    },
+    Refusal {
+        cites: "ValidatePersistentVolumeSpec",
+        manifest: "apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv}
+spec: {capacity: {storage: '-1'}, persistentVolumeReclaimPolicy: Keep, local: {path: /d}, csi: {driver: d, volumeHandle: h}}",
+        kind_and_name: r#"PersistentVolume "pv""#,
+        causes: &[
+            ("", "spec.accessModes: Required value"),
+            ("", "spec.capacity[storage]: Invalid value: -1: must be a valid resource quantity"),
+            ("", r#"spec.capacity[storage]: Invalid value: "-1": must be greater than zero"#),
+            ("", r#"spec.persistentVolumeReclaimPolicy: Unsupported value: "Keep": supported values: "Delete", "Recycle", "Retain""#),
+            ("", "spec.nodeAffinity: Required value: Local volume requires node affinity"),
+            ("", "spec.csi: Forbidden: may not specify more than 1 volume type"),
+        ],
+    },
+    Refusal {
         cites: "ValidateStorageClass",
         manifest: "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: sc}\nreclaimPolicy: Recycle",
         kind_and_name: r#"StorageClass "sc""#,

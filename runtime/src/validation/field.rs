@@ -251,6 +251,24 @@ impl Errors {
             .push(StatusCause::not_supported(path.as_str(), value, supported));
     }
 
+    /// [`Errors::not_supported`] of a value shown as its Go type prints (a map, a struct).
+    pub fn not_supported_shown(&mut self, path: &FieldPath, value: Shown<'_>, supported: &[&str]) {
+        let quoted: Vec<String> = supported
+            .iter()
+            .map(|v| Value::from(*v).to_string())
+            .collect();
+        let message = format!(
+            "Unsupported value: {}: supported values: {}",
+            value.render(self.release),
+            quoted.join(", ")
+        );
+        self.causes.push(StatusCause::new(
+            CauseType::FieldValueNotSupported,
+            path.as_str(),
+            message,
+        ));
+    }
+
     /// `Forbidden[: <detail>]`.
     pub fn forbidden(&mut self, path: &FieldPath, detail: &str) {
         self.causes

@@ -1,15 +1,20 @@
 //! The checks that are code, one function per rule, each following one upstream validation
 //! function (named at each variant). A Deployment's rolling update is in `apps`, pod rules in
-//! `pods`, Ingress, NetworkPolicy and label
+//! `pods`, a pod update's in `pod_update`, security contexts and affinity in `security` (with
+//! `go_value` printing upstream's internal structs), a PersistentVolume's in `persistent_volume`, Ingress, NetworkPolicy and label
 //! selector rules in `networking`, RBAC's in `rbac`, the CronJob schedule parser in `batch`, and the storage,
 //! scheduling, policy, autoscaling and coordination kinds' rules (and a claim's) in `cluster`.
 
 mod apps;
 mod batch;
 mod cluster;
+mod go_value;
 mod networking;
+mod persistent_volume;
+mod pod_update;
 mod pods;
 mod rbac;
+mod security;
 
 use networking::IngressShape;
 
@@ -74,6 +79,42 @@ pub enum Named {
     /// A PodSpec's service account, node, host and priority class names and its deadline, when
     /// set (`ValidatePodSpec`).
     PodFields,
+    /// What an update may change in a Pod, and its mirror pod and AppArmor annotations
+    /// (`ValidatePodUpdate`, `ValidatePodSpecificAnnotationUpdates`); on a Pod, updates only.
+    PodUpdate,
+    /// A pod security context's supplemental groups, sysctls, fsGroup change policy, seccomp
+    /// and AppArmor profiles (`validatePodSpecSecurityContext`); on a PodSecurityContext.
+    PodSecurityContext,
+    /// A container security context's proc mount, seccomp and AppArmor profiles and privilege
+    /// escalation (`ValidateSecurityContext`); on a SecurityContext.
+    SecurityContext,
+    /// What a security context checks against the PodSpec's host namespaces and users
+    /// (`shareProcessNamespace`, `ValidateHostSysctl`, `Unmasked` proc mounts); on a PodSpec.
+    PodHostNamespaces,
+    /// A required node affinity's terms (`ValidateNodeSelector`); on a NodeSelector.
+    NodeSelector,
+    /// A preferred node affinity term's weight and preference (`ValidatePreferredSchedulingTerms`).
+    PreferredSchedulingTerm,
+    /// A weighted pod affinity term's weight, 1 to 100 (`validateWeightedPodAffinityTerms`).
+    AffinityWeight,
+    /// A pod affinity term's namespaces and topology key (`validatePodAffinityTerm`).
+    PodAffinityTerm,
+    /// A new Pod has no ephemeral containers, nor a node while it has scheduling gates
+    /// (`ValidatePodCreate`); on a Pod, creates only.
+    PodCreate,
+    /// A PodSpec's host aliases: IPs and host names (`ValidateHostAliases`).
+    HostAliases,
+    /// A PodSpec's DNS config (`validatePodDNSConfig`).
+    DnsConfig,
+    /// A PodSpec's topology spread constraints (`validateTopologySpreadConstraints`).
+    TopologySpread,
+    /// What a write through a Pod's `/status` may do: its conditions' types, the nominated
+    /// node's name, the QoS class and terminated containers left as they were
+    /// (`ValidatePodStatusUpdate`); on a Pod, on status writes only.
+    PodStatus,
+    /// A PersistentVolume's spec and, on an update, its unchanged source, volume mode and node
+    /// affinity (`ValidatePersistentVolumeSpec`, `ValidatePersistentVolumeUpdate`).
+    PersistentVolume,
     /// A container's liveness and startup probes have a `successThreshold` of 1
     /// (`validateLivenessProbe`, `validateStartupProbe`); on a Container.
     ProbeThresholds,
@@ -149,6 +190,11 @@ pub enum Workload {
 }
 
 impl Named {
+    /// Whether the rule holds writes through `/status` (and only those).
+    pub(super) fn on_status(self) -> bool {
+        self == Self::PodStatus
+    }
+
     /// Checks `holder` (a value of the type the rule belongs to, at `at`); `old` on updates.
     pub(super) fn check(
         self,
@@ -186,6 +232,36 @@ impl Named {
             Self::Toleration => pods::toleration(holder, at, errors),
             Self::HostPorts => pods::host_ports(holder, at, errors),
             Self::ProbeThresholds => pods::probe_thresholds(holder, at, errors),
+            Self::PodUpdate => {
+                if let Some(old) = old {
+                    pod_update::pod_update(holder, old, at, errors);
+                }
+            }
+            Self::PodCreate => {
+                if old.is_none() {
+                    pod_update::pod_create(holder, at, errors);
+                }
+            }
+            Self::HostAliases => pods::host_aliases(holder, at, errors),
+            Self::DnsConfig => pods::dns_config(holder, at, errors),
+            Self::TopologySpread => pods::topology_spread(holder, at, errors),
+            Self::PodStatus => {
+                if let Some(old) = old {
+                    pod_update::pod_status(holder, old, at, errors);
+                }
+            }
+            Self::PersistentVolume => {
+                persistent_volume::persistent_volume(holder, old, at, errors);
+            }
+            Self::PodSecurityContext => security::pod_security_context(holder, at, errors),
+            Self::SecurityContext => security::security_context(holder, at, errors),
+            Self::PodHostNamespaces => security::pod_host_namespaces(holder, at, errors),
+            Self::NodeSelector => security::node_selector(holder, at, errors),
+            Self::PreferredSchedulingTerm => {
+                security::preferred_scheduling_term(holder, at, errors);
+            }
+            Self::AffinityWeight => security::weight(holder, at, errors),
+            Self::PodAffinityTerm => security::pod_affinity_term(holder, at, errors),
             Self::IngressSpec => networking::ingress_spec(IngressShape::V1, holder, at, errors),
             Self::IngressSpecV1beta1 => {
                 networking::ingress_spec(IngressShape::V1beta1, holder, at, errors);
@@ -228,6 +304,15 @@ impl Named {
 /// A string field of `holder`, `""` when missing (a Go string's zero value).
 fn text<'v>(holder: &'v Value, field: &str) -> &'v str {
     holder.get(field).and_then(Value::as_str).unwrap_or("")
+}
+
+/// A list field of `holder`, empty when missing (a Go nil slice).
+fn items<'v>(holder: &'v Value, field: &str) -> &'v [Value] {
+    holder
+        .get(field)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
 }
 
 /// `IsValidPortNum` for the rules' submodules: 1 to 65535 (`Invalid value: 0: ...`).

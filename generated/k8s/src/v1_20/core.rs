@@ -2069,14 +2069,15 @@ pub mod v1 {
         use kapi::merge::{field, TypeInfo};
         pub use crate::shared::v1_20_v1_28::core::v1::merge::{
             ConfigMapVolumeSource, HTTPGetAction, LoadBalancerStatus, NamespaceStatus,
-            NodeSpec, NodeStatus, ReplicationControllerStatus, SecretVolumeSource,
-            ServiceStatus,
+            NodeSpec, NodeStatus, PodSecurityContext, ReplicationControllerStatus,
+            SecretVolumeSource, SecurityContext, ServiceStatus,
         };
         pub use crate::shared::v1_20_v1_28_v1_34_v1_36::core::v1::merge::{
             ContainerPort, LoadBalancerIngress, ServicePort, Toleration,
         };
         pub static Affinity: TypeInfo = TypeInfo::new(
             &[
+                field("nodeAffinity").of(&NodeAffinity),
                 field("podAffinity").of(&PodAffinity),
                 field("podAntiAffinity").of(&PodAntiAffinity),
             ],
@@ -2139,6 +2140,7 @@ pub mod v1 {
                         .merge_key("containerPort")
                         .items(&ContainerPort),
                     field("readinessProbe").of(&Probe),
+                    field("securityContext").of(&SecurityContext),
                     field("startupProbe").of(&Probe),
                     field("volumeDevices").strategy("merge").merge_key("devicePath"),
                     field("volumeMounts").strategy("merge").merge_key("mountPath"),
@@ -2254,6 +2256,7 @@ pub mod v1 {
                 field("livenessProbe").of(&Probe),
                 field("ports").items(&ContainerPort),
                 field("readinessProbe").of(&Probe),
+                field("securityContext").of(&SecurityContext),
                 field("startupProbe").of(&Probe),
                 field("volumeDevices").strategy("merge").merge_key("devicePath"),
                 field("volumeMounts").strategy("merge").merge_key("mountPath"),
@@ -2313,14 +2316,43 @@ pub mod v1 {
                 field("status").of(&NodeStatus),
             ],
         );
+        pub static NodeAffinity: TypeInfo = TypeInfo::new(
+            &[
+                field("preferredDuringSchedulingIgnoredDuringExecution")
+                    .items(&PreferredSchedulingTerm),
+                field("requiredDuringSchedulingIgnoredDuringExecution").of(&NodeSelector),
+            ],
+        );
+        pub static NodeSelector: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::NodeSelector,
+                        ),
+                    ),
+                ],
+            );
         pub static ObjectFieldSelector: TypeInfo = TypeInfo::new(&[])
             .defaults(&[kapi::defaulting::Default::value(".apiVersion", "\"v1\"")]);
         pub static PersistentVolume: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&PersistentVolumeSpec),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PersistentVolume,
+                        ),
+                    ),
+                ],
+            );
         pub static PersistentVolumeClaim: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
@@ -2356,14 +2388,33 @@ pub mod v1 {
                 field("spec").of(&PersistentVolumeClaimSpec),
             ],
         );
-        pub static Pod: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&PodSpec),
-                field("status").of(&PodStatus),
-            ],
+        pub static PersistentVolumeSpec: TypeInfo = TypeInfo::new(
+            &[field("nodeAffinity").of(&VolumeNodeAffinity)],
         );
+        pub static Pod: TypeInfo = TypeInfo::new(
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&PodSpec),
+                    field("status").of(&PodStatus),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodCreate),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodUpdate),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodStatus),
+                    ),
+                ],
+            );
         pub static PodAffinity: TypeInfo = TypeInfo::new(
             &[
                 field("preferredDuringSchedulingIgnoredDuringExecution")
@@ -2373,11 +2424,21 @@ pub mod v1 {
             ],
         );
         pub static PodAffinityTerm: TypeInfo = TypeInfo::new(
-            &[
-                field("labelSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-            ],
-        );
+                &[
+                    field("labelSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PodAffinityTerm,
+                        ),
+                    ),
+                ],
+            );
         pub static PodAntiAffinity: TypeInfo = TypeInfo::new(
             &[
                 field("preferredDuringSchedulingIgnoredDuringExecution")
@@ -2403,6 +2464,7 @@ pub mod v1 {
                         .strategy("merge")
                         .merge_key("name")
                         .items(&Container),
+                    field("securityContext").of(&PodSecurityContext),
                     field("tolerations").items(&Toleration),
                     field("topologySpreadConstraints")
                         .list_map(&["topologyKey", "whenUnsatisfiable"])
@@ -2470,7 +2532,29 @@ pub mod v1 {
                     ),
                     kapi::validation::Check::new(
                         "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PodHostNamespaces,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
                         kapi::validation::Rule::Named(kapi::validation::Named::PodFields),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::DnsConfig),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::HostAliases,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::TopologySpread,
+                        ),
                     ),
                 ],
             );
@@ -2494,6 +2578,17 @@ pub mod v1 {
                 field("spec").of(&PodSpec),
             ],
         );
+        pub static PreferredSchedulingTerm: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PreferredSchedulingTerm,
+                        ),
+                    ),
+                ],
+            );
         pub static Probe: TypeInfo = TypeInfo::new(
                 &[field("httpGet").of(&HTTPGetAction)],
             )
@@ -2667,12 +2762,25 @@ pub mod v1 {
                 field("secret").of(&SecretVolumeSource),
             ],
         );
+        pub static VolumeNodeAffinity: TypeInfo = TypeInfo::new(
+            &[field("required").of(&NodeSelector)],
+        );
         pub static VolumeProjection: TypeInfo = TypeInfo::new(
             &[field("downwardAPI").of(&DownwardAPIProjection)],
         );
         pub static WeightedPodAffinityTerm: TypeInfo = TypeInfo::new(
-            &[field("podAffinityTerm").of(&PodAffinityTerm)],
-        );
+                &[field("podAffinityTerm").of(&PodAffinityTerm)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::AffinityWeight,
+                        ),
+                    ),
+                ],
+            );
     }
     /// Adds this group-version's served kinds to `registry`.
     #[inline]

@@ -646,7 +646,17 @@ pub mod v1 {
             &[
                 field("metadata")
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                field("spec").of(&VolumeAttachmentSpec),
             ],
+        );
+        pub static VolumeAttachmentSource: TypeInfo = TypeInfo::new(
+            &[
+                field("inlineVolumeSpec")
+                    .of(&super::super::super::core::v1::merge::PersistentVolumeSpec),
+            ],
+        );
+        pub static VolumeAttachmentSpec: TypeInfo = TypeInfo::new(
+            &[field("source").of(&VolumeAttachmentSource)],
         );
     }
     /// Adds this group-version's served kinds to `registry`.
@@ -823,7 +833,17 @@ pub mod v1alpha1 {
             &[
                 field("metadata")
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                field("spec").of(&VolumeAttachmentSpec),
             ],
+        );
+        pub static VolumeAttachmentSource: TypeInfo = TypeInfo::new(
+            &[
+                field("inlineVolumeSpec")
+                    .of(&super::super::super::core::v1::merge::PersistentVolumeSpec),
+            ],
+        );
+        pub static VolumeAttachmentSpec: TypeInfo = TypeInfo::new(
+            &[field("source").of(&VolumeAttachmentSource)],
         );
     }
     /// Adds this group-version's served kinds to `registry`.
@@ -1534,7 +1554,17 @@ pub mod v1beta1 {
             &[
                 field("metadata")
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                field("spec").of(&VolumeAttachmentSpec),
             ],
+        );
+        pub static VolumeAttachmentSource: TypeInfo = TypeInfo::new(
+            &[
+                field("inlineVolumeSpec")
+                    .of(&super::super::super::core::v1::merge::PersistentVolumeSpec),
+            ],
+        );
+        pub static VolumeAttachmentSpec: TypeInfo = TypeInfo::new(
+            &[field("source").of(&VolumeAttachmentSource)],
         );
     }
     /// Adds this group-version's served kinds to `registry`.

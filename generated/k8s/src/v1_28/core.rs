@@ -2065,8 +2065,8 @@ pub mod v1 {
         use kapi::merge::{field, TypeInfo};
         pub use crate::shared::v1_20_v1_28::core::v1::merge::{
             ConfigMapVolumeSource, HTTPGetAction, LoadBalancerStatus, NamespaceStatus,
-            NodeSpec, NodeStatus, ReplicationControllerStatus, SecretVolumeSource,
-            ServiceStatus,
+            NodeSpec, NodeStatus, PodSecurityContext, ReplicationControllerStatus,
+            SecretVolumeSource, SecurityContext, ServiceStatus,
         };
         pub use crate::shared::v1_28_v1_34_v1_36::core::v1::merge::{
             CSIPersistentVolumeSource, CSIVolumeSource, CinderPersistentVolumeSource,
@@ -2155,6 +2155,7 @@ pub mod v1 {
                     field("readinessProbe").of(&Probe),
                     field("resizePolicy").atomic_list(),
                     field("resources").of(&ResourceRequirements),
+                    field("securityContext").of(&SecurityContext),
                     field("startupProbe").of(&Probe),
                     field("volumeDevices").strategy("merge").merge_key("devicePath"),
                     field("volumeMounts").strategy("merge").merge_key("mountPath"),
@@ -2283,6 +2284,7 @@ pub mod v1 {
                 field("readinessProbe").of(&Probe),
                 field("resizePolicy").atomic_list(),
                 field("resources").of(&ResourceRequirements),
+                field("securityContext").of(&SecurityContext),
                 field("startupProbe").of(&Probe),
                 field("volumeDevices").strategy("merge").merge_key("devicePath"),
                 field("volumeMounts").strategy("merge").merge_key("mountPath"),
@@ -2363,15 +2365,35 @@ pub mod v1 {
         pub static NodeSelector: TypeInfo = TypeInfo::new(
                 &[field("nodeSelectorTerms").items(&NodeSelectorTerm)],
             )
-            .atomic();
+            .atomic()
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::NodeSelector,
+                        ),
+                    ),
+                ],
+            );
         pub static NodeSelectorTerm: TypeInfo = TypeInfo::new(&[]).atomic();
         pub static PersistentVolume: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&PersistentVolumeSpec),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&PersistentVolumeSpec),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PersistentVolume,
+                        ),
+                    ),
+                ],
+            );
         pub static PersistentVolumeClaim: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
@@ -2427,13 +2449,29 @@ pub mod v1 {
             ],
         );
         pub static Pod: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&PodSpec),
-                field("status").of(&PodStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&PodSpec),
+                    field("status").of(&PodStatus),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodCreate),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodUpdate),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodStatus),
+                    ),
+                ],
+            );
         pub static PodAffinity: TypeInfo = TypeInfo::new(
             &[
                 field("preferredDuringSchedulingIgnoredDuringExecution")
@@ -2443,13 +2481,23 @@ pub mod v1 {
             ],
         );
         pub static PodAffinityTerm: TypeInfo = TypeInfo::new(
-            &[
-                field("labelSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("namespaceSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-            ],
-        );
+                &[
+                    field("labelSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("namespaceSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PodAffinityTerm,
+                        ),
+                    ),
+                ],
+            );
         pub static PodAntiAffinity: TypeInfo = TypeInfo::new(
             &[
                 field("preferredDuringSchedulingIgnoredDuringExecution")
@@ -2487,6 +2535,7 @@ pub mod v1 {
                         .list_map(&["name"])
                         .strategy("merge")
                         .merge_key("name"),
+                    field("securityContext").of(&PodSecurityContext),
                     field("tolerations").items(&Toleration),
                     field("topologySpreadConstraints")
                         .list_map(&["topologyKey", "whenUnsatisfiable"])
@@ -2554,7 +2603,29 @@ pub mod v1 {
                     ),
                     kapi::validation::Check::new(
                         "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PodHostNamespaces,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
                         kapi::validation::Rule::Named(kapi::validation::Named::PodFields),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::DnsConfig),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::HostAliases,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::TopologySpread,
+                        ),
                     ),
                 ],
             );
@@ -2587,8 +2658,18 @@ pub mod v1 {
             ],
         );
         pub static PreferredSchedulingTerm: TypeInfo = TypeInfo::new(
-            &[field("preference").of(&NodeSelectorTerm)],
-        );
+                &[field("preference").of(&NodeSelectorTerm)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PreferredSchedulingTerm,
+                        ),
+                    ),
+                ],
+            );
         pub static Probe: TypeInfo = TypeInfo::new(
                 &[field("httpGet").of(&HTTPGetAction)],
             )
@@ -2795,8 +2876,18 @@ pub mod v1 {
             &[field("downwardAPI").of(&DownwardAPIProjection)],
         );
         pub static WeightedPodAffinityTerm: TypeInfo = TypeInfo::new(
-            &[field("podAffinityTerm").of(&PodAffinityTerm)],
-        );
+                &[field("podAffinityTerm").of(&PodAffinityTerm)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::AffinityWeight,
+                        ),
+                    ),
+                ],
+            );
     }
     /// Adds this group-version's served kinds to `registry`.
     #[inline]

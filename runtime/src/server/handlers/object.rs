@@ -216,8 +216,9 @@ pub(crate) enum UpdateScope {
 
 /// Holds a written object to what its kind must satisfy: object metadata, the checks of its
 /// types (a built-in's, `specs/validation/`) and its schema (a CRD's); `old` is the stored
-/// object on an update. A write through `/status` is held to its metadata only, as upstream's
-/// status strategies validate status, not spec. 422 Invalid with one cause per violation.
+/// object on an update. A write through `/status` is held to its metadata and its kind's status
+/// rules only (a Pod's), as upstream's status strategies validate status, not spec. 422 Invalid
+/// with one cause per violation.
 pub(crate) fn check_object(
     call: &Call,
     object: &Value,
@@ -243,8 +244,12 @@ pub(crate) fn check_object_after(
     if let Some(old) = old {
         validation::check_metadata_update(object, old, &mut errors);
     }
-    if let (Some(root), UpdateScope::Main) = (call.target.kind.merge, scope) {
-        validation::check_types(root, object, old, &mut errors);
+    match (call.target.kind.merge, scope) {
+        (Some(root), UpdateScope::Main) => validation::check_types(root, object, old, &mut errors),
+        (Some(root), UpdateScope::Status) => {
+            validation::check_status(root, object, old, &mut errors);
+        }
+        (None, _) => {}
     }
     let mut causes = first;
     causes.extend(errors.into_causes());

@@ -125,20 +125,9 @@ const READ_WRITE_ONCE_POD_SINCE: KubeVersion = KubeVersion::new(1, 27);
 /// (`validateVolumeClaimTemplates`; the first release read with it).
 const CLAIM_TEMPLATES_SINCE: KubeVersion = KubeVersion::new(1, 35);
 
-/// A PersistentVolumeClaim's spec, on the claim itself (which has its `kind`) or, from 1.35 and
-/// on create only, on a StatefulSet's claim template (`validateVolumeClaimTemplates`).
-pub(super) fn claim(claim: &Value, old: Option<&Value>, at: &FieldPath, errors: &mut Errors) {
-    let object = claim.get("kind").and_then(Value::as_str) == Some("PersistentVolumeClaim");
-    let template = old.is_none() && errors.release() >= CLAIM_TEMPLATES_SINCE;
-    if object || template {
-        let spec = claim.get("spec").unwrap_or(&Value::Null);
-        claim_spec(spec, &at.child("spec"), errors);
-    }
-}
-
-/// `ValidatePersistentVolumeClaimSpec`: access modes, a positive storage request (reported at
-/// upstream's `resources[storage]`), the class name and the volume mode.
-fn claim_spec(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+/// A claim's or a volume's access modes: at least one (`required` the detail upstream gives),
+/// each supported, ReadWriteOncePod alone (from 1.27).
+pub(super) fn access_modes(spec: &Value, required: &str, at: &FieldPath, errors: &mut Errors) {
     let release = errors.release();
     let modes: Vec<&str> = spec
         .get("accessModes")
@@ -149,7 +138,7 @@ fn claim_spec(spec: &Value, at: &FieldPath, errors: &mut Errors) {
         .collect();
     let modes_at = at.child("accessModes");
     if modes.is_empty() {
-        errors.required(&modes_at, "at least 1 access mode is required");
+        errors.required(&modes_at, required);
     }
     let once_pod = release >= READ_WRITE_ONCE_POD_SINCE;
     let supported: &[&str] = if once_pod {
@@ -177,6 +166,23 @@ fn claim_spec(spec: &Value, at: &FieldPath, errors: &mut Errors) {
             "may not use ReadWriteOncePod with other access modes",
         );
     }
+}
+
+/// A PersistentVolumeClaim's spec, on the claim itself (which has its `kind`) or, from 1.35 and
+/// on create only, on a StatefulSet's claim template (`validateVolumeClaimTemplates`).
+pub(super) fn claim(claim: &Value, old: Option<&Value>, at: &FieldPath, errors: &mut Errors) {
+    let object = claim.get("kind").and_then(Value::as_str) == Some("PersistentVolumeClaim");
+    let template = old.is_none() && errors.release() >= CLAIM_TEMPLATES_SINCE;
+    if object || template {
+        let spec = claim.get("spec").unwrap_or(&Value::Null);
+        claim_spec(spec, &at.child("spec"), errors);
+    }
+}
+
+/// `ValidatePersistentVolumeClaimSpec`: access modes, a positive storage request (reported at
+/// upstream's `resources[storage]`), the class name and the volume mode.
+fn claim_spec(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    access_modes(spec, "at least 1 access mode is required", at, errors);
     let storage_at = at.child("resources").key("storage");
     let storage = spec.pointer("/resources/requests/storage");
     match storage.map(|q| q.as_str().map_or_else(|| q.to_string(), str::to_owned)) {
@@ -194,6 +200,12 @@ fn claim_spec(spec: &Value, at: &FieldPath, errors: &mut Errors) {
             }
         }
     }
+    class_and_volume_mode(spec, at, errors);
+}
+
+/// A claim's or a volume's class name (a DNS subdomain) and volume mode.
+pub(super) fn class_and_volume_mode(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
     let class = text(spec, "storageClassName");
     if !class.is_empty() {
         for message in Format::DnsSubdomain.messages(class, release) {

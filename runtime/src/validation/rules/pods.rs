@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
-use super::{port_number, text};
+use super::super::meta::labels;
+use super::{items, port_number, text};
 use crate::KubeVersion;
 use crate::quantity::Quantity;
 
@@ -121,15 +122,140 @@ fn source_fields(field: &str, source: &Value, at: &FieldPath, errors: &mut Error
             }
         }
     }
-    if FILE_MODE_SOURCES.contains(&field)
-        && let Some(mode) = source.get("defaultMode").and_then(Value::as_i64)
+    super::persistent_volume::source_paths(field, source, at, errors);
+    if field == "projected" {
+        projected(source, at, errors);
+    }
+    if FILE_MODE_SOURCES.contains(&field) {
+        file_mode(source, "defaultMode", at, errors);
+        for (i, item) in items(source, "items").iter().enumerate() {
+            key_to_path(item, &at.child("items").index(i), errors);
+        }
+    }
+}
+
+/// The release that holds a projected token's path local (the first release read with it).
+const LOCAL_TOKEN_PATH_SINCE: KubeVersion = KubeVersion::new(1, 34);
+
+/// `validateProjectedVolumeSource`: the default mode, then each source: one projection, a
+/// Secret's or ConfigMap's name and items, a token's lifetime (10 minutes to 2³² seconds) and
+/// path (reported at the volume's `path`, as upstream does; local from 1.34), no path twice. A downward API
+/// projection's files are not checked beyond their paths being unique.
+fn projected(source: &Value, at: &FieldPath, errors: &mut Errors) {
+    file_mode(source, "defaultMode", at, errors);
+    let mut paths: Vec<&str> = Vec::new();
+    for (i, projection) in items(source, "sources").iter().enumerate() {
+        let src_at = at.child("sources").index(i);
+        let mut count = 0;
+        for kind in ["secret", "configMap"] {
+            let Some(object) = projection.get(kind).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            count += 1;
+            let kind_at = src_at.child(kind);
+            let name = text(object, "name");
+            if name.is_empty() {
+                errors.required(&kind_at.child("name"), "");
+            }
+            for (j, item) in items(object, "items").iter().enumerate() {
+                key_to_path(item, &kind_at.child("items").index(j), errors);
+                unique_path(&mut paths, text(item, "path"), name, at, errors);
+            }
+        }
+        if let Some(api) = projection.get("downwardAPI").filter(|v| !v.is_null()) {
+            count += 1;
+            for file in items(api, "items") {
+                let path = text(file, "path");
+                unique_path(&mut paths, path, path, at, errors);
+            }
+        }
+        if let Some(token) = projection
+            .get("serviceAccountToken")
+            .filter(|v| !v.is_null())
+        {
+            count += 1;
+            let seconds = token
+                .get("expirationSeconds")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            let seconds_at = src_at
+                .child("serviceAccountToken")
+                .child("expirationSeconds");
+            if seconds < 600 {
+                let detail = "may not specify a duration less than 10 minutes";
+                errors.invalid(&seconds_at, Shown::Plain(&Value::from(seconds)), detail);
+            }
+            if seconds > 1 << 32 {
+                let detail = "may not specify a duration larger than 2^32 seconds";
+                errors.invalid(&seconds_at, Shown::Plain(&Value::from(seconds)), detail);
+            }
+            let path = text(token, "path");
+            if path.is_empty() {
+                errors.required(&at.child("path"), "");
+            } else if errors.release() >= LOCAL_TOKEN_PATH_SINCE {
+                local_non_reserved_path(path, &at.child("path"), errors);
+            }
+        }
+        if count > 1 {
+            errors.forbidden(&src_at, "may not specify more than 1 volume type");
+        }
+    }
+}
+
+/// A projected file's path, when set, taken once in the volume (the error shows `shown`: the
+/// source's name, or the path of a downward API file).
+fn unique_path<'v>(
+    paths: &mut Vec<&'v str>,
+    path: &'v str,
+    shown: &str,
+    at: &FieldPath,
+    errors: &mut Errors,
+) {
+    if path.is_empty() {
+        return;
+    }
+    if paths.contains(&path) {
+        let shown = Value::from(shown);
+        errors.invalid(at, Shown::Plain(&shown), "conflicting duplicate paths");
+    } else {
+        paths.push(path);
+    }
+}
+
+/// A file mode, 0 to 0777, when set.
+fn file_mode(holder: &Value, field: &str, at: &FieldPath, errors: &mut Errors) {
+    if let Some(mode) = holder.get(field).and_then(Value::as_i64)
         && !(0..=0o777).contains(&mode)
     {
         errors.invalid(
-            &at.child("defaultMode"),
+            &at.child(field),
             Shown::Plain(&Value::from(mode)),
             FILE_MODE_MSG,
         );
+    }
+}
+
+/// `validateKeyToPath`: a key, and a relative path without `..` (`validateLocalNonReservedPath`)
+/// and a file mode; a Secret's or ConfigMap volume's items.
+fn key_to_path(item: &Value, at: &FieldPath, errors: &mut Errors) {
+    if text(item, "key").is_empty() {
+        errors.required(&at.child("key"), "");
+    }
+    let path = text(item, "path");
+    let path_at = at.child("path");
+    if path.is_empty() {
+        errors.required(&path_at, "");
+    }
+    local_non_reserved_path(path, &path_at, errors);
+    file_mode(item, "mode", at, errors);
+}
+
+/// `validateLocalNonReservedPath`: relative, without `..`, not starting with `..`.
+fn local_non_reserved_path(path: &str, at: &FieldPath, errors: &mut Errors) {
+    super::security::local_descending_path(path, at, errors);
+    if path.starts_with("..") && !path.starts_with("../") {
+        let shown = Value::from(path);
+        errors.invalid(at, Shown::Plain(&shown), "must not start with '..'");
     }
 }
 
@@ -342,11 +468,13 @@ pub(super) fn toleration(toleration: &Value, at: &FieldPath, errors: &mut Errors
     }
 }
 
-/// `ValidatePodSpec`'s optional names and deadline, each checked when set: `serviceAccountName`
+/// `ValidatePodSpec`'s node selector (`ValidateLabels`, errors at the map) and optional names
+/// and deadline, each checked when set: `serviceAccountName`
 /// and `nodeName` (DNS subdomains), `activeDeadlineSeconds` (1 to 2³¹−1), `hostname` and
 /// `subdomain` (DNS labels), `priorityClassName` (a DNS subdomain), in upstream's order.
 pub(super) fn pod_fields(spec: &Value, at: &FieldPath, errors: &mut Errors) {
     let release = errors.release();
+    labels(spec, "nodeSelector", at, errors);
     let names = |field: &str, format: Format, errors: &mut Errors| {
         let name = spec.get(field).and_then(Value::as_str).unwrap_or("");
         if !name.is_empty() {
@@ -369,6 +497,226 @@ pub(super) fn pod_fields(spec: &Value, at: &FieldPath, errors: &mut Errors) {
     names("hostname", Format::DnsLabel, errors);
     names("subdomain", Format::DnsLabel, errors);
     names("priorityClassName", Format::DnsSubdomain, errors);
+}
+
+/// The release whose host aliases are reported per item (`hostAliases[0].ip`) with
+/// `IsValidIPForLegacyField`'s message (the first release read with them).
+const INDEXED_HOST_ALIASES_SINCE: KubeVersion = KubeVersion::new(1, 34);
+/// The release that checks spread constraints' `minDomains` and node inclusion policies (1.28
+/// read; the fields came in 1.24 and 1.25).
+const SPREAD_POLICIES_SINCE: KubeVersion = KubeVersion::new(1, 28);
+/// `isNotPositiveErrorMsg`.
+const NOT_POSITIVE: &str = "must be greater than zero";
+
+/// `ValidateHostAliases`: each alias's IP and host names (DNS subdomains); before 1.34 the
+/// errors are reported at `hostAliases.ip` and `hostAliases.hostnames`, without an index.
+pub(super) fn host_aliases(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let indexed = release >= INDEXED_HOST_ALIASES_SINCE;
+    let base = at.child("hostAliases");
+    for (i, alias) in items(spec, "hostAliases").iter().enumerate() {
+        let item = if indexed { base.index(i) } else { base.clone() };
+        let ip = text(alias, "ip");
+        if ip.parse::<std::net::IpAddr>().is_err() {
+            let detail = if indexed {
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+            } else {
+                "must be valid IP address"
+            };
+            errors.invalid(&item.child("ip"), Shown::Plain(&Value::from(ip)), detail);
+        }
+        for (j, name) in items(alias, "hostnames").iter().enumerate() {
+            let name = name.as_str().unwrap_or("");
+            let path = if indexed {
+                item.child("hostnames").index(j)
+            } else {
+                item.child("hostnames")
+            };
+            for message in Format::DnsSubdomain.messages(name, release) {
+                errors.invalid(&path, Shown::Plain(&Value::from(name)), &message);
+            }
+        }
+    }
+}
+
+/// The release with 32 search paths of 2048 characters (ExpandedDNSConfig; 1.28 read).
+const EXPANDED_DNS_SINCE: KubeVersion = KubeVersion::new(1, 28);
+/// The release whose search domains may hold `_` and be `.` (RelaxedDNSSearchValidation, GA in
+/// 1.34) and whose nameservers get `IsValidIPForLegacyField`'s message.
+const RELAXED_DNS_SINCE: KubeVersion = KubeVersion::new(1, 34);
+/// `MaxDNSNameservers`.
+const MAX_NAMESERVERS: usize = 3;
+/// `IsDNS1123SubdomainWithUnderscore`'s message.
+const SUBDOMAIN_WITH_UNDERSCORE_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*')";
+
+/// `IsDNS1123SubdomainWithUnderscore`: labels of `_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?`.
+fn is_subdomain_with_underscore(name: &str) -> bool {
+    let edge = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    name.split('.').all(|label| {
+        let bytes = label.strip_prefix('_').unwrap_or(label).as_bytes();
+        bytes.first().is_some_and(edge)
+            && bytes.last().is_some_and(edge)
+            && bytes.iter().all(|b| edge(b) || *b == b'-' || *b == b'_')
+    })
+}
+
+/// `validatePodDNSConfig`: a config with a nameserver under `dnsPolicy: None`, at most 3
+/// nameservers that are IPs, a bounded search list of DNS subdomains, named options.
+pub(super) fn dns_config(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let at = at.child("dnsConfig");
+    let config = spec.get("dnsConfig").filter(|c| !c.is_null());
+    if text(spec, "dnsPolicy") == "None" {
+        match config {
+            None => {
+                return errors.required(&at, "must provide `dnsConfig` when `dnsPolicy` is None");
+            }
+            Some(config) if items(config, "nameservers").is_empty() => {
+                let detail = "must provide at least one DNS nameserver when `dnsPolicy` is None";
+                return errors.required(&at.child("nameservers"), detail);
+            }
+            Some(_) => {}
+        }
+    }
+    let Some(config) = config else {
+        return;
+    };
+    let relaxed = release >= RELAXED_DNS_SINCE;
+    let nameservers = items(config, "nameservers");
+    if nameservers.len() > MAX_NAMESERVERS {
+        let detail = format!("must not have more than {MAX_NAMESERVERS} nameservers");
+        let value = config.get("nameservers").unwrap_or(&Value::Null);
+        errors.invalid(&at.child("nameservers"), Shown::StringList(value), &detail);
+    }
+    for (i, server) in nameservers.iter().enumerate() {
+        let server = server.as_str().unwrap_or("");
+        if server.parse::<std::net::IpAddr>().is_err() {
+            let detail = if relaxed {
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+            } else {
+                "must be valid IP address"
+            };
+            let path = at.child("nameservers").index(i);
+            errors.invalid(&path, Shown::Plain(&Value::from(server)), detail);
+        }
+    }
+    let searches: Vec<&str> = items(config, "searches")
+        .iter()
+        .map(|s| s.as_str().unwrap_or(""))
+        .collect();
+    let (max_paths, max_chars) = if release >= EXPANDED_DNS_SINCE {
+        (32, 2048)
+    } else {
+        (6, 256)
+    };
+    let value = config.get("searches").unwrap_or(&Value::Null);
+    if searches.len() > max_paths {
+        let detail = format!("must not have more than {max_paths} search paths");
+        errors.invalid(&at.child("searches"), Shown::StringList(value), &detail);
+    }
+    if searches.join(" ").len() > max_chars {
+        let detail = format!(
+            "must not have more than {max_chars} characters (including spaces) in the search list"
+        );
+        errors.invalid(&at.child("searches"), Shown::StringList(value), &detail);
+    }
+    for (i, search) in searches.iter().enumerate() {
+        let path = at.child("searches").index(i);
+        if relaxed && *search == "." {
+            continue;
+        }
+        let search = search.strip_suffix('.').unwrap_or(search);
+        let shown = Value::from(search);
+        if !relaxed {
+            for message in Format::DnsSubdomain.messages(search, release) {
+                errors.invalid(&path, Shown::Plain(&shown), &message);
+            }
+            continue;
+        }
+        if search.len() > 253 {
+            errors.invalid(
+                &path,
+                Shown::Plain(&shown),
+                "must be no more than 253 characters",
+            );
+        }
+        if !is_subdomain_with_underscore(search) {
+            errors.invalid(&path, Shown::Plain(&shown), SUBDOMAIN_WITH_UNDERSCORE_MSG);
+        }
+    }
+    for (i, option) in items(config, "options").iter().enumerate() {
+        if text(option, "name").is_empty() {
+            errors.required(&at.child("options").index(i), "must not be empty");
+        }
+    }
+}
+
+/// `validateTopologySpreadConstraints` (its label selectors are LabelSelector checks; its
+/// `matchLabelKeys` are not checked): a positive skew, a topology key, a known action, no two
+/// constraints on one key and action, and from 1.28 `minDomains` and the node policies.
+pub(super) fn topology_spread(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let constraints = items(spec, "topologySpreadConstraints");
+    for (i, constraint) in constraints.iter().enumerate() {
+        let item = at.child("topologySpreadConstraints").index(i);
+        let skew = constraint
+            .get("maxSkew")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if skew <= 0 {
+            errors.invalid(
+                &item.child("maxSkew"),
+                Shown::Plain(&Value::from(skew)),
+                NOT_POSITIVE,
+            );
+        }
+        let key = text(constraint, "topologyKey");
+        if key.is_empty() {
+            errors.required(&item.child("topologyKey"), "can not be empty");
+        }
+        let action = text(constraint, "whenUnsatisfiable");
+        if !matches!(action, "DoNotSchedule" | "ScheduleAnyway") {
+            errors.not_supported(
+                &item.child("whenUnsatisfiable"),
+                &Value::from(action),
+                &["DoNotSchedule", "ScheduleAnyway"],
+            );
+        }
+        let repeated = constraints[i + 1..].iter().any(|other| {
+            text(other, "topologyKey") == key && text(other, "whenUnsatisfiable") == action
+        });
+        if repeated {
+            let shown = Value::from(format!("{{{key}, {action}}}"));
+            errors.duplicate(&item.child("{topologyKey, whenUnsatisfiable}"), &shown);
+        }
+        if release < SPREAD_POLICIES_SINCE {
+            continue;
+        }
+        if let Some(domains) = constraint.get("minDomains").and_then(Value::as_i64) {
+            let path = item.child("minDomains");
+            let shown = Value::from(domains);
+            if domains <= 0 {
+                errors.invalid(&path, Shown::Plain(&shown), NOT_POSITIVE);
+            }
+            if action != "DoNotSchedule" {
+                let detail = format!(
+                    "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                );
+                errors.invalid(&path, Shown::Plain(&shown), &detail);
+            }
+        }
+        for field in ["nodeAffinityPolicy", "nodeTaintsPolicy"] {
+            if let Some(policy) = constraint.get(field).and_then(Value::as_str)
+                && !matches!(policy, "Honor" | "Ignore")
+            {
+                errors.not_supported(
+                    &item.child(field),
+                    &Value::from(policy),
+                    &["Honor", "Ignore"],
+                );
+            }
+        }
+    }
 }
 
 /// The liveness and startup probes' `successThreshold` must be 1 (`validateLivenessProbe`,
@@ -678,6 +1026,30 @@ mod tests {
                 "spec.nfs: Forbidden: may not specify more than 1 volume type",
             ]
         );
+        // validateKeyToPath: items name a key and a relative path.
+        let items = json!({"configMap": {"name": "c", "items": [{"path": "/abs"}, {"key": "k", "path": "..x", "mode": 512}]}});
+        assert_eq!(
+            run(volume_source, &items, 28),
+            [
+                "spec.configMap.items[0].key: Required value",
+                "spec.configMap.items[0].path: Invalid value: \"/abs\": must be a relative path",
+                "spec.configMap.items[1].path: Invalid value: \"..x\": must not start with '..'",
+                "spec.configMap.items[1].mode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive",
+            ]
+        );
+        // validateProjectionSources: one projection a source, tokens of 10 minutes or more.
+        let projected = json!({"projected": {"sources": [
+            {"secret": {"name": "s", "items": [{"key": "a", "path": "p"}]}, "configMap": {"name": "c", "items": [{"key": "b", "path": "p"}]}},
+            {"serviceAccountToken": {"expirationSeconds": 60}}]}});
+        assert_eq!(
+            run(volume_source, &projected, 34),
+            [
+                "spec.projected: Invalid value: \"c\": conflicting duplicate paths",
+                "spec.projected.sources[0]: Forbidden: may not specify more than 1 volume type",
+                "spec.projected.sources[1].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes",
+                "spec.projected.path: Required value",
+            ]
+        );
         // An image volume counts from 1.35 on, when the feature is on by default.
         assert_eq!(run(volume_source, &json!({"image": {}}), 34).len(), 1);
         assert!(run(volume_source, &json!({"image": {}}), 36).is_empty());
@@ -839,6 +1211,74 @@ mod tests {
                 "spec.hostname: Invalid value: \"a.b\": must not contain dots",
             ]
         );
+    }
+
+    #[test]
+    fn host_aliases_and_spread_constraints() {
+        // ValidateHostAliases (indexed from 1.34), validateTopologySpreadConstraints.
+        let spec = json!({"hostAliases": [{"ip": "10.0.0.300", "hostnames": ["ok"]}],
+            "topologySpreadConstraints": [
+                {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
+                {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "minDomains": 0},
+                {"maxSkew": 1, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2, "nodeTaintsPolicy": "Maybe"}]});
+        let found = |minor| {
+            let mut all = run(host_aliases, &spec, minor);
+            all.extend(run(topology_spread, &spec, minor));
+            all
+        };
+        assert_eq!(
+            found(20),
+            [
+                "spec.hostAliases.ip: Invalid value: \"10.0.0.300\": must be valid IP address",
+                "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+                "spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}: Duplicate value: \"{zone, DoNotSchedule}\"",
+                "spec.topologySpreadConstraints[2].topologyKey: Required value: can not be empty",
+            ]
+        );
+        assert_eq!(
+            found(34),
+            [
+                "spec.hostAliases[0].ip: Invalid value: \"10.0.0.300\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+                "spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}: Duplicate value: \"{zone, DoNotSchedule}\"",
+                "spec.topologySpreadConstraints[1].minDomains: Invalid value: 0: must be greater than zero",
+                "spec.topologySpreadConstraints[2].topologyKey: Required value: can not be empty",
+                "spec.topologySpreadConstraints[2].minDomains: Invalid value: 2: can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
+                "spec.topologySpreadConstraints[2].nodeTaintsPolicy: Unsupported value: \"Maybe\": supported values: \"Honor\", \"Ignore\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn dns_configs_name_servers_and_searches() {
+        // validatePodDNSConfig: ExpandedDNSConfig from 1.28, RelaxedDNSSearchValidation from 1.34.
+        assert_eq!(
+            run(dns_config, &json!({"dnsPolicy": "None"}), 28),
+            ["spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"]
+        );
+        let spec = json!({"dnsConfig": {"nameservers": ["1.1.1.1", "x"], "searches": ["_srv.example.com", "ok."], "options": [{}]}});
+        assert_eq!(
+            run(dns_config, &spec, 20)[..2],
+            [
+                "spec.dnsConfig.nameservers[1]: Invalid value: \"x\": must be valid IP address",
+                "spec.dnsConfig.searches[0]: Invalid value: \"_srv.example.com\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+            ]
+        );
+        assert_eq!(
+            run(dns_config, &spec, 34),
+            [
+                "spec.dnsConfig.nameservers[1]: Invalid value: \"x\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                "spec.dnsConfig.options[0]: Required value: must not be empty",
+            ]
+        );
+        let many = json!({"dnsConfig": {"searches": ["a", "b", "c", "d", "e", "f", "g"]}});
+        assert_eq!(
+            run(dns_config, &many, 20),
+            [
+                "spec.dnsConfig.searches: Invalid value: []string{\"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\"}: must not have more than 6 search paths"
+            ]
+        );
+        assert!(run(dns_config, &many, 28).is_empty());
     }
 
     #[test]

@@ -151,11 +151,53 @@ pub mod v1 {
                 field("conditions").strategy("merge").merge_key("type"),
             ],
         );
+        pub static PodSecurityContext: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".fsGroup",
+                        kapi::validation::Rule::Range(0i64, 2147483647i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".runAsUser",
+                        kapi::validation::Rule::Range(0i64, 2147483647i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".runAsGroup",
+                        kapi::validation::Rule::Range(0i64, 2147483647i64),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PodSecurityContext,
+                        ),
+                    ),
+                ],
+            );
         pub static ReplicationControllerStatus: TypeInfo = TypeInfo::new(
             &[field("conditions").strategy("merge").merge_key("type")],
         );
         pub static SecretVolumeSource: TypeInfo = TypeInfo::new(&[])
             .defaults(&[kapi::defaulting::Default::value(".defaultMode", "420")]);
+        pub static SecurityContext: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".runAsUser",
+                        kapi::validation::Rule::Range(0i64, 2147483647i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".runAsGroup",
+                        kapi::validation::Rule::Range(0i64, 2147483647i64),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::SecurityContext,
+                        ),
+                    ),
+                ],
+            );
         pub static ServiceStatus: TypeInfo = TypeInfo::new(
             &[
                 field("conditions")

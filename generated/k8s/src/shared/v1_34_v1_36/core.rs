@@ -2124,7 +2124,17 @@ pub mod v1 {
         pub static NodeSelector: TypeInfo = TypeInfo::new(
                 &[field("nodeSelectorTerms").atomic_list().items(&NodeSelectorTerm)],
             )
-            .atomic();
+            .atomic()
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::NodeSelector,
+                        ),
+                    ),
+                ],
+            );
         pub static NodeSelectorRequirement: TypeInfo = TypeInfo::new(
             &[field("values").atomic_list()],
         );
@@ -2141,12 +2151,22 @@ pub mod v1 {
             &[field("podCIDRs").set().strategy("merge"), field("taints").atomic_list()],
         );
         pub static PersistentVolume: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&PersistentVolumeSpec),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&PersistentVolumeSpec),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PersistentVolume,
+                        ),
+                    ),
+                ],
+            );
         pub static PersistentVolumeClaim: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
@@ -2241,16 +2261,26 @@ pub mod v1 {
             ],
         );
         pub static PodAffinityTerm: TypeInfo = TypeInfo::new(
-            &[
-                field("labelSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("matchLabelKeys").atomic_list(),
-                field("mismatchLabelKeys").atomic_list(),
-                field("namespaceSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("namespaces").atomic_list(),
-            ],
-        );
+                &[
+                    field("labelSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("matchLabelKeys").atomic_list(),
+                    field("mismatchLabelKeys").atomic_list(),
+                    field("namespaceSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("namespaces").atomic_list(),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PodAffinityTerm,
+                        ),
+                    ),
+                ],
+            );
         pub static PodAntiAffinity: TypeInfo = TypeInfo::new(
             &[
                 field("preferredDuringSchedulingIgnoredDuringExecution")
@@ -2272,11 +2302,46 @@ pub mod v1 {
             &[field("requestMappings").atomic_list()],
         );
         pub static PodSecurityContext: TypeInfo = TypeInfo::new(
-            &[field("supplementalGroups").atomic_list(), field("sysctls").atomic_list()],
-        );
+                &[
+                    field("supplementalGroups").atomic_list(),
+                    field("sysctls").atomic_list(),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".fsGroup",
+                        kapi::validation::Rule::Range(0i64, 2147483647i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".runAsUser",
+                        kapi::validation::Rule::Range(0i64, 2147483647i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".runAsGroup",
+                        kapi::validation::Rule::Range(0i64, 2147483647i64),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PodSecurityContext,
+                        ),
+                    ),
+                ],
+            );
         pub static PreferredSchedulingTerm: TypeInfo = TypeInfo::new(
-            &[field("preference").of(&NodeSelectorTerm)],
-        );
+                &[field("preference").of(&NodeSelectorTerm)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PreferredSchedulingTerm,
+                        ),
+                    ),
+                ],
+            );
         pub static Probe: TypeInfo = TypeInfo::new(
                 &[field("exec").of(&ExecAction), field("httpGet").of(&HTTPGetAction)],
             )
@@ -2410,8 +2475,26 @@ pub mod v1 {
             )
             .defaults(&[kapi::defaulting::Default::value(".defaultMode", "420")]);
         pub static SecurityContext: TypeInfo = TypeInfo::new(
-            &[field("capabilities").of(&Capabilities)],
-        );
+                &[field("capabilities").of(&Capabilities)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".runAsUser",
+                        kapi::validation::Rule::Range(0i64, 2147483647i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".runAsGroup",
+                        kapi::validation::Rule::Range(0i64, 2147483647i64),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::SecurityContext,
+                        ),
+                    ),
+                ],
+            );
         pub static Service: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
@@ -2565,7 +2648,17 @@ pub mod v1 {
             ],
         );
         pub static WeightedPodAffinityTerm: TypeInfo = TypeInfo::new(
-            &[field("podAffinityTerm").of(&PodAffinityTerm)],
-        );
+                &[field("podAffinityTerm").of(&PodAffinityTerm)],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::AffinityWeight,
+                        ),
+                    ),
+                ],
+            );
     }
 }

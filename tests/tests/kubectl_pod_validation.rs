@@ -1,0 +1,327 @@
+//! Pods are held to what a real cluster holds them to, seen through kubectl in each release:
+//! an update may change only images, a lowered deadline, added tolerations and the like
+//! (`ValidatePodUpdate` in `pkg/apis/core/validation/validation.go`); security contexts
+//! (`validatePodSpecSecurityContext`, `ValidateSecurityContext`) and affinity
+//! (`validateAffinity`) are checked on every write. A PersistentVolume keeps its source, volume
+//! mode and node affinity (`ValidatePersistentVolumeUpdate`).
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers of a test: a failed unwrap is a failed test"
+)]
+
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions};
+
+const POD: &str = "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  activeDeadlineSeconds: 100
+  restartPolicy: Never
+  tolerations: [{key: a, operator: Exists, effect: NoSchedule}]
+  containers: [{name: web, image: nginx}]
+";
+
+const RELEASES: [&str; 4] = ["1.20", "1.28", "1.34", "1.36"];
+
+fn assert_refused(stderr: &str, cause: &str) {
+    assert!(
+        stderr.contains("Pod \"p\" is invalid") && stderr.contains(cause),
+        "expected `{cause}` in:\n{stderr}"
+    );
+}
+
+/// The first line of upstream's message for a forbidden pod update, per release: 1.20's
+/// literal sentence; later the fields joined with "," (1.28 with in-place resize off).
+fn forbidden_update(release: &str) -> &'static str {
+    if release == "1.20" {
+        "spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds` or `spec.tolerations` (only additions to existing tolerations)\n"
+    } else {
+        "spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)\n"
+    }
+}
+
+#[test]
+fn kubectl_may_change_only_what_upstream_lets_a_pod_update_change() {
+    for release in RELEASES {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let file = k.file("pod.yaml", POD);
+        k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+
+        // Allowed: images, a lower deadline, another toleration, labels.
+        k.expect_ok(&["set", "image", "pod/p", "web=nginx:1.27"]);
+        k.expect_ok(&[
+            "patch",
+            "pod/p",
+            "-p",
+            r#"{"spec":{"activeDeadlineSeconds":50}}"#,
+        ]);
+        k.expect_ok(&[
+            "patch",
+            "pod/p",
+            "--type=json",
+            "-p",
+            r#"[{"op":"add","path":"/spec/tolerations/-","value":{"key":"b","operator":"Exists"}}]"#,
+        ]);
+        k.expect_ok(&["label", "pod/p", "tier=web"]);
+        let image = k.expect_ok(&["get", "pod/p", "-o", "jsonpath={.spec.containers[0].image}"]);
+        assert_eq!(image.trim(), "nginx:1.27", "{release}");
+
+        // ValidatePodUpdate's final comparison: anything else is forbidden, with a diff.
+        let stderr = k.expect_failure(&[
+            "patch",
+            "pod/p",
+            "-p",
+            r#"{"spec":{"restartPolicy":"OnFailure"}}"#,
+        ]);
+        assert_refused(&stderr, forbidden_update(release));
+        assert!(
+            stderr.contains("OnFailure"),
+            "{release}: the diff names the change:\n{stderr}"
+        );
+
+        // The deadline may only go down; an image may not be blank.
+        let stderr = k.expect_failure(&[
+            "patch",
+            "pod/p",
+            "-p",
+            r#"{"spec":{"activeDeadlineSeconds":500}}"#,
+        ]);
+        assert_refused(
+            &stderr,
+            "spec.activeDeadlineSeconds: Invalid value: 500: must be less than or equal to previous value",
+        );
+        let stderr = k.expect_failure(&["set", "image", "pod/p", "web= nginx"]);
+        assert_refused(
+            &stderr,
+            r#"spec.containers[0].image: Invalid value: " nginx": must not have leading or trailing whitespace"#,
+        );
+
+        // validateOnlyAddedTolerations: an existing toleration stays.
+        let stderr = k.expect_failure(&[
+            "patch",
+            "pod/p",
+            "--type=json",
+            "-p",
+            r#"[{"op":"remove","path":"/spec/tolerations/0"}]"#,
+        ]);
+        assert_refused(
+            &stderr,
+            "spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds",
+        );
+
+        // ValidateContainerUpdates: no container added or removed.
+        let stderr = k.expect_failure(&[
+            "patch",
+            "pod/p",
+            "--type=json",
+            "-p",
+            r#"[{"op":"add","path":"/spec/containers/-","value":{"name":"side","image":"busybox"}}]"#,
+        ]);
+        assert_refused(
+            &stderr,
+            "spec.containers: Forbidden: pod updates may not add or remove containers",
+        );
+
+        // ValidatePodStatusUpdate, through pods/status: a container that terminated under
+        // restartPolicy Never stays terminated; a condition's type is a qualified name
+        // (reported under `metadata` before 1.34).
+        let status = |patch: &str| {
+            vec![
+                "patch".to_owned(),
+                "pod/p".to_owned(),
+                "--subresource=status".to_owned(),
+                "--type=merge".to_owned(),
+                "-p".to_owned(),
+                patch.to_owned(),
+            ]
+        };
+        let run = |args: Vec<String>| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            k.expect_failure(&args)
+        };
+        k.expect_ok(&["patch", "pod/p", "--subresource=status", "--type=merge", "-p",
+            r#"{"status":{"containerStatuses":[{"name":"web","ready":false,"restartCount":0,"image":"nginx","imageID":"","state":{"terminated":{"exitCode":0}}}]}}"#]);
+        let stderr = run(status(
+            r#"{"status":{"containerStatuses":[{"name":"web","ready":true,"restartCount":1,"image":"nginx","imageID":"","state":{"running":{}}}]}}"#,
+        ));
+        assert_refused(
+            &stderr,
+            "status.containerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state",
+        );
+        let stderr = run(status(
+            r#"{"status":{"conditions":[{"type":"not valid","status":"True"}]}}"#,
+        ));
+        let conditions = if release >= "1.34" {
+            "status"
+        } else {
+            "metadata"
+        };
+        assert_refused(
+            &stderr,
+            &format!(r#"{conditions}.conditions[0].Type: Invalid value: "not valid": "#),
+        );
+
+        // ValidatePodSpecificAnnotationUpdates: no mirror pod annotation afterwards.
+        let stderr = k.expect_failure(&["annotate", "pod/p", "kubernetes.io/config.mirror=x"]);
+        assert_refused(
+            &stderr,
+            "metadata.annotations[kubernetes.io/config.mirror]: Forbidden: may not add mirror pod annotation",
+        );
+    }
+}
+
+#[test]
+fn kubectl_sees_security_context_and_affinity_refusals() {
+    let manifest = "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  securityContext:
+    runAsUser: -1
+    sysctls: [{name: 'Bad_Name'}]
+    seccompProfile: {localhostProfile: x}
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: []}
+      preferredDuringSchedulingIgnoredDuringExecution:
+        - {weight: 0, preference: {matchExpressions: [{key: zone, operator: In}]}}
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {app: web}}}]
+  hostAliases: [{ip: not-an-ip, hostnames: [web]}]
+  dnsConfig: {nameservers: [not-an-ip]}
+  topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]
+  containers:
+    - name: web
+      image: nginx
+      securityContext: {privileged: true, allowPrivilegeEscalation: false, runAsGroup: -2}
+";
+    for release in RELEASES {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let file = k.file("pod.yaml", manifest);
+        let stderr =
+            k.expect_failure(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+        let sysctl_regex = if release == "1.20" {
+            r"([a-z0-9]([-_a-z0-9]*[a-z0-9])?\.)*[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+        } else {
+            r"^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$"
+        };
+        let sysctl = format!(
+            r#"spec.securityContext.sysctls[0].name: Invalid value: "Bad_Name": must have at most 253 characters and match regex {sysctl_regex}"#
+        );
+        // The security context prints as the internal Go struct before 1.34, as its JSON after.
+        let struct_value = if release >= "1.34" {
+            r#"{"Capabilities":null,"Privileged":true,"SELinuxOptions":null,"#
+        } else {
+            "core.SecurityContext{Capabilities:(*core.Capabilities)(nil), Privileged:(*bool)(0xc000000000), "
+        };
+        let host_alias = if release >= "1.34" {
+            r#"spec.hostAliases[0].ip: Invalid value: "not-an-ip": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"#
+        } else {
+            r#"spec.hostAliases.ip: Invalid value: "not-an-ip": must be valid IP address"#
+        };
+        let nameserver = if release >= "1.34" {
+            r#"spec.dnsConfig.nameservers[0]: Invalid value: "not-an-ip": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"#
+        } else {
+            r#"spec.dnsConfig.nameservers[0]: Invalid value: "not-an-ip": must be valid IP address"#
+        };
+        let causes = [
+            host_alias,
+            nameserver,
+            "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+            "spec.securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive",
+            &sysctl,
+            "spec.securityContext.seccompProfile.type: Required value: type is required when seccompProfile is set",
+            "spec.containers[0].securityContext.runAsGroup: Invalid value: -2: must be between 0 and 2147483647, inclusive",
+            &format!("spec.containers[0].securityContext: Invalid value: {struct_value}"),
+            "cannot set `allowPrivilegeEscalation` to false and `privileged` to true",
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: Required value: must have at least one node selector term",
+            "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: must be in the range 1-100",
+            "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+            "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: Required value: can not be empty",
+        ];
+        for cause in causes {
+            assert!(
+                stderr.contains(cause),
+                "{release}: expected `{cause}` in:\n{stderr}"
+            );
+        }
+
+        // ValidatePodCreate: ephemeral containers come through their subresource only (a
+        // field 1.20 drops, its gate being off).
+        if release != "1.20" {
+            let debug = k.file(
+                "debug.yaml",
+                "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: web, image: nginx}]
+  ephemeralContainers: [{name: debug, image: busybox}]
+",
+            );
+            let stderr =
+                k.expect_failure(&["create", "--validate=false", "-f", debug.to_str().unwrap()]);
+            assert_refused(
+                &stderr,
+                "spec.ephemeralContainers: Forbidden: cannot be set on create",
+            );
+        }
+    }
+}
+
+#[test]
+fn kubectl_may_not_change_a_persistent_volume_s_source() {
+    let manifest = "apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv}
+spec:
+  accessModes: [ReadWriteOnce]
+  capacity: {storage: 1Gi}
+  hostPath: {path: /data}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+        - matchExpressions: [{key: failure-domain.beta.kubernetes.io/zone, operator: In, values: [a]}]
+";
+    for release in RELEASES {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let file = k.file("pv.yaml", manifest);
+        k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+        // The capacity may change; the source may not (ValidatePersistentVolumeUpdate).
+        k.expect_ok(&[
+            "patch",
+            "pv/pv",
+            "-p",
+            r#"{"spec":{"capacity":{"storage":"2Gi"}}}"#,
+        ]);
+        let stderr = k.expect_failure(&[
+            "patch",
+            "pv/pv",
+            "-p",
+            r#"{"spec":{"hostPath":{"path":"/other"}}}"#,
+        ]);
+        assert!(
+            stderr.contains("PersistentVolume \"pv\" is invalid: spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation\n")
+                && stderr.contains("other"),
+            "{release}:\n{stderr}"
+        );
+        // validatePvNodeAffinity: from 1.28 a beta zone label may become the GA one.
+        let ga = r#"{"spec":{"nodeAffinity":{"required":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"topology.kubernetes.io/zone","operator":"In","values":["a"]}]}]}}}}"#;
+        if release == "1.20" {
+            let stderr = k.expect_failure(&["patch", "pv/pv", "--type=merge", "-p", ga]);
+            assert!(
+                stderr.contains("nodeAffinity: Invalid value: core.VolumeNodeAffinity{Required:(*core.NodeSelector)(0xc000000000)}: field is immutable"),
+                "{stderr}"
+            );
+        } else {
+            k.expect_ok(&["patch", "pv/pv", "--type=merge", "-p", ga]);
+        }
+    }
+}
