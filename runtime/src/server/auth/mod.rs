@@ -156,7 +156,8 @@ pub(crate) async fn guard(
     let (mut parts, body) = request.into_parts();
     // Refusals are written as the client asked, as upstream's `ErrorNegotiated` writes them
     // (YAML for a YAML client, indented for `curl`): they never reach the reencoding layer.
-    let wants = Wants::of(&parts.uri, &parts.headers, cbor);
+    // Worked out only for a refusal: most requests pass.
+    let wants = |parts: &Parts| Wants::of(&parts.uri, &parts.headers, cbor);
     let trusted = parts.extensions.get::<InProcess>().is_some();
     let authenticated = if trusted {
         Some(User::unsecured())
@@ -170,7 +171,7 @@ pub(crate) async fn guard(
         return refused(
             ApiError::from_status(Status::unauthorized("Unauthorized")),
             body,
-            wants,
+            wants(&parts),
         )
         .await;
     };
@@ -188,7 +189,7 @@ pub(crate) async fn guard(
                     });
                     impersonated
                 }
-                Err(error) => return refused(error, body, wants).await,
+                Err(error) => return refused(error, body, wants(&parts)).await,
             };
     }
     // Members of `system:masters` are allowed everything: no attributes to work out.
@@ -204,7 +205,8 @@ pub(crate) async fn guard(
                 FindingsSlot::note(slot.as_ref(), |f| {
                     f.decision = Some((false, reason.clone()))
                 });
-                return refused(authz::forbidden(&user, &attributes, &reason), body, wants).await;
+                let refusal = authz::forbidden(&user, &attributes, &reason);
+                return refused(refusal, body, wants(&parts)).await;
             }
         }
     }
