@@ -112,8 +112,8 @@ pub(super) async fn admit(call: &Call, pod: &mut Value, name: &str) -> Result<()
 /// once, or for `default`, which its controller is about to make in a new namespace, up to
 /// ten times at one interval of 100-200 ms.
 async fn look_up(call: &Call, namespace: &str, name: &str) -> Result<Option<Value>, ApiError> {
-    let attempts = if name == DEFAULT_ACCOUNT { 10 } else { 1 };
-    let interval = std::time::Duration::from_millis(100 + u64::from(random_byte()) % 100);
+    let attempts = if name == DEFAULT_ACCOUNT { ATTEMPTS } else { 1 };
+    let interval = retry_interval();
     for attempt in 0..attempts {
         if attempt > 0 {
             tokio::time::sleep(interval).await;
@@ -126,9 +126,14 @@ async fn look_up(call: &Call, namespace: &str, name: &str) -> Result<Option<Valu
     Ok(None)
 }
 
-/// A random byte, for the retry interval.
-fn random_byte() -> u8 {
-    uuid::Uuid::new_v4().as_bytes()[0]
+/// How often what a controller is about to make is looked for (`getServiceAccount`'s
+/// `numAttempts` for `default`).
+const ATTEMPTS: usize = 10;
+
+/// The pause between those looks: one random interval of 100-200 ms per request, as upstream's.
+fn retry_interval() -> std::time::Duration {
+    let random = uuid::Uuid::new_v4().as_bytes()[0];
+    std::time::Duration::from_millis(100 + u64::from(random) % 100)
 }
 
 /// `shouldAutomount`: the pod's choice, else the service account's, else yes.
@@ -256,9 +261,9 @@ async fn legacy_token(
     if !controller {
         return token_secret(call, namespace, account).await;
     }
-    let interval = std::time::Duration::from_millis(100 + u64::from(random_byte()) % 100);
+    let interval = retry_interval();
     let mut account = account.clone();
-    for attempt in 0..10 {
+    for attempt in 0..ATTEMPTS {
         if attempt > 0 {
             tokio::time::sleep(interval).await;
             match storage::read(call, "", "serviceaccounts", Some(namespace), account_name).await? {
