@@ -27,6 +27,11 @@ impl FieldPath {
         Self::default()
     }
 
+    /// The root, with room for `bytes` of steps.
+    pub(super) fn with_capacity(bytes: usize) -> Self {
+        Self(String::with_capacity(bytes))
+    }
+
     /// A path from the root: `"spec.selector"`.
     pub fn of(text: &str) -> Self {
         Self(text.to_owned())
@@ -34,29 +39,59 @@ impl FieldPath {
 
     /// `<path>.<name>`, or `<name>` at the root.
     pub fn child(&self, name: &str) -> Self {
-        if self.0.is_empty() {
-            Self(name.to_owned())
-        } else {
-            Self(format!("{}.{name}", self.0))
-        }
+        let mut path = self.with_room(name.len() + 1);
+        path.push_child(name);
+        path
     }
 
     /// `<path>.a.b` for a dotted relative path `.a.b`.
     pub fn join(&self, dotted: &str) -> Self {
-        dotted
-            .split('.')
-            .filter(|s| !s.is_empty())
-            .fold(self.clone(), |path, name| path.child(name))
+        let mut path = self.with_room(dotted.len());
+        for name in dotted.split('.').filter(|s| !s.is_empty()) {
+            path.push_child(name);
+        }
+        path
     }
 
     /// `<path>[<i>]`.
     pub fn index(&self, i: usize) -> Self {
-        Self(format!("{}[{i}]", self.0))
+        let mut path = self.with_room(8);
+        path.push_index(i);
+        path
     }
 
     /// `<path>[<key>]`, the key unquoted as upstream writes it.
     pub fn key(&self, key: &str) -> Self {
-        Self(format!("{}[{key}]", self.0))
+        let mut path = self.with_room(key.len() + 2);
+        path.push_key(key);
+        path
+    }
+
+    /// A copy with room for `more` bytes, so that appending to it does not reallocate.
+    fn with_room(&self, more: usize) -> Self {
+        let mut text = String::with_capacity(self.0.len() + more);
+        text.push_str(&self.0);
+        Self(text)
+    }
+
+    // In place, as validation renders a path for every named rule it runs: no `format!`.
+    pub(super) fn push_child(&mut self, name: &str) {
+        if !self.0.is_empty() {
+            self.0.push('.');
+        }
+        self.0.push_str(name);
+    }
+
+    pub(super) fn push_index(&mut self, i: usize) {
+        use std::fmt::Write as _;
+        // Writing to a String cannot fail.
+        let _ = write!(self.0, "[{i}]");
+    }
+
+    pub(super) fn push_key(&mut self, key: &str) {
+        self.0.push('[');
+        self.0.push_str(key);
+        self.0.push(']');
     }
 
     /// The rendered path.

@@ -167,11 +167,29 @@ enum At<'a> {
 
 impl At<'_> {
     fn path(&self) -> FieldPath {
+        // Room for most paths (`spec.template.spec.containers[0].ports[1]`), so that rendering
+        // allocates once.
+        let mut path = FieldPath::with_capacity(64);
+        self.render(&mut path);
+        path
+    }
+
+    /// Appends the steps from the root to here, outermost first.
+    fn render(&self, path: &mut FieldPath) {
         match self {
-            At::Root => FieldPath::root(),
-            At::Field(parent, name) => parent.path().child(name),
-            At::Index(parent, i) => parent.path().index(*i),
-            At::Key(parent, key) => parent.path().key(key),
+            At::Root => {}
+            At::Field(parent, name) => {
+                parent.render(path);
+                path.push_child(name);
+            }
+            At::Index(parent, i) => {
+                parent.render(path);
+                path.push_index(*i);
+            }
+            At::Key(parent, key) => {
+                parent.render(path);
+                path.push_key(key);
+            }
         }
     }
 }

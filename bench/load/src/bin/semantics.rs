@@ -58,6 +58,10 @@ struct Args {
     /// Rounds of each variant, alternating.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Run only one variant (`with` or `without`), to profile one side (`perf record`); no ratio
+    /// is printed then.
+    #[arg(long, value_parser = ["with", "without"])]
+    only: Option<String>,
 }
 
 /// The body of a create of the Deployment `name`.
@@ -162,9 +166,25 @@ fn main() -> Result<()> {
         .enable_all()
         .build()?;
     let (mut with, mut without) = (Vec::new(), Vec::new());
+    let only = args.only.as_deref();
     for _ in 0..args.rounds {
-        with.push(runtime.block_on(round(true, &args))?);
-        without.push(runtime.block_on(round(false, &args))?);
+        if only != Some("without") {
+            with.push(runtime.block_on(round(true, &args))?);
+        }
+        if only != Some("with") {
+            without.push(runtime.block_on(round(false, &args))?);
+        }
+    }
+    if only.is_some() {
+        for (name, rounds) in [("with", &with), ("without", &without)] {
+            for round in rounds {
+                println!(
+                    "{name}: {:.0} creates/s, {:.0} CPU µs per create",
+                    round.rate, round.cpu
+                );
+            }
+        }
+        return Ok(());
     }
     let rates = |rounds: &[Round]| median(rounds.iter().map(|r| r.rate).collect());
     let cpus = |rounds: &[Round]| median(rounds.iter().map(|r| r.cpu).collect());

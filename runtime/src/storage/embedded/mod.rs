@@ -31,6 +31,7 @@ mod codec;
 mod database;
 mod init;
 mod marker;
+mod memory;
 mod read;
 mod watch;
 mod writer;
@@ -475,7 +476,7 @@ impl EmbeddedStorage {
             message,
         };
         let db = Database::builder()
-            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .create_with_backend(memory::ChunkedMemory::default())
             .map_err(|e| failed(e.to_string()))?;
         let ready = init::init_database(db, Expect::default())
             .map_err(|error| OpenError::from_init(Path::new(":memory:"), error))?;

@@ -7,14 +7,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 /// One step of a field path (`fieldpath.PathElement`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Step {
-    /// A struct field or map key: `f:<name>`.
-    Field(String),
+    /// A struct field or map key: `f:<name>`. Shared rather than owned: a field set holds a
+    /// path per member, each a copy of its parent's steps.
+    Field(Arc<str>),
     /// A list item by its key fields: `k:<compact JSON object>`.
     Key(String),
     /// A set item by its value: `v:<compact JSON>`.
@@ -42,7 +44,7 @@ impl Step {
     fn decode(text: &str) -> Option<Step> {
         let (kind, rest) = text.split_at_checked(2)?;
         match kind {
-            "f:" => Some(Step::Field(rest.to_owned())),
+            "f:" => Some(Step::Field(rest.into())),
             "k:" => {
                 let keys: Map<String, Value> = serde_json::from_str(rest).ok()?;
                 Some(Step::Key(key_text(&keys)))

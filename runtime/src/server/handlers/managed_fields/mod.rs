@@ -604,7 +604,7 @@ mod tests {
             let mut e = Entry::new(manager, UPDATE, version, "");
             e.time = Some(format!("2024-01-01T00:00:{second:02}Z"));
             e.fields
-                .insert(vec![Step::Field(format!("{manager}-{version}"))]);
+                .insert(vec![Step::Field(format!("{manager}-{version}").into())]);
             e
         };
         // The bucket of v1 is the oldest entry; two more v1 entries overflow the cap.
@@ -660,7 +660,7 @@ mod tests {
             .map(|i| {
                 let mut e = Entry::new(&format!("m{i:02}"), UPDATE, "v1", "");
                 e.time = Some(format!("2024-01-01T00:00:{i:02}Z"));
-                e.fields.insert(vec![Step::Field(format!("f{i}"))]);
+                e.fields.insert(vec![Step::Field(format!("f{i}").into())]);
                 e
             })
             .collect();

@@ -270,7 +270,7 @@ pub(crate) fn fields_of(object: &Value, root: Node<'_>, part: Part) -> Fields {
         if !keep {
             continue;
         }
-        path.push(Step::Field(key.clone()));
+        path.push(Step::Field(key.as_str().into()));
         if key == "metadata" {
             // Upstream strips `metadata` itself, like the fields the server owns.
             if let Value::Object(meta) = value {
@@ -279,7 +279,7 @@ pub(crate) fn fields_of(object: &Value, root: Node<'_>, part: Part) -> Fields {
                     if SERVER_META.contains(&field.as_str()) {
                         continue;
                     }
-                    path.push(Step::Field(field.clone()));
+                    path.push(Step::Field(field.as_str().into()));
                     member(v, node.child(field), &mut path, &mut out, false);
                     path.pop();
                 }
@@ -323,7 +323,7 @@ fn member(value: &Value, node: Node<'_>, path: &mut Path, out: &mut Collected, e
         (Shape::Struct | Shape::Map, Value::Object(map)) if !empty => {
             let entries = shape == Shape::Map;
             for (key, v) in map {
-                path.push(Step::Field(key.clone()));
+                path.push(Step::Field(key.as_str().into()));
                 member(v, node.child(key), path, out, entries);
                 path.pop();
             }

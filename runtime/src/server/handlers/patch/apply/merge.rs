@@ -143,7 +143,7 @@ fn prune_at(value: &mut Value, node: Node<'_>, path: &mut Path, gone: &Set, kept
         Value::Object(map) => {
             let keys: Vec<String> = map.keys().cloned().collect();
             for key in keys {
-                path.push(Step::Field(key.clone()));
+                path.push(Step::Field(key.as_str().into()));
                 if gone.contains(path) {
                     map.shift_remove(&key);
                 } else if has_strictly_under(gone, path)
@@ -293,9 +293,8 @@ mod tests {
     fn pruning_removes_what_nobody_owns_and_empty_parents() {
         let root = Node::root(None, Some(&ROOT));
         let mut object = json!({"spec": {"a": {"b": 1}, "c": 2}, "items": [{"name": "x", "v": 1}]});
-        let path = |steps: &[&str]| -> Path {
-            steps.iter().map(|s| Step::Field((*s).to_owned())).collect()
-        };
+        let path =
+            |steps: &[&str]| -> Path { steps.iter().map(|s| Step::Field((*s).into())).collect() };
         let item: Path = vec![
             Step::Field("items".into()),
             Step::Key(r#"{"name":"x"}"#.into()),

@@ -177,7 +177,7 @@ fn check_lists(value: &Value, node: Node<'_>, path: &mut Path, problems: &mut Ve
     match (&shape, value) {
         (Shape::Struct | Shape::Map, Value::Object(map)) => {
             for (key, v) in map {
-                path.push(Step::Field(key.clone()));
+                path.push(Step::Field(key.as_str().into()));
                 check_lists(v, node.child(key), path, problems);
                 path.pop();
             }
@@ -391,14 +391,14 @@ fn replicas_path(call: &Call) -> Result<Path, ApiError> {
         .trim_start_matches('.')
         .split('.')
         .filter(|part| !part.is_empty())
-        .map(|part| Step::Field(part.to_owned()))
+        .map(|part| Step::Field(part.into()))
         .collect())
 }
 
 /// The value at a path of field steps.
 fn at_path<'v>(object: &'v Value, path: &[Step]) -> Option<&'v Value> {
     path.iter().try_fold(object, |value, step| match step {
-        Step::Field(name) => value.get(name),
+        Step::Field(name) => value.get(&**name),
         _ => None,
     })
 }
