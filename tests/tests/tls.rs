@@ -474,3 +474,181 @@ fn changed_certificate_files_are_served_without_a_restart() {
     let error = as_admin_of(&one).unwrap_err();
     assert!(error.contains("certificate"), "{error}");
 }
+
+/// A self-signed certificate and key for `name`, made with openssl, in `dir`: (cert, key).
+fn self_signed(dir: &Path, name: &str) -> (String, String) {
+    let (cert, key) = (
+        dir.join(format!("{name}.crt")),
+        dir.join(format!("{name}.key")),
+    );
+    let status = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+        ])
+        .args(["-nodes", "-days", "1", "-subj", &format!("/CN={name}")])
+        .args(["-addext", &format!("subjectAltName=DNS:{name}")])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl runs");
+    assert!(status.status.success(), "{status:?}");
+    (cert.display().to_string(), key.display().to_string())
+}
+
+/// `--tls-sni-cert-key` (k8s.io/apiserver `pkg/server/options/serving.go`,
+/// `dynamiccertificates/named_certificates.go`): a client asking for a name the pair serves
+/// gets its certificate, by the certificate's own names or the names given with it; any other
+/// client the default serving certificate.
+#[test]
+fn sni_certificates_are_served_by_the_name_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let (own_cert, own_key) = self_signed(dir.path(), "api.example.test");
+    let (given_cert, given_key) = self_signed(dir.path(), "other.example.test");
+    let server = KapiServer::start(&ServerOptions {
+        args: vec![
+            format!("--tls-sni-cert-key={own_cert},{own_key}"),
+            format!("--tls-sni-cert-key={given_cert},{given_key}:*.apps.example.test"),
+        ],
+        ..ServerOptions::default().tls()
+    })
+    .unwrap();
+    let addr = server.url().trim_start_matches("https://").to_owned();
+    // The subject of the certificate served to a client asking for `name` (none: no SNI).
+    let served = |name: Option<&str>| {
+        let mut s_client = Command::new("openssl");
+        s_client.args(["s_client", "-connect", &addr]);
+        match name {
+            Some(name) => s_client.args(["-servername", name]),
+            None => s_client.arg("-noservername"),
+        };
+        let output = s_client
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        text.lines()
+            .find_map(|line| line.strip_prefix("subject="))
+            .map(|subject| subject.replace(' ', ""))
+            .unwrap_or_else(|| panic!("no certificate served to {name:?}: {text}"))
+    };
+    assert_eq!(served(Some("api.example.test")), "CN=api.example.test");
+    assert_eq!(served(Some("API.example.test")), "CN=api.example.test");
+    assert_eq!(
+        served(Some("web.apps.example.test")),
+        "CN=other.example.test"
+    );
+    // The given pair serves the names given, not its own; other names get the default.
+    // The generated serving certificate's subject is `CN=kube-apiserver`, as kubeadm's.
+    let default = served(None);
+    assert_eq!(default, "CN=kube-apiserver");
+    assert_eq!(served(Some("other.example.test")), default);
+    assert_eq!(served(Some("a.web.apps.example.test")), default);
+    // A client that checks the name accepts the pair's certificate for it.
+    let port = addr.rsplit(':').next().unwrap();
+    let output = Command::new("curl")
+        .args([
+            "-sS",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--max-time",
+            "20",
+        ])
+        .args(["--resolve", &format!("api.example.test:{port}:127.0.0.1")])
+        .args(["--cacert", &own_cert])
+        .arg(format!("https://api.example.test:{port}/version"))
+        .output()
+        .unwrap();
+    // `/version` is public (system:public-info-viewer).
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "200",
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// `--tls-min-version` and `--tls-cipher-suites` take Go's names (k8s.io/component-base
+/// `cli/flag/ciphersuites_flag.go`): TLS 1.3 only refuses a TLS 1.2 client; a suite list
+/// restricts TLS 1.2 to those suites; unknown names stop the server with upstream's message.
+#[test]
+fn tls_versions_and_cipher_suites_are_as_configured() {
+    let tls13 = KapiServer::start(&ServerOptions {
+        args: vec!["--tls-min-version=VersionTLS13".to_owned()],
+        ..ServerOptions::default().tls()
+    })
+    .unwrap();
+    let ca = pki(&tls13).join("ca.crt").display().to_string();
+    let code = ["--cacert", ca.as_str(), "-w", "%{http_code}"];
+    assert_eq!(
+        curl(&tls13, &[&code[..], &["--tlsv1.3"]].concat(), "/version").unwrap(),
+        "200"
+    );
+    let error = curl(
+        &tls13,
+        &[&code[..], &["--tls-max", "1.2"]].concat(),
+        "/version",
+    )
+    .unwrap_err();
+    assert!(error.contains("alert") || error.contains("SSL"), "{error}");
+
+    // The generated serving key is ECDSA: of its suites, only AES-256 is allowed.
+    let restricted = KapiServer::start(&ServerOptions {
+        args: vec![
+            "--tls-cipher-suites=TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,TLS_RSA_WITH_AES_128_CBC_SHA"
+                .to_owned(),
+        ],
+        ..ServerOptions::default().tls()
+    })
+    .unwrap();
+    let ca = pki(&restricted).join("ca.crt").display().to_string();
+    let tls12 = [
+        "--cacert",
+        ca.as_str(),
+        "-w",
+        "%{http_code}",
+        "--tls-max",
+        "1.2",
+    ];
+    let with = |cipher: &str| {
+        curl(
+            &restricted,
+            &[&tls12[..], &["--ciphers", cipher]].concat(),
+            "/version",
+        )
+    };
+    assert_eq!(with("ECDHE-ECDSA-AES256-GCM-SHA384").unwrap(), "200");
+    assert!(with("ECDHE-ECDSA-AES128-GCM-SHA256").is_err());
+    assert!(with("ECDHE-ECDSA-CHACHA20-POLY1305").is_err());
+
+    let dir = tempfile::tempdir().unwrap();
+    let (data, kubeconfig) = (dir.path().join("data"), dir.path().join("kubeconfig"));
+    for (flag, message) in [
+        ("--tls-min-version=TLS13", "unknown tls version \"TLS13\""),
+        (
+            "--tls-cipher-suites=TLS_NOT_A_SUITE",
+            "Cipher suite TLS_NOT_A_SUITE not supported or doesn't exist",
+        ),
+    ] {
+        let args: [&std::ffi::OsStr; 8] = [
+            "serve".as_ref(),
+            flag.as_ref(),
+            "--listen".as_ref(),
+            "127.0.0.1:0".as_ref(),
+            "--data-dir".as_ref(),
+            data.as_os_str(),
+            "--kubeconfig".as_ref(),
+            kubeconfig.as_os_str(),
+        ];
+        let stderr = expect_refusal(&args, Duration::from_secs(20)).unwrap();
+        assert!(stderr.contains(message), "{stderr}");
+    }
+}

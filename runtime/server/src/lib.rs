@@ -18,8 +18,9 @@ pub mod service_account_key;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use kapi::server::{
     ApiEnablement, Authentication, Authorization, AuthorizationMode, FeatureGateError,
-    FeatureGates, Features, KubeconfigTls, NodePortRange, RuntimeConfig, RuntimeConfigError,
-    Server, ServerError, ServiceAccountTokens, ServiceCidr, Tls, TlsError, TokenFileError,
+    FeatureGates, Features, Handshake, KubeconfigTls, NodePortRange, RuntimeConfig,
+    RuntimeConfigError, Server, ServerError, ServiceAccountTokens, ServiceCidr, SniPem, Tls,
+    TlsError, TlsPem, TokenFileError,
 };
 use kapi::storage::encryption::{ConfigError as EncryptionConfigError, EncryptionConfig};
 #[cfg(feature = "etcd")]
@@ -95,6 +96,24 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
     pub tls_private_key_file: Option<PathBuf>,
 
+    /// The lowest TLS version served, as kube-apiserver's flag: `VersionTLS12` (the default)
+    /// or `VersionTLS13`; `VersionTLS10` and `VersionTLS11` are accepted and serve TLS 1.2 and
+    /// up, which is all kapi speaks.
+    #[arg(long, value_name = "VERSION", default_value = "")]
+    pub tls_min_version: String,
+
+    /// The TLS 1.2 cipher suites offered, by Go's names, as kube-apiserver's flag
+    /// (comma-separated); TLS 1.3's are always offered. Names Go knows and kapi does not
+    /// implement (CBC, RSA key exchange) are left out with a warning.
+    #[arg(long, value_name = "SUITES", value_delimiter = ',')]
+    pub tls_cipher_suites: Vec<String>,
+
+    /// A certificate and key served to clients asking for given names (SNI), as
+    /// kube-apiserver's flag: `cert,key` serves the names in the certificate, `cert,key:name,*.name`
+    /// the names given. Repeat for more; earlier pairs win, given names beat the certificate's.
+    #[arg(long, value_name = "CERT,KEY[:NAMES]")]
+    pub tls_sni_cert_key: Vec<kapi::server::SniFiles>,
+
     /// More CAs whose client certificates authenticate users (PEM bundle; CN is the user, O its
     /// groups), as kube-apiserver's flag. The server's own CA, which signs the kubeconfig's
     /// admin certificate, is trusted too.
@@ -110,7 +129,7 @@ pub struct ServeArgs {
 
     /// Serve plain HTTP without TLS (and without authentication): only on a loopback
     /// `--listen` address, for tests and local tools.
-    #[arg(long, conflicts_with_all = ["tls_cert_file", "tls_private_key_file", "client_ca_file", "cert_dir", "token_auth_file"])]
+    #[arg(long, conflicts_with_all = ["tls_cert_file", "tls_private_key_file", "client_ca_file", "cert_dir", "token_auth_file", "tls_sni_cert_key"])]
     pub plain_http: bool,
 
     /// Bearer tokens that authenticate users, as kube-apiserver's flag: CSV lines
@@ -690,8 +709,19 @@ pub fn security_for(args: &ServeArgs) -> Result<Option<(Tls, KubeconfigTls)>, Se
     if let Some((cert, key)) = &operator_pair {
         watched.extend([cert.clone(), key.clone()]);
     }
+    let sni = args.tls_sni_cert_key.clone();
+    for pair in &sni {
+        watched.extend([
+            PathBuf::from(&pair.cert_file),
+            PathBuf::from(&pair.key_file),
+        ]);
+    }
+    let handshake = Handshake::from_flags(&args.tls_min_version, &args.tls_cipher_suites)?;
+    for warning in handshake.warnings() {
+        tracing::warn!("{warning}");
+    }
     let server_ca = made.ca.clone();
-    let tls = Tls::reloading(watched, move || {
+    let tls = Tls::reloading(watched, handshake, move || {
         let file = |path: &PathBuf| {
             std::fs::read(path).map_err(|source| TlsError::Read {
                 path: path.clone(),
@@ -712,7 +742,23 @@ pub fn security_for(args: &ServeArgs) -> Result<Option<(Tls, KubeconfigTls)>, Se
             }
             client_cas.extend(file(path)?);
         }
-        Ok((cert, key, Some(client_cas)))
+        let sni = sni
+            .iter()
+            .map(|pair| {
+                Ok(SniPem {
+                    name: format!("sni-serving-cert::{}::{}", pair.cert_file, pair.key_file),
+                    chain: file(&PathBuf::from(&pair.cert_file))?,
+                    key: file(&PathBuf::from(&pair.key_file))?,
+                    names: pair.names.clone(),
+                })
+            })
+            .collect::<Result<_, TlsError>>()?;
+        Ok(TlsPem {
+            chain: cert,
+            key,
+            client_ca: Some(client_cas),
+            sni,
+        })
     })?;
     let access = KubeconfigTls {
         certificate_authority,

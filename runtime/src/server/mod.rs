@@ -67,7 +67,7 @@ pub use describe::kubeconfig::{
 };
 use describe::{discovery, health, index, issuer_discovery, metrics_endpoint, openapi, version};
 use handlers::namespace_lifecycle;
-pub use http::tls::{Tls, TlsError, TlsPem};
+pub use http::tls::{Handshake, SniFiles, SniPem, Tls, TlsError, TlsPem};
 use http::{connections, error, httplog, inflight, origin, panics, path, reencode, shutdown};
 pub use state::enablement::{ApiEnablement, RuntimeConfig, RuntimeConfigError};
 pub use state::feature_gates::{FeatureGateError, FeatureGates, Features};

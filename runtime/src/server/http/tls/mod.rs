@@ -20,6 +20,12 @@
 //! Failed handshakes are logged at trace level, as upstream logs them at V(5)
 //! (`tlsHandshakeErrorWriter`).
 
+mod handshake;
+mod sni;
+
+pub use handshake::Handshake;
+pub use sni::{SniFiles, SniPem};
+
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
@@ -47,6 +53,8 @@ pub struct Tls {
     current: Arc<Mutex<Arc<Settings>>>,
     /// Where the settings come from when they are reloaded.
     reload: Option<Arc<Reload>>,
+    /// The versions and suites offered, kept over reloads.
+    handshake: Arc<Handshake>,
 }
 
 /// One version of the settings: what each connection's handshake and client check use.
@@ -59,8 +67,19 @@ struct Settings {
     client_cas: usize,
 }
 
-/// The PEM inputs of [`Tls::from_pem`]: the chain, the key and the client CA bundle.
-pub type TlsPem = (Vec<u8>, Vec<u8>, Option<Vec<u8>>);
+/// What [`Tls::reloading`] reads: the default serving certificate's chain and key, the client
+/// CA bundle, and the certificates served by name.
+#[derive(Debug, Clone, Default)]
+pub struct TlsPem {
+    /// The default serving certificate chain, leaf first.
+    pub chain: Vec<u8>,
+    /// Its private key.
+    pub key: Vec<u8>,
+    /// The CAs client certificates are verified against, if any.
+    pub client_ca: Option<Vec<u8>>,
+    /// Certificates served to clients asking for their names (`--tls-sni-cert-key`).
+    pub sni: Vec<SniPem>,
+}
 
 /// How reloaded settings are read: the files watched, the last look at them, and the reader.
 struct Reload {
@@ -122,6 +141,9 @@ pub enum TlsError {
     /// The key does not match the certificate, or rustls refused the configuration.
     #[error("invalid TLS configuration: {0}")]
     Config(String),
+    /// A TLS flag's value is refused (upstream's message).
+    #[error("{0}")]
+    Flag(String),
     /// A file [`Tls::reloading`] reads could not be read.
     #[error("cannot read {path}: {source}")]
     Read {
@@ -142,32 +164,37 @@ impl Tls {
         key_pem: &[u8],
         client_ca_pem: Option<&[u8]>,
     ) -> Result<Self, TlsError> {
+        let pem = TlsPem {
+            chain: chain_pem.to_vec(),
+            key: key_pem.to_vec(),
+            client_ca: client_ca_pem.map(<[u8]>::to_vec),
+            sni: Vec::new(),
+        };
+        let handshake = Handshake::default();
         Ok(Self {
-            current: Arc::new(Mutex::new(Arc::new(Settings::from_pem(
-                chain_pem,
-                key_pem,
-                client_ca_pem,
-            )?))),
+            current: Arc::new(Mutex::new(Arc::new(Settings::from_pem(&pem, &handshake)?))),
             reload: None,
+            handshake: Arc::new(handshake),
         })
     }
 
     /// TLS from what `read` answers now, and again whenever one of `files` (those it reads)
     /// changes, as kube-apiserver's dynamic certificate controllers reload
-    /// `--tls-cert-file`, `--tls-private-key-file` and `--client-ca-file`
-    /// (k8s.io/apiserver `pkg/server/dynamiccertificates`): connections accepted after the
-    /// change use the new certificate and client CAs; settings that do not load (a key that
-    /// no longer matches mid-rotation) are logged and the last good ones kept.
+    /// `--tls-cert-file`, `--tls-private-key-file`, `--client-ca-file` and
+    /// `--tls-sni-cert-key` (k8s.io/apiserver `pkg/server/dynamiccertificates`): connections
+    /// accepted after the change use the new certificates and client CAs; settings that do not
+    /// load (a key that no longer matches mid-rotation) are logged and the last good ones
+    /// kept. Every handshake offers what `handshake` allows.
     pub fn reloading(
         files: Vec<PathBuf>,
+        handshake: Handshake,
         read: impl Fn() -> Result<TlsPem, TlsError> + Send + Sync + 'static,
     ) -> Result<Self, TlsError> {
         let looked = Looked {
             at: Instant::now(),
             stamps: stamps(&files),
         };
-        let (chain, key, client_ca) = read()?;
-        let settings = Settings::from_pem(&chain, &key, client_ca.as_deref())?;
+        let settings = Settings::from_pem(&read()?, &handshake)?;
         Ok(Self {
             current: Arc::new(Mutex::new(Arc::new(settings))),
             reload: Some(Arc::new(Reload {
@@ -175,6 +202,7 @@ impl Tls {
                 state: Mutex::new(looked),
                 read: Box::new(read),
             })),
+            handshake: Arc::new(handshake),
         })
     }
 
@@ -202,9 +230,7 @@ impl Tls {
             return;
         }
         looked.stamps = now;
-        let loaded = (reload.read)().and_then(|(chain, key, client_ca)| {
-            Settings::from_pem(&chain, &key, client_ca.as_deref())
-        });
+        let loaded = (reload.read)().and_then(|pem| Settings::from_pem(&pem, &self.handshake));
         match loaded {
             Ok(settings) => {
                 tracing::info!(files = ?reload.files, "loaded the changed TLS certificates");
@@ -233,25 +259,21 @@ impl Tls {
 }
 
 impl Settings {
-    fn from_pem(
-        chain_pem: &[u8],
-        key_pem: &[u8],
-        client_ca_pem: Option<&[u8]>,
-    ) -> Result<Self, TlsError> {
-        let chain = certificates(chain_pem, "serving certificate")?;
+    fn from_pem(pem: &TlsPem, handshake: &Handshake) -> Result<Self, TlsError> {
+        let chain = certificates(&pem.chain, "serving certificate")?;
         if chain.is_empty() {
             return Err(TlsError::NoCertificate);
         }
-        let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| TlsError::Pem {
+        let key = PrivateKeyDer::from_pem_slice(&pem.key).map_err(|e| TlsError::Pem {
             what: "private key",
             error: e.to_string(),
         })?;
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let provider = handshake.provider(rustls::crypto::ring::default_provider());
         let config = |e: rustls::Error| TlsError::Config(e.to_string());
         let builder = ServerConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
+            .with_protocol_versions(handshake.versions())
             .map_err(config)?;
-        let (builder, client_verifier, client_cas) = match client_ca_pem {
+        let (builder, client_verifier, client_cas) = match pem.client_ca.as_deref() {
             None => (builder.with_no_client_auth(), None, 0),
             Some(pem) => {
                 let cas = certificates(pem, "client CA")?;
@@ -280,7 +302,12 @@ impl Settings {
             }
         };
         let chain_len = chain.len();
-        let mut server = builder.with_single_cert(chain, key).map_err(config)?;
+        let mut server = if pem.sni.is_empty() {
+            builder.with_single_cert(chain, key).map_err(config)?
+        } else {
+            let default = sni::certified_key(&pem.chain, &pem.key).map_err(TlsError::Config)?;
+            builder.with_cert_resolver(Arc::new(sni::ByName::new(default, &pem.sni)?))
+        };
         server.alpn_protocols = ALPN.iter().map(|p| p.to_vec()).collect();
         Ok(Self {
             acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(server)),
