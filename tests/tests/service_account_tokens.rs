@@ -651,3 +651,84 @@ fn the_jwks_uri_is_the_one_given() {
         "{stderr}"
     );
 }
+
+/// The claims of a JWT, decoded without checking anything.
+fn jwt_claims(token: &str) -> Value {
+    let payload = token.trim().split('.').nth(1).unwrap_or_default();
+    serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload)
+            .expect("base64url payload"),
+    )
+    .expect("JSON claims")
+}
+
+/// `--service-account-extend-token-expiration` (on by default), upstream's safe rollout of
+/// bound tokens (`pkg/registry/core/serviceaccount/storage/token.go`, `Create`): a token bound
+/// to a pod, asked for with the kubelet's 3607 seconds (`WarnOnlyBoundTokenExpirationSeconds`)
+/// for the API audiences, lives a year (`ExpirationExtensionSeconds`) and carries
+/// `warnafter` at the 3607 seconds; other durations, other audiences, tokens not bound to a
+/// pod, and servers with the flag off get what was asked for.
+#[test]
+fn pod_tokens_asked_for_3607_seconds_live_a_year() {
+    const YEAR: i64 = 24 * 365 * 60 * 60;
+    for extend in [true, false] {
+        let server = KapiServer::start(&ServerOptions {
+            args: vec![format!(
+                "--service-account-extend-token-expiration={extend}"
+            )],
+            ..ServerOptions::default().tls()
+        })
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let admin = server.kubeconfig();
+        kubectl_ok(dir.path(), admin, &["run", "web", "--image=nginx"]);
+        let token = |extra: &[&str]| {
+            let args = [
+                &["create", "token", "default", "--bound-object-kind=Pod"][..],
+                &["--bound-object-name=web"],
+                extra,
+            ]
+            .concat();
+            let raw = kubectl_ok(dir.path(), admin, &args);
+            (jwt_claims(&raw), raw)
+        };
+        let life =
+            |claims: &Value| claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap();
+        let (kubelets, raw) = token(&["--duration=3607s"]);
+        if extend {
+            assert_eq!(life(&kubelets), YEAR, "{kubelets}");
+            assert_eq!(
+                kubelets["kubernetes.io"]["warnafter"].as_i64().unwrap(),
+                kubelets["iat"].as_i64().unwrap() + 3607,
+                "{kubelets}"
+            );
+            // It authenticates as the account, bound to the pod.
+            let as_pod = with_token(&server, dir.path(), "as-pod", &raw);
+            let whoami = kubectl_ok(dir.path(), &as_pod, &["auth", "whoami", "-o", "json"]);
+            let review: Value = serde_json::from_str(&whoami).unwrap();
+            assert_eq!(
+                review["status"]["userInfo"]["username"],
+                "system:serviceaccount:default:default"
+            );
+            assert_eq!(
+                review["status"]["userInfo"]["extra"]["authentication.kubernetes.io/pod-name"],
+                json!(["web"])
+            );
+        } else {
+            assert_eq!(life(&kubelets), 3607, "{kubelets}");
+            assert!(kubelets["kubernetes.io"].get("warnafter").is_none());
+        }
+        let (hour, _) = token(&["--duration=3600s"]);
+        assert_eq!(life(&hour), 3600);
+        let (vault, _) = token(&["--duration=3607s", "--audience=vault"]);
+        assert_eq!(life(&vault), 3607, "{vault}");
+        let unbound = jwt_claims(&kubectl_ok(
+            dir.path(),
+            admin,
+            &["create", "token", "default", "--duration=3607s"],
+        ));
+        assert_eq!(life(&unbound), 3607);
+        assert!(unbound["kubernetes.io"].get("warnafter").is_none());
+    }
+}

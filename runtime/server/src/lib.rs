@@ -202,6 +202,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub service_account_max_token_expiration: Option<Duration>,
 
+    /// Whether a pod's token asked for with the kubelet's 3607 seconds is issued for a year,
+    /// stale (logged) after the 3607 seconds, as kube-apiserver's flag (on by default): clients
+    /// that never reload their token keep working while they are found.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub service_account_extend_token_expiration: bool,
+
     /// The authorizers asked in order, comma-separated: `RBAC`, `AlwaysAllow`, `AlwaysDeny`.
     /// Members of `system:masters` are allowed everything whatever this says.
     #[arg(
@@ -603,7 +609,8 @@ pub fn service_accounts_for(args: &ServeArgs) -> Result<ServiceAccountTokens, Se
     let mut tokens = ServiceAccountTokens::new(key)
         .issuer(args.service_account_issuer.clone())
         .api_audiences(args.api_audiences.clone())
-        .verification_keys(extra);
+        .verification_keys(extra)
+        .extend_expiration(args.service_account_extend_token_expiration);
     if let Some(max) = args.service_account_max_token_expiration {
         tokens = tokens.max_expiration(max);
     }

@@ -31,6 +31,11 @@ const KIND: &str = "TokenRequest";
 
 /// `SetDefaults_TokenRequestSpec`: an hour.
 const DEFAULT_EXPIRATION_SECONDS: i64 = 60 * 60;
+/// What the kubelet's projected token volumes ask for by default, upstream's signal to extend
+/// the token (`WarnOnlyBoundTokenExpirationSeconds`), and the life it then gets
+/// (`ExpirationExtensionSeconds`, a year); `pkg/serviceaccount/claims.go`.
+const WARN_ONLY_SECONDS: i64 = 60 * 60 + 7;
+const EXTENDED_SECONDS: i64 = 24 * 365 * 60 * 60;
 /// The releases from which upstream's feature gates are on by default: a `jti` claim
 /// (`ServiceAccountTokenJTI`, beta in 1.30), the node of a bound pod named
 /// (`ServiceAccountTokenPodNodeInfo`, beta in 1.30) and tokens bound to a Node
@@ -193,9 +198,22 @@ pub(crate) async fn serve(
         }
     }
     let now = jiff::Timestamp::now().as_second();
+    // Upstream's safe transition to bound tokens: a pod's token asked for with the kubelet's
+    // 3607 seconds, for API audiences only, lives a year and is stale after the 3607 seconds;
+    // the answer's expirationTimestamp still says what was asked for.
+    let api_audiences = tokens.audiences();
+    let mut lives = seconds;
+    if tokens.extend_expiration
+        && private.pod.is_some()
+        && seconds == WARN_ONLY_SECONDS
+        && audiences.iter().all(|a| api_audiences.contains(a))
+    {
+        private.warnafter = Some(now + seconds);
+        lives = EXTENDED_SECONDS;
+    }
     let claims = Claims {
         aud: audiences.clone(),
-        exp: now + seconds,
+        exp: now + lives,
         iat: now,
         nbf: now,
         iss: tokens.issuer.clone(),

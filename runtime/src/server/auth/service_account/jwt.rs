@@ -42,6 +42,10 @@ pub(crate) struct Private {
     pub(crate) secret: Option<Ref>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) node: Option<Ref>,
+    /// When an extended pod token is past what was asked for (seconds since the epoch):
+    /// used after it, the token still authenticates and the request is audited as stale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) warnafter: Option<i64>,
 }
 
 /// A token's claims.

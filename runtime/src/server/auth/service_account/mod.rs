@@ -31,6 +31,9 @@ pub struct ServiceAccountTokens {
     pub(crate) signing_key: SigningKey,
     extra_keys: Vec<VerificationKey>,
     pub(crate) max_expiration: Option<Duration>,
+    /// Whether pod-bound tokens asked for with kubelet's 3607 seconds live a year
+    /// (`--service-account-extend-token-expiration`, on by default as upstream's).
+    pub(crate) extend_expiration: bool,
     /// The `jwks_uri` the discovery document names, when not the server's own.
     pub(crate) jwks_uri: Option<String>,
     /// The release served, which decides how legacy tokens are tracked (the server sets it).
@@ -47,6 +50,7 @@ impl ServiceAccountTokens {
             signing_key: key,
             extra_keys: Vec::new(),
             max_expiration: None,
+            extend_expiration: true,
             jwks_uri: None,
             release: crate::server::DEFAULT_KUBE_VERSION,
         }
@@ -77,6 +81,16 @@ impl ServiceAccountTokens {
     /// (`--service-account-max-token-expiration`).
     pub fn max_expiration(mut self, max: Duration) -> Self {
         self.max_expiration = Some(max);
+        self
+    }
+
+    /// Whether a pod-bound token requested for the API audiences with the 3607 seconds the
+    /// kubelet's projected volumes ask for is issued for a year instead, marked to warn after
+    /// the hour asked for (`--service-account-extend-token-expiration`, default on): upstream's
+    /// safe rollout of bound tokens, which keeps pods with clients that do not reload their
+    /// token working.
+    pub fn extend_expiration(mut self, extend: bool) -> Self {
+        self.extend_expiration = extend;
         self
     }
 
@@ -154,6 +168,15 @@ impl ServiceAccountTokens {
         let now = jiff::Timestamp::now().as_second();
         jwt::check_times(claims, now)?;
         let user = validation::user_of(storage, claims, now).await?;
+        // An extended token used after the time it was asked for still authenticates;
+        // upstream counts it stale and annotates the request's audit event.
+        if let Some(warnafter) = claims.kubernetes.warnafter.filter(|at| now > *at) {
+            tracing::info!(
+                "stale service account token: subject: {}, seconds after warning threshold: {}",
+                claims.sub,
+                now - warnafter
+            );
+        }
         Ok((user, audiences))
     }
 }
