@@ -76,7 +76,9 @@ pub(crate) fn prepare(mut base: Registry) -> Registry {
     }
     if let Some(kind) = crd_kind(&base) {
         let checked = RegisteredKind {
-            validate: Some(Arc::new(validate_crd) as Validator),
+            validate: Some(
+                Arc::new(|object: &Value, _: Option<&Value>| validate_crd(object)) as Validator,
+            ),
             ..kind.clone()
         };
         base.insert_kind(checked);
@@ -94,7 +96,9 @@ pub(crate) fn prepare(mut base: Registry) -> Registry {
         let Some(family) = kind.info.family else {
             continue;
         };
-        let check = move |object: &Value| match family.convert(object.clone(), STORAGE) {
+        let check = move |object: &Value, _: Option<&Value>| match family
+            .convert(object.clone(), STORAGE)
+        {
             Ok(stored) => validate_crd(&stored),
             Err(_) => Vec::new(),
         };

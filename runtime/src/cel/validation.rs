@@ -1,0 +1,522 @@
+//! The `x-kubernetes-validations` of a structural schema, compiled once, run against the
+//! objects written through it: a tree parallel to the schema holding each node's compiled
+//! rules, walked with the object (and, on an update, the old object correlated to it), as
+//! upstream's `apiextensions-apiserver/pkg/apiserver/schema/cel` `Validator` is.
+//!
+//! - A rule runs on every non-null value of its node, with `self` bound to it. A rule that
+//!   mentions `oldSelf` (a transition rule) runs only where an old value correlates: object
+//!   fields correlate by name (not under `x-kubernetes-map-type: atomic`), items of
+//!   `x-kubernetes-list-type: map` lists by their keys, nothing else. With
+//!   `optionalOldSelf: true` it runs anyway, `oldSelf` an optional.
+//! - A failure is a cause at the node's path (plus the rule's `fieldPath`), with the rule's
+//!   `message`, its `messageExpression`'s result, or `failed rule: <rule>`, of the rule's
+//!   `reason` (`FieldValueInvalid` by default, whose value is the node's type).
+//! - Costs add up over the object; past [`RUNTIME_COST_BUDGET`] no further rule runs.
+//!
+//! Upstream: `validation.go` (`validateExpressions`, `fieldErrorForReason`,
+//! `evalMessageExpression`, `ruleMessageOrDefault`, `ValidFieldPath`) and `compilation.go`.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{EvalError, OLD_SELF, PER_CALL_LIMIT, Program, RUNTIME_COST_BUDGET, SELF, compile};
+use crate::meta::StatusCause;
+use crate::schema::{JSONSchemaProps, ValidationRule};
+
+/// One compiled rule.
+#[derive(Debug)]
+struct Compiled {
+    rule: ValidationRule,
+    /// `None` for an empty rule, which upstream skips.
+    program: Option<Program>,
+    message: Option<Program>,
+    /// The rule's `fieldPath` as a field path (`spec.x`, `[key]`), when it has one.
+    field_path: Option<String>,
+    /// Why the rule (or its message expression) did not compile.
+    error: Option<String>,
+}
+
+/// The rules of one schema node and of the nodes under it.
+#[derive(Debug, Default)]
+struct Node {
+    rules: Vec<Compiled>,
+    /// The node's schema, for mapping its values to CEL (only kept where there are rules).
+    schema: Option<JSONSchemaProps>,
+    /// The node's `type`, the value of upstream's `Invalid` causes.
+    type_: String,
+    resource: bool,
+    uses_old_self: bool,
+    properties: BTreeMap<String, Node>,
+    items: Option<Box<Node>>,
+    additional: Option<Box<Node>>,
+    all_of: Vec<Node>,
+    /// Whether the node's fields correlate with the old object's (not an atomic map).
+    correlatable: bool,
+    /// The keys items of a `x-kubernetes-list-type: map` list correlate by.
+    map_keys: Option<Vec<String>>,
+}
+
+/// The compiled rules of one CRD version's schema.
+#[derive(Debug)]
+pub struct Validator {
+    root: Node,
+}
+
+/// A rule of a schema that did not compile: where it sits and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleError {
+    /// The path of the rule's `rule` (or `messageExpression`) field under the schema, as
+    /// upstream writes it: `properties[spec].x-kubernetes-validations[0].rule`.
+    pub path: String,
+    /// The rule, for the cause's value.
+    pub rule: ValidationRule,
+    /// `compilation failed: ERROR: ...`.
+    pub detail: String,
+}
+
+impl Validator {
+    /// Compiles the rules of `schema`, the root of a resource; `None` when it has none.
+    pub fn new(schema: &JSONSchemaProps) -> Option<Validator> {
+        let root = node(schema, true)?;
+        Some(Validator { root })
+    }
+
+    /// Checks `object` (and, on an update, `old`): one cause per failed rule.
+    pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<StatusCause> {
+        let mut run = Run {
+            causes: Vec::new(),
+            budget: RUNTIME_COST_BUDGET,
+            exhausted: false,
+        };
+        run.node(&self.root, "", object, old);
+        run.causes
+    }
+}
+
+/// Every rule of `schema` that does not compile, with its path under the schema.
+pub fn compile_errors(schema: &JSONSchemaProps) -> Vec<RuleError> {
+    let mut errors = Vec::new();
+    collect_errors(schema, "", &mut errors);
+    errors
+}
+
+fn collect_errors(schema: &JSONSchemaProps, path: &str, errors: &mut Vec<RuleError>) {
+    let join = |tail: &str| {
+        if path.is_empty() {
+            tail.to_owned()
+        } else {
+            format!("{path}.{tail}")
+        }
+    };
+    for (i, rule) in schema.x_kubernetes_validations.iter().enumerate() {
+        let compiled = compile_rule(rule, schema);
+        if let Some(detail) = compiled.error {
+            let field = if compiled.program.is_some() || rule.rule.trim().is_empty() {
+                "messageExpression"
+            } else {
+                "rule"
+            };
+            errors.push(RuleError {
+                path: join(&format!("x-kubernetes-validations[{i}].{field}")),
+                rule: rule.clone(),
+                detail,
+            });
+        }
+    }
+    for (name, property) in &schema.properties {
+        collect_errors(property, &join(&format!("properties[{name}]")), errors);
+    }
+    if let Some(items) = schema.items_schema() {
+        collect_errors(items, &join("items"), errors);
+    }
+    if let Some(extra) = schema.additional_schema() {
+        collect_errors(extra, &join("additionalProperties"), errors);
+    }
+    for (i, part) in schema.all_of.iter().enumerate() {
+        collect_errors(part, &join(&format!("allOf[{i}]")), errors);
+    }
+}
+
+fn compile_rule(rule: &ValidationRule, schema: &JSONSchemaProps) -> Compiled {
+    let mut compiled = Compiled {
+        rule: rule.clone(),
+        program: None,
+        message: None,
+        field_path: None,
+        error: None,
+    };
+    if rule.rule.trim().is_empty() {
+        return compiled;
+    }
+    match compile(&rule.rule, &[SELF, OLD_SELF]) {
+        Ok(program) => compiled.program = Some(program),
+        Err(e) => {
+            compiled.error = Some(format!("compilation failed: {e}"));
+            return compiled;
+        }
+    }
+    if !rule.message_expression.trim().is_empty() {
+        match compile(&rule.message_expression, &[SELF, OLD_SELF]) {
+            Ok(program) => compiled.message = Some(program),
+            Err(e) => {
+                compiled.error = Some(format!("messageExpression compilation failed: {e}"));
+            }
+        }
+    }
+    if !rule.field_path.is_empty() {
+        compiled.field_path = field_path(&rule.field_path, schema);
+    }
+    compiled
+}
+
+/// A rule's `fieldPath` (`.spec.x`, `['a.b']`) as the field path it names under `schema`
+/// (upstream's `ValidFieldPath`): a property is `.name`, a key of an `additionalProperties`
+/// map `[key]`.
+fn field_path(path: &str, schema: &JSONSchemaProps) -> Option<String> {
+    let mut out = String::new();
+    let mut schema = schema;
+    let mut rest = path;
+    while !rest.is_empty() {
+        let name = if let Some(tail) = rest.strip_prefix("['") {
+            let end = tail.find("']")?;
+            rest = &tail[end + 2..];
+            tail[..end].replace("\\'", "'").replace("\\\\", "\\")
+        } else if let Some(tail) = rest.strip_prefix('.') {
+            let end = tail.find(['.', '[']).unwrap_or(tail.len());
+            rest = &tail[end..];
+            tail[..end].to_owned()
+        } else {
+            return None;
+        };
+        if let Some(property) = schema.properties.get(&name) {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&name);
+            schema = property;
+        } else if let Some(extra) = schema.additional_schema() {
+            out.push_str(&format!("[{name}]"));
+            schema = extra;
+        } else {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// The validator node of `schema`, if it or anything under it has rules.
+fn node(schema: &JSONSchemaProps, resource: bool) -> Option<Node> {
+    let rules: Vec<Compiled> = schema
+        .x_kubernetes_validations
+        .iter()
+        .map(|rule| compile_rule(rule, schema))
+        .collect();
+    let properties: BTreeMap<String, Node> = schema
+        .properties
+        .iter()
+        .filter_map(|(name, p)| Some((name.clone(), node(p, p.x_kubernetes_embedded_resource)?)))
+        .collect();
+    let items = schema
+        .items_schema()
+        .and_then(|s| node(s, s.x_kubernetes_embedded_resource))
+        .map(Box::new);
+    let additional = schema
+        .additional_schema()
+        .and_then(|s| node(s, s.x_kubernetes_embedded_resource))
+        .map(Box::new);
+    let all_of: Vec<Node> = schema
+        .all_of
+        .iter()
+        .filter_map(|part| {
+            // An allOf part's rules run on the node's own values, mapped by the node's schema.
+            let mut merged = schema.clone();
+            merged.x_kubernetes_validations = part.x_kubernetes_validations.clone();
+            merged.all_of.clear();
+            let mut n = node(&merged, resource)?;
+            n.properties.clear();
+            n.items = None;
+            n.additional = None;
+            (!n.rules.is_empty()).then_some(n)
+        })
+        .collect();
+    if rules.is_empty()
+        && properties.is_empty()
+        && items.is_none()
+        && additional.is_none()
+        && all_of.is_empty()
+    {
+        return None;
+    }
+    let uses_old_self = rules
+        .iter()
+        .any(|r| r.program.as_ref().is_some_and(Program::uses_old_self));
+    Some(Node {
+        schema: (!rules.is_empty()).then(|| schema.clone()),
+        type_: schema.type_.clone().unwrap_or_default(),
+        resource,
+        uses_old_self,
+        rules,
+        properties,
+        items,
+        additional,
+        all_of,
+        correlatable: schema.x_kubernetes_map_type.as_deref() != Some("atomic"),
+        map_keys: (schema.x_kubernetes_list_type.as_deref() == Some("map"))
+            .then(|| schema.x_kubernetes_list_map_keys.clone()),
+    })
+}
+
+/// One walk over an object.
+struct Run {
+    causes: Vec<StatusCause>,
+    budget: u64,
+    exhausted: bool,
+}
+
+/// Upstream's path text: the root (a nil `field.Path`) prints as `<nil>`.
+fn shown(path: &str) -> String {
+    if path.is_empty() {
+        "<nil>".to_owned()
+    } else {
+        path.to_owned()
+    }
+}
+
+fn child(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+impl Run {
+    fn node(&mut self, node: &Node, path: &str, value: &Value, old: Option<&Value>) {
+        if self.exhausted || value.is_null() {
+            return;
+        }
+        let old = old.filter(|o| !o.is_null());
+        self.rules(node, path, value, old);
+        for part in &node.all_of {
+            if self.exhausted {
+                return;
+            }
+            self.rules(part, path, value, old);
+        }
+        match value {
+            Value::Object(fields) => {
+                let old_fields = old.and_then(Value::as_object).filter(|_| node.correlatable);
+                for (key, child_value) in fields {
+                    let old_child = old_fields.and_then(|o| o.get(key));
+                    if let Some(property) = node.properties.get(key) {
+                        self.node(property, &child(path, key), child_value, old_child);
+                    } else if let Some(extra) = &node.additional {
+                        self.node(extra, &format!("{path}[{key}]"), child_value, old_child);
+                    }
+                    if self.exhausted {
+                        return;
+                    }
+                }
+            }
+            Value::Array(items) => {
+                let Some(item_node) = &node.items else {
+                    return;
+                };
+                let old_items = old.and_then(Value::as_array);
+                for (i, item) in items.iter().enumerate() {
+                    let old_item = match (&node.map_keys, old_items) {
+                        (Some(keys), Some(old_items)) => old_items
+                            .iter()
+                            .find(|o| keys.iter().all(|k| o.get(k) == item.get(k))),
+                        _ => None,
+                    };
+                    self.node(item_node, &format!("{path}[{i}]"), item, old_item);
+                    if self.exhausted {
+                        return;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn rules(&mut self, node: &Node, path: &str, value: &Value, old: Option<&Value>) {
+        if node.rules.is_empty() {
+            return;
+        }
+        let invalid = |path: &str, detail: &str| {
+            StatusCause::invalid_shown(shown(path), &format!("{:?}", node.type_), detail)
+        };
+        if self.budget == 0 {
+            self.causes.push(invalid(
+                path,
+                "validation failed due to running out of cost budget, no further validation rules will be run",
+            ));
+            self.exhausted = true;
+            return;
+        }
+        let schema = node.schema.as_ref();
+        let self_value = super::value::to_cel(schema, value, node.resource);
+        let old_value = if node.uses_old_self {
+            old.map(|o| super::value::to_cel(schema, o, node.resource))
+        } else {
+            None
+        };
+        for compiled in &node.rules {
+            let rule = &compiled.rule;
+            if let Some(error) = &compiled.error {
+                self.causes
+                    .push(invalid(path, &format!("rule compile error: {error}")));
+                continue;
+            }
+            let Some(program) = &compiled.program else {
+                continue;
+            };
+            let optional_old_self = rule.optional_old_self == Some(true);
+            if program.uses_old_self() && old_value.is_none() && !optional_old_self {
+                continue;
+            }
+            let mut variables = vec![(SELF, self_value.clone())];
+            if program.uses_old_self() || optional_old_self {
+                let bound = match (&old_value, optional_old_self) {
+                    (Some(v), false) => v.clone(),
+                    (v, _) => optional(v.clone()),
+                };
+                variables.push((OLD_SELF, bound));
+            }
+            let evaluated = program.evaluate(&variables, PER_CALL_LIMIT.min(self.budget));
+            if matches!(evaluated.result, Err(EvalError::CostLimit)) && self.budget < PER_CALL_LIMIT
+            {
+                self.causes.push(invalid(
+                    path,
+                    "validation failed due to running out of cost budget, no further validation rules will be run",
+                ));
+                self.exhausted = true;
+                return;
+            }
+            self.budget = self.budget.saturating_sub(evaluated.cost);
+            let error_string = rule_error_string(rule);
+            match evaluated.result {
+                Ok(cel::Value::Bool(true)) => continue,
+                Ok(cel::Value::Bool(false)) => {}
+                Ok(_) => {
+                    self.causes.push(invalid(
+                        path,
+                        &format!(
+                            "'no such overload': call arguments did not match a supported operator, function or macro signature for rule: {error_string}"
+                        ),
+                    ));
+                    continue;
+                }
+                Err(EvalError::CostLimit) => {
+                    self.causes.push(invalid(
+                        path,
+                        &format!(
+                            "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {error_string}"
+                        ),
+                    ));
+                    self.exhausted = true;
+                    return;
+                }
+                Err(EvalError::Failed(error)) if error.starts_with("no such overload") => {
+                    self.causes.push(invalid(
+                        path,
+                        &format!(
+                            "'{error}': call arguments did not match a supported operator, function or macro signature for rule: {error_string}"
+                        ),
+                    ));
+                    continue;
+                }
+                Err(EvalError::Failed(error)) => {
+                    self.causes.push(invalid(
+                        path,
+                        &format!("{error} evaluating rule: {error_string}"),
+                    ));
+                    continue;
+                }
+            }
+            let failed_path = match &compiled.field_path {
+                Some(extra) if extra.starts_with('[') => format!("{path}{extra}"),
+                Some(extra) => child(path, extra),
+                None => path.to_owned(),
+            };
+            let mut detail = None;
+            if let Some(message) = &compiled.message {
+                let evaluated = message.evaluate(&variables, PER_CALL_LIMIT.min(self.budget));
+                if matches!(evaluated.result, Err(EvalError::CostLimit))
+                    && self.budget < PER_CALL_LIMIT
+                {
+                    self.causes.push(invalid(
+                        &failed_path,
+                        "messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run",
+                    ));
+                    self.exhausted = true;
+                    return;
+                }
+                self.budget = self.budget.saturating_sub(evaluated.cost);
+                match evaluated.result {
+                    Ok(cel::Value::String(text)) => {
+                        let text = text.trim();
+                        if !text.is_empty()
+                            && text.len() <= super::MAX_MESSAGE_EXPRESSION_BYTES
+                            && !text.contains('\n')
+                        {
+                            detail = Some(text.to_owned());
+                        }
+                    }
+                    Err(EvalError::CostLimit) => {
+                        self.causes.push(invalid(
+                            &failed_path,
+                            &format!(
+                                "no further validation rules will be run due to call cost exceeds limit for messageExpression: {:?}",
+                                rule.message_expression
+                            ),
+                        ));
+                        self.exhausted = true;
+                        return;
+                    }
+                    _ => {}
+                }
+            }
+            let detail = detail.unwrap_or_else(|| message_or_default(rule));
+            self.causes.push(match rule.reason.as_deref() {
+                Some("FieldValueForbidden") => StatusCause::forbidden(shown(&failed_path), &detail),
+                Some("FieldValueRequired") => StatusCause::required(shown(&failed_path), &detail),
+                Some("FieldValueDuplicate") => {
+                    StatusCause::duplicate(shown(&failed_path), &Value::String(node.type_.clone()))
+                }
+                _ => invalid(&failed_path, &detail),
+            });
+        }
+    }
+}
+
+fn optional(value: Option<cel::Value>) -> cel::Value {
+    let inner = match value {
+        Some(v) => cel::objects::OptionalValue::of(v),
+        None => cel::objects::OptionalValue::none(),
+    };
+    cel::Value::Opaque(std::sync::Arc::new(inner))
+}
+
+/// `ruleMessageOrDefault`: the message, or `failed rule: <rule>`.
+fn message_or_default(rule: &ValidationRule) -> String {
+    if rule.message.is_empty() {
+        format!("failed rule: {}", rule_error_string(rule))
+    } else {
+        rule.message.trim().to_owned()
+    }
+}
+
+/// `ruleErrorString`: the message if there is one, else the rule.
+fn rule_error_string(rule: &ValidationRule) -> String {
+    if rule.message.is_empty() {
+        rule.rule.trim().to_owned()
+    } else {
+        rule.message.trim().to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,213 @@
+use serde_json::json;
+
+use super::*;
+
+fn schema(value: Value) -> JSONSchemaProps {
+    serde_json::from_value(value).expect("schema parses")
+}
+
+fn causes(schema: &JSONSchemaProps, object: Value, old: Option<Value>) -> Vec<String> {
+    Validator::new(schema)
+        .expect("rules")
+        .validate(&object, old.as_ref())
+        .into_iter()
+        .map(|c| {
+            format!(
+                "{}|{}|{}",
+                c.reason.map(|r| format!("{r:?}")).unwrap_or_default(),
+                c.field.unwrap_or_default(),
+                c.message.unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
+fn widget() -> JSONSchemaProps {
+    schema(json!({
+        "type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "self.metadata.name.startsWith('w')", "message": "name must start with w"}
+        ],
+        "properties": {
+            "spec": {
+                "type": "object",
+                "x-kubernetes-validations": [
+                    {"rule": "self.min <= self.max"},
+                    {"rule": "self.min >= 0", "messageExpression": "'min is ' + string(self.min)"},
+                    {"rule": "!has(self.forbidden)", "reason": "FieldValueForbidden",
+                     "message": "forbidden is forbidden", "fieldPath": ".forbidden"},
+                    {"rule": "self.mode == oldSelf.mode", "message": "mode is immutable"}
+                ],
+                "properties": {
+                    "min": {"type": "integer"},
+                    "max": {"type": "integer"},
+                    "mode": {"type": "string"},
+                    "forbidden": {"type": "string"},
+                    "ports": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["name"],
+                        "items": {
+                            "type": "object",
+                            "x-kubernetes-validations": [
+                                {"rule": "self.port == oldSelf.port", "message": "port is immutable"}
+                            ],
+                            "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}
+                        }
+                    },
+                    "labels": {
+                        "type": "object",
+                        "additionalProperties": {
+                            "type": "string",
+                            "x-kubernetes-validations": [{"rule": "size(self) < 4"}]
+                        }
+                    }
+                }
+            }
+        }
+    }))
+}
+
+// Upstream: apiextensions-apiserver/pkg/apiserver/schema/cel/validation.go
+// (validateExpressions, fieldErrorForReason, ruleMessageOrDefault).
+#[test]
+fn failures_read_as_upstream_writes_them() {
+    let object = json!({
+        "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "x"},
+        "spec": {"min": -2, "max": -5, "mode": "a", "forbidden": "yes",
+                 "labels": {"a": "long value"}}
+    });
+    assert_eq!(
+        causes(&widget(), object, None),
+        vec![
+            "FieldValueInvalid|<nil>|Invalid value: \"object\": name must start with w",
+            "FieldValueInvalid|spec|Invalid value: \"object\": failed rule: self.min <= self.max",
+            "FieldValueInvalid|spec|Invalid value: \"object\": min is -2",
+            "FieldValueForbidden|spec.forbidden|Forbidden: forbidden is forbidden",
+            "FieldValueInvalid|spec.labels[a]|Invalid value: \"string\": failed rule: size(self) < 4",
+        ]
+    );
+}
+
+#[test]
+fn transition_rules_run_where_an_old_value_correlates() {
+    let old = json!({"metadata": {"name": "w"},
+        "spec": {"min": 0, "max": 1, "mode": "a",
+                 "ports": [{"name": "http", "port": 80}, {"name": "x", "port": 1}]}});
+    let new = json!({"metadata": {"name": "w"},
+        "spec": {"min": 0, "max": 1, "mode": "b",
+                 "ports": [{"name": "x", "port": 2}, {"name": "http", "port": 80},
+                           {"name": "new", "port": 5}]}});
+    assert_eq!(
+        causes(&widget(), new.clone(), Some(old)),
+        vec![
+            "FieldValueInvalid|spec|Invalid value: \"object\": mode is immutable",
+            "FieldValueInvalid|spec.ports[0]|Invalid value: \"object\": port is immutable",
+        ]
+    );
+    // A create has no old value: transition rules do not run.
+    assert_eq!(causes(&widget(), new, None), Vec::<String>::new());
+}
+
+#[test]
+fn optional_old_self_runs_on_create_with_an_optional() {
+    let s = schema(json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [{
+                "rule": "!oldSelf.hasValue() || self.v >= oldSelf.value().v",
+                "optionalOldSelf": true, "message": "v may not decrease"
+            }, {
+                "rule": "oldSelf.hasValue() || self.v < 10", "optionalOldSelf": true,
+                "message": "v starts below 10"
+            }],
+            "properties": {"v": {"type": "integer"}}}}
+    }));
+    assert_eq!(
+        causes(&s, json!({"spec": {"v": 11}}), None),
+        vec!["FieldValueInvalid|spec|Invalid value: \"object\": v starts below 10"]
+    );
+    assert_eq!(
+        causes(
+            &s,
+            json!({"spec": {"v": 5}}),
+            Some(json!({"spec": {"v": 6}}))
+        ),
+        vec!["FieldValueInvalid|spec|Invalid value: \"object\": v may not decrease"]
+    );
+}
+
+#[test]
+fn runtime_errors_name_the_rule() {
+    let s = schema(json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [{"rule": "self.missing == 1"}],
+            "properties": {"missing": {"type": "integer"}}}}
+    }));
+    assert_eq!(
+        causes(&s, json!({"spec": {}}), None),
+        vec![
+            "FieldValueInvalid|spec|Invalid value: \"object\": no such key: missing evaluating rule: self.missing == 1"
+        ]
+    );
+}
+
+#[test]
+fn a_rule_past_the_per_call_limit_stops_validation() {
+    let s = schema(json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "self.xs.all(a, self.xs.all(b, self.xs.all(c, a + b + c >= 0)))"},
+                {"rule": "false"}
+            ],
+            "properties": {"xs": {"type": "array", "items": {"type": "integer"}}}}}
+    }));
+    let xs: Vec<i64> = (0..60).collect();
+    assert_eq!(
+        causes(&s, json!({"spec": {"xs": xs}}), None),
+        vec![
+            "FieldValueInvalid|spec|Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: self.xs.all(a, self.xs.all(b, self.xs.all(c, a + b + c >= 0)))"
+        ]
+    );
+}
+
+#[test]
+fn rules_that_do_not_compile_are_found_with_their_path() {
+    let s = schema(json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [{"rule": "self.a == "}, {"rule": "self.a == b"}],
+            "properties": {"a": {"type": "string"}}}}
+    }));
+    let errors = compile_errors(&s);
+    assert_eq!(errors.len(), 2);
+    assert_eq!(
+        errors[0].path,
+        "properties[spec].x-kubernetes-validations[0].rule"
+    );
+    assert!(
+        errors[0]
+            .detail
+            .starts_with("compilation failed: ERROR: <input>:1:")
+    );
+    assert_eq!(
+        errors[1].detail,
+        "compilation failed: ERROR: <input>:1:11: undeclared reference to 'b' (in container '')\n | self.a == b\n | ..........^"
+    );
+}
+
+#[test]
+fn field_paths_name_properties_and_map_keys() {
+    let s = schema(json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "object", "properties": {"b.c": {"type": "string"}}},
+            "m": {"type": "object", "additionalProperties": {"type": "string"}}
+        }
+    }));
+    assert_eq!(field_path(".a['b.c']", &s).as_deref(), Some("a.b.c"));
+    assert_eq!(field_path(".m['k']", &s).as_deref(), Some("m[k]"));
+    assert_eq!(field_path(".nope", &s), None);
+}
