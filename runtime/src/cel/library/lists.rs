@@ -124,26 +124,24 @@ fn max(args: &[Value]) -> Result<Value, ExecutionError> {
     extreme("max", args, Ordering::Greater)
 }
 
+/// The index of the first (or last) item equal to the argument, or -1.
+fn position(function: &str, args: &[Value], last: bool) -> Result<Value, ExecutionError> {
+    let items = items(function, args)?;
+    let needle = args.get(1).ok_or_else(|| no_overload(function))?;
+    let found = if last {
+        items.iter().rposition(|x| x == needle)
+    } else {
+        items.iter().position(|x| x == needle)
+    };
+    Ok(Value::Int(found.map_or(-1, |i| i as i64)))
+}
+
 fn index_of(args: &[Value]) -> Result<Value, ExecutionError> {
-    let items = items("indexOf", args)?;
-    let needle = args.get(1).ok_or_else(|| no_overload("indexOf"))?;
-    Ok(Value::Int(
-        items
-            .iter()
-            .position(|x| x == needle)
-            .map_or(-1, |i| i as i64),
-    ))
+    position("indexOf", args, false)
 }
 
 fn last_index_of(args: &[Value]) -> Result<Value, ExecutionError> {
-    let items = items("lastIndexOf", args)?;
-    let needle = args.get(1).ok_or_else(|| no_overload("lastIndexOf"))?;
-    Ok(Value::Int(
-        items
-            .iter()
-            .rposition(|x| x == needle)
-            .map_or(-1, |i| i as i64),
-    ))
+    position("lastIndexOf", args, true)
 }
 
 #[cfg(test)]

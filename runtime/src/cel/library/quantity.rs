@@ -31,7 +31,7 @@ fn quantity_at(function: &str, args: &[Value], i: usize) -> Result<Quantity, Exe
     match args.get(i) {
         Some(Value::Opaque(o)) => o
             .downcast_ref::<CelQuantity>()
-            .map(|q| q.0.clone())
+            .map(|q| q.0)
             .ok_or_else(|| no_overload(function)),
         Some(Value::Int(n)) if i > 0 => Ok(Quantity::from_i64(*n, Format::DecimalSi)),
         _ => Err(no_overload(function)),

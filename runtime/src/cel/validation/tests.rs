@@ -211,3 +211,59 @@ fn field_paths_name_properties_and_map_keys() {
     assert_eq!(field_path(".m['k']", &s).as_deref(), Some("m[k]"));
     assert_eq!(field_path(".nope", &s), None);
 }
+
+/// The spec corpus: `$KAPI_SPEC_CORPUS`, else `shared/specs` beside the workspace.
+fn corpus() -> std::path::PathBuf {
+    std::env::var_os("KAPI_SPEC_CORPUS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/specs")
+        })
+}
+
+// Every rule of the real CRDs of the corpus (Gateway API, cert-manager, Cluster API-style
+// operators of `crds-wild`) compiles, as it does in kube-apiserver, which accepted them.
+#[test]
+fn every_rule_of_the_corpus_crds_compiles() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for dir in ["crds", "crds-wild"] {
+        let Ok(entries) = std::fs::read_dir(corpus().join(dir)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "yaml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("corpus file");
+            for document in serde_yaml_ng::Deserializer::from_str(&text) {
+                let Ok(crd) =
+                    <crate::crd::CustomResourceDefinition as serde::Deserialize>::deserialize(
+                        document,
+                    )
+                else {
+                    continue;
+                };
+                for version in &crd.spec.versions {
+                    let Some(schema) = version
+                        .schema
+                        .as_ref()
+                        .and_then(|s| s.open_api_v3_schema.as_ref())
+                    else {
+                        continue;
+                    };
+                    checked += 1;
+                    for error in compile_errors(schema) {
+                        failures.push(format!(
+                            "{path:?} {}: {}: {}",
+                            version.name, error.path, error.detail
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 0, "no corpus CRD found under {:?}", corpus());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
