@@ -21,8 +21,8 @@ fn kubectl<'a>(server: &'a KapiServer, dir: &'a Path) -> Kubectl<'a> {
 
 /// Runs `cycle` against a fresh server, failing with the server's log.
 fn on_a_server(cycle: fn(&Kubectl<'_>) -> Result<(), String>) {
-    let server = KapiServer::start(&ServerOptions::default()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let server = KapiServer::start(&ServerOptions::default()).expect("server starts");
+    let dir = tempfile::tempdir().expect("temporary directory");
     if let Err(e) = cycle(&kubectl(&server, dir.path())) {
         panic!("{e}\nserver stderr:\n{}", server.stderr());
     }
@@ -299,4 +299,44 @@ fn gateway_cycle(k: &Kubectl<'_>) -> Result<(), String> {
 #[test]
 fn gateway_api_rules_are_enforced() {
     on_a_server(gateway_cycle);
+}
+
+/// 1.20 has no CEL: its CRD type has no `x-kubernetes-validations`, which the server drops,
+/// and the objects of the CRD are held to the rest of their schema only.
+fn release_1_20_cycle(k: &Kubectl<'_>) -> Result<(), String> {
+    let crd = k.file("crd.yaml", &crd("widgets", "Widget", WIDGETS));
+    // kubectl's own check knows 1.20's schema, which has no such field.
+    refused(
+        k,
+        "kubectl's validation",
+        &["create", "-f", &crd.to_string_lossy()],
+        "unknown field \"x-kubernetes-validations\"",
+    )?;
+    k.ok(&["create", "-f", &crd.to_string_lossy(), "--validate=false"])?;
+    k.ok(&[
+        "wait",
+        "--for",
+        "condition=Established",
+        "crd/widgets.cel.example.com",
+        "--timeout=20s",
+    ])?;
+    let stored = k.ok(&["get", "crd", "widgets.cel.example.com", "-o", "json"])?;
+    if stored.contains("x-kubernetes-validations") {
+        return Err(format!("1.20 kept the rules: {stored}"));
+    }
+    let bad = k.file(
+        "bad.yaml",
+        &widget("x1", "  minReplicas: 5\n  maxReplicas: 1\n  mode: fast\n"),
+    );
+    k.ok(&["create", "-f", &bad.to_string_lossy(), "--validate=false"])
+        .map(drop)
+}
+
+#[test]
+fn release_1_20_has_no_crd_rules() {
+    let server = KapiServer::start(&ServerOptions::release("1.20")).expect("server starts");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    if let Err(e) = release_1_20_cycle(&kubectl(&server, dir.path())) {
+        panic!("{e}\nserver stderr:\n{}", server.stderr());
+    }
 }

@@ -4,12 +4,17 @@
 //! sizes it traverses to the running evaluation.
 //!
 //! Upstream: `k8s.io/apiserver/pkg/cel/library/` (`lists.go`, `regex.go`, `urls.go`,
-//! `quantity.go`) and `environment/base.go` (which libraries the
+//! `quantity.go`, `ip.go`, `cidr.go`, `format.go`), cel-go's `ext/sets.go` and `environment/base.go` (which libraries the
 //! environment has).
 
+mod cidr;
+mod format;
+mod ip;
 mod lists;
 mod quantity;
 mod regex;
+mod sets;
+mod urls;
 
 use cel::{Env, ExecutionError, Value};
 
@@ -23,6 +28,15 @@ pub const FUNCTIONS: &[&str] = &[
     // regex
     "find",
     "findAll",
+    // urls
+    "isURL",
+    "url",
+    "getScheme",
+    "getHost",
+    "getHostname",
+    "getPort",
+    "getEscapedPath",
+    "getQuery",
     // quantity
     "isQuantity",
     "quantity",
@@ -35,6 +49,43 @@ pub const FUNCTIONS: &[&str] = &[
     "isGreaterThan",
     "isLessThan",
     "compareTo",
+    // ip
+    "isIP",
+    "ip",
+    "ip.isCanonical",
+    "family",
+    "isUnspecified",
+    "isLoopback",
+    "isLinkLocalMulticast",
+    "isLinkLocalUnicast",
+    "isGlobalUnicast",
+    // cidr
+    "isCIDR",
+    "cidr",
+    "containsIP",
+    "containsCIDR",
+    "masked",
+    "prefixLength",
+    // sets
+    "sets.contains",
+    "sets.equivalent",
+    "sets.intersects",
+    // format
+    "format.named",
+    "validate",
+    "format.dns1123Label",
+    "format.dns1123Subdomain",
+    "format.dns1035Label",
+    "format.qualifiedName",
+    "format.dns1123LabelPrefix",
+    "format.dns1123SubdomainPrefix",
+    "format.dns1035LabelPrefix",
+    "format.labelValue",
+    "format.uri",
+    "format.uuid",
+    "format.byte",
+    "format.date",
+    "format.datetime",
 ];
 
 /// Wraps `fn(&[Value]) -> Result<Value, ExecutionError>` as an overload of the crate.
@@ -60,7 +111,12 @@ pub(crate) use value_overload;
 pub(super) fn register(env: &mut Env) {
     lists::register(env);
     regex::register(env);
+    urls::register(env);
     quantity::register(env);
+    ip::register(env);
+    cidr::register(env);
+    sets::register(env);
+    format::register(env);
 }
 
 /// The argument at `i` as a string.
