@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use kapi_e2e::kubectl::expect;
-use kapi_e2e::{KapiServer, Kubectl, ServerOptions, spec_corpus};
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions, expect_python_ok, spec_corpus};
 
 fn kubectl<'a>(server: &'a KapiServer, dir: &'a Path) -> Kubectl<'a> {
     Kubectl::new(Path::new("kubectl"), server, dir).with_request_timeout("30s")
@@ -84,16 +84,26 @@ fn widget(name: &str, spec: &str) -> String {
     )
 }
 
-fn widgets_cycle(k: &Kubectl<'_>) -> Result<(), String> {
+/// Creates the `widgets` CRD (with `extra` arguments to `kubectl create`) and waits until it
+/// is established.
+fn create_widgets(k: &Kubectl<'_>, extra: &[&str]) -> Result<(), String> {
     let crd = k.file("crd.yaml", &crd("widgets", "Widget", WIDGETS));
-    k.ok(&["create", "-f", &crd.to_string_lossy()])?;
+    let path = crd.to_string_lossy();
+    let mut args = vec!["create", "-f", &path];
+    args.extend_from_slice(extra);
+    k.ok(&args)?;
     k.ok(&[
         "wait",
         "--for",
         "condition=Established",
         "crd/widgets.cel.example.com",
         "--timeout=20s",
-    ])?;
+    ])
+    .map(drop)
+}
+
+fn widgets_cycle(k: &Kubectl<'_>) -> Result<(), String> {
+    create_widgets(k, &[])?;
     let good = k.file(
         "good.yaml",
         &widget(
@@ -312,14 +322,7 @@ fn release_1_20_cycle(k: &Kubectl<'_>) -> Result<(), String> {
         &["create", "-f", &crd.to_string_lossy()],
         "unknown field \"x-kubernetes-validations\"",
     )?;
-    k.ok(&["create", "-f", &crd.to_string_lossy(), "--validate=false"])?;
-    k.ok(&[
-        "wait",
-        "--for",
-        "condition=Established",
-        "crd/widgets.cel.example.com",
-        "--timeout=20s",
-    ])?;
+    create_widgets(k, &["--validate=false"])?;
     let stored = k.ok(&["get", "crd", "widgets.cel.example.com", "-o", "json"])?;
     if stored.contains("x-kubernetes-validations") {
         return Err(format!("1.20 kept the rules: {stored}"));
@@ -339,4 +342,40 @@ fn release_1_20_has_no_crd_rules() {
     if let Err(e) = release_1_20_cycle(&kubectl(&server, dir.path())) {
         panic!("{e}\nserver stderr:\n{}", server.stderr());
     }
+}
+
+/// The Python client's view of a refused custom object: a 422 `Invalid` Status whose causes
+/// carry the rule's field path and message.
+const PYTHON: &str = r#"
+import json, sys
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+config.load_kube_config(sys.argv[1])
+api = client.CustomObjectsApi()
+body = {"apiVersion": "cel.example.com/v1", "kind": "Widget", "metadata": {"name": "w9"},
+        "spec": {"minReplicas": 4, "maxReplicas": 2, "mode": "fast"}}
+try:
+    api.create_namespaced_custom_object("cel.example.com", "v1", "default", "widgets", body)
+    raise SystemExit("created an object breaking a rule")
+except ApiException as e:
+    assert e.status == 422, e.status
+    status = json.loads(e.body)
+    assert status["reason"] == "Invalid", status
+    causes = status["details"]["causes"]
+    assert causes == [{"reason": "FieldValueInvalid", "field": "spec",
+                       "message": "Invalid value: \"object\": failed rule: self.minReplicas <= self.maxReplicas"}], causes
+body["spec"]["maxReplicas"] = 5
+api.create_namespaced_custom_object("cel.example.com", "v1", "default", "widgets", body)
+print("ok")
+"#;
+
+#[test]
+fn the_python_client_gets_the_rules_causes() {
+    let server = KapiServer::start(&ServerOptions::default()).expect("server starts");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    if let Err(e) = create_widgets(&kubectl(&server, dir.path()), &[]) {
+        panic!("{e}\nserver stderr:\n{}", server.stderr());
+    }
+    expect_python_ok(&server, PYTHON, "1.36");
 }

@@ -91,7 +91,7 @@ fn is_function(name: &str) -> bool {
         || name.starts_with('@')
         || name.starts_with('!')
         || CRATE_FUNCTIONS.contains(&name)
-        || library::FUNCTIONS.contains(&name)
+        || library::declares(name)
 }
 
 /// The problems of `expr`, each with the id of the node it is at, or none.

@@ -71,6 +71,10 @@ fn macros_keep_their_meaning_when_metered() {
         ("{'a': 1}.all(k, k == 'a')", true),
         ("'a-b'.split('-') == ['a', 'b']", true),
         ("'Ab'.lowerAscii() == 'ab'", true),
+        // Optional field selection (Kubernetes enables cel-go's optional syntax).
+        ("{'a': 1}.?a.orValue(2) == 1", true),
+        ("{'a': 1}.?b.orValue(2) == 2", true),
+        ("!{'a': 1}.?b.hasValue()", true),
     ];
     let error = compile("[0, 1].all(x, 1 / x > 0)", &[]).unwrap();
     assert_eq!(

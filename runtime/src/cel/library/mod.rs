@@ -18,7 +18,8 @@ mod urls;
 
 use cel::{Env, ExecutionError, Value};
 
-/// Every function the libraries declare, as CEL calls it.
+/// The functions the libraries declare, as CEL calls them (with `format`'s constants, the
+/// whole list is [`declares`]).
 pub const FUNCTIONS: &[&str] = &[
     // lists
     "isSorted",
@@ -73,20 +74,12 @@ pub const FUNCTIONS: &[&str] = &[
     // format
     "format.named",
     "validate",
-    "format.dns1123Label",
-    "format.dns1123Subdomain",
-    "format.dns1035Label",
-    "format.qualifiedName",
-    "format.dns1123LabelPrefix",
-    "format.dns1123SubdomainPrefix",
-    "format.dns1035LabelPrefix",
-    "format.labelValue",
-    "format.uri",
-    "format.uuid",
-    "format.byte",
-    "format.date",
-    "format.datetime",
 ];
+
+/// Whether a library declares the function `name` (as CEL calls it).
+pub fn declares(name: &str) -> bool {
+    FUNCTIONS.contains(&name) || format::CONSTANTS.contains(&name)
+}
 
 /// Wraps `fn(&[Value]) -> Result<Value, ExecutionError>` as an overload of the crate.
 macro_rules! value_overload {

@@ -137,6 +137,30 @@ fn optional_old_self_runs_on_create_with_an_optional() {
     );
 }
 
+// Upstream: validation.go (evalMessageExpression): a message expression that fails, or yields
+// an empty string, falls back to the rule's message.
+#[test]
+fn message_expressions_fall_back_to_the_message() {
+    let s = schema(json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "self.?limit.orValue(0) <= 10", "message": "limit at most 10",
+                 "messageExpression": "self.nope"},
+                {"rule": "self.?limit.orValue(0) <= 5", "messageExpression": "' '"}
+            ],
+            "properties": {"limit": {"type": "integer"}}}}
+    }));
+    assert_eq!(
+        causes(&s, json!({"spec": {"limit": 11}}), None),
+        vec![
+            "FieldValueInvalid|spec|Invalid value: \"object\": limit at most 10",
+            "FieldValueInvalid|spec|Invalid value: \"object\": failed rule: self.?limit.orValue(0) <= 5",
+        ]
+    );
+    assert_eq!(causes(&s, json!({"spec": {}}), None), Vec::<String>::new());
+}
+
 #[test]
 fn runtime_errors_name_the_rule() {
     let s = schema(json!({
