@@ -1,12 +1,19 @@
 //! What cel-go's checker refuses that a parse lets through and kapi can tell without types: a
 //! name that is neither a declared variable, a comprehension's variable nor a type, and a
-//! function the environment does not have (`undeclared reference to 'foo' (in container '')`).
+//! function the environment does not have (`undeclared reference to 'foo' (in container '')`),
+//! and, given the schema a rule sits on, a field its objects cannot have (`undefined field
+//! 'x'`): reads from `self` through declared properties, list items and map values are
+//! followed; whatever is not known (a function's result, an int-or-string, an object that keeps
+//! unknown fields) is let through, so no rule kube-apiserver accepts is refused.
 //!
-//! Upstream: cel-go `checker/checker.go` (`undeclared reference to '%s' (in container '%s')`).
+//! Upstream: cel-go `checker/checker.go` (`undeclared reference to '%s' (in container '%s')`,
+//! `undefined field '%s'`).
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr};
 
 use super::library;
+use super::value::escape;
+use crate::schema::JSONSchemaProps;
 
 /// The functions of the crate's standard library and its strings and lists extensions, as
 /// they are called in CEL.
@@ -253,5 +260,162 @@ fn visit(expr: &IdedExpr, f: &mut dyn FnMut(&IdedExpr)) {
         }
         Expr::Select(select) => visit(&select.operand, f),
         Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    }
+}
+
+/// A value's schema as the checker knows it: the schema, and whether the value is a resource
+/// (the root or an embedded one: `apiVersion`, `kind` and `metadata` are there whatever the
+/// schema lists).
+#[derive(Clone, Copy)]
+struct Known<'s> {
+    schema: &'s JSONSchemaProps,
+    resource: bool,
+}
+
+impl<'s> Known<'s> {
+    fn of(schema: &'s JSONSchemaProps) -> Self {
+        Known {
+            schema,
+            resource: schema.x_kubernetes_embedded_resource,
+        }
+    }
+
+    /// What `.field` reads, `Err` when the object declares no such field. Only an object with
+    /// `properties` and nothing that lets other fields in is closed.
+    fn field(self, field: &str) -> Result<Option<Known<'s>>, ()> {
+        let schema = self.schema;
+        if let Some(property) = schema
+            .properties
+            .iter()
+            .find(|(name, _)| escape(name).as_deref() == Some(field))
+            .map(|(_, p)| p)
+        {
+            return Ok(Some(Known::of(property)));
+        }
+        if let Some(extra) = schema.additional_schema() {
+            return Ok(Some(Known::of(extra)));
+        }
+        let open = schema.properties.is_empty()
+            || schema.additional_properties.is_some()
+            || schema.x_kubernetes_preserve_unknown_fields == Some(true)
+            || schema.x_kubernetes_int_or_string
+            || (self.resource && matches!(field, "apiVersion" | "kind" | "metadata"));
+        if open { Ok(None) } else { Err(()) }
+    }
+
+    /// The schema of the items of a list, or the values of a map.
+    fn element(self) -> Option<Known<'s>> {
+        self.schema
+            .items_schema()
+            .or_else(|| self.schema.additional_schema())
+            .map(Known::of)
+    }
+}
+
+/// Fields a rule reads that its schema does not declare (cel-go's `undefined field 'x'`),
+/// each with the id of the select that reads it. `self` (and `oldSelf`) have `schema`;
+/// `resource` says it is the root of a resource.
+pub(super) fn fields(
+    expr: &IdedExpr,
+    schema: &JSONSchemaProps,
+    resource: bool,
+) -> Vec<(u64, String)> {
+    let root = Known { schema, resource };
+    let mut scope = vec![
+        (super::SELF.to_owned(), Some(root)),
+        (super::OLD_SELF.to_owned(), Some(root)),
+    ];
+    let mut problems = Vec::new();
+    typed(expr, &mut scope, &mut problems);
+    problems
+}
+
+/// Checks `expr` and returns what it knows of its value's schema.
+fn typed<'s>(
+    expr: &IdedExpr,
+    scope: &mut Vec<(String, Option<Known<'s>>)>,
+    problems: &mut Vec<(u64, String)>,
+) -> Option<Known<'s>> {
+    match &expr.expr {
+        Expr::Ident(name) => scope
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, k)| *k),
+        Expr::Select(select) => {
+            let operand = typed(&select.operand, scope, problems)?;
+            match operand.field(&select.field) {
+                Ok(known) => known.filter(|_| !select.test),
+                Err(()) => {
+                    problems.push((expr.id, format!("undefined field '{}'", select.field)));
+                    None
+                }
+            }
+        }
+        Expr::Call(call) => {
+            let target = call
+                .target
+                .as_deref()
+                .and_then(|t| typed(t, scope, problems));
+            let args: Vec<Option<Known<'s>>> = call
+                .args
+                .iter()
+                .map(|a| typed(a, scope, problems))
+                .collect();
+            match (call.func_name.as_str(), args.first()) {
+                ("_[_]", Some(Some(container))) => container.element(),
+                _ => {
+                    let _ = target;
+                    None
+                }
+            }
+        }
+        Expr::Comprehension(c) => {
+            let range = typed(&c.iter_range, scope, problems);
+            typed(&c.accu_init, scope, problems);
+            let depth = scope.len();
+            let element = range
+                .filter(|r| r.schema.items_schema().is_some())
+                .and_then(Known::element);
+            scope.push((c.accu_var.clone(), None));
+            match &c.iter_var2 {
+                // Two variables: the index (or key) and the element (or value).
+                Some(second) => {
+                    scope.push((c.iter_var.clone(), None));
+                    scope.push((second.clone(), range.and_then(Known::element)));
+                }
+                None => scope.push((c.iter_var.clone(), element)),
+            }
+            typed(&c.loop_cond, scope, problems);
+            typed(&c.loop_step, scope, problems);
+            scope.truncate(depth + 1);
+            typed(&c.result, scope, problems);
+            scope.truncate(depth);
+            None
+        }
+        Expr::List(list) => {
+            for element in &list.elements {
+                typed(element, scope, problems);
+            }
+            None
+        }
+        Expr::Map(map) => {
+            for entry in &map.entries {
+                if let EntryExpr::MapEntry(entry) = &entry.expr {
+                    typed(&entry.key, scope, problems);
+                    typed(&entry.value, scope, problems);
+                }
+            }
+            None
+        }
+        Expr::Struct(object) => {
+            for entry in &object.entries {
+                if let EntryExpr::StructField(field) = &entry.expr {
+                    typed(&field.value, scope, problems);
+                }
+            }
+            None
+        }
+        Expr::Literal(_) | Expr::Unspecified => None,
     }
 }

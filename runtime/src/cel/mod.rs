@@ -5,9 +5,11 @@
 //! the way upstream maps them ([`value`]).
 //!
 //! - [`compile`] parses a rule and checks its references, with cel-go's error text
-//!   (`ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')`). The crate has no
-//!   type checker: a rule that parses and names only what exists compiles; a type error shows up
-//!   when the rule runs, as upstream's does for `int-or-string` and other dynamic values.
+//!   (`ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')`); [`compile_on`]
+//!   also refuses fields the rule's schema does not declare (`undefined field 'x'`). The crate
+//!   has no type checker: a rule that parses and names only what exists compiles; a type error
+//!   shows up when the rule runs, as upstream's does for `int-or-string` and other dynamic
+//!   values.
 //! - [`Program::evaluate`] runs a rule with `self` (and `oldSelf`) bound, counting its cost:
 //!   one unit per node of the expression plus, for every iteration of a comprehension, the
 //!   size of the expression it evaluates, and the sizes Kubernetes' library functions charge.
@@ -86,6 +88,24 @@ impl std::fmt::Display for CompileError {
 /// Compiles `source` with the variables `variables` declared (`self`, and `oldSelf` for a
 /// rule).
 pub fn compile(source: &str, variables: &[&str]) -> Result<Program, CompileError> {
+    compile_checked(source, variables, None)
+}
+
+/// [`compile`] for a rule on a schema node (`resource` when it is the root of a resource):
+/// reads of fields the schema does not declare are refused too.
+pub fn compile_on(
+    source: &str,
+    schema: &crate::schema::JSONSchemaProps,
+    resource: bool,
+) -> Result<Program, CompileError> {
+    compile_checked(source, &[SELF, OLD_SELF], Some((schema, resource)))
+}
+
+fn compile_checked(
+    source: &str,
+    variables: &[&str],
+    schema: Option<(&crate::schema::JSONSchemaProps, bool)>,
+) -> Result<Program, CompileError> {
     let env = environment();
     let (mut expression, info) = env
         .parser()
@@ -93,6 +113,12 @@ pub fn compile(source: &str, variables: &[&str]) -> Result<Program, CompileError
         .map_err(|errors| CompileError(cel_go_text(&errors.to_string())))?;
     check::references(&expression, variables)
         .map_err(|problems| CompileError(render(&problems, &info)))?;
+    if let Some((schema, resource)) = schema {
+        let problems = check::fields(&expression, schema, resource);
+        if !problems.is_empty() {
+            return Err(CompileError(render(&problems, &info)));
+        }
+    }
     let uses_old_self = check::mentions(&expression, OLD_SELF);
     let nodes = cost::instrument(&mut expression);
     Ok(Program {

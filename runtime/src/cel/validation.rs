@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{EvalError, OLD_SELF, PER_CALL_LIMIT, Program, RUNTIME_COST_BUDGET, SELF, compile};
+use super::{EvalError, OLD_SELF, PER_CALL_LIMIT, Program, RUNTIME_COST_BUDGET, SELF, compile_on};
 use crate::meta::StatusCause;
 use crate::schema::{JSONSchemaProps, ValidationRule};
 
@@ -97,11 +97,16 @@ impl Validator {
 /// Every rule of `schema` that does not compile, with its path under the schema.
 pub fn compile_errors(schema: &JSONSchemaProps) -> Vec<RuleError> {
     let mut errors = Vec::new();
-    collect_errors(schema, "", &mut errors);
+    collect_errors(schema, true, "", &mut errors);
     errors
 }
 
-fn collect_errors(schema: &JSONSchemaProps, path: &str, errors: &mut Vec<RuleError>) {
+fn collect_errors(
+    schema: &JSONSchemaProps,
+    resource: bool,
+    path: &str,
+    errors: &mut Vec<RuleError>,
+) {
     let join = |tail: &str| {
         if path.is_empty() {
             tail.to_owned()
@@ -110,7 +115,7 @@ fn collect_errors(schema: &JSONSchemaProps, path: &str, errors: &mut Vec<RuleErr
         }
     };
     for (i, rule) in schema.x_kubernetes_validations.iter().enumerate() {
-        let compiled = compile_rule(rule, schema);
+        let compiled = compile_rule(rule, schema, resource);
         if let Some(detail) = compiled.error {
             let field = if compiled.program.is_some() || rule.rule.trim().is_empty() {
                 "messageExpression"
@@ -125,20 +130,41 @@ fn collect_errors(schema: &JSONSchemaProps, path: &str, errors: &mut Vec<RuleErr
         }
     }
     for (name, property) in &schema.properties {
-        collect_errors(property, &join(&format!("properties[{name}]")), errors);
+        let embedded = property.x_kubernetes_embedded_resource;
+        collect_errors(
+            property,
+            embedded,
+            &join(&format!("properties[{name}]")),
+            errors,
+        );
     }
     if let Some(items) = schema.items_schema() {
-        collect_errors(items, &join("items"), errors);
+        let embedded = items.x_kubernetes_embedded_resource;
+        collect_errors(items, embedded, &join("items"), errors);
     }
     if let Some(extra) = schema.additional_schema() {
-        collect_errors(extra, &join("additionalProperties"), errors);
+        let embedded = extra.x_kubernetes_embedded_resource;
+        collect_errors(extra, embedded, &join("additionalProperties"), errors);
     }
     for (i, part) in schema.all_of.iter().enumerate() {
-        collect_errors(part, &join(&format!("allOf[{i}]")), errors);
+        // An allOf part's rules see the node's own value.
+        let mut merged = schema.clone();
+        merged.x_kubernetes_validations = part.x_kubernetes_validations.clone();
+        merged.all_of.clear();
+        let path = join(&format!("allOf[{i}]"));
+        for (j, rule) in part.x_kubernetes_validations.iter().enumerate() {
+            if let Some(detail) = compile_rule(rule, &merged, resource).error {
+                errors.push(RuleError {
+                    path: format!("{path}.x-kubernetes-validations[{j}].rule"),
+                    rule: rule.clone(),
+                    detail,
+                });
+            }
+        }
     }
 }
 
-fn compile_rule(rule: &ValidationRule, schema: &JSONSchemaProps) -> Compiled {
+fn compile_rule(rule: &ValidationRule, schema: &JSONSchemaProps, resource: bool) -> Compiled {
     let mut compiled = Compiled {
         rule: rule.clone(),
         program: None,
@@ -149,7 +175,7 @@ fn compile_rule(rule: &ValidationRule, schema: &JSONSchemaProps) -> Compiled {
     if rule.rule.trim().is_empty() {
         return compiled;
     }
-    match compile(&rule.rule, &[SELF, OLD_SELF]) {
+    match compile_on(&rule.rule, schema, resource) {
         Ok(program) => compiled.program = Some(program),
         Err(e) => {
             compiled.error = Some(format!("compilation failed: {e}"));
@@ -157,7 +183,7 @@ fn compile_rule(rule: &ValidationRule, schema: &JSONSchemaProps) -> Compiled {
         }
     }
     if !rule.message_expression.trim().is_empty() {
-        match compile(&rule.message_expression, &[SELF, OLD_SELF]) {
+        match compile_on(&rule.message_expression, schema, resource) {
             Ok(program) => compiled.message = Some(program),
             Err(e) => {
                 compiled.error = Some(format!("messageExpression compilation failed: {e}"));
@@ -210,7 +236,7 @@ fn node(schema: &JSONSchemaProps, resource: bool) -> Option<Node> {
     let rules: Vec<Compiled> = schema
         .x_kubernetes_validations
         .iter()
-        .map(|rule| compile_rule(rule, schema))
+        .map(|rule| compile_rule(rule, schema, resource))
         .collect();
     let properties: BTreeMap<String, Node> = schema
         .properties

@@ -146,7 +146,7 @@ fn message_expressions_fall_back_to_the_message() {
         "properties": {"spec": {"type": "object",
             "x-kubernetes-validations": [
                 {"rule": "self.?limit.orValue(0) <= 10", "message": "limit at most 10",
-                 "messageExpression": "self.nope"},
+                 "messageExpression": "string(1 / (self.limit - self.limit))"},
                 {"rule": "self.?limit.orValue(0) <= 5", "messageExpression": "' '"}
             ],
             "properties": {"limit": {"type": "integer"}}}}
@@ -219,6 +219,43 @@ fn rules_that_do_not_compile_are_found_with_their_path() {
     assert_eq!(
         errors[1].detail,
         "compilation failed: ERROR: <input>:1:11: undeclared reference to 'b' (in container '')\n | self.a == b\n | ..........^"
+    );
+}
+
+// Upstream: cel-go's checker refuses a field the declared type of `self` does not have
+// (`undefined field 'x'`), which apiextensions reports as `compilation failed`; a `has()`
+// macro is reported at its call's parenthesis, as cel-go's parser places it.
+#[test]
+fn reads_of_undeclared_fields_do_not_compile() {
+    let s = schema(json!({
+        "type": "object",
+        "x-kubernetes-validations": [{"rule": "self.metadata.name != '' && self.spec.size > 0"}],
+        "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "self.sise > 0"},
+                {"rule": "self.items.all(i, has(i.nmae))"},
+                {"rule": "self.labels.all(k, self.labels[k].size() > 0) && self.free.anything"},
+                {"rule": "self.x__dash__y == 1 && self.items[0].name == ''"}
+            ],
+            "properties": {
+                "size": {"type": "integer"},
+                "x-y": {"type": "integer"},
+                "items": {"type": "array", "items": {"type": "object",
+                    "properties": {"name": {"type": "string"}}}},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+            }}}
+    }));
+    let errors: Vec<String> = compile_errors(&s)
+        .into_iter()
+        .map(|e| format!("{}: {}", e.path, e.detail))
+        .collect();
+    assert_eq!(
+        errors,
+        vec![
+            "properties[spec].x-kubernetes-validations[0].rule: compilation failed: ERROR: <input>:1:5: undefined field 'sise'\n | self.sise > 0\n | ....^",
+            "properties[spec].x-kubernetes-validations[1].rule: compilation failed: ERROR: <input>:1:22: undefined field 'nmae'\n | self.items.all(i, has(i.nmae))\n | .....................^",
+        ]
     );
 }
 
