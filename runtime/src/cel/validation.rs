@@ -71,8 +71,11 @@ pub struct RuleError {
     pub path: String,
     /// The rule, for the cause's value.
     pub rule: ValidationRule,
-    /// `compilation failed: ERROR: ...`.
+    /// `compilation failed: ERROR: ...`, or the start of the message about `within`.
     pub detail: String,
+    /// For a transition rule where old values do not correlate: the path (under the schema)
+    /// of the node that stops the correlation; the rule compiled.
+    pub within: Option<String>,
 }
 
 impl Validator {
@@ -94,73 +97,105 @@ impl Validator {
     }
 }
 
-/// Every rule of `schema` that does not compile, with its path under the schema.
+/// Every rule of `schema` that does not compile, with its path under the schema, and every
+/// transition rule where old values do not correlate.
 pub fn compile_errors(schema: &JSONSchemaProps) -> Vec<RuleError> {
     let mut errors = Vec::new();
-    collect_errors(schema, true, "", &mut errors);
+    collect_errors(schema, true, "", None, &mut errors);
     errors
 }
 
+/// `path.tail`, or `tail` at the root.
+fn join(path: &str, tail: &str) -> String {
+    if path.is_empty() {
+        tail.to_owned()
+    } else {
+        format!("{path}.{tail}")
+    }
+}
+
+/// Checks the rules of `schema` (at `path`) and under it. `uncorrelatable` is the path of the
+/// highest node above whose old values do not correlate with the new ones (an item of a list
+/// that is not `x-kubernetes-list-type: map`, a field of an atomic map), where upstream's
+/// `forbidOldSelfValidations` forbids transition rules.
 fn collect_errors(
     schema: &JSONSchemaProps,
     resource: bool,
     path: &str,
+    uncorrelatable: Option<&str>,
     errors: &mut Vec<RuleError>,
 ) {
-    let join = |tail: &str| {
-        if path.is_empty() {
-            tail.to_owned()
-        } else {
-            format!("{path}.{tail}")
-        }
-    };
-    for (i, rule) in schema.x_kubernetes_validations.iter().enumerate() {
-        let compiled = compile_rule(rule, schema, resource);
-        if let Some(detail) = compiled.error {
+    let rules = |errors: &mut Vec<RuleError>,
+                 at: &str,
+                 node: &JSONSchemaProps,
+                 list: &[ValidationRule]| {
+        for (i, rule) in list.iter().enumerate() {
+            let compiled = compile_rule(rule, node, resource);
             let field = if compiled.program.is_some() || rule.rule.trim().is_empty() {
                 "messageExpression"
             } else {
                 "rule"
             };
-            errors.push(RuleError {
-                path: join(&format!("x-kubernetes-validations[{i}].{field}")),
-                rule: rule.clone(),
-                detail,
-            });
+            let rule_path = join(at, &format!("x-kubernetes-validations[{i}]"));
+            if let Some(detail) = compiled.error {
+                errors.push(RuleError {
+                    path: format!("{rule_path}.{field}"),
+                    rule: rule.clone(),
+                    detail,
+                    within: None,
+                });
+            }
+            if let (Some(program), Some(within)) = (&compiled.program, uncorrelatable)
+                && program.uses_old_self()
+            {
+                errors.push(RuleError {
+                    path: format!("{rule_path}.rule"),
+                    rule: rule.clone(),
+                    detail:
+                        "oldSelf cannot be used on the uncorrelatable portion of the schema within"
+                            .to_owned(),
+                    within: Some(within.to_owned()),
+                });
+            }
         }
-    }
+    };
+    rules(errors, path, schema, &schema.x_kubernetes_validations);
+    let atomic_map = schema.x_kubernetes_map_type.as_deref() == Some("atomic");
+    let below = |forbid: bool| {
+        if forbid {
+            uncorrelatable.or(Some(path))
+        } else {
+            uncorrelatable
+        }
+    };
     for (name, property) in &schema.properties {
         let embedded = property.x_kubernetes_embedded_resource;
-        collect_errors(
-            property,
-            embedded,
-            &join(&format!("properties[{name}]")),
-            errors,
-        );
+        let at = join(path, &format!("properties[{name}]"));
+        collect_errors(property, embedded, &at, below(atomic_map), errors);
     }
     if let Some(items) = schema.items_schema() {
         let embedded = items.x_kubernetes_embedded_resource;
-        collect_errors(items, embedded, &join("items"), errors);
+        let map_list = schema.x_kubernetes_list_type.as_deref() == Some("map");
+        collect_errors(
+            items,
+            embedded,
+            &join(path, "items"),
+            below(!map_list),
+            errors,
+        );
     }
     if let Some(extra) = schema.additional_schema() {
         let embedded = extra.x_kubernetes_embedded_resource;
-        collect_errors(extra, embedded, &join("additionalProperties"), errors);
+        let at = join(path, "additionalProperties");
+        collect_errors(extra, embedded, &at, below(atomic_map), errors);
     }
     for (i, part) in schema.all_of.iter().enumerate() {
         // An allOf part's rules see the node's own value.
         let mut merged = schema.clone();
         merged.x_kubernetes_validations = part.x_kubernetes_validations.clone();
         merged.all_of.clear();
-        let path = join(&format!("allOf[{i}]"));
-        for (j, rule) in part.x_kubernetes_validations.iter().enumerate() {
-            if let Some(detail) = compile_rule(rule, &merged, resource).error {
-                errors.push(RuleError {
-                    path: format!("{path}.x-kubernetes-validations[{j}].rule"),
-                    rule: rule.clone(),
-                    detail,
-                });
-            }
-        }
+        let at = join(path, &format!("allOf[{i}]"));
+        rules(errors, &at, &merged, &part.x_kubernetes_validations);
     }
 }
 

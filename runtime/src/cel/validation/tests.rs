@@ -259,6 +259,50 @@ fn reads_of_undeclared_fields_do_not_compile() {
     );
 }
 
+// Upstream: apiextensions validation.go (forbidOldSelfValidations): a transition rule under an
+// item of a list that is not a map list, or a field of an atomic map, is refused.
+#[test]
+fn transition_rules_where_old_values_do_not_correlate_are_refused() {
+    let s = schema(json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {
+            "atomic": {"type": "array", "items": {"type": "object",
+                "x-kubernetes-validations": [{"rule": "self == oldSelf"}],
+                "properties": {"a": {"type": "object",
+                    "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}}},
+            "keyed": {"type": "array", "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["k"],
+                "items": {"type": "object", "required": ["k"],
+                    "x-kubernetes-validations": [{"rule": "self == oldSelf"}, {"rule": "self.k != ''"}],
+                    "properties": {"k": {"type": "string"}}}},
+            "fixed": {"type": "object", "x-kubernetes-map-type": "atomic",
+                "properties": {"x": {"type": "string",
+                    "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}}
+        }}}
+    }));
+    let errors: Vec<(String, Option<String>)> = compile_errors(&s)
+        .into_iter()
+        .map(|e| (e.path, e.within))
+        .collect();
+    assert_eq!(
+        errors,
+        vec![
+            (
+                "properties[spec].properties[atomic].items.x-kubernetes-validations[0].rule".to_owned(),
+                Some("properties[spec].properties[atomic]".to_owned())
+            ),
+            (
+                "properties[spec].properties[atomic].items.properties[a].x-kubernetes-validations[0].rule".to_owned(),
+                Some("properties[spec].properties[atomic]".to_owned())
+            ),
+            (
+                "properties[spec].properties[fixed].properties[x].x-kubernetes-validations[0].rule".to_owned(),
+                Some("properties[spec].properties[fixed]".to_owned())
+            ),
+        ]
+    );
+}
+
 #[test]
 fn field_paths_name_properties_and_map_keys() {
     let s = schema(json!({

@@ -135,12 +135,26 @@ pub(super) fn validate_crd(object: &Value) -> Vec<StatusCause> {
                     &format!("{field}.schema.openAPIV3Schema"),
                     &mut causes,
                 );
+                let root = format!("{field}.schema.openAPIV3Schema");
                 for error in crate::cel::validation::compile_errors(schema) {
-                    causes.push(StatusCause::invalid_shown(
-                        format!("{field}.schema.openAPIV3Schema.{}", error.path),
-                        &go_rule(&error.rule),
-                        &error.detail,
-                    ));
+                    let at = format!("{root}.{}", error.path);
+                    causes.push(match &error.within {
+                        None => {
+                            StatusCause::invalid_shown(at, &go_rule(&error.rule), &error.detail)
+                        }
+                        Some(within) => {
+                            let within = if within.is_empty() {
+                                root.clone()
+                            } else {
+                                format!("{root}.{within}")
+                            };
+                            StatusCause::invalid(
+                                at,
+                                &Value::from(error.rule.rule.clone()),
+                                &format!("{} {within}", error.detail),
+                            )
+                        }
+                    });
                 }
             }
         }
