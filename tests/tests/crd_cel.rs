@@ -321,6 +321,25 @@ fn gateway_cycle(k: &Kubectl<'_>) -> Result<(), String> {
         "HTTPRoute redirecting and forwarding",
         &["create", "-f", &redirect.to_string_lossy()],
         "spec.rules[0]: Invalid value: \"object\": RequestRedirect filter must not be used together with backendRefs",
+    )?;
+    // `duration()` of Go-style duration strings.
+    let timeouts = |name: &str, backend: &str| {
+        k.file(
+            &format!("{name}.yaml"),
+            &route(
+                name,
+                &format!(
+                    "{{backendRefs: [{{name: svc, port: 80}}], timeouts: {{request: 10s, backendRequest: {backend}}}}}"
+                ),
+            ),
+        )
+    };
+    k.ok(&["create", "-f", &timeouts("short", "5s").to_string_lossy()])?;
+    refused(
+        k,
+        "HTTPRoute with a backend timeout past the request's",
+        &["create", "-f", &timeouts("long", "1m").to_string_lossy()],
+        "spec.rules[0].timeouts: Invalid value: \"object\": backendRequest timeout cannot be longer than request timeout",
     )
 }
 

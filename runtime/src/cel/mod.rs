@@ -197,12 +197,13 @@ impl Program {
 
     /// Runs the program with `variables` bound, stopping past `limit` cost units.
     pub fn evaluate(&self, variables: &[(&str, cel::Value)], limit: u64) -> Evaluated {
-        let mut context = Context::with_env(environment());
-        for (name, value) in variables {
-            context.add_variable_from_value(*name, value.clone());
-        }
+        self.evaluate_in(&Activation::new(variables), limit)
+    }
+
+    /// Runs the program against variables bound once for several programs.
+    pub fn evaluate_in(&self, activation: &Activation, limit: u64) -> Evaluated {
         let (result, cost) = cost::metered(limit, self.nodes, || {
-            cel::Value::resolve(&self.expression, &context)
+            cel::Value::resolve(&self.expression, &activation.context)
         });
         let result = result.map_err(|error| match error {
             _ if cost > limit => EvalError::CostLimit,
@@ -212,6 +213,28 @@ impl Program {
             other => EvalError::Failed(cel_go_error(&other)),
         });
         Evaluated { result, cost }
+    }
+}
+
+/// Variables bound (converted to the crate's values) once, for the rules of one node.
+pub struct Activation {
+    context: Context<'static, 'static>,
+}
+
+impl std::fmt::Debug for Activation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Activation").finish_non_exhaustive()
+    }
+}
+
+impl Activation {
+    /// Binds `variables`.
+    pub fn new(variables: &[(&str, cel::Value)]) -> Self {
+        let mut context = Context::with_env(environment());
+        for (name, value) in variables {
+            context.add_variable_from_value(*name, value.clone());
+        }
+        Activation { context }
     }
 }
 

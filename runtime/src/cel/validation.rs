@@ -20,7 +20,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{EvalError, OLD_SELF, PER_CALL_LIMIT, Program, RUNTIME_COST_BUDGET, SELF, compile_on};
+use super::{
+    Activation, EvalError, OLD_SELF, PER_CALL_LIMIT, Program, RUNTIME_COST_BUDGET, SELF, compile_on,
+};
 use crate::meta::StatusCause;
 use crate::schema::{JSONSchemaProps, ValidationRule};
 
@@ -125,30 +127,28 @@ fn collect_errors(
     uncorrelatable: Option<&str>,
     errors: &mut Vec<RuleError>,
 ) {
-    let rules = |errors: &mut Vec<RuleError>,
-                 at: &str,
-                 node: &JSONSchemaProps,
-                 list: &[ValidationRule]| {
-        for (i, rule) in list.iter().enumerate() {
-            let compiled = compile_rule(rule, node, resource);
-            let field = if compiled.program.is_some() || rule.rule.trim().is_empty() {
-                "messageExpression"
-            } else {
-                "rule"
-            };
-            let rule_path = join(at, &format!("x-kubernetes-validations[{i}]"));
-            if let Some(detail) = compiled.error {
-                errors.push(RuleError {
-                    path: format!("{rule_path}.{field}"),
-                    rule: rule.clone(),
-                    detail,
-                    within: None,
-                });
-            }
-            if let (Some(program), Some(within)) = (&compiled.program, uncorrelatable)
-                && program.uses_old_self()
-            {
-                errors.push(RuleError {
+    let rules =
+        |errors: &mut Vec<RuleError>, at: &str, node: &JSONSchemaProps, list: &[ValidationRule]| {
+            for (i, rule) in list.iter().enumerate() {
+                let compiled = compile_rule(rule, node, resource);
+                let field = if compiled.program.is_some() || rule.rule.trim().is_empty() {
+                    "messageExpression"
+                } else {
+                    "rule"
+                };
+                let rule_path = join(at, &format!("x-kubernetes-validations[{i}]"));
+                if let Some(detail) = compiled.error {
+                    errors.push(RuleError {
+                        path: format!("{rule_path}.{field}"),
+                        rule: rule.clone(),
+                        detail,
+                        within: None,
+                    });
+                }
+                if let (Some(program), Some(within)) = (&compiled.program, uncorrelatable)
+                    && program.uses_old_self()
+                {
+                    errors.push(RuleError {
                     path: format!("{rule_path}.rule"),
                     rule: rule.clone(),
                     detail:
@@ -156,9 +156,9 @@ fn collect_errors(
                             .to_owned(),
                     within: Some(within.to_owned()),
                 });
+                }
             }
-        }
-    };
+        };
     rules(errors, path, schema, &schema.x_kubernetes_validations);
     let atomic_map = schema.x_kubernetes_map_type.as_deref() == Some("atomic");
     let below = |forbid: bool| {
@@ -424,6 +424,10 @@ impl Run {
         } else {
             None
         };
+        // Bound once per node: `oldSelf` as the old value, and as an optional for the rules
+        // with `optionalOldSelf`.
+        let mut plain: Option<Activation> = None;
+        let mut with_optional: Option<Activation> = None;
         for compiled in &node.rules {
             let rule = &compiled.rule;
             if let Some(error) = &compiled.error {
@@ -438,15 +442,23 @@ impl Run {
             if program.uses_old_self() && old_value.is_none() && !optional_old_self {
                 continue;
             }
-            let mut variables = vec![(SELF, self_value.clone())];
-            if program.uses_old_self() || optional_old_self {
-                let bound = match (&old_value, optional_old_self) {
-                    (Some(v), false) => v.clone(),
-                    (v, _) => optional(v.clone()),
-                };
-                variables.push((OLD_SELF, bound));
-            }
-            let evaluated = program.evaluate(&variables, PER_CALL_LIMIT.min(self.budget));
+            let activation: &Activation = if optional_old_self {
+                with_optional.get_or_insert_with(|| {
+                    Activation::new(&[
+                        (SELF, self_value.clone()),
+                        (OLD_SELF, optional(old_value.clone())),
+                    ])
+                })
+            } else {
+                plain.get_or_insert_with(|| {
+                    let mut variables = vec![(SELF, self_value.clone())];
+                    if let Some(old) = &old_value {
+                        variables.push((OLD_SELF, old.clone()));
+                    }
+                    Activation::new(&variables)
+                })
+            };
+            let evaluated = program.evaluate_in(activation, PER_CALL_LIMIT.min(self.budget));
             if matches!(evaluated.result, Err(EvalError::CostLimit)) && self.budget < PER_CALL_LIMIT
             {
                 self.causes.push(invalid(
@@ -504,7 +516,7 @@ impl Run {
             };
             let mut detail = None;
             if let Some(message) = &compiled.message {
-                let evaluated = message.evaluate(&variables, PER_CALL_LIMIT.min(self.budget));
+                let evaluated = message.evaluate_in(activation, PER_CALL_LIMIT.min(self.budget));
                 if matches!(evaluated.result, Err(EvalError::CostLimit))
                     && self.budget < PER_CALL_LIMIT
                 {
