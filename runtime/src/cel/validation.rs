@@ -78,6 +78,10 @@ pub struct RuleError {
     /// For a transition rule where old values do not correlate: the path (under the schema)
     /// of the node that stops the correlation; the rule compiled.
     pub within: Option<String>,
+    /// A problem of the rule's own fields (an empty `rule`, a `message` with line breaks, an
+    /// unknown `reason`, a `fieldPath` that names nothing), as its cause, the field relative
+    /// to the schema; the rule was not compiled.
+    pub cause: Option<StatusCause>,
 }
 
 impl Validator {
@@ -127,39 +131,14 @@ fn collect_errors(
     uncorrelatable: Option<&str>,
     errors: &mut Vec<RuleError>,
 ) {
-    let rules =
-        |errors: &mut Vec<RuleError>, at: &str, node: &JSONSchemaProps, list: &[ValidationRule]| {
-            for (i, rule) in list.iter().enumerate() {
-                let compiled = compile_rule(rule, node, resource);
-                let field = if compiled.program.is_some() || rule.rule.trim().is_empty() {
-                    "messageExpression"
-                } else {
-                    "rule"
-                };
-                let rule_path = join(at, &format!("x-kubernetes-validations[{i}]"));
-                if let Some(detail) = compiled.error {
-                    errors.push(RuleError {
-                        path: format!("{rule_path}.{field}"),
-                        rule: rule.clone(),
-                        detail,
-                        within: None,
-                    });
-                }
-                if let (Some(program), Some(within)) = (&compiled.program, uncorrelatable)
-                    && program.uses_old_self()
-                {
-                    errors.push(RuleError {
-                    path: format!("{rule_path}.rule"),
-                    rule: rule.clone(),
-                    detail:
-                        "oldSelf cannot be used on the uncorrelatable portion of the schema within"
-                            .to_owned(),
-                    within: Some(within.to_owned()),
-                });
-                }
-            }
-        };
-    rules(errors, path, schema, &schema.x_kubernetes_validations);
+    check_rules(
+        errors,
+        path,
+        schema,
+        &schema.x_kubernetes_validations,
+        resource,
+        uncorrelatable,
+    );
     let atomic_map = schema.x_kubernetes_map_type.as_deref() == Some("atomic");
     let below = |forbid: bool| {
         if forbid {
@@ -195,7 +174,70 @@ fn collect_errors(
         merged.x_kubernetes_validations = part.x_kubernetes_validations.clone();
         merged.all_of.clear();
         let at = join(path, &format!("allOf[{i}]"));
-        rules(errors, &at, &merged, &part.x_kubernetes_validations);
+        check_rules(
+            errors,
+            &at,
+            &merged,
+            &part.x_kubernetes_validations,
+            resource,
+            uncorrelatable,
+        );
+    }
+}
+
+/// The problems of the rules `list` of the schema node `node` at `at`.
+fn check_rules(
+    errors: &mut Vec<RuleError>,
+    at: &str,
+    node: &JSONSchemaProps,
+    list: &[ValidationRule],
+    resource: bool,
+    uncorrelatable: Option<&str>,
+) {
+    for (i, rule) in list.iter().enumerate() {
+        let rule_path = join(at, &format!("x-kubernetes-validations[{i}]"));
+        let fields = rule_field_errors(rule, node);
+        if !fields.is_empty() {
+            // Upstream compiles no rule of a schema with errors like these.
+            for mut cause in fields {
+                cause.field = cause.field.map(|f| format!("{rule_path}.{f}"));
+                errors.push(RuleError {
+                    path: cause.field.clone().unwrap_or_default(),
+                    rule: rule.clone(),
+                    detail: String::new(),
+                    within: None,
+                    cause: Some(cause),
+                });
+            }
+            continue;
+        }
+        let compiled = compile_rule(rule, node, resource);
+        if let Some(detail) = compiled.error {
+            let field = if compiled.program.is_some() {
+                "messageExpression"
+            } else {
+                "rule"
+            };
+            errors.push(RuleError {
+                path: format!("{rule_path}.{field}"),
+                rule: rule.clone(),
+                detail,
+                within: None,
+                cause: None,
+            });
+        }
+        if let (Some(program), Some(within)) = (&compiled.program, uncorrelatable)
+            && program.uses_old_self()
+        {
+            errors.push(RuleError {
+                path: format!("{rule_path}.rule"),
+                rule: rule.clone(),
+                detail: "oldSelf cannot be used on the uncorrelatable portion of the schema within"
+                    .to_owned(),
+                within: Some(within.to_owned()),
+                cause: None,
+            });
+        }
     }
 }
 
@@ -225,8 +267,8 @@ fn compile_rule(rule: &ValidationRule, schema: &JSONSchemaProps, resource: bool)
             }
         }
     }
-    if !rule.field_path.is_empty() {
-        compiled.field_path = field_path(&rule.field_path, schema);
+    if !rule.field_path.trim().is_empty() {
+        compiled.field_path = field_path(rule.field_path.trim(), schema).ok();
     }
     compiled
 }
@@ -234,23 +276,37 @@ fn compile_rule(rule: &ValidationRule, schema: &JSONSchemaProps, resource: bool)
 /// A rule's `fieldPath` (`.spec.x`, `['a.b']`) as the field path it names under `schema`
 /// (upstream's `ValidFieldPath`): a property is `.name`, a key of an `additionalProperties`
 /// map `[key]`.
-fn field_path(path: &str, schema: &JSONSchemaProps) -> Option<String> {
+fn field_path(path: &str, schema: &JSONSchemaProps) -> Result<String, String> {
     let mut out = String::new();
     let mut schema = schema;
     let mut rest = path;
     while !rest.is_empty() {
-        let name = if let Some(tail) = rest.strip_prefix("['") {
-            let end = tail.find("']")?;
-            rest = &tail[end + 2..];
-            tail[..end].replace("\\'", "'").replace("\\\\", "\\")
+        let name = if let Some(tail) = rest.strip_prefix('[') {
+            let Some(quoted) = tail.strip_prefix('\'') else {
+                let token = tail.split(['.', '[', ']']).next().unwrap_or_default();
+                return Err(format!("expected single quoted string but got {token}"));
+            };
+            let end = quoted
+                .find("']")
+                .ok_or_else(|| "unexpected end of JSON path".to_owned())?;
+            rest = &quoted[end + 2..];
+            quoted[..end].replace("\\'", "'").replace("\\\\", "\\")
         } else if let Some(tail) = rest.strip_prefix('.') {
             let end = tail.find(['.', '[']).unwrap_or(tail.len());
+            if end == 0 {
+                return Err("unexpected end of JSON path".to_owned());
+            }
             rest = &tail[end..];
             tail[..end].to_owned()
         } else {
-            return None;
+            let token = rest.split(['.', '[']).next().unwrap_or_default();
+            return Err(format!("expected [ or . but got: {token}"));
         };
-        if let Some(property) = schema.properties.get(&name) {
+        if !schema.properties.is_empty() {
+            let property = schema
+                .properties
+                .get(&name)
+                .ok_or_else(|| "does not refer to a valid field".to_owned())?;
             if !out.is_empty() {
                 out.push('.');
             }
@@ -260,10 +316,93 @@ fn field_path(path: &str, schema: &JSONSchemaProps) -> Option<String> {
             out.push_str(&format!("[{name}]"));
             schema = extra;
         } else {
-            return None;
+            return Err("does not refer to a valid field".to_owned());
         }
     }
-    Some(out)
+    Ok(out)
+}
+
+/// The reasons a rule may give (`supportedValidationReason`), sorted.
+const REASONS: [&str; 4] = [
+    "FieldValueDuplicate",
+    "FieldValueForbidden",
+    "FieldValueInvalid",
+    "FieldValueRequired",
+];
+
+/// The checks of a rule's fields that upstream makes before compiling it, as causes whose
+/// field is relative to the rule (`message`, `fieldPath`, ...).
+fn rule_field_errors(rule: &ValidationRule, schema: &JSONSchemaProps) -> Vec<StatusCause> {
+    let newlines = |s: &str| s.contains(['\n', '\r']);
+    let text = |s: &str| Value::String(s.to_owned());
+    let mut causes = Vec::new();
+    let (rule_text, message) = (rule.rule.trim(), rule.message.trim());
+    if rule_text.is_empty() {
+        causes.push(StatusCause::required("rule", "rule is not specified"));
+    } else if !rule.message.is_empty() && message.is_empty() {
+        causes.push(StatusCause::invalid(
+            "message",
+            &text(&rule.message),
+            "message must be non-empty if specified",
+        ));
+    } else if rule.message.len() > 2048 {
+        let head: String = rule.message.chars().take(10).collect();
+        causes.push(StatusCause::invalid(
+            "message",
+            &text(&format!("{head}...")),
+            "message must have a maximum length of 2048 characters",
+        ));
+    } else if newlines(message) {
+        causes.push(StatusCause::invalid(
+            "message",
+            &text(&rule.message),
+            "message must not contain line breaks",
+        ));
+    } else if newlines(rule_text) && message.is_empty() {
+        causes.push(StatusCause::required(
+            "message",
+            "message must be specified if rule contains line breaks",
+        ));
+    }
+    if !rule.message_expression.is_empty() && rule.message_expression.trim().is_empty() {
+        causes.push(StatusCause::required(
+            "messageExpression",
+            "messageExpression must be non-empty if specified",
+        ));
+    }
+    if let Some(reason) = &rule.reason
+        && !REASONS.contains(&reason.as_str())
+    {
+        causes.push(StatusCause::not_supported(
+            "reason",
+            &text(reason),
+            &REASONS,
+        ));
+    }
+    let field_path = rule.field_path.trim();
+    if !rule.field_path.is_empty() && field_path.is_empty() {
+        causes.push(StatusCause::invalid(
+            "fieldPath",
+            &text(&rule.field_path),
+            "fieldPath must be non-empty if specified",
+        ));
+    }
+    if newlines(&rule.field_path) {
+        causes.push(StatusCause::invalid(
+            "fieldPath",
+            &text(&rule.field_path),
+            "fieldPath must not contain line breaks",
+        ));
+    } else if !field_path.is_empty()
+        && let Err(e) = self::field_path(field_path, schema)
+    {
+        causes.push(StatusCause::invalid(
+            "fieldPath",
+            &text(&rule.field_path),
+            &format!("fieldPath must be a valid path: {e}"),
+        ));
+    }
+    causes
 }
 
 /// The validator node of `schema`, if it or anything under it has rules.

@@ -303,6 +303,45 @@ fn transition_rules_where_old_values_do_not_correlate_are_refused() {
     );
 }
 
+// Upstream: apiextensions validation.go (the checks of each x-kubernetes-validations entry).
+#[test]
+fn a_rules_own_fields_are_checked() {
+    let s = schema(json!({
+        "type": "object",
+        "x-kubernetes-validations": [
+            {"rule": " "},
+            {"rule": "self.a > 0", "message": "two\nlines"},
+            {"rule": "self.a\n > 0"},
+            {"rule": "self.a > 0", "reason": "Bogus"},
+            {"rule": "self.a > 0", "fieldPath": ".b"},
+            {"rule": "self.a > 0", "messageExpression": "  "}
+        ],
+        "properties": {"a": {"type": "integer"}}
+    }));
+    let causes: Vec<String> = compile_errors(&s)
+        .into_iter()
+        .filter_map(|e| e.cause)
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c.field.unwrap_or_default(),
+                c.message.unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(
+        causes,
+        vec![
+            "x-kubernetes-validations[0].rule: Required value: rule is not specified",
+            "x-kubernetes-validations[1].message: Invalid value: \"two\\nlines\": message must not contain line breaks",
+            "x-kubernetes-validations[2].message: Required value: message must be specified if rule contains line breaks",
+            "x-kubernetes-validations[3].reason: Unsupported value: \"Bogus\": supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", \"FieldValueInvalid\", \"FieldValueRequired\"",
+            "x-kubernetes-validations[4].fieldPath: Invalid value: \".b\": fieldPath must be a valid path: does not refer to a valid field",
+            "x-kubernetes-validations[5].messageExpression: Required value: messageExpression must be non-empty if specified",
+        ]
+    );
+}
+
 #[test]
 fn field_paths_name_properties_and_map_keys() {
     let s = schema(json!({
@@ -312,9 +351,16 @@ fn field_paths_name_properties_and_map_keys() {
             "m": {"type": "object", "additionalProperties": {"type": "string"}}
         }
     }));
-    assert_eq!(field_path(".a['b.c']", &s).as_deref(), Some("a.b.c"));
-    assert_eq!(field_path(".m['k']", &s).as_deref(), Some("m[k]"));
-    assert_eq!(field_path(".nope", &s), None);
+    assert_eq!(field_path(".a['b.c']", &s).as_deref(), Ok("a.b.c"));
+    assert_eq!(field_path(".m['k']", &s).as_deref(), Ok("m[k]"));
+    assert_eq!(
+        field_path(".nope", &s),
+        Err("does not refer to a valid field".to_owned())
+    );
+    assert_eq!(
+        field_path("a", &s),
+        Err("expected [ or . but got: a".to_owned())
+    );
 }
 
 /// The spec corpus: `$KAPI_SPEC_CORPUS`, else `shared/specs` beside the workspace.

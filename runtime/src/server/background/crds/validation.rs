@@ -138,11 +138,15 @@ pub(super) fn validate_crd(object: &Value) -> Vec<StatusCause> {
                 let root = format!("{field}.schema.openAPIV3Schema");
                 for error in crate::cel::validation::compile_errors(schema) {
                     let at = format!("{root}.{}", error.path);
-                    causes.push(match &error.within {
-                        None => {
+                    causes.push(match (&error.within, error.cause) {
+                        (_, Some(mut cause)) => {
+                            cause.field = Some(at);
+                            cause
+                        }
+                        (None, None) => {
                             StatusCause::invalid_shown(at, &go_rule(&error.rule), &error.detail)
                         }
-                        Some(within) => {
+                        (Some(within), None) => {
                             let within = if within.is_empty() {
                                 root.clone()
                             } else {
