@@ -24,7 +24,8 @@
 //! `validation.go`), `k8s.io/apiserver/pkg/cel` (`library/*.go`, `types.go`,
 //! `environment/base.go`), `k8s.io/apiserver/pkg/apis/cel/config.go` (the limits).
 //!
-//! May import: `schema`, `meta`, `quantity`; nothing of the server.
+//! May import: `schema`, `meta`, `quantity`, `duration`, `validation` (its string formats);
+//! nothing of the server.
 
 mod check;
 mod cost;

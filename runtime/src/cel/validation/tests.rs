@@ -197,6 +197,26 @@ fn a_rule_past_the_per_call_limit_stops_validation() {
     );
 }
 
+// Upstream: validation.go (validateExpressions): the rules of one object share
+// `RuntimeCELCostBudget`; past it no further rule runs.
+#[test]
+fn the_rules_of_an_object_share_one_budget() {
+    let rule = json!({"rule": "self.xs.all(a, self.xs.all(b, a + b >= 0))"});
+    let s = schema(json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": vec![rule; 40],
+            "properties": {"xs": {"type": "array", "items": {"type": "integer"}}}}}
+    }));
+    let xs: Vec<i64> = (0..300).collect();
+    assert_eq!(
+        causes(&s, json!({"spec": {"xs": xs}}), None),
+        vec![
+            "FieldValueInvalid|spec|Invalid value: \"object\": validation failed due to running out of cost budget, no further validation rules will be run"
+        ]
+    );
+}
+
 #[test]
 fn rules_that_do_not_compile_are_found_with_their_path() {
     let s = schema(json!({
