@@ -416,3 +416,91 @@ fn the_python_client_gets_the_rules_causes() {
     }
     expect_python_ok(&server, PYTHON, "1.36");
 }
+
+/// The schema of `gauges`: `size` below `limit`.
+fn gauges(limit: u32) -> String {
+    crd(
+        "gauges",
+        "Gauge",
+        &format!(
+            "        type: object\n        properties:\n          spec:\n            type: object\n            \
+             properties:\n              note: {{type: string}}\n              size:\n                type: integer\n                \
+             x-kubernetes-validations:\n                - rule: \"self < {limit}\"\n"
+        ),
+    )
+}
+
+fn gauge(name: &str, size: u32) -> String {
+    format!(
+        "apiVersion: cel.example.com/v1\nkind: Gauge\nmetadata:\n  name: {name}\nspec:\n  size: {size}\n"
+    )
+}
+
+/// A rule tightened after an object was stored: an update that leaves the old value alone is
+/// kept where CRDValidationRatcheting is on (1.36), refused where it is off (1.28).
+fn ratcheting_cycle(k: &Kubectl<'_>, ratchets: bool) -> Result<(), String> {
+    let crd = k.file("crd.yaml", &gauges(100));
+    k.ok(&["create", "-f", &crd.to_string_lossy()])?;
+    k.ok(&[
+        "wait",
+        "--for",
+        "condition=Established",
+        "crd/gauges.cel.example.com",
+        "--timeout=20s",
+    ])?;
+    let stored = k.file("g1.yaml", &gauge("g1", 50));
+    k.ok(&["create", "-f", &stored.to_string_lossy()])?;
+    let tightened = k.file("crd.yaml", &gauges(10));
+    k.ok(&["replace", "-f", &tightened.to_string_lossy()])?;
+    // The new rule is served once a new object breaking it is refused.
+    let probe = k.file("probe.yaml", &gauge("probe", 20));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        match k.ok(&["create", "-f", &probe.to_string_lossy(), "--dry-run=server"]) {
+            Err(e) if e.contains("failed rule: self < 10") => break,
+            _ if std::time::Instant::now() > deadline => {
+                return Err("the tightened rule was never served".to_owned());
+            }
+            _ => std::thread::sleep(std::time::Duration::from_millis(200)),
+        }
+    }
+    let patch = [
+        "patch",
+        "gauge",
+        "g1",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"note":"hello"}}"#,
+    ];
+    match (k.ok(&patch), ratchets) {
+        (Ok(_), true) => {}
+        (Err(e), false) => expect("unratcheted update", &e, "spec.size: Invalid value")?,
+        (Ok(out), false) => return Err(format!("updated without ratcheting: {out}")),
+        (Err(e), true) => return Err(format!("ratcheting refused the update: {e}")),
+    }
+    // Changing the value itself is held to the rule either way.
+    refused(
+        k,
+        "update of the failing value",
+        &[
+            "patch",
+            "gauge",
+            "g1",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"size":60}}"#,
+        ],
+        "failed rule: self < 10",
+    )
+}
+
+#[test]
+fn ratcheting_follows_the_release() {
+    for (release, ratchets) in [("1.28", false), ("1.36", true)] {
+        let server = KapiServer::start(&ServerOptions::release(release)).expect("server starts");
+        let dir = tempfile::tempdir().expect("temporary directory");
+        if let Err(e) = ratcheting_cycle(&kubectl(&server, dir.path()), ratchets) {
+            panic!("{release}: {e}\nserver stderr:\n{}", server.stderr());
+        }
+    }
+}

@@ -91,14 +91,26 @@ impl Validator {
         Some(Validator { root })
     }
 
-    /// Checks `object` (and, on an update, `old`): one cause per failed rule.
-    pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<StatusCause> {
+    /// Checks `object` (and, on an update, `old`): one cause per failed rule. With `ratchet`
+    /// (upstream's CRDValidationRatcheting), a rule that is not a transition rule and fails on
+    /// a value equal to its old value (or, where old values do not correlate, under the
+    /// nearest ancestor that is unchanged) is let go: upstream turns it into a warning.
+    pub fn validate(&self, object: &Value, old: Option<&Value>, ratchet: bool) -> Vec<StatusCause> {
         let mut run = Run {
             causes: Vec::new(),
             budget: RUNTIME_COST_BUDGET,
             exhausted: false,
+            ratchet,
         };
-        run.node(&self.root, "", object, old);
+        run.node(
+            &self.root,
+            At {
+                path: "",
+                value: object,
+                old,
+                unchanged: ratchet && old == Some(object),
+            },
+        );
         run.causes
     }
 }
@@ -467,11 +479,23 @@ fn node(schema: &JSONSchemaProps, resource: bool) -> Option<Node> {
     })
 }
 
+/// A value the walk is at: its field path, the old value correlated to it, and whether the
+/// nearest node at or above it whose old value correlates is equal to that old value (what
+/// ratcheting looks at).
+#[derive(Clone, Copy)]
+struct At<'v> {
+    path: &'v str,
+    value: &'v Value,
+    old: Option<&'v Value>,
+    unchanged: bool,
+}
+
 /// One walk over an object.
 struct Run {
     causes: Vec<StatusCause>,
     budget: u64,
     exhausted: bool,
+    ratchet: bool,
 }
 
 /// Upstream's path text: the root (a nil `field.Path`) prints as `<nil>`.
@@ -492,27 +516,56 @@ fn child(path: &str, name: &str) -> String {
 }
 
 impl Run {
-    fn node(&mut self, node: &Node, path: &str, value: &Value, old: Option<&Value>) {
+    /// Runs the rules of `node` and under it on the value `at`.
+    fn node(&mut self, node: &Node, at: At<'_>) {
+        let At {
+            path,
+            value,
+            old,
+            unchanged,
+        } = at;
         if self.exhausted || value.is_null() {
             return;
         }
         let old = old.filter(|o| !o.is_null());
-        self.rules(node, path, value, old);
+        let here = At { old, ..at };
+        self.rules(node, &here);
         for part in &node.all_of {
             if self.exhausted {
                 return;
             }
-            self.rules(part, path, value, old);
+            self.rules(part, &here);
         }
+        // A child whose old value correlates is unchanged when equal to it; one whose old
+        // values do not correlate goes by this node.
+        let ratchet = self.ratchet;
+        let child_unchanged = |correlates: bool, child: &Value, old_child: Option<&Value>| {
+            if correlates {
+                ratchet && old_child == Some(child)
+            } else {
+                unchanged
+            }
+        };
         match value {
             Value::Object(fields) => {
                 let old_fields = old.and_then(Value::as_object).filter(|_| node.correlatable);
                 for (key, child_value) in fields {
                     let old_child = old_fields.and_then(|o| o.get(key));
-                    if let Some(property) = node.properties.get(key) {
-                        self.node(property, &child(path, key), child_value, old_child);
-                    } else if let Some(extra) = &node.additional {
-                        self.node(extra, &format!("{path}[{key}]"), child_value, old_child);
+                    let same = child_unchanged(old_fields.is_some(), child_value, old_child);
+                    let (child_node, child_path) = match node.properties.get(key) {
+                        Some(property) => (Some(property), child(path, key)),
+                        None => (node.additional.as_deref(), format!("{path}[{key}]")),
+                    };
+                    if let Some(child_node) = child_node {
+                        self.node(
+                            child_node,
+                            At {
+                                path: &child_path,
+                                value: child_value,
+                                old: old_child,
+                                unchanged: same,
+                            },
+                        );
                     }
                     if self.exhausted {
                         return;
@@ -524,6 +577,7 @@ impl Run {
                     return;
                 };
                 let old_items = old.and_then(Value::as_array);
+                let correlates = node.map_keys.is_some() && old_items.is_some();
                 for (i, item) in items.iter().enumerate() {
                     let old_item = match (&node.map_keys, old_items) {
                         (Some(keys), Some(old_items)) => old_items
@@ -531,7 +585,16 @@ impl Run {
                             .find(|o| keys.iter().all(|k| o.get(k) == item.get(k))),
                         _ => None,
                     };
-                    self.node(item_node, &format!("{path}[{i}]"), item, old_item);
+                    let same = child_unchanged(correlates, item, old_item);
+                    self.node(
+                        item_node,
+                        At {
+                            path: &format!("{path}[{i}]"),
+                            value: item,
+                            old: old_item,
+                            unchanged: same,
+                        },
+                    );
                     if self.exhausted {
                         return;
                     }
@@ -541,7 +604,13 @@ impl Run {
         }
     }
 
-    fn rules(&mut self, node: &Node, path: &str, value: &Value, old: Option<&Value>) {
+    fn rules(&mut self, node: &Node, at: &At<'_>) {
+        let At {
+            path,
+            value,
+            old,
+            unchanged,
+        } = *at;
         if node.rules.is_empty() {
             return;
         }
@@ -647,6 +716,11 @@ impl Run {
                     ));
                     continue;
                 }
+            }
+            // Ratcheting: a failure on a value the update leaves as it was is let go (upstream
+            // warns); transition rules always count.
+            if unchanged && !program.uses_old_self() {
+                continue;
             }
             let failed_path = match &compiled.field_path {
                 Some(extra) if extra.starts_with('[') => format!("{path}{extra}"),

@@ -79,12 +79,14 @@ impl Rules {
     }
 
     /// Checks `object` against the schema, then its CEL rules (transition rules with `old`, the
-    /// stored object of an update): one cause per violation, in document order. The root's
-    /// `apiVersion`, `kind` and `metadata` are left to the server.
-    pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<StatusCause> {
+    /// stored object of an update; with `ratchet`, a rule failing on a value the update does
+    /// not change is let go, as upstream's CRDValidationRatcheting does): one cause per
+    /// violation, in document order. The root's `apiVersion`, `kind` and `metadata` are left
+    /// to the server.
+    pub fn validate(&self, object: &Value, old: Option<&Value>, ratchet: bool) -> Vec<StatusCause> {
         let mut causes = self.validate_schema(object);
         if let Some(cel) = &self.cel {
-            causes.extend(cel.validate(object, old));
+            causes.extend(cel.validate(object, old, ratchet));
         }
         causes
     }
@@ -537,7 +539,7 @@ mod tests {
 
     fn causes(object: Value) -> Vec<String> {
         Rules::new(widget_schema())
-            .validate(&object, None)
+            .validate(&object, None, false)
             .into_iter()
             .map(|c| {
                 format!(

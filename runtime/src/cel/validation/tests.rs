@@ -9,7 +9,7 @@ fn schema(value: Value) -> JSONSchemaProps {
 fn causes(schema: &JSONSchemaProps, object: Value, old: Option<Value>) -> Vec<String> {
     Validator::new(schema)
         .expect("rules")
-        .validate(&object, old.as_ref())
+        .validate(&object, old.as_ref(), false)
         .into_iter()
         .map(|c| {
             format!(
@@ -107,6 +107,43 @@ fn transition_rules_run_where_an_old_value_correlates() {
     );
     // A create has no old value: transition rules do not run.
     assert_eq!(causes(&widget(), new, None), Vec::<String>::new());
+}
+
+// Upstream: validation.go (shouldRatchetError): with CRDValidationRatcheting, a failure of a
+// rule that is not a transition rule is let go where the value is unchanged, or, where old
+// values do not correlate (an atomic list's items), where the nearest correlated ancestor is.
+#[test]
+fn ratcheting_lets_unchanged_values_keep_failing() {
+    let s = schema(json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {
+            "a": {"type": "integer", "x-kubernetes-validations": [{"rule": "self < 10"}]},
+            "b": {"type": "integer", "x-kubernetes-validations": [{"rule": "self < 10"}]},
+            "list": {"type": "array", "items": {"type": "string",
+                "x-kubernetes-validations": [{"rule": "self.size() < 3"}]}},
+            "frozen": {"type": "integer",
+                "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "frozen"}]}
+        }}}
+    }));
+    let validator = Validator::new(&s).expect("rules");
+    let run = |new: Value, old: Value, ratchet: bool| -> Vec<String> {
+        validator
+            .validate(&new, Some(&old), ratchet)
+            .into_iter()
+            .map(|c| c.field.unwrap_or_default())
+            .collect()
+    };
+    let old = json!({"spec": {"a": 50, "b": 1, "list": ["long"], "frozen": 1}});
+    // `a` and the list keep their bad values; `b` changes to a bad one.
+    let new = json!({"spec": {"a": 50, "b": 60, "list": ["long"], "frozen": 1}});
+    assert_eq!(run(new.clone(), old.clone(), true), vec!["spec.b"]);
+    assert_eq!(
+        run(new, old.clone(), false),
+        vec!["spec.a", "spec.b", "spec.list[0]"]
+    );
+    // A changed list: its items are held to the rules again.
+    let new = json!({"spec": {"a": 1, "b": 1, "list": ["long", "x"], "frozen": 2}});
+    assert_eq!(run(new, old, true), vec!["spec.list[0]", "spec.frozen"]);
 }
 
 #[test]

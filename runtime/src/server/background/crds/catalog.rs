@@ -89,10 +89,11 @@ impl Taken {
 /// `base` plus the kinds of every CRD whose names are free. Names go first to the CRDs
 /// already established under them (their `status.acceptedNames`), then to new claims in age
 /// order; a CRD whose new names conflict keeps being served under the names it was accepted
-/// with, as upstream does.
+/// with, as upstream does. `ratchet` as [`kind_of`]'s.
 pub(super) fn catalog<'a>(
     base: &Registry,
     crds: impl Iterator<Item = &'a CustomResourceDefinition> + Clone,
+    ratchet: bool,
 ) -> (Registry, Vec<Verdict>) {
     let mut registry = base.clone();
     let mut taken: BTreeMap<String, Taken> = BTreeMap::new();
@@ -138,7 +139,7 @@ pub(super) fn catalog<'a>(
         }
         if let Some(names) = &verdict.serving {
             for version in crd.spec.versions.iter().filter(|v| v.served) {
-                registry.insert_kind(kind_of(crd, names, &version.name));
+                registry.insert_kind(kind_of(crd, names, &version.name, ratchet));
             }
         }
         verdicts.push(verdict);
@@ -196,11 +197,13 @@ fn prepared(
     rules
 }
 
-/// The served kind of one version of `crd`.
+/// The served kind of one version of `crd`; `ratchet` says whether its updates keep rules
+/// that fail only on values they leave alone (CRDValidationRatcheting).
 pub(super) fn kind_of(
     crd: &CustomResourceDefinition,
     names: &CustomResourceDefinitionNames,
     version: &str,
+    ratchet: bool,
 ) -> RegisteredKind {
     let spec_version = crd.spec.versions.iter().find(|v| v.name == version);
     let rules: Option<Arc<Rules>> = spec_version
@@ -303,8 +306,9 @@ pub(super) fn kind_of(
             schema_rules.as_ref().map(|r| r.schema().clone())
         })),
         validate: rules.map(|rules| {
-            Arc::new(move |object: &Value, old: Option<&Value>| rules.validate(object, old))
-                as Validator
+            Arc::new(move |object: &Value, old: Option<&Value>| {
+                rules.validate(object, old, ratchet)
+            }) as Validator
         }),
         from_crd: true,
     }
