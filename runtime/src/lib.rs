@@ -68,6 +68,8 @@
 #![warn(missing_docs)]
 
 pub mod bytes;
+#[cfg(feature = "server")]
+pub mod cel;
 pub mod conversion;
 pub mod crd;
 pub mod defaulting;

@@ -35,9 +35,10 @@ pub type Codec = Arc<dyn Fn(Value) -> Result<Value, serde_json::Error> + Send + 
 /// for the server's `/openapi` documents. Called when a document is built, not at registration.
 pub type SchemaSource = Arc<dyn Fn() -> Option<JSONSchemaProps> + Send + Sync>;
 
-/// Checks a decoded object beyond what its codec expresses: each cause it returns makes the
-/// write a 422 Invalid. CRDs created at run time check their objects against their schema.
-pub type Validator = Arc<dyn Fn(&Value) -> Vec<StatusCause> + Send + Sync>;
+/// Checks a decoded object beyond what its codec expresses, given the stored object on an
+/// update: each cause it returns makes the write a 422 Invalid. CRDs created at run time check
+/// their objects against their schema and its CEL rules (transition rules see the old object).
+pub type Validator = Arc<dyn Fn(&Value, Option<&Value>) -> Vec<StatusCause> + Send + Sync>;
 
 /// One registered kind.
 #[derive(Clone)]

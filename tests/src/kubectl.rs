@@ -271,3 +271,13 @@ impl<'a> Kubectl<'a> {
         path
     }
 }
+
+/// `Ok` when `text` (a command's output or error) contains `needle`, else an error naming
+/// `what` with the whole text.
+pub fn expect(what: &str, text: &str, needle: &str) -> Result<(), String> {
+    if text.contains(needle) {
+        Ok(())
+    } else {
+        Err(format!("{what}: expected {needle:?} in:\n{text}"))
+    }
+}

@@ -13,17 +13,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use kapi_e2e::kubectl::DEFAULT_CALL_TIMEOUT;
+use kapi_e2e::kubectl::{DEFAULT_CALL_TIMEOUT, expect};
 use kapi_e2e::{KapiServer, Kubectl, ServerOptions, kubectl_binaries};
 use serde_json::Value;
-
-fn expect(what: &str, haystack: &str, needle: &str) -> Result<(), String> {
-    if haystack.contains(needle) {
-        Ok(())
-    } else {
-        Err(format!("{what}: expected {needle:?} in:\n{haystack}"))
-    }
-}
 
 const CONFIG_MAP: &str = "apiVersion: v1
 kind: ConfigMap

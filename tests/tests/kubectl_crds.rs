@@ -7,19 +7,12 @@
 
 use std::path::{Path, PathBuf};
 
+use kapi_e2e::kubectl::expect;
 use kapi_e2e::{KapiServer, Kubectl, ServerOptions, kubectl_binaries, spec_corpus};
 
 /// One kubectl against `server` with its home in `dir`, as every test here runs it.
 fn kubectl<'a>(binary: &Path, server: &'a KapiServer, dir: &'a Path) -> Kubectl<'a> {
     Kubectl::new(binary, server, dir).with_request_timeout("30s")
-}
-
-fn expect(what: &str, text: &str, needle: &str) -> Result<(), String> {
-    if text.contains(needle) {
-        Ok(())
-    } else {
-        Err(format!("{what}: expected {needle:?} in:\n{text}"))
-    }
 }
 
 /// The corpus' CRD manifests, the minimal Argo variant left out (it defines the same CRD as the

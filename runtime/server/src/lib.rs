@@ -234,7 +234,8 @@ pub struct ServeArgs {
     /// comma-separated (`AllAlpha` and `AllBeta` for every alpha or beta gate). The gates are
     /// those of the release's features kapi implements: `CBORServingAndStorage` (1.34, 1.36;
     /// off by default: CBOR requests, answers and watches), `WatchList`,
-    /// `AggregatedDiscoveryEndpoint` where the release can still switch them. Unknown gates and
+    /// `AggregatedDiscoveryEndpoint`, `CRDValidationRatcheting` (1.28, off: CEL rules of CRDs
+    /// ratchet on updates) where the release can still switch them. Unknown gates and
     /// GA gates set against their locked value are refused with upstream's messages.
     #[arg(long, value_name = "NAME=BOOL,...")]
     pub feature_gates: Vec<String>,

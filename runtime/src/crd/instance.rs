@@ -11,7 +11,10 @@
 //! - **Validation** checks types, `required`, `enum`, numeric and length bounds, `pattern`, and
 //!   the uniqueness `x-kubernetes-list-type: set|map` asks for, and reports each failure as a
 //!   field cause with upstream's reason and wording (`spec.replicas in body must be of type
-//!   integer: "string"`). CEL rules (`x-kubernetes-validations`) are not evaluated.
+//!   integer: "string"`).
+//! - **CEL rules** (`x-kubernetes-validations`) are compiled once per schema ([`Rules::new`])
+//!   and run after the checks above by [`crate::cel::validation`], transition rules against
+//!   the old object of an update.
 //!
 //! Paths are written as upstream's field paths: `spec.ports[0].name`, `metadata.labels[app]`.
 
@@ -34,6 +37,8 @@ pub struct Rules {
     /// The root without `apiVersion`, `kind` and `metadata`, which are the server's business.
     body: JSONSchemaProps,
     patterns: HashMap<String, Regex>,
+    /// The compiled `x-kubernetes-validations`, when the schema has any.
+    cel: Option<crate::cel::validation::Validator>,
 }
 
 impl Rules {
@@ -47,10 +52,12 @@ impl Rules {
             body.properties.remove(key);
             body.required.retain(|r| r != key);
         }
+        let cel = crate::cel::validation::Validator::new(&schema);
         Rules {
             schema,
             body,
             patterns,
+            cel,
         }
     }
 
@@ -71,9 +78,20 @@ impl Rules {
         Ok(())
     }
 
-    /// Checks `object` against the schema: one cause per violation, in document order. The
-    /// root's `apiVersion`, `kind` and `metadata` are left to the server.
-    pub fn validate(&self, object: &Value) -> Vec<StatusCause> {
+    /// Checks `object` against the schema, then its CEL rules (transition rules with `old`, the
+    /// stored object of an update; with `ratchet`, a rule failing on a value the update does
+    /// not change is let go, as upstream's CRDValidationRatcheting does): one cause per
+    /// violation, in document order. The root's `apiVersion`, `kind` and `metadata` are left
+    /// to the server.
+    pub fn validate(&self, object: &Value, old: Option<&Value>, ratchet: bool) -> Vec<StatusCause> {
+        let mut causes = self.validate_schema(object);
+        if let Some(cel) = &self.cel {
+            causes.extend(cel.validate(object, old, ratchet));
+        }
+        causes
+    }
+
+    fn validate_schema(&self, object: &Value) -> Vec<StatusCause> {
         let mut causes = Vec::new();
         let Some(fields) = object.as_object() else {
             causes.push(type_cause("", object, "object"));
@@ -521,7 +539,7 @@ mod tests {
 
     fn causes(object: Value) -> Vec<String> {
         Rules::new(widget_schema())
-            .validate(&object)
+            .validate(&object, None, false)
             .into_iter()
             .map(|c| {
                 format!(

@@ -254,7 +254,7 @@ pub(crate) fn check_object_after(
     let mut causes = first;
     causes.extend(errors.into_causes());
     if let Some(validate) = &call.target.kind.validate {
-        causes.extend(validate(object));
+        causes.extend(validate(object, old));
     }
     refuse(call, name, causes)
 }

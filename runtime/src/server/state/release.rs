@@ -89,6 +89,9 @@ pub(crate) enum Feature {
     /// `/openapi/v3` (alpha in 1.23, on from 1.24, GA in 1.27): before it, the path is
     /// served by nothing.
     OpenApiV3,
+    /// An update keeps a custom resource whose CEL rules fail only on values it does not
+    /// change (alpha in 1.28, beta and on in 1.30, GA in 1.33).
+    CrdValidationRatcheting,
 }
 
 impl Feature {
@@ -100,16 +103,18 @@ impl Feature {
             Self::AggregatedDiscoveryEndpoint => "AggregatedDiscoveryEndpoint",
             Self::CborServingAndStorage => "CBORServingAndStorage",
             Self::OpenApiV3 => "OpenAPIV3",
+            Self::CrdValidationRatcheting => "CRDValidationRatcheting",
         }
     }
 
     /// Every feature the server consults.
-    pub(crate) const ALL: [Feature; 5] = [
+    pub(crate) const ALL: [Feature; 6] = [
         Feature::WatchList,
         Feature::ServerSideFieldValidation,
         Feature::AggregatedDiscoveryEndpoint,
         Feature::CborServingAndStorage,
         Feature::OpenApiV3,
+        Feature::CrdValidationRatcheting,
     ];
 }
 
@@ -224,7 +229,7 @@ mod tests {
         assert!(!is_builtin_group("example.com"));
     }
 
-    const ALL: [Feature; 5] = Feature::ALL;
+    const ALL: [Feature; 6] = Feature::ALL;
 
     /// Features the table records that every release kapi serves has on (watch bookmarks GA
     /// in 1.17, dry run GA in 1.19, server-side apply on since 1.16 and GA in 1.22), so no code

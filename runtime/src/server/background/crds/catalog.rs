@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 use serde::de::Error as _;
 use serde_json::Value;
@@ -89,10 +89,11 @@ impl Taken {
 /// `base` plus the kinds of every CRD whose names are free. Names go first to the CRDs
 /// already established under them (their `status.acceptedNames`), then to new claims in age
 /// order; a CRD whose new names conflict keeps being served under the names it was accepted
-/// with, as upstream does.
+/// with, as upstream does. `ratchet` as [`kind_of`]'s.
 pub(super) fn catalog<'a>(
     base: &Registry,
     crds: impl Iterator<Item = &'a CustomResourceDefinition> + Clone,
+    ratchet: bool,
 ) -> (Registry, Vec<Verdict>) {
     let mut registry = base.clone();
     let mut taken: BTreeMap<String, Taken> = BTreeMap::new();
@@ -138,7 +139,7 @@ pub(super) fn catalog<'a>(
         }
         if let Some(names) = &verdict.serving {
             for version in crd.spec.versions.iter().filter(|v| v.served) {
-                registry.insert_kind(kind_of(crd, names, &version.name));
+                registry.insert_kind(kind_of(crd, names, &version.name, ratchet));
             }
         }
         verdicts.push(verdict);
@@ -168,17 +169,47 @@ fn accepted_names(crd: &CustomResourceDefinition) -> CustomResourceDefinitionNam
     names
 }
 
-/// The served kind of one version of `crd`.
+/// The prepared schemas (patterns and CEL rules compiled) of the CRD versions served, by CRD
+/// uid, generation and version: the catalog is rebuilt on every CRD change, a CRD's rules are
+/// compiled again only when its spec changes. Entries live as long as a served kind holds them.
+type Prepared = BTreeMap<(String, i64, String), Weak<Rules>>;
+
+static PREPARED: LazyLock<Mutex<Prepared>> = LazyLock::new(Mutex::default);
+
+fn prepared(
+    crd: &CustomResourceDefinition,
+    version: &str,
+    schema: crate::schema::JSONSchemaProps,
+) -> Arc<Rules> {
+    let (Some(uid), Some(generation)) = (&crd.metadata.uid, crd.metadata.generation) else {
+        return Arc::new(Rules::new(schema));
+    };
+    let key = (uid.clone(), generation, version.to_owned());
+    let Ok(mut cache) = PREPARED.lock() else {
+        return Arc::new(Rules::new(schema));
+    };
+    if let Some(rules) = cache.get(&key).and_then(Weak::upgrade) {
+        return rules;
+    }
+    let rules = Arc::new(Rules::new(schema));
+    cache.retain(|_, held| held.strong_count() > 0);
+    cache.insert(key, Arc::downgrade(&rules));
+    rules
+}
+
+/// The served kind of one version of `crd`; `ratchet` says whether its updates keep rules
+/// that fail only on values they leave alone (CRDValidationRatcheting).
 pub(super) fn kind_of(
     crd: &CustomResourceDefinition,
     names: &CustomResourceDefinitionNames,
     version: &str,
+    ratchet: bool,
 ) -> RegisteredKind {
     let spec_version = crd.spec.versions.iter().find(|v| v.name == version);
     let rules: Option<Arc<Rules>> = spec_version
         .and_then(|v| v.schema.as_ref())
         .and_then(|s| s.open_api_v3_schema.clone())
-        .map(|schema| Arc::new(Rules::new(schema)));
+        .map(|schema| prepared(crd, version, schema));
     let owned = |list: &[String]| -> Cow<'static, [Cow<'static, str>]> {
         Cow::Owned(list.iter().cloned().map(Cow::Owned).collect())
     };
@@ -274,8 +305,11 @@ pub(super) fn kind_of(
         schema: Some(Arc::new(move || {
             schema_rules.as_ref().map(|r| r.schema().clone())
         })),
-        validate: rules
-            .map(|rules| Arc::new(move |object: &Value| rules.validate(object)) as Validator),
+        validate: rules.map(|rules| {
+            Arc::new(move |object: &Value, old: Option<&Value>| {
+                rules.validate(object, old, ratchet)
+            }) as Validator
+        }),
         from_crd: true,
     }
 }

@@ -40,6 +40,7 @@ use crate::server::background::TaskError;
 use crate::server::signal;
 use crate::server::state::State;
 use crate::server::state::keys;
+use crate::server::state::release::Feature;
 
 use catalog::{Verdict, catalog, kind_of};
 use validation::validate_crd;
@@ -76,7 +77,9 @@ pub(crate) fn prepare(mut base: Registry) -> Registry {
     }
     if let Some(kind) = crd_kind(&base) {
         let checked = RegisteredKind {
-            validate: Some(Arc::new(validate_crd) as Validator),
+            validate: Some(
+                Arc::new(|object: &Value, _: Option<&Value>| validate_crd(object)) as Validator,
+            ),
             ..kind.clone()
         };
         base.insert_kind(checked);
@@ -94,7 +97,9 @@ pub(crate) fn prepare(mut base: Registry) -> Registry {
         let Some(family) = kind.info.family else {
             continue;
         };
-        let check = move |object: &Value| match family.convert(object.clone(), STORAGE) {
+        let check = move |object: &Value, _: Option<&Value>| match family
+            .convert(object.clone(), STORAGE)
+        {
             Ok(stored) => validate_crd(&stored),
             Err(_) => Vec::new(),
         };
@@ -151,7 +156,9 @@ pub(crate) async fn refresh(state: &State, base: &Registry) -> Result<Refreshed,
         (&x.metadata.creation_timestamp, a.create_revision)
             .cmp(&(&y.metadata.creation_timestamp, b.create_revision))
     });
-    let (registry, verdicts) = catalog(base, stored.iter().map(|(_, crd)| crd));
+    // Whether an update keeps objects whose rules fail only on values it leaves alone.
+    let ratchet = state.feature(Feature::CrdValidationRatcheting).is_on();
+    let (registry, verdicts) = catalog(base, stored.iter().map(|(_, crd)| crd), ratchet);
     state.set_registry(registry);
     let mut pending = false;
     let mut finished = Vec::new();
@@ -170,7 +177,7 @@ pub(crate) async fn refresh(state: &State, base: &Registry) -> Result<Refreshed,
             .iter()
             .filter(|(kv, _)| !gone(kv))
             .map(|(_, crd)| crd);
-        state.set_registry(catalog(base, still).0);
+        state.set_registry(catalog(base, still, ratchet).0);
         for (kv, object, remaining) in &finished {
             finish(state, kv, object, *remaining).await;
         }
@@ -432,7 +439,7 @@ async fn delete_instances(
     let Some(version) = crd.spec.versions.first() else {
         return true;
     };
-    let prefix = keys::resource_prefix(&kind_of(crd, names, &version.name).info);
+    let prefix = keys::resource_prefix(&kind_of(crd, names, &version.name, false).info);
     let mut start: Option<String> = None;
     let mut found = false;
     loop {

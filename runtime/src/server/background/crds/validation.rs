@@ -1,7 +1,7 @@
 //! The checks kube-apiserver makes of a CRD write that the CRD kind's own schema cannot
 //! express: the name, group and scope, the versions (exactly one stored, at least one served,
 //! names unique DNS-1035 labels), and each version's schema (present, structural, with
-//! patterns that compile).
+//! patterns and CEL rules that compile).
 
 use std::collections::BTreeMap;
 
@@ -135,10 +135,56 @@ pub(super) fn validate_crd(object: &Value) -> Vec<StatusCause> {
                     &format!("{field}.schema.openAPIV3Schema"),
                     &mut causes,
                 );
+                let root = format!("{field}.schema.openAPIV3Schema");
+                for error in crate::cel::validation::compile_errors(schema) {
+                    let at = format!("{root}.{}", error.path);
+                    causes.push(match (&error.within, error.cause) {
+                        (_, Some(mut cause)) => {
+                            cause.field = Some(at);
+                            cause
+                        }
+                        (None, None) => {
+                            StatusCause::invalid_shown(at, &go_rule(&error.rule), &error.detail)
+                        }
+                        (Some(within), None) => {
+                            let within = if within.is_empty() {
+                                root.clone()
+                            } else {
+                                format!("{root}.{within}")
+                            };
+                            StatusCause::invalid(
+                                at,
+                                &Value::from(error.rule.rule.clone()),
+                                &format!("{} {within}", error.detail),
+                            )
+                        }
+                    });
+                }
             }
         }
     }
     causes
+}
+
+/// A rule as Go's `%#v` prints upstream's internal `apiextensions.ValidationRule`, the value
+/// of the cause for a rule that does not compile (a set pointer prints as an address there).
+fn go_rule(rule: &crate::schema::ValidationRule) -> String {
+    let pointer = |set: bool, type_: &str| {
+        if set {
+            format!("(*{type_})(0xc000000000)")
+        } else {
+            format!("(*{type_})(nil)")
+        }
+    };
+    format!(
+        "apiextensions.ValidationRule{{Rule:{:?}, Message:{:?}, MessageExpression:{:?}, Reason:{}, FieldPath:{:?}, OptionalOldSelf:{}}}",
+        rule.rule,
+        rule.message,
+        rule.message_expression,
+        pointer(rule.reason.is_some(), "apiextensions.FieldValueErrorReason"),
+        rule.field_path,
+        pointer(rule.optional_old_self.is_some(), "bool"),
+    )
 }
 
 /// Every `pattern` in a schema must compile, or objects could never be checked against it.

@@ -1,0 +1,260 @@
+//! CEL, as kube-apiserver evaluates it for the `x-kubernetes-validations` rules of CRDs, on the
+//! `cel` crate: one environment (the standard library, the crate's strings and lists
+//! extensions, and Kubernetes' own libraries in [`library`]) built once per process, rules
+//! compiled once per CRD version, and evaluated against a custom resource's values mapped to CEL
+//! the way upstream maps them ([`value`]).
+//!
+//! - [`compile`] parses a rule and checks its references, with cel-go's error text
+//!   (`ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')`); [`compile_on`]
+//!   also refuses fields the rule's schema does not declare (`undefined field 'x'`). The crate
+//!   has no type checker: a rule that parses and names only what exists compiles; a type error
+//!   shows up when the rule runs, as upstream's does for `int-or-string` and other dynamic
+//!   values.
+//! - [`Program::evaluate`] runs a rule with `self` (and `oldSelf`) bound, counting its cost:
+//!   one unit per node of the expression plus, for every iteration of a comprehension, the
+//!   size of the expression it evaluates, and the sizes Kubernetes' library functions charge.
+//!   A call past [`PER_CALL_LIMIT`] stops with cel-go's `operation cancelled: actual cost limit
+//!   exceeded`. Static cost estimation (upstream's refusal of a CRD whose rules could cost too
+//!   much on the largest objects) is not done.
+//! - [`validation`] walks a structural schema and its object as upstream's
+//!   `apiextensions-apiserver/pkg/apiserver/schema/cel` does, and reports failures as field
+//!   causes.
+//!
+//! Upstream: `k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel` (`compilation.go`,
+//! `validation.go`), `k8s.io/apiserver/pkg/cel` (`library/*.go`, `types.go`,
+//! `environment/base.go`), `k8s.io/apiserver/pkg/apis/cel/config.go` (the limits).
+//!
+//! May import: `schema`, `meta`, `quantity`, `duration`, `validation` (its string formats);
+//! nothing of the server.
+
+mod check;
+mod cost;
+pub mod library;
+pub mod validation;
+pub mod value;
+
+use std::sync::{Arc, LazyLock};
+
+use cel::common::ast::SourceInfo;
+use cel::parser::Expression;
+use cel::{Context, Env, ExecutionError};
+
+pub use cost::{PER_CALL_LIMIT, RUNTIME_COST_BUDGET};
+
+/// The variable a rule's value is bound to.
+pub const SELF: &str = "self";
+/// The variable the old value of a transition rule is bound to.
+pub const OLD_SELF: &str = "oldSelf";
+
+/// The most bytes a `messageExpression` may produce (`MaxEvaluatedMessageExpressionSizeBytes`).
+pub const MAX_MESSAGE_EXPRESSION_BYTES: usize = 5 * 1024;
+
+static ENVIRONMENT: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(build_environment()));
+
+fn build_environment() -> Env {
+    let mut env = Env::stdlib();
+    // Registration only fails on a name declared twice, which the tests of `library` rule out.
+    let _ = env.add_extension(cel::extensions::strings);
+    let _ = env.add_extension(cel::extensions::lists);
+    library::register(&mut env);
+    cost::register(&mut env);
+    env
+}
+
+/// The environment every rule is compiled and evaluated in.
+pub fn environment() -> Arc<Env> {
+    Arc::clone(&ENVIRONMENT)
+}
+
+/// A compiled rule (or message expression).
+#[derive(Debug)]
+pub struct Program {
+    source: String,
+    expression: Expression,
+    /// How many nodes the expression has: the cost of evaluating it once, loops aside.
+    nodes: u64,
+    uses_old_self: bool,
+}
+
+/// Why a rule did not compile: cel-go's issue text (one `ERROR: ...` per problem).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileError(pub String);
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Compiles `source` with the variables `variables` declared (`self`, and `oldSelf` for a
+/// rule).
+pub fn compile(source: &str, variables: &[&str]) -> Result<Program, CompileError> {
+    compile_checked(source, variables, None)
+}
+
+/// [`compile`] for a rule on a schema node (`resource` when it is the root of a resource):
+/// reads of fields the schema does not declare are refused too.
+pub fn compile_on(
+    source: &str,
+    schema: &crate::schema::JSONSchemaProps,
+    resource: bool,
+) -> Result<Program, CompileError> {
+    compile_checked(source, &[SELF, OLD_SELF], Some((schema, resource)))
+}
+
+fn compile_checked(
+    source: &str,
+    variables: &[&str],
+    schema: Option<(&crate::schema::JSONSchemaProps, bool)>,
+) -> Result<Program, CompileError> {
+    let env = environment();
+    let (mut expression, info) = env
+        .parser()
+        .parse_with_source_info(source)
+        .map_err(|errors| CompileError(cel_go_text(&errors.to_string())))?;
+    check::references(&expression, variables)
+        .map_err(|problems| CompileError(render(&problems, &info)))?;
+    if let Some((schema, resource)) = schema {
+        let problems = check::fields(&expression, schema, resource);
+        if !problems.is_empty() {
+            return Err(CompileError(render(&problems, &info)));
+        }
+    }
+    let uses_old_self = check::mentions(&expression, OLD_SELF);
+    let nodes = cost::instrument(&mut expression);
+    Ok(Program {
+        source: source.to_owned(),
+        expression,
+        nodes,
+        uses_old_self,
+    })
+}
+
+/// The crate writes a snippet as `| line`; cel-go as ` | line`.
+fn cel_go_text(text: &str) -> String {
+    text.replace("\n| ", "\n | ")
+}
+
+/// cel-go's display of problems found at nodes of a parsed expression.
+fn render(problems: &[(u64, String)], info: &SourceInfo) -> String {
+    let mut out = Vec::new();
+    for (id, message) in problems {
+        let (line, column) = info
+            .offset_for(*id)
+            .and_then(|(start, _)| position(info, start))
+            .unwrap_or((1, 1));
+        let mut text = format!("ERROR: <input>:{line}:{column}: {message}");
+        if let Some(snippet) = info.snippet(line as isize - 1) {
+            text.push_str(&format!("\n | {snippet}\n | {:.>column$}", "^"));
+        }
+        out.push(text);
+    }
+    out.join("\n")
+}
+
+/// The 1-based line and column of a character offset in the source.
+fn position(info: &SourceInfo, offset: u32) -> Option<(usize, usize)> {
+    let mut seen = 0usize;
+    let mut line = 0usize;
+    loop {
+        let text = info.snippet(line as isize)?;
+        let length = text.chars().count() + 1;
+        if (offset as usize) < seen + length {
+            return Some((line + 1, offset as usize - seen + 1));
+        }
+        seen += length;
+        line += 1;
+    }
+}
+
+/// How an evaluation went wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EvalError {
+    /// The call went past [`PER_CALL_LIMIT`].
+    CostLimit,
+    /// Any other error, with cel-go's wording where it differs from the crate's.
+    Failed(String),
+}
+
+/// A finished evaluation: the value and what it cost.
+#[derive(Debug)]
+pub struct Evaluated {
+    /// The result, or why there is none.
+    pub result: Result<cel::Value, EvalError>,
+    /// The cost the evaluation used, up to where it stopped.
+    pub cost: u64,
+}
+
+impl Program {
+    /// The source the program was compiled from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether the rule mentions `oldSelf`, which makes it a transition rule.
+    pub fn uses_old_self(&self) -> bool {
+        self.uses_old_self
+    }
+
+    /// Runs the program with `variables` bound, stopping past `limit` cost units.
+    pub fn evaluate(&self, variables: &[(&str, cel::Value)], limit: u64) -> Evaluated {
+        self.evaluate_in(&Activation::new(variables), limit)
+    }
+
+    /// Runs the program against variables bound once for several programs.
+    pub fn evaluate_in(&self, activation: &Activation, limit: u64) -> Evaluated {
+        let (result, cost) = cost::metered(limit, self.nodes, || {
+            cel::Value::resolve(&self.expression, &activation.context)
+        });
+        let result = result.map_err(|error| match error {
+            _ if cost > limit => EvalError::CostLimit,
+            ExecutionError::FunctionError { message, .. } if message == cost::EXCEEDED => {
+                EvalError::CostLimit
+            }
+            other => EvalError::Failed(cel_go_error(&other)),
+        });
+        Evaluated { result, cost }
+    }
+}
+
+/// Variables bound (converted to the crate's values) once, for the rules of one node.
+pub struct Activation {
+    context: Context<'static, 'static>,
+}
+
+impl std::fmt::Debug for Activation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Activation").finish_non_exhaustive()
+    }
+}
+
+impl Activation {
+    /// Binds `variables`.
+    pub fn new(variables: &[(&str, cel::Value)]) -> Self {
+        let mut context = Context::with_env(environment());
+        for (name, value) in variables {
+            context.add_variable_from_value(*name, value.clone());
+        }
+        Activation { context }
+    }
+}
+
+/// cel-go's text for the errors rules meet at run time, which upstream puts in its messages
+/// (`no such key: foo evaluating rule: ...`).
+fn cel_go_error(error: &ExecutionError) -> String {
+    match error {
+        ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
+        ExecutionError::NoSuchOverload(_) => "no such overload".to_owned(),
+        ExecutionError::DivisionByZero(_) => "division by zero".to_owned(),
+        ExecutionError::RemainderByZero(_) => "modulus by zero".to_owned(),
+        ExecutionError::Overflow(..) => "integer overflow".to_owned(),
+        ExecutionError::IndexOutOfBounds(index) => {
+            format!("index out of bounds: {}", value::display(index))
+        }
+        ExecutionError::FunctionError { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,92 @@
+use super::*;
+
+// Upstream: cel-go `checker/checker.go` reports an unknown name as
+// `undeclared reference to '<name>' (in container '')` with the source snippet.
+#[test]
+fn compile_errors_read_as_cel_go_writes_them() {
+    let error = compile("self.x == foo", &[SELF]).unwrap_err();
+    assert_eq!(
+        error.0,
+        "ERROR: <input>:1:11: undeclared reference to 'foo' (in container '')\n | self.x == foo\n | ..........^"
+    );
+    let error = compile("self.x ==", &[SELF]).unwrap_err();
+    assert!(error.0.starts_with("ERROR: <input>:1:"), "{}", error.0);
+    assert!(error.0.contains("\n | self.x =="), "{}", error.0);
+    let error = compile("self.nope()", &[SELF]).unwrap_err();
+    assert!(
+        error.0.contains("undeclared reference to 'nope'"),
+        "{}",
+        error.0
+    );
+    assert!(compile("self.all(x, x > 0) && has(self.y)", &[SELF]).is_ok());
+    assert!(compile("oldSelf == self", &[SELF]).is_err());
+}
+
+#[test]
+fn transition_rules_are_the_ones_that_mention_old_self() {
+    assert!(
+        compile("self == oldSelf", &[SELF, OLD_SELF])
+            .unwrap()
+            .uses_old_self()
+    );
+    assert!(
+        !compile("self == 1", &[SELF, OLD_SELF])
+            .unwrap()
+            .uses_old_self()
+    );
+}
+
+// Upstream: k8s.io/apiserver/pkg/apis/cel/config.go (`PerCallLimit`); cel-go stops an
+// evaluation past its limit with `operation cancelled: actual cost limit exceeded`.
+#[test]
+fn an_evaluation_past_its_cost_limit_stops() {
+    let program = compile(
+        "self.all(x, self.all(y, self.all(z, x + y + z >= 0)))",
+        &[SELF],
+    )
+    .unwrap();
+    let list = cel::Value::List(std::sync::Arc::new((0..60).map(cel::Value::Int).collect()));
+    let evaluated = program.evaluate(&[(SELF, list.clone())], PER_CALL_LIMIT);
+    assert_eq!(evaluated.result, Err(EvalError::CostLimit));
+    let small = compile("self.all(x, x >= 0)", &[SELF]).unwrap();
+    let evaluated = small.evaluate(&[(SELF, list)], PER_CALL_LIMIT);
+    assert_eq!(evaluated.result, Ok(cel::Value::Bool(true)));
+    assert!(
+        evaluated.cost > 60 && evaluated.cost < 10_000,
+        "{}",
+        evaluated.cost
+    );
+}
+
+#[test]
+fn macros_keep_their_meaning_when_metered() {
+    let cases = [
+        ("[1, 2, 3].all(x, x > 0)", true),
+        ("[1, 2, 3].exists(x, x > 2)", true),
+        ("[1, 2, 3].exists_one(x, x > 2)", true),
+        ("[1, 2, 3].filter(x, x > 1) == [2, 3]", true),
+        ("[1, 2, 3].map(x, x * 2) == [2, 4, 6]", true),
+        ("[1, 2, 3].map(x, x > 1, x * 2) == [4, 6]", true),
+        ("[0, 1].all(x, 1 / x > 1)", false),
+        ("{'a': 1}.all(k, k == 'a')", true),
+        ("'a-b'.split('-') == ['a', 'b']", true),
+        ("'Ab'.lowerAscii() == 'ab'", true),
+        // Optional field selection (Kubernetes enables cel-go's optional syntax).
+        ("{'a': 1}.?a.orValue(2) == 1", true),
+        ("{'a': 1}.?b.orValue(2) == 2", true),
+        ("!{'a': 1}.?b.hasValue()", true),
+    ];
+    let error = compile("[0, 1].all(x, 1 / x > 0)", &[]).unwrap();
+    assert_eq!(
+        error.evaluate(&[], PER_CALL_LIMIT).result,
+        Err(EvalError::Failed("division by zero".to_owned()))
+    );
+    for (source, want) in cases {
+        let program = compile(source, &[]).unwrap();
+        assert_eq!(
+            program.evaluate(&[], PER_CALL_LIMIT).result,
+            Ok(cel::Value::Bool(want)),
+            "{source}"
+        );
+    }
+}
