@@ -189,3 +189,113 @@ fn every_kubectl_creates_and_uses_a_crd() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// A CRD whose root keeps unknown fields, and whose spec embeds a resource.
+const OPEN_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: bags.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: bags, singular: bag, kind: Bag}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+        properties:
+          spec:
+            type: object
+            properties:
+              template:
+                type: object
+                x-kubernetes-embedded-resource: true
+                properties:
+                  data: {type: string}
+"#;
+
+/// How custom resources' schemas are published (apiextensions-apiserver
+/// `pkg/controller/openapi/builder`, `buildKubeNative`, `addTypeMetaProperties`,
+/// `addEmbeddedProperties`): `apiVersion`, `kind` and `metadata` (ObjectMeta) are added at
+/// the root and in embedded resources, so kubectl's client-side validation of 1.20 (against
+/// `/openapi/v2`) accepts well-formed objects and refuses unknown fields; a schema that keeps
+/// unknown fields at its root is published in v2 as a bare object, which kubectl does not
+/// check.
+fn published_schemas_cycle(k: &Kubectl<'_>) -> Result<(), String> {
+    for (file, crd, name) in [
+        ("crd.yaml", SMALL_CRD, "crontabs"),
+        ("open.yaml", OPEN_CRD, "bags"),
+    ] {
+        let path = k.file(file, crd);
+        k.ok(&["apply", "-f", &path.to_string_lossy()])?;
+        k.ok(&[
+            "wait",
+            "--for",
+            "condition=Established",
+            &format!("crd/{name}.stable.example.com"),
+            "--timeout=20s",
+        ])?;
+    }
+    let tab = k.file(
+        "tab.yaml",
+        "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: t\n  labels: {a: b}\nspec:\n  cronSpec: '* * * * */5'\n",
+    );
+    k.ok(&["apply", "-f", &tab.to_string_lossy()])?;
+    let odd = k.file(
+        "odd.yaml",
+        "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: u\nspec:\n  color: red\n",
+    );
+    match k.ok(&["apply", "-f", &odd.to_string_lossy()]) {
+        Ok(out) => {
+            return Err(format!(
+                "an unknown field passed kubectl's validation: {out}"
+            ));
+        }
+        Err(e) => expect(
+            "kubectl's validation",
+            &e,
+            "unknown field \"color\" in com.example.stable.v1.CronTab.spec",
+        )?,
+    }
+    let bag = k.file(
+        "bag.yaml",
+        "apiVersion: stable.example.com/v1\nkind: Bag\nmetadata:\n  name: b\nanything: 1\nspec:\n  template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: hello}\n",
+    );
+    k.ok(&["apply", "-f", &bag.to_string_lossy()])?;
+    // The document is large: read it with curl rather than through kubectl's pipe.
+    let fetched = std::process::Command::new("curl")
+        .args(["-sS", "--max-time", "30"])
+        .arg(format!("{}/openapi/v2", k.server().url()))
+        .output()
+        .map_err(|e| e.to_string())?;
+    let v2: serde_json::Value =
+        serde_json::from_slice(&fetched.stdout).map_err(|e| e.to_string())?;
+    let tab_schema = &v2["definitions"]["com.example.stable.v1.CronTab"];
+    let meta_ref = &tab_schema["properties"]["metadata"]["$ref"];
+    if meta_ref != "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+        || tab_schema["properties"]["apiVersion"]["type"] != "string"
+    {
+        return Err(format!("CronTab's v2 schema: {tab_schema}"));
+    }
+    let bag_schema = &v2["definitions"]["com.example.stable.v1.Bag"];
+    if bag_schema["type"] != "object" || bag_schema.get("properties").is_some() {
+        return Err(format!(
+            "Bag's v2 schema is not a bare object: {bag_schema}"
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn custom_resources_pass_kubectls_validation_in_1_20() {
+    let server = KapiServer::start(&ServerOptions::release("1.20")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let binary = PathBuf::from("kubectl");
+    if let Err(e) = published_schemas_cycle(&kubectl(&binary, &server, dir.path())) {
+        panic!("{e}\nserver stderr:\n{}", server.stderr());
+    }
+}

@@ -1,6 +1,6 @@
 //! Kubernetes' CEL libraries, one module per upstream library, each registering its overloads
 //! on the environment. A function works on the crate's [`cel::Value`]s through
-//! [`value_overload!`], which converts its arguments and result; it charges the cost of the
+//! `value_overload!`, which converts its arguments and result; it charges the cost of the
 //! sizes it traverses to the running evaluation.
 //!
 //! Upstream: `k8s.io/apiserver/pkg/cel/library/` (`lists.go`, `regex.go`, `urls.go`,

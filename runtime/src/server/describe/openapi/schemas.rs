@@ -48,8 +48,122 @@ pub(super) fn gvk_object(gvk: &GroupVersionKind) -> Value {
     json!({"group": gvk.group, "kind": gvk.kind, "version": gvk.version})
 }
 
-/// The kind's own schema, or the permissive stand-in.
-fn kind_schema(kind: &RegisteredKind) -> Value {
+/// TypeMeta's and ObjectMeta's descriptions, as upstream's generated definitions and
+/// `swaggerPartialObjectMetadataDescriptions` word them.
+const API_VERSION_DOC: &str = "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources";
+const KIND_DOC: &str = "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds";
+const METADATA_DOC: &str = "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+/// An embedded resource's own wording (`addEmbeddedProperties`).
+const EMBEDDED_API_VERSION_DOC: &str = "apiVersion defines the versioned schema of this representation of an object. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources";
+const EMBEDDED_KIND_DOC: &str = "kind is a string value representing the type of this object. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds";
+/// The definition a custom resource's `metadata` refers to.
+const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
+/// A CRD's schema as upstream publishes it (`buildKubeNative` in apiextensions-apiserver's
+/// `pkg/controller/openapi/builder`): `apiVersion`, `kind` and `metadata` (a reference to
+/// ObjectMeta) added at the root and in every embedded resource, except that a Swagger 2.0
+/// document publishes a schema that keeps unknown fields at its root as a bare object, and
+/// leaves such subtrees alone, because kubectl would refuse every field they do not declare.
+fn crd_published(mut schema: Value, dialect: Dialect, meta: &Value) -> Value {
+    let keeps_unknown = |schema: &Value| {
+        schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
+    };
+    if dialect == Dialect::V2 && keeps_unknown(&schema) {
+        return json!({"type": "object"});
+    }
+    if let Some(object) = schema.as_object_mut() {
+        let properties = object.entry("properties").or_insert_with(|| json!({}));
+        if let Some(properties) = properties.as_object_mut() {
+            properties.insert(
+                "apiVersion".into(),
+                json!({"description": API_VERSION_DOC, "type": "string"}),
+            );
+            properties.insert(
+                "kind".into(),
+                json!({"description": KIND_DOC, "type": "string"}),
+            );
+            properties.insert("metadata".into(), meta.clone());
+        }
+    }
+    add_embedded_properties(&mut schema, dialect, meta);
+    schema
+}
+
+/// `addEmbeddedProperties`: the type meta and metadata of every `x-kubernetes-embedded-resource`
+/// below `schema`, which also requires `kind` and `apiVersion`.
+fn add_embedded_properties(schema: &mut Value, dialect: Dialect, meta: &Value) {
+    let Value::Object(object) = schema else {
+        return;
+    };
+    if let Some(Value::Object(properties)) = object.get_mut("properties") {
+        properties
+            .values_mut()
+            .for_each(|child| add_embedded_properties(child, dialect, meta));
+    }
+    for nested in ["items", "additionalProperties"] {
+        if let Some(child) = object.get_mut(nested) {
+            add_embedded_properties(child, dialect, meta);
+        }
+    }
+    let flag = |name: &str| object.get(name) == Some(&Value::Bool(true));
+    if dialect == Dialect::V2 && flag("x-kubernetes-preserve-unknown-fields") {
+        return;
+    }
+    if !flag("x-kubernetes-embedded-resource") {
+        return;
+    }
+    let properties = object.entry("properties").or_insert_with(|| json!({}));
+    if let Some(properties) = properties.as_object_mut() {
+        properties.insert(
+            "apiVersion".into(),
+            json!({"description": EMBEDDED_API_VERSION_DOC, "type": "string"}),
+        );
+        properties.insert(
+            "kind".into(),
+            json!({"description": EMBEDDED_KIND_DOC, "type": "string"}),
+        );
+        properties.insert("metadata".into(), meta.clone());
+    }
+    let required = object.entry("required").or_insert_with(|| json!([]));
+    if let Some(required) = required.as_array_mut() {
+        for name in ["kind", "apiVersion"] {
+            if !required.iter().any(|r| r == name) {
+                required.push(json!(name));
+            }
+        }
+    }
+}
+
+/// What a custom resource's `metadata` is published as: a reference to ObjectMeta (an `allOf`
+/// of it in v3, where a reference takes no siblings) when the document has it, else an object.
+fn crd_metadata(
+    registry: &Registry,
+    dialect: Dialect,
+    schemas: &mut BTreeMap<String, Value>,
+) -> Value {
+    add_with_references(registry, OBJECT_META, schemas);
+    if !schemas.contains_key(OBJECT_META) {
+        return json!({"description": METADATA_DOC, "type": "object"});
+    }
+    let reference = Dialect::V3.schema_ref(OBJECT_META);
+    match dialect {
+        // References are written in v3's form and rewritten with the rest for Swagger 2.0.
+        Dialect::V2 => {
+            let mut meta = reference;
+            meta["description"] = json!(METADATA_DOC);
+            meta
+        }
+        Dialect::V3 => json!({"description": METADATA_DOC, "allOf": [reference]}),
+    }
+}
+
+/// The kind's own schema (a CRD's as upstream publishes it), or the permissive stand-in.
+fn kind_schema(
+    kind: &RegisteredKind,
+    registry: &Registry,
+    dialect: Dialect,
+    schemas: &mut BTreeMap<String, Value>,
+) -> Value {
     let info = &*kind.info;
     let registered = kind
         .schema
@@ -57,6 +171,13 @@ fn kind_schema(kind: &RegisteredKind) -> Value {
         .and_then(|source| source())
         .and_then(|schema| serde_json::to_value(schema).ok())
         .filter(Value::is_object);
+    let registered = match registered {
+        Some(schema) if kind.from_crd => {
+            let meta = crd_metadata(registry, dialect, schemas);
+            Some(crd_published(schema, dialect, &meta))
+        }
+        other => other,
+    };
     let mut schema = registered.unwrap_or_else(|| {
         json!({
             "description": format!(
@@ -254,7 +375,8 @@ pub(super) fn add_kind_schemas(
         }
         None => {
             let name = definition_name(&info.gvk);
-            schemas.insert(name.clone(), kind_schema(kind));
+            let schema = kind_schema(kind, registry, dialect, schemas);
+            schemas.insert(name.clone(), schema);
             name
         }
     };

@@ -1,0 +1,265 @@
+//! `kapi-cel-load`: what CEL rules cost a custom resource's create (issue 19).
+//!
+//! Creates in closed loop at `--concurrency` connections against the in-process server
+//! (`kapi-test`, memory store), of an object of a CRD whose schema carries ten
+//! `x-kubernetes-validations` rules of the kinds real CRDs use (bounds, sizes, regexes,
+//! comprehensions over lists, optional fields, a URL check), and of the same CRD without the
+//! rules. Rounds alternate between the two on fresh servers, so a busy machine slows both
+//! alike; the medians and their ratio are printed as one Markdown table, with each round's CPU
+//! time per create (the whole process's, client included, from `/proc/self/stat`).
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "a benchmark: a failed unwrap is a failed run"
+)]
+
+#[path = "../http.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod http;
+#[path = "../rounds.rs"]
+mod rounds;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use bytes::Bytes;
+use clap::Parser;
+use hyper::{Method, StatusCode};
+use kapi_test::TestServer;
+use serde_json::{Value, json};
+
+use crate::http::Conn;
+use crate::rounds::{cpu_time, median};
+
+// The allocator the `kapi` server ships with (runtime/server/src/main.rs).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// Options of one run.
+#[derive(Debug, Parser)]
+#[command(about = "Custom resource creates with ten CEL rules, and without")]
+struct Args {
+    /// Connections sending creates at once.
+    #[arg(long, default_value_t = 8)]
+    concurrency: usize,
+    /// Seconds each round runs.
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+    /// Rounds of each variant, alternating.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+}
+
+/// The ten rules, on the spec.
+const RULES: [(&str, &str); 10] = [
+    (
+        "self.replicas >= 0 && self.replicas <= 1000",
+        "replicas out of range",
+    ),
+    ("self.name.size() <= 63", "name too long"),
+    (
+        "self.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",
+        "name is not a DNS label",
+    ),
+    ("self.tags.all(t, t.size() < 32)", "tag too long"),
+    (
+        "!has(self.mode) || self.mode in ['Fast', 'Safe']",
+        "unknown mode",
+    ),
+    (
+        "self.ports.all(p, p.port > 0 && p.port < 65536)",
+        "port out of range",
+    ),
+    (
+        "self.ports.all(p, self.ports.exists_one(q, q.name == p.name))",
+        "port names repeat",
+    ),
+    (
+        "!has(self.minReplicas) || self.minReplicas <= self.replicas",
+        "minReplicas above replicas",
+    ),
+    ("!self.tags.exists(t, t == 'forbidden')", "forbidden tag"),
+    (
+        "isURL(self.endpoint) && url(self.endpoint).getScheme() == 'https'",
+        "endpoint must be https",
+    ),
+];
+
+/// The CRD, with the rules or without.
+fn crd(rules: bool) -> Value {
+    let validations: Vec<Value> = if rules {
+        RULES
+            .iter()
+            .map(|(rule, message)| json!({"rule": rule, "message": message}))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.bench.kapi.dev"},
+        "spec": {
+            "group": "bench.kapi.dev",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {
+                        "type": "object",
+                        "required": ["replicas", "name", "tags", "ports", "endpoint"],
+                        "x-kubernetes-validations": validations,
+                        "properties": {
+                            "replicas": {"type": "integer"},
+                            "minReplicas": {"type": "integer"},
+                            "name": {"type": "string", "maxLength": 253},
+                            "mode": {"type": "string", "maxLength": 16},
+                            "endpoint": {"type": "string", "maxLength": 2048},
+                            "tags": {"type": "array", "maxItems": 16,
+                                "items": {"type": "string", "maxLength": 64}},
+                            "ports": {"type": "array", "maxItems": 16, "items": {
+                                "type": "object",
+                                "properties": {
+                                    "name": {"type": "string", "maxLength": 63},
+                                    "port": {"type": "integer"}
+                                }
+                            }}
+                        }
+                    }
+                }}}
+            }]
+        }
+    })
+}
+
+/// The body of a create of the Widget `name`, valid under every rule.
+fn body(name: &str) -> Bytes {
+    Bytes::from(
+        json!({
+            "apiVersion": "bench.kapi.dev/v1",
+            "kind": "Widget",
+            "metadata": {"name": name, "labels": {"app": "bench"}},
+            "spec": {
+                "replicas": 3, "minReplicas": 1, "name": "web-frontend", "mode": "Safe",
+                "endpoint": "https://example.com/api",
+                "tags": ["blue", "green", "canary", "eu-west"],
+                "ports": [{"name": "http", "port": 80}, {"name": "https", "port": 443},
+                          {"name": "metrics", "port": 9090}]
+            }
+        })
+        .to_string(),
+    )
+}
+
+/// One round's figures.
+struct Round {
+    /// Creates per second.
+    rate: f64,
+    /// CPU microseconds per create.
+    cpu: f64,
+}
+
+/// Creates per second and CPU per create over one round on a fresh server.
+async fn round(rules: bool, args: &Args) -> Result<Round> {
+    let server = TestServer::builder().start().await?;
+    let addr = server.addr();
+    let mut probe = Conn::connect(addr).await?;
+    probe
+        .expect(
+            Method::POST,
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            Some(Bytes::from(crd(rules).to_string())),
+            StatusCode::CREATED,
+        )
+        .await?;
+    let path = "/apis/bench.kapi.dev/v1/namespaces/default/widgets";
+    // The CRD is served once it is established; then check one write of each side.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, _) = probe.send(Method::GET, path, None).await?;
+        if status == StatusCode::OK {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("the CRD was not served within 10 s ({status})");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    probe
+        .expect(Method::POST, path, Some(body("probe")), StatusCode::CREATED)
+        .await?;
+    if rules {
+        // A rule that fails must be refused, or the rules are not running.
+        let bad = body("bad").to_vec();
+        let bad = String::from_utf8(bad)?.replace("https://", "http://");
+        probe
+            .expect(
+                Method::POST,
+                path,
+                Some(Bytes::from(bad)),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            )
+            .await?;
+    }
+    let created = Arc::new(AtomicUsize::new(0));
+    let deadline = Instant::now() + Duration::from_secs(args.seconds);
+    let mut tasks = Vec::new();
+    for worker in 0..args.concurrency {
+        let created = created.clone();
+        let mut conn = Conn::connect(addr).await?;
+        tasks.push(tokio::spawn(async move {
+            let mut n = 0;
+            while Instant::now() < deadline {
+                let name = format!("w-{worker}-{n}");
+                conn.expect(Method::POST, path, Some(body(&name)), StatusCode::CREATED)
+                    .await?;
+                created.fetch_add(1, Ordering::Relaxed);
+                n += 1;
+            }
+            anyhow::Ok(())
+        }));
+    }
+    let started = Instant::now();
+    let cpu_started = cpu_time()?;
+    for task in tasks {
+        task.await??;
+    }
+    let cpu = (cpu_time()? - cpu_started).as_secs_f64();
+    let n = created.load(Ordering::Relaxed) as f64;
+    Ok(Round {
+        rate: n / started.elapsed().as_secs_f64(),
+        cpu: cpu * 1e6 / n,
+    })
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..args.rounds {
+        with.push(runtime.block_on(round(true, &args))?);
+        without.push(runtime.block_on(round(false, &args))?);
+    }
+    let rates = |rounds: &[Round]| median(rounds.iter().map(|r| r.rate).collect());
+    let cpus = |rounds: &[Round]| median(rounds.iter().map(|r| r.cpu).collect());
+    let (with_rate, without_rate) = (rates(&with), rates(&without));
+    let (with_cpu, without_cpu) = (cpus(&with), cpus(&without));
+    println!(
+        "| Widget creates, {} in flight, in-process server, memory store | creates/s | CPU µs per create |",
+        args.concurrency
+    );
+    println!("|---|---|---|");
+    println!("| with ten CEL rules | {with_rate:.0} | {with_cpu:.0} |");
+    println!("| the same CRD without them | {without_rate:.0} | {without_cpu:.0} |");
+    println!(
+        "| ratio with / without (target ≥ 0.8) | {:.2} | {:.2} |",
+        with_rate / without_rate,
+        without_cpu / with_cpu
+    );
+    Ok(())
+}
