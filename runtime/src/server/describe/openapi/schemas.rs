@@ -72,21 +72,22 @@ fn crd_published(mut schema: Value, dialect: Dialect, meta: &Value) -> Value {
         return json!({"type": "object"});
     }
     if let Some(object) = schema.as_object_mut() {
-        let properties = object.entry("properties").or_insert_with(|| json!({}));
-        if let Some(properties) = properties.as_object_mut() {
-            properties.insert(
-                "apiVersion".into(),
-                json!({"description": API_VERSION_DOC, "type": "string"}),
-            );
-            properties.insert(
-                "kind".into(),
-                json!({"description": KIND_DOC, "type": "string"}),
-            );
-            properties.insert("metadata".into(), meta.clone());
-        }
+        add_type_meta(object, [API_VERSION_DOC, KIND_DOC], meta);
     }
     add_embedded_properties(&mut schema, dialect, meta);
     schema
+}
+
+/// Sets the `apiVersion` and `kind` properties (with these descriptions) and `metadata` of an
+/// object schema.
+fn add_type_meta(object: &mut serde_json::Map<String, Value>, docs: [&str; 2], meta: &Value) {
+    let properties = object.entry("properties").or_insert_with(|| json!({}));
+    if let Some(properties) = properties.as_object_mut() {
+        for (name, doc) in ["apiVersion", "kind"].into_iter().zip(docs) {
+            properties.insert(name.into(), json!({"description": doc, "type": "string"}));
+        }
+        properties.insert("metadata".into(), meta.clone());
+    }
 }
 
 /// `addEmbeddedProperties`: the type meta and metadata of every `x-kubernetes-embedded-resource`
@@ -112,18 +113,7 @@ fn add_embedded_properties(schema: &mut Value, dialect: Dialect, meta: &Value) {
     if !flag("x-kubernetes-embedded-resource") {
         return;
     }
-    let properties = object.entry("properties").or_insert_with(|| json!({}));
-    if let Some(properties) = properties.as_object_mut() {
-        properties.insert(
-            "apiVersion".into(),
-            json!({"description": EMBEDDED_API_VERSION_DOC, "type": "string"}),
-        );
-        properties.insert(
-            "kind".into(),
-            json!({"description": EMBEDDED_KIND_DOC, "type": "string"}),
-        );
-        properties.insert("metadata".into(), meta.clone());
-    }
+    add_type_meta(object, [EMBEDDED_API_VERSION_DOC, EMBEDDED_KIND_DOC], meta);
     let required = object.entry("required").or_insert_with(|| json!([]));
     if let Some(required) = required.as_array_mut() {
         for name in ["kind", "apiVersion"] {
