@@ -1,8 +1,14 @@
-//! Kubernetes' regex library: `find` and `findAll` (`matches` is the standard library's).
+//! Regular expressions: the standard library's `matches` and Kubernetes' `find` and `findAll`,
+//! over one process-wide cache of compiled patterns.
 //!
-//! Upstream: `k8s.io/apiserver/pkg/cel/library/regex.go`.
+//! Rules almost always give their pattern as a literal, which cel-go compiles once with the
+//! program; the crate's own `matches` compiled it on every call, which made a rule with
+//! `matches` cost more than the rest of a create. Its feature is off and `matches` is here.
+//!
+//! Upstream: `k8s.io/apiserver/pkg/cel/library/regex.go`, cel-go's `matches`.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use cel::common::types::{INT_TYPE, STRING_TYPE};
 use cel::{Env, ExecutionError, Value};
@@ -11,6 +17,19 @@ use super::{string_arg, value_overload};
 use crate::cel::cost::charge;
 
 pub(super) fn register(env: &mut Env) {
+    let _ = env.add_overload(
+        "matches",
+        "matches",
+        vec![STRING_TYPE, STRING_TYPE],
+        value_overload!(matches),
+    );
+    let _ = env.add_member_overload(
+        "matches",
+        "matches_string",
+        STRING_TYPE,
+        vec![STRING_TYPE],
+        value_overload!(matches),
+    );
     let _ = env.add_member_overload(
         "find",
         "string_find_string",
@@ -38,9 +57,41 @@ fn compiled(function: &str, args: &[Value]) -> Result<(String, ::regex::Regex), 
     let text = string_arg(function, args, 0)?;
     let pattern = string_arg(function, args, 1)?;
     charge((text.len() as u64).saturating_mul(pattern.len().max(1) as u64) / 10 + 1)?;
-    let re = ::regex::Regex::new(pattern)
-        .map_err(|e| ExecutionError::function_error(function, format!("{e}")))?;
+    let re = cached(pattern).map_err(|e| {
+        ExecutionError::function_error(function, format!("'{pattern}' not a valid regex:\n{e}"))
+    })?;
     Ok((text.to_owned(), re))
+}
+
+/// How many compiled patterns the cache keeps; past it, it starts over (a process serving
+/// more distinct patterns than this compiles some again, and memory stays bounded).
+const CACHED_PATTERNS: usize = 1024;
+
+static PATTERNS: LazyLock<Mutex<HashMap<String, ::regex::Regex>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// `pattern` compiled, from the cache when it was compiled before.
+fn cached(pattern: &str) -> Result<::regex::Regex, ::regex::Error> {
+    if let Some(re) = PATTERNS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(pattern)
+    {
+        return Ok(re.clone());
+    }
+    let re = ::regex::Regex::new(pattern)?;
+    let mut patterns = PATTERNS.lock().unwrap_or_else(PoisonError::into_inner);
+    if patterns.len() >= CACHED_PATTERNS {
+        patterns.clear();
+    }
+    patterns.insert(pattern.to_owned(), re.clone());
+    Ok(re)
+}
+
+/// Whether the pattern matches anywhere in the string (RE2's semantics: unanchored).
+fn matches(args: &[Value]) -> Result<Value, ExecutionError> {
+    let (text, re) = compiled("matches", args)?;
+    Ok(Value::Bool(re.is_match(&text)))
 }
 
 /// The first match of the pattern, or `""`.
@@ -81,6 +132,20 @@ mod tests {
             ("'123 abc 456'.findAll('[0-9]+') == ['123', '456']", true),
             ("'123 abc 456'.findAll('[0-9]+', 1) == ['123']", true),
             ("'1.2.3'.matches('^[0-9.]+$')", true),
+            // Unanchored, as RE2's; the global form too.
+            ("'abc 123'.matches('[0-9]')", true),
+            ("matches('abc', '^b')", false),
+            // The second use of a pattern comes from the cache and answers alike.
+            (
+                "'abc 123'.matches('[0-9]') && !'abc'.matches('[0-9]')",
+                true,
+            ),
         ]);
+    }
+
+    #[test]
+    fn an_invalid_pattern_is_an_evaluation_error() {
+        let error = super::super::test_support::eval("'a'.matches('[')").unwrap_err();
+        assert!(error.contains("'[' not a valid regex"), "{error}");
     }
 }
