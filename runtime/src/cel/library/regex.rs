@@ -53,7 +53,10 @@ pub(super) fn register(env: &mut Env) {
     );
 }
 
-fn compiled(function: &str, args: &[Value]) -> Result<(String, ::regex::Regex), ExecutionError> {
+fn compiled(
+    function: &str,
+    args: &[Value],
+) -> Result<(String, Arc<::regex::Regex>), ExecutionError> {
     let text = string_arg(function, args, 0)?;
     let pattern = string_arg(function, args, 1)?;
     charge((text.len() as u64).saturating_mul(pattern.len().max(1) as u64) / 10 + 1)?;
@@ -67,11 +70,13 @@ fn compiled(function: &str, args: &[Value]) -> Result<(String, ::regex::Regex), 
 /// more distinct patterns than this compiles some again, and memory stays bounded).
 const CACHED_PATTERNS: usize = 1024;
 
-static PATTERNS: LazyLock<Mutex<HashMap<String, ::regex::Regex>>> =
+/// Compiled patterns, shared rather than cloned: a cloned `Regex` starts a pool of match
+/// caches of its own, which each call would then build again.
+static PATTERNS: LazyLock<Mutex<HashMap<String, Arc<::regex::Regex>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// `pattern` compiled, from the cache when it was compiled before.
-fn cached(pattern: &str) -> Result<::regex::Regex, ::regex::Error> {
+fn cached(pattern: &str) -> Result<Arc<::regex::Regex>, ::regex::Error> {
     if let Some(re) = PATTERNS
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -79,7 +84,7 @@ fn cached(pattern: &str) -> Result<::regex::Regex, ::regex::Error> {
     {
         return Ok(re.clone());
     }
-    let re = ::regex::Regex::new(pattern)?;
+    let re = Arc::new(::regex::Regex::new(pattern)?);
     let mut patterns = PATTERNS.lock().unwrap_or_else(PoisonError::into_inner);
     if patterns.len() >= CACHED_PATTERNS {
         patterns.clear();
