@@ -23,9 +23,6 @@ mod http;
 mod rounds;
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use bytes::Bytes;
@@ -38,7 +35,7 @@ use kapi_test::TestServer;
 
 use crate::deployment::deployment;
 use crate::http::Conn;
-use crate::rounds::{cpu_time, median};
+use crate::rounds::{Round, creates, median};
 
 // The allocator the `kapi` server ships with (runtime/server/src/main.rs): the server in this
 // process allocates as the shipped one does.
@@ -107,14 +104,6 @@ fn registry(semantics: bool) -> Result<Registry> {
     Ok(registry)
 }
 
-/// One round's figures.
-struct Round {
-    /// Creates per second.
-    rate: f64,
-    /// CPU microseconds per create.
-    cpu: f64,
-}
-
 /// Creates per second and CPU per create over one round on a fresh server.
 async fn round(semantics: bool, args: &Args) -> Result<Round> {
     let server = TestServer::builder()
@@ -129,35 +118,7 @@ async fn round(semantics: bool, args: &Args) -> Result<Round> {
     probe
         .expect(Method::POST, path, Some(body("probe")), StatusCode::CREATED)
         .await?;
-    let created = Arc::new(AtomicUsize::new(0));
-    let deadline = Instant::now() + Duration::from_secs(args.seconds);
-    let mut tasks = Vec::new();
-    for worker in 0..args.concurrency {
-        let created = created.clone();
-        let mut conn = Conn::connect(addr).await?;
-        tasks.push(tokio::spawn(async move {
-            let mut n = 0;
-            while Instant::now() < deadline {
-                let name = format!("web-{worker}-{n}");
-                conn.expect(Method::POST, path, Some(body(&name)), StatusCode::CREATED)
-                    .await?;
-                created.fetch_add(1, Ordering::Relaxed);
-                n += 1;
-            }
-            anyhow::Ok(())
-        }));
-    }
-    let started = Instant::now();
-    let cpu_started = cpu_time()?;
-    for task in tasks {
-        task.await??;
-    }
-    let cpu = (cpu_time()? - cpu_started).as_secs_f64();
-    let n = created.load(Ordering::Relaxed) as f64;
-    Ok(Round {
-        rate: n / started.elapsed().as_secs_f64(),
-        cpu: cpu * 1e6 / n,
-    })
+    creates(addr, path, args.concurrency, args.seconds, body).await
 }
 
 fn main() -> Result<()> {
