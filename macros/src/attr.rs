@@ -38,6 +38,7 @@ pub(crate) const STATUS_ON_CREATE: &str = "status_on_create";
 pub(crate) const STATUS_KEEPS_METADATA: &str = "status_keeps_metadata";
 pub(crate) const WRITE_CONVERSION: &str = "write_conversion";
 pub(crate) const CREATE_ON_UPDATE: &str = "create_on_update";
+pub(crate) const CREATE_RULE: &str = "create_rule";
 pub(crate) const FIELD_LABEL: &str = "field_label";
 pub(crate) const FIELD_LABEL_MESSAGE: &str = "field_label_message";
 pub(crate) const FIELD_LABELS: &str = "field_labels";
@@ -78,6 +79,7 @@ const KEYS: &[&str] = &[
     STATUS_KEEPS_METADATA,
     WRITE_CONVERSION,
     CREATE_ON_UPDATE,
+    CREATE_RULE,
     FIELD_LABEL,
     FIELD_LABEL_MESSAGE,
     FIELD_LABELS,
@@ -206,6 +208,9 @@ pub(crate) const STATUS_ON_CREATE_VALUES: &[&str] = &["keep", "remove", "empty",
 
 /// `write_conversion = "..."`: the variants of `kapi::write_rules::WriteConversion`.
 pub(crate) const WRITE_CONVERSIONS: &[&str] = &["none", "secret_string_data"];
+
+/// `create_rule = "..."`: the variants of `kapi::write_rules::CreateRule`.
+pub(crate) const CREATE_RULES: &[&str] = &["none", "job_selector"];
 
 /// Printer column types upstream accepts (apiextensions' `printerColumnDatatypes`).
 const COLUMN_TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];
@@ -366,6 +371,7 @@ pub(crate) struct Attrs {
     pub(crate) status_keeps_metadata: Option<Vec<Spanned<String>>>,
     pub(crate) write_conversion: Option<Spanned<String>>,
     pub(crate) create_on_update: Option<bool>,
+    pub(crate) create_rule: Option<Spanned<String>>,
     pub(crate) field_labels: Vec<FieldLabelAttr>,
     pub(crate) field_label_message: Option<Spanned<String>>,
     pub(crate) field_label_set: Option<Spanned<String>>,
@@ -534,6 +540,9 @@ impl Attrs {
                     one_of(string(meta, top, errors)?, top, WRITE_CONVERSIONS, errors);
             }
             CREATE_ON_UPDATE => self.create_on_update = boolean(meta, top, errors)?,
+            CREATE_RULE => {
+                self.create_rule = one_of(string(meta, top, errors)?, top, CREATE_RULES, errors);
+            }
             FIELD_LABEL => self.field_labels.extend(parse_field_label(meta, errors)?),
             FIELD_LABEL_MESSAGE => self.field_label_message = string(meta, top, errors)?,
             FIELD_LABELS => {

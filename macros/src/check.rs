@@ -46,6 +46,8 @@ pub(crate) struct Model<'a> {
     pub(crate) write_conversion: Option<Ident>,
     /// Whether a PUT of a missing object creates it.
     pub(crate) create_on_update: bool,
+    /// The `kapi::write_rules::CreateRule` variant.
+    pub(crate) create_rule: Option<Ident>,
     pub(crate) introduced: Option<(u16, u16)>,
     pub(crate) deprecated: Option<(u16, u16)>,
     pub(crate) removed: Option<(u16, u16)>,
@@ -232,6 +234,10 @@ pub(crate) fn resolve<'a>(
             .as_ref()
             .map(|w| Ident::new(&upper_camel(&w.value), w.span)),
         create_on_update: attrs.create_on_update.unwrap_or(false),
+        create_rule: attrs
+            .create_rule
+            .as_ref()
+            .map(|r| Ident::new(&upper_camel(&r.value), r.span)),
         introduced: attrs.introduced.map(|v| v.value),
         deprecated: attrs.deprecated.map(|v| v.value),
         removed: attrs.removed.map(|v| v.value),

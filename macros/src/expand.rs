@@ -344,6 +344,10 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
         None => quote!(#rules::WriteRules::CUSTOM.write_conversion),
     };
     let create_on_update = model.create_on_update;
+    let create_rule = match &model.create_rule {
+        Some(variant) => quote!(#rules::CreateRule::#variant),
+        None => quote!(#rules::WriteRules::CUSTOM.create_rule),
+    };
     let labels_mod = quote!(#krate::field_labels);
     let field_labels = match &model.field_labels {
         check::FieldLabels::Custom => quote!(#labels_mod::FieldLabels::Custom),
@@ -408,6 +412,7 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
                 status_on_create: #status_on_create,
                 status_update: #status_update,
                 write_conversion: #write_conversion,
+                create_rule: #create_rule,
                 create_on_update: #create_on_update,
             },
             family: #family,

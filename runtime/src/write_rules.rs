@@ -24,6 +24,8 @@ pub struct WriteRules {
     /// What every write does to the object as decoded, as upstream's conversion to the
     /// internal type does.
     pub write_conversion: WriteConversion,
+    /// What a create does to the object before it is validated, beyond its status.
+    pub create_rule: CreateRule,
     /// Whether a PUT of a missing object creates it (201), as upstream's strategies that
     /// return true from `AllowCreateOnUpdate` (Endpoints, Events, LimitRanges, Leases, RBAC);
     /// otherwise such a PUT is a 404.
@@ -38,6 +40,7 @@ impl WriteRules {
         status_on_create: StatusOnCreate::Remove,
         status_update: StatusUpdate::OnlyStatus,
         write_conversion: WriteConversion::None,
+        create_rule: CreateRule::None,
         create_on_update: false,
     };
 
@@ -143,6 +146,128 @@ impl WriteConversion {
             Self::SecretStringData => fold_string_data(object),
         }
     }
+}
+
+/// What a create does to a new object before it is validated, one named rule per upstream
+/// strategy's `PrepareForCreate` step that is not about status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CreateRule {
+    /// Nothing.
+    None,
+    /// A Job's selector and pod labels (`generateSelector` in `pkg/registry/batch/job`):
+    /// unless `manualSelector` is true, the template is labelled with the Job's name and uid
+    /// (labels it already has are kept) and the selector selects the uid.
+    JobSelector,
+}
+
+impl CreateRule {
+    /// Applies the rule to `object`, which has its uid, in release `release`.
+    pub fn apply(self, object: &mut Value, release: KubeVersion) {
+        match self {
+            Self::None => {}
+            Self::JobSelector => generate_job_selector(object, release),
+        }
+    }
+}
+
+/// A label the Job strategy puts on a Job's pod template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobLabel {
+    /// The label's key.
+    pub name: &'static str,
+    /// Whether its value is the Job's uid (else its name).
+    pub uid: bool,
+    /// Whether it is one of the `batch.kubernetes.io/` labels of 1.27 on.
+    pub prefixed: bool,
+}
+
+/// From 1.27 Jobs' pods also carry `batch.kubernetes.io/job-name` and
+/// `batch.kubernetes.io/controller-uid`, and the selector selects the latter.
+const PREFIXED_JOB_LABELS_SINCE: KubeVersion = KubeVersion::new(1, 27);
+
+const JOB_LABELS: [JobLabel; 4] = [
+    JobLabel {
+        name: "job-name",
+        uid: false,
+        prefixed: false,
+    },
+    JobLabel {
+        name: "batch.kubernetes.io/job-name",
+        uid: false,
+        prefixed: true,
+    },
+    JobLabel {
+        name: "controller-uid",
+        uid: true,
+        prefixed: false,
+    },
+    JobLabel {
+        name: "batch.kubernetes.io/controller-uid",
+        uid: true,
+        prefixed: true,
+    },
+];
+
+/// The labels a Job's pod template gets in release `release`, in the order upstream adds them.
+pub fn job_labels(release: KubeVersion) -> &'static [JobLabel] {
+    if release >= PREFIXED_JOB_LABELS_SINCE {
+        &JOB_LABELS
+    } else {
+        // Without the prefixed ones: the legacy name, then the legacy uid.
+        &LEGACY_JOB_LABELS
+    }
+}
+
+const LEGACY_JOB_LABELS: [JobLabel; 2] = [JOB_LABELS[0], JOB_LABELS[2]];
+
+fn generate_job_selector(job: &mut Value, release: KubeVersion) {
+    if job.pointer("/spec/manualSelector") == Some(&Value::Bool(true)) {
+        return;
+    }
+    let meta = |field: &str| {
+        job.pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let (name, uid) = (meta("name"), meta("uid"));
+    let Some(spec) = job.get_mut("spec") else {
+        return;
+    };
+    if let Some(labels) = object_at(spec, &["template", "metadata", "labels"]) {
+        for label in job_labels(release) {
+            let value = if label.uid { &uid } else { &name };
+            labels
+                .entry(label.name)
+                .or_insert_with(|| Value::from(value.as_str()));
+        }
+    }
+    let key = if release >= PREFIXED_JOB_LABELS_SINCE {
+        "batch.kubernetes.io/controller-uid"
+    } else {
+        "controller-uid"
+    };
+    if let Some(match_labels) = object_at(spec, &["selector", "matchLabels"]) {
+        match_labels.entry(key).or_insert_with(|| Value::from(uid));
+    }
+}
+
+/// The object at `path` under `value`, each step made an object when it is missing or null,
+/// as Go makes a nil map or pointer before writing through it; none under a value of another
+/// type.
+fn object_at<'v>(
+    value: &'v mut Value,
+    path: &[&str],
+) -> Option<&'v mut serde_json::Map<String, Value>> {
+    let mut map = value.as_object_mut()?;
+    for step in path {
+        let slot = map.entry(*step).or_insert(Value::Null);
+        if slot.is_null() {
+            *slot = Value::Object(serde_json::Map::new());
+        }
+        map = slot.as_object_mut()?;
+    }
+    Some(map)
 }
 
 /// `Convert_v1_Secret_To_core_Secret`: "StringData overwrites Data".
@@ -348,6 +473,37 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_jobs_selector_is_generated_as_its_release_did() {
+        // generateSelector (pkg/registry/batch/job/strategy.go): labels the template already
+        // has are kept; the prefixed labels and the prefixed selector key from 1.27.
+        let job = || {
+            json!({"metadata": {"name": "pi", "uid": "u-1"},
+                "spec": {"template": {"metadata": {"labels": {"job-name": "mine"}}}}})
+        };
+        let mut old = job();
+        CreateRule::JobSelector.apply(&mut old, KubeVersion::new(1, 20));
+        assert_eq!(
+            old["spec"],
+            json!({"template": {"metadata": {"labels": {"job-name": "mine", "controller-uid": "u-1"}}},
+                "selector": {"matchLabels": {"controller-uid": "u-1"}}})
+        );
+        let mut new = job();
+        CreateRule::JobSelector.apply(&mut new, KubeVersion::new(1, 28));
+        assert_eq!(
+            new["spec"],
+            json!({"template": {"metadata": {"labels": {"job-name": "mine",
+                    "batch.kubernetes.io/job-name": "pi", "controller-uid": "u-1",
+                    "batch.kubernetes.io/controller-uid": "u-1"}}},
+                "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "u-1"}}})
+        );
+        let mut manual = job();
+        manual["spec"]["manualSelector"] = json!(true);
+        let before = manual.clone();
+        CreateRule::JobSelector.apply(&mut manual, KubeVersion::new(1, 28));
+        assert_eq!(manual, before);
+    }
 
     #[test]
     fn each_rule_bumps_on_what_its_strategy_compares() {

@@ -283,6 +283,7 @@ fn namespaced_kind_info_has_every_attribute() {
                 keeps: &["labels"],
             },
             write_conversion: kapi::write_rules::WriteRules::CUSTOM.write_conversion,
+            create_rule: kapi::write_rules::CreateRule::None,
             create_on_update: false,
         },
         family: None,

@@ -228,3 +228,170 @@ fn generation_and_status_follow_each_kinds_strategy() {
         assert_eq!(generation(&k, "priorityclass/high"), 1, "{release}");
     }
 }
+
+const JOBS: &str = "apiVersion: batch/v1
+kind: Job
+metadata: {name: pi}
+spec:
+  template:
+    metadata: {labels: {app: pi}}
+    spec:
+      restartPolicy: Never
+      containers: [{name: pi, image: perl}]
+---
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: legacy}
+spec:
+  template:
+    metadata: {labels: {app: legacy}}
+    spec:
+      containers: [{name: web, image: nginx}]
+";
+
+#[test]
+fn jobs_get_the_selector_and_labels_their_strategy_generates() {
+    for release in ["1.20", "1.28", "1.34", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let file = k.file("jobs.yaml", JOBS);
+        k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+
+        // jobStrategy.PrepareForCreate (generateSelector): the template is labelled with the
+        // Job's name and uid, from 1.27 also under batch.kubernetes.io/, and the selector
+        // selects the uid. SetDefaults_Job copies the template's labels as they were sent to
+        // the Job's own, and from 1.28 writes manualSelector: false, from 1.29 the pod
+        // replacement policy.
+        let job = get(&k, "job/pi");
+        let uid = job["metadata"]["uid"].as_str().unwrap();
+        let labels = &job["spec"]["template"]["metadata"]["labels"];
+        assert_eq!(labels["app"], "pi", "{release}");
+        assert_eq!(labels["job-name"], "pi", "{release}");
+        assert_eq!(labels["controller-uid"], uid, "{release}");
+        let old = release == "1.20";
+        let key = if old {
+            "controller-uid"
+        } else {
+            "batch.kubernetes.io/controller-uid"
+        };
+        assert_eq!(
+            job["spec"]["selector"],
+            json!({"matchLabels": {key: uid}}),
+            "{release}"
+        );
+        if !old {
+            assert_eq!(labels["batch.kubernetes.io/job-name"], "pi", "{release}");
+            assert_eq!(
+                labels["batch.kubernetes.io/controller-uid"], uid,
+                "{release}"
+            );
+            assert_eq!(job["spec"]["manualSelector"], false, "{release}");
+        } else {
+            assert_eq!(labels.as_object().unwrap().len(), 3, "{release}");
+            assert!(job["spec"].get("manualSelector").is_none(), "{release}");
+        }
+        assert_eq!(job["metadata"]["labels"], json!({"app": "pi"}), "{release}");
+        let replacement = &job["spec"]["podReplacementPolicy"];
+        match release {
+            "1.20" | "1.28" => assert!(replacement.is_null(), "{release}"),
+            _ => assert_eq!(replacement, "TerminatingOrFailed", "{release}"),
+        }
+        // Pods the generated selector picks: kubectl's own selector string.
+        let pods = k.expect_ok(&[
+            "get",
+            "job/pi",
+            "-o",
+            "jsonpath={.spec.selector.matchLabels}",
+        ]);
+        assert!(pods.contains(uid), "{release}: {pods}");
+
+        // SetDefaults_ReplicationController: the template's labels select and label it.
+        let rc = get(&k, "replicationcontroller/legacy");
+        assert_eq!(
+            rc["spec"]["selector"],
+            json!({"app": "legacy"}),
+            "{release}"
+        );
+        assert_eq!(
+            rc["metadata"]["labels"],
+            json!({"app": "legacy"}),
+            "{release}"
+        );
+
+        // validateGeneratedSelector: a selector of one's own needs manualSelector: true.
+        let own = k.file(
+            "own.yaml",
+            "apiVersion: batch/v1
+kind: Job
+metadata: {name: own}
+spec:
+  selector: {matchLabels: {app: own}}
+  template:
+    metadata: {labels: {app: own}}
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+",
+        );
+        let refused =
+            k.expect_failure(&["create", "--validate=false", "-f", own.to_str().unwrap()]);
+        assert!(
+            refused.contains("spec.selector: Invalid value:")
+                && refused.contains("`selector` not auto-generated"),
+            "{release}: {refused}"
+        );
+        let manual = std::fs::read_to_string(&own).unwrap().replace(
+            "spec:\n  selector",
+            "spec:\n  manualSelector: true\n  selector",
+        );
+        let manual = k.file("manual.yaml", &manual);
+        k.expect_ok(&["create", "--validate=false", "-f", manual.to_str().unwrap()]);
+        let kept = get(&k, "job/own");
+        assert_eq!(
+            kept["spec"]["selector"],
+            json!({"matchLabels": {"app": "own"}}),
+            "{release}"
+        );
+        assert!(
+            kept["spec"]["template"]["metadata"]["labels"]
+                .get("job-name")
+                .is_none(),
+            "{release}"
+        );
+
+        // validateJobSpec: a Job's pods may not restart in place (the pod default, Always).
+        let always = k.file(
+            "always.yaml",
+            "apiVersion: batch/v1
+kind: Job
+metadata: {name: always}
+spec:
+  template:
+    spec:
+      containers: [{name: c, image: busybox}]
+",
+        );
+        let refused =
+            k.expect_failure(&["create", "--validate=false", "-f", always.to_str().unwrap()]);
+        let want = if old {
+            r#"spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never""#
+        } else {
+            r#"spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never""#
+        };
+        assert!(refused.contains(want), "{release}: {refused}");
+
+        // ValidateJobSpecUpdate: the selector and completions stay.
+        let refused = k.expect_failure(&[
+            "patch",
+            "job/pi",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"completions":2}}"#,
+        ]);
+        assert!(
+            refused.contains("spec.completions: Invalid value: 2: field is immutable"),
+            "{release}: {refused}"
+        );
+    }
+}

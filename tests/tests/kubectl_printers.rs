@@ -502,12 +502,21 @@ fn check_workloads(release: &str, k: &Kubectl<'_>, expect: &Expect<'_>, get: &Ge
         "web-rs",
         "NAME=web-rs|DESIRED=2|CURRENT=0|READY=0|CONTAINERS=nginx|IMAGES=nginx|SELECTOR=app=web",
     );
-    // printJob: STATUS since 1.30; no start time, no duration.
+    // printJob: STATUS since 1.30; no start time, no duration. The selector is the one the
+    // Job strategy generated (generateSelector): the uid, under the prefixed key from 1.27.
+    let uid = k.expect_ok(&["get", "job/backup", "-o", "jsonpath={.metadata.uid}"]);
+    let key = if release == "1.20" {
+        "controller-uid"
+    } else {
+        "batch.kubernetes.io/controller-uid"
+    };
     expect(
         "jobs",
         "backup",
-        "NAME=backup|1.30:STATUS=Running|COMPLETIONS=0/3|DURATION=|CONTAINERS=backup\
-         |IMAGES=backup:2|SELECTOR=<none>",
+        &format!(
+            "NAME=backup|1.30:STATUS=Running|COMPLETIONS=0/3|DURATION=|CONTAINERS=backup\
+             |IMAGES=backup:2|SELECTOR={key}={uid}"
+        ),
     );
     // printCronJob: TIMEZONE since 1.30.
     expect(

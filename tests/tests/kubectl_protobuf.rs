@@ -240,9 +240,16 @@ fn check(what: &str, got: &Value, want: &Value) -> Result<(), String> {
 }
 
 /// An object without what the server sets per write (and the namespace, which differs per
-/// kubectl; a Service's allocated addresses), so two kubectls' objects compare equal when the
+/// kubectl; a Service's allocated addresses; the uid wherever the server copied it, as into a
+/// Job's generated selector and labels), so two kubectls' objects compare equal when the
 /// server read them the same.
-fn comparable(mut object: Value) -> Value {
+fn comparable(object: Value) -> Value {
+    let uid = object["metadata"]["uid"].as_str().unwrap_or_default();
+    let mut object = if uid.is_empty() {
+        object
+    } else {
+        serde_json::from_str(&object.to_string().replace(uid, "<uid>")).unwrap()
+    };
     if let Some(meta) = object["metadata"].as_object_mut() {
         for field in [
             "uid",

@@ -1,7 +1,7 @@
 //! What writes do to the built-ins' generation and status (`specs/strategies/kubernetes.yaml`,
 //! from upstream's registry strategies), given to each kind as `generation`,
-//! `generation_since`, `status_on_create`, `status_keeps_metadata`, `write_conversion` and
-//! `create_on_update` attributes, whose values the derive checks.
+//! `generation_since`, `status_on_create`, `status_keeps_metadata`, `write_conversion`,
+//! `create_rule` and `create_on_update` attributes, whose values the derive checks.
 //!
 //! [`Strategies::from_yaml_str`] parses text; reading the file is
 //! [`load_strategies`](crate::load::load_strategies)'s.
@@ -36,6 +36,8 @@ pub struct Strategy {
     pub write_conversion: Option<String>,
     /// Whether a PUT of a missing object creates it (`AllowCreateOnUpdate`).
     pub create_on_update: bool,
+    /// What a create does before validation (`create-rule`), as the derive's `create_rule`.
+    pub create_rule: Option<String>,
 }
 
 /// `status-keeps-metadata`: the metadata a write to the status subresource leaves as stored.
@@ -66,6 +68,7 @@ impl Strategies {
             "status-keeps-metadata",
             "write-conversion",
             "create-on-update",
+            "create-rule",
         ];
         let mut kinds = BTreeMap::new();
         for (i, entry) in file.entries(text)?.iter().enumerate() {
@@ -77,6 +80,7 @@ impl Strategies {
                 generation_since: file.release(map, "generation-since", &at)?,
                 status_on_create: file.text(map, "status-on-create", &at)?,
                 write_conversion: file.text(map, "write-conversion", &at)?,
+                create_rule: file.text(map, "create-rule", &at)?,
                 create_on_update: match map.get("create-on-update") {
                     None => false,
                     Some(serde_json::Value::Bool(b)) => *b,

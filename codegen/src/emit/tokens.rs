@@ -625,6 +625,9 @@ impl<'p> Renderer<'p> {
             if s.create_on_update {
                 parts.push(quote!(create_on_update = true));
             }
+            if let Some(rule) = &s.create_rule {
+                parts.push(quote!(create_rule = #rule));
+            }
             attrs.push(parts);
         }
         if let Some(keeps) = &k.status_keeps_metadata {

@@ -172,9 +172,11 @@ fn apply_node(tree: &Pruned<Compiled>, node: usize, object: &mut Value, release:
         if !step.releases.contains(release) {
             continue;
         }
+        let from_object = object_rule(step, object);
         for_each_holder(object, parent, &mut |holder| {
             fill(holder, field, step, want, |holder| match step.fill {
                 Fill::Json(_) => value.clone(),
+                Fill::Rule(_) if from_object.is_some() => from_object.clone().flatten(),
                 Fill::Rule(rule) => rule.compute(holder),
             });
         });
@@ -215,12 +217,23 @@ pub fn apply(defaults: &[Default], object: &mut Value, release: KubeVersion) {
             continue;
         };
         let want = wanted(step);
+        let from_object = object_rule(step, object);
         for_each_holder(object, parent, &mut |holder| {
             fill(holder, field, step, &want, |holder| match step.fill {
                 Fill::Json(text) => parse(text),
+                Fill::Rule(_) if from_object.is_some() => from_object.clone().flatten(),
                 Fill::Rule(rule) => rule.compute(holder),
             });
         });
+    }
+}
+
+/// For a step whose rule reads the whole object (`Rule::reads_object`), what it computes from
+/// `object`, before the walk to the field's holders borrows it; none for any other step.
+fn object_rule(step: &Default, object: &Value) -> Option<Option<Value>> {
+    match step.fill {
+        Fill::Rule(rule) if rule.reads_object() => Some(rule.compute_from_object(object)),
+        _ => None,
     }
 }
 
@@ -269,8 +282,11 @@ fn fill(
     want: &Value,
     value: impl FnOnce(&Map<String, Value>) -> Option<Value>,
 ) {
-    if !matches!(holder.get(field), None | Some(Value::Null)) {
-        return;
+    let empty_is_missing = matches!(step.fill, Fill::Rule(rule) if rule.fills_empty());
+    match holder.get(field) {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(map)) if empty_is_missing && map.is_empty() => {}
+        Some(_) => return,
     }
     if let Some(when) = &step.when {
         // `null` also matches a missing sibling, as Go's nil does.

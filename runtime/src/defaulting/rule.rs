@@ -1,4 +1,5 @@
-//! Defaults that depend on the object holding the field, one function per rule.
+//! Defaults computed from the object, one function per rule: most read the object holding the
+//! field, some the whole object their type describes (a Job's labels come from its template).
 
 use serde_json::{Map, Value};
 
@@ -11,9 +12,28 @@ pub enum Rule {
     ImagePullPolicy,
     /// A Service port's `targetPort` (`SetDefaults_Service`): the port's own `port`.
     TargetPort,
+    /// A Job's `backoffLimit` (`SetDefaults_Job`, from 1.29): the largest int32 when it backs
+    /// off per index (`backoffLimitPerIndex`), else 6.
+    BackoffLimit,
+    /// The pod template's labels, `.spec.template.metadata.labels` of the object the type
+    /// describes, when it has them: a Job's and a ReplicationController's own labels and the
+    /// latter's selector (`SetDefaults_Job`, `SetDefaults_ReplicationController`), also
+    /// replacing an empty map, as Go's `len(...) == 0` does.
+    TemplateLabels,
 }
 
 impl Rule {
+    /// Whether the rule reads the whole object its type describes (see
+    /// [`Rule::compute_from_object`]) rather than the field's holder.
+    pub fn reads_object(self) -> bool {
+        self == Self::TemplateLabels
+    }
+
+    /// Whether an empty map in the field counts as missing.
+    pub fn fills_empty(self) -> bool {
+        self == Self::TemplateLabels
+    }
+
     /// The default for a field of `holder`, or none to leave it out.
     pub fn compute(self, holder: &Map<String, Value>) -> Option<Value> {
         match self {
@@ -21,6 +41,25 @@ impl Rule {
                 holder.get("image").and_then(Value::as_str).unwrap_or(""),
             ))),
             Self::TargetPort => holder.get("port").cloned(),
+            Self::BackoffLimit => {
+                let per_index = holder
+                    .get("backoffLimitPerIndex")
+                    .is_some_and(|v| !v.is_null());
+                Some(Value::from(if per_index { i32::MAX } else { 6 }))
+            }
+            Self::TemplateLabels => None,
+        }
+    }
+
+    /// The default computed from `object`, the value of the type the default belongs to, for a
+    /// rule that [`reads_object`](Rule::reads_object); none to leave the field out.
+    pub fn compute_from_object(self, object: &Value) -> Option<Value> {
+        match self {
+            Self::TemplateLabels => object
+                .pointer("/spec/template/metadata/labels")
+                .filter(|labels| labels.is_object())
+                .cloned(),
+            _ => None,
         }
     }
 }

@@ -280,6 +280,25 @@ impl Errors {
             .push(StatusCause::invalid_shown(path.as_str(), &shown, detail));
     }
 
+    /// `Invalid value: <detail>`: a value upstream leaves out (`field.OmitValueType`).
+    pub fn invalid_omitted(&mut self, path: &FieldPath, detail: &str) {
+        self.causes.push(StatusCause::new(
+            CauseType::FieldValueInvalid,
+            path.as_str(),
+            format!("Invalid value: {detail}"),
+        ));
+    }
+
+    /// `Too many: <actual>: must have at most <max> items` (`field.TooMany`).
+    pub fn too_many(&mut self, path: &FieldPath, actual: usize, max: usize) {
+        let unit = if max == 1 { "item" } else { "items" };
+        self.causes.push(StatusCause::new(
+            CauseType::FieldValueTooMany,
+            path.as_str(),
+            format!("Too many: {actual}: must have at most {max} {unit}"),
+        ));
+    }
+
     /// `Unsupported value: <value>: supported values: "a", "b"`, in the order given.
     pub fn not_supported(&mut self, path: &FieldPath, value: &Value, supported: &[&str]) {
         self.causes

@@ -2,13 +2,15 @@
 //! function (named at each variant). A Deployment's rolling update is in `apps`, pod rules in
 //! `pods`, a pod update's in `pod_update`, security contexts and affinity in `security` (with
 //! `go_value` printing upstream's internal structs), a PersistentVolume's in `persistent_volume`, Ingress, NetworkPolicy and label
-//! selector rules in `networking`, RBAC's in `rbac`, the CronJob schedule parser in `batch`, and the storage,
+//! selector rules in `networking`, RBAC's in `rbac`, the CronJob schedule parser in `batch`, a Job's
+//! selector, spec and update rules and a CronJob's job template in `jobs`, and the storage,
 //! scheduling, policy, autoscaling and coordination kinds' rules (and a claim's) in `cluster`.
 
 mod apps;
 mod batch;
 mod cluster;
 mod go_value;
+mod jobs;
 mod networking;
 mod persistent_volume;
 mod pod_update;
@@ -56,6 +58,18 @@ pub enum Named {
     /// An update changes only the StatefulSet spec fields upstream lets change
     /// (`ValidateStatefulSetUpdate`).
     StatefulSetUpdate,
+    /// A Job's generated selector and labels, its selector against its template, an Indexed
+    /// Job's name, and on update its completions, selector and policies unchanged
+    /// (`validateGeneratedSelector`, `ValidateJob`, `ValidateJobSpecUpdate`); on the Job.
+    Job,
+    /// A JobSpec's restart policy, completion mode, per-index backoff and pod failure and
+    /// replacement policies (`validateJobSpec`); a Job's and a CronJob's job template's.
+    JobSpec,
+    /// A CronJob's job template sets no selector (`ValidateJobTemplateSpec`).
+    JobTemplateSpec,
+    /// A new CronJob's name leaves room for its Jobs' suffix: 52 characters
+    /// (`ValidateCronJobCreate`); on the CronJob, creates only.
+    CronJobName,
     /// An update leaves a Job's pod template as it was, except the scheduling directives of a
     /// suspended Job that never started (`validatePodTemplateUpdate`); on the Job itself.
     JobTemplate,
@@ -187,6 +201,8 @@ pub enum Workload {
     DaemonSet,
     /// `ValidateStatefulSetSpec`.
     StatefulSet,
+    /// `ValidateJobSpec`: an empty selector is allowed (it selects every pod).
+    Job,
 }
 
 impl Named {
@@ -217,6 +233,14 @@ impl Named {
             Self::StatefulSetUpdate => {
                 if let Some(old) = old {
                     stateful_set_update(holder, old, at, errors);
+                }
+            }
+            Self::Job => jobs::job(holder, old, at, errors),
+            Self::JobSpec => jobs::job_spec(holder, at, errors),
+            Self::JobTemplateSpec => jobs::job_template_spec(holder, at, errors),
+            Self::CronJobName => {
+                if old.is_none() {
+                    jobs::cron_job_name(holder, at, errors);
                 }
             }
             Self::JobTemplate => {
@@ -477,6 +501,8 @@ fn selector(workload: Workload, spec: &Value, at: &FieldPath, errors: &mut Error
             Workload::Deployment | Workload::ReplicaSet => "deployment",
             Workload::DaemonSet => "daemonset",
             Workload::StatefulSet => "statefulset",
+            // An empty selector selects everything: the template's labels match.
+            Workload::Job => return,
         };
         let message = format!("empty selector is invalid for {noun}");
         errors.invalid(&path, Shown::LabelSelector(raw), &message);

@@ -111,7 +111,8 @@ pub mod v1 {
     #[resource(
         generation = "spec",
         generation_since = "1.27",
-        status_on_create = "empty"
+        status_on_create = "empty",
+        create_rule = "job_selector"
     )]
     #[resource(status_keeps_metadata = [])]
     #[resource(field_label_message = "field label %q not supported for batchv1.Job")]
@@ -171,7 +172,17 @@ pub mod v1 {
                     kapi::defaulting::Default::value(".spec.completions", "1")
                         .when("parallelism", "null"),
                     kapi::defaulting::Default::value(".spec.parallelism", "1"),
-                    kapi::defaulting::Default::value(".spec.backoffLimit", "6"),
+                    kapi::defaulting::Default::value(".spec.backoffLimit", "6")
+                        .until(1, 29),
+                    kapi::defaulting::Default::rule(
+                            ".spec.backoffLimit",
+                            kapi::defaulting::Rule::BackoffLimit,
+                        )
+                        .since(1, 29),
+                    kapi::defaulting::Default::rule(
+                        ".metadata.labels",
+                        kapi::defaulting::Rule::TemplateLabels,
+                    ),
                     kapi::defaulting::Default::value(
                             ".spec.completionMode",
                             "\"NonIndexed\"",
@@ -179,10 +190,27 @@ pub mod v1 {
                         .since(1, 21),
                     kapi::defaulting::Default::value(".spec.suspend", "false")
                         .since(1, 21),
+                    kapi::defaulting::Default::value(
+                            ".spec.podReplacementPolicy",
+                            "\"TerminatingOrFailed\"",
+                        )
+                        .when("podFailurePolicy", "null")
+                        .since(1, 29),
+                    kapi::defaulting::Default::value(
+                            ".spec.podReplacementPolicy",
+                            "\"Failed\"",
+                        )
+                        .since(1, 29),
+                    kapi::defaulting::Default::value(".spec.manualSelector", "false")
+                        .since(1, 28),
                 ],
             )
             .checks(
                 &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Job),
+                    ),
                     kapi::validation::Check::new(
                         "",
                         kapi::validation::Rule::Named(
@@ -220,6 +248,18 @@ pub mod v1 {
                     kapi::validation::Check::new(
                         ".ttlSecondsAfterFinished",
                         kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".backoffLimitPerIndex",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        ".maxFailedIndexes",
+                        kapi::validation::Rule::Minimum(0i64),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::JobSpec),
                     ),
                 ],
             );
@@ -413,6 +453,16 @@ pub mod v1beta1 {
                     ),
                     kapi::defaulting::Default::value(".spec.failedJobsHistoryLimit", "1"),
                 ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::CronJobName,
+                        ),
+                    ),
+                ],
             );
         pub static CronJobSpec: TypeInfo = TypeInfo::new(
                 &[field("jobTemplate").of(&JobTemplateSpec)],
@@ -444,12 +494,22 @@ pub mod v1beta1 {
                 ],
             );
         pub static JobTemplateSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&super::super::v1::merge::JobSpec),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&super::super::v1::merge::JobSpec),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::JobTemplateSpec,
+                        ),
+                    ),
+                ],
+            );
     }
     /// Adds this group-version's served kinds to `registry`.
     #[inline]

@@ -1167,7 +1167,19 @@ pub mod v1 {
                     field("status").of(&ReplicationControllerStatus),
                 ],
             )
-            .defaults(&[kapi::defaulting::Default::value(".spec.replicas", "1")]);
+            .defaults(
+                &[
+                    kapi::defaulting::Default::rule(
+                        ".spec.selector",
+                        kapi::defaulting::Rule::TemplateLabels,
+                    ),
+                    kapi::defaulting::Default::rule(
+                        ".metadata.labels",
+                        kapi::defaulting::Rule::TemplateLabels,
+                    ),
+                    kapi::defaulting::Default::value(".spec.replicas", "1"),
+                ],
+            );
         pub static ReplicationControllerSpec: TypeInfo = TypeInfo::new(
             &[field("selector").atomic_map(), field("template").of(&PodTemplateSpec)],
         );

@@ -242,6 +242,10 @@ pub(crate) async fn create_decoded(
         map.insert("status".into(), json!({"phase": "Active"}));
     }
     crate::server::admission::admit_create(call, &mut object, &name).await?;
+    // The strategy's `PrepareForCreate` runs after mutating admission (a Job's selector).
+    rules
+        .create_rule
+        .apply(&mut object, call.state.kube_version);
     // Upstream's `rest.BeforeCreate` generates the name, then validates it with the object:
     // the generateName as a prefix, then the name, before the kind's own checks.
     let first = if name.is_empty() {

@@ -64,10 +64,16 @@ pub mod v1 {
         pub static PodFailurePolicyOnExitCodesRequirement: TypeInfo = TypeInfo::new(
             &[field("values").set()],
         );
+        pub static PodFailurePolicyOnPodConditionsPattern: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[kapi::defaulting::Default::value(".status", "\"True\"").since(1, 26)],
+            );
         pub static PodFailurePolicyRule: TypeInfo = TypeInfo::new(
             &[
                 field("onExitCodes").of(&PodFailurePolicyOnExitCodesRequirement),
-                field("onPodConditions").atomic_list(),
+                field("onPodConditions")
+                    .atomic_list()
+                    .items(&PodFailurePolicyOnPodConditionsPattern),
             ],
         );
         pub static UncountedTerminatedPods: TypeInfo = TypeInfo::new(
