@@ -30,8 +30,9 @@ fi
 
 # Python packages the end-to-end tests use, in a venv (tests/all.sh points KAPI_PYTHON at it).
 venv=.venv
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
+# A venv without pip is one whose creation was interrupted: made again.
+if [ ! -x "$venv/bin/pip" ]; then
+  python3 -m venv --clear "$venv"
 fi
 if ! cmp -s tests/requirements.txt "$venv/.requirements"; then
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/requirements.txt
