@@ -210,7 +210,7 @@ pub(crate) const STATUS_ON_CREATE_VALUES: &[&str] = &["keep", "remove", "empty",
 pub(crate) const WRITE_CONVERSIONS: &[&str] = &["none", "secret_string_data"];
 
 /// `create_rule = "..."`: the variants of `kapi::write_rules::CreateRule`.
-pub(crate) const CREATE_RULES: &[&str] = &["none", "job_selector"];
+pub(crate) const CREATE_RULES: &[&str] = &["none", "job_selector", "pod_label_keys"];
 
 /// Printer column types upstream accepts (apiextensions' `printerColumnDatatypes`).
 const COLUMN_TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];

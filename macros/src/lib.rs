@@ -52,7 +52,7 @@ use crate::errors::Failure;
 /// | `status_keeps_metadata` | `["labels"]`: an update through the status subresource takes the new status and metadata but these fields, and keeps the old spec, as a built-in's status strategy | only the status changes, a custom resource's |
 /// | `write_conversion` | `"none"` or `"secret_string_data"`: a `kapi::write_rules::WriteConversion` every write applies to the decoded object | `"none"` |
 /// | `create_on_update` | `true` or `false`: whether a PUT of a missing object creates it (upstream's `AllowCreateOnUpdate`) | `false` |
-/// | `create_rule` | `"none"` or `"job_selector"`: a `kapi::write_rules::CreateRule` a create applies before validation (a Job's generated selector and pod labels) | `"none"` |
+/// | `create_rule` | `"none"`, `"job_selector"` or `"pod_label_keys"`: a `kapi::write_rules::CreateRule` a create applies before validation (a Job's generated selector and pod labels, a Pod's label keys merged into its selectors) | `"none"` |
 /// | `field_label(label = "spec.unschedulable", paths = [".spec.unschedulable"], type = "boolean", since = "1.28", until = "1.30")` | repeatable: exactly the labels `fieldSelector` accepts (`kapi::field_labels`); `paths` read in order (the label's own by default, `[]` always empty), `type` `"string"`, `"boolean"` or `"integer"` for the zero value of a missing field | a custom resource's labels |
 /// | `field_label_message` | `"field label not supported: %s"`: the refusal of other labels, `%s`/`%q` the label | that message |
 /// | `field_labels` | `"custom"` or `"meta"` (`metadata.name` and `metadata.namespace`, upstream's default conversion) instead of `field_label` entries | `"custom"` |

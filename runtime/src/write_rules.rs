@@ -158,6 +158,13 @@ pub enum CreateRule {
     /// unless `manualSelector` is true, the template is labelled with the Job's name and uid
     /// (labels it already has are kept) and the selector selects the uid.
     JobSelector,
+    /// A Pod's label keys merged into its selectors (`mutatePodAffinity`,
+    /// `mutateTopologySpreadConstraints` in `pkg/registry/core/pod/strategy.go`): each key of
+    /// a pod affinity term's `matchLabelKeys` the pod has a label for becomes an `In`
+    /// requirement of the term's label selector, and of `mismatchLabelKeys` a `NotIn` one, from
+    /// 1.31 (MatchLabelKeysInPodAffinity beta); a topology spread constraint's
+    /// `matchLabelKeys` likewise from 1.34 (MatchLabelKeysInPodTopologySpreadSelectorMerge).
+    PodLabelKeys,
 }
 
 impl CreateRule {
@@ -166,6 +173,7 @@ impl CreateRule {
         match self {
             Self::None => {}
             Self::JobSelector => generate_job_selector(object, release),
+            Self::PodLabelKeys => merge_pod_label_keys(object, release),
         }
     }
 }
@@ -249,6 +257,104 @@ fn generate_job_selector(job: &mut Value, release: KubeVersion) {
     };
     if let Some(match_labels) = object_at(spec, &["selector", "matchLabels"]) {
         match_labels.entry(key).or_insert_with(|| Value::from(uid));
+    }
+}
+
+/// From 1.31 a new pod's affinity terms take its labels' values for their label keys.
+const AFFINITY_LABEL_KEYS_SINCE: KubeVersion = KubeVersion::new(1, 31);
+/// From 1.34 its topology spread constraints do too.
+const SPREAD_LABEL_KEYS_SINCE: KubeVersion = KubeVersion::new(1, 34);
+
+fn merge_pod_label_keys(pod: &mut Value, release: KubeVersion) {
+    let labels = pod
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let Some(spec) = pod.get_mut("spec") else {
+        return;
+    };
+    if release >= AFFINITY_LABEL_KEYS_SINCE
+        && let Some(affinity) = spec.get_mut("affinity")
+    {
+        for kind in ["podAffinity", "podAntiAffinity"] {
+            let Some(kind) = affinity.get_mut(kind) else {
+                continue;
+            };
+            if let Some(Value::Array(terms)) =
+                kind.get_mut("preferredDuringSchedulingIgnoredDuringExecution")
+            {
+                for weighted in terms {
+                    if let Some(term) = weighted.get_mut("podAffinityTerm") {
+                        merge_label_keys(term, &labels, true);
+                    }
+                }
+            }
+            if let Some(Value::Array(terms)) =
+                kind.get_mut("requiredDuringSchedulingIgnoredDuringExecution")
+            {
+                for term in terms {
+                    merge_label_keys(term, &labels, true);
+                }
+            }
+        }
+    }
+    if release >= SPREAD_LABEL_KEYS_SINCE
+        && let Some(Value::Array(constraints)) = spec.get_mut("topologySpreadConstraints")
+    {
+        for constraint in constraints {
+            merge_label_keys(constraint, &labels, false);
+        }
+    }
+}
+
+/// `applyLabelKeysToLabelSelector` on a term or constraint with a label selector (a missing one
+/// selects nothing and stays missing): `matchLabelKeys` as `In`, and for an affinity term
+/// `mismatchLabelKeys` as `NotIn`, each key the pod has a label for, appended in order.
+fn merge_label_keys(
+    holder: &mut Value,
+    labels: &serde_json::Map<String, Value>,
+    mismatch_too: bool,
+) {
+    let keys = |field: &str| -> Vec<String> {
+        holder
+            .get(field)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut wanted: Vec<(String, &str)> = keys("matchLabelKeys")
+        .into_iter()
+        .map(|key| (key, "In"))
+        .collect();
+    if mismatch_too {
+        wanted.extend(
+            keys("mismatchLabelKeys")
+                .into_iter()
+                .map(|key| (key, "NotIn")),
+        );
+    }
+    if wanted.is_empty() || holder.get("labelSelector").is_none_or(Value::is_null) {
+        return;
+    }
+    let Some(Value::Object(selector)) = holder.get_mut("labelSelector") else {
+        return;
+    };
+    let slot = selector.entry("matchExpressions").or_insert(Value::Null);
+    if slot.is_null() {
+        *slot = Value::Array(Vec::new());
+    }
+    let Value::Array(expressions) = slot else {
+        return;
+    };
+    for (key, operator) in wanted {
+        if let Some(value) = labels.get(&key) {
+            expressions
+                .push(serde_json::json!({"key": key, "operator": operator, "values": [value]}));
+        }
     }
 }
 
@@ -473,6 +579,55 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_pods_label_keys_join_its_selectors_from_their_releases() {
+        // mutatePodAffinity, mutateTopologySpreadConstraints (pkg/registry/core/pod/strategy.go).
+        let term = json!({"labelSelector": {"matchLabels": {"app": "web"}},
+            "matchLabelKeys": ["track", "missing"], "mismatchLabelKeys": ["tenant"],
+            "topologyKey": "zone"});
+        let pod = json!({
+            "metadata": {"labels": {"app": "web", "track": "canary", "tenant": "a"}},
+            "spec": {
+                "affinity": {"podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [term.clone()],
+                    "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": term}],
+                }},
+                "topologySpreadConstraints": [
+                    {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+                        "matchLabelKeys": ["track"], "maxSkew": 1},
+                    {"matchLabelKeys": ["track"], "maxSkew": 1},
+                ],
+            }
+        });
+        let merged = json!([
+            {"key": "track", "operator": "In", "values": ["canary"]},
+            {"key": "tenant", "operator": "NotIn", "values": ["a"]},
+        ]);
+        let mut new = pod.clone();
+        CreateRule::PodLabelKeys.apply(&mut new, KubeVersion::new(1, 34));
+        let anti = &new["spec"]["affinity"]["podAntiAffinity"];
+        assert_eq!(
+            anti["requiredDuringSchedulingIgnoredDuringExecution"][0]["labelSelector"],
+            json!({"matchLabels": {"app": "web"}, "matchExpressions": merged})
+        );
+        assert_eq!(
+            anti["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"]["labelSelector"]
+                ["matchExpressions"],
+            merged
+        );
+        let spread = &new["spec"]["topologySpreadConstraints"];
+        assert_eq!(
+            spread[0]["labelSelector"]["matchExpressions"],
+            json!([{"key": "app", "operator": "Exists"}, {"key": "track", "operator": "In", "values": ["canary"]}])
+        );
+        // Without a selector a constraint selects nothing, and stays so.
+        assert!(spread[1].get("labelSelector").is_none());
+        // 1.28 predates both merges.
+        let mut old = pod.clone();
+        CreateRule::PodLabelKeys.apply(&mut old, KubeVersion::new(1, 28));
+        assert_eq!(old, pod);
+    }
 
     #[test]
     fn a_jobs_selector_is_generated_as_its_release_did() {

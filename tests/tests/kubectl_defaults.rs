@@ -395,3 +395,58 @@ spec:
         );
     }
 }
+
+const SPREAD_POD: &str = "apiVersion: v1
+kind: Pod
+metadata: {name: web, labels: {app: web, pod-template-hash: abc}}
+spec:
+  containers: [{name: web, image: nginx}]
+  topologySpreadConstraints:
+  - maxSkew: 1
+    topologyKey: zone
+    whenUnsatisfiable: DoNotSchedule
+    labelSelector: {matchLabels: {app: web}}
+    matchLabelKeys: [pod-template-hash]
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - topologyKey: kubernetes.io/hostname
+        labelSelector: {matchLabels: {app: web}}
+        matchLabelKeys: [pod-template-hash]
+";
+
+#[test]
+fn a_new_pods_label_keys_join_its_selectors_from_1_34() {
+    for release in ["1.28", "1.34", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let file = k.file("pod.yaml", SPREAD_POD);
+        k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+        let pod = get(&k, "pod/web");
+        // podStrategy.PrepareForCreate: mutatePodAffinity (MatchLabelKeysInPodAffinity, beta
+        // in 1.31) and mutateTopologySpreadConstraints
+        // (MatchLabelKeysInPodTopologySpreadSelectorMerge, beta in 1.34).
+        let merged = if release == "1.28" {
+            json!({"matchLabels": {"app": "web"}})
+        } else {
+            json!({"matchLabels": {"app": "web"}, "matchExpressions": [
+                {"key": "pod-template-hash", "operator": "In", "values": ["abc"]}]})
+        };
+        assert_eq!(
+            pod["spec"]["topologySpreadConstraints"][0]["labelSelector"], merged,
+            "{release}"
+        );
+        let term = &pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            [0];
+        assert_eq!(term["labelSelector"], merged, "{release}");
+        // The keys stay as sent (1.28's affinity terms have none: the field came in 1.29).
+        if release != "1.28" {
+            assert_eq!(
+                term["matchLabelKeys"],
+                json!(["pod-template-hash"]),
+                "{release}"
+            );
+        }
+    }
+}

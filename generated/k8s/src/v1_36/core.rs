@@ -478,7 +478,8 @@ pub mod v1 {
     #[resource(
         generation = "spec",
         generation_since = "1.33",
-        status_on_create = "pod_pending"
+        status_on_create = "pod_pending",
+        create_rule = "pod_label_keys"
     )]
     #[resource(status_keeps_metadata = ["ownerReferences"])]
     #[resource(field_label(label = "metadata.name"))]
