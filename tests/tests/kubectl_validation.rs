@@ -721,3 +721,43 @@ fn python_client_receives_upstream_invalid_statuses() {
         );
     }
 }
+
+const PRIVILEGED: &str = "apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      initContainers:
+      - {name: setup, image: busybox, securityContext: {privileged: true}}
+      containers:
+      - {name: agent, image: busybox, securityContext: {privileged: true}}
+";
+
+#[test]
+fn privileged_containers_follow_allow_privileged() {
+    // kube-apiserver's --allow-privileged (capabilities.AllowPrivileged, checked by
+    // ValidateSecurityContext): kapi allows them unless told otherwise, as kubeadm's and
+    // kind's clusters do.
+    let open = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&open, dir.path());
+    let file = k.file("agent.yaml", PRIVILEGED);
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+
+    let options = ServerOptions {
+        args: vec!["--allow-privileged=false".into()],
+        ..ServerOptions::default()
+    };
+    let closed = KapiServer::start(&options).unwrap();
+    let k = Kubectl::on_path(&closed, dir.path());
+    let refused = k.expect_failure(&["create", "-f", file.to_str().unwrap()]);
+    for cause in [
+        "spec.template.spec.initContainers[0].securityContext.privileged: Forbidden: disallowed by cluster policy",
+        "spec.template.spec.containers[0].securityContext.privileged: Forbidden: disallowed by cluster policy",
+    ] {
+        assert_refused(&refused, r#"DaemonSet "agent""#, cause);
+    }
+}

@@ -244,6 +244,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "CIDR", default_value = "10.0.0.0/24", value_parser = ServiceCidr::parse)]
     pub service_cluster_ip_range: ServiceCidr,
 
+    /// Whether containers may be privileged (`securityContext.privileged`). kube-apiserver's
+    /// flag, whose default kapi sets as kubeadm, kind and minikube set it (true); false refuses
+    /// them as a bare kube-apiserver does.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub allow_privileged: bool,
+
     /// The range node ports are allocated from (`first-last`). As kube-apiserver's flag.
     #[arg(long, value_name = "RANGE", default_value = "30000-32767", value_parser = NodePortRange::parse)]
     pub service_node_port_range: NodePortRange,
@@ -559,6 +565,7 @@ pub async fn serve(
         .kube_version(args.kube_version.version())
         .service_cluster_ip_range(args.service_cluster_ip_range)
         .service_node_port_range(args.service_node_port_range)
+        .allow_privileged(args.allow_privileged)
         .shutdown_delay(args.shutdown_delay_duration)
         .start_on(listener)
         .await?;

@@ -136,6 +136,7 @@ impl Server {
             root_ca: None,
             service_cidr: ServiceCidr::default(),
             node_ports: NodePortRange::default(),
+            allow_privileged: true,
             rv_wait: Duration::from_secs(3),
             bookmark_interval: Duration::from_secs(60),
             watch_timeout: Duration::from_secs(30 * 60),
@@ -170,6 +171,7 @@ pub struct ServerBuilder {
     root_ca: Option<String>,
     service_cidr: ServiceCidr,
     node_ports: NodePortRange,
+    allow_privileged: bool,
     rv_wait: Duration,
     bookmark_interval: Duration,
     watch_timeout: Duration,
@@ -351,6 +353,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether containers may be privileged: kube-apiserver's `--allow-privileged`. Allowed
+    /// by default, as kubeadm, kind and minikube start kube-apiserver (whose own default is
+    /// false); refused, a container's `securityContext.privileged: true` is a 422
+    /// `Forbidden: disallowed by cluster policy`.
+    pub fn allow_privileged(mut self, allowed: bool) -> Self {
+        self.allow_privileged = allowed;
+        self
+    }
+
     /// How long a read at a too-new resourceVersion waits before 504 (default 3 s).
     pub fn resource_version_wait(mut self, wait: Duration) -> Self {
         self.rv_wait = wait;
@@ -470,6 +481,7 @@ impl ServerBuilder {
             kube_version: self.kube_version,
             enablement: self.enablement,
             features: self.features,
+            allow_privileged: self.allow_privileged,
             watch_cache: watch_cache::WatchCache::default(),
             metrics,
             access: Arc::new(auth::Access::new(

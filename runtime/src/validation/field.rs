@@ -236,10 +236,12 @@ fn go_label_selector(value: &Value) -> String {
     format!("v1.LabelSelector{{MatchLabels:{labels}, MatchExpressions:{expressions}}}")
 }
 
-/// The field errors of one object, in the order they were found, for one release.
+/// The field errors of one object, in the order they were found, for one release and the
+/// cluster's policy.
 #[derive(Debug)]
 pub struct Errors {
     release: KubeVersion,
+    privileged_allowed: bool,
     causes: Vec<StatusCause>,
 }
 
@@ -248,8 +250,21 @@ impl Errors {
     pub fn new(release: KubeVersion) -> Self {
         Self {
             release,
+            privileged_allowed: true,
             causes: Vec::new(),
         }
+    }
+
+    /// Whether the cluster allows privileged containers (kube-apiserver's
+    /// `--allow-privileged`); allowed unless this says otherwise.
+    pub fn allowing_privileged(mut self, allowed: bool) -> Self {
+        self.privileged_allowed = allowed;
+        self
+    }
+
+    /// Whether privileged containers are allowed.
+    pub fn privileged_allowed(&self) -> bool {
+        self.privileged_allowed
     }
 
     /// The release the messages follow.

@@ -239,7 +239,8 @@ pub(crate) fn check_object_after(
     name: &str,
     first: Vec<StatusCause>,
 ) -> Result<(), ApiError> {
-    let mut errors = validation::Errors::new(call.state.kube_version);
+    let mut errors = validation::Errors::new(call.state.kube_version)
+        .allowing_privileged(call.state.allow_privileged);
     validation::check_metadata(object, &mut errors);
     if let Some(old) = old {
         validation::check_metadata_update(object, old, &mut errors);

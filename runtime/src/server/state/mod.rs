@@ -56,6 +56,8 @@ pub(crate) struct ServerState {
     pub(crate) enablement: ApiEnablement,
     /// The API features on: the release's defaults and `--feature-gates`.
     pub(crate) features: feature_gates::Features,
+    /// Whether containers may be privileged (`--allow-privileged`).
+    pub(crate) allow_privileged: bool,
     /// The shared watch feeds, one per watched resource and version.
     pub(crate) watch_cache: WatchCache,
     /// The series `/metrics` serves.

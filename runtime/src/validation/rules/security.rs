@@ -4,9 +4,9 @@
 //! `validateSeccompProfileField`, `ValidateAppArmorProfileField`, `validateSysctls`,
 //! `ValidateHostSysctl`; `validateAffinity`'s `ValidateNodeSelector`,
 //! `ValidatePreferredSchedulingTerms`, `validatePodAffinityTerm` and the weights. The user and
-//! group ids' ranges are data (`range` checks). Windows options and the cluster's
-//! `--allow-privileged` are not checked (kapi allows privileged containers, as kubeadm and kind
-//! clusters do).
+//! group ids' ranges are data (`range` checks); privileged containers are refused where the
+//! cluster's `--allow-privileged` is false (`Errors::allowing_privileged`). Windows options are
+//! not checked.
 
 use serde_json::Value;
 
@@ -185,10 +185,15 @@ pub(super) fn pod_host_namespaces(spec: &Value, at: &FieldPath, errors: &mut Err
     }
 }
 
-/// `ValidateSecurityContext` after the ids (data): the proc mount, seccomp, privilege
+/// `ValidateSecurityContext` after the ids (data): privileged containers where the cluster
+/// refuses them, the proc mount, seccomp, privilege
 /// escalation against `privileged` and `CAP_SYS_ADMIN`, AppArmor; on a SecurityContext.
 pub(super) fn security_context(sc: &Value, at: &FieldPath, errors: &mut Errors) {
     let release = errors.release();
+    // The cluster's `--allow-privileged` (`capabilities.Get().AllowPrivileged`).
+    if flag(sc, "privileged") == Some(true) && !errors.privileged_allowed() {
+        errors.forbidden(&at.child("privileged"), "disallowed by cluster policy");
+    }
     if let Some(mount) = sc.get("procMount").and_then(Value::as_str)
         && !matches!(mount, "Default" | "Unmasked")
     {
@@ -468,6 +473,23 @@ mod tests {
 
     fn run(rule: fn(&Value, &FieldPath, &mut Errors), value: &Value, minor: u16) -> Vec<String> {
         lines(minor, |e| rule(value, &FieldPath::of("sc"), e))
+    }
+
+    #[test]
+    fn privileged_containers_follow_the_cluster_policy() {
+        // ValidateSecurityContext: `capabilities.Get().AllowPrivileged`, the API server's
+        // `--allow-privileged`.
+        let sc = json!({"privileged": true});
+        assert_eq!(run(security_context, &sc, 34), Vec::<String>::new());
+        let mut errors = Errors::new(KubeVersion::new(1, 34)).allowing_privileged(false);
+        security_context(&sc, &FieldPath::of("sc"), &mut errors);
+        let causes = errors.into_causes();
+        assert_eq!(causes.len(), 1);
+        assert_eq!(causes[0].field.as_deref(), Some("sc.privileged"));
+        assert_eq!(
+            causes[0].message.as_deref(),
+            Some("Forbidden: disallowed by cluster policy")
+        );
     }
 
     #[test]
