@@ -3,6 +3,8 @@
 //! holds across replicas, a restarted replica resumes a watch without missing events, and over
 //! a three-member etcd the loss of a member (the leader) under write load loses no
 //! acknowledged write while the replicas keep serving and `/readyz` reports the etcd check.
+//! In 1.20 the replicas, each running the tokens controller, give every ServiceAccount one
+//! token Secret between them, as one kube-controller-manager would.
 
 #![allow(
     clippy::unwrap_used,
@@ -21,8 +23,8 @@ use std::time::Duration;
 
 use etcd::EtcdCluster;
 use futures_util::StreamExt;
-use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{ObjectMeta, PostParams, WatchEvent, WatchParams};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
+use kube::api::{ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
 use kube::{Api, Client, Config};
 
 /// A `kapi serve --etcd-servers` child process; killed when dropped.
@@ -34,6 +36,11 @@ struct Replica {
 
 impl Replica {
     fn start(endpoints: &str) -> Self {
+        Self::start_with(endpoints, &[])
+    }
+
+    /// A replica started with more flags.
+    fn start_with(endpoints: &str, extra: &[&str]) -> Self {
         let temp = tempfile::tempdir().unwrap();
         let log = std::fs::File::create(temp.path().join("stderr.log")).unwrap();
         let mut child = Command::new(kapi_e2e::kapi_binary())
@@ -45,6 +52,7 @@ impl Replica {
                 endpoints,
                 "--plain-http",
             ])
+            .args(extra)
             .arg("--kubeconfig")
             .arg(temp.path().join("kubeconfig"))
             .stdin(Stdio::null())
@@ -76,9 +84,13 @@ impl Replica {
         }
     }
 
-    fn maps(&self) -> Api<ConfigMap> {
+    fn client(&self) -> Client {
         let config = Config::new(format!("http://{}", self.addr).parse().unwrap());
-        Api::namespaced(Client::try_from(config).unwrap(), "default")
+        Client::try_from(config).unwrap()
+    }
+
+    fn maps(&self) -> Api<ConfigMap> {
+        Api::namespaced(self.client(), "default")
     }
 
     /// `GET path` with a plain HTTP/1.0 request: (status code, body).
@@ -317,5 +329,92 @@ async fn losing_an_etcd_member_under_load_loses_no_acknowledged_write() {
         assert_eq!(code, 200, "{body}");
         assert!(body.contains("[+]etcd ok"), "{body}");
         assert!(body.contains("readyz check passed"), "{body}");
+    }
+}
+
+/// Each replica runs the tokens controller that kube-controller-manager runs once: in 1.20,
+/// where it makes a token Secret per account, the replicas race for every new account, and
+/// the account must still end with one token, referenced once
+/// (`pkg/controller/serviceaccount/tokens_controller.go`: `ensureReferencedToken`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_give_each_account_one_token_secret_in_1_20() {
+    let cluster = tokio::task::spawn_blocking(EtcdCluster::single)
+        .await
+        .unwrap();
+    let endpoints = cluster.endpoints_flag();
+    // Plain HTTP: each replica signs with a key of its own, which changes nothing here.
+    let flags = ["--kube-version", "1.20"];
+    let a = Replica::start_with(&endpoints, &flags);
+    let b = Replica::start_with(&endpoints, &flags);
+
+    let namespaces: Api<Namespace> = Api::all(a.client());
+    let namespace = Namespace {
+        metadata: ObjectMeta {
+            name: Some("team".to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    namespaces
+        .create(&PostParams::default(), &namespace)
+        .await
+        .unwrap();
+    let accounts: Api<ServiceAccount> = Api::namespaced(a.client(), "team");
+    let names: Vec<String> = (0..12).map(|i| format!("robot-{i}")).collect();
+    for name in &names {
+        let account = ServiceAccount {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                ..ObjectMeta::default()
+            },
+            ..ServiceAccount::default()
+        };
+        accounts
+            .create(&PostParams::default(), &account)
+            .await
+            .unwrap();
+    }
+
+    let secrets: Api<Secret> = Api::namespaced(b.client(), "team");
+    let tokens_of = |list: &[Secret], account: &str| -> Vec<String> {
+        list.iter()
+            .filter(|s| s.type_.as_deref() == Some("kubernetes.io/service-account-token"))
+            .filter(|s| {
+                s.metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get("kubernetes.io/service-account.name"))
+                    .map(String::as_str)
+                    == Some(account)
+            })
+            .map(|s| s.metadata.name.clone().unwrap())
+            .collect()
+    };
+    let mut settled = None;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let listed = secrets.list(&ListParams::default()).await.unwrap().items;
+        let every = names.iter().all(|n| !tokens_of(&listed, n).is_empty());
+        if every {
+            settled = Some(());
+            break;
+        }
+    }
+    assert!(settled.is_some(), "not every account got a token");
+    // Let a losing replica finish undoing its token.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let listed = secrets.list(&ListParams::default()).await.unwrap().items;
+    let through_b: Api<ServiceAccount> = Api::namespaced(b.client(), "team");
+    for name in names.iter().map(String::as_str).chain(["default"]) {
+        let tokens = tokens_of(&listed, name);
+        assert_eq!(tokens.len(), 1, "{name}: {tokens:?}");
+        let account = through_b.get(name).await.unwrap();
+        let referenced: Vec<String> = account
+            .secrets
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|r| r.name)
+            .collect();
+        assert_eq!(referenced, tokens, "{name}");
     }
 }

@@ -245,15 +245,10 @@ async fn ensure_token(state: &State, tokens: &Tokens, key: String) -> Result<(),
     if deleting(&account.object) {
         return Ok(());
     }
-    let namespace = text(&account.object, "/metadata/namespace").to_owned();
-    for name in references(&account.object) {
-        let secret_key = format!("{}{namespace}/{name}", secrets_prefix());
-        if let Some(secret) = read(state, secret_key).await?
-            && is_token_of(&secret.object, &account.object)
-        {
-            return Ok(());
-        }
+    if has_token(state, &account.object).await? {
+        return Ok(());
     }
+    let namespace = text(&account.object, "/metadata/namespace").to_owned();
     let account_name = text(&account.object, "/metadata/name");
     let name = format!("{account_name}-token-{}", random_suffix());
     let mut secret = json!({
@@ -289,19 +284,39 @@ async fn ensure_token(state: &State, tokens: &Tokens, key: String) -> Result<(),
         }
     }
     if !add_reference(state, &key, &name).await? {
-        // The account changed under every attempt or went: the token is of no use.
+        // The account went, kept changing, or got its token from another server over the
+        // same store meanwhile: this token is of no use.
         let _ = state.storage.delete(&secret_key, None).await;
     }
     Ok(())
 }
 
+/// Whether `account` references a token Secret of its own that exists.
+async fn has_token(state: &State, account: &Value) -> Result<bool, TaskError> {
+    let namespace = text(account, "/metadata/namespace");
+    for name in references(account) {
+        let secret_key = format!("{}{namespace}/{name}", secrets_prefix());
+        if let Some(secret) = read(state, secret_key).await?
+            && is_token_of(&secret.object, account)
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Appends `secret` to the `secrets` of the account at `key`; `false` when the account is
-/// gone or kept changing.
+/// gone, kept changing, or has a token already: replicas over one store each run this
+/// controller, and the first to reference its token wins (the update is conditional on the
+/// revision read, so two never both see the account without one).
 async fn add_reference(state: &State, key: &str, secret: &str) -> Result<bool, TaskError> {
     for _ in 0..REFERENCE_ATTEMPTS {
         let Some(mut account) = read(state, key.to_owned()).await? else {
             return Ok(false);
         };
+        if has_token(state, &account.object).await? {
+            return Ok(false);
+        }
         let object = &mut account.object;
         if !object.get("secrets").is_some_and(Value::is_array) {
             object["secrets"] = json!([]);
