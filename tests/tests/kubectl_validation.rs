@@ -394,6 +394,29 @@ spec: {minReplicas: 3, maxReplicas: 2, scaleTargetRef: {kind: Deployment, name: 
         ],
     },
     Refusal {
+        cites: "validateEnvVarValueFrom, validateObjectFieldSelector, validateContainerResourceDivisor, ValidateEnvFrom, validateDownwardAPIVolumeFile",
+        manifest: "  volumes: [{name: info, downwardAPI: {items: [{path: node, fieldRef: {fieldPath: spec.nodeName}}]}}]
+  containers:
+  - name: c
+    image: x
+    env:
+    - {name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodename}}}
+    - {name: PHASE, valueFrom: {fieldRef: {fieldPath: status.phase}}}
+    - {name: CPU, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: 2}}}
+    - {name: BOTH, value: x, valueFrom: {configMapKeyRef: {name: c, key: k}}}
+    envFrom: [{prefix: P_}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", "spec.volumes[0].downwardAPI.fieldRef.fieldPath: Unsupported value: \"spec.nodeName\": supported values: \"metadata.annotations\", \"metadata.labels\", \"metadata.name\", \"metadata.namespace\", \"metadata.uid\""),
+            ("", "spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Invalid value: \"spec.nodename\": error converting fieldPath: field label not supported: spec.nodename"),
+            ("", "spec.containers[0].env[1].valueFrom.fieldRef.fieldPath: Unsupported value: \"status.phase\": supported values: \"metadata.name\", \"metadata.namespace\", \"metadata.uid\", \"spec.nodeName\", \"spec.serviceAccountName\", \"status.hostIP\", \"status.podIP\", \"status.podIPs\""),
+            ("1.34", "spec.containers[0].env[1].valueFrom.fieldRef.fieldPath: Unsupported value: \"status.phase\": supported values: \"metadata.name\", \"metadata.namespace\", \"metadata.uid\", \"spec.nodeName\", \"spec.serviceAccountName\", \"status.hostIP\", \"status.hostIPs\", \"status.podIP\", \"status.podIPs\""),
+            ("", "spec.containers[0].env[2].valueFrom.resourceFieldRef.divisor: Invalid value: \"limits.cpu\": only divisor's values 1m and 1 are supported with the cpu resource"),
+            ("", "spec.containers[0].env[3].valueFrom: Invalid value: \"\": may not be specified when `value` is not empty"),
+            ("", "spec.containers[0].envFrom: Invalid value: \"\": must specify one of: `configMapRef` or `secretRef`"),
+        ],
+    },
+    Refusal {
         cites: "ValidateLeaseSpec",
         manifest: "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: l}\nspec: {leaseDurationSeconds: 0}",
         kind_and_name: r#"Lease "l""#,

@@ -109,6 +109,8 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("handler", "Handler", None),
     ("pod_fields", "PodFields", None),
     ("toleration", "Toleration", None),
+    ("env_var_source", "EnvVarSource", None),
+    ("env_from_source", "EnvFromSource", None),
     ("host_ports", "HostPorts", None),
     ("probe_thresholds", "ProbeThresholds", None),
     ("pod_update", "PodUpdate", None),

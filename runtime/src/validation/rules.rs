@@ -1,7 +1,8 @@
 //! The checks that are code, one function per rule, each following one upstream validation
 //! function (named at each variant). A Deployment's rolling update is in `apps`, pod rules in
 //! `pods`, a pod update's in `pod_update`, security contexts and affinity in `security` (with
-//! `go_value` printing upstream's internal structs), a PersistentVolume's in `persistent_volume`, Ingress, NetworkPolicy and label
+//! `go_value` printing upstream's internal structs), environment sources and downward API
+//! files in `downward`, a PersistentVolume's in `persistent_volume`, Ingress, NetworkPolicy and label
 //! selector rules in `networking`, RBAC's in `rbac`, the CronJob schedule parser in `batch`, a Job's
 //! selector, spec and update rules and a CronJob's job template in `jobs`, and the storage,
 //! scheduling, policy, autoscaling and coordination kinds' rules (and a claim's) in `cluster`.
@@ -9,6 +10,7 @@
 mod apps;
 mod batch;
 mod cluster;
+mod downward;
 mod go_value;
 mod jobs;
 mod networking;
@@ -88,6 +90,12 @@ pub enum Named {
     Handler,
     /// A toleration's key, operator, value and effect (`ValidateTolerations`).
     Toleration,
+    /// An environment variable's `valueFrom`: one source, and that source's field path,
+    /// resource and divisor, or ConfigMap or Secret key (`validateEnvVarValueFrom`); on an
+    /// EnvVar.
+    EnvVarSource,
+    /// An `envFrom` item's prefix and its one ConfigMap or Secret (`ValidateEnvFrom`).
+    EnvFromSource,
     /// No two container ports take one host port (`checkHostPortConflicts`); on a PodSpec.
     HostPorts,
     /// A PodSpec's service account, node, host and priority class names and its deadline, when
@@ -254,6 +262,8 @@ impl Named {
             Self::Handler => pods::handler(holder, at, errors),
             Self::PodFields => pods::pod_fields(holder, at, errors),
             Self::Toleration => pods::toleration(holder, at, errors),
+            Self::EnvVarSource => downward::env_var(holder, at, errors),
+            Self::EnvFromSource => downward::env_from(holder, at, errors),
             Self::HostPorts => pods::host_ports(holder, at, errors),
             Self::ProbeThresholds => pods::probe_thresholds(holder, at, errors),
             Self::PodUpdate => {

@@ -2074,7 +2074,7 @@ pub mod v1 {
             SecretVolumeSource, SecurityContext, ServiceStatus,
         };
         pub use crate::shared::v1_20_v1_28_v1_34_v1_36::core::v1::merge::{
-            ContainerPort, LoadBalancerIngress, ServicePort, Toleration,
+            ContainerPort, EnvFromSource, LoadBalancerIngress, ServicePort, Toleration,
         };
         pub static Affinity: TypeInfo = TypeInfo::new(
             &[
@@ -2133,6 +2133,7 @@ pub mod v1 {
         pub static Container: TypeInfo = TypeInfo::new(
                 &[
                     field("env").strategy("merge").merge_key("name").items(&EnvVar),
+                    field("envFrom").items(&EnvFromSource),
                     field("lifecycle").of(&Lifecycle),
                     field("livenessProbe").of(&Probe),
                     field("ports")
@@ -2213,7 +2214,10 @@ pub mod v1 {
             &[field("items").items(&DownwardAPIVolumeFile)],
         );
         pub static DownwardAPIVolumeFile: TypeInfo = TypeInfo::new(
-            &[field("fieldRef").of(&ObjectFieldSelector)],
+            &[
+                field("fieldRef").of(&ObjectFieldSelector),
+                field("resourceFieldRef").of(&ResourceFieldSelector),
+            ],
         );
         pub static DownwardAPIVolumeSource: TypeInfo = TypeInfo::new(
             &[field("items").items(&DownwardAPIVolumeFile)],
@@ -2245,14 +2249,24 @@ pub mod v1 {
                             kapi::validation::Format::EnvVarName,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::EnvVarSource,
+                        ),
+                    ),
                 ],
             );
         pub static EnvVarSource: TypeInfo = TypeInfo::new(
-            &[field("fieldRef").of(&ObjectFieldSelector)],
+            &[
+                field("fieldRef").of(&ObjectFieldSelector),
+                field("resourceFieldRef").of(&ResourceFieldSelector),
+            ],
         );
         pub static EphemeralContainer: TypeInfo = TypeInfo::new(
             &[
                 field("env").strategy("merge").merge_key("name").items(&EnvVar),
+                field("envFrom").items(&EnvFromSource),
                 field("lifecycle").of(&Lifecycle),
                 field("livenessProbe").of(&Probe),
                 field("ports").items(&ContainerPort),
@@ -2656,6 +2670,8 @@ pub mod v1 {
         pub static ReplicationControllerSpec: TypeInfo = TypeInfo::new(
             &[field("template").of(&PodTemplateSpec)],
         );
+        pub static ResourceFieldSelector: TypeInfo = TypeInfo::new(&[])
+            .defaults(&[kapi::defaulting::Default::value(".divisor", "\"0\"")]);
         pub static ResourceQuota: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")

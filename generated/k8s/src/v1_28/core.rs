@@ -2080,7 +2080,7 @@ pub mod v1 {
             TypedLocalObjectReference,
         };
         pub use crate::shared::v1_20_v1_28_v1_34_v1_36::core::v1::merge::{
-            ContainerPort, LoadBalancerIngress, ServicePort, Toleration,
+            ContainerPort, EnvFromSource, LoadBalancerIngress, ServicePort, Toleration,
         };
         pub static Affinity: TypeInfo = TypeInfo::new(
             &[
@@ -2146,6 +2146,7 @@ pub mod v1 {
         pub static Container: TypeInfo = TypeInfo::new(
                 &[
                     field("env").strategy("merge").merge_key("name").items(&EnvVar),
+                    field("envFrom").items(&EnvFromSource),
                     field("lifecycle").of(&Lifecycle),
                     field("livenessProbe").of(&Probe),
                     field("ports")
@@ -2262,6 +2263,12 @@ pub mod v1 {
                             kapi::validation::Format::EnvVarName,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::EnvVarSource,
+                        ),
+                    ),
                 ],
             );
         pub static EnvVarSource: TypeInfo = TypeInfo::new(
@@ -2275,6 +2282,7 @@ pub mod v1 {
         pub static EphemeralContainer: TypeInfo = TypeInfo::new(
             &[
                 field("env").strategy("merge").merge_key("name").items(&EnvVar),
+                field("envFrom").items(&EnvFromSource),
                 field("lifecycle").of(&Lifecycle),
                 field("livenessProbe").of(&Probe),
                 field("ports")

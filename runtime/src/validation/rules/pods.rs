@@ -102,7 +102,9 @@ fn count_sources(
             errors.forbidden(&at.child(shown), &detail);
         } else {
             count += 1;
-            first(field, source, &at.child(shown), errors);
+            // The one source is checked at its own name (upstream's `downwarAPI` and `cephFS`
+            // spellings are only those of a second source).
+            first(field, source, &at.child(field), errors);
         }
     }
     count
@@ -125,6 +127,10 @@ fn source_fields(field: &str, source: &Value, at: &FieldPath, errors: &mut Error
     super::persistent_volume::source_paths(field, source, at, errors);
     if field == "projected" {
         projected(source, at, errors);
+    }
+    if field == "downwardAPI" {
+        file_mode(source, "defaultMode", at, errors);
+        super::downward::downward_files(source, at, errors);
     }
     if FILE_MODE_SOURCES.contains(&field) {
         file_mode(source, "defaultMode", at, errors);
@@ -164,6 +170,7 @@ fn projected(source: &Value, at: &FieldPath, errors: &mut Errors) {
         }
         if let Some(api) = projection.get("downwardAPI").filter(|v| !v.is_null()) {
             count += 1;
+            super::downward::downward_files(api, &src_at.child("downwardAPI"), errors);
             for file in items(api, "items") {
                 let path = text(file, "path");
                 unique_path(&mut paths, path, path, at, errors);
@@ -223,7 +230,7 @@ fn unique_path<'v>(
 }
 
 /// A file mode, 0 to 0777, when set.
-fn file_mode(holder: &Value, field: &str, at: &FieldPath, errors: &mut Errors) {
+pub(super) fn file_mode(holder: &Value, field: &str, at: &FieldPath, errors: &mut Errors) {
     if let Some(mode) = holder.get(field).and_then(Value::as_i64)
         && !(0..=0o777).contains(&mode)
     {
@@ -251,7 +258,7 @@ fn key_to_path(item: &Value, at: &FieldPath, errors: &mut Errors) {
 }
 
 /// `validateLocalNonReservedPath`: relative, without `..`, not starting with `..`.
-fn local_non_reserved_path(path: &str, at: &FieldPath, errors: &mut Errors) {
+pub(super) fn local_non_reserved_path(path: &str, at: &FieldPath, errors: &mut Errors) {
     super::security::local_descending_path(path, at, errors);
     if path.starts_with("..") && !path.starts_with("../") {
         let shown = Value::from(path);

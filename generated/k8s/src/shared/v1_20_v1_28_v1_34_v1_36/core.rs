@@ -932,6 +932,17 @@ pub mod v1 {
                     ),
                 ],
             );
+        pub static EnvFromSource: TypeInfo = TypeInfo::new(&[])
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::EnvFromSource,
+                        ),
+                    ),
+                ],
+            );
         pub static LoadBalancerIngress: TypeInfo = TypeInfo::new(
             &[field("ports").atomic_list()],
         );

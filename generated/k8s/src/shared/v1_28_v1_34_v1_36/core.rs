@@ -166,7 +166,9 @@ pub mod v1 {
             .atomic()
             .defaults(&[kapi::defaulting::Default::value(".apiVersion", "\"v1\"")]);
         pub static ObjectReference: TypeInfo = TypeInfo::new(&[]).atomic();
-        pub static ResourceFieldSelector: TypeInfo = TypeInfo::new(&[]).atomic();
+        pub static ResourceFieldSelector: TypeInfo = TypeInfo::new(&[])
+            .atomic()
+            .defaults(&[kapi::defaulting::Default::value(".divisor", "\"0\"")]);
         pub static ResourceRequirements: TypeInfo = TypeInfo::new(
             &[field("claims").list_map(&["name"])],
         );

@@ -1766,7 +1766,11 @@ pub mod v1 {
                         .strategy("merge")
                         .merge_key("name")
                         .items(&EnvVar),
-                    field("envFrom").atomic_list(),
+                    field("envFrom")
+                        .atomic_list()
+                        .items(
+                            &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::EnvFromSource,
+                        ),
                     field("lifecycle").of(&Lifecycle),
                     field("livenessProbe").of(&Probe),
                     field("ports")
@@ -1930,6 +1934,12 @@ pub mod v1 {
                             kapi::validation::Format::EnvVarName,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::EnvVarSource,
+                        ),
+                    ),
                 ],
             );
         pub static EnvVarSource: TypeInfo = TypeInfo::new(
@@ -1962,7 +1972,11 @@ pub mod v1 {
                     .strategy("merge")
                     .merge_key("name")
                     .items(&EnvVar),
-                field("envFrom").atomic_list(),
+                field("envFrom")
+                    .atomic_list()
+                    .items(
+                        &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::EnvFromSource,
+                    ),
                 field("lifecycle").of(&Lifecycle),
                 field("livenessProbe").of(&Probe),
                 field("ports")
