@@ -2074,7 +2074,8 @@ pub mod v1 {
             SecretVolumeSource, SecurityContext, ServiceStatus,
         };
         pub use crate::shared::v1_20_v1_28_v1_34_v1_36::core::v1::merge::{
-            ContainerPort, EnvFromSource, LoadBalancerIngress, ServicePort, Toleration,
+            AzureDiskVolumeSource, ContainerPort, EnvFromSource, HostPathVolumeSource,
+            LoadBalancerIngress, ServiceAccountTokenProjection, ServicePort, Toleration,
         };
         pub static Affinity: TypeInfo = TypeInfo::new(
             &[
@@ -2220,8 +2221,9 @@ pub mod v1 {
             ],
         );
         pub static DownwardAPIVolumeSource: TypeInfo = TypeInfo::new(
-            &[field("items").items(&DownwardAPIVolumeFile)],
-        );
+                &[field("items").items(&DownwardAPIVolumeFile)],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".defaultMode", "420")]);
         pub static EndpointPort: TypeInfo = TypeInfo::new(&[])
             .defaults(&[kapi::defaulting::Default::value(".protocol", "\"TCP\"")]);
         pub static EndpointSubset: TypeInfo = TypeInfo::new(
@@ -2296,6 +2298,14 @@ pub mod v1 {
                         kapi::validation::Rule::Named(kapi::validation::Named::Handler),
                     ),
                 ],
+            );
+        pub static ISCSIPersistentVolumeSource: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[kapi::defaulting::Default::value(".iscsiInterface", "\"default\"")],
+            );
+        pub static ISCSIVolumeSource: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[kapi::defaulting::Default::value(".iscsiInterface", "\"default\"")],
             );
         pub static Lifecycle: TypeInfo = TypeInfo::new(
             &[field("postStart").of(&Handler), field("preStop").of(&Handler)],
@@ -2404,7 +2414,14 @@ pub mod v1 {
             ],
         );
         pub static PersistentVolumeSpec: TypeInfo = TypeInfo::new(
-            &[field("nodeAffinity").of(&VolumeNodeAffinity)],
+            &[
+                field("azureDisk").of(&AzureDiskVolumeSource),
+                field("hostPath").of(&HostPathVolumeSource),
+                field("iscsi").of(&ISCSIPersistentVolumeSource),
+                field("nodeAffinity").of(&VolumeNodeAffinity),
+                field("rbd").of(&RBDPersistentVolumeSource),
+                field("scaleIO").of(&ScaleIOPersistentVolumeSource),
+            ],
         );
         pub static Pod: TypeInfo = TypeInfo::new(
                 &[
@@ -2644,8 +2661,25 @@ pub mod v1 {
                 ],
             );
         pub static ProjectedVolumeSource: TypeInfo = TypeInfo::new(
-            &[field("sources").items(&VolumeProjection)],
-        );
+                &[field("sources").items(&VolumeProjection)],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".defaultMode", "420")]);
+        pub static RBDPersistentVolumeSource: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".pool", "\"rbd\""),
+                    kapi::defaulting::Default::value(".user", "\"admin\""),
+                    kapi::defaulting::Default::value(".keyring", "\"/etc/ceph/keyring\""),
+                ],
+            );
+        pub static RBDVolumeSource: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".pool", "\"rbd\""),
+                    kapi::defaulting::Default::value(".user", "\"admin\""),
+                    kapi::defaulting::Default::value(".keyring", "\"/etc/ceph/keyring\""),
+                ],
+            );
         pub static ReplicationController: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
@@ -2678,6 +2712,26 @@ pub mod v1 {
                     .of(&super::super::super::apimachinery::merge::ObjectMeta),
             ],
         );
+        pub static ScaleIOPersistentVolumeSource: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".storageMode",
+                        "\"ThinProvisioned\"",
+                    ),
+                    kapi::defaulting::Default::value(".fsType", "\"xfs\""),
+                ],
+            );
+        pub static ScaleIOVolumeSource: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".storageMode",
+                        "\"ThinProvisioned\"",
+                    ),
+                    kapi::defaulting::Default::value(".fsType", "\"xfs\""),
+                ],
+            );
         pub static Secret: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
@@ -2784,10 +2838,15 @@ pub mod v1 {
         );
         pub static Volume: TypeInfo = TypeInfo::new(
             &[
+                field("azureDisk").of(&AzureDiskVolumeSource),
                 field("configMap").of(&ConfigMapVolumeSource),
                 field("downwardAPI").of(&DownwardAPIVolumeSource),
                 field("ephemeral").of(&EphemeralVolumeSource),
+                field("hostPath").of(&HostPathVolumeSource),
+                field("iscsi").of(&ISCSIVolumeSource),
                 field("projected").of(&ProjectedVolumeSource),
+                field("rbd").of(&RBDVolumeSource),
+                field("scaleIO").of(&ScaleIOVolumeSource),
                 field("secret").of(&SecretVolumeSource),
             ],
         );
@@ -2795,7 +2854,10 @@ pub mod v1 {
             &[field("required").of(&NodeSelector)],
         );
         pub static VolumeProjection: TypeInfo = TypeInfo::new(
-            &[field("downwardAPI").of(&DownwardAPIProjection)],
+            &[
+                field("downwardAPI").of(&DownwardAPIProjection),
+                field("serviceAccountToken").of(&ServiceAccountTokenProjection),
+            ],
         );
         pub static WeightedPodAffinityTerm: TypeInfo = TypeInfo::new(
                 &[field("podAffinityTerm").of(&PodAffinityTerm)],

@@ -2080,7 +2080,8 @@ pub mod v1 {
             TypedLocalObjectReference,
         };
         pub use crate::shared::v1_20_v1_28_v1_34_v1_36::core::v1::merge::{
-            ContainerPort, EnvFromSource, LoadBalancerIngress, ServicePort, Toleration,
+            AzureDiskVolumeSource, ContainerPort, EnvFromSource, HostPathVolumeSource,
+            LoadBalancerIngress, ServiceAccountTokenProjection, ServicePort, Toleration,
         };
         pub static Affinity: TypeInfo = TypeInfo::new(
             &[
@@ -2232,8 +2233,9 @@ pub mod v1 {
             &[field("items").items(&DownwardAPIVolumeFile)],
         );
         pub static DownwardAPIVolumeSource: TypeInfo = TypeInfo::new(
-            &[field("items").items(&DownwardAPIVolumeFile)],
-        );
+                &[field("items").items(&DownwardAPIVolumeFile)],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".defaultMode", "420")]);
         pub static EndpointSubset: TypeInfo = TypeInfo::new(
             &[
                 field("addresses").items(&EndpointAddress),
@@ -2311,11 +2313,17 @@ pub mod v1 {
             ],
         );
         pub static ISCSIPersistentVolumeSource: TypeInfo = TypeInfo::new(
-            &[field("secretRef").of(&SecretReference)],
-        );
+                &[field("secretRef").of(&SecretReference)],
+            )
+            .defaults(
+                &[kapi::defaulting::Default::value(".iscsiInterface", "\"default\"")],
+            );
         pub static ISCSIVolumeSource: TypeInfo = TypeInfo::new(
-            &[field("secretRef").of(&LocalObjectReference)],
-        );
+                &[field("secretRef").of(&LocalObjectReference)],
+            )
+            .defaults(
+                &[kapi::defaulting::Default::value(".iscsiInterface", "\"default\"")],
+            );
         pub static Lifecycle: TypeInfo = TypeInfo::new(
             &[
                 field("postStart").of(&LifecycleHandler),
@@ -2445,11 +2453,13 @@ pub mod v1 {
         );
         pub static PersistentVolumeSpec: TypeInfo = TypeInfo::new(
             &[
+                field("azureDisk").of(&AzureDiskVolumeSource),
                 field("cephfs").of(&CephFSPersistentVolumeSource),
                 field("cinder").of(&CinderPersistentVolumeSource),
                 field("claimRef").granular_map().of(&ObjectReference),
                 field("csi").of(&CSIPersistentVolumeSource),
                 field("flexVolume").of(&FlexPersistentVolumeSource),
+                field("hostPath").of(&HostPathVolumeSource),
                 field("iscsi").of(&ISCSIPersistentVolumeSource),
                 field("nodeAffinity").of(&VolumeNodeAffinity),
                 field("rbd").of(&RBDPersistentVolumeSource),
@@ -2719,14 +2729,29 @@ pub mod v1 {
                 ],
             );
         pub static ProjectedVolumeSource: TypeInfo = TypeInfo::new(
-            &[field("sources").items(&VolumeProjection)],
-        );
+                &[field("sources").items(&VolumeProjection)],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".defaultMode", "420")]);
         pub static RBDPersistentVolumeSource: TypeInfo = TypeInfo::new(
-            &[field("secretRef").of(&SecretReference)],
-        );
+                &[field("secretRef").of(&SecretReference)],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".pool", "\"rbd\""),
+                    kapi::defaulting::Default::value(".user", "\"admin\""),
+                    kapi::defaulting::Default::value(".keyring", "\"/etc/ceph/keyring\""),
+                ],
+            );
         pub static RBDVolumeSource: TypeInfo = TypeInfo::new(
-            &[field("secretRef").of(&LocalObjectReference)],
-        );
+                &[field("secretRef").of(&LocalObjectReference)],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".pool", "\"rbd\""),
+                    kapi::defaulting::Default::value(".user", "\"admin\""),
+                    kapi::defaulting::Default::value(".keyring", "\"/etc/ceph/keyring\""),
+                ],
+            );
         pub static ReplicationController: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")
@@ -2875,6 +2900,7 @@ pub mod v1 {
         );
         pub static Volume: TypeInfo = TypeInfo::new(
             &[
+                field("azureDisk").of(&AzureDiskVolumeSource),
                 field("cephfs").of(&CephFSVolumeSource),
                 field("cinder").of(&CinderVolumeSource),
                 field("configMap").of(&ConfigMapVolumeSource),
@@ -2882,6 +2908,7 @@ pub mod v1 {
                 field("downwardAPI").of(&DownwardAPIVolumeSource),
                 field("ephemeral").of(&EphemeralVolumeSource),
                 field("flexVolume").of(&FlexVolumeSource),
+                field("hostPath").of(&HostPathVolumeSource),
                 field("iscsi").of(&ISCSIVolumeSource),
                 field("projected").of(&ProjectedVolumeSource),
                 field("rbd").of(&RBDVolumeSource),
@@ -2894,7 +2921,10 @@ pub mod v1 {
             &[field("required").of(&NodeSelector)],
         );
         pub static VolumeProjection: TypeInfo = TypeInfo::new(
-            &[field("downwardAPI").of(&DownwardAPIProjection)],
+            &[
+                field("downwardAPI").of(&DownwardAPIProjection),
+                field("serviceAccountToken").of(&ServiceAccountTokenProjection),
+            ],
         );
         pub static WeightedPodAffinityTerm: TypeInfo = TypeInfo::new(
                 &[field("podAffinityTerm").of(&PodAffinityTerm)],

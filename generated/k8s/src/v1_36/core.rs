@@ -918,7 +918,8 @@ pub mod v1 {
             TypedLocalObjectReference,
         };
         pub use crate::shared::v1_20_v1_28_v1_34_v1_36::core::v1::merge::{
-            ContainerPort, EnvFromSource, LoadBalancerIngress, ServicePort, Toleration,
+            AzureDiskVolumeSource, ContainerPort, EnvFromSource, HostPathVolumeSource,
+            LoadBalancerIngress, ServiceAccountTokenProjection, ServicePort, Toleration,
         };
         pub static ContainerStatus: TypeInfo = TypeInfo::new(
             &[

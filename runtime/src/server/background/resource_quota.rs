@@ -6,7 +6,11 @@
 //! minutes (upstream's default `--resource-quota-sync-period`). Every resource `hard` names is
 //! in `used`, `"0"` when nothing uses it; a scoped quota counts the pods in its scopes.
 //!
-//! The ResourceQuota admission plugin charges a create at once; this task settles the rest.
+//! The ResourceQuota admission plugin charges a create at once, before the object is written;
+//! this task settles the rest. A recount may find a charged object not written yet, so it
+//! lowers a quota's usage only for a batch of changes that deleted or changed objects (and on
+//! the passes over everything), as upstream's replenishment follows deletions and updates and
+//! a quota's own sync does not undo charges in flight.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -51,7 +55,7 @@ pub(crate) async fn sync_all(state: &State) -> Result<(u64, BTreeSet<String>), T
         .filter_map(|kv| namespace_of(&kv.key))
         .collect();
     for namespace in &namespaces {
-        sync_namespace(state, namespace).await?;
+        sync_namespace(state, namespace, Lowering::Allowed).await?;
     }
     Ok((listed.revision, namespaces))
 }
@@ -64,8 +68,22 @@ fn namespace_of(key: &str) -> Option<String> {
     parts.next().is_none().then(|| namespace.to_owned())
 }
 
+/// Whether a recount may lower a quota's usage below what its status says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lowering {
+    /// Objects went or changed: usage may fall.
+    Allowed,
+    /// Only creates and quota writes (charges among them): what was charged stays, as the
+    /// charged object may not be written yet.
+    KeepCharges,
+}
+
 /// Recounts the quotas of `namespace`; answers whether it has any.
-async fn sync_namespace(state: &State, namespace: &str) -> Result<bool, TaskError> {
+async fn sync_namespace(
+    state: &State,
+    namespace: &str,
+    lowering: Lowering,
+) -> Result<bool, TaskError> {
     let prefix = format!("{}{namespace}/", quotas_prefix());
     let quotas = state.storage.list(&prefix, None, None, None).await?;
     if quotas.items.is_empty() {
@@ -100,6 +118,16 @@ async fn sync_namespace(state: &State, namespace: &str) -> Result<bool, TaskErro
                         total = total.checked_add(*amount).unwrap_or(total);
                     }
                 }
+            }
+            if lowering == Lowering::KeepCharges
+                && let Some(charged) = quota
+                    .pointer("/status/used")
+                    .and_then(|used| used.get(name))
+                    .and_then(Value::as_str)
+                    .and_then(|text| text.parse::<crate::Quantity>().ok())
+                && charged > total
+            {
+                total = charged;
             }
             used.insert(name.clone(), Value::from(total.to_string()));
         }
@@ -202,7 +230,7 @@ async fn follow(state: &State, from: Option<(u64, BTreeSet<String>)>) -> Result<
             let Some(Ok(event)) = event else {
                 return Ok(());
             };
-            let mut touched = BTreeSet::new();
+            let mut touched = BTreeMap::new();
             note(&event, &quotas_prefix(), &mut with_quotas, &mut touched);
             // Changes come in bursts (a deployment's pods, a namespace's cleanup): gather them.
             let deadline = tokio::time::sleep(GATHER);
@@ -216,8 +244,8 @@ async fn follow(state: &State, from: Option<(u64, BTreeSet<String>)>) -> Result<
                     () = &mut deadline => break,
                 }
             }
-            for namespace in touched {
-                if !sync_namespace(state, &namespace).await? {
+            for (namespace, lowering) in touched {
+                if !sync_namespace(state, &namespace, lowering).await? {
                     with_quotas.remove(&namespace);
                 }
             }
@@ -227,26 +255,31 @@ async fn follow(state: &State, from: Option<(u64, BTreeSet<String>)>) -> Result<
 }
 
 /// Adds the namespace `event` touches to `touched` when it has quotas (or the event is of a
-/// quota), and remembers namespaces that gain a quota.
+/// quota), with whether its usage may fall (an object other than a quota deleted or
+/// changed), and remembers namespaces that gain a quota.
 fn note(
     event: &WatchEvent,
     quotas: &str,
     with_quotas: &mut BTreeSet<String>,
-    touched: &mut BTreeSet<String>,
+    touched: &mut BTreeMap<String, Lowering>,
 ) {
-    let key = match event {
-        WatchEvent::Put { kv, .. } => &kv.key,
-        WatchEvent::Delete { prev, .. } => &prev.key,
+    let (key, went_or_changed) = match event {
+        WatchEvent::Put { kv, .. } => (&kv.key, kv.create_revision != kv.mod_revision),
+        WatchEvent::Delete { prev, .. } => (&prev.key, true),
         WatchEvent::Progress { .. } => return,
     };
     let Some(namespace) = namespace_of(key) else {
         return;
     };
-    if key.starts_with(quotas) {
+    let is_quota = key.starts_with(quotas);
+    if is_quota {
         with_quotas.insert(namespace.clone());
     }
     if with_quotas.contains(&namespace) {
-        touched.insert(namespace);
+        let lowering = touched.entry(namespace).or_insert(Lowering::KeepCharges);
+        if went_or_changed && !is_quota {
+            *lowering = Lowering::Allowed;
+        }
     }
 }
 
@@ -271,7 +304,7 @@ mod tests {
     fn changes_in_namespaces_with_quotas_are_recounted() {
         let quotas = "/registry/core/resourcequotas/";
         let mut with_quotas = BTreeSet::new();
-        let mut touched = BTreeSet::new();
+        let mut touched = BTreeMap::new();
         note(
             &put("/registry/core/pods/team/a"),
             quotas,
@@ -297,7 +330,26 @@ mod tests {
             &mut with_quotas,
             &mut touched,
         );
-        assert_eq!(touched.into_iter().collect::<Vec<_>>(), ["team"]);
+        // Creates and quota writes keep what admission charged.
+        assert_eq!(
+            touched.clone().into_iter().collect::<Vec<_>>(),
+            [("team".to_owned(), Lowering::KeepCharges)]
+        );
+        note(
+            &WatchEvent::Delete {
+                prev: KeyValue {
+                    key: "/registry/core/pods/team/a".to_owned(),
+                    value: Bytes::new(),
+                    create_revision: 1,
+                    mod_revision: 1,
+                },
+                revision: 2,
+            },
+            quotas,
+            &mut with_quotas,
+            &mut touched,
+        );
+        assert_eq!(touched.get("team"), Some(&Lowering::Allowed));
         assert_eq!(namespace_of("/registry/core/namespaces/team"), None);
     }
 }

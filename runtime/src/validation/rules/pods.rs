@@ -72,7 +72,13 @@ const SOURCE_REQUIRES: &[(&str, &[&str])] = &[
     ("secret", &["secretName"]),
     ("nfs", &["server", "path"]),
     ("persistentVolumeClaim", &["claimName"]),
+    ("rbd", &["monitors", "image"]),
+    ("cinder", &["volumeID"]),
+    ("cephfs", &["monitors"]),
+    ("flexVolume", &["driver"]),
     ("configMap", &["name"]),
+    ("azureFile", &["secretName", "shareName"]),
+    ("azureDisk", &["diskName", "diskURI"]),
 ];
 const FILE_MODE_SOURCES: &[&str] = &["secret", "configMap"];
 /// `fileModeErrorMsg`.
@@ -114,15 +120,29 @@ fn count_sources(
 fn source_fields(field: &str, source: &Value, at: &FieldPath, errors: &mut Errors) {
     for (_, required) in SOURCE_REQUIRES.iter().filter(|(f, _)| *f == field) {
         for name in *required {
-            if source
-                .get(*name)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .is_empty()
-            {
+            // A string or a list (a Ceph cluster's monitors); Go's zero value is missing.
+            let missing = match source.get(*name) {
+                Some(Value::String(text)) => text.is_empty(),
+                Some(Value::Array(items)) => items.is_empty(),
+                Some(Value::Null) | None => true,
+                Some(_) => false,
+            };
+            if missing {
                 errors.required(&at.child(name), "");
             }
         }
+    }
+    match field {
+        "cinder" => {
+            if let Some(reference) = source.get("secretRef").filter(|r| !r.is_null())
+                && text(reference, "name").is_empty()
+            {
+                errors.required(&at.child("secretRef").child("name"), "");
+            }
+        }
+        "flexVolume" => flex_options(source, at, errors),
+        "azureDisk" => azure_disk(source, at, errors),
+        _ => {}
     }
     super::persistent_volume::source_paths(field, source, at, errors);
     if field == "projected" {
@@ -137,6 +157,54 @@ fn source_fields(field: &str, source: &Value, at: &FieldPath, errors: &mut Error
         for (i, item) in items(source, "items").iter().enumerate() {
             key_to_path(item, &at.child("items").index(i), errors);
         }
+    }
+}
+
+/// `validateFlexVolumeSource`: options may not use the `kubernetes.io` and `k8s.io`
+/// namespaces.
+fn flex_options(source: &Value, at: &FieldPath, errors: &mut Errors) {
+    let Some(options) = source.get("options").and_then(Value::as_object) else {
+        return;
+    };
+    for key in options.keys() {
+        let namespace = key.split_once('/').map_or(key.as_str(), |(ns, _)| ns);
+        let normalized = format!(".{}", namespace.to_lowercase());
+        if normalized.ends_with(".kubernetes.io") || normalized.ends_with(".k8s.io") {
+            let detail = "kubernetes.io and k8s.io namespaces are reserved";
+            let path = at.child("options").key(key);
+            errors.invalid(&path, Shown::Plain(&Value::from(key.as_str())), detail);
+        }
+    }
+}
+
+/// `validateAzureDisk` after its names: the caching mode and kind, and a disk URI of the
+/// kind's shape.
+fn azure_disk(source: &Value, at: &FieldPath, errors: &mut Errors) {
+    if let Some(mode) = source.get("cachingMode").and_then(Value::as_str) {
+        let supported = ["None", "ReadOnly", "ReadWrite"];
+        if !supported.contains(&mode) {
+            errors.not_supported(&at.child("cachingMode"), &Value::from(mode), &supported);
+        }
+    }
+    let kind = source.get("kind").and_then(Value::as_str);
+    if let Some(kind) = kind {
+        let supported = ["Dedicated", "Managed", "Shared"];
+        if !supported.contains(&kind) {
+            errors.not_supported(&at.child("kind"), &Value::from(kind), &supported);
+        }
+    }
+    let uri = text(source, "diskURI");
+    let uri_at = at.child("diskURI");
+    let managed = "/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/{disk-id}";
+    let blob = "https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd";
+    match kind {
+        Some("Managed") if !uri.starts_with("/subscriptions/") => {
+            errors.not_supported(&uri_at, &Value::from(uri), &[managed]);
+        }
+        Some(_) if kind != Some("Managed") && !uri.starts_with("https://") => {
+            errors.not_supported(&uri_at, &Value::from(uri), &[blob]);
+        }
+        _ => {}
     }
 }
 
@@ -1060,6 +1128,42 @@ mod tests {
         // An image volume counts from 1.35 on, when the feature is on by default.
         assert_eq!(run(volume_source, &json!({"image": {}}), 34).len(), 1);
         assert!(run(volume_source, &json!({"image": {}}), 36).is_empty());
+    }
+
+    #[test]
+    fn network_volume_sources_name_what_they_mount() {
+        // validateRBDVolumeSource, validateCinderVolumeSource, validateFlexVolumeSource,
+        // validateAzureDisk.
+        let check = |volume: Value| {
+            super::super::lines(34, |errors| {
+                volume_source(&volume, &FieldPath::of("v"), errors)
+            })
+        };
+        assert_eq!(
+            check(json!({"rbd": {"monitors": [], "image": "i"}})),
+            ["v.rbd.monitors: Required value"]
+        );
+        assert_eq!(
+            check(json!({"cinder": {"volumeID": "x", "secretRef": {}}})),
+            ["v.cinder.secretRef.name: Required value"]
+        );
+        assert_eq!(
+            check(
+                json!({"flexVolume": {"driver": "d", "options": {"Example.K8s.io/x": "1", "mine": "2"}}})
+            ),
+            [
+                "v.flexVolume.options[Example.K8s.io/x]: Invalid value: \"Example.K8s.io/x\": kubernetes.io and k8s.io namespaces are reserved"
+            ]
+        );
+        assert_eq!(
+            check(
+                json!({"azureDisk": {"diskName": "d", "diskURI": "disk", "kind": "Managed", "cachingMode": "Fast"}})
+            ),
+            [
+                "v.azureDisk.cachingMode: Unsupported value: \"Fast\": supported values: \"None\", \"ReadOnly\", \"ReadWrite\"",
+                "v.azureDisk.diskURI: Unsupported value: \"disk\": supported values: \"/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/{disk-id}\"",
+            ]
+        );
     }
 
     #[test]

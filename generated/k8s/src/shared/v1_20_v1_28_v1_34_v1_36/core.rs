@@ -904,6 +904,15 @@ pub mod v1 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
+        pub static AzureDiskVolumeSource: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".cachingMode", "\"ReadWrite\""),
+                    kapi::defaulting::Default::value(".kind", "\"Shared\""),
+                    kapi::defaulting::Default::value(".fsType", "\"ext4\""),
+                    kapi::defaulting::Default::value(".readOnly", "false"),
+                ],
+            );
         pub static ContainerPort: TypeInfo = TypeInfo::new(&[])
             .defaults(&[kapi::defaulting::Default::value(".protocol", "\"TCP\"")])
             .checks(
@@ -943,9 +952,13 @@ pub mod v1 {
                     ),
                 ],
             );
+        pub static HostPathVolumeSource: TypeInfo = TypeInfo::new(&[])
+            .defaults(&[kapi::defaulting::Default::value(".type", "\"\"")]);
         pub static LoadBalancerIngress: TypeInfo = TypeInfo::new(
             &[field("ports").atomic_list()],
         );
+        pub static ServiceAccountTokenProjection: TypeInfo = TypeInfo::new(&[])
+            .defaults(&[kapi::defaulting::Default::value(".expirationSeconds", "3600")]);
         pub static ServicePort: TypeInfo = TypeInfo::new(&[])
             .defaults(
                 &[

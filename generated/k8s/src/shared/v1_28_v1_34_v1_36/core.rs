@@ -173,11 +173,29 @@ pub mod v1 {
             &[field("claims").list_map(&["name"])],
         );
         pub static ScaleIOPersistentVolumeSource: TypeInfo = TypeInfo::new(
-            &[field("secretRef").of(&SecretReference)],
-        );
+                &[field("secretRef").of(&SecretReference)],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".storageMode",
+                        "\"ThinProvisioned\"",
+                    ),
+                    kapi::defaulting::Default::value(".fsType", "\"xfs\""),
+                ],
+            );
         pub static ScaleIOVolumeSource: TypeInfo = TypeInfo::new(
-            &[field("secretRef").of(&LocalObjectReference)],
-        );
+                &[field("secretRef").of(&LocalObjectReference)],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(
+                        ".storageMode",
+                        "\"ThinProvisioned\"",
+                    ),
+                    kapi::defaulting::Default::value(".fsType", "\"xfs\""),
+                ],
+            );
         pub static SecretKeySelector: TypeInfo = TypeInfo::new(&[]).atomic();
         pub static SecretReference: TypeInfo = TypeInfo::new(&[]).atomic();
         pub static StorageOSPersistentVolumeSource: TypeInfo = TypeInfo::new(

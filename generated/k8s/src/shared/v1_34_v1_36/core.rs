@@ -1885,14 +1885,15 @@ pub mod v1 {
             ],
         );
         pub static DownwardAPIVolumeSource: TypeInfo = TypeInfo::new(
-            &[
-                field("items")
-                    .atomic_list()
-                    .items(
-                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::DownwardAPIVolumeFile,
-                    ),
-            ],
-        );
+                &[
+                    field("items")
+                        .atomic_list()
+                        .items(
+                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::DownwardAPIVolumeFile,
+                        ),
+                ],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".defaultMode", "420")]);
         pub static EndpointSubset: TypeInfo = TypeInfo::new(
             &[
                 field("addresses")
@@ -2042,23 +2043,29 @@ pub mod v1 {
             &[field("hostnames").atomic_list()],
         );
         pub static ISCSIPersistentVolumeSource: TypeInfo = TypeInfo::new(
-            &[
-                field("portals").atomic_list(),
-                field("secretRef")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::SecretReference,
-                    ),
-            ],
-        );
+                &[
+                    field("portals").atomic_list(),
+                    field("secretRef")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::SecretReference,
+                        ),
+                ],
+            )
+            .defaults(
+                &[kapi::defaulting::Default::value(".iscsiInterface", "\"default\"")],
+            );
         pub static ISCSIVolumeSource: TypeInfo = TypeInfo::new(
-            &[
-                field("portals").atomic_list(),
-                field("secretRef")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::LocalObjectReference,
-                    ),
-            ],
-        );
+                &[
+                    field("portals").atomic_list(),
+                    field("secretRef")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::LocalObjectReference,
+                        ),
+                ],
+            )
+            .defaults(
+                &[kapi::defaulting::Default::value(".iscsiInterface", "\"default\"")],
+            );
         pub static Lifecycle: TypeInfo = TypeInfo::new(
             &[
                 field("postStart").of(&LifecycleHandler),
@@ -2231,6 +2238,10 @@ pub mod v1 {
         pub static PersistentVolumeSpec: TypeInfo = TypeInfo::new(
             &[
                 field("accessModes").atomic_list(),
+                field("azureDisk")
+                    .of(
+                        &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::AzureDiskVolumeSource,
+                    ),
                 field("cephfs").of(&CephFSPersistentVolumeSource),
                 field("cinder")
                     .of(
@@ -2249,6 +2260,10 @@ pub mod v1 {
                 field("flexVolume")
                     .of(
                         &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::FlexPersistentVolumeSource,
+                    ),
+                field("hostPath")
+                    .of(
+                        &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::HostPathVolumeSource,
                     ),
                 field("iscsi").of(&ISCSIPersistentVolumeSource),
                 field("mountOptions").atomic_list(),
@@ -2396,26 +2411,41 @@ pub mod v1 {
                 ],
             );
         pub static ProjectedVolumeSource: TypeInfo = TypeInfo::new(
-            &[field("sources").atomic_list().items(&VolumeProjection)],
-        );
+                &[field("sources").atomic_list().items(&VolumeProjection)],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".defaultMode", "420")]);
         pub static RBDPersistentVolumeSource: TypeInfo = TypeInfo::new(
-            &[
-                field("monitors").atomic_list(),
-                field("secretRef")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::SecretReference,
-                    ),
-            ],
-        );
+                &[
+                    field("monitors").atomic_list(),
+                    field("secretRef")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::SecretReference,
+                        ),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".pool", "\"rbd\""),
+                    kapi::defaulting::Default::value(".user", "\"admin\""),
+                    kapi::defaulting::Default::value(".keyring", "\"/etc/ceph/keyring\""),
+                ],
+            );
         pub static RBDVolumeSource: TypeInfo = TypeInfo::new(
-            &[
-                field("monitors").atomic_list(),
-                field("secretRef")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::LocalObjectReference,
-                    ),
-            ],
-        );
+                &[
+                    field("monitors").atomic_list(),
+                    field("secretRef")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::LocalObjectReference,
+                        ),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".pool", "\"rbd\""),
+                    kapi::defaulting::Default::value(".user", "\"admin\""),
+                    kapi::defaulting::Default::value(".keyring", "\"/etc/ceph/keyring\""),
+                ],
+            );
         pub static ReplicationControllerStatus: TypeInfo = TypeInfo::new(
             &[
                 field("conditions")
@@ -2619,6 +2649,10 @@ pub mod v1 {
         );
         pub static Volume: TypeInfo = TypeInfo::new(
             &[
+                field("azureDisk")
+                    .of(
+                        &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::AzureDiskVolumeSource,
+                    ),
                 field("cephfs").of(&CephFSVolumeSource),
                 field("cinder")
                     .of(
@@ -2635,6 +2669,10 @@ pub mod v1 {
                 field("flexVolume")
                     .of(
                         &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::FlexVolumeSource,
+                    ),
+                field("hostPath")
+                    .of(
+                        &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::HostPathVolumeSource,
                     ),
                 field("iscsi").of(&ISCSIVolumeSource),
                 field("projected").of(&ProjectedVolumeSource),
@@ -2659,6 +2697,10 @@ pub mod v1 {
                 field("configMap").of(&ConfigMapProjection),
                 field("downwardAPI").of(&DownwardAPIProjection),
                 field("secret").of(&SecretProjection),
+                field("serviceAccountToken")
+                    .of(
+                        &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::ServiceAccountTokenProjection,
+                    ),
             ],
         );
         pub static WeightedPodAffinityTerm: TypeInfo = TypeInfo::new(
