@@ -258,7 +258,8 @@ impl Record {
         let response_status = (stage != Stage::RequestReceived)
             .then(|| response_status(self.code, response.as_ref()));
         let findings = &self.findings;
-        let mut annotations = std::collections::BTreeMap::new();
+        let mut annotations: std::collections::BTreeMap<String, String> =
+            findings.annotations.iter().cloned().collect();
         if let Some((allowed, reason)) = &findings.decision {
             let decision = if *allowed { "allow" } else { "forbid" };
             annotations.insert(

@@ -74,16 +74,26 @@ impl Access {
 
     /// The user `request` authenticates as, or `None` for 401: the static authenticators
     /// (`authn`), then service-account tokens, which read `storage`.
+    /// The request's user, if it authenticates, and the audit annotations authentication
+    /// adds (a stale service-account token's).
     pub(crate) async fn authenticate(
         &self,
         request: &Parts,
         storage: &dyn Storage,
-    ) -> Option<User> {
-        self.authentication
+    ) -> (Option<User>, Vec<(String, String)>) {
+        let mut annotations = Vec::new();
+        let noted = &mut annotations;
+        let user = self
+            .authentication
             .authenticate(request, |token| async move {
                 let tokens = self.service_accounts.as_ref()?;
                 match tokens.authenticate(storage, &token, None).await? {
-                    Ok((user, _)) => Some(user),
+                    Ok(verified) => {
+                        if let Some(stale) = verified.stale {
+                            noted.push((STALE_TOKEN.to_owned(), stale));
+                        }
+                        Some(verified.user)
+                    }
                     Err(error) => {
                         // Upstream logs the reason; the client sees only 401.
                         tracing::debug!(%error, "a service-account token was refused");
@@ -91,7 +101,8 @@ impl Access {
                     }
                 }
             })
-            .await
+            .await;
+        (user, annotations)
     }
 
     /// The RBAC policy now.
@@ -114,11 +125,17 @@ impl Access {
 #[derive(Debug, Clone)]
 pub(crate) struct Requestor(pub(crate) Arc<User>);
 
+/// The audit annotation of a request made with a stale service-account token.
+const STALE_TOKEN: &str = "authentication.k8s.io/stale-token";
+
 /// What authentication and authorization found out about a request, for its audit events:
-/// the user it authenticated as, the user it impersonated, and the decision with its reason.
+/// the user it authenticated as and the annotations authentication adds, the user it
+/// impersonated, and the decision with its reason.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Findings {
     pub(crate) user: Option<User>,
+    /// Annotations of the request's audit events (a stale token's).
+    pub(crate) annotations: Vec<(String, String)>,
     pub(crate) impersonated: Option<User>,
     /// Allowed or not, and why.
     pub(crate) decision: Option<(bool, String)>,
@@ -159,13 +176,16 @@ pub(crate) async fn guard(
     // Worked out only for a refusal: most requests pass.
     let wants = |parts: &Parts| Wants::of(&parts.uri, &parts.headers, cbor);
     let trusted = parts.extensions.get::<InProcess>().is_some();
-    let authenticated = if trusted {
-        Some(User::unsecured())
+    let (authenticated, annotations) = if trusted {
+        (Some(User::unsecured()), Vec::new())
     } else {
         access.authenticate(&parts, storage.as_ref()).await
     };
     let slot = parts.extensions.get::<FindingsSlot>().cloned();
-    FindingsSlot::note(slot.as_ref(), |f| f.user.clone_from(&authenticated));
+    FindingsSlot::note(slot.as_ref(), |f| {
+        f.user.clone_from(&authenticated);
+        f.annotations = annotations;
+    });
     let Some(mut user) = authenticated else {
         // Upstream's `Unauthorized` handler: `NewUnauthorized("Unauthorized")`.
         return refused(

@@ -299,10 +299,10 @@ async fn token_review(call: &Call, spec: &Value) -> Value {
         None => None,
     };
     match outcome {
-        Some(Ok((user, audiences))) => json!({
+        Some(Ok(verified)) => json!({
             "authenticated": true,
-            "user": user.with_authenticated_group(),
-            "audiences": audiences,
+            "user": verified.user.with_authenticated_group(),
+            "audiences": verified.audiences,
         }),
         // The bearer-token authenticator's words around the failing authenticator's.
         Some(Err(error)) => {

@@ -135,16 +135,20 @@ impl ServiceAccountTokens {
         storage: &dyn Storage,
         token: &str,
         wanted: Option<&[String]>,
-    ) -> Option<Result<(User, Vec<String>), String>> {
+    ) -> Option<Result<Verified, String>> {
         let parsed = jwt::parse(token)?;
         if parsed.claims.iss == legacy::ISSUER {
             let parsed = jwt::parse_as::<legacy::LegacyClaims>(token)?;
             let api = self.audiences();
             let keys = self.public_keys();
-            return Some(
+            let verified =
                 legacy::authenticate(storage, token, &parsed, &keys, &api, wanted, self.release)
-                    .await,
-            );
+                    .await;
+            return Some(verified.map(|(user, audiences)| Verified {
+                user,
+                audiences,
+                stale: None,
+            }));
         }
         // Upstream's `hasCorrectIssuer`: another issuer's token is not this authenticator's.
         if parsed.claims.iss != self.issuer {
@@ -158,7 +162,7 @@ impl ServiceAccountTokens {
         storage: &dyn Storage,
         parsed: &jwt::Parsed<'_>,
         wanted: Option<&[String]>,
-    ) -> Result<(User, Vec<String>), String> {
+    ) -> Result<Verified, String> {
         if !parsed.signed_by_any(&self.public_keys()) {
             return Err("invalid signature".to_owned());
         }
@@ -169,14 +173,97 @@ impl ServiceAccountTokens {
         jwt::check_times(claims, now)?;
         let user = validation::user_of(storage, claims, now).await?;
         // An extended token used after the time it was asked for still authenticates;
-        // upstream counts it stale and annotates the request's audit event.
-        if let Some(warnafter) = claims.kubernetes.warnafter.filter(|at| now > *at) {
-            tracing::info!(
-                "stale service account token: subject: {}, seconds after warning threshold: {}",
-                claims.sub,
-                now - warnafter
-            );
-        }
-        Ok((user, audiences))
+        // upstream counts it stale and annotates the request's audit event
+        // (`pkg/serviceaccount/claims.go`).
+        let stale = claims
+            .kubernetes
+            .warnafter
+            .filter(|at| now > *at)
+            .map(|warnafter| {
+                let note = format!(
+                    "subject: {}, seconds after warning threshold: {}",
+                    claims.sub,
+                    now - warnafter
+                );
+                tracing::info!("stale service account token: {note}");
+                note
+            });
+        Ok(Verified {
+            user,
+            audiences,
+            stale,
+        })
+    }
+}
+
+/// A service-account token that authenticated.
+#[derive(Debug, Clone)]
+pub(crate) struct Verified {
+    /// Whom it names.
+    pub(crate) user: User,
+    /// The audiences it is valid for, of those asked.
+    pub(crate) audiences: Vec<String>,
+    /// For an extended token used after its `warnafter`: the request's
+    /// `authentication.k8s.io/stale-token` audit annotation.
+    pub(crate) stale: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jwt::{Claims, Private, Ref};
+    use super::*;
+    use crate::server::state::keys;
+    use crate::storage::{EmbeddedOptions, EmbeddedStorage};
+
+    #[tokio::test]
+    async fn an_extended_token_used_after_its_warning_time_is_stale() {
+        // pkg/serviceaccount/claims.go: past `warnafter` the token still authenticates, and the
+        // request's audit event gets `authentication.k8s.io/stale-token`.
+        let storage = EmbeddedStorage::in_memory(EmbeddedOptions::default()).unwrap();
+        let key = format!("{}team/robot", keys::prefix_of("", "serviceaccounts"));
+        let account = br#"{"metadata":{"name":"robot","namespace":"team","uid":"u-1"}}"#;
+        storage.create(&key, account.to_vec().into()).await.unwrap();
+        let tokens = ServiceAccountTokens::new(SigningKey::generate().unwrap());
+        let now = jiff::Timestamp::now().as_second();
+        let token = |warnafter: Option<i64>| {
+            let claims = Claims {
+                aud: tokens.audiences(),
+                exp: now + 3600,
+                iat: now - 4000,
+                iss: tokens.issuer.clone(),
+                nbf: now - 4000,
+                sub: "system:serviceaccount:team:robot".to_owned(),
+                kubernetes: Private {
+                    namespace: "team".to_owned(),
+                    serviceaccount: Ref {
+                        name: "robot".to_owned(),
+                        uid: "u-1".to_owned(),
+                    },
+                    warnafter,
+                    ..Private::default()
+                },
+                ..Claims::default()
+            };
+            jwt::sign(&tokens.signing_key, &claims).unwrap()
+        };
+        let fresh = tokens
+            .authenticate(&storage, &token(Some(now + 60)), None)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(fresh.stale, None);
+        assert_eq!(fresh.user.username, "system:serviceaccount:team:robot");
+        let stale = tokens
+            .authenticate(&storage, &token(Some(now - 30)), None)
+            .await
+            .unwrap()
+            .unwrap();
+        let note = stale.stale.unwrap();
+        assert!(
+            note.starts_with(
+                "subject: system:serviceaccount:team:robot, seconds after warning threshold: 3"
+            ),
+            "{note}"
+        );
     }
 }
