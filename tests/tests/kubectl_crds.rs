@@ -299,3 +299,60 @@ fn custom_resources_pass_kubectls_validation_in_1_20() {
         panic!("{e}\nserver stderr:\n{}", server.stderr());
     }
 }
+
+/// A CronTab whose schema gains a default after objects were stored.
+#[test]
+fn objects_stored_before_a_default_was_added_read_back_with_it() {
+    // Upstream defaults custom resources when it reads them from storage too (the storage
+    // codec's `unstructuredDefaulter`; "Defaulting happens ... when reading from etcd using
+    // the storage version defaults", the CRD documentation), and prunes what the schema
+    // no longer has.
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    let without = SMALL_CRD.replace(", default: 1", "").replace(
+        "              cronSpec: {type: string}\n",
+        "              cronSpec: {type: string}\n              image: {type: string}\n",
+    );
+    let crd = k.file("crd.yaml", &without);
+    k.expect_ok(&["apply", "-f", crd.to_str().unwrap()]);
+    k.expect_ok(&[
+        "wait",
+        "--for",
+        "condition=Established",
+        "crd/crontabs.stable.example.com",
+        "--timeout=20s",
+    ]);
+    let tab = k.file(
+        "tab.yaml",
+        "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: t}\nspec: {cronSpec: '* * * * *', image: busybox}\n",
+    );
+    k.expect_ok(&["create", "-f", tab.to_str().unwrap()]);
+    let before = k.expect_ok(&["get", "crontab", "t", "-o", "jsonpath={.spec}"]);
+    assert!(!before.contains("replicas"), "{before}");
+
+    // The schema now defaults replicas and no longer has image.
+    let crd = k.file("crd.yaml", SMALL_CRD);
+    k.expect_ok(&["apply", "-f", crd.to_str().unwrap()]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let spec = k.expect_ok(&["get", "crontab", "t", "-o", "jsonpath={.spec}"]);
+        if spec.contains(r#""replicas":1"#) {
+            assert!(!spec.contains("image"), "{spec}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never defaulted: {spec}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // Lists and watches read the same.
+    let listed = k.expect_ok(&[
+        "get",
+        "crontabs",
+        "-o",
+        "jsonpath={.items[0].spec.replicas}",
+    ]);
+    assert_eq!(listed.trim(), "1");
+}

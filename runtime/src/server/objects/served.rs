@@ -2,7 +2,8 @@
 //!
 //! Serving a stored object means decoding it, converting it to the requested version, setting
 //! `metadata.resourceVersion` and encoding it again (`stored::from_stored` and `to_vec`). When
-//! the resource has no typed conversions and the object was stored at the requested version (a
+//! the resource has no typed conversions and no schema to prune and default by (a custom
+//! resource's) and the object was stored at the requested version (a
 //! built-in family's objects are converted only when stored at another), the only change is
 //! the resourceVersion, so [`ServedJson`] copies the stored bytes and inserts that one
 //! field instead: no `Value` tree is built or dropped, which is most of the cost of a large list
@@ -42,9 +43,12 @@ impl ServedJson {
             .registry
             .conversion(&info.gvk.group, &info.plural)
             .is_some_and(|c| c.has_version(&info.gvk.version));
+        // A custom resource with a schema is pruned and defaulted on every read
+        // (`stored::from_stored`): its stored bytes are not what is served.
+        let coerced = call.target.kind.from_crd && call.target.kind.validate.is_some();
         Self {
             api_version: info.api_version(),
-            direct: !converts,
+            direct: !converts && !coerced,
         }
     }
 

@@ -169,6 +169,15 @@ pub(crate) fn from_stored(call: &Call, value: &[u8], rv: u64) -> Result<Value, A
                 object = converted;
             }
         }
+        // A custom resource is pruned and defaulted by its schema on the way out of storage
+        // too, as upstream's storage codec does (`unstructuredDefaulter`,
+        // `schemaCoercingConverter`): an object stored before a default was added reads
+        // back with it.
+        _ if call.target.kind.from_crd => {
+            if let Ok(coerced) = (call.target.kind.codec)(object.clone()) {
+                object = coerced;
+            }
+        }
         _ => {}
     }
     meta_mut(&mut object).insert("resourceVersion".into(), Value::from(rv.to_string()));
