@@ -62,7 +62,7 @@ const RELAXED_ENV_VAR_NAME_SINCE: KubeVersion = KubeVersion::new(1, 32);
 
 /// Upstream's `RegexError`: `<msg> (e.g. 'a',  or 'b', regex used for validation is '<re>')`
 /// (each example is followed by `', '` and the next begins with `" or "`, hence two spaces).
-fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
+pub(super) fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
     let mut out = msg.to_owned();
     if examples.is_empty() {
         out.push_str(&format!(" (regex used for validation is '{fmt}')"));

@@ -379,6 +379,21 @@ fn action_fields(field: &str, action: &Value, at: &FieldPath, errors: &mut Error
                     &["HTTP", "HTTPS"],
                 );
             }
+            // `IsHTTPHeaderName`, each reported at `httpHeaders` (no index), as upstream does.
+            for header in items(action, "httpHeaders") {
+                let name = text(header, "name");
+                let valid = !name.is_empty()
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+                if !valid {
+                    let message = super::super::format::regex_error(
+                        "a valid HTTP header must consist of alphanumeric characters or '-'",
+                        "[-A-Za-z0-9]+",
+                        &["X-Header-Name"],
+                    );
+                    let path = at.child("httpHeaders");
+                    errors.invalid(&path, Shown::Plain(&Value::from(name)), &message);
+                }
+            }
         }
         "tcpSocket" | "grpc" => port_num_or_name(action.get("port"), &at.child("port"), errors),
         _ => {}
@@ -857,6 +872,27 @@ pub(super) fn volumes(spec: &Value, at: &FieldPath, errors: &mut Errors) {
 
 /// `ValidateVolumeMounts` for each container and init container: a mount names a volume of the
 /// pod, and has a mount path no other mount of the container has.
+/// `ValidateVolumeMounts`' sub-paths: relative, without `..`, reported at the list's path (no
+/// index), as upstream does; `subPathExpr` not beside `subPath` (at the item).
+fn sub_paths(mount: &Value, list: &FieldPath, item: &FieldPath, errors: &mut Errors) {
+    let sub_path = text(mount, "subPath");
+    if !sub_path.is_empty() {
+        super::security::local_descending_path(sub_path, &list.child("subPath"), errors);
+    }
+    let expr = text(mount, "subPathExpr");
+    if !expr.is_empty() {
+        if !sub_path.is_empty() {
+            let detail = "subPathExpr and subPath are mutually exclusive";
+            errors.invalid(
+                &item.child("subPathExpr"),
+                Shown::Plain(&Value::from(expr)),
+                detail,
+            );
+        }
+        super::security::local_descending_path(expr, &list.child("subPathExpr"), errors);
+    }
+}
+
 fn volume_mounts(spec: &Value, volumes: &[&str], at: &FieldPath, errors: &mut Errors) {
     for list in ["initContainers", "containers"] {
         for (i, container) in spec
@@ -896,6 +932,7 @@ fn volume_mounts(spec: &Value, volumes: &[&str], at: &FieldPath, errors: &mut Er
                     );
                 }
                 paths.push(path);
+                sub_paths(mount, &mounts_at, &item, errors);
             }
         }
     }
@@ -1128,6 +1165,36 @@ mod tests {
         // An image volume counts from 1.35 on, when the feature is on by default.
         assert_eq!(run(volume_source, &json!({"image": {}}), 34).len(), 1);
         assert!(run(volume_source, &json!({"image": {}}), 36).is_empty());
+    }
+
+    #[test]
+    fn sub_paths_stay_inside_their_volume() {
+        // ValidateVolumeMounts: subPath and subPathExpr at the list's path.
+        let spec = json!({"volumes": [{"name": "data", "emptyDir": {}}],
+        "containers": [{"name": "c", "volumeMounts": [
+            {"name": "data", "mountPath": "/a", "subPath": "../up"},
+            {"name": "data", "mountPath": "/b", "subPath": "x", "subPathExpr": "$(POD)"},
+        ]}]});
+        assert_eq!(
+            run(volumes, &spec, 34),
+            [
+                "spec.containers[0].volumeMounts.subPath: Invalid value: \"../up\": must not contain '..'",
+                "spec.containers[0].volumeMounts[1].subPathExpr: Invalid value: \"$(POD)\": subPathExpr and subPath are mutually exclusive",
+            ]
+        );
+    }
+
+    #[test]
+    fn probe_header_names_are_http_tokens() {
+        // validateHTTPGetAction: IsHTTPHeaderName, at `httpHeaders`.
+        let probe = json!({"httpGet": {"path": "/", "port": 80, "scheme": "HTTP",
+            "httpHeaders": [{"name": "X-Ok", "value": "1"}, {"name": "Bad Header", "value": "2"}]}});
+        assert_eq!(
+            run(handler, &probe, 34),
+            [
+                "spec.httpGet.httpHeaders: Invalid value: \"Bad Header\": a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name', regex used for validation is '[-A-Za-z0-9]+')"
+            ]
+        );
     }
 
     #[test]
