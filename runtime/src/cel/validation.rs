@@ -677,7 +677,8 @@ impl Run {
                 return;
             }
             self.budget = self.budget.saturating_sub(evaluated.cost);
-            let error_string = rule_error_string(rule);
+            // Rendered only for a failure: most evaluations pass.
+            let error_string = || rule_error_string(rule);
             match evaluated.result {
                 Ok(cel::Value::Bool(true)) => continue,
                 Ok(cel::Value::Bool(false)) => {}
@@ -685,7 +686,7 @@ impl Run {
                     self.causes.push(invalid(
                         path,
                         &format!(
-                            "'no such overload': call arguments did not match a supported operator, function or macro signature for rule: {error_string}"
+                            "'no such overload': call arguments did not match a supported operator, function or macro signature for rule: {}", error_string()
                         ),
                     ));
                     continue;
@@ -694,7 +695,7 @@ impl Run {
                     self.causes.push(invalid(
                         path,
                         &format!(
-                            "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {error_string}"
+                            "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {}", error_string()
                         ),
                     ));
                     self.exhausted = true;
@@ -704,7 +705,7 @@ impl Run {
                     self.causes.push(invalid(
                         path,
                         &format!(
-                            "'{error}': call arguments did not match a supported operator, function or macro signature for rule: {error_string}"
+                            "'{error}': call arguments did not match a supported operator, function or macro signature for rule: {}", error_string()
                         ),
                     ));
                     continue;
@@ -712,7 +713,7 @@ impl Run {
                 Err(EvalError::Failed(error)) => {
                     self.causes.push(invalid(
                         path,
-                        &format!("{error} evaluating rule: {error_string}"),
+                        &format!("{error} evaluating rule: {}", error_string()),
                     ));
                     continue;
                 }
