@@ -110,6 +110,56 @@ fn built_in_objects_carry_upstream_defaults_in_every_release() {
             json!({"port": 80, "protocol": "TCP", "targetPort": 80}),
             "{release}"
         );
+        // ServiceInternalTrafficPolicy (on from 1.22); a ClusterIP Service has no external
+        // traffic policy.
+        let internal = &service["spec"]["internalTrafficPolicy"];
+        if release == "1.20" {
+            assert!(internal.is_null(), "{release}");
+        } else {
+            assert_eq!(internal, "Cluster", "{release}");
+        }
+        assert!(
+            service["spec"].get("externalTrafficPolicy").is_none(),
+            "{release}"
+        );
+        // A LoadBalancer with ClientIP affinity: the traffic policy, node port allocation
+        // (from 1.22) and the affinity's 3-hour timeout.
+        let balancer = k.file(
+            "lb.yaml",
+            "apiVersion: v1\nkind: Service\nmetadata: {name: lb}\nspec:\n  type: LoadBalancer\n  sessionAffinity: ClientIP\n  selector: {app: web}\n  ports: [{port: 443}]\n",
+        );
+        k.expect_ok(&["create", "-f", balancer.to_str().unwrap()]);
+        let lb = get(&k, "service/lb")["spec"].clone();
+        assert_eq!(lb["externalTrafficPolicy"], "Cluster", "{release}");
+        assert_eq!(
+            lb["sessionAffinityConfig"],
+            json!({"clientIP": {"timeoutSeconds": 10800}}),
+            "{release}"
+        );
+        let allocates = &lb["allocateLoadBalancerNodePorts"];
+        if release == "1.20" {
+            assert!(allocates.is_null(), "{release}");
+        } else {
+            assert_eq!(allocates, true, "{release}");
+        }
+        // Made a ClusterIP Service, it drops what only externally reachable types have
+        // (dropTypeDependentFields).
+        k.expect_ok(&[
+            "patch",
+            "service/lb",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"type":"ClusterIP"}}"#,
+        ]);
+        let cluster = get(&k, "service/lb")["spec"].clone();
+        assert!(
+            cluster.get("externalTrafficPolicy").is_none(),
+            "{release}: {cluster}"
+        );
+        assert!(
+            cluster.get("allocateLoadBalancerNodePorts").is_none(),
+            "{release}: {cluster}"
+        );
 
         // SetDefaults_Job: completionMode and suspend arrived in 1.21.
         let job = &get(&k, "job/once")["spec"];

@@ -2834,7 +2834,46 @@ pub mod v1 {
                         ".spec.sessionAffinity",
                         "\"None\"",
                     ),
+                    kapi::defaulting::Default::value(
+                            ".spec.sessionAffinityConfig",
+                            "{\"clientIP\":{\"timeoutSeconds\":10800}}",
+                        )
+                        .when("sessionAffinity", "\"ClientIP\""),
                     kapi::defaulting::Default::value(".spec.type", "\"ClusterIP\""),
+                    kapi::defaulting::Default::value(
+                            ".spec.externalTrafficPolicy",
+                            "\"Cluster\"",
+                        )
+                        .when("type", "\"NodePort\""),
+                    kapi::defaulting::Default::value(
+                            ".spec.externalTrafficPolicy",
+                            "\"Cluster\"",
+                        )
+                        .when("type", "\"LoadBalancer\""),
+                    kapi::defaulting::Default::value(
+                            ".spec.internalTrafficPolicy",
+                            "\"Cluster\"",
+                        )
+                        .when("type", "\"ClusterIP\"")
+                        .since(1, 22),
+                    kapi::defaulting::Default::value(
+                            ".spec.internalTrafficPolicy",
+                            "\"Cluster\"",
+                        )
+                        .when("type", "\"NodePort\"")
+                        .since(1, 22),
+                    kapi::defaulting::Default::value(
+                            ".spec.internalTrafficPolicy",
+                            "\"Cluster\"",
+                        )
+                        .when("type", "\"LoadBalancer\"")
+                        .since(1, 22),
+                    kapi::defaulting::Default::value(
+                            ".spec.allocateLoadBalancerNodePorts",
+                            "true",
+                        )
+                        .when("type", "\"LoadBalancer\"")
+                        .since(1, 22),
                 ],
             )
             .checks(

@@ -256,6 +256,31 @@ fn drop_type_dependent_fields(spec: &mut Map<String, Value>, old: &Map<String, V
     {
         spec.remove("healthCheckNodePort");
     }
+    if service_type(old) == "LoadBalancer"
+        && service_type(spec) != "LoadBalancer"
+        && spec.get("allocateLoadBalancerNodePorts") == old.get("allocateLoadBalancerNodePorts")
+    {
+        spec.remove("allocateLoadBalancerNodePorts");
+    }
+    if externally_accessible(old)
+        && !externally_accessible(spec)
+        && spec.get("externalTrafficPolicy") == old.get("externalTrafficPolicy")
+    {
+        spec.remove("externalTrafficPolicy");
+    }
+}
+
+/// Upstream's `ExternallyAccessible`: a NodePort or LoadBalancer, or a ClusterIP Service with
+/// external IPs.
+fn externally_accessible(spec: &Map<String, Value>) -> bool {
+    match service_type(spec) {
+        "NodePort" | "LoadBalancer" => true,
+        "ClusterIP" => spec
+            .get("externalIPs")
+            .and_then(Value::as_array)
+            .is_some_and(|ips| !ips.is_empty()),
+        _ => false,
+    }
 }
 
 /// Upstream's `patchAllocatedValues`: what the server allocated and the update left out (a
