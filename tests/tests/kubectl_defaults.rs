@@ -142,6 +142,18 @@ fn built_in_objects_carry_upstream_defaults_in_every_release() {
         } else {
             assert_eq!(allocates, true, "{release}");
         }
+        // SetDefaults_Pod: a Pod's containers request what they limit (a template's do not).
+        let limited = k.file(
+            "limited.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: limited}\nspec:\n  containers:\n  - {name: c, image: busybox, resources: {limits: {cpu: 500m, memory: 64Mi}, requests: {cpu: 100m}}}\n",
+        );
+        k.expect_ok(&["create", "-f", limited.to_str().unwrap()]);
+        let pod = get(&k, "pod/limited");
+        assert_eq!(
+            pod["spec"]["containers"][0]["resources"]["requests"],
+            json!({"cpu": "100m", "memory": "64Mi"}),
+            "{release}"
+        );
         // Made a ClusterIP Service, it drops what only externally reachable types have
         // (dropTypeDependentFields).
         k.expect_ok(&[

@@ -283,9 +283,20 @@ fn fill(
     value: impl FnOnce(&Map<String, Value>) -> Option<Value>,
 ) {
     let empty_is_missing = matches!(step.fill, Fill::Rule(rule) if rule.fills_empty());
+    let merges = matches!(step.fill, Fill::Rule(rule) if rule.merges_keys());
     match holder.get(field) {
         None | Some(Value::Null) => {}
         Some(Value::Object(map)) if empty_is_missing && map.is_empty() => {}
+        Some(Value::Object(_)) if merges => {
+            if let Some(Value::Object(computed)) = value(holder)
+                && let Some(Value::Object(map)) = holder.get_mut(field)
+            {
+                for (key, item) in computed {
+                    map.entry(key).or_insert(item);
+                }
+            }
+            return;
+        }
         Some(_) => return,
     }
     if let Some(when) = &step.when {
@@ -316,6 +327,28 @@ mod tests {
     }
 
     const RELEASE: KubeVersion = KubeVersion::new(1, 36);
+
+    #[test]
+    fn a_pods_containers_request_what_they_limit() {
+        // SetDefaults_Pod: requests the container does not name come from its limits.
+        let steps = [Default::rule(
+            ".spec.containers[*].resources.requests",
+            Rule::RequestsFromLimits,
+        )];
+        let mut pod = json!({"spec": {"containers": [
+            {"resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m"}}},
+            {"resources": {"limits": {"cpu": "2"}}},
+            {"resources": {}},
+        ]}});
+        apply(&steps, &mut pod, RELEASE);
+        let containers = &pod["spec"]["containers"];
+        assert_eq!(
+            containers[0]["resources"]["requests"],
+            json!({"cpu": "500m", "memory": "1Gi"})
+        );
+        assert_eq!(containers[1]["resources"]["requests"], json!({"cpu": "2"}));
+        assert_eq!(containers[2]["resources"], json!({}));
+    }
 
     #[test]
     fn parents_are_created_before_their_fields_are_filled() {

@@ -20,6 +20,9 @@ pub enum Rule {
     /// latter's selector (`SetDefaults_Job`, `SetDefaults_ReplicationController`), also
     /// replacing an empty map, as Go's `len(...) == 0` does.
     TemplateLabels,
+    /// A Pod's container's `resources.requests` from its limits (`SetDefaults_Pod`, Pods only,
+    /// not templates): every limit the requests do not name is requested as much.
+    RequestsFromLimits,
 }
 
 impl Rule {
@@ -32,6 +35,12 @@ impl Rule {
     /// Whether an empty map in the field counts as missing.
     pub fn fills_empty(self) -> bool {
         self == Self::TemplateLabels
+    }
+
+    /// Whether the computed map is merged into one the field already holds, each missing key
+    /// added, rather than filling only a missing field.
+    pub fn merges_keys(self) -> bool {
+        self == Self::RequestsFromLimits
     }
 
     /// The default for a field of `holder`, or none to leave it out.
@@ -48,6 +57,10 @@ impl Rule {
                 Some(Value::from(if per_index { i32::MAX } else { 6 }))
             }
             Self::TemplateLabels => None,
+            Self::RequestsFromLimits => holder
+                .get("limits")
+                .filter(|limits| limits.as_object().is_some_and(|l| !l.is_empty()))
+                .cloned(),
         }
     }
 

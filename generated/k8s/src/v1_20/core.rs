@@ -2431,6 +2431,18 @@ pub mod v1 {
                     field("status").of(&PodStatus),
                 ],
             )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::rule(
+                        ".spec.containers[*].resources.requests",
+                        kapi::defaulting::Rule::RequestsFromLimits,
+                    ),
+                    kapi::defaulting::Default::rule(
+                        ".spec.initContainers[*].resources.requests",
+                        kapi::defaulting::Rule::RequestsFromLimits,
+                    ),
+                ],
+            )
             .checks(
                 &[
                     kapi::validation::Check::new(
