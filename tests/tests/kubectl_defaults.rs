@@ -154,6 +154,18 @@ fn built_in_objects_carry_upstream_defaults_in_every_release() {
             json!({"cpu": "100m", "memory": "64Mi"}),
             "{release}"
         );
+        // defaultHostNetworkPorts: on the host's network a port is its own host port.
+        let host = k.file(
+            "host.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: host}\nspec:\n  hostNetwork: true\n  containers:\n  - {name: c, image: busybox, ports: [{containerPort: 9100}]}\n",
+        );
+        k.expect_ok(&["create", "-f", host.to_str().unwrap()]);
+        let pod = get(&k, "pod/host");
+        assert_eq!(
+            pod["spec"]["containers"][0]["ports"][0],
+            json!({"containerPort": 9100, "hostPort": 9100, "protocol": "TCP"}),
+            "{release}"
+        );
         // Made a ClusterIP Service, it drops what only externally reachable types have
         // (dropTypeDependentFields).
         k.expect_ok(&[

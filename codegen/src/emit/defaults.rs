@@ -118,11 +118,16 @@ fn parse_field(file: &DataText, field: &Value, at: &str) -> Result<TypeDefault, 
     })
 }
 
-/// `type == "RollingUpdate"` → (`type`, `"RollingUpdate"`).
+/// `type == "RollingUpdate"` → (`type`, `"RollingUpdate"`); a field written as a JSON pointer
+/// (`/spec/hostNetwork == true`) is read from the value of the entry's type.
 fn parse_when(text: &str) -> Option<(String, String)> {
     let (field, equals) = text.split_once("==")?;
     let (field, equals) = (field.trim(), equals.trim());
-    let is_name = !field.is_empty() && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let name = field.strip_prefix('/').unwrap_or(field);
+    let is_name = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || (c == '/' && field.starts_with('/')));
     (is_name && serde_json::from_str::<Value>(equals).is_ok())
         .then(|| (field.to_owned(), equals.to_owned()))
 }

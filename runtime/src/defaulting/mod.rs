@@ -50,10 +50,11 @@ pub enum Fill {
     Rule(Rule),
 }
 
-/// A condition on a sibling of the defaulted field; `null` also matches a missing one.
+/// A condition on a sibling of the defaulted field, or on a field of the value the default's
+/// type describes; `null` also matches a missing one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct When {
-    /// The sibling's name.
+    /// The sibling's name, or a JSON pointer (`/spec/hostNetwork`) from the type's value.
     pub field: &'static str,
     /// The JSON text it must equal (after its own default, as steps run in order).
     pub equals: &'static str,
@@ -169,7 +170,7 @@ fn apply_node(tree: &Pruned<Compiled>, node: usize, object: &mut Value, release:
             value,
             want,
         } = compiled;
-        if !step.releases.contains(release) {
+        if !step.releases.contains(release) || !object_condition(step, want, object) {
             continue;
         }
         let from_object = object_rule(step, object);
@@ -217,6 +218,9 @@ pub fn apply(defaults: &[Default], object: &mut Value, release: KubeVersion) {
             continue;
         };
         let want = wanted(step);
+        if !object_condition(step, &want, object) {
+            continue;
+        }
         let from_object = object_rule(step, object);
         for_each_holder(object, parent, &mut |holder| {
             fill(holder, field, step, &want, |holder| match step.fill {
@@ -225,6 +229,17 @@ pub fn apply(defaults: &[Default], object: &mut Value, release: KubeVersion) {
                 Fill::Rule(rule) => rule.compute(holder),
             });
         });
+    }
+}
+
+/// Whether a step's condition on the type's value (a [`When`] whose field is a JSON pointer)
+/// holds; steps without one always pass.
+fn object_condition(step: &Default, want: &Value, object: &Value) -> bool {
+    match step.when {
+        Some(when) if when.field.starts_with('/') => {
+            object.pointer(when.field).unwrap_or(&Value::Null) == want
+        }
+        _ => true,
     }
 }
 
@@ -299,7 +314,11 @@ fn fill(
         }
         Some(_) => return,
     }
-    if let Some(when) = &step.when {
+    if let Some(when) = step
+        .when
+        .as_ref()
+        .filter(|when| !when.field.starts_with('/'))
+    {
         // `null` also matches a missing sibling, as Go's nil does.
         let found = holder.get(when.field).unwrap_or(&Value::Null);
         if found != want {
@@ -327,6 +346,27 @@ mod tests {
     }
 
     const RELEASE: KubeVersion = KubeVersion::new(1, 36);
+
+    #[test]
+    fn a_condition_may_read_the_types_value() {
+        // defaultHostNetworkPorts: only on the host's network.
+        let steps = [
+            Default::rule(".spec.containers[*].ports[*].hostPort", Rule::ContainerPort)
+                .when("/spec/hostNetwork", "true"),
+        ];
+        let mut host = json!({"spec": {"hostNetwork": true, "containers": [{"ports": [{"containerPort": 80}, {"containerPort": 81, "hostPort": 9081}]}]}});
+        apply(&steps, &mut host, RELEASE);
+        assert_eq!(
+            host["spec"]["containers"][0]["ports"],
+            json!([{"containerPort": 80, "hostPort": 80}, {"containerPort": 81, "hostPort": 9081}])
+        );
+        let mut pod = json!({"spec": {"containers": [{"ports": [{"containerPort": 80}]}]}});
+        apply(&steps, &mut pod, RELEASE);
+        assert_eq!(
+            pod["spec"]["containers"][0]["ports"],
+            json!([{"containerPort": 80}])
+        );
+    }
 
     #[test]
     fn a_pods_containers_request_what_they_limit() {

@@ -20,6 +20,9 @@ pub enum Rule {
     /// latter's selector (`SetDefaults_Job`, `SetDefaults_ReplicationController`), also
     /// replacing an empty map, as Go's `len(...) == 0` does.
     TemplateLabels,
+    /// A container port's `hostPort` on the host's network: its `containerPort`
+    /// (`defaultHostNetworkPorts`).
+    ContainerPort,
     /// A Pod's container's `resources.requests` from its limits (`SetDefaults_Pod`, Pods only,
     /// not templates): every limit the requests do not name is requested as much.
     RequestsFromLimits,
@@ -57,6 +60,7 @@ impl Rule {
                 Some(Value::from(if per_index { i32::MAX } else { 6 }))
             }
             Self::TemplateLabels => None,
+            Self::ContainerPort => holder.get("containerPort").cloned(),
             Self::RequestsFromLimits => holder
                 .get("limits")
                 .filter(|limits| limits.as_object().is_some_and(|l| !l.is_empty()))

@@ -2441,6 +2441,18 @@ pub mod v1 {
                         ".spec.initContainers[*].resources.requests",
                         kapi::defaulting::Rule::RequestsFromLimits,
                     ),
+                    kapi::defaulting::Default::rule(
+                            ".spec.containers[*].ports[*].hostPort",
+                            kapi::defaulting::Rule::ContainerPort,
+                        )
+                        .when("/spec/hostNetwork", "true")
+                        .since(1, 28),
+                    kapi::defaulting::Default::rule(
+                            ".spec.initContainers[*].ports[*].hostPort",
+                            kapi::defaulting::Rule::ContainerPort,
+                        )
+                        .when("/spec/hostNetwork", "true")
+                        .since(1, 28),
                 ],
             )
             .checks(
@@ -2535,6 +2547,18 @@ pub mod v1 {
                         "\"default-scheduler\"",
                     ),
                     kapi::defaulting::Default::value(".enableServiceLinks", "true"),
+                    kapi::defaulting::Default::rule(
+                            ".containers[*].ports[*].hostPort",
+                            kapi::defaulting::Rule::ContainerPort,
+                        )
+                        .when("/hostNetwork", "true")
+                        .until(1, 28),
+                    kapi::defaulting::Default::rule(
+                            ".initContainers[*].ports[*].hostPort",
+                            kapi::defaulting::Rule::ContainerPort,
+                        )
+                        .when("/hostNetwork", "true")
+                        .until(1, 28),
                 ],
             )
             .checks(
