@@ -467,6 +467,18 @@ spec:
             refused.contains("spec.completions: Invalid value: 2: field is immutable"),
             "{release}: {refused}"
         );
+        let refused = k.expect_failure(&[
+            "patch",
+            "job/pi",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"selector":{"matchLabels":{"x":"y"}}}}"#,
+        ]);
+        assert!(
+            refused.contains("spec.selector: Invalid value: ")
+                && refused.contains(": field is immutable"),
+            "{release}: {refused}"
+        );
     }
 }
 

@@ -203,6 +203,15 @@ fn go_string_map(value: &Value) -> String {
     }
 }
 
+/// Go's `%q` of a `[]string`: `["a" "b"]`.
+pub fn go_quoted<S: AsRef<str>>(items: &[S]) -> String {
+    let quoted: Vec<String> = items
+        .iter()
+        .map(|item| format!("{:?}", item.as_ref()))
+        .collect();
+    format!("[{}]", quoted.join(" "))
+}
+
 fn go_string(value: &Value) -> String {
     Value::from(value.as_str().unwrap_or("")).to_string()
 }

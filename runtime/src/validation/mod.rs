@@ -20,7 +20,7 @@ mod format;
 mod meta;
 mod rules;
 
-pub use field::{Errors, FieldPath, Shown};
+pub use field::{Errors, FieldPath, Shown, go_quoted};
 pub use format::Format;
 pub use meta::{check_metadata, check_metadata_update};
 pub use rules::{Named, Workload};

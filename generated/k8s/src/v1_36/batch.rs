@@ -442,10 +442,36 @@ pub mod v1 {
                         kapi::validation::Rule::Named(kapi::validation::Named::Job),
                     ),
                     kapi::validation::Check::new(
+                        ".spec.selector",
+                        kapi::validation::Rule::Immutable(
+                            kapi::validation::Shape::LabelSelector,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::JobTemplate,
                         ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".spec.completionMode",
+                        kapi::validation::Rule::Immutable(kapi::validation::Shape::Plain),
+                    ),
+                    kapi::validation::Check::new(
+                        ".spec.podFailurePolicy",
+                        kapi::validation::Rule::Immutable(kapi::validation::Shape::Plain),
+                    ),
+                    kapi::validation::Check::new(
+                        ".spec.backoffLimitPerIndex",
+                        kapi::validation::Rule::Immutable(kapi::validation::Shape::Plain),
+                    ),
+                    kapi::validation::Check::new(
+                        ".spec.managedBy",
+                        kapi::validation::Rule::Immutable(kapi::validation::Shape::Plain),
+                    ),
+                    kapi::validation::Check::new(
+                        ".spec.successPolicy",
+                        kapi::validation::Rule::Immutable(kapi::validation::Shape::Plain),
                     ),
                 ],
             );

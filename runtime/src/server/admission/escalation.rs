@@ -14,6 +14,7 @@ use crate::server::auth::authz::Decision;
 use crate::server::auth::rbac::PolicyRule;
 use crate::server::auth::user::MASTERS;
 use crate::server::http::error::ApiError;
+use crate::validation::go_quoted;
 
 const GROUP: &str = "rbac.authorization.k8s.io";
 
@@ -225,12 +226,6 @@ fn compact(rules: Vec<PolicyRule>) -> Vec<PolicyRule> {
         }
     }
     compacted
-}
-
-/// Go's `%q` of a string slice: `["a" "b"]`.
-fn go_quoted(values: &[String]) -> String {
-    let quoted: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
-    format!("[{}]", quoted.join(" "))
 }
 
 /// Upstream's `CompactString`: `{APIGroups:["apps"], Resources:["deployments"], Verbs:["get"]}`.

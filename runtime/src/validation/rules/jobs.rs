@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::super::field::{Errors, FieldPath, Shown};
+use super::super::field::{Errors, FieldPath, Shown, go_quoted};
 use super::super::format::Format;
 use super::super::{IMMUTABLE, at_path};
 use super::{Workload, items, selector, text};
@@ -139,35 +139,10 @@ fn indexed_name(job: &Value, at: &FieldPath, errors: &mut Errors) {
     }
 }
 
-/// `ValidateJobSpecUpdate` but for the template (`job_template`): completions, the selector
-/// and, where the release has them, the completion mode, failure and success policies,
-/// per-index backoff and `managedBy` keep their values.
+/// `ValidateJobSpecUpdate`'s completions (the selector, completion mode and policies that may
+/// not change are data, the template is `job_template`).
 fn job_update(new: &Value, old: &Value, at: &FieldPath, errors: &mut Errors) {
-    let spec = at.child("spec");
-    let field = |job: &'_ Value, name: &str| -> Value {
-        job.get("spec")
-            .and_then(|s| s.get(name))
-            .cloned()
-            .unwrap_or(Value::Null)
-    };
-    completions(new, old, &spec, errors);
-    let (new_selector, old_selector) = (field(new, "selector"), field(old, "selector"));
-    if new_selector != old_selector {
-        let shown = Shown::LabelSelector(&new_selector);
-        errors.invalid(&spec.child("selector"), shown, IMMUTABLE);
-    }
-    for name in [
-        "completionMode",
-        "podFailurePolicy",
-        "backoffLimitPerIndex",
-        "managedBy",
-        "successPolicy",
-    ] {
-        let value = field(new, name);
-        if value != field(old, name) {
-            errors.invalid(&spec.child(name), Shown::Plain(&value), IMMUTABLE);
-        }
-    }
+    completions(new, old, &at.child("spec"), errors);
 }
 
 /// `validateCompletions`: immutable, but an Indexed Job's from 1.27 may change with its
@@ -439,12 +414,6 @@ fn on_pod_conditions(patterns: &[Value], at: &FieldPath, errors: &mut Errors) {
     }
 }
 
-/// Go's `%q` of a `[]string`: `["a" "b"]`.
-fn go_quoted(values: &[&str]) -> String {
-    let quoted: Vec<String> = values.iter().map(|v| Value::from(*v).to_string()).collect();
-    format!("[{}]", quoted.join(" "))
-}
-
 /// On a CronJob's JobTemplateSpec (`ValidateJobTemplateSpec`): the strategy generates each
 /// Job's selector, so the template may not set one or ask for a manual one.
 pub(super) fn job_template_spec(template: &Value, at: &FieldPath, errors: &mut Errors) {
@@ -569,24 +538,17 @@ mod tests {
     }
 
     #[test]
-    fn updates_keep_completions_and_the_selector() {
+    fn updates_keep_completions() {
         let old = created(
             28,
             json!({"completions": 3, "parallelism": 3, "template": template("Never")}),
         );
         let mut new = old.clone();
         new["spec"]["completions"] = json!(4);
-        new["spec"]["selector"]["matchLabels"]["x"] = json!("y");
+        // (The selector's immutability is data, asserted in kubectl_defaults.rs.)
         let found = check_job(28, &new, Some(&old));
         assert!(
             found.contains(&"spec.completions: Invalid value: 4: field is immutable".to_owned()),
-            "{found:?}"
-        );
-        assert!(
-            found
-                .iter()
-                .any(|l| l.starts_with("spec.selector: Invalid value: ")
-                    && l.ends_with(": field is immutable")),
             "{found:?}"
         );
         // An Indexed Job's completions move with its parallelism from 1.27 (ElasticIndexedJob).

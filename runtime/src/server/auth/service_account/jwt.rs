@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::server::auth::service_account::keys::{SigningKey, VerificationKey};
+use crate::validation::go_quoted;
 
 /// go-jose's `DefaultLeeway`, which `Validate` allows around `nbf`, `exp` and `iat`.
 pub(crate) const LEEWAY_SECONDS: i64 = 60;
@@ -162,12 +163,6 @@ pub(crate) fn check_audiences(
         ));
     }
     Ok(matched)
-}
-
-/// A list as Go's `%q` prints a `[]string`: `["a" "b"]`.
-fn go_quoted(items: &[String]) -> String {
-    let quoted: Vec<String> = items.iter().map(|item| format!("{item:?}")).collect();
-    format!("[{}]", quoted.join(" "))
 }
 
 #[cfg(test)]
