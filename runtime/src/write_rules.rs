@@ -266,6 +266,9 @@ const AFFINITY_LABEL_KEYS_SINCE: KubeVersion = KubeVersion::new(1, 31);
 const SPREAD_LABEL_KEYS_SINCE: KubeVersion = KubeVersion::new(1, 34);
 
 fn merge_pod_label_keys(pod: &mut Value, release: KubeVersion) {
+    if release < AFFINITY_LABEL_KEYS_SINCE {
+        return;
+    }
     let labels = pod
         .pointer("/metadata/labels")
         .and_then(Value::as_object)
@@ -274,9 +277,7 @@ fn merge_pod_label_keys(pod: &mut Value, release: KubeVersion) {
     let Some(spec) = pod.get_mut("spec") else {
         return;
     };
-    if release >= AFFINITY_LABEL_KEYS_SINCE
-        && let Some(affinity) = spec.get_mut("affinity")
-    {
+    if let Some(affinity) = spec.get_mut("affinity") {
         for kind in ["podAffinity", "podAntiAffinity"] {
             let Some(kind) = affinity.get_mut(kind) else {
                 continue;

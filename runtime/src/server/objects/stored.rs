@@ -174,9 +174,9 @@ pub(crate) fn from_stored(call: &Call, value: &[u8], rv: u64) -> Result<Value, A
         // `schemaCoercingConverter`): an object stored before a default was added reads
         // back with it.
         _ if call.target.kind.from_crd => {
-            if let Ok(coerced) = (call.target.kind.codec)(object.clone()) {
-                object = coerced;
-            }
+            // The stored object's metadata decoded when it was written, so this cannot fail
+            // but on a damaged value, which is the server's error.
+            object = (call.target.kind.codec)(object).map_err(ApiError::internal)?;
         }
         _ => {}
     }
