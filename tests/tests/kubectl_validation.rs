@@ -1,6 +1,7 @@
 //! Writes a real cluster refuses are refused, with upstream's 422 `Invalid` and its messages:
 //! the checks of `pkg/apis/<group>/validation` (ConfigMap and Secret keys, sizes and
-//! immutability; workload selectors, counts and immutable selectors; Service names and ports;
+//! immutability; workload selectors, counts and immutable selectors; Services (names, ports,
+//! ExternalName, IPs, source ranges, affinity, LoadBalancer fields and traffic policies);
 //! containers, volumes, resources and probes; Ingress, NetworkPolicy, RBAC, CronJob, storage,
 //! scheduling, policy, autoscaling and coordination kinds) and of object metadata (`k8s.io/apimachinery/pkg/api/validation`), on create,
 //! update, patch, apply and dry run, worded as each release words them. Seen through kubectl and
@@ -782,5 +783,112 @@ fn privileged_containers_follow_allow_privileged() {
         "spec.template.spec.containers[0].securityContext.privileged: Forbidden: disallowed by cluster policy",
     ] {
         assert_refused(&refused, r#"DaemonSet "agent""#, cause);
+    }
+}
+
+/// One Service cause and the releases that print it: from `since` (`""`: 1.20) to before
+/// `until` (`""`: every later release).
+type ServiceCause = (&'static str, &'static str, &'static str);
+
+/// Services each release refuses on create (`ValidateService`), with their causes.
+const SERVICE_REFUSALS: &[(&str, &str, &[ServiceCause])] = &[
+    (
+        "ext",
+        "{type: ExternalName, externalName: Bad_Name., clusterIP: 10.0.0.1}",
+        &[
+            ("", "", "spec.clusterIPs: Forbidden: may not be set for ExternalName services"),
+            ("", "", "spec.externalName: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of"),
+        ],
+    ),
+    (
+        "cip",
+        "{type: ClusterIP, ports: [{name: a, port: 80}, {name: b, port: 80}], externalIPs: [127.0.0.1],
+  loadBalancerSourceRanges: [bad], sessionAffinity: ClientIP,
+  sessionAffinityConfig: {clientIP: {timeoutSeconds: 90000}}}",
+        &[
+            ("", "1.34", r#"spec.ports[1]: Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}"#),
+            ("1.34", "", r#"spec.ports[1]: Duplicate value: {"Name":"","Protocol":"TCP","AppProtocol":null,"Port":80,"TargetPort":0,"NodePort":0}"#),
+            ("", "1.28", r#"spec.externalIPs[0]: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8)"#),
+            ("1.28", "", r#"spec.externalIPs[0]: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)"#),
+            ("", "", "spec.LoadBalancerSourceRanges: Forbidden: may only be used when `type` is 'LoadBalancer'"),
+            ("", "1.34", r#"spec.LoadBalancerSourceRanges: Invalid value: "[bad]": must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 "#),
+            ("1.34", "", r#"spec.LoadBalancerSourceRanges[0]: Invalid value: "bad": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"#),
+            ("", "", "spec.sessionAffinityConfig.clientIP.timeoutSeconds: Invalid value: 90000: must be greater than 0 and less than 86400"),
+        ],
+    ),
+    (
+        "lb",
+        "{type: LoadBalancer, ports: [{port: 10250}], externalTrafficPolicy: Local, healthCheckNodePort: 70000,
+  loadBalancerClass: a/b/c, internalTrafficPolicy: Everywhere, trafficDistribution: Anywhere}",
+        &[
+            ("", "1.34", "spec.ports[0]: Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet"),
+            ("1.28", "", "spec.healthCheckNodePort: Invalid value: 70000: must be between 1 and 65535, inclusive"),
+            ("1.28", "1.35", r#"spec.loadBalancerClass: Invalid value: "a/b/c": a qualified name must consist of"#),
+            ("1.35", "", r#"spec.loadBalancerClass: Invalid value: "a/b/c": a valid label key must consist of"#),
+            ("1.28", "", r#"spec.internalTrafficPolicy: Unsupported value: "Everywhere": supported values: "Cluster", "Local""#),
+            ("1.34", "", r#"spec.trafficDistribution: Unsupported value: "Anywhere": supported values: "PreferClose", "PreferSameZone", "PreferSameNode""#),
+        ],
+    ),
+];
+
+#[test]
+fn kubectl_sees_service_refusals_in_each_release() {
+    for release in ["1.20", "1.28", "1.34", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        for (name, spec, causes) in SERVICE_REFUSALS {
+            let manifest = format!(
+                "apiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\nspec: {spec}\n"
+            );
+            let file = k.file(&format!("{name}.yaml"), &manifest);
+            let stderr =
+                k.expect_failure(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+            for (since, until, cause) in *causes {
+                let printed = since.is_empty() || *since <= release;
+                let gone = !until.is_empty() && *until <= release;
+                if printed && !gone {
+                    assert_refused(&stderr, &format!(r#"Service "{name}""#), cause);
+                } else {
+                    assert!(
+                        !stderr.contains(cause),
+                        "{release} printed `{cause}`:\n{stderr}"
+                    );
+                }
+            }
+        }
+
+        // ValidateServiceUpdate: a LoadBalancer keeps its class (1.20 has no class); 1.20's
+        // validateServiceExternalTrafficFieldsValue against validateServiceExternalTrafficPolicy.
+        let file = k.file(
+            "good-lb.yaml",
+            "apiVersion: v1\nkind: Service\nmetadata: {name: good}\nspec: {type: LoadBalancer, ports: [{port: 80}], loadBalancerClass: example.com/a}\n",
+        );
+        k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+        let stderr = k.expect_failure(&[
+            "patch",
+            "service/good",
+            "-p",
+            r#"{"spec":{"externalTrafficPolicy":"Nowhere"}}"#,
+        ]);
+        let cause = if release < "1.28" {
+            r#"spec.externalTrafficPolicy: Invalid value: "Nowhere": ExternalTrafficPolicy must be empty, Cluster or Local"#
+        } else {
+            r#"spec.externalTrafficPolicy: Unsupported value: "Nowhere": supported values: "Cluster", "Local""#
+        };
+        assert_refused(&stderr, r#"Service "good""#, cause);
+        if release >= "1.28" {
+            let stderr = k.expect_failure(&[
+                "patch",
+                "service/good",
+                "-p",
+                r#"{"spec":{"loadBalancerClass":"example.com/b"}}"#,
+            ]);
+            assert_refused(
+                &stderr,
+                r#"Service "good""#,
+                r#"spec.loadBalancerClass: Invalid value: "example.com/b": may not change once set"#,
+            );
+        }
     }
 }

@@ -104,6 +104,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("job_template_spec", "JobTemplateSpec", None),
     ("cron_job_name", "CronJobName", None),
     ("service_ports", "ServicePorts", None),
+    ("service", "Service", None),
     ("volumes", "Volumes", None),
     ("resources", "Resources", None),
     ("handler", "Handler", None),

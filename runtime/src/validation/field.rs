@@ -359,6 +359,16 @@ impl Errors {
             .push(StatusCause::duplicate(path.as_str(), value));
     }
 
+    /// [`Errors::duplicate`] of a value shown as its Go type prints (an internal struct).
+    pub fn duplicate_shown(&mut self, path: &FieldPath, value: Shown<'_>) {
+        let message = format!("Duplicate value: {}", value.render(self.release));
+        self.causes.push(StatusCause::new(
+            CauseType::FieldValueDuplicate,
+            path.as_str(),
+            message,
+        ));
+    }
+
     /// Appends the errors `other` found (a rule that checks a part before keeping its errors).
     pub fn extend(&mut self, other: Errors) {
         self.causes.extend(other.causes);

@@ -4,8 +4,9 @@
 //! `go_value` printing upstream's internal structs), environment sources and downward API
 //! files in `downward`, a PersistentVolume's in `persistent_volume`, Ingress, NetworkPolicy and label
 //! selector rules in `networking`, RBAC's in `rbac`, the CronJob schedule parser in `batch`, a Job's
-//! selector, spec and update rules and a CronJob's job template in `jobs`, and the storage,
-//! scheduling, policy, autoscaling and coordination kinds' rules (and a claim's) in `cluster`.
+//! selector, spec and update rules and a CronJob's job template in `jobs`, a Service's in
+//! `services`, and the storage, scheduling, policy, autoscaling and coordination kinds' rules
+//! (and a claim's) in `cluster`.
 
 mod apps;
 mod batch;
@@ -19,6 +20,7 @@ mod pod_update;
 mod pods;
 mod rbac;
 mod security;
+mod services;
 
 use networking::IngressShape;
 
@@ -76,8 +78,14 @@ pub enum Named {
     /// suspended Job that never started (`validatePodTemplateUpdate`); on the Job itself.
     JobTemplate,
     /// A Service's ports: required unless headless or ExternalName, named when several, names
-    /// unique (`ValidateService`).
+    /// unique, no port or node port twice for a protocol, and before 1.31 not the kubelet's on
+    /// a LoadBalancer (`ValidateService`); on a ServiceSpec.
     ServicePorts,
+    /// The rest of `ValidateService` that is code (ExternalName, cluster IP and family fields,
+    /// external IPs, source ranges, session affinity, selector, LoadBalancer-only fields,
+    /// traffic policies) and `ValidateServiceUpdate`'s load balancer class and health check
+    /// port; on the Service.
+    Service,
     /// A pod's volumes: one source each, DNS-label names, none twice (`ValidateVolumes`,
     /// `validateVolumeSource`); then each container's volume mounts name one of the valid
     /// volumes and have unique, non-empty mount paths (`ValidateVolumeMounts`); on a PodSpec.
@@ -256,7 +264,8 @@ impl Named {
                     job_template(holder, old, at, errors);
                 }
             }
-            Self::ServicePorts => service_ports(holder, at, errors),
+            Self::ServicePorts => services::service_ports(holder, at, errors),
+            Self::Service => services::service(holder, old, at, errors),
             Self::Volumes => pods::volumes(holder, at, errors),
             Self::Resources => pods::container_resources(holder, at, errors),
             Self::Handler => pods::handler(holder, at, errors),
@@ -647,38 +656,6 @@ fn job_template(new: &Value, old: &Value, at: &FieldPath, errors: &mut Errors) {
     if new_template != old_template {
         let path = at.child("spec").child("template");
         errors.invalid(&path, Shown::Plain(&new_template), IMMUTABLE);
-    }
-}
-
-fn service_ports(spec: &Value, at: &FieldPath, errors: &mut Errors) {
-    let ports = spec
-        .get("ports")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let headless = spec
-        .pointer("/clusterIPs/0")
-        .or_else(|| spec.get("clusterIP"))
-        .and_then(Value::as_str)
-        == Some("None");
-    let external = spec.get("type").and_then(Value::as_str) == Some("ExternalName");
-    let path = at.child("ports");
-    if ports.is_empty() && !headless && !external {
-        errors.required(&path, "");
-    }
-    let mut names: Vec<&str> = Vec::new();
-    for (i, port) in ports.iter().enumerate() {
-        let name = port.get("name").and_then(Value::as_str).unwrap_or("");
-        let name_path = path.index(i).child("name");
-        if name.is_empty() {
-            if ports.len() > 1 {
-                errors.required(&name_path, "");
-            }
-        } else if names.contains(&name) {
-            errors.duplicate(&name_path, &Value::from(name));
-        } else {
-            names.push(name);
-        }
     }
 }
 

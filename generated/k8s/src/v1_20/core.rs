@@ -2865,6 +2865,10 @@ pub mod v1 {
                             kapi::validation::Format::Dns1035Label,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Service),
+                    ),
                 ],
             );
         pub static ServiceAccount: TypeInfo = TypeInfo::new(

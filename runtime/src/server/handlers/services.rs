@@ -262,6 +262,14 @@ fn drop_type_dependent_fields(spec: &mut Map<String, Value>, old: &Map<String, V
     {
         spec.remove("allocateLoadBalancerNodePorts");
     }
+    // A class the update left as it was goes with the LoadBalancer type.
+    if service_type(old) == "LoadBalancer"
+        && service_type(spec) != "LoadBalancer"
+        && spec.get("loadBalancerClass").is_some_and(|c| !c.is_null())
+        && spec.get("loadBalancerClass") == old.get("loadBalancerClass")
+    {
+        spec.remove("loadBalancerClass");
+    }
     if externally_accessible(old)
         && !externally_accessible(spec)
         && spec.get("externalTrafficPolicy") == old.get("externalTrafficPolicy")

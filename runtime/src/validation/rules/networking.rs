@@ -418,7 +418,7 @@ const LEGACY_CIDR_FIELD_SINCE: KubeVersion = KubeVersion::new(1, 33);
 
 /// A CIDR as `netutils.ParseCIDRSloppy` reads it (IPv4 parts may have leading zeros): the
 /// network's bits, its width in bits and its prefix length.
-fn parse_cidr(text: &str) -> Option<(u128, u32, u32)> {
+pub(super) fn parse_cidr(text: &str) -> Option<(u128, u32, u32)> {
     let (ip, prefix) = text.split_once('/')?;
     if prefix.is_empty() || prefix.len() > 3 || !prefix.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -989,6 +989,12 @@ pub mod v1 {
                         ".targetPort",
                         kapi::validation::Rule::PortOrName,
                     ),
+                    kapi::validation::Check::new(
+                        ".appProtocol",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::QualifiedName,
+                        ),
+                    ),
                 ],
             );
         pub static Toleration: TypeInfo = TypeInfo::new(&[])
