@@ -32,7 +32,8 @@ pub(crate) type Path = Vec<Step>;
 pub(crate) type Set = BTreeSet<Path>;
 
 impl Step {
-    fn encode(&self) -> String {
+    /// The step as a `FieldsV1` key.
+    pub(super) fn encode(&self) -> String {
         match self {
             Step::Field(name) => format!("f:{name}"),
             Step::Key(keys) => format!("k:{keys}"),
@@ -41,7 +42,8 @@ impl Step {
         }
     }
 
-    fn decode(text: &str) -> Option<Step> {
+    /// A `FieldsV1` key as a step; `None` when it is not one.
+    pub(super) fn decode(text: &str) -> Option<Step> {
         let (kind, rest) = text.split_at_checked(2)?;
         match kind {
             "f:" => Some(Step::Field(rest.into())),

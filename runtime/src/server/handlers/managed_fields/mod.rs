@@ -68,7 +68,7 @@ use crate::server::Call;
 use crate::server::http::error::ApiError;
 
 use fieldpath::{Display, Path, Set, decode_set, encode_set};
-use typed::{Node, compare, fields_of, part_of};
+use typed::{Node, compare, created_fields, fields_of, part_of};
 
 /// Upstream's limit on a field manager's length, in bytes.
 const MAX_MANAGER_BYTES: usize = 128;
@@ -212,22 +212,28 @@ pub(crate) fn encode(entries: &[Entry]) -> Vec<Value> {
             .then_with(|| a.subresource.cmp(&b.subresource))
     });
     kept.into_iter()
-        .map(|e| {
-            let mut map = Map::new();
-            map.insert("manager".into(), Value::from(e.manager.as_str()));
-            map.insert("operation".into(), Value::from(e.operation.as_str()));
-            map.insert("apiVersion".into(), Value::from(e.api_version.as_str()));
-            if let Some(time) = &e.time {
-                map.insert("time".into(), Value::from(time.as_str()));
-            }
-            map.insert("fieldsType".into(), Value::from("FieldsV1"));
-            map.insert("fieldsV1".into(), encode_set(&e.fields));
-            if !e.subresource.is_empty() {
-                map.insert("subresource".into(), Value::from(e.subresource.as_str()));
-            }
-            Value::Object(map)
-        })
+        .map(|e| entry_value(e, encode_set(&e.fields)))
         .collect()
+}
+
+/// One `managedFields` item: the entry with `fields`, its set as a `FieldsV1` trie.
+fn entry_value(entry: &Entry, fields: Value) -> Value {
+    let mut map = Map::new();
+    map.insert("manager".into(), Value::from(entry.manager.as_str()));
+    map.insert("operation".into(), Value::from(entry.operation.as_str()));
+    map.insert("apiVersion".into(), Value::from(entry.api_version.as_str()));
+    if let Some(time) = &entry.time {
+        map.insert("time".into(), Value::from(time.as_str()));
+    }
+    map.insert("fieldsType".into(), Value::from("FieldsV1"));
+    map.insert("fieldsV1".into(), fields);
+    if !entry.subresource.is_empty() {
+        map.insert(
+            "subresource".into(),
+            Value::from(entry.subresource.as_str()),
+        );
+    }
+    Value::Object(map)
 }
 
 /// An entry's time in seconds since the epoch (0 without one), for ordering.
@@ -501,16 +507,22 @@ pub(crate) fn track(
     let schema = call.target.kind.schema.as_ref().and_then(|source| source());
     let root = Node::root(schema.as_ref(), call.target.kind.merge);
     let part = part_of(info.subresources.status, &writer.subresource);
-    let empty = Value::Object(Map::new());
-    let before = fields_of(live.unwrap_or(&empty), root, part);
-    let after = fields_of(next, root, part);
-    let (changed, removed) = compare(&before, after).into_changed();
     let me = Entry::new(
         &writer.manager,
         UPDATE,
         &info.api_version(),
         &writer.subresource,
     );
+    if live.is_none() && entries.is_empty() {
+        // A create without client-written entries: the writer owns everything it created,
+        // the same set the comparison below finds against nothing, built directly.
+        record_created(next, me, created_fields(next, root, part));
+        return validate(call, next);
+    }
+    let empty = Value::Object(Map::new());
+    let before = fields_of(live.unwrap_or(&empty), root, part);
+    let after = fields_of(next, root, part);
+    let (changed, removed) = compare(&before, after).into_changed();
     for entry in entries.iter_mut() {
         entry.fields.retain(|p| !removed.contains(p));
         if !entry.same_identity(&me) {
@@ -534,6 +546,19 @@ pub(crate) fn track(
     entries.retain(|e| !e.fields.is_empty());
     store(next, &mut entries);
     validate(call, next)
+}
+
+/// Writes the one entry of a created object: `me`, owning `fields`; none when it owns
+/// nothing.
+fn record_created(object: &mut Value, mut me: Entry, fields: Map<String, Value>) {
+    let meta = crate::server::objects::json::meta_mut(object);
+    if fields.is_empty() {
+        meta.remove("managedFields");
+        return;
+    }
+    me.touch();
+    let item = entry_value(&me, Value::Object(fields));
+    meta.insert("managedFields".into(), Value::Array(vec![item]));
 }
 
 /// Upstream's 409 for an apply that conflicts with other managers: one cause per field.

@@ -1,8 +1,9 @@
 //! Objects as the kind's schema types them, as upstream's `typed` package compares them: where
 //! a value sits in the kind's JSON schema or static merge metadata ([`Node`]), how its fields
 //! are tracked there ([`Shape`]: atomic, struct, map, set, map list), the field set of an
-//! object ([`fields_of`], for the [`Part`] a write covers) and what changed between two sets
-//! ([`compare`]).
+//! object ([`fields_of`], for the [`Part`] a write covers), what changed between two sets
+//! ([`compare`]) and, for a create, the `FieldsV1` trie of everything it wrote, built in one
+//! walk ([`created_fields`]).
 //!
 //! Metadata the server owns (`name`, `uid`, `resourceVersion`, ...) is never in a set.
 
@@ -231,6 +232,18 @@ pub(crate) enum Part {
     Status,
 }
 
+impl Part {
+    /// Whether the object's top-level field `key` is in this part (`apiVersion` and `kind`
+    /// never are).
+    fn covers(self, key: &str) -> bool {
+        match key {
+            "apiVersion" | "kind" => false,
+            "status" => self != Part::NoStatus,
+            _ => self != Part::Status,
+        }
+    }
+}
+
 /// The part of an object a write through `subresource` covers, for a kind that has (or not)
 /// a status subresource.
 pub(crate) fn part_of(has_status: bool, subresource: &str) -> Part {
@@ -262,12 +275,7 @@ pub(crate) fn fields_of(object: &Value, root: Node<'_>, part: Part) -> Fields {
     };
     let mut path = Vec::new();
     for (key, value) in map {
-        let keep = match key.as_str() {
-            "apiVersion" | "kind" => false,
-            "status" => part != Part::NoStatus,
-            _ => part != Part::Status,
-        };
-        if !keep {
+        if !part.covers(key) {
             continue;
         }
         path.push(Step::Field(key.as_str().into()));
@@ -356,6 +364,129 @@ fn member(value: &Value, node: Node<'_>, path: &mut Path, out: &mut Collected, e
             out.members.push((path.clone(), Some(value.clone())));
         }
     }
+}
+
+/// The `FieldsV1` trie of what creating `object` changes: the same set as
+/// `encode_set(&compare(&Fields::default(), fields_of(object, root, part)).changed())`, built
+/// in one walk over the object without a path per member. A create is the common write, and
+/// the paths, their sorting and the comparison against nothing cost it more than the rest of
+/// its field tracking.
+pub(crate) fn created_fields(object: &Value, root: Node<'_>, part: Part) -> Map<String, Value> {
+    let Value::Object(map) = object else {
+        return Map::new();
+    };
+    let mut children = Vec::new();
+    for (key, value) in map {
+        if !part.covers(key) {
+            continue;
+        }
+        let step = Step::Field(key.as_str().into());
+        if key == "metadata" {
+            // `metadata` itself is never a node of the set (see `fields_of`), so nothing
+            // below it is implied by it.
+            let Value::Object(meta) = value else {
+                continue;
+            };
+            let node = root.child("metadata");
+            let mut below = Vec::new();
+            for (field, v) in meta {
+                if SERVER_META.contains(&field.as_str()) {
+                    continue;
+                }
+                if let Some(trie) = created_node(v, node.child(field), false, false) {
+                    below.push((Step::Field(field.as_str().into()), trie));
+                }
+            }
+            if !below.is_empty() {
+                children.push((step, trie_of(false, below)));
+            }
+        } else if let Some(trie) = created_node(value, root.child(key), false, true) {
+            children.push((step, trie));
+        }
+    }
+    trie_of(false, children)
+}
+
+/// The trie below one value of a created object, as [`member`] and [`compare`] would find
+/// it; `None` when nothing at or below it is in the set. `entry` marks a map entry or list
+/// item (a member itself), `implied` whether the parent exists in any object of the kind (a
+/// chain of typed structs from the root): a typed struct below such a parent is not one the
+/// create added.
+fn created_node(
+    value: &Value,
+    node: Node<'_>,
+    entry: bool,
+    implied: bool,
+) -> Option<Map<String, Value>> {
+    let shape = node.shape(value);
+    match (&shape, value) {
+        (Shape::Struct | Shape::Map, Value::Object(map)) if !map.is_empty() => {
+            let entries = shape == Shape::Map;
+            let implied = implied && !entry && node.typed_struct();
+            let children = map
+                .iter()
+                .filter_map(|(key, v)| {
+                    let trie = created_node(v, node.child(key), entries, implied)?;
+                    Some((Step::Field(key.as_str().into()), trie))
+                })
+                .collect();
+            let member = entry || !implied;
+            Some(trie_of(member, children)).filter(|t| member || !t.is_empty())
+        }
+        (Shape::Set | Shape::ListMap(_), Value::Array(items)) if !items.is_empty() => {
+            let item_node = node.item();
+            let children = items
+                .iter()
+                .filter_map(|item| {
+                    let step = item_step(&shape, item, item_node)?;
+                    let trie = match (&shape, item) {
+                        (Shape::ListMap(_), Value::Object(_)) => {
+                            created_node(item, item_node, true, false)?
+                        }
+                        _ => Map::new(),
+                    };
+                    Some((step, trie))
+                })
+                .collect();
+            Some(trie_of(true, children))
+        }
+        _ => Some(Map::new()),
+    }
+}
+
+/// A trie node from its children in any order: sorted as a set's paths sort, children under
+/// one step (list items with the same keys) merged, and `"."` first when the node is a member
+/// with members below it.
+fn trie_of(member: bool, mut children: Vec<(Step, Map<String, Value>)>) -> Map<String, Value> {
+    children.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut map = Map::new();
+    if member && !children.is_empty() {
+        map.insert(".".into(), Value::Object(Map::new()));
+    }
+    let mut children = children.into_iter().peekable();
+    while let Some((step, mut trie)) = children.next() {
+        while let Some((_, same)) = children.next_if(|(next, _)| *next == step) {
+            trie = merged(trie, same);
+        }
+        map.insert(step.encode(), Value::Object(trie));
+    }
+    map
+}
+
+/// The union of two tries: a node is a member when either says so (an empty trie is a member
+/// leaf, one with members below marks itself with `"."`).
+fn merged(a: Map<String, Value>, b: Map<String, Value>) -> Map<String, Value> {
+    let is_member = |t: &Map<String, Value>| t.is_empty() || t.contains_key(".");
+    let member = is_member(&a) || is_member(&b);
+    let children = a
+        .into_iter()
+        .chain(b)
+        .filter_map(|(key, value)| match value {
+            Value::Object(trie) if key != "." => Some((Step::decode(&key)?, trie)),
+            _ => None,
+        })
+        .collect();
+    trie_of(member, children)
 }
 
 impl Fields {
@@ -588,6 +719,96 @@ mod tests {
             let (got_changed, got_removed) = changed(node, old.clone(), new.clone());
             assert_eq!(got_changed, want_changed, "{old} -> {new}");
             assert_eq!(got_removed, want_removed, "{old} -> {new}");
+        }
+    }
+
+    /// Objects over the field names the test types know, with list items that share keys.
+    fn object() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let key = prop::sample::select(
+            &[
+                "metadata",
+                "spec",
+                "status",
+                "labels",
+                "finalizers",
+                "uid",
+                "containers",
+                "name",
+                "image",
+                "ports",
+                "containerPort",
+                "protocol",
+                "tags",
+                "selector",
+                "volumes",
+                "x",
+                "opt",
+            ][..],
+        );
+        let scalar = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (0..3i64).prop_map(Value::from),
+            prop::sample::select(&["a", "b", "TCP"][..]).prop_map(Value::from),
+        ];
+        scalar.prop_recursive(4, 48, 4, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::btree_map(key.clone(), inner, 0..4).prop_map(|m| Value::Object(
+                    m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+                )),
+            ]
+        })
+    }
+
+    /// Asserts that a create's trie built in one walk is the set the general comparison
+    /// finds, for every kind of root and part.
+    fn assert_created_fields_as_compared(value: &Value) {
+        let schema: JSONSchemaProps = serde_json::from_value(json!({
+            "type": "object",
+            "properties": {"spec": {"type": "object", "properties": {
+                "containers": {"type": "array", "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name"],
+                    "items": {"type": "object", "properties": {"ports": {"type": "array",
+                        "x-kubernetes-list-type": "set", "items": {"type": "integer"}}}}},
+                "selector": {"type": "object", "x-kubernetes-map-type": "atomic"},
+                "volumes": {"type": "object", "additionalProperties": {"type": "object"}},
+            }}},
+        }))
+        .unwrap();
+        let roots = [
+            Node::root(None, Some(&ROOT)),
+            Node::root(None, None),
+            Node::root(Some(&schema), None),
+        ];
+        for root in roots {
+            for part in [Part::Whole, Part::NoStatus, Part::Status] {
+                let want = compare(&Fields::default(), fields_of(value, root, part)).changed();
+                let got = Value::Object(created_fields(value, root, part));
+                // Compared as text: a trie's key order is part of what is stored.
+                assert_eq!(got.to_string(), encode_set(&want).to_string(), "{value}");
+            }
+        }
+    }
+
+    #[test]
+    fn created_fields_merge_items_with_the_same_keys() {
+        assert_created_fields_as_compared(&json!({"spec": {
+            "containers": [
+                {"name": "c", "image": "i"},
+                {"name": "c", "ports": [{"containerPort": 1}], "x": {"a": 1}},
+                {"name": "c", "x": {"b": 2}},
+                {"name": "d"},
+            ],
+            "tags": ["a", "a", "b"],
+        }}));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn created_fields_are_what_a_comparison_against_nothing_finds(value in object()) {
+            assert_created_fields_as_compared(&value);
         }
     }
 }
