@@ -204,6 +204,7 @@ pub(crate) async fn dispatch(state: State, tun: Arc<Tunables>, request: Request)
         headers: parts.headers,
         uri: parts.uri,
         user,
+        warnings: Arc::default(),
     };
     // Warnings found while serving (unknown fields) go out with any answer, as upstream's.
     let mut warnings = Vec::new();
@@ -211,6 +212,9 @@ pub(crate) async fn dispatch(state: State, tun: Arc<Tunables>, request: Request)
         Ok(response) => response,
         Err(e) => e.into_response(),
     };
+    if let Ok(mut found) = call.warnings.lock() {
+        warnings.append(&mut found);
+    }
     let headers = response.headers_mut();
     if let Some(warning) = warning {
         headers.append(header::WARNING, warning);

@@ -758,6 +758,9 @@ pub(crate) struct Call {
     pub(crate) uri: Uri,
     /// The user the request is served as.
     pub(crate) user: Arc<auth::user::User>,
+    /// Warnings found deep in a write (admission webhooks' answers), sent with the answer's
+    /// `Warning` headers. A plain mutex: held only to push or drain, never across an await.
+    pub(crate) warnings: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Call {

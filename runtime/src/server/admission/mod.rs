@@ -12,8 +12,14 @@
 //! runs them too (without charging quotas).
 //!
 //! Plugins read the objects they depend on (limit ranges, service accounts, priority classes,
-//! storage classes, quotas) straight from the store by key (`storage`). May import `objects`,
-//! `state` and `http`; imported by the create and update handlers only.
+//! storage classes, quotas) straight from the store by key (`storage`).
+//!
+//! `webhook` is upstream's MutatingAdmissionWebhook and ValidatingAdmissionWebhook: the
+//! mutating webhooks run last of the mutating plugins, the validating ones after the built-in
+//! validating plugins but before ResourceQuota, and both on deletes (with the old object).
+//!
+//! May import `objects`, `state`, `http` and, for webhooks' patches, the JSON patch engine
+//! of `handlers::patch`; imported by the create, update and delete handlers only.
 
 mod default_storage_class;
 mod default_toleration_seconds;
@@ -24,11 +30,13 @@ mod resource_quota;
 mod service_account;
 mod storage;
 mod storage_protection;
+pub(crate) mod webhook;
 
 use serde_json::Value;
 
 use crate::server::Call;
 use crate::server::http::error::ApiError;
+use webhook::Operation;
 
 /// Whether the request writes the main resource `plural` of the core group (the resources
 /// every plugin here acts on are core's).
@@ -36,12 +44,14 @@ fn writes_core(call: &Call, plural: &str) -> bool {
     call.target.sub.is_none() && call.target.group().is_empty() && call.target.plural() == plural
 }
 
-/// The mutating plugins of a create, in upstream's order. `name` is the object's name as
-/// errors show it (empty for a generated name, as upstream's admission sees it).
+/// The mutating plugins of a create, in upstream's order, the mutating webhooks last. `name`
+/// is the object's name as errors show it (empty for a generated name, as upstream's admission
+/// sees it).
 pub(crate) async fn admit_create(
     call: &Call,
     object: &mut Value,
     name: &str,
+    dry_run: bool,
 ) -> Result<(), ApiError> {
     escalation::check(call, object, None)?;
     limit_ranger::admit(call, object, name).await?;
@@ -54,21 +64,29 @@ pub(crate) async fn admit_create(
         default_storage_class::admit(call, object, name).await?;
     }
     storage_protection::admit(call, object);
-    Ok(())
+    webhook::mutate(call, Operation::Create, object, None, name, dry_run).await
 }
 
-/// The mutating plugins of an update of the main resource, in upstream's order: none of them
-/// reads the store (ServiceAccount and StorageObjectInUseProtection act on creates only).
-pub(crate) fn admit_update(call: &Call, object: &mut Value, old: &Value) {
+/// The mutating plugins of an update, in upstream's order: of the built-in ones (which act on
+/// the main resource only) none reads the store (ServiceAccount and
+/// StorageObjectInUseProtection act on creates only); the mutating webhooks last.
+pub(crate) async fn admit_update(
+    call: &Call,
+    object: &mut Value,
+    old: &Value,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
     if writes_core(call, "pods") {
         priority::admit_update(object, old);
         default_toleration_seconds::admit(object);
     }
+    webhook::mutate(call, Operation::Update, object, Some(old), name, dry_run).await
 }
 
 /// The validating plugins of a create, after validation, in upstream's order: Priority (one
-/// global default class) and ResourceQuota (which charges the namespace's quotas unless
-/// `dry_run`).
+/// global default class), the validating webhooks and ResourceQuota (which charges the
+/// namespace's quotas unless `dry_run`).
 pub(crate) async fn validate_create(
     call: &Call,
     object: &Value,
@@ -76,13 +94,21 @@ pub(crate) async fn validate_create(
     dry_run: bool,
 ) -> Result<(), ApiError> {
     priority::validate_class_create(call, object, name).await?;
+    let request = webhook::Request {
+        operation: Operation::Create,
+        name,
+        object: Some(object),
+        old: None,
+        dry_run,
+    };
+    webhook::validate(call, request).await?;
     resource_quota::check_create(call, object, name, dry_run).await
 }
 
-/// The validating plugins of an update of the main resource, in upstream's order:
-/// LimitRanger's limits of a claim (a pod's containers cannot change, so upstream skips pod
-/// updates) and ResourceQuota (what the update uses beyond the old object, charged unless
-/// `dry_run`).
+/// The validating plugins of an update, in upstream's order: LimitRanger's limits of a claim
+/// (a pod's containers cannot change, so upstream skips pod updates), the validating webhooks
+/// (also for subresources) and ResourceQuota (what the update uses beyond the old object,
+/// charged unless `dry_run`); all but the webhooks act on the main resource only.
 pub(crate) async fn validate_update(
     call: &Call,
     object: &Value,
@@ -90,14 +116,35 @@ pub(crate) async fn validate_update(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
-    escalation::check(call, object, Some(old))?;
+    if call.target.sub.is_none() {
+        escalation::check(call, object, Some(old))?;
+    }
     if writes_core(call, "persistentvolumeclaims") {
         limit_ranger::admit(call, &mut object.clone(), name).await?;
     }
+    let request = webhook::Request {
+        operation: Operation::Update,
+        name,
+        object: Some(object),
+        old: Some(old),
+        dry_run,
+    };
+    webhook::validate(call, request).await?;
     if call.target.sub.is_none() {
         resource_quota::check_update(call, object, old, name, dry_run).await?;
     }
     Ok(())
+}
+
+/// The admission of a delete of `old`: only the webhooks (the built-in plugins kapi runs
+/// act on creates and updates).
+pub(crate) async fn admit_delete(
+    call: &Call,
+    old: &Value,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    webhook::delete(call, old, name, dry_run).await
 }
 
 /// A 403 Forbidden from an admission plugin: `<resource> "<name>" is forbidden: <reason>`,

@@ -241,7 +241,7 @@ pub(crate) async fn create_decoded(
         map.insert("spec".into(), json!({"finalizers": [NAMESPACE_FINALIZER]}));
         map.insert("status".into(), json!({"phase": "Active"}));
     }
-    crate::server::admission::admit_create(call, &mut object, &name).await?;
+    crate::server::admission::admit_create(call, &mut object, &name, write.dry_run).await?;
     // The strategy's `PrepareForCreate` runs after mutating admission (a Job's selector).
     rules
         .create_rule

@@ -123,6 +123,8 @@ async fn delete(call: &Call, name: &str, options: &DeleteOptions) -> Result<Dele
         let kv = read(call, name).await?;
         let current = kv_object(call, &kv)?;
         check_preconditions(call, name, options, &current, kv.mod_revision)?;
+        // Upstream's store runs admission of a delete after the preconditions hold.
+        crate::server::admission::admit_delete(call, &current, name, dry_run).await?;
         match gc::plan_delete(class, &current, options, jiff::Timestamp::now()) {
             gc::DeletePlan::Unchanged => return Ok(Deletion::Pending(current)),
             gc::DeletePlan::Mark(next) => {

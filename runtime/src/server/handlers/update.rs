@@ -255,7 +255,13 @@ pub(crate) async fn update_with(
     // refusal such as a conflict with the client's resourceVersion, a no-op, a dry run) is
     // decided on a fresh read, and so is everything after a failed write (which answers with
     // the current value).
-    let mut known = call.state.storage.recent(&key).map(Cached);
+    // A dry run never writes, so it decides on a fresh read at once (and calls admission
+    // webhooks once).
+    let mut known = if dry_run {
+        None
+    } else {
+        call.state.storage.recent(&key).map(Cached)
+    };
     let mut reads = 0;
     while reads < RETRIES {
         let kv = match known.take() {
@@ -267,7 +273,7 @@ pub(crate) async fn update_with(
         };
         // The reservation is held until the write is done (see `services`).
         let (current, next, stored, _reserved) =
-            match plan_update(call, name, &kv, scope, writer, &make) {
+            match plan_update(call, name, &kv, scope, dry_run, writer, &make).await {
                 Ok(plan) => plan,
                 Err(_) if kv.is_cached() => continue,
                 Err(refused) => return Err(refused),
@@ -286,7 +292,7 @@ pub(crate) async fn update_with(
         if (no_op || dry_run) && kv.is_cached() {
             continue;
         }
-        if !no_op && scope == UpdateScope::Main {
+        if !no_op {
             let admitted =
                 crate::server::admission::validate_update(call, &next, &current, name, dry_run)
                     .await;
@@ -351,11 +357,12 @@ pub(crate) async fn update_with(
 
 /// One update attempt's current object (decoded from `kv`), the object to write, its stored
 /// bytes and, for a Service, the cluster IP and node ports it reserved.
-pub(crate) fn plan_update<'a>(
+pub(crate) async fn plan_update<'a>(
     call: &'a Call,
     name: &str,
     kv: &KeyValue,
     scope: UpdateScope,
+    dry_run: bool,
     writer: Option<&Writer>,
     make: impl Fn(&Value) -> Result<Value, ApiError>,
 ) -> Result<(Value, Value, Bytes, Option<Reservation<'a>>), ApiError> {
@@ -372,9 +379,7 @@ pub(crate) fn plan_update<'a>(
     if let Some(writer) = writer {
         managed_fields::track(call, Some(&current), &mut next, writer)?;
     }
-    if scope == UpdateScope::Main {
-        crate::server::admission::admit_update(call, &mut next, &current);
-    }
+    crate::server::admission::admit_update(call, &mut next, &current, name, dry_run).await?;
     let reserved = match scope {
         UpdateScope::Main => services::allocate_on_update(call, &current, &mut next)?,
         UpdateScope::Status => None,

@@ -1,0 +1,318 @@
+//! Upstream's MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins
+//! (`staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/`): the webhooks of the stored
+//! `admissionregistration.k8s.io` configurations (`config`), called when they match the
+//! request (`matching`) with an `AdmissionReview` (`review`) over HTTPS (`client`); a mutating
+//! webhook's JSON patch is applied to the object (`patch`).
+//!
+//! Mutating webhooks run one after another in configuration name order, after the built-in
+//! mutating plugins; if one changed the object, the earlier ones with
+//! `reinvocationPolicy: IfNeeded` run once more (`mutating/dispatcher.go`). Validating
+//! webhooks run in parallel after validation and the built-in validating plugins but
+//! ResourceQuota, which upstream orders last (`AllOrderedPlugins`); the first refusal in
+//! webhook order answers.
+//!
+//! What a webhook's answer does, as upstream: a refusal is `admission webhook "<name>" denied
+//! the request: <message>` with the webhook's code (400 when it gives none below 400,
+//! `webhookerrors.ToStatusErr`); a failure to call it or an answer that is not a valid review
+//! is `Internal error occurred: failed calling webhook "<name>": ...` (500) under
+//! `failurePolicy: Fail` and is logged and passed over under `Ignore`; a dry run reaches only
+//! webhooks declaring `sideEffects` `None` or `NoneOnDryRun`, others refuse it (400,
+//! `NewDryRunUnsupportedErr`); warnings go to the answer's `Warning` headers.
+
+mod client;
+mod config;
+mod matching;
+mod patch;
+mod review;
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::meta::{Status, StatusOutcome};
+use crate::server::Call;
+use crate::server::http::error::ApiError;
+
+use config::{Kind, Webhook};
+
+/// The operation admitted, as webhook rules name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Operation {
+    Create,
+    Update,
+    Delete,
+}
+
+impl Operation {
+    fn as_str(self) -> &'static str {
+        match self {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+        }
+    }
+}
+
+/// What a webhook is asked about: the object written (none for a delete), the object before
+/// (updates and deletes), the object's name (empty for a generated one) and the dry run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Request<'a> {
+    pub(crate) operation: Operation,
+    pub(crate) name: &'a str,
+    pub(crate) object: Option<&'a Value>,
+    pub(crate) old: Option<&'a Value>,
+    pub(crate) dry_run: bool,
+}
+
+/// How one call went wrong: the webhook could not be called or answered nonsense (what its
+/// failure policy decides about), or the request is refused whatever the policy.
+enum Failure {
+    Calling(String),
+    Refused(ApiError),
+}
+
+/// Runs the mutating webhooks over `object`.
+pub(crate) async fn mutate(
+    call: &Call,
+    operation: Operation,
+    object: &mut Value,
+    old: Option<&Value>,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    let hooks = config::webhooks(call, Kind::Mutating).await?;
+    if hooks.is_empty() {
+        return Ok(());
+    }
+    let mut invoked_if_needed = Vec::new();
+    let mut reinvoke = BTreeSet::new();
+    for (i, hook) in hooks.iter().enumerate() {
+        let changed = mutate_once(call, hook, operation, object, old, name, dry_run).await?;
+        let Some(changed) = changed else { continue };
+        if changed {
+            // Every webhook called so far that asked for it sees the new object once more.
+            reinvoke.extend(invoked_if_needed.drain(..));
+        }
+        if hook.reinvoked_if_needed() {
+            invoked_if_needed.push(i);
+        }
+    }
+    for i in reinvoke {
+        mutate_once(call, &hooks[i], operation, object, old, name, dry_run).await?;
+    }
+    Ok(())
+}
+
+/// One mutating webhook, if it matches: `None` when it was not called, else whether it
+/// changed the object.
+async fn mutate_once(
+    call: &Call,
+    hook: &Webhook,
+    operation: Operation,
+    object: &mut Value,
+    old: Option<&Value>,
+    name: &str,
+    dry_run: bool,
+) -> Result<Option<bool>, ApiError> {
+    let deleting = operation == Operation::Delete;
+    let request = Request {
+        operation,
+        name,
+        object: (!deleting).then_some(&*object),
+        old,
+        dry_run,
+    };
+    let Some(verdict) = call_matching(call, hook, &request, true).await? else {
+        return Ok(None);
+    };
+    if deleting && !verdict.patch.is_empty() {
+        return Err(ApiError::internal(format!(
+            "admission webhook {:?} attempted to modify the object, which is not supported for this operation",
+            hook.name
+        )));
+    }
+    match patch::apply(object, &verdict.patch) {
+        Ok(changed) => Ok(Some(changed)),
+        Err(patch::PatchError::Undecodable(e)) => failed(
+            hook,
+            format!("received undecodable patch in webhook response: {e}"),
+        )
+        .map(|()| Some(false)),
+        Err(patch::PatchError::Unappliable(e)) => Err(ApiError::internal(e)),
+    }
+}
+
+/// The webhooks of a delete of `old`: the mutating ones (which see no object and may not
+/// patch one), then the validating ones, as upstream's `AdmissionToValidateObjectDeleteFunc`.
+pub(crate) async fn delete(
+    call: &Call,
+    old: &Value,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    let mut none = Value::Null;
+    mutate(call, Operation::Delete, &mut none, Some(old), name, dry_run).await?;
+    let request = Request {
+        operation: Operation::Delete,
+        name,
+        object: None,
+        old: Some(old),
+        dry_run,
+    };
+    validate(call, request).await
+}
+
+/// Runs the validating webhooks, in parallel.
+pub(crate) async fn validate(call: &Call, request: Request<'_>) -> Result<(), ApiError> {
+    let hooks = config::webhooks(call, Kind::Validating).await?;
+    if hooks.is_empty() {
+        return Ok(());
+    }
+    let calls = hooks
+        .iter()
+        .map(|hook| call_matching(call, hook, &request, false));
+    for outcome in futures_util::future::join_all(calls).await {
+        outcome?;
+    }
+    Ok(())
+}
+
+/// Calls `hook` if it matches the request: its allowing verdict, `None` when it was skipped
+/// (no match, or a call failure it ignores), or the error that answers the request.
+async fn call_matching(
+    call: &Call,
+    hook: &Webhook,
+    request: &Request<'_>,
+    mutating: bool,
+) -> Result<Option<review::Verdict>, ApiError> {
+    let version = hook.review_version().unwrap_or("v1");
+    let (uid, review) = review::request(call, request, version);
+    if !matching::should_call(call, hook, request, &review["request"]).await? {
+        return Ok(None);
+    }
+    match call_hook(call, hook, request, &uid, &review, mutating).await {
+        Ok(verdict) => {
+            if let Ok(mut warnings) = call.warnings.lock() {
+                warnings.extend(verdict.warnings.iter().cloned());
+            }
+            if verdict.allowed {
+                Ok(Some(verdict))
+            } else {
+                Err(denied(hook, verdict.status))
+            }
+        }
+        Err(Failure::Refused(e)) => Err(e),
+        Err(Failure::Calling(reason)) => failed(hook, reason).map(|()| None),
+    }
+}
+
+async fn call_hook(
+    call: &Call,
+    hook: &Webhook,
+    request: &Request<'_>,
+    uid: &str,
+    review: &Value,
+    mutating: bool,
+) -> Result<review::Verdict, Failure> {
+    if request.dry_run && !hook.dry_run_safe() {
+        if hook.side_effects.is_none() {
+            return Err(Failure::Calling("Webhook SideEffects is nil".to_owned()));
+        }
+        return Err(Failure::Refused(ApiError::bad_request(format!(
+            "admission webhook {:?} does not support dry run",
+            hook.name
+        ))));
+    }
+    let Some(version) = hook.review_version() else {
+        return Err(Failure::Calling(
+            "webhook does not accept known AdmissionReview versions".to_owned(),
+        ));
+    };
+    let timeout = hook.timeout();
+    let target = client::target(call, &hook.client_config, timeout)
+        .await
+        .map_err(|e| Failure::Calling(format!("failed to call webhook: {e}")))?;
+    let body = serde_json::to_vec(review).map_err(|e| Failure::Refused(ApiError::internal(e)))?;
+    let answer = client::post(&target, body, timeout)
+        .await
+        .map_err(|e| Failure::Calling(format!("failed to call webhook: {e}")))?;
+    review::verify(&answer, uid, version, mutating)
+        .map_err(|e| Failure::Calling(format!("received invalid webhook response: {e}")))
+}
+
+/// A failure to call `hook` (`reason`): passed over under `failurePolicy: Ignore`, else 500.
+fn failed(hook: &Webhook, reason: String) -> Result<(), ApiError> {
+    let message = format!("failed calling webhook {:?}: {reason}", hook.name);
+    if hook.ignores_failures() {
+        tracing::warn!(webhook = %hook.name, error = %message, "failed calling webhook, failing open");
+        return Ok(());
+    }
+    Err(ApiError::internal(message))
+}
+
+/// A refusal, as upstream's `ToStatusErr`: the webhook's status with a code of at least 400
+/// (400 when it gave a lower one or none), `Failure`, and the message naming the webhook.
+fn denied(hook: &Webhook, status: Option<Status>) -> ApiError {
+    let mut status = status.unwrap_or_default();
+    let denied_by = format!("admission webhook {:?} denied the request", hook.name);
+    if status.code.is_none_or(|c| c < 400) {
+        status.code = Some(400);
+    }
+    status.status = Some(StatusOutcome::Failure);
+    let message = status.message.as_deref().filter(|m| !m.is_empty());
+    let reason = status.reason.as_ref().map(|r| r.to_string());
+    status.message = Some(
+        match (message, reason.as_deref().filter(|r| !r.is_empty())) {
+            (Some(m), _) => format!("{denied_by}: {m}"),
+            (None, Some(r)) => format!("{denied_by}: {r}"),
+            (None, None) => format!("{denied_by} without explanation"),
+        },
+    );
+    status.kind = Some("Status".to_owned());
+    status.api_version = Some("v1".to_owned());
+    ApiError::from_status(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{Webhook, denied};
+    use crate::meta::Status;
+
+    fn hook() -> Webhook {
+        serde_json::from_value(json!({"name": "deny.example.com"})).expect("webhook")
+    }
+
+    #[test]
+    fn webhook_denials_read_as_upstreams_to_status_err() {
+        let plain = denied(&hook(), None);
+        assert_eq!(plain.code().as_u16(), 400);
+        let text = serde_json::to_value(plain.status()).expect("status");
+        assert_eq!(
+            text["message"],
+            r#"admission webhook "deny.example.com" denied the request without explanation"#
+        );
+        let given: Status =
+            serde_json::from_value(json!({"code": 403, "message": "no"})).expect("status");
+        let with_code = denied(&hook(), Some(given));
+        assert_eq!(with_code.code().as_u16(), 403);
+        assert_eq!(
+            with_code.status().message.as_deref(),
+            Some(r#"admission webhook "deny.example.com" denied the request: no"#)
+        );
+        let low: Status = serde_json::from_value(json!({"code": 200})).expect("status");
+        assert_eq!(denied(&hook(), Some(low)).code().as_u16(), 400);
+    }
+
+    #[test]
+    fn webhook_defaults_are_upstreams_v1_defaults() {
+        let h = hook();
+        assert!(!h.ignores_failures());
+        assert_eq!(h.timeout().as_secs(), 10);
+        assert!(!h.dry_run_safe());
+        let long: Webhook =
+            serde_json::from_value(json!({"name": "a", "timeoutSeconds": 90})).expect("webhook");
+        assert_eq!(long.timeout().as_secs(), 30);
+    }
+}
