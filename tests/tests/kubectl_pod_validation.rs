@@ -325,3 +325,86 @@ spec:
         }
     }
 }
+
+#[test]
+fn kubectl_refuses_probes_on_init_containers_and_sleeps_past_the_grace_period() {
+    // validateInitContainers: a regular init container has no probes or hooks (`Invalid` with
+    // the internal struct in 1.20, `Forbidden` from 1.28).
+    let init = "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  initContainers:
+    - {name: init, image: busybox, readinessProbe: {tcpSocket: {port: 80}}}
+  containers: [{name: web, image: nginx}]
+";
+    // A sidecar (restartPolicy Always, on by default from 1.29) may have probes; a regular
+    // container may not have a restart policy (validateContainers, from 1.28).
+    let sidecar = "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  initContainers:
+    - {name: proxy, image: envoy, restartPolicy: Always, startupProbe: {tcpSocket: {port: 80}}}
+  containers: [{name: web, image: nginx, restartPolicy: Always}]
+";
+    // validateSleepAction (PodLifecycleSleepAction from 1.30, zero allowed from 1.33).
+    let sleep = |seconds: u32| {
+        format!(
+            "apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  terminationGracePeriodSeconds: 10
+  containers:
+    - name: web
+      image: nginx
+      lifecycle: {{preStop: {{sleep: {{seconds: {seconds}}}}}}}
+"
+        )
+    };
+    for release in RELEASES {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let create = |name: &str, manifest: &str| {
+            let file = k.file(name, manifest);
+            k.expect_failure(&["create", "--validate=false", "-f", file.to_str().unwrap()])
+        };
+        let stderr = create("init.yaml", init);
+        if release == "1.20" {
+            assert_refused(
+                &stderr,
+                "spec.initContainers[0].readinessProbe: Invalid value: core.Probe{Handler:core.Handler{Exec:(*core.ExecAction)(nil), HTTPGet:(*core.HTTPGetAction)(nil), TCPSocket:(*core.TCPSocketAction)(0xc000000000)}, InitialDelaySeconds:0, TimeoutSeconds:1, PeriodSeconds:10, SuccessThreshold:1, FailureThreshold:3}: must not be set for init containers",
+            );
+            continue;
+        }
+        assert_refused(
+            &stderr,
+            "spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always",
+        );
+
+        let stderr = create("sidecar.yaml", sidecar);
+        assert_refused(
+            &stderr,
+            "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers",
+        );
+        // 1.28: SidecarContainers is alpha, the init container's policy does not count.
+        assert_eq!(
+            stderr.contains("spec.initContainers[0].startupProbe: Forbidden"),
+            release == "1.28",
+            "{release}:\n{stderr}"
+        );
+        if release == "1.28" {
+            continue;
+        }
+
+        let stderr = create("sleep.yaml", &sleep(20));
+        assert_refused(
+            &stderr,
+            "spec.containers[0].lifecycle.preStop.sleep: Invalid value: 20: must be non-negative and less than terminationGracePeriodSeconds (10)",
+        );
+        let file = k.file("zero.yaml", &sleep(0));
+        k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+    }
+}

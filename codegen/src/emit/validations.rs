@@ -119,6 +119,8 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("pod_create", "PodCreate", None),
     ("host_aliases", "HostAliases", None),
     ("topology_spread", "TopologySpread", None),
+    ("init_containers", "InitContainers", None),
+    ("sleep_hooks", "SleepHooks", None),
     ("dns_config", "DnsConfig", None),
     ("persistent_volume", "PersistentVolume", None),
     ("pod_security_context", "PodSecurityContext", None),

@@ -1,9 +1,10 @@
 //! The checks that are code, one function per rule, each following one upstream validation
 //! function (named at each variant). A Deployment's rolling update is in `apps`, pod rules in
 //! `pods`, a pod update's in `pod_update`, security contexts and affinity in `security` (with
-//! `go_value` printing upstream's internal structs), environment sources and downward API
-//! files in `downward`, a PersistentVolume's in `persistent_volume`, Ingress, NetworkPolicy and label
-//! selector rules in `networking`, RBAC's in `rbac`, the CronJob schedule parser in `batch`, a Job's
+//! `go_value` printing upstream's internal structs), what a container may set by its place in
+//! the pod (init containers, restart policies, sleep hooks) in `containers`, environment
+//! sources and downward API files in `downward`, a PersistentVolume's in `persistent_volume`,
+//! Ingress, NetworkPolicy and label selector rules in `networking`, RBAC's in `rbac`, the CronJob schedule parser in `batch`, a Job's
 //! selector, spec and update rules and a CronJob's job template in `jobs`, a Service's in
 //! `services`, and the storage, scheduling, policy, autoscaling and coordination kinds' rules
 //! (and a claim's) in `cluster`.
@@ -11,6 +12,7 @@
 mod apps;
 mod batch;
 mod cluster;
+mod containers;
 mod downward;
 mod go_value;
 mod jobs;
@@ -138,6 +140,12 @@ pub enum Named {
     DnsConfig,
     /// A PodSpec's topology spread constraints (`validateTopologySpreadConstraints`).
     TopologySpread,
+    /// Containers' restart policies, and no probes or hooks on a regular init container
+    /// (`validateContainers`, `validateInitContainers`); on a PodSpec.
+    InitContainers,
+    /// A lifecycle hook's sleep within the pod's grace period (`validateSleepAction`); on a
+    /// PodSpec.
+    SleepHooks,
     /// What a write through a Pod's `/status` may do: its conditions' types, the nominated
     /// node's name, the QoS class and terminated containers left as they were
     /// (`ValidatePodStatusUpdate`); on a Pod, on status writes only.
@@ -288,6 +296,8 @@ impl Named {
             Self::HostAliases => pods::host_aliases(holder, at, errors),
             Self::DnsConfig => pods::dns_config(holder, at, errors),
             Self::TopologySpread => pods::topology_spread(holder, at, errors),
+            Self::InitContainers => containers::init_containers(holder, at, errors),
+            Self::SleepHooks => containers::sleep_hooks(holder, at, errors),
             Self::PodStatus => {
                 if let Some(old) = old {
                     pod_update::pod_status(holder, old, at, errors);

@@ -1117,6 +1117,18 @@ pub mod v1 {
                         kapi::validation::Rule::Named(kapi::validation::Named::HostPorts),
                     ),
                     kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::InitContainers,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::SleepHooks,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
                         ".restartPolicy",
                         kapi::validation::Rule::OneOf(&["Always", "OnFailure", "Never"]),
                     ),

@@ -24,6 +24,11 @@ pub(super) enum Kind {
     StrSlice(&'static str),
     /// A slice of structs.
     StructSlice(&'static GoType),
+    /// An integer (`int32`, `int64`), 0 when missing.
+    Int,
+    /// A struct embedded by value (1.20's `core.Probe` embeds `core.Handler`): Go prints it
+    /// under its type's name, and its JSON flattens its fields into the outer struct.
+    Embedded(&'static GoType),
 }
 
 /// A field: its Go name, its JSON name, its kind and the first release that has it.
@@ -184,6 +189,39 @@ pub(super) static VOLUME_NODE_AFFINITY: GoType = GoType {
     fields: &[f("Required", "required", Kind::PtrStruct(&NODE_SELECTOR))],
 };
 
+/// 1.20's `core.Handler`, a probe's or a lifecycle hook's one action.
+pub(super) static HANDLER: GoType = GoType {
+    name: "core.Handler",
+    fields: &[
+        f("Exec", "exec", Kind::Ptr("*core.ExecAction")),
+        f("HTTPGet", "httpGet", Kind::Ptr("*core.HTTPGetAction")),
+        f("TCPSocket", "tcpSocket", Kind::Ptr("*core.TCPSocketAction")),
+    ],
+};
+
+/// 1.20's `core.Probe` (the only release kapi serves that prints one: an init container's
+/// probe; 1.21 added `TerminationGracePeriodSeconds`, 1.23 renamed the embedded handler).
+pub(super) static PROBE: GoType = GoType {
+    name: "core.Probe",
+    fields: &[
+        f("Handler", "", Kind::Embedded(&HANDLER)),
+        f("InitialDelaySeconds", "initialDelaySeconds", Kind::Int),
+        f("TimeoutSeconds", "timeoutSeconds", Kind::Int),
+        f("PeriodSeconds", "periodSeconds", Kind::Int),
+        f("SuccessThreshold", "successThreshold", Kind::Int),
+        f("FailureThreshold", "failureThreshold", Kind::Int),
+    ],
+};
+
+/// 1.20's `core.Lifecycle` (an init container's, printed when refused).
+pub(super) static LIFECYCLE: GoType = GoType {
+    name: "core.Lifecycle",
+    fields: &[
+        f("PostStart", "postStart", Kind::PtrStruct(&HANDLER)),
+        f("PreStop", "preStop", Kind::PtrStruct(&HANDLER)),
+    ],
+};
+
 /// A struct value (API JSON) as Go's `%#v` prints it and as its internal JSON, in `release`.
 pub(super) fn render(ty: &GoType, value: &Value, release: KubeVersion) -> (String, Value) {
     (
@@ -230,6 +268,8 @@ fn go_struct(ty: &GoType, value: &Value, release: KubeVersion) -> String {
                     }
                 },
                 Kind::StructSlice(inner) => go_slice(inner, field, release),
+                Kind::Int => field.and_then(Value::as_i64).unwrap_or(0).to_string(),
+                Kind::Embedded(inner) => go_struct(inner, value, release),
             };
             format!("{go}:{shown}")
         })
@@ -259,11 +299,19 @@ fn json_struct(ty: &GoType, value: &Value, release: KubeVersion) -> Value {
     let mut out = Map::new();
     for (go, json, kind, _) in fields(ty, release) {
         let field = present(value.get(*json));
+        if let Kind::Embedded(inner) = kind {
+            if let Value::Object(inner) = json_struct(inner, value, release) {
+                out.extend(inner);
+            }
+            continue;
+        }
         let shown = match kind {
             Kind::Str => Value::from(field.and_then(Value::as_str).unwrap_or("")),
             Kind::Ptr(_) | Kind::StrSlice(_) => field.cloned().unwrap_or(Value::Null),
             Kind::PtrStruct(inner) => field.map_or(Value::Null, |v| json_struct(inner, v, release)),
             Kind::StructSlice(inner) => json_slice(inner, field, release),
+            Kind::Int => Value::from(field.and_then(Value::as_i64).unwrap_or(0)),
+            Kind::Embedded(_) => continue,
         };
         out.insert((*go).to_owned(), shown);
     }

@@ -1,0 +1,232 @@
+//! What a container may set by its place in the pod, which its own type's checks cannot see
+//! (`validateContainers`, `validateInitContainers`): a container's restart policy, the probes
+//! and hooks a regular init container may not have, and a hook's sleep against the pod's
+//! grace period (`validateSleepAction`). A probe's or hook's own fields are the `Probe` and
+//! `LifecycleHandler` types' checks (`pods::handler`); both rules here run on the PodSpec.
+
+use serde_json::Value;
+
+use super::super::field::{Errors, FieldPath, Shown};
+use super::go_value::{self, GoType, LIFECYCLE, PROBE};
+use super::{items, text};
+use crate::KubeVersion;
+
+/// From 1.28 a regular init container's probes and hooks are `Forbidden` and a regular
+/// container's restart policy too (the SidecarContainers change); 1.20 refused the probes and
+/// hooks as `Invalid`, printing them.
+const SIDECAR_RULES_SINCE: KubeVersion = KubeVersion::new(1, 28);
+/// SidecarContainers is beta and on by default from 1.29: an init container's `restartPolicy`
+/// counts. In 1.28 (alpha, off) the strategy's `dropDisabledFields` drops it from init
+/// containers before validation, so it is as if unset.
+const RESTARTABLE_INIT_SINCE: KubeVersion = KubeVersion::new(1, 29);
+/// PodLifecycleSleepAction is beta and on by default from 1.30 (the field is dropped before).
+const SLEEP_SINCE: KubeVersion = KubeVersion::new(1, 30);
+
+/// What a regular init container may not set, each with the struct 1.20 prints.
+const INIT_FORBIDDEN: &[(&str, &GoType)] = &[
+    ("lifecycle", &LIFECYCLE),
+    ("livenessProbe", &PROBE),
+    ("readinessProbe", &PROBE),
+    ("startupProbe", &PROBE),
+];
+
+fn present<'v>(holder: &'v Value, field: &str) -> Option<&'v Value> {
+    holder.get(field).filter(|v| !v.is_null())
+}
+
+/// Whether an init container is a restartable sidecar in `release`.
+fn restartable(container: &Value, release: KubeVersion) -> bool {
+    release >= RESTARTABLE_INIT_SINCE && text(container, "restartPolicy") == "Always"
+}
+
+/// `validateContainers`' "may not be set for non-init containers" and `validateInitContainers`:
+/// an init container's restart policy is `Always` when set (`validateInitContainerRestartPolicy`),
+/// and one without it has no hooks or probes.
+pub(super) fn init_containers(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    if release >= SIDECAR_RULES_SINCE {
+        for (i, container) in items(spec, "containers").iter().enumerate() {
+            if present(container, "restartPolicy").is_some() {
+                let path = at.child("containers").index(i).child("restartPolicy");
+                errors.forbidden(&path, "may not be set for non-init containers");
+            }
+        }
+    }
+    for (i, container) in items(spec, "initContainers").iter().enumerate() {
+        let at = at.child("initContainers").index(i);
+        if release >= RESTARTABLE_INIT_SINCE
+            && let Some(policy) = present(container, "restartPolicy")
+            && policy.as_str() != Some("Always")
+        {
+            errors.not_supported(&at.child("restartPolicy"), policy, &["Always"]);
+        }
+        if restartable(container, release) {
+            continue;
+        }
+        for (field, go_type) in INIT_FORBIDDEN {
+            let Some(value) = present(container, field) else {
+                continue;
+            };
+            let path = at.child(field);
+            if release >= SIDECAR_RULES_SINCE {
+                let detail = "may not be set for init containers without restartPolicy=Always";
+                errors.forbidden(&path, detail);
+            } else {
+                let (go, json) = go_value::render(go_type, value, release);
+                errors.invalid(
+                    &path,
+                    Shown::Go(&go, &json),
+                    "must not be set for init containers",
+                );
+            }
+        }
+    }
+}
+
+/// `validateSleepAction` for every hook upstream validates (regular containers' and restartable
+/// init containers'), when the sleep is the hook's one action: from 0 (PodLifecycleSleepActionAllowZero,
+/// on by default from 1.33; kapi serves no release from 1.30 to 1.32, which refused 0) to the
+/// pod's `terminationGracePeriodSeconds`, unchecked without one.
+pub(super) fn sleep_hooks(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    if release < SLEEP_SINCE {
+        return;
+    }
+    let Some(grace) = spec
+        .get("terminationGracePeriodSeconds")
+        .and_then(Value::as_i64)
+    else {
+        return;
+    };
+    for list in ["containers", "initContainers"] {
+        for (i, container) in items(spec, list).iter().enumerate() {
+            if list == "initContainers" && !restartable(container, release) {
+                continue;
+            }
+            for hook in ["postStart", "preStop"] {
+                let Some(handler) = container.get("lifecycle").and_then(|l| present(l, hook))
+                else {
+                    continue;
+                };
+                // `validateHandler` checks only the first action set; sleep comes last.
+                let other = ["exec", "httpGet", "tcpSocket"];
+                if other.iter().any(|f| present(handler, f).is_some()) {
+                    continue;
+                }
+                let Some(sleep) = present(handler, "sleep") else {
+                    continue;
+                };
+                let seconds = sleep.get("seconds").and_then(Value::as_i64).unwrap_or(0);
+                if seconds < 0 || seconds > grace {
+                    let path = at.join(&format!("{list}[{i}].lifecycle.{hook}.sleep"));
+                    let detail = format!(
+                        "must be non-negative and less than terminationGracePeriodSeconds ({grace})"
+                    );
+                    errors.invalid(&path, Shown::Plain(&Value::from(seconds)), &detail);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn run(rule: fn(&Value, &FieldPath, &mut Errors), spec: &Value, minor: u16) -> Vec<String> {
+        let mut errors = Errors::new(KubeVersion::new(1, minor));
+        rule(spec, &FieldPath::of("spec"), &mut errors);
+        errors
+            .into_causes()
+            .into_iter()
+            .map(|c| format!("{}: {}", c.field.unwrap(), c.message.unwrap()))
+            .collect()
+    }
+
+    fn probe() -> Value {
+        json!({"httpGet": {"path": "/", "port": 80, "scheme": "HTTP"}, "initialDelaySeconds": 0,
+               "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1,
+               "failureThreshold": 3})
+    }
+
+    #[test]
+    fn regular_init_containers_may_not_have_probes_or_hooks() {
+        // validateInitContainers (pkg/apis/core/validation): Invalid with the internal struct in
+        // 1.20, Forbidden from the SidecarContainers change (1.28).
+        let spec = json!({"containers": [{"name": "web"}], "initContainers": [{
+            "name": "init", "readinessProbe": probe(),
+            "lifecycle": {"postStart": {"exec": {"command": ["true"]}}}}]});
+        assert_eq!(
+            run(init_containers, &spec, 20),
+            [
+                "spec.initContainers[0].lifecycle: Invalid value: core.Lifecycle{PostStart:(*core.Handler)(0xc000000000), PreStop:(*core.Handler)(nil)}: must not be set for init containers",
+                "spec.initContainers[0].readinessProbe: Invalid value: core.Probe{Handler:core.Handler{Exec:(*core.ExecAction)(nil), HTTPGet:(*core.HTTPGetAction)(0xc000000000), TCPSocket:(*core.TCPSocketAction)(nil)}, InitialDelaySeconds:0, TimeoutSeconds:1, PeriodSeconds:10, SuccessThreshold:1, FailureThreshold:3}: must not be set for init containers",
+            ]
+        );
+        for minor in [28, 34, 36] {
+            assert_eq!(
+                run(init_containers, &spec, minor),
+                [
+                    "spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers without restartPolicy=Always",
+                    "spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always",
+                ],
+                "1.{minor}"
+            );
+        }
+    }
+
+    #[test]
+    fn sidecars_may_have_probes_from_1_29_and_only_init_containers_a_restart_policy() {
+        // validateInitContainerRestartPolicy, validateContainers' "non-init containers".
+        let spec = json!({
+            "containers": [{"name": "web", "restartPolicy": "Always"}],
+            "initContainers": [
+                {"name": "proxy", "restartPolicy": "Always", "startupProbe": probe()},
+                {"name": "init", "restartPolicy": "Never"}]});
+        for minor in [34, 36] {
+            assert_eq!(
+                run(init_containers, &spec, minor),
+                [
+                    "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers",
+                    "spec.initContainers[1].restartPolicy: Unsupported value: \"Never\": supported values: \"Always\"",
+                ]
+            );
+        }
+        // 1.28: SidecarContainers is alpha, the init containers' policy is dropped.
+        assert_eq!(
+            run(init_containers, &spec, 28),
+            [
+                "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers",
+                "spec.initContainers[0].startupProbe: Forbidden: may not be set for init containers without restartPolicy=Always",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_sleep_hook_lies_within_the_grace_period() {
+        // validateSleepAction with PodLifecycleSleepActionAllowZero (GA in 1.34): 0 allowed.
+        let hook = |seconds: i64| json!({"preStop": {"sleep": {"seconds": seconds}}});
+        let spec = json!({"terminationGracePeriodSeconds": 30,
+            "containers": [{"name": "a", "lifecycle": hook(31)}, {"name": "b", "lifecycle": hook(0)},
+                           {"name": "c", "lifecycle": {"postStart": {"sleep": {"seconds": -1}}}}],
+            "initContainers": [{"name": "i", "lifecycle": hook(40)},
+                               {"name": "s", "restartPolicy": "Always", "lifecycle": hook(40)}]});
+        for minor in [34, 36] {
+            assert_eq!(
+                run(sleep_hooks, &spec, minor),
+                [
+                    "spec.containers[0].lifecycle.preStop.sleep: Invalid value: 31: must be non-negative and less than terminationGracePeriodSeconds (30)",
+                    "spec.containers[2].lifecycle.postStart.sleep: Invalid value: -1: must be non-negative and less than terminationGracePeriodSeconds (30)",
+                    "spec.initContainers[1].lifecycle.preStop.sleep: Invalid value: 40: must be non-negative and less than terminationGracePeriodSeconds (30)",
+                ]
+            );
+        }
+        // No sleep action before 1.30; a second action is the handler rule's, and unchecked.
+        assert!(run(sleep_hooks, &spec, 28).is_empty());
+        let both = json!({"terminationGracePeriodSeconds": 30, "containers": [{"name": "a",
+            "lifecycle": {"preStop": {"exec": {"command": ["x"]}, "sleep": {"seconds": 99}}}}]});
+        assert!(run(sleep_hooks, &both, 34).is_empty());
+    }
+}
