@@ -1,7 +1,8 @@
 //! Shared helpers for kapi's end-to-end tests: where the workspace, the spec corpus and the
 //! test tools (the Python venv made by `tests/all.sh`, the `kubectl` binaries) are,
-//! [`KapiServer`], the real `kapi` binary running as a child process, and [`Kubectl`], one
-//! kubectl binary driving such a server.
+//! [`KapiServer`], the real `kapi` binary running as a child process, [`Kubectl`], one
+//! kubectl binary driving such a server, and [`HttpsServer`], an HTTPS server a test serves
+//! itself for kapi to call.
 //!
 //! The tests themselves live in `tests/tests/`, one file per client or scenario.
 //!
@@ -22,8 +23,10 @@ use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+pub mod https;
 pub mod kubectl;
 
+pub use https::HttpsServer;
 pub use kubectl::Kubectl;
 
 /// The workspace root (the folder holding `README.md`).
@@ -296,6 +299,23 @@ pub fn expect_refusal(args: &[&std::ffi::OsStr], timeout: Duration) -> Result<St
         return Err(format!("kapi {args:?} exited 0: {stderr}"));
     }
     Ok(stderr)
+}
+
+/// Runs `kapi serve <flag>` over TLS with a data directory and kubeconfig in `dir`, expecting
+/// it to refuse to start (see [`expect_refusal`], 20 s); returns its standard error.
+pub fn expect_serve_refusal(dir: &Path, flag: &str) -> Result<String, String> {
+    let (data, kubeconfig) = (dir.join("data"), dir.join("kubeconfig"));
+    let args: [&std::ffi::OsStr; 8] = [
+        "serve".as_ref(),
+        flag.as_ref(),
+        "--listen".as_ref(),
+        "127.0.0.1:0".as_ref(),
+        "--data-dir".as_ref(),
+        data.as_os_str(),
+        "--kubeconfig".as_ref(),
+        kubeconfig.as_os_str(),
+    ];
+    expect_refusal(&args, Duration::from_secs(20))
 }
 
 /// How long a server may take from spawn to printing its address.

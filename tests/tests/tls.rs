@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use kapi_e2e::{KapiServer, Kubectl, ServerOptions, expect_python_ok, expect_refusal};
+use kapi_e2e::{
+    KapiServer, Kubectl, ServerOptions, expect_python_ok, expect_refusal, expect_serve_refusal,
+};
 
 fn tls_server() -> KapiServer {
     KapiServer::start(&ServerOptions::default().tls())
@@ -630,7 +632,6 @@ fn tls_versions_and_cipher_suites_are_as_configured() {
     assert!(with("ECDHE-ECDSA-CHACHA20-POLY1305").is_err());
 
     let dir = tempfile::tempdir().unwrap();
-    let (data, kubeconfig) = (dir.path().join("data"), dir.path().join("kubeconfig"));
     for (flag, message) in [
         ("--tls-min-version=TLS13", "unknown tls version \"TLS13\""),
         (
@@ -638,17 +639,7 @@ fn tls_versions_and_cipher_suites_are_as_configured() {
             "Cipher suite TLS_NOT_A_SUITE not supported or doesn't exist",
         ),
     ] {
-        let args: [&std::ffi::OsStr; 8] = [
-            "serve".as_ref(),
-            flag.as_ref(),
-            "--listen".as_ref(),
-            "127.0.0.1:0".as_ref(),
-            "--data-dir".as_ref(),
-            data.as_os_str(),
-            "--kubeconfig".as_ref(),
-            kubeconfig.as_os_str(),
-        ];
-        let stderr = expect_refusal(&args, Duration::from_secs(20)).unwrap();
+        let stderr = expect_serve_refusal(dir.path(), flag).unwrap();
         assert!(stderr.contains(message), "{stderr}");
     }
 }

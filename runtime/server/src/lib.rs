@@ -17,10 +17,10 @@ pub mod service_account_key;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use kapi::server::{
-    ApiEnablement, Authentication, Authorization, AuthorizationMode, FeatureGateError,
-    FeatureGates, Features, Handshake, KubeconfigTls, NodePortRange, RuntimeConfig,
-    RuntimeConfigError, Server, ServerError, ServiceAccountTokens, ServiceCidr, SniPem, Tls,
-    TlsError, TlsPem, TokenFileError,
+    ApiEnablement, Authentication, AuthenticationConfigError, Authorization, AuthorizationMode,
+    FeatureGateError, FeatureGates, Features, Handshake, KubeconfigTls, NodePortRange,
+    RuntimeConfig, RuntimeConfigError, Server, ServerError, ServiceAccountTokens, ServiceCidr,
+    SniPem, Tls, TlsError, TlsPem, TokenFileError,
 };
 use kapi::storage::encryption::{ConfigError as EncryptionConfigError, EncryptionConfig};
 #[cfg(feature = "etcd")]
@@ -129,13 +129,19 @@ pub struct ServeArgs {
 
     /// Serve plain HTTP without TLS (and without authentication): only on a loopback
     /// `--listen` address, for tests and local tools.
-    #[arg(long, conflicts_with_all = ["tls_cert_file", "tls_private_key_file", "client_ca_file", "cert_dir", "token_auth_file", "tls_sni_cert_key"])]
+    #[arg(long, conflicts_with_all = ["tls_cert_file", "tls_private_key_file", "client_ca_file", "cert_dir", "token_auth_file", "authentication_config", "tls_sni_cert_key"])]
     pub plain_http: bool,
 
     /// Bearer tokens that authenticate users, as kube-apiserver's flag: CSV lines
     /// `token,user,uid[,"group1,group2"]`.
     #[arg(long, value_name = "FILE")]
     pub token_auth_file: Option<PathBuf>,
+
+    /// JWT authenticators, as kube-apiserver's flag: an `AuthenticationConfiguration`
+    /// (`apiserver.config.k8s.io/v1beta1` or `v1`) naming issuers, their audiences and how
+    /// their tokens' claims map to users (claims or CEL expressions).
+    #[arg(long, value_name = "FILE")]
+    pub authentication_config: Option<PathBuf>,
 
     /// Whether requests without credentials are served as `system:anonymous` (group
     /// `system:unauthenticated`), whom the bootstrap policy lets read health and version
@@ -396,6 +402,9 @@ pub enum ServeError {
     /// `--token-auth-file` could not be read.
     #[error(transparent)]
     TokenFile(#[from] TokenFileError),
+    /// `--authentication-config` could not be read or is invalid.
+    #[error(transparent)]
+    AuthenticationConfig(#[from] AuthenticationConfigError),
     /// The audit policy or log could not be used.
     #[error(transparent)]
     Audit(#[from] kapi::server::AuditError),
@@ -583,13 +592,19 @@ pub async fn serve(
 }
 
 /// How requests over TLS are authenticated: client certificates of the trusted CAs (the
-/// kubeconfig's admin certificate among them), the bearer tokens of `--token-auth-file`, and
-/// anonymous requests unless `--anonymous-auth=false`. Over `--plain-http` nothing is: every
-/// request is `system:unsecured`, as upstream's old insecure port served it.
+/// kubeconfig's admin certificate among them), the bearer tokens of `--token-auth-file`, the
+/// JWTs of the issuers of `--authentication-config`, and anonymous requests unless
+/// `--anonymous-auth=false`. Over `--plain-http` nothing is: every request is
+/// `system:unsecured`, as upstream's old insecure port served it.
 pub fn authentication_for(args: &ServeArgs) -> Result<Authentication, ServeError> {
     let mut authentication = Authentication::required().anonymous(args.anonymous_auth);
     if let Some(path) = &args.token_auth_file {
         authentication = authentication.token_file(path)?;
+    }
+    if let Some(path) = &args.authentication_config {
+        // No issuer may claim the server's own service-account tokens.
+        let own = [args.service_account_issuer.clone()];
+        authentication = authentication.authentication_config(path, &own)?;
     }
     Ok(authentication)
 }

@@ -54,8 +54,8 @@ use crate::{KubeVersion, Registry, ResourceInfo};
 
 pub use audit::{Audit, AuditError, LogRotation};
 pub use auth::{
-    Authentication, Authorization, AuthorizationMode, DEFAULT_ISSUER, KeyError,
-    ServiceAccountTokens, SigningKey, TokenFileError, VerificationKey,
+    Authentication, AuthenticationConfigError, Authorization, AuthorizationMode, DEFAULT_ISSUER,
+    KeyError, ServiceAccountTokens, SigningKey, TokenFileError, VerificationKey,
 };
 use background::{
     cohabiting, crds, gc, kubernetes_service, rbac, resource_quota, root_ca, service_accounts,

@@ -2,7 +2,8 @@
 //! authenticators finds out (`pkg/kubeapiserver/authenticator/config.go`), in its order: an
 //! X.509 client certificate the TLS layer verified against the client CAs (its common name is
 //! the user, its organizations the groups: `CommonNameUserConversion`), a bearer token from the
-//! static token file, else, with no credentials at all, the anonymous user when anonymous
+//! static token file, a service-account token, a JWT of an issuer `--authentication-config`
+//! configures (`oidc`), else, with no credentials at all, the anonymous user when anonymous
 //! requests are enabled. A request whose credentials no authenticator accepts (a certificate
 //! of another CA, an unknown token) is answered 401 even when anonymous requests are enabled,
 //! as upstream's `FailOnError` union does.
@@ -18,6 +19,7 @@ use std::sync::Arc;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 
+use crate::server::auth::oidc::{AuthenticationConfigError, JwtAuthenticators};
 use crate::server::auth::user::User;
 use crate::server::http::tls::{PeerCertificates, UnverifiedPeerCertificates, certificate_subject};
 
@@ -29,6 +31,8 @@ pub struct Authentication {
     enabled: bool,
     anonymous: bool,
     tokens: Arc<HashMap<String, User>>,
+    /// The JWT authenticators of `--authentication-config`.
+    jwt: Arc<JwtAuthenticators>,
 }
 
 /// Why a token file could not be read.
@@ -108,6 +112,21 @@ impl Authentication {
         })
     }
 
+    /// Accepts the JWTs of the issuers an `AuthenticationConfiguration` file configures:
+    /// kube-apiserver's `--authentication-config`. `disallowed` are the issuers none may
+    /// claim, the server's own service-account issuers.
+    pub fn authentication_config(
+        self,
+        path: impl AsRef<Path>,
+        disallowed: &[String],
+    ) -> Result<Self, AuthenticationConfigError> {
+        let jwt = JwtAuthenticators::from_file(path.as_ref(), disallowed)?;
+        Ok(Self {
+            jwt: Arc::new(jwt),
+            ..self
+        })
+    }
+
     /// Accepts bearer `token` as user `name` in `groups` (what one token file line says).
     pub fn token(self, token: &str, name: &str, uid: &str, groups: &[&str]) -> Self {
         let mut all = (*self.tokens).clone();
@@ -145,10 +164,18 @@ impl Authentication {
         }
         let token = bearer_token(&request.headers);
         if let Some(token) = token {
-            let user = match self.user_of_token(token) {
+            let mut user = match self.user_of_token(token) {
                 Some(user) => Some(user),
                 None => other_tokens(token.to_owned()).await,
             };
+            if user.is_none() && !self.jwt.is_empty() {
+                match self.jwt.authenticate(token).await {
+                    Some(Ok(found)) => user = Some(found),
+                    // Upstream logs why and answers 401.
+                    Some(Err(error)) => tracing::info!(%error, "JWT authentication failed"),
+                    None => {}
+                }
+            }
             if let Some(user) = user {
                 return Some(user.with_authenticated_group());
             }

@@ -21,6 +21,7 @@ pub(crate) mod authn;
 pub(crate) mod authz;
 pub(crate) mod bootstrap;
 pub(crate) mod impersonation;
+pub(crate) mod oidc;
 pub(crate) mod rbac;
 pub(crate) mod service_account;
 pub(crate) mod user;
@@ -42,6 +43,7 @@ use attributes::Attributes;
 pub use authn::{Authentication, TokenFileError};
 use authz::Decision;
 pub use authz::{Authorization, AuthorizationMode};
+pub use oidc::AuthenticationConfigError;
 use rbac::Policy;
 pub use service_account::{
     DEFAULT_ISSUER, KeyError, ServiceAccountTokens, SigningKey, VerificationKey,

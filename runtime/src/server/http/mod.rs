@@ -1,4 +1,5 @@
-//! Connections and the layers every request passes: accepting and bounding connections
+//! Connections and the layers every request passes, and the HTTPS requests the server itself
+//! sends (`client`): accepting and bounding connections
 //! (`connections`), TLS and the client certificate it establishes (`tls`), the stop sequence (`shutdown`), the request layers from the outside in
 //! (`panics`, `httplog`, `origin`, `inflight`, then inside compression `reencode`: indented
 //! JSON for people, errors in YAML, protobuf or CBOR for clients that asked for them),
@@ -12,6 +13,7 @@
 //! never the other way round.
 
 pub(crate) mod cbor;
+pub(crate) mod client;
 pub(crate) mod connections;
 pub(crate) mod dry_run;
 pub(crate) mod error;

@@ -86,6 +86,8 @@ pub(crate) fn sign<C: Serialize>(key: &SigningKey, claims: &C) -> Option<String>
 #[derive(Debug)]
 pub(crate) struct Parsed<'a, C = Claims> {
     alg: String,
+    /// The key id of the header (empty without one).
+    kid: String,
     signed: &'a str,
     signature: Vec<u8>,
     pub(crate) claims: C,
@@ -95,6 +97,8 @@ pub(crate) struct Parsed<'a, C = Claims> {
 struct Header {
     #[serde(default)]
     alg: String,
+    #[serde(default)]
+    kid: String,
 }
 
 /// The token's parts if it is a JWS whose claims decode; `None` for any other token.
@@ -113,6 +117,7 @@ pub(crate) fn parse_as<C: DeserializeOwned>(token: &str) -> Option<Parsed<'_, C>
     let claims: C = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
     Some(Parsed {
         alg: header.alg,
+        kid: header.kid,
         signed,
         signature: URL_SAFE_NO_PAD.decode(signature).ok()?,
         claims,
@@ -120,6 +125,21 @@ pub(crate) fn parse_as<C: DeserializeOwned>(token: &str) -> Option<Parsed<'_, C>
 }
 
 impl<C> Parsed<'_, C> {
+    /// The JWS algorithm the header names.
+    pub(crate) fn alg(&self) -> &str {
+        &self.alg
+    }
+
+    /// The key id the header names (empty without one).
+    pub(crate) fn kid(&self) -> &str {
+        &self.kid
+    }
+
+    /// Whether `verifies` accepts the token's signature of its signed part.
+    pub(crate) fn signed_with(&self, verifies: impl Fn(&[u8], &[u8]) -> bool) -> bool {
+        verifies(self.signed.as_bytes(), &self.signature)
+    }
+
     /// Whether one of `keys` signed the token with the algorithm its header names.
     pub(crate) fn signed_by_any(&self, keys: &[VerificationKey]) -> bool {
         keys.iter().any(|key| {

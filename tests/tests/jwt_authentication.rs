@@ -1,0 +1,236 @@
+//! Structured JWT authentication (`--authentication-config`) as kube-apiserver does it
+//! (`staging/src/k8s.io/apiserver/plugin/pkg/authenticator/token/oidc/oidc.go`,
+//! `AuthenticateToken`): an issuer served by this test over HTTPS (its discovery document and
+//! key set), tokens it signs presented by kubectl, and the user kapi maps them to as
+//! `kubectl auth whoami` shows it; tokens that fail a check are 401, which kubectl reports as
+//! "You must be logged in to the server".
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers of a test: a failed unwrap is a failed test"
+)]
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::Json;
+use axum::http::HeaderMap;
+use axum::routing::get;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use kapi_e2e::{HttpsServer, KapiServer, Kubectl, ServerOptions, expect_serve_refusal};
+use ring::rand::SystemRandom;
+use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _};
+use serde_json::{Value, json};
+
+/// An ES256 signing key and its JSON Web Key.
+struct Signer {
+    pair: EcdsaKeyPair,
+    kid: &'static str,
+}
+
+impl Signer {
+    fn new(kid: &'static str) -> Self {
+        let rng = SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
+            .unwrap();
+        Self { pair, kid }
+    }
+
+    fn jwk(&self) -> Value {
+        // The uncompressed point: 0x04, then x and y.
+        let point = self.pair.public_key().as_ref();
+        json!({
+            "kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": self.kid,
+            "x": URL_SAFE_NO_PAD.encode(&point[1..33]),
+            "y": URL_SAFE_NO_PAD.encode(&point[33..65]),
+        })
+    }
+
+    fn sign(&self, claims: &Value) -> String {
+        let header = json!({"alg": "ES256", "kid": self.kid, "typ": "JWT"});
+        let signed = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(header.to_string()),
+            URL_SAFE_NO_PAD.encode(claims.to_string())
+        );
+        let signature = self
+            .pair
+            .sign(&SystemRandom::new(), signed.as_bytes())
+            .unwrap();
+        format!("{signed}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()))
+    }
+}
+
+/// The issuer: `/.well-known/openid-configuration` names `/keys`, which lists `jwks`.
+fn issuer(jwks: Value) -> HttpsServer {
+    let here = |headers: &HeaderMap| {
+        let host = headers
+            .get("host")
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        format!("https://{host}")
+    };
+    let router = axum::Router::new()
+        .route(
+            "/.well-known/openid-configuration",
+            get(move |headers: HeaderMap| async move {
+                let url = here(&headers);
+                Json(json!({"issuer": url, "jwks_uri": format!("{url}/keys")}))
+            }),
+        )
+        .route(
+            "/keys",
+            get(move || {
+                let jwks = jwks.clone();
+                async move { Json(json!({"keys": jwks})) }
+            }),
+        );
+    HttpsServer::start(router).unwrap()
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// The configuration: the issuer's tokens for audience `kapi`, from the `example.com` domain,
+/// living an hour at most; users named by `sub` with a prefix, groups and `extra` from CEL
+/// expressions, and no `oidc:system:` users.
+fn configuration(issuer: &HttpsServer) -> String {
+    let ca: String = issuer
+        .ca_pem()
+        .lines()
+        .map(|line| format!("      {line}\n"))
+        .collect();
+    format!(
+        r#"apiVersion: apiserver.config.k8s.io/v1beta1
+kind: AuthenticationConfiguration
+jwt:
+- issuer:
+    url: {url}
+    audiences: [kapi]
+    certificateAuthority: |
+{ca}  claimValidationRules:
+  - claim: hd
+    requiredValue: example.com
+  - expression: "claims.exp - claims.iat <= 3600"
+    message: tokens live an hour at most
+  claimMappings:
+    username: {{claim: sub, prefix: "oidc:"}}
+    groups: {{expression: "claims.groups.map(g, 'oidc:' + g)"}}
+    uid: {{claim: sub}}
+    extra:
+    - key: example.com/tenant
+      valueExpression: claims.tenant
+  userValidationRules:
+  - expression: "!user.username.startsWith('oidc:system:')"
+    message: no system users
+"#,
+        url = issuer.url()
+    )
+}
+
+#[test]
+fn tokens_of_configured_issuers_authenticate_as_their_mapped_users() {
+    let signer = Signer::new("one");
+    let issuer = issuer(json!([signer.jwk()]));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("authentication.yaml");
+    std::fs::write(&config, configuration(&issuer)).unwrap();
+    let server = KapiServer::start(&ServerOptions {
+        args: vec![format!("--authentication-config={}", config.display())],
+        ..ServerOptions::default().tls()
+    })
+    .unwrap();
+    let admin = Kubectl::on_path(&server, dir.path());
+    let claims = |changes: Value| {
+        let mut claims = json!({
+            "iss": issuer.url(), "aud": ["kapi", "other"], "sub": "jane",
+            "groups": ["dev", "ops"], "hd": "example.com", "tenant": "acme",
+            "iat": now(), "exp": now() + 600,
+        });
+        for (key, value) in changes.as_object().unwrap() {
+            claims[key] = value.clone();
+        }
+        claims
+    };
+    // One kubeconfig user per token: each name is a file of its own.
+    let as_token =
+        |name: &str, token: String| admin.as_user(&name.replace(' ', "-"), json!({"token": token}));
+    let whoami = ["auth", "whoami", "-o", "jsonpath={.status.userInfo}"];
+
+    let jane = as_token("jane", signer.sign(&claims(json!({}))));
+    assert_eq!(
+        jane.expect_ok(&whoami),
+        r#"{"extra":{"example.com/tenant":["acme"]},"groups":["oidc:dev","oidc:ops","system:authenticated"],"uid":"jane","username":"oidc:jane"}"#
+    );
+    // The user is who RBAC judges: no binding, no pods.
+    let err = jane.expect_failure(&["get", "pods"]);
+    assert!(
+        err.contains(r#"User "oidc:jane" cannot list resource "pods""#),
+        "{err}"
+    );
+
+    // Each check refuses with 401 (the reason is only logged, as upstream's is).
+    let other_key = Signer::new("one");
+    let refused = [
+        (
+            "another audience",
+            signer.sign(&claims(json!({"aud": "someone-else"}))),
+        ),
+        ("expired", signer.sign(&claims(json!({"exp": now() - 120})))),
+        (
+            "another domain",
+            signer.sign(&claims(json!({"hd": "example.org"}))),
+        ),
+        (
+            "living two hours",
+            signer.sign(&claims(json!({"exp": now() + 7200}))),
+        ),
+        (
+            "a system user",
+            signer.sign(&claims(json!({"sub": "system:admin"}))),
+        ),
+        ("signed by another key", other_key.sign(&claims(json!({})))),
+        (
+            "of an unknown issuer",
+            signer.sign(&claims(json!({"iss": "https://elsewhere.example"}))),
+        ),
+    ];
+    for (what, token) in refused {
+        let err = as_token(what, token).expect_failure(&["get", "pods"]);
+        assert!(
+            err.contains("You must be logged in to the server"),
+            "a token {what}: {err}"
+        );
+    }
+    // Refusals leave good tokens working.
+    assert!(
+        jane.expect_ok(&whoami)
+            .contains(r#""username":"oidc:jane""#)
+    );
+}
+
+/// A configuration upstream's validation refuses stops the server with its field errors
+/// (`ValidateAuthenticationConfiguration`).
+#[test]
+fn invalid_configurations_stop_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("authentication.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\njwt:\n- issuer: {url: \"http://issuer.example\", audiences: [kapi]}\n  claimMappings:\n    username: {claim: sub, prefix: \"\"}\n",
+    )
+    .unwrap();
+    let flag = format!("--authentication-config={}", config.display());
+    let stderr = expect_serve_refusal(dir.path(), &flag).unwrap();
+    assert!(
+        stderr.contains(
+            r#"invalid authentication config: jwt[0].issuer.url: Invalid value: "http://issuer.example": URL scheme must be https"#
+        ),
+        "{stderr}"
+    );
+}
