@@ -892,3 +892,91 @@ fn kubectl_sees_service_refusals_in_each_release() {
         }
     }
 }
+
+#[test]
+fn kubectl_sees_job_managed_by_success_policy_and_status_refusals() {
+    // validateJobSpec: `managedBy` (JobManagedBy, on from 1.32) and `successPolicy`
+    // (JobSuccessPolicy, on from 1.31); validateJobStatus and ValidateJobStatusUpdate through
+    // jobs/status, stricter from 1.32 (the strategy's getStatusValidationOptions).
+    let job = |extra: &str| {
+        format!(
+            "apiVersion: batch/v1
+kind: Job
+metadata: {{name: pi}}
+spec:
+{extra}  template:
+    spec:
+      restartPolicy: Never
+      containers: [{{name: pi, image: perl}}]
+"
+        )
+    };
+    for release in ["1.20", "1.28", "1.34", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let create = |name: &str, manifest: &str| {
+            let file = k.file(name, manifest);
+            k.expect_failure(&["create", "--validate=false", "-f", file.to_str().unwrap()])
+        };
+        if release >= "1.34" {
+            let stderr = create("managed.yaml", &job("  managedBy: kueue\n"));
+            assert_refused(
+                &stderr,
+                "\"pi\"",
+                r#"spec.managedBy: Invalid value: "kueue": must be a domain-prefixed path (such as "acme.io/foo")"#,
+            );
+            let stderr = create(
+                "success.yaml",
+                &job("  successPolicy: {rules: [{succeededIndexes: \"0-2\"}]}\n"),
+            );
+            assert_refused(
+                &stderr,
+                "\"pi\"",
+                r#"spec.successPolicy: Invalid value: {"Rules":[{"SucceededIndexes":"0-2","SucceededCount":null}]}: requires indexed completion mode"#,
+            );
+            let stderr = create(
+                "indexed.yaml",
+                &job(
+                    "  completionMode: Indexed\n  completions: 3\n  successPolicy: {rules: [{succeededCount: 4}]}\n",
+                ),
+            );
+            assert_refused(
+                &stderr,
+                "\"pi\"",
+                "spec.successPolicy.rules[0].succeededCount: Invalid value: 4: must be less than or equal to 3 (the number of specified completions)",
+            );
+        }
+
+        let file = k.file("job.yaml", &job(""));
+        k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+        let status = |patch: &'static str| {
+            [
+                "patch",
+                "job/pi",
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                patch,
+            ]
+        };
+        let stderr = k.expect_failure(&status(r#"{"status":{"active":-1}}"#));
+        assert_refused(
+            &stderr,
+            "\"pi\"",
+            "status.active: Invalid value: -1: must be greater than or equal to 0",
+        );
+        k.expect_ok(&status(r#"{"status":{"failed":2}}"#));
+        let args = status(r#"{"status":{"failed":1}}"#);
+        if release >= "1.34" {
+            let stderr = k.expect_failure(&args);
+            assert_refused(
+                &stderr,
+                "\"pi\"",
+                "status.failed: Invalid value: 1: cannot decrease the failed counter",
+            );
+        } else {
+            k.expect_ok(&args);
+        }
+    }
+}

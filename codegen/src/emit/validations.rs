@@ -102,6 +102,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("job", "Job", None),
     ("job_spec", "JobSpec", None),
     ("job_template_spec", "JobTemplateSpec", None),
+    ("job_status", "JobStatus", None),
     ("cron_job_name", "CronJobName", None),
     ("service_ports", "ServicePorts", None),
     ("service", "Service", None),

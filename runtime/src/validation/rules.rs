@@ -73,6 +73,10 @@ pub enum Named {
     JobSpec,
     /// A CronJob's job template sets no selector (`ValidateJobTemplateSpec`).
     JobTemplateSpec,
+    /// A Job's status counts and uncounted pods, and from 1.32 counters that do not go down and
+    /// terminal conditions that stay (`validateJobStatus`, `ValidateJobStatusUpdate`); on a Job,
+    /// on status writes only.
+    JobStatus,
     /// A new CronJob's name leaves room for its Jobs' suffix: 52 characters
     /// (`ValidateCronJobCreate`); on the CronJob, creates only.
     CronJobName,
@@ -232,7 +236,7 @@ pub enum Workload {
 impl Named {
     /// Whether the rule holds writes through `/status` (and only those).
     pub(super) fn on_status(self) -> bool {
-        self == Self::PodStatus
+        matches!(self, Self::PodStatus | Self::JobStatus)
     }
 
     /// Checks `holder` (a value of the type the rule belongs to, at `at`); `old` on updates.
@@ -262,6 +266,11 @@ impl Named {
             Self::Job => jobs::job(holder, old, at, errors),
             Self::JobSpec => jobs::job_spec(holder, at, errors),
             Self::JobTemplateSpec => jobs::job_template_spec(holder, at, errors),
+            Self::JobStatus => {
+                if let Some(old) = old {
+                    jobs::job_status(holder, old, at, errors);
+                }
+            }
             Self::CronJobName => {
                 if old.is_none() {
                     jobs::cron_job_name(holder, at, errors);

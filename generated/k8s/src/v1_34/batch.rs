@@ -457,6 +457,10 @@ pub mod v1 {
                         ".spec.successPolicy",
                         kapi::validation::Rule::Immutable(kapi::validation::Shape::Plain),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::JobStatus),
+                    ),
                 ],
             );
         pub static JobSpec: TypeInfo = TypeInfo::new(

@@ -136,13 +136,7 @@ mod tests {
     use super::*;
 
     fn run(rule: fn(&Value, &FieldPath, &mut Errors), spec: &Value, minor: u16) -> Vec<String> {
-        let mut errors = Errors::new(KubeVersion::new(1, minor));
-        rule(spec, &FieldPath::of("spec"), &mut errors);
-        errors
-            .into_causes()
-            .into_iter()
-            .map(|c| format!("{}: {}", c.field.unwrap(), c.message.unwrap()))
-            .collect()
+        super::super::lines(minor, |errors| rule(spec, &FieldPath::of("spec"), errors))
     }
 
     fn probe() -> Value {

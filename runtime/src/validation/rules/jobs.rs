@@ -1,6 +1,6 @@
 //! A Job's rules (`pkg/apis/batch/validation/validation.go`: `validateGeneratedSelector`,
-//! `ValidateJob`, `validateJobSpec`, `ValidateJobSpecUpdate`) and a CronJob's job template and
-//! name (`ValidateJobTemplateSpec`, `ValidateCronJobCreate`). The selector these check is the one
+//! `ValidateJob`, `validateJobSpec`, `ValidateJobSpecUpdate`, `validateJobStatus`) and a
+//! CronJob's job template and name (`ValidateJobTemplateSpec`, `ValidateCronJobCreate`). The selector these check is the one
 //! the Job strategy generates on create ([`crate::write_rules::CreateRule::JobSelector`]).
 
 use serde_json::Value;
@@ -8,6 +8,8 @@ use serde_json::Value;
 use super::super::field::{Errors, FieldPath, Shown, go_quoted};
 use super::super::format::Format;
 use super::super::{IMMUTABLE, at_path};
+use super::go_value::{self, GoType, Kind};
+use super::networking::domain_prefixed_path;
 use super::{Workload, items, selector, text};
 use crate::KubeVersion;
 use crate::write_rules::job_labels;
@@ -31,6 +33,48 @@ const MAX_FAILURE_RULES: usize = 20;
 const MAX_EXIT_CODES: usize = 255;
 /// The most pod condition patterns of one rule (`maxPodFailurePolicyOnPodConditionsPatterns`).
 const MAX_CONDITION_PATTERNS: usize = 20;
+/// JobManagedBy is beta and on by default from 1.32 (alpha in 1.30 and 1.31, the field dropped):
+/// `managedBy` is checked, and writes through `/status` are held to the strategy's stricter
+/// rules.
+const MANAGED_BY_SINCE: KubeVersion = KubeVersion::new(1, 32);
+/// The longest `managedBy` (`maxManagedByLength`).
+const MAX_MANAGED_BY: usize = 63;
+/// JobSuccessPolicy is beta and on by default from 1.31.
+const SUCCESS_POLICY_SINCE: KubeVersion = KubeVersion::new(1, 31);
+/// The most rules of a success policy (`maxSuccessPolicyRule`).
+const MAX_SUCCESS_RULES: usize = 20;
+/// The longest `succeededIndexes` (`maxJobSuccessPolicySucceededIndexesLimit`).
+const MAX_SUCCEEDED_INDEXES: usize = 64 * 1024;
+/// From 1.21 a Job's status has `uncountedTerminatedPods` (JobTrackingWithFinalizers).
+const UNCOUNTED_SINCE: KubeVersion = KubeVersion::new(1, 21);
+
+/// `batch.SuccessPolicy` and its rules, printed by "requires indexed completion mode".
+static SUCCESS_POLICY_RULE: GoType = GoType {
+    name: "batch.SuccessPolicyRule",
+    fields: &[
+        (
+            "SucceededIndexes",
+            "succeededIndexes",
+            Kind::Ptr("*string"),
+            None,
+        ),
+        (
+            "SucceededCount",
+            "succeededCount",
+            Kind::Ptr("*int32"),
+            None,
+        ),
+    ],
+};
+static SUCCESS_POLICY: GoType = GoType {
+    name: "batch.SuccessPolicy",
+    fields: &[(
+        "Rules",
+        "rules",
+        Kind::StructSlice(&SUCCESS_POLICY_RULE),
+        None,
+    )],
+};
 
 /// On a Job (the whole object): its generated selector and labels, its selector against its
 /// template, an Indexed Job's name, and on update what may not change.
@@ -181,6 +225,15 @@ pub(super) fn job_spec(spec: &Value, at: &FieldPath, errors: &mut Errors) {
         let detail = "when maxFailedIndexes is specified";
         errors.required(&at.child("backoffLimitPerIndex"), detail);
     }
+    if release >= MANAGED_BY_SINCE
+        && let Some(managed_by) = spec.get("managedBy").and_then(Value::as_str)
+    {
+        let path = at.child("managedBy");
+        domain_prefixed_path(managed_by, &path, errors);
+        if managed_by.len() > MAX_MANAGED_BY {
+            errors.too_long(&path, MAX_MANAGED_BY);
+        }
+    }
     if let Some(mode) = mode {
         let supported = ["NonIndexed", "Indexed"];
         if !supported.contains(&mode) {
@@ -234,8 +287,205 @@ pub(super) fn job_spec(spec: &Value, at: &FieldPath, errors: &mut Errors) {
     if let Some(policy) = spec.get("podFailurePolicy").filter(|p| !p.is_null()) {
         pod_failure_policy(spec, policy, &at.child("podFailurePolicy"), errors);
     }
+    if release >= SUCCESS_POLICY_SINCE
+        && let Some(policy) = spec.get("successPolicy").filter(|p| !p.is_null())
+    {
+        let path = at.child("successPolicy");
+        if indexed {
+            success_policy(policy, int("completions"), &path, errors);
+        } else {
+            let (go, json) = go_value::render(&SUCCESS_POLICY, policy, release);
+            let detail = "requires indexed completion mode";
+            errors.invalid(&path, Shown::Go(&go, &json), detail);
+        }
+    }
     pod_replacement_policy(spec, &at.child("podReplacementPolicy"), errors);
     restart_policy(spec, at, release, errors);
+}
+
+/// `validateSuccessPolicy`: 1 to 20 rules, each with a count or indexes, the indexes well
+/// formed below `completions`, the count within the completions and the indexes named.
+fn success_policy(policy: &Value, completions: Option<i64>, at: &FieldPath, errors: &mut Errors) {
+    let rules = items(policy, "rules");
+    let rules_at = at.child("rules");
+    if rules.is_empty() {
+        let detail = "at least one rules must be specified when the successPolicy is specified";
+        errors.required(&rules_at, detail);
+    }
+    if rules.len() > MAX_SUCCESS_RULES {
+        errors.too_many(&rules_at, rules.len(), MAX_SUCCESS_RULES);
+    }
+    // An Indexed Job without completions is reported as such; upstream would dereference nil.
+    let Some(completions) = completions else {
+        return;
+    };
+    for (i, rule) in rules.iter().enumerate() {
+        let at = rules_at.index(i);
+        let indexes = rule.get("succeededIndexes").and_then(Value::as_str);
+        let count = rule.get("succeededCount").and_then(Value::as_i64);
+        if indexes.is_none() && count.is_none() {
+            let detail = "at least one of succeededCount or succeededIndexes must be specified";
+            errors.required(&at, detail);
+        }
+        let mut total = 0;
+        if let Some(indexes) = indexes {
+            let path = at.child("succeededIndexes");
+            if indexes.len() > MAX_SUCCEEDED_INDEXES {
+                errors.too_long(&path, MAX_SUCCEEDED_INDEXES);
+            }
+            match indexes_total(indexes, completions) {
+                Ok(sum) => total = sum,
+                Err(message) => {
+                    let detail = format!("error parsing succeededIndexes: {message}");
+                    errors.invalid(&path, Shown::Plain(&Value::from(indexes)), &detail);
+                }
+            }
+        }
+        if let Some(count) = count {
+            let path = at.child("succeededCount");
+            let shown = Value::from(count);
+            if count < 0 {
+                errors.invalid(&path, Shown::Plain(&shown), super::super::NEGATIVE);
+            }
+            if count > completions {
+                let detail = format!(
+                    "must be less than or equal to {completions} (the number of specified completions)"
+                );
+                errors.invalid(&path, Shown::Plain(&shown), &detail);
+            }
+            if indexes.is_some() && count > total {
+                let detail = format!(
+                    "must be less than or equal to {total} (the number of indexes in the specified succeededIndexes field)"
+                );
+                errors.invalid(&path, Shown::Plain(&shown), &detail);
+            }
+        }
+    }
+}
+
+/// `validateIndexesFormat`: comma-separated indexes and `x-y` intervals, increasing, below
+/// `completions`; the number of indexes, or upstream's error.
+fn indexes_total(indexes: &str, completions: i64) -> Result<i64, String> {
+    if indexes.is_empty() {
+        return Ok(0);
+    }
+    let mut last: Option<i64> = None;
+    let mut total = 0;
+    for interval in indexes.split(',') {
+        let (x, y) = index_interval(interval, completions)?;
+        if let Some(last) = last.filter(|&l| l >= x) {
+            return Err(format!(
+                "non-increasing order, previous: {last}, current: {x}"
+            ));
+        }
+        total += y - x + 1;
+        last = Some(y);
+    }
+    Ok(total)
+}
+
+/// `parseIndexInterval`: `x` or `x-y`, each an integer below `completions`, `x` below `y`.
+fn index_interval(interval: &str, completions: i64) -> Result<(i64, i64), String> {
+    let limits: Vec<&str> = interval.split('-').collect();
+    if limits.len() > 2 {
+        return Err(format!(
+            "the fragment {} violates the requirement that an index interval can have at most two parts separated by '-'",
+            Value::from(interval)
+        ));
+    }
+    let parse = |limit: &str| -> Result<i64, String> {
+        // Go's strconv.Atoi: an optional sign and decimal digits.
+        let n = limit.parse::<i64>().map_err(|_| {
+            format!(
+                "cannot convert string to integer for index: {}",
+                Value::from(limit)
+            )
+        })?;
+        if n >= completions {
+            return Err(format!("too large index: {}", Value::from(limit)));
+        }
+        Ok(n)
+    };
+    let x = parse(limits[0])?;
+    let Some(second) = limits.get(1) else {
+        return Ok((x, x));
+    };
+    let y = parse(second)?;
+    if x >= y {
+        return Err(format!("non-increasing order, previous: {x}, current: {y}"));
+    }
+    Ok((x, y))
+}
+
+/// `validateJobStatus` and `ValidateJobStatusUpdate`, on writes through `jobs/status`: counts
+/// not negative, uncounted pods' UIDs set and once; from 1.32 (JobManagedBy on, the strategy's
+/// `getStatusValidationOptions`) counters that do not go down (the succeeded one may for an
+/// elastic Indexed Job) and terminal conditions that stay. The strategy's other transition
+/// rules are not checked.
+pub(super) fn job_status(job: &Value, old: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let null = Value::Null;
+    let status = job.get("status").unwrap_or(&null);
+    let at = at.child("status");
+    let count = |status: &Value, name: &str| status.get(name).and_then(Value::as_i64);
+    for name in ["active", "succeeded", "failed", "ready", "terminating"] {
+        if let Some(n) = count(status, name).filter(|&n| n < 0) {
+            let shown = Value::from(n);
+            errors.invalid(
+                &at.child(name),
+                Shown::Plain(&shown),
+                super::super::NEGATIVE,
+            );
+        }
+    }
+    if release >= UNCOUNTED_SINCE
+        && let Some(uncounted) = status.get("uncountedTerminatedPods")
+    {
+        let path = at.child("uncountedTerminatedPods");
+        let mut seen: Vec<&str> = Vec::new();
+        for list in ["succeeded", "failed"] {
+            for (i, uid) in items(uncounted, list).iter().enumerate() {
+                let uid = uid.as_str().unwrap_or("");
+                let p = path.child(list).index(i);
+                if uid.is_empty() {
+                    errors.invalid(&p, Shown::Plain(&Value::from(uid)), "must not be empty");
+                } else if seen.contains(&uid) {
+                    errors.duplicate(&p, &Value::from(uid));
+                } else {
+                    seen.push(uid);
+                }
+            }
+        }
+    }
+    if release < MANAGED_BY_SINCE {
+        return;
+    }
+    let old_status = old.get("status").unwrap_or(&null);
+    let condition_true = |status: &Value, kind: &str| {
+        items(status, "conditions")
+            .iter()
+            .any(|c| text(c, "type") == kind && text(c, "status") == "True")
+    };
+    for kind in ["Failed", "Complete", "FailureTarget"] {
+        if condition_true(old_status, kind) && !condition_true(status, kind) {
+            let detail = format!("cannot disable the terminal {kind}=True condition");
+            errors.invalid_omitted(&at.child("conditions"), &detail);
+        }
+    }
+    let number = |status: &Value, name: &str| count(status, name).unwrap_or(0);
+    if number(status, "failed") < number(old_status, "failed") {
+        let shown = Value::from(number(status, "failed"));
+        let detail = "cannot decrease the failed counter";
+        errors.invalid(&at.child("failed"), Shown::Plain(&shown), detail);
+    }
+    let spec = job.get("spec").unwrap_or(&null);
+    let indexed = text(spec, "completionMode") == "Indexed";
+    let elastic = indexed && spec.get("completions") == spec.get("parallelism");
+    if !elastic && number(status, "succeeded") < number(old_status, "succeeded") {
+        let shown = Value::from(number(status, "succeeded"));
+        let detail = "cannot decrease the succeeded counter";
+        errors.invalid(&at.child("succeeded"), Shown::Plain(&shown), detail);
+    }
 }
 
 /// The pod template's restart policy: `OnFailure` or `Never`, and `Never` under a pod failure
@@ -642,5 +892,104 @@ mod tests {
                 "spec.jobTemplate.spec.manualSelector: Unsupported value: true: supported values: \"nil\", \"false\"",
             ]
         );
+    }
+
+    fn spec_lines(minor: u16, spec: &Value) -> Vec<String> {
+        lines(minor, |errors| {
+            job_spec(spec, &FieldPath::of("spec"), errors)
+        })
+    }
+
+    #[test]
+    fn managed_by_is_a_domain_prefixed_path_of_63_characters_from_1_32() {
+        // validateJobSpec: IsDomainPrefixedPath and maxManagedByLength (JobManagedBy, beta 1.32).
+        let with =
+            |managed_by: &str| json!({"managedBy": managed_by, "template": template("Never")});
+        let long = format!("example.com/{}", "x".repeat(60));
+        for minor in [34, 36] {
+            assert_eq!(
+                spec_lines(minor, &with("kueue")),
+                [
+                    "spec.managedBy: Invalid value: \"kueue\": must be a domain-prefixed path (such as \"acme.io/foo\")"
+                ]
+            );
+            assert_eq!(
+                spec_lines(minor, &with(&long)),
+                ["spec.managedBy: Too long: may not be more than 63 bytes"]
+            );
+            assert!(spec_lines(minor, &with("kueue.x-k8s.io/manager")).is_empty());
+        }
+        assert!(spec_lines(28, &with("kueue")).is_empty());
+    }
+
+    #[test]
+    fn a_success_policy_needs_an_indexed_job_and_rules_within_its_completions() {
+        // validateJobSpec's "requires indexed completion mode" (the struct as JSON from 1.34),
+        // validateSuccessPolicy, validateSuccessPolicyRule, validateIndexesFormat.
+        let policy = json!({"rules": [{"succeededIndexes": "0-2"}]});
+        let spec = json!({"successPolicy": policy, "template": template("Never")});
+        assert_eq!(
+            spec_lines(34, &spec),
+            [
+                r#"spec.successPolicy: Invalid value: {"Rules":[{"SucceededIndexes":"0-2","SucceededCount":null}]}: requires indexed completion mode"#
+            ]
+        );
+        let indexed = |rules: Value| {
+            json!({"completionMode": "Indexed", "completions": 5,
+                   "successPolicy": {"rules": rules}, "template": template("Never")})
+        };
+        assert_eq!(
+            spec_lines(36, &indexed(json!([]))),
+            [
+                "spec.successPolicy.rules: Required value: at least one rules must be specified when the successPolicy is specified"
+            ]
+        );
+        let rules = json!([{}, {"succeededIndexes": "3,1"}, {"succeededIndexes": "1-2-3"},
+            {"succeededIndexes": "0,x"}, {"succeededIndexes": "7"},
+            {"succeededIndexes": "1-3", "succeededCount": 4}, {"succeededCount": 6}]);
+        assert_eq!(
+            spec_lines(34, &indexed(rules)),
+            [
+                "spec.successPolicy.rules[0]: Required value: at least one of succeededCount or succeededIndexes must be specified",
+                r#"spec.successPolicy.rules[1].succeededIndexes: Invalid value: "3,1": error parsing succeededIndexes: non-increasing order, previous: 3, current: 1"#,
+                r#"spec.successPolicy.rules[2].succeededIndexes: Invalid value: "1-2-3": error parsing succeededIndexes: the fragment "1-2-3" violates the requirement that an index interval can have at most two parts separated by '-'"#,
+                r#"spec.successPolicy.rules[3].succeededIndexes: Invalid value: "0,x": error parsing succeededIndexes: cannot convert string to integer for index: "x""#,
+                r#"spec.successPolicy.rules[4].succeededIndexes: Invalid value: "7": error parsing succeededIndexes: too large index: "7""#,
+                "spec.successPolicy.rules[5].succeededCount: Invalid value: 4: must be less than or equal to 3 (the number of indexes in the specified succeededIndexes field)",
+                "spec.successPolicy.rules[6].succeededCount: Invalid value: 6: must be less than or equal to 5 (the number of specified completions)",
+            ]
+        );
+        assert!(spec_lines(28, &indexed(json!([]))).is_empty());
+    }
+
+    #[test]
+    fn a_status_write_keeps_counts_non_negative_and_from_1_32_its_counters_and_terminal_conditions()
+    {
+        // validateJobStatus, ValidateJobStatusUpdate with the strategy's options (JobManagedBy).
+        let job =
+            |status: Value| json!({"spec": {"completions": 3, "parallelism": 1}, "status": status});
+        let old = job(json!({"succeeded": 2, "failed": 1,
+            "conditions": [{"type": "Complete", "status": "True"}]}));
+        let new = job(json!({"active": -1, "succeeded": 1, "failed": 0,
+            "uncountedTerminatedPods": {"succeeded": ["a", ""], "failed": ["a"]}}));
+        let check = |minor| {
+            lines(minor, |errors| {
+                job_status(&new, &old, &FieldPath::root(), errors)
+            })
+        };
+        let always = [
+            "status.active: Invalid value: -1: must be greater than or equal to 0",
+            r#"status.uncountedTerminatedPods.succeeded[1]: Invalid value: "": must not be empty"#,
+            r#"status.uncountedTerminatedPods.failed[0]: Duplicate value: "a""#,
+        ];
+        assert_eq!(check(28), always);
+        let mut strict = always.to_vec();
+        strict.extend([
+            "status.conditions: Invalid value: cannot disable the terminal Complete=True condition",
+            "status.failed: Invalid value: 0: cannot decrease the failed counter",
+            "status.succeeded: Invalid value: 1: cannot decrease the succeeded counter",
+        ]);
+        assert_eq!(check(34), strict);
+        assert_eq!(check(20), always[..1]);
     }
 }

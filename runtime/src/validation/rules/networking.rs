@@ -289,25 +289,31 @@ pub(super) fn ingress_class_controller(spec: &Value, at: &FieldPath, errors: &mu
     if controller.len() > MAX_CONTROLLER_LEN {
         errors.too_long(&path, MAX_CONTROLLER_LEN);
     }
-    if controller.is_empty() {
-        errors.required(&path, "");
+    domain_prefixed_path(controller, &path, errors);
+}
+
+/// `IsDomainPrefixedPath`: a DNS subdomain, `/`, and an HTTP path; an IngressClass's controller,
+/// a Job's `managedBy`.
+pub(super) fn domain_prefixed_path(value: &str, path: &FieldPath, errors: &mut Errors) {
+    if value.is_empty() {
+        errors.required(path, "");
         return;
     }
-    let Some((host, rest)) = controller
+    let Some((host, rest)) = value
         .split_once('/')
         .filter(|(h, r)| !h.is_empty() && !r.is_empty())
     else {
         let detail = "must be a domain-prefixed path (such as \"acme.io/foo\")";
-        invalid_text(errors, &path, controller, detail);
+        invalid_text(errors, path, value, detail);
         return;
     };
     for message in Format::DnsSubdomain.messages(host, errors.release()) {
-        invalid_text(errors, &path, host, &message);
+        invalid_text(errors, path, host, &message);
     }
     let http_path = |c: char| c.is_ascii_alphanumeric() || "/-._~%!$&'()*+,;=:".contains(c);
     if !rest.chars().all(http_path) {
         let detail = format!("Invalid path (regex used for validation is '{HTTP_PATH_FMT}')");
-        invalid_text(errors, &path, rest, &detail);
+        invalid_text(errors, path, rest, &detail);
     }
 }
 
