@@ -15,13 +15,13 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, Uri, header};
 use base64::Engine as _;
 use hyper_util::rt::TokioIo;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::ServerName;
 use serde_json::Value;
 
 use super::config::{ClientConfig, ServiceReference};
 use crate::server::Call;
 use crate::server::admission::storage;
+use crate::server::http::client::{roots_of_pem, system_roots};
 
 /// The most bytes of an answer read: an AdmissionReview carrying an object and its patch.
 const MOST_ANSWER_BYTES: usize = 3 * 1024 * 1024;
@@ -221,19 +221,13 @@ async fn exchange(target: &Target, body: Vec<u8>) -> Result<Vec<u8>, String> {
     result
 }
 
-/// TLS 1.2+ trusting only the webhook's `caBundle`. Without one upstream trusts the system's
-/// roots, which kapi does not carry: such a webhook cannot be verified and is not called.
+/// TLS 1.2+ trusting the webhook's `caBundle`, or the system's roots without one, as
+/// upstream's webhook client does.
 fn tls_config(ca_bundle: Option<&[u8]>) -> Result<rustls::ClientConfig, String> {
-    let Some(pem) = ca_bundle else {
-        return Err("x509: certificate signed by unknown authority (no caBundle given; kapi trusts no system roots)".to_owned());
+    let roots = match ca_bundle {
+        Some(pem) => roots_of_pem(pem).ok_or("invalid caBundle: no certificate in it")?,
+        None => system_roots(),
     };
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(pem) {
-        let cert = cert.map_err(|e| format!("invalid caBundle: {e}"))?;
-        roots
-            .add(cert)
-            .map_err(|e| format!("invalid caBundle: {e}"))?;
-    }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()

@@ -1,0 +1,521 @@
+//! Admission webhooks as kube-apiserver calls them
+//! (`staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/`): an HTTPS webhook server
+//! started in this process (`HttpsServer`: its own CA, bound to 127.0.0.1), registered with kubectl through
+//! a MutatingWebhookConfiguration and a ValidatingWebhookConfiguration, and writes made with
+//! kubectl (and curl, for the answers' codes) against `kapi serve`.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers of a test: a failed unwrap is a failed test"
+)]
+
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::http::Uri;
+use base64::Engine as _;
+use kapi_e2e::{HttpsServer, KapiServer, Kubectl, ServerOptions};
+use serde_json::{Value, json};
+
+/// How long the `/slow` webhook takes to answer: past its 1 s `timeoutSeconds`.
+const SLOW: Duration = Duration::from_secs(3);
+
+/// The webhook server (`HttpsServer`, with its own CA for the configurations' `caBundle`)
+/// and every review it was sent.
+struct Webhooks {
+    server: HttpsServer,
+    reviews: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Webhooks {
+    fn start() -> Self {
+        let reviews = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&reviews);
+        let router = axum::Router::new().fallback(move |uri: Uri, body: Bytes| {
+            let seen = Arc::clone(&seen);
+            async move { answer(uri.path(), &body, &seen).await }
+        });
+        let server = HttpsServer::start(router).unwrap();
+        Webhooks { server, reviews }
+    }
+
+    fn reviews(&self) -> Vec<Value> {
+        self.reviews.lock().unwrap().clone()
+    }
+
+    /// The requests of the reviews `path` was sent about the object `name`.
+    fn requests(&self, path: &str, name: &str) -> Vec<Value> {
+        self.reviews()
+            .into_iter()
+            .filter(|r| r["path"] == path && r["review"]["request"]["name"] == name)
+            .map(|r| r["review"]["request"].clone())
+            .collect()
+    }
+}
+
+/// What each path of the webhook server answers to the review `body`.
+async fn answer(path: &str, body: &[u8], seen: &Mutex<Vec<Value>>) -> String {
+    let review: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    seen.lock()
+        .unwrap()
+        .push(json!({"path": path, "review": review}));
+    let req = &review["request"];
+    let name = req["name"].as_str().unwrap_or("");
+    let mut response = json!({"uid": req["uid"], "allowed": true});
+    match path {
+        "/mutate" => {
+            let patch = if req["object"]["metadata"]["labels"].is_object() {
+                json!([{"op": "add", "path": "/metadata/labels/mutated", "value": "yes"}])
+            } else {
+                json!([{"op": "add", "path": "/metadata/labels", "value": {"mutated": "yes"}}])
+            };
+            response["patchType"] = json!("JSONPatch");
+            response["patch"] =
+                json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
+            response["warnings"] = json!(["labelled by add-label.kapi.test"]);
+        }
+        "/deny" if name.starts_with("bad-") => {
+            response["allowed"] = json!(false);
+            response["status"] =
+                json!({"code": 403, "reason": "Forbidden", "message": "bad names are not allowed"});
+        }
+        "/deny" if name.starts_with("plain-") => {
+            response["allowed"] = json!(false);
+            response["status"] = json!({"message": "no code given"});
+        }
+        "/mark" => {
+            let seen = if req["object"]["metadata"]["labels"]["b"].is_string() {
+                "yes"
+            } else {
+                "no"
+            };
+            let patch =
+                json!([{"op": "add", "path": "/metadata/annotations", "value": {"seen-b": seen}}]);
+            response["patchType"] = json!("JSONPatch");
+            response["patch"] =
+                json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
+        }
+        "/add-b" => {
+            let patch = json!([{"op": "add", "path": "/metadata/labels/b", "value": "yes"}]);
+            response["patchType"] = json!("JSONPatch");
+            response["patch"] =
+                json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
+        }
+        "/slow" => tokio::time::sleep(SLOW).await,
+        _ => {}
+    }
+    json!({
+        "apiVersion": review["apiVersion"],
+        "kind": "AdmissionReview",
+        "response": response,
+    })
+    .to_string()
+}
+
+/// The configurations, calling `hooks` and, for the unreachable ones, the closed port `closed`.
+fn configurations(hooks: &Webhooks, closed: u16) -> String {
+    let ca = base64::engine::general_purpose::STANDARD.encode(hooks.server.ca_pem());
+    let url = |path: &str| format!("{}{path}", hooks.server.url());
+    let rules = json!([{"operations": ["CREATE", "UPDATE", "DELETE"], "apiGroups": [""],
+        "apiVersions": ["v1"], "resources": ["configmaps"]}]);
+    let hook = |name: &str, url: String, extra: Value| {
+        let mut hook = json!({
+            "name": name,
+            "clientConfig": {"url": url, "caBundle": ca},
+            "rules": rules,
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            hook[k] = v.clone();
+        }
+        hook
+    };
+    let mutating = json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": "label-adder"},
+        "webhooks": [hook("add-label.kapi.test", url("/mutate"),
+            json!({"namespaceSelector": {"matchLabels": {"webhooks": "on"}},
+                "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [""],
+                    "apiVersions": ["v1"], "resources": ["configmaps"]}]}))],
+    });
+    let unreachable = format!("https://127.0.0.1:{closed}/x");
+    let validating = json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "guards"},
+        "webhooks": [
+            hook("deny.kapi.test", url("/deny"), json!({"objectSelector":
+                {"matchExpressions": [{"key": "skip-deny", "operator": "DoesNotExist"}]}})),
+            hook("ignore.kapi.test", unreachable.clone(), json!({"failurePolicy": "Ignore",
+                "objectSelector": {"matchLabels": {"reach": "ignore"}}})),
+            hook("fail.kapi.test", unreachable, json!({"failurePolicy": "Fail",
+                "objectSelector": {"matchLabels": {"reach": "fail"}}})),
+            hook("slow.kapi.test", url("/slow"), json!({"timeoutSeconds": 1,
+                "objectSelector": {"matchLabels": {"slow": "yes"}}})),
+            hook("unknown.kapi.test", url("/allow"), json!({"sideEffects": "Unknown",
+                "objectSelector": {"matchLabels": {"dry": "yes"}}})),
+        ],
+    });
+    format!("{mutating}\n{validating}\n")
+}
+
+fn config_map(namespace: &str, name: &str, labels: &Value) -> String {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "data": {"k": "v"}})
+    .to_string()
+}
+
+/// `kubectl create` of a ConfigMap: its output, stdout and stderr together, and success.
+fn create(
+    k: &Kubectl<'_>,
+    namespace: &str,
+    name: &str,
+    labels: Value,
+    extra: &[&str],
+) -> (bool, String) {
+    let file = k.file(
+        &format!("{namespace}-{name}.json"),
+        &config_map(namespace, name, &labels),
+    );
+    let mut args = vec!["create", "-f", file.to_str().unwrap()];
+    args.extend(extra);
+    let output = k.run(&args);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+/// A POST of a ConfigMap with curl: the answer's code and body.
+fn post(
+    server: &KapiServer,
+    dir: &std::path::Path,
+    namespace: &str,
+    name: &str,
+    labels: Value,
+) -> (u16, Value) {
+    let body = dir.join(format!("curl-{name}.json"));
+    std::fs::write(&body, config_map(namespace, name, &labels)).unwrap();
+    let answer = dir.join(format!("curl-{name}.answer"));
+    let output = Command::new("curl")
+        .args([
+            "-sS",
+            "--max-time",
+            "20",
+            "-H",
+            "Content-Type: application/json",
+            "-o",
+        ])
+        .arg(&answer)
+        .args(["-w", "%{http_code}", "--data-binary"])
+        .arg(format!("@{}", body.display()))
+        .arg(format!(
+            "{}/api/v1/namespaces/{namespace}/configmaps",
+            server.url()
+        ))
+        .output()
+        .unwrap();
+    let code = String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    let text = std::fs::read(&answer).unwrap_or_default();
+    (code, serde_json::from_slice(&text).unwrap_or(Value::Null))
+}
+
+#[test]
+fn admission_webhooks_mutate_deny_and_fail_as_upstreams() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let hooks = Webhooks::start();
+    // A port nothing listens on: bound, then released.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    k.expect_ok(&["create", "namespace", "hooked"]);
+    k.expect_ok(&["label", "namespace", "hooked", "webhooks=on"]);
+    k.expect_ok(&["create", "namespace", "plain"]);
+    let file = k.file("configurations.json", &configurations(&hooks, closed));
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+
+    // The mutating webhook's JSON patch lands and its warning reaches kubectl
+    // (`mutatingDispatcher.callAttrMutatingHook`: the patch applied, `warning.AddWarning`).
+    let (ok, text) = create(&k, "hooked", "labelled", json!({"app": "a"}), &[]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("Warning: labelled by add-label.kapi.test"),
+        "{text}"
+    );
+    let stored = k.expect_json(&["get", "configmap", "labelled", "-n", "hooked"]);
+    assert_eq!(
+        stored["metadata"]["labels"],
+        json!({"app": "a", "mutated": "yes"})
+    );
+
+    // The AdmissionReview carries upstream's request fields (`CreateAdmissionObjects`).
+    let requests = hooks.requests("/mutate", "labelled");
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let request = &requests[0];
+    assert!(
+        request["uid"].as_str().is_some_and(|u| !u.is_empty()),
+        "{request}"
+    );
+    assert_eq!(
+        request["kind"],
+        json!({"group": "", "version": "v1", "kind": "ConfigMap"})
+    );
+    assert_eq!(
+        request["resource"],
+        json!({"group": "", "version": "v1", "resource": "configmaps"})
+    );
+    assert_eq!(request["requestKind"], request["kind"]);
+    assert_eq!(request["requestResource"], request["resource"]);
+    assert_eq!(request["namespace"], "hooked");
+    assert_eq!(request["operation"], "CREATE");
+    assert!(
+        request["userInfo"]["username"]
+            .as_str()
+            .is_some_and(|u| !u.is_empty()),
+        "{request}"
+    );
+    assert_eq!(request["object"]["metadata"]["name"], "labelled");
+    assert_eq!(request["oldObject"], Value::Null);
+    assert_eq!(request["dryRun"], false);
+    assert_eq!(request["options"]["kind"], "CreateOptions");
+
+    // An update (kubectl's patch) is a mutating review with the old object.
+    k.expect_ok(&["label", "configmap", "labelled", "-n", "hooked", "extra=1"]);
+    let update = hooks.requests("/mutate", "labelled");
+    let update = update
+        .iter()
+        .find(|r| r["operation"] == "UPDATE")
+        .expect("an UPDATE review");
+    assert_eq!(update["oldObject"]["metadata"]["labels"]["mutated"], "yes");
+    assert_eq!(update["object"]["metadata"]["labels"]["extra"], "1");
+    assert_eq!(update["options"]["kind"], "UpdateOptions");
+
+    // The namespaceSelector skips a namespace without the label (`namespace.Matcher`).
+    let (ok, text) = create(&k, "plain", "untouched", json!({"app": "b"}), &[]);
+    assert!(ok, "{text}");
+    let stored = k.expect_json(&["get", "configmap", "untouched", "-n", "plain"]);
+    assert_eq!(stored["metadata"]["labels"], json!({"app": "b"}));
+    assert!(hooks.requests("/mutate", "untouched").is_empty());
+
+    // A denial keeps the webhook's code, the message names the webhook
+    // (`webhookerrors.ToStatusErr`); one without a code is 400.
+    let (ok, text) = create(&k, "plain", "bad-one", json!({}), &[]);
+    assert!(!ok);
+    assert!(
+        text.contains(
+            r#"admission webhook "deny.kapi.test" denied the request: bad names are not allowed"#
+        ),
+        "{text}"
+    );
+    let (code, status) = post(&server, dir.path(), "plain", "bad-two", json!({}));
+    assert_eq!(code, 403, "{status}");
+    assert_eq!(
+        status["message"],
+        r#"admission webhook "deny.kapi.test" denied the request: bad names are not allowed"#
+    );
+    let (code, status) = post(&server, dir.path(), "plain", "plain-one", json!({}));
+    assert_eq!(code, 400, "{status}");
+    assert_eq!(
+        status["message"],
+        r#"admission webhook "deny.kapi.test" denied the request: no code given"#
+    );
+
+    // The objectSelector skips an object without the labels it asks for (`object.Matcher`).
+    let (ok, text) = create(
+        &k,
+        "plain",
+        "bad-skipped",
+        json!({"skip-deny": "true"}),
+        &[],
+    );
+    assert!(ok, "{text}");
+
+    // failurePolicy: Ignore lets a write through an unreachable webhook; Fail refuses it with
+    // upstream's internal error (`ErrCallingWebhook` through `apierrors.NewInternalError`).
+    let (ok, text) = create(&k, "plain", "reach-ignore", json!({"reach": "ignore"}), &[]);
+    assert!(ok, "{text}");
+    let (code, status) = post(
+        &server,
+        dir.path(),
+        "plain",
+        "reach-fail",
+        json!({"reach": "fail"}),
+    );
+    assert_eq!(code, 500, "{status}");
+    assert_eq!(
+        status["message"],
+        format!(
+            "Internal error occurred: failed calling webhook \"fail.kapi.test\": failed to call webhook: \
+             Post \"https://127.0.0.1:{closed}/x?timeout=10s\": dial tcp 127.0.0.1:{closed}: connect: connection refused"
+        )
+    );
+    assert_eq!(status["reason"], "InternalError");
+
+    // timeoutSeconds bounds the call: 1 s, not the webhook's 3 s.
+    let started = Instant::now();
+    let (code, status) = post(
+        &server,
+        dir.path(),
+        "plain",
+        "slow-one",
+        json!({"slow": "yes"}),
+    );
+    assert!(started.elapsed() < SLOW, "{:?}", started.elapsed());
+    assert_eq!(code, 500, "{status}");
+    let message = status["message"].as_str().unwrap_or("");
+    assert!(
+        message.starts_with(r#"Internal error occurred: failed calling webhook "slow.kapi.test": failed to call webhook: Post "https://"#)
+            && message.ends_with("?timeout=1s\": context deadline exceeded"),
+        "{message}"
+    );
+
+    // A dry run reaches only webhooks without side effects; one with `sideEffects: Unknown`
+    // refuses it (`NewDryRunUnsupportedErr`), whatever its failure policy.
+    let (ok, text) = create(
+        &k,
+        "plain",
+        "dry-one",
+        json!({"dry": "yes"}),
+        &["--dry-run=server"],
+    );
+    assert!(!ok);
+    assert!(
+        text.contains(r#"admission webhook "unknown.kapi.test" does not support dry run"#),
+        "{text}"
+    );
+    let (ok, text) = create(
+        &k,
+        "hooked",
+        "dry-two",
+        json!({}),
+        &["--dry-run=server", "-o", "json"],
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains(r#""mutated": "yes""#), "{text}");
+    let dry = hooks.requests("/mutate", "dry-two");
+    assert_eq!(dry.len(), 1, "{dry:?}");
+    assert_eq!(dry[0]["dryRun"], true);
+
+    // A delete goes through the validating webhooks with the old object and no object
+    // (`AdmissionToValidateObjectDeleteFunc`).
+    k.expect_ok(&["delete", "configmap", "labelled", "-n", "hooked"]);
+    let deletes: Vec<Value> = hooks
+        .requests("/deny", "labelled")
+        .into_iter()
+        .filter(|r| r["operation"] == "DELETE")
+        .collect();
+    assert_eq!(deletes.len(), 1, "{deletes:?}");
+    assert_eq!(deletes[0]["oldObject"]["metadata"]["name"], "labelled");
+    assert_eq!(deletes[0]["object"], Value::Null);
+    assert_eq!(deletes[0]["options"]["kind"], "DeleteOptions");
+
+    // Writes of the configurations themselves never reach a webhook
+    // (`IsExemptAdmissionConfigurationResource`).
+    assert!(
+        hooks
+            .reviews()
+            .iter()
+            .all(|r| r["review"]["request"]["resource"]["group"] != "admissionregistration.k8s.io")
+    );
+}
+
+#[test]
+fn admission_webhooks_are_reinvoked_if_needed_and_sent_the_review_version_they_accept() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let hooks = Webhooks::start();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    let ca = base64::engine::general_purpose::STANDARD.encode(hooks.server.ca_pem());
+    let hook = |name: &str, path: &str, versions: Value, extra: Value| {
+        let mut hook = json!({
+            "name": name,
+            "clientConfig": {"url": format!("{}{path}", hooks.server.url()), "caBundle": ca},
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                "resources": ["configmaps"]}],
+            "objectSelector": {"matchLabels": {"reinvoke": "yes"}},
+            "sideEffects": "None",
+            "admissionReviewVersions": versions,
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            hook[k] = v.clone();
+        }
+        hook
+    };
+    let configuration = |name: &str, hook: Value| {
+        json!({"apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration", "metadata": {"name": name},
+            "webhooks": [hook]})
+    };
+    // Configurations run in name order: `1-first`'s webhook, then `2-second`'s.
+    let first = configuration(
+        "1-first",
+        hook(
+            "mark.kapi.test",
+            "/mark",
+            json!(["v1beta1"]),
+            json!({"reinvocationPolicy": "IfNeeded"}),
+        ),
+    );
+    let second = configuration(
+        "2-second",
+        hook("add-b.kapi.test", "/add-b", json!(["v2", "v1"]), json!({})),
+    );
+    let file = k.file("configurations.json", &format!("{first}\n{second}\n"));
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+
+    let (ok, text) = create(&k, "default", "again", json!({"reinvoke": "yes"}), &[]);
+    assert!(ok, "{text}");
+    let stored = k.expect_json(&["get", "configmap", "again"]);
+    assert_eq!(stored["metadata"]["labels"]["b"], "yes");
+    // `mark` ran again after `add-b` changed the object (`reinvocationPolicy: IfNeeded`,
+    // `webhookReinvokeContext`), and saw the label the second time.
+    assert_eq!(stored["metadata"]["annotations"]["seen-b"], "yes");
+    let marks: Vec<Value> = hooks
+        .reviews()
+        .into_iter()
+        .filter(|r| r["path"] == "/mark")
+        .map(|r| r["review"].clone())
+        .collect();
+    assert_eq!(marks.len(), 2, "{marks:?}");
+    // The first version of `admissionReviewVersions` the server speaks.
+    assert!(
+        marks
+            .iter()
+            .all(|r| r["apiVersion"] == "admission.k8s.io/v1beta1"),
+        "{marks:?}"
+    );
+    assert_eq!(
+        marks[1]["request"]["object"]["metadata"]["labels"]["b"],
+        "yes"
+    );
+    let adds = hooks.requests("/add-b", "again");
+    assert_eq!(adds.len(), 1, "{adds:?}");
+    assert_eq!(
+        hooks
+            .reviews()
+            .iter()
+            .filter(|r| r["path"] == "/add-b")
+            .count(),
+        1
+    );
+    assert!(
+        hooks
+            .reviews()
+            .iter()
+            .any(|r| r["path"] == "/add-b" && r["review"]["apiVersion"] == "admission.k8s.io/v1")
+    );
+}
