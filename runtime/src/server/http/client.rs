@@ -1,7 +1,8 @@
-//! Requests the server itself sends over HTTPS (a JWT issuer's discovery document and keys):
-//! one request per connection, HTTP/1.1, the server verified against the given roots, and every
-//! request bounded as upstream bounds its clients' (a deadline for the whole exchange, a cap on
-//! the answer's size).
+//! Requests the server itself sends over HTTPS (a JWT issuer's discovery document and keys,
+//! admission webhooks): one request per connection, HTTP/1.1, the server verified against the
+//! given roots under the name the caller expects, and every request bounded as upstream bounds
+//! its clients' (a deadline for the whole exchange, a cap on the answer's size). Errors are
+//! sentences in the shape of Go's client errors, which upstream's messages embed.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,83 +44,158 @@ pub(crate) struct Answer {
     pub(crate) body: Bytes,
 }
 
+/// Where a request goes: the address dialed, the name the server's certificate must carry (a
+/// Service reference dials an endpoint's address but verifies `<service>.<namespace>.svc`),
+/// the path, and the URL errors show.
+#[derive(Debug, Clone)]
+pub(crate) struct Destination {
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    pub(crate) server_name: String,
+    pub(crate) path_and_query: String,
+    pub(crate) shown: String,
+}
+
+impl Destination {
+    /// An `https://` URL's destination; the error is a sentence.
+    pub(crate) fn of_url(url: &str) -> Result<Self, String> {
+        let uri: Uri = url
+            .parse()
+            .map_err(|e| format!("invalid URL {url:?}: {e}"))?;
+        if uri.scheme_str() != Some("https") {
+            return Err(format!("invalid URL {url:?}: the scheme must be https"));
+        }
+        let host = uri
+            .host()
+            .ok_or_else(|| format!("invalid URL {url:?}: no host"))?;
+        // An IPv6 literal comes bracketed in a URL and bare in a server name.
+        let bare = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        Ok(Self {
+            port: uri.port_u16().unwrap_or(443),
+            server_name: bare.clone(),
+            host: bare,
+            path_and_query: uri.path_and_query().map_or("/", |p| p.as_str()).to_owned(),
+            shown: url.to_owned(),
+        })
+    }
+}
+
+/// One request: what is sent where, trusting which roots, within which bounds.
+#[derive(Debug)]
+pub(crate) struct Exchange<'a> {
+    pub(crate) method: Method,
+    pub(crate) destination: &'a Destination,
+    /// The body's media type, with the body; `None` sends none.
+    pub(crate) body: Option<(&'static str, Bytes)>,
+    pub(crate) roots: Arc<RootCertStore>,
+    /// The whole exchange's deadline, connecting included.
+    pub(crate) deadline: Duration,
+    /// The most bytes of the answer's body read.
+    pub(crate) most_bytes: usize,
+}
+
 /// Sends a `GET` of `url` (`https://` only) and reads the answer, all within `deadline`, the
-/// body refused beyond `most_bytes`. The error is a sentence for logs and messages.
+/// body refused beyond `most_bytes`. The error is a sentence for logs and messages, in the
+/// shape of Go's client errors (`Get "<url>": ...`).
 pub(crate) async fn get(
     url: &str,
     roots: Arc<RootCertStore>,
     deadline: Duration,
     most_bytes: usize,
 ) -> Result<Answer, String> {
-    match tokio::time::timeout(deadline, exchange(url, roots, most_bytes)).await {
-        Ok(answer) => answer,
-        Err(_) => Err(format!(
-            "Get {url:?}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
-        )),
+    let destination = Destination::of_url(url).map_err(|e| format!("Get {url:?}: {e}"))?;
+    send(Exchange {
+        method: Method::GET,
+        destination: &destination,
+        body: None,
+        roots,
+        deadline,
+        most_bytes,
+    })
+    .await
+}
+
+/// Sends `exchange` and reads the answer. The error is `<Method> "<url>": <why>`, as Go's
+/// client words it (`context deadline exceeded` past the deadline).
+pub(crate) async fn send(exchange: Exchange<'_>) -> Result<Answer, String> {
+    let method = exchange.method.as_str();
+    let method: String = method
+        .chars()
+        .take(1)
+        .chain(method.chars().skip(1).flat_map(char::to_lowercase))
+        .collect();
+    let shown = exchange.destination.shown.clone();
+    match tokio::time::timeout(exchange.deadline, run(exchange)).await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(why)) => Err(format!("{method} {shown:?}: {why}")),
+        Err(_) => Err(format!("{method} {shown:?}: context deadline exceeded")),
     }
 }
 
-async fn exchange(
-    url: &str,
-    roots: Arc<RootCertStore>,
-    most_bytes: usize,
-) -> Result<Answer, String> {
-    let failed = |what: &dyn std::fmt::Display| format!("Get {url:?}: {what}");
-    let uri: Uri = url.parse().map_err(|e| failed(&e))?;
-    if uri.scheme_str() != Some("https") {
-        return Err(failed(&"unsupported protocol scheme"));
-    }
-    let host = uri
-        .host()
-        .ok_or_else(|| failed(&"no host in request URL"))?;
-    // An IPv6 literal comes bracketed in a URL and bare in a server name.
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let port = uri.port_u16().unwrap_or(443);
-    let tcp = tokio::net::TcpStream::connect((bare, port))
+async fn run(exchange: Exchange<'_>) -> Result<Answer, String> {
+    let destination = exchange.destination;
+    let (host, port) = (destination.host.as_str(), destination.port);
+    let tcp = tokio::net::TcpStream::connect((host, port))
         .await
-        .map_err(|e| failed(&e))?;
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::ConnectionRefused => {
+                format!("dial tcp {host}:{port}: connect: connection refused")
+            }
+            _ => format!("dial tcp {host}:{port}: {e}"),
+        })?;
     let config = rustls::ClientConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
-    .map_err(|e| failed(&e))?
-    .with_root_certificates(roots)
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(exchange.roots)
     .with_no_client_auth();
-    let name = ServerName::try_from(bare.to_owned()).map_err(|e| failed(&e))?;
+    let name = ServerName::try_from(destination.server_name.clone())
+        .map_err(|e| format!("invalid server name {:?}: {e}", destination.server_name))?;
     let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
         .connect(name, tcp)
         .await
-        .map_err(|e| failed(&format!("tls: {e}")))?;
+        .map_err(|e| format!("tls: {e}"))?;
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
         .await
-        .map_err(|e| failed(&e))?;
+        .map_err(|e| e.to_string())?;
+    // The connection lives as long as this one exchange needs it.
     let driver = tokio::spawn(connection);
-    let authority = uri
-        .authority()
-        .map(|a| a.as_str().to_owned())
-        .unwrap_or_default();
-    let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    let request = Request::builder()
-        .method(Method::GET)
-        .uri(path)
+    let authority = match port {
+        443 => destination.server_name.clone(),
+        port => format!("{}:{port}", destination.server_name),
+    };
+    let mut request = Request::builder()
+        .method(exchange.method)
+        .uri(&destination.path_and_query)
         .header(header::HOST, authority)
-        .header(header::ACCEPT, "application/json")
-        .body(Body::empty())
-        .map_err(|e| failed(&e))?;
-    let response = sender.send_request(request).await.map_err(|e| failed(&e));
-    let result = match response {
+        .header(header::ACCEPT, "application/json, */*");
+    let body = match exchange.body {
+        Some((media_type, bytes)) => {
+            request = request
+                .header(header::CONTENT_TYPE, media_type)
+                .header(header::CONTENT_LENGTH, bytes.len());
+            Body::from(bytes)
+        }
+        None => Body::empty(),
+    };
+    let request = request.body(body).map_err(|e| e.to_string())?;
+    let result = match sender.send_request(request).await {
         Ok(response) => {
             let status = response.status();
-            let limited = http_body_util::Limited::new(response.into_body(), most_bytes);
+            let limited = http_body_util::Limited::new(response.into_body(), exchange.most_bytes);
             match limited.collect().await {
                 Ok(body) => Ok(Answer {
                     status,
                     body: body.to_bytes(),
                 }),
-                Err(e) => Err(failed(&e)),
+                Err(e) => Err(format!("reading the answer: {e}")),
             }
         }
-        Err(e) => Err(e),
+        Err(e) => Err(e.to_string()),
     };
     driver.abort();
     result
