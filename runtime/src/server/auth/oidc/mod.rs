@@ -9,7 +9,8 @@
 //!
 //! The configuration file and its checks are `config`'s. Keys are fetched when a token first
 //! needs them and again when none of the cached keys verifies a token, at most once per
-//! [`REFETCH_INTERVAL`]: upstream fetches at start-up and on a verification failure.
+//! [`REFETCH_INTERVAL`] (upstream fetches at start-up and on every verification failure);
+//! verifications read the cached keys without waiting on each other.
 //!
 //! Not done: distributed claims (`_claim_names`), reloading the file when it changes, the
 //! configuration's `anonymous` section (refused; `--anonymous-auth` is kapi's switch), and
@@ -18,7 +19,7 @@
 mod config;
 pub(crate) mod keys;
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use rustls::RootCertStore;
@@ -52,11 +53,13 @@ struct Authenticator {
     config: JwtAuthenticator,
     compiled: Compiled,
     roots: Arc<RootCertStore>,
-    keys: tokio::sync::Mutex<Cached>,
+    keys: RwLock<Cached>,
+    /// Held while the keys are fetched, so that one fetch serves everyone waiting.
+    fetching: tokio::sync::Mutex<()>,
 }
 
 /// The keys fetched last, and when.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Cached {
     keys: Arc<Vec<Jwk>>,
     fetched: Option<Instant>,
@@ -94,7 +97,8 @@ impl JwtAuthenticators {
                     config,
                     compiled,
                     roots: Arc::new(roots),
-                    keys: tokio::sync::Mutex::new(Cached::default()),
+                    keys: RwLock::new(Cached::default()),
+                    fetching: tokio::sync::Mutex::new(()),
                 }
             })
             .collect();
@@ -223,11 +227,14 @@ impl Authenticator {
     }
 
     /// A signature by one of the issuer's keys (those of the header's key id, when it names
-    /// one), fetching the keys when none are cached or none verifies.
+    /// one), fetching the keys when none are cached or none verifies. Verifying takes the
+    /// cached keys without waiting on anyone; only a fetch is serialized.
     async fn verify_signature(
         &self,
         token: &jwt::Parsed<'_, Map<String, Value>>,
     ) -> Result<(), String> {
+        const UNVERIFIED: &str =
+            "oidc: verify token: failed to verify signature: failed to verify id token signature";
         let alg = token.alg();
         if !SIGNING_ALGORITHMS.contains(&alg) {
             return Err(format!(
@@ -241,19 +248,35 @@ impl Authenticator {
                     token.signed_with(|message, signature| key.verifies(alg, message, signature))
                 })
         };
-        let mut cached = self.keys.lock().await;
+        let cached = self
+            .keys
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         if verified_by(&cached.keys) {
             return Ok(());
         }
-        if cached
+        let _fetching = self.fetching.lock().await;
+        // Another request may have fetched while this one waited.
+        let latest = self
+            .keys
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if !Arc::ptr_eq(&latest.keys, &cached.keys) && verified_by(&latest.keys) {
+            return Ok(());
+        }
+        if latest
             .fetched
             .is_some_and(|at| at.elapsed() < REFETCH_INTERVAL)
         {
-            return Err("oidc: verify token: failed to verify signature: failed to verify id token signature".into());
+            return Err(UNVERIFIED.into());
         }
-        cached.fetched = Some(Instant::now());
-        match keys::fetch(&self.config.issuer, self.roots.clone()).await {
-            Ok(fresh) => cached.keys = Arc::new(fresh),
+        let fetched = keys::fetch(&self.config.issuer, self.roots.clone()).await;
+        let mut cache = self.keys.write().unwrap_or_else(PoisonError::into_inner);
+        cache.fetched = Some(Instant::now());
+        match fetched {
+            Ok(fresh) => cache.keys = Arc::new(fresh),
             Err(error) => {
                 tracing::warn!(issuer = %self.config.issuer.url, %error, "oidc authenticator: fetching the issuer's keys failed");
                 return Err(format!(
@@ -261,10 +284,10 @@ impl Authenticator {
                 ));
             }
         }
-        if verified_by(&cached.keys) {
+        if verified_by(&cache.keys) {
             Ok(())
         } else {
-            Err("oidc: verify token: failed to verify signature: failed to verify id token signature".into())
+            Err(UNVERIFIED.into())
         }
     }
 
