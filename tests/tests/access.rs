@@ -521,6 +521,41 @@ fn roles_and_bindings_grant_only_what_their_writer_holds() {
     eventually(|| as_alice("create rolebinding bob-root --clusterrole=cluster-admin --user=bob").0);
     let (ok, _, err) = as_alice("create role node-reader --verb=get --resource=nodes");
     assert!(ok, "{err}");
+
+    // An aggregated ClusterRole gathers any rule: writing one takes cluster-admin's rules,
+    // whatever else the writer holds (`pkg/registry/rbac/clusterrole/policybased`).
+    let (ok, _, err) =
+        run("create clusterrolebinding carol-roles --clusterrole=carol-roles --user=carol");
+    assert!(ok, "{err}");
+    let roles_writer = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "carol-roles"},
+        "rules": [{"verbs": ["create", "get", "update"], "apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"]}]});
+    let (ok, _, err) = kubectl_stdin(&server, &["create", "-f", "-"], &roles_writer);
+    assert!(ok, "{err}");
+    let aggregated = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "everything"},
+        "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"kubernetes.io/bootstrapping": "rbac-defaults"}}]},
+        "rules": []});
+    eventually(|| {
+        run("auth can-i create clusterroles.rbac.authorization.k8s.io --as carol")
+            .1
+            .trim()
+            == "yes"
+    });
+    let as_carol = ["create", "-f", "-", "--as", "carol"];
+    let (ok, _, refused) = kubectl_stdin(&server, &as_carol, &aggregated);
+    assert!(!ok);
+    assert!(
+        refused.contains(r#"clusterroles.rbac.authorization.k8s.io "everything" is forbidden: must have cluster-admin privileges to use the aggregationRule"#),
+        "{refused}"
+    );
+    // The same role without the rule is hers to write.
+    let mut plain = aggregated.clone();
+    plain.as_object_mut().unwrap().remove("aggregationRule");
+    let (ok, _, err) = kubectl_stdin(&server, &as_carol, &plain);
+    assert!(ok, "{err}");
 }
 
 // Impersonation needs the `impersonate` verb on each part (`filters/impersonation.go`).

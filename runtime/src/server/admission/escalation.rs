@@ -3,8 +3,10 @@
 //! clusterrolebinding}/policybased/storage.go`, `pkg/registry/rbac/validation/rule.go`): a user
 //! may write a Role or ClusterRole only with rules they hold themselves, unless allowed the
 //! `escalate` verb on it, and may bind a role only if they hold its rules, unless allowed the
-//! `bind` verb on it. Members of `system:masters` may do either; an update that changes only
-//! what the garbage collector writes (owner references, finalizers) is not checked.
+//! `bind` verb on it. A ClusterRole with an `aggregationRule` (before or after the write) takes
+//! cluster-admin's rules to write, since it can gather any rule (`clusterrole/policybased`).
+//! Members of `system:masters` may do either; an update that changes only what the garbage
+//! collector writes (owner references, finalizers) is not checked.
 
 use serde_json::Value;
 
@@ -91,12 +93,26 @@ pub(crate) fn check(call: &Call, object: &Value, old: Option<&Value>) -> Result<
         }
     };
     let (held, errors) = policy.rules_for(&call.user, &namespace);
-    let missing: Vec<PolicyRule> = granted
-        .iter()
-        .flat_map(breakdown)
-        .filter(|sub| !held.iter().any(|owner| covers(owner, sub)))
-        .collect();
+    let missing_of = |granted: &[PolicyRule]| -> Vec<PolicyRule> {
+        granted
+            .iter()
+            .flat_map(breakdown)
+            .filter(|sub| !held.iter().any(|owner| covers(owner, sub)))
+            .collect()
+    };
+    let missing = missing_of(&granted);
     if missing.is_empty() {
+        // An aggregation rule can gather any rule there is, so setting one (or changing a
+        // role that has one) takes everything: `*` on `*.*` and on every URL.
+        let aggregates = |role: &Value| role.get("aggregationRule").is_some_and(|r| !r.is_null());
+        if plural == "clusterroles"
+            && (aggregates(object) || old.is_some_and(aggregates))
+            && !missing_of(&full_authority()).is_empty()
+        {
+            return Err(refused(
+                "must have cluster-admin privileges to use the aggregationRule".to_owned(),
+            ));
+        }
         return Ok(());
     }
     let mut lines: Vec<String> = compact(missing).iter().map(compact_string).collect();
@@ -112,6 +128,15 @@ pub(crate) fn check(call: &Call, object: &Value, old: Option<&Value>) -> Result<
         message.push_str(&format!("; resolution errors: [{}]", errors.join(" ")));
     }
     Err(refused(message))
+}
+
+/// What it takes to write an aggregated ClusterRole (upstream's `fullAuthority`).
+fn full_authority() -> Vec<PolicyRule> {
+    serde_json::from_value(serde_json::json!([
+        {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},
+        {"verbs": ["*"], "nonResourceURLs": ["*"]},
+    ]))
+    .unwrap_or_default()
 }
 
 fn rules_of(object: &Value) -> Vec<PolicyRule> {
