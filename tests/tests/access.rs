@@ -588,6 +588,21 @@ fn impersonation_is_authorized_part_by_part() {
             "extra": {"scopes": ["view"]},
         })
     );
+    // A uid, and an extra key escaped as upstream's clients escape it (`%2F` for `/`; a `+`
+    // stays a `+`, as `url.PathUnescape` leaves it).
+    let (code, text) = ask(
+        ADMIN,
+        "Impersonate-User: jane\r\nImpersonate-Uid: 42\r\nImpersonate-Extra-Example.com%2Fteam+x: a\r\n",
+    );
+    assert_eq!(code, 201, "{text}");
+    let review: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        review["status"]["userInfo"],
+        json!({
+            "username": "jane", "uid": "42", "groups": ["system:authenticated"],
+            "extra": {"example.com/team+x": ["a"]},
+        })
+    );
     let (code, _) = ask(ADMIN, "Impersonate-Group: devs\r\n");
     assert_eq!(
         code, 500,

@@ -27,6 +27,32 @@ pub(crate) fn asked(headers: &HeaderMap) -> bool {
         .any(|name| name.as_str().starts_with("impersonate-"))
 }
 
+/// An `Impersonate-Extra-` key as upstream's `unescapeExtraKey` reads it: Go's
+/// `url.PathUnescape` (`%XX` escapes; `+` stays itself), the key as written when an escape
+/// is malformed.
+fn path_unescape(key: &str) -> String {
+    let bytes = key.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        if byte != b'%' {
+            out.push(byte);
+            i += 1;
+            continue;
+        }
+        let escaped = bytes
+            .get(i + 1..i + 3)
+            .filter(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+        let Some(escaped) = escaped else {
+            return key.to_owned();
+        };
+        out.push(escaped);
+        i += 3;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| key.to_owned())
+}
+
 /// The user `requestor` impersonates as `headers` ask, each part checked with the
 /// `impersonate` verb; 403 for a part the requestor may not impersonate.
 pub(crate) fn impersonate(
@@ -42,10 +68,10 @@ pub(crate) fn impersonate(
     let mut extra = std::collections::BTreeMap::<String, Vec<String>>::new();
     for (name, value) in headers {
         if let Some(key) = name.as_str().strip_prefix(EXTRA_PREFIX) {
-            let key = form_urlencoded::parse(format!("k={key}").as_bytes())
-                .next()
-                .map_or_else(|| key.to_owned(), |(_, k)| k.into_owned());
-            extra.entry(key).or_default().push(text(value));
+            extra
+                .entry(path_unescape(key))
+                .or_default()
+                .push(text(value));
         }
     }
     let Some(username) = username else {
@@ -133,6 +159,15 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn extra_keys_are_path_unescaped() {
+        assert_eq!(path_unescape("example.com%2fteam+x"), "example.com/team+x");
+        assert_eq!(path_unescape("scopes"), "scopes");
+        // A malformed escape leaves the whole key as written, as PathUnescape's error does.
+        assert_eq!(path_unescape("a%2fb%zz"), "a%2fb%zz");
+        assert_eq!(path_unescape("a%+1"), "a%+1");
+    }
     use crate::server::auth::rbac::Stored;
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
