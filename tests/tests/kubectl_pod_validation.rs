@@ -408,3 +408,51 @@ spec:
         k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
     }
 }
+
+#[test]
+fn kubectl_refuses_volume_sources_without_their_own_fields() {
+    // validateVolumeSource's per-source validators: a GCE disk reported at `persistentDisk`, an
+    // iSCSI volume's IQN and LUN and, with an initiator name, its name's length, Fibre Channel
+    // targets, and (from 1.21, GenericEphemeralVolume) an ephemeral volume's claim template.
+    let long = "v".repeat(60);
+    let manifest = format!(
+        "apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  containers: [{{name: web, image: nginx}}]
+  volumes:
+    - {{name: gce, gcePersistentDisk: {{partition: 300}}}}
+    - {{name: {long}, iscsi: {{targetPortal: '10.0.0.1:3260', iqn: bad, lun: 300, initiatorName: iqn.2001-04.com.example:node}}}}
+    - {{name: fc, fc: {{}}}}
+    - {{name: eph, ephemeral: {{}}}}
+"
+    );
+    for release in RELEASES {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let file = k.file("pod.yaml", &manifest);
+        let stderr =
+            k.expect_failure(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+        let ephemeral = if release == "1.20" {
+            "spec.volumes[3]: Required value: must specify a volume type"
+        } else {
+            "spec.volumes[3].ephemeral.volumeClaimTemplate: Required value"
+        };
+        let causes = [
+            "spec.volumes[0].persistentDisk.pdName: Required value",
+            "spec.volumes[0].persistentDisk.partition: Invalid value: 300: must be between 1 and 255, inclusive",
+            r#"spec.volumes[1].iscsi.iqn: Invalid value: "bad": must be valid format starting with iqn, eui, or naa"#,
+            "spec.volumes[1].iscsi.lun: Invalid value: 300: must be between 0 and 255, inclusive",
+            &format!(
+                "spec.volumes[1].name: Invalid value: \"{long}\": Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified."
+            ),
+            "spec.volumes[2].fc.targetWWNs: Required value: must specify either targetWWNs or wwids, but not both",
+            ephemeral,
+        ];
+        for cause in causes {
+            assert_refused(&stderr, cause);
+        }
+    }
+}

@@ -3,11 +3,12 @@
 //! `pods`, a pod update's in `pod_update`, security contexts and affinity in `security` (with
 //! `go_value` printing upstream's internal structs), what a container may set by its place in
 //! the pod (init containers, restart policies, sleep hooks) in `containers`, environment
-//! sources and downward API files in `downward`, a PersistentVolume's in `persistent_volume`,
-//! Ingress, NetworkPolicy and label selector rules in `networking`, RBAC's in `rbac`, the CronJob schedule parser in `batch`, a Job's
-//! selector, spec and update rules and a CronJob's job template in `jobs`, a Service's in
-//! `services`, and the storage, scheduling, policy, autoscaling and coordination kinds' rules
-//! (and a claim's) in `cluster`.
+//! sources and downward API files in `downward`, pod volume sources' own fields beyond their
+//! required names in `volume_sources`, a PersistentVolume's in `persistent_volume`, Ingress,
+//! NetworkPolicy and label selector rules in `networking`, RBAC's in `rbac`, the CronJob
+//! schedule parser in `batch`, a Job's selector, spec, update and status rules and a CronJob's
+//! job template in `jobs`, a Service's in `services`, and the storage, scheduling, policy,
+//! autoscaling and coordination kinds' rules (and a claim's) in `cluster`.
 
 mod apps;
 mod batch;
@@ -23,6 +24,7 @@ mod pods;
 mod rbac;
 mod security;
 mod services;
+mod volume_sources;
 
 use networking::IngressShape;
 

@@ -181,7 +181,7 @@ pub(super) fn claim(claim: &Value, old: Option<&Value>, at: &FieldPath, errors: 
 
 /// `ValidatePersistentVolumeClaimSpec`: access modes, a positive storage request (reported at
 /// upstream's `resources[storage]`), the class name and the volume mode.
-fn claim_spec(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+pub(super) fn claim_spec(spec: &Value, at: &FieldPath, errors: &mut Errors) {
     access_modes(spec, "at least 1 access mode is required", at, errors);
     let storage_at = at.child("resources").key("storage");
     let storage = spec.pointer("/resources/requests/storage");

@@ -46,7 +46,8 @@ const VOLUME_SOURCES: &[(&str, &str, Option<KubeVersion>)] = &[
     ("projected", "projected", None),
     ("scaleIO", "scaleIO", None),
     ("csi", "csi", None),
-    ("ephemeral", "ephemeral", None),
+    // GenericEphemeralVolume, beta and on by default from 1.21 (the field is dropped before).
+    ("ephemeral", "ephemeral", Some(KubeVersion::new(1, 21))),
     // The ImageVolume feature, on by default from 1.35 (the field is dropped before).
     ("image", "image", Some(KubeVersion::new(1, 35))),
 ];
@@ -79,6 +80,15 @@ const SOURCE_REQUIRES: &[(&str, &[&str])] = &[
     ("configMap", &["name"]),
     ("azureFile", &["secretName", "shareName"]),
     ("azureDisk", &["diskName", "diskURI"]),
+    ("gitRepo", &["repository"]),
+    ("gcePersistentDisk", &["pdName"]),
+    ("awsElasticBlockStore", &["volumeID"]),
+    ("iscsi", &["targetPortal"]),
+    ("glusterfs", &["endpoints", "path"]),
+    ("vsphereVolume", &["volumePath"]),
+    ("photonPersistentDisk", &["pdID"]),
+    ("portworxVolume", &["volumeID"]),
+    ("scaleIO", &["gateway", "system", "volumeName"]),
 ];
 const FILE_MODE_SOURCES: &[&str] = &["secret", "configMap"];
 /// `fileModeErrorMsg`.
@@ -109,8 +119,14 @@ fn count_sources(
         } else {
             count += 1;
             // The one source is checked at its own name (upstream's `downwarAPI` and `cephFS`
-            // spellings are only those of a second source).
-            first(field, source, &at.child(field), errors);
+            // spellings are only those of a second source), but a GCE disk's at
+            // `persistentDisk`, as upstream reports it.
+            let reported = if *field == "gcePersistentDisk" {
+                "persistentDisk"
+            } else {
+                field
+            };
+            first(field, source, &at.child(reported), errors);
         }
     }
     count
@@ -142,9 +158,12 @@ fn source_fields(field: &str, source: &Value, at: &FieldPath, errors: &mut Error
         }
         "flexVolume" => flex_options(source, at, errors),
         "azureDisk" => azure_disk(source, at, errors),
-        _ => {}
+        _ => super::volume_sources::source_fields(field, source, at, errors),
     }
     super::persistent_volume::source_paths(field, source, at, errors);
+    if field == "hostPath" {
+        super::volume_sources::host_path_type(source, at, errors);
+    }
     if field == "projected" {
         projected(source, at, errors);
     }
@@ -339,6 +358,7 @@ fn volume_source(volume: &Value, at: &FieldPath, errors: &mut Errors) {
     if count_sources(volume, VOLUME_SOURCES, "volume", at, errors, source_fields) == 0 {
         errors.required(at, "must specify a volume type");
     }
+    super::volume_sources::iscsi_volume_name(volume, at, errors);
 }
 
 /// `validateHandler`: exactly one action (on a probe or a lifecycle hook), and that action's
