@@ -470,11 +470,24 @@ fn admission_webhooks_are_reinvoked_if_needed_and_sent_the_review_version_they_a
             json!({"reinvocationPolicy": "IfNeeded"}),
         ),
     );
+    let conditions = json!({"matchConditions": [
+        {"name": "named", "expression": "object.metadata.name != 'nob'"},
+        {"name": "created", "expression": "request.operation == 'CREATE' && oldObject == null"},
+    ]});
     let second = configuration(
         "2-second",
-        hook("add-b.kapi.test", "/add-b", json!(["v2", "v1"]), json!({})),
+        hook("add-b.kapi.test", "/add-b", json!(["v2", "v1"]), conditions),
     );
-    let file = k.file("configurations.json", &format!("{first}\n{second}\n"));
+    let broken = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+    "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "broken"},
+    "webhooks": [hook("broken.kapi.test", "/allow", json!(["v1"]), json!({
+        "objectSelector": {"matchLabels": {"broken": "yes"}},
+        "matchConditions": [{"name": "broken", "expression": "object.nope == 'x'"}],
+    }))]});
+    let file = k.file(
+        "configurations.json",
+        &format!("{first}\n{second}\n{broken}\n"),
+    );
     k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
 
     let (ok, text) = create(&k, "default", "again", json!({"reinvoke": "yes"}), &[]);
@@ -517,5 +530,22 @@ fn admission_webhooks_are_reinvoked_if_needed_and_sent_the_review_version_they_a
             .reviews()
             .iter()
             .any(|r| r["path"] == "/add-b" && r["review"]["apiVersion"] == "admission.k8s.io/v1")
+    );
+
+    // matchConditions (CEL over `object`, `oldObject` and `request`): one false skips the
+    // webhook; one that fails to evaluate refuses the request under failurePolicy Fail
+    // (`matchconditions.Matcher`, then `ShouldCallHook`'s `apierrors.NewForbidden`).
+    let (ok, text) = create(&k, "default", "nob", json!({"reinvoke": "yes"}), &[]);
+    assert!(ok, "{text}");
+    let stored = k.expect_json(&["get", "configmap", "nob"]);
+    assert_eq!(stored["metadata"]["labels"], json!({"reinvoke": "yes"}));
+    assert!(hooks.requests("/add-b", "nob").is_empty());
+    let (ok, text) = create(&k, "default", "broken-one", json!({"broken": "yes"}), &[]);
+    assert!(!ok);
+    assert!(
+        text.contains(
+            r#"configmaps "broken-one" is forbidden: expression 'object.nope == 'x'' resulted in error: no such key: nope"#
+        ),
+        "{text}"
     );
 }

@@ -1,7 +1,8 @@
-//! The call itself: one HTTPS POST of the review over HTTP/1.1, verified against the
-//! webhook's `caBundle`, bounded by its timeout and by the size of the answer read. Errors are
-//! texts in the shape upstream's REST client gives them (`Post "<url>": ...`), which the
-//! dispatcher wraps as `failed calling webhook "<name>": failed to call webhook: ...`.
+//! The call itself: one HTTPS POST of the review through the server's client
+//! (`http::client`), verified against the webhook's `caBundle` (the system's roots without
+//! one), bounded by its timeout and by the size of the answer read. Errors are texts in the
+//! shape upstream's REST client gives them (`Post "<url>": ...`), which the dispatcher wraps
+//! as `failed calling webhook "<name>": failed to call webhook: ...`.
 //!
 //! A `clientConfig.service` is reached at the Service's endpoints (kapi runs no kube-proxy):
 //! the first ready address of the stored Endpoints, at the endpoint port that serves the
@@ -11,32 +12,24 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode, Uri, header};
+use axum::http::{Method, StatusCode};
 use base64::Engine as _;
-use hyper_util::rt::TokioIo;
-use rustls::pki_types::ServerName;
+use bytes::Bytes;
+use rustls::RootCertStore;
 use serde_json::Value;
 
 use super::config::{ClientConfig, ServiceReference};
 use crate::server::Call;
 use crate::server::admission::storage;
-use crate::server::http::client::{roots_of_pem, system_roots};
+use crate::server::http::client::{self, Destination, Exchange, roots_of_pem, system_roots};
 
 /// The most bytes of an answer read: an AdmissionReview carrying an object and its patch.
 const MOST_ANSWER_BYTES: usize = 3 * 1024 * 1024;
 
-/// Where one call goes.
+/// Where one call goes and the roots that verify it.
 pub(super) struct Target {
-    /// The URL as errors show it, with the `timeout` query upstream's client adds.
-    shown: String,
-    /// The address dialed.
-    host: String,
-    port: u16,
-    /// The name the serving certificate must carry.
-    server_name: String,
-    path_and_query: String,
-    ca_bundle: Option<Vec<u8>>,
+    destination: Destination,
+    roots: Arc<RootCertStore>,
 }
 
 /// Resolves a webhook's client configuration; an error says why it cannot be called.
@@ -45,62 +38,46 @@ pub(super) async fn target(
     config: &ClientConfig,
     timeout: Duration,
 ) -> Result<Target, String> {
-    let ca_bundle = match config.ca_bundle.as_deref().filter(|c| !c.is_empty()) {
-        Some(text) => Some(
-            base64::engine::general_purpose::STANDARD
+    // Upstream's webhook client trusts the `caBundle`, or the system's roots without one.
+    let roots = match config.ca_bundle.as_deref().filter(|c| !c.is_empty()) {
+        Some(text) => {
+            let pem = base64::engine::general_purpose::STANDARD
                 .decode(text)
-                .map_err(|e| format!("invalid caBundle: {e}"))?,
-        ),
-        None => None,
-    };
-    let query = format!("timeout={}s", timeout.as_secs());
-    if let Some(url) = config.url.as_deref() {
-        let uri: Uri = url
-            .parse()
-            .map_err(|e| format!("invalid url {url:?}: {e}"))?;
-        if uri.scheme_str() != Some("https") {
-            return Err(format!("invalid url {url:?}: the scheme must be https"));
+                .map_err(|e| format!("invalid caBundle: {e}"))?;
+            roots_of_pem(&pem).ok_or("invalid caBundle: no certificate in it")?
         }
-        let host = uri
-            .host()
-            .ok_or_else(|| format!("invalid url {url:?}: no host"))?
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_owned();
-        let path = uri.path();
-        let path_and_query = match uri.query() {
-            Some(q) => format!("{path}?{q}&{query}"),
-            None => format!("{path}?{query}"),
-        };
-        let shown = match url.split_once('?') {
-            Some(_) => format!("{url}&{query}"),
-            None => format!("{url}?{query}"),
-        };
-        return Ok(Target {
-            shown,
-            port: uri.port_u16().unwrap_or(443),
-            server_name: host.clone(),
+        None => system_roots(),
+    };
+    // The `timeout` query upstream's REST client adds, shown in errors too.
+    let query = format!("timeout={}s", timeout.as_secs());
+    let with_query = |text: &str| {
+        let separator = if text.contains('?') { '&' } else { '?' };
+        format!("{text}{separator}{query}")
+    };
+    let mut destination = if let Some(url) = config.url.as_deref() {
+        Destination::of_url(url)?
+    } else if let Some(service) = config.service.as_ref() {
+        let (host, port) = endpoint(call, service).await?;
+        let path = service.path.as_deref().unwrap_or("/");
+        let server_name = format!("{}.{}.svc", service.name, service.namespace);
+        Destination {
+            shown: format!(
+                "https://{server_name}:{}{path}",
+                service.port.unwrap_or(443)
+            ),
             host,
-            path_and_query,
-            ca_bundle,
-        });
-    }
-    let Some(service) = config.service.as_ref() else {
+            port,
+            server_name,
+            path_and_query: path.to_owned(),
+        }
+    } else {
         return Err("the webhook has neither clientConfig.url nor clientConfig.service".into());
     };
-    let (host, port) = endpoint(call, service).await?;
-    let path = service.path.as_deref().unwrap_or("/");
-    let server_name = format!("{}.{}.svc", service.name, service.namespace);
+    destination.shown = with_query(&destination.shown);
+    destination.path_and_query = with_query(&destination.path_and_query);
     Ok(Target {
-        shown: format!(
-            "https://{server_name}:{}{path}?{query}",
-            service.port.unwrap_or(443)
-        ),
-        host,
-        port,
-        server_name,
-        path_and_query: format!("{path}?{query}"),
-        ca_bundle,
+        destination,
+        roots: Arc::new(roots),
     })
 }
 
@@ -151,88 +128,27 @@ async fn endpoint(call: &Call, service: &ServiceReference) -> Result<(String, u1
     Err(no_endpoints())
 }
 
-/// POSTs `body` to `target` and returns the answer's bytes, all within `timeout`.
+/// POSTs `body` to `target` and returns the answer's bytes, all within `timeout`; an answer
+/// other than 200 is an error, as upstream's REST client's.
 pub(super) async fn post(
     target: &Target,
     body: Vec<u8>,
     timeout: Duration,
-) -> Result<Vec<u8>, String> {
-    let shown = &target.shown;
-    match tokio::time::timeout(timeout, exchange(target, body)).await {
-        Ok(Ok(answer)) => Ok(answer),
-        Ok(Err(e)) => Err(format!("Post {shown:?}: {e}")),
-        Err(_) => Err(format!("Post {shown:?}: context deadline exceeded")),
+) -> Result<Bytes, String> {
+    let answer = client::send(Exchange {
+        method: Method::POST,
+        destination: &target.destination,
+        body: Some(("application/json", Bytes::from(body))),
+        roots: Arc::clone(&target.roots),
+        deadline: timeout,
+        most_bytes: MOST_ANSWER_BYTES,
+    })
+    .await?;
+    if answer.status != StatusCode::OK {
+        return Err(format!(
+            "the server responded with the status code {} but did not return more information",
+            answer.status.as_u16()
+        ));
     }
-}
-
-async fn exchange(target: &Target, body: Vec<u8>) -> Result<Vec<u8>, String> {
-    let tls = tls_config(target.ca_bundle.as_deref())?;
-    let address = (target.host.as_str(), target.port);
-    let tcp = tokio::net::TcpStream::connect(address)
-        .await
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::ConnectionRefused => format!(
-                "dial tcp {}:{}: connect: connection refused",
-                target.host, target.port
-            ),
-            _ => format!("dial tcp {}:{}: {e}", target.host, target.port),
-        })?;
-    let name = ServerName::try_from(target.server_name.clone())
-        .map_err(|e| format!("invalid server name {:?}: {e}", target.server_name))?;
-    let stream = tokio_rustls::TlsConnector::from(Arc::new(tls))
-        .connect(name, tcp)
-        .await
-        .map_err(|e| format!("tls: {e}"))?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| e.to_string())?;
-    // The connection lives as long as this one exchange needs it.
-    let driver = tokio::spawn(connection);
-    let host = match target.port {
-        443 => target.server_name.clone(),
-        port => format!("{}:{port}", target.server_name),
-    };
-    let request = Request::post(&target.path_and_query)
-        .header(header::HOST, host)
-        .header(header::CONTENT_TYPE, "application/json")
-        .header(header::ACCEPT, "application/json, */*")
-        .header(header::CONTENT_LENGTH, body.len())
-        .body(Body::from(body))
-        .map_err(|e| e.to_string())?;
-    let response = sender.send_request(request).await;
-    let result = match response {
-        Ok(response) => {
-            let status = response.status();
-            let bytes = axum::body::to_bytes(Body::new(response.into_body()), MOST_ANSWER_BYTES)
-                .await
-                .map_err(|e| format!("reading the answer: {e}"));
-            match bytes {
-                Ok(bytes) if status == StatusCode::OK => Ok(bytes.to_vec()),
-                Ok(_) => Err(format!(
-                    "the server responded with the status code {} but did not return more information",
-                    status.as_u16()
-                )),
-                Err(e) => Err(e),
-            }
-        }
-        Err(e) => Err(e.to_string()),
-    };
-    driver.abort();
-    result
-}
-
-/// TLS 1.2+ trusting the webhook's `caBundle`, or the system's roots without one, as
-/// upstream's webhook client does.
-fn tls_config(ca_bundle: Option<&[u8]>) -> Result<rustls::ClientConfig, String> {
-    let roots = match ca_bundle {
-        Some(pem) => roots_of_pem(pem).ok_or("invalid caBundle: no certificate in it")?,
-        None => system_roots(),
-    };
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    Ok(config)
+    Ok(answer.body)
 }

@@ -96,11 +96,11 @@ pub(super) struct Rule {
     pub(super) scope: Option<String>,
 }
 
-/// A named CEL expression that must hold for the webhook to be called.
+/// A CEL expression that must hold for the webhook to be called (its `name` shows only in
+/// upstream's metrics).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct MatchCondition {
-    pub(super) name: String,
     pub(super) expression: String,
 }
 

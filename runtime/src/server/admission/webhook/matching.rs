@@ -145,9 +145,11 @@ fn object_matches(webhook: &Webhook, request: &Request<'_>) -> bool {
         .any(|o| selector.matches(&labels_of(Some(o))).unwrap_or(false))
 }
 
-/// Every match condition must hold. One that is false skips the webhook; one that fails to
-/// evaluate skips it under `failurePolicy: Ignore` and refuses the request (403) under `Fail`,
-/// as upstream's `ShouldCallHook` does with its matcher's error.
+/// Every match condition must hold, as upstream's `matchconditions.Matcher`: one that is false
+/// skips the webhook; one that fails to evaluate (when none is false) skips it under
+/// `failurePolicy: Ignore` and refuses the request under `Fail`, with a 403 naming every
+/// failure (`expression '<expression>' resulted in error: <error>`, several as Go's error
+/// aggregate prints them).
 fn conditions_hold(
     call: &Call,
     webhook: &Webhook,
@@ -170,7 +172,7 @@ fn conditions_hold(
         ("request", cel::value::untyped(review)),
     ];
     let names = ["object", "oldObject", "request"];
-    let mut failure = None;
+    let mut errors = Vec::new();
     for condition in &webhook.match_conditions {
         let outcome = cel::compile(&condition.expression, &names)
             .map_err(|e| e.to_string())
@@ -187,21 +189,20 @@ fn conditions_hold(
         match outcome {
             Ok(true) => {}
             Ok(false) => return Ok(false),
-            Err(e) => {
-                failure.get_or_insert(format!(
-                    "failed to evaluate match condition {:?}: {e}",
-                    condition.name
-                ));
-            }
+            Err(e) => errors.push(format!(
+                "expression '{}' resulted in error: {e}",
+                condition.expression
+            )),
         }
     }
-    match failure {
-        None => Ok(true),
-        Some(_) if webhook.ignores_failures() => Ok(false),
-        Some(message) => Err(crate::server::admission::forbidden(
+    match errors.as_slice() {
+        [] => Ok(true),
+        _ if webhook.ignores_failures() => Ok(false),
+        [one] => Err(crate::server::admission::forbidden(call, request.name, one)),
+        many => Err(crate::server::admission::forbidden(
             call,
             request.name,
-            &message,
+            &format!("[{}]", many.join(", ")),
         )),
     }
 }
