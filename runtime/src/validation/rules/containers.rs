@@ -199,6 +199,22 @@ mod tests {
     }
 
     #[test]
+    fn a_hook_has_one_action_sleep_counted_from_1_30() {
+        // validateHandler: sleep is the fifth action type (PodLifecycleSleepAction, beta 1.30).
+        let hook = json!({"exec": {"command": ["x"]}, "sleep": {"seconds": 1}});
+        let check = |minor| {
+            super::super::lines(minor, |errors| {
+                super::super::pods::handler(&hook, &FieldPath::of("preStop"), errors);
+            })
+        };
+        assert_eq!(
+            check(34),
+            ["preStop.sleep: Forbidden: may not specify more than 1 handler type"]
+        );
+        assert!(check(28).is_empty());
+    }
+
+    #[test]
     fn a_sleep_hook_lies_within_the_grace_period() {
         // validateSleepAction with PodLifecycleSleepActionAllowZero (GA in 1.34): 0 allowed.
         let hook = |seconds: i64| json!({"preStop": {"sleep": {"seconds": seconds}}});
