@@ -548,4 +548,41 @@ fn admission_webhooks_are_reinvoked_if_needed_and_sent_the_review_version_they_a
         ),
         "{text}"
     );
+
+    // A `clientConfig.service` is dialed at its Endpoints' address (kapi runs no proxy) and
+    // verified as `<name>.<namespace>.svc`, which this server's certificate (127.0.0.1 only)
+    // is not: the handshake with the webhook's own server is what fails.
+    let port = hooks.server.addr().port();
+    let service = json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "hooks", "namespace": "default"},
+        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]}});
+    let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints",
+        "metadata": {"name": "hooks", "namespace": "default"},
+        "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": port}]}]});
+    let mut by_service = hook(
+        "svc.kapi.test",
+        "/allow",
+        json!(["v1"]),
+        json!({
+            "objectSelector": {"matchLabels": {"svc": "yes"}},
+        }),
+    );
+    by_service["clientConfig"] = json!({"caBundle": ca,
+        "service": {"namespace": "default", "name": "hooks", "path": "/allow"}});
+    let by_service = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "by-service"},
+        "webhooks": [by_service]});
+    let file = k.file(
+        "service.json",
+        &format!("{service}\n{endpoints}\n{by_service}\n"),
+    );
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+    let (ok, text) = create(&k, "default", "svc-one", json!({"svc": "yes"}), &[]);
+    assert!(!ok);
+    assert!(
+        text.contains(
+            r#"Internal error occurred: failed calling webhook "svc.kapi.test": failed to call webhook: Post "https://hooks.default.svc:443/allow?timeout=10s": tls: "#
+        ),
+        "{text}"
+    );
 }
