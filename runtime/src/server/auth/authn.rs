@@ -168,8 +168,8 @@ impl Authentication {
                 Some(user) => Some(user),
                 None => other_tokens(token.to_owned()).await,
             };
-            if user.is_none() && !self.jwt.is_empty() {
-                match self.jwt.authenticate(token).await {
+            if user.is_none() {
+                match self.jwt_user(token).await {
                     Some(Ok(found)) => user = Some(found),
                     // Upstream logs why and answers 401.
                     Some(Err(error)) => tracing::info!(%error, "JWT authentication failed"),
@@ -192,6 +192,15 @@ impl Authentication {
         }
         let rejected = token.is_some() || unverified.is_some();
         (!rejected && self.anonymous).then(User::anonymous)
+    }
+
+    /// The verdict of the JWT authenticators on `token`: `None` when no configured issuer
+    /// issued it (without the groups authentication adds).
+    pub(crate) async fn jwt_user(&self, token: &str) -> Option<Result<User, String>> {
+        if self.jwt.is_empty() {
+            return None;
+        }
+        self.jwt.authenticate(token).await
     }
 
     /// The user a bearer token stands for (without the groups authentication adds).

@@ -116,7 +116,7 @@ pub(crate) async fn serve(
     let mut object = decode_object(call, &body)?;
     let spec_value = object.get("spec").cloned().unwrap_or(Value::Null);
     let status = match review {
-        Review::Token => token_review(call, &spec_value).await,
+        Review::Token => token_review(call, &spec_value).await?,
         Review::SelfSubjectIdentity => json!({"userInfo": *call.user}),
         _ => {
             let spec: AccessSpec = serde_json::from_value(spec_value.clone())
@@ -272,42 +272,82 @@ fn rules_review(call: &Call, spec: &AccessSpec) -> Value {
 }
 
 /// The status of a TokenReview: the user `spec.token` authenticates as, or not authenticated.
-async fn token_review(call: &Call, spec: &Value) -> Value {
+/// A `TokenReview`, as upstream's storage answers it
+/// (`pkg/registry/authentication/tokenreview/storage.go`): the token through every bearer-token
+/// authenticator (the token file, service-account tokens, the JWT issuers), for the audiences
+/// the review names or else the API's. Tokens of the file and of JWT issuers carry no audience
+/// of their own: they stand for the API's audiences (`WrapAudienceAgnosticToken`), so a review
+/// for audiences outside those does not authenticate them.
+async fn token_review(call: &Call, spec: &Value) -> Result<Value, ApiError> {
     let token = spec
         .get("token")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let audiences = spec.get("audiences").cloned();
-    let access = &call.state.access;
-    if let Some(user) = access.authentication.user_of_token(token) {
-        let mut status = json!({"authenticated": true, "user": user.with_authenticated_group()});
-        if let Some(audiences) = audiences {
-            status["audiences"] = audiences;
-        }
-        return status;
+    if token.is_empty() {
+        return Err(ApiError::bad_request(
+            "token is required for TokenReview in authentication.k8s.io".to_owned(),
+        ));
     }
-    // Service-account tokens, for the audiences the review names or else the API's
-    // (`pkg/registry/authentication/tokenreview/storage.go` puts them in the context).
-    let wanted: Option<Vec<String>> = audiences
-        .and_then(|a| serde_json::from_value(a).ok())
-        .filter(|a: &Vec<String>| !a.is_empty());
+    let access = &call.state.access;
+    let requested: Vec<String> = spec
+        .get("audiences")
+        .and_then(|a| serde_json::from_value(a.clone()).ok())
+        .unwrap_or_default();
+    let api_audiences = access
+        .service_accounts
+        .as_ref()
+        .map(|tokens| tokens.audiences())
+        .unwrap_or_default();
+    let wanted = if requested.is_empty() {
+        api_audiences.clone()
+    } else {
+        requested
+    };
+    // What an audience-agnostic token stands for: the API's audiences the review asks for.
+    let agnostic = |user: User| {
+        let audiences: Vec<&String> = api_audiences
+            .iter()
+            .filter(|a| wanted.is_empty() || wanted.contains(a))
+            .collect();
+        if !api_audiences.is_empty() && audiences.is_empty() {
+            return json!({"user": {}, "error": "invalid bearer token"});
+        }
+        let mut status = json!({"authenticated": true, "user": user.with_authenticated_group()});
+        if !audiences.is_empty() {
+            status["audiences"] = json!(audiences);
+        }
+        status
+    };
+    if let Some(user) = access.authentication.user_of_token(token) {
+        return Ok(agnostic(user));
+    }
     let outcome = match &access.service_accounts {
         Some(tokens) => {
             let storage: &dyn crate::storage::Storage = call.state.storage.as_ref();
-            tokens.authenticate(storage, token, wanted.as_deref()).await
+            let audiences = (!wanted.is_empty()).then_some(wanted.as_slice());
+            tokens.authenticate(storage, token, audiences).await
         }
         None => None,
     };
-    match outcome {
-        Some(Ok(verified)) => json!({
+    let outcome = match outcome {
+        Some(outcome) => Some(outcome.map(|verified| (verified.user, Some(verified.audiences)))),
+        None => access
+            .authentication
+            .jwt_user(token)
+            .await
+            .map(|outcome| outcome.map(|user| (user, None))),
+    };
+    Ok(match outcome {
+        Some(Ok((user, Some(audiences)))) => json!({
             "authenticated": true,
-            "user": verified.user.with_authenticated_group(),
-            "audiences": verified.audiences,
+            "user": user.with_authenticated_group(),
+            "audiences": audiences,
         }),
+        Some(Ok((user, None))) => agnostic(user),
         // The bearer-token authenticator's words around the failing authenticator's.
         Some(Err(error)) => {
             json!({"user": {}, "error": format!("[invalid bearer token, {error}]")})
         }
         None => json!({"user": {}, "error": "invalid bearer token"}),
-    }
+    })
 }
