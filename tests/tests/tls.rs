@@ -375,6 +375,99 @@ async fn the_kube_crate_works_with_the_written_kubeconfig() {
     }
 }
 
+/// Users other than the admin through the kube crate: a client certificate of the server's CA
+/// (its common name the user, its organization the group: `CommonNameUserConversion`) and a
+/// bearer token of `--token-auth-file` are who RBAC judges (403 with upstream's message); an
+/// unknown token is 401.
+#[tokio::test]
+async fn the_kube_crate_authenticates_certificates_and_tokens() {
+    use base64::Engine as _;
+    use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{ListParams, PostParams};
+    use kube::config::{KubeConfigOptions, Kubeconfig};
+    use kube::{Api, Client, Config};
+    use rcgen::{CertificateParams, DnType, Issuer, KeyPair};
+
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "alice-token,alice,1001,\"dev,ops\"\n").unwrap();
+    let server = KapiServer::start(&ServerOptions {
+        args: vec![format!("--token-auth-file={}", tokens.display())],
+        ..ServerOptions::default().tls()
+    })
+    .unwrap();
+    // A certificate for carol in group devs, signed by the server's CA.
+    let read = |name: &str| std::fs::read_to_string(pki(&server).join(name)).unwrap();
+    let ca_key = KeyPair::from_pem(&read("ca.key")).unwrap();
+    let issuer = Issuer::from_ca_cert_pem(&read("ca.crt"), ca_key).unwrap();
+    let mut params = CertificateParams::default();
+    params.distinguished_name.push(DnType::CommonName, "carol");
+    params
+        .distinguished_name
+        .push(DnType::OrganizationName, "devs");
+    let key = KeyPair::generate().unwrap();
+    let cert = params.signed_by(&key, &issuer).unwrap();
+    let b64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+    let client_as = |user: serde_json::Value| {
+        let text = std::fs::read_to_string(server.kubeconfig()).unwrap();
+        let mut config: serde_json::Value = serde_yaml_ng::from_str(&text).unwrap();
+        config["users"][0]["user"] = user;
+        let kubeconfig: Kubeconfig = serde_json::from_value(config).unwrap();
+        async move {
+            let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                .await
+                .unwrap();
+            Client::try_from(config).unwrap()
+        }
+    };
+    let carol = client_as(serde_json::json!({
+        "client-certificate-data": b64(&cert.pem()),
+        "client-key-data": b64(&key.serialize_pem()),
+    }))
+    .await;
+    let alice = client_as(serde_json::json!({"token": "alice-token"})).await;
+    let stranger = client_as(serde_json::json!({"token": "not-a-token"})).await;
+
+    let whoami = |client: Client| async move {
+        let reviews: Api<SelfSubjectReview> = Api::all(client);
+        let review = reviews
+            .create(&PostParams::default(), &SelfSubjectReview::default())
+            .await
+            .unwrap();
+        let info = review.status.unwrap().user_info.unwrap();
+        (info.username.unwrap(), info.groups.unwrap_or_default())
+    };
+    assert_eq!(
+        whoami(carol.clone()).await,
+        (
+            "carol".to_owned(),
+            vec!["devs".to_owned(), "system:authenticated".to_owned()]
+        )
+    );
+    assert_eq!(whoami(alice.clone()).await.0, "alice");
+    for (client, user) in [(carol, "carol"), (alice, "alice")] {
+        let pods: Api<Pod> = Api::namespaced(client, "default");
+        match pods.list(&ListParams::default()).await {
+            Err(kube::Error::Api(status)) => {
+                assert_eq!(status.code, 403);
+                assert_eq!(
+                    status.message,
+                    format!(
+                        r#"pods is forbidden: User "{user}" cannot list resource "pods" in API group "" in the namespace "default""#
+                    )
+                );
+            }
+            other => panic!("{user} listed pods: {other:?}"),
+        }
+    }
+    let pods: Api<Pod> = Api::namespaced(stranger, "default");
+    match pods.list(&ListParams::default()).await {
+        Err(kube::Error::Api(status)) => assert_eq!(status.code, 401),
+        other => panic!("an unknown token listed pods: {other:?}"),
+    }
+}
+
 /// Who requests over TLS are: the kubeconfig's admin certificate is `kubernetes-admin` in
 /// `system:masters`; bearer tokens of `--token-auth-file` are their users (`system:authenticated`
 /// added); no credentials is `system:anonymous`, who may read health and version only; an
