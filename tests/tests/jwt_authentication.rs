@@ -214,6 +214,74 @@ fn tokens_of_configured_issuers_authenticate_as_their_mapped_users() {
     );
 }
 
+/// With `--authentication-config-jwks`, an issuer's keys come from a file: the server never
+/// reaches the issuer (here one that does not exist).
+#[test]
+fn keys_from_a_file_need_no_issuer_to_reach() {
+    let signer = Signer::new("filed");
+    let dir = tempfile::tempdir().unwrap();
+    let issuer = "https://issuer.invalid";
+    let config = dir.path().join("authentication.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\njwt:\n- issuer: {{url: \"{issuer}\", audiences: [kapi]}}\n  claimMappings:\n    username: {{claim: sub, prefix: \"\"}}\n"
+        ),
+    )
+    .unwrap();
+    let keys = dir.path().join("keys.json");
+    std::fs::write(&keys, json!({"keys": [signer.jwk()]}).to_string()).unwrap();
+    let server = KapiServer::start(&ServerOptions {
+        args: vec![
+            format!("--authentication-config={}", config.display()),
+            format!("--authentication-config-jwks={issuer}={}", keys.display()),
+        ],
+        ..ServerOptions::default().tls()
+    })
+    .unwrap();
+    let admin = Kubectl::on_path(&server, dir.path());
+    let claims = json!({"iss": issuer, "aud": "kapi", "sub": "jane", "exp": now() + 600});
+    let jane = admin.as_user("jane", json!({"token": signer.sign(&claims)}));
+    assert_eq!(
+        jane.expect_ok(&[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username}"
+        ]),
+        "jane"
+    );
+    let stranger = admin.as_user(
+        "stranger",
+        json!({"token": Signer::new("filed").sign(&claims)}),
+    );
+    let err = stranger.expect_failure(&["get", "pods"]);
+    assert!(err.contains("You must be logged in to the server"), "{err}");
+    // Keys for an issuer the configuration does not name are a mistake worth stopping for.
+    let other = format!(
+        "--authentication-config-jwks=https://other.invalid={}",
+        keys.display()
+    );
+    let stderr = kapi_e2e::expect_refusal(
+        &[
+            "serve".as_ref(),
+            format!("--authentication-config={}", config.display()).as_ref(),
+            other.as_ref(),
+            "--listen=127.0.0.1:0".as_ref(),
+            "--data-dir".as_ref(),
+            dir.path().join("data2").as_os_str(),
+            "--kubeconfig".as_ref(),
+            dir.path().join("kubeconfig2").as_os_str(),
+        ],
+        std::time::Duration::from_secs(20),
+    )
+    .unwrap();
+    assert!(
+        stderr.contains(r#"keys were given for "https://other.invalid", which the configuration names no authenticator for"#),
+        "{stderr}"
+    );
+}
+
 /// A configuration upstream's validation refuses stops the server with its field errors
 /// (`ValidateAuthenticationConfiguration`).
 #[test]

@@ -143,6 +143,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub authentication_config: Option<PathBuf>,
 
+    /// `ISSUER=FILE`: the keys of one issuer of `--authentication-config` from a JSON Web Key
+    /// Set file instead of the issuer's discovery document, for issuers the server cannot
+    /// reach (kapi's own flag; repeat it for several issuers).
+    #[arg(long, value_name = "ISSUER=FILE", requires = "authentication_config", value_parser = parse_issuer_keys)]
+    pub authentication_config_jwks: Vec<(String, PathBuf)>,
+
     /// Whether requests without credentials are served as `system:anonymous` (group
     /// `system:unauthenticated`), whom the bootstrap policy lets read health and version
     /// only; as kube-apiserver's flag, on by default.
@@ -591,6 +597,17 @@ pub async fn serve(
     Ok(())
 }
 
+/// `ISSUER=FILE` of `--authentication-config-jwks`; the issuer is a URL, so the file is what
+/// follows its last `=`.
+fn parse_issuer_keys(text: &str) -> Result<(String, PathBuf), String> {
+    match text.rsplit_once('=') {
+        Some((issuer, file)) if !issuer.is_empty() && !file.is_empty() => {
+            Ok((issuer.to_owned(), PathBuf::from(file)))
+        }
+        _ => Err(format!("{text:?} is not ISSUER=FILE")),
+    }
+}
+
 /// How requests over TLS are authenticated: client certificates of the trusted CAs (the
 /// kubeconfig's admin certificate among them), the bearer tokens of `--token-auth-file`, the
 /// JWTs of the issuers of `--authentication-config`, and anonymous requests unless
@@ -604,7 +621,8 @@ pub fn authentication_for(args: &ServeArgs) -> Result<Authentication, ServeError
     if let Some(path) = &args.authentication_config {
         // No issuer may claim the server's own service-account tokens.
         let own = [args.service_account_issuer.clone()];
-        authentication = authentication.authentication_config(path, &own)?;
+        let key_files = args.authentication_config_jwks.iter().cloned().collect();
+        authentication = authentication.authentication_config(path, &own, &key_files)?;
     }
     Ok(authentication)
 }

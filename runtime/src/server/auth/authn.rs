@@ -11,9 +11,10 @@
 //! A server built without [`Authentication`] has none: every request is upstream's old
 //! insecure-port user (`user::UNSECURED`).
 
+use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use axum::http::request::Parts;
@@ -114,13 +115,16 @@ impl Authentication {
 
     /// Accepts the JWTs of the issuers an `AuthenticationConfiguration` file configures:
     /// kube-apiserver's `--authentication-config`. `disallowed` are the issuers none may
-    /// claim, the server's own service-account issuers.
+    /// claim, the server's own service-account issuers. `key_files` name, by issuer URL, JSON
+    /// Web Key Set files whose keys verify that issuer's tokens, which are then never fetched
+    /// from the issuer.
     pub fn authentication_config(
         self,
         path: impl AsRef<Path>,
         disallowed: &[String],
+        key_files: &BTreeMap<String, PathBuf>,
     ) -> Result<Self, AuthenticationConfigError> {
-        let jwt = JwtAuthenticators::from_file(path.as_ref(), disallowed)?;
+        let jwt = JwtAuthenticators::from_file(path.as_ref(), disallowed, key_files)?;
         Ok(Self {
             jwt: Arc::new(jwt),
             ..self

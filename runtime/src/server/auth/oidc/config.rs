@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::cel::{self, Program};
+use crate::server::http::client;
 
 /// The configuration's group.
 const GROUP: &str = "apiserver.config.k8s.io";
@@ -324,7 +325,7 @@ impl Checks<'_> {
         }
         self.audiences(issuer, at);
         if !issuer.certificate_authority.is_empty()
-            && super::keys::roots(&issuer.certificate_authority).is_none()
+            && client::roots_of_pem(issuer.certificate_authority.as_bytes()).is_none()
         {
             self.errors.push(format!(
                 "{at}.certificateAuthority: Invalid value: \"<omitted>\": data does not contain any valid RSA or ECDSA certificates"

@@ -23,11 +23,6 @@ const MOST_DOCUMENT_BYTES: usize = 1024 * 1024;
 /// The path of the discovery document below the issuer.
 const WELL_KNOWN: &str = "/.well-known/openid-configuration";
 
-/// The roots an issuer's `certificateAuthority` names; `None` when it names none.
-pub(crate) fn roots(pem: &str) -> Option<RootCertStore> {
-    client::roots_of_pem(pem.as_bytes())
-}
-
 /// A public key of the key set.
 #[derive(Debug, Clone)]
 pub(super) struct Jwk {

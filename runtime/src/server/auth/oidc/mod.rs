@@ -7,7 +7,9 @@
 //! validation rules, and answers the user or an error (401 for the client; the reason is
 //! logged, as upstream logs it). A token of no configured issuer is left to the others.
 //!
-//! The configuration file and its checks are `config`'s. Keys are fetched when a token first
+//! The configuration file and its checks are `config`'s. An issuer's keys may come from a
+//! JSON Web Key Set file (kapi's `--authentication-config-jwks`, for issuers a server cannot
+//! or should not reach; upstream has only the fetch). Otherwise keys are fetched when a token first
 //! needs them and again when none of the cached keys verifies a token, at most once per
 //! [`REFETCH_INTERVAL`] (upstream fetches at start-up and on every verification failure);
 //! verifications read the cached keys without waiting on each other.
@@ -17,8 +19,10 @@
 //! the egress selector.
 
 mod config;
-pub(crate) mod keys;
+mod keys;
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -56,6 +60,8 @@ struct Authenticator {
     keys: RwLock<Cached>,
     /// Held while the keys are fetched, so that one fetch serves everyone waiting.
     fetching: tokio::sync::Mutex<()>,
+    /// Whether the keys came from a file: then they are never fetched.
+    from_file: bool,
 }
 
 /// The keys fetched last, and when.
@@ -67,41 +73,68 @@ struct Cached {
 
 impl JwtAuthenticators {
     /// The authenticators of the configuration file at `path`; `disallowed` are issuers none
-    /// may claim (the server's own service-account issuers).
+    /// may claim (the server's own service-account issuers); `key_files` name, by issuer URL,
+    /// JSON Web Key Set files to verify that issuer's tokens with instead of fetching its keys.
     pub(crate) fn from_file(
         path: &std::path::Path,
         disallowed: &[String],
+        key_files: &BTreeMap<String, PathBuf>,
     ) -> Result<Self, AuthenticationConfigError> {
-        let shown = path.display().to_string();
-        let text = std::fs::read(path).map_err(|source| AuthenticationConfigError::Io {
-            path: shown.clone(),
-            source,
-        })?;
-        Self::from_text(&text, &shown, disallowed)
+        let read = |path: &std::path::Path| {
+            std::fs::read(path).map_err(|source| AuthenticationConfigError::Io {
+                path: path.display().to_string(),
+                source,
+            })
+        };
+        let text = read(path)?;
+        let mut key_sets = BTreeMap::new();
+        for (issuer, file) in key_files {
+            let keys = keys::parse_key_set(&read(file)?).map_err(|reason| {
+                AuthenticationConfigError::Decode {
+                    path: file.display().to_string(),
+                    reason,
+                }
+            })?;
+            key_sets.insert(issuer.clone(), keys);
+        }
+        Self::from_text(&text, &path.display().to_string(), disallowed, key_sets)
     }
 
-    /// [`JwtAuthenticators::from_file`] of the file's text.
-    pub(crate) fn from_text(
+    /// [`JwtAuthenticators::from_file`] of the file's text and the key sets read.
+    fn from_text(
         text: &[u8],
         path: &str,
         disallowed: &[String],
+        mut key_sets: BTreeMap<String, Vec<Jwk>>,
     ) -> Result<Self, AuthenticationConfigError> {
-        let authenticators = config::load(text, path, disallowed)?
+        let authenticators: Vec<Authenticator> = config::load(text, path, disallowed)?
             .into_iter()
             .map(|(config, compiled)| {
                 let roots = match config.issuer.certificate_authority.as_str() {
                     "" => client::system_roots(),
-                    pem => keys::roots(pem).unwrap_or_else(RootCertStore::empty),
+                    pem => {
+                        client::roots_of_pem(pem.as_bytes()).unwrap_or_else(RootCertStore::empty)
+                    }
                 };
+                let fixed = key_sets.remove(&config.issuer.url);
                 Authenticator {
+                    from_file: fixed.is_some(),
+                    keys: RwLock::new(Cached {
+                        keys: Arc::new(fixed.unwrap_or_default()),
+                        fetched: None,
+                    }),
                     config,
                     compiled,
                     roots: Arc::new(roots),
-                    keys: RwLock::new(Cached::default()),
                     fetching: tokio::sync::Mutex::new(()),
                 }
             })
             .collect();
+        if let Some(issuer) = key_sets.keys().next() {
+            return Err(AuthenticationConfigError::Invalid(format!(
+                "keys were given for {issuer:?}, which the configuration names no authenticator for"
+            )));
+        }
         Ok(Self { authenticators })
     }
 
@@ -255,6 +288,9 @@ impl Authenticator {
             .clone();
         if verified_by(&cached.keys) {
             return Ok(());
+        }
+        if self.from_file {
+            return Err(UNVERIFIED.into());
         }
         let _fetching = self.fetching.lock().await;
         // Another request may have fetched while this one waited.
