@@ -536,3 +536,64 @@ fn a_new_pods_label_keys_join_its_selectors_from_1_34() {
         }
     }
 }
+
+/// Webhook configurations read back with what upstream's admissionregistration defaulting
+/// fills in (`SetDefaults_ValidatingWebhook`, `SetDefaults_MutatingWebhook`,
+/// `SetDefaults_Rule`, `SetDefaults_ServiceReference`), and in 1.20 a configuration written
+/// through `v1beta1` with that version's defaults (ignored failures, 30 s, Exact matching,
+/// side effects Unknown, v1beta1 reviews), which the webhooks then run with.
+#[test]
+fn webhook_configurations_carry_their_versions_defaults() {
+    let webhook = |version: &str, extra: &str| {
+        format!(
+            "apiVersion: admissionregistration.k8s.io/{version}
+kind: MutatingWebhookConfiguration
+metadata: {{name: hooks-{version}}}
+webhooks:
+- name: hook.example.com
+  clientConfig: {{service: {{namespace: default, name: hooks}}}}
+  rules: [{{operations: [CREATE], apiGroups: [''], apiVersions: [v1], resources: [configmaps]}}]
+{extra}"
+        )
+    };
+    for release in ["1.20", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let v1 = webhook(
+            "v1",
+            "  sideEffects: None\n  admissionReviewVersions: [v1]\n",
+        );
+        k.expect_ok(&[
+            "create",
+            "-f",
+            &k.file("v1.yaml", &v1).display().to_string(),
+        ]);
+        let hook = &get(&k, "mutatingwebhookconfiguration/hooks-v1")["webhooks"][0];
+        assert_eq!(hook["failurePolicy"], "Fail", "{release}: {hook}");
+        assert_eq!(hook["matchPolicy"], "Equivalent");
+        assert_eq!(hook["timeoutSeconds"], 10);
+        assert_eq!(hook["namespaceSelector"], json!({}));
+        assert_eq!(hook["objectSelector"], json!({}));
+        assert_eq!(hook["reinvocationPolicy"], "Never");
+        assert_eq!(hook["rules"][0]["scope"], "*");
+        assert_eq!(hook["clientConfig"]["service"]["port"], 443);
+        if release == "1.20" {
+            let v1beta1 = webhook("v1beta1", "");
+            let file = k.file("v1beta1.yaml", &v1beta1).display().to_string();
+            k.expect_ok(&["create", "-f", &file]);
+            let read = k.expect_json(&[
+                "get",
+                "mutatingwebhookconfigurations.v1beta1.admissionregistration.k8s.io/hooks-v1beta1",
+                "-o",
+                "json",
+            ]);
+            let hook = &read["webhooks"][0];
+            assert_eq!(hook["failurePolicy"], "Ignore", "{hook}");
+            assert_eq!(hook["matchPolicy"], "Exact");
+            assert_eq!(hook["timeoutSeconds"], 30);
+            assert_eq!(hook["sideEffects"], "Unknown");
+            assert_eq!(hook["admissionReviewVersions"], json!(["v1beta1"]));
+        }
+    }
+}

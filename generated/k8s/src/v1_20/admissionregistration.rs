@@ -147,14 +147,29 @@ pub mod v1 {
     pub mod merge {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
+        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::admissionregistration::v1::merge::{
+            ServiceReference, WebhookClientConfig,
+        };
         pub static MutatingWebhook: TypeInfo = TypeInfo::new(
-            &[
-                field("namespaceSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("objectSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-            ],
-        );
+                &[
+                    field("clientConfig").of(&WebhookClientConfig),
+                    field("namespaceSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("objectSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("rules").items(&RuleWithOperations),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".failurePolicy", "\"Fail\""),
+                    kapi::defaulting::Default::value(".matchPolicy", "\"Equivalent\""),
+                    kapi::defaulting::Default::value(".namespaceSelector", "{}"),
+                    kapi::defaulting::Default::value(".objectSelector", "{}"),
+                    kapi::defaulting::Default::value(".timeoutSeconds", "10"),
+                    kapi::defaulting::Default::value(".reinvocationPolicy", "\"Never\""),
+                ],
+            );
         pub static MutatingWebhookConfiguration: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -165,14 +180,27 @@ pub mod v1 {
                     .items(&MutatingWebhook),
             ],
         );
+        pub static RuleWithOperations: TypeInfo = TypeInfo::new(&[])
+            .defaults(&[kapi::defaulting::Default::value(".scope", "\"*\"")]);
         pub static ValidatingWebhook: TypeInfo = TypeInfo::new(
-            &[
-                field("namespaceSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("objectSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-            ],
-        );
+                &[
+                    field("clientConfig").of(&WebhookClientConfig),
+                    field("namespaceSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("objectSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("rules").items(&RuleWithOperations),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".failurePolicy", "\"Fail\""),
+                    kapi::defaulting::Default::value(".matchPolicy", "\"Equivalent\""),
+                    kapi::defaulting::Default::value(".namespaceSelector", "{}"),
+                    kapi::defaulting::Default::value(".objectSelector", "{}"),
+                    kapi::defaulting::Default::value(".timeoutSeconds", "10"),
+                ],
+            );
         pub static ValidatingWebhookConfiguration: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -382,13 +410,30 @@ pub mod v1beta1 {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
         pub static MutatingWebhook: TypeInfo = TypeInfo::new(
-            &[
-                field("namespaceSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("objectSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-            ],
-        );
+                &[
+                    field("clientConfig").of(&WebhookClientConfig),
+                    field("namespaceSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("objectSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("rules").items(&RuleWithOperations),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".failurePolicy", "\"Ignore\""),
+                    kapi::defaulting::Default::value(".matchPolicy", "\"Exact\""),
+                    kapi::defaulting::Default::value(".namespaceSelector", "{}"),
+                    kapi::defaulting::Default::value(".objectSelector", "{}"),
+                    kapi::defaulting::Default::value(".sideEffects", "\"Unknown\""),
+                    kapi::defaulting::Default::value(".timeoutSeconds", "30"),
+                    kapi::defaulting::Default::value(
+                        ".admissionReviewVersions",
+                        "[\"v1beta1\"]",
+                    ),
+                    kapi::defaulting::Default::value(".reinvocationPolicy", "\"Never\""),
+                ],
+            );
         pub static MutatingWebhookConfiguration: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -399,14 +444,34 @@ pub mod v1beta1 {
                     .items(&MutatingWebhook),
             ],
         );
+        pub static RuleWithOperations: TypeInfo = TypeInfo::new(&[])
+            .defaults(&[kapi::defaulting::Default::value(".scope", "\"*\"")]);
+        pub static ServiceReference: TypeInfo = TypeInfo::new(&[])
+            .defaults(&[kapi::defaulting::Default::value(".port", "443")]);
         pub static ValidatingWebhook: TypeInfo = TypeInfo::new(
-            &[
-                field("namespaceSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("objectSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-            ],
-        );
+                &[
+                    field("clientConfig").of(&WebhookClientConfig),
+                    field("namespaceSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("objectSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("rules").items(&RuleWithOperations),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".failurePolicy", "\"Ignore\""),
+                    kapi::defaulting::Default::value(".matchPolicy", "\"Exact\""),
+                    kapi::defaulting::Default::value(".namespaceSelector", "{}"),
+                    kapi::defaulting::Default::value(".objectSelector", "{}"),
+                    kapi::defaulting::Default::value(".sideEffects", "\"Unknown\""),
+                    kapi::defaulting::Default::value(".timeoutSeconds", "30"),
+                    kapi::defaulting::Default::value(
+                        ".admissionReviewVersions",
+                        "[\"v1beta1\"]",
+                    ),
+                ],
+            );
         pub static ValidatingWebhookConfiguration: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -416,6 +481,9 @@ pub mod v1beta1 {
                     .merge_key("name")
                     .items(&ValidatingWebhook),
             ],
+        );
+        pub static WebhookClientConfig: TypeInfo = TypeInfo::new(
+            &[field("service").of(&ServiceReference)],
         );
     }
     /// Adds this group-version's served kinds to `registry`.

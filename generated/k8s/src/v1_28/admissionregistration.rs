@@ -122,19 +122,33 @@ pub mod v1 {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
         pub use crate::shared::v1_28_v1_34_v1_36::admissionregistration::v1::merge::RuleWithOperations;
+        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::admissionregistration::v1::merge::{
+            ServiceReference, WebhookClientConfig,
+        };
         pub static MutatingWebhook: TypeInfo = TypeInfo::new(
-            &[
-                field("matchConditions")
-                    .list_map(&["name"])
-                    .strategy("merge")
-                    .merge_key("name"),
-                field("namespaceSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("objectSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("rules").items(&RuleWithOperations),
-            ],
-        );
+                &[
+                    field("clientConfig").of(&WebhookClientConfig),
+                    field("matchConditions")
+                        .list_map(&["name"])
+                        .strategy("merge")
+                        .merge_key("name"),
+                    field("namespaceSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("objectSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("rules").items(&RuleWithOperations),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".failurePolicy", "\"Fail\""),
+                    kapi::defaulting::Default::value(".matchPolicy", "\"Equivalent\""),
+                    kapi::defaulting::Default::value(".namespaceSelector", "{}"),
+                    kapi::defaulting::Default::value(".objectSelector", "{}"),
+                    kapi::defaulting::Default::value(".timeoutSeconds", "10"),
+                    kapi::defaulting::Default::value(".reinvocationPolicy", "\"Never\""),
+                ],
+            );
         pub static MutatingWebhookConfiguration: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -146,18 +160,28 @@ pub mod v1 {
             ],
         );
         pub static ValidatingWebhook: TypeInfo = TypeInfo::new(
-            &[
-                field("matchConditions")
-                    .list_map(&["name"])
-                    .strategy("merge")
-                    .merge_key("name"),
-                field("namespaceSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("objectSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("rules").items(&RuleWithOperations),
-            ],
-        );
+                &[
+                    field("clientConfig").of(&WebhookClientConfig),
+                    field("matchConditions")
+                        .list_map(&["name"])
+                        .strategy("merge")
+                        .merge_key("name"),
+                    field("namespaceSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("objectSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("rules").items(&RuleWithOperations),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".failurePolicy", "\"Fail\""),
+                    kapi::defaulting::Default::value(".matchPolicy", "\"Equivalent\""),
+                    kapi::defaulting::Default::value(".namespaceSelector", "{}"),
+                    kapi::defaulting::Default::value(".objectSelector", "{}"),
+                    kapi::defaulting::Default::value(".timeoutSeconds", "10"),
+                ],
+            );
         pub static ValidatingWebhookConfiguration: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")

@@ -97,6 +97,9 @@ pub mod v1 {
             ValidatingWebhookConfiguration, Variable,
         };
         pub use crate::shared::v1_28_v1_34_v1_36::admissionregistration::v1::merge::RuleWithOperations;
+        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::admissionregistration::v1::merge::{
+            ServiceReference, WebhookClientConfig,
+        };
     }
     /// Adds this group-version's served kinds to `registry`.
     #[inline]

@@ -242,6 +242,9 @@ pub mod v1 {
             ValidatingWebhookConfiguration, Variable,
         };
         pub use crate::shared::v1_28_v1_34_v1_36::admissionregistration::v1::merge::RuleWithOperations;
+        pub use crate::shared::v1_20_v1_28_v1_34_v1_36::admissionregistration::v1::merge::{
+            ServiceReference, WebhookClientConfig,
+        };
         pub static MutatingAdmissionPolicy: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")

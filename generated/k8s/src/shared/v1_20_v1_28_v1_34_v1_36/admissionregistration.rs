@@ -26,4 +26,14 @@ pub mod v1 {
         pub service: Option<ServiceReference>,
         pub url: Option<String>,
     }
+    /// Merge metadata of this module's types (see `kapi::merge`).
+    pub mod merge {
+        #![allow(non_upper_case_globals)]
+        use kapi::merge::{field, TypeInfo};
+        pub static ServiceReference: TypeInfo = TypeInfo::new(&[])
+            .defaults(&[kapi::defaulting::Default::value(".port", "443")]);
+        pub static WebhookClientConfig: TypeInfo = TypeInfo::new(
+            &[field("service").of(&ServiceReference)],
+        );
+    }
 }

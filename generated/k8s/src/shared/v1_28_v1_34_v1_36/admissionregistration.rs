@@ -51,13 +51,14 @@ pub mod v1 {
         #![allow(non_upper_case_globals)]
         use kapi::merge::{field, TypeInfo};
         pub static RuleWithOperations: TypeInfo = TypeInfo::new(
-            &[
-                field("apiGroups").atomic_list(),
-                field("apiVersions").atomic_list(),
-                field("operations").atomic_list(),
-                field("resources").atomic_list(),
-            ],
-        );
+                &[
+                    field("apiGroups").atomic_list(),
+                    field("apiVersions").atomic_list(),
+                    field("operations").atomic_list(),
+                    field("resources").atomic_list(),
+                ],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".scope", "\"*\"")]);
     }
 }
 pub mod v1alpha1 {

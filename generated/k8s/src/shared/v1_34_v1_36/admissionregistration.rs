@@ -295,23 +295,37 @@ pub mod v1 {
             )
             .atomic();
         pub static MutatingWebhook: TypeInfo = TypeInfo::new(
-            &[
-                field("admissionReviewVersions").atomic_list(),
-                field("matchConditions")
-                    .list_map(&["name"])
-                    .strategy("merge")
-                    .merge_key("name"),
-                field("namespaceSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("objectSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("rules")
-                    .atomic_list()
-                    .items(
-                        &super::super::super::super::v1_28_v1_34_v1_36::admissionregistration::v1::merge::RuleWithOperations,
-                    ),
-            ],
-        );
+                &[
+                    field("admissionReviewVersions").atomic_list(),
+                    field("clientConfig")
+                        .of(
+                            &super::super::super::super::v1_20_v1_28_v1_34_v1_36::admissionregistration::v1::merge::WebhookClientConfig,
+                        ),
+                    field("matchConditions")
+                        .list_map(&["name"])
+                        .strategy("merge")
+                        .merge_key("name"),
+                    field("namespaceSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("objectSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("rules")
+                        .atomic_list()
+                        .items(
+                            &super::super::super::super::v1_28_v1_34_v1_36::admissionregistration::v1::merge::RuleWithOperations,
+                        ),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".failurePolicy", "\"Fail\""),
+                    kapi::defaulting::Default::value(".matchPolicy", "\"Equivalent\""),
+                    kapi::defaulting::Default::value(".namespaceSelector", "{}"),
+                    kapi::defaulting::Default::value(".objectSelector", "{}"),
+                    kapi::defaulting::Default::value(".timeoutSeconds", "10"),
+                    kapi::defaulting::Default::value(".reinvocationPolicy", "\"Never\""),
+                ],
+            );
         pub static MutatingWebhookConfiguration: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -390,23 +404,36 @@ pub mod v1 {
             ],
         );
         pub static ValidatingWebhook: TypeInfo = TypeInfo::new(
-            &[
-                field("admissionReviewVersions").atomic_list(),
-                field("matchConditions")
-                    .list_map(&["name"])
-                    .strategy("merge")
-                    .merge_key("name"),
-                field("namespaceSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("objectSelector")
-                    .of(&super::super::super::apimachinery::merge::LabelSelector),
-                field("rules")
-                    .atomic_list()
-                    .items(
-                        &super::super::super::super::v1_28_v1_34_v1_36::admissionregistration::v1::merge::RuleWithOperations,
-                    ),
-            ],
-        );
+                &[
+                    field("admissionReviewVersions").atomic_list(),
+                    field("clientConfig")
+                        .of(
+                            &super::super::super::super::v1_20_v1_28_v1_34_v1_36::admissionregistration::v1::merge::WebhookClientConfig,
+                        ),
+                    field("matchConditions")
+                        .list_map(&["name"])
+                        .strategy("merge")
+                        .merge_key("name"),
+                    field("namespaceSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("objectSelector")
+                        .of(&super::super::super::apimachinery::merge::LabelSelector),
+                    field("rules")
+                        .atomic_list()
+                        .items(
+                            &super::super::super::super::v1_28_v1_34_v1_36::admissionregistration::v1::merge::RuleWithOperations,
+                        ),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".failurePolicy", "\"Fail\""),
+                    kapi::defaulting::Default::value(".matchPolicy", "\"Equivalent\""),
+                    kapi::defaulting::Default::value(".namespaceSelector", "{}"),
+                    kapi::defaulting::Default::value(".objectSelector", "{}"),
+                    kapi::defaulting::Default::value(".timeoutSeconds", "10"),
+                ],
+            );
         pub static ValidatingWebhookConfiguration: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
