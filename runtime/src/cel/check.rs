@@ -220,6 +220,21 @@ pub(super) fn mentions(expr: &IdedExpr, name: &str) -> bool {
     found
 }
 
+/// Whether `expr` selects `field` of the variable `variable` anywhere (`claims.email`, also
+/// under `has()`), as upstream's `hasSelectExp` looks for it.
+pub(super) fn selects(expr: &IdedExpr, variable: &str, field: &str) -> bool {
+    let mut found = false;
+    visit(expr, &mut |e| {
+        if let Expr::Select(select) = &e.expr
+            && select.field == field
+            && matches!(&select.operand.expr, Expr::Ident(name) if name == variable)
+        {
+            found = true;
+        }
+    });
+    found
+}
+
 fn visit(expr: &IdedExpr, f: &mut dyn FnMut(&IdedExpr)) {
     f(expr);
     match &expr.expr {

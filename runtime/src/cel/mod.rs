@@ -196,6 +196,11 @@ impl Program {
         self.uses_old_self
     }
 
+    /// Whether the program selects `field` of the variable `variable` (`claims.email`).
+    pub fn selects(&self, variable: &str, field: &str) -> bool {
+        check::selects(&self.expression, variable, field)
+    }
+
     /// Runs the program with `variables` bound, stopping past `limit` cost units.
     pub fn evaluate(&self, variables: &[(&str, cel::Value)], limit: u64) -> Evaluated {
         self.evaluate_in(&Activation::new(variables), limit)

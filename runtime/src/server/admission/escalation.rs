@@ -104,7 +104,12 @@ pub(crate) fn check(call: &Call, object: &Value, old: Option<&Value>) -> Result<
     if missing.is_empty() {
         // An aggregation rule can gather any rule there is, so setting one (or changing a
         // role that has one) takes everything: `*` on `*.*` and on every URL.
-        let aggregates = |role: &Value| role.get("aggregationRule").is_some_and(|r| !r.is_null());
+        // Upstream's `hasAggregationRule`: a rule with at least one selector.
+        let aggregates = |role: &Value| {
+            role.pointer("/aggregationRule/clusterRoleSelectors")
+                .and_then(Value::as_array)
+                .is_some_and(|selectors| !selectors.is_empty())
+        };
         if plural == "clusterroles"
             && (aggregates(object) || old.is_some_and(aggregates))
             && !missing_of(&full_authority()).is_empty()

@@ -162,8 +162,9 @@ async fn run(exchange: Exchange<'_>) -> Result<Answer, String> {
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
         .await
         .map_err(|e| e.to_string())?;
-    // The connection lives as long as this one exchange needs it.
-    let driver = tokio::spawn(connection);
+    // The connection lives as long as this one exchange needs it, also when the deadline
+    // drops the exchange midway.
+    let _driver = AbortOnDrop(tokio::spawn(connection));
     let authority = match port {
         443 => destination.server_name.clone(),
         port => format!("{}:{port}", destination.server_name),
@@ -183,7 +184,7 @@ async fn run(exchange: Exchange<'_>) -> Result<Answer, String> {
         None => Body::empty(),
     };
     let request = request.body(body).map_err(|e| e.to_string())?;
-    let result = match sender.send_request(request).await {
+    match sender.send_request(request).await {
         Ok(response) => {
             let status = response.status();
             let limited = http_body_util::Limited::new(response.into_body(), exchange.most_bytes);
@@ -196,7 +197,14 @@ async fn run(exchange: Exchange<'_>) -> Result<Answer, String> {
             }
         }
         Err(e) => Err(e.to_string()),
-    };
-    driver.abort();
-    result
+    }
+}
+
+/// Aborts its task when dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

@@ -251,6 +251,11 @@ fn validate(
             &format!("{at}.claimMappings"),
             &mut compiled,
         );
+        checks.email_verified(
+            &compiled,
+            &format!("{at}.claimMappings.username.expression"),
+            &authenticator.claim_mappings.username.expression,
+        );
         checks.user_rules(
             &authenticator.user_validation_rules,
             &format!("{at}.userValidationRules"),
@@ -531,6 +536,29 @@ impl Checks<'_> {
         }
     }
 
+    /// A username expression that reads `claims.email` must be accompanied by a check of
+    /// `claims.email_verified` somewhere (the username or an extra expression, or a claim
+    /// validation rule), or unverified addresses would name users (`validateClaimMappings`).
+    fn email_verified(&mut self, compiled: &Compiled, path: &str, expression: &str) {
+        let uses_email = compiled
+            .username
+            .as_ref()
+            .is_some_and(|p| p.selects(CLAIMS, "email"));
+        let verified = compiled
+            .username
+            .iter()
+            .chain(compiled.extra.iter().map(|(_, p)| p))
+            .chain(compiled.claim_rules.iter().map(|(p, _)| p))
+            .any(|p| p.selects(CLAIMS, "email_verified"));
+        if uses_email && !verified {
+            self.invalid(
+                path,
+                expression,
+                "claims.email_verified must be used in claimMappings.username.expression or claimMappings.extra[*].valueExpression or claimValidationRules[*].expression when claims.email is used in claimMappings.username.expression",
+            );
+        }
+    }
+
     /// `validateUserValidationRules`.
     fn user_rules(&mut self, rules: &[UserValidationRule], at: &str, out: &mut Compiled) {
         let mut seen = BTreeSet::new();
@@ -622,6 +650,24 @@ jwt:
         let compiled = &loaded[0].1;
         assert!(compiled.username.is_some() && compiled.groups.is_some());
         assert_eq!(compiled.claim_rules.len(), 1);
+    }
+
+    #[test]
+    fn an_email_username_needs_its_verification_checked() {
+        // validateClaimMappings' usesEmailClaim / usesEmailVerifiedClaim.
+        let config = |rules: &str| {
+            format!(
+                "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\njwt:\n- issuer: {{url: \"https://issuer.example\", audiences: [kapi]}}\n  claimMappings:\n    username: {{expression: \"claims.email\"}}\n{rules}"
+            )
+        };
+        assert_eq!(
+            errors_of(&config("")),
+            "invalid authentication config: jwt[0].claimMappings.username.expression: Invalid value: \"claims.email\": claims.email_verified must be used in claimMappings.username.expression or claimMappings.extra[*].valueExpression or claimValidationRules[*].expression when claims.email is used in claimMappings.username.expression"
+        );
+        let checked = config(
+            "  claimValidationRules:\n  - {expression: \"claims.email_verified == true\"}\n",
+        );
+        assert_eq!(errors_of(&checked), "");
     }
 
     #[test]

@@ -168,8 +168,20 @@ struct Discovery {
     jwks_uri: String,
 }
 
-/// Fetches the issuer's discovery document and then its key set, with go-oidc's errors.
+/// Fetches the issuer's discovery document and then its key set, with go-oidc's errors, both
+/// within one [`FETCH_DEADLINE`].
 pub(super) async fn fetch(issuer: &Issuer, roots: Arc<RootCertStore>) -> Result<Vec<Jwk>, String> {
+    tokio::time::timeout(FETCH_DEADLINE, fetch_both(issuer, roots))
+        .await
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "fetching the keys of {:?}: context deadline exceeded",
+                issuer.url
+            ))
+        })
+}
+
+async fn fetch_both(issuer: &Issuer, roots: Arc<RootCertStore>) -> Result<Vec<Jwk>, String> {
     let discovery_url = if issuer.discovery_url.is_empty() {
         format!("{}{WELL_KNOWN}", issuer.url.trim_end_matches('/'))
     } else {
