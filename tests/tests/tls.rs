@@ -375,6 +375,19 @@ async fn the_kube_crate_works_with_the_written_kubeconfig() {
     }
 }
 
+/// A TLS server whose `--token-auth-file` (written in `dir`) knows `alice-token` as alice
+/// (uid 1001, groups dev and ops).
+fn with_alice_token(dir: &Path) -> KapiServer {
+    let tokens = dir.join("tokens.csv");
+    std::fs::write(&tokens, "alice-token,alice,1001,\"dev,ops\"\n")
+        .unwrap_or_else(|e| panic!("cannot write the token file: {e}"));
+    KapiServer::start(&ServerOptions {
+        args: vec![format!("--token-auth-file={}", tokens.display())],
+        ..ServerOptions::default().tls()
+    })
+    .unwrap_or_else(|e| panic!("the TLS server did not start: {e}"))
+}
+
 /// Users other than the admin through the kube crate: a client certificate of the server's CA
 /// (its common name the user, its organization the group: `CommonNameUserConversion`) and a
 /// bearer token of `--token-auth-file` are who RBAC judges (403 with upstream's message); an
@@ -390,13 +403,7 @@ async fn the_kube_crate_authenticates_certificates_and_tokens() {
     use rcgen::{CertificateParams, DnType, Issuer, KeyPair};
 
     let dir = tempfile::tempdir().unwrap();
-    let tokens = dir.path().join("tokens.csv");
-    std::fs::write(&tokens, "alice-token,alice,1001,\"dev,ops\"\n").unwrap();
-    let server = KapiServer::start(&ServerOptions {
-        args: vec![format!("--token-auth-file={}", tokens.display())],
-        ..ServerOptions::default().tls()
-    })
-    .unwrap();
+    let server = with_alice_token(dir.path());
     // A certificate for carol in group devs, signed by the server's CA.
     let read = |name: &str| std::fs::read_to_string(pki(&server).join(name)).unwrap();
     let ca_key = KeyPair::from_pem(&read("ca.key")).unwrap();
@@ -475,13 +482,7 @@ async fn the_kube_crate_authenticates_certificates_and_tokens() {
 #[test]
 fn users_over_tls_are_their_certificates_and_tokens() {
     let dir = tempfile::tempdir().unwrap();
-    let tokens = dir.path().join("tokens.csv");
-    std::fs::write(&tokens, "alice-token,alice,1001,\"dev,ops\"\n").unwrap();
-    let server = KapiServer::start(&ServerOptions {
-        args: vec![format!("--token-auth-file={}", tokens.display())],
-        ..ServerOptions::default().tls()
-    })
-    .unwrap();
+    let server = with_alice_token(dir.path());
     let admin = Kubectl::on_path(&server, dir.path());
     let whoami = ["auth", "whoami", "-o", "jsonpath={.status.userInfo}"];
     assert_eq!(

@@ -267,6 +267,12 @@ pub(crate) struct Fields {
     interior: BTreeMap<Path, bool>,
 }
 
+/// The metadata fields a manager can own: all but those the server sets.
+fn owned_metadata(meta: &Map<String, Value>) -> impl Iterator<Item = (&String, &Value)> {
+    meta.iter()
+        .filter(|(field, _)| !SERVER_META.contains(&field.as_str()))
+}
+
 /// The field set of an object.
 pub(crate) fn fields_of(object: &Value, root: Node<'_>, part: Part) -> Fields {
     let mut out = Collected::default();
@@ -283,10 +289,7 @@ pub(crate) fn fields_of(object: &Value, root: Node<'_>, part: Part) -> Fields {
             // Upstream strips `metadata` itself, like the fields the server owns.
             if let Value::Object(meta) = value {
                 let node = root.child("metadata");
-                for (field, v) in meta {
-                    if SERVER_META.contains(&field.as_str()) {
-                        continue;
-                    }
+                for (field, v) in owned_metadata(meta) {
                     path.push(Step::Field(field.as_str().into()));
                     member(v, node.child(field), &mut path, &mut out, false);
                     path.pop();
@@ -389,10 +392,7 @@ pub(crate) fn created_fields(object: &Value, root: Node<'_>, part: Part) -> Map<
             };
             let node = root.child("metadata");
             let mut below = Vec::new();
-            for (field, v) in meta {
-                if SERVER_META.contains(&field.as_str()) {
-                    continue;
-                }
+            for (field, v) in owned_metadata(meta) {
                 if let Some(trie) = created_node(v, node.child(field), false, false) {
                     below.push((Step::Field(field.as_str().into()), trie));
                 }
