@@ -316,6 +316,51 @@ fn plain_http_is_refused_off_loopback() {
     assert!(!kubeconfig.exists());
 }
 
+/// `--advertise-address` is where the cluster reaches the server, as kube-apiserver's flag: the
+/// `default/kubernetes` Endpoints and EndpointSlice point at it (upstream's endpoint reconciler
+/// publishes the public address) and the generated serving certificate names it (upstream's
+/// self-signed certificate covers its public address), so a client that dials that address
+/// verifies the server. The server itself listens on loopback only.
+#[test]
+fn the_advertised_address_is_in_the_endpoints_and_the_certificate() {
+    let advertised = "192.0.2.10";
+    let mut options = ServerOptions::default().tls();
+    options.args = vec![format!("--advertise-address={advertised}")];
+    let server =
+        KapiServer::start(&options).unwrap_or_else(|e| panic!("the TLS server did not start: {e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path()).with_request_timeout("20s");
+    let port = server.addr().port().to_string();
+    let endpoints = k.expect_json(&["get", "endpoints", "kubernetes", "-n", "default"]);
+    assert_eq!(
+        endpoints["subsets"][0]["addresses"][0]["ip"], advertised,
+        "{endpoints}"
+    );
+    assert_eq!(
+        endpoints["subsets"][0]["ports"][0]["port"].to_string(),
+        port
+    );
+    let slices = k.expect_json(&[
+        "get",
+        "endpointslices",
+        "-n",
+        "default",
+        "-l",
+        "kubernetes.io/service-name=kubernetes",
+    ]);
+    let slice = &slices["items"][0];
+    assert_eq!(slice["endpoints"][0]["addresses"][0], advertised, "{slice}");
+    assert_eq!(slice["addressType"], "IPv4");
+    // kubectl checks the certificate against the name it is told the server has: the
+    // advertised address verifies, another address does not.
+    k.expect_ok(&["get", "ns", "default", "--tls-server-name", advertised]);
+    let refused = k.expect_failure(&["get", "ns", "default", "--tls-server-name", "192.0.2.11"]);
+    assert!(
+        refused.contains("certificate is valid for") && refused.contains(advertised),
+        "{refused}"
+    );
+}
+
 /// The kube crate (rustls) reads the same kubeconfig: it trusts the CA, presents the admin
 /// certificate, and lists, creates and watches over https.
 #[tokio::test]

@@ -6,7 +6,7 @@
 //! up the process's log; `pki` makes and keeps the certificates the server serves with by
 //! default.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,6 +57,13 @@ pub struct ServeArgs {
     /// The address to listen on; port 0 picks a free port.
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+
+    /// The address the cluster reaches this server by, as kube-apiserver's flag: the
+    /// `default/kubernetes` Service's endpoints point at it and the generated serving
+    /// certificate names it. Default: the `--listen` address, or for a wildcard `--listen` the
+    /// address of the host's default route.
+    #[arg(long, value_name = "IP")]
+    pub advertise_address: Option<IpAddr>,
 
     /// The directory holding the embedded store (created if missing; reopened on restart).
     /// Required unless `--etcd-servers` is given.
@@ -578,6 +585,7 @@ pub async fn serve(
         .storage(storage)
         .encryption(encryption)
         .kube_version(args.kube_version.version())
+        .advertise_address(advertised(&args))
         .service_cluster_ip_range(args.service_cluster_ip_range)
         .service_node_port_range(args.service_node_port_range)
         .allow_privileged(args.allow_privileged)
@@ -668,6 +676,14 @@ pub fn service_accounts_for(args: &ServeArgs) -> Result<ServiceAccountTokens, Se
 }
 
 /// The cert dir: `--cert-dir`, else `<data-dir>/pki`.
+/// The advertised address: `--advertise-address`, or what the listen address implies (upstream
+/// treats an unspecified one as not given).
+fn advertised(args: &ServeArgs) -> IpAddr {
+    args.advertise_address
+        .filter(|ip| !ip.is_unspecified())
+        .unwrap_or_else(|| kapi::server::default_advertise_address(args.listen.ip()))
+}
+
 fn cert_dir_of(args: &ServeArgs) -> Option<PathBuf> {
     args.cert_dir
         .clone()
@@ -718,7 +734,7 @@ pub fn security_for(args: &ServeArgs) -> Result<Option<(Tls, KubeconfigTls)>, Se
         (None, None) => return Err(ServeError::NoCertDir),
     };
     let service_ip = args.service_cluster_ip_range.first();
-    let names = pki::Names::for_server(args.listen.ip(), service_ip);
+    let names = pki::Names::for_server(args.listen.ip(), advertised(args), service_ip);
     let made = pki::ensure(cert_dir.as_deref(), given.is_none().then_some(&names))?;
     if !made.made.is_empty() {
         match &cert_dir {

@@ -78,13 +78,14 @@ pub struct Names {
 }
 
 impl Names {
-    /// What a server listening on `listen` must be reachable as: that address (unless a
-    /// wildcard), loopback (`127.0.0.1`, `::1`, `localhost`), the `kubernetes` Service's IP
-    /// and its names.
-    pub fn for_server(listen: IpAddr, service_ip: Option<IpAddr>) -> Self {
+    /// What a server listening on `listen` and advertised as `advertise` must be reachable as:
+    /// both addresses (a wildcard listen address stands for none), loopback (`127.0.0.1`,
+    /// `::1`, `localhost`), the `kubernetes` Service's IP and its names.
+    pub fn for_server(listen: IpAddr, advertise: IpAddr, service_ip: Option<IpAddr>) -> Self {
         let mut ips = Vec::new();
         let candidates = [
             Some(listen).filter(|ip| !ip.is_unspecified()),
+            Some(advertise).filter(|ip| !ip.is_unspecified()),
             Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
             Some(IpAddr::V6(Ipv6Addr::LOCALHOST)),
             service_ip,
@@ -441,8 +442,10 @@ mod tests {
     const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 
     fn names() -> Names {
+        let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
         Names::for_server(
-            IpAddr::V4(Ipv4Addr::LOCALHOST),
+            loopback,
+            loopback,
             Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1))),
         )
     }
@@ -456,14 +459,13 @@ mod tests {
     }
 
     /// kube-apiserver's names (`kubernetes`, `kubernetes.default`, `kubernetes.default.svc`, the
-    /// Service IP) and kubeadm's `kubernetes.default.svc.cluster.local`, loopback, and the listen
-    /// address unless it is a wildcard.
+    /// Service IP) and kubeadm's `kubernetes.default.svc.cluster.local`, loopback, the listen
+    /// address unless it is a wildcard, and the advertised address (upstream's self-signed
+    /// certificate names its public address: `MaybeDefaultWithSelfSignedCerts`).
     #[test]
     fn the_serving_names_cover_the_server() {
-        let names = Names::for_server(
-            "192.0.2.7".parse().unwrap(),
-            Some("10.96.0.1".parse().unwrap()),
-        );
+        let listen = "192.0.2.7".parse().unwrap();
+        let names = Names::for_server(listen, listen, Some("10.96.0.1".parse().unwrap()));
         let ips: Vec<String> = names.ips.iter().map(ToString::to_string).collect();
         assert_eq!(ips, ["192.0.2.7", "127.0.0.1", "::1", "10.96.0.1"]);
         assert_eq!(
@@ -476,9 +478,24 @@ mod tests {
                 "kubernetes.default.svc.cluster.local"
             ]
         );
-        let wildcard = Names::for_server("0.0.0.0".parse().unwrap(), None);
+        let wildcard = Names::for_server(
+            "0.0.0.0".parse().unwrap(),
+            "198.51.100.4".parse().unwrap(),
+            None,
+        );
         let ips: Vec<String> = wildcard.ips.iter().map(ToString::to_string).collect();
-        assert_eq!(ips, ["127.0.0.1", "::1"]);
+        assert_eq!(ips, ["198.51.100.4", "127.0.0.1", "::1"]);
+        let advertised_elsewhere = Names::for_server(
+            "127.0.0.1".parse().unwrap(),
+            "198.51.100.4".parse().unwrap(),
+            None,
+        );
+        let ips: Vec<String> = advertised_elsewhere
+            .ips
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(ips, ["127.0.0.1", "198.51.100.4", "::1"]);
     }
 
     #[test]
@@ -527,7 +544,8 @@ mod tests {
     fn a_new_address_remakes_the_serving_certificate_only() {
         let dir = tempfile::tempdir().unwrap();
         let first = ensure(Some(dir.path()), Some(&names())).unwrap();
-        let moved = Names::for_server("192.0.2.7".parse().unwrap(), None);
+        let moved_to = "192.0.2.7".parse().unwrap();
+        let moved = Names::for_server(moved_to, moved_to, None);
         let ca = first_certificate(&first.ca).unwrap();
         assert!(!serves(
             first.serving.as_ref().unwrap(),

@@ -35,7 +35,7 @@ mod objects;
 mod state;
 
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -67,6 +67,7 @@ pub use describe::kubeconfig::{
 };
 use describe::{discovery, health, index, issuer_discovery, metrics_endpoint, openapi, version};
 use handlers::namespace_lifecycle;
+pub use http::advertise::default_advertise_address;
 pub use http::tls::{Handshake, SniFiles, SniPem, Tls, TlsError, TlsPem};
 use http::{connections, error, httplog, inflight, origin, panics, path, reencode, shutdown};
 pub use state::enablement::{ApiEnablement, RuntimeConfig, RuntimeConfigError};
@@ -129,6 +130,7 @@ impl Server {
             enablement: ApiEnablement::all(),
             features: Features::defaults(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            advertise: None,
             authentication: Authentication::none(),
             authorization: Authorization::default(),
             audit: None,
@@ -164,6 +166,8 @@ pub struct ServerBuilder {
     enablement: ApiEnablement,
     features: Features,
     listen: SocketAddr,
+    /// Where the cluster reaches the server; `None`: worked out from the listen address.
+    advertise: Option<IpAddr>,
     authentication: Authentication,
     authorization: Authorization,
     audit: Option<Arc<Audit>>,
@@ -252,6 +256,14 @@ impl ServerBuilder {
     /// The kinds to serve. The core `v1` Namespace is added unless the registry has its own.
     pub fn registry(mut self, registry: Registry) -> Self {
         self.registry = registry;
+        self
+    }
+
+    /// The address the cluster reaches the server by (kube-apiserver's `--advertise-address`),
+    /// where the `kubernetes` Service's endpoints point. Without it: the listen address, or
+    /// for a wildcard the host's default-route address ([`default_advertise_address`]).
+    pub fn advertise_address(mut self, ip: IpAddr) -> Self {
+        self.advertise = Some(ip).filter(|ip| !ip.is_unspecified());
         self
     }
 
@@ -446,14 +458,24 @@ impl ServerBuilder {
     /// Builds the router (for in-process use with `tower::ServiceExt::oneshot`) and the guard
     /// whose drop stops its background work. Creates the system namespaces if missing.
     pub async fn into_router(self) -> Result<(Router, Background), ServerError> {
-        let port = Some(self.listen.port()).filter(|port| *port != 0);
-        let (router, background, _) = self.build(port).await?;
+        let endpoint = Some(self.listen).filter(|addr| addr.port() != 0);
+        let (router, background, _) = self.build(endpoint).await?;
         Ok((router, background))
     }
 
-    /// The router, its background guard, and the state the shutdown sequence marks; `port` is
-    /// the one the server is reached on, where the `kubernetes` Service's endpoints point.
-    async fn build(self, port: Option<u16>) -> Result<(Router, Background, State), ServerError> {
+    /// The router, its background guard, and the state the shutdown sequence marks; `listening`
+    /// is the address the server listens on: the `kubernetes` Service's endpoints point at its
+    /// port on the advertised address.
+    async fn build(
+        self,
+        listening: Option<SocketAddr>,
+    ) -> Result<(Router, Background, State), ServerError> {
+        let endpoint = listening.map(|addr| {
+            let ip = self
+                .advertise
+                .unwrap_or_else(|| default_advertise_address(addr.ip()));
+            SocketAddr::new(ip, addr.port())
+        });
         // Without a configuration too: an encrypted value is then refused with upstream's
         // message rather than failing to decode.
         let storage: Arc<dyn Storage> = Arc::new(EncryptedStorage::new(
@@ -501,7 +523,7 @@ impl ServerBuilder {
         let services_read = service_allocations::load(&state)
             .await
             .map_err(|e| ServerError::Storage(e.to_string()))?;
-        kubernetes_service::reconcile(&state, port, kubernetes_service::Pass::Start)
+        kubernetes_service::reconcile(&state, endpoint, kubernetes_service::Pass::Start)
             .await
             .map_err(startup)?;
         let accounts_read = service_accounts::ensure_all(&state)
@@ -534,7 +556,7 @@ impl ServerBuilder {
         namespaces::spawn(state.clone(), stop_rx.clone());
         gc::spawn(state.clone(), stop_rx.clone());
         service_allocations::spawn(state.clone(), services_read, stop_rx.clone());
-        kubernetes_service::spawn(state.clone(), port, stop_rx.clone());
+        kubernetes_service::spawn(state.clone(), endpoint, stop_rx.clone());
         service_accounts::spawn(state.clone(), accounts_read, stop_rx.clone());
         if let (Some(ca), Some(read)) = (root_ca, root_ca_read) {
             root_ca::spawn(state.clone(), ca, read, stop_rx.clone());
@@ -618,8 +640,8 @@ impl ServerBuilder {
         let timeouts = self.timeouts;
         let plan = self.shutdown;
         let tls = self.tls.clone();
-        let port = listener.local_addr()?.port();
-        let (router, background, state) = self.build(Some(port)).await?;
+        let addr = listener.local_addr()?;
+        let (router, background, state) = self.build(Some(addr)).await?;
         let graceful = plan.run(state, background, shutdown);
         connections::serve(listener, router, tls, timeouts, plan.drain, graceful).await?;
         Ok(())
@@ -643,7 +665,7 @@ impl ServerBuilder {
         let timeouts = self.timeouts;
         let plan = self.shutdown;
         let tls = self.tls.clone();
-        let (router, background, state) = self.build(Some(addr.port())).await?;
+        let (router, background, state) = self.build(Some(addr)).await?;
         let served = router.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {

@@ -2,7 +2,8 @@
 //! controlplane keeps them (`pkg/controlplane/controller/kubernetesservice` and the endpoint
 //! reconcilers of `pkg/controlplane/reconcilers`): the Service has the first address of the
 //! service range and port 443 named `https` whose target is the server's own port, and its
-//! endpoints point at the server (`127.0.0.1` and its port). They are made at start, before
+//! endpoints point at the server (its advertised address, kube-apiserver's
+//! `--advertise-address`, and its port). They are made at start, before
 //! the first request, and made again within [`INTERVAL`] (upstream's endpoint interval) when
 //! deleted. What differs from how they should be (a server restarted on another port) is
 //! corrected at start only: servers sharing one etcd listen on different ports, and
@@ -13,7 +14,7 @@
 //! Only for a catalog that serves the core Service (and Endpoints, and EndpointSlices in
 //! whichever of `discovery.k8s.io` `v1` and `v1beta1` it serves).
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -36,8 +37,6 @@ const NAME: &str = "kubernetes";
 const NAMESPACE: &str = "default";
 /// The Service's port (upstream's `DefaultServicePort`).
 const SERVICE_PORT: u16 = 443;
-/// Where the server is reached from the cluster: kapi serves on loopback.
-const ADDRESS: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
 /// Whether a pass corrects objects that exist, or only makes missing ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,24 +47,25 @@ pub(crate) enum Pass {
     Keep,
 }
 
-/// Makes (and at start corrects) the three objects once; `port` is the server's (no endpoints
-/// without).
+/// Makes (and at start corrects) the three objects once; `endpoint` is where the cluster
+/// reaches the server (no endpoints without).
 pub(crate) async fn reconcile(
     state: &State,
-    port: Option<u16>,
+    endpoint: Option<SocketAddr>,
     pass: Pass,
 ) -> Result<(), TaskError> {
     let registry = state.registry();
     let Some(service) = registry.get("", "v1", "services") else {
         return Ok(());
     };
-    reconcile_service(state, service, port, pass).await?;
-    let Some(port) = port else {
+    reconcile_service(state, service, endpoint.map(|e| e.port()), pass).await?;
+    let Some(endpoint) = endpoint else {
         return Ok(());
     };
+    let (address, port) = (endpoint.ip(), endpoint.port());
     if let Some(endpoints) = registry.get("", "v1", "endpoints") {
         let subsets = json!([{
-            "addresses": [{"ip": ADDRESS.to_string()}],
+            "addresses": [{"ip": address.to_string()}],
             "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
         }]);
         let object = json!({
@@ -81,8 +81,8 @@ pub(crate) async fn reconcile(
         // Upstream's endpointSliceFromEndpoints.
         let object = json!({
             "metadata": {"labels": {"kubernetes.io/service-name": NAME}},
-            "addressType": family_of(ADDRESS),
-            "endpoints": [{"addresses": [ADDRESS.to_string()], "conditions": {"ready": true}}],
+            "addressType": family_of(address),
+            "endpoints": [{"addresses": [address.to_string()], "conditions": {"ready": true}}],
             "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
         });
         ensure(
@@ -264,11 +264,11 @@ async fn create(state: &State, kind: &RegisteredKind, fields: Value) -> Result<(
 }
 
 /// Makes the objects again when missing, checking every [`INTERVAL`], until `stop`.
-pub(crate) fn spawn(state: State, port: Option<u16>, stop: signal::Receiver<bool>) {
+pub(crate) fn spawn(state: State, endpoint: Option<SocketAddr>, stop: signal::Receiver<bool>) {
     spawn_repeating(stop, INTERVAL, move || {
         let state = state.clone();
         async move {
-            if let Err(error) = reconcile(&state, port, Pass::Keep).await {
+            if let Err(error) = reconcile(&state, endpoint, Pass::Keep).await {
                 tracing::warn!(%error, "reconciling the kubernetes Service failed; retrying");
             }
         }

@@ -1,5 +1,6 @@
 //! Connections and the layers every request passes, and the HTTPS requests the server itself
-//! sends (`client`): accepting and bounding connections
+//! sends (`client`): the address the server is reached by (`advertise`), accepting and
+//! bounding connections
 //! (`connections`), TLS and the client certificate it establishes (`tls`), the stop sequence (`shutdown`), the request layers from the outside in
 //! (`panics`, `httplog`, `origin`, `inflight`, then inside compression `reencode`: indented
 //! JSON for people, errors in YAML, protobuf or CBOR for clients that asked for them),
@@ -12,6 +13,7 @@
 //! server; objects, handlers, background tasks and the dispatcher build on these modules,
 //! never the other way round.
 
+pub(crate) mod advertise;
 pub(crate) mod cbor;
 pub(crate) mod client;
 pub(crate) mod connections;
