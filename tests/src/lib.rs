@@ -1,8 +1,8 @@
 //! Shared helpers for kapi's end-to-end tests: where the workspace, the spec corpus and the
 //! test tools (the Python venv made by `tests/all.sh`, the `kubectl` binaries) are,
 //! [`KapiServer`], the real `kapi` binary running as a child process, [`Kubectl`], one
-//! kubectl binary driving such a server, and [`HttpsServer`], an HTTPS server a test serves
-//! itself for kapi to call.
+//! kubectl binary driving such a server, [`HttpsServer`], an HTTPS server a test serves
+//! itself for kapi to call, and [`routes`], every kind of route with who may reach it.
 //!
 //! The tests themselves live in `tests/tests/`, one file per client or scenario.
 //!
@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 pub mod https;
 pub mod kubectl;
+pub mod routes;
 
 pub use https::HttpsServer;
 pub use kubectl::Kubectl;
