@@ -305,17 +305,22 @@ pub fn expect_refusal(args: &[&std::ffi::OsStr], timeout: Duration) -> Result<St
 /// Runs `kapi serve <flag>` over TLS with a data directory and kubeconfig in `dir`, expecting
 /// it to refuse to start (see [`expect_refusal`], 20 s); returns its standard error.
 pub fn expect_serve_refusal(dir: &Path, flag: &str) -> Result<String, String> {
+    expect_serve_refusal_with(dir, &[flag])
+}
+
+/// [`expect_serve_refusal`] with several flags.
+pub fn expect_serve_refusal_with(dir: &Path, flags: &[&str]) -> Result<String, String> {
     let (data, kubeconfig) = (dir.join("data"), dir.join("kubeconfig"));
-    let args: [&std::ffi::OsStr; 8] = [
-        "serve".as_ref(),
-        flag.as_ref(),
+    let mut args: Vec<&std::ffi::OsStr> = vec!["serve".as_ref()];
+    args.extend(flags.iter().map(std::ffi::OsStr::new));
+    args.extend::<[&std::ffi::OsStr; 6]>([
         "--listen".as_ref(),
         "127.0.0.1:0".as_ref(),
         "--data-dir".as_ref(),
         data.as_os_str(),
         "--kubeconfig".as_ref(),
         kubeconfig.as_os_str(),
-    ];
+    ]);
     expect_refusal(&args, Duration::from_secs(20))
 }
 

@@ -10,6 +10,7 @@
     reason = "helpers of a test: a failed unwrap is a failed test"
 )]
 
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::Json;
@@ -221,24 +222,7 @@ fn keys_from_a_file_need_no_issuer_to_reach() {
     let signer = Signer::new("filed");
     let dir = tempfile::tempdir().unwrap();
     let issuer = "https://issuer.invalid";
-    let config = dir.path().join("authentication.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\njwt:\n- issuer: {{url: \"{issuer}\", audiences: [kapi]}}\n  claimMappings:\n    username: {{claim: sub, prefix: \"\"}}\n"
-        ),
-    )
-    .unwrap();
-    let keys = dir.path().join("keys.json");
-    std::fs::write(&keys, json!({"keys": [signer.jwk()]}).to_string()).unwrap();
-    let server = KapiServer::start(&ServerOptions {
-        args: vec![
-            format!("--authentication-config={}", config.display()),
-            format!("--authentication-config-jwks={issuer}={}", keys.display()),
-        ],
-        ..ServerOptions::default().tls()
-    })
-    .unwrap();
+    let (server, config, keys) = with_filed_keys(dir.path(), &prefixed(issuer, "", ""), &signer);
     let admin = Kubectl::on_path(&server, dir.path());
     let claims = json!({"iss": issuer, "aud": "kapi", "sub": "jane", "exp": now() + 600});
     let jane = admin.as_user("jane", json!({"token": signer.sign(&claims)}));
@@ -262,18 +246,12 @@ fn keys_from_a_file_need_no_issuer_to_reach() {
         "--authentication-config-jwks=https://other.invalid={}",
         keys.display()
     );
-    let stderr = kapi_e2e::expect_refusal(
+    let stderr = kapi_e2e::expect_serve_refusal_with(
+        &dir.path().join("second"),
         &[
-            "serve".as_ref(),
-            format!("--authentication-config={}", config.display()).as_ref(),
-            other.as_ref(),
-            "--listen=127.0.0.1:0".as_ref(),
-            "--data-dir".as_ref(),
-            dir.path().join("data2").as_os_str(),
-            "--kubeconfig".as_ref(),
-            dir.path().join("kubeconfig2").as_os_str(),
+            &format!("--authentication-config={}", config.display()),
+            &other,
         ],
-        std::time::Duration::from_secs(20),
     )
     .unwrap();
     assert!(
@@ -299,6 +277,142 @@ fn invalid_configurations_stop_the_server() {
         stderr.contains(
             r#"invalid authentication config: jwt[0].issuer.url: Invalid value: "http://issuer.example": URL scheme must be https"#
         ),
+        "{stderr}"
+    );
+}
+
+/// A TLS server with the configuration `text` (naming `https://issuer.invalid`) written in
+/// `dir`, whose tokens `signer` signs (its key in a key set file): the server, the
+/// configuration file and the key set file.
+fn with_filed_keys(dir: &Path, text: &str, signer: &Signer) -> (KapiServer, PathBuf, PathBuf) {
+    let (config, keys) = (dir.join("authentication.yaml"), dir.join("keys.json"));
+    std::fs::write(&config, text).unwrap_or_else(|e| panic!("cannot write the config: {e}"));
+    std::fs::write(&keys, json!({"keys": [signer.jwk()]}).to_string())
+        .unwrap_or_else(|e| panic!("cannot write the keys: {e}"));
+    let server = KapiServer::start(&ServerOptions {
+        args: vec![
+            format!("--authentication-config={}", config.display()),
+            format!(
+                "--authentication-config-jwks=https://issuer.invalid={}",
+                keys.display()
+            ),
+        ],
+        ..ServerOptions::default().tls()
+    })
+    .unwrap_or_else(|e| panic!("the server did not start: {e}"));
+    (server, config, keys)
+}
+
+/// A configuration file naming `issuer` with usernames prefixed `prefix`, and `anonymous`
+/// (YAML, possibly empty) appended.
+fn prefixed(issuer: &str, prefix: &str, anonymous: &str) -> String {
+    format!(
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\njwt:\n- issuer: {{url: \"{issuer}\", audiences: [kapi]}}\n  claimMappings:\n    username: {{claim: sub, prefix: \"{prefix}\"}}\n{anonymous}"
+    )
+}
+
+/// The file is read again when it changes, as kube-apiserver reloads `--authentication-config`
+/// (`ApplyTo` in `pkg/kubeapiserver/options/authentication.go`): a valid change is in force
+/// for the next token, an invalid one is ignored, and one that changes the `anonymous`
+/// section is refused ("changed from initial configuration file"); the key set files reload
+/// with it. The `anonymous` section decides anonymous requests (upstream's anonymous
+/// authenticator: with conditions, only their exact paths; anything else without credentials
+/// is 401), and `--anonymous-auth` may not be given beside it.
+#[test]
+fn a_changed_configuration_is_reloaded_and_its_anonymous_section_decides() {
+    let (signer, rotated) = (Signer::new("first"), Signer::new("second"));
+    let dir = tempfile::tempdir().unwrap();
+    let issuer = "https://issuer.invalid";
+    let anonymous = "anonymous:\n  enabled: true\n  conditions:\n  - path: /livez\n";
+    let (server, config, keys) =
+        with_filed_keys(dir.path(), &prefixed(issuer, "sso:", anonymous), &signer);
+    let admin = Kubectl::on_path(&server, dir.path());
+    let claims = json!({"iss": issuer, "aud": "kapi", "sub": "jane", "exp": now() + 600});
+    let jane = admin.as_user("jane", json!({"token": signer.sign(&claims)}));
+    let whoami = |who: &Kubectl| {
+        who.ok(&[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username}",
+        ])
+    };
+    assert_eq!(whoami(&jane).unwrap(), "sso:jane");
+    // Waits out the server's check interval (a second) before the next request.
+    let after_change = || std::thread::sleep(std::time::Duration::from_millis(1300));
+
+    std::fs::write(&config, prefixed(issuer, "corp:", anonymous)).unwrap();
+    after_change();
+    assert_eq!(whoami(&jane).unwrap(), "corp:jane");
+    // Invalid (an http issuer): the last configuration stays.
+    std::fs::write(&config, prefixed("http://issuer.invalid", "x:", anonymous)).unwrap();
+    after_change();
+    assert_eq!(whoami(&jane).unwrap(), "corp:jane");
+    // A changed anonymous section is refused whole.
+    std::fs::write(&config, prefixed(issuer, "y:", "")).unwrap();
+    after_change();
+    assert_eq!(whoami(&jane).unwrap(), "corp:jane");
+    // New keys: the old key's tokens stop working, the new key's work.
+    std::fs::write(&config, prefixed(issuer, "corp:", anonymous)).unwrap();
+    std::fs::write(&keys, json!({"keys": [rotated.jwk()]}).to_string()).unwrap();
+    after_change();
+    let err = jane.expect_failure(&["get", "pods"]);
+    assert!(err.contains("You must be logged in to the server"), "{err}");
+    let again = admin.as_user("jane-again", json!({"token": rotated.sign(&claims)}));
+    assert_eq!(whoami(&again).unwrap(), "corp:jane");
+
+    // Anonymous requests reach /livez only.
+    let ca = server.data_dir().join("pki/ca.crt");
+    let anonymous_get = |path: &str| {
+        let out = std::process::Command::new("curl")
+            .args([
+                "-sS",
+                "--max-time",
+                "20",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+            ])
+            .arg("--cacert")
+            .arg(&ca)
+            .arg(format!("{}{path}", server.url()))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(anonymous_get("/livez"), "200");
+    assert_eq!(anonymous_get("/healthz"), "401");
+    assert_eq!(anonymous_get("/version"), "401");
+
+    // Both switches at once: refused with upstream's message.
+    let stderr = kapi_e2e::expect_serve_refusal_with(
+        &dir.path().join("second"),
+        &[
+            &format!("--authentication-config={}", config.display()),
+            &format!("--authentication-config-jwks={issuer}={}", keys.display()),
+            "--anonymous-auth=true",
+        ],
+    )
+    .unwrap();
+    assert!(
+        stderr.contains("anonymous: Forbidden: --anonymous-auth flag cannot be set when anonymous field is configured in authentication configuration file"),
+        "{stderr}"
+    );
+    // Conditions without `enabled`: upstream's field error, the value as Go prints it.
+    std::fs::write(
+        &config,
+        prefixed(
+            issuer,
+            "",
+            "anonymous:\n  enabled: false\n  conditions:\n  - path: /livez\n  - path: /readyz\n",
+        ),
+    )
+    .unwrap();
+    let flag = format!("--authentication-config={}", config.display());
+    let stderr = expect_serve_refusal(&dir.path().join("third"), &flag).unwrap();
+    assert!(
+        stderr.contains(r#"anonymous.conditions: Invalid value: []apiserver.AnonymousAuthCondition{apiserver.AnonymousAuthCondition{Path:"/livez"}, apiserver.AnonymousAuthCondition{Path:"/readyz"}}: enabled should be set to true when conditions are defined"#),
         "{stderr}"
     );
 }

@@ -158,9 +158,10 @@ pub struct ServeArgs {
 
     /// Whether requests without credentials are served as `system:anonymous` (group
     /// `system:unauthenticated`), whom the bootstrap policy lets read health and version
-    /// only; as kube-apiserver's flag, on by default.
-    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
-    pub anonymous_auth: bool,
+    /// only; as kube-apiserver's flag, on by default. Not with an `--authentication-config`
+    /// whose file has an `anonymous` section, which then decides.
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub anonymous_auth: Option<bool>,
 
     /// The audit policy (an `audit.k8s.io/v1` Policy file), as kube-apiserver's flag: which
     /// requests are audited, and at which level. Needs `--audit-log-path`.
@@ -418,6 +419,11 @@ pub enum ServeError {
     /// `--authentication-config` could not be read or is invalid.
     #[error(transparent)]
     AuthenticationConfig(#[from] AuthenticationConfigError),
+    /// `--anonymous-auth` given beside a configuration file with an `anonymous` section.
+    #[error(
+        "anonymous: Forbidden: --anonymous-auth flag cannot be set when anonymous field is configured in authentication configuration file"
+    )]
+    AnonymousTwice,
     /// The audit policy or log could not be used.
     #[error(transparent)]
     Audit(#[from] kapi::server::AuditError),
@@ -622,7 +628,8 @@ fn parse_issuer_keys(text: &str) -> Result<(String, PathBuf), String> {
 /// `--anonymous-auth=false`. Over `--plain-http` nothing is: every request is
 /// `system:unsecured`, as upstream's old insecure port served it.
 pub fn authentication_for(args: &ServeArgs) -> Result<Authentication, ServeError> {
-    let mut authentication = Authentication::required().anonymous(args.anonymous_auth);
+    let mut authentication =
+        Authentication::required().anonymous(args.anonymous_auth != Some(false));
     if let Some(path) = &args.token_auth_file {
         authentication = authentication.token_file(path)?;
     }
@@ -631,6 +638,10 @@ pub fn authentication_for(args: &ServeArgs) -> Result<Authentication, ServeError
         let own = [args.service_account_issuer.clone()];
         let key_files = args.authentication_config_jwks.iter().cloned().collect();
         authentication = authentication.authentication_config(path, &own, &key_files)?;
+        if authentication.anonymous_configured_by_file() && args.anonymous_auth.is_some() {
+            // Upstream's words (`ToAuthenticationConfig`), a field error on `anonymous`.
+            return Err(ServeError::AnonymousTwice);
+        }
     }
     Ok(authentication)
 }

@@ -4,7 +4,8 @@
 //! the user, its organizations the groups: `CommonNameUserConversion`), a bearer token from the
 //! static token file, a service-account token, a JWT of an issuer `--authentication-config`
 //! configures (`oidc`), else, with no credentials at all, the anonymous user when anonymous
-//! requests are enabled. A request whose credentials no authenticator accepts (a certificate
+//! requests are enabled (by `--anonymous-auth`, or by the configuration file's `anonymous`
+//! section, which may limit them to some paths). A request whose credentials no authenticator accepts (a certificate
 //! of another CA, an unknown token) is answered 401 even when anonymous requests are enabled,
 //! as upstream's `FailOnError` union does.
 //!
@@ -20,20 +21,30 @@ use std::sync::Arc;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 
-use crate::server::auth::oidc::{AuthenticationConfigError, JwtAuthenticators};
+use crate::server::auth::oidc::{AnonymousConfig, AuthenticationConfigError, LiveJwt, Sources};
 use crate::server::auth::user::User;
 use crate::server::http::tls::{PeerCertificates, UnverifiedPeerCertificates, certificate_subject};
 
-/// How a server finds out who sends each request: `kube-apiserver`'s `--token-auth-file` and
-/// `--anonymous-auth`.
+/// How a server finds out who sends each request: `kube-apiserver`'s `--token-auth-file`,
+/// `--authentication-config` and `--anonymous-auth`.
 #[derive(Debug, Clone, Default)]
 pub struct Authentication {
     /// `false`: no authentication, every request is the unsecured superuser.
     enabled: bool,
-    anonymous: bool,
+    anonymous: Anonymous,
     tokens: Arc<HashMap<String, User>>,
     /// The JWT authenticators of `--authentication-config`.
-    jwt: Arc<JwtAuthenticators>,
+    jwt: Arc<LiveJwt>,
+}
+
+/// Who may send requests without credentials.
+#[derive(Debug, Clone, Default)]
+struct Anonymous {
+    allowed: bool,
+    /// When not empty, the only paths anonymous requests may reach (exactly these).
+    paths: Arc<[String]>,
+    /// Whether the configuration file said so, rather than `--anonymous-auth`.
+    from_file: bool,
 }
 
 /// Why a token file could not be read.
@@ -91,8 +102,15 @@ impl Authentication {
     /// `system:unauthenticated`), whom the bootstrap policy lets read only health, version
     /// and discovery: kube-apiserver's `--anonymous-auth` (on there by default).
     pub fn anonymous(mut self, allowed: bool) -> Self {
-        self.anonymous = allowed;
+        self.anonymous.allowed = allowed;
         self
+    }
+
+    /// Whether the `--authentication-config` file decides anonymous authentication (its
+    /// `anonymous` section): `--anonymous-auth` may then not be given, as upstream refuses
+    /// both.
+    pub fn anonymous_configured_by_file(&self) -> bool {
+        self.anonymous.from_file
     }
 
     /// Accepts the bearer tokens of a static token file: kube-apiserver's `--token-auth-file`,
@@ -113,20 +131,38 @@ impl Authentication {
         })
     }
 
-    /// Accepts the JWTs of the issuers an `AuthenticationConfiguration` file configures:
+    /// Accepts the JWTs of the issuers an `AuthenticationConfiguration` file configures, and
+    /// takes anonymous authentication from its `anonymous` section when it has one:
     /// kube-apiserver's `--authentication-config`. `disallowed` are the issuers none may
     /// claim, the server's own service-account issuers. `key_files` name, by issuer URL, JSON
     /// Web Key Set files whose keys verify that issuer's tokens, which are then never fetched
-    /// from the issuer.
+    /// from the issuer. The files are read again when they change (the authenticators are
+    /// replaced; the `anonymous` section may not change).
     pub fn authentication_config(
         self,
         path: impl AsRef<Path>,
         disallowed: &[String],
         key_files: &BTreeMap<String, PathBuf>,
     ) -> Result<Self, AuthenticationConfigError> {
-        let jwt = JwtAuthenticators::from_file(path.as_ref(), disallowed, key_files)?;
+        let (jwt, anonymous) = LiveJwt::load(Sources {
+            path: path.as_ref().to_owned(),
+            disallowed: disallowed.to_vec(),
+            key_files: key_files.clone(),
+        })?;
+        let anonymous = match anonymous {
+            Some(AnonymousConfig {
+                enabled,
+                conditions,
+            }) => Anonymous {
+                allowed: enabled,
+                paths: conditions.into_iter().map(|c| c.path).collect(),
+                from_file: true,
+            },
+            None => self.anonymous,
+        };
         Ok(Self {
             jwt: Arc::new(jwt),
+            anonymous,
             ..self
         })
     }
@@ -195,21 +231,30 @@ impl Authentication {
             );
         }
         let rejected = token.is_some() || unverified.is_some();
-        (!rejected && self.anonymous).then(User::anonymous)
+        (!rejected && self.anonymous.allows(request.uri.path())).then(User::anonymous)
     }
 
     /// The verdict of the JWT authenticators on `token`: `None` when no configured issuer
     /// issued it (without the groups authentication adds).
     pub(crate) async fn jwt_user(&self, token: &str) -> Option<Result<User, String>> {
-        if self.jwt.is_empty() {
+        let jwt = self.jwt.current();
+        if jwt.is_empty() {
             return None;
         }
-        self.jwt.authenticate(token).await
+        jwt.authenticate(token).await
     }
 
     /// The user a bearer token stands for (without the groups authentication adds).
     pub(crate) fn user_of_token(&self, token: &str) -> Option<User> {
         self.tokens.get(token).cloned()
+    }
+}
+
+impl Anonymous {
+    /// Whether a request without credentials to `path` is `system:anonymous` (upstream's
+    /// anonymous authenticator: with conditions, only their paths, matched exactly).
+    fn allows(&self, path: &str) -> bool {
+        self.allowed && (self.paths.is_empty() || self.paths.iter().any(|p| p == path))
     }
 }
 
@@ -317,6 +362,47 @@ mod tests {
             .build()
             .unwrap();
         runtime.block_on(auth.authenticate(request, |_| async { None }))
+    }
+
+    /// The configuration file's `anonymous` section: enabled with conditions, anonymous
+    /// requests reach exactly those paths (upstream's `anonymous.NewAuthenticator`); the file
+    /// decides over what `anonymous(..)` said.
+    #[test]
+    fn anonymous_conditions_allow_their_paths_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("auth.yaml");
+        std::fs::write(
+            &path,
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\n\
+             anonymous:\n  enabled: true\n  conditions:\n  - path: /livez\n  - path: /readyz\n",
+        )
+        .unwrap();
+        let auth = Authentication::required()
+            .anonymous(false)
+            .authentication_config(&path, &[], &BTreeMap::new())
+            .unwrap();
+        assert!(auth.anonymous_configured_by_file());
+        let at = |uri: &str| {
+            let request = axum::http::Request::get(uri).body(()).unwrap();
+            authenticate(&auth, &request.into_parts().0).map(|user| user.username)
+        };
+        assert_eq!(at("/livez").as_deref(), Some(ANONYMOUS));
+        assert_eq!(at("/readyz?verbose").as_deref(), Some(ANONYMOUS));
+        assert_eq!(at("/livez/ping"), None);
+        assert_eq!(at("/version"), None);
+        let without_section = dir.path().join("jwt-only.yaml");
+        std::fs::write(
+            &without_section,
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\n",
+        )
+        .unwrap();
+        let flag_decides = Authentication::required()
+            .anonymous(true)
+            .authentication_config(&without_section, &[], &BTreeMap::new())
+            .unwrap();
+        assert!(!flag_decides.anonymous_configured_by_file());
+        let request = axum::http::Request::get("/version").body(()).unwrap();
+        assert!(authenticate(&flag_decides, &request.into_parts().0).is_some());
     }
 
     #[test]

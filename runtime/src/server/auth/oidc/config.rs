@@ -9,7 +9,6 @@
 use std::collections::BTreeSet;
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::cel::{self, Program};
 use crate::server::http::client;
@@ -33,10 +32,37 @@ struct File {
     kind: String,
     #[serde(default)]
     jwt: Vec<JwtAuthenticator>,
-    /// Anonymous authentication's conditions (1.32+); read, and refused when set, since kapi
-    /// takes anonymous authentication from `--anonymous-auth` only.
+    /// Anonymous authentication, in place of `--anonymous-auth` (upstream's
+    /// `AnonymousAuthConfigurableEndpoints`, 1.32 on).
     #[serde(default)]
-    anonymous: Option<Value>,
+    anonymous: Option<AnonymousConfig>,
+}
+
+/// The `anonymous` section: upstream's `AnonymousAuthConfig`. Requests without credentials
+/// are `system:anonymous` when `enabled`, and then, with `conditions`, only on those paths.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct AnonymousConfig {
+    #[serde(default)]
+    pub(crate) enabled: bool,
+    #[serde(default)]
+    pub(crate) conditions: Vec<AnonymousCondition>,
+}
+
+/// A path anonymous requests may reach (matched exactly, as upstream's set of paths is).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AnonymousCondition {
+    pub(crate) path: String,
+}
+
+/// A configuration file, loaded and checked.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    /// The JWT authenticators, each with its expressions compiled.
+    pub(crate) jwt: Vec<(JwtAuthenticator, Compiled)>,
+    /// The `anonymous` section, when the file has one.
+    pub(crate) anonymous: Option<AnonymousConfig>,
 }
 
 /// One issuer's tokens: upstream's `JWTAuthenticator`.
@@ -182,14 +208,14 @@ pub enum AuthenticationConfigError {
     Invalid(String),
 }
 
-/// The JWT authenticators of the configuration text `text` (YAML or JSON) read from `path`,
-/// each with its expressions compiled. `disallowed` are issuers no authenticator may claim
-/// (the server's own service-account issuers).
+/// The configuration text `text` (YAML or JSON) read from `path`: its JWT authenticators,
+/// each with its expressions compiled, and its `anonymous` section. `disallowed` are issuers
+/// no authenticator may claim (the server's own service-account issuers).
 pub(crate) fn load(
     text: &[u8],
     path: &str,
     disallowed: &[String],
-) -> Result<Vec<(JwtAuthenticator, Compiled)>, AuthenticationConfigError> {
+) -> Result<Loaded, AuthenticationConfigError> {
     let decode = |reason: String| AuthenticationConfigError::Decode {
         path: path.to_owned(),
         reason,
@@ -204,21 +230,43 @@ pub(crate) fn load(
         )));
     }
     let mut errors = Vec::new();
-    if file.anonymous.is_some() {
-        errors.push(
-            "anonymous: Forbidden: kapi takes anonymous authentication from --anonymous-auth"
-                .to_owned(),
-        );
+    let jwt = validate(file.jwt, disallowed, &mut errors);
+    if let Some(anonymous) = &file.anonymous {
+        validate_anonymous(anonymous, &mut errors);
     }
-    let authenticators = validate(file.jwt, disallowed, &mut errors);
     match errors.as_slice() {
-        [] => Ok(authenticators),
+        [] => Ok(Loaded {
+            jwt,
+            anonymous: file.anonymous,
+        }),
         [one] => Err(AuthenticationConfigError::Invalid(one.clone())),
         many => Err(AuthenticationConfigError::Invalid(format!(
             "[{}]",
             many.join(", ")
         ))),
     }
+}
+
+/// Upstream's check of the `anonymous` section: conditions only when enabled. The value is
+/// printed as Go's `%#v` prints the internal type, as upstream's field error does.
+fn validate_anonymous(anonymous: &AnonymousConfig, errors: &mut Vec<String>) {
+    if anonymous.enabled || anonymous.conditions.is_empty() {
+        return;
+    }
+    let conditions: Vec<String> = anonymous
+        .conditions
+        .iter()
+        .map(|c| {
+            format!(
+                "apiserver.AnonymousAuthCondition{{Path:{}}}",
+                crate::field_labels::go_quote(&c.path)
+            )
+        })
+        .collect();
+    errors.push(format!(
+        "anonymous.conditions: Invalid value: []apiserver.AnonymousAuthCondition{{{}}}: enabled should be set to true when conditions are defined",
+        conditions.join(", ")
+    ));
 }
 
 /// Upstream's checks of every authenticator, their expressions compiled on the way.
@@ -594,6 +642,35 @@ mod tests {
         }
     }
 
+    /// `anonymous.conditions` only with `enabled` (ValidateAuthenticationConfiguration), the
+    /// conditions printed as Go's `%#v` prints them.
+    #[test]
+    fn anonymous_conditions_need_anonymous_enabled() {
+        let text = "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\n\
+                    anonymous:\n  conditions:\n  - path: /livez\n";
+        assert_eq!(
+            errors_of(text),
+            r#"invalid authentication config: anonymous.conditions: Invalid value: []apiserver.AnonymousAuthCondition{apiserver.AnonymousAuthCondition{Path:"/livez"}}: enabled should be set to true when conditions are defined"#
+        );
+        let enabled = text.replace("anonymous:\n", "anonymous:\n  enabled: true\n");
+        let loaded = load(enabled.as_bytes(), "auth.yaml", &[]).unwrap();
+        assert_eq!(
+            loaded.anonymous,
+            Some(AnonymousConfig {
+                enabled: true,
+                conditions: vec![AnonymousCondition {
+                    path: "/livez".to_owned()
+                }],
+            })
+        );
+        let unknown = text.replace("- path:", "- verb: get\n    path:");
+        assert!(
+            errors_of(&unknown).contains("unknown field `verb`"),
+            "{}",
+            errors_of(&unknown)
+        );
+    }
+
     #[test]
     fn configurations_are_checked_as_upstream_checks_them() {
         // ValidateAuthenticationConfiguration, validateIssuerURL, validateAudiences,
@@ -647,7 +724,7 @@ jwt:
             .replace("claims.hd ==", "claims.hd == 'x'")
             .replace("nope.groups", "claims.groups");
         let loaded = load(good.as_bytes(), "auth.yaml", &[]).unwrap();
-        let compiled = &loaded[0].1;
+        let compiled = &loaded.jwt[0].1;
         assert!(compiled.username.is_some() && compiled.groups.is_some());
         assert_eq!(compiled.claim_rules.len(), 1);
     }

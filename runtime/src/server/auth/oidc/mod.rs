@@ -14,12 +14,15 @@
 //! [`REFETCH_INTERVAL`] (upstream fetches at start-up and on every verification failure);
 //! verifications read the cached keys without waiting on each other.
 //!
-//! Not done: distributed claims (`_claim_names`), reloading the file when it changes, the
-//! configuration's `anonymous` section (refused; `--anonymous-auth` is kapi's switch), and
-//! the egress selector.
+//! The authenticators in force are reloaded when their files change (`reload`); the
+//! configuration's `anonymous` section decides anonymous authentication in place of
+//! `--anonymous-auth` (in `authn`).
+//!
+//! Not done: distributed claims (`_claim_names`) and the egress selector.
 
 mod config;
 mod keys;
+mod reload;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -36,9 +39,11 @@ use crate::server::auth::service_account::jwt;
 use crate::server::auth::user::User;
 use crate::server::http::client;
 
+pub(crate) use config::AnonymousConfig;
 pub use config::AuthenticationConfigError;
 use config::{CLAIMS, Compiled, JwtAuthenticator, USER};
 use keys::Jwk;
+pub(crate) use reload::LiveJwt;
 
 /// The least time between two fetches of one issuer's keys.
 const REFETCH_INTERVAL: Duration = Duration::from_secs(10);
@@ -71,43 +76,65 @@ struct Cached {
     fetched: Option<Instant>,
 }
 
-impl JwtAuthenticators {
-    /// The authenticators of the configuration file at `path`; `disallowed` are issuers none
-    /// may claim (the server's own service-account issuers); `key_files` name, by issuer URL,
-    /// JSON Web Key Set files to verify that issuer's tokens with instead of fetching its keys.
-    pub(crate) fn from_file(
-        path: &std::path::Path,
-        disallowed: &[String],
-        key_files: &BTreeMap<String, PathBuf>,
-    ) -> Result<Self, AuthenticationConfigError> {
-        let read = |path: &std::path::Path| {
-            std::fs::read(path).map_err(|source| AuthenticationConfigError::Io {
-                path: path.display().to_string(),
-                source,
+/// The files one configuration is read from: the `--authentication-config` file and the JSON
+/// Web Key Set files of `--authentication-config-jwks`, with the issuers no authenticator may
+/// claim (the server's own service-account issuers).
+#[derive(Debug, Clone)]
+pub(crate) struct Sources {
+    pub(crate) path: PathBuf,
+    pub(crate) disallowed: Vec<String>,
+    /// Key set files by issuer URL: that issuer's tokens are verified with these keys, which
+    /// are then never fetched.
+    pub(crate) key_files: BTreeMap<String, PathBuf>,
+}
+
+impl Sources {
+    /// Every file's bytes: the configuration first, then the key sets in issuer order.
+    fn read(&self) -> Result<Vec<Vec<u8>>, AuthenticationConfigError> {
+        std::iter::once(&self.path)
+            .chain(self.key_files.values())
+            .map(|path| {
+                std::fs::read(path).map_err(|source| AuthenticationConfigError::Io {
+                    path: path.display().to_string(),
+                    source,
+                })
             })
-        };
-        let text = read(path)?;
-        let mut key_sets = BTreeMap::new();
-        for (issuer, file) in key_files {
-            let keys = keys::parse_key_set(&read(file)?).map_err(|reason| {
-                AuthenticationConfigError::Decode {
-                    path: file.display().to_string(),
-                    reason,
-                }
-            })?;
-            key_sets.insert(issuer.clone(), keys);
-        }
-        Self::from_text(&text, &path.display().to_string(), disallowed, key_sets)
+            .collect()
     }
 
-    /// [`JwtAuthenticators::from_file`] of the file's text and the key sets read.
-    fn from_text(
-        text: &[u8],
-        path: &str,
-        disallowed: &[String],
+    /// The authenticators and the `anonymous` section of the files' bytes (as [`Sources::read`]
+    /// answers them).
+    fn load(
+        &self,
+        texts: &[Vec<u8>],
+    ) -> Result<(JwtAuthenticators, Option<AnonymousConfig>), AuthenticationConfigError> {
+        let (config, key_texts) = texts
+            .split_first()
+            .map_or((&[][..], &[][..]), |(config, keys)| {
+                (config.as_slice(), keys)
+            });
+        let mut key_sets = BTreeMap::new();
+        for ((issuer, file), text) in self.key_files.iter().zip(key_texts) {
+            let keys =
+                keys::parse_key_set(text).map_err(|reason| AuthenticationConfigError::Decode {
+                    path: file.display().to_string(),
+                    reason,
+                })?;
+            key_sets.insert(issuer.clone(), keys);
+        }
+        let loaded = config::load(config, &self.path.display().to_string(), &self.disallowed)?;
+        let jwt = JwtAuthenticators::new(loaded.jwt, key_sets)?;
+        Ok((jwt, loaded.anonymous))
+    }
+}
+
+impl JwtAuthenticators {
+    /// The authenticators of a loaded configuration, with the key sets read from files.
+    fn new(
+        loaded: Vec<(JwtAuthenticator, Compiled)>,
         mut key_sets: BTreeMap<String, Vec<Jwk>>,
     ) -> Result<Self, AuthenticationConfigError> {
-        let authenticators: Vec<Authenticator> = config::load(text, path, disallowed)?
+        let authenticators: Vec<Authenticator> = loaded
             .into_iter()
             .map(|(config, compiled)| {
                 let roots = match config.issuer.certificate_authority.as_str() {
