@@ -220,3 +220,137 @@ fn the_log_is_rotated_as_the_flags_say() {
     assert_eq!(current.last().map(String::as_str), Some("big6"));
     assert!(std::fs::metadata(&log).unwrap().len() <= 1 << 20);
 }
+
+/// `--audit-webhook-config-file` (kube-apiserver's batching webhook backend,
+/// `staging/src/k8s.io/apiserver/plugin/pkg/audit/buffered` and `.../audit/webhook`): the events
+/// the policy keeps are POSTed as `audit.k8s.io/v1` `EventList`s to the server the kubeconfig
+/// names, trusted by its CA and with its user's token, at most
+/// `--audit-webhook-batch-max-size` to a request, beside the log; an audit webhook alone is
+/// a backend too.
+#[test]
+fn events_are_sent_to_the_webhook_in_batches() {
+    use axum::http::HeaderMap;
+    use base64::Engine as _;
+    use std::sync::{Arc, Mutex};
+
+    /// Each request's `Authorization` header and body.
+    type Received = Arc<Mutex<Vec<(Option<String>, Value)>>>;
+    let received: Received = Arc::default();
+    let seen = Arc::clone(&received);
+    let router = axum::Router::new().route(
+        "/audit",
+        axum::routing::post(move |headers: HeaderMap, body: axum::body::Bytes| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let token = headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                let list: Value = serde_json::from_slice(&body).unwrap_or_default();
+                seen.lock().unwrap().push((token, list));
+                "{}"
+            }
+        }),
+    );
+    let sink = kapi_e2e::HttpsServer::start(router).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let kubeconfig = dir.path().join("audit-webhook.kubeconfig");
+    let ca = base64::engine::general_purpose::STANDARD.encode(sink.ca_pem());
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: audit\n  cluster:\n    server: {}/audit\n    certificate-authority-data: {ca}\nusers:\n- name: kapi\n  user:\n    token: audit-writer\ncontexts:\n- name: default\n  context: {{cluster: audit, user: kapi}}\ncurrent-context: default\n",
+            sink.url()
+        ),
+    )
+    .unwrap();
+    let log = dir.path().join("audit.log");
+    let server = KapiServer::start(&ServerOptions {
+        args: vec![
+            format!("--audit-policy-file={}", policy.display()),
+            format!("--audit-log-path={}", log.display()),
+            format!("--audit-webhook-config-file={}", kubeconfig.display()),
+            "--audit-webhook-batch-max-wait=200ms".to_owned(),
+            "--audit-webhook-batch-max-size=2".to_owned(),
+        ],
+        ..ServerOptions::default()
+    })
+    .unwrap();
+    let admin = Kubectl::on_path(&server, dir.path());
+    for name in ["one", "two", "three"] {
+        admin.expect_ok(&["create", "configmap", name, "--from-literal=k=v"]);
+    }
+    let created = |items: &[Value], name: &str| {
+        items.iter().any(|e| {
+            e["verb"] == "create"
+                && e["objectRef"]["name"] == name
+                && e["stage"] == "ResponseComplete"
+        })
+    };
+    let mut all = Vec::new();
+    for _ in 0..100 {
+        all = received
+            .lock()
+            .unwrap()
+            .iter()
+            .flat_map(|(_, list)| list["items"].as_array().cloned().unwrap_or_default())
+            .collect();
+        if ["one", "two", "three"].iter().all(|n| created(&all, n)) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        ["one", "two", "three"].iter().all(|n| created(&all, n)),
+        "{all:#?}"
+    );
+    let batches = received.lock().unwrap().clone();
+    for (token, list) in &batches {
+        assert_eq!(token.as_deref(), Some("Bearer audit-writer"));
+        assert_eq!(list["kind"], "EventList");
+        assert_eq!(list["apiVersion"], "audit.k8s.io/v1");
+        let items = list["items"].as_array().unwrap();
+        assert!((1..=2).contains(&items.len()), "{list}");
+    }
+    // The webhook gets what the log gets: the same events, at the policy's level.
+    let event = all
+        .iter()
+        .find(|e| created(std::slice::from_ref(e), "two"))
+        .unwrap();
+    assert_eq!(event["level"], "RequestResponse");
+    assert_eq!(event["responseObject"]["data"]["k"], "v");
+    let logged = find(&log, |e| {
+        e["auditID"] == event["auditID"] && e["stage"] == "ResponseComplete"
+    });
+    assert_eq!(logged["requestObject"], event["requestObject"]);
+
+    // Without a log: the webhook alone.
+    drop(server);
+    let before = received.lock().unwrap().len();
+    let server = KapiServer::start(&ServerOptions {
+        args: vec![
+            format!("--audit-policy-file={}", policy.display()),
+            format!("--audit-webhook-config-file={}", kubeconfig.display()),
+            "--audit-webhook-batch-max-wait=200ms".to_owned(),
+        ],
+        ..ServerOptions::default()
+    })
+    .unwrap();
+    Kubectl::on_path(&server, dir.path()).expect_ok(&["create", "configmap", "four"]);
+    let mut found = false;
+    for _ in 0..100 {
+        let lists = received.lock().unwrap()[before..].to_vec();
+        let items: Vec<Value> = lists
+            .iter()
+            .flat_map(|(_, list)| list["items"].as_array().cloned().unwrap_or_default())
+            .collect();
+        if created(&items, "four") {
+            found = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(found, "the webhook alone got no event of the create");
+}

@@ -53,6 +53,7 @@ pub enum Command {
 
 /// Options of `kapi serve`.
 #[derive(Debug, Clone, Args)]
+#[command(group = clap::ArgGroup::new("audit_backend").multiple(true))]
 pub struct ServeArgs {
     /// The address to listen on; port 0 picks a free port.
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
@@ -164,13 +165,70 @@ pub struct ServeArgs {
     pub anonymous_auth: Option<bool>,
 
     /// The audit policy (an `audit.k8s.io/v1` Policy file), as kube-apiserver's flag: which
-    /// requests are audited, and at which level. Needs `--audit-log-path`.
-    #[arg(long, value_name = "FILE", requires = "audit_log_path")]
+    /// requests are audited, and at which level. Needs `--audit-log-path` or
+    /// `--audit-webhook-config-file`.
+    #[arg(long, value_name = "FILE", requires = "audit_backend")]
     pub audit_policy_file: Option<PathBuf>,
+
+    /// Where audit events are sent as well as, or instead of, the log: a kubeconfig naming the
+    /// webhook's server, CA and credentials, as kube-apiserver's flag. Events go in batches
+    /// (`--audit-webhook-mode=batch`, the default and the one mode kapi has). Needs
+    /// `--audit-policy-file`.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "audit_policy_file",
+        group = "audit_backend"
+    )]
+    pub audit_webhook_config_file: Option<PathBuf>,
+
+    /// How events reach the webhook: `batch` (kube-apiserver's `blocking` and
+    /// `blocking-strict` hold requests until their events are sent, which kapi does not do).
+    #[arg(long, value_name = "MODE", default_value = "batch", value_parser = ["batch"])]
+    pub audit_webhook_mode: String,
+
+    /// The most audit events waiting to be sent to the webhook; more are dropped.
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub audit_webhook_batch_buffer_size: u32,
+
+    /// The most audit events in one request to the webhook.
+    #[arg(long, value_name = "N", default_value_t = 400, value_parser = clap::value_parser!(u32).range(1..))]
+    pub audit_webhook_batch_max_size: u32,
+
+    /// How long a batch waits for more events before it is sent.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub audit_webhook_batch_max_wait: Duration,
+
+    /// Whether batches to the webhook are throttled (`--audit-webhook-batch-throttle-qps`,
+    /// `-burst`).
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub audit_webhook_batch_throttle_enable: bool,
+
+    /// Batches per second sent to the webhook, once the burst is spent.
+    #[arg(long, value_name = "QPS", default_value_t = 10.0)]
+    pub audit_webhook_batch_throttle_qps: f64,
+
+    /// Batches sent to the webhook at once before the throttle paces them.
+    #[arg(long, value_name = "N", default_value_t = 15)]
+    pub audit_webhook_batch_throttle_burst: u32,
+
+    /// How long a failed request to the webhook waits before it is tried again (then 1.5 times
+    /// longer each time, five tries in all).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub audit_webhook_initial_backoff: Duration,
+
+    /// The audit API version of the events sent to the webhook.
+    #[arg(long, value_name = "VERSION", default_value = "audit.k8s.io/v1", value_parser = ["audit.k8s.io/v1"])]
+    pub audit_webhook_version: String,
 
     /// Where audit events are appended, one JSON line each (`-`: standard output), as
     /// kube-apiserver's flag. Needs `--audit-policy-file`.
-    #[arg(long, value_name = "FILE", requires = "audit_policy_file")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "audit_policy_file",
+        group = "audit_backend"
+    )]
     pub audit_log_path: Option<PathBuf>,
 
     /// The most megabytes the audit log file holds before it is rotated (moved aside as
@@ -419,6 +477,9 @@ pub enum ServeError {
     /// `--authentication-config` could not be read or is invalid.
     #[error(transparent)]
     AuthenticationConfig(#[from] AuthenticationConfigError),
+    /// `--audit-policy-file` without a backend to send events to.
+    #[error("--audit-policy-file needs --audit-log-path or --audit-webhook-config-file")]
+    NoAuditBackend,
     /// `--anonymous-auth` given beside a configuration file with an `anonymous` section.
     #[error(
         "anonymous: Forbidden: --anonymous-auth flag cannot be set when anonymous field is configured in authentication configuration file"
@@ -569,14 +630,8 @@ pub async fn serve(
     let mut builder = Server::builder()
         .authorization(authorization_for(&args)?)
         .service_account_tokens(service_accounts_for(&args)?);
-    if let (Some(policy), Some(log)) = (&args.audit_policy_file, &args.audit_log_path) {
-        let rotation = kapi::server::LogRotation {
-            max_size_mb: args.audit_log_maxsize,
-            max_backups: args.audit_log_maxbackup,
-            max_age_days: args.audit_log_maxage,
-            compress: args.audit_log_compress,
-        };
-        builder = builder.audit(kapi::server::Audit::rotated(policy, log, rotation)?);
+    if let Some(policy) = &args.audit_policy_file {
+        builder = builder.audit(audit_for(&args, policy)?);
     }
     if let Some((tls, access)) = security {
         if let Some(ca) = access.certificate_authority {
@@ -687,6 +742,43 @@ pub fn service_accounts_for(args: &ServeArgs) -> Result<ServiceAccountTokens, Se
 }
 
 /// The cert dir: `--cert-dir`, else `<data-dir>/pki`.
+/// The audit backends of `--audit-log-path` and `--audit-webhook-config-file` (one of them is
+/// there: clap requires it beside the policy).
+fn audit_for(
+    args: &ServeArgs,
+    policy: &std::path::Path,
+) -> Result<kapi::server::Audit, ServeError> {
+    use kapi::server::{Audit, LogRotation, WebhookOptions};
+    let webhook = WebhookOptions {
+        buffer_size: args.audit_webhook_batch_buffer_size as usize,
+        max_batch_size: args.audit_webhook_batch_max_size as usize,
+        max_batch_wait: args.audit_webhook_batch_max_wait,
+        throttle: args.audit_webhook_batch_throttle_enable.then_some((
+            args.audit_webhook_batch_throttle_qps,
+            args.audit_webhook_batch_throttle_burst,
+        )),
+        initial_backoff: args.audit_webhook_initial_backoff,
+    };
+    let audit = match (&args.audit_log_path, &args.audit_webhook_config_file) {
+        (Some(log), webhook_config) => {
+            let rotation = LogRotation {
+                max_size_mb: args.audit_log_maxsize,
+                max_backups: args.audit_log_maxbackup,
+                max_age_days: args.audit_log_maxage,
+                compress: args.audit_log_compress,
+            };
+            let audit = Audit::rotated(policy, log, rotation)?;
+            match webhook_config {
+                Some(config) => audit.and_webhook(config, webhook)?,
+                None => audit,
+            }
+        }
+        (None, Some(config)) => Audit::webhook(policy, config, webhook)?,
+        (None, None) => return Err(ServeError::NoAuditBackend),
+    };
+    Ok(audit)
+}
+
 /// The advertised address: `--advertise-address`, or what the listen address implies (upstream
 /// treats an unspecified one as not given).
 fn advertised(args: &ServeArgs) -> IpAddr {

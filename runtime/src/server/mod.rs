@@ -52,7 +52,7 @@ use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use crate::storage::{EncryptedStorage, EncryptionConfig, Storage};
 use crate::{KubeVersion, Registry, ResourceInfo};
 
-pub use audit::{Audit, AuditError, LogRotation};
+pub use audit::{Audit, AuditError, LogRotation, WebhookOptions};
 pub use auth::{
     Authentication, AuthenticationConfigError, Authorization, AuthorizationMode, DEFAULT_ISSUER,
     KeyError, ServiceAccountTokens, SigningKey, TokenFileError, VerificationKey,

@@ -3,7 +3,8 @@
 //! `--audit-log-compress` say: `rotation`). The policy
 //! (`policy`) gives each request a level from its user and attributes; events (`event`) are
 //! written at the stages the policy keeps (RequestReceived; ResponseStarted for a watch;
-//! ResponseComplete once the answer has been sent or abandoned), each a JSON line (`sink`),
+//! ResponseComplete once the answer has been sent or abandoned), each a JSON line (`sink`)
+//! and, with `--audit-webhook-config-file`, in batches to a webhook (`webhook`),
 //! with the authorization decision and its reason as annotations, the request's body from
 //! level `Request` and the response's from `RequestResponse`. Every answer carries an
 //! `Audit-Id` header, as upstream's do, audited or not.
@@ -16,8 +17,10 @@ mod event;
 mod policy;
 mod rotation;
 mod sink;
+mod webhook;
 
 pub use rotation::LogRotation;
+pub use webhook::WebhookOptions;
 
 use std::path::Path;
 use std::pin::Pin;
@@ -54,7 +57,9 @@ const STATUS_BYTES: usize = 64 << 10;
 #[derive(Debug)]
 pub struct Audit {
     policy: Policy,
-    sink: Sink,
+    /// The log, unless events go to the webhook only.
+    sink: Option<Sink>,
+    webhook: Option<webhook::Webhook>,
     /// Whether some rule records bodies: only then are request bodies copied as they are read.
     records_bodies: bool,
 }
@@ -75,6 +80,14 @@ pub enum AuditError {
     /// The policy is not a valid `audit.k8s.io/v1` Policy.
     #[error("invalid audit policy {path}: {message}")]
     Policy {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The webhook's configuration (a kubeconfig) could not be used.
+    #[error("invalid audit webhook config file {path}: {message}")]
+    Webhook {
         /// The file.
         path: String,
         /// What is wrong.
@@ -104,6 +117,44 @@ impl Audit {
         log: &Path,
         rotation: LogRotation,
     ) -> Result<Self, AuditError> {
+        let mut audit = Self::of_policy(policy_file)?;
+        let sink = Sink::open(&Target::of(log), rotation).map_err(|source| AuditError::Log {
+            path: log.display().to_string(),
+            source,
+        })?;
+        audit.sink = Some(sink);
+        Ok(audit)
+    }
+
+    /// Audits as the Policy in `policy_file` says, sending the events to the webhook the
+    /// kubeconfig `config_file` names, batched as `options` say (kube-apiserver's
+    /// `--audit-webhook-config-file` in its default batch mode). Must be called within a Tokio
+    /// runtime (the sending task).
+    pub fn webhook(
+        policy_file: &Path,
+        config_file: &Path,
+        options: WebhookOptions,
+    ) -> Result<Self, AuditError> {
+        Self::of_policy(policy_file)?.and_webhook(config_file, options)
+    }
+
+    /// This audit's events sent to a webhook too, as [`Audit::webhook`] sends them.
+    pub fn and_webhook(
+        mut self,
+        config_file: &Path,
+        options: WebhookOptions,
+    ) -> Result<Self, AuditError> {
+        let target =
+            webhook::Target::of_kubeconfig(config_file).map_err(|message| AuditError::Webhook {
+                path: config_file.display().to_string(),
+                message,
+            })?;
+        self.webhook = Some(webhook::Webhook::start(target, options));
+        Ok(self)
+    }
+
+    /// The policy of `policy_file`, with no backend yet.
+    fn of_policy(policy_file: &Path) -> Result<Self, AuditError> {
         let shown = policy_file.display().to_string();
         let text = std::fs::read_to_string(policy_file).map_err(|source| AuditError::Read {
             path: shown.clone(),
@@ -113,16 +164,26 @@ impl Audit {
             path: shown,
             message,
         })?;
-        let sink = Sink::open(&Target::of(log), rotation).map_err(|source| AuditError::Log {
-            path: log.display().to_string(),
-            source,
-        })?;
         let records_bodies = policy.records_bodies();
         Ok(Self {
             policy,
-            sink,
+            sink: None,
+            webhook: None,
             records_bodies,
         })
+    }
+
+    /// Hands `event` to every backend.
+    fn send(&self, event: Event) {
+        match (&self.sink, &self.webhook) {
+            (Some(sink), Some(webhook)) => {
+                webhook.send(event.clone());
+                sink.send(event);
+            }
+            (Some(sink), None) => sink.send(event),
+            (None, Some(webhook)) => webhook.send(event),
+            (None, None) => {}
+        }
     }
 }
 
@@ -302,7 +363,7 @@ impl Record {
             },
             annotations,
         };
-        self.audit.sink.send(event);
+        self.audit.send(event);
     }
 }
 

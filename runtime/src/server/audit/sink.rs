@@ -56,11 +56,40 @@ impl Out {
     }
 }
 
+/// The sending side of a backend's bounded queue: what does not fit is dropped and counted,
+/// and the count logged at every power of two.
+#[derive(Debug)]
+pub(crate) struct Queue {
+    sender: mpsc::Sender<Event>,
+    dropped: AtomicU64,
+    /// What the log says when events are dropped.
+    behind: &'static str,
+}
+
+impl Queue {
+    pub(crate) fn new(sender: mpsc::Sender<Event>, behind: &'static str) -> Self {
+        Self {
+            sender,
+            dropped: AtomicU64::new(0),
+            behind,
+        }
+    }
+
+    /// Queues `event`; drops it when the queue is full.
+    pub(crate) fn offer(&self, event: Event) {
+        if self.sender.try_send(event).is_err() {
+            let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+            if dropped.is_power_of_two() {
+                tracing::warn!(dropped, "{}", self.behind);
+            }
+        }
+    }
+}
+
 /// The sending side of the writer task.
 #[derive(Debug)]
 pub(crate) struct Sink {
-    queue: mpsc::Sender<Event>,
-    dropped: AtomicU64,
+    queue: Queue,
 }
 
 impl Sink {
@@ -87,18 +116,12 @@ impl Sink {
             out.flush();
         });
         Ok(Self {
-            queue,
-            dropped: AtomicU64::new(0),
+            queue: Queue::new(queue, "the audit log falls behind: events dropped"),
         })
     }
 
     /// Queues `event`; drops it when the queue is full.
     pub(crate) fn send(&self, event: Event) {
-        if self.queue.try_send(event).is_err() {
-            let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
-            if dropped.is_power_of_two() {
-                tracing::warn!(dropped, "the audit log falls behind: events dropped");
-            }
-        }
+        self.queue.offer(event);
     }
 }

@@ -95,6 +95,30 @@ pub(crate) struct Exchange<'a> {
     pub(crate) deadline: Duration,
     /// The most bytes of the answer's body read.
     pub(crate) most_bytes: usize,
+    /// Who the server is told the request is from, if anyone.
+    pub(crate) credentials: Option<&'a Credentials>,
+}
+
+/// A client's credentials, as a kubeconfig's user gives them: a certificate presented in the
+/// handshake, a bearer token, or both.
+#[derive(Clone, Default)]
+pub(crate) struct Credentials {
+    /// The certificate chain (leaf first) and its private key.
+    pub(crate) certificate: Option<(
+        Vec<CertificateDer<'static>>,
+        Arc<rustls::pki_types::PrivateKeyDer<'static>>,
+    )>,
+    pub(crate) token: Option<String>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key or the token.
+        f.debug_struct("Credentials")
+            .field("certificate", &self.certificate.is_some())
+            .field("token", &self.token.is_some())
+            .finish()
+    }
 }
 
 /// Sends a `GET` of `url` (`https://` only) and reads the answer, all within `deadline`, the
@@ -114,6 +138,7 @@ pub(crate) async fn get(
         roots,
         deadline,
         most_bytes,
+        credentials: None,
     })
     .await
 }
@@ -151,8 +176,14 @@ async fn run(exchange: Exchange<'_>) -> Result<Answer, String> {
     ))
     .with_safe_default_protocol_versions()
     .map_err(|e| e.to_string())?
-    .with_root_certificates(exchange.roots)
-    .with_no_client_auth();
+    .with_root_certificates(exchange.roots);
+    let certificate = exchange.credentials.and_then(|c| c.certificate.as_ref());
+    let config = match certificate {
+        Some((chain, key)) => config
+            .with_client_auth_cert(chain.clone(), key.clone_key())
+            .map_err(|e| format!("tls: the client certificate: {e}"))?,
+        None => config.with_no_client_auth(),
+    };
     let name = ServerName::try_from(destination.server_name.clone())
         .map_err(|e| format!("invalid server name {:?}: {e}", destination.server_name))?;
     let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
@@ -174,6 +205,9 @@ async fn run(exchange: Exchange<'_>) -> Result<Answer, String> {
         .uri(&destination.path_and_query)
         .header(header::HOST, authority)
         .header(header::ACCEPT, "application/json, */*");
+    if let Some(token) = exchange.credentials.and_then(|c| c.token.as_deref()) {
+        request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+    }
     let body = match exchange.body {
         Some((media_type, bytes)) => {
             request = request

@@ -142,6 +142,7 @@ pub(super) async fn post(
         roots: Arc::clone(&target.roots),
         deadline: timeout,
         most_bytes: MOST_ANSWER_BYTES,
+        credentials: None,
     })
     .await?;
     if answer.status != StatusCode::OK {
