@@ -32,6 +32,9 @@
 
 mod iter;
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use serde_json::Value;
 
 use super::{decoders, go_named, reference, short_type};
@@ -188,10 +191,10 @@ pub(crate) fn type_error<'a>(
     if it.gave_up {
         return None;
     }
-    match it.error {
-        Some(Failure::Message(text)) => Some(go_string(&text)),
-        Some(Failure::Eof) | None => None,
-    }
+    it.error
+        .as_ref()
+        .and_then(Failure::text)
+        .map(|text| go_string(&text))
 }
 
 /// Bytes as Go's JSON encoder writes a string holding them: each byte that is not part of
@@ -597,16 +600,19 @@ impl<'a> Decoding<'_, 'a> {
 }
 
 /// The protobuf table's message for an OpenAPI definition (`io.k8s.api.core.v1.Volume` is
-/// `api.core.v1` `Volume`).
+/// `api.core.v1` `Volume`), through an index by full name made on first use.
 fn table_message(definition: &str) -> Option<&'static Message> {
+    static BY_NAME: OnceLock<HashMap<String, &'static Message>> = OnceLock::new();
+    let index = BY_NAME.get_or_init(|| {
+        let table = Table::get();
+        table
+            .messages
+            .iter()
+            .map(|((package, kind), message)| (format!("{package}.{kind}"), message))
+            .collect()
+    });
     let name = definition.strip_prefix("io.k8s.")?.replace('-', "_");
-    let (package, kind) = name.rsplit_once('.')?;
-    // Only on the error path: a scan, as the table's keys are `'static` names.
-    Table::get()
-        .messages
-        .iter()
-        .find(|((p, k), _)| *p == package && *k == kind)
-        .map(|(_, message)| message)
+    index.get(&name).copied()
 }
 
 /// The Go name of the struct that `definition` embeds inline and that holds the JSON field
@@ -810,7 +816,8 @@ mod tests {
     }
 
     fn error(kind: &str, body: &str) -> Option<String> {
-        let defs = definitions();
+        static DEFINITIONS: OnceLock<Value> = OnceLock::new();
+        let defs = DEFINITIONS.get_or_init(definitions);
         let name = match kind {
             "Deployment" => "io.k8s.api.apps.v1.Deployment",
             "Secret" => "io.k8s.api.core.v1.Secret",
@@ -1053,6 +1060,47 @@ mod tests {
         for (kind, body, want) in cases {
             assert_eq!(error(kind, body).as_deref(), *want, "{body}");
         }
+    }
+
+    /// Whatever the bytes (cut short, a byte changed: readers past a misfit meet such bytes),
+    /// the port ends without panicking; a long map after a misfit is left where the reader,
+    /// one byte off, stops making sense of it (json-iterator's answer for this body too).
+    #[test]
+    fn any_bytes_end() {
+        let bodies = [
+            r#"{"spec":{"template":{"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":"two","memory":"1Gi"}},"ports":[{"containerPort":1.5}]}],"volumes":[{"name":"v","configMap":{"name":5}}]}}},"metadata":{"labels":{"a\u00e9\ud800":"b"},"creationTimestamp":"x"}}"#,
+            r#"{"data":{"a":"aGk=","b":[1,2,300]},"stringData":{"x":null},"metadata":{"name":"\"q"}}"#,
+            r#"{"ratio":-0.5e-3,"big":-9223372036854775808}"#,
+        ];
+        for body in bodies {
+            let bytes = body.as_bytes();
+            for end in 0..=bytes.len() {
+                let _ = error("Deployment", &String::from_utf8_lossy(&bytes[..end]));
+                let _ = error("Secret", &String::from_utf8_lossy(&bytes[..end]));
+                let _ = error("Scale", &String::from_utf8_lossy(&bytes[..end]));
+            }
+            for at in 0..bytes.len() {
+                for replacement in [b'"', b',', b'{', b'[', b'\\', b'-', b'0', b'n', b'.'] {
+                    let mut changed = bytes.to_vec();
+                    changed[at] = replacement;
+                    let text = String::from_utf8_lossy(&changed).into_owned();
+                    let _ = error("Deployment", &text);
+                    let _ = error("Secret", &text);
+                }
+            }
+        }
+        let labels: Vec<String> = (0..20_000).map(|i| format!("\"l{i}\":\"v\"")).collect();
+        let many = format!(
+            r#"{{"metadata":{{"name":1,"labels":{{{}}},"uid":"u"}}}}"#,
+            labels.join(",")
+        );
+        let text = error("Deployment", &many).unwrap_or_default();
+        assert!(
+            text.starts_with(
+                "v1.Deployment.ObjectMeta: v1.ObjectMeta.Labels: Name: ReadString: expects \" or n, but found 1, error found in #10 byte of ...|:{\"name\":1,\"labels\":|..."
+            ),
+            "{text:.200}"
+        );
     }
 
     /// A misfit in the top-level `apiVersion` or `kind` is refused before decoding upstream.

@@ -14,8 +14,22 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Failure {
     Eof,
-    /// The message's bytes: reports quote the body's bytes as they are, valid UTF-8 or not.
-    Message(Vec<u8>),
+    /// The message: the report's bytes (which quote the body's bytes as they are, valid UTF-8
+    /// or not), and what the decoders on the way out put before it, innermost first. Kept
+    /// apart so that many wraps cost no more than their own length.
+    Message(Vec<u8>, Vec<String>),
+}
+
+impl Failure {
+    /// The message as upstream's `Error()` gives it.
+    pub(super) fn text(&self) -> Option<Vec<u8>> {
+        let Failure::Message(report, wraps) = self else {
+            return None;
+        };
+        let mut text: Vec<u8> = wraps.iter().rev().flat_map(|w| w.bytes()).collect();
+        text.extend_from_slice(report);
+        Some(text)
+    }
 }
 
 pub(super) struct Iter<'b> {
@@ -72,7 +86,7 @@ impl<'b> Iter<'b> {
 
     /// `iter.Error != nil && iter.Error != io.EOF`.
     pub(super) fn failed(&self) -> bool {
-        matches!(self.error, Some(Failure::Message(_)))
+        matches!(self.error, Some(Failure::Message(..)))
     }
 
     fn tail(&self) -> usize {
@@ -109,7 +123,7 @@ impl<'b> Iter<'b> {
         text.extend_from_slice(b"|..., bigger context ...|");
         text.extend_from_slice(&self.buf[context_start..context_end]);
         text.extend_from_slice(b"|...");
-        self.error = Some(Failure::Message(text));
+        self.error = Some(Failure::Message(text, Vec::new()));
     }
 
     fn report_str(&mut self, operation: &str, message: &str) {
@@ -118,15 +132,13 @@ impl<'b> Iter<'b> {
 
     /// `iter.Error = err`: an error set without the reader's context (`strconv`'s).
     fn set_error(&mut self, message: String) {
-        self.error = Some(Failure::Message(message.into_bytes()));
+        self.error = Some(Failure::Message(message.into_bytes(), Vec::new()));
     }
 
     /// What a decoder does on its way out of a misfit: prefix the message.
     pub(super) fn wrap(&mut self, prefix: &str) {
-        if let Some(Failure::Message(text)) = &mut self.error {
-            let mut wrapped = prefix.as_bytes().to_vec();
-            wrapped.append(text);
-            *text = wrapped;
+        if let Some(Failure::Message(_, wraps)) = &mut self.error {
+            wraps.push(prefix.to_owned());
         }
     }
 
