@@ -290,6 +290,16 @@ fn release_1_20_answers_as_its_kube_apiserver() {
             r#"{"apiVersion":"v1","data":{"a":1.5},"kind":"ConfigMap","metadata":{"name":"y"}}"#,
             "v1.ConfigMap.Data: ReadString: expects \" or n, but found 1, error found in #10 byte of ...|ta\":{\"a\":1.5},\"kind\"|..., bigger context ...|{\"apiVersion\":\"v1\",\"data\":{\"a\":1.5},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"y\"}}|...",
         ),
+        // Go's names, not OpenAPI's: a slice of a named string type, a field named apart from
+        // its JSON name (k8s.io/api 1.20 `core/v1/types.go`).
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q"},"spec":{"containers":[{"name":"c","image":"i","securityContext":{"capabilities":{"add":[1]}}}]}}"#,
+            "v1.Pod.Spec: v1.PodSpec.Containers: []v1.Container: v1.Container.SecurityContext: v1.SecurityContext.Capabilities: v1.Capabilities.Add: []v1.Capability: ReadString: expects \" or n, but found 1, error found in #10 byte of ...|:{\"add\":[1]}}}]}}|..., bigger context ...|e\":\"i\",\"securityContext\":{\"capabilities\":{\"add\":[1]}}}]}}|...",
+        ),
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q"},"spec":{"serviceAccount":5,"containers":[{"name":"c","image":"i"}]}}"#,
+            "v1.Pod.Spec: v1.PodSpec.Containers: []v1.Container: DeprecatedServiceAccount: ReadString: expects \" or n, but found 5, error found in #10 byte of ...|Account\":5,\"containe|..., bigger context ...|\"metadata\":{\"name\":\"q\"},\"spec\":{\"serviceAccount\":5,\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}|...",
+        ),
     ];
     for (body, problem) in cases {
         let value: serde_json::Value = serde_json::from_str(body).unwrap();

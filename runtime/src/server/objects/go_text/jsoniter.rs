@@ -20,16 +20,19 @@
 //! `ReadInt32: overflow: 3000000000`, `strconv.ParseFloat: parsing "1e999": value out of
 //! range`).
 //!
-//! What OpenAPI does not say is taken from elsewhere: Go field names are the JSON names
-//! capitalized with Kubernetes' initialisms (`uid` → `UID`, `dnsPolicy` → `DNSPolicy`);
-//! which structs embed another inline comes from the protobuf table (its `^` fields), in
-//! 1.20's names; whether a field is a pointer (an `OptionalDecoder` reads a `null` first,
-//! which after a misfit costs a byte) from the table's `?` marks for numbers and bools and,
-//! for structs and self-decoding types, from Kubernetes' conventions (`POINTER_FREE_STRUCTS`,
-//! `POINTER_VALUES`). A misfit in the top-level `apiVersion` or `kind`, which upstream's
-//! serializer refuses before decoding, and types this port does not follow (durations,
-//! apiextensions' `JSONSchemaPropsOr*`) give `None`: the caller keeps its own account.
+//! What OpenAPI does not say comes from `go_fields`, the Go struct fields of 1.20's types (Go
+//! field names, pointers: an `OptionalDecoder` reads a `null` first, which after a misfit
+//! costs a byte; slice types as printed, `[]v1.Capability`; structs embedded inline). For
+//! types that table lacks (no 1.20 kind's, but a definition kapi has beyond them), Kubernetes'
+//! conventions: JSON
+//! names capitalized with its initialisms (`uid` → `UID`), embedded structs from the protobuf
+//! table (its `^` fields, in 1.20's names), pointers from the table's `?` marks for numbers and
+//! bools and from `POINTER_FREE_STRUCTS` and `POINTER_VALUES`. A misfit in the top-level
+//! `apiVersion` or `kind`, which upstream's serializer refuses before decoding, and types this
+//! port does not follow (durations, apiextensions' `JSONSchemaPropsOr*`) once a misfit has
+//! been met, give `None`: the caller keeps its own account.
 
+mod go_fields;
 mod iter;
 
 use std::collections::HashMap;
@@ -161,9 +164,12 @@ struct GoField<'a> {
     schema: &'a Value,
     /// `structFieldDecoder`'s name.
     name: String,
-    /// The struct embedded inline that holds the field, whose decoder wraps it too.
-    embedded_in: Option<String>,
+    /// The structs embedded inline that hold the field, outermost first, whose decoders
+    /// wrap it too.
+    embedded_in: Vec<String>,
     pointer: bool,
+    /// The Go type a slice decoder prints, where the Go field table has it.
+    printed_type: Option<String>,
     /// The top-level `apiVersion` or `kind`, which upstream reads before decoding.
     top_type_meta: bool,
 }
@@ -310,10 +316,21 @@ impl<'a> Decoding<'_, 'a> {
         // The kinds embed TypeMeta: `apiVersion` and `kind` are its fields.
         let type_meta = matches!(key, "apiVersion" | "kind")
             && schema.get("x-kubernetes-group-version-kind").is_some();
+        if let Some(found) = go_fields::field(definition, key) {
+            return Some(GoField {
+                schema: field_schema,
+                name: found.field.name.to_owned(),
+                embedded_in: found.embedded.iter().map(|e| (*e).to_owned()).collect(),
+                pointer: found.pointer(),
+                printed_type: Some(found.printed_type()),
+                top_type_meta: top && type_meta,
+            });
+        }
+        // A type the Go field table lacks: Kubernetes' conventions.
         let embedded_in = if type_meta {
-            Some("TypeMeta".to_owned())
+            vec!["TypeMeta".to_owned()]
         } else {
-            embedding(definition, key)
+            embedding(definition, key).into_iter().collect()
         };
         let pointer = !required && self.is_pointer(definition, key, field_schema);
         Some(GoField {
@@ -321,6 +338,7 @@ impl<'a> Decoding<'_, 'a> {
             name: go_field_name(key, field_schema),
             embedded_in,
             pointer,
+            printed_type: None,
             top_type_meta: top && type_meta,
         })
     }
@@ -500,7 +518,10 @@ impl<'a> Decoding<'_, 'a> {
     /// `structFieldDecoder`: the field's value, then its Go name before any error.
     fn field_value(&self, it: &mut Iter, field: &GoField<'a>, depth: usize) -> Step {
         let clean = !it.failed();
-        let go = self.classify(field.schema);
+        let go = match (self.classify(field.schema), &field.printed_type) {
+            (GoValue::Slice(items, _), Some(printed)) => GoValue::Slice(items, printed.clone()),
+            (go, _) => go,
+        };
         self.decode(it, &go, field.pointer, depth + 1)?;
         if field.top_type_meta && clean && it.failed() {
             // Upstream's serializer refuses such a body before it decodes it.
@@ -508,7 +529,7 @@ impl<'a> Decoding<'_, 'a> {
         }
         if it.failed() {
             it.wrap(&format!("{}: ", field.name));
-            if let Some(embedded) = &field.embedded_in {
+            for embedded in field.embedded_in.iter().rev() {
                 it.wrap(&format!("{embedded}: "));
             }
         }
