@@ -451,10 +451,12 @@ impl<'a> Decoding<'_, 'a> {
         name: &str,
         depth: usize,
     ) -> Step {
-        let count = schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .map_or(0, |p| p.len());
+        let count = go_fields::field_count(definition).unwrap_or_else(|| {
+            schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map_or(0, |p| p.len())
+        });
         if count == 0 {
             if !matches!(it.peek(), b'{' | b'n') {
                 it.report("skipObjectDecoder", b"expect object or null");

@@ -93,6 +93,26 @@ pub(super) fn field(definition: &str, key: &str) -> Option<Found> {
     find(name, key, 0)
 }
 
+/// How many JSON fields the struct a definition names has in Go, its embedded structs' fields
+/// counted in (json-iterator picks its struct decoder by that count), if the table has it.
+pub(super) fn field_count(definition: &str) -> Option<usize> {
+    count(definition.strip_prefix("io.k8s.")?, 0)
+}
+
+fn count(name: &str, depth: usize) -> Option<usize> {
+    if depth > 8 {
+        return None;
+    }
+    let (package, fields) = table().get(name)?;
+    fields.iter().try_fold(0, |total, field| {
+        if field.json != "-" {
+            return Some(total + 1);
+        }
+        let inner = qualified(field.go_type.trim_start_matches('*'), package)?;
+        Some(total + count(&inner, depth + 1)?)
+    })
+}
+
 fn find(name: &str, key: &str, depth: usize) -> Option<Found> {
     if depth > 8 {
         return None;
@@ -236,6 +256,9 @@ mod tests {
         let service = "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec";
         assert!(field(service, "service").unwrap().pointer());
         assert!(field("io.k8s.api.core.v1.PodSpec", "nothing").is_none());
+        // ConfigMap: TypeMeta's two, metadata, immutable, data, binaryData.
+        assert_eq!(field_count("io.k8s.api.core.v1.ConfigMap"), Some(6));
+        assert_eq!(field_count("io.k8s.api.core.v1.Volume"), Some(30));
         assert_eq!(package_name("metav1"), "v1");
         assert_eq!(package_name("batchv1beta1"), "v1beta1");
         assert_eq!(package_name("resource"), "resource");
