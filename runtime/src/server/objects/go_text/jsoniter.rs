@@ -143,8 +143,9 @@ enum SelfDecoding {
 enum GoValue<'a> {
     /// A struct: its schema, its definition's name, its Go type name (`v1.PodSpec`).
     Struct(&'a Value, &'a str, String),
-    /// A map from strings to values of this schema.
-    Map(&'a Value),
+    /// A map from strings to values of this schema, with the Go type its slice values print
+    /// where the Go field table has it (`v1.ExtraValue`).
+    Map(&'a Value, Option<String>),
     /// A slice of values of this schema, with its Go type name.
     Slice(&'a Value, String),
     String,
@@ -256,7 +257,7 @@ impl<'a> Decoding<'_, 'a> {
                 None => GoValue::Unknown,
             },
             Some("object") => match schema.get("additionalProperties") {
-                Some(values) if values.is_object() => GoValue::Map(values),
+                Some(values) if values.is_object() => GoValue::Map(values, None),
                 _ => GoValue::Unknown,
             },
             Some("array") => match (schema.get("items"), self.go_type(schema)) {
@@ -409,7 +410,7 @@ impl<'a> Decoding<'_, 'a> {
             GoValue::Struct(schema, definition, name) => {
                 self.structure(it, schema, definition, name, depth)?;
             }
-            GoValue::Map(values) => self.map(it, values, depth)?,
+            GoValue::Map(values, element) => self.map(it, values, element.as_deref(), depth)?,
             GoValue::Slice(items, name) => {
                 let elements = self.classify(items);
                 self.slice(it, &elements, name, depth)?;
@@ -522,6 +523,13 @@ impl<'a> Decoding<'_, 'a> {
         let clean = !it.failed();
         let go = match (self.classify(field.schema), &field.printed_type) {
             (GoValue::Slice(items, _), Some(printed)) => GoValue::Slice(items, printed.clone()),
+            (GoValue::Map(values, _), Some(printed)) => {
+                let element = printed
+                    .strip_prefix("map[")
+                    .and_then(|rest| rest.split_once(']'))
+                    .map(|(_, element)| element.to_owned());
+                GoValue::Map(values, element)
+            }
             (go, _) => go,
         };
         self.decode(it, &go, field.pointer, depth + 1)?;
@@ -539,8 +547,11 @@ impl<'a> Decoding<'_, 'a> {
     }
 
     /// `mapDecoder` with string keys.
-    fn map(&self, it: &mut Iter, values: &'a Value, depth: usize) -> Step {
-        let go = self.classify(values);
+    fn map(&self, it: &mut Iter, values: &'a Value, element: Option<&str>, depth: usize) -> Step {
+        let go = match (self.classify(values), element) {
+            (GoValue::Slice(items, _), Some(printed)) => GoValue::Slice(items, printed.to_owned()),
+            (go, _) => go,
+        };
         let c = it.next_token();
         if c == b'n' {
             it.skip_three_bytes(b'u', b'l', b'l');
@@ -832,6 +843,9 @@ mod tests {
                 "data": {"type": "object", "additionalProperties": {"type": "string", "format": "byte"}},
                 "stringData": {"type": "object", "additionalProperties": {"type": "string"}},
                 "type": {"type": "string"}}},
+            "io.k8s.api.certificates.v1.CertificateSigningRequestSpec": {"type": "object", "properties": {
+                "request": {"type": "string", "format": "byte"},
+                "extra": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}}}},
             "io.k8s.api.test.v1.Scale": {"type": "object", "properties": {
                 "ratio": {"type": "number", "format": "double"},
                 "big": {"type": "integer", "format": "int64"}}},
@@ -844,6 +858,7 @@ mod tests {
         let name = match kind {
             "Deployment" => "io.k8s.api.apps.v1.Deployment",
             "Secret" => "io.k8s.api.core.v1.Secret",
+            "CSRSpec" => "io.k8s.api.certificates.v1.CertificateSigningRequestSpec",
             _ => "io.k8s.api.test.v1.Scale",
         };
         let resolve = |name: &str| defs.get(name);
@@ -1077,6 +1092,14 @@ mod tests {
                 r#"{"metadata":{"labels":{"a":"<b>","c":1}}}"#,
                 Some(
                     "v1.Deployment.ObjectMeta: v1.ObjectMeta.Labels: ReadString: expects \" or n, but found 1, error found in #10 byte of ...|<b>\",\"c\":1}}}|..., bigger context ...|{\"metadata\":{\"labels\":{\"a\":\"<b>\",\"c\":1}}}|...",
+                ),
+            ),
+            // A map of a named slice type: the slice decoder prints the Go type.
+            (
+                "CSRSpec",
+                r#"{"extra":{"a":["x",1]},"request":"aGk="}"#,
+                Some(
+                    "v1.CertificateSigningRequestSpec.Request: Extra: v1.ExtraValue: ReadString: expects \" or n, but found 1, error found in #10 byte of ...|\"a\":[\"x\",1]},\"reques|..., bigger context ...|{\"extra\":{\"a\":[\"x\",1]},\"request\":\"aGk=\"}|...",
                 ),
             ),
         ];

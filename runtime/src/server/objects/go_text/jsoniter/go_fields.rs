@@ -155,8 +155,15 @@ fn printed(go_type: &str, package: &str) -> String {
     if let Some(element) = go_type.strip_prefix('*') {
         return format!("*{}", printed(element, package));
     }
-    if go_type.starts_with("map[") {
-        return go_type.to_owned();
+    if let Some((key, element)) = go_type
+        .strip_prefix("map[")
+        .and_then(|rest| rest.split_once(']'))
+    {
+        return format!(
+            "map[{}]{}",
+            printed(key, package),
+            printed(element, package)
+        );
     }
     match go_type.split_once('.') {
         Some((alias, name)) => format!("{}.{name}", package_name(alias)),
@@ -263,5 +270,10 @@ mod tests {
         assert_eq!(package_name("batchv1beta1"), "v1beta1");
         assert_eq!(package_name("resource"), "resource");
         assert_eq!(printed("[]byte", "api.core.v1"), "[]uint8");
+        let extra = field(
+            "io.k8s.api.certificates.v1.CertificateSigningRequestSpec",
+            "extra",
+        );
+        assert_eq!(extra.unwrap().printed_type(), "map[string]v1.ExtraValue");
     }
 }
