@@ -630,3 +630,79 @@ async fn creates_on_update_and_in_terminating_namespaces_as_upstream() {
     assert_eq!(code, 403, "{body}");
     assert_eq!(body["details"]["causes"], cause);
 }
+
+/// 1.20's ConfigMap and ObjectMeta as its OpenAPI describes them (k8s.io/api and
+/// k8s.io/apimachinery at kubernetes-1.20: six ConfigMap fields with TypeMeta's two, sixteen
+/// ObjectMeta fields), which kapi's json-iterator port decodes against.
+const CONFIGMAP_1_20: &str = r##"{
+  "io.k8s.api.core.v1.ConfigMap": {"type": "object",
+    "x-kubernetes-group-version-kind": [{"group": "", "version": "v1", "kind": "ConfigMap"}],
+    "properties": {
+      "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+      "metadata": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"},
+      "immutable": {"type": "boolean"},
+      "data": {"type": "object", "additionalProperties": {"type": "string"}},
+      "binaryData": {"type": "object", "additionalProperties": {"type": "string", "format": "byte"}}}},
+  "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta": {"type": "object", "properties": {
+    "name": {"type": "string"}, "generateName": {"type": "string"},
+    "namespace": {"type": "string"}, "selfLink": {"type": "string"},
+    "uid": {"type": "string"}, "resourceVersion": {"type": "string"},
+    "generation": {"type": "integer", "format": "int64"},
+    "creationTimestamp": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"},
+    "deletionTimestamp": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"},
+    "deletionGracePeriodSeconds": {"type": "integer", "format": "int64"},
+    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+    "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+    "ownerReferences": {"type": "array", "items": {"type": "object"}},
+    "finalizers": {"type": "array", "items": {"type": "string"}},
+    "clusterName": {"type": "string"},
+    "managedFields": {"type": "array", "items": {"type": "object"}}}},
+  "io.k8s.apimachinery.pkg.apis.meta.v1.Time": {"type": "string", "format": "date-time"}
+}"##;
+
+/// kube-apiserver 1.20 decodes bodies with json-iterator v1.1.10 (k8s.io/apimachinery
+/// `runtime/serializer/json` `Serializer.Decode`, `caseSensitiveJsonIterator.Unmarshal`), a
+/// YAML body once `sigs.k8s.io/yaml`'s `YAMLToJSON` (`yamlToJSONTarget`: go-yaml, then Go's
+/// `json.Marshal`, keys sorted, `<` as `\u003c`, floats as Go writes them) has made JSON of it:
+/// its readers' texts quote that JSON, and a misfit that sorting puts before other fields is
+/// read on past (`TypeMeta: Kind: ...` wraps it again). The texts are json-iterator v1.1.10's
+/// for those JSON bytes decoded into structs with 1.20's ConfigMap and ObjectMeta fields.
+#[tokio::test]
+async fn release_1_20_words_type_errors_as_json_iterator() {
+    let mut registry = registry();
+    registry.add_definitions(CONFIGMAP_1_20);
+    let h = Harness::in_temp_dir(store_options(), builder(registry, KubeVersion::new(1, 20))).await;
+    let yaml = "application/yaml";
+    let json = "application/json";
+    let rows = [
+        (
+            yaml,
+            "metadata:\n  name: y\ndata:\n  b: \"2\"\n  a: 1\napiVersion: v1\nkind: ConfigMap\n",
+            "v1.ConfigMap.ObjectMeta: v1.ObjectMeta.TypeMeta: Kind: Data: ReadString: expects \" or n, but found 1, error found in #10 byte of ...|ta\":{\"a\":1,\"b\":\"2\"},|..., bigger context ...|{\"apiVersion\":\"v1\",\"data\":{\"a\":1,\"b\":\"2\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"y|...",
+        ),
+        (
+            yaml,
+            "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: y\n  labels:\n    c: 1\n  annotations:\n    a: <b>\n",
+            "v1.ConfigMap.ObjectMeta: v1.ObjectMeta.Name: Labels: ReadString: expects \" or n, but found 1, error found in #10 byte of ...|ls\":{\"c\":1},\"name\":\"|..., bigger context ...|annotations\":{\"a\":\"\\u003cb\\u003e\"},\"labels\":{\"c\":1},\"name\":\"y\"}}|...",
+        ),
+        (
+            yaml,
+            "kind: ConfigMap\napiVersion: v1\nmetadata: {name: y}\ndata: {a: 1.5e-7}\n",
+            "v1.ConfigMap.Data: ReadString: expects \" or n, but found 1, error found in #10 byte of ...|ta\":{\"a\":1.5e-7},\"ki|..., bigger context ...|{\"apiVersion\":\"v1\",\"data\":{\"a\":1.5e-7},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"y\"}}|...",
+        ),
+        (
+            json,
+            r#"{"apiVersion":"v1","kind":"ConfigMap","data":{"a":1},"metadata":{"name":"x"}}"#,
+            "v1.ConfigMap.ObjectMeta: v1.ObjectMeta.Data: ReadString: expects \" or n, but found 1, error found in #10 byte of ...|ta\":{\"a\":1},\"metadat|..., bigger context ...|\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"data\":{\"a\":1},\"metadata\":{\"name\":\"x\"}}|...",
+        ),
+    ];
+    for (media, body, problem) in rows {
+        let reply = h.raw("POST", CONFIGMAPS, media, body).await;
+        assert_eq!(reply.code, 400, "{body}: {}", reply.body);
+        assert_eq!(
+            reply.message(),
+            format!("ConfigMap in version \"v1\" cannot be handled as a ConfigMap: {problem}"),
+            "{body}"
+        );
+    }
+}

@@ -235,6 +235,85 @@ fn release_1_20_answers_as_its_kube_apiserver() {
          character: \u{fffd}, error found in #10 byte of ...|eplicas\":\"3\"}}|..., bigger \
          context ...|ment\",\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":\"3\"}}|..."
     );
+    // json-iterator v1.1.10's answers (its `iter*.go` readers and `reflect_*.go` decoders,
+    // as k8s.io/apimachinery 1.20's `runtime/serializer/json` `caseSensitiveJsonIterator`
+    // decodes into k8s.io/api 1.20's types; texts produced by that json-iterator decoding into
+    // Go structs with those types' fields): self-decoding types through `unmarshalerDecoder`
+    // (`Quantity.UnmarshalJSON`, `metav1.Time.UnmarshalJSON`), base64 bytes (`base64Codec`),
+    // int32 overflow, a field of a struct embedded inline (`Volume`'s `VolumeSource`,
+    // `ConfigMapVolumeSource`'s `LocalObjectReference`), and decoding that reads on past a
+    // misfit (a `,` after it) and wraps the message again.
+    let kinds = [
+        ("Pod", "/api/v1/namespaces/default/pods"),
+        ("Secret", "/api/v1/namespaces/default/secrets"),
+        ("Deployment", "/apis/apps/v1/namespaces/default/deployments"),
+        ("ConfigMap", "/api/v1/namespaces/default/configmaps"),
+    ];
+    let cases = [
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q"},"spec":{"containers":[{"name":"c","image":"i","resources":{"limits":{"cpu":"two"}}}]}}"#,
+            "v1.Pod.Spec: v1.PodSpec.Containers: []v1.Container: v1.Container.Resources: v1.ResourceRequirements.Limits: unmarshalerDecoder: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', error found in #10 byte of ...|cpu\":\"two\"}}}]}}|..., bigger context ...|\"c\",\"image\":\"i\",\"resources\":{\"limits\":{\"cpu\":\"two\"}}}]}}|...",
+        ),
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q"},"spec":{"containers":[{"name":"c","image":"i","resources":{"requests":{"memory":"512mi"}}}]}}"#,
+            "v1.Pod.Spec: v1.PodSpec.Containers: []v1.Container: v1.Container.Resources: v1.ResourceRequirements.Requests: unmarshalerDecoder: unable to parse quantity's suffix, error found in #10 byte of ...|y\":\"512mi\"}}}]}}|..., bigger context ...|age\":\"i\",\"resources\":{\"requests\":{\"memory\":\"512mi\"}}}]}}|...",
+        ),
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q","creationTimestamp":"2026-11-27"},"spec":{"containers":[{"name":"c","image":"i"}]}}"#,
+            "v1.Pod.Spec: v1.PodSpec.ObjectMeta: v1.ObjectMeta.CreationTimestamp: unmarshalerDecoder: parsing time \"2026-11-27\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"\" as \"T\", error found in #10 byte of ...|026-11-27\"},\"spec\":{|..., bigger context ...|data\":{\"name\":\"q\",\"creationTimestamp\":\"2026-11-27\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}|...",
+        ),
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q"},"spec":{"containers":[{"name":"c","image":"i"}],"volumes":[{"name":"v","configMap":{"name":5}}]}}"#,
+            "v1.Pod.Spec: v1.PodSpec.Volumes: []v1.Volume: v1.Volume.VolumeSource: ConfigMap: v1.ConfigMapVolumeSource.LocalObjectReference: Name: ReadString: expects \" or n, but found 5, error found in #10 byte of ...|:{\"name\":5}}]}}|..., bigger context ...|\"i\"}],\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":5}}]}}|...",
+        ),
+        (
+            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"password":"hunter2"}}"#,
+            "v1.Secret.Data: decode base64: illegal base64 data at input byte 4, error found in #10 byte of ...|:\"hunter2\"}}|..., bigger context ...|etadata\":{\"name\":\"s\"},\"data\":{\"password\":\"hunter2\"}}|...",
+        ),
+        (
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":3000000000}}"#,
+            "v1.Deployment.Spec: v1.DeploymentSpec.Replicas: ReadInt32: overflow: 3000000000, error found in #10 byte of ...|3000000000}}|..., bigger context ...|tadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":3000000000}}|...",
+        ),
+        (
+            r#"{"apiVersion":"v1","kind":"ConfigMap","data":{"a":1},"metadata":{"name":"x"}}"#,
+            "v1.ConfigMap.ObjectMeta: v1.ObjectMeta.Data: ReadString: expects \" or n, but found 1, error found in #10 byte of ...|ta\":{\"a\":1},\"metadat|..., bigger context ...|\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"data\":{\"a\":1},\"metadata\":{\"name\":\"x\"}}|...",
+        ),
+        (
+            r#"{"apiVersion":"v1","data":{"a":1,"b":"2"},"kind":"ConfigMap","metadata":{"name":"y"}}"#,
+            "v1.ConfigMap.ObjectMeta: v1.ObjectMeta.TypeMeta: Kind: Data: ReadString: expects \" or n, but found 1, error found in #10 byte of ...|ta\":{\"a\":1,\"b\":\"2\"},|..., bigger context ...|{\"apiVersion\":\"v1\",\"data\":{\"a\":1,\"b\":\"2\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"y|...",
+        ),
+        (
+            r#"{"apiVersion":"v1","data":{"a":"1","b":true},"kind":"ConfigMap","metadata":{"labels":{"x":"<y>"},"name":"y"}}"#,
+            "v1.ConfigMap.Data: ReadString: expects \" or n, but found t, error found in #10 byte of ...|:\"1\",\"b\":true},\"kind|..., bigger context ...|{\"apiVersion\":\"v1\",\"data\":{\"a\":\"1\",\"b\":true},\"kind\":\"ConfigMap\",\"metadata\":{\"labels\":{\"x\":|...",
+        ),
+        (
+            r#"{"apiVersion":"v1","data":{"a":1.5},"kind":"ConfigMap","metadata":{"name":"y"}}"#,
+            "v1.ConfigMap.Data: ReadString: expects \" or n, but found 1, error found in #10 byte of ...|ta\":{\"a\":1.5},\"kind\"|..., bigger context ...|{\"apiVersion\":\"v1\",\"data\":{\"a\":1.5},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"y\"}}|...",
+        ),
+        // Go's names, not OpenAPI's: a slice of a named string type, a field named apart from
+        // its JSON name (k8s.io/api 1.20 `core/v1/types.go`).
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q"},"spec":{"containers":[{"name":"c","image":"i","securityContext":{"capabilities":{"add":[1]}}}]}}"#,
+            "v1.Pod.Spec: v1.PodSpec.Containers: []v1.Container: v1.Container.SecurityContext: v1.SecurityContext.Capabilities: v1.Capabilities.Add: []v1.Capability: ReadString: expects \" or n, but found 1, error found in #10 byte of ...|:{\"add\":[1]}}}]}}|..., bigger context ...|e\":\"i\",\"securityContext\":{\"capabilities\":{\"add\":[1]}}}]}}|...",
+        ),
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q"},"spec":{"serviceAccount":5,"containers":[{"name":"c","image":"i"}]}}"#,
+            "v1.Pod.Spec: v1.PodSpec.Containers: []v1.Container: DeprecatedServiceAccount: ReadString: expects \" or n, but found 5, error found in #10 byte of ...|Account\":5,\"containe|..., bigger context ...|\"metadata\":{\"name\":\"q\"},\"spec\":{\"serviceAccount\":5,\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}|...",
+        ),
+    ];
+    for (body, problem) in cases {
+        let value: serde_json::Value = serde_json::from_str(body).unwrap();
+        let kind = value["kind"].as_str().unwrap();
+        let path = kinds.iter().find(|(k, _)| *k == kind).unwrap().1;
+        let file = k.file("jsoniter.json", body);
+        assert_eq!(
+            refused(&k, &["create", "--raw", path, "-f", file.to_str().unwrap()]),
+            format!(
+                "Error from server (BadRequest): {kind} in version \"v1\" cannot be handled as a {kind}: {problem}"
+            ),
+            "{body}"
+        );
+    }
     let pod = k.file("pod.json", r#"{"apiVersion":"v1","kind":"pod"}"#);
     assert_eq!(
         refused(

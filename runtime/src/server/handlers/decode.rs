@@ -95,7 +95,8 @@ fn decodes_through_scheme(info: &ResourceInfo) -> bool {
         && !matches!(group, "apiextensions.k8s.io" | "apiregistration.k8s.io")
 }
 
-fn media_type(headers: &HeaderMap) -> String {
+/// The request's media type, lowercase, without parameters.
+pub(crate) fn media_type(headers: &HeaderMap) -> String {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

@@ -158,8 +158,8 @@ const GO_JSON_SINCE: crate::KubeVersion = crate::KubeVersion::new(1, 23);
 /// bytes): a field of the wrong JSON type is refused with the release's decoder's text where
 /// the kind's OpenAPI definition tells which field and Go type: Go's (`json: cannot unmarshal
 /// number into Go struct field ConfigMap.data of type string`) from 1.23 on, json-iterator's
-/// for a JSON body before (`v1.ConfigMap.Data: ReadString: expects " or n, but found 1, error
-/// found in #10 byte of ...`).
+/// before (`v1.ConfigMap.Data: ReadString: expects " or n, but found 1, error found in #10
+/// byte of ...`), for a YAML body over the JSON upstream converts it to.
 pub(crate) fn body_through_codec(call: &Call, body: &Value, raw: &[u8]) -> Result<Value, ApiError> {
     let refused = match through_codec(call, body.clone()) {
         Ok(object) => return Ok(object),
@@ -172,10 +172,15 @@ pub(crate) fn body_through_codec(call: &Call, body: &Value, raw: &[u8]) -> Resul
     };
     let text = if call.state.kube_version >= GO_JSON_SINCE {
         go_text::json_type_error(body, name, schema, &resolve)
-    } else if raw.trim_ascii_start().starts_with(b"{") {
-        go_text::jsoniter_type_error(raw, name, schema, &resolve)
     } else {
-        None
+        // json-iterator reads the JSON body as sent, and a YAML body as `sigs.k8s.io/yaml`
+        // turns it into JSON (Go's `json.Marshal` of the parsed document).
+        let json = match super::decode::media_type(&call.headers).as_str() {
+            "" | "application/json" => Some(raw.to_vec()),
+            "application/yaml" | "application/x-yaml" | "text/yaml" => go_text::go_json(body),
+            _ => None,
+        };
+        json.and_then(|json| go_text::jsoniter_type_error(&json, name, schema, &resolve))
     };
     match text {
         Some(text) => Err(cannot_be_handled(call, &text)),

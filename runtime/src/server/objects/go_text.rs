@@ -100,6 +100,100 @@ pub(crate) fn raw_url_base64(text: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
+/// `sigs.k8s.io/yaml`'s `YAMLToJSON` output for a parsed YAML document: Go's `json.Marshal`
+/// of it, compact, object keys sorted by their bytes, `<`, `>`, `&`, U+2028 and U+2029
+/// escaped as `\u003c`..., floats as Go's encoder writes them (`1e+21`, `1e-7`, `0.5`).
+/// `None` for a value Go cannot write (which a parsed `Value` cannot hold anyway).
+pub(crate) fn go_json(value: &Value) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    write_go_json(value, &mut out)?;
+    Some(out)
+}
+
+fn write_go_json(value: &Value, out: &mut Vec<u8>) -> Option<()> {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => out.extend_from_slice(i.to_string().as_bytes()),
+            (_, Some(u), _) => out.extend_from_slice(u.to_string().as_bytes()),
+            (_, _, Some(f)) => out.extend_from_slice(go_float(f)?.as_bytes()),
+            _ => return None,
+        },
+        Value::String(text) => write_go_string(text, out),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_go_json(item, out)?;
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            out.push(b'{');
+            for (i, (key, item)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_go_string(key, out);
+                out.push(b':');
+                write_go_json(item, out)?;
+            }
+            out.push(b'}');
+        }
+    }
+    Some(())
+}
+
+/// Go's `encodeState.string` with HTML escaping, as `json.Marshal` writes strings.
+fn write_go_string(text: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    for c in text.chars() {
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            '\n' => out.extend_from_slice(b"\\n"),
+            '\r' => out.extend_from_slice(b"\\r"),
+            '\t' => out.extend_from_slice(b"\\t"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                out.extend_from_slice(format!("\\u{:04x}", u32::from(c)).as_bytes());
+            }
+            c if u32::from(c) < 0x20 => {
+                out.extend_from_slice(format!("\\u{:04x}", u32::from(c)).as_bytes());
+            }
+            c => {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+    }
+    out.push(b'"');
+}
+
+/// Go's `floatEncoder` for a float64: the shortest decimal that reads back, in exponent form
+/// below 1e-6 and from 1e21 on (`1e+21`, `1.5e-7`). `None` for infinities and NaN, which Go
+/// refuses to write.
+fn go_float(f: f64) -> Option<String> {
+    if !f.is_finite() {
+        return None;
+    }
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        // Rust's `{:e}` is the same shortest mantissa, with a bare exponent (`1.5e-7`).
+        let text = format!("{f:e}");
+        let (mantissa, exponent) = text.split_once('e')?;
+        return Some(match exponent.strip_prefix('-') {
+            Some(digits) => format!("{mantissa}e-{digits}"),
+            None => format!("{mantissa}e+{exponent}"),
+        });
+    }
+    Some(format!("{f}"))
+}
+
 /// `sigs.k8s.io/yaml`'s error for a YAML body it cannot convert: `error converting YAML to JSON:
 /// yaml: line N: <problem>`, numbered as go-yaml v2 numbers it (a scanner error's line, a
 /// parser error's line before it, as its marks count from zero).
@@ -467,6 +561,19 @@ mod tests {
         assert_eq!(
             error(serde_json::json!({"data": {"a": "b"}, "other": 1})),
             None
+        );
+    }
+
+    /// Go 1.19's `json.Marshal` of the same document (a `map[string]interface{}`).
+    #[test]
+    fn go_json_is_json_marshal() {
+        let value = serde_json::json!({
+            "c": true, "A": null, "a<": "x<y>&z\u{2028}\"\\\n\t\u{1}é",
+            "b": [1.5, 1e21, 1.5e-7, 3.0, 1e20, 0.000001, -2.5e-10, -3, 18446744073709551615u64],
+        });
+        assert_eq!(
+            String::from_utf8(go_json(&value).unwrap()).unwrap(),
+            r#"{"A":null,"a\u003c":"x\u003cy\u003e\u0026z\u2028\"\\\n\t\u0001é","b":[1.5,1e+21,1.5e-7,3,100000000000000000000,0.000001,-2.5e-10,-3,18446744073709551615],"c":true}"#
         );
     }
 

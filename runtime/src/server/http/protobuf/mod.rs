@@ -22,7 +22,7 @@
 //! custom resources does.
 
 mod decode;
-mod table;
+pub(crate) mod table;
 #[cfg(test)]
 mod tests;
 mod transcode;

@@ -30,7 +30,7 @@ pub(crate) fn quantity_error(value: &Value) -> Option<&'static str> {
 /// `ParseQuantity`'s error for `text`, read as `parseQuantityString` reads it: a sign, the
 /// number (its leading zeros; a text of only zeros, or only a sign, is 0 at once), a fraction,
 /// then a suffix of SI letters with an optional signed exponent, which must end the text.
-fn quantity_text_error(text: &str) -> Option<&'static str> {
+pub(super) fn quantity_text_error(text: &str) -> Option<&'static str> {
     if text.is_empty() {
         return Some(FORMAT_WRONG);
     }
