@@ -470,7 +470,10 @@ impl ServerBuilder {
         {
             registry.register::<crate::crd::CustomResourceDefinition>();
         }
-        let base = Arc::new(crds::prepare(registry));
+        let base = Arc::new(admission::policy::validation::prepare(
+            crds::prepare(registry),
+            self.kube_version,
+        ));
         let metrics = Arc::new(metrics::Metrics::default());
         let state: State = Arc::new(ServerState {
             catalog: std::sync::RwLock::new(Arc::clone(&base)),
@@ -761,12 +764,29 @@ pub(crate) struct Call {
     /// Warnings found deep in a write (admission webhooks' answers), sent with the answer's
     /// `Warning` headers. A plain mutex: held only to push or drain, never across an await.
     pub(crate) warnings: Arc<std::sync::Mutex<Vec<String>>>,
+    /// Where the audit layer collects the request's annotations (admission policies' audit
+    /// annotations), when it audits the request.
+    pub(crate) audit: Option<auth::FindingsSlot>,
 }
 
 impl Call {
     /// The kind served.
     pub(crate) fn info(&self) -> &ResourceInfo {
         &self.target.kind.info
+    }
+
+    /// Adds an annotation to the request's audit events, as upstream's
+    /// `Attributes.AddAnnotation`; a key already set keeps its first value.
+    pub(crate) fn annotate(&self, key: String, value: String) {
+        if let Some(slot) = &self.audit {
+            let mut findings = slot
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !findings.annotations.iter().any(|(k, _)| *k == key) {
+                findings.annotations.push((key, value));
+            }
+        }
     }
 
     /// Error subject for an object of this resource.
