@@ -96,6 +96,21 @@ fn kubectl_policies_deny_warn_audit_and_read_params() {
         stored["spec"]["matchConstraints"]["matchPolicy"], "Equivalent",
         "{stored}"
     );
+    // The policy's status follows its generation, as upstream's type-checking controller.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let stored = k.expect_json(&["get", "validatingadmissionpolicy", "replicas.kapi.test"]);
+        if stored["status"]["observedGeneration"] == stored["metadata"]["generation"] {
+            assert_eq!(
+                stored["status"]["typeChecking"],
+                serde_json::json!({}),
+                "{stored}"
+            );
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{stored}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
     // Without a binding, a policy does nothing.
     k.expect_ok(&[
         "create",

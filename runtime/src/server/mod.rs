@@ -58,8 +58,8 @@ pub use auth::{
     KeyError, ServiceAccountTokens, SigningKey, TokenFileError, VerificationKey,
 };
 use background::{
-    cohabiting, crds, gc, kubernetes_service, rbac, resource_quota, root_ca, service_accounts,
-    token_secrets,
+    cohabiting, crds, gc, kubernetes_service, policy_status, rbac, resource_quota, root_ca,
+    service_accounts, token_secrets,
 };
 pub use describe::kubeconfig::{
     KubeconfigTls, kubeconfig, kubeconfig_tls, write_atomically, write_kubeconfig,
@@ -538,6 +538,7 @@ impl ServerBuilder {
         gc::spawn(state.clone(), stop_rx.clone());
         service_allocations::spawn(state.clone(), services_read, stop_rx.clone());
         kubernetes_service::spawn(state.clone(), port, stop_rx.clone());
+        policy_status::spawn(state.clone(), stop_rx.clone());
         service_accounts::spawn(state.clone(), accounts_read, stop_rx.clone());
         if let (Some(ca), Some(read)) = (root_ca, root_ca_read) {
             root_ca::spawn(state.clone(), ca, read, stop_rx.clone());

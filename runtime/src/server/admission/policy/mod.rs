@@ -31,7 +31,8 @@
 //!
 //! Not done: `matchPolicy: Equivalent` reaching the same resource through another version or
 //! group (matched as `Exact`, as the webhooks are), the `authorizer` variable (declared, not
-//! bound), and `status.typeChecking` (left empty).
+//! bound), and the type-checking warnings of `status.typeChecking`, which
+//! `background::policy_status` writes empty with the observed generation.
 //!
 //! May import what `admission` may, and the webhooks' matching, configuration types and review.
 
