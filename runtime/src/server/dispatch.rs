@@ -16,8 +16,8 @@ use axum::response::{IntoResponse, Response};
 use crate::meta::ListOptions;
 use crate::{Registry, Verb};
 
-use crate::server::auth::Requestor;
 use crate::server::auth::user::User;
+use crate::server::auth::{FindingsSlot, Requestor};
 use crate::server::describe::deprecation;
 use crate::server::describe::discovery::{Served, page_not_found};
 use crate::server::handlers::object::UpdateScope;
@@ -205,6 +205,7 @@ pub(crate) async fn dispatch(state: State, tun: Arc<Tunables>, request: Request)
         uri: parts.uri,
         user,
         warnings: Arc::default(),
+        audit: parts.extensions.get::<FindingsSlot>().cloned(),
     };
     // Warnings found while serving (unknown fields) go out with any answer, as upstream's.
     let mut warnings = Vec::new();

@@ -58,8 +58,8 @@ pub use auth::{
     KeyError, ServiceAccountTokens, SigningKey, TokenFileError, VerificationKey,
 };
 use background::{
-    cohabiting, crds, gc, kubernetes_service, rbac, resource_quota, root_ca, service_accounts,
-    token_secrets,
+    cohabiting, crds, gc, kubernetes_service, policy_status, rbac, resource_quota, root_ca,
+    service_accounts, token_secrets,
 };
 pub use describe::kubeconfig::{
     KubeconfigTls, kubeconfig, kubeconfig_tls, write_atomically, write_kubeconfig,
@@ -492,7 +492,10 @@ impl ServerBuilder {
         {
             registry.register::<crate::crd::CustomResourceDefinition>();
         }
-        let base = Arc::new(crds::prepare(registry));
+        let base = Arc::new(admission::policy::validation::prepare(
+            crds::prepare(registry),
+            self.kube_version,
+        ));
         let metrics = Arc::new(metrics::Metrics::default());
         let state: State = Arc::new(ServerState {
             catalog: std::sync::RwLock::new(Arc::clone(&base)),
@@ -557,6 +560,7 @@ impl ServerBuilder {
         gc::spawn(state.clone(), stop_rx.clone());
         service_allocations::spawn(state.clone(), services_read, stop_rx.clone());
         kubernetes_service::spawn(state.clone(), endpoint, stop_rx.clone());
+        policy_status::spawn(state.clone(), stop_rx.clone());
         service_accounts::spawn(state.clone(), accounts_read, stop_rx.clone());
         if let (Some(ca), Some(read)) = (root_ca, root_ca_read) {
             root_ca::spawn(state.clone(), ca, read, stop_rx.clone());
@@ -783,12 +787,29 @@ pub(crate) struct Call {
     /// Warnings found deep in a write (admission webhooks' answers), sent with the answer's
     /// `Warning` headers. A plain mutex: held only to push or drain, never across an await.
     pub(crate) warnings: Arc<std::sync::Mutex<Vec<String>>>,
+    /// Where the audit layer collects the request's annotations (admission policies' audit
+    /// annotations), when it audits the request.
+    pub(crate) audit: Option<auth::FindingsSlot>,
 }
 
 impl Call {
     /// The kind served.
     pub(crate) fn info(&self) -> &ResourceInfo {
         &self.target.kind.info
+    }
+
+    /// Adds an annotation to the request's audit events, as upstream's
+    /// `Attributes.AddAnnotation`; a key already set keeps its first value.
+    pub(crate) fn annotate(&self, key: String, value: String) {
+        if let Some(slot) = &self.audit {
+            let mut findings = slot
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !findings.annotations.iter().any(|(k, _)| *k == key) {
+                findings.annotations.push((key, value));
+            }
+        }
     }
 
     /// Error subject for an object of this resource.

@@ -429,7 +429,14 @@ pub mod v1alpha1 {
                     field("resourceRules").atomic_list().items(&NamedRuleWithOperations),
                 ],
             )
-            .atomic();
+            .atomic()
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".matchPolicy", "\"Equivalent\""),
+                    kapi::defaulting::Default::value(".namespaceSelector", "{}"),
+                    kapi::defaulting::Default::value(".objectSelector", "{}"),
+                ],
+            );
         pub static ParamRef: TypeInfo = TypeInfo::new(
                 &[
                     field("selector")
@@ -463,21 +470,22 @@ pub mod v1alpha1 {
             ],
         );
         pub static ValidatingAdmissionPolicySpec: TypeInfo = TypeInfo::new(
-            &[
-                field("auditAnnotations").atomic_list(),
-                field("matchConditions")
-                    .list_map(&["name"])
-                    .strategy("merge")
-                    .merge_key("name"),
-                field("matchConstraints").of(&MatchResources),
-                field("paramKind").of(&ParamKind),
-                field("validations").atomic_list(),
-                field("variables")
-                    .list_map(&["name"])
-                    .strategy("merge")
-                    .merge_key("name"),
-            ],
-        );
+                &[
+                    field("auditAnnotations").atomic_list(),
+                    field("matchConditions")
+                        .list_map(&["name"])
+                        .strategy("merge")
+                        .merge_key("name"),
+                    field("matchConstraints").of(&MatchResources),
+                    field("paramKind").of(&ParamKind),
+                    field("validations").atomic_list(),
+                    field("variables")
+                        .list_map(&["name"])
+                        .strategy("merge")
+                        .merge_key("name"),
+                ],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".failurePolicy", "\"Fail\"")]);
         pub static ValidatingAdmissionPolicyStatus: TypeInfo = TypeInfo::new(
             &[
                 field("conditions").list_map(&["type"]),
@@ -703,7 +711,14 @@ pub mod v1beta1 {
                     field("resourceRules").atomic_list().items(&NamedRuleWithOperations),
                 ],
             )
-            .atomic();
+            .atomic()
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".matchPolicy", "\"Equivalent\""),
+                    kapi::defaulting::Default::value(".namespaceSelector", "{}"),
+                    kapi::defaulting::Default::value(".objectSelector", "{}"),
+                ],
+            );
         pub static ParamRef: TypeInfo = TypeInfo::new(
                 &[
                     field("selector")
@@ -737,22 +752,23 @@ pub mod v1beta1 {
             ],
         );
         pub static ValidatingAdmissionPolicySpec: TypeInfo = TypeInfo::new(
-            &[
-                field("auditAnnotations").atomic_list(),
-                field("matchConditions")
-                    .list_map(&["name"])
-                    .strategy("merge")
-                    .merge_key("name"),
-                field("matchConstraints").of(&MatchResources),
-                field("paramKind").of(&ParamKind),
-                field("validations").atomic_list(),
-                field("variables")
-                    .list_map(&["name"])
-                    .strategy("merge")
-                    .merge_key("name")
-                    .items(&Variable),
-            ],
-        );
+                &[
+                    field("auditAnnotations").atomic_list(),
+                    field("matchConditions")
+                        .list_map(&["name"])
+                        .strategy("merge")
+                        .merge_key("name"),
+                    field("matchConstraints").of(&MatchResources),
+                    field("paramKind").of(&ParamKind),
+                    field("validations").atomic_list(),
+                    field("variables")
+                        .list_map(&["name"])
+                        .strategy("merge")
+                        .merge_key("name")
+                        .items(&Variable),
+                ],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".failurePolicy", "\"Fail\"")]);
         pub static ValidatingAdmissionPolicyStatus: TypeInfo = TypeInfo::new(
             &[
                 field("conditions").list_map(&["type"]),

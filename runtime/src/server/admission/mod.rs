@@ -17,6 +17,9 @@
 //! `webhook` is upstream's MutatingAdmissionWebhook and ValidatingAdmissionWebhook: the
 //! mutating webhooks run last of the mutating plugins, the validating ones after the built-in
 //! validating plugins but before ResourceQuota, and both on deletes (with the old object).
+//! `policy` is upstream's ValidatingAdmissionPolicy plugin, which runs just before the
+//! validating webhooks (`AllOrderedPlugins`), on creates, updates and deletes alike, and
+//! shares the webhooks' matching.
 //!
 //! May import `objects`, `state`, `http` and, for webhooks' patches, the JSON patch engine
 //! of `handlers::patch`; imported by the create, update and delete handlers only.
@@ -25,6 +28,7 @@ mod default_storage_class;
 mod default_toleration_seconds;
 mod escalation;
 mod limit_ranger;
+pub(crate) mod policy;
 mod priority;
 mod resource_quota;
 mod service_account;
@@ -85,7 +89,8 @@ pub(crate) async fn admit_update(
 }
 
 /// The validating plugins of a create, after validation, in upstream's order: Priority (one
-/// global default class), the validating webhooks and ResourceQuota (which charges the
+/// global default class), the validating admission policies, the validating webhooks and
+/// ResourceQuota (which charges the
 /// namespace's quotas unless `dry_run`).
 pub(crate) async fn validate_create(
     call: &Call,
@@ -101,13 +106,14 @@ pub(crate) async fn validate_create(
         old: None,
         dry_run,
     };
+    policy::validate(call, &request).await?;
     webhook::validate(call, request).await?;
     resource_quota::check_create(call, object, name, dry_run).await
 }
 
 /// The validating plugins of an update, in upstream's order: LimitRanger's limits of a claim
-/// (a pod's containers cannot change, so upstream skips pod updates), the validating webhooks
-/// (also for subresources) and ResourceQuota (what the update uses beyond the old object,
+/// (a pod's containers cannot change, so upstream skips pod updates), the validating admission
+/// policies and webhooks (also for subresources) and ResourceQuota (what the update uses beyond the old object,
 /// charged unless `dry_run`); all but the webhooks act on the main resource only.
 pub(crate) async fn validate_update(
     call: &Call,
@@ -129,6 +135,7 @@ pub(crate) async fn validate_update(
         old: Some(old),
         dry_run,
     };
+    policy::validate(call, &request).await?;
     webhook::validate(call, request).await?;
     if call.target.sub.is_none() {
         resource_quota::check_update(call, object, old, name, dry_run).await?;
@@ -136,15 +143,24 @@ pub(crate) async fn validate_update(
     Ok(())
 }
 
-/// The admission of a delete of `old`: only the webhooks (the built-in plugins kapi runs
-/// act on creates and updates).
+/// The admission of a delete of `old`: the mutating webhooks, then the validating admission
+/// policies and webhooks (the built-in plugins kapi runs act on creates and updates).
 pub(crate) async fn admit_delete(
     call: &Call,
     old: &Value,
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
-    webhook::delete(call, old, name, dry_run).await
+    webhook::mutate_delete(call, old, name, dry_run).await?;
+    let request = webhook::Request {
+        operation: Operation::Delete,
+        name,
+        object: None,
+        old: Some(old),
+        dry_run,
+    };
+    policy::validate(call, &request).await?;
+    webhook::validate(call, request).await
 }
 
 /// A 403 Forbidden from an admission plugin: `<resource> "<name>" is forbidden: <reason>`,

@@ -6,8 +6,9 @@
 //! Service with its endpoints (`kubernetes_service`) and every namespace's `default`
 //! ServiceAccount (`service_accounts`) and `kube-root-ca.crt` ConfigMap (`root_ca`), both
 //! through `per_namespace`, and the service-account token Secrets (`token_secrets`); the quota controller, which keeps every
-//! ResourceQuota's `status.used` (`resource_quota`); and RBAC's bootstrap roles, ClusterRole
-//! aggregation and the policy authorization reads (`rbac`). Each is started by `serve` and stops with
+//! ResourceQuota's `status.used` (`resource_quota`); RBAC's bootstrap roles, ClusterRole
+//! aggregation and the policy authorization reads (`rbac`); and the ValidatingAdmissionPolicies'
+//! `status` (`policy_status`). Each is started by `serve` and stops with
 //! the server.
 //!
 //! May import: `objects`, `state`, `http` (errors, paths, request options) and `auth` (the
@@ -18,6 +19,7 @@ pub(crate) mod crds;
 pub(crate) mod gc;
 pub(crate) mod kubernetes_service;
 pub(crate) mod per_namespace;
+pub(crate) mod policy_status;
 pub(crate) mod rbac;
 pub(crate) mod resource_quota;
 pub(crate) mod root_ca;

@@ -92,6 +92,9 @@ pub(crate) enum Feature {
     /// An update keeps a custom resource whose CEL rules fail only on values it does not
     /// change (alpha in 1.28, beta and on in 1.30, GA in 1.33).
     CrdValidationRatcheting,
+    /// ValidatingAdmissionPolicy enforcement (beta and off in 1.28, GA in 1.30, the gate
+    /// removed in 1.32).
+    ValidatingAdmissionPolicy,
 }
 
 impl Feature {
@@ -104,17 +107,19 @@ impl Feature {
             Self::CborServingAndStorage => "CBORServingAndStorage",
             Self::OpenApiV3 => "OpenAPIV3",
             Self::CrdValidationRatcheting => "CRDValidationRatcheting",
+            Self::ValidatingAdmissionPolicy => "ValidatingAdmissionPolicy",
         }
     }
 
     /// Every feature the server consults.
-    pub(crate) const ALL: [Feature; 6] = [
+    pub(crate) const ALL: [Feature; 7] = [
         Feature::WatchList,
         Feature::ServerSideFieldValidation,
         Feature::AggregatedDiscoveryEndpoint,
         Feature::CborServingAndStorage,
         Feature::OpenApiV3,
         Feature::CrdValidationRatcheting,
+        Feature::ValidatingAdmissionPolicy,
     ];
 }
 
@@ -229,7 +234,7 @@ mod tests {
         assert!(!is_builtin_group("example.com"));
     }
 
-    const ALL: [Feature; 6] = Feature::ALL;
+    const ALL: [Feature; 7] = Feature::ALL;
 
     /// Features the table records that every release kapi serves has on (watch bookmarks GA
     /// in 1.17, dry run GA in 1.19, server-side apply on since 1.16 and GA in 1.22), so no code

@@ -122,7 +122,8 @@ pub mod v1alpha1 {
                     field("resources").atomic_list(),
                 ],
             )
-            .atomic();
+            .atomic()
+            .defaults(&[kapi::defaulting::Default::value(".scope", "\"*\"")]);
         pub static ParamKind: TypeInfo = TypeInfo::new(&[]).atomic();
     }
 }
@@ -187,7 +188,8 @@ pub mod v1beta1 {
                     field("resources").atomic_list(),
                 ],
             )
-            .atomic();
+            .atomic()
+            .defaults(&[kapi::defaulting::Default::value(".scope", "\"*\"")]);
         pub static ParamKind: TypeInfo = TypeInfo::new(&[]).atomic();
         pub static Variable: TypeInfo = TypeInfo::new(&[]).atomic();
     }

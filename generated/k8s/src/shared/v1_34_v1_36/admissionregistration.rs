@@ -293,7 +293,14 @@ pub mod v1 {
                     field("resourceRules").atomic_list().items(&NamedRuleWithOperations),
                 ],
             )
-            .atomic();
+            .atomic()
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".matchPolicy", "\"Equivalent\""),
+                    kapi::defaulting::Default::value(".namespaceSelector", "{}"),
+                    kapi::defaulting::Default::value(".objectSelector", "{}"),
+                ],
+            );
         pub static MutatingWebhook: TypeInfo = TypeInfo::new(
                 &[
                     field("admissionReviewVersions").atomic_list(),
@@ -346,7 +353,8 @@ pub mod v1 {
                     field("resources").atomic_list(),
                 ],
             )
-            .atomic();
+            .atomic()
+            .defaults(&[kapi::defaulting::Default::value(".scope", "\"*\"")]);
         pub static ParamKind: TypeInfo = TypeInfo::new(&[]).atomic();
         pub static ParamRef: TypeInfo = TypeInfo::new(
                 &[
@@ -381,22 +389,23 @@ pub mod v1 {
             ],
         );
         pub static ValidatingAdmissionPolicySpec: TypeInfo = TypeInfo::new(
-            &[
-                field("auditAnnotations").atomic_list(),
-                field("matchConditions")
-                    .list_map(&["name"])
-                    .strategy("merge")
-                    .merge_key("name"),
-                field("matchConstraints").of(&MatchResources),
-                field("paramKind").of(&ParamKind),
-                field("validations").atomic_list(),
-                field("variables")
-                    .list_map(&["name"])
-                    .strategy("merge")
-                    .merge_key("name")
-                    .items(&Variable),
-            ],
-        );
+                &[
+                    field("auditAnnotations").atomic_list(),
+                    field("matchConditions")
+                        .list_map(&["name"])
+                        .strategy("merge")
+                        .merge_key("name"),
+                    field("matchConstraints").of(&MatchResources),
+                    field("paramKind").of(&ParamKind),
+                    field("validations").atomic_list(),
+                    field("variables")
+                        .list_map(&["name"])
+                        .strategy("merge")
+                        .merge_key("name")
+                        .items(&Variable),
+                ],
+            )
+            .defaults(&[kapi::defaulting::Default::value(".failurePolicy", "\"Fail\"")]);
         pub static ValidatingAdmissionPolicyStatus: TypeInfo = TypeInfo::new(
             &[
                 field("conditions").list_map(&["type"]),
@@ -632,7 +641,14 @@ pub mod v1alpha1 {
                         ),
                 ],
             )
-            .atomic();
+            .atomic()
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".matchPolicy", "\"Equivalent\""),
+                    kapi::defaulting::Default::value(".namespaceSelector", "{}"),
+                    kapi::defaulting::Default::value(".objectSelector", "{}"),
+                ],
+            );
         pub static MutatingAdmissionPolicy: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")
@@ -861,7 +877,14 @@ pub mod v1beta1 {
                         ),
                 ],
             )
-            .atomic();
+            .atomic()
+            .defaults(
+                &[
+                    kapi::defaulting::Default::value(".matchPolicy", "\"Equivalent\""),
+                    kapi::defaulting::Default::value(".namespaceSelector", "{}"),
+                    kapi::defaulting::Default::value(".objectSelector", "{}"),
+                ],
+            );
         pub static MutatingAdmissionPolicy: TypeInfo = TypeInfo::new(
             &[
                 field("metadata")

@@ -15,7 +15,7 @@ use crate::server::admission::storage;
 use crate::server::http::error::ApiError;
 
 /// The group both configuration kinds are in.
-pub(super) const GROUP: &str = "admissionregistration.k8s.io";
+pub(in crate::server::admission) const GROUP: &str = "admissionregistration.k8s.io";
 
 /// Upstream's default `timeoutSeconds` of a v1 webhook.
 const DEFAULT_TIMEOUT_SECONDS: u64 = 10;
@@ -82,18 +82,18 @@ pub(super) struct ServiceReference {
 /// A `RuleWithOperations`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct Rule {
+pub(in crate::server::admission) struct Rule {
     #[serde(default)]
-    pub(super) operations: Vec<String>,
+    pub(in crate::server::admission) operations: Vec<String>,
     #[serde(default)]
-    pub(super) api_groups: Vec<String>,
+    pub(in crate::server::admission) api_groups: Vec<String>,
     #[serde(default)]
-    pub(super) api_versions: Vec<String>,
+    pub(in crate::server::admission) api_versions: Vec<String>,
     #[serde(default)]
-    pub(super) resources: Vec<String>,
+    pub(in crate::server::admission) resources: Vec<String>,
     /// `*` (the default), `Cluster` or `Namespaced`.
     #[serde(default)]
-    pub(super) scope: Option<String>,
+    pub(in crate::server::admission) scope: Option<String>,
 }
 
 /// A CEL expression that must hold for the webhook to be called (its `name` shows only in

@@ -7,6 +7,9 @@
 //! `objectSelector` (`predicates/object/matcher.go`: the object's or the old object's labels)
 //! and the `matchConditions` (CEL over `object`, `oldObject` and `request`; all must hold).
 //!
+//! The rules, selectors and match conditions are shared with the admission policies
+//! (`admission::policy`), which upstream matches with the same predicates.
+//!
 //! Rules match the request's own group, version and resource: `matchPolicy: Exact`'s
 //! semantics. `Equivalent`, the v1 default, would also match the same resource requested
 //! through another version or group and convert the object; kapi treats it as `Exact`.
@@ -18,6 +21,7 @@ use serde_json::Value;
 use super::Request;
 use super::config::{GROUP, Webhook};
 use crate::cel;
+use crate::meta::LabelSelector;
 use crate::server::Call;
 use crate::server::admission::storage;
 use crate::server::http::error::ApiError;
@@ -36,20 +40,24 @@ pub(super) async fn should_call(
     if exempt(call) || !webhook.rules.iter().any(|r| rule_matches(call, r, request)) {
         return Ok(false);
     }
-    if !namespace_matches(call, webhook, request).await? || !object_matches(webhook, request) {
+    let context = || format!("webhook {:?}", webhook.name);
+    if !namespace_selected(call, webhook.namespace_selector.as_ref(), request, context).await?
+        || !object_selected(webhook.object_selector.as_ref(), request)
+    {
         return Ok(false);
     }
     conditions_hold(call, webhook, request, review)
 }
 
-/// Upstream's `IsExemptAdmissionConfigurationResource`: writes of webhook configurations (and
-/// of admission policies) never go through webhooks, so a bad webhook cannot lock itself in.
-fn exempt(call: &Call) -> bool {
+/// Upstream's `IsExemptAdmissionConfigurationResource`: writes of webhook configurations and
+/// admission policies never go through webhooks or policies, so a bad one cannot lock itself
+/// in.
+pub(in crate::server::admission) fn exempt(call: &Call) -> bool {
     call.target.group() == GROUP
 }
 
 /// The name of the request's subresource, empty for the main resource.
-pub(super) fn subresource(call: &Call) -> &'static str {
+pub(in crate::server::admission) fn subresource(call: &Call) -> &'static str {
     use crate::server::http::path::Subresource;
     match call.target.sub {
         None => "",
@@ -60,7 +68,13 @@ pub(super) fn subresource(call: &Call) -> &'static str {
     }
 }
 
-fn rule_matches(call: &Call, rule: &super::config::Rule, request: &Request<'_>) -> bool {
+/// Whether `rule` names the request's operation, group, version, resource and scope
+/// (`rules.Matcher`).
+pub(in crate::server::admission) fn rule_matches(
+    call: &Call,
+    rule: &super::config::Rule,
+    request: &Request<'_>,
+) -> bool {
     let op = request.operation.as_str();
     let any = |list: &[String], value: &str| list.iter().any(|v| v == "*" || v == value);
     any(&rule.operations, op)
@@ -80,9 +94,14 @@ fn resource_matches(resources: &[String], plural: &str, sub: &str) -> bool {
     })
 }
 
+/// Whether the request writes a Namespace object itself.
+pub(in crate::server::admission) fn is_namespace_object(call: &Call) -> bool {
+    call.target.group().is_empty() && call.target.plural() == "namespaces"
+}
+
 /// `rules.go`'s `scope()`: a namespace object counts as cluster-scoped.
 fn scope_matches(call: &Call, scope: Option<&str>) -> bool {
-    let namespace_object = call.target.group().is_empty() && call.target.plural() == "namespaces";
+    let namespace_object = is_namespace_object(call);
     let namespaced = call.target.namespace.is_some() && call.info().is_namespaced();
     match scope.unwrap_or("*") {
         "Namespaced" => !namespace_object && namespaced,
@@ -91,7 +110,7 @@ fn scope_matches(call: &Call, scope: Option<&str>) -> bool {
     }
 }
 
-fn labels_of(object: Option<&Value>) -> BTreeMap<String, String> {
+pub(in crate::server::admission) fn labels_of(object: Option<&Value>) -> BTreeMap<String, String> {
     object
         .and_then(|o| o.pointer("/metadata/labels"))
         .and_then(Value::as_object)
@@ -104,39 +123,51 @@ fn labels_of(object: Option<&Value>) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-async fn namespace_matches(
+/// The namespace a namespaced request writes in, read from the store (`None` for a
+/// cluster-scoped resource, a Namespace itself included, or a namespace not stored).
+pub(in crate::server::admission) async fn namespace_of(
     call: &Call,
-    webhook: &Webhook,
+) -> Result<Option<Value>, ApiError> {
+    match call.target.namespace.as_deref() {
+        Some(ns) if call.info().is_namespaced() && !is_namespace_object(call) => {
+            storage::read(call, "", "namespaces", None, ns).await
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The `namespaceSelector` predicate (`predicates/namespace/matcher.go`): an absent or empty
+/// selector matches everything; a namespace is matched by its own labels (a delete's from the
+/// old object); cluster-scoped objects are never skipped. `context` names the configuration in
+/// the error of a selector that does not parse.
+pub(in crate::server::admission) async fn namespace_selected(
+    call: &Call,
+    selector: Option<&LabelSelector>,
     request: &Request<'_>,
+    context: impl FnOnce() -> String,
 ) -> Result<bool, ApiError> {
-    let Some(selector) = webhook
-        .namespace_selector
-        .as_ref()
-        .filter(|s| !s.is_empty())
-    else {
+    let Some(selector) = selector.filter(|s| !s.is_empty()) else {
         return Ok(true);
     };
-    let namespace_object = call.target.group().is_empty() && call.target.plural() == "namespaces";
-    let labels = if namespace_object {
-        // A namespace's own labels; a delete's come from the old object.
+    let labels = if is_namespace_object(call) {
         labels_of(request.object.or(request.old))
+    } else if call.target.namespace.is_some() && call.info().is_namespaced() {
+        labels_of(namespace_of(call).await?.as_ref())
     } else {
-        match call.target.namespace.as_deref() {
-            Some(ns) if call.info().is_namespaced() => {
-                let stored = storage::read(call, "", "namespaces", None, ns).await?;
-                labels_of(stored.as_ref())
-            }
-            // Cluster-scoped objects are never skipped by a namespace selector.
-            _ => return Ok(true),
-        }
+        return Ok(true);
     };
     selector
         .matches(&labels)
-        .map_err(|e| ApiError::internal(format!("webhook {:?}: {e}", webhook.name)))
+        .map_err(|e| ApiError::internal(format!("{}: {e}", context())))
 }
 
-fn object_matches(webhook: &Webhook, request: &Request<'_>) -> bool {
-    let Some(selector) = webhook.object_selector.as_ref().filter(|s| !s.is_empty()) else {
+/// The `objectSelector` predicate (`predicates/object/matcher.go`): the object's or the old
+/// object's labels.
+pub(in crate::server::admission) fn object_selected(
+    selector: Option<&LabelSelector>,
+    request: &Request<'_>,
+) -> bool {
+    let Some(selector) = selector.filter(|s| !s.is_empty()) else {
         return true;
     };
     [request.object, request.old]
@@ -145,11 +176,10 @@ fn object_matches(webhook: &Webhook, request: &Request<'_>) -> bool {
         .any(|o| selector.matches(&labels_of(Some(o))).unwrap_or(false))
 }
 
-/// Every match condition must hold, as upstream's `matchconditions.Matcher`: one that is false
-/// skips the webhook; one that fails to evaluate (when none is false) skips it under
+/// Every match condition must hold, as upstream's `matchconditions.Matcher`: one that is
+/// false skips the webhook; one that fails to evaluate (when none is false) skips it under
 /// `failurePolicy: Ignore` and refuses the request under `Fail`, with a 403 naming every
-/// failure (`expression '<expression>' resulted in error: <error>`, several as Go's error
-/// aggregate prints them).
+/// failure.
 fn conditions_hold(
     call: &Call,
     webhook: &Webhook,
@@ -171,39 +201,58 @@ fn conditions_hold(
         ),
         ("request", cel::value::untyped(review)),
     ];
-    let names = ["object", "oldObject", "request"];
+    let expressions = webhook
+        .match_conditions
+        .iter()
+        .map(|c| c.expression.as_str());
+    match conditions(
+        expressions,
+        &cel::Activation::new(&variables),
+        &["object", "oldObject", "request"],
+    ) {
+        Ok(holds) => Ok(holds),
+        Err(_) if webhook.ignores_failures() => Ok(false),
+        Err(message) => Err(crate::server::admission::forbidden(
+            call,
+            request.name,
+            &message,
+        )),
+    }
+}
+
+/// Evaluates match conditions over `activation` (where `names` are declared), as upstream's
+/// `matchconditions.Matcher`: `Ok(false)` as soon as one is false, `Ok(true)` when all hold,
+/// else the failures (`expression '<expression>' resulted in error: <error>`, several as Go's
+/// error aggregate prints them).
+pub(in crate::server::admission) fn conditions<'a>(
+    expressions: impl Iterator<Item = &'a str>,
+    activation: &cel::Activation,
+    names: &[&str],
+) -> Result<bool, String> {
     let mut errors = Vec::new();
-    for condition in &webhook.match_conditions {
-        let outcome = cel::compile(&condition.expression, &names)
+    for expression in expressions {
+        let outcome = cel::compile(expression, names)
             .map_err(|e| e.to_string())
-            .and_then(
-                |program| match program.evaluate(&variables, CONDITION_COST_LIMIT).result {
+            .and_then(|program| {
+                match program.evaluate_in(activation, CONDITION_COST_LIMIT).result {
                     Ok(::cel::Value::Bool(b)) => Ok(b),
                     Ok(_) => Err("expression must evaluate to a bool".to_owned()),
                     Err(cel::EvalError::CostLimit) => {
                         Err("operation cancelled: actual cost limit exceeded".to_owned())
                     }
                     Err(cel::EvalError::Failed(e)) => Err(e),
-                },
-            );
+                }
+            });
         match outcome {
             Ok(true) => {}
             Ok(false) => return Ok(false),
-            Err(e) => errors.push(format!(
-                "expression '{}' resulted in error: {e}",
-                condition.expression
-            )),
+            Err(e) => errors.push(format!("expression '{expression}' resulted in error: {e}")),
         }
     }
     match errors.as_slice() {
         [] => Ok(true),
-        _ if webhook.ignores_failures() => Ok(false),
-        [one] => Err(crate::server::admission::forbidden(call, request.name, one)),
-        many => Err(crate::server::admission::forbidden(
-            call,
-            request.name,
-            &format!("[{}]", many.join(", ")),
-        )),
+        [one] => Err(one.clone()),
+        many => Err(format!("[{}]", many.join(", "))),
     }
 }
 

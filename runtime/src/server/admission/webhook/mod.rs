@@ -20,10 +20,10 @@
 //! `NewDryRunUnsupportedErr`); warnings go to the answer's `Warning` headers.
 
 mod client;
-mod config;
-mod matching;
+pub(super) mod config;
+pub(super) mod matching;
 mod patch;
-mod review;
+pub(super) mod review;
 
 use std::collections::BTreeSet;
 
@@ -44,7 +44,7 @@ pub(crate) enum Operation {
 }
 
 impl Operation {
-    fn as_str(self) -> &'static str {
+    pub(in crate::server::admission) fn as_str(self) -> &'static str {
         match self {
             Operation::Create => "CREATE",
             Operation::Update => "UPDATE",
@@ -142,24 +142,16 @@ async fn mutate_once(
     }
 }
 
-/// The webhooks of a delete of `old`: the mutating ones (which see no object and may not
-/// patch one), then the validating ones, as upstream's `AdmissionToValidateObjectDeleteFunc`.
-pub(crate) async fn delete(
+/// The mutating webhooks of a delete of `old`, which see no object and may not patch one (the
+/// validating ones run after, as upstream's `AdmissionToValidateObjectDeleteFunc`).
+pub(crate) async fn mutate_delete(
     call: &Call,
     old: &Value,
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
     let mut none = Value::Null;
-    mutate(call, Operation::Delete, &mut none, Some(old), name, dry_run).await?;
-    let request = Request {
-        operation: Operation::Delete,
-        name,
-        object: None,
-        old: Some(old),
-        dry_run,
-    };
-    validate(call, request).await
+    mutate(call, Operation::Delete, &mut none, Some(old), name, dry_run).await
 }
 
 /// Runs the validating webhooks, in parallel.

@@ -15,7 +15,11 @@ use crate::meta::Status;
 use crate::server::Call;
 
 /// The request half of a review, and its uid.
-pub(super) fn request(call: &Call, request: &Request<'_>, version: &str) -> (String, Value) {
+pub(in crate::server::admission) fn request(
+    call: &Call,
+    request: &Request<'_>,
+    version: &str,
+) -> (String, Value) {
     let uid = uuid::Uuid::new_v4().to_string();
     let info = call.info();
     let kind = json!({

@@ -1,0 +1,135 @@
+// Upstream: pkg/apis/admissionregistration/validation/validation_test.go
+// (TestValidateValidatingAdmissionPolicy, TestValidateValidatingAdmissionPolicyBinding).
+
+use serde_json::{Value, json};
+
+use super::*;
+
+const RELEASE: KubeVersion = KubeVersion::new(1, 34);
+
+fn texts(causes: &[StatusCause]) -> Vec<String> {
+    causes
+        .iter()
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c.field.as_deref().unwrap_or(""),
+                c.message.as_deref().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+fn valid_policy() -> Value {
+    json!({
+        "metadata": {"name": "replicas.example.com"},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "matchPolicy": "Equivalent",
+                "namespaceSelector": {},
+                "objectSelector": {},
+                "resourceRules": [{
+                    "apiGroups": ["apps"], "apiVersions": ["v1"],
+                    "operations": ["CREATE", "UPDATE"], "resources": ["deployments"], "scope": "*"
+                }]
+            },
+            "validations": [{"expression": "object.spec.replicas <= 5"}]
+        }
+    })
+}
+
+#[test]
+fn valid_policies_and_bindings_pass() {
+    assert_eq!(
+        texts(&check_policy(&valid_policy(), RELEASE)),
+        Vec::<String>::new()
+    );
+    let binding =
+        json!({"spec": {"policyName": "replicas.example.com", "validationActions": ["Deny"]}});
+    assert_eq!(
+        texts(&check_binding(&binding, RELEASE)),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn policy_expressions_that_do_not_compile_are_refused() {
+    let mut policy = valid_policy();
+    policy["spec"]["validations"][0]["expression"] = json!("foo.bar > 1");
+    assert_eq!(
+        texts(&check_policy(&policy, RELEASE)),
+        [
+            "spec.validations[0].expression: Invalid value: \"foo.bar > 1\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')\n | foo.bar > 1\n | ^"
+        ]
+    );
+    // `params` is declared only with a paramKind.
+    policy["spec"]["validations"][0]["expression"] = json!("params.x == 1");
+    assert_eq!(check_policy(&policy, RELEASE).len(), 1);
+    policy["spec"]["paramKind"] = json!({"apiVersion": "v1", "kind": "ConfigMap"});
+    assert_eq!(texts(&check_policy(&policy, RELEASE)), Vec::<String>::new());
+}
+
+#[test]
+fn policy_specs_are_checked_with_upstreams_messages() {
+    let policy = json!({"metadata": {"name": "p"}, "spec": {
+        "failurePolicy": "Never",
+        "paramKind": {"apiVersion": "a/b/c", "kind": ""},
+        "matchConstraints": {"matchPolicy": "Equivalent", "namespaceSelector": {}, "objectSelector": {},
+            "resourceRules": [{"apiGroups": ["*", "apps"], "apiVersions": ["v1"], "operations": ["MAKE"], "resources": []}]},
+        "variables": [{"name": "1x", "expression": "true"}],
+        "validations": [{"expression": "true", "message": "a\nb", "reason": "NotFound"}],
+    }});
+    assert_eq!(
+        texts(&check_policy(&policy, RELEASE)),
+        [
+            "spec.failurePolicy: Unsupported value: \"Never\": supported values: \"Fail\", \"Ignore\"",
+            "spec.paramKind.apiVersion: Invalid value: \"a/b/c\": unexpected GroupVersion string: a/b/c",
+            "spec.paramKind.kind: Required value",
+            "spec.matchConstraints.resourceRules[0].operations[0]: Unsupported value: \"MAKE\": supported values: \"*\", \"CONNECT\", \"CREATE\", \"DELETE\", \"UPDATE\"",
+            "spec.matchConstraints.resourceRules[0].apiGroups: Invalid value: [\"*\",\"apps\"]: if '*' is present, must not specify other API groups",
+            "spec.matchConstraints.resourceRules[0].resources: Required value",
+            "spec.variables[0].name: Invalid value: \"1x\": name is not a valid CEL identifier",
+            "spec.validations[0].message: Invalid value: \"a\\nb\": message must not contain line breaks",
+            "spec.validations[0].reason: Unsupported value: \"NotFound\": supported values: \"Forbidden\", \"Invalid\", \"RequestEntityTooLarge\"",
+        ]
+    );
+    let empty = json!({"metadata": {"name": "p"}, "spec": {"failurePolicy": "Fail"}});
+    assert_eq!(
+        texts(&check_policy(&empty, RELEASE)),
+        [
+            "spec.matchConstraints: Required value",
+            "spec.validations: Required value: validations or auditAnnotations must contain at least one item",
+            "spec.auditAnnotations: Required value: validations or auditAnnotations must contain at least one item",
+        ]
+    );
+}
+
+#[test]
+fn bindings_are_checked_with_upstreams_messages() {
+    let binding = json!({"spec": {
+        "paramRef": {"name": "a/b", "selector": {}},
+        "validationActions": ["Deny", "Warn", "Deny", "Block"]
+    }});
+    assert_eq!(
+        texts(&check_binding(&binding, RELEASE)),
+        [
+            "spec.policyName: Required value",
+            "spec.paramRef.name: Invalid value: \"a/b\": may not contain '/'",
+            "spec.paramRef.name: Forbidden: name and selector are mutually exclusive",
+            "spec.paramRef.selector: Forbidden: name and selector are mutually exclusive",
+            "spec.paramRef.parameterNotFoundAction: Required value",
+            "spec.validationActions[2]: Duplicate value: \"Deny\"",
+            "spec.validationActions[3]: Unsupported value: \"Block\": supported values: \"Audit\", \"Deny\", \"Warn\"",
+            "spec.validationActions: Invalid value: [\"Deny\",\"Warn\",\"Deny\",\"Block\"]: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)",
+        ]
+    );
+    let none = json!({"spec": {"policyName": "p", "paramRef": {"parameterNotFoundAction": "Deny"}, "validationActions": []}});
+    assert_eq!(
+        texts(&check_binding(&none, RELEASE)),
+        [
+            "spec.paramRef: Required value: one of name or selector must be specified",
+            "spec.validationActions: Required value: at least one validation action is required",
+        ]
+    );
+}

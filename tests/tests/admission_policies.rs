@@ -1,0 +1,472 @@
+//! ValidatingAdmissionPolicies and their bindings as kube-apiserver enforces them
+//! (`staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating/`): policies that
+//! deny, warn and audit, parameters from a ConfigMap, a binding limited by a namespace
+//! selector, `resourceNames` on deletes, dry runs, a policy whose CEL does not compile refused
+//! at creation, the 1.28 feature gate, all with kubectl against `kapi serve`; and a denial's
+//! Status read by the official Python client.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers of a test: a failed unwrap is a failed test"
+)]
+
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions, expect_python_ok};
+
+/// A policy on `resources` of `group`, with `spec` extra fields and one validation.
+fn policy(name: &str, group: &str, resources: &str, operations: &str, rest: &str) -> String {
+    format!(
+        r#"apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: {name}
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: ["{group}"]
+      apiVersions: ["v1"]
+      operations: [{operations}]
+      resources: ["{resources}"]
+{rest}"#
+    )
+}
+
+fn binding(name: &str, policy: &str, rest: &str) -> String {
+    format!(
+        r#"apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: {name}
+spec:
+  policyName: {policy}
+{rest}"#
+    )
+}
+
+/// `kubectl <args>`: success and stdout with stderr.
+fn run(k: &Kubectl<'_>, args: &[&str]) -> (bool, String) {
+    let output = k.run(args);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+fn apply(k: &Kubectl<'_>, name: &str, manifest: &str) {
+    let file = k.file(name, manifest);
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+}
+
+#[test]
+fn kubectl_policies_deny_warn_audit_and_read_params() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit_policy = dir.path().join("audit-policy.yaml");
+    std::fs::write(
+        &audit_policy,
+        "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n",
+    )
+    .unwrap();
+    let log = dir.path().join("audit.log");
+    let server = KapiServer::start(&ServerOptions {
+        args: vec![
+            format!("--audit-policy-file={}", audit_policy.display()),
+            format!("--audit-log-path={}", log.display()),
+        ],
+        ..ServerOptions::default()
+    })
+    .unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+
+    // A policy that denies, with its message; creates, patches and dry runs alike.
+    apply(
+        &k,
+        "replicas.yaml",
+        &policy(
+            "replicas.kapi.test",
+            "apps",
+            "deployments",
+            "CREATE, UPDATE",
+            "  validations:\n  - expression: object.spec.replicas <= 5\n    message: at most 5 replicas\n",
+        ),
+    );
+    let stored = k.expect_json(&["get", "validatingadmissionpolicy", "replicas.kapi.test"]);
+    assert_eq!(stored["spec"]["failurePolicy"], "Fail", "{stored}");
+    assert_eq!(
+        stored["spec"]["matchConstraints"]["matchPolicy"], "Equivalent",
+        "{stored}"
+    );
+    // The policy's status follows its generation, as upstream's type-checking controller.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let stored = k.expect_json(&["get", "validatingadmissionpolicy", "replicas.kapi.test"]);
+        if stored["status"]["observedGeneration"] == stored["metadata"]["generation"] {
+            assert_eq!(
+                stored["status"]["typeChecking"],
+                serde_json::json!({}),
+                "{stored}"
+            );
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{stored}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // Without a binding, a policy does nothing.
+    k.expect_ok(&[
+        "create",
+        "deployment",
+        "early",
+        "--image=nginx",
+        "--replicas=6",
+    ]);
+    apply(
+        &k,
+        "replicas-binding.yaml",
+        &binding(
+            "replicas-binding",
+            "replicas.kapi.test",
+            "  validationActions: [Deny]\n",
+        ),
+    );
+    let denial = "ValidatingAdmissionPolicy 'replicas.kapi.test' with binding 'replicas-binding' denied request: at most 5 replicas";
+    let (ok, text) = run(
+        &k,
+        &[
+            "create",
+            "deployment",
+            "big",
+            "--image=nginx",
+            "--replicas=6",
+        ],
+    );
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(&format!("deployments.apps \"big\" is forbidden: {denial}")),
+        "{text}"
+    );
+    let (ok, text) = run(
+        &k,
+        &[
+            "create",
+            "deployment",
+            "big",
+            "--image=nginx",
+            "--replicas=6",
+            "--dry-run=server",
+        ],
+    );
+    assert!(!ok && text.contains(denial), "{text}");
+    k.expect_ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx",
+        "--replicas=3",
+    ]);
+    let (ok, text) = run(
+        &k,
+        &[
+            "patch",
+            "deployment",
+            "web",
+            "-p",
+            r#"{"spec":{"replicas":7}}"#,
+        ],
+    );
+    assert!(!ok && text.contains(denial), "{text}");
+    let raw = k.expect_failure(&[
+        "create",
+        "-f",
+        k.file(
+            "raw.json",
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"raw"},"spec":{"replicas":8,"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}"#,
+        )
+        .to_str()
+        .unwrap(),
+    ]);
+    // kubectl words a 422 from its details, as with upstream's (`The deployments "raw" is
+    // invalid: : ...`).
+    assert!(
+        raw.contains(&format!("The deployments \"raw\" is invalid: : {denial}")),
+        "{raw}"
+    );
+
+    // A policy that warns (and audits): the write goes through with upstream's warning.
+    apply(
+        &k,
+        "owner.yaml",
+        &policy(
+            "owner.kapi.test",
+            "",
+            "configmaps",
+            "CREATE",
+            "  validations:\n  - expression: \"has(object.metadata.labels) && 'owner' in object.metadata.labels\"\n    messageExpression: \"'configmap ' + object.metadata.name + ' has no owner'\"\n  auditAnnotations:\n  - key: named\n    valueExpression: object.metadata.name\n",
+        ),
+    );
+    apply(
+        &k,
+        "owner-binding.yaml",
+        &binding(
+            "owner-warn",
+            "owner.kapi.test",
+            "  validationActions: [Warn, Audit]\n",
+        ),
+    );
+    let (ok, text) = run(&k, &["create", "configmap", "loose", "--from-literal=a=b"]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("Warning: Validation failed for ValidatingAdmissionPolicy 'owner.kapi.test' with binding 'owner-warn': configmap loose has no owner"),
+        "{text}"
+    );
+    let owned = k.file(
+        "owned.json",
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"owned","labels":{"owner":"me"}}}"#,
+    );
+    let (ok, text) = run(&k, &["create", "-f", owned.to_str().unwrap()]);
+    assert!(ok && !text.contains("Warning"), "{text}");
+
+    // Parameters from a ConfigMap; the binding limited to namespaces labelled strict.
+    k.expect_ok(&["create", "namespace", "strict"]);
+    k.expect_ok(&["label", "namespace", "strict", "mode=strict"]);
+    k.expect_ok(&["create", "namespace", "relaxed"]);
+    k.expect_ok(&[
+        "create",
+        "configmap",
+        "limits",
+        "-n",
+        "default",
+        "--from-literal=most=2",
+    ]);
+    apply(
+        &k,
+        "keys.yaml",
+        &policy(
+            "keys.kapi.test",
+            "",
+            "secrets",
+            "CREATE, UPDATE",
+            "  paramKind:\n    apiVersion: v1\n    kind: ConfigMap\n  validations:\n  - expression: \"!has(object.data) || size(object.data) <= int(params.data.most)\"\n    messageExpression: \"'at most ' + params.data.most + ' keys'\"\n    reason: Forbidden\n",
+        ),
+    );
+    apply(
+        &k,
+        "keys-binding.yaml",
+        &binding(
+            "keys-strict",
+            "keys.kapi.test",
+            "  paramRef:\n    name: limits\n    namespace: default\n    parameterNotFoundAction: Deny\n  matchResources:\n    namespaceSelector:\n      matchLabels:\n        mode: strict\n  validationActions: [Deny]\n",
+        ),
+    );
+    let three = [
+        "--from-literal=a=1",
+        "--from-literal=b=2",
+        "--from-literal=c=3",
+    ];
+    let mut args = vec!["create", "secret", "generic", "many", "-n", "strict"];
+    args.extend(three);
+    let (ok, text) = run(&k, &args);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("secrets \"many\" is forbidden: ValidatingAdmissionPolicy 'keys.kapi.test' with binding 'keys-strict' denied request: at most 2 keys"),
+        "{text}"
+    );
+    let mut args = vec!["create", "secret", "generic", "many", "-n", "relaxed"];
+    args.extend(three);
+    k.expect_ok(&args);
+    k.expect_ok(&[
+        "create",
+        "secret",
+        "generic",
+        "few",
+        "-n",
+        "strict",
+        "--from-literal=a=1",
+    ]);
+    // The parameter gone: `parameterNotFoundAction: Deny` refuses.
+    k.expect_ok(&["delete", "configmap", "limits", "-n", "default"]);
+    let (ok, text) = run(
+        &k,
+        &[
+            "create",
+            "secret",
+            "generic",
+            "more",
+            "-n",
+            "strict",
+            "--from-literal=a=1",
+        ],
+    );
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"),
+        "{text}"
+    );
+
+    // `resourceNames` on deletes.
+    let keep = k.file(
+        "keep.json",
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"keep","labels":{"owner":"me"}}}"#,
+    );
+    k.expect_ok(&["create", "-f", keep.to_str().unwrap()]);
+    apply(
+        &k,
+        "keep.yaml",
+        &policy(
+            "keep.kapi.test",
+            "",
+            "configmaps",
+            "DELETE",
+            "  validations:\n  - expression: \"request.operation != 'DELETE' || oldObject.metadata.name != 'keep'\"\n    message: keep is kept\n",
+        )
+        .replace("      resources: [\"configmaps\"]\n", "      resources: [\"configmaps\"]\n      resourceNames: [keep]\n"),
+    );
+    apply(
+        &k,
+        "keep-binding.yaml",
+        &binding(
+            "keep-binding",
+            "keep.kapi.test",
+            "  validationActions: [Deny]\n",
+        ),
+    );
+    let (ok, text) = run(&k, &["delete", "configmap", "keep"]);
+    assert!(!ok && text.contains("keep is kept"), "{text}");
+    k.expect_ok(&["delete", "configmap", "owned"]);
+
+    // The audit log carries the policy's annotations.
+    let events = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        events.contains("validation.policy.admission.k8s.io/validation_failure")
+            && events.contains("owner.kapi.test/named"),
+        "{events}"
+    );
+}
+
+#[test]
+fn kubectl_policies_that_do_not_compile_are_refused() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    let file = k.file(
+        "bad.yaml",
+        &policy(
+            "bad.kapi.test",
+            "apps",
+            "deployments",
+            "CREATE",
+            "  validations:\n  - expression: replicas > 1\n",
+        ),
+    );
+    let text = k.expect_failure(&["create", "-f", file.to_str().unwrap()]);
+    assert!(
+        text.contains(r#"The ValidatingAdmissionPolicy "bad.kapi.test" is invalid: spec.validations[0].expression: Invalid value: "replicas > 1": compilation failed: ERROR: <input>:1:1: undeclared reference to 'replicas' (in container '')"#),
+        "{text}"
+    );
+    let file = k.file(
+        "both.yaml",
+        &binding(
+            "both",
+            "bad.kapi.test",
+            "  validationActions: [Deny, Warn]\n",
+        ),
+    );
+    let text = k.expect_failure(&["create", "-f", file.to_str().unwrap()]);
+    assert!(
+        text.contains("spec.validationActions: Invalid value: [\"Deny\",\"Warn\"]: must not contain both Deny and Warn"),
+        "{text}"
+    );
+}
+
+/// In 1.28, ValidatingAdmissionPolicy is beta and off: its kinds are served once
+/// `admissionregistration.k8s.io/v1beta1` is enabled, and enforced only with the gate on.
+#[test]
+fn kubectl_policies_in_1_28_need_their_gate() {
+    let manifests = |k: &Kubectl<'_>| {
+        let policy = policy(
+            "nothing.kapi.test",
+            "",
+            "configmaps",
+            "CREATE",
+            "  validations:\n  - expression: \"false\"\n    message: nothing goes\n",
+        )
+        .replace(
+            "admissionregistration.k8s.io/v1\n",
+            "admissionregistration.k8s.io/v1beta1\n",
+        );
+        let binding = binding(
+            "nothing",
+            "nothing.kapi.test",
+            "  validationActions: [Deny]\n",
+        )
+        .replace(
+            "admissionregistration.k8s.io/v1\n",
+            "admissionregistration.k8s.io/v1beta1\n",
+        );
+        apply(k, "policy.yaml", &format!("{policy}---\n{binding}"));
+    };
+    for (gate, enforced) in [(false, false), (true, true)] {
+        let mut args =
+            vec!["--runtime-config=admissionregistration.k8s.io/v1beta1=true".to_owned()];
+        if gate {
+            args.push("--feature-gates=ValidatingAdmissionPolicy=true".to_owned());
+        }
+        let server = KapiServer::start(&ServerOptions {
+            kube_version: Some("1.28".to_owned()),
+            args,
+            ..ServerOptions::default()
+        })
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        manifests(&k);
+        let (ok, text) = run(&k, &["create", "configmap", "one"]);
+        assert_eq!(ok, !enforced, "gate {gate}: {text}");
+        if enforced {
+            assert!(text.contains("denied request: nothing goes"), "{text}");
+        }
+    }
+}
+
+/// The denial's Status as the official Python client reads it: 422 Invalid by default, the
+/// message with `admission.NewForbidden`'s prefix, and the message as the one cause.
+#[test]
+fn python_client_reads_a_policy_denial() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    apply(
+        &k,
+        "named.yaml",
+        &policy(
+            "named.kapi.test",
+            "",
+            "configmaps",
+            "CREATE",
+            "  validations:\n  - expression: \"object.metadata.name.startsWith('ok-')\"\n",
+        ),
+    );
+    apply(
+        &k,
+        "named-binding.yaml",
+        &binding("named", "named.kapi.test", "  validationActions: [Deny]\n"),
+    );
+    let script = r#"
+import json, sys
+from kubernetes import client, config
+config.load_kube_config(config_file=sys.argv[1])
+api = client.CoreV1Api()
+api.create_namespaced_config_map("default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="ok-one")))
+try:
+    api.create_namespaced_config_map("default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="bad")))
+    raise SystemExit("created")
+except client.ApiException as e:
+    assert e.status == 422, e.status
+    body = json.loads(e.body)
+    message = "ValidatingAdmissionPolicy 'named.kapi.test' with binding 'named' denied request: failed expression: object.metadata.name.startsWith('ok-')"
+    assert body["reason"] == "Invalid", body
+    assert body["message"] == 'configmaps "bad" is forbidden: ' + message, body
+    assert body["details"]["causes"] == [{"message": message}], body
+print("ok")
+"#;
+    expect_python_ok(&server, script, "1.36");
+}
