@@ -154,6 +154,11 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("priority_class", "PriorityClass", None),
     ("pod_disruption_budget", "PodDisruptionBudget", None),
     ("autoscaler_replicas", "AutoscalerReplicas", None),
+    ("service_status", "ServiceStatus", None),
+    ("ingress_class_annotation", "IngressClassAnnotation", None),
+    ("autoscaler_metrics", "AutoscalerMetrics", None),
+    ("autoscaler_target_cpu", "AutoscalerTargetCpu", None),
+    ("claim_update", "ClaimUpdate", None),
     ("lease_spec", "LeaseSpec", None),
 ];
 

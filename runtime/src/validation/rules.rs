@@ -7,10 +7,12 @@
 //! required names in `volume_sources`, a PersistentVolume's in `persistent_volume`, Ingress,
 //! NetworkPolicy and label selector rules in `networking`, RBAC's in `rbac`, the CronJob
 //! schedule parser in `batch`, a Job's selector, spec, update and status rules and a CronJob's
-//! job template in `jobs`, a Service's in `services`, and the storage, scheduling, policy,
-//! autoscaling and coordination kinds' rules (and a claim's) in `cluster`.
+//! job template in `jobs`, a Service's in `services`, a HorizontalPodAutoscaler's metrics and
+//! behavior in `autoscaling`, and the storage, scheduling, policy, autoscaling and coordination
+//! kinds' other rules (and a claim's) in `cluster`.
 
 mod apps;
+mod autoscaling;
 mod batch;
 mod cluster;
 mod containers;
@@ -156,6 +158,10 @@ pub enum Named {
     /// node's name, the QoS class and terminated containers left as they were
     /// (`ValidatePodStatusUpdate`); on a Pod, on status writes only.
     PodStatus,
+    /// What a write through a Service's `/status` may say of its load balancer: ingress points'
+    /// IPs, modes and host names, from 1.29 only on a LoadBalancer
+    /// (`ValidateServiceStatusUpdate`); on a Service, on status writes only.
+    ServiceStatus,
     /// A PersistentVolume's spec and, on an update, its unchanged source, volume mode and node
     /// affinity (`ValidatePersistentVolumeSpec`, `ValidatePersistentVolumeUpdate`).
     PersistentVolume,
@@ -176,6 +182,9 @@ pub enum Named {
     IngressBackend,
     /// [`Named::IngressBackend`] in the v1beta1 shape (`serviceName`, `servicePort`).
     IngressBackendV1beta1,
+    /// A new Ingress's `kubernetes.io/ingress.class` annotation beside `ingressClassName`
+    /// (`ValidateIngressCreate`); on an Ingress, creates only.
+    IngressClassAnnotation,
     /// An IngressClass's controller is a domain-prefixed path (`validateIngressClassSpec`).
     IngressClassController,
     /// A label selector's labels and requirements (`ValidateLabelSelector`).
@@ -216,6 +225,16 @@ pub enum Named {
     PodDisruptionBudget,
     /// A HorizontalPodAutoscaler's `maxReplicas`: positive and not below `minReplicas`.
     AutoscalerReplicas,
+    /// A HorizontalPodAutoscaler's metrics and scaling behavior (`validateMetrics`,
+    /// `validateBehavior`); on an autoscaling/v2 or v2beta2 spec.
+    AutoscalerMetrics,
+    /// An autoscaling/v1 HorizontalPodAutoscaler's `targetCPUUtilizationPercentage`, checked as
+    /// the CPU metric upstream converts it to (`validateMetricTarget`); on a v1 spec.
+    AutoscalerTargetCpu,
+    /// What an update may change in a PersistentVolumeClaim's spec: its volume name once, its
+    /// class from none, a bound claim's storage request up (`ValidatePersistentVolumeClaimUpdate`);
+    /// on a PersistentVolumeClaim, updates only.
+    ClaimUpdate,
     /// A Lease's duration and transitions (`ValidateLeaseSpec`).
     LeaseSpec,
 }
@@ -238,7 +257,10 @@ pub enum Workload {
 impl Named {
     /// Whether the rule holds writes through `/status` (and only those).
     pub(super) fn on_status(self) -> bool {
-        matches!(self, Self::PodStatus | Self::JobStatus)
+        matches!(
+            self,
+            Self::PodStatus | Self::JobStatus | Self::ServiceStatus
+        )
     }
 
     /// Checks `holder` (a value of the type the rule belongs to, at `at`); `old` on updates.
@@ -285,6 +307,7 @@ impl Named {
             }
             Self::ServicePorts => services::service_ports(holder, at, errors),
             Self::Service => services::service(holder, old, at, errors),
+            Self::ServiceStatus => services::service_status(holder, at, errors),
             Self::Volumes => pods::volumes(holder, at, errors),
             Self::Resources => pods::container_resources(holder, at, errors),
             Self::Handler => pods::handler(holder, at, errors),
@@ -339,6 +362,11 @@ impl Named {
             Self::IngressBackendV1beta1 => {
                 networking::ingress_backend(IngressShape::V1beta1, holder, at, errors);
             }
+            Self::IngressClassAnnotation => {
+                if old.is_none() {
+                    networking::ingress_class_annotation(holder, at, errors);
+                }
+            }
             Self::IngressClassController => {
                 networking::ingress_class_controller(holder, at, errors);
             }
@@ -360,6 +388,13 @@ impl Named {
             Self::PriorityClass => cluster::priority_class(holder, old, at, errors),
             Self::PodDisruptionBudget => cluster::pdb_spec(holder, at, errors),
             Self::AutoscalerReplicas => cluster::hpa_replicas(holder, at, errors),
+            Self::AutoscalerMetrics => autoscaling::metrics_and_behavior(holder, at, errors),
+            Self::AutoscalerTargetCpu => autoscaling::target_cpu(holder, at, errors),
+            Self::ClaimUpdate => {
+                if let Some(old) = old {
+                    cluster::claim_update(holder, old, at, errors);
+                }
+            }
             Self::LeaseSpec => cluster::lease_spec(holder, at, errors),
         }
     }

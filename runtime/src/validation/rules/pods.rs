@@ -999,7 +999,7 @@ fn overcommit_allowed(name: &str) -> bool {
 }
 
 /// `validateContainerResourceName`.
-fn resource_name(name: &str, path: &FieldPath, errors: &mut Errors) {
+pub(super) fn resource_name(name: &str, path: &FieldPath, errors: &mut Errors) {
     let release = errors.release();
     let shown = Value::from(name);
     let messages = Format::QualifiedName.messages(name, release);
