@@ -395,6 +395,15 @@ spec: {minReplicas: 3, maxReplicas: 2, scaleTargetRef: {kind: Deployment, name: 
         ],
     },
     Refusal {
+        cites: "ValidateResourceQuantityValue (IsIntegerResourceName: extended resources)",
+        manifest: "  containers: [{name: c, image: x, resources: {limits: {example.com/gpu: 500m}}}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", r#"spec.containers[0].resources.limits[example.com/gpu]: Invalid value: resource.Quantity{i:resource.int64Amount{value:500, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"500m", Format:"DecimalSI"}: must be an integer"#),
+            ("1.34", r#"spec.containers[0].resources.limits[example.com/gpu]: Invalid value: "500m": must be an integer"#),
+        ],
+    },
+    Refusal {
         cites: "validateMetricTarget (autoscaling/v1's target as its CPU metric)",
         manifest: "apiVersion: autoscaling/v1
 kind: HorizontalPodAutoscaler

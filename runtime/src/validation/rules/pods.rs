@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
 use super::super::meta::labels;
+use super::go_value;
 use super::{items, port_number, text};
 use crate::KubeVersion;
 use crate::quantity::Quantity;
@@ -1057,6 +1058,41 @@ fn nonnegative(quantity: &Quantity, path: &FieldPath, errors: &mut Errors) {
     }
 }
 
+/// `IsExtendedResourceName`: a qualified name outside `kubernetes.io/`, not a quota's
+/// `requests.` one, that is still a qualified name with that prefix.
+fn is_extended_resource(name: &str) -> bool {
+    let native = !name.contains('/') || name.contains("kubernetes.io/");
+    !native
+        && !name.starts_with("requests.")
+        && Format::QualifiedName
+            .messages(&format!("requests.{name}"), KubeVersion::new(1, 20))
+            .is_empty()
+}
+
+/// `ValidateResourceQuantityValue`'s integer check: an extended resource is counted in whole
+/// units. Upstream reports the `resource.Quantity` itself, which prints as Go's struct before
+/// 1.34 and as its canonical string from 1.34.
+fn integer(
+    requirements: &Value,
+    list: &str,
+    name: &str,
+    quantity: &Quantity,
+    path: &FieldPath,
+    errors: &mut Errors,
+) {
+    if !is_extended_resource(name) || quantity.milli_value().is_none_or(|m| m % 1000 == 0) {
+        return;
+    }
+    let spelled = match requirements.get(list).and_then(|l| l.get(name)) {
+        Some(Value::String(text)) => text.trim().to_owned(),
+        Some(other) => other.to_string(),
+        None => return,
+    };
+    let json = Value::from(quantity.to_string());
+    let go = go_value::quantity(&spelled);
+    errors.invalid(path, Shown::Go(&go, &json), "must be an integer");
+}
+
 /// `ValidateResourceRequirements` of a container's `resources` (on the Container: a
 /// PersistentVolumeClaim's requirements are another type upstream but share this one's schema
 /// before 1.29): names, non-negative quantities, requests at most the limits (equal for
@@ -1075,12 +1111,14 @@ fn resources(requirements: &Value, at: &FieldPath, errors: &mut Errors) {
         let path = limits_at.key(name);
         resource_name(name, &path, errors);
         nonnegative(quantity, &path, errors);
+        integer(requirements, "limits", name, quantity, &path, errors);
     }
     let named = errors.release() >= LIMIT_SHOWN_SINCE;
     for (name, quantity) in &requests {
         let path = requests_at.key(name);
         resource_name(name, &path, errors);
         nonnegative(quantity, &path, errors);
+        integer(requirements, "requests", name, quantity, &path, errors);
         let shown = Value::from(quantity.to_string());
         match limits.iter().find(|(n, _)| n == name) {
             Some((_, limit)) => {
@@ -1120,6 +1158,28 @@ mod tests {
 
     fn run(rule: fn(&Value, &FieldPath, &mut Errors), value: &Value, minor: u16) -> Vec<String> {
         super::super::lines(minor, |e| rule(value, &FieldPath::of("spec"), e))
+    }
+
+    #[test]
+    fn extended_resources_are_whole_numbers() {
+        // ValidateResourceQuantityValue (IsIntegerResourceName: extended resources); the
+        // quantity prints as a resource.Quantity before 1.34.
+        let container = json!({"resources": {"limits": {"example.com/gpu": "500m", "cpu": "500m"},
+            "requests": {"example.com/gpu": "500m"}}});
+        let found = run(container_resources, &container, 28);
+        assert_eq!(
+            found,
+            [
+                "spec.resources.limits[example.com/gpu]: Invalid value: resource.Quantity{i:resource.int64Amount{value:500, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"500m\", Format:\"DecimalSI\"}: must be an integer",
+                "spec.resources.requests[example.com/gpu]: Invalid value: resource.Quantity{i:resource.int64Amount{value:500, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"500m\", Format:\"DecimalSI\"}: must be an integer",
+            ]
+        );
+        assert_eq!(
+            run(container_resources, &container, 34)[0],
+            "spec.resources.limits[example.com/gpu]: Invalid value: \"500m\": must be an integer"
+        );
+        let whole = json!({"resources": {"limits": {"example.com/gpu": 2}}});
+        assert!(run(container_resources, &whole, 20).is_empty());
     }
 
     #[test]
