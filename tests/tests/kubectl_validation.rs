@@ -1044,8 +1044,9 @@ spec:
 
 #[test]
 fn kubectl_sees_status_claim_and_autoscaler_update_refusals() {
-    // ValidateServiceStatusUpdate, ValidatePersistentVolumeClaimUpdate and an autoscaling v2
-    // (v2beta2 in 1.20) spec's metrics and behavior, through kubectl in each release.
+    // ValidateServiceStatusUpdate, ValidatePodStatusUpdate's pod IPs,
+    // ValidatePersistentVolumeClaimUpdate and an autoscaling v2 (v2beta2 in 1.20) spec's
+    // metrics and behavior, through kubectl in each release.
     for release in ["1.20", "1.28", "1.34", "1.36"] {
         let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
         let dir = tempfile::tempdir().unwrap();
@@ -1086,6 +1087,27 @@ fn kubectl_sees_status_claim_and_autoscaler_update_refusals() {
                 "status.loadBalancer.ingress: Forbidden: may only be used when `spec.type` is 'LoadBalancer'",
             );
         }
+
+        // validatePodIPs: no IP twice (and, with two of one family, one per family).
+        let pod = k.file(
+            "pod.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}]}\n",
+        );
+        k.expect_ok(&["create", "-f", pod.to_str().unwrap()]);
+        let refused = status(
+            "pod/p",
+            r#"{"status":{"podIPs":[{"ip":"10.0.0.1"},{"ip":"10.0.0.1"}]}}"#,
+        );
+        let shown = if release >= "1.34" {
+            r#"{"IP":"10.0.0.1"}"#
+        } else {
+            r#"core.PodIP{IP:"10.0.0.1"}"#
+        };
+        assert_refused(
+            &refused.unwrap_err(),
+            r#"Pod "p""#,
+            &format!("status.podIPs[1]: Duplicate value: {shown}"),
+        );
 
         let claim = k.file(
             "claim.yaml",

@@ -49,6 +49,17 @@ const fn since(go: &'static str, json: &'static str, kind: Kind, minor: u16) -> 
     (go, json, kind, Some(KubeVersion::new(1, minor)))
 }
 
+/// A pod's IP and its node's (`core.PodIP`, `core.HostIP`).
+pub(super) static POD_IP: GoType = GoType {
+    name: "core.PodIP",
+    fields: &[f("IP", "ip", Kind::Str)],
+};
+
+pub(super) static HOST_IP: GoType = GoType {
+    name: "core.HostIP",
+    fields: &[f("IP", "ip", Kind::Str)],
+};
+
 pub(super) static CAPABILITIES: GoType = GoType {
     name: "core.Capabilities",
     fields: &[

@@ -47,7 +47,7 @@ const SOURCE_RANGES_ANNOTATION: &str = "service.beta.kubernetes.io/load-balancer
 const TOPOLOGY_MODE: &str = "service.kubernetes.io/topology-mode";
 const TOPOLOGY_HINTS: &str = "service.kubernetes.io/topology-aware-hints";
 /// `IsValidIP`'s (and, without StrictIPCIDRValidation, `IsValidIPForLegacyField`'s) message.
-const BAD_IP: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
+pub(super) const BAD_IP: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
 /// `IsValidCIDR`'s (and `IsValidCIDRForLegacyField`'s) message.
 const BAD_CIDR: &str = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)";
 const ONLY_LOAD_BALANCER: &str = "may only be used when `type` is 'LoadBalancer'";
@@ -518,7 +518,7 @@ fn cluster_ip_fields(spec: &Value, old: Option<&Value>, at: &FieldPath, errors: 
 
 /// `netutils.ParseIPSloppy` (and Go's `net.ParseIP` before 1.17): IPv4 parts may have leading
 /// zeros, read as decimal.
-fn parse_ip_sloppy(text: &str) -> Option<IpAddr> {
+pub(super) fn parse_ip_sloppy(text: &str) -> Option<IpAddr> {
     if let Ok(ip) = text.parse::<IpAddr>() {
         return Some(ip);
     }
