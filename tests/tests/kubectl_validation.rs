@@ -395,6 +395,58 @@ spec: {minReplicas: 3, maxReplicas: 2, scaleTargetRef: {kind: Deployment, name: 
         ],
     },
     Refusal {
+        cites: "validateMatchLabelKeysInTopologySpread (from 1.27), validateMatchLabelKeysAndMismatchLabelKeys (from 1.31)",
+        manifest: "  topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, matchLabelKeys: [app]}]
+  affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: zone, mismatchLabelKeys: [app]}]}}
+  containers: [{name: c, image: x}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero"),
+            ("1.28", "spec.topologySpreadConstraints[0].matchLabelKeys: Forbidden: must not be specified when labelSelector is not set"),
+            ("1.34", "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].mismatchLabelKeys: Forbidden: must not be specified when labelSelector is not set"),
+        ],
+    },
+    Refusal {
+        cites: "validateWindowsSecurityContextOptions, validateWindowsHostProcessPod (from 1.23), validateSELinuxChangePolicy (from 1.33)",
+        manifest: r"  securityContext: {seLinuxChangePolicy: MountOption, windowsOptions: {runAsUserName: 'a\b\c'}}
+  containers: [{name: c, image: x, securityContext: {windowsOptions: {hostProcess: true}}}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", r#"spec.securityContext.windowsOptions.runAsUserName: Invalid value: "a\\b\\c": runAsUserName cannot contain more than one backslash"#),
+            ("1.28", "spec.hostNetwork: Invalid value: false: hostNetwork must be true if pod contains any hostProcess containers"),
+            ("1.34", r#"spec.securityContext.seLinuxChangePolicy: Unsupported value: "MountOption": supported values: "Recursive""#),
+        ],
+    },
+    Refusal {
+        cites: "ValidateVolumeDevices (ephemeral volumes' devices from 1.23)",
+        manifest: "  volumes: [{name: scratch, emptyDir: {}}]
+  containers: [{name: c, image: x, volumeDevices: [{name: scratch, devicePath: /dev/xvda}]}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", r#"spec.containers[0].volumeDevices[0].name: Invalid value: "scratch": can only use volume source type of PersistentVolumeClaim for block mode"#),
+            ("1.28", r#"spec.containers[0].volumeDevices[0].name: Invalid value: "scratch": can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode"#),
+        ],
+    },
+    Refusal {
+        cites: "ValidatePodTemplateSpec (ephemeral containers, on from 1.23)",
+        manifest: "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: debug}
+spec:
+  replicas: -1
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata: {labels: {app: d}}
+    spec:
+      containers: [{name: c, image: x}]
+      ephemeralContainers: [{name: e, image: busybox}]",
+        kind_and_name: r#"Deployment "debug""#,
+        causes: &[
+            ("", "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
+            ("1.28", "spec.template.spec.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template"),
+        ],
+    },
+    Refusal {
         cites: "ValidateResourceQuantityValue (IsIntegerResourceName: extended resources)",
         manifest: "  containers: [{name: c, image: x, resources: {limits: {example.com/gpu: 500m}}}]",
         kind_and_name: r#"Pod "p""#,

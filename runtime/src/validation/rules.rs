@@ -1,7 +1,8 @@
 //! The checks that are code, one function per rule, each following one upstream validation
 //! function (named at each variant). A Deployment's rolling update is in `apps`, pod rules in
 //! `pods`, a pod update's in `pod_update`, security contexts and affinity in `security` (with
-//! `go_value` printing upstream's internal structs), what a container may set by its place in
+//! `go_value` printing upstream's internal structs), a pod's Windows options and HostProcess
+//! containers in `windows`, what a container may set by its place in
 //! the pod (init containers, restart policies, sleep hooks) in `containers`, environment
 //! sources and downward API files in `downward`, pod volume sources' own fields beyond their
 //! required names in `volume_sources`, a PersistentVolume's in `persistent_volume`, Ingress,
@@ -27,6 +28,7 @@ mod rbac;
 mod security;
 mod services;
 mod volume_sources;
+mod windows;
 
 use networking::IngressShape;
 
@@ -148,12 +150,18 @@ pub enum Named {
     DnsConfig,
     /// A PodSpec's topology spread constraints (`validateTopologySpreadConstraints`).
     TopologySpread,
+    /// A PodSpec's HostProcess containers: all or none, on the host's network, allowed by the
+    /// cluster (`validateWindowsHostProcessPod`).
+    WindowsHostProcess,
     /// Containers' restart policies, and no probes or hooks on a regular init container
     /// (`validateContainers`, `validateInitContainers`); on a PodSpec.
     InitContainers,
     /// A lifecycle hook's sleep within the pod's grace period (`validateSleepAction`); on a
     /// PodSpec.
     SleepHooks,
+    /// A pod template has no ephemeral containers (`ValidatePodTemplateSpec`); on a
+    /// PodTemplateSpec.
+    PodTemplate,
     /// What a write through a Pod's `/status` may do: its conditions' types, the nominated
     /// node's name, the QoS class and terminated containers left as they were
     /// (`ValidatePodStatusUpdate`); on a Pod, on status writes only.
@@ -330,8 +338,10 @@ impl Named {
             Self::HostAliases => pods::host_aliases(holder, at, errors),
             Self::DnsConfig => pods::dns_config(holder, at, errors),
             Self::TopologySpread => pods::topology_spread(holder, at, errors),
+            Self::WindowsHostProcess => windows::windows_host_process(holder, at, errors),
             Self::InitContainers => containers::init_containers(holder, at, errors),
             Self::SleepHooks => containers::sleep_hooks(holder, at, errors),
+            Self::PodTemplate => containers::pod_template(holder, at, errors),
             Self::PodStatus => {
                 if let Some(old) = old {
                     pod_update::pod_status(holder, old, at, errors);
@@ -340,7 +350,7 @@ impl Named {
             Self::PersistentVolume => {
                 persistent_volume::persistent_volume(holder, old, at, errors);
             }
-            Self::PodSecurityContext => security::pod_security_context(holder, at, errors),
+            Self::PodSecurityContext => security::pod_security_context(holder, old, at, errors),
             Self::SecurityContext => security::security_context(holder, at, errors),
             Self::PodHostNamespaces => security::pod_host_namespaces(holder, at, errors),
             Self::NodeSelector => security::node_selector(holder, at, errors),
@@ -427,6 +437,12 @@ fn port_number(n: i64, path: &FieldPath, errors: &mut Errors) {
 fn lines(minor: u16, check: impl FnOnce(&mut Errors)) -> Vec<String> {
     let mut errors = Errors::new(KubeVersion::new(1, minor));
     check(&mut errors);
+    rendered(errors)
+}
+
+/// The errors found, as `<field>: <message>` lines (the rules' tests).
+#[cfg(test)]
+fn rendered(errors: Errors) -> Vec<String> {
     errors
         .into_causes()
         .into_iter()
