@@ -395,6 +395,119 @@ spec: {minReplicas: 3, maxReplicas: 2, scaleTargetRef: {kind: Deployment, name: 
         ],
     },
     Refusal {
+        cites: "validateMatchLabelKeysInTopologySpread (from 1.27), validateMatchLabelKeysAndMismatchLabelKeys (from 1.31)",
+        manifest: "  topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, matchLabelKeys: [app]}]
+  affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: zone, mismatchLabelKeys: [app]}]}}
+  containers: [{name: c, image: x}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero"),
+            ("1.28", "spec.topologySpreadConstraints[0].matchLabelKeys: Forbidden: must not be specified when labelSelector is not set"),
+            ("1.34", "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].mismatchLabelKeys: Forbidden: must not be specified when labelSelector is not set"),
+        ],
+    },
+    Refusal {
+        cites: "validateWindowsSecurityContextOptions, validateWindowsHostProcessPod (from 1.23), validateSELinuxChangePolicy (from 1.33)",
+        manifest: r"  securityContext: {seLinuxChangePolicy: MountOption, windowsOptions: {runAsUserName: 'a\b\c'}}
+  containers: [{name: c, image: x, securityContext: {windowsOptions: {hostProcess: true}}}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", r#"spec.securityContext.windowsOptions.runAsUserName: Invalid value: "a\\b\\c": runAsUserName cannot contain more than one backslash"#),
+            ("1.28", "spec.hostNetwork: Invalid value: false: hostNetwork must be true if pod contains any hostProcess containers"),
+            ("1.34", r#"spec.securityContext.seLinuxChangePolicy: Unsupported value: "MountOption": supported values: "Recursive""#),
+        ],
+    },
+    Refusal {
+        cites: "ValidateVolumeDevices (ephemeral volumes' devices from 1.23)",
+        manifest: "  volumes: [{name: scratch, emptyDir: {}}]
+  containers: [{name: c, image: x, volumeDevices: [{name: scratch, devicePath: /dev/xvda}]}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", r#"spec.containers[0].volumeDevices[0].name: Invalid value: "scratch": can only use volume source type of PersistentVolumeClaim for block mode"#),
+            ("1.28", r#"spec.containers[0].volumeDevices[0].name: Invalid value: "scratch": can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode"#),
+        ],
+    },
+    Refusal {
+        cites: "ValidatePodTemplateSpec (ephemeral containers, on from 1.23)",
+        manifest: "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: debug}
+spec:
+  replicas: -1
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata: {labels: {app: d}}
+    spec:
+      containers: [{name: c, image: x}]
+      ephemeralContainers: [{name: e, image: busybox}]",
+        kind_and_name: r#"Deployment "debug""#,
+        causes: &[
+            ("", "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
+            ("1.28", "spec.template.spec.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template"),
+        ],
+    },
+    Refusal {
+        cites: "ValidateResourceQuantityValue (IsIntegerResourceName: extended resources)",
+        manifest: "  containers: [{name: c, image: x, resources: {limits: {example.com/gpu: 500m}}}]",
+        kind_and_name: r#"Pod "p""#,
+        causes: &[
+            ("", r#"spec.containers[0].resources.limits[example.com/gpu]: Invalid value: resource.Quantity{i:resource.int64Amount{value:500, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"500m", Format:"DecimalSI"}: must be an integer"#),
+            ("1.34", r#"spec.containers[0].resources.limits[example.com/gpu]: Invalid value: "500m": must be an integer"#),
+        ],
+    },
+    Refusal {
+        cites: "validateMetricTarget (autoscaling/v1's target as its CPU metric)",
+        manifest: "apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: cpu}
+spec: {maxReplicas: 2, targetCPUUtilizationPercentage: 0, scaleTargetRef: {kind: Deployment, name: web}}",
+        kind_and_name: r#"HorizontalPodAutoscaler "cpu""#,
+        causes: &[("", "spec.metrics[0].resource.target.averageUtilization: Invalid value: 0: must be greater than 0")],
+    },
+    Refusal {
+        cites: "validateAllowedTopologies, ValidateTopologySelectorTerm",
+        manifest: "apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: zoned}
+provisioner: example.com/disk
+allowedTopologies: [{matchLabelExpressions: [{key: zone, values: []}]}, {matchLabelExpressions: [{key: zone, values: []}]}]",
+        kind_and_name: r#"StorageClass "zoned""#,
+        causes: &[
+            ("", "allowedTopologies[0].matchLabelExpressions[0].values: Required value"),
+            ("", r#"allowedTopologies[1].matchLabelExpressions: Duplicate value: """#),
+        ],
+    },
+    Refusal {
+        cites: "ValidatePriorityClass (IsKnownSystemPriorityClass)",
+        manifest: "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: system-mine}\nvalue: 1",
+        kind_and_name: r#"PriorityClass "system-mine""#,
+        causes: &[("", "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: system-mine is not a known system priority class")],
+    },
+    Refusal {
+        cites: "ValidateIngressCreate (the class annotation; a matching one allowed from 1.28)",
+        manifest: "apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: classy, annotations: {kubernetes.io/ingress.class: other}}
+spec: {ingressClassName: nginx, defaultBackend: {service: {name: web, port: {number: 80}}}}",
+        kind_and_name: r#"Ingress "classy""#,
+        causes: &[
+            ("", r#"annotations.kubernetes.io/ingress.class: Invalid value: "other": can not be set when the class field is also set"#),
+            ("1.28", r#"annotations.kubernetes.io/ingress.class: Invalid value: "other": must match `ingressClassName` when both are specified"#),
+        ],
+    },
+    Refusal {
+        cites: "ValidatePersistentVolumeClaimSpec (validateDataSource from 1.24)",
+        manifest: "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: cloned}
+spec: {resources: {requests: {storage: 1Gi}}, dataSource: {kind: Snapshot, name: s}}",
+        kind_and_name: r#"PersistentVolumeClaim "cloned""#,
+        causes: &[
+            ("", "spec.accessModes: Required value: at least 1 access mode is required"),
+            ("1.28", r#"spec.dataSource: Invalid value: "Snapshot": must be 'PersistentVolumeClaim' when referencing the default apiGroup"#),
+        ],
+    },
+    Refusal {
         cites: "validateEnvVarValueFrom, validateObjectFieldSelector, validateContainerResourceDivisor, ValidateEnvFrom, validateDownwardAPIVolumeFile",
         manifest: "  volumes: [{name: info, downwardAPI: {items: [{path: node, fieldRef: {fieldPath: spec.nodeName}}]}}]
   containers:
@@ -977,6 +1090,148 @@ spec:
             );
         } else {
             k.expect_ok(&args);
+        }
+    }
+}
+
+#[test]
+fn kubectl_sees_status_claim_and_autoscaler_update_refusals() {
+    // ValidateServiceStatusUpdate, ValidatePodStatusUpdate's pod IPs,
+    // ValidatePersistentVolumeClaimUpdate and an autoscaling v2 (v2beta2 in 1.20) spec's
+    // metrics and behavior, through kubectl in each release.
+    for release in ["1.20", "1.28", "1.34", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let status = |target: &str, patch: &str| {
+            let args = [
+                "patch",
+                target,
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                patch,
+            ];
+            k.ok(&args)
+        };
+
+        k.expect_ok(&["create", "service", "loadbalancer", "lb", "--tcp=80"]);
+        k.expect_ok(&["create", "service", "clusterip", "inner", "--tcp=80"]);
+        let refused = status(
+            "service/lb",
+            r#"{"status":{"loadBalancer":{"ingress":[{"ip":"1.2.3"}]}}}"#,
+        );
+        let cause = if release >= "1.34" {
+            r#"status.loadBalancer.ingress[0].ip: Invalid value: "1.2.3": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"#
+        } else {
+            r#"status.loadBalancer.ingress[0].ip: Invalid value: "1.2.3": must be a valid IP address"#
+        };
+        assert_refused(&refused.unwrap_err(), r#"Service "lb""#, cause);
+        let on_cluster_ip = status(
+            "service/inner",
+            r#"{"status":{"loadBalancer":{"ingress":[{"hostname":"lb.example.com"}]}}}"#,
+        );
+        assert_eq!(on_cluster_ip.is_ok(), release < "1.34", "{release}");
+        if release >= "1.34" {
+            assert_refused(
+                &on_cluster_ip.unwrap_err(),
+                r#"Service "inner""#,
+                "status.loadBalancer.ingress: Forbidden: may only be used when `spec.type` is 'LoadBalancer'",
+            );
+        }
+
+        // validatePodIPs: no IP twice (and, with two of one family, one per family).
+        let pod = k.file(
+            "pod.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}]}\n",
+        );
+        k.expect_ok(&["create", "-f", pod.to_str().unwrap()]);
+        let refused = status(
+            "pod/p",
+            r#"{"status":{"podIPs":[{"ip":"10.0.0.1"},{"ip":"10.0.0.1"}]}}"#,
+        );
+        let shown = if release >= "1.34" {
+            r#"{"IP":"10.0.0.1"}"#
+        } else {
+            r#"core.PodIP{IP:"10.0.0.1"}"#
+        };
+        assert_refused(
+            &refused.unwrap_err(),
+            r#"Pod "p""#,
+            &format!("status.podIPs[1]: Duplicate value: {shown}"),
+        );
+
+        let claim = k.file(
+            "claim.yaml",
+            "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n",
+        );
+        k.expect_ok(&["create", "-f", claim.to_str().unwrap()]);
+        let resize = |size: &str| {
+            let patch =
+                format!(r#"{{"spec":{{"resources":{{"requests":{{"storage":"{size}"}}}}}}}}"#);
+            k.ok(&["patch", "pvc/data", "-p", &patch])
+        };
+        let pending = resize("2Gi");
+        let cause = match release {
+            "1.20" => {
+                "spec: Forbidden: is immutable after creation except resources.requests for bound claims"
+            }
+            "1.28" => {
+                "spec: Forbidden: spec is immutable after creation except resources.requests for bound claims"
+            }
+            _ => {
+                "spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"
+            }
+        };
+        assert_refused(
+            &pending.unwrap_err(),
+            r#"PersistentVolumeClaim "data""#,
+            cause,
+        );
+        let bound = status(
+            "pvc/data",
+            r#"{"status":{"phase":"Bound","capacity":{"storage":"2Gi"}}}"#,
+        );
+        bound.unwrap_or_else(|e| panic!("{e}"));
+        let grown = resize("3Gi");
+        grown.unwrap_or_else(|e| panic!("{e}"));
+        let cause = if release >= "1.34" {
+            "spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"
+        } else {
+            "spec.resources.requests.storage: Forbidden: field can not be less than previous value"
+        };
+        let shrunk = resize("1Gi");
+        assert_refused(
+            &shrunk.unwrap_err(),
+            r#"PersistentVolumeClaim "data""#,
+            cause,
+        );
+
+        let version = if release == "1.20" {
+            "autoscaling/v2beta2"
+        } else {
+            "autoscaling/v2"
+        };
+        let hpa = k.file(
+            "hpa.yaml",
+            &format!(
+                "apiVersion: {version}
+kind: HorizontalPodAutoscaler
+metadata: {{name: web}}
+spec:
+  maxReplicas: 3
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  metrics: [{{type: Pods}}]
+  behavior: {{scaleDown: {{policies: [{{type: Pods, value: 0, periodSeconds: 60}}]}}}}
+"
+            ),
+        );
+        let stderr = k.expect_failure(&["create", "--validate=false", "-f", hpa.to_str().unwrap()]);
+        for cause in [
+            "spec.metrics[0].pods: Required value: must populate information for the given metric source",
+            "spec.behavior.scaleDown.policies[0].value: Invalid value: 0: must be greater than zero",
+        ] {
+            assert_refused(&stderr, r#"HorizontalPodAutoscaler "web""#, cause);
         }
     }
 }

@@ -120,8 +120,10 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("pod_create", "PodCreate", None),
     ("host_aliases", "HostAliases", None),
     ("topology_spread", "TopologySpread", None),
+    ("windows_host_process", "WindowsHostProcess", None),
     ("init_containers", "InitContainers", None),
     ("sleep_hooks", "SleepHooks", None),
+    ("pod_template", "PodTemplate", None),
     ("dns_config", "DnsConfig", None),
     ("persistent_volume", "PersistentVolume", None),
     ("pod_security_context", "PodSecurityContext", None),
@@ -154,6 +156,11 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("priority_class", "PriorityClass", None),
     ("pod_disruption_budget", "PodDisruptionBudget", None),
     ("autoscaler_replicas", "AutoscalerReplicas", None),
+    ("service_status", "ServiceStatus", None),
+    ("ingress_class_annotation", "IngressClassAnnotation", None),
+    ("autoscaler_metrics", "AutoscalerMetrics", None),
+    ("autoscaler_target_cpu", "AutoscalerTargetCpu", None),
+    ("claim_update", "ClaimUpdate", None),
     ("lease_spec", "LeaseSpec", None),
 ];
 

@@ -1,16 +1,19 @@
 //! The checks that are code, one function per rule, each following one upstream validation
 //! function (named at each variant). A Deployment's rolling update is in `apps`, pod rules in
 //! `pods`, a pod update's in `pod_update`, security contexts and affinity in `security` (with
-//! `go_value` printing upstream's internal structs), what a container may set by its place in
+//! `go_value` printing upstream's internal structs), a pod's Windows options and HostProcess
+//! containers in `windows`, what a container may set by its place in
 //! the pod (init containers, restart policies, sleep hooks) in `containers`, environment
 //! sources and downward API files in `downward`, pod volume sources' own fields beyond their
 //! required names in `volume_sources`, a PersistentVolume's in `persistent_volume`, Ingress,
 //! NetworkPolicy and label selector rules in `networking`, RBAC's in `rbac`, the CronJob
 //! schedule parser in `batch`, a Job's selector, spec, update and status rules and a CronJob's
-//! job template in `jobs`, a Service's in `services`, and the storage, scheduling, policy,
-//! autoscaling and coordination kinds' rules (and a claim's) in `cluster`.
+//! job template in `jobs`, a Service's in `services`, a HorizontalPodAutoscaler's metrics and
+//! behavior in `autoscaling`, and the storage, scheduling, policy, autoscaling and coordination
+//! kinds' other rules (and a claim's) in `cluster`.
 
 mod apps;
+mod autoscaling;
 mod batch;
 mod cluster;
 mod containers;
@@ -25,6 +28,7 @@ mod rbac;
 mod security;
 mod services;
 mod volume_sources;
+mod windows;
 
 use networking::IngressShape;
 
@@ -146,16 +150,26 @@ pub enum Named {
     DnsConfig,
     /// A PodSpec's topology spread constraints (`validateTopologySpreadConstraints`).
     TopologySpread,
+    /// A PodSpec's HostProcess containers: all or none, on the host's network, allowed by the
+    /// cluster (`validateWindowsHostProcessPod`).
+    WindowsHostProcess,
     /// Containers' restart policies, and no probes or hooks on a regular init container
     /// (`validateContainers`, `validateInitContainers`); on a PodSpec.
     InitContainers,
     /// A lifecycle hook's sleep within the pod's grace period (`validateSleepAction`); on a
     /// PodSpec.
     SleepHooks,
+    /// A pod template has no ephemeral containers (`ValidatePodTemplateSpec`); on a
+    /// PodTemplateSpec.
+    PodTemplate,
     /// What a write through a Pod's `/status` may do: its conditions' types, the nominated
     /// node's name, the QoS class and terminated containers left as they were
     /// (`ValidatePodStatusUpdate`); on a Pod, on status writes only.
     PodStatus,
+    /// What a write through a Service's `/status` may say of its load balancer: ingress points'
+    /// IPs, modes and host names, from 1.29 only on a LoadBalancer
+    /// (`ValidateServiceStatusUpdate`); on a Service, on status writes only.
+    ServiceStatus,
     /// A PersistentVolume's spec and, on an update, its unchanged source, volume mode and node
     /// affinity (`ValidatePersistentVolumeSpec`, `ValidatePersistentVolumeUpdate`).
     PersistentVolume,
@@ -176,6 +190,9 @@ pub enum Named {
     IngressBackend,
     /// [`Named::IngressBackend`] in the v1beta1 shape (`serviceName`, `servicePort`).
     IngressBackendV1beta1,
+    /// A new Ingress's `kubernetes.io/ingress.class` annotation beside `ingressClassName`
+    /// (`ValidateIngressCreate`); on an Ingress, creates only.
+    IngressClassAnnotation,
     /// An IngressClass's controller is a domain-prefixed path (`validateIngressClassSpec`).
     IngressClassController,
     /// A label selector's labels and requirements (`ValidateLabelSelector`).
@@ -216,6 +233,16 @@ pub enum Named {
     PodDisruptionBudget,
     /// A HorizontalPodAutoscaler's `maxReplicas`: positive and not below `minReplicas`.
     AutoscalerReplicas,
+    /// A HorizontalPodAutoscaler's metrics and scaling behavior (`validateMetrics`,
+    /// `validateBehavior`); on an autoscaling/v2 or v2beta2 spec.
+    AutoscalerMetrics,
+    /// An autoscaling/v1 HorizontalPodAutoscaler's `targetCPUUtilizationPercentage`, checked as
+    /// the CPU metric upstream converts it to (`validateMetricTarget`); on a v1 spec.
+    AutoscalerTargetCpu,
+    /// What an update may change in a PersistentVolumeClaim's spec: its volume name once, its
+    /// class from none, a bound claim's storage request up (`ValidatePersistentVolumeClaimUpdate`);
+    /// on a PersistentVolumeClaim, updates only.
+    ClaimUpdate,
     /// A Lease's duration and transitions (`ValidateLeaseSpec`).
     LeaseSpec,
 }
@@ -238,7 +265,10 @@ pub enum Workload {
 impl Named {
     /// Whether the rule holds writes through `/status` (and only those).
     pub(super) fn on_status(self) -> bool {
-        matches!(self, Self::PodStatus | Self::JobStatus)
+        matches!(
+            self,
+            Self::PodStatus | Self::JobStatus | Self::ServiceStatus
+        )
     }
 
     /// Checks `holder` (a value of the type the rule belongs to, at `at`); `old` on updates.
@@ -285,6 +315,7 @@ impl Named {
             }
             Self::ServicePorts => services::service_ports(holder, at, errors),
             Self::Service => services::service(holder, old, at, errors),
+            Self::ServiceStatus => services::service_status(holder, at, errors),
             Self::Volumes => pods::volumes(holder, at, errors),
             Self::Resources => pods::container_resources(holder, at, errors),
             Self::Handler => pods::handler(holder, at, errors),
@@ -307,8 +338,10 @@ impl Named {
             Self::HostAliases => pods::host_aliases(holder, at, errors),
             Self::DnsConfig => pods::dns_config(holder, at, errors),
             Self::TopologySpread => pods::topology_spread(holder, at, errors),
+            Self::WindowsHostProcess => windows::windows_host_process(holder, at, errors),
             Self::InitContainers => containers::init_containers(holder, at, errors),
             Self::SleepHooks => containers::sleep_hooks(holder, at, errors),
+            Self::PodTemplate => containers::pod_template(holder, at, errors),
             Self::PodStatus => {
                 if let Some(old) = old {
                     pod_update::pod_status(holder, old, at, errors);
@@ -317,7 +350,7 @@ impl Named {
             Self::PersistentVolume => {
                 persistent_volume::persistent_volume(holder, old, at, errors);
             }
-            Self::PodSecurityContext => security::pod_security_context(holder, at, errors),
+            Self::PodSecurityContext => security::pod_security_context(holder, old, at, errors),
             Self::SecurityContext => security::security_context(holder, at, errors),
             Self::PodHostNamespaces => security::pod_host_namespaces(holder, at, errors),
             Self::NodeSelector => security::node_selector(holder, at, errors),
@@ -338,6 +371,11 @@ impl Named {
             }
             Self::IngressBackendV1beta1 => {
                 networking::ingress_backend(IngressShape::V1beta1, holder, at, errors);
+            }
+            Self::IngressClassAnnotation => {
+                if old.is_none() {
+                    networking::ingress_class_annotation(holder, at, errors);
+                }
             }
             Self::IngressClassController => {
                 networking::ingress_class_controller(holder, at, errors);
@@ -360,6 +398,13 @@ impl Named {
             Self::PriorityClass => cluster::priority_class(holder, old, at, errors),
             Self::PodDisruptionBudget => cluster::pdb_spec(holder, at, errors),
             Self::AutoscalerReplicas => cluster::hpa_replicas(holder, at, errors),
+            Self::AutoscalerMetrics => autoscaling::metrics_and_behavior(holder, at, errors),
+            Self::AutoscalerTargetCpu => autoscaling::target_cpu(holder, at, errors),
+            Self::ClaimUpdate => {
+                if let Some(old) = old {
+                    cluster::claim_update(holder, old, at, errors);
+                }
+            }
             Self::LeaseSpec => cluster::lease_spec(holder, at, errors),
         }
     }
@@ -392,6 +437,12 @@ fn port_number(n: i64, path: &FieldPath, errors: &mut Errors) {
 fn lines(minor: u16, check: impl FnOnce(&mut Errors)) -> Vec<String> {
     let mut errors = Errors::new(KubeVersion::new(1, minor));
     check(&mut errors);
+    rendered(errors)
+}
+
+/// The errors found, as `<field>: <message>` lines (the rules' tests).
+#[cfg(test)]
+fn rendered(errors: Errors) -> Vec<String> {
     errors
         .into_causes()
         .into_iter()

@@ -166,6 +166,12 @@ pub mod v1 {
                             kapi::validation::Named::AutoscalerReplicas,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::AutoscalerTargetCpu,
+                        ),
+                    ),
                 ],
             );
         pub static Scale: TypeInfo = TypeInfo::new(
@@ -897,6 +903,12 @@ pub mod v2beta2 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::AutoscalerReplicas,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::AutoscalerMetrics,
                         ),
                     ),
                 ],

@@ -2392,6 +2392,12 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(kapi::validation::Named::Claim),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClaimUpdate,
+                        ),
+                    ),
                 ],
             );
         pub static PersistentVolumeClaimSpec: TypeInfo = TypeInfo::new(
@@ -2636,6 +2642,12 @@ pub mod v1 {
                             kapi::validation::Named::TopologySpread,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::WindowsHostProcess,
+                        ),
+                    ),
                 ],
             );
         pub static PodStatus: TypeInfo = TypeInfo::new(
@@ -2652,12 +2664,22 @@ pub mod v1 {
             ],
         );
         pub static PodTemplateSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&PodSpec),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&PodSpec),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PodTemplate,
+                        ),
+                    ),
+                ],
+            );
         pub static PreferredSchedulingTerm: TypeInfo = TypeInfo::new(&[])
             .checks(
                 &[
@@ -2880,6 +2902,12 @@ pub mod v1 {
                     kapi::validation::Check::new(
                         "",
                         kapi::validation::Rule::Named(kapi::validation::Named::Service),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ServiceStatus,
+                        ),
                     ),
                 ],
             );

@@ -2425,6 +2425,12 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(kapi::validation::Named::Claim),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClaimUpdate,
+                        ),
+                    ),
                 ],
             );
         pub static PersistentVolumeClaimSpec: TypeInfo = TypeInfo::new(
@@ -2694,6 +2700,12 @@ pub mod v1 {
                             kapi::validation::Named::TopologySpread,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::WindowsHostProcess,
+                        ),
+                    ),
                 ],
             );
         pub static PodStatus: TypeInfo = TypeInfo::new(
@@ -2718,12 +2730,22 @@ pub mod v1 {
             ],
         );
         pub static PodTemplateSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&PodSpec),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&PodSpec),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PodTemplate,
+                        ),
+                    ),
+                ],
+            );
         pub static PreferredSchedulingTerm: TypeInfo = TypeInfo::new(
                 &[field("preference").of(&NodeSelectorTerm)],
             )
@@ -2935,6 +2957,12 @@ pub mod v1 {
                     kapi::validation::Check::new(
                         "",
                         kapi::validation::Rule::Named(kapi::validation::Named::Service),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ServiceStatus,
+                        ),
                     ),
                 ],
             );

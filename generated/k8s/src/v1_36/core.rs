@@ -1169,6 +1169,12 @@ pub mod v1 {
                             kapi::validation::Named::TopologySpread,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::WindowsHostProcess,
+                        ),
+                    ),
                 ],
             );
         pub static PodStatus: TypeInfo = TypeInfo::new(
@@ -1203,12 +1209,22 @@ pub mod v1 {
             ],
         );
         pub static PodTemplateSpec: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&PodSpec),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&PodSpec),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::PodTemplate,
+                        ),
+                    ),
+                ],
+            );
         pub static ReplicationController: TypeInfo = TypeInfo::new(
                 &[
                     field("metadata")

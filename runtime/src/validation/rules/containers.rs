@@ -129,6 +129,25 @@ pub(super) fn sleep_hooks(spec: &Value, at: &FieldPath, errors: &mut Errors) {
     }
 }
 
+/// The first release with ephemeral containers on by default (EphemeralContainers beta); 1.20's
+/// strategies drop them from pods and templates alike.
+const EPHEMERAL_CONTAINERS_SINCE: KubeVersion = KubeVersion::new(1, 23);
+
+/// `ValidatePodTemplateSpec`'s own check, on a PodTemplateSpec: ephemeral containers are added
+/// to running pods only, never templated.
+pub(super) fn pod_template(template: &Value, at: &FieldPath, errors: &mut Errors) {
+    let containers = template.pointer("/spec/ephemeralContainers");
+    let given = containers
+        .and_then(Value::as_array)
+        .is_some_and(|list| !list.is_empty());
+    if given && errors.release() >= EPHEMERAL_CONTAINERS_SINCE {
+        errors.forbidden(
+            &at.join(".spec.ephemeralContainers"),
+            "ephemeral containers not allowed in pod template",
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -143,6 +162,26 @@ mod tests {
         json!({"httpGet": {"path": "/", "port": 80, "scheme": "HTTP"}, "initialDelaySeconds": 0,
                "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1,
                "failureThreshold": 3})
+    }
+
+    #[test]
+    fn templates_have_no_ephemeral_containers() {
+        // ValidatePodTemplateSpec (EphemeralContainers on from 1.23).
+        let template =
+            json!({"spec": {"ephemeralContainers": [{"name": "debug", "image": "busybox"}]}});
+        assert_eq!(
+            super::super::lines(28, |e| pod_template(
+                &template,
+                &FieldPath::of("spec.template"),
+                e
+            )),
+            [
+                "spec.template.spec.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template"
+            ]
+        );
+        assert!(
+            super::super::lines(20, |e| pod_template(&template, &FieldPath::root(), e)).is_empty()
+        );
     }
 
     #[test]

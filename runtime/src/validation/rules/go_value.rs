@@ -49,6 +49,17 @@ const fn since(go: &'static str, json: &'static str, kind: Kind, minor: u16) -> 
     (go, json, kind, Some(KubeVersion::new(1, minor)))
 }
 
+/// A pod's IP and its node's (`core.PodIP`, `core.HostIP`).
+pub(super) static POD_IP: GoType = GoType {
+    name: "core.PodIP",
+    fields: &[f("IP", "ip", Kind::Str)],
+};
+
+pub(super) static HOST_IP: GoType = GoType {
+    name: "core.HostIP",
+    fields: &[f("IP", "ip", Kind::Str)],
+};
+
 pub(super) static CAPABILITIES: GoType = GoType {
     name: "core.Capabilities",
     fields: &[
@@ -325,11 +336,92 @@ fn json_slice(ty: &GoType, value: Option<&Value>, release: KubeVersion) -> Value
     }
 }
 
+/// Go's `%#v` of the `resource.Quantity` that `ParseQuantity` makes of `text` when it fits an
+/// `int64Amount` (the string kept as `s` when already canonical): the form a target's bad
+/// value prints in before 1.34 (its `String` method takes a pointer, so an error's
+/// dereferenced value is printed as a struct). Other quantities print with their text as `s`.
+pub(super) fn quantity(text: &str) -> String {
+    let (value, scale, canonical, format) = int64_amount(text).unwrap_or((0, 0, true, "DecimalSI"));
+    let kept = if canonical { text } else { "" };
+    format!(
+        "resource.Quantity{{i:resource.int64Amount{{value:{value}, scale:{scale}}}, d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:{}, Format:\"{format}\"}}",
+        Value::from(kept)
+    )
+}
+
+/// `ParseQuantity`'s fast path: the `int64Amount` value and scale, whether the text is kept as
+/// canonical, and the format; `None` where upstream would fall back to `inf.Dec`.
+fn int64_amount(text: &str) -> Option<(i64, i32, bool, &'static str)> {
+    let (positive, rest) = match text.strip_prefix('-') {
+        Some(rest) => (false, rest),
+        None => (true, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let digits_end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    let (number, suffix) = rest.split_at(digits_end);
+    let (num, denom) = number.split_once('.').unwrap_or((number, ""));
+    // Leading zeros go, as `parseQuantityString` drops them (keeping one).
+    let num = match num.trim_start_matches('0') {
+        "" => "0",
+        trimmed => trimmed,
+    };
+    let (binary, exponent) = match suffix {
+        "Ki" => (true, 10),
+        "Mi" => (true, 20),
+        "Gi" => (true, 30),
+        "Ti" => (true, 40),
+        "Pi" => (true, 50),
+        "Ei" => (true, 60),
+        "n" => (false, -9),
+        "u" => (false, -6),
+        "m" => (false, -3),
+        "" => (false, 0),
+        "k" => (false, 3),
+        "M" => (false, 6),
+        "G" => (false, 9),
+        "T" => (false, 12),
+        "P" => (false, 15),
+        "E" => (false, 18),
+        _ => return None,
+    };
+    let shifted = format!("{num}{denom}");
+    let parsed: i64 = shifted.parse().ok()?;
+    let sign = if positive { 1 } else { -1 };
+    if binary {
+        if !denom.is_empty() {
+            return None;
+        }
+        let value = parsed.checked_mul(1_i64.checked_shl(u32::try_from(exponent).ok()?)?)?;
+        let canonical = exponent % 10 == 0 && parsed & 0x07 != 0;
+        return Some((sign * value, 0, canonical, "BinarySI"));
+    }
+    let precision = 18 - i32::try_from(num.len() + denom.len()).ok()?;
+    let scale = exponent - i32::try_from(denom.len()).ok()?;
+    if precision < 0 || scale < -9 {
+        return None;
+    }
+    let canonical = scale % 3 == 0 && !shifted.ends_with("000") && !shifted.starts_with('0');
+    Some((sign * parsed, scale, canonical, "DecimalSI"))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn quantities_print_as_parse_quantity_leaves_them() {
+        // resource.ParseQuantity's int64Amount, its text kept when canonical.
+        assert_eq!(int64_amount("-100m"), Some((-100, -3, true, "DecimalSI")));
+        assert_eq!(int64_amount("1Ki"), Some((1024, 0, true, "BinarySI")));
+        assert_eq!(int64_amount("1000"), Some((1000, 0, false, "DecimalSI")));
+        assert_eq!(
+            quantity("500m"),
+            "resource.Quantity{i:resource.int64Amount{value:500, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"500m\", Format:\"DecimalSI\"}"
+        );
+    }
 
     #[test]
     fn structs_print_as_go_before_1_34_and_as_go_named_json_after() {

@@ -281,6 +281,40 @@ pub(super) fn ingress_backend(
     }
 }
 
+/// The annotation that named an Ingress's class before `ingressClassName`.
+const CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
+/// The first release read letting the annotation stand beside the field when both name the
+/// same class, with the message saying so (1.20's refuses any pair).
+const MATCHING_CLASS_SINCE: KubeVersion = KubeVersion::new(1, 28);
+
+/// `ValidateIngressCreate`'s class check, on a new Ingress: the annotation and
+/// `ingressClassName` not both set (from 1.28: not naming different classes), reported at
+/// upstream's `annotations.kubernetes.io/ingress.class` (without `metadata.`).
+pub(super) fn ingress_class_annotation(ingress: &Value, at: &FieldPath, errors: &mut Errors) {
+    let annotation = ingress
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(CLASS_ANNOTATION))
+        .and_then(Value::as_str);
+    let field = ingress
+        .pointer("/spec/ingressClassName")
+        .and_then(Value::as_str);
+    let (Some(annotation), Some(field)) = (annotation, field) else {
+        return;
+    };
+    let path = at.child("annotations").child(CLASS_ANNOTATION);
+    if errors.release() < MATCHING_CLASS_SINCE {
+        invalid_text(
+            errors,
+            &path,
+            annotation,
+            "can not be set when the class field is also set",
+        );
+    } else if annotation != field {
+        let detail = "must match `ingressClassName` when both are specified";
+        invalid_text(errors, &path, annotation, detail);
+    }
+}
+
 /// `validateIngressClassSpec`: the controller is at most 250 characters and a domain-prefixed
 /// path (`IsDomainPrefixedPath`).
 pub(super) fn ingress_class_controller(spec: &Value, at: &FieldPath, errors: &mut Errors) {
@@ -550,6 +584,7 @@ pub(super) fn policy_types(spec: &Value, at: &FieldPath, errors: &mut Errors) {
 mod tests {
     use serde_json::json;
 
+    use super::super::lines;
     use super::*;
 
     fn run(
@@ -558,6 +593,44 @@ mod tests {
         minor: u16,
     ) -> Vec<String> {
         super::super::lines(minor, |e| rule(value, &FieldPath::of("spec"), e))
+    }
+
+    #[test]
+    fn the_class_annotation_and_field_agree() {
+        // ValidateIngressCreate: both refused in 1.20, differing ones from 1.28 read.
+        let ingress = |annotation: &str| {
+            json!({"metadata": {"annotations": {"kubernetes.io/ingress.class": annotation}},
+                "spec": {"ingressClassName": "nginx"}})
+        };
+        let root = FieldPath::root();
+        assert_eq!(
+            lines(20, |e| ingress_class_annotation(
+                &ingress("nginx"),
+                &root,
+                e
+            )),
+            [
+                "annotations.kubernetes.io/ingress.class: Invalid value: \"nginx\": can not be set when the class field is also set"
+            ]
+        );
+        assert!(
+            lines(28, |e| ingress_class_annotation(
+                &ingress("nginx"),
+                &root,
+                e
+            ))
+            .is_empty()
+        );
+        assert_eq!(
+            lines(34, |e| ingress_class_annotation(
+                &ingress("other"),
+                &root,
+                e
+            )),
+            [
+                "annotations.kubernetes.io/ingress.class: Invalid value: \"other\": must match `ingressClassName` when both are specified"
+            ]
+        );
     }
 
     #[test]

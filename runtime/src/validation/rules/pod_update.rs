@@ -17,12 +17,15 @@
 //! JSON: `A:`/`B:` after the common prefix for 1.20, a unified diff with 3 lines of context
 //! from 1.28. The diff is therefore not byte-for-byte upstream's.
 
+use std::net::IpAddr;
+
 use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
 use super::go_value::{self, NODE_SELECTOR_TERM};
 use super::pods::toleration;
+use super::services::{BAD_IP, parse_ip_sloppy};
 use super::{items, text};
 use crate::KubeVersion;
 
@@ -226,6 +229,94 @@ pub(super) fn pod_status(new: &Value, old: &Value, at: &FieldPath, errors: &mut 
             &status_at,
             errors,
         );
+    }
+    status_ips(status, "podIPs", &go_value::POD_IP, &status_at, errors);
+    if release >= HOST_IPS_SINCE {
+        let host_ips = items(status, "hostIPs");
+        if let Some(first) = host_ips.first()
+            && text(first, "ip") != text(status, "hostIP")
+        {
+            let path = status_at.child("hostIPs").index(0).child("ip");
+            let shown = Value::from(text(first, "ip"));
+            errors.invalid(&path, Shown::Plain(&shown), "must be equal to `hostIP`");
+        }
+        status_ips(status, "hostIPs", &go_value::HOST_IP, &status_at, errors);
+    }
+}
+
+/// The first release with a pod's `hostIPs` (PodHostIPs beta, on by default from 1.29; 1.28's
+/// strategy drops them).
+const HOST_IPS_SINCE: KubeVersion = KubeVersion::new(1, 29);
+/// The first release read parsing a pod's IPs strictly (`IsValidIP` of KEP-4858: no leading
+/// zeros, no IPv4-mapped IPv6 address): 1.34.
+const STRICT_IPS_SINCE: KubeVersion = KubeVersion::new(1, 34);
+
+/// `validatePodIPs` and `validateHostIPs`' list checks: each a valid IP, and when several, one
+/// of each family (checked before the repeats for pod IPs, after them for host IPs) without
+/// repeats. Where an IP does not parse, upstream also reports an internal error
+/// from its dual-stack check; kapi reports the family problem alone.
+fn status_ips(
+    status: &Value,
+    field: &str,
+    ty: &'static go_value::GoType,
+    at: &FieldPath,
+    errors: &mut Errors,
+) {
+    let release = errors.release();
+    let list_at = at.child(field);
+    let listed = items(status, field);
+    let ips: Vec<&str> = listed.iter().map(|ip| text(ip, "ip")).collect();
+    for (i, ip) in ips.iter().enumerate() {
+        let path = list_at.index(i);
+        let shown = Value::from(*ip);
+        match parse_ip_sloppy(ip) {
+            None => errors.invalid(&path, Shown::Plain(&shown), BAD_IP),
+            Some(addr) if release >= STRICT_IPS_SINCE => {
+                if ip.parse::<IpAddr>().is_err() {
+                    errors.invalid(&path, Shown::Plain(&shown), "must not have leading 0s");
+                }
+                if let IpAddr::V6(v6) = addr
+                    && v6.to_ipv4_mapped().is_some()
+                {
+                    let detail = "must not be an IPv4-mapped IPv6 address";
+                    errors.invalid(&path, Shown::Plain(&shown), detail);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    if ips.len() < 2 {
+        return;
+    }
+    let list = status.get(field).unwrap_or(&Value::Null);
+    let family = |errors: &mut Errors| {
+        let parsed: Vec<Option<IpAddr>> = ips.iter().map(|ip| parse_ip_sloppy(ip)).collect();
+        let v4 = parsed.iter().any(|a| matches!(a, Some(IpAddr::V4(_))));
+        let v6 = parsed.iter().any(|a| matches!(a, Some(IpAddr::V6(_))));
+        let dual = v4 && v6 && parsed.iter().all(Option::is_some);
+        if !dual || ips.len() > 2 {
+            let (go, json) = go_value::render_slice(ty, list, release);
+            errors.invalid(
+                &list_at,
+                Shown::Go(&go, &json),
+                "may specify no more than one IP for each IP family",
+            );
+        }
+    };
+    let repeats = |errors: &mut Errors| {
+        for (i, ip) in listed.iter().enumerate() {
+            if ips[..i].contains(&text(ip, "ip")) {
+                let (go, json) = go_value::render(ty, ip, release);
+                errors.duplicate_shown(&list_at.index(i), Shown::Go(&go, &json));
+            }
+        }
+    };
+    if field == "podIPs" {
+        family(errors);
+        repeats(errors);
+    } else {
+        repeats(errors);
+        family(errors);
     }
 }
 
@@ -899,6 +990,41 @@ mod tests {
                 "metadata.annotations[kubernetes.io/config.mirror]: Forbidden: may not add mirror pod annotation"
             ]
         );
+    }
+
+    #[test]
+    fn status_ips_are_valid_and_one_per_family() {
+        // validatePodIPs, validateHostIPs (PodHostIPs, on from 1.29); IsValidIP's strict
+        // parsing read at 1.34.
+        let pod = |status: Value| json!({"spec": {}, "status": status});
+        let old = pod(json!({}));
+        let run =
+            |new: &Value, minor| lines(minor, |e| pod_status(new, &old, &FieldPath::root(), e));
+        let twice = pod(json!({"podIPs": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.1"}, {"ip": "x"}]}));
+        assert_eq!(
+            run(&twice, 28),
+            [
+                "status.podIPs[2]: Invalid value: \"x\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                "status.podIPs: Invalid value: []core.PodIP{core.PodIP{IP:\"10.0.0.1\"}, core.PodIP{IP:\"10.0.0.1\"}, core.PodIP{IP:\"x\"}}: may specify no more than one IP for each IP family",
+                "status.podIPs[1]: Duplicate value: core.PodIP{IP:\"10.0.0.1\"}",
+            ]
+        );
+        let hosts = pod(
+            json!({"hostIP": "10.0.0.2", "hostIPs": [{"ip": "010.0.0.1"}, {"ip": "010.0.0.1"}]}),
+        );
+        assert_eq!(
+            run(&hosts, 34),
+            [
+                "status.hostIPs[0].ip: Invalid value: \"010.0.0.1\": must be equal to `hostIP`",
+                "status.hostIPs[0]: Invalid value: \"010.0.0.1\": must not have leading 0s",
+                "status.hostIPs[1]: Invalid value: \"010.0.0.1\": must not have leading 0s",
+                "status.hostIPs[1]: Duplicate value: {\"IP\":\"010.0.0.1\"}",
+                "status.hostIPs: Invalid value: [{\"IP\":\"010.0.0.1\"},{\"IP\":\"010.0.0.1\"}]: may specify no more than one IP for each IP family",
+            ]
+        );
+        assert!(run(&hosts, 28).is_empty());
+        let dual = pod(json!({"podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}]}));
+        assert!(run(&dual, 34).is_empty());
     }
 
     #[test]

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
 use super::super::meta::labels;
+use super::go_value;
 use super::{items, port_number, text};
 use crate::KubeVersion;
 use crate::quantity::Quantity;
@@ -761,9 +762,9 @@ pub(super) fn dns_config(spec: &Value, at: &FieldPath, errors: &mut Errors) {
     }
 }
 
-/// `validateTopologySpreadConstraints` (its label selectors are LabelSelector checks; its
-/// `matchLabelKeys` are not checked): a positive skew, a topology key, a known action, no two
-/// constraints on one key and action, and from 1.28 `minDomains` and the node policies.
+/// `validateTopologySpreadConstraints` (its label selectors are LabelSelector checks): a
+/// positive skew, a topology key, a known action, no two constraints on one key and action, and
+/// from 1.28 `minDomains`, the node policies and `matchLabelKeys`.
 pub(super) fn topology_spread(spec: &Value, at: &FieldPath, errors: &mut Errors) {
     let release = errors.release();
     let constraints = items(spec, "topologySpreadConstraints");
@@ -826,7 +827,57 @@ pub(super) fn topology_spread(spec: &Value, at: &FieldPath, errors: &mut Errors)
                 );
             }
         }
+        spread_label_keys(constraint, &item.child("matchLabelKeys"), errors);
     }
+}
+
+/// The first release that merges a new pod's spread `matchLabelKeys` into the constraint's
+/// selector before validating it (MatchLabelKeysInPodTopologySpreadSelectorMerge, as kapi's
+/// `CreateRule::PodLabelKeys`); kapi then leaves the keys' presence in the selector unchecked.
+const SPREAD_KEYS_MERGED_SINCE: KubeVersion = KubeVersion::new(1, 34);
+
+/// `validateMatchLabelKeysInTopologySpread` (MatchLabelKeysInPodTopologySpread, on by default
+/// from 1.27): keys only beside a label selector, each a label name and, before the merge, not
+/// one the selector already names.
+fn spread_label_keys(constraint: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let keys = items(constraint, "matchLabelKeys");
+    if keys.is_empty() {
+        return;
+    }
+    let selector = constraint.get("labelSelector").filter(|s| !s.is_null());
+    let mut named: Vec<&str> = Vec::new();
+    match selector {
+        Some(selector) => {
+            named.extend(map_keys(selector, "matchLabels"));
+            named.extend(
+                items(selector, "matchExpressions")
+                    .iter()
+                    .map(|e| text(e, "key")),
+            );
+        }
+        None => errors.forbidden(at, "must not be specified when labelSelector is not set"),
+    }
+    for (i, key) in keys.iter().enumerate() {
+        let key = key.as_str().unwrap_or("");
+        let shown = Value::from(key);
+        for message in Format::QualifiedName.messages(key, release) {
+            errors.invalid(&at.index(i), Shown::Plain(&shown), &message);
+        }
+        if release < SPREAD_KEYS_MERGED_SINCE && named.contains(&key) {
+            let detail = "exists in both matchLabelKeys and labelSelector";
+            errors.invalid(&at.index(i), Shown::Plain(&shown), detail);
+        }
+    }
+}
+
+/// The keys of a map field, in the map's order.
+pub(super) fn map_keys<'v>(holder: &'v Value, field: &str) -> impl Iterator<Item = &'v str> {
+    holder
+        .get(field)
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|map| map.keys().map(String::as_str))
 }
 
 /// The liveness and startup probes' `successThreshold` must be 1 (`validateLivenessProbe`,
@@ -954,6 +1005,85 @@ fn volume_mounts(spec: &Value, volumes: &[&str], at: &FieldPath, errors: &mut Er
                 paths.push(path);
                 sub_paths(mount, &mounts_at, &item, errors);
             }
+            volume_devices(spec, container, volumes, &at.child(list).index(i), errors);
+        }
+    }
+}
+
+/// The first release letting a block device come from an ephemeral volume (1.23, as upstream's
+/// message then says; 1.20's strategy drops ephemeral volumes anyway).
+const EPHEMERAL_DEVICES_SINCE: KubeVersion = KubeVersion::new(1, 23);
+
+/// `ValidateVolumeDevices` of a container (at `at`): each device a valid claim's (or from 1.23
+/// an ephemeral) volume not also mounted, names and paths unique, paths without `..` and not a
+/// mount's.
+fn volume_devices(
+    spec: &Value,
+    container: &Value,
+    volumes: &[&str],
+    at: &FieldPath,
+    errors: &mut Errors,
+) {
+    let release = errors.release();
+    let ephemeral = release >= EPHEMERAL_DEVICES_SINCE;
+    let mounts: Vec<(&str, &str)> = items(container, "volumeMounts")
+        .iter()
+        .map(|m| (text(m, "name"), text(m, "mountPath")))
+        .collect();
+    let devices_at = at.child("volumeDevices");
+    let (mut names, mut paths): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+    for (i, device) in items(container, "volumeDevices").iter().enumerate() {
+        let item = devices_at.index(i);
+        let (name, path) = (text(device, "name"), text(device, "devicePath"));
+        let (name_at, path_at) = (item.child("name"), item.child("devicePath"));
+        let (name_shown, path_shown) = (Value::from(name), Value::from(path));
+        let source = volumes.contains(&name).then(|| {
+            items(spec, "volumes")
+                .iter()
+                .find(|v| text(v, "name") == name)
+        });
+        if name.is_empty() {
+            errors.required(&name_at, "");
+        }
+        if names.contains(&name) {
+            errors.invalid(&name_at, Shown::Plain(&name_shown), "must be unique");
+        }
+        match source.flatten() {
+            None => errors.not_found(&name_at, &name_shown),
+            Some(volume) => {
+                let set = |field: &str| volume.get(field).is_some_and(|s| !s.is_null());
+                if !(set("persistentVolumeClaim") || ephemeral && set("ephemeral")) {
+                    let detail = if ephemeral {
+                        "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode"
+                    } else {
+                        "can only use volume source type of PersistentVolumeClaim for block mode"
+                    };
+                    errors.invalid(&name_at, Shown::Plain(&name_shown), detail);
+                }
+            }
+        }
+        if path.is_empty() {
+            errors.required(&path_at, "");
+        }
+        if paths.contains(&path) {
+            errors.invalid(&path_at, Shown::Plain(&path_shown), "must be unique");
+        }
+        if !path.is_empty() && path.split('/').any(|part| part == "..") {
+            let detail = "can not contain backsteps ('..')";
+            errors.invalid(&path_at, Shown::Plain(&path_shown), detail);
+        } else {
+            paths.push(path);
+        }
+        if mounts.iter().any(|(mounted, _)| *mounted == name) {
+            let detail = "must not already exist in volumeMounts";
+            errors.invalid(&name_at, Shown::Plain(&name_shown), detail);
+        }
+        if mounts.iter().any(|(_, mounted)| *mounted == path) {
+            let detail = "must not already exist as a path in volumeMounts";
+            errors.invalid(&path_at, Shown::Plain(&path_shown), detail);
+        }
+        if !name.is_empty() {
+            names.push(name);
         }
     }
 }
@@ -999,7 +1129,7 @@ fn overcommit_allowed(name: &str) -> bool {
 }
 
 /// `validateContainerResourceName`.
-fn resource_name(name: &str, path: &FieldPath, errors: &mut Errors) {
+pub(super) fn resource_name(name: &str, path: &FieldPath, errors: &mut Errors) {
     let release = errors.release();
     let shown = Value::from(name);
     let messages = Format::QualifiedName.messages(name, release);
@@ -1057,6 +1187,41 @@ fn nonnegative(quantity: &Quantity, path: &FieldPath, errors: &mut Errors) {
     }
 }
 
+/// `IsExtendedResourceName`: a qualified name outside `kubernetes.io/`, not a quota's
+/// `requests.` one, that is still a qualified name with that prefix.
+fn is_extended_resource(name: &str) -> bool {
+    let native = !name.contains('/') || name.contains("kubernetes.io/");
+    !native
+        && !name.starts_with("requests.")
+        && Format::QualifiedName
+            .messages(&format!("requests.{name}"), KubeVersion::new(1, 20))
+            .is_empty()
+}
+
+/// `ValidateResourceQuantityValue`'s integer check: an extended resource is counted in whole
+/// units. Upstream reports the `resource.Quantity` itself, which prints as Go's struct before
+/// 1.34 and as its canonical string from 1.34.
+fn integer(
+    requirements: &Value,
+    list: &str,
+    name: &str,
+    quantity: &Quantity,
+    path: &FieldPath,
+    errors: &mut Errors,
+) {
+    if !is_extended_resource(name) || quantity.milli_value().is_none_or(|m| m % 1000 == 0) {
+        return;
+    }
+    let spelled = match requirements.get(list).and_then(|l| l.get(name)) {
+        Some(Value::String(text)) => text.trim().to_owned(),
+        Some(other) => other.to_string(),
+        None => return,
+    };
+    let json = Value::from(quantity.to_string());
+    let go = go_value::quantity(&spelled);
+    errors.invalid(path, Shown::Go(&go, &json), "must be an integer");
+}
+
 /// `ValidateResourceRequirements` of a container's `resources` (on the Container: a
 /// PersistentVolumeClaim's requirements are another type upstream but share this one's schema
 /// before 1.29): names, non-negative quantities, requests at most the limits (equal for
@@ -1075,12 +1240,14 @@ fn resources(requirements: &Value, at: &FieldPath, errors: &mut Errors) {
         let path = limits_at.key(name);
         resource_name(name, &path, errors);
         nonnegative(quantity, &path, errors);
+        integer(requirements, "limits", name, quantity, &path, errors);
     }
     let named = errors.release() >= LIMIT_SHOWN_SINCE;
     for (name, quantity) in &requests {
         let path = requests_at.key(name);
         resource_name(name, &path, errors);
         nonnegative(quantity, &path, errors);
+        integer(requirements, "requests", name, quantity, &path, errors);
         let shown = Value::from(quantity.to_string());
         match limits.iter().find(|(n, _)| n == name) {
             Some((_, limit)) => {
@@ -1120,6 +1287,94 @@ mod tests {
 
     fn run(rule: fn(&Value, &FieldPath, &mut Errors), value: &Value, minor: u16) -> Vec<String> {
         super::super::lines(minor, |e| rule(value, &FieldPath::of("spec"), e))
+    }
+
+    #[test]
+    fn spread_label_keys_need_a_selector_without_them() {
+        // validateMatchLabelKeysInTopologySpread; from 1.34 the pod's strategy has merged the
+        // keys into the selector (MatchLabelKeysInPodTopologySpreadSelectorMerge).
+        let spec = |selector: Value| {
+            json!({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector,
+                "matchLabelKeys": ["app"]}]})
+        };
+        let named = spec(json!({"matchLabels": {"app": "web"}}));
+        assert_eq!(
+            run(topology_spread, &named, 28),
+            [
+                "spec.topologySpreadConstraints[0].matchLabelKeys[0]: Invalid value: \"app\": exists in both matchLabelKeys and labelSelector"
+            ]
+        );
+        assert!(run(topology_spread, &named, 34).is_empty());
+        assert_eq!(
+            run(topology_spread, &spec(Value::Null), 34),
+            [
+                "spec.topologySpreadConstraints[0].matchLabelKeys: Forbidden: must not be specified when labelSelector is not set"
+            ]
+        );
+        assert!(run(topology_spread, &spec(Value::Null), 20).is_empty());
+    }
+
+    #[test]
+    fn volume_devices_are_unmounted_claims() {
+        // ValidateVolumeDevices; an ephemeral volume's devices from 1.23.
+        let spec = json!({"volumes": [
+            {"name": "claim", "persistentVolumeClaim": {"claimName": "c"}},
+            {"name": "scratch", "emptyDir": {}},
+            {"name": "eph", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}},
+        ],
+        "containers": [{"name": "c", "volumeMounts": [{"name": "claim", "mountPath": "/data"}],
+            "volumeDevices": [
+                {"name": "claim", "devicePath": "/data"},
+                {"name": "scratch", "devicePath": "/dev/../x"},
+                {"name": "eph", "devicePath": "/dev/x"},
+                {"name": "gone", "devicePath": "/dev/x"},
+            ]}]});
+        let at = FieldPath::of("spec");
+        let found = super::super::lines(28, |e| volumes(&spec, &at, e));
+        assert_eq!(
+            found,
+            [
+                "spec.containers[0].volumeDevices[0].name: Invalid value: \"claim\": must not already exist in volumeMounts",
+                "spec.containers[0].volumeDevices[0].devicePath: Invalid value: \"/data\": must not already exist as a path in volumeMounts",
+                "spec.containers[0].volumeDevices[1].name: Invalid value: \"scratch\": can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode",
+                "spec.containers[0].volumeDevices[1].devicePath: Invalid value: \"/dev/../x\": can not contain backsteps ('..')",
+                "spec.containers[0].volumeDevices[3].name: Not found: \"gone\"",
+                "spec.containers[0].volumeDevices[3].devicePath: Invalid value: \"/dev/x\": must be unique",
+            ]
+        );
+        // 1.20 has no ephemeral volumes (its strategy drops them), so that device names none.
+        let found = super::super::lines(20, |e| volumes(&spec, &at, e));
+        assert_eq!(
+            found[3..6],
+            [
+                "spec.containers[0].volumeDevices[1].name: Invalid value: \"scratch\": can only use volume source type of PersistentVolumeClaim for block mode",
+                "spec.containers[0].volumeDevices[1].devicePath: Invalid value: \"/dev/../x\": can not contain backsteps ('..')",
+                "spec.containers[0].volumeDevices[2].name: Not found: \"eph\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn extended_resources_are_whole_numbers() {
+        // ValidateResourceQuantityValue (IsIntegerResourceName: extended resources); the
+        // quantity prints as a resource.Quantity before 1.34.
+        let container = json!({"resources": {"limits": {"example.com/gpu": "500m", "cpu": "500m"},
+            "requests": {"example.com/gpu": "500m"}}});
+        let found = run(container_resources, &container, 28);
+        assert_eq!(
+            found,
+            [
+                "spec.resources.limits[example.com/gpu]: Invalid value: resource.Quantity{i:resource.int64Amount{value:500, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"500m\", Format:\"DecimalSI\"}: must be an integer",
+                "spec.resources.requests[example.com/gpu]: Invalid value: resource.Quantity{i:resource.int64Amount{value:500, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"500m\", Format:\"DecimalSI\"}: must be an integer",
+            ]
+        );
+        assert_eq!(
+            run(container_resources, &container, 34)[0],
+            "spec.resources.limits[example.com/gpu]: Invalid value: \"500m\": must be an integer"
+        );
+        let whole = json!({"resources": {"limits": {"example.com/gpu": 2}}});
+        assert!(run(container_resources, &whole, 20).is_empty());
     }
 
     #[test]

@@ -13,6 +13,8 @@ use serde_json::Value;
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
 use super::go_value::{self, SECCOMP_PROFILE, SECURITY_CONTEXT};
+use super::pods::map_keys;
+use super::windows::windows_options;
 use super::{items, text};
 use crate::KubeVersion;
 
@@ -34,9 +36,14 @@ fn flag(holder: &Value, field: &str) -> Option<bool> {
 }
 
 /// `validatePodSpecSecurityContext` after the ids (data): supplemental groups, sysctls, the
-/// fsGroup change policy, seccomp and AppArmor profiles, the supplemental groups policy; on a
-/// PodSecurityContext.
-pub(super) fn pod_security_context(sc: &Value, at: &FieldPath, errors: &mut Errors) {
+/// fsGroup change policy, seccomp profile, Windows options, AppArmor profile, the supplemental
+/// groups policy; on a PodSecurityContext.
+pub(super) fn pod_security_context(
+    sc: &Value,
+    old: Option<&Value>,
+    at: &FieldPath,
+    errors: &mut Errors,
+) {
     let release = errors.release();
     for (i, gid) in items(sc, "supplementalGroups").iter().enumerate() {
         if let Some(gid) = gid.as_i64()
@@ -57,6 +64,7 @@ pub(super) fn pod_security_context(sc: &Value, at: &FieldPath, errors: &mut Erro
         );
     }
     seccomp_profile(sc, &at.child("seccompProfile"), errors);
+    windows_options(sc, &at.child("windowsOptions"), errors);
     if release >= NEWER_CHECKS_SINCE {
         apparmor_profile(sc, &at.child("appArmorProfile"), errors);
         if let Some(policy) = sc.get("supplementalGroupsPolicy").and_then(Value::as_str)
@@ -68,6 +76,34 @@ pub(super) fn pod_security_context(sc: &Value, at: &FieldPath, errors: &mut Erro
                 &["Merge", "Strict"],
             );
         }
+    }
+    se_linux_change_policy(sc, old, &at.child("seLinuxChangePolicy"), errors);
+}
+
+/// The first release with a pod's `seLinuxChangePolicy` on by default (SELinuxChangePolicy beta).
+const SE_LINUX_CHANGE_POLICY_SINCE: KubeVersion = KubeVersion::new(1, 33);
+
+/// `validateSELinuxChangePolicy`: `Recursive` only, as SELinuxMount is off by default in every
+/// served release, unless the stored pod or template already used `MountOption`
+/// (`useOnlyRecursiveSELinuxChangePolicy`), which then allows both.
+fn se_linux_change_policy(sc: &Value, old: Option<&Value>, at: &FieldPath, errors: &mut Errors) {
+    if errors.release() < SE_LINUX_CHANGE_POLICY_SINCE {
+        return;
+    }
+    let Some(policy) = sc.get("seLinuxChangePolicy").filter(|p| !p.is_null()) else {
+        return;
+    };
+    let was_mount_option = old
+        .and_then(|o| o.get("seLinuxChangePolicy"))
+        .and_then(Value::as_str)
+        == Some("MountOption");
+    let supported: &[&str] = if was_mount_option {
+        &["MountOption", "Recursive"]
+    } else {
+        &["Recursive"]
+    };
+    if !policy.as_str().is_some_and(|p| supported.contains(&p)) {
+        errors.not_supported(at, policy, supported);
     }
 }
 
@@ -186,8 +222,8 @@ pub(super) fn pod_host_namespaces(spec: &Value, at: &FieldPath, errors: &mut Err
 }
 
 /// `ValidateSecurityContext` after the ids (data): privileged containers where the cluster
-/// refuses them, the proc mount, seccomp, privilege
-/// escalation against `privileged` and `CAP_SYS_ADMIN`, AppArmor; on a SecurityContext.
+/// refuses them, the proc mount, seccomp, privilege escalation against `privileged` and
+/// `CAP_SYS_ADMIN`, Windows options, AppArmor; on a SecurityContext.
 pub(super) fn security_context(sc: &Value, at: &FieldPath, errors: &mut Errors) {
     let release = errors.release();
     // The cluster's `--allow-privileged` (`capabilities.Get().AllowPrivileged`).
@@ -224,6 +260,7 @@ pub(super) fn security_context(sc: &Value, at: &FieldPath, errors: &mut Errors) 
             }
         }
     }
+    windows_options(sc, &at.child("windowsOptions"), errors);
     if release >= NEWER_CHECKS_SINCE {
         apparmor_profile(sc, &at.child("appArmorProfile"), errors);
     }
@@ -442,6 +479,73 @@ fn node_selector_term(term: &Value, values: bool, at: &FieldPath, errors: &mut E
 /// `validatePodAffinityTerm` after its selectors (each `LabelSelector` has its own check): the
 /// namespaces' names (reported at `namespace`, as upstream does) and the topology key; on a
 /// PodAffinityTerm.
+/// The first release with a pod affinity term's `matchLabelKeys` and `mismatchLabelKeys`
+/// (MatchLabelKeysInPodAffinity, on by default from 1.31).
+const AFFINITY_LABEL_KEYS_SINCE: KubeVersion = KubeVersion::new(1, 31);
+
+/// `validateMatchLabelKeysAndMismatchLabelKeys`: the keys only beside a label selector and
+/// label names; a `matchLabelKeys` key the selector names both in `matchLabels` and in
+/// `matchExpressions` (where the pod's strategy put it), reported at upstream's
+/// `<term>[<i>]`; no key in both lists.
+fn affinity_label_keys(term: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let selector = term.get("labelSelector").filter(|s| !s.is_null());
+    let keys = |field: &str| -> Vec<&str> {
+        items(term, field)
+            .iter()
+            .map(|k| k.as_str().unwrap_or(""))
+            .collect()
+    };
+    let (matching, mismatching) = (keys("matchLabelKeys"), keys("mismatchLabelKeys"));
+    for (field, list) in [
+        ("matchLabelKeys", &matching),
+        ("mismatchLabelKeys", &mismatching),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let list_at = at.child(field);
+        if selector.is_none() {
+            errors.forbidden(
+                &list_at,
+                "must not be specified when labelSelector is not set",
+            );
+            continue;
+        }
+        for (i, key) in list.iter().enumerate() {
+            for message in Format::QualifiedName.messages(key, release) {
+                errors.invalid(
+                    &list_at.index(i),
+                    Shown::Plain(&Value::from(*key)),
+                    &message,
+                );
+            }
+        }
+    }
+    if let Some(selector) = selector {
+        let mut named: Vec<&str> = map_keys(selector, "matchLabels").collect();
+        for expression in items(selector, "matchExpressions") {
+            let key = text(expression, "key");
+            // The last index of the key, as upstream's map of them keeps.
+            let index = matching.iter().rposition(|k| *k == key);
+            if let Some(i) = index
+                && named.contains(&key)
+            {
+                let detail = "exists in both matchLabelKeys and labelSelector";
+                errors.invalid(&at.index(i), Shown::Plain(&Value::from(key)), detail);
+            }
+            named.push(key);
+        }
+    }
+    for (i, key) in matching.iter().enumerate() {
+        if mismatching.contains(key) {
+            let path = at.child("matchLabelKeys").index(i);
+            let detail = "exists in both matchLabelKeys and mismatchLabelKeys";
+            errors.invalid(&path, Shown::Plain(&Value::from(*key)), detail);
+        }
+    }
+}
+
 pub(super) fn pod_affinity_term(term: &Value, at: &FieldPath, errors: &mut Errors) {
     let release = errors.release();
     for name in items(term, "namespaces") {
@@ -453,6 +557,9 @@ pub(super) fn pod_affinity_term(term: &Value, at: &FieldPath, errors: &mut Error
                 &message,
             );
         }
+    }
+    if release >= AFFINITY_LABEL_KEYS_SINCE {
+        affinity_label_keys(term, at, errors);
     }
     let key = text(term, "topologyKey");
     let key_at = at.child("topologyKey");
@@ -471,8 +578,63 @@ mod tests {
     use super::super::lines;
     use super::*;
 
+    /// A pod security context checked as on a create.
+    fn new_pod_security_context(sc: &Value, at: &FieldPath, errors: &mut Errors) {
+        pod_security_context(sc, None, at, errors);
+    }
+
     fn run(rule: fn(&Value, &FieldPath, &mut Errors), value: &Value, minor: u16) -> Vec<String> {
         lines(minor, |e| rule(value, &FieldPath::of("sc"), e))
+    }
+
+    #[test]
+    fn se_linux_change_policies_are_recursive_unless_they_were_not() {
+        // validateSELinuxChangePolicy, useOnlyRecursiveSELinuxChangePolicy (SELinuxChangePolicy
+        // on from 1.33, SELinuxMount off).
+        let sc = json!({"seLinuxChangePolicy": "MountOption"});
+        let run = |minor, old: Option<&Value>| {
+            lines(minor, |e| {
+                pod_security_context(&sc, old, &FieldPath::of("sc"), e)
+            })
+        };
+        assert_eq!(
+            run(34, None),
+            [
+                "sc.seLinuxChangePolicy: Unsupported value: \"MountOption\": supported values: \"Recursive\""
+            ]
+        );
+        assert!(run(34, Some(&sc)).is_empty());
+        assert!(run(28, None).is_empty());
+    }
+
+    #[test]
+    fn affinity_label_keys_need_a_selector_and_differ() {
+        // validateMatchLabelKeysAndMismatchLabelKeys (MatchLabelKeysInPodAffinity, from 1.31).
+        let term = json!({"topologyKey": "zone",
+            "labelSelector": {"matchLabels": {"app": "web"},
+                "matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]},
+            "matchLabelKeys": ["app", "Bad Key"], "mismatchLabelKeys": ["Bad Key"]});
+        let found = run(pod_affinity_term, &term, 34);
+        assert_eq!(found.len(), 4, "{found:?}");
+        assert!(found[0].starts_with(
+            "sc.matchLabelKeys[1]: Invalid value: \"Bad Key\": name part must consist of"
+        ));
+        assert!(found[1].starts_with("sc.mismatchLabelKeys[0]: Invalid value: \"Bad Key\""));
+        assert_eq!(
+            found[2..],
+            [
+                "sc[0]: Invalid value: \"app\": exists in both matchLabelKeys and labelSelector",
+                "sc.matchLabelKeys[1]: Invalid value: \"Bad Key\": exists in both matchLabelKeys and mismatchLabelKeys",
+            ]
+        );
+        let bare = json!({"topologyKey": "zone", "mismatchLabelKeys": ["app"]});
+        assert_eq!(
+            run(pod_affinity_term, &bare, 36),
+            [
+                "sc.mismatchLabelKeys: Forbidden: must not be specified when labelSelector is not set"
+            ]
+        );
+        assert!(run(pod_affinity_term, &bare, 28).is_empty());
     }
 
     #[test]
@@ -528,7 +690,7 @@ mod tests {
         );
         let none = json!({"seccompProfile": {}});
         assert_eq!(
-            run(pod_security_context, &none, 34),
+            run(new_pod_security_context, &none, 34),
             ["sc.seccompProfile.type: Required value: type is required when seccompProfile is set"]
         );
         let stray = json!({"seccompProfile": {"type": "RuntimeDefault", "localhostProfile": "x"}});
@@ -545,14 +707,14 @@ mod tests {
         // validateSysctls: 1.20's regex has no slashes and no anchors.
         let sc = json!({"sysctls": [{"name": "net.core.somaxconn"}, {"name": "net/core"}, {"name": "net.core.somaxconn"}, {"name": ""}]});
         assert_eq!(
-            run(pod_security_context, &sc, 20),
+            run(new_pod_security_context, &sc, 20),
             [
                 "sc.sysctls[1].name: Invalid value: \"net/core\": must have at most 253 characters and match regex ([a-z0-9]([-_a-z0-9]*[a-z0-9])?\\.)*[a-z0-9]([-_a-z0-9]*[a-z0-9])?",
                 "sc.sysctls[2].name: Duplicate value: \"net.core.somaxconn\"",
                 "sc.sysctls[3].name: Required value",
             ]
         );
-        assert_eq!(run(pod_security_context, &sc, 34).len(), 2);
+        assert_eq!(run(new_pod_security_context, &sc, 34).len(), 2);
     }
 
     #[test]

@@ -47,7 +47,7 @@ const SOURCE_RANGES_ANNOTATION: &str = "service.beta.kubernetes.io/load-balancer
 const TOPOLOGY_MODE: &str = "service.kubernetes.io/topology-mode";
 const TOPOLOGY_HINTS: &str = "service.kubernetes.io/topology-aware-hints";
 /// `IsValidIP`'s (and, without StrictIPCIDRValidation, `IsValidIPForLegacyField`'s) message.
-const BAD_IP: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
+pub(super) const BAD_IP: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
 /// `IsValidCIDR`'s (and `IsValidCIDRForLegacyField`'s) message.
 const BAD_CIDR: &str = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)";
 const ONLY_LOAD_BALANCER: &str = "may only be used when `type` is 'LoadBalancer'";
@@ -180,6 +180,79 @@ pub(super) fn service(object: &Value, old: Option<&Value>, at: &FieldPath, error
     source_ranges(object, old, at, errors);
     load_balancer_fields(spec, old_spec, &spec_at, errors);
     traffic_policies(spec, old_spec, &spec_at, errors);
+}
+
+/// The first release refusing load balancer ingress on a Service of another type
+/// (`AllowServiceLBStatusOnNonLB` off by default from 1.29), with `ipMode` (LoadBalancerIPMode
+/// beta, on from 1.30) and the legacy IP message (`IsValidIPForLegacyField`, 1.33): read at
+/// 1.34, none of it in 1.28.
+const LOAD_BALANCER_STATUS_SINCE: KubeVersion = KubeVersion::new(1, 29);
+/// `supportedLoadBalancerIPMode`, sorted as upstream lists it.
+const IP_MODES: &[&str] = &["Proxy", "VIP"];
+
+/// `ValidateServiceStatusUpdate`'s `ValidateLoadBalancerStatus`: each ingress point's IP and
+/// host name (a DNS subdomain, not an IP); from 1.29 only on a LoadBalancer, and its `ipMode`
+/// only beside an IP. Upstream's defaulting gives an ingress point with an IP the `VIP` mode
+/// from 1.30; kapi does not default it, so a missing mode is not required here.
+pub(super) fn service_status(object: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let Some(ingress) = object
+        .pointer("/status/loadBalancer/ingress")
+        .and_then(Value::as_array)
+    else {
+        return;
+    };
+    let ingress_at = at.child("status").child("loadBalancer").child("ingress");
+    let recent = release >= LOAD_BALANCER_STATUS_SINCE;
+    let spec_type = object.pointer("/spec/type").and_then(Value::as_str);
+    if recent && !ingress.is_empty() && spec_type != Some(LOAD_BALANCER) {
+        errors.forbidden(
+            &ingress_at,
+            "may only be used when `spec.type` is 'LoadBalancer'",
+        );
+        return;
+    }
+    for (i, point) in ingress.iter().enumerate() {
+        let point_at = ingress_at.index(i);
+        let ip = text(point, "ip");
+        if !ip.is_empty() && parse_ip_sloppy(ip).is_none() {
+            let detail = if release >= LEGACY_FIELDS_SINCE {
+                BAD_IP
+            } else {
+                "must be a valid IP address"
+            };
+            errors.invalid(
+                &point_at.child("ip"),
+                Shown::Plain(&Value::from(ip)),
+                detail,
+            );
+        }
+        if recent && let Some(mode) = point.get("ipMode").filter(|m| !m.is_null()) {
+            if ip.is_empty() {
+                errors.forbidden(
+                    &point_at.child("ipMode"),
+                    "may not be specified when `ip` is not set",
+                );
+            } else if !mode.as_str().is_some_and(|m| IP_MODES.contains(&m)) {
+                errors.not_supported(&point_at.child("ipMode"), mode, IP_MODES);
+            }
+        }
+        let host = text(point, "hostname");
+        if !host.is_empty() {
+            let shown = Value::from(host);
+            let host_at = point_at.child("hostname");
+            for message in Format::DnsSubdomain.messages(host, release) {
+                errors.invalid(&host_at, Shown::Plain(&shown), &message);
+            }
+            if parse_ip_sloppy(host).is_some() {
+                errors.invalid(
+                    &host_at,
+                    Shown::Plain(&shown),
+                    "must be a DNS name, not an IP address",
+                );
+            }
+        }
+    }
 }
 
 /// A number field, 0 when missing (a Go int's zero value).
@@ -445,7 +518,7 @@ fn cluster_ip_fields(spec: &Value, old: Option<&Value>, at: &FieldPath, errors: 
 
 /// `netutils.ParseIPSloppy` (and Go's `net.ParseIP` before 1.17): IPv4 parts may have leading
 /// zeros, read as decimal.
-fn parse_ip_sloppy(text: &str) -> Option<IpAddr> {
+pub(super) fn parse_ip_sloppy(text: &str) -> Option<IpAddr> {
     if let Ok(ip) = text.parse::<IpAddr>() {
         return Some(ip);
     }
@@ -787,6 +860,56 @@ mod tests {
 
     fn service(spec: Value) -> Value {
         json!({"metadata": {"name": "web"}, "spec": spec})
+    }
+
+    #[test]
+    fn load_balancer_status_names_valid_ingress_points() {
+        // ValidateServiceStatusUpdate/ValidateLoadBalancerStatus: "must be a valid IP address"
+        // (IsValidIPForLegacyField's longer text from 1.33); from 1.29 only on a LoadBalancer
+        // (AllowServiceLBStatusOnNonLB off) and `ipMode` (LoadBalancerIPMode) beside an IP.
+        let status = |kind: &str| {
+            json!({"spec": {"type": kind}, "status": {"loadBalancer": {"ingress": [
+                {"ip": "1.2.3", "ipMode": "Direct"},
+                {"hostname": "10.0.0.1", "ipMode": "VIP"},
+            ]}}})
+        };
+        let old = status("LoadBalancer");
+        assert_eq!(
+            messages(
+                Named::ServiceStatus,
+                &status("LoadBalancer"),
+                Some(&old),
+                28
+            ),
+            [
+                "status.loadBalancer.ingress[0].ip: Invalid value: \"1.2.3\": must be a valid IP address",
+                "status.loadBalancer.ingress[1].hostname: Invalid value: \"10.0.0.1\": must be a DNS name, not an IP address",
+            ]
+        );
+        assert_eq!(
+            messages(
+                Named::ServiceStatus,
+                &status("LoadBalancer"),
+                Some(&old),
+                34
+            ),
+            [
+                "status.loadBalancer.ingress[0].ip: Invalid value: \"1.2.3\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                "status.loadBalancer.ingress[0].ipMode: Unsupported value: \"Direct\": supported values: \"Proxy\", \"VIP\"",
+                "status.loadBalancer.ingress[1].ipMode: Forbidden: may not be specified when `ip` is not set",
+                "status.loadBalancer.ingress[1].hostname: Invalid value: \"10.0.0.1\": must be a DNS name, not an IP address",
+            ]
+        );
+        assert_eq!(
+            messages(Named::ServiceStatus, &status("ClusterIP"), Some(&old), 36),
+            [
+                "status.loadBalancer.ingress: Forbidden: may only be used when `spec.type` is 'LoadBalancer'"
+            ]
+        );
+        assert_eq!(
+            messages(Named::ServiceStatus, &status("ClusterIP"), Some(&old), 28).len(),
+            2
+        );
     }
 
     #[test]

@@ -46,6 +46,12 @@ pub mod v1 {
                             kapi::validation::Named::AutoscalerReplicas,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::AutoscalerTargetCpu,
+                        ),
+                    ),
                 ],
             );
     }

@@ -96,6 +96,12 @@ pub mod v2 {
                             kapi::validation::Named::AutoscalerReplicas,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::AutoscalerMetrics,
+                        ),
+                    ),
                 ],
             );
         pub static HorizontalPodAutoscalerStatus: TypeInfo = TypeInfo::new(

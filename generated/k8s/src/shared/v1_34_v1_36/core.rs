@@ -2202,6 +2202,12 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(kapi::validation::Named::Claim),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ClaimUpdate,
+                        ),
+                    ),
                 ],
             );
         pub static PersistentVolumeClaimSpec: TypeInfo = TypeInfo::new(
@@ -2606,6 +2612,12 @@ pub mod v1 {
                     kapi::validation::Check::new(
                         "",
                         kapi::validation::Rule::Named(kapi::validation::Named::Service),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ServiceStatus,
+                        ),
                     ),
                 ],
             );

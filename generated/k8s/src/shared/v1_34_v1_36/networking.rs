@@ -345,13 +345,23 @@ pub mod v1 {
                 ],
             );
         pub static Ingress: TypeInfo = TypeInfo::new(
-            &[
-                field("metadata")
-                    .of(&super::super::super::apimachinery::merge::ObjectMeta),
-                field("spec").of(&IngressSpec),
-                field("status").of(&IngressStatus),
-            ],
-        );
+                &[
+                    field("metadata")
+                        .of(&super::super::super::apimachinery::merge::ObjectMeta),
+                    field("spec").of(&IngressSpec),
+                    field("status").of(&IngressStatus),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::IngressClassAnnotation,
+                        ),
+                    ),
+                ],
+            );
         pub static IngressBackend: TypeInfo = TypeInfo::new(
                 &[
                     field("resource")
