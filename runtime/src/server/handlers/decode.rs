@@ -19,7 +19,7 @@
 //! `kind`. A CRD's or an APIService's body (servers with schemes of their own) is held to its
 //! `apiVersion` and `kind` (`object::check_type`).
 
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::StatusCode;
 use serde_json::Value;
 
 use crate::{KubeVersion, ResourceInfo};
@@ -27,6 +27,7 @@ use crate::{KubeVersion, ResourceInfo};
 use crate::server::Call;
 use crate::server::handlers::object::check_type;
 use crate::server::http::error::ApiError;
+use crate::server::http::negotiate;
 use crate::server::objects::go_text;
 use crate::server::state::release;
 
@@ -63,14 +64,13 @@ const UNVERSIONED_KINDS: &[&str] = &[
 
 /// Reads, type-checks and decodes a write's body.
 pub(crate) fn decode_object(call: &Call, body: &[u8]) -> Result<Value, ApiError> {
-    let mut object =
-        match crate::server::http::negotiate::decode_body(&call.headers, body, call.state.cbor()) {
-            Ok(object) => object,
-            Err(refused) if refused.code() == StatusCode::BAD_REQUEST => {
-                return Err(unreadable(call, body).unwrap_or(refused));
-            }
-            Err(refused) => return Err(refused),
-        };
+    let mut object = match negotiate::decode_body(&call.headers, body, call.state.cbor()) {
+        Ok(object) => object,
+        Err(refused) if refused.code() == StatusCode::BAD_REQUEST => {
+            return Err(unreadable(call, body).unwrap_or(refused));
+        }
+        Err(refused) => return Err(refused),
+    };
     let info = call.info();
     let custom = !release::is_builtin_group(&info.gvk.group);
     if decodes_through_scheme(info) || custom {
@@ -95,22 +95,11 @@ fn decodes_through_scheme(info: &ResourceInfo) -> bool {
         && !matches!(group, "apiextensions.k8s.io" | "apiregistration.k8s.io")
 }
 
-/// The request's media type, lowercase, without parameters.
-pub(crate) fn media_type(headers: &HeaderMap) -> String {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
-}
-
 /// Upstream's answer to a body its serializer could not read its `apiVersion` and `kind` from;
 /// `None` where kapi's own answer stands (protobuf, YAML nested too deep, `null`).
 fn unreadable(call: &Call, body: &[u8]) -> Option<ApiError> {
     let kind = &call.info().gvk.kind;
-    let media = media_type(&call.headers);
+    let media = negotiate::content_type(&call.headers).unwrap_or_default();
     let problem = match media.as_str() {
         "" | "application/json" => match serde_json::from_slice::<Value>(body) {
             Err(e) => format!(

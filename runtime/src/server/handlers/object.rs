@@ -28,6 +28,7 @@ use crate::validation::{self, FieldPath, Format, Shown};
 use crate::server::Call;
 use crate::server::http::error::ApiError;
 use crate::server::http::field_validation::{self, Directive};
+use crate::server::http::negotiate;
 use crate::server::objects::go_text;
 use crate::server::objects::json::meta_str;
 use crate::server::objects::revision::{parse_rv, wait_for};
@@ -175,7 +176,8 @@ pub(crate) fn body_through_codec(call: &Call, body: &Value, raw: &[u8]) -> Resul
     } else {
         // json-iterator reads the JSON body as sent, and a YAML body as `sigs.k8s.io/yaml`
         // turns it into JSON (Go's `json.Marshal` of the parsed document).
-        let json = match super::decode::media_type(&call.headers).as_str() {
+        let media = negotiate::content_type(&call.headers).unwrap_or_default();
+        let json = match media.as_str() {
             "" | "application/json" => Some(raw.to_vec()),
             "application/yaml" | "application/x-yaml" | "text/yaml" => go_text::go_json(body),
             _ => None,
