@@ -8,8 +8,9 @@
 //! bucket of `qps` and `burst`), each on its own task; a failed POST (no connection, a 5xx or
 //! 429 answer) is tried again with upstream's backoff (the initial delay, then 1.5 times
 //! longer, with jitter, five tries in all) before its events are given up, logged as upstream
-//! logs a plugin's error. When the server stops, what is buffered is sent before the backend
-//! ends.
+//! logs a plugin's error. When the audit is dropped with its server, what is buffered is
+//! sent at once rather than when a batch fills; unlike upstream, the process does not wait for
+//! those last requests before it exits.
 //!
 //! Only the batch mode is here: in kapi an event is made once the answer is known, so the
 //! blocking modes, which hold the request until its event is delivered, have nothing to hold.
