@@ -595,6 +595,12 @@ assert tr.status.authenticated is True and tr.status.user.username == "bob", tr.
 assert tr.status.user.groups == ["devs", "system:authenticated"], tr.status.user.groups
 tr = authn.create_token_review(client.V1TokenReview(spec=client.V1TokenReviewSpec(token="nope")))
 assert not tr.status.authenticated, tr.status
+# A server without API audiences (no service-account tokens here): a token file's token stands
+# for none, so a review naming audiences does not authenticate it
+# (WrapAudienceAgnosticToken: no audience in common).
+tr = authn.create_token_review(client.V1TokenReview(spec=client.V1TokenReviewSpec(token="{bob}", audiences=["somebody"])))
+assert not tr.status.authenticated, tr.status
+assert not tr.status.audiences, tr.status
 print("ok")
 "#,
         url = server.url(),
