@@ -27,8 +27,9 @@ use serde_json::Value;
 
 use crate::schema::{JSONSchemaProps, JSONSchemaPropsOrBool};
 
-/// CEL's reserved words: a property of that name is `__<name>__` in CEL.
-const RESERVED: &[&str] = &[
+/// CEL's reserved words: a property of that name is `__<name>__` in CEL, and no variable may
+/// be named so.
+pub(crate) const RESERVED: &[&str] = &[
     "true",
     "false",
     "null",

@@ -254,35 +254,12 @@ fn compile(expression: &str, names: &[&str], at: &FieldPath, errors: &mut Errors
 
 /// cel-go's identifiers: a letter or `_`, then letters, digits and `_`; no reserved word.
 fn is_cel_identifier(name: &str) -> bool {
-    const RESERVED: &[&str] = &[
-        "true",
-        "false",
-        "null",
-        "in",
-        "as",
-        "break",
-        "const",
-        "continue",
-        "else",
-        "for",
-        "function",
-        "if",
-        "import",
-        "let",
-        "loop",
-        "package",
-        "namespace",
-        "return",
-        "var",
-        "void",
-        "while",
-    ];
     let mut chars = name.chars();
     chars
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !RESERVED.contains(&name)
+        && !crate::cel::value::RESERVED.contains(&name)
 }
 
 fn check_param_kind(kind: &Value, at: &FieldPath, errors: &mut Errors) {
