@@ -310,27 +310,30 @@ fn custom_decoder(name: &str) -> bool {
     )
 }
 
+/// The Go type of a schema that names no definition: scalars by type and format, slices and
+/// maps of what `inner` calls their items' type; `None` for anything else.
+fn unnamed_go_type(schema: &Value, inner: impl Fn(&Value) -> Option<String>) -> Option<String> {
+    let format = schema.get("format").and_then(Value::as_str);
+    Some(match schema.get("type").and_then(Value::as_str)? {
+        "string" if format == Some("byte") => "[]uint8".to_owned(),
+        "string" => "string".to_owned(),
+        "integer" if format == Some("int32") => "int32".to_owned(),
+        "integer" => "int64".to_owned(),
+        "number" => "float64".to_owned(),
+        "boolean" => "bool".to_owned(),
+        "array" => format!("[]{}", inner(schema.get("items")?)?),
+        "object" => format!("map[string]{}", inner(schema.get("additionalProperties")?)?),
+        _ => return None,
+    })
+}
+
 impl<'a> TypeWalker<'_, 'a> {
     /// The Go type a schema decodes into, or `None` for a type of its own decoding.
     fn go_type(&self, schema: &Value) -> Option<String> {
         if let Some(name) = reference(schema) {
             return (!custom_decoder(name)).then(|| go_named(name));
         }
-        let format = schema.get("format").and_then(Value::as_str);
-        Some(match schema.get("type").and_then(Value::as_str)? {
-            "string" if format == Some("byte") => "[]uint8".to_owned(),
-            "string" => "string".to_owned(),
-            "integer" if format == Some("int32") => "int32".to_owned(),
-            "integer" => "int64".to_owned(),
-            "number" => "float64".to_owned(),
-            "boolean" => "bool".to_owned(),
-            "array" => format!("[]{}", self.go_type(schema.get("items")?)?),
-            "object" => format!(
-                "map[string]{}",
-                self.go_type(schema.get("additionalProperties")?)?
-            ),
-            _ => return None,
-        })
+        unnamed_go_type(schema, |inner| self.go_type(inner))
     }
 
     /// The first misfit in `value` decoded as `schema` (the definition `named`, when it is

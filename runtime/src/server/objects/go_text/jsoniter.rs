@@ -40,7 +40,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use super::{decoders, go_named, reference, short_type};
+use super::{decoders, go_named, reference, short_type, unnamed_go_type};
 use crate::server::http::protobuf::table::{Cardinality, Kind as FieldKind, Message, Table};
 use iter::{Failure, Iter};
 
@@ -284,21 +284,7 @@ impl<'a> Decoding<'_, 'a> {
                 _ => go_named(name),
             });
         }
-        let format = schema.get("format").and_then(Value::as_str);
-        Some(match schema.get("type").and_then(Value::as_str)? {
-            "string" if format == Some("byte") => "[]uint8".to_owned(),
-            "string" => "string".to_owned(),
-            "integer" if format == Some("int32") => "int32".to_owned(),
-            "integer" => "int64".to_owned(),
-            "number" => "float64".to_owned(),
-            "boolean" => "bool".to_owned(),
-            "array" => format!("[]{}", self.go_type(schema.get("items")?)?),
-            "object" => format!(
-                "map[string]{}",
-                self.go_type(schema.get("additionalProperties")?)?
-            ),
-            _ => return None,
-        })
+        unnamed_go_type(schema, |inner| self.go_type(inner))
     }
 
     /// The field `key` of the struct `definition` (`schema`), if it has one.
