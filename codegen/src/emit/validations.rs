@@ -122,6 +122,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("topology_spread", "TopologySpread", None),
     ("windows_host_process", "WindowsHostProcess", None),
     ("init_containers", "InitContainers", None),
+    ("ephemeral_containers", "EphemeralContainers", None),
     ("sleep_hooks", "SleepHooks", None),
     ("pod_template", "PodTemplate", None),
     ("dns_config", "DnsConfig", None),

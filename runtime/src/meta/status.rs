@@ -196,6 +196,9 @@ open_enum! {
         /// A create was refused because its namespace is being deleted (core/v1's
         /// `NamespaceTerminatingCause`).
         NamespaceTerminating = "NamespaceTerminating",
+        /// An eviction was refused by a PodDisruptionBudget (policy/v1's
+        /// `DisruptionBudgetCause`).
+        DisruptionBudget = "DisruptionBudget",
     }
 }
 

@@ -24,8 +24,8 @@ use crate::server::handlers::object::UpdateScope;
 use crate::server::handlers::patch::apply;
 use crate::server::handlers::request;
 use crate::server::handlers::{
-    create, delete, get, list, namespace_lifecycle, patch, reviews, scale, token_request, update,
-    watch,
+    binding, create, delete, eviction, get, list, namespace_lifecycle, patch, reviews, scale,
+    token_request, update, watch,
 };
 use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::{self, RequestShape};
@@ -58,6 +58,19 @@ enum Operation {
     Finalize,
     /// POST of a service account's `token` subresource.
     CreateToken,
+    /// POST of a pod's `binding` subresource, or of the `bindings` collection.
+    Bind,
+    /// POST of a pod's `eviction` subresource.
+    Evict,
+}
+
+/// The first release serving a pod's `ephemeralcontainers`.
+const EPHEMERAL_CONTAINERS_SINCE: crate::KubeVersion = crate::KubeVersion::new(1, 23);
+
+/// Whether the kind is the core `bindings` collection, whose create binds the pod it names
+/// rather than storing the binding (upstream's `LegacyBindingREST`).
+fn is_bindings(info: &crate::ResourceInfo) -> bool {
+    info.gvk.group.is_empty() && info.plural == "bindings"
 }
 
 impl Operation {
@@ -66,7 +79,7 @@ impl Operation {
             Self::Get | Self::GetScale => Verb::Get,
             Self::List => Verb::List,
             Self::Watch => Verb::Watch,
-            Self::Create | Self::CreateToken => Verb::Create,
+            Self::Create | Self::CreateToken | Self::Bind | Self::Evict => Verb::Create,
             Self::Update(_) | Self::UpdateScale | Self::Finalize => Verb::Update,
             Self::Patch(_) | Self::PatchScale => Verb::Patch,
             Self::Delete => Verb::Delete,
@@ -92,8 +105,16 @@ impl Operation {
         let collection_in_scope = !info.is_namespaced() || target.namespace.is_some();
         let scope = match target.sub {
             Some(Subresource::Status) => UpdateScope::Status,
+            Some(Subresource::EphemeralContainers) => UpdateScope::EphemeralContainers,
             _ => UpdateScope::Main,
         };
+        // The subresource holding ephemeral containers is served from 1.23, where the feature
+        // went beta (its alpha in 1.20 took another kind, and was off).
+        if target.sub == Some(Subresource::EphemeralContainers)
+            && call.state.kube_version < EPHEMERAL_CONTAINERS_SINCE
+        {
+            return Err(ApiError::no_route());
+        }
         // A HEAD reaches here only for a custom resource, which the CRD handler serves as a GET.
         let method = if *method == Method::HEAD {
             &Method::GET
@@ -103,15 +124,30 @@ impl Operation {
         Ok(match (method, &target.name, target.sub) {
             (&Method::PUT, Some(_), Some(Subresource::Finalize)) => Self::Finalize,
             (&Method::POST, Some(_), Some(Subresource::Token)) => Self::CreateToken,
+            (&Method::POST, Some(_), Some(Subresource::Binding)) => Self::Bind,
+            (&Method::POST, Some(_), Some(Subresource::Eviction)) => Self::Evict,
+            (&Method::POST, None, None) if collection_in_scope && is_bindings(info) => Self::Bind,
             (&Method::GET, _, None) if watch => Self::Watch,
             (&Method::GET, None, None) => Self::List,
             (&Method::GET, Some(_), Some(Subresource::Scale)) => Self::GetScale,
-            (&Method::GET, Some(_), Some(Subresource::Status) | None) => Self::Get,
+            (
+                &Method::GET,
+                Some(_),
+                Some(Subresource::Status | Subresource::EphemeralContainers) | None,
+            ) => Self::Get,
             (&Method::POST, None, None) if collection_in_scope => Self::Create,
             (&Method::PUT, Some(_), Some(Subresource::Scale)) => Self::UpdateScale,
-            (&Method::PUT, Some(_), Some(Subresource::Status) | None) => Self::Update(scope),
+            (
+                &Method::PUT,
+                Some(_),
+                Some(Subresource::Status | Subresource::EphemeralContainers) | None,
+            ) => Self::Update(scope),
             (&Method::PATCH, Some(_), Some(Subresource::Scale)) => Self::PatchScale,
-            (&Method::PATCH, Some(_), Some(Subresource::Status) | None) => Self::Patch(scope),
+            (
+                &Method::PATCH,
+                Some(_),
+                Some(Subresource::Status | Subresource::EphemeralContainers) | None,
+            ) => Self::Patch(scope),
             (&Method::DELETE, Some(_), None) => Self::Delete,
             (&Method::DELETE, None, None) if collection_in_scope => Self::DeleteCollection,
             _ => {
@@ -343,5 +379,7 @@ async fn handle(
         Operation::DeleteCollection => delete::serve_collection(call, body, output).await,
         Operation::Finalize => namespace_lifecycle::serve_finalize(call, name, body, output).await,
         Operation::CreateToken => token_request::serve(call, name, body, output, warnings).await,
+        Operation::Bind => binding::serve(call, target.name.as_deref(), body, output).await,
+        Operation::Evict => eviction::serve(call, name, body, output).await,
     }
 }

@@ -841,6 +841,24 @@ impl Call {
         )
     }
 
+    /// 409 for a write whose resourceVersion precondition (`want`) the stored object (at
+    /// `revision`) does not meet, in the words of the same storage error.
+    pub(crate) fn resource_version_precondition_failed(
+        &self,
+        name: &str,
+        want: &str,
+        revision: u64,
+    ) -> ApiError {
+        let builtin = state::release::is_builtin_group(self.target.group());
+        let key = keys::upstream_key(self.info(), builtin, self.target.namespace.as_deref(), name);
+        ApiError::conflict(
+            self.subject(name),
+            &format!(
+                "StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {revision}"
+            ),
+        )
+    }
+
     /// The same call scoped to one namespace (for cluster-wide deletecollection).
     pub(crate) fn in_namespace(&self, namespace: &str) -> Call {
         let mut call = self.clone();

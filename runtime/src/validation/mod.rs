@@ -151,6 +151,36 @@ pub fn check_status(root: &TypeInfo, new: &Value, old: Option<&Value>, errors: &
     }
 }
 
+/// Checks a write through a pod's `/ephemeralcontainers` (`ValidatePodEphemeralContainersUpdate`):
+/// the whole pod against its types' checks, as an update whose only change is its ephemeral
+/// containers (which a main-resource update may not change), then that the ephemeral containers
+/// already there stay as they were. `old` is the stored pod.
+pub fn check_ephemeral_containers(
+    root: &TypeInfo,
+    new: &Value,
+    old: Option<&Value>,
+    errors: &mut Errors,
+) {
+    let Some(old) = old else {
+        return check_types(root, new, None, errors);
+    };
+    // Upstream's own part comes last, but a static pod's error comes alone.
+    let mut own = Errors::new(errors.release());
+    if rules::ephemeral_containers_update(new, old, &mut own) {
+        *errors = own;
+        return;
+    }
+    let mut baseline = old.clone();
+    if let Some(Value::Object(spec)) = baseline.get_mut("spec") {
+        match new.pointer("/spec/ephemeralContainers") {
+            Some(containers) => spec.insert("ephemeralContainers".into(), containers.clone()),
+            None => spec.remove("ephemeralContainers"),
+        };
+    }
+    check_types(root, new, Some(&baseline), errors);
+    errors.extend(own);
+}
+
 /// Whether a check holds writes through `/status` rather than the main resource.
 fn on_status(check: &Check) -> bool {
     matches!(check.rule, Rule::Named(named) if named.on_status())

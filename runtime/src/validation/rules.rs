@@ -156,6 +156,9 @@ pub enum Named {
     /// Containers' restart policies, and no probes or hooks on a regular init container
     /// (`validateContainers`, `validateInitContainers`); on a PodSpec.
     InitContainers,
+    /// What an ephemeral container may be and set (`validateEphemeralContainers`); on a
+    /// PodSpec.
+    EphemeralContainers,
     /// A lifecycle hook's sleep within the pod's grace period (`validateSleepAction`); on a
     /// PodSpec.
     SleepHooks,
@@ -340,6 +343,7 @@ impl Named {
             Self::TopologySpread => pods::topology_spread(holder, at, errors),
             Self::WindowsHostProcess => windows::windows_host_process(holder, at, errors),
             Self::InitContainers => containers::init_containers(holder, at, errors),
+            Self::EphemeralContainers => containers::ephemeral_containers(holder, at, errors),
             Self::SleepHooks => containers::sleep_hooks(holder, at, errors),
             Self::PodTemplate => containers::pod_template(holder, at, errors),
             Self::PodStatus => {
@@ -411,6 +415,13 @@ impl Named {
 }
 
 /// A string field of `holder`, `""` when missing (a Go string's zero value).
+/// The checks of a write through a pod's `/ephemeralcontainers` beyond its types' (see
+/// `pod_update::ephemeral_containers_update`).
+/// Returns whether the pod is static, whose only error that is.
+pub(super) fn ephemeral_containers_update(new: &Value, old: &Value, errors: &mut Errors) -> bool {
+    pod_update::ephemeral_containers_update(new, old, errors)
+}
+
 fn text<'v>(holder: &'v Value, field: &str) -> &'v str {
     holder.get(field).and_then(Value::as_str).unwrap_or("")
 }

@@ -2266,19 +2266,81 @@ pub mod v1 {
             ],
         );
         pub static EphemeralContainer: TypeInfo = TypeInfo::new(
-            &[
-                field("env").strategy("merge").merge_key("name").items(&EnvVar),
-                field("envFrom").items(&EnvFromSource),
-                field("lifecycle").of(&Lifecycle),
-                field("livenessProbe").of(&Probe),
-                field("ports").items(&ContainerPort),
-                field("readinessProbe").of(&Probe),
-                field("securityContext").of(&SecurityContext),
-                field("startupProbe").of(&Probe),
-                field("volumeDevices").strategy("merge").merge_key("devicePath"),
-                field("volumeMounts").strategy("merge").merge_key("mountPath"),
-            ],
-        );
+                &[
+                    field("env").strategy("merge").merge_key("name").items(&EnvVar),
+                    field("envFrom").items(&EnvFromSource),
+                    field("lifecycle").of(&Lifecycle),
+                    field("livenessProbe").of(&Probe),
+                    field("ports").items(&ContainerPort),
+                    field("readinessProbe").of(&Probe),
+                    field("securityContext").of(&SecurityContext),
+                    field("startupProbe").of(&Probe),
+                    field("volumeDevices").strategy("merge").merge_key("devicePath"),
+                    field("volumeMounts").strategy("merge").merge_key("mountPath"),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::rule(
+                        ".imagePullPolicy",
+                        kapi::defaulting::Rule::ImagePullPolicy,
+                    ),
+                    kapi::defaulting::Default::value(
+                        ".terminationMessagePath",
+                        "\"/dev/termination-log\"",
+                    ),
+                    kapi::defaulting::Default::value(
+                        ".terminationMessagePolicy",
+                        "\"File\"",
+                    ),
+                    kapi::defaulting::Default::value(".resources", "{}"),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::DnsLabel,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".image",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".ports",
+                        kapi::validation::Rule::Unique("name"),
+                    ),
+                    kapi::validation::Check::new(
+                        ".imagePullPolicy",
+                        kapi::validation::Rule::OneOf(
+                            &["Always", "IfNotPresent", "Never"],
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                            ".terminationMessagePolicy",
+                            kapi::validation::Rule::OneOf(
+                                &["File", "FallbackToLogsOnError"],
+                            ),
+                        )
+                        .since(1, 28),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Resources),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ProbeThresholds,
+                        ),
+                    ),
+                ],
+            );
         pub static EphemeralVolumeSource: TypeInfo = TypeInfo::new(
             &[field("volumeClaimTemplate").of(&PersistentVolumeClaimTemplate)],
         );
@@ -2593,6 +2655,12 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::InitContainers,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::EphemeralContainers,
                         ),
                     ),
                     kapi::validation::Check::new(

@@ -1125,6 +1125,12 @@ pub mod v1 {
                     kapi::validation::Check::new(
                         "",
                         kapi::validation::Rule::Named(
+                            kapi::validation::Named::EphemeralContainers,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
                             kapi::validation::Named::SleepHooks,
                         ),
                     ),

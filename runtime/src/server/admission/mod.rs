@@ -71,6 +71,28 @@ pub(crate) async fn admit_create(
     webhook::mutate(call, Operation::Create, object, None, name, dry_run).await
 }
 
+/// The admission of a create through a subresource that acts on its parent rather than
+/// storing the object it takes (a pod's `binding` and `eviction`): the mutating webhooks, then
+/// the validating admission policies and webhooks; the built-in plugins act on stored objects
+/// of the main resources only.
+pub(crate) async fn admit_action(
+    call: &Call,
+    object: &mut Value,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    webhook::mutate(call, Operation::Create, object, None, name, dry_run).await?;
+    let request = webhook::Request {
+        operation: Operation::Create,
+        name,
+        object: Some(object),
+        old: None,
+        dry_run,
+    };
+    policy::validate(call, &request).await?;
+    webhook::validate(call, request).await
+}
+
 /// The mutating plugins of an update, in upstream's order: of the built-in ones (which act on
 /// the main resource only) none reads the store (ServiceAccount and
 /// StorageObjectInUseProtection act on creates only); the mutating webhooks last.

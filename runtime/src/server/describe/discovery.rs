@@ -39,12 +39,13 @@ use crate::meta::{
 };
 use crate::server::describe::deprecation::compare_versions;
 use crate::server::http::negotiate::{self, Format, parse_accept};
-use crate::server::http::path::is_service_account_kind;
+use crate::server::http::path::{is_pod_kind, is_service_account_kind};
 use crate::server::http::routes::get_only;
 use crate::server::http::{cbor, protobuf};
 use crate::server::state::builtin::is_namespace_kind;
 use crate::server::state::release::Feature;
 use crate::server::state::{ServerState, State};
+use crate::{GroupVersionKind, KubeVersion};
 use crate::{Registry, ResourceInfo};
 
 /// The group of aggregated discovery documents.
@@ -209,23 +210,77 @@ impl<'a> Served<'a> {
     }
 }
 
-/// The namespace subresource only the namespace lifecycle writes (`PUT .../finalize`).
-const FINALIZE: &str = "finalize";
+/// A subresource a kind has beyond `status` and `scale`, as upstream's discovery lists it.
+struct Extra {
+    name: &'static str,
+    /// The kind it takes and answers.
+    kind: GroupVersionKind,
+    verbs: &'static [&'static str],
+}
 
-/// A service account's subresource that issues tokens (`POST .../token`, a `TokenRequest`).
-const TOKEN: &str = "token";
+/// The first release serving a pod's `ephemeralcontainers`.
+const EPHEMERAL_CONTAINERS_SINCE: KubeVersion = KubeVersion::new(1, 23);
+/// The first release whose pods take a `policy/v1` Eviction.
+const POLICY_V1_EVICTION_SINCE: KubeVersion = KubeVersion::new(1, 22);
 
-/// The kind the `token` subresource takes and answers.
-fn token_request_kind() -> crate::GroupVersionKind {
-    crate::GroupVersionKind {
-        group: "authentication.k8s.io".into(),
-        version: "v1".into(),
-        kind: "TokenRequest".into(),
+fn gvk(group: &'static str, version: &'static str, kind: &'static str) -> GroupVersionKind {
+    GroupVersionKind {
+        group: group.into(),
+        version: version.into(),
+        kind: kind.into(),
     }
 }
 
+/// The subresources `info` has in `release` beyond `status` and `scale`: a namespace's
+/// `finalize` (only the namespace lifecycle writes it), a service account's `token` (a
+/// `TokenRequest`), a pod's `binding`, `eviction` and (from 1.23) `ephemeralcontainers`.
+fn extra_subresources(info: &ResourceInfo, release: KubeVersion) -> Vec<Extra> {
+    if is_namespace_kind(info) {
+        return vec![Extra {
+            name: "finalize",
+            kind: info.gvk.clone(),
+            verbs: &["update"],
+        }];
+    }
+    if is_service_account_kind(info) {
+        return vec![Extra {
+            name: "token",
+            kind: gvk("authentication.k8s.io", "v1", "TokenRequest"),
+            verbs: &["create"],
+        }];
+    }
+    if !is_pod_kind(info) {
+        return Vec::new();
+    }
+    let policy = if release >= POLICY_V1_EVICTION_SINCE {
+        "v1"
+    } else {
+        "v1beta1"
+    };
+    let mut extras = vec![
+        Extra {
+            name: "binding",
+            kind: gvk("", "v1", "Binding"),
+            verbs: &["create"],
+        },
+        Extra {
+            name: "eviction",
+            kind: gvk("policy", policy, "Eviction"),
+            verbs: &["create"],
+        },
+    ];
+    if release >= EPHEMERAL_CONTAINERS_SINCE {
+        extras.push(Extra {
+            name: "ephemeralcontainers",
+            kind: info.gvk.clone(),
+            verbs: &["get", "patch", "update"],
+        });
+    }
+    extras
+}
+
 /// The resource entries of one group/version, sorted by name as upstream lists them.
-fn resource_list(kinds: &[&ResourceInfo]) -> Vec<APIResource> {
+fn resource_list(kinds: &[&ResourceInfo], release: KubeVersion) -> Vec<APIResource> {
     let mut resources: Vec<APIResource> = kinds
         .iter()
         .flat_map(|info| {
@@ -238,24 +293,18 @@ fn resource_list(kinds: &[&ResourceInfo]) -> Vec<APIResource> {
                     &mut entry.categories,
                 );
             }
-            if is_namespace_kind(info) {
+            for extra in extra_subresources(info, release) {
+                // A subresource names its kind's group and version where they differ from
+                // the resource's.
+                let foreign =
+                    extra.kind.group != info.gvk.group || extra.kind.version != info.gvk.version;
                 entries.push(APIResource {
-                    name: format!("{}/{FINALIZE}", info.plural),
-                    namespaced: false,
-                    kind: info.gvk.kind.to_string(),
-                    verbs: vec!["update".to_owned()],
-                    ..APIResource::default()
-                });
-            }
-            if is_service_account_kind(info) {
-                let kind = token_request_kind();
-                entries.push(APIResource {
-                    name: format!("{}/{TOKEN}", info.plural),
-                    namespaced: true,
-                    group: Some(kind.group.to_string()),
-                    version: Some(kind.version.to_string()),
-                    kind: kind.kind.to_string(),
-                    verbs: vec!["create".to_owned()],
+                    name: format!("{}/{}", info.plural, extra.name),
+                    namespaced: info.is_namespaced(),
+                    group: foreign.then(|| extra.kind.group.to_string()),
+                    version: foreign.then(|| extra.kind.version.to_string()),
+                    kind: extra.kind.kind.to_string(),
+                    verbs: extra.verbs.iter().map(|v| (*v).to_owned()).collect(),
                     ..APIResource::default()
                 });
             }
@@ -275,7 +324,7 @@ fn api_group(served: &Served<'_>, group: &str) -> APIGroup {
     APIGroup::new(group, versions)
 }
 
-fn aggregated_group(served: &Served<'_>, group: &str) -> APIGroupDiscovery {
+fn aggregated_group(served: &Served<'_>, group: &str, release: KubeVersion) -> APIGroupDiscovery {
     let versions = served
         .versions(group)
         .iter()
@@ -284,20 +333,12 @@ fn aggregated_group(served: &Served<'_>, group: &str) -> APIGroupDiscovery {
                 .iter()
                 .map(|info| {
                     let mut entry = APIResourceDiscovery::for_kind(info);
-                    if is_namespace_kind(info) {
+                    for extra in extra_subresources(info, release) {
                         entry.subresources.push(APISubresourceDiscovery {
-                            subresource: FINALIZE.to_owned(),
-                            response_kind: Some(info.gvk.clone()),
+                            subresource: extra.name.to_owned(),
+                            response_kind: Some(extra.kind),
                             accepted_types: Vec::new(),
-                            verbs: vec!["update".to_owned()],
-                        });
-                    }
-                    if is_service_account_kind(info) {
-                        entry.subresources.push(APISubresourceDiscovery {
-                            subresource: TOKEN.to_owned(),
-                            response_kind: Some(token_request_kind()),
-                            accepted_types: Vec::new(),
-                            verbs: vec!["create".to_owned()],
+                            verbs: extra.verbs.iter().map(|v| (*v).to_owned()).collect(),
                         });
                     }
                     builtin_names::fill(
@@ -524,7 +565,7 @@ async fn api_root(Extract(state): Extract<State>, headers: HeaderMap) -> Respons
             let items = if served.versions("").is_empty() {
                 Vec::new()
             } else {
-                vec![aggregated_group(&served, "")]
+                vec![aggregated_group(&served, "", state.kube_version)]
             };
             aggregated_response(version, items, choice.format, &headers)
         }
@@ -563,7 +604,7 @@ async fn api_version(
         Some(kinds) => plain_document(
             &state,
             &headers,
-            &APIResourceList::legacy(version.clone(), resource_list(kinds)),
+            &APIResourceList::legacy(version.clone(), resource_list(kinds, state.kube_version)),
         ),
         None => not_found(),
     }
@@ -581,7 +622,7 @@ async fn apis_root(Extract(state): Extract<State>, headers: HeaderMap) -> Respon
         DiscoveryFormat::Aggregated(version) => {
             let items = served
                 .named_groups()
-                .map(|group| aggregated_group(&served, group))
+                .map(|group| aggregated_group(&served, group, state.kube_version))
                 .collect();
             aggregated_response(version, items, choice.format, &headers)
         }
@@ -629,7 +670,7 @@ async fn apis_group_version(
     match served.kinds(&group, &version) {
         Some(kinds) => {
             let group_version = crate::resource::api_version(&group, &version);
-            let resources = resource_list(kinds);
+            let resources = resource_list(kinds, state.kube_version);
             // The extensions group's versions are written without `apiVersion`, as the core
             // group's (`keepUnversioned` in k8s.io/apiserver `endpoints/discovery/util.go`);
             // `/apis/extensions` itself is the aggregator's, which keeps it.

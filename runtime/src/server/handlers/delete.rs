@@ -25,8 +25,16 @@ use crate::server::state::builtin::is_namespace_kind;
 
 use crate::server::handlers::object::{RETRIES, read};
 
+/// Whether a delete runs the admission of a delete: not when another request's admission
+/// stands for it (an eviction deletes its pod past it, as upstream's `ValidateAllObjectFunc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Admission {
+    Run,
+    Skip,
+}
+
 /// What a delete did.
-enum Deletion {
+pub(crate) enum Deletion {
     /// The object is gone; its last state.
     Gone(Value),
     /// Finalizers hold it; its state with `deletionTimestamp` set.
@@ -47,7 +55,7 @@ pub(crate) async fn serve(
     let options = delete_options(call, &body)?;
     gc::validate_options(&options)?;
     let info = call.info();
-    match delete(call, name, &options).await? {
+    match delete(call, name, &options, Admission::Run).await? {
         Deletion::Pending(object) => {
             let code = if options.orphan_dependents == Some(false) {
                 StatusCode::ACCEPTED
@@ -114,7 +122,12 @@ fn delete_options(call: &Call, body: &[u8]) -> Result<DeleteOptions, ApiError> {
 /// (or, for a scheduled Pod, a grace period) hold is marked with `deletionTimestamp`, and
 /// anything else is removed; the collector (`gc`) carries out the cascade. A dry run (its
 /// options already checked) answers the same and writes nothing.
-async fn delete(call: &Call, name: &str, options: &DeleteOptions) -> Result<Deletion, ApiError> {
+pub(crate) async fn delete(
+    call: &Call,
+    name: &str,
+    options: &DeleteOptions,
+    admission: Admission,
+) -> Result<Deletion, ApiError> {
     let info = call.info();
     let class = gc::class_of(info);
     let dry_run = options.is_dry_run();
@@ -124,7 +137,9 @@ async fn delete(call: &Call, name: &str, options: &DeleteOptions) -> Result<Dele
         let current = kv_object(call, &kv)?;
         check_preconditions(call, name, options, &current, kv.mod_revision)?;
         // Upstream's store runs admission of a delete after the preconditions hold.
-        crate::server::admission::admit_delete(call, &current, name, dry_run).await?;
+        if admission == Admission::Run {
+            crate::server::admission::admit_delete(call, &current, name, dry_run).await?;
+        }
         match gc::plan_delete(class, &current, options, jiff::Timestamp::now()) {
             gc::DeletePlan::Unchanged => return Ok(Deletion::Pending(current)),
             gc::DeletePlan::Mark(next) => {
@@ -250,7 +265,7 @@ async fn delete_collection(
             }
             _ => call,
         };
-        match self::delete(target_call, name, delete).await {
+        match self::delete(target_call, name, delete, Admission::Run).await {
             Ok(Deletion::Gone(last) | Deletion::Pending(last)) => {
                 deleted.push(last);
             }

@@ -2,7 +2,8 @@
 //! dispatcher calls: `get`, `list`, `watch`, `create`, `update` (of an object or its status),
 //! `patch` (with server-side apply), `delete` (of one object or a collection), `scale` (the
 //! scale subresource) and `namespace_lifecycle` (a namespace's `finalize`, and the passes that
-//! empty a terminating one); `services` (a Service write's cluster IP and node ports, which
+//! empty a terminating one); a pod's `binding` (to a node) and `eviction` (a delete its
+//! disruption budgets allow), neither stored; `services` (a Service write's cluster IP and node ports, which
 //! `create` and `update` run); `reviews` (creates of the review kinds, evaluated by `auth`
 //! and never stored); `token_request` (a service account's `token`: a signed token, never
 //! stored). What several share: `request` (the body and write options),
@@ -15,9 +16,11 @@
 //! and `background` (a delete starts the collector's work). Nothing outside this folder
 //! imports a handler but the dispatcher.
 
+pub(crate) mod binding;
 pub(crate) mod create;
 pub(crate) mod decode;
 pub(crate) mod delete;
+pub(crate) mod eviction;
 pub(crate) mod get;
 pub(crate) mod list;
 pub(crate) mod managed_fields;

@@ -219,6 +219,19 @@ pub(crate) enum UpdateScope {
     Main,
     /// `/status`: only `status`.
     Status,
+    /// A pod's `/ephemeralcontainers`: only `spec.ephemeralContainers`.
+    EphemeralContainers,
+}
+
+impl UpdateScope {
+    /// The subresource written, as managed fields name it (empty for the main resource).
+    pub(crate) fn subresource(self) -> &'static str {
+        match self {
+            Self::Main => "",
+            Self::Status => "status",
+            Self::EphemeralContainers => "ephemeralcontainers",
+        }
+    }
 }
 
 /// Holds a written object to what its kind must satisfy: object metadata, the checks of its
@@ -256,6 +269,9 @@ pub(crate) fn check_object_after(
         (Some(root), UpdateScope::Main) => validation::check_types(root, object, old, &mut errors),
         (Some(root), UpdateScope::Status) => {
             validation::check_status(root, object, old, &mut errors);
+        }
+        (Some(root), UpdateScope::EphemeralContainers) => {
+            validation::check_ephemeral_containers(root, object, old, &mut errors);
         }
         (None, _) => {}
     }
@@ -369,6 +385,11 @@ fn check_name(call: &Call, name: &str, incoming: &Value, config: bool) -> Result
             "the name of the object ({given}) does not match the name on the URL ({name})"
         )));
     }
+    check_namespace(call, incoming)
+}
+
+/// A body's namespace, when it names one, must be the URL's (for a namespaced kind).
+pub(crate) fn check_namespace(call: &Call, incoming: &Value) -> Result<(), ApiError> {
     if let (Some(url_ns), Some(body_ns)) = (
         call.target.namespace.as_deref(),
         meta_str(incoming, "namespace").filter(|s| !s.is_empty()),

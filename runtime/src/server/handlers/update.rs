@@ -20,7 +20,7 @@ use crate::server::handlers::services;
 use crate::server::http::dry_run::WriteOptions;
 use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::Output;
-use crate::server::objects::json::{meta_mut, meta_str};
+use crate::server::objects::json::{meta_mut, meta_str, object_mut};
 use crate::server::objects::render;
 use crate::server::objects::revision::parse_object_rv;
 use crate::server::objects::stored::{converts, dry_answer, kv_object, to_stored};
@@ -61,6 +61,30 @@ pub(crate) fn prepare_update(
             let incoming = update_metadata(info, &name, current, incoming)?;
             rule.merge(current, &incoming)
         }
+        (UpdateScope::EphemeralContainers, _) => {
+            // `dropNonEphemeralContainerUpdates`: the stored pod with the written ephemeral
+            // containers; managed fields as for a status write.
+            let mut next = current.clone();
+            let containers = incoming
+                .pointer("/spec/ephemeralContainers")
+                .cloned()
+                .filter(|c| !c.is_null());
+            let spec = object_mut(
+                object_mut(&mut next)
+                    .entry("spec")
+                    .or_insert_with(|| json!({})),
+            );
+            match containers {
+                Some(containers) => spec.insert("ephemeralContainers".into(), containers),
+                None => spec.remove("ephemeralContainers"),
+            };
+            let meta = meta_mut(&mut next);
+            match incoming.pointer("/metadata/managedFields") {
+                Some(managed) => meta.insert("managedFields".into(), managed.clone()),
+                None => meta.remove("managedFields"),
+            };
+            next
+        }
         (UpdateScope::Main, _) => {
             if info.subresources.status
                 && let Value::Object(map) = &mut incoming
@@ -84,9 +108,10 @@ pub(crate) fn prepare_update(
     // whatever metadata the write changes.
     let rule = info.write_rules.generation_at(call.state.kube_version);
     let generation = match current.pointer("/metadata/generation") {
-        Some(Value::Number(old)) if scope == UpdateScope::Main && rule.bumps(current, &next) => old
-            .as_i64()
-            .map_or(Value::from(old.clone()), |old| Value::from(old + 1)),
+        Some(Value::Number(old)) if scope != UpdateScope::Status && rule.bumps(current, &next) => {
+            old.as_i64()
+                .map_or(Value::from(old.clone()), |old| Value::from(old + 1))
+        }
         other => other.cloned().unwrap_or(Value::Null),
     };
     let meta = meta_mut(&mut next);
@@ -198,10 +223,7 @@ async fn update(
     check_identity(call, name, &incoming)?;
     let writer = Writer {
         manager: managed_fields::manager_of(call, "UpdateOptions")?,
-        subresource: match scope {
-            UpdateScope::Status => "status".to_owned(),
-            UpdateScope::Main => String::new(),
-        },
+        subresource: scope.subresource().to_owned(),
     };
     // A PUT's uid is a precondition the store checks before the update itself
     // (`rest.DefaultUpdatedObjectInfo.Preconditions`).
@@ -382,7 +404,7 @@ pub(crate) async fn plan_update<'a>(
     crate::server::admission::admit_update(call, &mut next, &current, name, dry_run).await?;
     let reserved = match scope {
         UpdateScope::Main => services::allocate_on_update(call, &current, &mut next)?,
-        UpdateScope::Status => None,
+        UpdateScope::Status | UpdateScope::EphemeralContainers => None,
     };
     check_object(call, &next, Some(&current), scope, name)?;
     let stored = to_stored(call, &next)?;

@@ -3,8 +3,8 @@
 //!
 //! Accepted shapes after the group-version prefix (an optional legacy `watch/` first):
 //! `<plural>`, `<plural>/<name>`, `<plural>/<name>/<sub>`, and the same three after
-//! `namespaces/<ns>/`. The subresources are `status`, `scale`, a namespace's `finalize` and a
-//! service account's `token`.
+//! `namespaces/<ns>/`. The subresources are `status`, `scale`, a namespace's `finalize`, a
+//! service account's `token` and a pod's `binding`, `eviction` and `ephemeralcontainers`.
 //! Anything else, an unknown resource included, is a 404 `Status`.
 
 use axum::http::Uri;
@@ -25,6 +25,28 @@ pub(crate) enum Subresource {
     Finalize,
     /// `/token` of a core ServiceAccount: a `TokenRequest`, POST only.
     Token,
+    /// `/binding` of a core Pod: a `Binding` to a node, POST only.
+    Binding,
+    /// `/eviction` of a core Pod: an `Eviction`, POST only.
+    Eviction,
+    /// `/ephemeralcontainers` of a core Pod: the Pod, of which only
+    /// `spec.ephemeralContainers` may change.
+    EphemeralContainers,
+}
+
+impl Subresource {
+    /// The subresource as a URL, RBAC, admission and metrics name it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Status => "status",
+            Self::Scale => "scale",
+            Self::Finalize => "finalize",
+            Self::Token => "token",
+            Self::Binding => "binding",
+            Self::Eviction => "eviction",
+            Self::EphemeralContainers => "ephemeralcontainers",
+        }
+    }
 }
 
 /// What a resource URL names.
@@ -67,6 +89,12 @@ pub(crate) fn is_path_segment(segment: &str) -> bool {
 /// Whether `info` is the core ServiceAccount, whose `token` subresource issues tokens.
 pub(crate) fn is_service_account_kind(info: &crate::ResourceInfo) -> bool {
     info.gvk.group.is_empty() && info.gvk.version == "v1" && info.plural == "serviceaccounts"
+}
+
+/// Whether `info` is the core Pod, whose `binding`, `eviction` and `ephemeralcontainers`
+/// subresources act on it.
+pub(crate) fn is_pod_kind(info: &crate::ResourceInfo) -> bool {
+    info.gvk.group.is_empty() && info.gvk.version == "v1" && info.plural == "pods"
 }
 
 /// Resolves a request path against the registry.
@@ -125,6 +153,16 @@ pub(crate) fn resolve(registry: &Registry, path: &str) -> Result<Target, ApiErro
             if is_service_account_kind(&kind.info) && !legacy_watch && !trailing_slash =>
         {
             (Some(*name), Some(Subresource::Token))
+        }
+        [name, sub @ ("binding" | "eviction" | "ephemeralcontainers")]
+            if is_pod_kind(&kind.info) && !legacy_watch && !trailing_slash =>
+        {
+            let sub = match *sub {
+                "binding" => Subresource::Binding,
+                "eviction" => Subresource::Eviction,
+                _ => Subresource::EphemeralContainers,
+            };
+            (Some(*name), Some(sub))
         }
         _ => return Err(ApiError::no_route()),
     };

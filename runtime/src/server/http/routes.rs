@@ -38,12 +38,13 @@ enum Shape {
     AllNamespaces,
     /// `<plural>/<name>`.
     Object,
-    /// `<plural>/<name>/status` or `/scale`.
+    /// `<plural>/<name>/status`, `/scale` or a pod's `/ephemeralcontainers`.
     Subresource,
     /// A namespace's `finalize`.
     Finalize,
-    /// A service account's `token`.
-    Token,
+    /// A subresource that takes one object and acts on its parent: a service account's
+    /// `token`, a pod's `binding` and `eviction`.
+    Action,
     /// Under the legacy `/watch/` prefix.
     LegacyWatch,
 }
@@ -53,7 +54,9 @@ impl Shape {
         match (target.legacy_watch, &target.name, target.sub) {
             (true, _, _) => Self::LegacyWatch,
             (_, _, Some(Subresource::Finalize)) => Self::Finalize,
-            (_, _, Some(Subresource::Token)) => Self::Token,
+            (_, _, Some(Subresource::Token | Subresource::Binding | Subresource::Eviction)) => {
+                Self::Action
+            }
             (_, _, Some(_)) => Self::Subresource,
             (_, Some(_), None) => Self::Object,
             (_, None, None) if target.kind.info.is_namespaced() && target.namespace.is_none() => {
@@ -88,7 +91,7 @@ fn routed(info: &ResourceInfo, shape: Shape) -> Vec<Method> {
             (Method::PATCH, true),
         ],
         Shape::Finalize => &[(Method::PUT, true)],
-        Shape::Token => &[(Method::POST, true)],
+        Shape::Action => &[(Method::POST, true)],
         Shape::LegacyWatch => &[(Method::GET, has(Verb::Watch))],
     };
     rows.iter()

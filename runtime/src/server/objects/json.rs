@@ -66,6 +66,37 @@ pub(crate) fn strings_at<'v>(value: &'v Value, pointer: &str) -> Vec<&'v str> {
         .collect()
 }
 
+/// Sets `condition` (with a `type` and a `status`) in `status.conditions`, as upstream's
+/// condition helpers do (`meta.SetStatusCondition`, a pod's `UpdatePodCondition`): it replaces
+/// the condition of its type, keeping that one's `lastTransitionTime` when the status did not
+/// change and stamping `now` otherwise.
+pub(crate) fn set_condition(status: &mut Map<String, Value>, mut condition: Value, now: Value) {
+    let conditions = status
+        .entry("conditions")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !conditions.is_array() {
+        *conditions = Value::Array(Vec::new());
+    }
+    let Value::Array(conditions) = conditions else {
+        return;
+    };
+    let kind = condition.get("type").cloned();
+    let existing = conditions
+        .iter_mut()
+        .find(|c| c.get("type") == kind.as_ref());
+    let transition = match &existing {
+        Some(old) if old.get("status") == condition.get("status") => {
+            old.get("lastTransitionTime").cloned().unwrap_or(now)
+        }
+        _ => now,
+    };
+    object_mut(&mut condition).insert("lastTransitionTime".into(), transition);
+    match existing {
+        Some(old) => *old = condition,
+        None => conditions.push(condition),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

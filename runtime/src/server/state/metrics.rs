@@ -202,13 +202,7 @@ pub(crate) fn begin(
     at: KubeVersion,
 ) -> Measure {
     let info = &*target.kind.info;
-    let subresource = match target.sub {
-        Some(Subresource::Status) => "status",
-        Some(Subresource::Scale) => "scale",
-        Some(Subresource::Finalize) => "finalize",
-        Some(Subresource::Token) => "token",
-        None => "",
-    };
+    let subresource = target.sub.map_or("", Subresource::name);
     let labels = labels(
         method,
         uri,

@@ -148,6 +148,99 @@ pub(super) fn pod_template(template: &Value, at: &FieldPath, errors: &mut Errors
     }
 }
 
+/// Whether a field holds its Go zero value, which `validateFieldAllowList` lets pass
+/// (`reflect.DeepEqual` with the zero): a list or map present is set even when empty, a
+/// pointer to a struct even when `{}`; only `resources`, a struct held by value, is unset when
+/// none of its fields is (the defaulted `resources: {}`).
+fn unset(field: &str, value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(_) => false,
+        Value::Object(fields) => field == "resources" && fields.values().all(Value::is_null),
+    }
+}
+
+/// `validateEphemeralContainers`: names unique across every container of the pod, a target
+/// that is a regular or init container, only the allowed fields, and no volume subpaths (bind
+/// mounts that outlive the container until the pod exits). The container's own checks are the
+/// `EphemeralContainer` type's (those of a `Container`). On the PodSpec.
+pub(super) fn ephemeral_containers(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let ephemeral = items(spec, "ephemeralContainers");
+    if ephemeral.is_empty() {
+        return;
+    }
+    let others: Vec<&str> = ["containers", "initContainers"]
+        .into_iter()
+        .flat_map(|list| items(spec, list))
+        .map(|c| text(c, "name"))
+        .collect();
+    let mut names: Vec<&str> = others.clone();
+    for (i, container) in ephemeral.iter().enumerate() {
+        let at = at.child("ephemeralContainers").index(i);
+        let name = text(container, "name");
+        if names.contains(&name) {
+            errors.duplicate(&at.child("name"), &Value::from(name));
+        } else {
+            names.push(name);
+        }
+        let target = text(container, "targetContainerName");
+        if !target.is_empty() && !others.contains(&target) {
+            errors.not_found(&at.child("targetContainerName"), &Value::from(target));
+        }
+        for (field, allowed) in EPHEMERAL_FIELDS {
+            if let Some(value) = container.get(*field)
+                && !allowed
+                && !unset(field, value)
+            {
+                errors.forbidden(&at.child(field), "cannot be set for an Ephemeral Container");
+            }
+        }
+        for (m, mount) in items(container, "volumeMounts").iter().enumerate() {
+            for field in ["subPath", "subPathExpr"] {
+                if !text(mount, field).is_empty() {
+                    let path = at.child("volumeMounts").index(m).child(field);
+                    errors.forbidden(&path, "cannot be set for an Ephemeral Container");
+                }
+            }
+        }
+    }
+}
+
+/// `EphemeralContainerCommon`'s fields in declaration order, each with whether an ephemeral
+/// container may set it (`allowedEphemeralContainerFields`): no ports, resources, probes,
+/// lifecycle hooks or restart policy, which would make it part of the workload rather than a
+/// debugging aid.
+const EPHEMERAL_FIELDS: &[(&str, bool)] = &[
+    ("name", true),
+    ("image", true),
+    ("command", true),
+    ("args", true),
+    ("workingDir", true),
+    ("ports", false),
+    ("envFrom", true),
+    ("env", true),
+    ("resources", false),
+    ("resizePolicy", false),
+    ("restartPolicy", false),
+    ("restartPolicyRules", false),
+    ("volumeMounts", true),
+    ("volumeDevices", true),
+    ("livenessProbe", false),
+    ("readinessProbe", false),
+    ("startupProbe", false),
+    ("lifecycle", false),
+    ("terminationMessagePath", true),
+    ("terminationMessagePolicy", true),
+    ("imagePullPolicy", true),
+    ("securityContext", true),
+    ("stdin", true),
+    ("stdinOnce", true),
+    ("tty", true),
+];
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -162,6 +255,36 @@ mod tests {
         json!({"httpGet": {"path": "/", "port": 80, "scheme": "HTTP"}, "initialDelaySeconds": 0,
                "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1,
                "failureThreshold": 3})
+    }
+
+    #[test]
+    fn ephemeral_containers_are_debugging_aids_only() {
+        // validateEphemeralContainers: unique names across all containers, a target among the
+        // regular and init containers, the allow-list of fields (zero values pass: the
+        // defaulted `resources: {}`), no subpaths.
+        let spec = json!({
+            "containers": [{"name": "app"}],
+            "initContainers": [{"name": "init"}],
+            "ephemeralContainers": [
+                {"name": "debug", "targetContainerName": "init", "resources": {},
+                 "stdin": true, "tty": false},
+                {"name": "app", "targetContainerName": "debug",
+                 "ports": [{"containerPort": 80}], "lifecycle": {"preStop": {}},
+                 "resources": {"limits": {"cpu": "1"}},
+                 "volumeMounts": [{"name": "v", "mountPath": "/v", "subPath": "x"}]}
+            ]
+        });
+        assert_eq!(
+            run(ephemeral_containers, &spec, 34),
+            [
+                "spec.ephemeralContainers[1].name: Duplicate value: \"app\"",
+                "spec.ephemeralContainers[1].targetContainerName: Not found: \"debug\"",
+                "spec.ephemeralContainers[1].ports: Forbidden: cannot be set for an Ephemeral Container",
+                "spec.ephemeralContainers[1].resources: Forbidden: cannot be set for an Ephemeral Container",
+                "spec.ephemeralContainers[1].lifecycle: Forbidden: cannot be set for an Ephemeral Container",
+                "spec.ephemeralContainers[1].volumeMounts[0].subPath: Forbidden: cannot be set for an Ephemeral Container",
+            ]
+        );
     }
 
     #[test]

@@ -830,6 +830,45 @@ fn unified_diff(a: &str, b: &str) -> String {
     out
 }
 
+/// `ValidatePodEphemeralContainersUpdate`'s own part, on a write through a pod's
+/// `/ephemeralcontainers`: a static pod takes none (the only error then), and the ephemeral
+/// containers already there stay, unchanged (order aside: a patch may reorder them).
+/// Returns whether the pod is static, which answers that error alone.
+pub(super) fn ephemeral_containers_update(new: &Value, old: &Value, errors: &mut Errors) -> bool {
+    let mirrored = old
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .is_some_and(|a| a.contains_key(MIRROR));
+    if mirrored {
+        errors.forbidden(
+            &FieldPath::root(),
+            "static pods do not support ephemeral containers",
+        );
+        return true;
+    }
+    let null = Value::Null;
+    let spec_at = FieldPath::of("spec.ephemeralContainers");
+    let news = items(new.get("spec").unwrap_or(&null), "ephemeralContainers");
+    for before in items(old.get("spec").unwrap_or(&null), "ephemeralContainers") {
+        let name = text(before, "name");
+        match news.iter().find(|c| text(c, "name") == name) {
+            None => errors.forbidden(
+                &spec_at,
+                &format!("existing ephemeral containers {name:?} may not be removed\n"),
+            ),
+            Some(after) if !same(Some(before), Some(after)) => {
+                let detail = format!(
+                    "existing ephemeral containers {name:?} may not be changed\n{}",
+                    diff(errors.release(), before, after)
+                );
+                errors.forbidden(&spec_at.key(name), &detail);
+            }
+            Some(_) => {}
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -1082,5 +1121,50 @@ mod tests {
             "@@ -2,6 +2,6 @@\n 2\n 3\n 4\n-5\n+X\n 6\n 7\n"
         );
         assert_eq!(string_diff("abcd", "abXd"), "ab\n\nA: cd\n\nB: Xd\n\n");
+    }
+
+    #[test]
+    fn ephemeral_containers_stay_once_added() {
+        // ValidatePodEphemeralContainersUpdate's own part.
+        let debug = json!({"name": "debug", "image": "busybox"});
+        let old = json!({"metadata": {}, "spec": {"ephemeralContainers": [debug]}});
+        let added = json!({"metadata": {}, "spec": {"ephemeralContainers": [
+            {"name": "two", "image": "busybox"}, debug]}});
+        assert!(
+            lines(34, |e| {
+                ephemeral_containers_update(&added, &old, e);
+            })
+            .is_empty()
+        );
+        let removed = json!({"metadata": {}, "spec": {}});
+        assert_eq!(
+            lines(34, |e| {
+                ephemeral_containers_update(&removed, &old, e);
+            }),
+            [
+                "spec.ephemeralContainers: Forbidden: existing ephemeral containers \"debug\" may not be removed\n"
+            ]
+        );
+        let changed = json!({"metadata": {}, "spec": {"ephemeralContainers": [
+            {"name": "debug", "image": "alpine"}]}});
+        let text = lines(34, |e| {
+            ephemeral_containers_update(&changed, &old, e);
+        });
+        assert!(
+            text[0].starts_with("spec.ephemeralContainers[debug]: Forbidden: existing ephemeral containers \"debug\" may not be changed\n"),
+            "{text:?}"
+        );
+        // A static pod takes none at all.
+        let mut mirror = old.clone();
+        mirror["metadata"]["annotations"] = json!({MIRROR: "x"});
+        let mut static_errors = Vec::new();
+        let text = lines(34, |e| {
+            static_errors.push(ephemeral_containers_update(&added, &mirror, e));
+        });
+        assert_eq!(static_errors, [true]);
+        assert_eq!(
+            text,
+            [": Forbidden: static pods do not support ephemeral containers"]
+        );
     }
 }

@@ -1965,47 +1965,111 @@ pub mod v1 {
             ],
         );
         pub static EphemeralContainer: TypeInfo = TypeInfo::new(
-            &[
-                field("args").atomic_list(),
-                field("command").atomic_list(),
-                field("env")
-                    .list_map(&["name"])
-                    .strategy("merge")
-                    .merge_key("name")
-                    .items(&EnvVar),
-                field("envFrom")
-                    .atomic_list()
-                    .items(
-                        &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::EnvFromSource,
+                &[
+                    field("args").atomic_list(),
+                    field("command").atomic_list(),
+                    field("env")
+                        .list_map(&["name"])
+                        .strategy("merge")
+                        .merge_key("name")
+                        .items(&EnvVar),
+                    field("envFrom")
+                        .atomic_list()
+                        .items(
+                            &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::EnvFromSource,
+                        ),
+                    field("lifecycle").of(&Lifecycle),
+                    field("livenessProbe").of(&Probe),
+                    field("ports")
+                        .list_map(&["containerPort", "protocol"])
+                        .strategy("merge")
+                        .merge_key("containerPort")
+                        .items(
+                            &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::ContainerPort,
+                        ),
+                    field("readinessProbe").of(&Probe),
+                    field("resizePolicy").atomic_list(),
+                    field("resources")
+                        .of(
+                            &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::ResourceRequirements,
+                        ),
+                    field("restartPolicyRules")
+                        .atomic_list()
+                        .items(&ContainerRestartRule),
+                    field("securityContext").of(&SecurityContext),
+                    field("startupProbe").of(&Probe),
+                    field("volumeDevices")
+                        .list_map(&["devicePath"])
+                        .strategy("merge")
+                        .merge_key("devicePath"),
+                    field("volumeMounts")
+                        .list_map(&["mountPath"])
+                        .strategy("merge")
+                        .merge_key("mountPath"),
+                ],
+            )
+            .defaults(
+                &[
+                    kapi::defaulting::Default::rule(
+                        ".imagePullPolicy",
+                        kapi::defaulting::Rule::ImagePullPolicy,
                     ),
-                field("lifecycle").of(&Lifecycle),
-                field("livenessProbe").of(&Probe),
-                field("ports")
-                    .list_map(&["containerPort", "protocol"])
-                    .strategy("merge")
-                    .merge_key("containerPort")
-                    .items(
-                        &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::ContainerPort,
+                    kapi::defaulting::Default::value(
+                        ".terminationMessagePath",
+                        "\"/dev/termination-log\"",
                     ),
-                field("readinessProbe").of(&Probe),
-                field("resizePolicy").atomic_list(),
-                field("resources")
-                    .of(
-                        &super::super::super::super::v1_28_v1_34_v1_36::core::v1::merge::ResourceRequirements,
+                    kapi::defaulting::Default::value(
+                        ".terminationMessagePolicy",
+                        "\"File\"",
                     ),
-                field("restartPolicyRules").atomic_list().items(&ContainerRestartRule),
-                field("securityContext").of(&SecurityContext),
-                field("startupProbe").of(&Probe),
-                field("volumeDevices")
-                    .list_map(&["devicePath"])
-                    .strategy("merge")
-                    .merge_key("devicePath"),
-                field("volumeMounts")
-                    .list_map(&["mountPath"])
-                    .strategy("merge")
-                    .merge_key("mountPath"),
-            ],
-        );
+                    kapi::defaulting::Default::value(".resources", "{}"),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".name",
+                        kapi::validation::Rule::Format(
+                            kapi::validation::Format::DnsLabel,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        ".image",
+                        kapi::validation::Rule::Required,
+                    ),
+                    kapi::validation::Check::new(
+                        ".ports",
+                        kapi::validation::Rule::Unique("name"),
+                    ),
+                    kapi::validation::Check::new(
+                        ".imagePullPolicy",
+                        kapi::validation::Rule::OneOf(
+                            &["Always", "IfNotPresent", "Never"],
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                            ".terminationMessagePolicy",
+                            kapi::validation::Rule::OneOf(
+                                &["File", "FallbackToLogsOnError"],
+                            ),
+                        )
+                        .since(1, 28),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::Resources),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ProbeThresholds,
+                        ),
+                    ),
+                ],
+            );
         pub static EphemeralVolumeSource: TypeInfo = TypeInfo::new(
             &[field("volumeClaimTemplate").of(&PersistentVolumeClaimTemplate)],
         );

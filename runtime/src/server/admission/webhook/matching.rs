@@ -58,14 +58,7 @@ pub(in crate::server::admission) fn exempt(call: &Call) -> bool {
 
 /// The name of the request's subresource, empty for the main resource.
 pub(in crate::server::admission) fn subresource(call: &Call) -> &'static str {
-    use crate::server::http::path::Subresource;
-    match call.target.sub {
-        None => "",
-        Some(Subresource::Status) => "status",
-        Some(Subresource::Scale) => "scale",
-        Some(Subresource::Finalize) => "finalize",
-        Some(Subresource::Token) => "token",
-    }
+    call.target.sub.map_or("", |sub| sub.name())
 }
 
 /// Whether `rule` names the request's operation, group, version, resource and scope

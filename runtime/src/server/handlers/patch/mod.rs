@@ -380,10 +380,7 @@ async fn patch(
     }
     let writer = Writer {
         manager: managed_fields::manager_of(call, "PatchOptions")?,
-        subresource: match scope {
-            UpdateScope::Status => "status".to_owned(),
-            UpdateScope::Main => String::new(),
-        },
+        subresource: scope.subresource().to_owned(),
     };
     let patch = decode(patch_type, body, call.target.kind.merge)?;
     let own = patch_problems(patch_type, body, write.validation);

@@ -342,10 +342,7 @@ pub(crate) async fn apply(
     };
     let writer = Writer {
         manager,
-        subresource: match scope {
-            UpdateScope::Status => "status".to_owned(),
-            UpdateScope::Main => String::new(),
-        },
+        subresource: scope.subresource().to_owned(),
     };
     let updated = update::update_with(call, name, scope, write.dry_run, None, |current| {
         let merged = apply_to(call, current, &config, &writer, force)?;
