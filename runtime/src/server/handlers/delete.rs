@@ -121,7 +121,7 @@ async fn delete(call: &Call, name: &str, options: &DeleteOptions) -> Result<Dele
     let key = call.key(name);
     for _ in 0..RETRIES {
         let kv = read(call, name).await?;
-        let current = kv_object(call, &kv)?;
+        let current = kv_object(call, &kv).await?;
         check_preconditions(call, name, options, &current, kv.mod_revision)?;
         // Upstream's store runs admission of a delete after the preconditions hold.
         crate::server::admission::admit_delete(call, &current, name, dry_run).await?;
@@ -134,11 +134,11 @@ async fn delete(call: &Call, name: &str, options: &DeleteOptions) -> Result<Dele
                 match call
                     .state
                     .storage
-                    .update(&key, to_stored(call, &next)?, kv.mod_revision)
+                    .update(&key, to_stored(call, &next).await?, kv.mod_revision)
                     .await
                 {
                     Ok(kv) => {
-                        let pending = kv_object(call, &kv)?;
+                        let pending = kv_object(call, &kv).await?;
                         if is_namespace_kind(info) && !gc::is_deleting(&current) {
                             crate::server::spawn_namespace_cleanup(call, name);
                         }
