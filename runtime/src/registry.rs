@@ -18,6 +18,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+#[cfg(feature = "server")]
+use crate::crd::ConversionWebhook;
 use crate::crd::{Conversions, CustomResource, Hub, VersionConverter};
 use crate::definitions::Definitions;
 use crate::merge::TypeInfo;
@@ -100,6 +102,9 @@ pub(crate) fn entry_of<K: Resource>() -> RegisteredKind {
 pub struct Registry {
     kinds: BTreeMap<String, BTreeMap<String, BTreeMap<String, RegisteredKind>>>,
     conversions: BTreeMap<String, BTreeMap<String, VersionConverter>>,
+    /// The conversion webhooks of resources defined by CRDs, by group and plural.
+    #[cfg(feature = "server")]
+    conversion_webhooks: BTreeMap<String, BTreeMap<String, Arc<ConversionWebhook>>>,
     definitions: Definitions,
 }
 
@@ -263,6 +268,25 @@ impl Registry {
     /// were registered with [`Registry::register_versions`].
     pub fn conversion(&self, group: &str, plural: &str) -> Option<&VersionConverter> {
         self.conversions.get(group)?.get(plural)
+    }
+
+    /// Converts the versions of the CRD resource `webhook` names through its webhook.
+    #[cfg(feature = "server")]
+    pub(crate) fn insert_conversion_webhook(&mut self, webhook: Arc<ConversionWebhook>) {
+        self.conversion_webhooks
+            .entry(webhook.group.clone())
+            .or_default()
+            .insert(webhook.plural.clone(), webhook);
+    }
+
+    /// The conversion webhook of the resource `plural` in `group`, when a CRD names one.
+    #[cfg(feature = "server")]
+    pub(crate) fn conversion_webhook(
+        &self,
+        group: &str,
+        plural: &str,
+    ) -> Option<&Arc<ConversionWebhook>> {
+        self.conversion_webhooks.get(group)?.get(plural)
     }
 
     /// Every registered kind, sorted by group, version and plural.

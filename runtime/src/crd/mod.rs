@@ -20,9 +20,54 @@ pub use size::{ANNOTATION_BUDGET, SizeWarning, fit_to_budget};
 pub use structural::{StructuralError, validate_structural};
 pub use types::*;
 
+#[cfg(feature = "server")]
+use std::sync::Arc;
+
 use crate::meta::{Condition, ConditionStatus, Conditions};
 use crate::resource::{ObjectMetaAccess as _, Resource};
 use crate::schema::JSONSchemaProps;
+
+/// The conversion webhook of a CRD whose `spec.conversion.strategy` is `Webhook`, with what the
+/// server needs to call it for any of the CRD's versions (upstream's `webhookConverter` and the
+/// `crConverter` around it): kept in the [`Registry`](crate::Registry) beside the CRD's kinds.
+#[cfg(feature = "server")]
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ConversionWebhook {
+    /// The CRD's name, for logs.
+    pub(crate) crd: String,
+    pub(crate) group: String,
+    pub(crate) plural: String,
+    pub(crate) kind: String,
+    /// Every version of the CRD: an object in another, or a request for another, is refused.
+    pub(crate) versions: Vec<String>,
+    /// The version objects are stored in.
+    pub(crate) storage: String,
+    pub(crate) client_config: WebhookClientConfig,
+    /// The `ConversionReview` versions the webhook understands, preferred first.
+    pub(crate) review_versions: Vec<String>,
+}
+
+#[cfg(feature = "server")]
+impl ConversionWebhook {
+    /// The webhook of `crd`, when it converts by one and names where to call it.
+    pub(crate) fn of(crd: &CustomResourceDefinition, plural: &str) -> Option<Arc<Self>> {
+        let conversion = crd.spec.conversion.as_ref()?;
+        if conversion.strategy != "Webhook" {
+            return None;
+        }
+        let webhook = conversion.webhook.as_ref()?;
+        Some(Arc::new(Self {
+            crd: crd.metadata.name.clone().unwrap_or_default(),
+            group: crd.spec.group.clone(),
+            plural: plural.to_owned(),
+            kind: crd.spec.names.kind.clone(),
+            versions: crd.spec.versions.iter().map(|v| v.name.clone()).collect(),
+            storage: crd.storage_version()?.name.clone(),
+            client_config: webhook.client_config.clone()?,
+            review_versions: webhook.conversion_review_versions.clone(),
+        }))
+    }
+}
 
 /// A kind defined by a CustomResourceDefinition; implemented by `#[derive(CustomResource)]`.
 pub trait CustomResource: Resource {

@@ -209,7 +209,9 @@ pub struct WebhookConversion {
     /// Where to call it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_config: Option<WebhookClientConfig>,
-    /// The `ConversionReview` versions the webhook understands, preferred first.
+    /// The `ConversionReview` versions the webhook understands, preferred first (required:
+    /// the CRD's validation says so with upstream's message rather than the decoder).
+    #[serde(default)]
     pub conversion_review_versions: Vec<String>,
 }
 

@@ -125,7 +125,7 @@ async fn assign(call: &Call, name: &str, binding: &Value, dry_run: bool) -> Resu
     let want_uid = meta_str(binding, "uid").filter(|uid| !uid.is_empty());
     for _ in 0..RETRIES {
         let kv = read(call, name).await?;
-        let pod = kv_object(call, &kv)?;
+        let pod = kv_object(call, &kv).await?;
         let uid = meta_str(&pod, "uid").unwrap_or("");
         if let Some(want) = want_uid
             && want != uid
@@ -150,10 +150,11 @@ async fn assign(call: &Call, name: &str, binding: &Value, dry_run: bool) -> Resu
         if dry_run {
             return Ok(());
         }
+        let stored = to_stored(call, &next).await?;
         match call
             .state
             .storage
-            .update(&call.key(name), to_stored(call, &next)?, kv.mod_revision)
+            .update(&call.key(name), stored, kv.mod_revision)
             .await
         {
             Ok(_) => return Ok(()),

@@ -319,8 +319,8 @@ pub(crate) async fn create_decoded(
                 .is_some();
             match (taken, name.is_empty()) {
                 (false, _) => {
-                    let stored = to_stored(call, &object)?;
-                    let mut answer = dry_answer(call, object, &stored, 0)?;
+                    let stored = to_stored(call, &object).await?;
+                    let mut answer = dry_answer(call, object, &stored, 0).await?;
                     meta_mut(&mut answer).remove("resourceVersion");
                     return Ok((StatusCode::CREATED, answer));
                 }
@@ -328,7 +328,7 @@ pub(crate) async fn create_decoded(
                 (true, false) => return Err(ApiError::already_exists(call.subject(&candidate))),
             }
         }
-        let stored = to_stored(call, &object)?;
+        let stored = to_stored(call, &object).await?;
         let storage = &call.state.storage;
         let created = match &guard {
             Some(guard) => storage.create_guarded(&key, stored.clone(), guard).await,
@@ -336,7 +336,7 @@ pub(crate) async fn create_decoded(
         };
         match created {
             Ok(kv) => {
-                let answer = written(call, object, &stored, kv.mod_revision)?;
+                let answer = written(call, object, &stored, kv.mod_revision).await?;
                 return Ok((StatusCode::CREATED, answer));
             }
             Err(CreateError::AlreadyExists { .. }) if name.is_empty() => continue,

@@ -134,7 +134,7 @@ pub(crate) async fn delete(
     let key = call.key(name);
     for _ in 0..RETRIES {
         let kv = read(call, name).await?;
-        let current = kv_object(call, &kv)?;
+        let current = kv_object(call, &kv).await?;
         check_preconditions(call, name, options, &current, kv.mod_revision)?;
         // Upstream's store runs admission of a delete after the preconditions hold.
         if admission == Admission::Run {
@@ -149,11 +149,11 @@ pub(crate) async fn delete(
                 match call
                     .state
                     .storage
-                    .update(&key, to_stored(call, &next)?, kv.mod_revision)
+                    .update(&key, to_stored(call, &next).await?, kv.mod_revision)
                     .await
                 {
                     Ok(kv) => {
-                        let pending = kv_object(call, &kv)?;
+                        let pending = kv_object(call, &kv).await?;
                         if is_namespace_kind(info) && !gc::is_deleting(&current) {
                             crate::server::spawn_namespace_cleanup(call, name);
                         }

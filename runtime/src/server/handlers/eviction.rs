@@ -197,7 +197,7 @@ async fn evict(call: &Call, name: &str, options: DeleteOptions) -> Result<(), Ap
     let mut pod = None;
     for _ in 0..RETRIES {
         let kv = read(call, name).await?;
-        let state = PodState::of(&kv_object(call, &kv)?, kv.mod_revision);
+        let state = PodState::of(&kv_object(call, &kv).await?, kv.mod_revision);
         if !state.ignores_budgets() {
             pod = Some(state);
             break;

@@ -21,7 +21,7 @@ use crate::server::objects::render::Rendering;
 use crate::server::objects::revision::{parse_list_rv, parse_rv, wait_for};
 use crate::server::objects::selector::Selectors;
 use crate::server::objects::served::ServedJson;
-use crate::server::objects::stored::from_stored;
+use crate::server::objects::stored::{converted_value, from_stored_converted};
 use crate::server::state::keys;
 use crate::server::state::release::{Feature, FeatureState};
 
@@ -214,7 +214,7 @@ pub(crate) async fn list(
     selectors: &Selectors,
 ) -> Result<Page, ApiError> {
     list_with(call, options, selectors, |kv| {
-        let object = from_stored(call, &kv.value, kv.mod_revision)?;
+        let object = from_stored_converted(call, &kv.value, kv.mod_revision)?;
         Ok(selectors.matches(&object).then_some(object))
     })
     .await
@@ -293,9 +293,14 @@ async fn list_with<T>(
         let count = page.items.len();
         let mut last_key = None;
         items.reserve(count);
-        for (i, kv) in page.items.into_iter().enumerate() {
+        for (i, mut kv) in page.items.into_iter().enumerate() {
             if limit.is_some_and(|l| items.len() >= l) {
                 break;
+            }
+            // A value its CRD's webhook converts is converted first, one review per object
+            // as upstream's storage decodes each item (`objects::conversion_webhook`).
+            if let Some(converted) = converted_value(call, &kv.value).await? {
+                kv.value = converted;
             }
             if let Some(item) = select(&kv)? {
                 items.push(item);

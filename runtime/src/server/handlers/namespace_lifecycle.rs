@@ -105,7 +105,7 @@ async fn finalize_namespace(
     let key = call.key(name);
     for _ in 0..RETRIES {
         let kv = read(call, name).await?;
-        let current = kv_object(call, &kv)?;
+        let current = kv_object(call, &kv).await?;
         // The store checks the uid precondition first, then the update its resourceVersion.
         let uid = meta_str(&current, "uid").unwrap_or("");
         if let Some(want) = meta_str(&incoming, "uid").filter(|u| !u.is_empty())
@@ -127,12 +127,12 @@ async fn finalize_namespace(
             spec.insert("finalizers".into(), Value::Array(wanted.clone()));
         }
         let next = through_codec(call, next)?;
-        let stored = to_stored(call, &next)?;
+        let stored = to_stored(call, &next).await?;
         if same_json(&stored, &kv.value) {
             return Ok(current);
         }
         if write.dry_run {
-            return dry_answer(call, next, &stored, kv.mod_revision);
+            return dry_answer(call, next, &stored, kv.mod_revision).await;
         }
         if gc::is_deleting(&next) && !has_finalizers(call.info(), &next) {
             match call.state.storage.delete(&key, Some(kv.mod_revision)).await {
@@ -147,7 +147,7 @@ async fn finalize_namespace(
             .update(&key, stored, kv.mod_revision)
             .await
         {
-            Ok(kv) => return kv_object(call, &kv),
+            Ok(kv) => return kv_object(call, &kv).await,
             Err(UpdateError::Conflict { .. }) if precondition.is_none() => continue,
             Err(e) => return Err(ApiError::from_update(e, call.subject(name))),
         }

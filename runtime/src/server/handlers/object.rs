@@ -347,7 +347,7 @@ pub(crate) async fn get(call: &Call, name: &str, rv: Option<&str>) -> Result<Val
         }
     }
     let kv = read(call, name).await?;
-    kv_object(call, &kv)
+    kv_object(call, &kv).await
 }
 
 /// The latest stored value of the named object, or 404.

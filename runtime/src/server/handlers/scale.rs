@@ -221,7 +221,7 @@ pub(crate) async fn set_replicas(
         if precondition.is_some_and(|rv| rv != kv.mod_revision) {
             return Err(ApiError::conflict_modified(call.subject(name)));
         }
-        let current = kv_object(call, &kv)?;
+        let current = kv_object(call, &kv).await?;
         let mut next = current.clone();
         if let Some(count) = count {
             set_path(&mut next, &scale.spec_replicas_path, Value::from(count))?;
@@ -247,7 +247,7 @@ pub(crate) async fn set_replicas(
             return scale_of(call, &current);
         }
         check_object(call, &next, Some(&current), UpdateScope::Main, name)?;
-        let stored = to_stored(call, &next)?;
+        let stored = to_stored(call, &next).await?;
         if dry_run {
             return scale_of(call, &at_revision(next, kv.mod_revision));
         }
@@ -257,7 +257,7 @@ pub(crate) async fn set_replicas(
             .update(&call.key(name), stored, kv.mod_revision)
             .await
         {
-            Ok(kv) => return scale_of(call, &kv_object(call, &kv)?),
+            Ok(kv) => return scale_of(call, &kv_object(call, &kv).await?),
             Err(UpdateError::Conflict { .. }) if precondition.is_none() => continue,
             Err(e) => return Err(ApiError::from_update(e, call.subject(name))),
         }

@@ -331,7 +331,7 @@ pub(crate) async fn update_with(
         if dry_run {
             // Also when the write would complete a pending deletion: the answer is the object
             // as it would have gone.
-            return dry_answer(call, next, &stored, kv.mod_revision);
+            return dry_answer(call, next, &stored, kv.mod_revision).await;
         }
         if next
             .pointer("/metadata/deletionTimestamp")
@@ -365,7 +365,7 @@ pub(crate) async fn update_with(
             .update(&key, stored, kv.mod_revision)
             .await
         {
-            Ok(kv) => return kv_object(call, &kv),
+            Ok(kv) => return kv_object(call, &kv).await,
             Err(UpdateError::Conflict { current }) => {
                 known = Some(Fresh(current));
                 reads += 1;
@@ -388,7 +388,7 @@ pub(crate) async fn plan_update<'a>(
     writer: Option<&Writer>,
     make: impl Fn(&Value) -> Result<Value, ApiError>,
 ) -> Result<(Value, Value, Bytes, Option<Reservation<'a>>), ApiError> {
-    let current = kv_object(call, kv)?;
+    let current = kv_object(call, kv).await?;
     let incoming = make(&current)?;
     let precondition = match meta_str(&incoming, "resourceVersion") {
         None | Some("") => None,
@@ -407,7 +407,7 @@ pub(crate) async fn plan_update<'a>(
         UpdateScope::Status | UpdateScope::EphemeralContainers => None,
     };
     check_object(call, &next, Some(&current), scope, name)?;
-    let stored = to_stored(call, &next)?;
+    let stored = to_stored(call, &next).await?;
     Ok((current, next, stored, reserved))
 }
 

@@ -39,7 +39,7 @@ use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt as _};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
@@ -54,7 +54,7 @@ use crate::server::http::{cbor, protobuf};
 use crate::server::objects::render::Rendering;
 use crate::server::objects::revision::{parse_rv, wait_for};
 use crate::server::objects::selector::Selectors;
-use crate::server::objects::stored::from_stored;
+use crate::server::objects::stored::{convert_event, from_stored_converted, has_webhook};
 use crate::server::state::keys;
 use crate::server::state::release::Feature;
 use crate::server::state::watch_cache::{Entry, EventType, Feed, Next, event_line, watcher_id};
@@ -227,7 +227,7 @@ async fn watch(
             Some(cursor) => Phase::Live { cursor },
             // Older than the shared ring: history from the store first, for this watcher.
             None => match call.state.storage.watch(&prefix, start).await {
-                Ok(stream) => Phase::CatchUp(stream),
+                Ok(stream) => Phase::CatchUp(converting(call.clone(), stream)),
                 Err(e @ (WatchError::Compacted { .. } | WatchError::Lagged { .. })) => {
                     first.push_back(renderer.relay(error_event(ApiError::from_watch(e))));
                     Phase::Done
@@ -697,6 +697,26 @@ impl Watcher {
     }
 }
 
+/// The store's watch with its values converted by the resource's conversion webhook, when it
+/// has one, so `translate` renders them synchronously. A failed conversion ends the watch
+/// with an ERROR event, as upstream's watcher ends on an event it cannot decode; the storage
+/// error type carries its message.
+fn converting(call: Call, stream: WatchStream) -> WatchStream {
+    if !has_webhook(&call) {
+        return stream;
+    }
+    WatchStream::new(stream.then(move |event| {
+        let call = call.clone();
+        async move {
+            let mut event = event?;
+            convert_event(&call, &mut event)
+                .await
+                .map_err(|e| WatchError::Internal(e.into_status().message.unwrap_or_default()))?;
+            Ok(event)
+        }
+    }))
+}
+
 /// What a watcher whose selectors an object no longer matches is sent, as upstream's watch
 /// cache sends it (`cacheWatcher.convertToWatchEvent`): the object as it was when it last
 /// matched, at the revision of the change that made it leave.
@@ -719,10 +739,10 @@ fn translate(
     match event {
         StoreEvent::Progress { .. } => Ok(None),
         StoreEvent::Put { kv, prev } => {
-            let object = from_stored(call, &kv.value, kv.mod_revision)?;
+            let object = from_stored_converted(call, &kv.value, kv.mod_revision)?;
             let now = selectors.matches(&object);
             let old = match &prev {
-                Some(prev) => Some(from_stored(call, &prev.value, prev.mod_revision)?),
+                Some(prev) => Some(from_stored_converted(call, &prev.value, prev.mod_revision)?),
                 None => None,
             };
             let before = old.as_ref().map(|old| selectors.matches(old));
@@ -737,7 +757,7 @@ fn translate(
         }
         StoreEvent::Delete { prev, revision } => {
             // The deleted object carries the revision of its deletion, as upstream sends it.
-            let object = from_stored(call, &prev.value, revision)?;
+            let object = from_stored_converted(call, &prev.value, revision)?;
             Ok(selectors.matches(&object).then_some(("DELETED", object)))
         }
     }

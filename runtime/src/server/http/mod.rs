@@ -1,5 +1,5 @@
 //! Connections and the layers every request passes, and the HTTPS requests the server itself
-//! sends (`client`): the address the server is reached by (`advertise`), accepting and
+//! sends (`client`; `webhook`, the calls to admission and conversion webhooks over it): the address the server is reached by (`advertise`), accepting and
 //! bounding connections
 //! (`connections`), TLS and the client certificate it establishes (`tls`), the stop sequence (`shutdown`), the request layers from the outside in
 //! (`panics`, `httplog`, `origin`, `inflight`, then inside compression `reencode`: indented
@@ -32,4 +32,5 @@ pub(crate) mod routes;
 pub(crate) mod send_window;
 pub(crate) mod shutdown;
 pub(crate) mod tls;
+pub(crate) mod webhook;
 pub(crate) mod yaml;

@@ -25,13 +25,14 @@ use serde_json::Value;
 
 use crate::server::Call;
 use crate::server::http::error::ApiError;
-use crate::server::objects::stored::from_stored;
+use crate::server::objects::stored::{from_stored_converted, has_webhook};
 
 /// Renders stored objects of one call's resource and version as served JSON.
 pub(crate) struct ServedJson {
     /// The `apiVersion` an object must carry to be served without conversion.
     api_version: String,
-    /// Whether the resource has no typed conversions for the requested version.
+    /// Whether the resource has no typed conversions or conversion webhook for the requested
+    /// version.
     direct: bool,
 }
 
@@ -39,10 +40,13 @@ impl ServedJson {
     /// The renderer for `call`'s resource and version.
     pub(crate) fn new(call: &Call) -> Self {
         let info = call.info();
-        let converts = call
-            .registry
-            .conversion(&info.gvk.group, &info.plural)
-            .is_some_and(|c| c.has_version(&info.gvk.version));
+        // Typed conversions and conversion webhooks change the stored bytes (a built-in's
+        // family converts only objects stored at another version, which the splice declines).
+        let converts = has_webhook(call)
+            || call
+                .registry
+                .conversion(&info.gvk.group, &info.plural)
+                .is_some_and(|c| c.has_version(&info.gvk.version));
         // A custom resource with a schema is pruned and defaulted on every read
         // (`stored::from_stored`): its stored bytes are not what is served.
         let coerced = call.target.kind.from_crd && call.target.kind.validate.is_some();
@@ -53,14 +57,15 @@ impl ServedJson {
     }
 
     /// The stored value as served with `resourceVersion` `rv`: the same bytes as encoding
-    /// `from_stored`'s object.
+    /// `from_stored`'s object. A value a conversion webhook converts must have been through
+    /// `stored::converted_value` first.
     pub(crate) fn json(&self, call: &Call, stored: &[u8], rv: u64) -> Result<Vec<u8>, ApiError> {
         if self.direct
             && let Some(bytes) = splice_resource_version(stored, &self.api_version, rv)
         {
             return Ok(bytes);
         }
-        let object = from_stored(call, stored, rv)?;
+        let object = from_stored_converted(call, stored, rv)?;
         serde_json::to_vec(&object).map_err(ApiError::internal)
     }
 
@@ -77,7 +82,7 @@ impl ServedJson {
             let value = serde_json::from_slice(&bytes).map_err(ApiError::internal)?;
             return Ok((bytes, value));
         }
-        let object = from_stored(call, stored, rv)?;
+        let object = from_stored_converted(call, stored, rv)?;
         let bytes = serde_json::to_vec(&object).map_err(ApiError::internal)?;
         Ok((bytes, object))
     }

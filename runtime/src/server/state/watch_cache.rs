@@ -33,7 +33,7 @@ use crate::storage::{KeyValue, Storage, WatchError, WatchEvent as StoreEvent, Wa
 use crate::server::http::error::ApiError;
 use crate::server::http::{cbor, protobuf};
 use crate::server::objects::served::ServedJson;
-use crate::server::objects::stored::from_stored;
+use crate::server::objects::stored::{convert_event, from_stored_converted};
 use crate::server::state::keys;
 use crate::server::{Call, stopped};
 
@@ -282,8 +282,11 @@ async fn run(
                 return;
             }
             Some(Ok(StoreEvent::Progress { revision })) => shared.progress(revision),
-            Some(Ok(event)) => {
-                if let Some(entry) = Entry::new(&call, &served, event) {
+            Some(Ok(mut event)) => {
+                // Converted by the resource's webhook, if it has one, before the entry renders
+                // the values; a failure is the entry's ERROR event.
+                let failure = convert_event(&call, &mut event).await.err();
+                if let Some(entry) = Entry::new(&call, &served, event, failure) {
                     shared.push(entry, &mut wake);
                 }
             }
@@ -347,7 +350,12 @@ pub(crate) fn event_line(kind: &str, object: &[u8]) -> Bytes {
 }
 
 impl Entry {
-    fn new(call: &Call, served: &ServedJson, event: StoreEvent) -> Option<Entry> {
+    fn new(
+        call: &Call,
+        served: &ServedJson,
+        event: StoreEvent,
+        failure: Option<ApiError>,
+    ) -> Option<Entry> {
         let (revision, key, natural, stored, prev) = match event {
             StoreEvent::Progress { .. } => return None,
             StoreEvent::Put { kv, prev } => {
@@ -364,7 +372,11 @@ impl Entry {
             }
         };
         let lines: [OnceLock<Bytes>; 3] = Default::default();
-        let object = match served.json(call, &stored, revision) {
+        let rendered = match failure {
+            Some(e) => Err(e),
+            None => served.json(call, &stored, revision),
+        };
+        let object = match rendered {
             Ok(json) => {
                 let line = event_line(natural.as_str(), &json);
                 // The object is the line minus the envelope, shared rather than copied.
@@ -452,7 +464,7 @@ impl Entry {
         Some(
             self.prev_value
                 .get_or_init(|| {
-                    from_stored(call, &prev.value, prev.mod_revision).map_err(error_event)
+                    from_stored_converted(call, &prev.value, prev.mod_revision).map_err(error_event)
                 })
                 .as_ref()
                 .map_err(Clone::clone),

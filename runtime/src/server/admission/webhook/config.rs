@@ -13,6 +13,7 @@ use crate::meta::LabelSelector;
 use crate::server::Call;
 use crate::server::admission::storage;
 use crate::server::http::error::ApiError;
+use crate::server::http::webhook::ClientConfig;
 
 /// The group both configuration kinds are in.
 pub(in crate::server::admission) const GROUP: &str = "admissionregistration.k8s.io";
@@ -52,31 +53,6 @@ pub(super) struct Webhook {
     pub(super) configuration: String,
     #[serde(skip)]
     pub(super) index: usize,
-}
-
-/// Where a webhook is called: a URL, or a Service of the cluster.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct ClientConfig {
-    #[serde(default)]
-    pub(super) url: Option<String>,
-    #[serde(default)]
-    pub(super) service: Option<ServiceReference>,
-    /// Base64 of the PEM bundle that verifies the webhook's serving certificate.
-    #[serde(default)]
-    pub(super) ca_bundle: Option<String>,
-}
-
-/// `clientConfig.service`: port 443 unless given.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct ServiceReference {
-    pub(super) namespace: String,
-    pub(super) name: String,
-    #[serde(default)]
-    pub(super) path: Option<String>,
-    #[serde(default)]
-    pub(super) port: Option<u16>,
 }
 
 /// A `RuleWithOperations`.

@@ -1,7 +1,8 @@
 //! Upstream's MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins
 //! (`staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/`): the webhooks of the stored
 //! `admissionregistration.k8s.io` configurations (`config`), called when they match the
-//! request (`matching`) with an `AdmissionReview` (`review`) over HTTPS (`client`); a mutating
+//! request (`matching`) with an `AdmissionReview` (`review`) over HTTPS (`http::webhook`, the client conversion webhooks
+//! share); a mutating
 //! webhook's JSON patch is applied to the object (`patch`).
 //!
 //! Mutating webhooks run one after another in configuration name order, after the built-in
@@ -19,7 +20,6 @@
 //! webhooks declaring `sideEffects` `None` or `NoneOnDryRun`, others refuse it (400,
 //! `NewDryRunUnsupportedErr`); warnings go to the answer's `Warning` headers.
 
-mod client;
 pub(super) mod config;
 pub(super) mod matching;
 mod patch;
@@ -32,6 +32,7 @@ use serde_json::Value;
 use crate::meta::{Status, StatusOutcome};
 use crate::server::Call;
 use crate::server::http::error::ApiError;
+use crate::server::http::webhook as client;
 
 use config::{Kind, Webhook};
 

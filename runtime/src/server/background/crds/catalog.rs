@@ -11,7 +11,7 @@ use serde::de::Error as _;
 use serde_json::Value;
 
 use crate::crd::instance::Rules;
-use crate::crd::{CustomResourceDefinition, CustomResourceDefinitionNames};
+use crate::crd::{ConversionWebhook, CustomResourceDefinition, CustomResourceDefinitionNames};
 use crate::printer::{Cell, Releases};
 use crate::registry::{RegisteredKind, Validator};
 use crate::{GroupVersionKind, Lifecycle, PrinterColumn, Registry, ResourceInfo, Scope, Verb};
@@ -140,6 +140,11 @@ pub(super) fn catalog<'a>(
         if let Some(names) = &verdict.serving {
             for version in crd.spec.versions.iter().filter(|v| v.served) {
                 registry.insert_kind(kind_of(crd, names, &version.name, ratchet));
+            }
+            // Objects are then stored in the storage version and every other version is
+            // served through the webhook (`objects::conversion_webhook`).
+            if let Some(webhook) = ConversionWebhook::of(crd, &names.plural) {
+                registry.insert_conversion_webhook(webhook);
             }
         }
         verdicts.push(verdict);

@@ -78,7 +78,8 @@ pub(crate) fn prepare(mut base: Registry) -> Registry {
     if let Some(kind) = crd_kind(&base) {
         let checked = RegisteredKind {
             validate: Some(
-                Arc::new(|object: &Value, _: Option<&Value>| validate_crd(object)) as Validator,
+                Arc::new(|object: &Value, old: Option<&Value>| validate_crd(object, old))
+                    as Validator,
             ),
             ..kind.clone()
         };
@@ -97,10 +98,13 @@ pub(crate) fn prepare(mut base: Registry) -> Registry {
         let Some(family) = kind.info.family else {
             continue;
         };
-        let check = move |object: &Value, _: Option<&Value>| match family
+        let check = move |object: &Value, old: Option<&Value>| match family
             .convert(object.clone(), STORAGE)
         {
-            Ok(stored) => validate_crd(&stored),
+            Ok(stored) => {
+                let old = old.and_then(|old| family.convert(old.clone(), STORAGE).ok());
+                validate_crd(&stored, old.as_ref())
+            }
             Err(_) => Vec::new(),
         };
         base.insert_kind(RegisteredKind {

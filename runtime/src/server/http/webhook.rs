@@ -1,8 +1,10 @@
-//! The call itself: one HTTPS POST of the review through the server's client
-//! (`http::client`), verified against the webhook's `caBundle` (the system's roots without
-//! one), bounded by its timeout and by the size of the answer read. Errors are texts in the
-//! shape upstream's REST client gives them (`Post "<url>": ...`), which the dispatcher wraps
-//! as `failed calling webhook "<name>": failed to call webhook: ...`.
+//! The calls the server makes to webhooks, shared by admission webhooks
+//! (`admission::webhook`) and CRD conversion webhooks (`objects::conversion_webhook`), as
+//! upstream's `k8s.io/apiserver/pkg/util/webhook` client manager serves both: one HTTPS POST
+//! of a review through the server's client (`http::client`), verified against the webhook's
+//! `caBundle` (the system's roots without one), bounded by a timeout and by the size of the
+//! answer read. Errors are texts in the shape upstream's REST client gives them
+//! (`Post "<url>": ...`), which each caller wraps in its own words.
 //!
 //! A `clientConfig.service` is reached at the Service's endpoints (kapi runs no kube-proxy):
 //! the first ready address of the stored Endpoints, at the endpoint port that serves the
@@ -16,24 +18,54 @@ use axum::http::{Method, StatusCode};
 use base64::Engine as _;
 use bytes::Bytes;
 use rustls::RootCertStore;
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::config::{ClientConfig, ServiceReference};
-use crate::server::Call;
-use crate::server::admission::storage;
-use crate::server::http::client::{self, Destination, Exchange, roots_of_pem, system_roots};
+use crate::storage::Storage;
 
-/// The most bytes of an answer read: an AdmissionReview carrying an object and its patch.
+use crate::server::Call;
+use crate::server::http::client::{self, Destination, Exchange, roots_of_pem, system_roots};
+use crate::server::http::error::ApiError;
+use crate::server::state::keys::prefix_of;
+
+/// Where a webhook is called: a URL, or a Service of the cluster (`clientConfig` of an
+/// admission webhook and of a CRD's conversion webhook alike).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ClientConfig {
+    #[serde(default)]
+    pub(crate) url: Option<String>,
+    #[serde(default)]
+    pub(crate) service: Option<ServiceReference>,
+    /// Base64 of the PEM bundle that verifies the webhook's serving certificate.
+    #[serde(default)]
+    pub(crate) ca_bundle: Option<String>,
+}
+
+/// `clientConfig.service`: port 443 unless given.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ServiceReference {
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    #[serde(default)]
+    pub(crate) path: Option<String>,
+    #[serde(default)]
+    pub(crate) port: Option<u16>,
+}
+
+/// The most bytes of an answer read: a review carrying its objects (an AdmissionReview
+/// with an object and its patch, a ConversionReview with the objects converted).
 const MOST_ANSWER_BYTES: usize = 3 * 1024 * 1024;
 
 /// Where one call goes and the roots that verify it.
-pub(super) struct Target {
+pub(crate) struct Target {
     destination: Destination,
     roots: Arc<RootCertStore>,
 }
 
 /// Resolves a webhook's client configuration; an error says why it cannot be called.
-pub(super) async fn target(
+pub(crate) async fn target(
     call: &Call,
     config: &ClientConfig,
     timeout: Duration,
@@ -89,9 +121,7 @@ async fn endpoint(call: &Call, service: &ServiceReference) -> Result<(String, u1
             service.namespace, service.name
         )
     };
-    let read = |plural: &'static str| {
-        storage::read(call, "", plural, Some(&service.namespace), &service.name)
-    };
+    let read = |plural: &'static str| read_core(call, plural, &service.namespace, &service.name);
     let stored = read("services").await.map_err(|_| missing())?;
     let stored = stored.ok_or_else(missing)?;
     let wanted = i64::from(service.port.unwrap_or(443));
@@ -128,9 +158,27 @@ async fn endpoint(call: &Call, service: &ServiceReference) -> Result<(String, u1
     Err(no_endpoints())
 }
 
+/// The stored core object `namespace/name` of `plural`, as stored (the fields read here are
+/// the same in every version).
+async fn read_core(
+    call: &Call,
+    plural: &str,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<Value>, ApiError> {
+    let key = format!("{}{namespace}/{name}", prefix_of("", plural));
+    match call.state.storage.get(&key, None).await {
+        Ok(Some(kv)) => serde_json::from_slice(&kv.value)
+            .map(Some)
+            .map_err(ApiError::internal),
+        Ok(None) => Ok(None),
+        Err(e) => Err(ApiError::from_read(e)),
+    }
+}
+
 /// POSTs `body` to `target` and returns the answer's bytes, all within `timeout`; an answer
 /// other than 200 is an error, as upstream's REST client's.
-pub(super) async fn post(
+pub(crate) async fn post(
     target: &Target,
     body: Vec<u8>,
     timeout: Duration,
