@@ -456,3 +456,52 @@ spec:
         }
     }
 }
+
+#[test]
+fn kubectl_sees_what_a_pods_os_forbids() {
+    // validateOS, validateLinux and validateWindows (IdentifyPodOS, on from 1.24): a Windows
+    // pod has no Linux security settings, a Linux pod no Windows options.
+    const WINDOWS: &str = "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  os: {name: windows}
+  securityContext: {runAsUser: 1000}
+  containers:
+  - name: web
+    image: nginx
+    securityContext: {privileged: false, readOnlyRootFilesystem: true}
+";
+    const LINUX: &str = "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  os: {name: linux}
+  containers:
+  - name: web
+    image: nginx
+    securityContext: {windowsOptions: {runAsUserName: ContainerUser}}
+";
+    for release in ["1.28", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let file = k.file("windows.yaml", WINDOWS);
+        let refused =
+            k.expect_failure(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+        for cause in [
+            "spec.securityContext.runAsUser: Forbidden: cannot be set for a windows pod",
+            "spec.containers[0].securityContext.readOnlyRootFilesystem: Forbidden: cannot be set for a windows pod",
+            "spec.containers[0].securityContext.privileged: Forbidden: cannot be set for a windows pod",
+        ] {
+            assert_refused(&refused, cause);
+        }
+        let file = k.file("linux.yaml", LINUX);
+        let refused =
+            k.expect_failure(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+        assert_refused(
+            &refused,
+            "spec.containers[0].securityContext.windowsOptions: Forbidden: windows options cannot be set for a linux pod",
+        );
+    }
+}

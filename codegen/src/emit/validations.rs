@@ -121,6 +121,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("host_aliases", "HostAliases", None),
     ("topology_spread", "TopologySpread", None),
     ("windows_host_process", "WindowsHostProcess", None),
+    ("pod_os", "PodOs", None),
     ("init_containers", "InitContainers", None),
     ("ephemeral_containers", "EphemeralContainers", None),
     ("sleep_hooks", "SleepHooks", None),

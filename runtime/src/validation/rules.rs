@@ -153,6 +153,9 @@ pub enum Named {
     /// A PodSpec's HostProcess containers: all or none, on the host's network, allowed by the
     /// cluster (`validateWindowsHostProcessPod`).
     WindowsHostProcess,
+    /// What a pod's `spec.os` names and forbids (`validateOS`, `validateLinux`,
+    /// `validateWindows`); on a PodSpec.
+    PodOs,
     /// Containers' restart policies, and no probes or hooks on a regular init container
     /// (`validateContainers`, `validateInitContainers`); on a PodSpec.
     InitContainers,
@@ -342,6 +345,7 @@ impl Named {
             Self::DnsConfig => pods::dns_config(holder, at, errors),
             Self::TopologySpread => pods::topology_spread(holder, at, errors),
             Self::WindowsHostProcess => windows::windows_host_process(holder, at, errors),
+            Self::PodOs => windows::pod_os(holder, at, errors),
             Self::InitContainers => containers::init_containers(holder, at, errors),
             Self::EphemeralContainers => containers::ephemeral_containers(holder, at, errors),
             Self::SleepHooks => containers::sleep_hooks(holder, at, errors),

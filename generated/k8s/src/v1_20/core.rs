@@ -2716,6 +2716,10 @@ pub mod v1 {
                             kapi::validation::Named::WindowsHostProcess,
                         ),
                     ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(kapi::validation::Named::PodOs),
+                    ),
                 ],
             );
         pub static PodStatus: TypeInfo = TypeInfo::new(

@@ -4,7 +4,9 @@
 //! (HostProcess containers all or none, on the host's network, allowed by the cluster).
 //!
 //! Read at 1.20, 1.28 and 1.34 (the options' checks alike in each; `hostProcess` from 1.22,
-//! WindowsHostProcessContainers on by default from 1.23).
+//! WindowsHostProcessContainers on by default from 1.23). Also what a pod's `spec.os` forbids
+//! (`validateOS`, `validateLinux`, `validateWindows`: Windows options on a Linux pod, Linux
+//! security settings and host namespaces on a Windows one), read at 1.35.
 
 use serde_json::Value;
 
@@ -59,6 +61,148 @@ pub(super) fn windows_options(holder: &Value, at: &FieldPath, errors: &mut Error
         for detail in user_name_problems(name) {
             let path = at.child("runAsUserName");
             errors.invalid(&path, Shown::Plain(&Value::from(name)), &detail);
+        }
+    }
+}
+
+/// IdentifyPodOS on by default (beta) from 1.24; 1.20's strategy drops `os`.
+const POD_OS_SINCE: KubeVersion = KubeVersion::new(1, 24);
+/// The release from which a Windows pod may not ask for the host's PID, IPC or user
+/// namespaces (the first release kapi serves read with those checks).
+const WINDOWS_HOST_NAMESPACES_SINCE: KubeVersion = KubeVersion::new(1, 34);
+
+/// The pod security context's fields a Windows pod may not set (`validateWindows`), in its
+/// order, under `spec.securityContext`.
+const WINDOWS_POD_FORBIDDEN: &[&str] = &[
+    "appArmorProfile",
+    "seLinuxOptions",
+    "seccompProfile",
+    "fsGroup",
+    "fsGroupChangePolicy",
+    "sysctls",
+];
+/// The same, after `shareProcessNamespace` (which the internal security context holds).
+const WINDOWS_POD_FORBIDDEN_AFTER: &[&str] = &[
+    "runAsUser",
+    "runAsGroup",
+    "supplementalGroups",
+    "supplementalGroupsPolicy",
+    "seLinuxChangePolicy",
+];
+/// A container security context's fields a Windows pod may not set, in upstream's order.
+const WINDOWS_CONTAINER_FORBIDDEN: &[&str] = &[
+    "appArmorProfile",
+    "seLinuxOptions",
+    "seccompProfile",
+    "capabilities",
+    "readOnlyRootFilesystem",
+    "privileged",
+    "allowPrivilegeEscalation",
+    "procMount",
+    "runAsUser",
+    "runAsGroup",
+];
+
+/// `validateOS` and what the named OS forbids; on the PodSpec.
+pub(super) fn pod_os(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    if release < POD_OS_SINCE {
+        return;
+    }
+    let Some(os) = spec.get("os").filter(|os| os.is_object()) else {
+        return;
+    };
+    let name = os.get("name").and_then(Value::as_str).unwrap_or("");
+    match name {
+        "" => errors.required(&at.child("os").child("name"), "cannot be empty"),
+        "linux" => linux(spec, at, errors),
+        "windows" => windows(spec, at, errors),
+        other => errors.not_supported(&at.child("os"), &Value::from(other), &["linux", "windows"]),
+    }
+}
+
+/// The containers of every kind with their paths, as `VisitContainersWithPath` walks them.
+fn containers<'v>(spec: &'v Value, at: &FieldPath) -> Vec<(FieldPath, &'v Value)> {
+    ["initContainers", "containers", "ephemeralContainers"]
+        .into_iter()
+        .flat_map(|list| {
+            items(spec, list)
+                .iter()
+                .enumerate()
+                .map(move |(i, c)| (at.child(list).index(i), c))
+        })
+        .collect()
+}
+
+fn set<'v>(holder: &'v Value, field: &str) -> Option<&'v Value> {
+    holder.get(field).filter(|v| !v.is_null())
+}
+
+/// `validateLinux`: no Windows options, on the pod or a container.
+fn linux(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    const DETAIL: &str = "windows options cannot be set for a linux pod";
+    let context = at.child("securityContext");
+    if spec
+        .get("securityContext")
+        .and_then(|c| set(c, "windowsOptions"))
+        .is_some()
+    {
+        errors.forbidden(&context.child("windowsOptions"), DETAIL);
+    }
+    for (path, container) in containers(spec, at) {
+        if container
+            .get("securityContext")
+            .and_then(|c| set(c, "windowsOptions"))
+            .is_some()
+        {
+            let path = path.child("securityContext").child("windowsOptions");
+            errors.forbidden(&path, DETAIL);
+        }
+    }
+}
+
+/// `validateWindows`: none of the Linux settings of the pod's or a container's security
+/// context, nor (from 1.34) the host's namespaces.
+fn windows(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    const DETAIL: &str = "cannot be set for a windows pod";
+    let null = Value::Null;
+    let context = spec.get("securityContext").unwrap_or(&null);
+    let context_at = at.child("securityContext");
+    let forbid_in = |fields: &[&str], errors: &mut Errors| {
+        for field in fields {
+            let present = match set(context, field) {
+                Some(Value::Array(items)) if *field == "sysctls" => !items.is_empty(),
+                other => other.is_some(),
+            };
+            if present {
+                errors.forbidden(&context_at.child(field), DETAIL);
+            }
+        }
+    };
+    forbid_in(&WINDOWS_POD_FORBIDDEN[..2], errors);
+    if errors.release() >= WINDOWS_HOST_NAMESPACES_SINCE {
+        if set(spec, "hostUsers").is_some() {
+            errors.forbidden(&at.child("hostUsers"), DETAIL);
+        }
+        for field in ["hostPID", "hostIPC"] {
+            if spec.get(field).and_then(Value::as_bool) == Some(true) {
+                errors.forbidden(&at.child(field), DETAIL);
+            }
+        }
+    }
+    forbid_in(&WINDOWS_POD_FORBIDDEN[2..], errors);
+    if set(spec, "shareProcessNamespace").is_some() {
+        errors.forbidden(&at.child("shareProcessNamespace"), DETAIL);
+    }
+    forbid_in(WINDOWS_POD_FORBIDDEN_AFTER, errors);
+    for (path, container) in containers(spec, at) {
+        let Some(context) = container.get("securityContext").filter(|c| c.is_object()) else {
+            continue;
+        };
+        for field in WINDOWS_CONTAINER_FORBIDDEN {
+            if set(context, field).is_some() {
+                errors.forbidden(&path.child("securityContext").child(field), DETAIL);
+            }
         }
     }
 }
@@ -199,6 +343,51 @@ mod tests {
 
     use super::super::{lines, rendered};
     use super::*;
+
+    #[test]
+    fn a_pods_os_forbids_the_other_systems_settings() {
+        // validateOS, validateLinux, validateWindows (pkg/apis/core/validation).
+        let spec = |os: &str| {
+            json!({
+                "os": {"name": os},
+                "hostPID": true,
+                "securityContext": {"runAsUser": 1, "sysctls": [], "seccompProfile": {"type": "RuntimeDefault"},
+                                    "windowsOptions": {"runAsUserName": "ContainerUser"}},
+                "containers": [{"name": "a", "securityContext": {"privileged": false,
+                    "windowsOptions": {"runAsUserName": "ContainerUser"}}}],
+                "initContainers": [{"name": "i", "securityContext": {"capabilities": {}}}],
+            })
+        };
+        let run = |os: &str, minor| lines(minor, |e| pod_os(&spec(os), &FieldPath::of("spec"), e));
+        assert_eq!(
+            run("linux", 34),
+            [
+                "spec.securityContext.windowsOptions: Forbidden: windows options cannot be set for a linux pod",
+                "spec.containers[0].securityContext.windowsOptions: Forbidden: windows options cannot be set for a linux pod",
+            ]
+        );
+        assert_eq!(
+            run("windows", 34),
+            [
+                "spec.hostPID: Forbidden: cannot be set for a windows pod",
+                "spec.securityContext.seccompProfile: Forbidden: cannot be set for a windows pod",
+                "spec.securityContext.runAsUser: Forbidden: cannot be set for a windows pod",
+                "spec.initContainers[0].securityContext.capabilities: Forbidden: cannot be set for a windows pod",
+                "spec.containers[0].securityContext.privileged: Forbidden: cannot be set for a windows pod",
+            ]
+        );
+        // The host namespaces are checked from 1.34, `os` not at all in 1.20.
+        assert_eq!(run("windows", 28).len(), 4);
+        assert!(run("windows", 20).is_empty());
+        assert_eq!(
+            run("plan9", 28),
+            ["spec.os: Unsupported value: \"plan9\": supported values: \"linux\", \"windows\""]
+        );
+        assert_eq!(
+            run("", 28),
+            ["spec.os.name: Required value: cannot be empty"]
+        );
+    }
 
     #[test]
     fn run_as_user_names_are_windows_accounts() {
