@@ -102,10 +102,16 @@ fn is_function(name: &str) -> bool {
 }
 
 /// The problems of `expr`, each with the id of the node it is at, or none.
-pub(super) fn references(expr: &IdedExpr, variables: &[&str]) -> Result<(), Vec<(u64, String)>> {
+/// `functions` are those the expression's environment declares beyond the shared one's.
+pub(super) fn references(
+    expr: &IdedExpr,
+    variables: &[&str],
+    functions: &[&str],
+) -> Result<(), Vec<(u64, String)>> {
     let mut scope: Vec<String> = variables.iter().map(|v| (*v).to_owned()).collect();
     let mut problems = Vec::new();
-    walk(expr, &mut scope, &mut problems);
+    let known = |name: &str| is_function(name) || functions.contains(&name);
+    walk(expr, &mut scope, &mut problems, &known);
     if problems.is_empty() {
         Ok(())
     } else {
@@ -113,7 +119,7 @@ pub(super) fn references(expr: &IdedExpr, variables: &[&str]) -> Result<(), Vec<
     }
 }
 
-fn undeclared(name: &str) -> String {
+pub(super) fn undeclared(name: &str) -> String {
     format!("undeclared reference to '{name}' (in container '')")
 }
 
@@ -128,7 +134,12 @@ fn qualified(expr: &IdedExpr) -> Option<String> {
     }
 }
 
-fn walk(expr: &IdedExpr, scope: &mut Vec<String>, problems: &mut Vec<(u64, String)>) {
+fn walk(
+    expr: &IdedExpr,
+    scope: &mut Vec<String>,
+    problems: &mut Vec<(u64, String)>,
+    is_function: &dyn Fn(&str) -> bool,
+) {
     match &expr.expr {
         Expr::Ident(name) => {
             if !scope.iter().any(|v| v == name) && !TYPE_NAMES.contains(&name.as_str()) {
@@ -141,7 +152,7 @@ fn walk(expr: &IdedExpr, scope: &mut Vec<String>, problems: &mut Vec<(u64, Strin
             {
                 return;
             }
-            walk(&select.operand, scope, problems);
+            walk(&select.operand, scope, problems, is_function);
         }
         Expr::Call(call) => {
             let namespaced = call
@@ -153,7 +164,7 @@ fn walk(expr: &IdedExpr, scope: &mut Vec<String>, problems: &mut Vec<(u64, Strin
             match (&call.target, namespaced) {
                 (Some(_), Some(_)) => {}
                 (Some(target), None) => {
-                    walk(target, scope, problems);
+                    walk(target, scope, problems, is_function);
                     if !is_function(&call.func_name) {
                         problems.push((expr.id, undeclared(&call.func_name)));
                     }
@@ -165,46 +176,58 @@ fn walk(expr: &IdedExpr, scope: &mut Vec<String>, problems: &mut Vec<(u64, Strin
                 }
             }
             for arg in &call.args {
-                walk(arg, scope, problems);
+                walk(arg, scope, problems, is_function);
             }
         }
         Expr::Comprehension(comprehension) => {
-            walk(&comprehension.iter_range, scope, problems);
-            walk(&comprehension.accu_init, scope, problems);
+            walk(&comprehension.iter_range, scope, problems, is_function);
+            walk(&comprehension.accu_init, scope, problems, is_function);
             let depth = scope.len();
             scope.push(comprehension.accu_var.clone());
             scope.push(comprehension.iter_var.clone());
             if let Some(second) = &comprehension.iter_var2 {
                 scope.push(second.clone());
             }
-            walk(&comprehension.loop_cond, scope, problems);
-            walk(&comprehension.loop_step, scope, problems);
+            walk(&comprehension.loop_cond, scope, problems, is_function);
+            walk(&comprehension.loop_step, scope, problems, is_function);
             scope.truncate(depth + 1);
-            walk(&comprehension.result, scope, problems);
+            walk(&comprehension.result, scope, problems, is_function);
             scope.truncate(depth);
         }
         Expr::List(list) => {
             for element in &list.elements {
-                walk(element, scope, problems);
+                walk(element, scope, problems, is_function);
             }
         }
         Expr::Map(map) => {
             for entry in &map.entries {
                 if let EntryExpr::MapEntry(entry) = &entry.expr {
-                    walk(&entry.key, scope, problems);
-                    walk(&entry.value, scope, problems);
+                    walk(&entry.key, scope, problems, is_function);
+                    walk(&entry.value, scope, problems, is_function);
                 }
             }
         }
         Expr::Struct(object) => {
             for entry in &object.entries {
                 if let EntryExpr::StructField(field) = &entry.expr {
-                    walk(&field.value, scope, problems);
+                    walk(&field.value, scope, problems, is_function);
                 }
             }
         }
         Expr::Literal(_) | Expr::Unspecified => {}
     }
+}
+
+/// The type names of the struct literals in `expr` (`Object.spec{...}`), each with the id of
+/// its node, in the order they appear.
+pub(super) fn struct_names(expr: &IdedExpr) -> Vec<(u64, String)> {
+    let mut names = Vec::new();
+    visit(expr, &mut |e| {
+        if let Expr::Struct(object) = &e.expr {
+            names.push((e.id, object.type_name.clone()));
+        }
+    });
+    names
 }
 
 /// Whether `expr` mentions the variable `name` anywhere.

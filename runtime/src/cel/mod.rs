@@ -30,6 +30,7 @@
 mod check;
 mod cost;
 pub mod library;
+pub mod mutation;
 pub mod validation;
 pub mod value;
 
@@ -67,13 +68,24 @@ pub fn environment() -> Arc<Env> {
 }
 
 /// A compiled rule (or message expression).
-#[derive(Debug)]
 pub struct Program {
     source: String,
     expression: Expression,
     /// How many nodes the expression has: the cost of evaluating it once, loops aside.
     nodes: u64,
     uses_old_self: bool,
+    /// The environment the program runs in: the shared one, or a mutation's (`mutation`),
+    /// which adds the struct types its literals construct.
+    env: Arc<Env>,
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program")
+            .field("source", &self.source)
+            .field("nodes", &self.nodes)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why a rule did not compile: cel-go's issue text (one `ERROR: ...` per problem).
@@ -107,17 +119,33 @@ fn compile_checked(
     variables: &[&str],
     schema: Option<(&crate::schema::JSONSchemaProps, bool)>,
 ) -> Result<Program, CompileError> {
-    let env = environment();
-    let (mut expression, info) = env
+    let (expression, info) = parse(source)?;
+    check::references(&expression, variables, &[])
+        .map_err(|problems| CompileError(render(&problems, &info)))?;
+    finish(source, expression, &info, schema, environment())
+}
+
+/// Parses `source` with cel-go's error text.
+fn parse(source: &str) -> Result<(Expression, SourceInfo), CompileError> {
+    environment()
         .parser()
         .parse_with_source_info(source)
-        .map_err(|errors| CompileError(cel_go_text(&errors.to_string())))?;
-    check::references(&expression, variables)
-        .map_err(|problems| CompileError(render(&problems, &info)))?;
+        .map_err(|errors| CompileError(cel_go_text(&errors.to_string())))
+}
+
+/// A parsed and reference-checked expression made a program running in `env`: the schema's
+/// fields checked, the cost meter put in.
+fn finish(
+    source: &str,
+    mut expression: Expression,
+    info: &SourceInfo,
+    schema: Option<(&crate::schema::JSONSchemaProps, bool)>,
+    env: Arc<Env>,
+) -> Result<Program, CompileError> {
     if let Some((schema, resource)) = schema {
         let problems = check::fields(&expression, schema, resource);
         if !problems.is_empty() {
-            return Err(CompileError(render(&problems, &info)));
+            return Err(CompileError(render(&problems, info)));
         }
     }
     let uses_old_self = check::mentions(&expression, OLD_SELF);
@@ -127,6 +155,7 @@ fn compile_checked(
         expression,
         nodes,
         uses_old_self,
+        env,
     })
 }
 
@@ -203,7 +232,12 @@ impl Program {
 
     /// Runs the program with `variables` bound, stopping past `limit` cost units.
     pub fn evaluate(&self, variables: &[(&str, cel::Value)], limit: u64) -> Evaluated {
-        self.evaluate_in(&Activation::new(variables), limit)
+        self.evaluate_in(&Activation::in_env(Arc::clone(&self.env), variables), limit)
+    }
+
+    /// The environment the program runs in, which its activation must be bound in.
+    pub fn env(&self) -> Arc<Env> {
+        Arc::clone(&self.env)
     }
 
     /// Runs the program against variables bound once for several programs.
@@ -236,7 +270,12 @@ impl std::fmt::Debug for Activation {
 impl Activation {
     /// Binds `variables`.
     pub fn new(variables: &[(&str, cel::Value)]) -> Self {
-        let mut context = Context::with_env(environment());
+        Self::in_env(environment(), variables)
+    }
+
+    /// Binds `variables` in `env` (a program's own, [`Program::env`]).
+    pub fn in_env(env: Arc<Env>, variables: &[(&str, cel::Value)]) -> Self {
+        let mut context = Context::with_env(env);
         for (name, value) in variables {
             context.add_variable_from_value(*name, value.clone());
         }

@@ -19,10 +19,12 @@
 //! validating plugins but before ResourceQuota, and both on deletes (with the old object).
 //! `policy` is upstream's ValidatingAdmissionPolicy plugin, which runs just before the
 //! validating webhooks (`AllOrderedPlugins`), on creates, updates and deletes alike, and
-//! shares the webhooks' matching.
+//! shares the webhooks' matching; `policy::mutating` is its MutatingAdmissionPolicy plugin,
+//! run just before the mutating webhooks on creates and updates.
 //!
-//! May import `objects`, `state`, `http` and, for webhooks' patches, the JSON patch engine
-//! of `handlers::patch`; imported by the create, update and delete handlers only.
+//! May import `objects`, `state`, `http` and, for webhooks' and policies' patches, the JSON
+//! patch engine and the apply merge of `handlers::patch` (with `handlers::managed_fields`'
+//! schema walk); imported by the create, update and delete handlers only.
 
 mod default_storage_class;
 mod default_toleration_seconds;
@@ -48,7 +50,9 @@ fn writes_core(call: &Call, plural: &str) -> bool {
     call.target.sub.is_none() && call.target.group().is_empty() && call.target.plural() == plural
 }
 
-/// The mutating plugins of a create, in upstream's order, the mutating webhooks last. `name`
+/// The mutating plugins of a create, in upstream's order, the mutating admission policies and
+/// then the mutating webhooks last (the policies that ask for it run again if the webhooks
+/// changed the object). `name`
 /// is the object's name as errors show it (empty for a generated name, as upstream's admission
 /// sees it).
 pub(crate) async fn admit_create(
@@ -68,7 +72,15 @@ pub(crate) async fn admit_create(
         default_storage_class::admit(call, object, name).await?;
     }
     storage_protection::admit(call, object);
-    webhook::mutate(call, Operation::Create, object, None, name, dry_run).await
+    let target = policy::mutating::Target {
+        operation: Operation::Create,
+        old: None,
+        name,
+        dry_run,
+    };
+    let invoked = policy::mutating::mutate(call, &target, object).await?;
+    webhook::mutate(call, Operation::Create, object, None, name, dry_run).await?;
+    policy::mutating::reinvoke(call, &target, object, &invoked).await
 }
 
 /// The admission of a create through a subresource that acts on its parent rather than
@@ -107,7 +119,15 @@ pub(crate) async fn admit_update(
         priority::admit_update(object, old);
         default_toleration_seconds::admit(object);
     }
-    webhook::mutate(call, Operation::Update, object, Some(old), name, dry_run).await
+    let target = policy::mutating::Target {
+        operation: Operation::Update,
+        old: Some(old),
+        name,
+        dry_run,
+    };
+    let invoked = policy::mutating::mutate(call, &target, object).await?;
+    webhook::mutate(call, Operation::Update, object, Some(old), name, dry_run).await?;
+    policy::mutating::reinvoke(call, &target, object, &invoked).await
 }
 
 /// The validating plugins of a create, after validation, in upstream's order: Priority (one

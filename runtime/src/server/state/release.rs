@@ -95,6 +95,8 @@ pub(crate) enum Feature {
     /// ValidatingAdmissionPolicy enforcement (beta and off in 1.28, GA in 1.30, the gate
     /// removed in 1.32).
     ValidatingAdmissionPolicy,
+    /// MutatingAdmissionPolicy enforcement (alpha in 1.32, beta and off in 1.34, GA in 1.36).
+    MutatingAdmissionPolicy,
 }
 
 impl Feature {
@@ -108,11 +110,12 @@ impl Feature {
             Self::OpenApiV3 => "OpenAPIV3",
             Self::CrdValidationRatcheting => "CRDValidationRatcheting",
             Self::ValidatingAdmissionPolicy => "ValidatingAdmissionPolicy",
+            Self::MutatingAdmissionPolicy => "MutatingAdmissionPolicy",
         }
     }
 
     /// Every feature the server consults.
-    pub(crate) const ALL: [Feature; 7] = [
+    pub(crate) const ALL: [Feature; 8] = [
         Feature::WatchList,
         Feature::ServerSideFieldValidation,
         Feature::AggregatedDiscoveryEndpoint,
@@ -120,6 +123,7 @@ impl Feature {
         Feature::OpenApiV3,
         Feature::CrdValidationRatcheting,
         Feature::ValidatingAdmissionPolicy,
+        Feature::MutatingAdmissionPolicy,
     ];
 }
 
@@ -234,7 +238,7 @@ mod tests {
         assert!(!is_builtin_group("example.com"));
     }
 
-    const ALL: [Feature; 7] = Feature::ALL;
+    const ALL: [Feature; 8] = Feature::ALL;
 
     /// Features the table records that every release kapi serves has on (watch bookmarks GA
     /// in 1.17, dry run GA in 1.19, server-side apply on since 1.16 and GA in 1.22), so no code

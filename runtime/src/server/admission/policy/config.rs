@@ -1,6 +1,8 @@
-//! The stored `ValidatingAdmissionPolicy` and `ValidatingAdmissionPolicyBinding` objects as the
-//! plugin reads them: the fields of `spec` every served version (`v1`, `v1beta1`, `v1alpha1`)
-//! shares, read from the store at each admitted write (a change takes effect for the next
+//! The stored admission policies and their bindings as the plugins read them, validating
+//! (`ValidatingAdmissionPolicy`, `ValidatingAdmissionPolicyBinding`) and mutating
+//! (`MutatingAdmissionPolicy`, `MutatingAdmissionPolicyBinding`) alike: the fields of `spec`
+//! every served version (`v1`, `v1beta1`, `v1alpha1`) shares, one shape for both (each kind
+//! leaves the other's fields empty), read from the store at each admitted write (a change takes effect for the next
 //! request, as upstream's informer-fed policy source does within moments). Policies are taken in
 //! name order and each one's bindings in name order.
 
@@ -17,6 +19,33 @@ use crate::server::http::error::ApiError;
 pub(super) const POLICIES: &str = "validatingadmissionpolicies";
 /// The resource bindings are stored as.
 pub(super) const BINDINGS: &str = "validatingadmissionpolicybindings";
+/// The resource mutating policies are stored as.
+pub(super) const MUTATING_POLICIES: &str = "mutatingadmissionpolicies";
+/// The resource mutating policies' bindings are stored as.
+pub(super) const MUTATING_BINDINGS: &str = "mutatingadmissionpolicybindings";
+
+/// One plugin's kinds: the resources of its policies and bindings, and the policy kind's name
+/// as messages print it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Kinds {
+    pub(super) policies: &'static str,
+    pub(super) bindings: &'static str,
+    pub(super) name: &'static str,
+}
+
+/// ValidatingAdmissionPolicy's kinds.
+pub(super) const VALIDATING: Kinds = Kinds {
+    policies: POLICIES,
+    bindings: BINDINGS,
+    name: "ValidatingAdmissionPolicy",
+};
+
+/// MutatingAdmissionPolicy's kinds.
+pub(super) const MUTATING: Kinds = Kinds {
+    policies: MUTATING_POLICIES,
+    bindings: MUTATING_BINDINGS,
+    name: "MutatingAdmissionPolicy",
+};
 
 /// A policy: its name and spec.
 #[derive(Debug, Clone, Deserialize)]
@@ -52,6 +81,31 @@ pub(super) struct PolicySpec {
     pub(super) match_conditions: Vec<MatchCondition>,
     #[serde(default)]
     pub(super) variables: Vec<Variable>,
+    /// A mutating policy's mutations, applied in order.
+    #[serde(default)]
+    pub(super) mutations: Vec<Mutation>,
+    /// A mutating policy's `Never` or `IfNeeded`.
+    #[serde(default)]
+    pub(super) reinvocation_policy: Option<String>,
+}
+
+/// One mutation: `patchType` `ApplyConfiguration` or `JSONPatch`, with its expression.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Mutation {
+    #[serde(default)]
+    pub(super) patch_type: String,
+    #[serde(default)]
+    pub(super) apply_configuration: Option<Expression>,
+    #[serde(default)]
+    pub(super) json_patch: Option<Expression>,
+}
+
+/// A mutation's CEL expression.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(super) struct Expression {
+    #[serde(default)]
+    pub(super) expression: String,
 }
 
 /// The kind of a policy's parameters.
@@ -196,19 +250,21 @@ pub(super) struct Hook {
 /// Every stored policy that some binding names, with its bindings, in name order. A policy or
 /// binding that does not read as one is skipped (its write was validated; what is stored and
 /// not understood is an older or newer shape, not a reason to fail every write).
-pub(super) async fn hooks(call: &Call) -> Result<Vec<Hook>, ApiError> {
+pub(super) async fn hooks(call: &Call, kinds: Kinds) -> Result<Vec<Hook>, ApiError> {
     let served = ["v1", "v1beta1", "v1alpha1"]
         .iter()
-        .any(|v| call.registry.get(GROUP, v, POLICIES).is_some());
+        .any(|v| call.registry.get(GROUP, v, kinds.policies).is_some());
     if !served {
         return Ok(Vec::new());
     }
-    let mut bindings: Vec<Binding> = decoded(storage::list(call, GROUP, BINDINGS, None).await?);
+    let mut bindings: Vec<Binding> =
+        decoded(storage::list(call, GROUP, kinds.bindings, None).await?);
     if bindings.is_empty() {
         return Ok(Vec::new());
     }
     bindings.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-    let mut policies: Vec<Policy> = decoded(storage::list(call, GROUP, POLICIES, None).await?);
+    let mut policies: Vec<Policy> =
+        decoded(storage::list(call, GROUP, kinds.policies, None).await?);
     policies.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     Ok(policies
         .into_iter()

@@ -99,12 +99,12 @@ impl Outcome {
 }
 
 /// The cost left to an evaluation.
-struct Budget(u64);
+pub(super) struct Budget(u64);
 
 impl Budget {
     /// Runs `program` within the per-call limit and what is left; `Err` when the budget ran
     /// out (not the per-call limit, which is the expression's own error).
-    fn run(
+    pub(super) fn run(
         &mut self,
         program: &cel::Program,
         activation: &Activation,
@@ -125,26 +125,39 @@ impl Budget {
     }
 }
 
-/// Evaluates `policy` with `params` (null for none).
-pub(super) fn validate(policy: &Policy, inputs: &Inputs, params: &Cel) -> Outcome {
-    validate_within(policy, inputs, params, RUNTIME_COST_BUDGET)
+/// What a policy's variables and match conditions leave for its own expressions: the
+/// variables bound (`variables` among them), the variables that failed (with the error a read
+/// of one reports) and the budget left.
+pub(super) struct Prepared {
+    pub(super) bound: Vec<(&'static str, Cel)>,
+    pub(super) failed: BTreeMap<String, String>,
+    pub(super) budget: Budget,
 }
 
-/// [`validate`] with a budget of `budget` (the runtime budget but in tests, as upstream's
-/// `runtimeCELCostBudget` parameter).
-fn validate_within(policy: &Policy, inputs: &Inputs, params: &Cel, budget: u64) -> Outcome {
+/// Whether a policy goes on to its own expressions.
+pub(super) enum Prelude {
+    Run(Prepared),
+    /// A match condition is false: the policy does not apply.
+    Skip,
+    /// The budget ran out or a match condition failed: the message.
+    Fail(String),
+}
+
+/// The start every policy's evaluation shares, as upstream's composited compiler and
+/// `matchconditions.Matcher`: the request's variables and `params` bound, the policy's
+/// `variables` evaluated in order (each seeing those before it) within `budget`, then its
+/// match conditions.
+pub(super) fn prepare(policy: &Policy, inputs: &Inputs, params: &Cel, budget: u64) -> Prelude {
     let spec = &policy.spec;
-    let ignore = policy.ignores_failures();
     let names = names(spec.param_kind.is_some(), true);
-    let mut bound: Vec<(&str, Cel)> = vec![
+    let mut bound: Vec<(&'static str, Cel)> = vec![
         (OBJECT, inputs.object.clone()),
         (OLD_OBJECT, inputs.old_object.clone()),
         (REQUEST, inputs.request.clone()),
         (NAMESPACE_OBJECT, inputs.namespace_object.clone()),
         (PARAMS, params.clone()),
     ];
-    let total = budget;
-    let mut budget = Budget(total);
+    let mut budget = Budget(budget);
     // Variables, each seeing those before it; a failure is kept to report where it is read.
     let mut values: BTreeMap<String, Cel> = BTreeMap::new();
     let mut failed: BTreeMap<String, String> = BTreeMap::new();
@@ -162,7 +175,7 @@ fn validate_within(policy: &Policy, inputs: &Inputs, params: &Cel, budget: u64) 
                 );
             }
             Ok(program) => match budget.run(&program, &Activation::new(&with)) {
-                Err(()) => return Outcome::failing(ignore, OUT_OF_BUDGET.to_owned()),
+                Err(()) => return Prelude::Fail(OUT_OF_BUDGET.to_owned()),
                 Ok(Ok(value)) => {
                     values.insert(variable.name.clone(), value);
                 }
@@ -179,16 +192,45 @@ fn validate_within(policy: &Policy, inputs: &Inputs, params: &Cel, budget: u64) 
         }
     }
     bound.push((VARIABLES, map_of(&values)));
-    let activation = Activation::new(&bound);
 
     if !spec.match_conditions.is_empty() {
+        let activation = Activation::new(&bound);
         let expressions = spec.match_conditions.iter().map(|c| c.expression.as_str());
         match conditions(expressions, &activation, &names) {
             Ok(true) => {}
-            Ok(false) => return Outcome::default(),
-            Err(message) => return Outcome::failing(ignore, message),
+            Ok(false) => return Prelude::Skip,
+            Err(message) => return Prelude::Fail(message),
         }
     }
+    Prelude::Run(Prepared {
+        bound,
+        failed,
+        budget,
+    })
+}
+
+/// Evaluates `policy` with `params` (null for none).
+pub(super) fn validate(policy: &Policy, inputs: &Inputs, params: &Cel) -> Outcome {
+    validate_within(policy, inputs, params, RUNTIME_COST_BUDGET)
+}
+
+/// [`validate`] with a budget of `budget` (the runtime budget but in tests, as upstream's
+/// `runtimeCELCostBudget` parameter).
+fn validate_within(policy: &Policy, inputs: &Inputs, params: &Cel, budget: u64) -> Outcome {
+    let spec = &policy.spec;
+    let ignore = policy.ignores_failures();
+    let names = names(spec.param_kind.is_some(), true);
+    let total = budget;
+    let Prepared {
+        bound,
+        failed,
+        mut budget,
+    } = match prepare(policy, inputs, params, total) {
+        Prelude::Run(prepared) => prepared,
+        Prelude::Skip => return Outcome::default(),
+        Prelude::Fail(message) => return Outcome::failing(ignore, message),
+    };
+    let activation = Activation::new(&bound);
 
     let mut outcome = Outcome::default();
     let message_names = self::names(spec.param_kind.is_some(), false);

@@ -13,14 +13,16 @@ use crate::server::admission::webhook::matching::{
 };
 use crate::server::http::error::ApiError;
 
-/// Whether `resources` (of the policy or binding `owner`) select `request`.
+/// Whether `resources` (of the policy or binding `owner`, of the plugin whose policy kind is
+/// `kind`) select `request`.
 pub(super) async fn matches(
     call: &Call,
     resources: &MatchResources,
     request: &Request<'_>,
+    kind: &str,
     owner: &str,
 ) -> Result<bool, ApiError> {
-    let context = || format!("ValidatingAdmissionPolicy {owner:?}");
+    let context = || format!("{kind} {owner:?}");
     if !namespace_selected(
         call,
         resources.namespace_selector.as_ref(),

@@ -39,6 +39,7 @@
 mod config;
 mod evaluate;
 mod matching;
+pub(crate) mod mutating;
 mod params;
 pub(crate) mod validation;
 
@@ -76,7 +77,7 @@ pub(crate) async fn validate(call: &Call, request: &Request<'_>) -> Result<(), A
     {
         return Ok(());
     }
-    let hooks = config::hooks(call).await?;
+    let hooks = config::hooks(call, config::VALIDATING).await?;
     if hooks.is_empty() {
         return Ok(());
     }
@@ -88,7 +89,7 @@ pub(crate) async fn validate(call: &Call, request: &Request<'_>) -> Result<(), A
         let Some(constraints) = &policy.spec.match_constraints else {
             continue;
         };
-        if !matching::matches(call, constraints, request, name).await? {
+        if !matching::matches(call, constraints, request, config::VALIDATING.name, name).await? {
             continue;
         }
         let kind = match &policy.spec.param_kind {
@@ -112,7 +113,14 @@ pub(crate) async fn validate(call: &Call, request: &Request<'_>) -> Result<(), A
         for binding in &hook.bindings {
             let binding_name = &binding.metadata.name;
             if let Some(resources) = &binding.spec.match_resources
-                && !matching::matches(call, resources, request, binding_name).await?
+                && !matching::matches(
+                    call,
+                    resources,
+                    request,
+                    config::VALIDATING.name,
+                    binding_name,
+                )
+                .await?
             {
                 continue;
             }

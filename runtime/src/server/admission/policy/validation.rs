@@ -7,7 +7,13 @@
 //! name, `paramRef` and validation actions. Object metadata and label selectors are checked by
 //! every write (`validation::check_metadata`, the selectors' type rule).
 //!
-//! `prepare` gives every served version of both kinds this check, as the validator of its
+//! MutatingAdmissionPolicies and their bindings are checked as upstream's
+//! `ValidateMutatingAdmissionPolicy` and `ValidateMutatingAdmissionPolicyBinding`: the shared
+//! parts as above, at least one mutation, each `patchType` with its one expression (which
+//! must compile in the mutation environment, `cel::mutation`), `reinvocationPolicy`, and no
+//! `DELETE` among the operations matched.
+//!
+//! `prepare` gives every served version of the four kinds this check, as the validator of its
 //! registered kind. The versions share the shape checked here.
 //!
 //! Not checked: the expressions' result types (kapi's CEL has no type checker: an expression
@@ -19,7 +25,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::config::{BINDINGS, POLICIES};
+use super::config::{BINDINGS, MUTATING_BINDINGS, MUTATING_POLICIES, POLICIES};
 use super::evaluate::names;
 use crate::KubeVersion;
 use crate::meta::StatusCause;
@@ -39,15 +45,26 @@ pub(crate) fn prepare(mut registry: Registry, release: KubeVersion) -> Registry 
     let kinds: Vec<RegisteredKind> = registry
         .kinds()
         .filter(|k| {
-            k.info.gvk.group == GROUP && [POLICIES, BINDINGS].contains(&k.info.plural.as_ref())
+            k.info.gvk.group == GROUP
+                && [POLICIES, BINDINGS, MUTATING_POLICIES, MUTATING_BINDINGS]
+                    .contains(&k.info.plural.as_ref())
         })
         .cloned()
         .collect();
     for kind in kinds {
-        let validate: Validator = if kind.info.plural == POLICIES {
-            Arc::new(move |object: &Value, _: Option<&Value>| check_policy(object, release))
-        } else {
-            Arc::new(move |object: &Value, _: Option<&Value>| check_binding(object, release))
+        let validate: Validator = match kind.info.plural.as_ref() {
+            POLICIES => {
+                Arc::new(move |object: &Value, _: Option<&Value>| check_policy(object, release))
+            }
+            BINDINGS => {
+                Arc::new(move |object: &Value, _: Option<&Value>| check_binding(object, release))
+            }
+            MUTATING_POLICIES => Arc::new(move |object: &Value, _: Option<&Value>| {
+                check_mutating_policy(object, release)
+            }),
+            _ => Arc::new(move |object: &Value, _: Option<&Value>| {
+                check_mutating_binding(object, release)
+            }),
         };
         registry.insert_kind(RegisteredKind {
             validate: Some(validate),
@@ -110,25 +127,7 @@ pub(crate) fn check_policy(object: &Value, release: KubeVersion) -> Vec<StatusCa
         &names,
         &mut errors,
     );
-    for (i, variable) in list(spec, "variables").iter().enumerate() {
-        let at = path.child("variables").index(i);
-        let name = text(variable, "name").unwrap_or("");
-        if name.trim().is_empty() {
-            errors.required(&at.child("name"), "name is not specified");
-        } else if !is_cel_identifier(name) {
-            errors.invalid(
-                &at.child("name"),
-                Shown::Plain(&Value::from(name)),
-                "name is not a valid CEL identifier",
-            );
-        }
-        let expression = text(variable, "expression").unwrap_or("");
-        if expression.trim().is_empty() {
-            errors.required(&at.child("expression"), "expression is not specified");
-        } else {
-            compile(expression, &names, &at.child("expression"), &mut errors);
-        }
-    }
+    check_variables(list(spec, "variables"), &path, &names, &mut errors);
     let validations = list(spec, "validations");
     let annotations = list(spec, "auditAnnotations");
     if validations.is_empty() && annotations.is_empty() {
@@ -241,6 +240,180 @@ pub(crate) fn check_policy(object: &Value, release: KubeVersion) -> Vec<StatusCa
     errors.into_causes()
 }
 
+/// The operations a mutating policy may match (`supportedMutatingOperations`): a mutation
+/// has no object to change on a delete.
+const MUTATING_OPERATIONS: [&str; 4] = ["*", "CONNECT", "CREATE", "UPDATE"];
+
+/// A mutating policy's causes, as upstream's `validateMutatingAdmissionPolicySpec`: the
+/// failure policy, `paramKind`, the match constraints (with at least one resource rule, and
+/// no operation a mutation cannot act on), match conditions and variables as a validating
+/// policy's; at least one mutation, each with a supported `patchType` and the one expression
+/// it names, which must compile; and the reinvocation policy.
+pub(crate) fn check_mutating_policy(object: &Value, release: KubeVersion) -> Vec<StatusCause> {
+    let mut errors = Errors::new(release);
+    let null = Value::Null;
+    let spec = object.get("spec").unwrap_or(&null);
+    let path = FieldPath::of("spec");
+    match spec.get("failurePolicy") {
+        None | Some(Value::Null) => errors.required(&path.child("failurePolicy"), ""),
+        Some(policy) if !matches!(policy.as_str(), Some("Fail" | "Ignore")) => {
+            errors.not_supported(&path.child("failurePolicy"), policy, &["Fail", "Ignore"]);
+        }
+        Some(_) => {}
+    }
+    let has_params = present(spec, "paramKind");
+    if let Some(kind) = spec.get("paramKind").filter(|k| !k.is_null()) {
+        check_param_kind(kind, &path.child("paramKind"), &mut errors);
+    }
+    match spec.get("matchConstraints").filter(|m| !m.is_null()) {
+        None => errors.required(&path.child("matchConstraints"), ""),
+        Some(constraints) => {
+            let at = path.child("matchConstraints");
+            check_match_resources(constraints, &at, &mut errors);
+            if list(constraints, "resourceRules").is_empty() {
+                errors.required(&at.child("resourceRules"), "");
+            }
+            check_mutable_operations(constraints, &at, &mut errors);
+        }
+    }
+    let names = names(has_params, true);
+    check_match_conditions(
+        list(spec, "matchConditions"),
+        &path.child("matchConditions"),
+        &names,
+        &mut errors,
+    );
+    check_variables(list(spec, "variables"), &path, &names, &mut errors);
+    let mutations = list(spec, "mutations");
+    if mutations.is_empty() {
+        errors.required(
+            &path.child("mutations"),
+            "mutations must contain at least one item",
+        );
+    }
+    for (i, mutation) in mutations.iter().enumerate() {
+        check_mutation(
+            mutation,
+            &path.child("mutations").index(i),
+            &names,
+            &mut errors,
+        );
+    }
+    match spec.get("reinvocationPolicy") {
+        None | Some(Value::Null) => errors.required(&path.child("reinvocationPolicy"), ""),
+        Some(policy) if !matches!(policy.as_str(), Some("Never" | "IfNeeded")) => {
+            errors.not_supported(
+                &path.child("reinvocationPolicy"),
+                policy,
+                &["IfNeeded", "Never"],
+            );
+        }
+        Some(_) => {}
+    }
+    errors.into_causes()
+}
+
+/// Every operation of the resource rules must be one a mutation acts on (upstream reports
+/// them at `resourceRules.operations`, without an index).
+fn check_mutable_operations(resources: &Value, at: &FieldPath, errors: &mut Errors) {
+    let operations_at = at.child("resourceRules").child("operations");
+    for rule in list(resources, "resourceRules") {
+        for operation in strings(rule, "operations") {
+            if !MUTATING_OPERATIONS.contains(&operation.as_str()) {
+                errors.not_supported(
+                    &operations_at,
+                    &Value::from(operation.as_str()),
+                    &MUTATING_OPERATIONS,
+                );
+            }
+        }
+    }
+}
+
+/// `validateMutation`: the `patchType` union and its expression.
+fn check_mutation(mutation: &Value, at: &FieldPath, names: &[&str], errors: &mut Errors) {
+    let patch_type = text(mutation, "patchType").unwrap_or("");
+    let own = |key: &str| mutation.get(key).filter(|v| !v.is_null());
+    let (field, other) = match patch_type {
+        "" => {
+            errors.required(&at.child("patchType"), "");
+            return;
+        }
+        "ApplyConfiguration" => ("applyConfiguration", "jsonPatch"),
+        "JSONPatch" => ("jsonPatch", "applyConfiguration"),
+        _ => {
+            errors.not_supported(
+                &at.child("patchType"),
+                &Value::from(patch_type),
+                &["ApplyConfiguration", "JSONPatch"],
+            );
+            return;
+        }
+    };
+    match own(field) {
+        None => errors.required(
+            &at.child(field),
+            &format!("must be specified when patchType is {patch_type}"),
+        ),
+        Some(config) => {
+            let expression = text(config, "expression").unwrap_or("").trim();
+            let expression_at = at.child(field).child("expression");
+            if expression.is_empty() {
+                errors.required(&expression_at, "");
+            } else if let Err(e) = crate::cel::mutation::compile(expression, names) {
+                errors.invalid(
+                    &expression_at,
+                    Shown::Plain(&Value::from(expression)),
+                    &format!("compilation failed: {e}"),
+                );
+            }
+        }
+    }
+    if own(other).is_some() {
+        errors.invalid(
+            &at.child(other),
+            Shown::Plain(&Value::from(format!("{{{other}}}"))),
+            &format!("must not be specified when patchType is {patch_type}"),
+        );
+    }
+}
+
+/// A mutating policy's binding: as a validating one's, without validation actions and with
+/// the match resources' operations limited to what a mutation acts on.
+pub(crate) fn check_mutating_binding(object: &Value, release: KubeVersion) -> Vec<StatusCause> {
+    let mut errors = Errors::new(release);
+    let null = Value::Null;
+    let spec = object.get("spec").unwrap_or(&null);
+    let path = FieldPath::of("spec");
+    check_policy_name(spec, &path, &mut errors);
+    if let Some(param_ref) = spec.get("paramRef").filter(|p| !p.is_null()) {
+        check_param_ref(param_ref, &path.child("paramRef"), &mut errors);
+    }
+    if let Some(resources) = spec.get("matchResources").filter(|m| !m.is_null()) {
+        let at = path.child("matchResources");
+        check_match_resources(resources, &at, &mut errors);
+        check_mutable_operations(resources, &at, &mut errors);
+    }
+    errors.into_causes()
+}
+
+/// A binding's `policyName`: required, a DNS subdomain.
+fn check_policy_name(spec: &Value, path: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let policy = text(spec, "policyName").unwrap_or("");
+    if policy.is_empty() {
+        errors.required(&path.child("policyName"), "");
+    } else {
+        for message in Format::DnsSubdomain.messages(policy, release) {
+            errors.invalid(
+                &path.child("policyName"),
+                Shown::Plain(&Value::from(policy)),
+                &message,
+            );
+        }
+    }
+}
+
 /// Compiles `expression`: `Invalid value: "<expression>": compilation failed: <cel-go's text>`.
 fn compile(expression: &str, names: &[&str], at: &FieldPath, errors: &mut Errors) {
     if let Err(e) = crate::cel::compile(expression, names) {
@@ -249,6 +422,29 @@ fn compile(expression: &str, names: &[&str], at: &FieldPath, errors: &mut Errors
             Shown::Plain(&Value::from(expression)),
             &format!("compilation failed: {e}"),
         );
+    }
+}
+
+/// A policy's `variables`: named with CEL identifiers, each expression compiling.
+fn check_variables(variables: &[Value], path: &FieldPath, names: &[&str], errors: &mut Errors) {
+    for (i, variable) in variables.iter().enumerate() {
+        let at = path.child("variables").index(i);
+        let name = text(variable, "name").unwrap_or("");
+        if name.trim().is_empty() {
+            errors.required(&at.child("name"), "name is not specified");
+        } else if !is_cel_identifier(name) {
+            errors.invalid(
+                &at.child("name"),
+                Shown::Plain(&Value::from(name)),
+                "name is not a valid CEL identifier",
+            );
+        }
+        let expression = text(variable, "expression").unwrap_or("");
+        if expression.trim().is_empty() {
+            errors.required(&at.child("expression"), "expression is not specified");
+        } else {
+            compile(expression, names, &at.child("expression"), errors);
+        }
     }
 }
 
@@ -526,18 +722,7 @@ pub(crate) fn check_binding(object: &Value, release: KubeVersion) -> Vec<StatusC
     let null = Value::Null;
     let spec = object.get("spec").unwrap_or(&null);
     let path = FieldPath::of("spec");
-    let policy = text(spec, "policyName").unwrap_or("");
-    if policy.is_empty() {
-        errors.required(&path.child("policyName"), "");
-    } else {
-        for message in Format::DnsSubdomain.messages(policy, release) {
-            errors.invalid(
-                &path.child("policyName"),
-                Shown::Plain(&Value::from(policy)),
-                &message,
-            );
-        }
-    }
+    check_policy_name(spec, &path, &mut errors);
     if let Some(param_ref) = spec.get("paramRef").filter(|p| !p.is_null()) {
         check_param_ref(param_ref, &path.child("paramRef"), &mut errors);
     }

@@ -20,7 +20,7 @@
 //! May import: what `patch` may; `merge` and `strict_yaml` import neither this module nor
 //! each other.
 
-mod merge;
+pub(crate) mod merge;
 mod strict_yaml;
 
 use axum::http::StatusCode;

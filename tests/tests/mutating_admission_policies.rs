@@ -1,0 +1,191 @@
+//! MutatingAdmissionPolicies and their bindings as kube-apiserver enforces them
+//! (`staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/mutating/`): in 1.36, where the
+//! plugin is GA, a policy that labels ConfigMaps through an `ApplyConfiguration` and one that
+//! sets a field through `JSONPatch`, read back with kubectl; a failing expression under
+//! `failurePolicy: Fail` refusing the write; and in 1.34, where the plugin is beta and off, the
+//! feature gate and the `v1beta1` group-version that turn it on.
+
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions};
+
+/// A mutating policy on ConfigMaps' creates with one mutation (`mutation` is its YAML, indented
+/// for the list) and its binding, in `version`.
+fn policy_and_binding(version: &str, name: &str, failure: &str, mutation: &str) -> String {
+    format!(
+        r#"apiVersion: admissionregistration.k8s.io/{version}
+kind: MutatingAdmissionPolicy
+metadata:
+  name: {name}
+spec:
+  failurePolicy: {failure}
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["configmaps"]
+  mutations:
+{mutation}
+---
+apiVersion: admissionregistration.k8s.io/{version}
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: {name}
+spec:
+  policyName: {name}
+"#
+    )
+}
+
+/// Upstream's `ApplyConfiguration` example shape: an `Object{metadata: Object.metadata{...}}`
+/// merged into the object (`patch/smd.go`).
+const LABEL: &str = r#"  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: >-
+        Object{metadata: Object.metadata{labels: {"team": "platform"}}}
+"#;
+
+/// A `JSONPatch` list (`patch/json_patch.go`), its path built with `jsonpatch.escapeKey`.
+const DATA: &str = r#"  - patchType: JSONPatch
+    jsonPatch:
+      expression: >-
+        [JSONPatch{op: "add", path: "/data/" + jsonpatch.escapeKey("owner"), value: object.metadata.name}]
+"#;
+
+fn create(k: &Kubectl<'_>, file: &str, manifest: &str) {
+    let path = k.file(file, manifest);
+    let path = path
+        .to_str()
+        .unwrap_or_else(|| panic!("temporary path is not UTF-8"));
+    k.expect_ok(&["create", "-f", path]);
+}
+
+fn start(release: &str, args: &[&str]) -> KapiServer {
+    KapiServer::start(&ServerOptions {
+        kube_version: Some(release.to_owned()),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        ..ServerOptions::default()
+    })
+    .unwrap_or_else(|e| panic!("server {release}: {e}"))
+}
+
+#[test]
+fn kubectl_objects_are_mutated_by_policies_in_1_36() {
+    let server = start("1.36", &[]);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let k = Kubectl::on_path(&server, dir.path());
+    create(
+        &k,
+        "label.yaml",
+        &policy_and_binding("v1", "label.kapi.test", "Fail", LABEL),
+    );
+    create(
+        &k,
+        "data.yaml",
+        &policy_and_binding("v1", "data.kapi.test", "Fail", DATA),
+    );
+    k.expect_ok(&["create", "configmap", "one", "--from-literal=a=1"]);
+    let label = k.expect_ok(&[
+        "get",
+        "configmap",
+        "one",
+        "-o",
+        "jsonpath={.metadata.labels.team}",
+    ]);
+    assert_eq!(label.trim(), "platform");
+    let data = k.expect_ok(&["get", "configmap", "one", "-o", "jsonpath={.data}"]);
+    assert!(data.contains(r#""owner":"one""#), "{data}");
+    assert!(data.contains(r#""a":"1""#), "{data}");
+
+    // Upstream's dispatcher (`policy/generic/policy_dispatcher.go`): an evaluation error under
+    // `failurePolicy: Fail` refuses the write with `policy '<policy>' with binding
+    // '<binding>' denied request: <error>`, the error as `plugin/cel/activation.go` words it.
+    let failing = r#"  - patchType: JSONPatch
+    jsonPatch:
+      expression: >-
+        [JSONPatch{op: "add", path: "/data/x", value: object.data.missing}]
+"#;
+    create(
+        &k,
+        "failing.yaml",
+        &policy_and_binding("v1", "failing.kapi.test", "Fail", failing),
+    );
+    let text = k.expect_failure(&["create", "configmap", "two", "--from-literal=a=1"]);
+    assert!(
+        text.contains("policy 'failing.kapi.test' with binding 'failing.kapi.test' denied request: expression '[JSONPatch{op: \"add\", path: \"/data/x\", value: object.data.missing}]' resulted in error: no such key: missing"),
+        "{text}"
+    );
+    let missing = k.expect_failure(&["get", "configmap", "two"]);
+    assert!(missing.contains("NotFound"), "{missing}");
+
+    // The same policy under `Ignore` lets the write through unmutated by it.
+    k.expect_ok(&["delete", "mutatingadmissionpolicy", "failing.kapi.test"]);
+    create(
+        &k,
+        "ignored.yaml",
+        &policy_and_binding("v1", "ignored.kapi.test", "Ignore", failing),
+    );
+    k.expect_ok(&["create", "configmap", "three", "--from-literal=a=1"]);
+}
+
+/// Upstream's `validateMutatingAdmissionPolicySpec` and `validateMutation`: an expression that
+/// does not compile and a missing `reinvocationPolicy` refuse the policy.
+#[test]
+fn kubectl_mutating_policies_that_do_not_compile_are_refused() {
+    let server = start("1.36", &[]);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let k = Kubectl::on_path(&server, dir.path());
+    let manifest = policy_and_binding(
+        "v1",
+        "bad.kapi.test",
+        "Fail",
+        "  - patchType: ApplyConfiguration\n    applyConfiguration:\n      expression: Foo{}\n",
+    )
+    .replace("  reinvocationPolicy: Never\n", "");
+    let path = k.file("bad.yaml", &manifest);
+    let text = k.expect_failure(&[
+        "create",
+        "-f",
+        path.to_str().unwrap_or_else(|| panic!("path")),
+    ]);
+    assert!(
+        text.contains(r#"spec.mutations[0].applyConfiguration.expression: Invalid value: "Foo{}": compilation failed: ERROR: <input>:1:"#)
+            && text.contains("undeclared reference to 'Foo' (in container '')"),
+        "{text}"
+    );
+    assert!(
+        text.contains("spec.reinvocationPolicy: Required value"),
+        "{text}"
+    );
+}
+
+/// In 1.34 MutatingAdmissionPolicy is beta and off (k8s.io/apiserver `kube_features.go`): its
+/// kinds are served once `--runtime-config` enables `admissionregistration.k8s.io/v1beta1`,
+/// and enforced only with `--feature-gates=MutatingAdmissionPolicy=true` (the plugin's
+/// `InspectFeatureGates`).
+#[test]
+fn kubectl_mutating_policies_in_1_34_need_their_gate() {
+    for (gate, enforced) in [(false, false), (true, true)] {
+        let mut args = vec!["--runtime-config=admissionregistration.k8s.io/v1beta1=true"];
+        if gate {
+            args.push("--feature-gates=MutatingAdmissionPolicy=true");
+        }
+        let server = start("1.34", &args);
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let k = Kubectl::on_path(&server, dir.path());
+        create(
+            &k,
+            "label.yaml",
+            &policy_and_binding("v1beta1", "label.kapi.test", "Fail", LABEL),
+        );
+        k.expect_ok(&["create", "configmap", "one"]);
+        let label = k.expect_ok(&[
+            "get",
+            "configmap",
+            "one",
+            "-o",
+            "jsonpath={.metadata.labels.team}",
+        ]);
+        assert_eq!(label.trim() == "platform", enforced, "gate {gate}: {label}");
+    }
+}
