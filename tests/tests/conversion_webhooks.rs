@@ -15,8 +15,9 @@ use std::sync::{Arc, Mutex};
 use axum::body::Bytes;
 use axum::http::Uri;
 use base64::Engine as _;
+use futures_util::StreamExt;
 use kapi_e2e::{HttpsServer, KapiServer, Kubectl, ServerOptions};
-use kube::api::{ApiResource, DynamicObject, ListParams};
+use kube::api::{ApiResource, DynamicObject, ListParams, PostParams, WatchEvent, WatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Api, Client, Config};
 use serde_json::{Value, json};
@@ -281,6 +282,39 @@ fn conversion_webhooks_convert_every_read_and_write_as_upstreams() {
             .collect();
         got.sort_by_key(Value::to_string);
         assert_eq!(got, [json!("5"), json!("7")]);
+
+        // A watch through v2 sees the objects already there and one created through v1 in v2's
+        // shape: each event's object is converted as a read is.
+        let events = widgets
+            .watch(&WatchParams::default().timeout(20), "0")
+            .await
+            .unwrap();
+        let mut events = std::pin::pin!(events);
+        let v1: DynamicObject =
+            serde_json::from_str(&object("Widget", "v1", "w4", json!(11))).unwrap();
+        api(client, "widgets", "Widget", "v1")
+            .create(&PostParams::default(), &v1)
+            .await
+            .unwrap();
+        let mut seen = Vec::new();
+        while let Some(event) = events.next().await {
+            if let WatchEvent::Added(widget) = event.unwrap() {
+                let name = widget.metadata.name.clone().unwrap_or_default();
+                seen.push((name.clone(), widget.data["spec"]["size"].clone()));
+                if name == "w4" {
+                    break;
+                }
+            }
+        }
+        seen.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            seen,
+            [
+                ("w1".to_owned(), json!("7")),
+                ("w2".to_owned(), json!("5")),
+                ("w4".to_owned(), json!("11")),
+            ]
+        );
     });
 
     // A webhook that answers a failure fails the read with upstream's text: the converter's
