@@ -115,7 +115,7 @@ pub fn derive_resource(input: TokenStream) -> TokenStream {
 /// and refused, at its string, when it does not parse, names a variable other than `self`,
 /// `oldSelf` and comprehension variables, reads `self.<name>` that a struct does not serialize
 /// (the rule on the struct itself; a struct with a flattened field, `preserve_unknown_fields` or
-/// `transparent` admits any name), or sets `optional_old_self = true` without using `oldSelf`;
+/// `transparent` admits any name), or sets `optional_old_self` without using `oldSelf`;
 /// the message is kube-apiserver's for a CRD with that rule. Functions and types are checked
 /// when the CRD is applied.
 ///

@@ -12,7 +12,7 @@
 //!   container '')`);
 //! - on a struct, `self.x` (and `oldSelf.x`) where `x` is none of its serialized field names
 //!   (`undefined field 'x'`), as property names are spelled in CEL (`__dash__` and the rest);
-//! - `optional_old_self = true` on a rule that does not use `oldSelf`.
+//! - `optional_old_self` (`true` or `false`) on a rule that does not use `oldSelf`.
 //!
 //! Functions are not checked (their list is the runtime's, in `kapi::cel::library`, which a
 //! proc macro cannot depend on), nor are fields deeper than `self`'s own, nor types: all of
@@ -112,11 +112,11 @@ pub(crate) fn check_all(validations: &[Validation], object: Option<&Object>, err
         match compile(&v.rule, object) {
             Err(text) => errors.at(v.rule_span, format_args!("compilation failed: {text}")),
             Ok(uses_old_self) => {
-                if v.optional_old_self == Some(true) && !uses_old_self {
+                // Upstream refuses the key set either way (`true` or `false`).
+                if v.optional_old_self.is_some() && !uses_old_self {
                     errors.at(
                         v.rule_span,
-                        "optional_old_self = true needs a transition rule: this rule does not \
-                         use oldSelf",
+                        "optionalOldSelf: may not be set if oldSelf is not used in rule",
                     );
                 }
             }

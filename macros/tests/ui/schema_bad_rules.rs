@@ -3,7 +3,7 @@
 #[serde(rename_all = "camelCase")]
 #[schema(validation(rule = "self.minReplicas <= self.max_replicas"))]
 #[schema(validation(rule = "self.minReplicas <= self.maxReplicas"))]
-#[schema(validation(rule = "self.minReplicas >= 0", optional_old_self = true))]
+#[schema(validation(rule = "self.minReplicas >= 0", optional_old_self = false))]
 struct Scaling {
     #[schema(validation(rule = "self >"))]
     min_replicas: i32,
