@@ -111,6 +111,14 @@ pub fn derive_resource(input: TokenStream) -> TokenStream {
 /// | `with = path::to_fn` | field | the field's schema is `path::to_fn()` |
 /// | `crate = "::path::to::kapi"` | container | path to kapi |
 ///
+/// Every `rule` and `message_expression` is parsed at compile time by the runtime's CEL parser
+/// and refused, at its string, when it does not parse, names a variable other than `self`,
+/// `oldSelf` and comprehension variables, reads `self.<name>` that a struct does not serialize
+/// (the rule on the struct itself; a struct with a flattened field, `preserve_unknown_fields` or
+/// `transparent` admits any name), or sets `optional_old_self` without using `oldSelf`;
+/// the message is kube-apiserver's for a CRD with that rule. Functions and types are checked
+/// when the CRD is applied.
+///
 /// A `conditions: Vec<Condition>` field becomes a map list keyed by `type`, and the struct
 /// implements `kapi::crd::HasConditions`. Shapes a structural schema cannot express (tuples,
 /// unit variants mixed with data variants, adjacently tagged enums, one field name with two

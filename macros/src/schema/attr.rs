@@ -76,8 +76,10 @@ const REASONS: &[&str] = &[
 /// One `validation(...)`.
 pub(crate) struct Validation {
     pub(crate) rule: String,
+    /// The rule's string literal, where a rule that does not compile is reported.
+    pub(crate) rule_span: Span,
     pub(crate) message: Option<String>,
-    pub(crate) message_expression: Option<String>,
+    pub(crate) message_expression: Option<(String, Span)>,
     pub(crate) reason: Option<String>,
     pub(crate) field_path: Option<String>,
     pub(crate) optional_old_self: Option<bool>,
@@ -346,6 +348,7 @@ fn validation(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Op
     }
     let mut v = Validation {
         rule: String::new(),
+        rule_span: span,
         message: None,
         message_expression: None,
         reason: None,
@@ -378,14 +381,23 @@ fn validation(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Op
             }
             return Ok(());
         }
-        let value = string(&inner, key, errors)?.map(|s| s.0);
+        let literal = string(&inner, key, errors)?;
+        if key == "message_expression" {
+            v.message_expression = literal;
+            return Ok(());
+        }
+        let value = literal.map(|(text, literal_span)| {
+            if key == "rule" {
+                v.rule_span = literal_span;
+            }
+            text
+        });
         match key {
             "rule" => {
                 has_rule = value.is_some();
                 v.rule = value.unwrap_or_default();
             }
             "message" => v.message = value,
-            "message_expression" => v.message_expression = value,
             "field_path" => v.field_path = value,
             _ => {
                 if let Some(reason) = &value

@@ -7,6 +7,7 @@
 //! spec struct.
 
 pub(crate) mod attr;
+mod rules;
 mod types;
 
 use proc_macro2::{Span, TokenStream};
@@ -50,10 +51,23 @@ pub(crate) fn expand(
         .or_else(|| container.krate.clone())
         .unwrap_or_else(crate::check::default_crate);
     let ident = &input.ident;
+    // What `self` of the container's rules is known to be: set for a struct whose fields are
+    // all its object may have.
+    let mut object = None;
     let body = match &input.data {
         Data::Struct(data) => match &data.fields {
             Fields::Named(named) => {
                 let fields = read_fields(named.named.iter(), &container_serde, ident, errors);
+                let open = container.preserve_unknown_fields
+                    || container_serde.transparent
+                    || fields.iter().any(|f| f.serde.flatten);
+                if !open {
+                    let names = fields
+                        .iter()
+                        .map(|f| f.wire.as_str())
+                        .chain(container_serde.tag.as_deref());
+                    object = Some(rules::Object::new(names, container.embedded_resource));
+                }
                 let body = struct_body(&fields, &container_serde, &krate, errors);
                 let merge = input
                     .generics
@@ -106,6 +120,7 @@ pub(crate) fn expand(
         }
     };
 
+    rules::check_all(&container.validations, object.as_ref(), errors);
     let container_mods = container_mods(&container, &krate);
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let mut where_clause = where_clause
@@ -221,6 +236,7 @@ fn read_fields<'a>(
             types::check_type(&field.ty, schema.allow_float, owner, errors);
         }
         check_markers(&schema, &field.ty, errors);
+        rules::check_all(&schema.validations, None, errors);
         out.push(Field {
             ident,
             ty: &field.ty,
@@ -418,7 +434,7 @@ fn markers(s: &SchemaAttrs, krate: &Path, var: &str) -> TokenStream {
             quote!(#value.to_owned())
         };
         let message = text(&v.message);
-        let message_expression = text(&v.message_expression);
+        let message_expression = text(&v.message_expression.as_ref().map(|(e, _)| e.clone()));
         let field_path = text(&v.field_path);
         let reason = match &v.reason {
             Some(r) => quote!(::core::option::Option::Some(#r.to_owned())),
