@@ -34,7 +34,8 @@ pub mod mutation;
 pub mod validation;
 pub mod value;
 
-use std::sync::{Arc, LazyLock};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
 
 use cel::common::ast::SourceInfo;
 use cel::parser::Expression;
@@ -102,6 +103,44 @@ impl std::fmt::Display for CompileError {
 /// rule).
 pub fn compile(source: &str, variables: &[&str]) -> Result<Program, CompileError> {
     compile_checked(source, variables, None)
+}
+
+/// How many programs [`compile_shared`] keeps; past it the cache starts over.
+const SHARED_CAPACITY: usize = 1024;
+
+/// A source with its declared variables, and what compiling them gave.
+type SharedPrograms = HashMap<(String, Vec<String>), Result<Arc<Program>, CompileError>>;
+
+/// The programs [`compile_shared`] compiled.
+static SHARED: LazyLock<Mutex<SharedPrograms>> = LazyLock::new(Mutex::default);
+
+/// [`compile`], once per source and variables for the whole process: admission policies and
+/// webhooks' match conditions are read from the store at every write they may concern, and
+/// their expressions, which change only with the objects, need not be compiled again each
+/// time. The cache is bounded ([`SHARED_CAPACITY`] entries, then emptied).
+pub fn compile_shared(source: &str, variables: &[&str]) -> Result<Arc<Program>, CompileError> {
+    let key = (
+        source.to_owned(),
+        variables
+            .iter()
+            .map(|v| (*v).to_owned())
+            .collect::<Vec<_>>(),
+    );
+    let lock = || {
+        SHARED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(found) = lock().get(&key) {
+        return found.clone();
+    }
+    let compiled = compile(source, variables).map(Arc::new);
+    let mut cache = lock();
+    if cache.len() >= SHARED_CAPACITY {
+        cache.clear();
+    }
+    cache.insert(key, compiled.clone());
+    compiled
 }
 
 /// [`compile`] for a rule on a schema node (`resource` when it is the root of a resource):

@@ -90,3 +90,16 @@ fn macros_keep_their_meaning_when_metered() {
         );
     }
 }
+
+#[test]
+fn shared_programs_are_compiled_once_per_source_and_variables() {
+    let first = compile_shared("self.size() > 1", &["self"]).unwrap_or_else(|e| panic!("{e}"));
+    let again = compile_shared("self.size() > 1", &["self"]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(Arc::ptr_eq(&first, &again));
+    // Other declared variables are another program: `object` is undeclared here.
+    assert!(compile_shared("self.size() > 1", &["object"]).is_err());
+    assert_eq!(
+        compile_shared("object.x ==", &["object"]).err(),
+        compile("object.x ==", &["object"]).err()
+    );
+}

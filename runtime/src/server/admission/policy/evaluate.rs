@@ -164,7 +164,7 @@ pub(super) fn prepare(policy: &Policy, inputs: &Inputs, params: &Cel, budget: u6
     for variable in &spec.variables {
         let mut with = bound.clone();
         with.push((VARIABLES, map_of(&values)));
-        match cel::compile(&variable.expression, &names) {
+        match cel::compile_shared(&variable.expression, &names) {
             Err(e) => {
                 failed.insert(
                     variable.name.clone(),
@@ -241,7 +241,7 @@ fn validate_within(policy: &Policy, inputs: &Inputs, params: &Cel, budget: u64) 
             message: format!("expression '{expression}' resulted in error: {error}"),
             reason: None,
         };
-        let program = match cel::compile(expression, &names) {
+        let program = match cel::compile_shared(expression, &names) {
             Ok(program) => program,
             Err(e) => {
                 if !ignore {
@@ -279,7 +279,7 @@ fn validate_within(policy: &Policy, inputs: &Inputs, params: &Cel, budget: u64) 
         }
         let mut message = String::new();
         if !validation.message_expression.trim().is_empty()
-            && let Ok(program) = cel::compile(&validation.message_expression, &message_names)
+            && let Ok(program) = cel::compile_shared(&validation.message_expression, &message_names)
         {
             match budget.run(&program, &activation) {
                 Err(()) => {
@@ -324,7 +324,7 @@ fn validate_within(policy: &Policy, inputs: &Inputs, params: &Cel, budget: u64) 
     let mut budget = Budget(total);
     for annotation in &spec.audit_annotations {
         let source = annotation.value_expression.trim();
-        let result = match cel::compile(source, &names) {
+        let result = match cel::compile_shared(source, &names) {
             Err(e) => Err(format!("compilation error: compilation failed: {e}")),
             Ok(program) => match budget.run(&program, &activation) {
                 Err(()) => Err(OUT_OF_BUDGET.to_owned()),

@@ -224,7 +224,7 @@ pub(in crate::server::admission) fn conditions<'a>(
 ) -> Result<bool, String> {
     let mut errors = Vec::new();
     for expression in expressions {
-        let outcome = cel::compile(expression, names)
+        let outcome = cel::compile_shared(expression, names)
             .map_err(|e| e.to_string())
             .and_then(|program| {
                 match program.evaluate_in(activation, CONDITION_COST_LIMIT).result {
