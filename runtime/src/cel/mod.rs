@@ -117,7 +117,7 @@ static SHARED: LazyLock<Mutex<SharedPrograms>> = LazyLock::new(Mutex::default);
 /// [`compile`], once per source and variables for the whole process: admission policies and
 /// webhooks' match conditions are read from the store at every write they may concern, and
 /// their expressions, which change only with the objects, need not be compiled again each
-/// time. The cache is bounded ([`SHARED_CAPACITY`] entries, then emptied).
+/// time. The cache is bounded (1,024 entries, then emptied).
 pub fn compile_shared(source: &str, variables: &[&str]) -> Result<Arc<Program>, CompileError> {
     let key = (
         source.to_owned(),

@@ -7,9 +7,10 @@
 //! environment under the literal's name. The `Object…` names are as many as an object has
 //! field paths, so [`compile`] collects those an expression uses from its syntax tree and runs
 //! it in an environment that registers exactly those (and `JSONPatch`), kept for the next
-//! expression naming the same set. Each literal makes a struct value of its name; [`to_json`]
-//! turns a result into JSON and checks, as upstream's `CheckTypeNamesMatchFieldPathNames`
-//! does, that each nested literal is named by the path of the field it sits in.
+//! expression naming the same set. Each literal makes a struct value of its name;
+//! [`apply_configuration`] and [`json_patch`] turn a result into JSON and check, as upstream's
+//! `CheckTypeNamesMatchFieldPathNames` does, that each nested literal is named by the path of
+//! the field it sits in.
 //!
 //! Upstream: `k8s.io/apiserver/pkg/cel/mutation/` (the `Object` and `JSONPatch` types, the
 //! `jsonpatch` library), `admission/plugin/policy/mutating/patch/json_patch.go` and `smd.go`
