@@ -94,11 +94,12 @@ fn a_binding_puts_a_pod_on_a_node_once() {
             "target": {"name": "node-2"}});
         post(&k, "/api/v1/namespaces/default/bindings", &legacy).unwrap();
         assert_eq!(pod(&k, "other")["spec"]["nodeName"], "node-2", "{release}");
-        // Nothing of a binding is stored: there is no binding to read.
+        // Nothing of a binding is stored: the same binding again meets the bound pod, not a
+        // stored Binding of that name (AlreadyExists).
+        let twice = post(&k, "/api/v1/namespaces/default/bindings", &legacy).unwrap_err();
         assert!(
-            k.ok(&["get", "--raw", "/api/v1/namespaces/default/bindings/web"])
-                .is_err(),
-            "{release}"
+            twice.contains(r#"pod other is already assigned to node "node-2""#),
+            "{release}: {twice}"
         );
     }
 }

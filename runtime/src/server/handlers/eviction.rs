@@ -256,6 +256,10 @@ fn pin(options: &mut DeleteOptions, revision: u64) {
         .resource_version = Some(revision.to_string());
 }
 
+/// How many budgets of one namespace an eviction looks through at most (a namespace holds a
+/// few; one holding more is read no further rather than without bound).
+const MOST_BUDGETS: usize = 10_000;
+
 /// The budgets of the pod's namespace whose selectors match it; a budget without a selector,
 /// with an empty one or with one that does not parse matches nothing.
 async fn budgets_of(call: &Call, namespace: &str, pod: &PodState) -> Result<Vec<Value>, ApiError> {
@@ -266,7 +270,7 @@ async fn budgets_of(call: &Call, namespace: &str, pod: &PodState) -> Result<Vec<
     let listed = call
         .state
         .storage
-        .list(&prefix, None, None, None)
+        .list(&prefix, None, None, Some(MOST_BUDGETS))
         .await
         .map_err(ApiError::from_read)?;
     let mut matching = Vec::new();
