@@ -4,7 +4,9 @@
 //! a three-member etcd the loss of a member (the leader) under write load loses no
 //! acknowledged write while the replicas keep serving and `/readyz` reports the etcd check.
 //! In 1.20 the replicas, each running the tokens controller, give every ServiceAccount one
-//! token Secret between them, as one kube-controller-manager would.
+//! token Secret between them, as one kube-controller-manager would. What admission reads on
+//! every write (here a ResourceQuota) written through one replica binds writes through the
+//! other, and stops binding them once deleted there.
 
 #![allow(
     clippy::unwrap_used,
@@ -23,7 +25,10 @@ use std::time::Duration;
 
 use etcd::EtcdCluster;
 use futures_util::StreamExt;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Namespace, ResourceQuota, ResourceQuotaSpec, Secret, ServiceAccount,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::{ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
 use kube::{Api, Client, Config};
 
@@ -417,4 +422,84 @@ async fn replicas_give_each_account_one_token_secret_in_1_20() {
             .collect();
         assert_eq!(referenced, tokens, "{name}");
     }
+}
+
+/// Creates ConfigMaps `<prefix>-0`, `<prefix>-1`, ... through `maps` every 100 ms, for at most
+/// 15 s, until one is refused (`want_refusal`) or accepted: the answer that ended it.
+async fn create_until(maps: &Api<ConfigMap>, prefix: &str, want_refusal: bool) -> Option<String> {
+    for i in 0..150 {
+        match maps
+            .create(
+                &PostParams::default(),
+                &config_map(&format!("{prefix}-{i}"), "x"),
+            )
+            .await
+        {
+            Ok(_) if !want_refusal => return Some("created".to_owned()),
+            Err(kube::Error::Api(status)) if want_refusal => {
+                return Some(format!("{} {}", status.code, status.message));
+            }
+            Ok(_) | Err(kube::Error::Api(_)) => {}
+            Err(e) => return Some(format!("{e}")),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    None
+}
+
+/// Each replica keeps what admission reads on every write in memory, fed by a watch of the
+/// store: a quota written through one replica reaches the other's admission (a moment later,
+/// as upstream's quota admission reads quotas from an informer), and so does its deletion.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quota_written_through_one_replica_binds_the_other() {
+    let cluster = tokio::task::spawn_blocking(EtcdCluster::single)
+        .await
+        .unwrap();
+    let endpoints = cluster.endpoints_flag();
+    let a = Replica::start(&endpoints);
+    let b = Replica::start(&endpoints);
+    // Both replicas have listed the (empty) quotas before the quota exists.
+    let (maps_a, maps_b) = (a.maps(), b.maps());
+    maps_b
+        .create(&PostParams::default(), &config_map("first", "x"))
+        .await
+        .unwrap();
+
+    let quotas: Api<ResourceQuota> = Api::namespaced(a.client(), "default");
+    let held = maps_a
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .len();
+    let quota = ResourceQuota {
+        metadata: ObjectMeta {
+            name: Some("maps".to_owned()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(ResourceQuotaSpec {
+            hard: Some(BTreeMap::from([(
+                "configmaps".to_owned(),
+                Quantity((held + 1).to_string()),
+            )])),
+            ..ResourceQuotaSpec::default()
+        }),
+        ..ResourceQuota::default()
+    };
+    quotas.create(&PostParams::default(), &quota).await.unwrap();
+
+    let refused = create_until(&maps_b, "over", true).await;
+    let refused = refused.expect("the other replica never applied the quota");
+    assert!(
+        refused.starts_with("403 ") && refused.contains("exceeded quota: maps"),
+        "{refused}"
+    );
+
+    quotas.delete("maps", &Default::default()).await.unwrap();
+    let after = create_until(&maps_b, "free", false).await;
+    assert_eq!(
+        after.as_deref(),
+        Some("created"),
+        "the quota's deletion never arrived"
+    );
 }

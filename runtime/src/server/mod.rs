@@ -73,7 +73,9 @@ use http::{connections, error, httplog, inflight, origin, panics, path, reencode
 pub use state::enablement::{ApiEnablement, RuntimeConfig, RuntimeConfigError};
 pub use state::feature_gates::{FeatureGateError, FeatureGates, Features};
 pub use state::service_ranges::{NodePortRange, ServiceCidr};
-use state::{builtin, keys, metrics, namespaces, observed, service_allocations, watch_cache};
+use state::{
+    builtin, keys, metrics, mirrors, namespaces, observed, service_allocations, watch_cache,
+};
 
 use error::{ApiError, Subject};
 use path::Target;
@@ -557,6 +559,7 @@ impl ServerBuilder {
             .map_err(|e| ServerError::Storage(e.to_string()))?;
         crds::spawn(state.clone(), base, crds_read, stop_rx.clone());
         namespaces::spawn(state.clone(), stop_rx.clone());
+        mirrors::spawn(&state, &stop_rx);
         gc::spawn(state.clone(), stop_rx.clone());
         service_allocations::spawn(state.clone(), services_read, stop_rx.clone());
         kubernetes_service::spawn(state.clone(), endpoint, stop_rx.clone());

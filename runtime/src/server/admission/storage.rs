@@ -1,6 +1,8 @@
 //! What admission plugins read of other objects: one object by key, or every object of a
-//! cluster-scoped resource, straight from the store as stored (the fields plugins read are the
-//! same in every version a resource is stored in). Read failures answer as every read does.
+//! collection, as stored (the fields plugins read are the same in every version a resource is
+//! stored in): from the server's in-memory copy of the resources read on every write
+//! (`state::mirrors`) when it can answer, else straight from the store. Read failures answer
+//! as every read does.
 
 use serde_json::Value;
 
@@ -9,10 +11,11 @@ use crate::storage::Storage;
 use crate::server::Call;
 use crate::server::http::error::ApiError;
 use crate::server::state::keys::prefix_of;
+use crate::server::state::mirrors;
 
 /// How many objects of one resource a plugin looks through at most (classes are few; a store
-/// holding more is read no further rather than without bound).
-const MOST: usize = 10_000;
+/// holding more is read no further rather than without bound), as many as a mirror holds.
+const MOST: usize = mirrors::MOST;
 
 /// The stored object `name` (in `namespace`, for namespaced resources) of `group`'s `plural`.
 pub(super) async fn read(
@@ -28,6 +31,9 @@ pub(super) async fn read(
         key.push('/');
     }
     key.push_str(name);
+    if let Some(object) = call.state.storage.mirrors().get(&key) {
+        return Ok(object);
+    }
     match call.state.storage.get(&key, None).await {
         Ok(Some(kv)) => serde_json::from_slice(&kv.value)
             .map(Some)
@@ -48,6 +54,9 @@ pub(super) async fn list(
     if let Some(ns) = namespace {
         prefix.push_str(ns);
         prefix.push('/');
+    }
+    if let Some(objects) = call.state.storage.mirrors().list(&prefix) {
+        return Ok(objects);
     }
     let page = call
         .state

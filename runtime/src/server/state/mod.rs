@@ -6,7 +6,8 @@
 //! release serves by default (`release`) as `--runtime-config` changes it (`enablement`) and
 //! the API features it has as `--feature-gates` changes them (`feature_gates`), the
 //! Service ranges (`service_ranges`) and what the stored Services hold of them
-//! (`service_allocations`, fed by `observed` too).
+//! (`service_allocations`, fed by `observed` too), and the in-memory copies of what admission
+//! reads on every write (`mirrors`, fed by `observed` and a watch).
 //!
 //! May import: `auth` (the state holds how requests are authorized), `objects` (the watch
 //! cache serves events as reads do) and from `http` the
@@ -20,6 +21,7 @@ pub(crate) mod enablement;
 pub(crate) mod feature_gates;
 pub(crate) mod keys;
 pub(crate) mod metrics;
+pub(crate) mod mirrors;
 pub(crate) mod namespaces;
 pub(crate) mod observed;
 pub(crate) mod recent;

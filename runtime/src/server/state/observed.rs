@@ -1,7 +1,7 @@
 //! The server's view of its storage engine: every call goes to the engine, and what this
 //! server reads and writes also feeds its caches ([`RecentObjects`] for updates, the
-//! [`NamespaceCache`] for creates, the [`ServiceAllocations`] for Service writes), whichever
-//! code path made the call.
+//! [`NamespaceCache`] for creates, the [`ServiceAllocations`] for Service writes, the
+//! [`Mirrors`] for admission), whichever code path made the call.
 
 use std::fmt;
 use std::sync::Arc;
@@ -11,6 +11,7 @@ use crate::storage::{
     ReadError, Storage, UpdateError, WatchError, WatchStream,
 };
 
+use crate::server::state::mirrors::Mirrors;
 use crate::server::state::namespaces::NamespaceCache;
 use crate::server::state::recent::RecentObjects;
 use crate::server::state::service_allocations::ServiceAllocations;
@@ -21,6 +22,7 @@ pub(crate) struct Observed {
     recent: RecentObjects,
     namespaces: NamespaceCache,
     services: ServiceAllocations,
+    mirrors: Mirrors,
 }
 
 impl fmt::Debug for Observed {
@@ -38,6 +40,7 @@ impl Observed {
             recent: RecentObjects::default(),
             namespaces: NamespaceCache::default(),
             services,
+            mirrors: Mirrors::default(),
         }
     }
 
@@ -56,16 +59,23 @@ impl Observed {
         &self.services
     }
 
+    /// The copies of what admission reads on every write.
+    pub(crate) fn mirrors(&self) -> &Mirrors {
+        &self.mirrors
+    }
+
     fn saw(&self, kv: &KeyValue) {
         self.recent.remember(kv);
         self.namespaces.observe(kv);
         self.services.observe(kv);
+        self.mirrors.observe(kv);
     }
 
     fn saw_delete(&self, key: &str, revision: u64) {
         self.recent.forget(key, revision);
         self.namespaces.deleted(key, revision);
         self.services.deleted(key, revision);
+        self.mirrors.deleted(key, revision);
     }
 }
 
