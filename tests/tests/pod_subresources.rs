@@ -511,8 +511,38 @@ fn kubectl_resizes_a_pod_in_place() {
             pod(&k, "web")["spec"]["containers"][0]["resources"]["requests"]["cpu"],
             "200m"
         );
+        // Pod-level resources: refused whole in 1.34 (ValidatePodResize), resized from 1.36
+        // (InPlacePodLevelResourcesVerticalScaling, validatePodLevelResourcesResize).
+        let file = k.file("pod-level.json", POD_LEVEL);
+        k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+        let pod_level = k.ok(&[
+            "patch",
+            "pod",
+            "pod-level",
+            "--subresource=resize",
+            "-p",
+            r#"{"spec":{"resources":{"requests":{"cpu":"2"}}}}"#,
+        ]);
+        if release == "1.34" {
+            let refused = pod_level.unwrap_err();
+            assert!(
+                refused.contains("Forbidden: pods with pod-level resources cannot be resized"),
+                "{refused}"
+            );
+        } else {
+            pod_level.unwrap();
+            let resized = pod(&k, "pod-level");
+            assert_eq!(
+                resized["spec"]["resources"]["requests"]["cpu"], "2",
+                "{resized}"
+            );
+        }
     }
 }
+
+/// A Burstable pod `pod-level` whose CPU is requested for the whole pod.
+const POD_LEVEL: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"pod-level"},
+"spec":{"resources":{"requests":{"cpu":"1"}},"containers":[{"name":"c","image":"nginx"}]}}"#;
 
 #[test]
 fn releases_serve_resize_from_1_33() {

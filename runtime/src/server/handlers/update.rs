@@ -78,7 +78,9 @@ pub(crate) fn prepare_update(
             with_written_managed_fields(next, &incoming)
         }
         (UpdateScope::Resize, _) => {
-            with_written_managed_fields(drop_non_resize_updates(current, &incoming), &incoming)
+            let pod_level = call.state.kube_version >= POD_LEVEL_RESIZE_SINCE;
+            let next = drop_non_resize_updates(current, &incoming, pod_level);
+            with_written_managed_fields(next, &incoming)
         }
         (UpdateScope::Main, _) => {
             if info.subresources.status
@@ -129,12 +131,16 @@ fn with_written_managed_fields(mut next: Value, incoming: &Value) -> Value {
     next
 }
 
+/// The release whose pod resize takes pod-level resources too (InPlacePodLevelResourcesVerticalScaling
+/// beta and on).
+const POD_LEVEL_RESIZE_SINCE: crate::KubeVersion = crate::KubeVersion::new(1, 36);
+
 /// `dropNonResizeUpdates` (`pkg/registry/core/pod/strategy.go`): the stored pod with each
-/// container's and init container's `resources` and `resizePolicy` as written. A write that
-/// adds, removes, reorders or renames containers keeps its spec as written, for
-/// `ValidatePodResize` to refuse; metadata and status stay as stored either way
-/// (`ResetObjectMetaForStatus`, the old status).
-fn drop_non_resize_updates(current: &Value, incoming: &Value) -> Value {
+/// container's and init container's `resources` and `resizePolicy` as written, and with
+/// `pod_level` the written pod-level `spec.resources`. A write that adds, removes, reorders or
+/// renames containers keeps its spec as written, for `ValidatePodResize` to refuse; metadata and
+/// status stay as stored either way (`ResetObjectMetaForStatus`, the old status).
+fn drop_non_resize_updates(current: &Value, incoming: &Value, pod_level: bool) -> Value {
     const LISTS: [&str; 2] = ["containers", "initContainers"];
     const COPIED: [&str; 2] = ["resources", "resizePolicy"];
     let list = |pod: &Value, name: &str| -> Vec<Value> {
@@ -156,6 +162,17 @@ fn drop_non_resize_updates(current: &Value, incoming: &Value) -> Value {
         let spec = incoming.get("spec").cloned().unwrap_or_else(|| json!({}));
         object_mut(&mut next).insert("spec".into(), spec);
         return next;
+    }
+    if pod_level {
+        let spec = object_mut(
+            object_mut(&mut next)
+                .entry("spec")
+                .or_insert_with(|| json!({})),
+        );
+        match incoming.pointer("/spec/resources").filter(|r| !r.is_null()) {
+            Some(resources) => spec.insert("resources".into(), resources.clone()),
+            None => spec.remove("resources"),
+        };
     }
     for name in LISTS {
         let written = list(incoming, name);
