@@ -495,6 +495,11 @@ fn kubectl_resizes_a_pod_in_place() {
             };
             assert!(refused.contains(said), "{release}: {refused}");
         }
+        // ResourceQuota admission: the pod evaluator handles updates through `resize`.
+        k.expect_ok(&["create", "quota", "cpu", "--hard=requests.cpu=1"]);
+        let over = resize(&k, r#"{"requests":{"cpu":"2"}}"#).unwrap_err();
+        assert!(over.contains("exceeded quota: cpu"), "{release}: {over}");
+        k.expect_ok(&["delete", "quota", "cpu"]);
         // ValidatePodUpdate (updatablePodSpecFields): the pod itself does not resize.
         let main = k.expect_failure(&[
             "patch",
