@@ -612,10 +612,12 @@ core.create_namespaced_pod("default", client.V1Pod(
     metadata=client.V1ObjectMeta(name="p"),
     spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="nginx",
         resources=client.V1ResourceRequirements(requests={"cpu": "100m"}))])))
+# ResizeREST's patch and get (podResizeStrategy: dropNonResizeUpdates).
 core.patch_namespaced_pod_resize("p", "default",
     {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "250m"}}}]}})
 read = core.read_namespaced_pod_resize("p", "default")
 assert read.spec.containers[0].resources.requests == {"cpu": "250m"}, read.spec.containers[0]
+# ValidatePodResize: only cpu and memory resources change.
 try:
     core.patch_namespaced_pod_resize("p", "default",
         {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "ephemeral-storage": "1Gi"}}}]}})
@@ -625,6 +627,7 @@ except client.ApiException as e:
     body = json.loads(e.body)
     assert body["details"]["causes"] == [{"reason": "FieldValueForbidden",
         "message": "Forbidden: only cpu and memory resources are mutable", "field": "spec"}], body
+# Aggregated discovery lists pods/resize (registered in storage_core.go while the gate is on).
 api = client.ApiClient()
 answer = api.call_api("/api", "GET", header_params={"Accept":
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
