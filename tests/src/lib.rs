@@ -520,6 +520,20 @@ pub fn parse_ready_line(line: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("no http(s)://ADDR in kapi's first line {line:?}"))
 }
 
+/// The pinned `kubectl.1.NN` of [`kubectl_binaries`] from `1.<minor>` on, oldest first.
+pub fn kubectl_binaries_since(minor: u32) -> Vec<PathBuf> {
+    kubectl_binaries()
+        .into_iter()
+        .filter(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix("kubectl.1."))
+                .and_then(|m| m.parse::<u32>().ok())
+                .is_some_and(|m| m >= minor)
+        })
+        .collect()
+}
+
 /// Every `kubectl` to test with, by name: `kubectl` and the pinned `kubectl.1.NN` found on
 /// `PATH`, beside the real file `kubectl` resolves to (the Cloud SDK keeps its pinned
 /// versions there without putting them on `PATH`) or in the repository's `.tools/`, where

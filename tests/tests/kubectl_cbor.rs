@@ -18,21 +18,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kapi_e2e::{KapiServer, Kubectl, ServerOptions, kubectl_binaries};
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions, kubectl_binaries_since};
 
 /// kubectl binaries that have client-go's CBOR gates (1.32 and newer), by their `kubectl.1.N`
 /// names.
 fn cbor_kubectls() -> Vec<PathBuf> {
-    kubectl_binaries()
-        .into_iter()
-        .filter(|path| {
-            path.file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_prefix("kubectl.1."))
-                .and_then(|minor| minor.parse::<u32>().ok())
-                .is_some_and(|minor| minor >= 32)
-        })
-        .collect()
+    kubectl_binaries_since(32)
 }
 
 fn cbor_server(gate: bool) -> KapiServer {

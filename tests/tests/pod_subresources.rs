@@ -1,16 +1,20 @@
 //! A pod's subresources that act on it as a cluster's components and tools use them: a
-//! scheduler's `binding`, `kubectl drain`'s `eviction` (held by PodDisruptionBudgets) and
-//! `kubectl debug`'s `ephemeralcontainers`, with kubectl and the official Python client, in
-//! the releases that serve each. Upstream's behaviour comes from `pkg/registry/core/pod/
-//! storage/storage.go` (`BindingREST`), `eviction.go` (`EvictionREST`) and
-//! `pkg/registry/core/pod/strategy.go` with `ValidatePodEphemeralContainersUpdate`.
+//! scheduler's `binding`, `kubectl drain`'s `eviction` (held by PodDisruptionBudgets),
+//! `kubectl debug`'s `ephemeralcontainers` and the in-place `resize` of `kubectl patch
+//! --subresource=resize`, with kubectl and the official Python client, in the releases that
+//! serve each. Upstream's behaviour comes from `pkg/registry/core/pod/storage/storage.go`
+//! (`BindingREST`, `ResizeREST`), `eviction.go` (`EvictionREST`) and
+//! `pkg/registry/core/pod/strategy.go` with `ValidatePodEphemeralContainersUpdate` and
+//! `ValidatePodResize`.
 
 #![allow(
     clippy::unwrap_used,
     reason = "helpers of a test: a failed unwrap is a failed test"
 )]
 
-use kapi_e2e::{KapiServer, Kubectl, ServerOptions, expect_python_ok};
+use std::path::PathBuf;
+
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions, expect_python_ok, kubectl_binaries_since};
 use serde_json::{Value, json};
 
 fn pod(k: &Kubectl<'_>, name: &str) -> Value {
@@ -21,6 +25,12 @@ fn pod(k: &Kubectl<'_>, name: &str) -> Value {
 fn post(k: &Kubectl<'_>, path: &str, body: &Value) -> Result<String, String> {
     let file = k.file("body.json", &body.to_string());
     k.ok(&["create", "--raw", path, "-f", file.to_str().unwrap()])
+}
+
+/// A JSON patch of pod `web` through `subresource` that must be refused: kubectl's error text.
+fn refused_json_patch(k: &Kubectl<'_>, subresource: &str, ops: &str) -> String {
+    let sub = format!("--subresource={subresource}");
+    k.expect_failure(&["patch", "pod", "web", &sub, "--type=json", "-p", ops])
 }
 
 fn running_ready(k: &Kubectl<'_>, name: &str) {
@@ -255,28 +265,20 @@ fn kubectl_debug_adds_an_ephemeral_container() {
     assert!(subresources.contains(&"ephemeralcontainers"), "{debugged}");
     // ValidatePodEphemeralContainersUpdate: existing ones stay; validateEphemeralContainers:
     // unique names, a target that exists, no ports.
-    let removed = k.expect_failure(&[
-        "patch",
-        "pod",
-        "web",
-        "--subresource=ephemeralcontainers",
-        "--type=json",
-        "-p",
+    let removed = refused_json_patch(
+        &k,
+        "ephemeralcontainers",
         r#"[{"op":"remove","path":"/spec/ephemeralContainers/0"}]"#,
-    ]);
+    );
     assert!(
         removed.contains(r#"existing ephemeral containers "debugger" may not be removed"#),
         "{removed}"
     );
-    let bad = k.expect_failure(&[
-        "patch",
-        "pod",
-        "web",
-        "--subresource=ephemeralcontainers",
-        "--type=json",
-        "-p",
+    let bad = refused_json_patch(
+        &k,
+        "ephemeralcontainers",
         r#"[{"op":"add","path":"/spec/ephemeralContainers/-","value":{"name":"web","image":"x","ports":[{"containerPort":80}],"targetContainerName":"nope"}}]"#,
-    ]);
+    );
     for line in [
         r#"spec.ephemeralContainers[1].name: Duplicate value: "web""#,
         r#"spec.ephemeralContainers[1].targetContainerName: Not found: "nope""#,
@@ -398,4 +400,244 @@ assert names == ["p1"], names
 print("ok")
 "#;
     expect_python_ok(&server, script, "1.36");
+}
+
+/// A kubectl with `patch --subresource=resize` (1.33 and newer), the newest found.
+fn kubectl_with_resize() -> Result<PathBuf, String> {
+    kubectl_binaries_since(33)
+        .pop()
+        .ok_or_else(|| "no kubectl.1.33 or newer on PATH or beside kubectl".to_owned())
+}
+
+/// A Burstable pod `web`: CPU and memory requested, memory limited.
+const BURSTABLE: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},
+"spec":{"containers":[{"name":"web","image":"nginx","resources":{
+"requests":{"cpu":"100m","memory":"64Mi"},"limits":{"memory":"128Mi"}}}]}}"#;
+
+/// `kubectl patch pod web --subresource=resize` with a strategic merge patch of the container.
+fn resize(k: &Kubectl<'_>, resources: &str) -> Result<String, String> {
+    let patch =
+        format!(r#"{{"spec":{{"containers":[{{"name":"web","resources":{resources}}}]}}}}"#);
+    k.ok(&["patch", "pod", "web", "--subresource=resize", "-p", &patch])
+}
+
+#[test]
+fn kubectl_resizes_a_pod_in_place() {
+    let binary = kubectl_with_resize().unwrap();
+    for release in ["1.34", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::new(binary.clone(), &server, dir.path());
+        let file = k.file("pod.json", BURSTABLE);
+        k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+        let before = pod(&k, "web");
+        // dropNonResizeUpdates keeps the written resources; the container changes in place.
+        resize(&k, r#"{"requests":{"cpu":"200m","memory":"96Mi"}}"#).unwrap();
+        let resized = pod(&k, "web");
+        let resources = &resized["spec"]["containers"][0]["resources"];
+        assert_eq!(
+            resources["requests"],
+            json!({"cpu": "200m", "memory": "96Mi"}),
+            "{release}"
+        );
+        assert_eq!(resources["limits"], json!({"memory": "128Mi"}), "{release}");
+        assert_eq!(resized["metadata"]["uid"], before["metadata"]["uid"]);
+        // podResizeStrategy.PrepareForUpdate: updatePodGeneration, a spec change.
+        assert_eq!(
+            (
+                &before["metadata"]["generation"],
+                &resized["metadata"]["generation"]
+            ),
+            (&json!(1), &json!(2)),
+            "{release}"
+        );
+        assert_eq!(resized["status"]["qosClass"], "Burstable");
+        let subresources: Vec<&str> = resized["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["subresource"].as_str())
+            .collect();
+        assert_eq!(subresources, ["resize"], "{release}: {resized}");
+        // dropNonResizeUpdates: anything but resources and resize policies sent along (a label,
+        // an image) is dropped, not refused.
+        let patch = r#"{"metadata":{"labels":{"sneaked":"in"}},"spec":{"containers":[{"name":"web","image":"httpd"}]}}"#;
+        k.expect_ok(&["patch", "pod", "web", "--subresource=resize", "-p", patch]);
+        let kept = pod(&k, "web");
+        assert!(
+            kept["metadata"]["labels"].get("sneaked").is_none(),
+            "{kept}"
+        );
+        assert_eq!(kept["spec"]["containers"][0]["image"], "nginx");
+        // ValidatePodResize: only cpu and memory change, the QoS class stays (qos.GetPodQOS
+        // against qos.ComputePodQOS), and requests stay (validateContainerResize; a memory
+        // request would come back as the limit, SetDefaults_Pod's).
+        for (kind, patch, said) in [
+            (
+                "strategic",
+                r#"{"requests":{"ephemeral-storage":"1Gi"}}"#,
+                r#"The Pod "web" is invalid: spec: Forbidden: only cpu and memory resources are mutable"#,
+            ),
+            (
+                "strategic",
+                r#"{"requests":{"cpu":"1","memory":"1Gi"},"limits":{"cpu":"1","memory":"1Gi"}}"#,
+                r#"spec: Invalid value: "Burstable": Pod QOS Class may not change as a result of resizing"#,
+            ),
+            (
+                "json",
+                r#"[{"op":"remove","path":"/spec/containers/0/resources/requests/cpu"}]"#,
+                "spec.containers[0].resources.requests: Forbidden: resource requests cannot be removed",
+            ),
+        ] {
+            let refused = match kind {
+                "json" => refused_json_patch(&k, "resize", patch),
+                _ => resize(&k, patch).unwrap_err(),
+            };
+            assert!(refused.contains(said), "{release}: {refused}");
+        }
+        // ResourceQuota admission: the pod evaluator handles updates through `resize`.
+        k.expect_ok(&["create", "quota", "cpu", "--hard=requests.cpu=1"]);
+        let over = resize(&k, r#"{"requests":{"cpu":"2"}}"#).unwrap_err();
+        assert!(over.contains("exceeded quota: cpu"), "{release}: {over}");
+        k.expect_ok(&["delete", "quota", "cpu"]);
+        // ValidatePodUpdate (updatablePodSpecFields): the pod itself does not resize.
+        let main = k.expect_failure(&[
+            "patch",
+            "pod",
+            "web",
+            "-p",
+            r#"{"spec":{"containers":[{"name":"web","resources":{"requests":{"cpu":"300m"}}}]}}"#,
+        ]);
+        assert!(
+            main.contains("pod updates may not change fields other than"),
+            "{main}"
+        );
+        assert_eq!(
+            pod(&k, "web")["spec"]["containers"][0]["resources"]["requests"]["cpu"],
+            "200m"
+        );
+        // Pod-level resources: refused whole in 1.34 (ValidatePodResize), resized from 1.36
+        // (InPlacePodLevelResourcesVerticalScaling, validatePodLevelResourcesResize).
+        let file = k.file("pod-level.json", POD_LEVEL);
+        k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+        let pod_level = k.ok(&[
+            "patch",
+            "pod",
+            "pod-level",
+            "--subresource=resize",
+            "-p",
+            r#"{"spec":{"resources":{"requests":{"cpu":"2"}}}}"#,
+        ]);
+        if release == "1.34" {
+            let refused = pod_level.unwrap_err();
+            assert!(
+                refused.contains("Forbidden: pods with pod-level resources cannot be resized"),
+                "{refused}"
+            );
+        } else {
+            pod_level.unwrap();
+            let resized = pod(&k, "pod-level");
+            assert_eq!(
+                resized["spec"]["resources"]["requests"]["cpu"], "2",
+                "{resized}"
+            );
+        }
+    }
+}
+
+/// A Burstable pod `pod-level` whose CPU is requested for the whole pod.
+const POD_LEVEL: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"pod-level"},
+"spec":{"resources":{"requests":{"cpu":"1"}},"containers":[{"name":"c","image":"nginx"}]}}"#;
+
+#[test]
+fn releases_serve_resize_from_1_33() {
+    // storage_core.go registers pods/resize only while InPlacePodVerticalScaling is on: not in
+    // 1.28, by default from 1.33 (GA in 1.35), and a 1.34 server started with the gate off
+    // serves none.
+    for (release, args, served) in [
+        ("1.28", &[][..], false),
+        ("1.34", &[][..], true),
+        (
+            "1.34",
+            &["--feature-gates=InPlacePodVerticalScaling=false"][..],
+            false,
+        ),
+        ("1.36", &[][..], true),
+    ] {
+        let options = ServerOptions {
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            ..ServerOptions::release(release)
+        };
+        let server = KapiServer::start(&options).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let listed: Value =
+            serde_json::from_str(&k.expect_ok(&["get", "--raw", "/api/v1"])).unwrap();
+        let entry = listed["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "pods/resize")
+            .cloned();
+        assert_eq!(entry.is_some(), served, "{release} {args:?}");
+        if let Some(entry) = entry {
+            assert_eq!(entry["verbs"], json!(["get", "patch", "update"]));
+            assert_eq!(entry["kind"], "Pod");
+        }
+        k.expect_ok(&["run", "web", "--image=nginx"]);
+        let got = k.ok(&["get", "--raw", "/api/v1/namespaces/default/pods/web/resize"]);
+        match got {
+            Ok(body) => {
+                assert!(served, "{release} {args:?}");
+                assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["kind"], "Pod");
+            }
+            Err(error) => {
+                assert!(!served, "{release} {args:?}: {error}");
+                assert!(error.contains("NotFound"), "{release}: {error}");
+            }
+        }
+    }
+}
+
+/// The official Python client's resize calls, and aggregated discovery's entry.
+#[test]
+fn python_client_resizes_a_pod() {
+    let server = KapiServer::start(&ServerOptions::release("1.34")).unwrap();
+    let script = r#"
+import json, sys
+from kubernetes import client, config
+config.load_kube_config(config_file=sys.argv[1])
+core = client.CoreV1Api()
+core.create_namespaced_pod("default", client.V1Pod(
+    metadata=client.V1ObjectMeta(name="p"),
+    spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="nginx",
+        resources=client.V1ResourceRequirements(requests={"cpu": "100m"}))])))
+# ResizeREST's patch and get (podResizeStrategy: dropNonResizeUpdates).
+core.patch_namespaced_pod_resize("p", "default",
+    {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "250m"}}}]}})
+read = core.read_namespaced_pod_resize("p", "default")
+assert read.spec.containers[0].resources.requests == {"cpu": "250m"}, read.spec.containers[0]
+# ValidatePodResize: only cpu and memory resources change.
+try:
+    core.patch_namespaced_pod_resize("p", "default",
+        {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "ephemeral-storage": "1Gi"}}}]}})
+    raise SystemExit("resized storage")
+except client.ApiException as e:
+    assert e.status == 422, e.status
+    body = json.loads(e.body)
+    assert body["details"]["causes"] == [{"reason": "FieldValueForbidden",
+        "message": "Forbidden: only cpu and memory resources are mutable", "field": "spec"}], body
+# Aggregated discovery lists pods/resize (registered in storage_core.go while the gate is on).
+api = client.ApiClient()
+answer = api.call_api("/api", "GET", header_params={"Accept":
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
+    auth_settings=["BearerToken"], _preload_content=False)
+groups = json.loads(answer.data)
+pods = [r for v in groups["items"][0]["versions"] for r in v["resources"] if r["resource"] == "pods"][0]
+resize = [s for s in pods["subresources"] if s["subresource"] == "resize"]
+assert resize == [{"subresource": "resize", "responseKind": {"group": "", "version": "v1", "kind": "Pod"},
+    "verbs": ["get", "patch", "update"]}], resize
+print("ok")
+"#;
+    expect_python_ok(&server, script, "1.34");
 }

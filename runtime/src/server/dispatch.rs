@@ -106,6 +106,7 @@ impl Operation {
         let scope = match target.sub {
             Some(Subresource::Status) => UpdateScope::Status,
             Some(Subresource::EphemeralContainers) => UpdateScope::EphemeralContainers,
+            Some(Subresource::Resize) => UpdateScope::Resize,
             _ => UpdateScope::Main,
         };
         // The subresource holding ephemeral containers is served from 1.23, where the feature
@@ -113,6 +114,11 @@ impl Operation {
         if target.sub == Some(Subresource::EphemeralContainers)
             && call.state.kube_version < EPHEMERAL_CONTAINERS_SINCE
         {
+            return Err(ApiError::no_route());
+        }
+        // `pods/resize` is registered only while InPlacePodVerticalScaling is on
+        // (`storage_core.go`): from 1.33 by default, and never before the subresource's 1.32.
+        if target.sub == Some(Subresource::Resize) && !call.state.serves_pod_resize() {
             return Err(ApiError::no_route());
         }
         // A HEAD reaches here only for a custom resource, which the CRD handler serves as a GET.
@@ -133,20 +139,23 @@ impl Operation {
             (
                 &Method::GET,
                 Some(_),
-                Some(Subresource::Status | Subresource::EphemeralContainers) | None,
+                Some(Subresource::Status | Subresource::EphemeralContainers | Subresource::Resize)
+                | None,
             ) => Self::Get,
             (&Method::POST, None, None) if collection_in_scope => Self::Create,
             (&Method::PUT, Some(_), Some(Subresource::Scale)) => Self::UpdateScale,
             (
                 &Method::PUT,
                 Some(_),
-                Some(Subresource::Status | Subresource::EphemeralContainers) | None,
+                Some(Subresource::Status | Subresource::EphemeralContainers | Subresource::Resize)
+                | None,
             ) => Self::Update(scope),
             (&Method::PATCH, Some(_), Some(Subresource::Scale)) => Self::PatchScale,
             (
                 &Method::PATCH,
                 Some(_),
-                Some(Subresource::Status | Subresource::EphemeralContainers) | None,
+                Some(Subresource::Status | Subresource::EphemeralContainers | Subresource::Resize)
+                | None,
             ) => Self::Patch(scope),
             (&Method::DELETE, Some(_), None) => Self::Delete,
             (&Method::DELETE, None, None) if collection_in_scope => Self::DeleteCollection,

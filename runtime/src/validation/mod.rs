@@ -181,6 +181,27 @@ pub fn check_ephemeral_containers(
     errors.extend(own);
 }
 
+/// Checks a write through a pod's `/resize` (`ValidatePodResize`): a pod with pod-level
+/// resources, a static or a Windows pod is refused alone; otherwise the pod's metadata update
+/// and its spec as on create (its types' checks against the stored pod carrying the written
+/// spec, so that `ValidatePodUpdate`'s rules stay out), then what a resize may change. `old` is
+/// the stored pod.
+pub fn check_pod_resize(root: &TypeInfo, new: &Value, old: Option<&Value>, errors: &mut Errors) {
+    let Some(old) = old else {
+        return check_types(root, new, None, errors);
+    };
+    if let Some(alone) = rules::pod_resize_refused(new, old, errors.release()) {
+        *errors = alone;
+        return;
+    }
+    let mut baseline = old.clone();
+    if let (Value::Object(pod), Some(spec)) = (&mut baseline, new.get("spec")) {
+        pod.insert("spec".into(), spec.clone());
+    }
+    check_types(root, new, Some(&baseline), errors);
+    rules::pod_resize(new, old, errors);
+}
+
 /// Whether a check holds writes through `/status` rather than the main resource.
 fn on_status(check: &Check) -> bool {
     matches!(check.rule, Rule::Named(named) if named.on_status())

@@ -22,6 +22,7 @@ mod go_value;
 mod jobs;
 mod networking;
 mod persistent_volume;
+mod pod_resize;
 mod pod_update;
 mod pods;
 mod rbac;
@@ -424,6 +425,18 @@ impl Named {
 /// Returns whether the pod is static, whose only error that is.
 pub(super) fn ephemeral_containers_update(new: &Value, old: &Value, errors: &mut Errors) -> bool {
     pod_update::ephemeral_containers_update(new, old, errors)
+}
+
+/// `ValidatePodResize`'s refusal of the pod as a whole (pod-level resources, a static or a
+/// Windows pod), upstream's only error then (see `pod_resize`).
+pub(super) fn pod_resize_refused(new: &Value, old: &Value, release: KubeVersion) -> Option<Errors> {
+    pod_resize::pod_resize_refused(new, old, release)
+}
+
+/// The checks of a write through a pod's `/resize` beyond its types' (see
+/// `pod_resize::pod_resize`), after them.
+pub(super) fn pod_resize(new: &Value, old: &Value, errors: &mut Errors) {
+    pod_resize::pod_resize(new, old, errors);
 }
 
 fn text<'v>(holder: &'v Value, field: &str) -> &'v str {

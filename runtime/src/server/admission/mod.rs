@@ -179,9 +179,8 @@ pub(crate) async fn validate_update(
     };
     policy::validate(call, &request).await?;
     webhook::validate(call, request).await?;
-    if call.target.sub.is_none() {
-        resource_quota::check_update(call, object, old, name, dry_run).await?;
-    }
+    // ResourceQuota picks the subresources it evaluates (a pod's `resize`).
+    resource_quota::check_update(call, object, old, name, dry_run).await?;
     Ok(())
 }
 

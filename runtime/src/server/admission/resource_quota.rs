@@ -10,7 +10,8 @@
 //! Usage is counted from the stored objects at each admission, so it also reflects deletions;
 //! the quota controller (`background::resource_quota`) keeps `status.used` up to date between
 //! admissions. A scoped quota (`scopes`, `scopeSelector`) holds only the pods in its scopes.
-//! An update is checked for what it uses beyond the old object.
+//! An update is checked for what it uses beyond the old object; of the subresources, a pod's
+//! `resize` is (the pod evaluator handles it), the others are not.
 
 use serde_json::{Value, json};
 
@@ -19,6 +20,7 @@ use crate::storage::{Bytes, Storage, UpdateError};
 
 use crate::server::Call;
 use crate::server::http::error::ApiError;
+use crate::server::http::path::Subresource;
 use crate::server::objects::quota::{Usage, add, in_scopes, missing_compute, quantities, usage_of};
 use crate::server::state::keys::prefix_of;
 
@@ -49,6 +51,9 @@ pub(super) async fn check_update(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
+    if !evaluated(call) {
+        return Ok(());
+    }
     let (group, plural) = (call.target.group(), call.target.plural());
     let before = usage_of(group, plural, old);
     let mut delta = Usage::new();
@@ -66,6 +71,12 @@ pub(super) async fn check_update(
     check(call, object, &delta, name, dry_run).await
 }
 
+/// Whether the write is one quota evaluates: the main resource's, or of the subresources a pod's
+/// `resize` (the pod evaluator's `Handles`).
+fn evaluated(call: &Call) -> bool {
+    matches!(call.target.sub, None | Some(Subresource::Resize))
+}
+
 /// Checks `delta`, what `object` adds to its namespace's usage, against every quota of the
 /// namespace whose scopes hold it, and charges it unless `dry_run`.
 async fn check(
@@ -78,7 +89,7 @@ async fn check(
     let Some(namespace) = call.target.namespace.as_deref() else {
         return Ok(());
     };
-    if call.target.sub.is_some() || !call.info().is_namespaced() {
+    if !evaluated(call) || !call.info().is_namespaced() {
         return Ok(());
     }
     // A catalog without ResourceQuotas (a test server of one's own kinds) holds none: no need

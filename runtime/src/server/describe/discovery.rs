@@ -233,8 +233,10 @@ fn gvk(group: &'static str, version: &'static str, kind: &'static str) -> GroupV
 
 /// The subresources `info` has in `release` beyond `status` and `scale`: a namespace's
 /// `finalize` (only the namespace lifecycle writes it), a service account's `token` (a
-/// `TokenRequest`), a pod's `binding`, `eviction` and (from 1.23) `ephemeralcontainers`.
-fn extra_subresources(info: &ResourceInfo, release: KubeVersion) -> Vec<Extra> {
+/// `TokenRequest`), a pod's `binding`, `eviction`, (from 1.23) `ephemeralcontainers` and (while
+/// InPlacePodVerticalScaling is on, by default from 1.33) `resize`.
+fn extra_subresources(info: &ResourceInfo, state: &ServerState) -> Vec<Extra> {
+    let release = state.kube_version;
     if is_namespace_kind(info) {
         return vec![Extra {
             name: "finalize",
@@ -276,11 +278,18 @@ fn extra_subresources(info: &ResourceInfo, release: KubeVersion) -> Vec<Extra> {
             verbs: &["get", "patch", "update"],
         });
     }
+    if state.serves_pod_resize() {
+        extras.push(Extra {
+            name: "resize",
+            kind: info.gvk.clone(),
+            verbs: &["get", "patch", "update"],
+        });
+    }
     extras
 }
 
 /// The resource entries of one group/version, sorted by name as upstream lists them.
-fn resource_list(kinds: &[&ResourceInfo], release: KubeVersion) -> Vec<APIResource> {
+fn resource_list(kinds: &[&ResourceInfo], state: &ServerState) -> Vec<APIResource> {
     let mut resources: Vec<APIResource> = kinds
         .iter()
         .flat_map(|info| {
@@ -293,7 +302,7 @@ fn resource_list(kinds: &[&ResourceInfo], release: KubeVersion) -> Vec<APIResour
                     &mut entry.categories,
                 );
             }
-            for extra in extra_subresources(info, release) {
+            for extra in extra_subresources(info, state) {
                 // A subresource names its kind's group and version where they differ from
                 // the resource's.
                 let foreign =
@@ -324,7 +333,7 @@ fn api_group(served: &Served<'_>, group: &str) -> APIGroup {
     APIGroup::new(group, versions)
 }
 
-fn aggregated_group(served: &Served<'_>, group: &str, release: KubeVersion) -> APIGroupDiscovery {
+fn aggregated_group(served: &Served<'_>, group: &str, state: &ServerState) -> APIGroupDiscovery {
     let versions = served
         .versions(group)
         .iter()
@@ -333,7 +342,7 @@ fn aggregated_group(served: &Served<'_>, group: &str, release: KubeVersion) -> A
                 .iter()
                 .map(|info| {
                     let mut entry = APIResourceDiscovery::for_kind(info);
-                    for extra in extra_subresources(info, release) {
+                    for extra in extra_subresources(info, state) {
                         entry.subresources.push(APISubresourceDiscovery {
                             subresource: extra.name.to_owned(),
                             response_kind: Some(extra.kind),
@@ -565,7 +574,7 @@ async fn api_root(Extract(state): Extract<State>, headers: HeaderMap) -> Respons
             let items = if served.versions("").is_empty() {
                 Vec::new()
             } else {
-                vec![aggregated_group(&served, "", state.kube_version)]
+                vec![aggregated_group(&served, "", &state)]
             };
             aggregated_response(version, items, choice.format, &headers)
         }
@@ -604,7 +613,7 @@ async fn api_version(
         Some(kinds) => plain_document(
             &state,
             &headers,
-            &APIResourceList::legacy(version.clone(), resource_list(kinds, state.kube_version)),
+            &APIResourceList::legacy(version.clone(), resource_list(kinds, &state)),
         ),
         None => not_found(),
     }
@@ -622,7 +631,7 @@ async fn apis_root(Extract(state): Extract<State>, headers: HeaderMap) -> Respon
         DiscoveryFormat::Aggregated(version) => {
             let items = served
                 .named_groups()
-                .map(|group| aggregated_group(&served, group, state.kube_version))
+                .map(|group| aggregated_group(&served, group, &state))
                 .collect();
             aggregated_response(version, items, choice.format, &headers)
         }
@@ -670,7 +679,7 @@ async fn apis_group_version(
     match served.kinds(&group, &version) {
         Some(kinds) => {
             let group_version = crate::resource::api_version(&group, &version);
-            let resources = resource_list(kinds, state.kube_version);
+            let resources = resource_list(kinds, &state);
             // The extensions group's versions are written without `apiVersion`, as the core
             // group's (`keepUnversioned` in k8s.io/apiserver `endpoints/discovery/util.go`);
             // `/apis/extensions` itself is the aggregator's, which keeps it.

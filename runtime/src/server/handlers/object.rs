@@ -221,6 +221,9 @@ pub(crate) enum UpdateScope {
     Status,
     /// A pod's `/ephemeralcontainers`: only `spec.ephemeralContainers`.
     EphemeralContainers,
+    /// A pod's `/resize`: only its containers' and init containers' `resources` and
+    /// `resizePolicy`.
+    Resize,
 }
 
 impl UpdateScope {
@@ -230,6 +233,7 @@ impl UpdateScope {
             Self::Main => "",
             Self::Status => "status",
             Self::EphemeralContainers => "ephemeralcontainers",
+            Self::Resize => "resize",
         }
     }
 }
@@ -272,6 +276,9 @@ pub(crate) fn check_object_after(
         }
         (Some(root), UpdateScope::EphemeralContainers) => {
             validation::check_ephemeral_containers(root, object, old, &mut errors);
+        }
+        (Some(root), UpdateScope::Resize) => {
+            validation::check_pod_resize(root, object, old, &mut errors);
         }
         (None, _) => {}
     }

@@ -47,13 +47,10 @@ pub(crate) fn prepare_update(
             // Only status changes; metadata and spec stay as stored. Managed fields come
             // from the write: an apply computed them, other writes recompute them from the
             // stored ones (`managed_fields::track`).
-            let mut next = StatusUpdate::OnlyStatus.merge(current, &incoming);
-            let meta = meta_mut(&mut next);
-            match incoming.pointer("/metadata/managedFields") {
-                Some(managed) => meta.insert("managedFields".into(), managed.clone()),
-                None => meta.remove("managedFields"),
-            };
-            next
+            with_written_managed_fields(
+                StatusUpdate::OnlyStatus.merge(current, &incoming),
+                &incoming,
+            )
         }
         (UpdateScope::Status, rule @ StatusUpdate::StatusAndMetadata { .. }) => {
             // A built-in's status strategy: the old spec, the new status and metadata but
@@ -78,12 +75,12 @@ pub(crate) fn prepare_update(
                 Some(containers) => spec.insert("ephemeralContainers".into(), containers),
                 None => spec.remove("ephemeralContainers"),
             };
-            let meta = meta_mut(&mut next);
-            match incoming.pointer("/metadata/managedFields") {
-                Some(managed) => meta.insert("managedFields".into(), managed.clone()),
-                None => meta.remove("managedFields"),
-            };
-            next
+            with_written_managed_fields(next, &incoming)
+        }
+        (UpdateScope::Resize, _) => {
+            let pod_level = call.state.kube_version >= POD_LEVEL_RESIZE_SINCE;
+            let next = drop_non_resize_updates(current, &incoming, pod_level);
+            with_written_managed_fields(next, &incoming)
         }
         (UpdateScope::Main, _) => {
             if info.subresources.status
@@ -121,6 +118,78 @@ pub(crate) fn prepare_update(
         meta.insert("generation".into(), generation);
     }
     Ok(next)
+}
+
+/// `next` with the managed fields of the write (an apply computed them; other writes
+/// recompute them from the stored ones, `managed_fields::track`), as a status write takes them.
+fn with_written_managed_fields(mut next: Value, incoming: &Value) -> Value {
+    let meta = meta_mut(&mut next);
+    match incoming.pointer("/metadata/managedFields") {
+        Some(managed) => meta.insert("managedFields".into(), managed.clone()),
+        None => meta.remove("managedFields"),
+    };
+    next
+}
+
+/// The release whose pod resize takes pod-level resources too (InPlacePodLevelResourcesVerticalScaling
+/// beta and on).
+const POD_LEVEL_RESIZE_SINCE: crate::KubeVersion = crate::KubeVersion::new(1, 36);
+
+/// `dropNonResizeUpdates` (`pkg/registry/core/pod/strategy.go`): the stored pod with each
+/// container's and init container's `resources` and `resizePolicy` as written, and with
+/// `pod_level` the written pod-level `spec.resources`. A write that adds, removes, reorders or
+/// renames containers keeps its spec as written, for `ValidatePodResize` to refuse; metadata and
+/// status stay as stored either way (`ResetObjectMetaForStatus`, the old status).
+fn drop_non_resize_updates(current: &Value, incoming: &Value, pod_level: bool) -> Value {
+    const LISTS: [&str; 2] = ["containers", "initContainers"];
+    const COPIED: [&str; 2] = ["resources", "resizePolicy"];
+    let list = |pod: &Value, name: &str| -> Vec<Value> {
+        pod.pointer(&format!("/spec/{name}"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut next = current.clone();
+    let same_containers = LISTS.iter().all(|name| {
+        let (old, new) = (list(current, name), list(incoming, name));
+        old.len() == new.len()
+            && old
+                .iter()
+                .zip(&new)
+                .all(|(o, n)| o.get("name") == n.get("name"))
+    });
+    if !same_containers {
+        let spec = incoming.get("spec").cloned().unwrap_or_else(|| json!({}));
+        object_mut(&mut next).insert("spec".into(), spec);
+        return next;
+    }
+    if pod_level {
+        let spec = object_mut(
+            object_mut(&mut next)
+                .entry("spec")
+                .or_insert_with(|| json!({})),
+        );
+        match incoming.pointer("/spec/resources").filter(|r| !r.is_null()) {
+            Some(resources) => spec.insert("resources".into(), resources.clone()),
+            None => spec.remove("resources"),
+        };
+    }
+    for name in LISTS {
+        let written = list(incoming, name);
+        let Some(Value::Array(stored)) = next.pointer_mut(&format!("/spec/{name}")) else {
+            continue;
+        };
+        for (container, written) in stored.iter_mut().zip(&written) {
+            let container = object_mut(container);
+            for field in COPIED {
+                match written.get(field).filter(|v| !v.is_null()) {
+                    Some(value) => container.insert(field.into(), value.clone()),
+                    None => container.remove(field),
+                };
+            }
+        }
+    }
+    next
 }
 
 /// The metadata rules of every update (upstream's `rest.BeforeUpdate`): the uid may not change,
@@ -404,7 +473,7 @@ pub(crate) async fn plan_update<'a>(
     crate::server::admission::admit_update(call, &mut next, &current, name, dry_run).await?;
     let reserved = match scope {
         UpdateScope::Main => services::allocate_on_update(call, &current, &mut next)?,
-        UpdateScope::Status | UpdateScope::EphemeralContainers => None,
+        UpdateScope::Status | UpdateScope::EphemeralContainers | UpdateScope::Resize => None,
     };
     check_object(call, &next, Some(&current), scope, name)?;
     let stored = to_stored(call, &next).await?;

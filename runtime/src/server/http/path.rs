@@ -4,7 +4,8 @@
 //! Accepted shapes after the group-version prefix (an optional legacy `watch/` first):
 //! `<plural>`, `<plural>/<name>`, `<plural>/<name>/<sub>`, and the same three after
 //! `namespaces/<ns>/`. The subresources are `status`, `scale`, a namespace's `finalize`, a
-//! service account's `token` and a pod's `binding`, `eviction` and `ephemeralcontainers`.
+//! service account's `token` and a pod's `binding`, `eviction`, `ephemeralcontainers` and
+//! `resize`.
 //! Anything else, an unknown resource included, is a 404 `Status`.
 
 use axum::http::Uri;
@@ -32,6 +33,9 @@ pub(crate) enum Subresource {
     /// `/ephemeralcontainers` of a core Pod: the Pod, of which only
     /// `spec.ephemeralContainers` may change.
     EphemeralContainers,
+    /// `/resize` of a core Pod: the Pod, of which only its containers' `resources` and
+    /// `resizePolicy` may change.
+    Resize,
 }
 
 impl Subresource {
@@ -45,6 +49,7 @@ impl Subresource {
             Self::Binding => "binding",
             Self::Eviction => "eviction",
             Self::EphemeralContainers => "ephemeralcontainers",
+            Self::Resize => "resize",
         }
     }
 }
@@ -91,8 +96,8 @@ pub(crate) fn is_service_account_kind(info: &crate::ResourceInfo) -> bool {
     info.gvk.group.is_empty() && info.gvk.version == "v1" && info.plural == "serviceaccounts"
 }
 
-/// Whether `info` is the core Pod, whose `binding`, `eviction` and `ephemeralcontainers`
-/// subresources act on it.
+/// Whether `info` is the core Pod, whose `binding`, `eviction`, `ephemeralcontainers` and
+/// `resize` subresources act on it.
 pub(crate) fn is_pod_kind(info: &crate::ResourceInfo) -> bool {
     info.gvk.group.is_empty() && info.gvk.version == "v1" && info.plural == "pods"
 }
@@ -154,12 +159,14 @@ pub(crate) fn resolve(registry: &Registry, path: &str) -> Result<Target, ApiErro
         {
             (Some(*name), Some(Subresource::Token))
         }
-        [name, sub @ ("binding" | "eviction" | "ephemeralcontainers")]
-            if is_pod_kind(&kind.info) && !legacy_watch && !trailing_slash =>
-        {
+        [
+            name,
+            sub @ ("binding" | "eviction" | "ephemeralcontainers" | "resize"),
+        ] if is_pod_kind(&kind.info) && !legacy_watch && !trailing_slash => {
             let sub = match *sub {
                 "binding" => Subresource::Binding,
                 "eviction" => Subresource::Eviction,
+                "resize" => Subresource::Resize,
                 _ => Subresource::EphemeralContainers,
             };
             (Some(*name), Some(sub))

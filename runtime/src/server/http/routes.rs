@@ -38,7 +38,7 @@ enum Shape {
     AllNamespaces,
     /// `<plural>/<name>`.
     Object,
-    /// `<plural>/<name>/status`, `/scale` or a pod's `/ephemeralcontainers`.
+    /// `<plural>/<name>/status`, `/scale` or a pod's `/ephemeralcontainers` or `/resize`.
     Subresource,
     /// A namespace's `finalize`.
     Finalize,

@@ -73,6 +73,9 @@ pub(crate) struct ServerState {
 /// Shared server state, cloned into every handler.
 pub(crate) type State = Arc<ServerState>;
 
+/// The first release with a pod's `resize` subresource (alpha and off then).
+const POD_RESIZE_SINCE: crate::KubeVersion = crate::KubeVersion::new(1, 32);
+
 impl ServerState {
     /// The kinds served now.
     pub(crate) fn registry(&self) -> Arc<Registry> {
@@ -91,6 +94,14 @@ impl ServerState {
     /// What the release served makes of `feature`.
     pub(crate) fn feature(&self, feature: Feature) -> FeatureState {
         self.features.state(self.kube_version, feature)
+    }
+
+    /// Whether a pod's `resize` subresource is served: registered only while
+    /// InPlacePodVerticalScaling is on (`pkg/registry/core/rest/storage_core.go`), in a release
+    /// that has it (1.32 on; on by default from 1.33).
+    pub(crate) fn serves_pod_resize(&self) -> bool {
+        self.kube_version >= POD_RESIZE_SINCE
+            && self.feature(Feature::InPlacePodVerticalScaling).is_on()
     }
 
     /// Whether requests and answers may be CBOR (`CBORServingAndStorage`).

@@ -97,6 +97,9 @@ pub(crate) enum Feature {
     ValidatingAdmissionPolicy,
     /// MutatingAdmissionPolicy enforcement (alpha in 1.32, beta and off in 1.34, GA in 1.36).
     MutatingAdmissionPolicy,
+    /// In-place pod resize through a pod's `resize` subresource (the gate alpha from 1.27, the
+    /// subresource from 1.32, beta and on in 1.33, GA in 1.35).
+    InPlacePodVerticalScaling,
 }
 
 impl Feature {
@@ -111,11 +114,12 @@ impl Feature {
             Self::CrdValidationRatcheting => "CRDValidationRatcheting",
             Self::ValidatingAdmissionPolicy => "ValidatingAdmissionPolicy",
             Self::MutatingAdmissionPolicy => "MutatingAdmissionPolicy",
+            Self::InPlacePodVerticalScaling => "InPlacePodVerticalScaling",
         }
     }
 
     /// Every feature the server consults.
-    pub(crate) const ALL: [Feature; 8] = [
+    pub(crate) const ALL: [Feature; 9] = [
         Feature::WatchList,
         Feature::ServerSideFieldValidation,
         Feature::AggregatedDiscoveryEndpoint,
@@ -124,6 +128,7 @@ impl Feature {
         Feature::CrdValidationRatcheting,
         Feature::ValidatingAdmissionPolicy,
         Feature::MutatingAdmissionPolicy,
+        Feature::InPlacePodVerticalScaling,
     ];
 }
 
@@ -238,7 +243,7 @@ mod tests {
         assert!(!is_builtin_group("example.com"));
     }
 
-    const ALL: [Feature; 8] = Feature::ALL;
+    const ALL: [Feature; 9] = Feature::ALL;
 
     /// Features the table records that every release kapi serves has on (watch bookmarks GA
     /// in 1.17, dry run GA in 1.19, server-side apply on since 1.16 and GA in 1.22), so no code
@@ -314,6 +319,14 @@ mod tests {
             FeatureState::Absent
         );
         assert!(feature(at(28), Feature::ServerSideFieldValidation).is_on());
+        // `pkg/features/kube_features.go`: InPlacePodVerticalScaling beta (on) in 1.33, GA in
+        // 1.35; kapi records it only where the `resize` subresource serves it.
+        assert_eq!(
+            feature(at(28), Feature::InPlacePodVerticalScaling),
+            FeatureState::Absent
+        );
+        assert!(feature(at(34), Feature::InPlacePodVerticalScaling).is_on());
+        assert!(feature(at(36), Feature::InPlacePodVerticalScaling).is_on());
         // A release the table does not hold is not gated.
         assert!(feature(at(25), Feature::WatchList).is_on());
     }

@@ -30,7 +30,7 @@ use super::{items, text};
 use crate::KubeVersion;
 
 /// The mirror pod annotation (`core.MirrorPodAnnotationKey`).
-const MIRROR: &str = "kubernetes.io/config.mirror";
+pub(super) const MIRROR: &str = "kubernetes.io/config.mirror";
 /// The AppArmor annotations' prefix (`v1.AppArmorBetaContainerAnnotationKeyPrefix`).
 const APPARMOR_PREFIX: &str = "container.apparmor.security.beta.kubernetes.io/";
 
