@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch as signal;
 
 use crate::meta::LabelSelector;
-use crate::storage::{CreateError, Storage, UpdateError};
+use crate::storage::{CreateError, KeyValue, Storage, UpdateError};
 
 use crate::server::auth::bootstrap::{self, AUTOUPDATE};
 use crate::server::auth::rbac::{Policy, PolicyRule, Stored, Subject};
@@ -45,30 +45,55 @@ fn prefix(state: &State, resource: &str) -> Option<String> {
         .map(|kind| keys::resource_prefix(&kind.info))
 }
 
-/// Makes the bootstrap roles and bindings that are missing, and adds to those marked for
-/// automatic update the rules or subjects they lack.
+/// Makes the bootstrap roles and bindings of the release served that are missing, and adds to
+/// those marked for automatic update the rules or subjects they lack.
 pub(crate) async fn bootstrap(state: &State) -> Result<(), TaskError> {
     let sets = [
-        ("clusterroles", bootstrap::cluster_roles()),
+        ("clusterroles", bootstrap::cluster_roles(state.kube_version)),
         ("clusterrolebindings", bootstrap::cluster_role_bindings()),
     ];
+    let mut writes = Vec::new();
     for (resource, objects) in sets {
         let Some(prefix) = prefix(state, resource) else {
             continue;
         };
+        let mut stored = stored_under(state, &prefix).await?;
         for object in objects {
             let name = object["metadata"]["name"].as_str().unwrap_or_default();
             let key = format!("{prefix}{name}");
-            ensure(state, &key, object).await?;
+            let current = stored.remove(&key);
+            writes.push(async move { ensure(state, &key, object, current).await });
         }
     }
+    // All at once: the embedded store commits concurrent writes together, so a first start
+    // pays a few commits for the hundred-odd objects rather than one each.
+    futures_util::future::try_join_all(writes).await?;
     Ok(())
 }
 
-/// Creates `wanted` at `key`, or completes the stored object when it allows it.
-async fn ensure(state: &State, key: &str, mut wanted: Value) -> Result<(), TaskError> {
+/// The stored objects under `prefix`, by key: one listing rather than a read per object.
+async fn stored_under(
+    state: &State,
+    prefix: &str,
+) -> Result<BTreeMap<String, KeyValue>, TaskError> {
+    let listed = state.storage.list(prefix, None, None, None).await?;
+    Ok(listed
+        .items
+        .into_iter()
+        .map(|kv| (kv.key.clone(), kv))
+        .collect())
+}
+
+/// Creates `wanted` at `key` when nothing is stored there (`stored`), or completes the stored
+/// object when it allows it.
+async fn ensure(
+    state: &State,
+    key: &str,
+    mut wanted: Value,
+    stored: Option<KeyValue>,
+) -> Result<(), TaskError> {
     let storage = &state.storage;
-    let Some(kv) = storage.get(key, None).await? else {
+    let Some(kv) = stored else {
         wanted["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
         wanted["metadata"]["creationTimestamp"] = json!(crate::time::Time::now());
         let bytes = serde_json::to_vec(&wanted).map_err(TaskError::Encode)?;
@@ -115,6 +140,10 @@ fn add_missing<T>(stored: &mut Value, wanted: &Value, field: &str) -> bool
 where
     T: serde::de::DeserializeOwned + serde::Serialize + PartialEq,
 {
+    // What every start meets: the stored entries are the wanted ones.
+    if stored.get(field) == wanted.get(field) {
+        return false;
+    }
     let decode = |value: Option<&Value>| -> Vec<T> {
         value
             .and_then(|v| serde_json::from_value(v.clone()).ok())
