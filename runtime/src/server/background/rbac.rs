@@ -50,7 +50,10 @@ fn prefix(state: &State, resource: &str) -> Option<String> {
 pub(crate) async fn bootstrap(state: &State) -> Result<(), TaskError> {
     let sets = [
         ("clusterroles", bootstrap::cluster_roles(state.kube_version)),
-        ("clusterrolebindings", bootstrap::cluster_role_bindings()),
+        (
+            "clusterrolebindings",
+            bootstrap::cluster_role_bindings(state.kube_version),
+        ),
     ];
     let mut writes = Vec::new();
     for (resource, objects) in sets {

@@ -3,15 +3,17 @@
 //! roles people are bound to (`cluster-admin`, the aggregated `admin`, `edit` and `view`,
 //! discovery, the self-reviews); [`components`] those of upstream's own programs (the
 //! kubelets' `system:node`, `system:kube-scheduler`, `system:kube-controller-manager`, the
-//! proxy, the CSR approvers). Not yet here: the roles of kube-controller-manager's
-//! controllers (`controller_policy.go`) and the Roles of `kube-system` and `kube-public`
+//! proxy, the CSR approvers); [`controllers`] one `system:controller:<name>` role per
+//! kube-controller-manager controller, each bound to the kube-system service account
+//! `<name>`. Not yet here: the Roles of `kube-system` and `kube-public`
 //! (`namespace_policy.go`). kapi runs none of those programs: their roles are there so that the programs, or anything
 //! acting as them, find the permissions upstream gives them.
 //!
 //! Which release: the data follows upstream's 1.34-era policy (its `testdata/*.yaml`, which
-//! the policy's tests generate from `policy.go`). What an older release's policy lacks carries `since`, so that a
+//! the policy's tests generate from `policy.go` and `controller_policy.go`). What an older release's policy lacks carries `since`, so that a
 //! server of that release makes neither those roles nor those rules: `since: 34` for what 1.28
-//! lacks (dynamic resource allocation, ServiceCIDRs), `since: 28` for what 1.20 lacks. `since` is exact at the granularity of kapi's releases
+//! lacks (dynamic resource allocation, ServiceCIDRs, the admission-policy status controller),
+//! `since: 28` for what 1.20 lacks. `since` is exact at the granularity of kapi's releases
 //! (1.20, 1.28, 1.34, 1.36), not upstream's: `since: 34` says "absent from 1.28, present from
 //! 1.34". Rules an older release had and 1.34 dropped (1.20's leader election through
 //! ConfigMaps and Endpoints) are not kept, and rules and roles behind feature gates that are
@@ -22,6 +24,7 @@
 //! stored copy lacks (`background::rbac`).
 
 mod components;
+mod controllers;
 mod user_facing;
 
 use serde_json::{Value, json};
@@ -116,6 +119,13 @@ const fn role(name: &'static str, rules: &'static [Rule]) -> Role {
         aggregates: None,
         rules,
         since: 0,
+    }
+}
+
+impl Role {
+    /// The role, from the kapi release of minor version `since` on.
+    const fn since(self, since: u16) -> Role {
+        Role { since, ..self }
     }
 }
 
@@ -236,24 +246,45 @@ impl Binding {
 
 /// The bootstrap ClusterRoles of release `version`.
 pub(crate) fn cluster_roles(version: KubeVersion) -> Vec<Value> {
-    [user_facing::CLUSTER_ROLES, components::CLUSTER_ROLES]
-        .into_iter()
-        .flatten()
-        .filter(|role| version.minor >= role.since)
-        .map(|role| role.to_json("ClusterRole", None, version))
-        .collect()
+    [
+        user_facing::CLUSTER_ROLES,
+        components::CLUSTER_ROLES,
+        controllers::CLUSTER_ROLES,
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|role| version.minor >= role.since)
+    .map(|role| role.to_json("ClusterRole", None, version))
+    .collect()
 }
 
-/// The bootstrap ClusterRoleBindings: those of [`user_facing`] and [`components`].
-pub(crate) fn cluster_role_bindings() -> Vec<Value> {
-    [
+/// The bootstrap ClusterRoleBindings of release `version`: those of [`user_facing`] and
+/// [`components`], and each controller's role bound to the kube-system service account it
+/// is named after (upstream's `addControllerRole`).
+pub(crate) fn cluster_role_bindings(version: KubeVersion) -> Vec<Value> {
+    let listed = [
         user_facing::CLUSTER_ROLE_BINDINGS,
         components::CLUSTER_ROLE_BINDINGS,
     ]
     .into_iter()
     .flatten()
-    .map(|binding| binding.to_json("ClusterRoleBinding", "ClusterRole", None))
-    .collect()
+    .map(|binding| binding.to_json("ClusterRoleBinding", "ClusterRole", None));
+    let controllers = controllers::CLUSTER_ROLES
+        .iter()
+        .filter(|role| version.minor >= role.since)
+        .map(|role| {
+            let account = role
+                .name
+                .strip_prefix(controllers::PREFIX)
+                .unwrap_or(role.name);
+            let subject = Subject::ServiceAccount("kube-system", account).to_json();
+            binding_object(
+                ("ClusterRoleBinding", role.name, None),
+                ("ClusterRole", role.name),
+                vec![subject],
+            )
+        });
+    listed.chain(controllers).collect()
 }
 
 #[cfg(test)]
