@@ -8,7 +8,7 @@
 //!
 //! Only for a catalog that serves `rbac.authorization.k8s.io/v1`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
@@ -45,25 +45,33 @@ fn prefix(state: &State, resource: &str) -> Option<String> {
         .map(|kind| keys::resource_prefix(&kind.info))
 }
 
-/// Makes the bootstrap roles and bindings of the release served that are missing, and adds to
-/// those marked for automatic update the rules or subjects they lack.
+/// Makes the bootstrap roles and bindings of the release served that are missing (the
+/// namespaced ones in `kube-system` and `kube-public`, made just before), and adds to those
+/// marked for automatic update the rules or subjects they lack.
 pub(crate) async fn bootstrap(state: &State) -> Result<(), TaskError> {
+    let version = state.kube_version;
     let sets = [
-        ("clusterroles", bootstrap::cluster_roles(state.kube_version)),
+        ("clusterroles", bootstrap::cluster_roles(version)),
         (
             "clusterrolebindings",
-            bootstrap::cluster_role_bindings(state.kube_version),
+            bootstrap::cluster_role_bindings(version),
         ),
+        ("roles", bootstrap::roles(version)),
+        ("rolebindings", bootstrap::role_bindings()),
     ];
     let mut writes = Vec::new();
     for (resource, objects) in sets {
         let Some(prefix) = prefix(state, resource) else {
             continue;
         };
-        let mut stored = stored_under(state, &prefix).await?;
+        let mut stored = stored_under(state, &prefix, &objects).await?;
         for object in objects {
-            let name = object["metadata"]["name"].as_str().unwrap_or_default();
-            let key = format!("{prefix}{name}");
+            let metadata = &object["metadata"];
+            let name = metadata["name"].as_str().unwrap_or_default();
+            let key = match metadata["namespace"].as_str() {
+                Some(namespace) => format!("{prefix}{namespace}/{name}"),
+                None => format!("{prefix}{name}"),
+            };
             let current = stored.remove(&key);
             writes.push(async move { ensure(state, &key, object, current).await });
         }
@@ -74,17 +82,31 @@ pub(crate) async fn bootstrap(state: &State) -> Result<(), TaskError> {
     Ok(())
 }
 
-/// The stored objects under `prefix`, by key: one listing rather than a read per object.
+/// The stored objects where `objects` go, by key: one listing of the resource's prefix, or of
+/// each namespace `objects` name, rather than a read per object.
 async fn stored_under(
     state: &State,
     prefix: &str,
+    objects: &[Value],
 ) -> Result<BTreeMap<String, KeyValue>, TaskError> {
-    let listed = state.storage.list(prefix, None, None, None).await?;
-    Ok(listed
-        .items
-        .into_iter()
-        .map(|kv| (kv.key.clone(), kv))
-        .collect())
+    let namespaces: BTreeSet<&str> = objects
+        .iter()
+        .filter_map(|o| o["metadata"]["namespace"].as_str())
+        .collect();
+    let prefixes: Vec<String> = if namespaces.is_empty() {
+        vec![prefix.to_owned()]
+    } else {
+        namespaces
+            .iter()
+            .map(|namespace| format!("{prefix}{namespace}/"))
+            .collect()
+    };
+    let mut stored = BTreeMap::new();
+    for prefix in prefixes {
+        let listed = state.storage.list(&prefix, None, None, None).await?;
+        stored.extend(listed.items.into_iter().map(|kv| (kv.key.clone(), kv)));
+    }
+    Ok(stored)
 }
 
 /// Creates `wanted` at `key` when nothing is stored there (`stored`), or completes the stored

@@ -5,12 +5,13 @@
 //! kubelets' `system:node`, `system:kube-scheduler`, `system:kube-controller-manager`, the
 //! proxy, the CSR approvers); [`controllers`] one `system:controller:<name>` role per
 //! kube-controller-manager controller, each bound to the kube-system service account
-//! `<name>`. Not yet here: the Roles of `kube-system` and `kube-public`
-//! (`namespace_policy.go`). kapi runs none of those programs: their roles are there so that the programs, or anything
+//! `<name>`; [`namespaced`] the Roles and RoleBindings of `kube-system` and `kube-public`.
+//! kapi runs none of those programs: their roles are there so that the programs, or anything
 //! acting as them, find the permissions upstream gives them.
 //!
 //! Which release: the data follows upstream's 1.34-era policy (its `testdata/*.yaml`, which
-//! the policy's tests generate from `policy.go` and `controller_policy.go`). What an older release's policy lacks carries `since`, so that a
+//! the policy's tests generate from `policy.go`, `controller_policy.go` and
+//! `namespace_policy.go`). What an older release's policy lacks carries `since`, so that a
 //! server of that release makes neither those roles nor those rules: `since: 34` for what 1.28
 //! lacks (dynamic resource allocation, ServiceCIDRs, the admission-policy status controller),
 //! `since: 28` for what 1.20 lacks. `since` is exact at the granularity of kapi's releases
@@ -25,6 +26,7 @@
 
 mod components;
 mod controllers;
+mod namespaced;
 mod user_facing;
 
 use serde_json::{Value, json};
@@ -99,7 +101,7 @@ impl Rule {
     }
 }
 
-/// A bootstrap ClusterRole.
+/// A bootstrap role (a ClusterRole, or a Role of [`namespaced`]).
 struct Role {
     name: &'static str,
     /// Extra labels (which aggregated role it feeds).
@@ -137,7 +139,8 @@ enum Subject {
     ServiceAccount(&'static str, &'static str),
 }
 
-/// A bootstrap ClusterRoleBinding: its name, the ClusterRole it names and its subjects.
+/// A bootstrap binding: its name, the role it names (a ClusterRole for a ClusterRoleBinding;
+/// for a RoleBinding see [`namespaced`]) and its subjects.
 struct Binding {
     name: &'static str,
     role: &'static str,
@@ -285,6 +288,23 @@ pub(crate) fn cluster_role_bindings(version: KubeVersion) -> Vec<Value> {
             )
         });
     listed.chain(controllers).collect()
+}
+
+/// The bootstrap Roles of release `version`, each with its namespace.
+pub(crate) fn roles(version: KubeVersion) -> Vec<Value> {
+    namespaced::ROLES
+        .iter()
+        .filter(|(_, role)| version.minor >= role.since)
+        .map(|(namespace, role)| role.to_json("Role", Some(namespace), version))
+        .collect()
+}
+
+/// The bootstrap RoleBindings, each with its namespace.
+pub(crate) fn role_bindings() -> Vec<Value> {
+    namespaced::ROLE_BINDINGS
+        .iter()
+        .map(|(namespace, binding)| binding.to_json("RoleBinding", "Role", Some(namespace)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -15,6 +15,11 @@ fn name(object: &Value) -> &str {
     object["metadata"]["name"].as_str().unwrap()
 }
 
+fn namespaced_name(object: &Value) -> (String, String) {
+    let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
+    (namespace.to_owned(), name(object).to_owned())
+}
+
 fn find<'a>(objects: &'a [Value], wanted: &str) -> Option<&'a Value> {
     objects.iter().find(|o| name(o) == wanted)
 }
@@ -28,14 +33,33 @@ fn every_binding_names_a_bootstrap_role() {
             let role = binding["roleRef"]["name"].as_str().unwrap();
             assert!(find(&roles, role).is_some(), "{version}: {role}");
         }
+        let roles: BTreeSet<(String, String)> = roles_of(version);
+        for binding in role_bindings() {
+            assert_eq!(binding["roleRef"]["kind"], "Role");
+            let (namespace, _) = namespaced_name(&binding);
+            let role = binding["roleRef"]["name"].as_str().unwrap().to_owned();
+            assert!(
+                roles.contains(&(namespace.clone(), role.clone())),
+                "{version}: {namespace}/{role}"
+            );
+        }
     }
+}
+
+fn roles_of(version: KubeVersion) -> BTreeSet<(String, String)> {
+    roles(version).iter().map(namespaced_name).collect()
 }
 
 #[test]
 fn every_name_is_unique() {
     for version in RELEASES {
-        for objects in [cluster_roles(version), cluster_role_bindings(version)] {
-            let names: BTreeSet<&str> = objects.iter().map(name).collect();
+        for objects in [
+            cluster_roles(version),
+            cluster_role_bindings(version),
+            roles(version),
+            role_bindings(),
+        ] {
+            let names: BTreeSet<(String, String)> = objects.iter().map(namespaced_name).collect();
             assert_eq!(names.len(), objects.len(), "{version}: {objects:?}");
         }
     }
@@ -116,7 +140,7 @@ fn objects_are_as_upstream_stores_them() {
     // `system:node` is bound to no one (the Node authorizer's job), without a `subjects`.
     let node = find(&bindings, "system:node").unwrap();
     assert!(node.get("subjects").is_none(), "{node}");
-    for object in roles.iter().chain(&bindings) {
+    for object in roles.iter().chain(&bindings).chain(&roles_and_bindings()) {
         assert_eq!(
             object["metadata"]["labels"]["kubernetes.io/bootstrapping"],
             "rbac-defaults"
@@ -126,4 +150,19 @@ fn objects_are_as_upstream_stores_them() {
             "{object}"
         );
     }
+    let reader = roles_and_bindings()
+        .into_iter()
+        .find(|o| name(o) == "extension-apiserver-authentication-reader")
+        .unwrap();
+    assert_eq!(reader["metadata"]["namespace"], "kube-system");
+    assert_eq!(
+        reader["rules"][0]["resourceNames"],
+        json!(["extension-apiserver-authentication"])
+    );
+}
+
+fn roles_and_bindings() -> Vec<Value> {
+    let mut all = roles(KubeVersion::new(1, 36));
+    all.extend(role_bindings());
+    all
 }
