@@ -281,6 +281,9 @@ fn kubectl_auth_can_i_whoami_and_as() {
     for (args, want) in [
         (&["create", "configmaps", "-n", "team"][..], "yes"),
         (&["delete", "secrets", "-n", "team"], "yes"),
+        // `system:aggregate-to-edit` reads what `view` leaves out (`policy.go`).
+        (&["get", "secrets", "-n", "team"], "yes"),
+        (&["get", "pods", "--subresource=exec", "-n", "team"], "yes"),
         (&["get", "pods", "--subresource=log", "-n", "team"], "yes"),
         (&["create", "configmaps", "-n", "default"], "no"),
         (
@@ -351,6 +354,7 @@ fn kubectl_auth_can_i_whoami_and_as() {
     eventually(|| can_bob(&["get", "leases.coordination.k8s.io", "-n", "default"]) == "yes");
     assert_eq!(can_bob(&["get", "pods", "-n", "default"]), "yes");
     assert_eq!(can_bob(&["create", "pods", "-n", "default"]), "no");
+    assert_eq!(can_bob(&["get", "secrets", "-n", "default"]), "no");
     let (ok, out, err) = run(&["get", "clusterrole", "view", "-o", "json"]);
     assert!(ok, "{err}");
     let view: Value = serde_json::from_str(&out).unwrap();

@@ -152,6 +152,19 @@ pub(super) const CLUSTER_ROLES: &[Role] = &[
         labels: &[TO_EDIT],
         aggregates: None,
         rules: &[
+            // Reading what `view` leaves out because it escalates.
+            resources(
+                READ,
+                &[""],
+                &[
+                    "pods/attach",
+                    "pods/proxy",
+                    "pods/exec",
+                    "pods/portforward",
+                    "secrets",
+                    "services/proxy",
+                ],
+            ),
             resources(&["impersonate"], &[""], &["serviceaccounts"]),
             resources(
                 WRITE,
@@ -218,6 +231,13 @@ pub(super) const CLUSTER_ROLES: &[Role] = &[
                 &["networking.k8s.io"],
                 &["networkpolicies", "ingresses"],
             ),
+            // Dynamic resource allocation, on by default from 1.34.
+            resources(
+                WRITE,
+                &["resource.k8s.io"],
+                &["resourceclaims", "resourceclaimtemplates"],
+            )
+            .since(34),
         ],
         since: 0,
     },
@@ -318,6 +338,16 @@ pub(super) const CLUSTER_ROLES: &[Role] = &[
                 &["networking.k8s.io"],
                 &["networkpolicies", "ingresses", "ingresses/status"],
             ),
+            resources(
+                READ,
+                &["resource.k8s.io"],
+                &[
+                    "resourceclaims",
+                    "resourceclaims/status",
+                    "resourceclaimtemplates",
+                ],
+            )
+            .since(34),
         ],
         since: 0,
     },
