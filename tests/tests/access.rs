@@ -3,7 +3,8 @@
 //! bootstrap policy), walked route kind by route kind with a bad token (401), without one
 //! (`system:anonymous`) and as a user without roles (403 with upstream's messages);
 //! impersonation headers; `kubectl auth can-i` (with `--list`), `kubectl auth whoami`, `--as`,
-//! RoleBindings and ClusterRole aggregation as kubectl users meet them; and the review kinds
+//! RoleBindings and ClusterRole aggregation as kubectl users meet them; the bootstrap roles of
+//! upstream's scheduler, controllers and nodes as `--as` meets them; and the review kinds
 //! from the Python client; service-account token requests to a library server.
 
 #![allow(
@@ -366,6 +367,204 @@ fn kubectl_auth_can_i_whoami_and_as() {
             .any(|r| r["resources"] == json!(["leases"])),
         "{view}"
     );
+}
+
+// The roles upstream gives its own programs, as `kubectl auth can-i --as` meets them. From
+// `plugin/pkg/auth/authorizer/rbac/bootstrappolicy/`: `policy.go` (component ClusterRoles and
+// their bindings), `controller_policy.go` (`system:controller:*`, each bound to its
+// kube-system service account) and `namespace_policy.go` (kube-system's Roles).
+#[test]
+fn upstream_components_hold_their_bootstrap_roles() {
+    let server = TestServer::start_blocking().unwrap();
+    let can = |args: &[&str]| {
+        let mut all = vec!["auth", "can-i"];
+        all.extend_from_slice(args);
+        let (_, out, _) = kubectl(&server, &all);
+        out.trim().to_owned()
+    };
+    let check = |who: &[&str], cases: &[(&[&str], &str)]| {
+        for (args, want) in cases {
+            let mut args = args.to_vec();
+            args.extend_from_slice(who);
+            assert_eq!(can(&args), *want, "can-i {args:?}");
+        }
+    };
+
+    // policy.go: `system:kube-scheduler` and `system:volume-scheduler`, both bound to the
+    // user `system:kube-scheduler`; its lease by name only (`Names("kube-scheduler")`).
+    // namespace_policy.go: `system::leader-locking-kube-scheduler` (every lease of
+    // kube-system) and `extension-apiserver-authentication-reader` (one ConfigMap).
+    check(
+        &["--as", "system:kube-scheduler"],
+        &[
+            (
+                &["create", "pods", "--subresource=binding", "-n", "default"],
+                "yes",
+            ),
+            (&["delete", "pods", "-n", "default"], "yes"),
+            (&["create", "pods", "-n", "default"], "no"),
+            (&["update", "persistentvolumes"], "yes"),
+            (&["list", "csinodes.storage.k8s.io"], "yes"),
+            (&["list", "secrets", "-n", "default"], "no"),
+            (&["update", "leases/kube-scheduler", "-n", "default"], "yes"),
+            (&["update", "leases/other", "-n", "default"], "no"),
+            (&["update", "leases/other", "-n", "kube-system"], "yes"),
+            (
+                &[
+                    "get",
+                    "configmaps/extension-apiserver-authentication",
+                    "-n",
+                    "kube-system",
+                ],
+                "yes",
+            ),
+            (&["get", "configmaps/other", "-n", "kube-system"], "no"),
+            (
+                &[
+                    "get",
+                    "configmaps/extension-apiserver-authentication",
+                    "-n",
+                    "default",
+                ],
+                "no",
+            ),
+        ],
+    );
+    // policy.go: `system:kube-controller-manager` lists everything, writes little itself.
+    check(
+        &["--as", "system:kube-controller-manager"],
+        &[
+            (&["list", "secrets", "--all-namespaces"], "yes"),
+            (
+                &[
+                    "create",
+                    "serviceaccounts",
+                    "--subresource=token",
+                    "-n",
+                    "default",
+                ],
+                "yes",
+            ),
+            (&["delete", "pods", "-n", "default"], "no"),
+        ],
+    );
+    // controller_policy.go: the deployment controller's account writes deployment status and
+    // replica sets, reads and updates pods, deletes none.
+    check(
+        &[
+            "--as",
+            "system:serviceaccount:kube-system:deployment-controller",
+        ],
+        &[
+            (
+                &[
+                    "update",
+                    "deployments.apps",
+                    "--subresource=status",
+                    "-n",
+                    "default",
+                ],
+                "yes",
+            ),
+            (&["create", "replicasets.apps", "-n", "default"], "yes"),
+            (&["create", "deployments.apps", "-n", "default"], "no"),
+            (&["update", "pods", "-n", "default"], "yes"),
+            (&["delete", "pods", "-n", "default"], "no"),
+        ],
+    );
+    // The same name in another namespace is another account, bound to nothing.
+    check(
+        &[
+            "--as",
+            "system:serviceaccount:default:deployment-controller",
+        ],
+        &[(
+            &[
+                "update",
+                "deployments.apps",
+                "--subresource=status",
+                "-n",
+                "default",
+            ],
+            "no",
+        )],
+    );
+    // policy.go: the `system:node` binding has no subjects (the Node authorizer grants
+    // kubelets their access upstream), so a node holds only what every user holds.
+    check(
+        &["--as", "system:node:n1", "--as-group", "system:nodes"],
+        &[
+            (&["get", "nodes"], "no"),
+            (
+                &["create", "certificatesigningrequests.certificates.k8s.io"],
+                "no",
+            ),
+            (
+                &["create", "selfsubjectaccessreviews.authorization.k8s.io"],
+                "yes",
+            ),
+        ],
+    );
+    // policy.go: kube-proxy's user reads services and endpoint slices.
+    check(
+        &["--as", "system:kube-proxy"],
+        &[
+            (
+                &[
+                    "watch",
+                    "endpointslices.discovery.k8s.io",
+                    "--all-namespaces",
+                ],
+                "yes",
+            ),
+            (&["update", "services", "-n", "default"], "no"),
+        ],
+    );
+
+    let (ok, out, err) = kubectl(
+        &server,
+        &["get", "clusterrolebinding", "system:node", "-o", "json"],
+    );
+    assert!(ok, "{err}");
+    let node: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(node["roleRef"]["name"], "system:node");
+    assert!(node.get("subjects").is_none(), "{node}");
+    let (ok, out, err) = kubectl(
+        &server,
+        &["get", "roles", "-n", "kube-public", "-o", "name"],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(
+        out.trim(),
+        "role.rbac.authorization.k8s.io/system:controller:bootstrap-signer"
+    );
+
+    // A Role of kube-system bound to another user grants that user the same.
+    let (ok, _, err) = kubectl(
+        &server,
+        &[
+            "create",
+            "rolebinding",
+            "alice-reads-authentication",
+            "--role=extension-apiserver-authentication-reader",
+            "--user=alice",
+            "-n",
+            "kube-system",
+        ],
+    );
+    assert!(ok, "{err}");
+    let reads = |name: &str| {
+        can(&[
+            "get",
+            &format!("configmaps/{name}"),
+            "-n",
+            "kube-system",
+            "--as",
+            "alice",
+        ])
+    };
+    eventually(|| reads("extension-apiserver-authentication") == "yes");
+    assert_eq!(reads("cluster-info"), "no");
 }
 
 // Escalation prevention (`pkg/registry/rbac/validation/rule.go`, `ConfirmNoEscalation`): a
