@@ -22,6 +22,9 @@ const COORDINATION: &[&str] = &["coordination.k8s.io"];
 const RESOURCE: &[&str] = &["resource.k8s.io"];
 const STORAGE: &[&str] = &["storage.k8s.io"];
 
+/// Approving certificate signing requests, of the signers the rule names.
+const APPROVE: Rule = resources(&["approve"], CERTIFICATES, &["signers"]);
+
 /// Creating token and access reviews, which components do to check their callers.
 const TOKEN_REVIEWS: Rule = resources(&["create"], &["authentication.k8s.io"], &["tokenreviews"]);
 const ACCESS_REVIEWS: Rule = resources(
@@ -259,23 +262,19 @@ pub(super) const CLUSTER_ROLES: &[Role] = &[
     // Approving the requests of one signer each.
     role(
         "system:certificates.k8s.io:legacy-unknown-approver",
-        &[resources(&["approve"], CERTIFICATES, &["signers"])
-            .named(&["kubernetes.io/legacy-unknown"])],
+        &[APPROVE.named(&["kubernetes.io/legacy-unknown"])],
     ),
     role(
         "system:certificates.k8s.io:kubelet-serving-approver",
-        &[resources(&["approve"], CERTIFICATES, &["signers"])
-            .named(&["kubernetes.io/kubelet-serving"])],
+        &[APPROVE.named(&["kubernetes.io/kubelet-serving"])],
     ),
     role(
         "system:certificates.k8s.io:kube-apiserver-client-approver",
-        &[resources(&["approve"], CERTIFICATES, &["signers"])
-            .named(&["kubernetes.io/kube-apiserver-client"])],
+        &[APPROVE.named(&["kubernetes.io/kube-apiserver-client"])],
     ),
     role(
         "system:certificates.k8s.io:kube-apiserver-client-kubelet-approver",
-        &[resources(&["approve"], CERTIFICATES, &["signers"])
-            .named(&["kubernetes.io/kube-apiserver-client-kubelet"])],
+        &[APPROVE.named(&["kubernetes.io/kube-apiserver-client-kubelet"])],
     ),
 ];
 
