@@ -14,11 +14,13 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use kapi::server::{Authentication, ServiceAccountTokens, SigningKey};
 use kapi_e2e::routes::{Open, Route, every_route_kind};
+use kapi_e2e::{KapiServer, ServerOptions};
 use kapi_test::TestServer;
 use serde_json::{Value, json};
 
@@ -87,17 +89,22 @@ fn http_with(
 
 /// A kubectl against the server, answering its exit success, stdout and stderr.
 fn kubectl(server: &TestServer, args: &[&str]) -> (bool, String, String) {
+    kubectl_with(server.kubeconfig_path(), args)
+}
+
+/// A kubectl with the kubeconfig at `kubeconfig`; one that cannot run answers its error as
+/// stderr.
+fn kubectl_with(kubeconfig: &Path, args: &[&str]) -> (bool, String, String) {
     let mut command = Command::new("kubectl");
-    command
-        .arg("--kubeconfig")
-        .arg(server.kubeconfig_path())
-        .args(args);
-    let out = command.output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    command.arg("--kubeconfig").arg(kubeconfig).args(args);
+    match command.output() {
+        Ok(out) => (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ),
+        Err(e) => (false, String::new(), format!("cannot run kubectl: {e}")),
+    }
 }
 
 fn message(body: &str) -> String {
@@ -565,6 +572,57 @@ fn upstream_components_hold_their_bootstrap_roles() {
     };
     eventually(|| reads("extension-apiserver-authentication") == "yes");
     assert_eq!(reads("cluster-info"), "no");
+}
+
+// Upstream's `rbac/bootstrap-roles` start hook on a store that already holds a policy
+// (`pkg/registry/rbac/rest/storage_rbac.go`, with `reconciliation`): what is missing is made
+// again, a role marked `rbac.authorization.kubernetes.io/autoupdate: "true"` gets back the
+// rules it lacks, one marked "false" keeps what its owner made of it; the roles of a newer
+// release (`controller_policy.go`'s resource-claim controller, 1.34) arrive with it.
+#[test]
+fn a_restart_completes_the_stored_policy() {
+    let data = tempfile::tempdir().unwrap();
+    let options = |release: &str| ServerOptions {
+        data_dir: Some(data.path().to_path_buf()),
+        kube_version: Some(release.to_owned()),
+        ..ServerOptions::default()
+    };
+    let claims = "system:controller:resource-claim-controller";
+    let mut server = KapiServer::start(&options("1.28")).unwrap();
+    let run = |server: &KapiServer, line: &str| {
+        let args: Vec<&str> = line.split_whitespace().collect();
+        kubectl_with(server.kubeconfig(), &args)
+    };
+    let (ok, _, err) = run(&server, &format!("get clusterrole {claims}"));
+    assert!(!ok && err.contains("NotFound"), "{err}");
+    for line in [
+        "delete role extension-apiserver-authentication-reader -n kube-system",
+        "patch clusterrole system:kube-scheduler --type=json -p [{\"op\":\"replace\",\"path\":\"/rules\",\"value\":[]}]",
+        "patch clusterrole system:kube-dns --type=json -p [{\"op\":\"replace\",\"path\":\"/rules\",\"value\":[]}]",
+        "annotate clusterrole system:kube-dns --overwrite rbac.authorization.kubernetes.io/autoupdate=false",
+    ] {
+        let (ok, _, err) = run(&server, line);
+        assert!(ok, "{line}: {err}");
+    }
+    server.terminate(Duration::from_secs(10)).unwrap();
+
+    let server = KapiServer::start(&options("1.36")).unwrap();
+    let (ok, _, err) = run(&server, &format!("get clusterrole {claims}"));
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(
+        &server,
+        "get role extension-apiserver-authentication-reader -n kube-system",
+    );
+    assert!(ok, "{err}");
+    let (_, out, _) = run(
+        &server,
+        "auth can-i create pods --subresource=binding -n default --as system:kube-scheduler",
+    );
+    assert_eq!(out.trim(), "yes");
+    let (ok, out, err) = run(&server, "get clusterrole system:kube-dns -o json");
+    assert!(ok, "{err}");
+    let dns: Value = serde_json::from_str(&out).unwrap();
+    assert!(dns["rules"].as_array().is_none_or(Vec::is_empty), "{dns}");
 }
 
 // Escalation prevention (`pkg/registry/rbac/validation/rule.go`, `ConfirmNoEscalation`): a
