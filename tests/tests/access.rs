@@ -3,7 +3,8 @@
 //! bootstrap policy), walked route kind by route kind with a bad token (401), without one
 //! (`system:anonymous`) and as a user without roles (403 with upstream's messages);
 //! impersonation headers; `kubectl auth can-i` (with `--list`), `kubectl auth whoami`, `--as`,
-//! RoleBindings and ClusterRole aggregation as kubectl users meet them; and the review kinds
+//! RoleBindings and ClusterRole aggregation as kubectl users meet them; the bootstrap roles of
+//! upstream's scheduler, controllers and nodes as `--as` meets them; and the review kinds
 //! from the Python client; service-account token requests to a library server.
 
 #![allow(
@@ -13,11 +14,13 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use kapi::server::{Authentication, ServiceAccountTokens, SigningKey};
 use kapi_e2e::routes::{Open, Route, every_route_kind};
+use kapi_e2e::{KapiServer, ServerOptions};
 use kapi_test::TestServer;
 use serde_json::{Value, json};
 
@@ -86,17 +89,22 @@ fn http_with(
 
 /// A kubectl against the server, answering its exit success, stdout and stderr.
 fn kubectl(server: &TestServer, args: &[&str]) -> (bool, String, String) {
+    kubectl_with(server.kubeconfig_path(), args)
+}
+
+/// A kubectl with the kubeconfig at `kubeconfig`; one that cannot run answers its error as
+/// stderr.
+fn kubectl_with(kubeconfig: &Path, args: &[&str]) -> (bool, String, String) {
     let mut command = Command::new("kubectl");
-    command
-        .arg("--kubeconfig")
-        .arg(server.kubeconfig_path())
-        .args(args);
-    let out = command.output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    command.arg("--kubeconfig").arg(kubeconfig).args(args);
+    match command.output() {
+        Ok(out) => (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ),
+        Err(e) => (false, String::new(), format!("cannot run kubectl: {e}")),
+    }
 }
 
 fn message(body: &str) -> String {
@@ -281,6 +289,9 @@ fn kubectl_auth_can_i_whoami_and_as() {
     for (args, want) in [
         (&["create", "configmaps", "-n", "team"][..], "yes"),
         (&["delete", "secrets", "-n", "team"], "yes"),
+        // `system:aggregate-to-edit` reads what `view` leaves out (`policy.go`).
+        (&["get", "secrets", "-n", "team"], "yes"),
+        (&["get", "pods", "--subresource=exec", "-n", "team"], "yes"),
         (&["get", "pods", "--subresource=log", "-n", "team"], "yes"),
         (&["create", "configmaps", "-n", "default"], "no"),
         (
@@ -351,6 +362,7 @@ fn kubectl_auth_can_i_whoami_and_as() {
     eventually(|| can_bob(&["get", "leases.coordination.k8s.io", "-n", "default"]) == "yes");
     assert_eq!(can_bob(&["get", "pods", "-n", "default"]), "yes");
     assert_eq!(can_bob(&["create", "pods", "-n", "default"]), "no");
+    assert_eq!(can_bob(&["get", "secrets", "-n", "default"]), "no");
     let (ok, out, err) = run(&["get", "clusterrole", "view", "-o", "json"]);
     assert!(ok, "{err}");
     let view: Value = serde_json::from_str(&out).unwrap();
@@ -362,6 +374,255 @@ fn kubectl_auth_can_i_whoami_and_as() {
             .any(|r| r["resources"] == json!(["leases"])),
         "{view}"
     );
+}
+
+// The roles upstream gives its own programs, as `kubectl auth can-i --as` meets them. From
+// `plugin/pkg/auth/authorizer/rbac/bootstrappolicy/`: `policy.go` (component ClusterRoles and
+// their bindings), `controller_policy.go` (`system:controller:*`, each bound to its
+// kube-system service account) and `namespace_policy.go` (kube-system's Roles).
+#[test]
+fn upstream_components_hold_their_bootstrap_roles() {
+    let server = TestServer::start_blocking().unwrap();
+    let can = |args: &[&str]| {
+        let mut all = vec!["auth", "can-i"];
+        all.extend_from_slice(args);
+        let (_, out, _) = kubectl(&server, &all);
+        out.trim().to_owned()
+    };
+    let check = |who: &[&str], cases: &[(&[&str], &str)]| {
+        for (args, want) in cases {
+            let mut args = args.to_vec();
+            args.extend_from_slice(who);
+            assert_eq!(can(&args), *want, "can-i {args:?}");
+        }
+    };
+
+    // policy.go: `system:kube-scheduler` and `system:volume-scheduler`, both bound to the
+    // user `system:kube-scheduler`; its lease by name only (`Names("kube-scheduler")`).
+    // namespace_policy.go: `system::leader-locking-kube-scheduler` (every lease of
+    // kube-system) and `extension-apiserver-authentication-reader` (one ConfigMap).
+    check(
+        &["--as", "system:kube-scheduler"],
+        &[
+            (
+                &["create", "pods", "--subresource=binding", "-n", "default"],
+                "yes",
+            ),
+            (&["delete", "pods", "-n", "default"], "yes"),
+            (&["create", "pods", "-n", "default"], "no"),
+            (&["update", "persistentvolumes"], "yes"),
+            (&["list", "csinodes.storage.k8s.io"], "yes"),
+            (&["list", "secrets", "-n", "default"], "no"),
+            (&["update", "leases/kube-scheduler", "-n", "default"], "yes"),
+            (&["update", "leases/other", "-n", "default"], "no"),
+            (&["update", "leases/other", "-n", "kube-system"], "yes"),
+            (
+                &[
+                    "get",
+                    "configmaps/extension-apiserver-authentication",
+                    "-n",
+                    "kube-system",
+                ],
+                "yes",
+            ),
+            (&["get", "configmaps/other", "-n", "kube-system"], "no"),
+            (
+                &[
+                    "get",
+                    "configmaps/extension-apiserver-authentication",
+                    "-n",
+                    "default",
+                ],
+                "no",
+            ),
+        ],
+    );
+    // policy.go: `system:kube-controller-manager` lists everything, writes little itself.
+    check(
+        &["--as", "system:kube-controller-manager"],
+        &[
+            (&["list", "secrets", "--all-namespaces"], "yes"),
+            (
+                &[
+                    "create",
+                    "serviceaccounts",
+                    "--subresource=token",
+                    "-n",
+                    "default",
+                ],
+                "yes",
+            ),
+            (&["delete", "pods", "-n", "default"], "no"),
+        ],
+    );
+    // controller_policy.go: the deployment controller's account writes deployment status and
+    // replica sets, reads and updates pods, deletes none.
+    check(
+        &[
+            "--as",
+            "system:serviceaccount:kube-system:deployment-controller",
+        ],
+        &[
+            (
+                &[
+                    "update",
+                    "deployments.apps",
+                    "--subresource=status",
+                    "-n",
+                    "default",
+                ],
+                "yes",
+            ),
+            (&["create", "replicasets.apps", "-n", "default"], "yes"),
+            (&["create", "deployments.apps", "-n", "default"], "no"),
+            (&["update", "pods", "-n", "default"], "yes"),
+            (&["delete", "pods", "-n", "default"], "no"),
+        ],
+    );
+    // The same name in another namespace is another account, bound to nothing.
+    check(
+        &[
+            "--as",
+            "system:serviceaccount:default:deployment-controller",
+        ],
+        &[(
+            &[
+                "update",
+                "deployments.apps",
+                "--subresource=status",
+                "-n",
+                "default",
+            ],
+            "no",
+        )],
+    );
+    // policy.go: the `system:node` binding has no subjects (the Node authorizer grants
+    // kubelets their access upstream), so a node holds only what every user holds.
+    check(
+        &["--as", "system:node:n1", "--as-group", "system:nodes"],
+        &[
+            (&["get", "nodes"], "no"),
+            (
+                &["create", "certificatesigningrequests.certificates.k8s.io"],
+                "no",
+            ),
+            (
+                &["create", "selfsubjectaccessreviews.authorization.k8s.io"],
+                "yes",
+            ),
+        ],
+    );
+    // policy.go: kube-proxy's user reads services and endpoint slices.
+    check(
+        &["--as", "system:kube-proxy"],
+        &[
+            (
+                &[
+                    "watch",
+                    "endpointslices.discovery.k8s.io",
+                    "--all-namespaces",
+                ],
+                "yes",
+            ),
+            (&["update", "services", "-n", "default"], "no"),
+        ],
+    );
+
+    let (ok, out, err) = kubectl(
+        &server,
+        &["get", "clusterrolebinding", "system:node", "-o", "json"],
+    );
+    assert!(ok, "{err}");
+    let node: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(node["roleRef"]["name"], "system:node");
+    assert!(node.get("subjects").is_none(), "{node}");
+    let (ok, out, err) = kubectl(
+        &server,
+        &["get", "roles", "-n", "kube-public", "-o", "name"],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(
+        out.trim(),
+        "role.rbac.authorization.k8s.io/system:controller:bootstrap-signer"
+    );
+
+    // A Role of kube-system bound to another user grants that user the same.
+    let (ok, _, err) = kubectl(
+        &server,
+        &[
+            "create",
+            "rolebinding",
+            "alice-reads-authentication",
+            "--role=extension-apiserver-authentication-reader",
+            "--user=alice",
+            "-n",
+            "kube-system",
+        ],
+    );
+    assert!(ok, "{err}");
+    let reads = |name: &str| {
+        can(&[
+            "get",
+            &format!("configmaps/{name}"),
+            "-n",
+            "kube-system",
+            "--as",
+            "alice",
+        ])
+    };
+    eventually(|| reads("extension-apiserver-authentication") == "yes");
+    assert_eq!(reads("cluster-info"), "no");
+}
+
+// Upstream's `rbac/bootstrap-roles` start hook on a store that already holds a policy
+// (`pkg/registry/rbac/rest/storage_rbac.go`, with `reconciliation`): what is missing is made
+// again, a role marked `rbac.authorization.kubernetes.io/autoupdate: "true"` gets back the
+// rules it lacks, one marked "false" keeps what its owner made of it; the roles of a newer
+// release (`controller_policy.go`'s resource-claim controller, 1.34) arrive with it.
+#[test]
+fn a_restart_completes_the_stored_policy() {
+    let data = tempfile::tempdir().unwrap();
+    let options = |release: &str| ServerOptions {
+        data_dir: Some(data.path().to_path_buf()),
+        kube_version: Some(release.to_owned()),
+        ..ServerOptions::default()
+    };
+    let claims = "system:controller:resource-claim-controller";
+    let mut server = KapiServer::start(&options("1.28")).unwrap();
+    let run = |server: &KapiServer, line: &str| {
+        let args: Vec<&str> = line.split_whitespace().collect();
+        kubectl_with(server.kubeconfig(), &args)
+    };
+    let (ok, _, err) = run(&server, &format!("get clusterrole {claims}"));
+    assert!(!ok && err.contains("NotFound"), "{err}");
+    for line in [
+        "delete role extension-apiserver-authentication-reader -n kube-system",
+        "patch clusterrole system:kube-scheduler --type=json -p [{\"op\":\"replace\",\"path\":\"/rules\",\"value\":[]}]",
+        "patch clusterrole system:kube-dns --type=json -p [{\"op\":\"replace\",\"path\":\"/rules\",\"value\":[]}]",
+        "annotate clusterrole system:kube-dns --overwrite rbac.authorization.kubernetes.io/autoupdate=false",
+    ] {
+        let (ok, _, err) = run(&server, line);
+        assert!(ok, "{line}: {err}");
+    }
+    server.terminate(Duration::from_secs(10)).unwrap();
+
+    let server = KapiServer::start(&options("1.36")).unwrap();
+    let (ok, _, err) = run(&server, &format!("get clusterrole {claims}"));
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(
+        &server,
+        "get role extension-apiserver-authentication-reader -n kube-system",
+    );
+    assert!(ok, "{err}");
+    let (_, out, _) = run(
+        &server,
+        "auth can-i create pods --subresource=binding -n default --as system:kube-scheduler",
+    );
+    assert_eq!(out.trim(), "yes");
+    let (ok, out, err) = run(&server, "get clusterrole system:kube-dns -o json");
+    assert!(ok, "{err}");
+    let dns: Value = serde_json::from_str(&out).unwrap();
+    assert!(dns["rules"].as_array().is_none_or(Vec::is_empty), "{dns}");
 }
 
 // Escalation prevention (`pkg/registry/rbac/validation/rule.go`, `ConfirmNoEscalation`): a

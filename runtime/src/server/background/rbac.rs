@@ -8,7 +8,7 @@
 //!
 //! Only for a catalog that serves `rbac.authorization.k8s.io/v1`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch as signal;
 
 use crate::meta::LabelSelector;
-use crate::storage::{CreateError, Storage, UpdateError};
+use crate::storage::{CreateError, KeyValue, Storage, UpdateError};
 
 use crate::server::auth::bootstrap::{self, AUTOUPDATE};
 use crate::server::auth::rbac::{Policy, PolicyRule, Stored, Subject};
@@ -45,30 +45,80 @@ fn prefix(state: &State, resource: &str) -> Option<String> {
         .map(|kind| keys::resource_prefix(&kind.info))
 }
 
-/// Makes the bootstrap roles and bindings that are missing, and adds to those marked for
-/// automatic update the rules or subjects they lack.
+/// Makes the bootstrap roles and bindings of the release served that are missing (the
+/// namespaced ones in `kube-system` and `kube-public`, made just before), and adds to those
+/// marked for automatic update the rules or subjects they lack.
 pub(crate) async fn bootstrap(state: &State) -> Result<(), TaskError> {
+    let version = state.kube_version;
     let sets = [
-        ("clusterroles", bootstrap::cluster_roles()),
-        ("clusterrolebindings", bootstrap::cluster_role_bindings()),
+        ("clusterroles", bootstrap::cluster_roles(version)),
+        (
+            "clusterrolebindings",
+            bootstrap::cluster_role_bindings(version),
+        ),
+        ("roles", bootstrap::roles(version)),
+        ("rolebindings", bootstrap::role_bindings()),
     ];
+    let mut writes = Vec::new();
     for (resource, objects) in sets {
         let Some(prefix) = prefix(state, resource) else {
             continue;
         };
+        let mut stored = stored_under(state, &prefix, &objects).await?;
         for object in objects {
-            let name = object["metadata"]["name"].as_str().unwrap_or_default();
-            let key = format!("{prefix}{name}");
-            ensure(state, &key, object).await?;
+            let metadata = &object["metadata"];
+            let name = metadata["name"].as_str().unwrap_or_default();
+            let key = match metadata["namespace"].as_str() {
+                Some(namespace) => format!("{prefix}{namespace}/{name}"),
+                None => format!("{prefix}{name}"),
+            };
+            let current = stored.remove(&key);
+            writes.push(async move { ensure(state, &key, object, current).await });
         }
     }
+    // All at once: the embedded store commits concurrent writes together, so a first start
+    // pays a few commits for the hundred-odd objects rather than one each.
+    futures_util::future::try_join_all(writes).await?;
     Ok(())
 }
 
-/// Creates `wanted` at `key`, or completes the stored object when it allows it.
-async fn ensure(state: &State, key: &str, mut wanted: Value) -> Result<(), TaskError> {
+/// The stored objects where `objects` go, by key: one listing of the resource's prefix, or of
+/// each namespace `objects` name, rather than a read per object.
+async fn stored_under(
+    state: &State,
+    prefix: &str,
+    objects: &[Value],
+) -> Result<BTreeMap<String, KeyValue>, TaskError> {
+    let namespaces: BTreeSet<&str> = objects
+        .iter()
+        .filter_map(|o| o["metadata"]["namespace"].as_str())
+        .collect();
+    let prefixes: Vec<String> = if namespaces.is_empty() {
+        vec![prefix.to_owned()]
+    } else {
+        namespaces
+            .iter()
+            .map(|namespace| format!("{prefix}{namespace}/"))
+            .collect()
+    };
+    let mut stored = BTreeMap::new();
+    for prefix in prefixes {
+        let listed = state.storage.list(&prefix, None, None, None).await?;
+        stored.extend(listed.items.into_iter().map(|kv| (kv.key.clone(), kv)));
+    }
+    Ok(stored)
+}
+
+/// Creates `wanted` at `key` when nothing is stored there (`stored`), or completes the stored
+/// object when it allows it.
+async fn ensure(
+    state: &State,
+    key: &str,
+    mut wanted: Value,
+    stored: Option<KeyValue>,
+) -> Result<(), TaskError> {
     let storage = &state.storage;
-    let Some(kv) = storage.get(key, None).await? else {
+    let Some(kv) = stored else {
         wanted["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
         wanted["metadata"]["creationTimestamp"] = json!(crate::time::Time::now());
         let bytes = serde_json::to_vec(&wanted).map_err(TaskError::Encode)?;
@@ -115,6 +165,10 @@ fn add_missing<T>(stored: &mut Value, wanted: &Value, field: &str) -> bool
 where
     T: serde::de::DeserializeOwned + serde::Serialize + PartialEq,
 {
+    // What every start meets: the stored entries are the wanted ones.
+    if stored.get(field) == wanted.get(field) {
+        return false;
+    }
     let decode = |value: Option<&Value>| -> Vec<T> {
         value
             .and_then(|v| serde_json::from_value(v.clone()).ok())

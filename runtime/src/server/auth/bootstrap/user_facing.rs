@@ -1,24 +1,13 @@
-//! The roles and bindings every cluster starts with: the user-facing part of upstream's
-//! bootstrap policy (`plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go`), as data.
-//! `cluster-admin` for `system:masters`; discovery, health and version for everyone
-//! (`system:discovery`, `system:public-info-viewer`); the self-reviews (`system:basic-user`);
-//! the aggregated `admin`, `edit` and `view` and the `system:aggregate-to-*` roles that fill
-//! them; metrics and health details for `system:monitoring`; token and access reviews for
-//! delegating servers (`system:auth-delegator`); service-account issuer discovery. The roles
-//! of upstream's own components (nodes, controllers, the scheduler) are not here: kapi runs
-//! none of them.
+//! The user-facing part of upstream's bootstrap policy (`policy.go`'s `ClusterRoles` and
+//! `ClusterRoleBindings`): `cluster-admin` for `system:masters`; discovery, health and version
+//! for everyone (`system:discovery`, `system:public-info-viewer`); the self-reviews
+//! (`system:basic-user`); the aggregated `admin`, `edit` and `view` and the
+//! `system:aggregate-to-*` roles that fill them; metrics and health details for
+//! `system:monitoring`; token and access reviews for delegating servers
+//! (`system:auth-delegator`); service-account issuer discovery.
 
-use serde_json::{Value, json};
+use super::{Binding, READ, Role, Subject, WRITE, binding, resources, role, urls};
 
-use crate::server::auth::rbac::PolicyRule;
-
-/// The label every bootstrap object carries.
-pub(crate) const BOOTSTRAP_LABEL: (&str, &str) = ("kubernetes.io/bootstrapping", "rbac-defaults");
-/// The annotation that lets the server add what is missing on every start.
-pub(crate) const AUTOUPDATE: &str = "rbac.authorization.kubernetes.io/autoupdate";
-
-const READ: &[&str] = &["get", "list", "watch"];
-const WRITE: &[&str] = &["create", "delete", "deletecollection", "patch", "update"];
 const READ_WRITE: &[&str] = &[
     "get",
     "list",
@@ -30,62 +19,18 @@ const READ_WRITE: &[&str] = &[
     "deletecollection",
 ];
 
-/// A rule: verbs, API groups and resources, or verbs and non-resource URLs (`urls`).
-struct Rule {
-    verbs: &'static [&'static str],
-    groups: &'static [&'static str],
-    resources: &'static [&'static str],
-    urls: &'static [&'static str],
-}
-
-const fn resources(
-    verbs: &'static [&'static str],
-    groups: &'static [&'static str],
-    resources: &'static [&'static str],
-) -> Rule {
-    Rule {
-        verbs,
-        groups,
-        resources,
-        urls: &[],
-    }
-}
-
-const fn urls(verbs: &'static [&'static str], urls: &'static [&'static str]) -> Rule {
-    Rule {
-        verbs,
-        groups: &[],
-        resources: &[],
-        urls,
-    }
-}
-
-/// A bootstrap ClusterRole.
-struct ClusterRole {
-    name: &'static str,
-    /// Extra labels (which aggregated role it feeds).
-    labels: &'static [(&'static str, &'static str)],
-    /// The `aggregate-to-*` label whose roles make up this one's rules.
-    aggregates: Option<&'static str>,
-    rules: &'static [Rule],
-}
-
 const TO_ADMIN: (&str, &str) = ("rbac.authorization.k8s.io/aggregate-to-admin", "true");
 const TO_EDIT: (&str, &str) = ("rbac.authorization.k8s.io/aggregate-to-edit", "true");
 const TO_VIEW: (&str, &str) = ("rbac.authorization.k8s.io/aggregate-to-view", "true");
 
-const CLUSTER_ROLES: &[ClusterRole] = &[
-    ClusterRole {
-        name: "cluster-admin",
-        labels: &[],
-        aggregates: None,
-        rules: &[resources(&["*"], &["*"], &["*"]), urls(&["*"], &["*"])],
-    },
-    ClusterRole {
-        name: "system:discovery",
-        labels: &[],
-        aggregates: None,
-        rules: &[urls(
+pub(super) const CLUSTER_ROLES: &[Role] = &[
+    role(
+        "cluster-admin",
+        &[resources(&["*"], &["*"], &["*"]), urls(&["*"], &["*"])],
+    ),
+    role(
+        "system:discovery",
+        &[urls(
             &["get"],
             &[
                 "/api",
@@ -101,21 +46,17 @@ const CLUSTER_ROLES: &[ClusterRole] = &[
                 "/version/",
             ],
         )],
-    },
-    ClusterRole {
-        name: "system:public-info-viewer",
-        labels: &[],
-        aggregates: None,
-        rules: &[urls(
+    ),
+    role(
+        "system:public-info-viewer",
+        &[urls(
             &["get"],
             &["/healthz", "/livez", "/readyz", "/version", "/version/"],
         )],
-    },
-    ClusterRole {
-        name: "system:basic-user",
-        labels: &[],
-        aggregates: None,
-        rules: &[
+    ),
+    role(
+        "system:basic-user",
+        &[
             resources(
                 &["create"],
                 &["authorization.k8s.io"],
@@ -127,12 +68,10 @@ const CLUSTER_ROLES: &[ClusterRole] = &[
                 &["selfsubjectreviews"],
             ),
         ],
-    },
-    ClusterRole {
-        name: "system:monitoring",
-        labels: &[],
-        aggregates: None,
-        rules: &[urls(
+    ),
+    role(
+        "system:monitoring",
+        &[urls(
             &["get"],
             &[
                 "/healthz",
@@ -145,12 +84,10 @@ const CLUSTER_ROLES: &[ClusterRole] = &[
                 "/readyz/*",
             ],
         )],
-    },
-    ClusterRole {
-        name: "system:auth-delegator",
-        labels: &[],
-        aggregates: None,
-        rules: &[
+    ),
+    role(
+        "system:auth-delegator",
+        &[
             resources(&["create"], &["authentication.k8s.io"], &["tokenreviews"]),
             resources(
                 &["create"],
@@ -158,12 +95,10 @@ const CLUSTER_ROLES: &[ClusterRole] = &[
                 &["subjectaccessreviews"],
             ),
         ],
-    },
-    ClusterRole {
-        name: "system:service-account-issuer-discovery",
-        labels: &[],
-        aggregates: None,
-        rules: &[urls(
+    ),
+    role(
+        "system:service-account-issuer-discovery",
+        &[urls(
             &["get"],
             &[
                 "/.well-known/openid-configuration",
@@ -172,26 +107,29 @@ const CLUSTER_ROLES: &[ClusterRole] = &[
                 "/openid/v1/jwks/",
             ],
         )],
-    },
-    ClusterRole {
+    ),
+    Role {
         name: "admin",
         labels: &[],
         aggregates: Some(TO_ADMIN.0),
         rules: &[],
+        since: 0,
     },
-    ClusterRole {
+    Role {
         name: "edit",
         labels: &[TO_ADMIN],
         aggregates: Some(TO_EDIT.0),
         rules: &[],
+        since: 0,
     },
-    ClusterRole {
+    Role {
         name: "view",
         labels: &[TO_EDIT],
         aggregates: Some(TO_VIEW.0),
         rules: &[],
+        since: 0,
     },
-    ClusterRole {
+    Role {
         name: "system:aggregate-to-admin",
         labels: &[TO_ADMIN],
         aggregates: None,
@@ -207,12 +145,26 @@ const CLUSTER_ROLES: &[ClusterRole] = &[
                 &["rolebindings", "roles"],
             ),
         ],
+        since: 0,
     },
-    ClusterRole {
+    Role {
         name: "system:aggregate-to-edit",
         labels: &[TO_EDIT],
         aggregates: None,
         rules: &[
+            // Reading what `view` leaves out because it escalates.
+            resources(
+                READ,
+                &[""],
+                &[
+                    "pods/attach",
+                    "pods/proxy",
+                    "pods/exec",
+                    "pods/portforward",
+                    "secrets",
+                    "services/proxy",
+                ],
+            ),
             resources(&["impersonate"], &[""], &["serviceaccounts"]),
             resources(
                 WRITE,
@@ -279,9 +231,17 @@ const CLUSTER_ROLES: &[ClusterRole] = &[
                 &["networking.k8s.io"],
                 &["networkpolicies", "ingresses"],
             ),
+            // Dynamic resource allocation, on by default from 1.34.
+            resources(
+                WRITE,
+                &["resource.k8s.io"],
+                &["resourceclaims", "resourceclaimtemplates"],
+            )
+            .since(34),
         ],
+        since: 0,
     },
-    ClusterRole {
+    Role {
         name: "system:aggregate-to-view",
         labels: &[TO_VIEW],
         aggregates: None,
@@ -378,120 +338,42 @@ const CLUSTER_ROLES: &[ClusterRole] = &[
                 &["networking.k8s.io"],
                 &["networkpolicies", "ingresses", "ingresses/status"],
             ),
+            resources(
+                READ,
+                &["resource.k8s.io"],
+                &[
+                    "resourceclaims",
+                    "resourceclaims/status",
+                    "resourceclaimtemplates",
+                ],
+            )
+            .since(34),
         ],
+        since: 0,
     },
 ];
 
-/// The bootstrap ClusterRoleBindings: name (also the role's), and the groups bound.
-const CLUSTER_ROLE_BINDINGS: &[(&str, &[&str])] = &[
-    ("cluster-admin", &["system:masters"]),
-    ("system:discovery", &["system:authenticated"]),
-    ("system:basic-user", &["system:authenticated"]),
-    (
-        "system:public-info-viewer",
-        &["system:authenticated", "system:unauthenticated"],
+/// The bootstrap ClusterRoleBindings of these roles.
+pub(super) const CLUSTER_ROLE_BINDINGS: &[Binding] = &[
+    binding("cluster-admin", &[Subject::Group("system:masters")]),
+    binding(
+        "system:discovery",
+        &[Subject::Group("system:authenticated")],
     ),
-    ("system:monitoring", &["system:monitoring"]),
-    (
+    binding(
+        "system:basic-user",
+        &[Subject::Group("system:authenticated")],
+    ),
+    binding(
+        "system:public-info-viewer",
+        &[
+            Subject::Group("system:authenticated"),
+            Subject::Group("system:unauthenticated"),
+        ],
+    ),
+    binding("system:monitoring", &[Subject::Group("system:monitoring")]),
+    binding(
         "system:service-account-issuer-discovery",
-        &["system:serviceaccounts"],
+        &[Subject::Group("system:serviceaccounts")],
     ),
 ];
-
-fn strings(values: &[&str]) -> Vec<String> {
-    values.iter().map(|v| (*v).to_owned()).collect()
-}
-
-impl Rule {
-    fn policy_rule(&self) -> PolicyRule {
-        PolicyRule {
-            verbs: strings(self.verbs),
-            api_groups: strings(self.groups),
-            resources: strings(self.resources),
-            resource_names: Vec::new(),
-            non_resource_urls: strings(self.urls),
-        }
-    }
-}
-
-fn metadata(name: &str, extra: &[(&str, &str)]) -> Value {
-    let mut labels = serde_json::Map::new();
-    labels.insert(BOOTSTRAP_LABEL.0.into(), BOOTSTRAP_LABEL.1.into());
-    for (key, value) in extra {
-        labels.insert((*key).into(), (*value).into());
-    }
-    json!({
-        "name": name,
-        "labels": labels,
-        "annotations": {AUTOUPDATE: "true"},
-    })
-}
-
-/// The bootstrap ClusterRoles as `rbac.authorization.k8s.io/v1` objects (without uid and
-/// timestamps, which the writer adds).
-pub(crate) fn cluster_roles() -> Vec<Value> {
-    CLUSTER_ROLES
-        .iter()
-        .map(|role| {
-            let rules: Vec<PolicyRule> = role.rules.iter().map(Rule::policy_rule).collect();
-            let mut object = json!({
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRole",
-                "metadata": metadata(role.name, role.labels),
-                "rules": rules,
-            });
-            if let Some(label) = role.aggregates {
-                object["aggregationRule"] =
-                    json!({"clusterRoleSelectors": [{"matchLabels": {label: "true"}}]});
-            }
-            object
-        })
-        .collect()
-}
-
-/// The bootstrap ClusterRoleBindings as `rbac.authorization.k8s.io/v1` objects.
-pub(crate) fn cluster_role_bindings() -> Vec<Value> {
-    CLUSTER_ROLE_BINDINGS
-        .iter()
-        .map(|(name, groups)| {
-            let subjects: Vec<Value> = groups
-                .iter()
-                .map(|group| {
-                    json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group})
-                })
-                .collect();
-            json!({
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": metadata(name, &[]),
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-                "subjects": subjects,
-            })
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_binding_names_a_bootstrap_role() {
-        let roles = cluster_roles();
-        for binding in cluster_role_bindings() {
-            let name = &binding["roleRef"]["name"];
-            assert!(
-                roles.iter().any(|role| role["metadata"]["name"] == *name),
-                "{name}"
-            );
-        }
-        let admin = roles
-            .iter()
-            .find(|r| r["metadata"]["name"] == "admin")
-            .unwrap();
-        assert_eq!(
-            admin["aggregationRule"]["clusterRoleSelectors"][0]["matchLabels"]["rbac.authorization.k8s.io/aggregate-to-admin"],
-            "true"
-        );
-    }
-}
