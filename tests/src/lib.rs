@@ -266,6 +266,14 @@ impl ServerOptions {
         self.tls = true;
         self
     }
+
+    /// The same options, with tokens verified on every request rather than remembered for
+    /// ten seconds after they authenticated (`--token-success-cache-ttl=0`): for tests of
+    /// what a token stops authenticating for, which would otherwise wait the ten seconds.
+    pub fn remembering_no_tokens(mut self) -> Self {
+        self.args.push("--token-success-cache-ttl=0".to_owned());
+        self
+    }
 }
 
 /// Runs `kapi <args>` expecting it to refuse to start: it must exit non-zero within `timeout`

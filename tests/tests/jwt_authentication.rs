@@ -289,7 +289,7 @@ fn with_filed_keys(dir: &Path, text: &str, signer: &Signer) -> (KapiServer, Path
     std::fs::write(&config, text).unwrap_or_else(|e| panic!("cannot write the config: {e}"));
     std::fs::write(&keys, json!({"keys": [signer.jwk()]}).to_string())
         .unwrap_or_else(|e| panic!("cannot write the keys: {e}"));
-    let server = KapiServer::start(&ServerOptions {
+    let options = ServerOptions {
         args: vec![
             format!("--authentication-config={}", config.display()),
             format!(
@@ -298,8 +298,10 @@ fn with_filed_keys(dir: &Path, text: &str, signer: &Signer) -> (KapiServer, Path
             ),
         ],
         ..ServerOptions::default().tls()
-    })
-    .unwrap_or_else(|e| panic!("the server did not start: {e}"));
+    };
+    // The tests change the configuration and expect the next request to see it.
+    let server = KapiServer::start(&options.remembering_no_tokens())
+        .unwrap_or_else(|e| panic!("the server did not start: {e}"));
     (server, config, keys)
 }
 

@@ -3,7 +3,8 @@
 //! kubeconfig (`kubectl auth whoami`, RBAC through a RoleBinding to the account), the checks
 //! that make a token stop working (another audience, the account recreated with a new uid, the
 //! bound pod deleted), `TokenReview` from the Python client, the issuer's `/openid/v1/jwks`,
-//! and the `kube-root-ca.crt` ConfigMap of every namespace.
+//! and the `kube-root-ca.crt` ConfigMap of every namespace. A token that authenticated is
+//! remembered for a while (upstream's `tokencache`), so it outlives its account that long.
 //!
 //! Upstream's behaviour mirrored: `pkg/registry/core/serviceaccount/storage/token.go` (the
 //! request's defaults and refusals), `pkg/apis/authentication/validation` (at least ten
@@ -74,7 +75,8 @@ fn jws_header(token: &str) -> Value {
 
 #[test]
 fn service_account_tokens_authenticate_until_what_they_name_is_gone() {
-    let server = KapiServer::start(&ServerOptions::default().tls()).unwrap();
+    let server =
+        KapiServer::start(&ServerOptions::default().tls().remembering_no_tokens()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let admin = server.kubeconfig().to_path_buf();
@@ -316,6 +318,58 @@ print("ok")
     );
 }
 
+/// kube-apiserver remembers a token that authenticated for `TokenSuccessCacheTTL` (10 s) in
+/// front of its token authenticators (`pkg/kubeapiserver/authenticator/config.go`,
+/// `staging/src/k8s.io/apiserver/pkg/authentication/token/cache`): a token whose account was
+/// just deleted still authenticates until then, and not after. kapi's flag shortens the wait.
+#[test]
+fn a_token_that_authenticated_is_remembered_for_the_cache_ttl() {
+    let ttl = Duration::from_secs(4);
+    let options = ServerOptions {
+        args: vec![format!("--token-success-cache-ttl={}s", ttl.as_secs())],
+        ..ServerOptions::default().tls()
+    };
+    let server = KapiServer::start(&options).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let admin = server.kubeconfig().to_path_buf();
+    let ok = |kubeconfig: &Path, args: &[&str]| {
+        let (ok, out, err) = kubectl(d, kubeconfig, args);
+        assert!(ok, "kubectl {args:?}: {err}");
+        out.trim().to_owned()
+    };
+    ok(&admin, &["create", "serviceaccount", "short-lived"]);
+    let token = ok(&admin, &["create", "token", "short-lived"]);
+    let as_account = with_token(&server, d, "short-lived", &token);
+    let whoami = [
+        "auth",
+        "whoami",
+        "-o",
+        "jsonpath={.status.userInfo.username}",
+    ];
+    let remembered_at = Instant::now();
+    assert_eq!(
+        ok(&as_account, &whoami),
+        "system:serviceaccount:default:short-lived"
+    );
+    ok(&admin, &["delete", "serviceaccount", "short-lived"]);
+    let (still, out, err) = kubectl(d, &as_account, &whoami);
+    if remembered_at.elapsed() < ttl {
+        assert!(still, "forgotten before the TTL: {out} {err}");
+    }
+    eventually("the deleted account's token refused", || {
+        match kubectl(d, &as_account, &whoami) {
+            (false, _, err) if err.contains("You must be logged in to the server") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    assert!(
+        remembered_at.elapsed() >= ttl,
+        "refused after {:?}, before the TTL",
+        remembered_at.elapsed()
+    );
+}
+
 /// Every namespace gets `kube-root-ca.crt` with the server's CA, made again when deleted and
 /// set back when changed.
 #[test]
@@ -410,7 +464,8 @@ fn secret_data(secret: &Value, key: &str) -> String {
 /// account (`pkg/serviceaccount/legacy.go`), and a deleted token is replaced.
 #[test]
 fn legacy_token_secrets_in_1_20() {
-    let server = KapiServer::start(&ServerOptions::release("1.20").tls()).unwrap();
+    let server =
+        KapiServer::start(&ServerOptions::release("1.20").tls().remembering_no_tokens()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let admin = server.kubeconfig().to_path_buf();
@@ -521,7 +576,8 @@ fn legacy_token_secrets_in_1_20() {
 /// once, when its account does not exist: `syncSecret`).
 #[test]
 fn legacy_token_secrets_made_by_hand() {
-    let server = KapiServer::start(&ServerOptions::default().tls()).unwrap();
+    let server =
+        KapiServer::start(&ServerOptions::default().tls().remembering_no_tokens()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let admin = server.kubeconfig().to_path_buf();

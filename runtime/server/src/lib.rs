@@ -157,6 +157,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ISSUER=FILE", requires = "authentication_config", value_parser = parse_issuer_keys)]
     pub authentication_config_jwks: Vec<(String, PathBuf)>,
 
+    /// How long a service-account token or JWT that authenticated is remembered rather than
+    /// verified again (`0`: not at all, so a deleted account's tokens stop at once): kapi's
+    /// flag for kube-apiserver's `TokenSuccessCacheTTL`, 10 s there as here.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_delay)]
+    pub token_success_cache_ttl: Duration,
+
     /// Whether requests without credentials are served as `system:anonymous` (group
     /// `system:unauthenticated`), whom the bootstrap policy lets read health and version
     /// only; as kube-apiserver's flag, on by default. Not with an `--authentication-config`
@@ -683,8 +689,9 @@ fn parse_issuer_keys(text: &str) -> Result<(String, PathBuf), String> {
 /// `--anonymous-auth=false`. Over `--plain-http` nothing is: every request is
 /// `system:unsecured`, as upstream's old insecure port served it.
 pub fn authentication_for(args: &ServeArgs) -> Result<Authentication, ServeError> {
-    let mut authentication =
-        Authentication::required().anonymous(args.anonymous_auth != Some(false));
+    let mut authentication = Authentication::required()
+        .anonymous(args.anonymous_auth != Some(false))
+        .token_success_cache_ttl(args.token_success_cache_ttl);
     if let Some(path) = &args.token_auth_file {
         authentication = authentication.token_file(path)?;
     }

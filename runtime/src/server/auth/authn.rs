@@ -17,11 +17,13 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 
 use crate::server::auth::oidc::{AnonymousConfig, AuthenticationConfigError, LiveJwt, Sources};
+use crate::server::auth::token_cache;
 use crate::server::auth::user::User;
 use crate::server::http::tls::{PeerCertificates, UnverifiedPeerCertificates, certificate_subject};
 
@@ -35,6 +37,8 @@ pub struct Authentication {
     tokens: Arc<HashMap<String, User>>,
     /// The JWT authenticators of `--authentication-config`.
     jwt: Arc<LiveJwt>,
+    /// How long a token past the token file that authenticated is remembered (zero: not).
+    token_success_ttl: Duration,
 }
 
 /// Who may send requests without credentials.
@@ -94,8 +98,23 @@ impl Authentication {
     pub fn required() -> Self {
         Self {
             enabled: true,
+            token_success_ttl: token_cache::SUCCESS_TTL,
             ..Self::default()
         }
+    }
+
+    /// How long a service-account token or JWT that authenticated is remembered, so that it
+    /// is not verified again (and its account not read again) on every request: ten seconds
+    /// by default, as kube-apiserver's `TokenSuccessCacheTTL`; zero remembers nothing, and a
+    /// deleted account's tokens stop working at once.
+    pub fn token_success_cache_ttl(mut self, ttl: Duration) -> Self {
+        self.token_success_ttl = ttl;
+        self
+    }
+
+    /// See [`Authentication::token_success_cache_ttl`].
+    pub(crate) fn token_success_ttl(&self) -> Duration {
+        self.token_success_ttl
     }
 
     /// Whether requests without credentials are served as `system:anonymous` (group
@@ -186,7 +205,7 @@ impl Authentication {
 
     /// The user a request authenticates as (with `system:authenticated` added), or `None`
     /// for 401. A bearer token the token file does not know goes to `other_tokens`, the
-    /// authenticators after it (service-account tokens).
+    /// authenticators after it (service-account tokens, then [`Authentication::jwt_user`]).
     pub(crate) async fn authenticate<F, Fut>(
         &self,
         request: &Parts,
@@ -204,18 +223,10 @@ impl Authentication {
         }
         let token = bearer_token(&request.headers);
         if let Some(token) = token {
-            let mut user = match self.user_of_token(token) {
+            let user = match self.user_of_token(token) {
                 Some(user) => Some(user),
                 None => other_tokens(token.to_owned()).await,
             };
-            if user.is_none() {
-                match self.jwt_user(token).await {
-                    Some(Ok(found)) => user = Some(found),
-                    // Upstream logs why and answers 401.
-                    Some(Err(error)) => tracing::info!(%error, "JWT authentication failed"),
-                    None => {}
-                }
-            }
             if let Some(user) = user {
                 return Some(user.with_authenticated_group());
             }

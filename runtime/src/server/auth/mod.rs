@@ -8,7 +8,8 @@
 //! kinds).
 //!
 //! Service-account tokens (`service_account`) are authenticated after the token file; their
-//! checks read the store, which the guard is given.
+//! checks read the store, which the guard is given. Tokens past the token file that
+//! authenticated are remembered for ten seconds (`token_cache`), as upstream's are.
 //!
 //! May import: `http` (errors, paths, the TLS layer's client certificates, how a refusal is
 //! written as the client asked), `state::keys` (where the objects a service-account token
@@ -24,6 +25,7 @@ pub(crate) mod impersonation;
 pub(crate) mod oidc;
 pub(crate) mod rbac;
 pub(crate) mod service_account;
+pub(crate) mod token_cache;
 pub(crate) mod user;
 
 use std::sync::{Arc, PoisonError, RwLock};
@@ -58,6 +60,8 @@ pub(crate) struct Access {
     /// How service-account tokens are issued and authenticated, if they are.
     pub(crate) service_accounts: Option<ServiceAccountTokens>,
     policy: RwLock<Arc<Policy>>,
+    /// Tokens past the token file that authenticated lately.
+    tokens: token_cache::TokenCache,
 }
 
 impl Access {
@@ -67,6 +71,7 @@ impl Access {
         service_accounts: Option<ServiceAccountTokens>,
     ) -> Self {
         Self {
+            tokens: token_cache::TokenCache::new(authentication.token_success_ttl()),
             authentication,
             authorization,
             service_accounts,
@@ -88,23 +93,58 @@ impl Access {
         let user = self
             .authentication
             .authenticate(request, |token| async move {
-                let tokens = self.service_accounts.as_ref()?;
-                match tokens.authenticate(storage, &token, None).await? {
-                    Ok(verified) => {
-                        if let Some(stale) = verified.stale {
-                            noted.push((STALE_TOKEN.to_owned(), stale));
-                        }
-                        Some(verified.user)
-                    }
-                    Err(error) => {
-                        // Upstream logs the reason; the client sees only 401.
-                        tracing::debug!(%error, "a service-account token was refused");
-                        None
-                    }
+                if let Some(known) = self.tokens.get(&token) {
+                    noted.extend(known.annotations);
+                    return Some(known.user);
                 }
+                let found = self.authenticate_token(storage, &token).await?;
+                noted.extend(found.annotations.iter().cloned());
+                let user = found.user.clone();
+                self.tokens.remember(&token, found);
+                Some(user)
             })
             .await;
         (user, annotations)
+    }
+
+    /// What a bearer token the token file does not know authenticates as: a service-account
+    /// token, else a JWT of a configured issuer.
+    async fn authenticate_token(
+        &self,
+        storage: &dyn Storage,
+        token: &str,
+    ) -> Option<token_cache::Authenticated> {
+        let verdict = match &self.service_accounts {
+            Some(tokens) => tokens.authenticate(storage, token, None).await,
+            None => None,
+        };
+        match verdict {
+            Some(Ok(verified)) => {
+                let annotations = verified
+                    .stale
+                    .map(|stale| (STALE_TOKEN.to_owned(), stale))
+                    .into_iter()
+                    .collect();
+                return Some(token_cache::Authenticated {
+                    user: verified.user,
+                    annotations,
+                });
+            }
+            // Upstream logs the reason; the client sees only 401.
+            Some(Err(error)) => tracing::debug!(%error, "a service-account token was refused"),
+            None => {}
+        }
+        match self.authentication.jwt_user(token).await? {
+            Ok(user) => Some(token_cache::Authenticated {
+                user,
+                annotations: Vec::new(),
+            }),
+            Err(error) => {
+                // Upstream logs why and answers 401.
+                tracing::info!(%error, "JWT authentication failed");
+                None
+            }
+        }
     }
 
     /// The RBAC policy now.
