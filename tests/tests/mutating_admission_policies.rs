@@ -2,8 +2,9 @@
 //! (`staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/mutating/`): in 1.36, where the
 //! plugin is GA, a policy that labels ConfigMaps through an `ApplyConfiguration` and one that
 //! sets a field through `JSONPatch`, read back with kubectl; a failing expression under
-//! `failurePolicy: Fail` refusing the write; and in 1.34, where the plugin is beta and off, the
-//! feature gate and the `v1beta1` group-version that turn it on.
+//! `failurePolicy: Fail` refusing the write; a policy on a pod's `binding` subresource, which
+//! stores nothing of its own, changing where the pod lands; and in 1.34, where the plugin is
+//! beta and off, the feature gate and the `v1beta1` group-version that turn it on.
 
 use kapi_e2e::{KapiServer, Kubectl, ServerOptions};
 
@@ -126,6 +127,60 @@ fn kubectl_objects_are_mutated_by_policies_in_1_36() {
         &policy_and_binding("v1", "ignored.kapi.test", "Ignore", failing),
     );
     k.expect_ok(&["create", "configmap", "three", "--from-literal=a=1"]);
+}
+
+/// Admission runs on a create through a subresource as on any create (upstream's
+/// `createHandler` admits the `Binding` a scheduler posts to `pods/<name>/binding` before
+/// `BindingREST.Create` acts on it), so a mutating policy matching `pods/binding` changes
+/// the node the pod is bound to.
+#[test]
+fn kubectl_bindings_are_mutated_by_policies() {
+    let server = start("1.36", &[]);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let k = Kubectl::on_path(&server, dir.path());
+    let policy = r#"apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: pin.kapi.test
+spec:
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["pods/binding"]
+  mutations:
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: >-
+        [JSONPatch{op: "replace", path: "/target/name", value: "pinned-" + object.target.name}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: pin.kapi.test
+spec:
+  policyName: pin.kapi.test
+"#;
+    create(&k, "pin.yaml", policy);
+    k.expect_ok(&["run", "web", "--image=nginx", "--restart=Never"]);
+    let binding = r#"{"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "web"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}"#;
+    let path = k.file("binding.json", binding);
+    let path = path
+        .to_str()
+        .unwrap_or_else(|| panic!("temporary path is not UTF-8"));
+    k.expect_ok(&[
+        "create",
+        "--raw",
+        "/api/v1/namespaces/default/pods/web/binding",
+        "-f",
+        path,
+    ]);
+    let node = k.expect_ok(&["get", "pod", "web", "-o", "jsonpath={.spec.nodeName}"]);
+    assert_eq!(node.trim(), "pinned-node-1");
 }
 
 /// Upstream's `validateMutatingAdmissionPolicySpec` and `validateMutation`: an expression that

@@ -84,16 +84,25 @@ pub(crate) async fn admit_create(
 }
 
 /// The admission of a create through a subresource that acts on its parent rather than
-/// storing the object it takes (a pod's `binding` and `eviction`): the mutating webhooks, then
-/// the validating admission policies and webhooks; the built-in plugins act on stored objects
-/// of the main resources only.
+/// storing the object it takes (a pod's `binding` and `eviction`): the mutating admission
+/// policies and webhooks (the policies again if the webhooks changed the object), then the
+/// validating admission policies and webhooks; the built-in plugins act on stored objects of
+/// the main resources only.
 pub(crate) async fn admit_action(
     call: &Call,
     object: &mut Value,
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
+    let target = policy::mutating::Target {
+        operation: Operation::Create,
+        old: None,
+        name,
+        dry_run,
+    };
+    let invoked = policy::mutating::mutate(call, &target, object).await?;
     webhook::mutate(call, Operation::Create, object, None, name, dry_run).await?;
+    policy::mutating::reinvoke(call, &target, object, &invoked).await?;
     let request = webhook::Request {
         operation: Operation::Create,
         name,
