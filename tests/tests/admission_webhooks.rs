@@ -66,11 +66,15 @@ async fn answer(path: &str, body: &[u8], seen: &Mutex<Vec<Value>>) -> String {
     let mut response = json!({"uid": req["uid"], "allowed": true});
     match path {
         "/mutate" => {
-            let patch = if req["object"]["metadata"]["labels"].is_object() {
-                json!([{"op": "add", "path": "/metadata/labels/mutated", "value": "yes"}])
+            let label = if req["object"]["metadata"]["labels"].is_object() {
+                json!({"op": "add", "path": "/metadata/labels/mutated", "value": "yes"})
             } else {
-                json!([{"op": "add", "path": "/metadata/labels", "value": {"mutated": "yes"}}])
+                json!({"op": "add", "path": "/metadata/labels", "value": {"mutated": "yes"}})
             };
+            // A field the kind does not have, which the server drops when it decodes the
+            // patched object.
+            let stray = json!({"op": "add", "path": "/stray", "value": "x"});
+            let patch = json!([label, stray]);
             response["patchType"] = json!("JSONPatch");
             response["patch"] =
                 json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
@@ -261,6 +265,9 @@ fn admission_webhooks_mutate_deny_and_fail_as_upstreams() {
         stored["metadata"]["labels"],
         json!({"app": "a", "mutated": "yes"})
     );
+    // The patched object is decoded into the kind's type again (the dispatcher's
+    // `jsonSerializer.Decode` of the patched JSON, then the kind's defaulter).
+    assert_eq!(stored.get("stray"), None, "{stored}");
 
     // The AdmissionReview carries upstream's request fields (`CreateAdmissionObjects`).
     let requests = hooks.requests("/mutate", "labelled");

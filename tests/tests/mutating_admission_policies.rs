@@ -129,12 +129,13 @@ fn kubectl_objects_are_mutated_by_policies_in_1_36() {
     k.expect_ok(&["create", "configmap", "three", "--from-literal=a=1"]);
 }
 
-/// Admission runs on a create through a subresource as on any create (upstream's
+/// A policy's mutation is defaulted as the kind's writes are; and admission runs on a create
+/// through a subresource as on any create (upstream's
 /// `createHandler` admits the `Binding` a scheduler posts to `pods/<name>/binding` before
 /// `BindingREST.Create` acts on it), so a mutating policy matching `pods/binding` changes
 /// the node the pod is bound to.
 #[test]
-fn kubectl_bindings_are_mutated_by_policies() {
+fn kubectl_mutations_are_defaulted_and_bindings_mutated() {
     let server = start("1.36", &[]);
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let k = Kubectl::on_path(&server, dir.path());
@@ -165,7 +166,44 @@ spec:
   policyName: pin.kapi.test
 "#;
     create(&k, "pin.yaml", policy);
+    // A mutated object is decoded and defaulted again (upstream's `dispatchOne` runs the
+    // kind's defaulter on it): the container a policy adds gets its defaults, and a field no
+    // container has is dropped.
+    let sidecar = r#"apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: sidecar.kapi.test
+spec:
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["pods"]
+  mutations:
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: >-
+        [JSONPatch{op: "add", path: "/spec/containers/-", value: {"name": "log", "image": "busybox", "bogus": 1}}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: sidecar.kapi.test
+spec:
+  policyName: sidecar.kapi.test
+"#;
+    create(&k, "sidecar.yaml", sidecar);
     k.expect_ok(&["run", "web", "--image=nginx", "--restart=Never"]);
+    let added = k.expect_ok(&["get", "pod", "web", "-o", "jsonpath={.spec.containers[1]}"]);
+    assert!(added.contains(r#""imagePullPolicy":"Always""#), "{added}");
+    assert!(
+        added.contains(r#""terminationMessagePolicy":"File""#),
+        "{added}"
+    );
+    assert!(!added.contains("bogus"), "{added}");
     let binding = r#"{"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "web"},
         "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}"#;
     let path = k.file("binding.json", binding);

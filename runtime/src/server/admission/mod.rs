@@ -50,6 +50,24 @@ fn writes_core(call: &Call, plural: &str) -> bool {
     call.target.sub.is_none() && call.target.group().is_empty() && call.target.plural() == plural
 }
 
+/// An object a webhook's patch or a mutating policy changed, decoded through its kind's type
+/// and defaulted again, as upstream's dispatchers decode the patched JSON into the versioned
+/// object and run the kind's defaulter on it (`webhook/mutating/dispatcher.go`,
+/// `policy/mutating/dispatcher.go`): fields the kind does not have are dropped and fields it
+/// defaults are filled. An object of another kind than the resource's (the `Binding` or
+/// `Eviction` a pod's subresource takes) is left as it is. A patched object that no longer
+/// decodes is upstream's internal error.
+pub(super) fn redecode(call: &Call, object: &mut Value) -> Result<(), ApiError> {
+    let kind = object.get("kind").and_then(Value::as_str);
+    if kind.is_some_and(|kind| kind != call.info().gvk.kind) {
+        return Ok(());
+    }
+    let decoded = crate::server::handlers::object::through_codec(call, std::mem::take(object))
+        .map_err(|e| ApiError::internal(e.into_status().message.unwrap_or_default()))?;
+    *object = decoded;
+    Ok(())
+}
+
 /// The mutating plugins of a create, in upstream's order, the mutating admission policies and
 /// then the mutating webhooks last (the policies that ask for it run again if the webhooks
 /// changed the object). `name`

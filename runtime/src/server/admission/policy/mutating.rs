@@ -30,9 +30,10 @@
 //!
 //! `reinvocationPolicy: IfNeeded`: the invocations that ran are kept with the object they
 //! left; once the mutating webhooks have run, those whose object changed since run once more
-//! ([`reinvoke`]), as upstream's reinvocation context decides. Not done: the webhooks are not
-//! reinvoked again after that second pass, and the object is not defaulted again after a
-//! mutation (upstream's `dispatchOne` runs the kind's defaulter).
+//! ([`reinvoke`]), as upstream's reinvocation context decides. After each invocation the
+//! object is decoded and defaulted again (`admission::redecode`), as upstream's
+//! `dispatchOne` runs the kind's defaulter. Not done: the webhooks are not reinvoked again
+//! after that second pass.
 
 use std::collections::BTreeSet;
 
@@ -201,7 +202,11 @@ async fn run(
                 let params = param
                     .as_ref()
                     .map_or(::cel::Value::Null, crate::cel::value::untyped);
-                if let Err(message) = apply(call, policy, &inputs, &params, object) {
+                let applied = apply(call, policy, &inputs, &params, object).and_then(|()| {
+                    super::super::redecode(call, object)
+                        .map_err(|e| e.into_status().message.unwrap_or_default())
+                });
+                if let Err(message) = applied {
                     errors.push(PolicyError {
                         policy: name.clone(),
                         binding: Some(binding_name.clone()),

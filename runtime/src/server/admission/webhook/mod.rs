@@ -133,7 +133,12 @@ async fn mutate_once(
         )));
     }
     match patch::apply(object, &verdict.patch) {
-        Ok(changed) => Ok(Some(changed)),
+        Ok(changed) => {
+            if changed {
+                super::redecode(call, object)?;
+            }
+            Ok(Some(changed))
+        }
         Err(patch::PatchError::Undecodable(e)) => failed(
             hook,
             format!("received undecodable patch in webhook response: {e}"),
