@@ -11,6 +11,11 @@ use kapi_e2e::{KapiServer, Kubectl, ServerOptions};
 /// A mutating policy on ConfigMaps' creates with one mutation (`mutation` is its YAML, indented
 /// for the list) and its binding, in `version`.
 fn policy_and_binding(version: &str, name: &str, failure: &str, mutation: &str) -> String {
+    policy_on(version, name, failure, "configmaps", mutation)
+}
+
+/// A mutating policy on the creates of core `resource` with one mutation, and its binding.
+fn policy_on(version: &str, name: &str, failure: &str, resource: &str, mutation: &str) -> String {
     format!(
         r#"apiVersion: admissionregistration.k8s.io/{version}
 kind: MutatingAdmissionPolicy
@@ -24,7 +29,7 @@ spec:
     - apiGroups: [""]
       apiVersions: ["v1"]
       operations: ["CREATE"]
-      resources: ["configmaps"]
+      resources: ["{resource}"]
   mutations:
 {mutation}
 ---
@@ -139,63 +144,23 @@ fn kubectl_mutations_are_defaulted_and_bindings_mutated() {
     let server = start("1.36", &[]);
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let k = Kubectl::on_path(&server, dir.path());
-    let policy = r#"apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicy
-metadata:
-  name: pin.kapi.test
-spec:
-  failurePolicy: Fail
-  reinvocationPolicy: Never
-  matchConstraints:
-    resourceRules:
-    - apiGroups: [""]
-      apiVersions: ["v1"]
-      operations: ["CREATE"]
-      resources: ["pods/binding"]
-  mutations:
-  - patchType: JSONPatch
+    let pin = r#"  - patchType: JSONPatch
     jsonPatch:
       expression: >-
         [JSONPatch{op: "replace", path: "/target/name", value: "pinned-" + object.target.name}]
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicyBinding
-metadata:
-  name: pin.kapi.test
-spec:
-  policyName: pin.kapi.test
 "#;
-    create(&k, "pin.yaml", policy);
+    let policy = policy_on("v1", "pin.kapi.test", "Fail", "pods/binding", pin);
+    create(&k, "pin.yaml", &policy);
     // A mutated object is decoded and defaulted again (upstream's `dispatchOne` runs the
     // kind's defaulter on it): the container a policy adds gets its defaults, and a field no
     // container has is dropped.
-    let sidecar = r#"apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicy
-metadata:
-  name: sidecar.kapi.test
-spec:
-  failurePolicy: Fail
-  reinvocationPolicy: Never
-  matchConstraints:
-    resourceRules:
-    - apiGroups: [""]
-      apiVersions: ["v1"]
-      operations: ["CREATE"]
-      resources: ["pods"]
-  mutations:
-  - patchType: JSONPatch
+    let sidecar = r#"  - patchType: JSONPatch
     jsonPatch:
       expression: >-
         [JSONPatch{op: "add", path: "/spec/containers/-", value: {"name": "log", "image": "busybox", "bogus": 1}}]
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicyBinding
-metadata:
-  name: sidecar.kapi.test
-spec:
-  policyName: sidecar.kapi.test
 "#;
-    create(&k, "sidecar.yaml", sidecar);
+    let sidecar = policy_on("v1", "sidecar.kapi.test", "Fail", "pods", sidecar);
+    create(&k, "sidecar.yaml", &sidecar);
     k.expect_ok(&["run", "web", "--image=nginx", "--restart=Never"]);
     let added = k.expect_ok(&["get", "pod", "web", "-o", "jsonpath={.spec.containers[1]}"]);
     assert!(added.contains(r#""imagePullPolicy":"Always""#), "{added}");
