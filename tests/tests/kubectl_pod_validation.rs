@@ -31,6 +31,13 @@ fn assert_refused(stderr: &str, cause: &str) {
     );
 }
 
+/// kubectl's refusal of `create -f` of `manifest`, written to `name` (kubectl's own schema
+/// check off, so the server's answer shows).
+fn create_refused(k: &Kubectl<'_>, name: &str, manifest: &str) -> String {
+    let file = k.file(name, manifest);
+    k.expect_failure(&["create", "--validate=false", "-f", &file.to_string_lossy()])
+}
+
 /// The first line of upstream's message for a forbidden pod update, per release: 1.20's
 /// literal sentence; later the fields joined with "," (1.28 with in-place resize off).
 fn forbidden_update(release: &str) -> &'static str {
@@ -486,9 +493,7 @@ spec:
         let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let k = Kubectl::on_path(&server, dir.path());
-        let file = k.file("windows.yaml", WINDOWS);
-        let refused =
-            k.expect_failure(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+        let refused = create_refused(&k, "windows.yaml", WINDOWS);
         for cause in [
             "spec.securityContext.runAsUser: Forbidden: cannot be set for a windows pod",
             "spec.containers[0].securityContext.readOnlyRootFilesystem: Forbidden: cannot be set for a windows pod",
@@ -502,6 +507,74 @@ spec:
         assert_refused(
             &refused,
             "spec.containers[0].securityContext.windowsOptions: Forbidden: windows options cannot be set for a linux pod",
+        );
+    }
+}
+
+#[test]
+fn kubectl_sees_mounts_checked_against_the_pod_s_volumes() {
+    // validateContainerCommon's ValidateVolumeMounts, which ephemeral containers are held to
+    // too (validateEphemeralContainers, through pods/ephemeralcontainers), and its overlap with
+    // the container's volume devices; ValidatePersistentVolumeClaimTemplate's
+    // ValidateTemplateObjectMeta: an ephemeral volume's claim template sets only labels and
+    // annotations (GenericEphemeralVolume, on from 1.21; ephemeral containers from 1.23).
+    const PODS: &str = "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: web
+    image: nginx
+    volumeMounts: [{name: claim, mountPath: /data}]
+    volumeDevices: [{name: claim, devicePath: /data}]
+  volumes:
+  - {name: claim, persistentVolumeClaim: {claimName: c}}
+  - name: eph
+    ephemeral:
+      volumeClaimTemplate:
+        metadata: {name: scratch, labels: {app: web}}
+        spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: q}
+spec:
+  containers: [{name: web, image: nginx}]
+  volumes: [{name: data, emptyDir: {}}]
+";
+    for release in ["1.28", "1.34", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let refused = create_refused(&k, "pods.yaml", PODS);
+        for cause in [
+            r#"spec.containers[0].volumeMounts[0].name: Invalid value: "claim": must not already exist in volumeDevices"#,
+            r#"spec.containers[0].volumeMounts[0].mountPath: Invalid value: "/data": must not already exist as a path in volumeDevices"#,
+            "spec.volumes[1].ephemeral.volumeClaimTemplate.metadata.name: Forbidden: cannot be set",
+        ] {
+            assert_refused(&refused, cause);
+        }
+        let debug = r#"[{"op":"add","path":"/spec/ephemeralContainers","value":[{"name":"debug","image":"busybox","volumeMounts":[{"name":"nope","mountPath":"/d"},{"name":"data","mountPath":"/e"}]}]}]"#;
+        // kubectl patches pods/ephemeralcontainers from 1.32 (1.28's allows status and scale).
+        let newer = kapi_e2e::kubectl_binaries_since(32);
+        let binary = newer.first().expect("a pinned kubectl 1.32 or later");
+        let debugger = Kubectl::new(binary.clone(), &server, dir.path());
+        let refused = debugger.expect_failure(&[
+            "patch",
+            "pod",
+            "q",
+            "--subresource=ephemeralcontainers",
+            "--type=json",
+            "-p",
+            debug,
+        ]);
+        assert!(
+            refused.contains(r#"Pod "q" is invalid"#)
+                && refused.contains(
+                    r#"spec.ephemeralContainers[0].volumeMounts[0].name: Not found: "nope""#
+                )
+                && !refused.contains("volumeMounts[1]"),
+            "{refused}"
         );
     }
 }

@@ -3,6 +3,7 @@
 //! resource requirements (`ValidateResourceRequirements`), one handler per probe or lifecycle
 //! hook (`validateHandler`) and the probes whose success threshold is 1.
 
+use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use serde_json::Value;
@@ -965,7 +966,15 @@ fn sub_paths(mount: &Value, list: &FieldPath, item: &FieldPath, errors: &mut Err
 }
 
 fn volume_mounts(spec: &Value, volumes: &[&str], at: &FieldPath, errors: &mut Errors) {
-    for list in ["initContainers", "containers"] {
+    // Ephemeral containers are held to `validateContainerCommon` too (EphemeralContainers on
+    // by default from 1.23; 1.20's strategy drops them).
+    let ephemeral = errors.release() >= EPHEMERAL_CONTAINERS_SINCE;
+    let lists: &[&str] = if ephemeral {
+        &["initContainers", "containers", "ephemeralContainers"]
+    } else {
+        &["initContainers", "containers"]
+    };
+    for list in lists {
         for (i, container) in spec
             .get(list)
             .and_then(Value::as_array)
@@ -975,6 +984,11 @@ fn volume_mounts(spec: &Value, volumes: &[&str], at: &FieldPath, errors: &mut Er
         {
             let mounts_at = at.child(list).index(i).child("volumeMounts");
             let mut paths: Vec<&str> = Vec::new();
+            // GetVolumeDeviceMap: a device's path by name, the last one of a name kept.
+            let mut devices: BTreeMap<&str, &str> = BTreeMap::new();
+            for device in items(container, "volumeDevices") {
+                devices.insert(text(device, "name"), text(device, "devicePath"));
+            }
             for (j, mount) in container
                 .get("volumeMounts")
                 .and_then(Value::as_array)
@@ -1003,12 +1017,43 @@ fn volume_mounts(spec: &Value, volumes: &[&str], at: &FieldPath, errors: &mut Er
                     );
                 }
                 paths.push(path);
+                mount_not_a_device(&devices, name, path, &item, errors);
                 sub_paths(mount, &mounts_at, &item, errors);
             }
             volume_devices(spec, container, volumes, &at.child(list).index(i), errors);
         }
     }
 }
+
+/// `ValidateVolumeMounts`' overlap with the container's volume devices: a mount's name not a
+/// device's, its path not a device's path.
+fn mount_not_a_device(
+    devices: &BTreeMap<&str, &str>,
+    name: &str,
+    path: &str,
+    item: &FieldPath,
+    errors: &mut Errors,
+) {
+    if devices.contains_key(name) {
+        let detail = "must not already exist in volumeDevices";
+        errors.invalid(
+            &item.child("name"),
+            Shown::Plain(&Value::from(name)),
+            detail,
+        );
+    }
+    if devices.values().any(|device| *device == path) {
+        let detail = "must not already exist as a path in volumeDevices";
+        errors.invalid(
+            &item.child("mountPath"),
+            Shown::Plain(&Value::from(path)),
+            detail,
+        );
+    }
+}
+
+/// The first release whose pods keep ephemeral containers (EphemeralContainers beta, on).
+const EPHEMERAL_CONTAINERS_SINCE: KubeVersion = KubeVersion::new(1, 23);
 
 /// The first release letting a block device come from an ephemeral volume (1.23, as upstream's
 /// message then says; 1.20's strategy drops ephemeral volumes anyway).
@@ -1316,6 +1361,31 @@ mod tests {
     }
 
     #[test]
+    fn ephemeral_containers_mount_the_pod_s_volumes() {
+        // validateEphemeralContainers' validateContainerCommon: ValidateVolumeMounts against the
+        // pod's volumes (EphemeralContainers on from 1.23), then no subpaths for an ephemeral
+        // container (`ephemeral_containers`).
+        let spec = json!({
+            "volumes": [{"name": "data", "emptyDir": {}}],
+            "containers": [{"name": "c", "volumeMounts": [{"name": "data", "mountPath": "/d"}]}],
+            "ephemeralContainers": [{"name": "debug", "volumeMounts": [
+                {"name": "data", "mountPath": "/d"},
+                {"name": "nope", "mountPath": "/d", "subPath": "../up"},
+            ]}],
+        });
+        let at = FieldPath::of("spec");
+        assert_eq!(
+            super::super::lines(28, |e| volumes(&spec, &at, e)),
+            [
+                "spec.ephemeralContainers[0].volumeMounts[1].name: Not found: \"nope\"",
+                "spec.ephemeralContainers[0].volumeMounts[1].mountPath: Invalid value: \"/d\": must be unique",
+                "spec.ephemeralContainers[0].volumeMounts.subPath: Invalid value: \"../up\": must not contain '..'",
+            ]
+        );
+        assert!(super::super::lines(20, |e| volumes(&spec, &at, e)).is_empty());
+    }
+
+    #[test]
     fn volume_devices_are_unmounted_claims() {
         // ValidateVolumeDevices; an ephemeral volume's devices from 1.23.
         let spec = json!({"volumes": [
@@ -1335,6 +1405,9 @@ mod tests {
         assert_eq!(
             found,
             [
+                // ValidateVolumeMounts' side of the overlap.
+                "spec.containers[0].volumeMounts[0].name: Invalid value: \"claim\": must not already exist in volumeDevices",
+                "spec.containers[0].volumeMounts[0].mountPath: Invalid value: \"/data\": must not already exist as a path in volumeDevices",
                 "spec.containers[0].volumeDevices[0].name: Invalid value: \"claim\": must not already exist in volumeMounts",
                 "spec.containers[0].volumeDevices[0].devicePath: Invalid value: \"/data\": must not already exist as a path in volumeMounts",
                 "spec.containers[0].volumeDevices[1].name: Invalid value: \"scratch\": can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode",
@@ -1346,7 +1419,7 @@ mod tests {
         // 1.20 has no ephemeral volumes (its strategy drops them), so that device names none.
         let found = super::super::lines(20, |e| volumes(&spec, &at, e));
         assert_eq!(
-            found[3..6],
+            found[5..8],
             [
                 "spec.containers[0].volumeDevices[1].name: Invalid value: \"scratch\": can only use volume source type of PersistentVolumeClaim for block mode",
                 "spec.containers[0].volumeDevices[1].devicePath: Invalid value: \"/dev/../x\": can not contain backsteps ('..')",
