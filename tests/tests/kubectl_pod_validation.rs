@@ -578,3 +578,41 @@ spec:
         );
     }
 }
+
+#[test]
+fn kubectl_sees_resize_policies_checked_on_create() {
+    // validateResizePolicy in validateContainerCommon (InPlacePodVerticalScaling, beta and on
+    // from 1.33; 1.28's strategy drops the field while the gate is off): cpu or memory, once
+    // each, NotRequired or RestartContainer, NotRequired under a pod's `restartPolicy: Never`.
+    const POD: &str = "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: web
+    image: nginx
+    resizePolicy:
+    - {resourceName: cpu, restartPolicy: RestartContainer}
+    - {resourceName: gpu, restartPolicy: NotRequired}
+    - {resourceName: cpu, restartPolicy: NotRequired}
+";
+    for release in ["1.28", "1.34", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        if release == "1.28" {
+            let file = k.file("pod.yaml", POD);
+            k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+            continue;
+        }
+        let refused = create_refused(&k, "pod.yaml", POD);
+        for cause in [
+            "spec.containers[0].resizePolicy: Invalid value: \"RestartContainer\": must be 'NotRequired' when `restartPolicy` is 'Never'",
+            r#"spec.containers[0].resizePolicy: Unsupported value: "gpu": supported values: "cpu", "memory""#,
+            r#"spec.containers[0].resizePolicy[2]: Duplicate value: "cpu""#,
+        ] {
+            assert_refused(&refused, cause);
+        }
+    }
+}

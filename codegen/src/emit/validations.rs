@@ -124,6 +124,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("pod_os", "PodOs", None),
     ("init_containers", "InitContainers", None),
     ("ephemeral_containers", "EphemeralContainers", None),
+    ("resize_policy", "ResizePolicy", None),
     ("sleep_hooks", "SleepHooks", None),
     ("pod_template", "PodTemplate", None),
     ("dns_config", "DnsConfig", None),

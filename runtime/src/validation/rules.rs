@@ -163,6 +163,8 @@ pub enum Named {
     /// What an ephemeral container may be and set (`validateEphemeralContainers`); on a
     /// PodSpec.
     EphemeralContainers,
+    /// Each container's resize policy (`validateResizePolicy`, from 1.33); on a PodSpec.
+    ResizePolicy,
     /// A lifecycle hook's sleep within the pod's grace period (`validateSleepAction`); on a
     /// PodSpec.
     SleepHooks,
@@ -349,6 +351,7 @@ impl Named {
             Self::PodOs => windows::pod_os(holder, at, errors),
             Self::InitContainers => containers::init_containers(holder, at, errors),
             Self::EphemeralContainers => containers::ephemeral_containers(holder, at, errors),
+            Self::ResizePolicy => containers::resize_policies(holder, at, errors),
             Self::SleepHooks => containers::sleep_hooks(holder, at, errors),
             Self::PodTemplate => containers::pod_template(holder, at, errors),
             Self::PodStatus => {

@@ -2666,6 +2666,12 @@ pub mod v1 {
                     kapi::validation::Check::new(
                         "",
                         kapi::validation::Rule::Named(
+                            kapi::validation::Named::ResizePolicy,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
                             kapi::validation::Named::SleepHooks,
                         ),
                     ),

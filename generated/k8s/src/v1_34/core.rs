@@ -1090,6 +1090,12 @@ pub mod v1 {
                     kapi::validation::Check::new(
                         "",
                         kapi::validation::Rule::Named(
+                            kapi::validation::Named::ResizePolicy,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
                             kapi::validation::Named::SleepHooks,
                         ),
                     ),
