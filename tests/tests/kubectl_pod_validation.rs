@@ -514,8 +514,8 @@ spec:
 #[test]
 fn kubectl_sees_mounts_checked_against_the_pod_s_volumes() {
     // validateContainerCommon's ValidateVolumeMounts, which ephemeral containers are held to
-    // too (validateEphemeralContainers, through pods/ephemeralcontainers), and its overlap with
-    // the container's volume devices; ValidatePersistentVolumeClaimTemplate's
+    // too (validateEphemeralContainers, through pods/ephemeralcontainers), its overlap with the
+    // container's volume devices and its propagation and recursive read-only modes; ValidatePersistentVolumeClaimTemplate's
     // ValidateTemplateObjectMeta: an ephemeral volume's claim template sets only labels and
     // annotations (GenericEphemeralVolume, on from 1.21; ephemeral containers from 1.23).
     const PODS: &str = "apiVersion: v1
@@ -525,7 +525,7 @@ spec:
   containers:
   - name: web
     image: nginx
-    volumeMounts: [{name: claim, mountPath: /data}]
+    volumeMounts: [{name: claim, mountPath: /data, mountPropagation: Bidirectional, recursiveReadOnly: Enabled}]
     volumeDevices: [{name: claim, devicePath: /data}]
   volumes:
   - {name: claim, persistentVolumeClaim: {claimName: c}}
@@ -551,9 +551,13 @@ spec:
             r#"spec.containers[0].volumeMounts[0].name: Invalid value: "claim": must not already exist in volumeDevices"#,
             r#"spec.containers[0].volumeMounts[0].mountPath: Invalid value: "/data": must not already exist as a path in volumeDevices"#,
             "spec.volumes[1].ephemeral.volumeClaimTemplate.metadata.name: Forbidden: cannot be set",
+            "spec.containers[0].volumeMounts.mountPropagation: Forbidden: Bidirectional mount propagation is available only to privileged containers",
         ] {
             assert_refused(&refused, cause);
         }
+        // validateMountRecursiveReadOnly (RecursiveReadOnlyMounts, on from 1.31).
+        let read_only = "spec.containers[0].volumeMounts.recursiveReadOnly: Forbidden: may only be specified when readOnly is true";
+        assert_eq!(refused.contains(read_only), release != "1.28", "{refused}");
         let debug = r#"[{"op":"add","path":"/spec/ephemeralContainers","value":[{"name":"debug","image":"busybox","volumeMounts":[{"name":"nope","mountPath":"/d"},{"name":"data","mountPath":"/e"}]}]}]"#;
         // kubectl patches pods/ephemeralcontainers from 1.32 (1.28's allows status and scale).
         let newer = kapi_e2e::kubectl_binaries_since(32);

@@ -1019,6 +1019,7 @@ fn volume_mounts(spec: &Value, volumes: &[&str], at: &FieldPath, errors: &mut Er
                 paths.push(path);
                 mount_not_a_device(&devices, name, path, &item, errors);
                 sub_paths(mount, &mounts_at, &item, errors);
+                mount_propagation(mount, container, &mounts_at, errors);
             }
             volume_devices(spec, container, volumes, &at.child(list).index(i), errors);
         }
@@ -1049,6 +1050,54 @@ fn mount_not_a_device(
             Shown::Plain(&Value::from(path)),
             detail,
         );
+    }
+}
+
+/// `supportedMountPropagations` and the recursive read-only modes, sorted as upstream lists
+/// them.
+const MOUNT_PROPAGATIONS: [&str; 3] = ["Bidirectional", "HostToContainer", "None"];
+const RECURSIVE_READ_ONLY: [&str; 3] = ["Disabled", "Enabled", "IfPossible"];
+/// RecursiveReadOnlyMounts is beta and on by default from 1.31 (the field is dropped before).
+const RECURSIVE_READ_ONLY_SINCE: KubeVersion = KubeVersion::new(1, 31);
+
+/// `ValidateVolumeMounts`' `validateMountPropagation` (a known mode, `Bidirectional` only for a
+/// privileged container) and, from 1.31, `validateMountRecursiveReadOnly` (a known mode,
+/// `Enabled` or `IfPossible` only on a read-only mount without propagation); both reported at
+/// the list's path, as upstream does.
+fn mount_propagation(mount: &Value, container: &Value, list: &FieldPath, errors: &mut Errors) {
+    if let Some(mode) = mount.get("mountPropagation").filter(|m| !m.is_null()) {
+        let at = list.child("mountPropagation");
+        let mode_text = mode.as_str().unwrap_or("");
+        if !MOUNT_PROPAGATIONS.contains(&mode_text) {
+            errors.not_supported(&at, mode, &MOUNT_PROPAGATIONS);
+        }
+        let privileged =
+            container.pointer("/securityContext/privileged") == Some(&Value::Bool(true));
+        if mode_text == "Bidirectional" && !privileged {
+            let detail =
+                "Bidirectional mount propagation is available only to privileged containers";
+            errors.forbidden(&at, detail);
+        }
+    }
+    let Some(mode) = mount.get("recursiveReadOnly").filter(|m| !m.is_null()) else {
+        return;
+    };
+    if errors.release() < RECURSIVE_READ_ONLY_SINCE {
+        return;
+    }
+    let at = list.child("recursiveReadOnly");
+    match mode.as_str().unwrap_or("") {
+        "Disabled" => {}
+        "Enabled" | "IfPossible" => {
+            if mount.get("readOnly") != Some(&Value::Bool(true)) {
+                errors.forbidden(&at, "may only be specified when readOnly is true");
+            }
+            if !matches!(text(mount, "mountPropagation"), "" | "None") {
+                let detail = "may only be specified when mountPropagation is None or not specified";
+                errors.forbidden(&at, detail);
+            }
+        }
+        _ => errors.not_supported(&at, mode, &RECURSIVE_READ_ONLY),
     }
 }
 
@@ -1383,6 +1432,45 @@ mod tests {
             ]
         );
         assert!(super::super::lines(20, |e| volumes(&spec, &at, e)).is_empty());
+    }
+
+    #[test]
+    fn mount_propagation_and_recursive_read_only_modes() {
+        // ValidateVolumeMounts' validateMountPropagation and (RecursiveReadOnlyMounts, on from
+        // 1.31) validateMountRecursiveReadOnly, at the list's path.
+        let spec = json!({
+            "volumes": [{"name": "data", "emptyDir": {}}],
+            "containers": [{"name": "c", "volumeMounts": [
+                {"name": "data", "mountPath": "/a", "mountPropagation": "Bidirectional"},
+                {"name": "data", "mountPath": "/b", "mountPropagation": "Sideways"},
+                {"name": "data", "mountPath": "/c", "recursiveReadOnly": "Enabled",
+                 "mountPropagation": "HostToContainer"},
+                {"name": "data", "mountPath": "/d", "recursiveReadOnly": "Always", "readOnly": true},
+            ]}],
+        });
+        let at = FieldPath::of("spec");
+        let list = "spec.containers[0].volumeMounts";
+        assert_eq!(
+            super::super::lines(34, |e| volumes(&spec, &at, e)),
+            [
+                format!(
+                    "{list}.mountPropagation: Forbidden: Bidirectional mount propagation is available only to privileged containers"
+                ),
+                format!(
+                    r#"{list}.mountPropagation: Unsupported value: "Sideways": supported values: "Bidirectional", "HostToContainer", "None""#
+                ),
+                format!(
+                    "{list}.recursiveReadOnly: Forbidden: may only be specified when readOnly is true"
+                ),
+                format!(
+                    "{list}.recursiveReadOnly: Forbidden: may only be specified when mountPropagation is None or not specified"
+                ),
+                format!(
+                    r#"{list}.recursiveReadOnly: Unsupported value: "Always": supported values: "Disabled", "Enabled", "IfPossible""#
+                ),
+            ]
+        );
+        assert_eq!(super::super::lines(28, |e| volumes(&spec, &at, e)).len(), 2);
     }
 
     #[test]
