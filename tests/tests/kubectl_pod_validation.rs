@@ -555,6 +555,33 @@ spec:
         ] {
             assert_refused(&refused, cause);
         }
+        // ValidateVolumes with the pod's name: an ephemeral volume's claim is `<pod>-<volume>`.
+        let long = "p".repeat(250);
+        let claims = format!(
+            "apiVersion: v1
+kind: Pod
+metadata: {{name: {long}}}
+spec:
+  containers: [{{name: web, image: nginx}}]
+  volumes:
+  - name: scratch
+    ephemeral:
+      volumeClaimTemplate:
+        spec: {{accessModes: [ReadWriteOnce], resources: {{requests: {{storage: 1Gi}}}}}}
+  - {{name: claim, persistentVolumeClaim: {{claimName: {long}-scratch}}}}
+"
+        );
+        let named = create_refused(&k, "claims.yaml", &claims);
+        for cause in [
+            format!(
+                r#"spec.volumes[0].name: Invalid value: "scratch": PVC name "{long}-scratch": must be no more than 253 characters"#
+            ),
+            format!(
+                r#"spec.volumes[1].persistentVolumeClaim.claimName: Invalid value: "{long}-scratch": must not reference a PVC that gets created for an ephemeral volume"#
+            ),
+        ] {
+            assert!(named.contains(&cause), "{named}");
+        }
         // validateMountRecursiveReadOnly (RecursiveReadOnlyMounts, on from 1.31).
         let read_only = "spec.containers[0].volumeMounts.recursiveReadOnly: Forbidden: may only be specified when readOnly is true";
         assert_eq!(refused.contains(read_only), release != "1.28", "{refused}");

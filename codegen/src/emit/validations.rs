@@ -118,6 +118,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("pod_update", "PodUpdate", None),
     ("pod_status", "PodStatus", None),
     ("pod_create", "PodCreate", None),
+    ("ephemeral_claim_names", "EphemeralClaimNames", None),
     ("host_aliases", "HostAliases", None),
     ("topology_spread", "TopologySpread", None),
     ("windows_host_process", "WindowsHostProcess", None),

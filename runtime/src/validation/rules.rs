@@ -145,6 +145,9 @@ pub enum Named {
     /// A new Pod has no ephemeral containers, nor a node while it has scheduling gates
     /// (`ValidatePodCreate`); on a Pod, creates only.
     PodCreate,
+    /// An ephemeral volume's claim named `<pod>-<volume>`, and no claim volume naming one
+    /// (`ValidateVolumes` with the pod's metadata); on a Pod.
+    EphemeralClaimNames,
     /// A PodSpec's host aliases: IPs and host names (`ValidateHostAliases`).
     HostAliases,
     /// A PodSpec's DNS config (`validatePodDNSConfig`).
@@ -344,6 +347,7 @@ impl Named {
                     pod_update::pod_create(holder, at, errors);
                 }
             }
+            Self::EphemeralClaimNames => pods::ephemeral_claim_names(holder, at, errors),
             Self::HostAliases => pods::host_aliases(holder, at, errors),
             Self::DnsConfig => pods::dns_config(holder, at, errors),
             Self::TopologySpread => pods::topology_spread(holder, at, errors),

@@ -2575,6 +2575,12 @@ pub mod v1 {
                     ),
                     kapi::validation::Check::new(
                         "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::EphemeralClaimNames,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
                         kapi::validation::Rule::Named(kapi::validation::Named::PodUpdate),
                     ),
                     kapi::validation::Check::new(

@@ -935,6 +935,59 @@ fn check_volumes<'v>(spec: &'v Value, at: &FieldPath, errors: &mut Errors) -> Ve
     names
 }
 
+/// GenericEphemeralVolume, beta and on by default from 1.21 (the field is dropped before).
+const EPHEMERAL_VOLUMES_SINCE: KubeVersion = KubeVersion::new(1, 21);
+
+/// `ValidateVolumes`' checks that need the pod's name (on a Pod, not a template): an ephemeral
+/// volume's claim, `<pod>-<volume>`, a valid object name (reported at the volume's `name`), and
+/// no claim volume naming such a claim. (Upstream then leaves the volume out of those a
+/// container may mount; kapi does not.)
+pub(super) fn ephemeral_claim_names(pod: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let pod_name = pod
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if release < EPHEMERAL_VOLUMES_SINCE || pod_name.is_empty() {
+        return;
+    }
+    let volumes = pod.pointer("/spec/volumes").and_then(Value::as_array);
+    let volumes = volumes.map_or(&[][..], Vec::as_slice);
+    let ephemeral = |volume: &Value| volume.get("ephemeral").is_some_and(|e| !e.is_null());
+    let created: Vec<String> = volumes
+        .iter()
+        .filter(|volume| ephemeral(volume))
+        .map(|volume| format!("{pod_name}-{}", text(volume, "name")))
+        .collect();
+    let volumes_at = at.child("spec").child("volumes");
+    for (i, volume) in volumes.iter().enumerate() {
+        let name = text(volume, "name");
+        if ephemeral(volume) && !name.is_empty() {
+            let claim = format!("{pod_name}-{name}");
+            for message in Format::DnsSubdomain.messages(&claim, release) {
+                let detail = format!("PVC name {}: {message}", Value::from(claim.as_str()));
+                let shown = Value::from(name);
+                errors.invalid(
+                    &volumes_at.index(i).child("name"),
+                    Shown::Plain(&shown),
+                    &detail,
+                );
+            }
+        }
+        let claim = volume
+            .pointer("/persistentVolumeClaim/claimName")
+            .and_then(Value::as_str);
+        if let Some(claim) = claim.filter(|claim| created.iter().any(|c| c == claim)) {
+            let path = volumes_at
+                .index(i)
+                .child("persistentVolumeClaim")
+                .child("claimName");
+            let detail = "must not reference a PVC that gets created for an ephemeral volume";
+            errors.invalid(&path, Shown::Plain(&Value::from(claim)), detail);
+        }
+    }
+}
+
 /// `ValidateVolumes`, then each container's `ValidateVolumeMounts` against the volumes
 /// without errors (on a PodSpec, before its containers' own checks).
 pub(super) fn volumes(spec: &Value, at: &FieldPath, errors: &mut Errors) {
@@ -1432,6 +1485,32 @@ mod tests {
             ]
         );
         assert!(super::super::lines(20, |e| volumes(&spec, &at, e)).is_empty());
+    }
+
+    #[test]
+    fn ephemeral_claims_are_named_after_their_pod() {
+        // ValidateVolumes with the pod's metadata (GenericEphemeralVolume, from 1.21).
+        let long = "p".repeat(250);
+        let pod = json!({"metadata": {"name": long}, "spec": {"volumes": [
+            {"name": "scratch", "ephemeral": {}},
+            {"name": "claim", "persistentVolumeClaim": {"claimName": format!("{long}-scratch")}},
+        ]}});
+        let found = super::super::lines(34, |e| ephemeral_claim_names(&pod, &FieldPath::root(), e));
+        assert_eq!(
+            found,
+            [
+                format!(
+                    r#"spec.volumes[0].name: Invalid value: "scratch": PVC name "{long}-scratch": must be no more than 253 characters"#
+                ),
+                format!(
+                    r#"spec.volumes[1].persistentVolumeClaim.claimName: Invalid value: "{long}-scratch": must not reference a PVC that gets created for an ephemeral volume"#
+                ),
+            ]
+        );
+        assert!(
+            super::super::lines(20, |e| ephemeral_claim_names(&pod, &FieldPath::root(), e))
+                .is_empty()
+        );
     }
 
     #[test]
