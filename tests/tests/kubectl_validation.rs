@@ -344,12 +344,15 @@ spec: {accessModes: [ReadWriteOncePod, ReadWriteOnce], resources: {requests: {st
         cites: "validateConfigMapVolumeSource/validateKeyToPath, validateProjectionSources",
         manifest: "  volumes:
   - {name: c, configMap: {name: c, items: [{key: k, path: /abs}]}}
-  - {name: t, projected: {sources: [{serviceAccountToken: {path: token, expirationSeconds: 60}}]}}
+  - {name: t, projected: {sources: [{serviceAccountToken: {path: token, expirationSeconds: 60}}, {configMap: {name: a}, secret: {name: b}}]}}
   containers: [{name: c, image: x}]",
         kind_and_name: r#"Pod "p""#,
         causes: &[
             ("", r#"spec.volumes[0].configMap.items[0].path: Invalid value: "/abs": must be a relative path"#),
             ("", "spec.volumes[1].projected.sources[0].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes"),
+            // The line's end: the later wording only adds to it (kubernetes#125940).
+            ("", "spec.volumes[1].projected.sources[1]: Forbidden: may not specify more than 1 volume type\n"),
+            ("1.31", "spec.volumes[1].projected.sources[1]: Forbidden: may not specify more than 1 volume type per source"),
         ],
     },
     Refusal {

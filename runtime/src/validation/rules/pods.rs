@@ -229,6 +229,11 @@ fn azure_disk(source: &Value, at: &FieldPath, errors: &mut Errors) {
     }
 }
 
+/// The first release saying a projection source holds "more than 1 volume type per source"
+/// (kubernetes#125940's string cleanups, merged July 2024; the stored file read with it has
+/// also the `clusterTrustBundle` path the earlier one spells `clusterTrustBundlePEM`).
+const PER_SOURCE_SINCE: KubeVersion = KubeVersion::new(1, 31);
+
 /// The release that holds a projected token's path local (the first release read with it).
 const LOCAL_TOKEN_PATH_SINCE: KubeVersion = KubeVersion::new(1, 34);
 
@@ -293,7 +298,12 @@ fn projected(source: &Value, at: &FieldPath, errors: &mut Errors) {
             }
         }
         if count > 1 {
-            errors.forbidden(&src_at, "may not specify more than 1 volume type");
+            let detail = if errors.release() >= PER_SOURCE_SINCE {
+                "may not specify more than 1 volume type per source"
+            } else {
+                "may not specify more than 1 volume type"
+            };
+            errors.forbidden(&src_at, detail);
         }
     }
 }
@@ -1669,10 +1679,14 @@ mod tests {
             {"secret": {"name": "s", "items": [{"key": "a", "path": "p"}]}, "configMap": {"name": "c", "items": [{"key": "b", "path": "p"}]}},
             {"serviceAccountToken": {"expirationSeconds": 60}}]}});
         assert_eq!(
+            run(volume_source, &projected, 28)[1],
+            "spec.projected.sources[0]: Forbidden: may not specify more than 1 volume type"
+        );
+        assert_eq!(
             run(volume_source, &projected, 34),
             [
                 "spec.projected: Invalid value: \"c\": conflicting duplicate paths",
-                "spec.projected.sources[0]: Forbidden: may not specify more than 1 volume type",
+                "spec.projected.sources[0]: Forbidden: may not specify more than 1 volume type per source",
                 "spec.projected.sources[1].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes",
                 "spec.projected.path: Required value",
             ]
