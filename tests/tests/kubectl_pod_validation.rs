@@ -31,6 +31,13 @@ fn assert_refused(stderr: &str, cause: &str) {
     );
 }
 
+/// kubectl's refusal of `create -f` of `manifest`, written to `name` (kubectl's own schema
+/// check off, so the server's answer shows).
+fn create_refused(k: &Kubectl<'_>, name: &str, manifest: &str) -> String {
+    let file = k.file(name, manifest);
+    k.expect_failure(&["create", "--validate=false", "-f", &file.to_string_lossy()])
+}
+
 /// The first line of upstream's message for a forbidden pod update, per release: 1.20's
 /// literal sentence; later the fields joined with "," (1.28 with in-place resize off).
 fn forbidden_update(release: &str) -> &'static str {
@@ -486,9 +493,7 @@ spec:
         let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let k = Kubectl::on_path(&server, dir.path());
-        let file = k.file("windows.yaml", WINDOWS);
-        let refused =
-            k.expect_failure(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+        let refused = create_refused(&k, "windows.yaml", WINDOWS);
         for cause in [
             "spec.securityContext.runAsUser: Forbidden: cannot be set for a windows pod",
             "spec.containers[0].securityContext.readOnlyRootFilesystem: Forbidden: cannot be set for a windows pod",
@@ -503,5 +508,142 @@ spec:
             &refused,
             "spec.containers[0].securityContext.windowsOptions: Forbidden: windows options cannot be set for a linux pod",
         );
+    }
+}
+
+#[test]
+fn kubectl_sees_mounts_checked_against_the_pod_s_volumes() {
+    // validateContainerCommon's ValidateVolumeMounts, which ephemeral containers are held to
+    // too (validateEphemeralContainers, through pods/ephemeralcontainers), its overlap with the
+    // container's volume devices and its propagation and recursive read-only modes; ValidatePersistentVolumeClaimTemplate's
+    // ValidateTemplateObjectMeta: an ephemeral volume's claim template sets only labels and
+    // annotations (GenericEphemeralVolume, on from 1.21; ephemeral containers from 1.23).
+    const PODS: &str = "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: web
+    image: nginx
+    volumeMounts: [{name: claim, mountPath: /data, mountPropagation: Bidirectional, recursiveReadOnly: Enabled}]
+    volumeDevices: [{name: claim, devicePath: /data}]
+  volumes:
+  - {name: claim, persistentVolumeClaim: {claimName: c}}
+  - name: eph
+    ephemeral:
+      volumeClaimTemplate:
+        metadata: {name: scratch, labels: {app: web}}
+        spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: q}
+spec:
+  containers: [{name: web, image: nginx}]
+  volumes: [{name: data, emptyDir: {}}]
+";
+    for release in ["1.28", "1.34", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let refused = create_refused(&k, "pods.yaml", PODS);
+        for cause in [
+            r#"spec.containers[0].volumeMounts[0].name: Invalid value: "claim": must not already exist in volumeDevices"#,
+            r#"spec.containers[0].volumeMounts[0].mountPath: Invalid value: "/data": must not already exist as a path in volumeDevices"#,
+            "spec.volumes[1].ephemeral.volumeClaimTemplate.metadata.name: Forbidden: cannot be set",
+            "spec.containers[0].volumeMounts.mountPropagation: Forbidden: Bidirectional mount propagation is available only to privileged containers",
+        ] {
+            assert_refused(&refused, cause);
+        }
+        // ValidateVolumes with the pod's name: an ephemeral volume's claim is `<pod>-<volume>`.
+        let long = "p".repeat(250);
+        let claims = format!(
+            "apiVersion: v1
+kind: Pod
+metadata: {{name: {long}}}
+spec:
+  containers: [{{name: web, image: nginx}}]
+  volumes:
+  - name: scratch
+    ephemeral:
+      volumeClaimTemplate:
+        spec: {{accessModes: [ReadWriteOnce], resources: {{requests: {{storage: 1Gi}}}}}}
+  - {{name: claim, persistentVolumeClaim: {{claimName: {long}-scratch}}}}
+"
+        );
+        let named = create_refused(&k, "claims.yaml", &claims);
+        for cause in [
+            format!(
+                r#"spec.volumes[0].name: Invalid value: "scratch": PVC name "{long}-scratch": must be no more than 253 characters"#
+            ),
+            format!(
+                r#"spec.volumes[1].persistentVolumeClaim.claimName: Invalid value: "{long}-scratch": must not reference a PVC that gets created for an ephemeral volume"#
+            ),
+        ] {
+            assert!(named.contains(&cause), "{named}");
+        }
+        // validateMountRecursiveReadOnly (RecursiveReadOnlyMounts, on from 1.31).
+        let read_only = "spec.containers[0].volumeMounts.recursiveReadOnly: Forbidden: may only be specified when readOnly is true";
+        assert_eq!(refused.contains(read_only), release != "1.28", "{refused}");
+        let debug = r#"[{"op":"add","path":"/spec/ephemeralContainers","value":[{"name":"debug","image":"busybox","volumeMounts":[{"name":"nope","mountPath":"/d"},{"name":"data","mountPath":"/e"}]}]}]"#;
+        // kubectl patches pods/ephemeralcontainers from 1.32 (1.28's allows status and scale).
+        let newer = kapi_e2e::kubectl_binaries_since(32);
+        let binary = newer.first().expect("a pinned kubectl 1.32 or later");
+        let debugger = Kubectl::new(binary.clone(), &server, dir.path());
+        let refused = debugger.expect_failure(&[
+            "patch",
+            "pod",
+            "q",
+            "--subresource=ephemeralcontainers",
+            "--type=json",
+            "-p",
+            debug,
+        ]);
+        assert!(
+            refused.contains(r#"Pod "q" is invalid"#)
+                && refused.contains(
+                    r#"spec.ephemeralContainers[0].volumeMounts[0].name: Not found: "nope""#
+                )
+                && !refused.contains("volumeMounts[1]"),
+            "{refused}"
+        );
+    }
+}
+
+#[test]
+fn kubectl_sees_resize_policies_checked_on_create() {
+    // validateResizePolicy in validateContainerCommon (InPlacePodVerticalScaling, beta and on
+    // from 1.33; 1.28's strategy drops the field while the gate is off): cpu or memory, once
+    // each, NotRequired or RestartContainer, NotRequired under a pod's `restartPolicy: Never`.
+    const POD: &str = "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: web
+    image: nginx
+    resizePolicy:
+    - {resourceName: cpu, restartPolicy: RestartContainer}
+    - {resourceName: gpu, restartPolicy: NotRequired}
+    - {resourceName: cpu, restartPolicy: NotRequired}
+";
+    for release in ["1.28", "1.34", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        if release == "1.28" {
+            let file = k.file("pod.yaml", POD);
+            k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+            continue;
+        }
+        let refused = create_refused(&k, "pod.yaml", POD);
+        for cause in [
+            "spec.containers[0].resizePolicy: Invalid value: \"RestartContainer\": must be 'NotRequired' when `restartPolicy` is 'Never'",
+            r#"spec.containers[0].resizePolicy: Unsupported value: "gpu": supported values: "cpu", "memory""#,
+            r#"spec.containers[0].resizePolicy[2]: Duplicate value: "cpu""#,
+        ] {
+            assert_refused(&refused, cause);
+        }
     }
 }

@@ -15,6 +15,7 @@
 use std::process::Command;
 
 use kapi_e2e::{KapiServer, Kubectl, ServerOptions, python};
+use serde_json::{Value, json};
 
 const DEPLOYMENT: &str = "apiVersion: apps/v1
 kind: Deployment
@@ -343,12 +344,15 @@ spec: {accessModes: [ReadWriteOncePod, ReadWriteOnce], resources: {requests: {st
         cites: "validateConfigMapVolumeSource/validateKeyToPath, validateProjectionSources",
         manifest: "  volumes:
   - {name: c, configMap: {name: c, items: [{key: k, path: /abs}]}}
-  - {name: t, projected: {sources: [{serviceAccountToken: {path: token, expirationSeconds: 60}}]}}
+  - {name: t, projected: {sources: [{serviceAccountToken: {path: token, expirationSeconds: 60}}, {configMap: {name: a}, secret: {name: b}}]}}
   containers: [{name: c, image: x}]",
         kind_and_name: r#"Pod "p""#,
         causes: &[
             ("", r#"spec.volumes[0].configMap.items[0].path: Invalid value: "/abs": must be a relative path"#),
             ("", "spec.volumes[1].projected.sources[0].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes"),
+            // The line's end: the later wording only adds to it (kubernetes#125940).
+            ("", "spec.volumes[1].projected.sources[1]: Forbidden: may not specify more than 1 volume type\n"),
+            ("1.31", "spec.volumes[1].projected.sources[1]: Forbidden: may not specify more than 1 volume type per source"),
         ],
     },
     Refusal {
@@ -1139,6 +1143,38 @@ fn kubectl_sees_status_claim_and_autoscaler_update_refusals() {
                 "status.loadBalancer.ingress: Forbidden: may only be used when `spec.type` is 'LoadBalancer'",
             );
         }
+
+        // SetDefaults_Service: from 1.28 (ExternallyAccessible) a ClusterIP Service with
+        // external IPs gets `externalTrafficPolicy: Cluster`, which
+        // validateServiceExternalTrafficPolicy then requires; from 1.30 (LoadBalancerIPMode) a
+        // LoadBalancer's ingress point with an IP gets `ipMode: VIP`, which
+        // ValidateLoadBalancerStatus then requires beside an IP. The external IPs come with an
+        // update, which the defaults run on as well.
+        k.expect_ok(&["create", "service", "clusterip", "ext", "--tcp=80"]);
+        let ips = r#"{"spec":{"externalIPs":["203.0.113.10"]}}"#;
+        k.expect_ok(&["patch", "service/ext", "-p", ips]);
+        let policy =
+            k.expect_json(&["get", "service", "ext"])["spec"]["externalTrafficPolicy"].clone();
+        let expected = if release >= "1.28" {
+            json!("Cluster")
+        } else {
+            Value::Null
+        };
+        assert_eq!(policy, expected, "{release}");
+
+        status(
+            "service/lb",
+            r#"{"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.5"},{"hostname":"lb.example.com"}]}}}"#,
+        )
+        .unwrap();
+        let ingress =
+            k.expect_json(&["get", "service", "lb"])["status"]["loadBalancer"]["ingress"].clone();
+        let expected = if release >= "1.34" {
+            json!([{"ip": "203.0.113.5", "ipMode": "VIP"}, {"hostname": "lb.example.com"}])
+        } else {
+            json!([{"ip": "203.0.113.5"}, {"hostname": "lb.example.com"}])
+        };
+        assert_eq!(ingress, expected, "{release}");
 
         // validatePodIPs: no IP twice (and, with two of one family, one per family).
         let pod = k.file(

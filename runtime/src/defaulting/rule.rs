@@ -26,6 +26,13 @@ pub enum Rule {
     /// A Pod's container's `resources.requests` from its limits (`SetDefaults_Pod`, Pods only,
     /// not templates): every limit the requests do not name is requested as much.
     RequestsFromLimits,
+    /// A ClusterIP Service's `externalTrafficPolicy` when it has external IPs
+    /// (`SetDefaults_Service`'s `ExternallyAccessible`; NodePort and LoadBalancer Services get
+    /// theirs by value): `Cluster`.
+    ExternalTrafficPolicy,
+    /// A load balancer ingress point's `ipMode` beside an `ip` (`SetDefaults_Service`, on a
+    /// LoadBalancer Service): `VIP`.
+    IpMode,
 }
 
 impl Rule {
@@ -61,6 +68,19 @@ impl Rule {
             }
             Self::TemplateLabels => None,
             Self::ContainerPort => holder.get("containerPort").cloned(),
+            Self::ExternalTrafficPolicy => {
+                let cluster_ip = holder.get("type").and_then(Value::as_str) == Some("ClusterIP");
+                let external = holder
+                    .get("externalIPs")
+                    .and_then(Value::as_array)
+                    .is_some_and(|ips| !ips.is_empty());
+                (cluster_ip && external).then(|| Value::from("Cluster"))
+            }
+            Self::IpMode => holder
+                .get("ip")
+                .and_then(Value::as_str)
+                .filter(|ip| !ip.is_empty())
+                .map(|_| Value::from("VIP")),
             Self::RequestsFromLimits => holder
                 .get("limits")
                 .filter(|limits| limits.as_object().is_some_and(|l| !l.is_empty()))
@@ -109,6 +129,29 @@ fn image_pull_policy(image: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn services_default_their_traffic_policy_and_ip_mode() {
+        // SetDefaults_Service: ExternallyAccessible's ClusterIP Service with external IPs; an
+        // ingress point's mode beside an IP.
+        let holder = |value: serde_json::Value| value.as_object().cloned().unwrap_or_default();
+        let policy = |spec| Rule::ExternalTrafficPolicy.compute(&holder(spec));
+        assert_eq!(
+            policy(serde_json::json!({"type": "ClusterIP", "externalIPs": ["1.2.3.4"]})),
+            Some(Value::from("Cluster"))
+        );
+        assert_eq!(policy(serde_json::json!({"type": "ClusterIP"})), None);
+        assert_eq!(
+            policy(serde_json::json!({"type": "ExternalName", "externalIPs": ["1.2.3.4"]})),
+            None
+        );
+        let mode = |point| Rule::IpMode.compute(&holder(point));
+        assert_eq!(
+            mode(serde_json::json!({"ip": "1.2.3.4"})),
+            Some(Value::from("VIP"))
+        );
+        assert_eq!(mode(serde_json::json!({"hostname": "lb.example"})), None);
+    }
 
     #[test]
     fn image_pull_policy_follows_the_tag() {

@@ -43,7 +43,6 @@ pub fn check_metadata(object: &Value, errors: &mut Errors) {
     let Some(meta) = object.get("metadata") else {
         return;
     };
-    let release = errors.release();
     let at = FieldPath::root().child("metadata");
     if let Some(generation) = meta.get("generation").and_then(Value::as_i64)
         && generation < 0
@@ -55,7 +54,15 @@ pub fn check_metadata(object: &Value, errors: &mut Errors) {
         );
     }
     labels(meta, "labels", &at, errors);
-    // ValidateAnnotations: keys checked lowercased (only the prefix cares), sizes summed.
+    annotations(meta, &at, errors);
+    owner_references(meta, &at.child("ownerReferences"), errors);
+    finalizers(meta, &at.child("finalizers"), errors);
+}
+
+/// `ValidateAnnotations` of `meta.annotations`: keys checked lowercased (only the prefix
+/// cares), sizes summed; errors at `<at>.annotations`.
+fn annotations(meta: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
     let annotations = at.child("annotations");
     let mut size = 0;
     for (key, value) in strings(meta, "annotations") {
@@ -71,8 +78,46 @@ pub fn check_metadata(object: &Value, errors: &mut Errors) {
     if size > ANNOTATIONS_MAX {
         errors.too_long(&annotations, ANNOTATIONS_MAX);
     }
-    owner_references(meta, &at.child("ownerReferences"), errors);
-    finalizers(meta, &at.child("finalizers"), errors);
+}
+
+/// `ObjectMeta`'s fields in Go's declaration order, each with the JSON name and the name
+/// `validateFieldAllowList` reports (the Go name with its first letter lowered: `uID`), but for
+/// the labels and annotations a template may set (`allowedTemplateObjectMetaFields`).
+const TEMPLATE_FORBIDDEN_META: &[(&str, &str)] = &[
+    ("name", "name"),
+    ("generateName", "generateName"),
+    ("namespace", "namespace"),
+    ("selfLink", "selfLink"),
+    ("uid", "uID"),
+    ("resourceVersion", "resourceVersion"),
+    ("generation", "generation"),
+    ("creationTimestamp", "creationTimestamp"),
+    ("deletionTimestamp", "deletionTimestamp"),
+    ("deletionGracePeriodSeconds", "deletionGracePeriodSeconds"),
+    ("ownerReferences", "ownerReferences"),
+    ("finalizers", "finalizers"),
+    ("managedFields", "managedFields"),
+];
+
+/// `ValidateTemplateObjectMeta` (an ephemeral volume's claim template's `metadata`, at `at`):
+/// annotations, labels, and no other field set to other than Go's zero value (an empty string
+/// or 0; a list, even empty, or a time or pointer is set), `Forbidden: cannot be set`.
+pub(super) fn template_metadata(meta: &Value, at: &FieldPath, errors: &mut Errors) {
+    annotations(meta, at, errors);
+    labels(meta, "labels", at, errors);
+    for (json, reported) in TEMPLATE_FORBIDDEN_META {
+        let set = match meta.get(*json) {
+            None | Some(Value::Null) => false,
+            Some(Value::String(text)) => !text.is_empty() || *json == "creationTimestamp",
+            Some(Value::Number(number)) => {
+                number.as_f64() != Some(0.0) || *json == "deletionGracePeriodSeconds"
+            }
+            Some(_) => true,
+        };
+        if set {
+            errors.forbidden(&at.child(reported), "cannot be set");
+        }
+    }
 }
 
 /// `ValidateOwnerReferences`: errors at `metadata.ownerReferences`, not indexed.

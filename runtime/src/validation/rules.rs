@@ -145,6 +145,9 @@ pub enum Named {
     /// A new Pod has no ephemeral containers, nor a node while it has scheduling gates
     /// (`ValidatePodCreate`); on a Pod, creates only.
     PodCreate,
+    /// An ephemeral volume's claim named `<pod>-<volume>`, and no claim volume naming one
+    /// (`ValidateVolumes` with the pod's metadata); on a Pod.
+    EphemeralClaimNames,
     /// A PodSpec's host aliases: IPs and host names (`ValidateHostAliases`).
     HostAliases,
     /// A PodSpec's DNS config (`validatePodDNSConfig`).
@@ -163,6 +166,8 @@ pub enum Named {
     /// What an ephemeral container may be and set (`validateEphemeralContainers`); on a
     /// PodSpec.
     EphemeralContainers,
+    /// Each container's resize policy (`validateResizePolicy`, from 1.33); on a PodSpec.
+    ResizePolicy,
     /// A lifecycle hook's sleep within the pod's grace period (`validateSleepAction`); on a
     /// PodSpec.
     SleepHooks,
@@ -342,6 +347,7 @@ impl Named {
                     pod_update::pod_create(holder, at, errors);
                 }
             }
+            Self::EphemeralClaimNames => pods::ephemeral_claim_names(holder, at, errors),
             Self::HostAliases => pods::host_aliases(holder, at, errors),
             Self::DnsConfig => pods::dns_config(holder, at, errors),
             Self::TopologySpread => pods::topology_spread(holder, at, errors),
@@ -349,6 +355,7 @@ impl Named {
             Self::PodOs => windows::pod_os(holder, at, errors),
             Self::InitContainers => containers::init_containers(holder, at, errors),
             Self::EphemeralContainers => containers::ephemeral_containers(holder, at, errors),
+            Self::ResizePolicy => containers::resize_policies(holder, at, errors),
             Self::SleepHooks => containers::sleep_hooks(holder, at, errors),
             Self::PodTemplate => containers::pod_template(holder, at, errors),
             Self::PodStatus => {

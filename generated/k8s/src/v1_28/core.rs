@@ -2575,6 +2575,12 @@ pub mod v1 {
                     ),
                     kapi::validation::Check::new(
                         "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::EphemeralClaimNames,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
                         kapi::validation::Rule::Named(kapi::validation::Named::PodUpdate),
                     ),
                     kapi::validation::Check::new(
@@ -2719,6 +2725,12 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::EphemeralContainers,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ResizePolicy,
                         ),
                     ),
                     kapi::validation::Check::new(
@@ -2992,6 +3004,11 @@ pub mod v1 {
                             "\"Cluster\"",
                         )
                         .when("type", "\"LoadBalancer\""),
+                    kapi::defaulting::Default::rule(
+                            ".spec.externalTrafficPolicy",
+                            kapi::defaulting::Rule::ExternalTrafficPolicy,
+                        )
+                        .since(1, 28),
                     kapi::defaulting::Default::value(
                             ".spec.internalTrafficPolicy",
                             "\"Cluster\"",
@@ -3016,6 +3033,12 @@ pub mod v1 {
                         )
                         .when("type", "\"LoadBalancer\"")
                         .since(1, 22),
+                    kapi::defaulting::Default::rule(
+                            ".status.loadBalancer.ingress[*].ipMode",
+                            kapi::defaulting::Rule::IpMode,
+                        )
+                        .when("/spec/type", "\"LoadBalancer\"")
+                        .since(1, 30),
                 ],
             )
             .checks(

@@ -963,6 +963,12 @@ pub mod v1 {
                     ),
                     kapi::validation::Check::new(
                         "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::EphemeralClaimNames,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
                         kapi::validation::Rule::Named(kapi::validation::Named::PodUpdate),
                     ),
                     kapi::validation::Check::new(
@@ -1085,6 +1091,12 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::EphemeralContainers,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ResizePolicy,
                         ),
                     ),
                     kapi::validation::Check::new(

@@ -1004,6 +1004,12 @@ pub mod v1 {
                     ),
                     kapi::validation::Check::new(
                         "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::EphemeralClaimNames,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
                         kapi::validation::Rule::Named(kapi::validation::Named::PodUpdate),
                     ),
                     kapi::validation::Check::new(
@@ -1126,6 +1132,12 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::EphemeralContainers,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ResizePolicy,
                         ),
                     ),
                     kapi::validation::Check::new(

@@ -1,7 +1,8 @@
 //! What a container may set by its place in the pod, which its own type's checks cannot see
 //! (`validateContainers`, `validateInitContainers`): a container's restart policy, the probes
 //! and hooks a regular init container may not have, and a hook's sleep against the pod's
-//! grace period (`validateSleepAction`). A probe's or hook's own fields are the `Probe` and
+//! grace period (`validateSleepAction`), and each container's resize policy
+//! (`validateResizePolicy`). A probe's or hook's own fields are the `Probe` and
 //! `LifecycleHandler` types' checks (`pods::handler`); both rules here run on the PodSpec.
 
 use serde_json::Value;
@@ -21,6 +22,13 @@ const SIDECAR_RULES_SINCE: KubeVersion = KubeVersion::new(1, 28);
 const RESTARTABLE_INIT_SINCE: KubeVersion = KubeVersion::new(1, 29);
 /// PodLifecycleSleepAction is beta and on by default from 1.30 (the field is dropped before).
 const SLEEP_SINCE: KubeVersion = KubeVersion::new(1, 30);
+
+/// InPlacePodVerticalScaling is beta and on by default from 1.33: a container's `resizePolicy`
+/// counts. In 1.28 (alpha, off) the strategy's `dropDisabledFields` drops it before validation.
+const RESIZE_POLICY_SINCE: KubeVersion = KubeVersion::new(1, 33);
+/// `supportedResizeResources` and `supportedResizePolicies`, sorted as upstream lists them.
+const RESIZE_RESOURCES: [&str; 2] = ["cpu", "memory"];
+const RESIZE_RESTART_POLICIES: [&str; 2] = ["NotRequired", "RestartContainer"];
 
 /// What a regular init container may not set, each with the struct 1.20 prints.
 const INIT_FORBIDDEN: &[(&str, &GoType)] = &[
@@ -209,6 +217,46 @@ pub(super) fn ephemeral_containers(spec: &Value, at: &FieldPath, errors: &mut Er
     }
 }
 
+/// `validateResizePolicy` of every container, init and ephemeral container
+/// (`validateContainerCommon`), from 1.33: a resource named at most once, `cpu` or `memory`, a
+/// restart policy `NotRequired` or `RestartContainer`, `NotRequired` when the pod's
+/// `restartPolicy` is `Never`; all but the duplicate reported at the list, as upstream does.
+pub(super) fn resize_policies(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+    if errors.release() < RESIZE_POLICY_SINCE {
+        return;
+    }
+    let never = text(spec, "restartPolicy") == "Never";
+    for list in ["containers", "initContainers", "ephemeralContainers"] {
+        for (i, container) in items(spec, list).iter().enumerate() {
+            let list_at = at.child(list).index(i).child("resizePolicy");
+            let mut named: Vec<&str> = Vec::new();
+            for (j, policy) in items(container, "resizePolicy").iter().enumerate() {
+                let resource = text(policy, "resourceName");
+                if named.contains(&resource) {
+                    errors.duplicate(&list_at.index(j), &Value::from(resource));
+                }
+                named.push(resource);
+                one_of(resource, &RESIZE_RESOURCES, &list_at, errors);
+                let restart = text(policy, "restartPolicy");
+                one_of(restart, &RESIZE_RESTART_POLICIES, &list_at, errors);
+                if never && restart != "NotRequired" {
+                    let detail = "must be 'NotRequired' when `restartPolicy` is 'Never'";
+                    errors.invalid(&list_at, Shown::Plain(&Value::from(restart)), detail);
+                }
+            }
+        }
+    }
+}
+
+/// A value among `supported`: `Required` when empty, else `Unsupported value`.
+fn one_of(value: &str, supported: &[&str], at: &FieldPath, errors: &mut Errors) {
+    if value.is_empty() {
+        errors.required(at, "");
+    } else if !supported.contains(&value) {
+        errors.not_supported(at, &Value::from(value), supported);
+    }
+}
+
 /// `EphemeralContainerCommon`'s fields in declaration order, each with whether an ephemeral
 /// container may set it (`allowedEphemeralContainerFields`): no ports, resources, probes,
 /// lifecycle hooks or restart policy, which would make it part of the workload rather than a
@@ -285,6 +333,46 @@ mod tests {
                 "spec.ephemeralContainers[1].volumeMounts[0].subPath: Forbidden: cannot be set for an Ephemeral Container",
             ]
         );
+    }
+
+    #[test]
+    fn resize_policies_name_cpu_or_memory_once() {
+        // validateResizePolicy (validateContainerCommon), InPlacePodVerticalScaling on from
+        // 1.33; the field is dropped in 1.28.
+        let spec = json!({
+            "restartPolicy": "Never",
+            "containers": [{"name": "app", "resizePolicy": [
+                {"resourceName": "cpu", "restartPolicy": "NotRequired"},
+                {"resourceName": "cpu", "restartPolicy": "RestartContainer"},
+                {"resourceName": "gpu", "restartPolicy": "Sometimes"},
+                {"resourceName": "", "restartPolicy": ""},
+            ]}],
+            "initContainers": [{"name": "init", "resizePolicy": [
+                {"resourceName": "memory", "restartPolicy": "NotRequired"}]}],
+        });
+        let at = "spec.containers[0].resizePolicy";
+        assert_eq!(
+            run(resize_policies, &spec, 34),
+            [
+                format!(r#"{at}[1]: Duplicate value: "cpu""#),
+                format!(
+                    r#"{at}: Invalid value: "RestartContainer": must be 'NotRequired' when `restartPolicy` is 'Never'"#
+                ),
+                format!(r#"{at}: Unsupported value: "gpu": supported values: "cpu", "memory""#),
+                format!(
+                    r#"{at}: Unsupported value: "Sometimes": supported values: "NotRequired", "RestartContainer""#
+                ),
+                format!(
+                    r#"{at}: Invalid value: "Sometimes": must be 'NotRequired' when `restartPolicy` is 'Never'"#
+                ),
+                format!("{at}: Required value"),
+                format!("{at}: Required value"),
+                format!(
+                    r#"{at}: Invalid value: "": must be 'NotRequired' when `restartPolicy` is 'Never'"#
+                ),
+            ]
+        );
+        assert!(run(resize_policies, &spec, 28).is_empty());
     }
 
     #[test]

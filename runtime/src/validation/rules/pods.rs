@@ -3,6 +3,7 @@
 //! resource requirements (`ValidateResourceRequirements`), one handler per probe or lifecycle
 //! hook (`validateHandler`) and the probes whose success threshold is 1.
 
+use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use serde_json::Value;
@@ -228,6 +229,11 @@ fn azure_disk(source: &Value, at: &FieldPath, errors: &mut Errors) {
     }
 }
 
+/// The first release saying a projection source holds "more than 1 volume type per source"
+/// (kubernetes#125940's string cleanups, merged July 2024; the stored file read with it has
+/// also the `clusterTrustBundle` path the earlier one spells `clusterTrustBundlePEM`).
+const PER_SOURCE_SINCE: KubeVersion = KubeVersion::new(1, 31);
+
 /// The release that holds a projected token's path local (the first release read with it).
 const LOCAL_TOKEN_PATH_SINCE: KubeVersion = KubeVersion::new(1, 34);
 
@@ -292,7 +298,12 @@ fn projected(source: &Value, at: &FieldPath, errors: &mut Errors) {
             }
         }
         if count > 1 {
-            errors.forbidden(&src_at, "may not specify more than 1 volume type");
+            let detail = if errors.release() >= PER_SOURCE_SINCE {
+                "may not specify more than 1 volume type per source"
+            } else {
+                "may not specify more than 1 volume type"
+            };
+            errors.forbidden(&src_at, detail);
         }
     }
 }
@@ -934,6 +945,59 @@ fn check_volumes<'v>(spec: &'v Value, at: &FieldPath, errors: &mut Errors) -> Ve
     names
 }
 
+/// GenericEphemeralVolume, beta and on by default from 1.21 (the field is dropped before).
+const EPHEMERAL_VOLUMES_SINCE: KubeVersion = KubeVersion::new(1, 21);
+
+/// `ValidateVolumes`' checks that need the pod's name (on a Pod, not a template): an ephemeral
+/// volume's claim, `<pod>-<volume>`, a valid object name (reported at the volume's `name`), and
+/// no claim volume naming such a claim. (Upstream then leaves the volume out of those a
+/// container may mount; kapi does not.)
+pub(super) fn ephemeral_claim_names(pod: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let pod_name = pod
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if release < EPHEMERAL_VOLUMES_SINCE || pod_name.is_empty() {
+        return;
+    }
+    let volumes = pod.pointer("/spec/volumes").and_then(Value::as_array);
+    let volumes = volumes.map_or(&[][..], Vec::as_slice);
+    let ephemeral = |volume: &Value| volume.get("ephemeral").is_some_and(|e| !e.is_null());
+    let created: Vec<String> = volumes
+        .iter()
+        .filter(|volume| ephemeral(volume))
+        .map(|volume| format!("{pod_name}-{}", text(volume, "name")))
+        .collect();
+    let volumes_at = at.child("spec").child("volumes");
+    for (i, volume) in volumes.iter().enumerate() {
+        let name = text(volume, "name");
+        if ephemeral(volume) && !name.is_empty() {
+            let claim = format!("{pod_name}-{name}");
+            for message in Format::DnsSubdomain.messages(&claim, release) {
+                let detail = format!("PVC name {}: {message}", Value::from(claim.as_str()));
+                let shown = Value::from(name);
+                errors.invalid(
+                    &volumes_at.index(i).child("name"),
+                    Shown::Plain(&shown),
+                    &detail,
+                );
+            }
+        }
+        let claim = volume
+            .pointer("/persistentVolumeClaim/claimName")
+            .and_then(Value::as_str);
+        if let Some(claim) = claim.filter(|claim| created.iter().any(|c| c == claim)) {
+            let path = volumes_at
+                .index(i)
+                .child("persistentVolumeClaim")
+                .child("claimName");
+            let detail = "must not reference a PVC that gets created for an ephemeral volume";
+            errors.invalid(&path, Shown::Plain(&Value::from(claim)), detail);
+        }
+    }
+}
+
 /// `ValidateVolumes`, then each container's `ValidateVolumeMounts` against the volumes
 /// without errors (on a PodSpec, before its containers' own checks).
 pub(super) fn volumes(spec: &Value, at: &FieldPath, errors: &mut Errors) {
@@ -965,7 +1029,15 @@ fn sub_paths(mount: &Value, list: &FieldPath, item: &FieldPath, errors: &mut Err
 }
 
 fn volume_mounts(spec: &Value, volumes: &[&str], at: &FieldPath, errors: &mut Errors) {
-    for list in ["initContainers", "containers"] {
+    // Ephemeral containers are held to `validateContainerCommon` too (EphemeralContainers on
+    // by default from 1.23; 1.20's strategy drops them).
+    let ephemeral = errors.release() >= EPHEMERAL_CONTAINERS_SINCE;
+    let lists: &[&str] = if ephemeral {
+        &["initContainers", "containers", "ephemeralContainers"]
+    } else {
+        &["initContainers", "containers"]
+    };
+    for list in lists {
         for (i, container) in spec
             .get(list)
             .and_then(Value::as_array)
@@ -975,6 +1047,11 @@ fn volume_mounts(spec: &Value, volumes: &[&str], at: &FieldPath, errors: &mut Er
         {
             let mounts_at = at.child(list).index(i).child("volumeMounts");
             let mut paths: Vec<&str> = Vec::new();
+            // GetVolumeDeviceMap: a device's path by name, the last one of a name kept.
+            let mut devices: BTreeMap<&str, &str> = BTreeMap::new();
+            for device in items(container, "volumeDevices") {
+                devices.insert(text(device, "name"), text(device, "devicePath"));
+            }
             for (j, mount) in container
                 .get("volumeMounts")
                 .and_then(Value::as_array)
@@ -1003,12 +1080,92 @@ fn volume_mounts(spec: &Value, volumes: &[&str], at: &FieldPath, errors: &mut Er
                     );
                 }
                 paths.push(path);
+                mount_not_a_device(&devices, name, path, &item, errors);
                 sub_paths(mount, &mounts_at, &item, errors);
+                mount_propagation(mount, container, &mounts_at, errors);
             }
             volume_devices(spec, container, volumes, &at.child(list).index(i), errors);
         }
     }
 }
+
+/// `ValidateVolumeMounts`' overlap with the container's volume devices: a mount's name not a
+/// device's, its path not a device's path.
+fn mount_not_a_device(
+    devices: &BTreeMap<&str, &str>,
+    name: &str,
+    path: &str,
+    item: &FieldPath,
+    errors: &mut Errors,
+) {
+    if devices.contains_key(name) {
+        let detail = "must not already exist in volumeDevices";
+        errors.invalid(
+            &item.child("name"),
+            Shown::Plain(&Value::from(name)),
+            detail,
+        );
+    }
+    if devices.values().any(|device| *device == path) {
+        let detail = "must not already exist as a path in volumeDevices";
+        errors.invalid(
+            &item.child("mountPath"),
+            Shown::Plain(&Value::from(path)),
+            detail,
+        );
+    }
+}
+
+/// `supportedMountPropagations` and the recursive read-only modes, sorted as upstream lists
+/// them.
+const MOUNT_PROPAGATIONS: [&str; 3] = ["Bidirectional", "HostToContainer", "None"];
+const RECURSIVE_READ_ONLY: [&str; 3] = ["Disabled", "Enabled", "IfPossible"];
+/// RecursiveReadOnlyMounts is beta and on by default from 1.31 (the field is dropped before).
+const RECURSIVE_READ_ONLY_SINCE: KubeVersion = KubeVersion::new(1, 31);
+
+/// `ValidateVolumeMounts`' `validateMountPropagation` (a known mode, `Bidirectional` only for a
+/// privileged container) and, from 1.31, `validateMountRecursiveReadOnly` (a known mode,
+/// `Enabled` or `IfPossible` only on a read-only mount without propagation); both reported at
+/// the list's path, as upstream does.
+fn mount_propagation(mount: &Value, container: &Value, list: &FieldPath, errors: &mut Errors) {
+    if let Some(mode) = mount.get("mountPropagation").filter(|m| !m.is_null()) {
+        let at = list.child("mountPropagation");
+        let mode_text = mode.as_str().unwrap_or("");
+        if !MOUNT_PROPAGATIONS.contains(&mode_text) {
+            errors.not_supported(&at, mode, &MOUNT_PROPAGATIONS);
+        }
+        let privileged =
+            container.pointer("/securityContext/privileged") == Some(&Value::Bool(true));
+        if mode_text == "Bidirectional" && !privileged {
+            let detail =
+                "Bidirectional mount propagation is available only to privileged containers";
+            errors.forbidden(&at, detail);
+        }
+    }
+    let Some(mode) = mount.get("recursiveReadOnly").filter(|m| !m.is_null()) else {
+        return;
+    };
+    if errors.release() < RECURSIVE_READ_ONLY_SINCE {
+        return;
+    }
+    let at = list.child("recursiveReadOnly");
+    match mode.as_str().unwrap_or("") {
+        "Disabled" => {}
+        "Enabled" | "IfPossible" => {
+            if mount.get("readOnly") != Some(&Value::Bool(true)) {
+                errors.forbidden(&at, "may only be specified when readOnly is true");
+            }
+            if !matches!(text(mount, "mountPropagation"), "" | "None") {
+                let detail = "may only be specified when mountPropagation is None or not specified";
+                errors.forbidden(&at, detail);
+            }
+        }
+        _ => errors.not_supported(&at, mode, &RECURSIVE_READ_ONLY),
+    }
+}
+
+/// The first release whose pods keep ephemeral containers (EphemeralContainers beta, on).
+const EPHEMERAL_CONTAINERS_SINCE: KubeVersion = KubeVersion::new(1, 23);
 
 /// The first release letting a block device come from an ephemeral volume (1.23, as upstream's
 /// message then says; 1.20's strategy drops ephemeral volumes anyway).
@@ -1316,6 +1473,96 @@ mod tests {
     }
 
     #[test]
+    fn ephemeral_containers_mount_the_pod_s_volumes() {
+        // validateEphemeralContainers' validateContainerCommon: ValidateVolumeMounts against the
+        // pod's volumes (EphemeralContainers on from 1.23), then no subpaths for an ephemeral
+        // container (`ephemeral_containers`).
+        let spec = json!({
+            "volumes": [{"name": "data", "emptyDir": {}}],
+            "containers": [{"name": "c", "volumeMounts": [{"name": "data", "mountPath": "/d"}]}],
+            "ephemeralContainers": [{"name": "debug", "volumeMounts": [
+                {"name": "data", "mountPath": "/d"},
+                {"name": "nope", "mountPath": "/d", "subPath": "../up"},
+            ]}],
+        });
+        let at = FieldPath::of("spec");
+        assert_eq!(
+            super::super::lines(28, |e| volumes(&spec, &at, e)),
+            [
+                "spec.ephemeralContainers[0].volumeMounts[1].name: Not found: \"nope\"",
+                "spec.ephemeralContainers[0].volumeMounts[1].mountPath: Invalid value: \"/d\": must be unique",
+                "spec.ephemeralContainers[0].volumeMounts.subPath: Invalid value: \"../up\": must not contain '..'",
+            ]
+        );
+        assert!(super::super::lines(20, |e| volumes(&spec, &at, e)).is_empty());
+    }
+
+    #[test]
+    fn ephemeral_claims_are_named_after_their_pod() {
+        // ValidateVolumes with the pod's metadata (GenericEphemeralVolume, from 1.21).
+        let long = "p".repeat(250);
+        let pod = json!({"metadata": {"name": long}, "spec": {"volumes": [
+            {"name": "scratch", "ephemeral": {}},
+            {"name": "claim", "persistentVolumeClaim": {"claimName": format!("{long}-scratch")}},
+        ]}});
+        let found = super::super::lines(34, |e| ephemeral_claim_names(&pod, &FieldPath::root(), e));
+        assert_eq!(
+            found,
+            [
+                format!(
+                    r#"spec.volumes[0].name: Invalid value: "scratch": PVC name "{long}-scratch": must be no more than 253 characters"#
+                ),
+                format!(
+                    r#"spec.volumes[1].persistentVolumeClaim.claimName: Invalid value: "{long}-scratch": must not reference a PVC that gets created for an ephemeral volume"#
+                ),
+            ]
+        );
+        assert!(
+            super::super::lines(20, |e| ephemeral_claim_names(&pod, &FieldPath::root(), e))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn mount_propagation_and_recursive_read_only_modes() {
+        // ValidateVolumeMounts' validateMountPropagation and (RecursiveReadOnlyMounts, on from
+        // 1.31) validateMountRecursiveReadOnly, at the list's path.
+        let spec = json!({
+            "volumes": [{"name": "data", "emptyDir": {}}],
+            "containers": [{"name": "c", "volumeMounts": [
+                {"name": "data", "mountPath": "/a", "mountPropagation": "Bidirectional"},
+                {"name": "data", "mountPath": "/b", "mountPropagation": "Sideways"},
+                {"name": "data", "mountPath": "/c", "recursiveReadOnly": "Enabled",
+                 "mountPropagation": "HostToContainer"},
+                {"name": "data", "mountPath": "/d", "recursiveReadOnly": "Always", "readOnly": true},
+            ]}],
+        });
+        let at = FieldPath::of("spec");
+        let list = "spec.containers[0].volumeMounts";
+        assert_eq!(
+            super::super::lines(34, |e| volumes(&spec, &at, e)),
+            [
+                format!(
+                    "{list}.mountPropagation: Forbidden: Bidirectional mount propagation is available only to privileged containers"
+                ),
+                format!(
+                    r#"{list}.mountPropagation: Unsupported value: "Sideways": supported values: "Bidirectional", "HostToContainer", "None""#
+                ),
+                format!(
+                    "{list}.recursiveReadOnly: Forbidden: may only be specified when readOnly is true"
+                ),
+                format!(
+                    "{list}.recursiveReadOnly: Forbidden: may only be specified when mountPropagation is None or not specified"
+                ),
+                format!(
+                    r#"{list}.recursiveReadOnly: Unsupported value: "Always": supported values: "Disabled", "Enabled", "IfPossible""#
+                ),
+            ]
+        );
+        assert_eq!(super::super::lines(28, |e| volumes(&spec, &at, e)).len(), 2);
+    }
+
+    #[test]
     fn volume_devices_are_unmounted_claims() {
         // ValidateVolumeDevices; an ephemeral volume's devices from 1.23.
         let spec = json!({"volumes": [
@@ -1335,6 +1582,9 @@ mod tests {
         assert_eq!(
             found,
             [
+                // ValidateVolumeMounts' side of the overlap.
+                "spec.containers[0].volumeMounts[0].name: Invalid value: \"claim\": must not already exist in volumeDevices",
+                "spec.containers[0].volumeMounts[0].mountPath: Invalid value: \"/data\": must not already exist as a path in volumeDevices",
                 "spec.containers[0].volumeDevices[0].name: Invalid value: \"claim\": must not already exist in volumeMounts",
                 "spec.containers[0].volumeDevices[0].devicePath: Invalid value: \"/data\": must not already exist as a path in volumeMounts",
                 "spec.containers[0].volumeDevices[1].name: Invalid value: \"scratch\": can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode",
@@ -1346,7 +1596,7 @@ mod tests {
         // 1.20 has no ephemeral volumes (its strategy drops them), so that device names none.
         let found = super::super::lines(20, |e| volumes(&spec, &at, e));
         assert_eq!(
-            found[3..6],
+            found[5..8],
             [
                 "spec.containers[0].volumeDevices[1].name: Invalid value: \"scratch\": can only use volume source type of PersistentVolumeClaim for block mode",
                 "spec.containers[0].volumeDevices[1].devicePath: Invalid value: \"/dev/../x\": can not contain backsteps ('..')",
@@ -1429,10 +1679,14 @@ mod tests {
             {"secret": {"name": "s", "items": [{"key": "a", "path": "p"}]}, "configMap": {"name": "c", "items": [{"key": "b", "path": "p"}]}},
             {"serviceAccountToken": {"expirationSeconds": 60}}]}});
         assert_eq!(
+            run(volume_source, &projected, 28)[1],
+            "spec.projected.sources[0]: Forbidden: may not specify more than 1 volume type"
+        );
+        assert_eq!(
             run(volume_source, &projected, 34),
             [
                 "spec.projected: Invalid value: \"c\": conflicting duplicate paths",
-                "spec.projected.sources[0]: Forbidden: may not specify more than 1 volume type",
+                "spec.projected.sources[0]: Forbidden: may not specify more than 1 volume type per source",
                 "spec.projected.sources[1].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes",
                 "spec.projected.path: Required value",
             ]

@@ -187,13 +187,16 @@ pub(super) fn service(object: &Value, old: Option<&Value>, at: &FieldPath, error
 /// beta, on from 1.30) and the legacy IP message (`IsValidIPForLegacyField`, 1.33): read at
 /// 1.34, none of it in 1.28.
 const LOAD_BALANCER_STATUS_SINCE: KubeVersion = KubeVersion::new(1, 29);
+/// The first release requiring an ingress point's `ipMode` beside its `ip` (LoadBalancerIPMode
+/// beta and on), which its defaulting fills in as `VIP` on a LoadBalancer Service.
+const IP_MODE_REQUIRED_SINCE: KubeVersion = KubeVersion::new(1, 30);
 /// `supportedLoadBalancerIPMode`, sorted as upstream lists it.
 const IP_MODES: &[&str] = &["Proxy", "VIP"];
 
 /// `ValidateServiceStatusUpdate`'s `ValidateLoadBalancerStatus`: each ingress point's IP and
 /// host name (a DNS subdomain, not an IP); from 1.29 only on a LoadBalancer, and its `ipMode`
-/// only beside an IP. Upstream's defaulting gives an ingress point with an IP the `VIP` mode
-/// from 1.30; kapi does not default it, so a missing mode is not required here.
+/// only beside an IP, and from 1.30 required beside one (the defaults give a LoadBalancer's
+/// ingress point with an IP the `VIP` mode, so a write meets this only on another type).
 pub(super) fn service_status(object: &Value, at: &FieldPath, errors: &mut Errors) {
     let release = errors.release();
     let Some(ingress) = object
@@ -227,15 +230,21 @@ pub(super) fn service_status(object: &Value, at: &FieldPath, errors: &mut Errors
                 detail,
             );
         }
-        if recent && let Some(mode) = point.get("ipMode").filter(|m| !m.is_null()) {
-            if ip.is_empty() {
-                errors.forbidden(
-                    &point_at.child("ipMode"),
-                    "may not be specified when `ip` is not set",
-                );
-            } else if !mode.as_str().is_some_and(|m| IP_MODES.contains(&m)) {
-                errors.not_supported(&point_at.child("ipMode"), mode, IP_MODES);
+        let mode = point.get("ipMode").filter(|m| !m.is_null());
+        let mode_at = point_at.child("ipMode");
+        match mode {
+            _ if !recent => {}
+            None if release >= IP_MODE_REQUIRED_SINCE && !ip.is_empty() => {
+                errors.required(&mode_at, "must be specified when `ip` is set");
             }
+            None => {}
+            Some(_) if ip.is_empty() => {
+                errors.forbidden(&mode_at, "may not be specified when `ip` is not set");
+            }
+            Some(mode) if !mode.as_str().is_some_and(|m| IP_MODES.contains(&m)) => {
+                errors.not_supported(&mode_at, mode, IP_MODES);
+            }
+            Some(_) => {}
         }
         let host = text(point, "hostname");
         if !host.is_empty() {
@@ -811,11 +820,8 @@ fn external_traffic(spec: &Value, old: Option<&Value>, at: &FieldPath, errors: &
             errors.invalid(&policy_at, Shown::Plain(&Value::from(policy)), detail);
         }
     } else if policy.is_empty() {
-        // kapi's defaults fill it in for a NodePort or LoadBalancer only; a ClusterIP Service
-        // with external IPs upstream's defaulting also gives `Cluster` is let through.
-        if text(spec, "type") != "ClusterIP" {
-            errors.required(&policy_at, "");
-        }
+        // The defaults fill it in (`SetDefaults_Service`), but for a write they ran on first.
+        errors.required(&policy_at, "");
     } else if !matches!(policy, "Cluster" | "Local") {
         errors.not_supported(&policy_at, &Value::from(policy), &["Cluster", "Local"]);
     }
@@ -910,6 +916,21 @@ mod tests {
             messages(Named::ServiceStatus, &status("ClusterIP"), Some(&old), 28).len(),
             2
         );
+    }
+
+    #[test]
+    fn an_ingress_ip_has_a_mode_from_1_30() {
+        // ValidateLoadBalancerStatus with LoadBalancerIPMode on: an IP needs its mode, which
+        // SetDefaults_Service fills in as VIP on a LoadBalancer before validation.
+        let status = json!({"spec": {"type": "LoadBalancer"}, "status": {"loadBalancer": {
+            "ingress": [{"ip": "1.2.3.4"}, {"hostname": "lb.example"}]}}});
+        assert_eq!(
+            messages(Named::ServiceStatus, &status, Some(&status), 34),
+            [
+                "status.loadBalancer.ingress[0].ipMode: Required value: must be specified when `ip` is set"
+            ]
+        );
+        assert!(messages(Named::ServiceStatus, &status, Some(&status), 28).is_empty());
     }
 
     #[test]
@@ -1174,6 +1195,15 @@ mod tests {
                 "spec.healthCheckNodePort: Invalid value: 30000: may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
             ]
         );
+        // A ClusterIP Service with external IPs is externally accessible: its policy, which
+        // the defaults fill in from 1.28, is required.
+        let external = json!({"type": "ClusterIP", "externalIPs": ["203.0.113.1"],
+            "internalTrafficPolicy": "Cluster"});
+        assert_eq!(
+            messages(Named::Service, &service(external.clone()), None, 28),
+            ["spec.externalTrafficPolicy: Required value"]
+        );
+        assert!(messages(Named::Service, &service(external), None, 20).is_empty());
         let bogus = json!({"type": "NodePort", "externalTrafficPolicy": "Nowhere", "internalTrafficPolicy": "Everywhere"});
         assert_eq!(
             messages(Named::Service, &service(bogus.clone()), None, 20),

@@ -1,7 +1,8 @@
 //! The fields of a pod volume's source beyond the required names and paths `pods` checks as
 //! data (`validateVolumeSource`'s per-source validators in `pkg/apis/core/validation`): iSCSI
 //! names and LUNs, Fibre Channel targets, disk partitions, a Git repository's directory, Quobyte
-//! registries, StorageOS names, Flocker datasets, an ephemeral volume's claim template, an
+//! registries, StorageOS names, Flocker datasets, an ephemeral volume's claim template (its
+//! metadata only labels and annotations, `ValidateTemplateObjectMeta`), an
 //! emptyDir's size limit and a hostPath's type.
 //! `pods::volume_source` counts the one source and calls [`source_fields`] with it.
 
@@ -9,6 +10,7 @@ use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
+use super::super::meta;
 use super::{cluster, security, text};
 use crate::quantity::Quantity;
 
@@ -75,9 +77,12 @@ pub(super) fn source_fields(field: &str, source: &Value, at: &FieldPath, errors:
         "ephemeral" => match present(source, "volumeClaimTemplate") {
             None => errors.required(&at.child("volumeClaimTemplate"), ""),
             Some(template) => {
+                // ValidatePersistentVolumeClaimTemplate: the metadata, then the spec.
+                let template_at = at.child("volumeClaimTemplate");
+                let meta = template.get("metadata").unwrap_or(&Value::Null);
+                meta::template_metadata(meta, &template_at.child("metadata"), errors);
                 let spec = template.get("spec").unwrap_or(&Value::Null);
-                let spec_at = at.child("volumeClaimTemplate").child("spec");
-                cluster::claim_spec(spec, &spec_at, errors);
+                cluster::claim_spec(spec, &template_at.child("spec"), errors);
             }
         },
         _ => {}
@@ -439,6 +444,38 @@ mod tests {
                 34
             ),
             ["v.volumeClaimTemplate.spec.resources[storage]: Required value"]
+        );
+    }
+
+    #[test]
+    fn a_claim_template_s_metadata_holds_only_labels_and_annotations() {
+        // ValidatePersistentVolumeClaimTemplate's ValidateTemplateObjectMeta: annotations and
+        // labels checked, every other ObjectMeta field set refused by validateFieldAllowList
+        // at its Go name with the first letter lowered (`uID`); zero values pass.
+        let template = json!({"volumeClaimTemplate": {
+            "metadata": {
+                "name": "data", "namespace": "", "uid": "1", "generation": 0,
+                "creationTimestamp": null, "finalizers": [],
+                "labels": {"app": "web", "bad key": "v"},
+                "annotations": {"ok": "x", "-bad": "y"},
+            },
+            "spec": {"accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "1Gi"}}},
+        }});
+        let at = "v.volumeClaimTemplate.metadata";
+        assert_eq!(
+            check("ephemeral", template, 36),
+            [
+                format!(
+                    r#"{at}.annotations: Invalid value: "-bad": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#
+                ),
+                format!(
+                    r#"{at}.labels: Invalid value: "bad key": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#
+                ),
+                format!("{at}.name: Forbidden: cannot be set"),
+                format!("{at}.uID: Forbidden: cannot be set"),
+                format!("{at}.finalizers: Forbidden: cannot be set"),
+            ]
         );
     }
 }

@@ -2639,6 +2639,11 @@ pub mod v1 {
                             "\"Cluster\"",
                         )
                         .when("type", "\"LoadBalancer\""),
+                    kapi::defaulting::Default::rule(
+                            ".spec.externalTrafficPolicy",
+                            kapi::defaulting::Rule::ExternalTrafficPolicy,
+                        )
+                        .since(1, 28),
                     kapi::defaulting::Default::value(
                             ".spec.internalTrafficPolicy",
                             "\"Cluster\"",
@@ -2663,6 +2668,12 @@ pub mod v1 {
                         )
                         .when("type", "\"LoadBalancer\"")
                         .since(1, 22),
+                    kapi::defaulting::Default::rule(
+                            ".status.loadBalancer.ingress[*].ipMode",
+                            kapi::defaulting::Rule::IpMode,
+                        )
+                        .when("/spec/type", "\"LoadBalancer\"")
+                        .since(1, 30),
                 ],
             )
             .checks(
