@@ -90,14 +90,27 @@ pub(crate) async fn admit_create(
         default_storage_class::admit(call, object, name).await?;
     }
     storage_protection::admit(call, object);
+    mutate_last(call, Operation::Create, object, None, name, dry_run).await
+}
+
+/// The last of a write's mutating plugins: the mutating admission policies, the mutating
+/// webhooks, then the policies that ask for it again if the webhooks changed the object.
+async fn mutate_last(
+    call: &Call,
+    operation: Operation,
+    object: &mut Value,
+    old: Option<&Value>,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
     let target = policy::mutating::Target {
-        operation: Operation::Create,
-        old: None,
+        operation,
+        old,
         name,
         dry_run,
     };
     let invoked = policy::mutating::mutate(call, &target, object).await?;
-    webhook::mutate(call, Operation::Create, object, None, name, dry_run).await?;
+    webhook::mutate(call, operation, object, old, name, dry_run).await?;
     policy::mutating::reinvoke(call, &target, object, &invoked).await
 }
 
@@ -112,15 +125,7 @@ pub(crate) async fn admit_action(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
-    let target = policy::mutating::Target {
-        operation: Operation::Create,
-        old: None,
-        name,
-        dry_run,
-    };
-    let invoked = policy::mutating::mutate(call, &target, object).await?;
-    webhook::mutate(call, Operation::Create, object, None, name, dry_run).await?;
-    policy::mutating::reinvoke(call, &target, object, &invoked).await?;
+    mutate_last(call, Operation::Create, object, None, name, dry_run).await?;
     let request = webhook::Request {
         operation: Operation::Create,
         name,
@@ -146,15 +151,7 @@ pub(crate) async fn admit_update(
         priority::admit_update(object, old);
         default_toleration_seconds::admit(object);
     }
-    let target = policy::mutating::Target {
-        operation: Operation::Update,
-        old: Some(old),
-        name,
-        dry_run,
-    };
-    let invoked = policy::mutating::mutate(call, &target, object).await?;
-    webhook::mutate(call, Operation::Update, object, Some(old), name, dry_run).await?;
-    policy::mutating::reinvoke(call, &target, object, &invoked).await
+    mutate_last(call, Operation::Update, object, Some(old), name, dry_run).await
 }
 
 /// The validating plugins of a create, after validation, in upstream's order: Priority (one
