@@ -377,6 +377,90 @@ fn kubectl_policies_that_do_not_compile_are_refused() {
     );
 }
 
+/// The `authorizer` variable asks the server's authorizers about the requester, a service
+/// account or the request's own resource (`k8s.io/apiserver/pkg/cel/library/authz.go`, bound by
+/// the policy plugin as `NewAuthorizerVal` and `NewResourceAuthorizerVal`).
+#[test]
+fn kubectl_policies_ask_the_authorizer() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    let rules = r#"  validations:
+  - expression: "authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('get').allowed()"
+    message: creating configmaps takes reading secrets
+  - expression: "authorizer.serviceAccount(object.metadata.namespace, 'builder').group('').resource('configmaps').namespace(object.metadata.namespace).check('create').allowed()"
+    message: the builder account must be able to create configmaps too
+  - expression: "authorizer.requestResource.check('create').allowed()"
+    message: the request resource is the configmaps of the namespace
+"#;
+    apply(
+        &k,
+        "policy.yaml",
+        &policy("authz.kapi.test", "", "configmaps", "\"CREATE\"", rules),
+    );
+    apply(
+        &k,
+        "binding.yaml",
+        &binding("authz", "authz.kapi.test", "  validationActions: [Deny]\n"),
+    );
+    // alice may create configmaps; bob may also read secrets.
+    k.expect_ok(&[
+        "create",
+        "role",
+        "cm-writer",
+        "--verb=create",
+        "--resource=configmaps",
+    ]);
+    k.expect_ok(&[
+        "create",
+        "role",
+        "secret-reader",
+        "--verb=get",
+        "--resource=secrets",
+    ]);
+    for user in ["alice", "bob"] {
+        k.expect_ok(&[
+            "create",
+            "rolebinding",
+            &format!("{user}-cm"),
+            "--role=cm-writer",
+            &format!("--user={user}"),
+        ]);
+    }
+    k.expect_ok(&[
+        "create",
+        "rolebinding",
+        "bob-secrets",
+        "--role=secret-reader",
+        "--user=bob",
+    ]);
+
+    let (ok, text) = run(&k, &["--as=alice", "create", "configmap", "a"]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("ValidatingAdmissionPolicy 'authz.kapi.test' with binding 'authz' denied request: creating configmaps takes reading secrets"),
+        "{text}"
+    );
+    let (ok, text) = run(&k, &["--as=bob", "create", "configmap", "b"]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("denied request: the builder account must be able to create configmaps too"),
+        "{text}"
+    );
+    k.expect_ok(&[
+        "create",
+        "rolebinding",
+        "builder-cm",
+        "--role=cm-writer",
+        "--serviceaccount=default:builder",
+    ]);
+    // bob's role names configmaps in `default` only: a request resource with another
+    // resource or namespace would refuse it.
+    k.expect_ok(&["--as=bob", "create", "configmap", "b"]);
+    // The cluster admin may do anything.
+    k.expect_ok(&["create", "configmap", "c"]);
+}
+
 /// In 1.28, ValidatingAdmissionPolicy is beta and off: its kinds are served once
 /// `admissionregistration.k8s.io/v1beta1` is enabled, and enforced only with the gate on.
 #[test]

@@ -4,9 +4,10 @@
 //! sizes it traverses to the running evaluation.
 //!
 //! Upstream: `k8s.io/apiserver/pkg/cel/library/` (`lists.go`, `regex.go`, `urls.go`,
-//! `quantity.go`, `ip.go`, `cidr.go`, `format.go`), cel-go's `ext/sets.go` and `environment/base.go` (which libraries the
+//! `quantity.go`, `ip.go`, `cidr.go`, `format.go`, `authz.go`), cel-go's `ext/sets.go` and `environment/base.go` (which libraries the
 //! environment has).
 
+pub mod authz;
 mod cidr;
 mod format;
 mod ip;
@@ -18,8 +19,8 @@ mod urls;
 
 use cel::{Env, ExecutionError, Value};
 
-/// The functions the libraries declare, as CEL calls them (with `format`'s constants, the
-/// whole list is [`declares`]).
+/// The functions the libraries declare, as CEL calls them (with `format`'s constants and the
+/// authorization library's functions, the whole list is [`declares`]).
 pub const FUNCTIONS: &[&str] = &[
     // lists
     "isSorted",
@@ -78,7 +79,9 @@ pub const FUNCTIONS: &[&str] = &[
 
 /// Whether a library declares the function `name` (as CEL calls it).
 pub fn declares(name: &str) -> bool {
-    FUNCTIONS.contains(&name) || format::CONSTANTS.contains(&name)
+    FUNCTIONS.contains(&name)
+        || format::CONSTANTS.contains(&name)
+        || authz::FUNCTIONS.contains(&name)
 }
 
 /// Wraps `fn(&[Value]) -> Result<Value, ExecutionError>` as an overload of the crate.
@@ -110,6 +113,7 @@ pub(super) fn register(env: &mut Env) {
     cidr::register(env);
     sets::register(env);
     format::register(env);
+    authz::register(env);
 }
 
 /// The argument at `i` as a string.

@@ -26,6 +26,7 @@
 //! patch engine and the apply merge of `handlers::patch` (with `handlers::managed_fields`'
 //! schema walk); imported by the create, update and delete handlers only.
 
+pub(crate) mod authorizer;
 mod default_storage_class;
 mod default_toleration_seconds;
 mod escalation;

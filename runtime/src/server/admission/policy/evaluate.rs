@@ -10,8 +10,8 @@
 //! `validation failed due to running out of cost budget, no further validation rules will be
 //! run`), and the audit annotations get a budget of their own, as upstream's.
 //!
-//! `authorizer` is declared, as upstream declares it, but not bound: an expression that reads
-//! it fails to evaluate and its failure policy decides.
+//! `authorizer` and `authorizer.requestResource` (upstream's authorization library, bound
+//! by `admission::authorizer`) are there for every expression but the message expressions.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -30,7 +30,7 @@ pub(super) const REQUEST: &str = "request";
 pub(super) const NAMESPACE_OBJECT: &str = "namespaceObject";
 pub(super) const PARAMS: &str = "params";
 pub(super) const VARIABLES: &str = "variables";
-pub(super) const AUTHORIZER: &str = "authorizer";
+pub(super) const AUTHORIZER: &str = crate::server::admission::authorizer::AUTHORIZER;
 
 /// The most bytes of an audit annotation's value kept (`maxAuditAnnotationValueLength`).
 const MOST_ANNOTATION_BYTES: usize = 10 * 1024;
@@ -59,6 +59,8 @@ pub(super) struct Inputs {
     pub(super) old_object: Cel,
     pub(super) request: Cel,
     pub(super) namespace_object: Cel,
+    /// `authorizer` and `authorizer.requestResource`.
+    pub(super) authorizer: Vec<(&'static str, Cel)>,
 }
 
 /// A validation's verdict that is not an admission: a refusal (`reason` only for a failed
@@ -157,6 +159,7 @@ pub(super) fn prepare(policy: &Policy, inputs: &Inputs, params: &Cel, budget: u6
         (NAMESPACE_OBJECT, inputs.namespace_object.clone()),
         (PARAMS, params.clone()),
     ];
+    bound.extend(inputs.authorizer.iter().cloned());
     let mut budget = Budget(budget);
     // Variables, each seeing those before it; a failure is kept to report where it is read.
     let mut values: BTreeMap<String, Cel> = BTreeMap::new();

@@ -30,8 +30,7 @@
 //! messages (a CEL expression that does not compile refuses its policy).
 //!
 //! Not done: `matchPolicy: Equivalent` reaching the same resource through another version or
-//! group (matched as `Exact`, as the webhooks are), the `authorizer` variable (declared, not
-//! bound), and the type-checking warnings of `status.typeChecking`, which
+//! group (matched as `Exact`, as the webhooks are), and the type-checking warnings of `status.typeChecking`, which
 //! `background::policy_status` writes empty with the observed generation.
 //!
 //! May import what `admission` may, and the webhooks' matching, configuration types and review.
@@ -254,6 +253,7 @@ async fn inputs_of(call: &Call, request: &Request<'_>) -> Result<evaluate::Input
         old_object: cel_of(request.old),
         request: crate::cel::value::untyped(&admission),
         namespace_object: cel_of(namespace_object.as_ref()),
+        authorizer: crate::server::admission::authorizer::variables(call, request.name).to_vec(),
     })
 }
 

@@ -5,7 +5,8 @@
 //! `*/sub` forms, scope), the `namespaceSelector` (`predicates/namespace/matcher.go`: never
 //! for cluster-scoped objects but namespaces, a namespace's own labels for a namespace), the
 //! `objectSelector` (`predicates/object/matcher.go`: the object's or the old object's labels)
-//! and the `matchConditions` (CEL over `object`, `oldObject` and `request`; all must hold).
+//! and the `matchConditions` (CEL over `object`, `oldObject`, `request` and `authorizer`; all
+//! must hold).
 //!
 //! The rules, selectors and match conditions are shared with the admission policies
 //! (`admission::policy`), which upstream matches with the same predicates.
@@ -23,6 +24,7 @@ use super::config::{GROUP, Webhook};
 use crate::cel;
 use crate::meta::LabelSelector;
 use crate::server::Call;
+use crate::server::admission::authorizer::AUTHORIZER;
 use crate::server::admission::storage;
 use crate::server::http::error::ApiError;
 
@@ -183,7 +185,7 @@ fn conditions_hold(
         return Ok(true);
     }
     let null = Value::Null;
-    let variables = [
+    let mut variables = vec![
         (
             "object",
             cel::value::untyped(request.object.unwrap_or(&null)),
@@ -194,6 +196,10 @@ fn conditions_hold(
         ),
         ("request", cel::value::untyped(review)),
     ];
+    variables.extend(crate::server::admission::authorizer::variables(
+        call,
+        request.name,
+    ));
     let expressions = webhook
         .match_conditions
         .iter()
@@ -201,7 +207,7 @@ fn conditions_hold(
     match conditions(
         expressions,
         &cel::Activation::new(&variables),
-        &["object", "oldObject", "request"],
+        &["object", "oldObject", "request", AUTHORIZER],
     ) {
         Ok(holds) => Ok(holds),
         Err(_) if webhook.ignores_failures() => Ok(false),

@@ -17,6 +17,7 @@ fn inputs(object: Value) -> Inputs {
         namespace_object: crate::cel::value::untyped(
             &json!({"metadata": {"name": "ns", "labels": {"env": "prod"}}}),
         ),
+        authorizer: Vec::new(),
     }
 }
 
