@@ -461,6 +461,70 @@ fn kubectl_policies_ask_the_authorizer() {
     k.expect_ok(&["create", "configmap", "c"]);
 }
 
+/// `matchPolicy: Equivalent` (the default): a policy on `autoscaling/v2`
+/// HorizontalPodAutoscalers judges one created through `autoscaling/v1` as v2 (its CEL sees
+/// the object converted, `request.kind` v2 and `request.requestKind` v1); the same policy with
+/// `Exact` does not apply (`policy/matching/matching.go` `matchesResourceRules`, the generic
+/// dispatcher's conversion to the matched kind).
+#[test]
+fn kubectl_policies_match_equivalent_versions() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    let on_v2 = |name: &str, match_policy: &str, expression: &str| {
+        format!(
+            r#"apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: {name}
+spec:
+  matchConstraints:
+    matchPolicy: {match_policy}
+    resourceRules:
+    - apiGroups: ["autoscaling"]
+      apiVersions: ["v2"]
+      operations: ["CREATE"]
+      resources: ["horizontalpodautoscalers"]
+  validations:
+  - expression: "{expression}"
+"#
+        )
+    };
+    let seen_as_v2 = "request.kind.version == 'v2' && request.requestKind.version == 'v1' && object.spec.metrics.all(m, m.resource.target.averageUtilization <= 80)";
+    apply(
+        &k,
+        "equivalent.yaml",
+        &on_v2("equivalent.kapi.test", "Equivalent", seen_as_v2),
+    );
+    apply(
+        &k,
+        "exact.yaml",
+        &on_v2("exact.kapi.test", "Exact", "false"),
+    );
+    for policy in ["equivalent.kapi.test", "exact.kapi.test"] {
+        apply(
+            &k,
+            &format!("{policy}-binding.yaml"),
+            &binding(policy, policy, "  validationActions: [Deny]\n"),
+        );
+    }
+    let hpa = |name: &str, percent: u32| {
+        format!(
+            r#"{{"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+  "metadata": {{"name": "{name}"}},
+  "spec": {{"scaleTargetRef": {{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}},
+    "maxReplicas": 5, "targetCPUUtilizationPercentage": {percent}}}}}"#
+        )
+    };
+    apply(&k, "calm.json", &hpa("calm", 70));
+    let file = k.file("hot.json", &hpa("hot", 90));
+    let text = k.expect_failure(&["create", "-f", file.to_str().unwrap()]);
+    assert!(
+        text.contains("ValidatingAdmissionPolicy 'equivalent.kapi.test' with binding 'equivalent.kapi.test' denied request: failed expression:"),
+        "{text}"
+    );
+}
+
 /// In 1.28, ValidatingAdmissionPolicy is beta and off: its kinds are served once
 /// `admissionregistration.k8s.io/v1beta1` is enabled, and enforced only with the gate on.
 #[test]

@@ -593,3 +593,84 @@ fn admission_webhooks_are_reinvoked_if_needed_and_sent_the_review_version_they_a
         "{text}"
     );
 }
+
+/// `matchPolicy: Equivalent` (v1's default): a webhook whose rules name `autoscaling/v2`
+/// HorizontalPodAutoscalers is called for one created through `autoscaling/v1`, sent the
+/// object converted to v2 with `kind`/`resource` naming v2 and `requestKind`/`requestResource`
+/// v1, and its patch comes back to v1; an `Exact` webhook is not called
+/// (`generic/webhook.go` `ShouldCallHook`, `request/admissionreview.go`).
+#[test]
+fn admission_webhooks_match_equivalent_versions() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let hooks = Webhooks::start();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    let ca = base64::engine::general_purpose::STANDARD.encode(hooks.server.ca_pem());
+    let hook = |name: &str, path: &str, policy: &str| {
+        json!({
+            "name": name,
+            "clientConfig": {"url": format!("{}{path}", hooks.server.url()), "caBundle": ca},
+            "rules": [{"operations": ["CREATE"], "apiGroups": ["autoscaling"],
+                "apiVersions": ["v2"], "resources": ["horizontalpodautoscalers"]}],
+            "matchPolicy": policy,
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+        })
+    };
+    let configuration = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration", "metadata": {"name": "hpas"},
+        "webhooks": [hook("equivalent.kapi.test", "/mutate", "Equivalent"),
+            hook("exact.kapi.test", "/allow", "Exact")]});
+    let file = k.file("hpas.json", &configuration.to_string());
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+
+    let v1 = json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "maxReplicas": 5, "targetCPUUtilizationPercentage": 70}});
+    let file = k.file("web.json", &v1.to_string());
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+    let sent = hooks.requests("/mutate", "web");
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let request = &sent[0];
+    assert_eq!(request["kind"]["version"], "v2", "{request}");
+    assert_eq!(request["resource"]["version"], "v2", "{request}");
+    assert_eq!(request["requestKind"]["version"], "v1", "{request}");
+    assert_eq!(request["requestResource"]["version"], "v1", "{request}");
+    assert_eq!(
+        request["object"]["apiVersion"], "autoscaling/v2",
+        "{request}"
+    );
+    assert_eq!(
+        request["object"]["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"], 70,
+        "{request}"
+    );
+    assert!(hooks.requests("/allow", "web").is_empty());
+    // The webhook's label came back through the conversion to v1.
+    let stored = k.expect_json(&[
+        "get",
+        "horizontalpodautoscalers.v1.autoscaling",
+        "web",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(stored["apiVersion"], "autoscaling/v1", "{stored}");
+    assert_eq!(stored["metadata"]["labels"]["mutated"], "yes", "{stored}");
+    assert_eq!(
+        stored["spec"]["targetCPUUtilizationPercentage"], 70,
+        "{stored}"
+    );
+
+    // Through v2 itself both webhooks match exactly.
+    let mut v2 = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "api", "namespace": "default"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"},
+            "maxReplicas": 3}});
+    v2["spec"]["metrics"] = json!([{"type": "Resource", "resource": {"name": "cpu",
+        "target": {"type": "Utilization", "averageUtilization": 50}}}]);
+    let file = k.file("api.json", &v2.to_string());
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+    let exact = hooks.requests("/allow", "api");
+    assert_eq!(exact.len(), 1, "{exact:?}");
+    assert_eq!(exact[0]["requestKind"]["version"], "v2");
+}

@@ -188,6 +188,59 @@ fn kubectl_mutations_are_defaulted_and_bindings_mutated() {
 
 /// Upstream's `validateMutatingAdmissionPolicySpec` and `validateMutation`: an expression that
 /// does not compile and a missing `reinvocationPolicy` refuse the policy.
+/// `matchPolicy: Equivalent`: a policy on `autoscaling/v2` HorizontalPodAutoscalers mutates
+/// one created through `autoscaling/v1` as v2 (its `metrics`), and the change comes back to v1
+/// (the generic dispatcher converts to the matched kind and back).
+#[test]
+fn kubectl_mutations_reach_equivalent_versions() {
+    let server = start("1.36", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    let policy = r#"apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: cap
+spec:
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules:
+    - apiGroups: ["autoscaling"]
+      apiVersions: ["v2"]
+      operations: ["CREATE"]
+      resources: ["horizontalpodautoscalers"]
+  mutations:
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: >-
+        [JSONPatch{op: "replace", path: "/spec/metrics/0/resource/target/averageUtilization", value: 60}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: cap
+spec:
+  policyName: cap
+"#;
+    create(&k, "cap.yaml", policy);
+    let hpa = r#"{"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+  "metadata": {"name": "web", "namespace": "default"},
+  "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+    "maxReplicas": 5, "targetCPUUtilizationPercentage": 90}}"#;
+    create(&k, "web.json", hpa);
+    let stored = k.expect_json(&[
+        "get",
+        "horizontalpodautoscalers.v1.autoscaling",
+        "web",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(
+        stored["spec"]["targetCPUUtilizationPercentage"], 60,
+        "{stored}"
+    );
+}
+
 #[test]
 fn kubectl_mutating_policies_that_do_not_compile_are_refused() {
     let server = start("1.36", &[]);

@@ -146,6 +146,17 @@ fn storage_api_version(call: &Call, how: Conversion<'_>) -> String {
     }
 }
 
+/// `object`, of the call's resource at the requested version, converted to `to`, another
+/// version the resource is served at: what admission webhooks and policies matched through an
+/// equivalent version see (`matchPolicy: Equivalent`), and, back again, what they changed.
+/// A resource without conversions is the same object under either version.
+pub(crate) async fn to_version(call: &Call, object: Value, to: &str) -> Result<Value, ApiError> {
+    match conversion(call) {
+        Some(how) => convert(call, how, object, to).await,
+        None => Ok(renamed(object, to)),
+    }
+}
+
 /// The object as stored: in the storage version when the resource converts, without
 /// `resourceVersion`. A dry run calls this too, so a failing conversion fails it as well.
 ///

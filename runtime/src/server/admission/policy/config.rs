@@ -145,6 +145,9 @@ pub(super) struct MatchResources {
     pub(super) resource_rules: Vec<NamedRule>,
     #[serde(default)]
     pub(super) exclude_resource_rules: Vec<NamedRule>,
+    /// `Exact` or `Equivalent` (the default).
+    #[serde(default)]
+    pub(super) match_policy: Option<String>,
 }
 
 /// A `NamedRuleWithOperations`: a webhook's rule, optionally limited to some object names.

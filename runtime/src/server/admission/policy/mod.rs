@@ -29,8 +29,9 @@
 //! `validation` checks writes of the policies and bindings themselves, with upstream's
 //! messages (a CEL expression that does not compile refuses its policy).
 //!
-//! Not done: `matchPolicy: Equivalent` reaching the same resource through another version or
-//! group (matched as `Exact`, as the webhooks are), and the type-checking warnings of `status.typeChecking`, which
+//! A policy matched through an equivalent version or group (`matchPolicy: Equivalent`) sees
+//! the request through it, its objects converted, as upstream's dispatcher converts the
+//! versioned attributes to the matched kind. Not done: the type-checking warnings of `status.typeChecking`, which
 //! `background::policy_status` writes empty with the observed generation.
 //!
 //! May import what `admission` may, and the webhooks' matching, configuration types and review.
@@ -43,12 +44,15 @@ mod params;
 pub(crate) mod validation;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::GroupVersionKind;
 use crate::meta::{Status, StatusCause, StatusReason};
 use crate::server::Call;
-use crate::server::admission::webhook::{Request, matching::exempt, review};
+use crate::server::admission::webhook::matching::{Matched, exempt};
+use crate::server::admission::webhook::{Converted, Request, review};
 use crate::server::http::error::ApiError;
 use crate::server::state::release::Feature;
 
@@ -80,7 +84,7 @@ pub(crate) async fn validate(call: &Call, request: &Request<'_>) -> Result<(), A
     if hooks.is_empty() {
         return Ok(());
     }
-    let mut inputs: Option<evaluate::Inputs> = None;
+    let mut inputs = Vec::new();
     let mut denials = Vec::new();
     for hook in &hooks {
         let policy = &hook.policy;
@@ -88,9 +92,11 @@ pub(crate) async fn validate(call: &Call, request: &Request<'_>) -> Result<(), A
         let Some(constraints) = &policy.spec.match_constraints else {
             continue;
         };
-        if !matching::matches(call, constraints, request, config::VALIDATING.name, name).await? {
+        let Some(matched) =
+            matching::matches(call, constraints, request, config::VALIDATING.name, name).await?
+        else {
             continue;
-        }
+        };
         let kind = match &policy.spec.param_kind {
             None => None,
             Some(kind) => match params::param_kind(call, kind) {
@@ -112,7 +118,7 @@ pub(crate) async fn validate(call: &Call, request: &Request<'_>) -> Result<(), A
         for binding in &hook.bindings {
             let binding_name = &binding.metadata.name;
             if let Some(resources) = &binding.spec.match_resources
-                && !matching::matches(
+                && matching::matches(
                     call,
                     resources,
                     request,
@@ -120,6 +126,7 @@ pub(crate) async fn validate(call: &Call, request: &Request<'_>) -> Result<(), A
                     binding_name,
                 )
                 .await?
+                .is_none()
             {
                 continue;
             }
@@ -141,12 +148,7 @@ pub(crate) async fn validate(call: &Call, request: &Request<'_>) -> Result<(), A
             if objects.is_empty() {
                 continue;
             }
-            if inputs.is_none() {
-                inputs = Some(inputs_of(call, request).await?);
-            }
-            let Some(inputs) = inputs.as_ref() else {
-                continue;
-            };
+            let inputs = inputs_for(call, request, &matched, &mut inputs).await?;
             for object in &objects {
                 let params = object
                     .as_ref()
@@ -223,11 +225,44 @@ fn route(
     }
 }
 
-/// The request as CEL sees it: the objects, upstream's `CreateAdmissionRequest` (the review's
-/// request without the objects or a uid) and the namespace (`CreateNamespaceObject`: its
-/// metadata without managed fields, owners and self link, its spec and status).
-async fn inputs_of(call: &Call, request: &Request<'_>) -> Result<evaluate::Inputs, ApiError> {
-    let (_, mut review) = review::request(call, request, "v1");
+/// The inputs of policies that matched through `matched`, made once per resource matched
+/// through and kept in `made`.
+async fn inputs_for<'m>(
+    call: &Call,
+    request: &Request<'_>,
+    matched: &Matched,
+    made: &'m mut Vec<(Option<GroupVersionKind>, evaluate::Inputs)>,
+) -> Result<&'m evaluate::Inputs, ApiError> {
+    let through = match matched {
+        Matched::Exact => None,
+        Matched::Equivalent(info) => Some(info.gvk.clone()),
+    };
+    let at = match made.iter().position(|(gvk, _)| *gvk == through) {
+        Some(at) => at,
+        None => {
+            made.push((through, inputs_of(call, request, matched).await?));
+            made.len() - 1
+        }
+    };
+    Ok(&made[at].1)
+}
+
+/// The request as CEL sees it, through the resource a policy matched: the objects (converted
+/// to the version matched through), upstream's `CreateAdmissionRequest` (the review's request
+/// without the objects or a uid) and the namespace (`CreateNamespaceObject`: its metadata
+/// without managed fields, owners and self link, its spec and status).
+async fn inputs_of(
+    call: &Call,
+    request: &Request<'_>,
+    matched: &Matched,
+) -> Result<evaluate::Inputs, ApiError> {
+    let converted = match matched {
+        Matched::Exact => None,
+        Matched::Equivalent(info) => Some(Converted::of(call, request, Arc::clone(info)).await?),
+    };
+    let request = &converted.as_ref().map_or(*request, |c| c.request(request));
+    let seen_as = converted.as_ref().map(|c| &*c.seen_as);
+    let (_, mut review) = review::request(call, request, "v1", seen_as);
     let mut admission = review
         .get_mut("request")
         .map(Value::take)

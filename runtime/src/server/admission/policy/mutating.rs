@@ -45,12 +45,13 @@ use super::{inputs_of, matching, params};
 use crate::cel::{Activation, RUNTIME_COST_BUDGET, mutation};
 use crate::meta::{Status, StatusCause, StatusReason};
 use crate::server::Call;
-use crate::server::admission::webhook::matching::exempt;
+use crate::server::admission::webhook::matching::{Matched, exempt};
 use crate::server::admission::webhook::{Operation, Request};
 use crate::server::handlers::managed_fields::typed::{Node, Shape};
 use crate::server::handlers::patch::apply::merge::merge;
 use crate::server::handlers::patch::json_patch;
 use crate::server::http::error::ApiError;
+use crate::server::objects::stored;
 use crate::server::state::release::Feature;
 
 /// An error of one policy: its binding (none for the policy's own configuration), the message
@@ -140,7 +141,7 @@ async fn run(
         let Some(constraints) = &policy.spec.match_constraints else {
             continue;
         };
-        if !matching::matches(
+        let Some(matched) = matching::matches(
             call,
             constraints,
             &request(target, object),
@@ -148,9 +149,9 @@ async fn run(
             name,
         )
         .await?
-        {
+        else {
             continue;
-        }
+        };
         let kind = match &policy.spec.param_kind {
             None => None,
             Some(kind) => match params::param_kind(call, kind) {
@@ -169,7 +170,7 @@ async fn run(
         for binding in &hook.bindings {
             let binding_name = &binding.metadata.name;
             if let Some(resources) = &binding.spec.match_resources
-                && !matching::matches(
+                && matching::matches(
                     call,
                     resources,
                     &request(target, object),
@@ -177,6 +178,7 @@ async fn run(
                     binding_name,
                 )
                 .await?
+                .is_none()
             {
                 continue;
             }
@@ -198,11 +200,23 @@ async fn run(
                 if only.is_some_and(|due| !due.contains(&key)) {
                     continue;
                 }
-                let inputs = inputs_of(call, &request(target, object)).await?;
+                let inputs = inputs_of(call, &request(target, object), &matched).await?;
                 let params = param
                     .as_ref()
                     .map_or(::cel::Value::Null, crate::cel::value::untyped);
-                let applied = apply(call, policy, &inputs, &params, object).and_then(|()| {
+                let applied = match &matched {
+                    Matched::Exact => apply(call, policy, &inputs, &params, object),
+                    // Mutated as the version matched through, then brought back.
+                    Matched::Equivalent(info) => {
+                        let mut seen =
+                            stored::to_version(call, object.clone(), &info.api_version()).await?;
+                        let applied = apply(call, policy, &inputs, &params, &mut seen);
+                        *object =
+                            stored::to_version(call, seen, &call.info().api_version()).await?;
+                        applied
+                    }
+                };
+                let applied = applied.and_then(|()| {
                     super::super::redecode(call, object)
                         .map_err(|e| e.into_status().message.unwrap_or_default())
                 });

@@ -48,6 +48,8 @@ pub(super) struct Webhook {
     reinvocation_policy: Option<String>,
     #[serde(default)]
     pub(super) match_conditions: Vec<MatchCondition>,
+    #[serde(default)]
+    match_policy: Option<String>,
     /// The configuration the webhook is in, and its place there (upstream's accessor UID).
     #[serde(skip)]
     pub(super) configuration: String,
@@ -94,6 +96,13 @@ impl Webhook {
             .unwrap_or(DEFAULT_TIMEOUT_SECONDS)
             .clamp(1, MOST_TIMEOUT_SECONDS);
         std::time::Duration::from_secs(seconds)
+    }
+
+    /// Whether the rules also match the same resource requested through another version or
+    /// group (`matchPolicy: Equivalent`, v1's default) rather than only the request's own
+    /// (`Exact`).
+    pub(super) fn matches_equivalents(&self) -> bool {
+        self.match_policy.as_deref() != Some("Exact")
     }
 
     /// Whether a mutating webhook is called again when a later one changed the object.

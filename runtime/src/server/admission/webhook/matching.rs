@@ -11,16 +11,20 @@
 //! The rules, selectors and match conditions are shared with the admission policies
 //! (`admission::policy`), which upstream matches with the same predicates.
 //!
-//! Rules match the request's own group, version and resource: `matchPolicy: Exact`'s
-//! semantics. `Equivalent`, the v1 default, would also match the same resource requested
-//! through another version or group and convert the object; kapi treats it as `Exact`.
+//! Rules match the request's own group, version and resource first; under `matchPolicy:
+//! Equivalent` (v1's default) a webhook whose rules name none of it is still called when they
+//! name the same resource served at another version or group (`EquivalentResourcesFor`: a
+//! built-in family's members, a CRD's other versions), and then sees the request as made there,
+//! its objects converted ([`Matched::Equivalent`]).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::Request;
 use super::config::{GROUP, Webhook};
+use crate::ResourceInfo;
 use crate::cel;
 use crate::meta::LabelSelector;
 use crate::server::Call;
@@ -31,17 +35,84 @@ use crate::server::http::error::ApiError;
 /// The cost one match condition may spend, upstream's per-call limit.
 const CONDITION_COST_LIMIT: u64 = cel::PER_CALL_LIMIT;
 
-/// Whether `webhook` is called for `request`: `Ok(false)` to skip it; an error when a match
-/// condition fails to evaluate under `failurePolicy: Fail`.
-pub(super) async fn should_call(
+/// The resource a webhook's rules matched.
+pub(in crate::server::admission) enum Matched {
+    /// The request's own.
+    Exact,
+    /// The same resource served at another version or group, which the webhook is called
+    /// for instead.
+    Equivalent(Arc<ResourceInfo>),
+}
+
+/// Which resource `webhook`'s rules match for `request`, if any (`ShouldCallHook`'s rule
+/// check, then its walk of the equivalent resources).
+pub(super) fn matched(call: &Call, webhook: &Webhook, request: &Request<'_>) -> Option<Matched> {
+    if exempt(call) {
+        return None;
+    }
+    match_resource(call, webhook.matches_equivalents(), |at| {
+        webhook
+            .rules
+            .iter()
+            .any(|r| rule_matches_at(call, r, request, at))
+    })
+}
+
+/// The resource `rules_match` accepts: the request's own, else, with `equivalent`
+/// (`matchPolicy: Equivalent`), the first of its equivalents.
+pub(in crate::server::admission) fn match_resource(
+    call: &Call,
+    equivalent: bool,
+    rules_match: impl Fn(&ResourceInfo) -> bool,
+) -> Option<Matched> {
+    if rules_match(call.info()) {
+        return Some(Matched::Exact);
+    }
+    if !equivalent {
+        return None;
+    }
+    equivalents(call)
+        .into_iter()
+        .find(|info| rules_match(info))
+        .map(Matched::Equivalent)
+}
+
+/// The other versions and groups the call's resource is served at, as upstream's
+/// `EquivalentResourcesFor`: the members of a built-in's family (the stored version first),
+/// else the other versions of the same group and resource (a CRD's, or a kind registered in
+/// several versions).
+fn equivalents(call: &Call) -> Vec<Arc<ResourceInfo>> {
+    let info = call.info();
+    let other = |kind: &&crate::registry::RegisteredKind| kind.info.gvk != info.gvk;
+    match info.family {
+        Some(family) => std::iter::once(family.storage)
+            .chain(family.versions.iter().map(|v| v.api_version))
+            .filter_map(|api_version| {
+                let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+                call.registry.get(group, version, family.resource)
+            })
+            .filter(other)
+            .map(|kind| Arc::clone(&kind.info))
+            .collect(),
+        None => call
+            .registry
+            .kinds()
+            .filter(|kind| kind.info.gvk.group == info.gvk.group && kind.info.plural == info.plural)
+            .filter(other)
+            .map(|kind| Arc::clone(&kind.info))
+            .collect(),
+    }
+}
+
+/// Whether `webhook`'s selectors and match conditions let it be called for `request` (as the
+/// webhook sees it, with `review` its AdmissionReview request): `Ok(false)` to skip it; an
+/// error when a match condition fails to evaluate under `failurePolicy: Fail`.
+pub(super) async fn selected(
     call: &Call,
     webhook: &Webhook,
     request: &Request<'_>,
     review: &Value,
 ) -> Result<bool, ApiError> {
-    if exempt(call) || !webhook.rules.iter().any(|r| rule_matches(call, r, request)) {
-        return Ok(false);
-    }
     let context = || format!("webhook {:?}", webhook.name);
     if !namespace_selected(call, webhook.namespace_selector.as_ref(), request, context).await?
         || !object_selected(webhook.object_selector.as_ref(), request)
@@ -63,19 +134,21 @@ pub(in crate::server::admission) fn subresource(call: &Call) -> &'static str {
     call.target.sub.map_or("", |sub| sub.name())
 }
 
-/// Whether `rule` names the request's operation, group, version, resource and scope
+/// Whether `rule` names the request's operation, subresource and scope, and the group,
+/// version and resource of `at`, the request's resource or an equivalent of it
 /// (`rules.Matcher`).
-pub(in crate::server::admission) fn rule_matches(
+pub(in crate::server::admission) fn rule_matches_at(
     call: &Call,
     rule: &super::config::Rule,
     request: &Request<'_>,
+    at: &ResourceInfo,
 ) -> bool {
     let op = request.operation.as_str();
     let any = |list: &[String], value: &str| list.iter().any(|v| v == "*" || v == value);
     any(&rule.operations, op)
-        && any(&rule.api_groups, call.target.group())
-        && any(&rule.api_versions, &call.target.kind.info.gvk.version)
-        && resource_matches(&rule.resources, call.target.plural(), subresource(call))
+        && any(&rule.api_groups, &at.gvk.group)
+        && any(&rule.api_versions, &at.gvk.version)
+        && resource_matches(&rule.resources, &at.plural, subresource(call))
         && scope_matches(call, rule.scope.as_deref())
 }
 

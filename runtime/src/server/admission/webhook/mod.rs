@@ -3,7 +3,9 @@
 //! `admissionregistration.k8s.io` configurations (`config`), called when they match the
 //! request (`matching`) with an `AdmissionReview` (`review`) over HTTPS (`http::webhook`, the client conversion webhooks
 //! share); a mutating
-//! webhook's JSON patch is applied to the object (`patch`).
+//! webhook's JSON patch is applied to the object (`patch`). A webhook matched through an
+//! equivalent version or group (`matchPolicy: Equivalent`) is sent the objects converted to it,
+//! and its patch is converted back.
 //!
 //! Mutating webhooks run one after another in configuration name order, after the built-in
 //! mutating plugins; if one changed the object, the earlier ones with
@@ -33,8 +35,10 @@ use crate::meta::{Status, StatusOutcome};
 use crate::server::Call;
 use crate::server::http::error::ApiError;
 use crate::server::http::webhook as client;
+use crate::server::objects::stored;
 
 use config::{Kind, Webhook};
+use matching::Matched;
 
 /// The operation admitted, as webhook rules name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,7 +127,7 @@ async fn mutate_once(
         old,
         dry_run,
     };
-    let Some(verdict) = call_matching(call, hook, &request, true).await? else {
+    let Some((verdict, converted)) = call_matching(call, hook, &request, true).await? else {
         return Ok(None);
     };
     if deleting && !verdict.patch.is_empty() {
@@ -132,9 +136,20 @@ async fn mutate_once(
             hook.name
         )));
     }
-    match patch::apply(object, &verdict.patch) {
+    // A webhook matched through an equivalent version patches the object it was sent, which
+    // then goes back to the requested version.
+    let mut seen = converted.and_then(|c| c.object);
+    let patched = match &mut seen {
+        Some(seen) => patch::apply(seen, &verdict.patch),
+        None => patch::apply(object, &verdict.patch),
+    };
+    match patched {
         Ok(changed) => {
             if changed {
+                if let Some(seen) = seen {
+                    let requested = call.info().api_version();
+                    *object = stored::to_version(call, seen, &requested).await?;
+                }
                 super::redecode(call, object)?;
             }
             Ok(Some(changed))
@@ -175,26 +190,78 @@ pub(crate) async fn validate(call: &Call, request: Request<'_>) -> Result<(), Ap
     Ok(())
 }
 
-/// Calls `hook` if it matches the request: its allowing verdict, `None` when it was skipped
-/// (no match, or a call failure it ignores), or the error that answers the request.
+/// The request's objects converted to the version a webhook or policy matched through
+/// (`matchPolicy: Equivalent`), and that version's resource.
+pub(in crate::server::admission) struct Converted {
+    pub(in crate::server::admission) seen_as: std::sync::Arc<crate::ResourceInfo>,
+    object: Option<Value>,
+    old: Option<Value>,
+}
+
+impl Converted {
+    /// `request`'s objects converted to `seen_as`'s version; a conversion that fails is the
+    /// server's error, as upstream's `ConvertVersionedAttributes`.
+    pub(in crate::server::admission) async fn of(
+        call: &Call,
+        request: &Request<'_>,
+        seen_as: std::sync::Arc<crate::ResourceInfo>,
+    ) -> Result<Self, ApiError> {
+        let to = seen_as.api_version();
+        let mut converted = Self {
+            seen_as,
+            object: None,
+            old: None,
+        };
+        if let Some(object) = request.object {
+            converted.object = Some(stored::to_version(call, object.clone(), &to).await?);
+        }
+        if let Some(old) = request.old {
+            converted.old = Some(stored::to_version(call, old.clone(), &to).await?);
+        }
+        Ok(converted)
+    }
+
+    /// The request as the webhook or policy sees it.
+    pub(in crate::server::admission) fn request<'a>(
+        &'a self,
+        request: &Request<'a>,
+    ) -> Request<'a> {
+        Request {
+            object: self.object.as_ref(),
+            old: self.old.as_ref(),
+            ..*request
+        }
+    }
+}
+
+/// Calls `hook` if it matches the request: its allowing verdict (with the objects it was sent
+/// when it matched through an equivalent version), `None` when it was skipped (no match, or a
+/// call failure it ignores), or the error that answers the request.
 async fn call_matching(
     call: &Call,
     hook: &Webhook,
     request: &Request<'_>,
     mutating: bool,
-) -> Result<Option<review::Verdict>, ApiError> {
+) -> Result<Option<(review::Verdict, Option<Converted>)>, ApiError> {
+    let converted = match matching::matched(call, hook, request) {
+        None => return Ok(None),
+        Some(Matched::Exact) => None,
+        Some(Matched::Equivalent(seen_as)) => Some(Converted::of(call, request, seen_as).await?),
+    };
+    let seen = converted.as_ref().map_or(*request, |c| c.request(request));
     let version = hook.review_version().unwrap_or("v1");
-    let (uid, review) = review::request(call, request, version);
-    if !matching::should_call(call, hook, request, &review["request"]).await? {
+    let seen_as = converted.as_ref().map(|c| &*c.seen_as);
+    let (uid, review) = review::request(call, &seen, version, seen_as);
+    if !matching::selected(call, hook, &seen, &review["request"]).await? {
         return Ok(None);
     }
-    match call_hook(call, hook, request, &uid, &review, mutating).await {
+    match call_hook(call, hook, &seen, &uid, &review, mutating).await {
         Ok(verdict) => {
             if let Ok(mut warnings) = call.warnings.lock() {
                 warnings.extend(verdict.warnings.iter().cloned());
             }
             if verdict.allowed {
-                Ok(Some(verdict))
+                Ok(Some((verdict, converted)))
             } else {
                 Err(denied(hook, verdict.status))
             }

@@ -11,27 +11,36 @@ use serde_json::{Value, json};
 
 use super::Request;
 use super::matching::subresource;
+use crate::ResourceInfo;
 use crate::meta::Status;
 use crate::server::Call;
 
-/// The request half of a review, and its uid.
+/// The request half of a review, and its uid. `seen_as` is the resource a webhook matched
+/// through when it is not the request's own (`matchPolicy: Equivalent`): the review's `kind`
+/// and `resource` name it, its `requestKind` and `requestResource` what was requested.
 pub(in crate::server::admission) fn request(
     call: &Call,
     request: &Request<'_>,
     version: &str,
+    seen_as: Option<&ResourceInfo>,
 ) -> (String, Value) {
     let uid = uuid::Uuid::new_v4().to_string();
     let info = call.info();
-    let kind = json!({
-        "group": info.gvk.group,
-        "version": info.gvk.version,
-        "kind": info.gvk.kind,
-    });
-    let resource = json!({
-        "group": info.gvk.group,
-        "version": info.gvk.version,
-        "resource": info.plural,
-    });
+    let kind_of = |info: &ResourceInfo| {
+        json!({
+            "group": info.gvk.group,
+            "version": info.gvk.version,
+            "kind": info.gvk.kind,
+        })
+    };
+    let resource_of = |info: &ResourceInfo| {
+        json!({
+            "group": info.gvk.group,
+            "version": info.gvk.version,
+            "resource": info.plural,
+        })
+    };
+    let seen = seen_as.unwrap_or(info);
     let options_kind = match request.operation {
         super::Operation::Create => "CreateOptions",
         super::Operation::Update => "UpdateOptions",
@@ -43,10 +52,10 @@ pub(in crate::server::admission) fn request(
     }
     let mut body = json!({
         "uid": uid,
-        "kind": kind,
-        "resource": resource,
-        "requestKind": kind,
-        "requestResource": resource,
+        "kind": kind_of(seen),
+        "resource": resource_of(seen),
+        "requestKind": kind_of(info),
+        "requestResource": resource_of(info),
         "operation": request.operation.as_str(),
         "userInfo": &*call.user,
         "object": request.object.cloned().unwrap_or(Value::Null),
