@@ -30,6 +30,7 @@ mod default_storage_class;
 mod default_toleration_seconds;
 mod escalation;
 mod limit_ranger;
+mod node_restriction;
 pub(crate) mod policy;
 mod priority;
 mod resource_quota;
@@ -83,6 +84,15 @@ pub(crate) async fn admit_create(
     limit_ranger::admit(call, object, name).await?;
     if writes_core(call, "pods") {
         service_account::admit(call, object, name).await?;
+    }
+    let write = node_restriction::Write {
+        operation: Operation::Create,
+        name,
+        object: Some(object),
+        old: None,
+    };
+    node_restriction::admit(call, write).await?;
+    if writes_core(call, "pods") {
         priority::admit_create(call, object, name).await?;
         default_toleration_seconds::admit(object);
     }
@@ -125,6 +135,13 @@ pub(crate) async fn admit_action(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
+    let write = node_restriction::Write {
+        operation: Operation::Create,
+        name,
+        object: Some(object),
+        old: None,
+    };
+    node_restriction::admit(call, write).await?;
     mutate_last(call, Operation::Create, object, None, name, dry_run).await?;
     let request = webhook::Request {
         operation: Operation::Create,
@@ -147,6 +164,13 @@ pub(crate) async fn admit_update(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
+    let write = node_restriction::Write {
+        operation: Operation::Update,
+        name,
+        object: Some(object),
+        old: Some(old),
+    };
+    node_restriction::admit(call, write).await?;
     if writes_core(call, "pods") {
         priority::admit_update(object, old);
         default_toleration_seconds::admit(object);
@@ -216,6 +240,13 @@ pub(crate) async fn admit_delete(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
+    let write = node_restriction::Write {
+        operation: Operation::Delete,
+        name,
+        object: None,
+        old: Some(old),
+    };
+    node_restriction::admit(call, write).await?;
     webhook::mutate_delete(call, old, name, dry_run).await?;
     let request = webhook::Request {
         operation: Operation::Delete,
@@ -226,6 +257,22 @@ pub(crate) async fn admit_delete(
     };
     policy::validate(call, &request).await?;
     webhook::validate(call, request).await
+}
+
+/// The admission of a `TokenRequest` for service account `name` (`serviceaccounts/token`), which
+/// stores nothing: NodeRestriction, the one plugin kapi runs that acts on it.
+pub(crate) async fn admit_token_request(
+    call: &Call,
+    request: &Value,
+    name: &str,
+) -> Result<(), ApiError> {
+    let write = node_restriction::Write {
+        operation: Operation::Create,
+        name,
+        object: Some(request),
+        old: None,
+    };
+    node_restriction::admit(call, write).await
 }
 
 /// A 403 Forbidden from an admission plugin: `<resource> "<name>" is forbidden: <reason>`,

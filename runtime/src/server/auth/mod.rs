@@ -22,6 +22,7 @@ pub(crate) mod authn;
 pub(crate) mod authz;
 pub(crate) mod bootstrap;
 pub(crate) mod impersonation;
+pub(crate) mod node;
 pub(crate) mod oidc;
 pub(crate) mod rbac;
 pub(crate) mod service_account;

@@ -15,6 +15,7 @@
 //! protobuf or CBOR watcher) and what the metrics label requests by (`path`, `connections`); never `handlers`,
 //! `background` or `describe`.
 
+pub(crate) mod admission_plugins;
 pub(crate) mod builtin;
 pub(crate) mod builtin_names;
 pub(crate) mod enablement;
@@ -23,6 +24,7 @@ pub(crate) mod keys;
 pub(crate) mod metrics;
 pub(crate) mod mirrors;
 pub(crate) mod namespaces;
+pub(crate) mod node_graph;
 pub(crate) mod observed;
 pub(crate) mod recent;
 pub(crate) mod release;
@@ -60,6 +62,8 @@ pub(crate) struct ServerState {
     pub(crate) features: feature_gates::Features,
     /// Whether containers may be privileged (`--allow-privileged`).
     pub(crate) allow_privileged: bool,
+    /// Which admission plugins run beyond those that always do (`--enable-admission-plugins`).
+    pub(crate) admission_plugins: admission_plugins::AdmissionPlugins,
     /// The shared watch feeds, one per watched resource and version.
     pub(crate) watch_cache: WatchCache,
     /// The series `/metrics` serves.
