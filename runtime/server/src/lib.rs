@@ -1277,6 +1277,56 @@ mod tests {
         args
     }
 
+    /// `--authorization-mode=Node,RBAC` and `--enable-admission-plugins=NodeRestriction`, as
+    /// kubeadm runs kube-apiserver; unknown plugins are refused with upstream's
+    /// `AdmissionOptions.Validate` message.
+    #[test]
+    fn kubeadms_authorization_and_admission_flags() {
+        let argv = [
+            "kapi",
+            "serve",
+            "--kubeconfig",
+            "k",
+            "--data-dir",
+            "d",
+            "--authorization-mode=Node,RBAC",
+            "--enable-admission-plugins=NodeRestriction,ResourceQuota",
+        ];
+        let Command::Serve(args) = Cli::parse_from(argv).command;
+        assert_eq!(
+            authorization_for(&args).unwrap(),
+            Authorization::modes([AuthorizationMode::Node, AuthorizationMode::Rbac])
+        );
+        assert_eq!(
+            admission_plugins_for(&args).unwrap(),
+            AdmissionPlugins::with_node_restriction()
+        );
+        let Command::Serve(defaults) =
+            Cli::parse_from(["kapi", "serve", "--kubeconfig", "k", "--data-dir", "d"]).command;
+        assert_eq!(
+            authorization_for(&defaults).unwrap(),
+            Authorization::default()
+        );
+        assert_eq!(
+            admission_plugins_for(&defaults).unwrap(),
+            AdmissionPlugins::default()
+        );
+        let argv = [
+            "kapi",
+            "serve",
+            "--kubeconfig",
+            "k",
+            "--data-dir",
+            "d",
+            "--enable-admission-plugins=PodSecurityPolicy",
+        ];
+        let Command::Serve(unknown) = Cli::parse_from(argv).command;
+        assert_eq!(
+            admission_plugins_for(&unknown).unwrap_err().to_string(),
+            r#"enable-admission-plugins plugin "PodSecurityPolicy" is unknown"#
+        );
+    }
+
     /// A refused `--encryption-provider-config` names the file and upstream's field error.
     #[test]
     fn encryption_config_errors_name_the_file_and_field() {

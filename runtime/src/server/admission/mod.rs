@@ -3,12 +3,14 @@
 //! admission plugins that shape built-in objects, as kube-apiserver runs them:
 //! mutating admission after the decoder's defaulting and before validation, in upstream's
 //! plugin order (`kubeapiserver/options/plugins.go`, `AllOrderedPlugins`): `limit_ranger`
-//! (LimitRanger), `service_account` (ServiceAccount), `priority` (Priority),
+//! (LimitRanger), `service_account` (ServiceAccount), `node_restriction` (NodeRestriction, when
+//! `--enable-admission-plugins` names it; also on subresources and deletes), `priority` (Priority),
 //! `default_toleration_seconds` (DefaultTolerationSeconds), `default_storage_class`
 //! (DefaultStorageClass) and `storage_protection` (StorageObjectInUseProtection); validating
 //! admission after validation: Priority's check of PriorityClasses and `resource_quota`
 //! (ResourceQuota), and on updates LimitRanger's limits of claims and ResourceQuota. NamespaceLifecycle is the namespace check of the create handler. Each
-//! plugin acts on the main resource only, never on a subresource, as upstream's do; a dry run
+//! plugin but NodeRestriction acts on the main resource only, never on a subresource, as
+//! upstream's do; a dry run
 //! runs them too (without charging quotas).
 //!
 //! Plugins read the objects they depend on (limit ranges, service accounts, priority classes,

@@ -19,6 +19,11 @@
 //! A mirror answers only while it is in step with the store (listed and watching) and holds
 //! at most [`MOST`] objects; otherwise admission reads the store as before
 //! (`admission::storage::list`), so a copy never answers with less than the store holds.
+//!
+//! The same machinery keeps the Node authorizer's graph (`node_graph`): mirrors that keep a
+//! projection of each object (the few names its edges need) rather than the object, read only
+//! through [`Mirrors::visit`] and never by admission's reads, present only when the
+//! authorization chain has the Node mode.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

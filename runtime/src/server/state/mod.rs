@@ -6,8 +6,10 @@
 //! release serves by default (`release`) as `--runtime-config` changes it (`enablement`) and
 //! the API features it has as `--feature-gates` changes them (`feature_gates`), the
 //! Service ranges (`service_ranges`) and what the stored Services hold of them
-//! (`service_allocations`, fed by `observed` too), and the in-memory copies of what admission
-//! reads on every write (`mirrors`, fed by `observed` and a watch).
+//! (`service_allocations`, fed by `observed` too), the in-memory copies of what admission
+//! reads on every write (`mirrors`, fed by `observed` and a watch) and, in projected mirrors,
+//! the Node authorizer's graph (`node_graph`); which admission plugins run beyond the
+//! default set (`admission_plugins`).
 //!
 //! May import: `auth` (the state holds how requests are authorized), `objects` (the watch
 //! cache serves events as reads do) and from `http` the
