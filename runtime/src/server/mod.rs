@@ -512,7 +512,11 @@ impl ServerBuilder {
         ));
         let metrics = Arc::new(metrics::Metrics::default());
         // The Node authorizer's graph is kept only for a chain that asks it.
-        let mirrors = Arc::new(mirrors::Mirrors::new(self.authorization.has_node()));
+        let mirrors = Arc::new(if self.authorization.has_node() {
+            mirrors::Mirrors::new(state::node_graph::MIRRORED, state::node_graph::MOST)
+        } else {
+            mirrors::Mirrors::default()
+        });
         let authorization = if self.authorization.has_node() {
             let graph: Arc<dyn auth::node::NodeGraph> = mirrors.clone();
             let selectors = self

@@ -33,8 +33,8 @@ use serde_json::Value;
 
 use crate::storage::{KeyValue, Storage, WatchEvent};
 
+use crate::server::state::State;
 use crate::server::state::keys::prefix_of;
-use crate::server::state::{State, node_graph};
 use crate::server::{signal, spawn_repeating};
 
 /// The resources mirrored, by group and plural.
@@ -85,7 +85,7 @@ pub(crate) struct Mirrors {
 
 impl Default for Mirrors {
     fn default() -> Self {
-        Self::new(false)
+        Self::new(&[], 0)
     }
 }
 
@@ -94,23 +94,16 @@ impl Default for Mirrors {
 pub(crate) type Projection = fn(&Value) -> Value;
 
 impl Mirrors {
-    /// The mirrors admission reads, and with `node_graph` the projections the Node authorizer
-    /// reads (`node_graph::MIRRORED`).
-    pub(crate) fn new(node_graph: bool) -> Self {
+    /// The mirrors admission reads and, for each of `projected` (group, plural and
+    /// projection), a mirror of projections holding at most `most` objects: the node graph's
+    /// (`node_graph::MIRRORED`) when the chain has the Node authorizer.
+    pub(crate) fn new(projected: &[(&str, &str, Projection)], most: usize) -> Self {
         let whole = MIRRORED
             .iter()
             .map(|(group, plural)| Mirror::new(prefix_of(group, plural), None, MOST));
-        let projected = node_graph
-            .then_some(node_graph::MIRRORED)
-            .into_iter()
-            .flatten()
-            .map(|(group, plural, projection)| {
-                Mirror::new(
-                    prefix_of(group, plural),
-                    Some(*projection),
-                    node_graph::MOST,
-                )
-            });
+        let projected = projected.iter().map(|(group, plural, projection)| {
+            Mirror::new(prefix_of(group, plural), Some(*projection), most)
+        });
         Self {
             mirrors: whole.chain(projected).collect(),
         }

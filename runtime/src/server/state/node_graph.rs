@@ -434,7 +434,7 @@ mod tests {
     // secret → pv, attachment → node; kept current by this server's writes.
     #[test]
     fn paths_to_a_node() {
-        let mirrors = Mirrors::new(true);
+        let mirrors = Mirrors::new(MIRRORED, MOST);
         let pod = |node: &str| {
             json!({
                 "metadata": {"name": "web", "namespace": "app"},
