@@ -381,6 +381,58 @@ fn node_restriction_limits_writes_to_the_nodes_own() {
     ]);
 }
 
+/// A CertificateSigningRequest of a node for a kubelet signer, with `common_name`.
+fn kubelet_csr(name: &str, common_name: &str) -> Value {
+    use base64::Engine as _;
+    let key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("no key: {e}"));
+    let mut params = rcgen::CertificateParams::default();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, common_name);
+    params
+        .distinguished_name
+        .push(rcgen::DnType::OrganizationName, "system:nodes");
+    let pem = params
+        .serialize_request(&key)
+        .and_then(|request| request.pem())
+        .unwrap_or_else(|e| panic!("no CSR: {e}"));
+    json!({
+        "apiVersion": "certificates.k8s.io/v1",
+        "kind": "CertificateSigningRequest",
+        "metadata": {"name": name},
+        "spec": {
+            "request": base64::engine::general_purpose::STANDARD.encode(pem),
+            "signerName": "kubernetes.io/kubelet-serving",
+            "usages": ["digital signature", "key encipherment", "server auth"]
+        }
+    })
+}
+
+/// NodeRestriction's `admitCSR`: a node asks for kubelet certificates in its own name only.
+#[test]
+fn a_node_asks_for_certificates_in_its_own_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = kubeadm_like(dir.path());
+    let admin = Kubectl::on_path(&server, dir.path());
+    let n1 = admin.as_user("n1", json!({"token": "n1-token"}));
+    let own = n1.file(
+        "own.json",
+        &kubelet_csr("own", "system:node:n1").to_string(),
+    );
+    n1.expect_ok(&["create", "-f", &own.display().to_string()]);
+    let other = n1.file(
+        "other.json",
+        &kubelet_csr("other", "system:node:n2").to_string(),
+    );
+    let refused = n1.expect_failure(&["create", "-f", &other.display().to_string()]);
+    assert!(
+        refused.contains(
+            r#"certificatesigningrequests.certificates.k8s.io "other" is forbidden: can only create a node CSR with CN=system:node:n1"#
+        ),
+        "{refused}"
+    );
+}
+
 /// The Python client as node n1: patching another node is NodeRestriction's 403.
 #[test]
 fn the_python_client_is_refused_another_node() {

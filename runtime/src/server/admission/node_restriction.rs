@@ -69,6 +69,7 @@ pub(super) async fn admit(call: &Call, write: Write<'_>) -> Result<(), ApiError>
         ("coordination.k8s.io", "leases") => lease(call, node, write),
         ("storage.k8s.io", "csinodes") => csi_node(call, node, write),
         ("resource.k8s.io", "resourceslices") => resource_slice(call, node, write),
+        ("certificates.k8s.io", "certificatesigningrequests") => csr(call, node, write),
         _ => Ok(()),
     }
 }
@@ -549,6 +550,65 @@ fn resource_slice(call: &Call, node: &str, write: Write<'_>) -> Result<(), ApiEr
     Ok(())
 }
 
+/// The first release whose NodeRestriction checks a node's CSRs (the
+/// AllowInsecureKubeletCertificateSigningRequests gate deprecated and off from 1.31).
+const CSR_CHECK_SINCE: crate::KubeVersion = crate::KubeVersion::new(1, 31);
+
+/// The signers whose certificates name a node (upstream's `KubeletServingSignerName` and
+/// `KubeAPIServerClientKubeletSignerName`).
+const KUBELET_SIGNERS: [&str; 2] = [
+    "kubernetes.io/kubelet-serving",
+    "kubernetes.io/kube-apiserver-client-kubelet",
+];
+
+/// `admitCSR`: a node's CSR for a kubelet signer must have its own common name.
+fn csr(call: &Call, node: &str, write: Write<'_>) -> Result<(), ApiError> {
+    if write.operation != Operation::Create || call.state.kube_version < CSR_CHECK_SINCE {
+        return Ok(());
+    }
+    if !KUBELET_SIGNERS.contains(&text(write.object, "/spec/signerName")) {
+        return Ok(());
+    }
+    let refuse = |reason: String| Err(super::forbidden(call, write.name, &reason));
+    let common_name = match csr_common_name(text(write.object, "/spec/request")) {
+        Ok(name) => name,
+        Err(error) => return refuse(format!("unable to parse csr: {error}")),
+    };
+    if common_name != format!("system:node:{node}") {
+        return refuse(format!(
+            "can only create a node CSR with CN=system:node:{node}"
+        ));
+    }
+    Ok(())
+}
+
+/// The subject common name of `request`, a CSR's `spec.request` (base64 of PEM), as upstream's
+/// `certapi.ParseCSR` reads it (the last CN attribute, as Go's `pkix.Name` keeps it).
+fn csr_common_name(request: &str) -> Result<String, String> {
+    use base64::Engine as _;
+    use x509_parser::certification_request::X509CertificationRequest;
+    use x509_parser::prelude::FromDer;
+
+    const WRONG_BLOCK: &str = "PEM block type must be CERTIFICATE REQUEST";
+    let pem = base64::engine::general_purpose::STANDARD
+        .decode(request)
+        .map_err(|_| WRONG_BLOCK.to_owned())?;
+    let (_, block) = x509_parser::pem::parse_x509_pem(&pem).map_err(|_| WRONG_BLOCK.to_owned())?;
+    if block.label != "CERTIFICATE REQUEST" {
+        return Err(WRONG_BLOCK.to_owned());
+    }
+    let (_, parsed) = X509CertificationRequest::from_der(&block.contents)
+        .map_err(|error| format!("x509: malformed certificate request: {error}"))?;
+    Ok(parsed
+        .certification_request_info
+        .subject
+        .iter_common_name()
+        .filter_map(|cn| cn.as_str().ok())
+        .last()
+        .unwrap_or_default()
+        .to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -580,6 +640,26 @@ mod tests {
                 "node-restriction.kubernetes.io/secure",
                 "node-role.kubernetes.io/master",
             ])
+        );
+    }
+
+    // Upstream's `ParseCSR`: a PEM block of CERTIFICATE REQUEST, whose subject CN is read.
+    #[test]
+    fn a_csr_common_name() {
+        use base64::Engine as _;
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::default();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "system:node:n1");
+        let request = params.serialize_request(&key).unwrap().pem().unwrap();
+        let encoded = base64::engine::general_purpose::STANDARD.encode(request);
+        assert_eq!(csr_common_name(&encoded).unwrap(), "system:node:n1");
+        let wrong = base64::engine::general_purpose::STANDARD
+            .encode("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
+        assert_eq!(
+            csr_common_name(&wrong).unwrap_err(),
+            "PEM block type must be CERTIFICATE REQUEST"
         );
     }
 
