@@ -30,7 +30,7 @@ pub(crate) const MIRRORED: &[(&str, &str, Projection)] = &[
 
 /// How many objects of one resource the graph holds at most; past it the resource is out of
 /// step and the Node authorizer finds no relationship until it is listed again. Projections
-/// are a few hundred bytes: this many pods cost some tens of MiB.
+/// hold a handful of names each, far less than the objects.
 pub(crate) const MOST: usize = 100_000;
 
 /// The annotation of a mirror pod, which a kubelet makes from a static pod's manifest
