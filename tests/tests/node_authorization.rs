@@ -20,6 +20,11 @@ use serde_json::{Value, json};
 /// A TLS server as kubeadm runs kube-apiserver, whose token file (written in `dir`) knows the
 /// nodes `n1` and `n2`.
 fn kubeadm_like(dir: &Path) -> KapiServer {
+    kubeadm_like_of(dir, ServerOptions::default())
+}
+
+/// [`kubeadm_like`] with `options` (a release).
+fn kubeadm_like_of(dir: &Path, options: ServerOptions) -> KapiServer {
     let tokens = dir.join("tokens.csv");
     std::fs::write(
         &tokens,
@@ -32,7 +37,7 @@ fn kubeadm_like(dir: &Path) -> KapiServer {
             "--authorization-mode=Node,RBAC".to_owned(),
             "--enable-admission-plugins=NodeRestriction".to_owned(),
         ],
-        ..ServerOptions::default().tls()
+        ..options.tls()
     })
     .unwrap_or_else(|e| panic!("the server did not start: {e}"))
 }
@@ -379,6 +384,27 @@ fn node_restriction_limits_writes_to_the_nodes_own() {
         "--bound-object-name=web",
         &format!("--bound-object-uid={pod_uid}"),
     ]);
+}
+
+/// Before AuthorizeNodeWithSelectors (1.28), the Node authorizer reads Nodes and pods by
+/// `system:node`'s rules: every node's, while Secrets still follow the graph.
+#[test]
+fn before_selectors_a_node_reads_every_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = kubeadm_like_of(dir.path(), ServerOptions::release("1.28"));
+    let admin = Kubectl::on_path(&server, dir.path());
+    cluster(&admin);
+    let n1 = admin.as_user("n1", json!({"token": "n1-token"}));
+    assert!(
+        n1.expect_ok(&["get", "nodes", "-o", "name"])
+            .contains("node/n2")
+    );
+    n1.expect_ok(&["get", "pods", "-A"]);
+    let refused = n1.expect_failure(&["get", "secret", "s1"]);
+    assert!(
+        refused.contains(&no_relationship("n1", "get", "secrets", "s1")),
+        "{refused}"
+    );
 }
 
 /// A CertificateSigningRequest of a node for a kubelet signer, with `common_name`.

@@ -232,6 +232,49 @@ mod tests {
         );
     }
 
+    /// A graph that relates nothing.
+    #[derive(Debug)]
+    struct Empty;
+
+    impl crate::server::auth::node::NodeGraph for Empty {
+        fn related(&self, _: &str, _: crate::server::auth::node::Vertex, _: &str, _: &str) -> bool {
+            false
+        }
+    }
+
+    // Upstream's union authorizer: the Node authorizer's reason is kept when RBAC has no
+    // opinion either, and a chain without its graph has no opinion.
+    #[test]
+    fn the_node_authorizers_reason_reaches_the_refusal() {
+        let policy = Policy::default();
+        let node = crate::server::auth::user::User::new(
+            "system:node:n1",
+            &[crate::server::auth::node::NODES_GROUP],
+        );
+        let secret = request(Method::GET, "/api/v1/namespaces/default/secrets/s1");
+        let chain = Authorization::modes([AuthorizationMode::Node, AuthorizationMode::Rbac]);
+        assert_eq!(
+            chain.decide(&policy, &node, &secret),
+            Decision::NoOpinion(String::new()),
+            "no graph yet"
+        );
+        let rules = crate::server::auth::bootstrap::node_rules(crate::KubeVersion::new(1, 36));
+        let chain = chain.with_node(NodeAuthorizer::new(std::sync::Arc::new(Empty), rules, true));
+        assert_eq!(
+            chain.decide(&policy, &node, &secret),
+            Decision::NoOpinion(
+                "no relationship found between node 'n1' and this object".to_owned()
+            )
+        );
+        assert_eq!(
+            chain.decide(&policy, &node, &request(Method::GET, "/api/v1/services")),
+            Decision::Allow(String::new()),
+            "system:node's rules"
+        );
+        assert!(chain.node().is_some());
+        assert!(Authorization::default().node().is_none());
+    }
+
     #[test]
     fn masters_may_do_anything_and_modes_are_asked_in_order() {
         let policy = Policy::default();
