@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kapi::server::{
-    ApiEnablement, Authentication, Authorization, FeatureGates, Features, RunningServer,
-    RuntimeConfig, Server, ServiceAccountTokens,
+    AdmissionPlugins, ApiEnablement, Authentication, Authorization, FeatureGates, Features,
+    RunningServer, RuntimeConfig, Server, ServiceAccountTokens,
 };
 use kapi::storage::{EmbeddedOptions, EmbeddedStorage, Storage};
 use kapi::{KubeVersion, Registry};
@@ -75,6 +75,7 @@ pub struct TestServerBuilder {
     feature_gates: Vec<(String, bool)>,
     authentication: Authentication,
     authorization: Authorization,
+    admission_plugins: AdmissionPlugins,
     service_accounts: Option<ServiceAccountTokens>,
 }
 
@@ -101,6 +102,7 @@ impl TestServer {
             feature_gates: Vec::new(),
             authentication: Authentication::none(),
             authorization: Authorization::default(),
+            admission_plugins: AdmissionPlugins::default(),
             service_accounts: None,
         }
     }
@@ -231,6 +233,15 @@ impl TestServerBuilder {
         self
     }
 
+    /// Which admission plugins run beyond the default set, e.g.
+    /// `AdmissionPlugins::with_node_restriction()` beside
+    /// `Authorization::modes([AuthorizationMode::Node, AuthorizationMode::Rbac])` for a
+    /// cluster guarded as kubeadm guards it.
+    pub fn admission_plugins(mut self, plugins: AdmissionPlugins) -> Self {
+        self.admission_plugins = plugins;
+        self
+    }
+
     /// Issues and authenticates service-account tokens (`kubectl create token`), e.g.
     /// `ServiceAccountTokens::new(SigningKey::generate()?)`; without it token requests are 404.
     pub fn service_account_tokens(mut self, tokens: ServiceAccountTokens) -> Self {
@@ -304,6 +315,7 @@ impl TestServerBuilder {
             listener,
             authentication: self.authentication,
             authorization: self.authorization,
+            admission_plugins: self.admission_plugins,
             service_accounts: self.service_accounts,
         };
         let (ready_tx, ready_rx) = oneshot::channel();
@@ -352,6 +364,7 @@ struct Plan {
     listener: TcpListener,
     authentication: Authentication,
     authorization: Authorization,
+    admission_plugins: AdmissionPlugins,
     service_accounts: Option<ServiceAccountTokens>,
 }
 
@@ -402,6 +415,7 @@ impl Plan {
             .features(self.features)
             .authentication(self.authentication)
             .authorization(self.authorization)
+            .admission_plugins(self.admission_plugins)
             .storage(storage);
         if let Some(version) = self.version {
             builder = builder.kube_version(version);

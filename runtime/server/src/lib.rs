@@ -17,10 +17,10 @@ pub mod service_account_key;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use kapi::server::{
-    ApiEnablement, Authentication, AuthenticationConfigError, Authorization, AuthorizationMode,
-    FeatureGateError, FeatureGates, Features, Handshake, KubeconfigTls, NodePortRange,
-    RuntimeConfig, RuntimeConfigError, Server, ServerError, ServiceAccountTokens, ServiceCidr,
-    SniPem, Tls, TlsError, TlsPem, TokenFileError,
+    AdmissionPlugins, ApiEnablement, Authentication, AuthenticationConfigError, Authorization,
+    AuthorizationMode, FeatureGateError, FeatureGates, Features, Handshake, KubeconfigTls,
+    NodePortRange, RuntimeConfig, RuntimeConfigError, Server, ServerError, ServiceAccountTokens,
+    ServiceCidr, SniPem, Tls, TlsError, TlsPem, TokenFileError,
 };
 use kapi::storage::encryption::{ConfigError as EncryptionConfigError, EncryptionConfig};
 #[cfg(feature = "etcd")]
@@ -292,8 +292,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     pub service_account_extend_token_expiration: bool,
 
-    /// The authorizers asked in order, comma-separated: `RBAC`, `AlwaysAllow`, `AlwaysDeny`.
-    /// Members of `system:masters` are allowed everything whatever this says.
+    /// The authorizers asked in order, comma-separated: `Node`, `RBAC`, `AlwaysAllow`,
+    /// `AlwaysDeny`. Members of `system:masters` are allowed everything whatever this says.
+    /// kubeadm runs `Node,RBAC`: `Node` gives kubelets (`system:node:<name>` in
+    /// `system:nodes`) the objects of the pods bound to them.
     #[arg(
         long,
         value_name = "MODE,...",
@@ -327,6 +329,17 @@ pub struct ServeArgs {
     /// `default/kubernetes` Service's. As kube-apiserver's flag.
     #[arg(long, value_name = "CIDR", default_value = "10.0.0.0/24", value_parser = ServiceCidr::parse)]
     pub service_cluster_ip_range: ServiceCidr,
+
+    /// Admission plugins to run besides the default set, comma-separated, as kube-apiserver's
+    /// flag: `NodeRestriction` (what kubeadm enables) limits kubelets to their own Node, pods
+    /// and Lease. The default plugins kapi runs may be named too; others are refused.
+    #[arg(long, value_name = "PLUGIN,...", value_delimiter = ',')]
+    pub enable_admission_plugins: Vec<String>,
+
+    /// Admission plugins to turn off, comma-separated, as kube-apiserver's flag: kapi can turn
+    /// off only those it does not run by default (`NodeRestriction`).
+    #[arg(long, value_name = "PLUGIN,...", value_delimiter = ',')]
+    pub disable_admission_plugins: Vec<String>,
 
     /// Whether containers may be privileged (`securityContext.privileged`). kube-apiserver's
     /// flag, whose default kapi sets as kubeadm, kind and minikube set it (true); false refuses
@@ -497,6 +510,9 @@ pub enum ServeError {
     /// `--authorization-mode` names a mode kapi does not have.
     #[error("invalid --authorization-mode: {0}")]
     AuthorizationMode(String),
+    /// `--enable-admission-plugins` or `--disable-admission-plugins` was refused.
+    #[error("{0}")]
+    AdmissionPlugins(String),
     /// The certificates and keys do not make a TLS configuration.
     #[error(transparent)]
     Tls(#[from] TlsError),
@@ -656,6 +672,7 @@ pub async fn serve(
         .service_cluster_ip_range(args.service_cluster_ip_range)
         .service_node_port_range(args.service_node_port_range)
         .allow_privileged(args.allow_privileged)
+        .admission_plugins(admission_plugins_for(&args)?)
         .shutdown_delay(args.shutdown_delay_duration)
         .start_on(listener)
         .await?;
@@ -798,6 +815,15 @@ fn cert_dir_of(args: &ServeArgs) -> Option<PathBuf> {
     args.cert_dir
         .clone()
         .or_else(|| args.data_dir.as_ref().map(|data| data.join("pki")))
+}
+
+/// The admission plugins of `--enable-admission-plugins` and `--disable-admission-plugins`.
+pub fn admission_plugins_for(args: &ServeArgs) -> Result<AdmissionPlugins, ServeError> {
+    AdmissionPlugins::from_flags(
+        &args.enable_admission_plugins,
+        &args.disable_admission_plugins,
+    )
+    .map_err(ServeError::AdmissionPlugins)
 }
 
 /// The authorizers of `--authorization-mode`.
@@ -1249,6 +1275,56 @@ mod tests {
         let Command::Serve(mut args) = Cli::parse_from(argv).command;
         args.kube_version = release;
         args
+    }
+
+    /// `--authorization-mode=Node,RBAC` and `--enable-admission-plugins=NodeRestriction`, as
+    /// kubeadm runs kube-apiserver; unknown plugins are refused with upstream's
+    /// `AdmissionOptions.Validate` message.
+    #[test]
+    fn kubeadms_authorization_and_admission_flags() {
+        let argv = [
+            "kapi",
+            "serve",
+            "--kubeconfig",
+            "k",
+            "--data-dir",
+            "d",
+            "--authorization-mode=Node,RBAC",
+            "--enable-admission-plugins=NodeRestriction,ResourceQuota",
+        ];
+        let Command::Serve(args) = Cli::parse_from(argv).command;
+        assert_eq!(
+            authorization_for(&args).unwrap(),
+            Authorization::modes([AuthorizationMode::Node, AuthorizationMode::Rbac])
+        );
+        assert_eq!(
+            admission_plugins_for(&args).unwrap(),
+            AdmissionPlugins::with_node_restriction()
+        );
+        let Command::Serve(defaults) =
+            Cli::parse_from(["kapi", "serve", "--kubeconfig", "k", "--data-dir", "d"]).command;
+        assert_eq!(
+            authorization_for(&defaults).unwrap(),
+            Authorization::default()
+        );
+        assert_eq!(
+            admission_plugins_for(&defaults).unwrap(),
+            AdmissionPlugins::default()
+        );
+        let argv = [
+            "kapi",
+            "serve",
+            "--kubeconfig",
+            "k",
+            "--data-dir",
+            "d",
+            "--enable-admission-plugins=PodSecurityPolicy",
+        ];
+        let Command::Serve(unknown) = Cli::parse_from(argv).command;
+        assert_eq!(
+            admission_plugins_for(&unknown).unwrap_err().to_string(),
+            r#"enable-admission-plugins plugin "PodSecurityPolicy" is unknown"#
+        );
     }
 
     /// A refused `--encryption-provider-config` names the file and upstream's field error.

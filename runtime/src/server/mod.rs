@@ -70,6 +70,7 @@ use handlers::namespace_lifecycle;
 pub use http::advertise::default_advertise_address;
 pub use http::tls::{Handshake, SniFiles, SniPem, Tls, TlsError, TlsPem};
 use http::{connections, error, httplog, inflight, origin, panics, path, reencode, shutdown};
+pub use state::admission_plugins::AdmissionPlugins;
 pub use state::enablement::{ApiEnablement, RuntimeConfig, RuntimeConfigError};
 pub use state::feature_gates::{FeatureGateError, FeatureGates, Features};
 pub use state::service_ranges::{NodePortRange, ServiceCidr};
@@ -141,6 +142,7 @@ impl Server {
             service_cidr: ServiceCidr::default(),
             node_ports: NodePortRange::default(),
             allow_privileged: true,
+            admission_plugins: AdmissionPlugins::default(),
             rv_wait: Duration::from_secs(3),
             bookmark_interval: Duration::from_secs(60),
             watch_timeout: Duration::from_secs(30 * 60),
@@ -178,6 +180,7 @@ pub struct ServerBuilder {
     service_cidr: ServiceCidr,
     node_ports: NodePortRange,
     allow_privileged: bool,
+    admission_plugins: AdmissionPlugins,
     rv_wait: Duration,
     bookmark_interval: Duration,
     watch_timeout: Duration,
@@ -367,6 +370,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Which admission plugins run beyond those kapi always runs: kube-apiserver's
+    /// `--enable-admission-plugins` and `--disable-admission-plugins`
+    /// ([`AdmissionPlugins::from_flags`]). By default upstream's default set, without
+    /// NodeRestriction.
+    pub fn admission_plugins(mut self, plugins: AdmissionPlugins) -> Self {
+        self.admission_plugins = plugins;
+        self
+    }
+
     /// Whether containers may be privileged: kube-apiserver's `--allow-privileged`. Allowed
     /// by default, as kubeadm, kind and minikube start kube-apiserver (whose own default is
     /// false); refused, a container's `securityContext.privileged: true` is a 422
@@ -499,21 +511,44 @@ impl ServerBuilder {
             self.kube_version,
         ));
         let metrics = Arc::new(metrics::Metrics::default());
+        // The Node authorizer's graph is kept only for a chain that asks it.
+        let mirrors = Arc::new(if self.authorization.has_node() {
+            mirrors::Mirrors::new(state::node_graph::MIRRORED, state::node_graph::MOST)
+        } else {
+            mirrors::Mirrors::default()
+        });
+        let authorization = if self.authorization.has_node() {
+            let graph: Arc<dyn auth::node::NodeGraph> = mirrors.clone();
+            let selectors = self
+                .features
+                .state(
+                    self.kube_version,
+                    state::release::Feature::AuthorizeNodeWithSelectors,
+                )
+                .is_on();
+            let rules = auth::bootstrap::node_rules(self.kube_version);
+            self.authorization
+                .with_node(auth::node::NodeAuthorizer::new(graph, rules, selectors))
+        } else {
+            self.authorization
+        };
         let state: State = Arc::new(ServerState {
             catalog: std::sync::RwLock::new(Arc::clone(&base)),
             storage: Arc::new(observed::Observed::new(
                 Arc::new(metrics::Measured::new(storage, Arc::clone(&metrics))),
                 service_allocations::ServiceAllocations::new(self.service_cidr, self.node_ports),
+                mirrors,
             )),
             kube_version: self.kube_version,
             enablement: self.enablement,
             features: self.features,
             allow_privileged: self.allow_privileged,
+            admission_plugins: self.admission_plugins,
             watch_cache: watch_cache::WatchCache::default(),
             metrics,
             access: Arc::new(auth::Access::new(
                 self.authentication,
-                self.authorization,
+                authorization,
                 self.service_accounts
                     .map(|tokens| tokens.serving(self.kube_version)),
             )),
@@ -560,6 +595,9 @@ impl ServerBuilder {
         crds::spawn(state.clone(), base, crds_read, stop_rx.clone());
         namespaces::spawn(state.clone(), stop_rx.clone());
         mirrors::spawn(&state, &stop_rx);
+        if state.access.authorization.has_node() {
+            wait_for_node_graph(&state).await;
+        }
         gc::spawn(state.clone(), stop_rx.clone());
         service_allocations::spawn(state.clone(), services_read, stop_rx.clone());
         kubernetes_service::spawn(state.clone(), endpoint, stop_rx.clone());
@@ -738,6 +776,25 @@ impl Predicate for LargeEnough {
             Some(size) => size >= GZIP_THRESHOLD,
             None => true,
         }
+    }
+}
+
+/// How long a start waits for the Node authorizer's graph to list what the store holds.
+const NODE_GRAPH_WAIT: Duration = Duration::from_secs(30);
+
+/// Waits until the Node authorizer's graph has listed the store, so that a kubelet's first
+/// requests find their pods, as upstream's authorizer waits for its informers; after
+/// [`NODE_GRAPH_WAIT`] the server starts anyway and the graph catches up.
+async fn wait_for_node_graph(state: &State) {
+    let mirrors = state.storage.mirrors();
+    let waited = tokio::time::timeout(NODE_GRAPH_WAIT, async {
+        while !mirrors.projections_in_step() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    if waited.is_err() {
+        tracing::warn!("the Node authorizer's graph has not listed the store yet; starting anyway");
     }
 }
 

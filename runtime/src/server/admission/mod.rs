@@ -3,12 +3,14 @@
 //! admission plugins that shape built-in objects, as kube-apiserver runs them:
 //! mutating admission after the decoder's defaulting and before validation, in upstream's
 //! plugin order (`kubeapiserver/options/plugins.go`, `AllOrderedPlugins`): `limit_ranger`
-//! (LimitRanger), `service_account` (ServiceAccount), `priority` (Priority),
+//! (LimitRanger), `service_account` (ServiceAccount), `node_restriction` (NodeRestriction, when
+//! `--enable-admission-plugins` names it; also on subresources and deletes), `priority` (Priority),
 //! `default_toleration_seconds` (DefaultTolerationSeconds), `default_storage_class`
 //! (DefaultStorageClass) and `storage_protection` (StorageObjectInUseProtection); validating
 //! admission after validation: Priority's check of PriorityClasses and `resource_quota`
 //! (ResourceQuota), and on updates LimitRanger's limits of claims and ResourceQuota. NamespaceLifecycle is the namespace check of the create handler. Each
-//! plugin acts on the main resource only, never on a subresource, as upstream's do; a dry run
+//! plugin but NodeRestriction acts on the main resource only, never on a subresource, as
+//! upstream's do; a dry run
 //! runs them too (without charging quotas).
 //!
 //! Plugins read the objects they depend on (limit ranges, service accounts, priority classes,
@@ -31,6 +33,7 @@ mod default_storage_class;
 mod default_toleration_seconds;
 mod escalation;
 mod limit_ranger;
+mod node_restriction;
 pub(crate) mod policy;
 mod priority;
 mod resource_quota;
@@ -84,6 +87,15 @@ pub(crate) async fn admit_create(
     limit_ranger::admit(call, object, name).await?;
     if writes_core(call, "pods") {
         service_account::admit(call, object, name).await?;
+    }
+    let write = node_restriction::Write {
+        operation: Operation::Create,
+        name,
+        object: Some(object),
+        old: None,
+    };
+    node_restriction::admit(call, write).await?;
+    if writes_core(call, "pods") {
         priority::admit_create(call, object, name).await?;
         default_toleration_seconds::admit(object);
     }
@@ -126,6 +138,13 @@ pub(crate) async fn admit_action(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
+    let write = node_restriction::Write {
+        operation: Operation::Create,
+        name,
+        object: Some(object),
+        old: None,
+    };
+    node_restriction::admit(call, write).await?;
     mutate_last(call, Operation::Create, object, None, name, dry_run).await?;
     let request = webhook::Request {
         operation: Operation::Create,
@@ -148,6 +167,13 @@ pub(crate) async fn admit_update(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
+    let write = node_restriction::Write {
+        operation: Operation::Update,
+        name,
+        object: Some(object),
+        old: Some(old),
+    };
+    node_restriction::admit(call, write).await?;
     if writes_core(call, "pods") {
         priority::admit_update(object, old);
         default_toleration_seconds::admit(object);
@@ -217,6 +243,13 @@ pub(crate) async fn admit_delete(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
+    let write = node_restriction::Write {
+        operation: Operation::Delete,
+        name,
+        object: None,
+        old: Some(old),
+    };
+    node_restriction::admit(call, write).await?;
     webhook::mutate_delete(call, old, name, dry_run).await?;
     let request = webhook::Request {
         operation: Operation::Delete,
@@ -227,6 +260,22 @@ pub(crate) async fn admit_delete(
     };
     policy::validate(call, &request).await?;
     webhook::validate(call, request).await
+}
+
+/// The admission of a `TokenRequest` for service account `name` (`serviceaccounts/token`), which
+/// stores nothing: NodeRestriction, the one plugin kapi runs that acts on it.
+pub(crate) async fn admit_token_request(
+    call: &Call,
+    request: &Value,
+    name: &str,
+) -> Result<(), ApiError> {
+    let write = node_restriction::Write {
+        operation: Operation::Create,
+        name,
+        object: Some(request),
+        old: None,
+    };
+    node_restriction::admit(call, write).await
 }
 
 /// A 403 Forbidden from an admission plugin: `<resource> "<name>" is forbidden: <reason>`,

@@ -36,7 +36,7 @@ const MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 const VOLUME_PREFIX: &str = "kube-api-access-";
 
 /// The annotation marking a mirror pod (`MirrorPodAnnotationKey`).
-const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
+use crate::server::state::node_graph::MIRROR_POD_ANNOTATION as MIRROR_ANNOTATION;
 
 /// The first release whose pods mount a projected token (BoundServiceAccountTokenVolume beta).
 const PROJECTED_SINCE: KubeVersion = KubeVersion::new(1, 21);

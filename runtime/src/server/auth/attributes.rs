@@ -21,6 +21,9 @@ pub(crate) struct Attributes {
     pub(crate) resource: String,
     pub(crate) subresource: String,
     pub(crate) name: String,
+    /// The equality terms of a collection request's `fieldSelector` (`field=value` and
+    /// `field==value`), which the Node authorizer reads (upstream's `GetFieldSelector`).
+    pub(crate) fields: Vec<(String, String)>,
 }
 
 /// Verbs spelled as a path segment before the resource (`/api/v1/watch/pods`).
@@ -105,11 +108,37 @@ impl Attributes {
                 info.name = name;
             }
         }
+        if info.name.is_empty() && matches!(info.verb.as_str(), "list" | "watch" | "delete") {
+            let query = Query(uri.query().unwrap_or(""));
+            if let Some(selector) = query.values("fieldSelector").next() {
+                info.fields = equality_terms(&selector);
+            }
+        }
         if info.name.is_empty() && info.verb == "delete" {
             info.verb = "deletecollection".to_owned();
         }
         info
     }
+
+    /// Whether the request's field selector requires `field` to equal `value`.
+    pub(crate) fn selects_field(&self, field: &str, value: &str) -> bool {
+        self.fields.iter().any(|(f, v)| f == field && v == value)
+    }
+}
+
+/// The `field=value` and `field==value` terms of a field selector, as upstream's parser reads
+/// them (terms split at commas, spaces around the field trimmed); `!=` terms are left out.
+pub(crate) fn equality_terms(selector: &str) -> Vec<(String, String)> {
+    selector
+        .split(',')
+        .filter_map(|term| {
+            let (field, value) = term.split_once("==").or_else(|| {
+                term.split_once('=')
+                    .filter(|(field, _)| !field.ends_with('!'))
+            })?;
+            Some((field.trim().to_owned(), value.to_owned()))
+        })
+        .collect()
 }
 
 /// The query of a collection GET, as far as authorization reads it.

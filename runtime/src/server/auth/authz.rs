@@ -2,9 +2,10 @@
 //! authorizers decides (`pkg/kubeapiserver/authorizer/config.go`): members of
 //! `system:masters` may do anything; then each configured mode in turn (`--authorization-mode`)
 //! allows, denies or has no opinion, and a request no mode allows is refused with 403 and
-//! upstream's message (`responsewriters.Forbidden`).
+//! upstream's message (`responsewriters.Forbidden`), after the reasons the modes gave.
 
 use crate::server::auth::attributes::Attributes;
+use crate::server::auth::node::NodeAuthorizer;
 use crate::server::auth::rbac::Policy;
 use crate::server::auth::user::{MASTERS, User};
 use crate::server::http::error::ApiError;
@@ -17,6 +18,9 @@ pub enum AuthorizationMode {
     AlwaysAllow,
     /// Everything is refused.
     AlwaysDeny,
+    /// What kubelets need: the objects of the pods bound to their node, their own Node and
+    /// Lease, and the `system:node` role's rules (`node`).
+    Node,
     /// Role-based access control over the stored Roles, ClusterRoles and bindings.
     Rbac,
 }
@@ -29,24 +33,33 @@ impl std::str::FromStr for AuthorizationMode {
             "AlwaysAllow" => Ok(Self::AlwaysAllow),
             "AlwaysDeny" => Ok(Self::AlwaysDeny),
             "RBAC" => Ok(Self::Rbac),
+            "Node" => Ok(Self::Node),
             other => Err(format!(
-                "authorization-mode {other:?} is not supported: kapi has AlwaysAllow, AlwaysDeny and RBAC"
+                "authorization-mode {other:?} is not supported: kapi has AlwaysAllow, AlwaysDeny, Node and RBAC"
             )),
         }
     }
 }
 
 /// The authorizers a server asks, in order (default: RBAC alone).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Authorization {
     modes: Vec<AuthorizationMode>,
+    /// The Node authorizer, once the server has its graph (only when a mode is `Node`).
+    node: Option<NodeAuthorizer>,
 }
+
+impl PartialEq for Authorization {
+    fn eq(&self, other: &Self) -> bool {
+        self.modes == other.modes
+    }
+}
+
+impl Eq for Authorization {}
 
 impl Default for Authorization {
     fn default() -> Self {
-        Self {
-            modes: vec![AuthorizationMode::Rbac],
-        }
+        Self::modes([AuthorizationMode::Rbac])
     }
 }
 
@@ -66,7 +79,26 @@ impl Authorization {
     pub fn modes(modes: impl IntoIterator<Item = AuthorizationMode>) -> Self {
         Self {
             modes: modes.into_iter().collect(),
+            node: None,
         }
+    }
+
+    /// Whether the chain has the Node authorizer.
+    pub(crate) fn has_node(&self) -> bool {
+        self.modes.contains(&AuthorizationMode::Node)
+    }
+
+    /// The chain, its `Node` mode answering with `node`.
+    pub(crate) fn with_node(self, node: NodeAuthorizer) -> Self {
+        Self {
+            node: Some(node),
+            ..self
+        }
+    }
+
+    /// The Node authorizer, when the chain has it.
+    pub(crate) fn node(&self) -> Option<&NodeAuthorizer> {
+        self.node.as_ref().filter(|_| self.has_node())
     }
 
     /// Whether `user` may do `request` under `policy`.
@@ -86,6 +118,15 @@ impl Authorization {
                     Err(reason) if reason.is_empty() => {}
                     Err(reason) => reasons.push(reason),
                 },
+                // Without its graph (a chain not built by a server) the Node authorizer has
+                // no opinion.
+                AuthorizationMode::Node => {
+                    match self.node.as_ref().map(|node| node.authorize(user, request)) {
+                        Some(Ok(())) => return Decision::Allow(String::new()),
+                        Some(Err(reason)) if !reason.is_empty() => reasons.push(reason),
+                        _ => {}
+                    }
+                }
             }
         }
         Decision::NoOpinion(reasons.join("\n"))
@@ -189,6 +230,49 @@ mod tests {
                 .as_deref(),
             Some(r#"forbidden: User "system:anonymous" cannot get path "/metrics""#)
         );
+    }
+
+    /// A graph that relates nothing.
+    #[derive(Debug)]
+    struct Empty;
+
+    impl crate::server::auth::node::NodeGraph for Empty {
+        fn related(&self, _: &str, _: crate::server::auth::node::Vertex, _: &str, _: &str) -> bool {
+            false
+        }
+    }
+
+    // Upstream's union authorizer: the Node authorizer's reason is kept when RBAC has no
+    // opinion either, and a chain without its graph has no opinion.
+    #[test]
+    fn the_node_authorizers_reason_reaches_the_refusal() {
+        let policy = Policy::default();
+        let node = crate::server::auth::user::User::new(
+            "system:node:n1",
+            &[crate::server::auth::node::NODES_GROUP],
+        );
+        let secret = request(Method::GET, "/api/v1/namespaces/default/secrets/s1");
+        let chain = Authorization::modes([AuthorizationMode::Node, AuthorizationMode::Rbac]);
+        assert_eq!(
+            chain.decide(&policy, &node, &secret),
+            Decision::NoOpinion(String::new()),
+            "no graph yet"
+        );
+        let rules = crate::server::auth::bootstrap::node_rules(crate::KubeVersion::new(1, 36));
+        let chain = chain.with_node(NodeAuthorizer::new(std::sync::Arc::new(Empty), rules, true));
+        assert_eq!(
+            chain.decide(&policy, &node, &secret),
+            Decision::NoOpinion(
+                "no relationship found between node 'n1' and this object".to_owned()
+            )
+        );
+        assert_eq!(
+            chain.decide(&policy, &node, &request(Method::GET, "/api/v1/services")),
+            Decision::Allow(String::new()),
+            "system:node's rules"
+        );
+        assert!(chain.node().is_some());
+        assert!(Authorization::default().node().is_none());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Who sends each request and what they may do: authentication (`authn`: X.509 client
 //! certificates the TLS layer verified, bearer tokens from a token file, anonymous requests),
 //! impersonation (`impersonation`), and authorization (`authz`: `system:masters`, then the
-//! configured modes, among them RBAC over the stored roles and bindings, `rbac`), each
+//! configured modes, among them RBAC over the stored roles and bindings, `rbac`, and the Node
+//! authorizer, `node`, over a graph the state keeps), each
 //! decided on a request's `attributes` as upstream's filters decide them, in upstream's
 //! order: authentication, impersonation, authorization. The user a request is served as goes
 //! into its extensions ([`Requestor`]) for the handlers that answer about it (the review
@@ -22,6 +23,7 @@ pub(crate) mod authn;
 pub(crate) mod authz;
 pub(crate) mod bootstrap;
 pub(crate) mod impersonation;
+pub(crate) mod node;
 pub(crate) mod oidc;
 pub(crate) mod rbac;
 pub(crate) mod service_account;

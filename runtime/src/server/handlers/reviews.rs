@@ -74,6 +74,46 @@ struct ResourceAttributes {
     subresource: String,
     #[serde(default)]
     name: String,
+    #[serde(default, rename = "fieldSelector")]
+    field_selector: Option<FieldSelectorAttributes>,
+}
+
+/// `spec.resourceAttributes.fieldSelector`: a selector as written, or its requirements.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FieldSelectorAttributes {
+    #[serde(default)]
+    raw_selector: String,
+    #[serde(default)]
+    requirements: Vec<FieldRequirement>,
+}
+
+/// One requirement of [`FieldSelectorAttributes`].
+#[derive(Debug, Default, Deserialize)]
+struct FieldRequirement {
+    #[serde(default)]
+    key: String,
+    #[serde(default)]
+    operator: String,
+    #[serde(default)]
+    values: Vec<String>,
+}
+
+impl FieldSelectorAttributes {
+    /// The equality terms the authorizers read: those of the raw selector, or the `In`
+    /// requirements of one value (upstream's `fieldSelectorAsSelector` makes those `=`).
+    fn equality_terms(&self) -> Vec<(String, String)> {
+        if !self.raw_selector.is_empty() {
+            return crate::server::auth::attributes::equality_terms(&self.raw_selector);
+        }
+        self.requirements
+            .iter()
+            .filter_map(|r| match r.values.as_slice() {
+                [value] if r.operator == "In" => Some((r.key.clone(), value.clone())),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// `spec.nonResourceAttributes`.
@@ -213,6 +253,11 @@ fn access_review(
             resource: r.resource.clone(),
             subresource: r.subresource.clone(),
             name: r.name.clone(),
+            fields: r
+                .field_selector
+                .as_ref()
+                .map(FieldSelectorAttributes::equality_terms)
+                .unwrap_or_default(),
         },
         (None, Some(n)) => Attributes {
             verb: n.verb.clone(),
@@ -239,7 +284,16 @@ fn with_reason(mut status: Value, reason: &str) -> Value {
 /// into resource and non-resource rules; `incomplete` when a binding names a missing role.
 fn rules_review(call: &Call, spec: &AccessSpec) -> Value {
     let policy = call.state.access.policy();
-    let (rules, errors) = policy.rules_for(&call.user, &spec.namespace);
+    let (rules, mut errors) = policy.rules_for(&call.user, &spec.namespace);
+    // The Node authorizer's permissions follow the graph and cannot be listed: upstream's
+    // `NodeAuthorizer.RulesFor` says so, which makes a node's list incomplete.
+    let authorization = &call.state.access.authorization;
+    if authorization.node().is_some() && crate::server::auth::node::node_of(&call.user).is_some() {
+        errors.insert(
+            0,
+            "node authorizer does not support user rule resolution".to_owned(),
+        );
+    }
     let mut resource_rules = Vec::new();
     let mut non_resource_rules = Vec::new();
     for rule in rules {

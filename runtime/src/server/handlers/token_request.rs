@@ -135,6 +135,7 @@ pub(crate) async fn serve(
     let namespace = call.target.namespace.clone().unwrap_or_default();
     let (body, _) = write_request::<CreateOptions>(call, body).await?;
     let mut request = negotiate::decode_body(&call.headers, &body, call.state.cbor())?;
+    crate::server::admission::admit_token_request(call, &request, name).await?;
     // The body's name and namespace must be the URL's when given.
     for (field, want, detail) in [
         (

@@ -19,6 +19,11 @@
 //! A mirror answers only while it is in step with the store (listed and watching) and holds
 //! at most [`MOST`] objects; otherwise admission reads the store as before
 //! (`admission::storage::list`), so a copy never answers with less than the store holds.
+//!
+//! The same machinery keeps the Node authorizer's graph (`node_graph`): mirrors that keep a
+//! projection of each object (the few names its edges need) rather than the object, read only
+//! through [`Mirrors::visit`] and never by admission's reads, present only when the
+//! authorization chain has the Node mode.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -80,34 +85,90 @@ pub(crate) struct Mirrors {
 
 impl Default for Mirrors {
     fn default() -> Self {
-        Self {
-            mirrors: MIRRORED
-                .iter()
-                .map(|(group, plural)| Mirror::new(prefix_of(group, plural)))
-                .collect(),
-        }
+        Self::new(&[], 0)
     }
 }
 
+/// What a mirror keeps of each object: the whole object, or what a function projects of it
+/// (the node graph's edges), which only [`Mirrors::visit`] reads.
+pub(crate) type Projection = fn(&Value) -> Value;
+
 impl Mirrors {
+    /// The mirrors admission reads and, for each of `projected` (group, plural and
+    /// projection), a mirror of projections holding at most `most` objects: the node graph's
+    /// (`node_graph::MIRRORED`) when the chain has the Node authorizer.
+    pub(crate) fn new(projected: &[(&str, &str, Projection)], most: usize) -> Self {
+        let whole = MIRRORED
+            .iter()
+            .map(|(group, plural)| Mirror::new(prefix_of(group, plural), None, MOST));
+        let projected = projected.iter().map(|(group, plural, projection)| {
+            Mirror::new(prefix_of(group, plural), Some(*projection), most)
+        });
+        Self {
+            mirrors: whole.chain(projected).collect(),
+        }
+    }
+
     /// Every object stored under `prefix` (a mirrored resource's prefix, or one namespace's
     /// part of it), decoded, in key order; `None` when no mirror can answer for it now.
     pub(crate) fn list(&self, prefix: &str) -> Option<Vec<Value>> {
-        self.mirror_of(prefix)?.list(prefix)
+        self.whole_mirror_of(prefix)?.list(prefix)
     }
 
     /// The object stored under `key`, decoded, or `None` inside; `None` when no mirror can
     /// answer for it now.
     pub(crate) fn get(&self, key: &str) -> Option<Option<Value>> {
-        self.mirror_of(key)?.get(key)
+        self.whole_mirror_of(key)?.get(key)
+    }
+
+    /// Calls `visit` with the key and projection of every object under `prefix` of a
+    /// projected mirror, in key order, until it answers true; answers whether one did, or
+    /// `None` when no projected mirror can answer for `prefix` now.
+    pub(crate) fn visit(
+        &self,
+        prefix: &str,
+        mut visit: impl FnMut(&str, &Value) -> bool,
+    ) -> Option<bool> {
+        let mirror = self
+            .mirrors
+            .iter()
+            .find(|m| m.projection.is_some() && prefix.starts_with(&m.prefix))?;
+        let known = mirror.lock();
+        if !known.in_step {
+            return None;
+        }
+        for (key, entry) in known
+            .entries
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
+            .take_while(|(key, _)| key.starts_with(prefix))
+        {
+            match &entry.object {
+                Some(Ok(object)) if visit(key, object) => return Some(true),
+                Some(Err(())) => return None,
+                _ => {}
+            }
+        }
+        Some(false)
+    }
+
+    /// Whether every projected mirror has listed its resource and follows its watch.
+    pub(crate) fn projections_in_step(&self) -> bool {
+        self.mirrors
+            .iter()
+            .filter(|m| m.projection.is_some())
+            .all(|m| m.lock().in_step)
     }
 
     /// This server read or wrote `kv` (any key; keys no mirror holds are ignored).
     pub(crate) fn observe(&self, kv: &KeyValue) {
         if let Some(mirror) = self.mirror_of(&kv.key) {
+            let decoded = mirror.decode(kv);
             mirror
                 .lock()
-                .learn(&kv.key, kv.mod_revision, Some(decode(kv)), Source::Local);
+                .learn(&kv.key, kv.mod_revision, Some(decoded), Source::Local);
         }
     }
 
@@ -118,8 +179,26 @@ impl Mirrors {
         }
     }
 
+    /// Starts every mirror over from `items` listed at `revision`, as if its listing came in.
+    #[cfg(test)]
+    pub(crate) fn listed(&self, items: &[KeyValue], revision: u64) {
+        for mirror in &self.mirrors {
+            let mine: Vec<KeyValue> = items
+                .iter()
+                .filter(|kv| kv.key.starts_with(&mirror.prefix))
+                .cloned()
+                .collect();
+            mirror.reset(&mine, revision);
+        }
+    }
+
     fn mirror_of(&self, key: &str) -> Option<&Mirror> {
         self.mirrors.iter().find(|m| key.starts_with(&m.prefix))
+    }
+
+    /// The mirror of whole objects holding `key`: a projection never answers for the store.
+    fn whole_mirror_of(&self, key: &str) -> Option<&Mirror> {
+        self.mirror_of(key).filter(|m| m.projection.is_none())
     }
 }
 
@@ -127,6 +206,10 @@ impl Mirrors {
 #[derive(Debug)]
 struct Mirror {
     prefix: String,
+    /// What is kept of each object: `None` for the whole object.
+    projection: Option<Projection>,
+    /// The most objects the mirror holds before it leaves the resource to the store.
+    most: usize,
     known: Mutex<Known>,
 }
 
@@ -160,11 +243,22 @@ enum Source {
 }
 
 impl Mirror {
-    fn new(prefix: String) -> Self {
+    fn new(prefix: String, projection: Option<Projection>, most: usize) -> Self {
         Self {
             prefix,
+            projection,
+            most,
             known: Mutex::default(),
         }
+    }
+
+    /// A stored value as this mirror keeps it.
+    fn decode(&self, kv: &KeyValue) -> Decoded {
+        let value: Value = serde_json::from_slice(&kv.value).map_err(|_| ())?;
+        Ok(Arc::new(match self.projection {
+            Some(project) => project(&value),
+            None => value,
+        }))
     }
 
     fn list(&self, prefix: &str) -> Option<Vec<Value>> {
@@ -207,27 +301,34 @@ impl Mirror {
     }
 
     /// Starts over from a listing at `revision`, keeping local news newer than it; a listing
-    /// of more than [`MOST`] objects leaves the mirror out of step.
+    /// of more than its most objects leaves the mirror out of step.
     fn reset(&self, items: &[KeyValue], revision: u64) {
+        let decoded: Vec<Decoded> = items.iter().map(|kv| self.decode(kv)).collect();
         let mut known = self.lock();
         known.entries.retain(|_, entry| entry.revision > revision);
         known.watched = revision;
-        known.in_step = items.len() <= MOST;
+        known.in_step = items.len() <= self.most;
         if !known.in_step {
             known.entries.clear();
             return;
         }
-        for kv in items {
-            known.learn(&kv.key, kv.mod_revision, Some(decode(kv)), Source::Watch);
+        for (kv, object) in items.iter().zip(decoded) {
+            known.learn(&kv.key, kv.mod_revision, Some(object), Source::Watch);
         }
     }
 
-    /// Takes in one watch event; answers false when the mirror has grown past [`MOST`].
+    /// Takes in one watch event; answers false when the mirror has grown past its most.
     fn watched(&self, event: &WatchEvent) -> bool {
+        let decoded = match event {
+            WatchEvent::Put { kv, .. } => Some(self.decode(kv)),
+            _ => None,
+        };
         let mut known = self.lock();
         match event {
             WatchEvent::Put { kv, .. } => {
-                known.learn(&kv.key, kv.mod_revision, Some(decode(kv)), Source::Watch);
+                if let Some(object) = decoded {
+                    known.learn(&kv.key, kv.mod_revision, Some(object), Source::Watch);
+                }
             }
             WatchEvent::Delete { prev, revision } => {
                 if known
@@ -243,7 +344,7 @@ impl Mirror {
         // A tombstone goes when the watch delivers its delete (above), or with the next
         // listing when the watch ends first.
         known.watched = known.watched.max(event.revision());
-        if known.entries.len() > MOST {
+        if known.entries.len() > self.most {
             known.out_of_step();
             return false;
         }
@@ -282,12 +383,6 @@ impl Known {
     }
 }
 
-fn decode(kv: &KeyValue) -> Decoded {
-    serde_json::from_slice(&kv.value)
-        .map(Arc::new)
-        .map_err(|_| ())
-}
-
 /// Keeps every mirror of `state` in step with the store until `stop`: one task per mirror.
 pub(crate) fn spawn(state: &State, stop: &signal::Receiver<bool>) {
     for index in 0..state.storage.mirrors().mirrors.len() {
@@ -305,13 +400,13 @@ async fn follow(state: &State, index: usize) {
     let storage = &state.storage;
     let mirror = &storage.mirrors().mirrors[index];
     let Ok(listed) = storage
-        .list(&mirror.prefix, None, None, Some(MOST + 1))
+        .list(&mirror.prefix, None, None, Some(mirror.most + 1))
         .await
     else {
         return;
     };
     mirror.reset(&listed.items, listed.revision);
-    if listed.items.len() > MOST {
+    if listed.items.len() > mirror.most {
         tokio::time::sleep(RECHECK_CROWDED_AFTER).await;
         return;
     }

@@ -6,8 +6,10 @@
 //! release serves by default (`release`) as `--runtime-config` changes it (`enablement`) and
 //! the API features it has as `--feature-gates` changes them (`feature_gates`), the
 //! Service ranges (`service_ranges`) and what the stored Services hold of them
-//! (`service_allocations`, fed by `observed` too), and the in-memory copies of what admission
-//! reads on every write (`mirrors`, fed by `observed` and a watch).
+//! (`service_allocations`, fed by `observed` too), the in-memory copies of what admission
+//! reads on every write (`mirrors`, fed by `observed` and a watch) and, in projected mirrors,
+//! the Node authorizer's graph (`node_graph`); which admission plugins run beyond the
+//! default set (`admission_plugins`).
 //!
 //! May import: `auth` (the state holds how requests are authorized), `objects` (the watch
 //! cache serves events as reads do) and from `http` the
@@ -15,6 +17,7 @@
 //! protobuf or CBOR watcher) and what the metrics label requests by (`path`, `connections`); never `handlers`,
 //! `background` or `describe`.
 
+pub(crate) mod admission_plugins;
 pub(crate) mod builtin;
 pub(crate) mod builtin_names;
 pub(crate) mod enablement;
@@ -23,6 +26,7 @@ pub(crate) mod keys;
 pub(crate) mod metrics;
 pub(crate) mod mirrors;
 pub(crate) mod namespaces;
+pub(crate) mod node_graph;
 pub(crate) mod observed;
 pub(crate) mod recent;
 pub(crate) mod release;
@@ -60,6 +64,8 @@ pub(crate) struct ServerState {
     pub(crate) features: feature_gates::Features,
     /// Whether containers may be privileged (`--allow-privileged`).
     pub(crate) allow_privileged: bool,
+    /// Which admission plugins run beyond those that always do (`--enable-admission-plugins`).
+    pub(crate) admission_plugins: admission_plugins::AdmissionPlugins,
     /// The shared watch feeds, one per watched resource and version.
     pub(crate) watch_cache: WatchCache,
     /// The series `/metrics` serves.

@@ -22,7 +22,7 @@ pub(crate) struct Observed {
     recent: RecentObjects,
     namespaces: NamespaceCache,
     services: ServiceAllocations,
-    mirrors: Mirrors,
+    mirrors: Arc<Mirrors>,
 }
 
 impl fmt::Debug for Observed {
@@ -34,13 +34,17 @@ impl fmt::Debug for Observed {
 }
 
 impl Observed {
-    pub(crate) fn new(engine: Arc<dyn Storage>, services: ServiceAllocations) -> Self {
+    pub(crate) fn new(
+        engine: Arc<dyn Storage>,
+        services: ServiceAllocations,
+        mirrors: Arc<Mirrors>,
+    ) -> Self {
         Self {
             engine,
             recent: RecentObjects::default(),
             namespaces: NamespaceCache::default(),
             services,
-            mirrors: Mirrors::default(),
+            mirrors,
         }
     }
 
@@ -59,7 +63,7 @@ impl Observed {
         &self.services
     }
 
-    /// The copies of what admission reads on every write.
+    /// The copies of what admission reads on every write, and the node graph's.
     pub(crate) fn mirrors(&self) -> &Mirrors {
         &self.mirrors
     }

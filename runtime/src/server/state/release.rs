@@ -100,6 +100,10 @@ pub(crate) enum Feature {
     /// In-place pod resize through a pod's `resize` subresource (the gate alpha from 1.27, the
     /// subresource from 1.32, beta and on in 1.33, GA in 1.35).
     InPlacePodVerticalScaling,
+    /// The Node authorizer limits a kubelet's reads of Nodes and Pods to its own, and its
+    /// lists of ResourceSlices to a `nodeName` field selector (alpha in 1.31, beta and on in
+    /// 1.32, GA in 1.34).
+    AuthorizeNodeWithSelectors,
 }
 
 impl Feature {
@@ -115,11 +119,12 @@ impl Feature {
             Self::ValidatingAdmissionPolicy => "ValidatingAdmissionPolicy",
             Self::MutatingAdmissionPolicy => "MutatingAdmissionPolicy",
             Self::InPlacePodVerticalScaling => "InPlacePodVerticalScaling",
+            Self::AuthorizeNodeWithSelectors => "AuthorizeNodeWithSelectors",
         }
     }
 
     /// Every feature the server consults.
-    pub(crate) const ALL: [Feature; 9] = [
+    pub(crate) const ALL: [Feature; 10] = [
         Feature::WatchList,
         Feature::ServerSideFieldValidation,
         Feature::AggregatedDiscoveryEndpoint,
@@ -129,6 +134,7 @@ impl Feature {
         Feature::ValidatingAdmissionPolicy,
         Feature::MutatingAdmissionPolicy,
         Feature::InPlacePodVerticalScaling,
+        Feature::AuthorizeNodeWithSelectors,
     ];
 }
 
@@ -243,7 +249,7 @@ mod tests {
         assert!(!is_builtin_group("example.com"));
     }
 
-    const ALL: [Feature; 9] = Feature::ALL;
+    const ALL: [Feature; 10] = Feature::ALL;
 
     /// Features the table records that every release kapi serves has on (watch bookmarks GA
     /// in 1.17, dry run GA in 1.19, server-side apply on since 1.16 and GA in 1.22), so no code

@@ -6,10 +6,11 @@
 //! programs deployed at varying places that upstream leaves unbound (`system:heapster`,
 //! `system:node-problem-detector`, `system:persistent-volume-provisioner`, ...).
 //!
-//! `system:node`'s binding names no one: since 1.8 the Node authorizer, not RBAC, grants
-//! kubelets their access, and upstream keeps the binding empty. kapi has no Node authorizer,
-//! so a kubelet's user (`system:node:<name>` in `system:nodes`) gets only what every
-//! authenticated user gets.
+//! `system:node`'s binding names no one: since 1.8 the Node authorizer (`auth::node`, with
+//! `--authorization-mode=Node,RBAC`), not RBAC, grants kubelets their access, and upstream
+//! keeps the binding empty; its rules are what that authorizer allows every node
+//! ([`node_rules`](super::node_rules)). Without the Node mode a kubelet's user
+//! (`system:node:<name>` in `system:nodes`) gets only what every authenticated user gets.
 
 use super::{Binding, EVENTS, READ, Role, Rule, Subject, binding, resources, role};
 
@@ -33,6 +34,9 @@ const ACCESS_REVIEWS: Rule = resources(
     &["subjectaccessreviews"],
 );
 
+/// The kubelets' role, whose rules the Node authorizer applies.
+pub(super) const NODE_ROLE: &str = "system:node";
+
 pub(super) const CLUSTER_ROLES: &[Role] = &[
     role(
         "system:heapster",
@@ -42,7 +46,7 @@ pub(super) const CLUSTER_ROLES: &[Role] = &[
         ],
     ),
     role(
-        "system:node",
+        NODE_ROLE,
         &[
             TOKEN_REVIEWS,
             resources(

@@ -261,6 +261,18 @@ pub(crate) fn cluster_roles(version: KubeVersion) -> Vec<Value> {
     .collect()
 }
 
+/// The rules of `system:node` in release `version`: what the Node authorizer allows every
+/// node beyond the objects of its graph (upstream's `NodeRules()`, which the role is made of).
+pub(crate) fn node_rules(version: KubeVersion) -> Vec<PolicyRule> {
+    components::CLUSTER_ROLES
+        .iter()
+        .filter(|role| role.name == components::NODE_ROLE)
+        .flat_map(|role| role.rules)
+        .filter(|rule| version.minor >= rule.since)
+        .map(Rule::policy_rule)
+        .collect()
+}
+
 /// The bootstrap ClusterRoleBindings of release `version`: those of [`user_facing`] and
 /// [`components`], and each controller's role bound to the kube-system service account it
 /// is named after (upstream's `addControllerRole`).
