@@ -5,15 +5,16 @@
 //! (`k8s.io/apiserver/pkg/admission/plugin/cel/activation.go`).
 //!
 //! A check is a resource request of API version `*` with the group, resource, subresource,
-//! namespace and name the expression set, or a non-resource request of a path; selectors are
-//! carried but no kapi authorizer reads them (RBAC does not, upstream either).
+//! namespace and name the expression set (and a field selector's equality terms, which the
+//! Node authorizer reads; label selectors no kapi authorizer reads, as RBAC does not), or a
+//! non-resource request of a path.
 
 use std::sync::Arc;
 
 use crate::cel::library::authz::{self, Authorize, Check, Principal, ResourceCheck, Verdict};
 use crate::server::Call;
 use crate::server::auth::Access;
-use crate::server::auth::attributes::Attributes;
+use crate::server::auth::attributes::{Attributes, equality_terms};
 use crate::server::auth::authz::Decision;
 use crate::server::auth::user::{User, service_account};
 
@@ -45,6 +46,7 @@ impl Authorize for RequestAuthorizer {
                 resource: resource.resource.clone(),
                 subresource: resource.subresource.clone(),
                 name: resource.name.clone(),
+                fields: equality_terms(&resource.field_selector),
                 ..Attributes::default()
             },
             Check::Path(path) => Attributes {
