@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::crd::CustomResourceDefinition;
@@ -153,8 +154,26 @@ pub(super) fn validate_crd(object: &Value, old: Option<&Value>) -> Vec<StatusCau
                     &mut causes,
                 );
                 let root = format!("{field}.schema.openAPIV3Schema");
-                for error in crate::cel::validation::compile_errors(schema) {
-                    let at = format!("{root}.{}", error.path);
+                // A version whose schema the update keeps is not judged rule by rule again
+                // (`versionsWithUnchangedSchemas`).
+                let unchanged = old
+                    .and_then(|old| old.pointer("/spec/versions"))
+                    .and_then(Value::as_array)
+                    .and_then(|versions| {
+                        versions.iter().find(|v| {
+                            v.get("name").and_then(Value::as_str) == Some(version.name.as_str())
+                        })
+                    })
+                    .and_then(|v| v.pointer("/schema/openAPIV3Schema"))
+                    .is_some_and(|old_schema| {
+                        JSONSchemaProps::deserialize(old_schema).is_ok_and(|o| &o == schema)
+                    });
+                for error in crate::cel::validation::schema_errors(schema, unchanged) {
+                    let at = if error.path.is_empty() {
+                        root.clone()
+                    } else {
+                        format!("{root}.{}", error.path)
+                    };
                     causes.push(match (&error.within, error.cause) {
                         (_, Some(mut cause)) => {
                             cause.field = Some(at);
