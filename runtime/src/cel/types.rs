@@ -315,6 +315,16 @@ impl Decl {
         Decl::scalar(Type::Dyn, MAX_REQUEST_BYTES - 2, 1)
     }
 
+    /// A value known only by its type (a policy's variable).
+    pub fn typed(t: Type) -> Decl {
+        Decl {
+            name: String::new(),
+            shape: Shape::Scalar(t),
+            max_elements: MAX_REQUEST_BYTES - 2,
+            min_size: 1,
+        }
+    }
+
     /// A key of a declared map: a string of no declared size.
     pub fn map_key() -> Arc<Decl> {
         Decl::scalar(Type::String, 0, 2)
