@@ -1,6 +1,6 @@
 //! The type checker: the CEL type of every node of a parsed expression, from the declared
 //! variables' types (a schema's declarations for `self`, `object`, ...; dyn for the others) and
-//! the overloads of the environment's functions ([`super::overloads`]), with cel-go's errors:
+//! the overloads of the environment's functions (`overloads`), with cel-go's errors:
 //!
 //! - `undeclared reference to 'x' (in container '')`: a name that is neither a variable in
 //!   scope, a comprehension's variable, a type nor a function the environment has;
@@ -24,7 +24,7 @@ use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
 use super::check::{TYPE_NAMES, is_function, qualified, undeclared};
 use super::overloads::{self, Overload};
-use super::types::{Bindings, Decl, OPTIONAL, Type};
+use super::types::{Bindings, Decl, Field, OPTIONAL, Type};
 
 /// A variable an expression may read.
 #[derive(Clone, Debug)]
@@ -300,9 +300,9 @@ impl Checker<'_> {
     ) -> (Type, Option<Arc<Decl>>) {
         match operand {
             Type::Object(object) => match object.field(field) {
-                Ok(Some(found)) => (found.cel_type(), Some(Arc::clone(found))),
-                Ok(None) => (Type::Dyn, None),
-                Err(()) => {
+                Field::Declared(found) => (found.cel_type(), Some(Arc::clone(found))),
+                Field::Open => (Type::Dyn, None),
+                Field::Undefined => {
                     self.problems
                         .push((id, format!("undefined field '{field}'")));
                     (Type::Error, None)

@@ -1,5 +1,5 @@
 //! Static cost estimation: the least and the most an expression can cost, in the units the
-//! runtime meter ([`super::cost`]) counts, before it ever runs. The sizes of strings, lists
+//! runtime meter (`cost`) counts, before it ever runs. The sizes of strings, lists
 //! and maps come from the declarations the checker recorded (a schema's `maxLength`,
 //! `maxItems`, `maxProperties`, or the largest the 3 MiB request limit leaves room for), from
 //! literals, and from what functions return; a size nothing bounds is unbounded.

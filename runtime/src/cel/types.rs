@@ -36,9 +36,10 @@ const MIN_DURATION_SIZE: u64 = 4;
 const MAX_DURATION_SIZE: u64 = 32;
 
 /// A CEL type.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub enum Type {
     /// Any type: what the checker does not know.
+    #[default]
     Dyn,
     /// A type error already reported: assignable everywhere, like dyn, so one error is
     /// reported once.
@@ -119,12 +120,6 @@ impl fmt::Display for Type {
             Type::Object(decl) => f.write_str(&decl.name),
             Type::Param(name) => f.write_str(name),
         }
-    }
-}
-
-impl Default for Type {
-    fn default() -> Type {
-        Type::Dyn
     }
 }
 
@@ -280,6 +275,17 @@ pub struct Decl {
     pub min_size: u64,
 }
 
+/// A field read of a declared value.
+#[derive(Debug)]
+pub enum Field<'d> {
+    /// A field the schema declares.
+    Declared(&'d Arc<Decl>),
+    /// A field of an object that lets others be read: dyn.
+    Open,
+    /// A field the object cannot have (`undefined field`).
+    Undefined,
+}
+
 /// The shape of a declared value.
 #[derive(Debug)]
 pub enum Shape {
@@ -348,16 +354,15 @@ impl Decl {
         }
     }
 
-    /// What reading `field` of an object gives: `Ok(Some)` a declared field, `Ok(None)` a
-    /// field of an open object (dyn), `Err` a field the object cannot have.
-    pub fn field(&self, field: &str) -> Result<Option<&Arc<Decl>>, ()> {
+    /// What reading `field` of the value gives.
+    pub fn field(&self, field: &str) -> Field<'_> {
         match &self.shape {
             Shape::Object { fields, open } => match fields.get(field) {
-                Some(decl) => Ok(Some(decl)),
-                None if *open => Ok(None),
-                None => Err(()),
+                Some(decl) => Field::Declared(decl),
+                None if *open => Field::Open,
+                None => Field::Undefined,
             },
-            _ => Ok(None),
+            _ => Field::Open,
         }
     }
 

@@ -186,8 +186,8 @@ impl Costs {
             return;
         }
         self.most_expensive.push((path.to_owned(), cost));
-        // Stable, as upstream's sort of the few entries keeps ties in order seen in practice.
-        self.most_expensive.sort_by(|a, b| b.1.cmp(&a.1));
+        self.most_expensive
+            .sort_by_key(|(_, cost)| std::cmp::Reverse(*cost));
         self.most_expensive.truncate(4);
     }
 }
