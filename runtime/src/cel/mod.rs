@@ -29,6 +29,7 @@
 //! May import: `schema`, `meta`, `quantity`, `duration`, `validation` (its string formats);
 //! nothing of the server.
 
+pub mod admission;
 mod check;
 pub mod checker;
 mod cost;

@@ -9,8 +9,9 @@
 //! break, one such part per kind joined by line breaks. Warnings never change what the policy
 //! does.
 //!
-//! `request`, `namespaceObject` and `authorizer` are dyn here (upstream types the first two
-//! by hand-written declarations), which lets through what upstream may warn about.
+//! `request` and `namespaceObject` have upstream's hand-written declarations
+//! (`cel::admission`); `authorizer` is dyn here, which lets through what upstream may warn
+//! about.
 //!
 //! Upstream: `apiserver/pkg/admission/plugin/policy/validating/typechecking.go`
 //! (`TypeChecker.Check`, `typesToCheck`, `maxTypesToCheck`, `TypeCheckingResult.String`).
@@ -21,7 +22,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::cel::types::{Decl, Shape, inline_refs};
-use crate::cel::{Type, Variable, compile_typed};
+use crate::cel::{Type, Variable, admission, compile_typed};
 use crate::schema::JSONSchemaProps;
 use crate::{GroupVersionKind, Registry};
 
@@ -113,8 +114,8 @@ fn environment(
     let mut base = vec![
         Variable::declared("object", Arc::clone(object)),
         Variable::declared("oldObject", Arc::clone(object)),
-        Variable::dyn_named("request"),
-        Variable::dyn_named("namespaceObject"),
+        admission::variable("request"),
+        admission::variable("namespaceObject"),
         Variable::dyn_named("authorizer"),
     ];
     if let Some(params) = params {

@@ -28,7 +28,7 @@ use serde_json::Value;
 use super::config::{BINDINGS, MUTATING_BINDINGS, MUTATING_POLICIES, POLICIES};
 use super::evaluate::names;
 use crate::KubeVersion;
-use crate::cel::Type;
+use crate::cel::{Type, admission};
 use crate::meta::StatusCause;
 use crate::registry::{RegisteredKind, Registry, Validator};
 use crate::server::admission::webhook::config::GROUP;
@@ -434,8 +434,8 @@ const ANY: &[(Type, &str)] = &[];
 /// Compiles `expression`: `Invalid value: "<expression>": compilation failed: <cel-go's text>`,
 /// or, when the checker knows its type is none of `returns`, `must evaluate to bool` (`must
 /// evaluate to one of [string null_type]`), as upstream's `CompileCELExpression` refuses it.
-/// Variables are dyn here, as upstream declares them outside type checking; a dyn result is
-/// let through (upstream refuses it: kapi cannot always tell a dyn of its own from one of
+/// `request` and `namespaceObject` are typed by upstream's hand-written declarations, the other
+/// variables dyn, as upstream declares them outside type checking; a dyn result is let through (upstream refuses it: kapi cannot always tell a dyn of its own from one of
 /// upstream's).
 fn compile(
     expression: &str,
@@ -444,7 +444,8 @@ fn compile(
     at: &FieldPath,
     errors: &mut Errors,
 ) {
-    match crate::cel::compile(expression, names) {
+    let variables: Vec<_> = names.iter().map(|n| admission::variable(n)).collect();
+    match crate::cel::compile_typed(expression, &variables) {
         Err(e) => errors.invalid(
             at,
             Shown::Plain(&Value::from(expression)),
