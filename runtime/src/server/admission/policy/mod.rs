@@ -27,12 +27,13 @@
 //! graduated) and in 1.28 only with the `ValidatingAdmissionPolicy` gate on.
 //!
 //! `validation` checks writes of the policies and bindings themselves, with upstream's
-//! messages (a CEL expression that does not compile refuses its policy).
+//! messages (a CEL expression that does not compile, or whose type is certainly not what its
+//! field requires, refuses its policy).
 //!
 //! Not done: `matchPolicy: Equivalent` reaching the same resource through another version or
-//! group (matched as `Exact`, as the webhooks are), the `authorizer` variable (declared, not
-//! bound), and the type-checking warnings of `status.typeChecking`, which
-//! `background::policy_status` writes empty with the observed generation.
+//! group (matched as `Exact`, as the webhooks are) and the `authorizer` variable (declared, not
+//! bound). The type-checking warnings of `status.typeChecking` are written by
+//! `background::policy_status` with the observed generation.
 //!
 //! May import what `admission` may, and the webhooks' matching, configuration types and review.
 

@@ -16,9 +16,10 @@
 //! `prepare` gives every served version of the four kinds this check, as the validator of its
 //! registered kind. The versions share the shape checked here.
 //!
-//! Not checked: the expressions' result types (kapi's CEL has no type checker: an expression
-//! that gives no boolean refuses the requests it is evaluated for) and reads of undeclared
-//! `variables`.
+//! The expressions are type-checked (`request` and `namespaceObject` typed as upstream
+//! declares them, the other variables dyn) and a result type that is certainly not the one its
+//! field requires refuses the policy; an expression of dyn type that gives no boolean refuses
+//! the requests it is evaluated for. Not checked: reads of undeclared `variables`.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
