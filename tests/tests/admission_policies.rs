@@ -2,7 +2,7 @@
 //! (`staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating/`): policies that
 //! deny, warn and audit, parameters from a ConfigMap, a binding limited by a namespace
 //! selector, `resourceNames` on deletes, dry runs, a policy whose CEL does not compile refused
-//! at creation, the 1.28 feature gate, all with kubectl against `kapi serve`; and a denial's
+//! at creation, type errors against the matched kinds' schemas in a policy's status, the 1.28 feature gate, all with kubectl against `kapi serve`; and a denial's
 //! Status read by the official Python client.
 
 #![allow(
@@ -523,6 +523,65 @@ spec:
         text.contains("ValidatingAdmissionPolicy 'equivalent.kapi.test' with binding 'equivalent.kapi.test' denied request: failed expression:"),
         "{text}"
     );
+}
+
+// Upstream's type-checking controller (`policy/validating/typechecking.go`) checks each
+// validation against the schemas of the kinds the policy matches and writes what the checker
+// finds to `status.typeChecking.expressionWarnings`: `<gvk>: <cel-go error>` at the
+// expression's field. The policy is created, and its warnings do not stop it.
+#[test]
+fn kubectl_policies_show_their_type_errors_in_their_status() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    apply(
+        &k,
+        "typo.yaml",
+        &policy(
+            "typo.kapi.test",
+            "apps",
+            "deployments",
+            "CREATE",
+            "  validations:\n  - expression: object.spec.replicass > 1\n  \
+             - expression: object.spec.replicas > 1\n    messageExpression: object.spec.replicas\n",
+        ),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let stored = loop {
+        let stored = k.expect_json(&[
+            "get",
+            "validatingadmissionpolicy",
+            "typo.kapi.test",
+            "-o",
+            "json",
+        ]);
+        if stored["status"]["observedGeneration"] == stored["metadata"]["generation"] {
+            break stored;
+        }
+        assert!(std::time::Instant::now() < deadline, "{stored}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert_eq!(
+        stored["status"]["typeChecking"],
+        serde_json::json!({"expressionWarnings": [{
+            "fieldRef": "spec.validations[0].expression",
+            "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replicass'\n | object.spec.replicass > 1\n | ...........^\n",
+        }]}),
+        "{stored}"
+    );
+    // The YAML kubectl shows carries the warning too.
+    let yaml = k.expect_ok(&[
+        "get",
+        "validatingadmissionpolicy",
+        "typo.kapi.test",
+        "-o",
+        "yaml",
+    ]);
+    assert!(
+        yaml.contains("fieldRef: spec.validations[0].expression"),
+        "{yaml}"
+    );
+    assert!(yaml.contains("undefined field 'replicass'"), "{yaml}");
 }
 
 /// In 1.28, ValidatingAdmissionPolicy is beta and off: its kinds are served once

@@ -1,6 +1,7 @@
 //! The CEL rules of CRDs (`x-kubernetes-validations`) through kubectl: an object that breaks a
 //! rule is refused with 422 and upstream's message at the rule's field path, a transition rule
-//! (`self == oldSelf`) refuses an update, a CRD whose rule does not compile is refused, and the
+//! (`self == oldSelf`) refuses an update, a CRD whose rule does not compile (or mixes types, or
+//! is estimated to cost too much until `maxItems` bounds its list) is refused, and the
 //! Gateway API CRDs of the spec corpus are accepted (every rule of theirs compiles) and enforce
 //! their rules.
 //!
@@ -72,7 +73,8 @@ const WIDGETS: &str = r#"        type: object
               legacy: {type: string}
               tags:
                 type: array
-                items: {type: string}
+                maxItems: 16
+                items: {type: string, maxLength: 32}
                 x-kubernetes-validations:
                 - rule: "self.all(t, t.matches('^[a-z]+$')) && self.exists_one(t, t == 'main')"
                   message: tags are lower-case words, one of them main
@@ -240,6 +242,110 @@ fn broken_cycle(k: &Kubectl<'_>) -> Result<(), String> {
 #[test]
 fn a_crd_whose_rule_does_not_compile_is_refused() {
     on_a_server(broken_cycle);
+}
+
+/// A schema whose rule adds a string to an integer.
+const MISTYPED: &str = r#"        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: "self.replicas + 'a'"
+            properties:
+              replicas: {type: integer}
+"#;
+
+// Upstream's checker (cel-go `checker/errors.go`, `noMatchingOverload`) refuses an operator
+// whose operand types have no overload; apiextensions reports it as `compilation failed`.
+fn mistyped_cycle(k: &Kubectl<'_>) -> Result<(), String> {
+    let crd = k.file("crd.yaml", &crd("things", "Thing", MISTYPED));
+    refused(
+        k,
+        "CRD adding a string to an integer",
+        &["create", "-f", &crd.to_string_lossy()],
+        "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: \
+         Invalid value: apiextensions.ValidationRule{Rule:\"self.replicas + 'a'\", Message:\"\", \
+         MessageExpression:\"\", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", \
+         OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:15: found no matching \
+         overload for '_+_' applied to '(int, string)'",
+    )
+}
+
+#[test]
+fn a_crd_whose_rule_mixes_types_is_refused() {
+    on_a_server(mistyped_cycle);
+}
+
+/// A schema with a list of integers (`maxItems` as given) whose rule compares every pair.
+fn pairs(max_items: &str) -> String {
+    format!(
+        r#"        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              values:
+                type: array
+                {max_items}
+                items: {{type: integer}}
+                x-kubernetes-validations:
+                - rule: "self.all(x, self.exists_one(y, x == y))"
+                  message: values are unique
+"#
+    )
+}
+
+// apiextensions `validation.go`: a rule whose estimated cost (cel-go `checker/cost.go`, the
+// list's size estimated from the 3 MiB request limit) passes `StaticEstimatedCostLimit` is
+// forbidden, and so is the schema's total; `maxItems` bounds the list, and the CRD is accepted.
+fn expensive_cycle(k: &Kubectl<'_>) -> Result<(), String> {
+    let unbounded = k.file("unbounded.yaml", &crd("pairs", "Pair", &pairs("")));
+    let path = "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[values].\
+                x-kubernetes-validations[0].rule";
+    let error = match k.ok(&["create", "-f", &unbounded.to_string_lossy()]) {
+        Ok(out) => return Err(format!("an unbounded quadratic rule was accepted: {out}")),
+        Err(e) => e,
+    };
+    expect(
+        "rule cost",
+        &error,
+        &format!(
+            "{path}: Forbidden: estimated rule cost exceeds budget by factor of more than 100x \
+             (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where \
+             arrays, maps, and strings are declared)"
+        ),
+    )?;
+    expect(
+        "total cost",
+        &error,
+        "spec.versions[0].schema.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated \
+         rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x",
+    )?;
+    let bounded = k.file(
+        "bounded.yaml",
+        &crd("pairs", "Pair", &pairs("maxItems: 100")),
+    );
+    k.ok(&["create", "-f", &bounded.to_string_lossy()])?;
+    k.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/pairs.cel.example.com",
+    ])?;
+    let object = k.file(
+        "pair.yaml",
+        "apiVersion: cel.example.com/v1\nkind: Pair\nmetadata: {name: p}\nspec: {values: [1, 2, 2]}\n",
+    );
+    refused(
+        k,
+        "duplicate values",
+        &["create", "-f", &object.to_string_lossy()],
+        "spec.values: Invalid value: \"array\": values are unique",
+    )
+}
+
+#[test]
+fn an_expensive_rule_is_refused_until_its_list_is_bounded() {
+    on_a_server(expensive_cycle);
 }
 
 fn gateway_crds() -> Vec<PathBuf> {

@@ -4,18 +4,20 @@
 //! compiled once per CRD version, and evaluated against a custom resource's values mapped to CEL
 //! the way upstream maps them ([`value`]).
 //!
-//! - [`compile`] parses a rule and checks its references, with cel-go's error text
-//!   (`ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')`); [`compile_on`]
-//!   also refuses fields the rule's schema does not declare (`undefined field 'x'`). The crate
-//!   has no type checker: a rule that parses and names only what exists compiles; a type error
-//!   shows up when the rule runs, as upstream's does for `int-or-string` and other dynamic
-//!   values.
+//! - [`compile`] parses an expression and type-checks it ([`checker`], on the types of
+//!   [`types`] and the signatures of `overloads`), with cel-go's error text (`ERROR:
+//!   <input>:1:1: undeclared reference to 'foo' (in container '')`, `found no matching
+//!   overload for '_+_' applied to '(int, string)'`); [`compile_on`] types `self` and
+//!   `oldSelf` by the rule's schema, so fields it does not declare are refused (`undefined
+//!   field 'x'`). What is dynamic (`int-or-string`, unknown fields, untyped variables) is
+//!   checked when the expression runs, as upstream does.
 //! - [`Program::evaluate`] runs a rule with `self` (and `oldSelf`) bound, counting its cost:
 //!   one unit per node of the expression plus, for every iteration of a comprehension, the
 //!   size of the expression it evaluates, and the sizes Kubernetes' library functions charge.
 //!   A call past [`PER_CALL_LIMIT`] stops with cel-go's `operation cancelled: actual cost limit
-//!   exceeded`. Static cost estimation (upstream's refusal of a CRD whose rules could cost too
-//!   much on the largest objects) is not done.
+//!   exceeded`. Before it runs, [`estimate`] bounds what a program can cost on the largest
+//!   values its schema allows ([`Program::estimated_cost`]), which CRD validation holds
+//!   against upstream's limits.
 //! - [`validation`] walks a structural schema and its object as upstream's
 //!   `apiextensions-apiserver/pkg/apiserver/schema/cel` does, and reports failures as field
 //!   causes.
@@ -27,10 +29,15 @@
 //! May import: `schema`, `meta`, `quantity`, `duration`, `validation` (its string formats);
 //! nothing of the server.
 
+pub mod admission;
 mod check;
+pub mod checker;
 mod cost;
+pub mod estimate;
 pub mod library;
 pub mod mutation;
+mod overloads;
+pub mod types;
 pub mod validation;
 pub mod value;
 
@@ -41,7 +48,10 @@ use cel::common::ast::SourceInfo;
 use cel::parser::Expression;
 use cel::{Context, Env, ExecutionError};
 
+pub use checker::Variable;
 pub use cost::{PER_CALL_LIMIT, RUNTIME_COST_BUDGET};
+pub use estimate::Estimate;
+pub use types::{Decl, Type};
 
 /// The variable a rule's value is bound to.
 pub const SELF: &str = "self";
@@ -75,6 +85,10 @@ pub struct Program {
     /// How many nodes the expression has: the cost of evaluating it once, loops aside.
     nodes: u64,
     uses_old_self: bool,
+    /// The type the checker inferred for the result (dyn when it could not tell).
+    result: Type,
+    /// The least and most the program can cost, estimated before it runs.
+    estimated: Estimate,
     /// The environment the program runs in: the shared one, or a mutation's (`mutation`),
     /// which adds the struct types its literals construct.
     env: Arc<Env>,
@@ -100,9 +114,19 @@ impl std::fmt::Display for CompileError {
 }
 
 /// Compiles `source` with the variables `variables` declared (`self`, and `oldSelf` for a
-/// rule).
+/// rule), each of unknown type.
 pub fn compile(source: &str, variables: &[&str]) -> Result<Program, CompileError> {
-    compile_checked(source, variables, None)
+    let variables: Vec<Variable> = variables.iter().map(|v| Variable::dyn_named(v)).collect();
+    compile_typed(source, &variables)
+}
+
+/// Compiles `source` with `variables` declared with their types: a type error (`undefined
+/// field 'x'`, `found no matching overload for ...`) is a compile error.
+pub fn compile_typed(source: &str, variables: &[Variable]) -> Result<Program, CompileError> {
+    let (expression, info) = parse(source)?;
+    let checked = checker::check(&expression, variables, &[])
+        .map_err(|problems| CompileError(render(&problems, &info)))?;
+    Ok(finish(source, expression, &checked, environment()))
 }
 
 /// How many programs [`compile_shared`] keeps; past it the cache starts over.
@@ -144,24 +168,32 @@ pub fn compile_shared(source: &str, variables: &[&str]) -> Result<Arc<Program>, 
 }
 
 /// [`compile`] for a rule on a schema node (`resource` when it is the root of a resource):
-/// reads of fields the schema does not declare are refused too.
+/// `self` and `oldSelf` are typed by the schema.
 pub fn compile_on(
     source: &str,
     schema: &crate::schema::JSONSchemaProps,
     resource: bool,
 ) -> Result<Program, CompileError> {
-    compile_checked(source, &[SELF, OLD_SELF], Some((schema, resource)))
+    compile_declared(
+        source,
+        &Decl::of_schema(schema, resource, "selfType"),
+        false,
+    )
 }
 
-fn compile_checked(
+/// [`compile`] for a rule on values `decl` declares: `self` and `oldSelf` are of its type
+/// (`oldSelf` an optional of it with `optionalOldSelf`).
+pub fn compile_declared(
     source: &str,
-    variables: &[&str],
-    schema: Option<(&crate::schema::JSONSchemaProps, bool)>,
+    decl: &Arc<Decl>,
+    optional_old_self: bool,
 ) -> Result<Program, CompileError> {
-    let (expression, info) = parse(source)?;
-    check::references(&expression, variables, &[])
-        .map_err(|problems| CompileError(render(&problems, &info)))?;
-    finish(source, expression, &info, schema, environment())
+    let mut old = Variable::declared(OLD_SELF, Arc::clone(decl));
+    if optional_old_self {
+        old.ty = Type::optional(old.ty);
+        old.decl = None;
+    }
+    compile_typed(source, &[Variable::declared(SELF, Arc::clone(decl)), old])
 }
 
 /// Parses `source` with cel-go's error text.
@@ -172,30 +204,26 @@ fn parse(source: &str) -> Result<(Expression, SourceInfo), CompileError> {
         .map_err(|errors| CompileError(cel_go_text(&errors.to_string())))
 }
 
-/// A parsed and reference-checked expression made a program running in `env`: the schema's
-/// fields checked, the cost meter put in.
+/// A parsed and checked expression made a program running in `env`: its cost estimated, the
+/// runtime cost meter put in.
 fn finish(
     source: &str,
     mut expression: Expression,
-    info: &SourceInfo,
-    schema: Option<(&crate::schema::JSONSchemaProps, bool)>,
+    checked: &checker::Checked,
     env: Arc<Env>,
-) -> Result<Program, CompileError> {
-    if let Some((schema, resource)) = schema {
-        let problems = check::fields(&expression, schema, resource);
-        if !problems.is_empty() {
-            return Err(CompileError(render(&problems, info)));
-        }
-    }
+) -> Program {
+    let estimated = estimate::estimate(&expression, checked);
     let uses_old_self = check::mentions(&expression, OLD_SELF);
     let nodes = cost::instrument(&mut expression);
-    Ok(Program {
+    Program {
         source: source.to_owned(),
         expression,
         nodes,
         uses_old_self,
+        result: checked.result.clone(),
+        estimated,
         env,
-    })
+    }
 }
 
 /// The crate writes a snippet as `| line`; cel-go as ` | line`.
@@ -257,6 +285,16 @@ impl Program {
     /// The source the program was compiled from.
     pub fn source(&self) -> &str {
         &self.source
+    }
+
+    /// The type of the program's result, as the checker inferred it (dyn when unknown).
+    pub fn result_type(&self) -> &Type {
+        &self.result
+    }
+
+    /// The least and most the program can cost (cel-go's `EstimateCost`).
+    pub fn estimated_cost(&self) -> Estimate {
+        self.estimated
     }
 
     /// Whether the rule mentions `oldSelf`, which makes it a transition rule.

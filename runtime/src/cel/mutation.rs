@@ -25,7 +25,7 @@ use cel::{Env, ExecutionError, StructType, Value as Cel};
 use serde_json::{Map, Value};
 
 use super::library::{string_arg, value_overload};
-use super::{CompileError, Program, check};
+use super::{CompileError, Program, Variable, check};
 
 /// The root of the apply configuration types.
 pub const OBJECT: &str = "Object";
@@ -123,7 +123,8 @@ fn environment_with(types: &BTreeSet<String>) -> Arc<Env> {
 /// types allowed (any other type name is undeclared, as cel-go's checker reports it).
 pub fn compile(source: &str, variables: &[&str]) -> Result<Program, CompileError> {
     let (expression, info) = super::parse(source)?;
-    check::references(&expression, variables, &[ESCAPE_KEY])
+    let variables: Vec<Variable> = variables.iter().map(|v| Variable::dyn_named(v)).collect();
+    let checked = super::checker::check(&expression, &variables, &[ESCAPE_KEY])
         .map_err(|problems| CompileError(super::render(&problems, &info)))?;
     let mut types = BTreeSet::new();
     let mut problems = Vec::new();
@@ -137,7 +138,12 @@ pub fn compile(source: &str, variables: &[&str]) -> Result<Program, CompileError
     if !problems.is_empty() {
         return Err(CompileError(super::render(&problems, &info)));
     }
-    super::finish(source, expression, &info, None, environment_with(&types))
+    Ok(super::finish(
+        source,
+        expression,
+        &checked,
+        environment_with(&types),
+    ))
 }
 
 /// The apply configuration an `ApplyConfiguration` expression gave: an `Object` literal as

@@ -20,8 +20,12 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use std::sync::Arc;
+
+use super::types::{Decl, MAX_REQUEST_BYTES, Type};
 use super::{
-    Activation, EvalError, OLD_SELF, PER_CALL_LIMIT, Program, RUNTIME_COST_BUDGET, SELF, compile_on,
+    Activation, EvalError, OLD_SELF, PER_CALL_LIMIT, Program, RUNTIME_COST_BUDGET, SELF,
+    compile_declared,
 };
 use crate::meta::StatusCause;
 use crate::schema::{JSONSchemaProps, ValidationRule};
@@ -115,12 +119,116 @@ impl Validator {
     }
 }
 
+/// The most one rule may be estimated to cost, times the most values it may run on
+/// (`StaticEstimatedCostLimit`).
+pub const STATIC_ESTIMATED_COST_LIMIT: u64 = 10_000_000;
+/// The most the rules of one schema may be estimated to cost together
+/// (`StaticEstimatedCRDCostLimit`).
+pub const STATIC_ESTIMATED_CRD_COST_LIMIT: u64 = 100_000_000;
+
 /// Every rule of `schema` that does not compile, with its path under the schema, and every
 /// transition rule where old values do not correlate.
 pub fn compile_errors(schema: &JSONSchemaProps) -> Vec<RuleError> {
+    schema_errors(schema, false)
+}
+
+/// [`compile_errors`], and the rules estimated to cost too much: one whose estimated cost
+/// times the most values it may run on (the product of the `maxItems` and `maxProperties`
+/// above it, or, under an unbounded list or map, as many of its smallest values as fit in a
+/// request) passes [`STATIC_ESTIMATED_COST_LIMIT`], and, when all of them together pass
+/// [`STATIC_ESTIMATED_CRD_COST_LIMIT`], the four most expensive and the schema itself.
+/// `unchanged` says the schema is the one the CRD already had, whose rules upstream does not
+/// judge one by one again (`suppressPerExpressionCost`); their total still counts.
+///
+/// Upstream: `apiextensions/validation/validation.go` (`getCostErrorMessage`,
+/// `validateCustomResourceDefinitionValidation`) and `cel_validation.go` (`TotalCost`,
+/// `extractMaxElements`).
+pub fn schema_errors(schema: &JSONSchemaProps, unchanged: bool) -> Vec<RuleError> {
     let mut errors = Vec::new();
-    collect_errors(schema, true, "", None, &mut errors);
+    let mut costs = Costs {
+        unchanged,
+        ..Costs::default()
+    };
+    collect_errors(schema, true, "", None, Some(1), &mut costs, &mut errors);
+    if costs.total > STATIC_ESTIMATED_CRD_COST_LIMIT {
+        for (path, _) in &costs.most_expensive {
+            errors.push(cost_error(
+                path,
+                "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"
+                    .to_owned(),
+            ));
+        }
+        errors.push(cost_error(
+            "",
+            cost_message(
+                "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+                costs.total,
+                STATIC_ESTIMATED_CRD_COST_LIMIT,
+            ),
+        ));
+    }
     errors
+}
+
+/// The estimated costs of a schema's rules so far.
+#[derive(Default)]
+struct Costs {
+    unchanged: bool,
+    total: u64,
+    /// The four most expensive rules (of at least 1% of the total limit), most first.
+    most_expensive: Vec<(String, u64)>,
+}
+
+impl Costs {
+    fn observe(&mut self, path: &str, cost: u64) {
+        self.total = self.total.saturating_add(cost);
+        if cost < STATIC_ESTIMATED_CRD_COST_LIMIT / 100 {
+            return;
+        }
+        self.most_expensive.push((path.to_owned(), cost));
+        self.most_expensive
+            .sort_by_key(|(_, cost)| std::cmp::Reverse(*cost));
+        self.most_expensive.truncate(4);
+    }
+}
+
+/// A forbidden cause at `path` (under the schema) about cost.
+fn cost_error(path: &str, message: String) -> RuleError {
+    RuleError {
+        path: path.to_owned(),
+        rule: ValidationRule::default(),
+        detail: String::new(),
+        within: None,
+        cause: Some(StatusCause::forbidden(path, &message)),
+    }
+}
+
+/// Upstream's `getCostErrorMessage`: by what factor `cost` passes `limit`.
+fn cost_message(name: &str, cost: u64, limit: u64) -> String {
+    let factor = cost as f64 / limit as f64;
+    let factor = if factor > 100.0 {
+        "more than 100x".to_owned()
+    } else if factor < 1.5 {
+        format!("{factor:.6}x")
+    } else {
+        format!("{factor:.1}x")
+    };
+    format!(
+        "{name} exceeds budget by factor of {factor} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+    )
+}
+
+/// How many more values each child of `schema` may have than `schema` itself: a list's
+/// `maxItems`, a map's `maxProperties`, 1 for an object's fields, `None` when unbounded
+/// (`extractMaxElements`).
+fn max_elements(schema: &JSONSchemaProps) -> Option<u64> {
+    match schema.type_.as_deref() {
+        Some("object") if schema.additional_properties.is_some() => {
+            schema.max_properties.map(|m| m.max(0) as u64)
+        }
+        Some("array") => schema.max_items.map(|m| m.max(0) as u64),
+        _ => Some(1),
+    }
 }
 
 /// `path.tail`, or `tail` at the root.
@@ -141,6 +249,8 @@ fn collect_errors(
     resource: bool,
     path: &str,
     uncorrelatable: Option<&str>,
+    cardinality: Option<u64>,
+    costs: &mut Costs,
     errors: &mut Vec<RuleError>,
 ) {
     check_rules(
@@ -150,7 +260,11 @@ fn collect_errors(
         &schema.x_kubernetes_validations,
         resource,
         uncorrelatable,
+        Some((cardinality, &mut *costs)),
     );
+    let child = cardinality
+        .zip(max_elements(schema))
+        .map(|(a, b)| a.saturating_mul(b));
     let atomic_map = schema.x_kubernetes_map_type.as_deref() == Some("atomic");
     let below = |forbid: bool| {
         if forbid {
@@ -162,7 +276,15 @@ fn collect_errors(
     for (name, property) in &schema.properties {
         let embedded = property.x_kubernetes_embedded_resource;
         let at = join(path, &format!("properties[{name}]"));
-        collect_errors(property, embedded, &at, below(atomic_map), errors);
+        collect_errors(
+            property,
+            embedded,
+            &at,
+            below(atomic_map),
+            child,
+            costs,
+            errors,
+        );
     }
     if let Some(items) = schema.items_schema() {
         let embedded = items.x_kubernetes_embedded_resource;
@@ -172,13 +294,23 @@ fn collect_errors(
             embedded,
             &join(path, "items"),
             below(!map_list),
+            child,
+            costs,
             errors,
         );
     }
     if let Some(extra) = schema.additional_schema() {
         let embedded = extra.x_kubernetes_embedded_resource;
         let at = join(path, "additionalProperties");
-        collect_errors(extra, embedded, &at, below(atomic_map), errors);
+        collect_errors(
+            extra,
+            embedded,
+            &at,
+            below(atomic_map),
+            child,
+            costs,
+            errors,
+        );
     }
     for (i, part) in schema.all_of.iter().enumerate() {
         // An allOf part's rules see the node's own value.
@@ -193,11 +325,15 @@ fn collect_errors(
             &part.x_kubernetes_validations,
             resource,
             uncorrelatable,
+            // Upstream estimates no cost for an allOf part's rules.
+            None,
         );
     }
 }
 
-/// The problems of the rules `list` of the schema node `node` at `at`.
+/// The problems of the rules `list` of the schema node `node` at `at`; with `costs`, the
+/// rules' estimated costs (the node's cardinality, `None` when unbounded) are judged and
+/// added up.
 fn check_rules(
     errors: &mut Vec<RuleError>,
     at: &str,
@@ -205,7 +341,15 @@ fn check_rules(
     list: &[ValidationRule],
     resource: bool,
     uncorrelatable: Option<&str>,
+    mut costs: Option<(Option<u64>, &mut Costs)>,
 ) {
+    if list.is_empty() {
+        return;
+    }
+    let decl = Decl::of_schema(node, resource, "selfType");
+    // Under an unbounded list or map, as many of the node's smallest values as fit in a
+    // request (`maxCardinality`).
+    let unbounded = MAX_REQUEST_BYTES / (decl.min_size + 1);
     for (i, rule) in list.iter().enumerate() {
         let rule_path = join(at, &format!("x-kubernetes-validations[{i}]"));
         let fields = rule_field_errors(rule, node);
@@ -223,7 +367,37 @@ fn check_rules(
             }
             continue;
         }
-        let compiled = compile_rule(rule, node, resource);
+        let compiled = compile_rule(rule, node, &decl);
+        if let Some((cardinality, costs)) = costs.as_mut() {
+            let rule_at = format!("{rule_path}.rule");
+            let cost = compiled.program.as_ref().map_or(0, |p| {
+                let max = p.estimated_cost().max;
+                if max == 0 {
+                    0
+                } else {
+                    max.saturating_mul(cardinality.unwrap_or(unbounded))
+                }
+            });
+            if !costs.unchanged && cost > STATIC_ESTIMATED_COST_LIMIT {
+                let message =
+                    cost_message("estimated rule cost", cost, STATIC_ESTIMATED_COST_LIMIT);
+                errors.push(cost_error(&rule_at, message));
+            }
+            costs.observe(&rule_at, cost);
+            if let Some(message) = &compiled.message {
+                let cost = message.estimated_cost().max;
+                let message_at = format!("{rule_path}.messageExpression");
+                if !costs.unchanged && cost > STATIC_ESTIMATED_COST_LIMIT {
+                    let text = cost_message(
+                        "estimated messageExpression cost",
+                        cost,
+                        STATIC_ESTIMATED_COST_LIMIT,
+                    );
+                    errors.push(cost_error(&message_at, text));
+                }
+                costs.observe(&message_at, cost);
+            }
+        }
         if let Some(detail) = compiled.error {
             let field = if compiled.program.is_some() {
                 "messageExpression"
@@ -253,7 +427,9 @@ fn check_rules(
     }
 }
 
-fn compile_rule(rule: &ValidationRule, schema: &JSONSchemaProps, resource: bool) -> Compiled {
+/// Compiles a rule of the schema node `schema` whose values `decl` declares: the rule must be
+/// a bool and its message expression a string, where the checker can tell.
+fn compile_rule(rule: &ValidationRule, schema: &JSONSchemaProps, decl: &Arc<Decl>) -> Compiled {
     let mut compiled = Compiled {
         rule: rule.clone(),
         program: None,
@@ -264,7 +440,12 @@ fn compile_rule(rule: &ValidationRule, schema: &JSONSchemaProps, resource: bool)
     if rule.rule.trim().is_empty() {
         return compiled;
     }
-    match compile_on(&rule.rule, schema, resource) {
+    let optional = rule.optional_old_self == Some(true);
+    match compile_declared(&rule.rule, decl, optional) {
+        Ok(program) if known_other_than(program.result_type(), &Type::Bool) => {
+            compiled.error = Some("cel expression must evaluate to a bool".to_owned());
+            return compiled;
+        }
         Ok(program) => compiled.program = Some(program),
         Err(e) => {
             compiled.error = Some(format!("compilation failed: {e}"));
@@ -272,7 +453,10 @@ fn compile_rule(rule: &ValidationRule, schema: &JSONSchemaProps, resource: bool)
         }
     }
     if !rule.message_expression.trim().is_empty() {
-        match compile_on(&rule.message_expression, schema, resource) {
+        match compile_declared(&rule.message_expression, decl, optional) {
+            Ok(program) if known_other_than(program.result_type(), &Type::String) => {
+                compiled.error = Some("messageExpression must evaluate to a string".to_owned());
+            }
             Ok(program) => compiled.message = Some(program),
             Err(e) => {
                 compiled.error = Some(format!("messageExpression compilation failed: {e}"));
@@ -288,6 +472,11 @@ fn compile_rule(rule: &ValidationRule, schema: &JSONSchemaProps, resource: bool)
 /// A rule's `fieldPath` (`.spec.x`, `['a.b']`) as the field path it names under `schema`
 /// (upstream's `ValidFieldPath`): a property is `.name`, a key of an `additionalProperties`
 /// map `[key]`.
+/// Whether `t` is certainly another type than `want` (dyn may be anything, so it never is).
+fn known_other_than(t: &Type, want: &Type) -> bool {
+    t.is_concrete() && t != want
+}
+
 fn field_path(path: &str, schema: &JSONSchemaProps) -> Result<String, String> {
     let mut out = String::new();
     let mut schema = schema;
@@ -419,11 +608,16 @@ fn rule_field_errors(rule: &ValidationRule, schema: &JSONSchemaProps) -> Vec<Sta
 
 /// The validator node of `schema`, if it or anything under it has rules.
 fn node(schema: &JSONSchemaProps, resource: bool) -> Option<Node> {
-    let rules: Vec<Compiled> = schema
-        .x_kubernetes_validations
-        .iter()
-        .map(|rule| compile_rule(rule, schema, resource))
-        .collect();
+    let rules: Vec<Compiled> = if schema.x_kubernetes_validations.is_empty() {
+        Vec::new()
+    } else {
+        let decl = Decl::of_schema(schema, resource, "selfType");
+        schema
+            .x_kubernetes_validations
+            .iter()
+            .map(|rule| compile_rule(rule, schema, &decl))
+            .collect()
+    };
     let properties: BTreeMap<String, Node> = schema
         .properties
         .iter()

@@ -84,6 +84,12 @@ pub fn declares(name: &str) -> bool {
         || authz::FUNCTIONS.contains(&name)
 }
 
+/// The named formats of the format library (`format.dns1123Label`, ...), each a function of
+/// no arguments.
+pub(super) fn format_constants() -> &'static [&'static str] {
+    &format::CONSTANTS
+}
+
 /// Wraps `fn(&[Value]) -> Result<Value, ExecutionError>` as an overload of the crate.
 macro_rules! value_overload {
     ($f:path) => {{

@@ -462,10 +462,11 @@ fn every_rule_of_the_corpus_crds_compiles() {
                         continue;
                     };
                     checked += 1;
-                    for error in compile_errors(schema) {
+                    for error in schema_errors(schema, false) {
+                        let detail = error.cause.and_then(|c| c.message).unwrap_or(error.detail);
                         failures.push(format!(
-                            "{path:?} {}: {}: {}",
-                            version.name, error.path, error.detail
+                            "{path:?} {}: {}: {detail}",
+                            version.name, error.path
                         ));
                     }
                 }

@@ -8,7 +8,7 @@
 //! through `per_namespace`, and the service-account token Secrets (`token_secrets`); the quota controller, which keeps every
 //! ResourceQuota's `status.used` (`resource_quota`); RBAC's bootstrap roles, ClusterRole
 //! aggregation and the policy authorization reads (`rbac`); and the ValidatingAdmissionPolicies'
-//! `status` (`policy_status`). Each is started by `serve` and stops with
+//! `status` (`policy_status`, its type checking in `policy_types`). Each is started by `serve` and stops with
 //! the server.
 //!
 //! May import: `objects`, `state`, `http` (errors, paths, request options) and `auth` (the
@@ -20,6 +20,7 @@ pub(crate) mod gc;
 pub(crate) mod kubernetes_service;
 pub(crate) mod per_namespace;
 pub(crate) mod policy_status;
+mod policy_types;
 pub(crate) mod rbac;
 pub(crate) mod resource_quota;
 pub(crate) mod root_ca;

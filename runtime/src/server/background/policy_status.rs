@@ -1,9 +1,9 @@
 //! The status of ValidatingAdmissionPolicies, as upstream's type-checking controller
 //! (`policy/validating/controller.go`, `typechecking.go`) keeps it: once a policy's generation
 //! is seen, `status.observedGeneration` is that generation and `status.typeChecking` the
-//! checker's warnings, here none (kapi's CEL has no type checker: `typeChecking: {}`, what
-//! upstream writes for a policy that checks clean). A pass every [`INTERVAL`] brings the stored
-//! policies up to date; a write that lost a race is made again by the next pass.
+//! checker's warnings (`expressionWarnings`, from [`super::policy_types`]; `typeChecking: {}`
+//! for a policy that checks clean). A pass every [`INTERVAL`] brings the stored policies up to
+//! date; a write that lost a race is made again by the next pass.
 //!
 //! Runs only where policies are enforced (`Feature::ValidatingAdmissionPolicy`).
 
@@ -36,6 +36,7 @@ pub(crate) async fn reconcile(state: &State) -> Result<(), TaskError> {
         .storage
         .list(&prefix_of(GROUP, PLURAL), None, None, Some(MOST))
         .await?;
+    let registry = state.registry();
     for kv in page.items {
         let mut policy: Value =
             serde_json::from_slice(&kv.value).map_err(|source| TaskError::Stored {
@@ -50,10 +51,16 @@ pub(crate) async fn reconcile(state: &State) -> Result<(), TaskError> {
         {
             continue;
         }
+        let warnings = super::policy_types::warnings(&registry, &policy);
+        let type_checking = if warnings.is_empty() {
+            json!({})
+        } else {
+            json!({ "expressionWarnings": warnings })
+        };
         if let Value::Object(fields) = &mut policy {
             fields.insert(
                 "status".into(),
-                json!({"observedGeneration": generation, "typeChecking": {}}),
+                json!({"observedGeneration": generation, "typeChecking": type_checking}),
             );
         }
         let bytes = serde_json::to_vec(&policy).map_err(TaskError::Encode)?;

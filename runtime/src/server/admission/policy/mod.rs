@@ -27,12 +27,14 @@
 //! graduated) and in 1.28 only with the `ValidatingAdmissionPolicy` gate on.
 //!
 //! `validation` checks writes of the policies and bindings themselves, with upstream's
-//! messages (a CEL expression that does not compile refuses its policy).
+//! messages (a CEL expression that does not compile, or whose type is certainly not what its
+//! field requires, refuses its policy).
 //!
 //! A policy matched through an equivalent version or group (`matchPolicy: Equivalent`) sees
 //! the request through it, its objects converted, as upstream's dispatcher converts the
-//! versioned attributes to the matched kind. Not done: the type-checking warnings of `status.typeChecking`, which
-//! `background::policy_status` writes empty with the observed generation.
+//! versioned attributes to the matched kind. The type-checking warnings of
+//! `status.typeChecking` are written by `background::policy_status` with the observed
+//! generation.
 //!
 //! May import what `admission` may, and the webhooks' matching, configuration types and review.
 

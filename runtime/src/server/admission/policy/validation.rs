@@ -16,9 +16,10 @@
 //! `prepare` gives every served version of the four kinds this check, as the validator of its
 //! registered kind. The versions share the shape checked here.
 //!
-//! Not checked: the expressions' result types (kapi's CEL has no type checker: an expression
-//! that gives no boolean refuses the requests it is evaluated for) and reads of undeclared
-//! `variables`.
+//! The expressions are type-checked (`request` and `namespaceObject` typed as upstream
+//! declares them, the other variables dyn) and a result type that is certainly not the one its
+//! field requires refuses the policy; an expression of dyn type that gives no boolean refuses
+//! the requests it is evaluated for. Not checked: reads of undeclared `variables`.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -28,6 +29,7 @@ use serde_json::Value;
 use super::config::{BINDINGS, MUTATING_BINDINGS, MUTATING_POLICIES, POLICIES};
 use super::evaluate::names;
 use crate::KubeVersion;
+use crate::cel::{Type, admission};
 use crate::meta::StatusCause;
 use crate::registry::{RegisteredKind, Registry, Validator};
 use crate::server::admission::webhook::config::GROUP;
@@ -142,7 +144,13 @@ pub(crate) fn check_policy(object: &Value, release: KubeVersion) -> Vec<StatusCa
         if expression.trim().is_empty() {
             errors.required(&at.child("expression"), "expression is not specified");
         } else {
-            compile(expression, &names, &at.child("expression"), &mut errors);
+            compile(
+                expression,
+                &names,
+                BOOL,
+                &at.child("expression"),
+                &mut errors,
+            );
         }
         let message_expression = text(validation, "messageExpression").unwrap_or("");
         if !message_expression.is_empty() && message_expression.trim().is_empty() {
@@ -155,6 +163,7 @@ pub(crate) fn check_policy(object: &Value, release: KubeVersion) -> Vec<StatusCa
             compile(
                 message_expression,
                 &message_names,
+                STRING,
                 &at.child("messageExpression"),
                 &mut errors,
             );
@@ -226,11 +235,13 @@ pub(crate) fn check_policy(object: &Value, release: KubeVersion) -> Vec<StatusCa
                 &at.child("valueExpression"),
                 &format!("must not exceed {MOST_VALUE_EXPRESSION_BYTES} bytes in length"),
             );
-        } else if let Err(e) = crate::cel::compile(trimmed, &names) {
-            errors.invalid(
+        } else {
+            compile(
+                value_expression,
+                &names,
+                STRING_OR_NULL,
                 &at.child("valueExpression"),
-                Shown::Plain(&Value::from(value_expression)),
-                &format!("compilation failed: {e}"),
+                &mut errors,
             );
         }
         if !keys.insert(key) {
@@ -414,14 +425,50 @@ fn check_policy_name(spec: &Value, path: &FieldPath, errors: &mut Errors) {
     }
 }
 
-/// Compiles `expression`: `Invalid value: "<expression>": compilation failed: <cel-go's text>`.
-fn compile(expression: &str, names: &[&str], at: &FieldPath, errors: &mut Errors) {
-    if let Err(e) = crate::cel::compile(expression, names) {
-        errors.invalid(
+/// What an expression must evaluate to (upstream's `ReturnTypes`), as cel-go names the types;
+/// none for any type.
+const BOOL: &[(Type, &str)] = &[(Type::Bool, "bool")];
+const STRING: &[(Type, &str)] = &[(Type::String, "string")];
+const STRING_OR_NULL: &[(Type, &str)] = &[(Type::String, "string"), (Type::Null, "null_type")];
+const ANY: &[(Type, &str)] = &[];
+
+/// Compiles `expression`: `Invalid value: "<expression>": compilation failed: <cel-go's text>`,
+/// or, when the checker knows its type is none of `returns`, `must evaluate to bool` (`must
+/// evaluate to one of [string null_type]`), as upstream's `CompileCELExpression` refuses it.
+/// `request` and `namespaceObject` are typed by upstream's hand-written declarations, the other
+/// variables dyn, as upstream declares them outside type checking; a dyn result is let through (upstream refuses it: kapi cannot always tell a dyn of its own from one of
+/// upstream's).
+fn compile(
+    expression: &str,
+    names: &[&str],
+    returns: &[(Type, &str)],
+    at: &FieldPath,
+    errors: &mut Errors,
+) {
+    let variables: Vec<_> = names.iter().map(|n| admission::variable(n)).collect();
+    match crate::cel::compile_typed(expression, &variables) {
+        Err(e) => errors.invalid(
             at,
             Shown::Plain(&Value::from(expression)),
             &format!("compilation failed: {e}"),
-        );
+        ),
+        Ok(program) => {
+            let result = program.result_type();
+            if returns.is_empty()
+                || !result.is_concrete()
+                || returns.iter().any(|(t, _)| t == result)
+            {
+                return;
+            }
+            let detail = match returns {
+                [(_, name)] => format!("must evaluate to {name}"),
+                _ => {
+                    let names: Vec<&str> = returns.iter().map(|(_, name)| *name).collect();
+                    format!("must evaluate to one of [{}]", names.join(" "))
+                }
+            };
+            errors.invalid(at, Shown::Plain(&Value::from(expression)), &detail);
+        }
     }
 }
 
@@ -443,7 +490,7 @@ fn check_variables(variables: &[Value], path: &FieldPath, names: &[&str], errors
         if expression.trim().is_empty() {
             errors.required(&at.child("expression"), "expression is not specified");
         } else {
-            compile(expression, names, &at.child("expression"), errors);
+            compile(expression, names, ANY, &at.child("expression"), errors);
         }
     }
 }
@@ -696,7 +743,13 @@ fn check_match_conditions(
         if expression.is_empty() {
             errors.required(&condition_at.child("expression"), "");
         } else {
-            compile(expression, names, &condition_at.child("expression"), errors);
+            compile(
+                expression,
+                names,
+                BOOL,
+                &condition_at.child("expression"),
+                errors,
+            );
         }
         let name = text(condition, "name").unwrap_or("");
         if name.is_empty() {

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::crd::CustomResourceDefinition;
@@ -153,8 +154,26 @@ pub(super) fn validate_crd(object: &Value, old: Option<&Value>) -> Vec<StatusCau
                     &mut causes,
                 );
                 let root = format!("{field}.schema.openAPIV3Schema");
-                for error in crate::cel::validation::compile_errors(schema) {
-                    let at = format!("{root}.{}", error.path);
+                // A version whose schema the update keeps is not judged rule by rule again
+                // (`versionsWithUnchangedSchemas`).
+                let unchanged = old
+                    .and_then(|old| old.pointer("/spec/versions"))
+                    .and_then(Value::as_array)
+                    .and_then(|versions| {
+                        versions.iter().find(|v| {
+                            v.get("name").and_then(Value::as_str) == Some(version.name.as_str())
+                        })
+                    })
+                    .and_then(|v| v.pointer("/schema/openAPIV3Schema"))
+                    .is_some_and(|old_schema| {
+                        JSONSchemaProps::deserialize(old_schema).is_ok_and(|o| &o == schema)
+                    });
+                for error in crate::cel::validation::schema_errors(schema, unchanged) {
+                    let at = if error.path.is_empty() {
+                        root.clone()
+                    } else {
+                        format!("{root}.{}", error.path)
+                    };
                     causes.push(match (&error.within, error.cause) {
                         (_, Some(mut cause)) => {
                             cause.field = Some(at);
@@ -486,6 +505,74 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// A CRD whose `v1` list of integers has `rule` on it (`maxItems` when given).
+    fn with_rule(rule: &str, max_items: Option<u64>) -> Value {
+        let mut values = json!({"type": "array", "items": {"type": "integer"},
+            "x-kubernetes-validations": [{"rule": rule}]});
+        if let Some(max) = max_items {
+            values["maxItems"] = json!(max);
+        }
+        let mut object = crd(Value::Null);
+        object["spec"]
+            .as_object_mut()
+            .map(|spec| spec.remove("conversion"));
+        object["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({"type": "object",
+            "properties": {"values": values}});
+        object
+    }
+
+    fn fields(object: &Value, old: Option<&Value>) -> Vec<String> {
+        validate_crd(object, old)
+            .into_iter()
+            .map(|c| {
+                format!(
+                    "{}: {}",
+                    c.field.unwrap_or_default(),
+                    c.message.unwrap_or_default()
+                )
+            })
+            .collect()
+    }
+
+    /// apiextensions `validation.go`: type errors are refused at the rule; per-rule cost is not
+    /// judged again for a version whose schema an update keeps (`suppressPerExpressionCost`),
+    /// the schema's total still is.
+    #[test]
+    fn rules_are_type_checked_and_costed_with_the_old_crd_in_mind() {
+        let mistyped = with_rule("self.size() + 'a' == 'b'", None);
+        let causes = fields(&mistyped, None);
+        assert_eq!(causes.len(), 1, "{causes:?}");
+        assert!(
+            causes[0].starts_with("spec.versions[0].schema.openAPIV3Schema.properties[values].x-kubernetes-validations[0].rule: Invalid value: ")
+                && causes[0].ends_with("compilation failed: ERROR: <input>:1:13: found no matching overload for '_+_' applied to '(int, string)'\n | self.size() + 'a' == 'b'\n | ............^"),
+            "{causes:?}"
+        );
+        let quadratic = "self.all(x, self.exists_one(y, x == y))";
+        let expensive = with_rule(quadratic, None);
+        let rule_at = "spec.versions[0].schema.openAPIV3Schema.properties[values].x-kubernetes-validations[0].rule";
+        let created = fields(&expensive, None);
+        assert_eq!(created.len(), 3, "{created:?}");
+        assert!(
+            created[0].starts_with(&format!(
+                "{rule_at}: Forbidden: estimated rule cost exceeds budget"
+            )),
+            "{created:?}"
+        );
+        assert!(created[2].starts_with("spec.versions[0].schema.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total"), "{created:?}");
+        // The same schema kept by an update: only the total.
+        let updated = fields(&expensive, Some(&expensive));
+        assert_eq!(updated.len(), 2, "{updated:?}");
+        assert!(
+            updated[0].starts_with(&format!("{rule_at}: Forbidden: contributed to")),
+            "{updated:?}"
+        );
+        // Bounded, it is accepted.
+        assert_eq!(
+            fields(&with_rule(quadratic, Some(100)), None),
+            Vec::<String>::new()
+        );
     }
 
     /// `validateCustomResourceConversion` and `util/webhook`'s checks, with upstream's paths

@@ -70,6 +70,46 @@ fn policy_expressions_that_do_not_compile_are_refused() {
     assert_eq!(texts(&check_policy(&policy, RELEASE)), Vec::<String>::new());
 }
 
+// Upstream `plugin/cel/compile.go` (`CompileCELExpression`): an expression whose type is not
+// among its ReturnTypes is refused: validations and match conditions bool, message
+// expressions string, audit annotations string or null. A dyn result is let through here.
+#[test]
+fn policy_expressions_of_the_wrong_type_are_refused() {
+    let mut policy = valid_policy();
+    policy["spec"]["validations"][0]["expression"] = json!("1 + 2");
+    policy["spec"]["validations"][0]["messageExpression"] = json!("42");
+    policy["spec"]["auditAnnotations"] = json!([
+        {"key": "a", "valueExpression": "true"},
+        {"key": "b", "valueExpression": "object.metadata.name"},
+        {"key": "c", "valueExpression": "null"}
+    ]);
+    policy["spec"]["matchConditions"] = json!([
+        {"name": "m", "expression": "'yes'"},
+        {"name": "n", "expression": "object.metadata.name == 'x'"}
+    ]);
+    assert_eq!(
+        texts(&check_policy(&policy, RELEASE)),
+        [
+            "spec.matchConditions[0].expression: Invalid value: \"'yes'\": must evaluate to bool",
+            "spec.validations[0].expression: Invalid value: \"1 + 2\": must evaluate to bool",
+            "spec.validations[0].messageExpression: Invalid value: \"42\": must evaluate to string",
+            "spec.auditAnnotations[0].valueExpression: Invalid value: \"true\": must evaluate to one of [string null_type]",
+        ]
+    );
+    // A type error inside an expression is a compile error.
+    policy["spec"]["validations"][0]["expression"] =
+        json!("object.spec.replicas + 'a' > 'b' && 1 + 'a' == 2");
+    policy["spec"]["validations"][0]["messageExpression"] = json!("'ok'");
+    policy["spec"]["auditAnnotations"] = json!([{"key": "b", "valueExpression": "'v'"}]);
+    policy["spec"]["matchConditions"] = json!([]);
+    assert_eq!(
+        texts(&check_policy(&policy, RELEASE)),
+        [
+            "spec.validations[0].expression: Invalid value: \"object.spec.replicas + 'a' > 'b' && 1 + 'a' == 2\": compilation failed: ERROR: <input>:1:39: found no matching overload for '_+_' applied to '(int, string)'\n | object.spec.replicas + 'a' > 'b' && 1 + 'a' == 2\n | ......................................^"
+        ]
+    );
+}
+
 #[test]
 fn policy_specs_are_checked_with_upstreams_messages() {
     let policy = json!({"metadata": {"name": "p"}, "spec": {

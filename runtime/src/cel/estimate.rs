@@ -1,0 +1,438 @@
+//! Static cost estimation: the least and the most an expression can cost, in the units the
+//! runtime meter (`cost`) counts, before it ever runs. The sizes of strings, lists
+//! and maps come from the declarations the checker recorded (a schema's `maxLength`,
+//! `maxItems`, `maxProperties`, or the largest the 3 MiB request limit leaves room for), from
+//! literals, and from what functions return; a size nothing bounds is unbounded.
+//!
+//! Each node costs as cel-go charges it: an identifier 1, a field selection on an object or
+//! map 1 (a `has()` test nothing), a literal nothing, a call 1 plus its arguments unless its work grows with its
+//! operands (string comparison, concatenation, `contains`, `matches`, `in`, and Kubernetes'
+//! list, string, regex and network functions, each traversal weighted by cel-go's factors),
+//! `&&`/`||`/`?:` their operands, and a comprehension its range, accumulator and result plus
+//! the range's size times one iteration.
+//!
+//! Upstream: cel-go `checker/cost.go` (`coster`, `functionCost`), `common/cost.go`
+//! (`StringTraversalCostFactor`, `RegexStringLengthCostFactor`), k8s
+//! `apiserver/pkg/cel/library/cost.go` (`EstimateCallCost`).
+
+use std::collections::HashMap;
+
+use cel::common::ast::{CallExpr, EntryExpr, Expr, IdedExpr, LiteralValue};
+
+use super::checker::Checked;
+use super::types::Type;
+
+/// The cost of traversing one character of a string (`StringTraversalCostFactor`).
+const STRING_TRAVERSAL: f64 = 0.1;
+/// The cost of one character of a regular expression (`RegexStringLengthCostFactor`).
+const REGEX_LENGTH: f64 = 0.25;
+
+/// A range of costs, or of sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Estimate {
+    /// The least.
+    pub min: u64,
+    /// The most.
+    pub max: u64,
+}
+
+impl Estimate {
+    const fn exact(n: u64) -> Estimate {
+        Estimate { min: n, max: n }
+    }
+
+    const UNKNOWN: Estimate = Estimate {
+        min: 0,
+        max: u64::MAX,
+    };
+
+    fn add(self, other: Estimate) -> Estimate {
+        Estimate {
+            min: self.min.saturating_add(other.min),
+            max: self.max.saturating_add(other.max),
+        }
+    }
+
+    fn multiply(self, other: Estimate) -> Estimate {
+        Estimate {
+            min: self.min.saturating_mul(other.min),
+            max: self.max.saturating_mul(other.max),
+        }
+    }
+
+    fn union(self, other: Estimate) -> Estimate {
+        Estimate {
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
+        }
+    }
+
+    /// `self` times a fractional factor, rounded up, as cel-go's `MultiplyByCostFactor`.
+    fn factor(self, factor: f64) -> Estimate {
+        let scale = |n: u64| {
+            let product = (n as f64 * factor).ceil();
+            if product >= u64::MAX as f64 {
+                u64::MAX
+            } else {
+                product as u64
+            }
+        };
+        Estimate {
+            min: scale(self.min),
+            max: scale(self.max),
+        }
+    }
+}
+
+/// The estimated cost of a checked expression.
+pub fn estimate(expr: &IdedExpr, checked: &Checked) -> Estimate {
+    let mut coster = Coster {
+        checked,
+        sizes: HashMap::new(),
+    };
+    coster.cost(expr)
+}
+
+struct Coster<'c> {
+    checked: &'c Checked,
+    /// Sizes of what calls return, by node.
+    sizes: HashMap<u64, Estimate>,
+}
+
+impl Coster<'_> {
+    /// The size of the value of `expr`: a literal's, a call result's, a declared value's.
+    fn size(&self, expr: &IdedExpr) -> Estimate {
+        match &expr.expr {
+            Expr::Literal(LiteralValue::String(s)) => {
+                return Estimate::exact(s.chars().count() as u64);
+            }
+            Expr::Literal(LiteralValue::Bytes(b)) => return Estimate::exact(b.len() as u64),
+            Expr::Literal(_) => return Estimate::exact(1),
+            Expr::List(list) => return Estimate::exact(list.elements.len() as u64),
+            Expr::Map(map) => return Estimate::exact(map.entries.len() as u64),
+            _ => {}
+        }
+        if let Some(size) = self.sizes.get(&expr.id) {
+            return *size;
+        }
+        if let Some(decl) = self.checked.decls.get(&expr.id) {
+            return Estimate {
+                min: 0,
+                max: decl.max_elements,
+            };
+        }
+        if scalar(&self.checked.type_of(expr.id)) {
+            return Estimate::exact(1);
+        }
+        Estimate::UNKNOWN
+    }
+
+    fn cost(&mut self, expr: &IdedExpr) -> Estimate {
+        match &expr.expr {
+            Expr::Literal(_) | Expr::Unspecified => Estimate::default(),
+            Expr::Ident(_) => Estimate::exact(1),
+            Expr::Select(select) => {
+                let operand = self.cost(&select.operand);
+                // Kubernetes' environment gives `has()` no cost of its own
+                // (`PresenceTestHasCost(false)`): only its operand counts.
+                if select.test {
+                    return operand;
+                }
+                match self.checked.type_of(select.operand.id) {
+                    Type::Object(_) | Type::Map(..) | Type::Param(_) => {
+                        operand.add(Estimate::exact(1))
+                    }
+                    _ => operand,
+                }
+            }
+            Expr::Call(call) => self.call(expr, call),
+            Expr::Comprehension(c) => {
+                let mut sum = self.cost(&c.iter_range);
+                sum = sum.add(self.cost(&c.accu_init));
+                let per_iteration = self.cost(&c.loop_cond).add(self.cost(&c.loop_step));
+                sum = sum.add(self.cost(&c.result));
+                let count = self.size(&c.iter_range);
+                let size = match &c.accu_init.expr {
+                    Expr::Literal(_) => self.size(&c.accu_init),
+                    _ => count,
+                };
+                self.sizes.insert(expr.id, size);
+                sum.add(count.multiply(per_iteration))
+            }
+            Expr::List(list) => {
+                let mut sum = Estimate::exact(10);
+                for element in &list.elements {
+                    sum = sum.add(self.cost(element));
+                }
+                sum
+            }
+            Expr::Map(map) => {
+                let mut sum = Estimate::exact(30);
+                for entry in &map.entries {
+                    if let EntryExpr::MapEntry(entry) = &entry.expr {
+                        sum = sum.add(self.cost(&entry.key)).add(self.cost(&entry.value));
+                    }
+                }
+                sum
+            }
+            Expr::Struct(object) => {
+                let mut sum = Estimate::exact(40);
+                for entry in &object.entries {
+                    if let EntryExpr::StructField(field) = &entry.expr {
+                        sum = sum.add(self.cost(&field.value));
+                    }
+                }
+                sum
+            }
+        }
+    }
+
+    fn call(&mut self, expr: &IdedExpr, call: &CallExpr) -> Estimate {
+        // `dyn(x)` only turns type checking off: it costs 1 and has `x`'s size.
+        if call.func_name == "dyn"
+            && call.target.is_none()
+            && let [arg] = call.args.as_slice()
+        {
+            let cost = self.cost(arg).add(Estimate::exact(1));
+            let size = self.size(arg);
+            self.sizes.insert(expr.id, size);
+            return cost;
+        }
+        let arg_costs: Vec<Estimate> = call.args.iter().map(|a| self.cost(a)).collect();
+        let args_sum = arg_costs
+            .iter()
+            .fold(Estimate::default(), |sum, c| sum.add(*c));
+        let target_cost = call
+            .target
+            .as_deref()
+            .map(|t| self.cost(t))
+            .unwrap_or_default();
+        let (cost, size) = self.function(call, &arg_costs, args_sum);
+        if let Some(size) = size {
+            self.sizes.insert(expr.id, size);
+        }
+        target_cost.add(cost)
+    }
+
+    /// The cost of one call (its arguments' included, its target's not) and the size of its
+    /// result when known.
+    fn function(
+        &self,
+        call: &CallExpr,
+        arg_costs: &[Estimate],
+        args_sum: Estimate,
+    ) -> (Estimate, Option<Estimate>) {
+        let one = Estimate::exact(1);
+        let args = &call.args;
+        let target = call.target.as_deref();
+        let type_of = |e: &IdedExpr| self.checked.type_of(e.id);
+        let textual = |t: &Type| matches!(t, Type::String | Type::Bytes);
+        match (call.func_name.as_str(), target, args.len()) {
+            ("_&&_" | "_||_", None, 2) => (
+                Estimate {
+                    min: arg_costs[0].min,
+                    max: arg_costs[0].add(arg_costs[1]).max,
+                },
+                None,
+            ),
+            ("_?_:_", None, 3) => {
+                let size = self.size(&args[1]).union(self.size(&args[2]));
+                (
+                    arg_costs[0].add(arg_costs[1].union(arg_costs[2])),
+                    Some(size),
+                )
+            }
+            ("_==_" | "_!=_", None, 2) => (self.compare(&args[0], &args[1]).add(args_sum), None),
+            ("_<_" | "_<=_" | "_>_" | "_>=_", None, 2)
+                if textual(&type_of(&args[0])) || textual(&type_of(&args[1])) =>
+            {
+                (self.compare(&args[0], &args[1]).add(args_sum), None)
+            }
+            ("_+_", None, 2) => {
+                let size = self.size(&args[0]).add(self.size(&args[1]));
+                let left = type_of(&args[0]);
+                let right = type_of(&args[1]);
+                if matches!(left, Type::List(_)) || matches!(right, Type::List(_)) {
+                    (one.add(args_sum), Some(size))
+                } else if textual(&left) || textual(&right) {
+                    (size.factor(STRING_TRAVERSAL).add(args_sum), Some(size))
+                } else {
+                    (one.add(args_sum), None)
+                }
+            }
+            ("@in", None, 2) => (self.size(&args[1]).add(args_sum), None),
+            // cel-go gives a conversion to string no result size; kapi bounds that of a
+            // scalar by its longest text, so `'x is ' + string(self.x)` is not unbounded.
+            ("string", None, 1) if scalar(&type_of(&args[0])) => {
+                (one.add(args_sum), Some(Estimate { min: 0, max: 64 }))
+            }
+            ("startsWith" | "endsWith", Some(_), 1) => (
+                self.size(&args[0]).factor(STRING_TRAVERSAL).add(args_sum),
+                None,
+            ),
+            ("contains", Some(t), 1) => {
+                let text = self.size(t).factor(STRING_TRAVERSAL);
+                let sub = self.size(&args[0]).factor(STRING_TRAVERSAL);
+                (text.multiply(sub).add(args_sum), None)
+            }
+            ("matches", Some(t), 1) | ("find" | "findAll", Some(t), 1 | 2) => {
+                let text = self.size(t).add(one).factor(STRING_TRAVERSAL);
+                let regex = self.size(&args[0]).factor(REGEX_LENGTH);
+                let size = (call.func_name != "matches").then(|| Estimate {
+                    min: 0,
+                    max: self.size(t).max,
+                });
+                (text.multiply(regex).add(args_sum), size)
+            }
+            ("string", None, 1) if type_of(&args[0]) == Type::Bytes => {
+                let size = self.size(&args[0]);
+                (
+                    size.factor(STRING_TRAVERSAL).add(args_sum),
+                    Some(Estimate {
+                        min: size.min / 4,
+                        max: size.max,
+                    }),
+                )
+            }
+            ("bytes", None, 1) if type_of(&args[0]) == Type::String => {
+                let size = self.size(&args[0]);
+                (
+                    size.factor(STRING_TRAVERSAL).add(args_sum),
+                    Some(Estimate {
+                        min: size.min,
+                        max: size.max.saturating_mul(4),
+                    }),
+                )
+            }
+            ("strings.quote", None, 1) => {
+                let size = self.size(&args[0]);
+                (
+                    size.factor(STRING_TRAVERSAL).add(args_sum),
+                    Some(Estimate {
+                        min: size.min.saturating_add(2),
+                        max: size.max.saturating_mul(2).saturating_add(2),
+                    }),
+                )
+            }
+            ("format", Some(t), 1) => (self.size(t).factor(STRING_TRAVERSAL).add(args_sum), None),
+            ("isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf", Some(t), _)
+                if matches!(type_of(t), Type::List(_) | Type::Dyn) =>
+            {
+                let mut element = one;
+                if let Type::List(e) = type_of(t)
+                    && textual(&e)
+                {
+                    let element_size = self
+                        .checked
+                        .decls
+                        .get(&t.id)
+                        .and_then(|d| d.element())
+                        .map_or(Estimate::UNKNOWN.max, |d| d.max_elements);
+                    element = element.add(
+                        Estimate {
+                            min: 0,
+                            max: element_size,
+                        }
+                        .factor(STRING_TRAVERSAL),
+                    );
+                }
+                (self.size(t).multiply(element).add(args_sum), None)
+            }
+            (
+                "lowerAscii" | "upperAscii" | "substring" | "trim" | "reverse" | "charAt"
+                | "indexOf" | "lastIndexOf",
+                Some(t),
+                _,
+            ) => {
+                let size = self.size(t);
+                let result = matches!(
+                    call.func_name.as_str(),
+                    "lowerAscii" | "upperAscii" | "substring" | "trim" | "reverse"
+                )
+                .then_some(size);
+                (size.factor(STRING_TRAVERSAL).add(args_sum), result)
+            }
+            ("replace", Some(t), 2 | 3) => {
+                let size = self.size(t);
+                let with = self.size(&args[1]);
+                let result = Estimate {
+                    min: 0,
+                    max: size
+                        .max
+                        .saturating_add(1)
+                        .saturating_mul(with.max.max(1))
+                        .saturating_add(size.max),
+                };
+                (
+                    size.factor(2.0 * STRING_TRAVERSAL).add(args_sum),
+                    Some(result),
+                )
+            }
+            ("split", Some(t), 1 | 2) => {
+                let size = self.size(t);
+                (
+                    size.factor(2.0 * STRING_TRAVERSAL).add(args_sum),
+                    Some(Estimate {
+                        min: 0,
+                        max: size.max,
+                    }),
+                )
+            }
+            ("join", Some(t), 0 | 1) => {
+                let list = self.size(t);
+                (list.factor(2.0 * STRING_TRAVERSAL).add(args_sum), None)
+            }
+            ("url" | "cidr" | "isIP" | "isCIDR" | "isURL" | "quantity" | "isQuantity", None, 1)
+            | ("ip", None, 1) => (
+                self.size(&args[0]).factor(STRING_TRAVERSAL).add(args_sum),
+                None,
+            ),
+            ("ip.isCanonical", None, 1) => (
+                self.size(&args[0])
+                    .factor(STRING_TRAVERSAL)
+                    .factor(2.0)
+                    .add(args_sum),
+                None,
+            ),
+            ("containsIP" | "containsCIDR", Some(_), 1) if type_of(&args[0]) == Type::String => (
+                self.size(&args[0])
+                    .factor(STRING_TRAVERSAL)
+                    .add(one)
+                    .add(args_sum),
+                None,
+            ),
+            ("validate", Some(_), 1) => (
+                self.size(&args[0]).factor(STRING_TRAVERSAL).add(args_sum),
+                None,
+            ),
+            ("sets.contains" | "sets.equivalent" | "sets.intersects", None, 2) => (
+                self.size(&args[0])
+                    .multiply(self.size(&args[1]))
+                    .add(args_sum),
+                None,
+            ),
+            _ => (one.add(args_sum), None),
+        }
+    }
+
+    /// The cost of comparing two values: their shorter size, traversed.
+    fn compare(&self, left: &IdedExpr, right: &IdedExpr) -> Estimate {
+        let smallest = self.size(left).max.min(self.size(right).max);
+        Estimate {
+            min: u64::from(smallest > 0),
+            max: smallest,
+        }
+        .factor(STRING_TRAVERSAL)
+    }
+}
+
+/// Whether values of `t` have a fixed size (cel-go's `isScalar`).
+fn scalar(t: &Type) -> bool {
+    match t {
+        Type::Bool | Type::Double | Type::Duration | Type::Int | Type::Timestamp | Type::Uint => {
+            true
+        }
+        Type::Opaque(super::types::OPTIONAL, params) => params.first().is_some_and(scalar),
+        _ => false,
+    }
+}
