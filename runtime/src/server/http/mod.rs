@@ -14,6 +14,7 @@
 //! never the other way round.
 
 pub(crate) mod advertise;
+pub(crate) mod backend;
 pub(crate) mod cbor;
 pub(crate) mod client;
 pub(crate) mod connections;
@@ -22,6 +23,7 @@ pub(crate) mod error;
 pub(crate) mod field_validation;
 pub(crate) mod httplog;
 pub(crate) mod inflight;
+pub(crate) mod kubelet;
 pub(crate) mod negotiate;
 pub(crate) mod origin;
 pub(crate) mod panics;

@@ -45,6 +45,10 @@ enum Shape {
     /// A subresource that takes one object and acts on its parent: a service account's
     /// `token`, a pod's `binding` and `eviction`.
     Action,
+    /// A subresource that reaches a kubelet or a backend: a pod's `log` (GET), `exec`,
+    /// `attach` and `portforward` (GET and POST, upstream's `upgradeableMethods`), and the
+    /// `proxy` of a pod, Service or Node (`proxyMethods`: every method but CONNECT and TRACE).
+    Connect(Subresource),
     /// Under the legacy `/watch/` prefix.
     LegacyWatch,
 }
@@ -54,6 +58,7 @@ impl Shape {
         match (target.legacy_watch, &target.name, target.sub) {
             (true, _, _) => Self::LegacyWatch,
             (_, _, Some(Subresource::Finalize)) => Self::Finalize,
+            (_, _, Some(sub)) if sub.is_connect() => Self::Connect(sub),
             (_, _, Some(Subresource::Token | Subresource::Binding | Subresource::Eviction)) => {
                 Self::Action
             }
@@ -92,6 +97,17 @@ fn routed(info: &ResourceInfo, shape: Shape) -> Vec<Method> {
         ],
         Shape::Finalize => &[(Method::PUT, true)],
         Shape::Action => &[(Method::POST, true)],
+        Shape::Connect(Subresource::Log) => &[(Method::GET, true)],
+        Shape::Connect(Subresource::Proxy) => &[
+            (Method::GET, true),
+            (Method::POST, true),
+            (Method::PUT, true),
+            (Method::PATCH, true),
+            (Method::DELETE, true),
+            (Method::HEAD, true),
+            (Method::OPTIONS, true),
+        ],
+        Shape::Connect(_) => &[(Method::GET, true), (Method::POST, true)],
         Shape::LegacyWatch => &[(Method::GET, has(Verb::Watch))],
     };
     rows.iter()
@@ -145,6 +161,7 @@ pub(crate) fn check(target: &Target, method: &Method, watch: bool) -> Result<(),
     let served = match shape {
         Shape::Finalize => verb == "update",
         Shape::Subresource => ["get", "update", "patch"].contains(&verb.as_str()),
+        Shape::Connect(_) => false,
         _ => info.verbs.iter().any(|v| v.as_str() == verb),
     };
     if served {

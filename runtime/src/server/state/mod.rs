@@ -60,6 +60,8 @@ pub(crate) struct ServerState {
     pub(crate) features: feature_gates::Features,
     /// Whether containers may be privileged (`--allow-privileged`).
     pub(crate) allow_privileged: bool,
+    /// How kubelets are reached (`--kubelet-*`).
+    pub(crate) kubelet: crate::server::http::kubelet::KubeletClient,
     /// The shared watch feeds, one per watched resource and version.
     pub(crate) watch_cache: WatchCache,
     /// The series `/metrics` serves.

@@ -100,6 +100,9 @@ pub(crate) enum Feature {
     /// In-place pod resize through a pod's `resize` subresource (the gate alpha from 1.27, the
     /// subresource from 1.32, beta and on in 1.33, GA in 1.35).
     InPlacePodVerticalScaling,
+    /// A WebSocket `exec`, `attach` or `portforward` of a pod (a GET, authorized as `get`)
+    /// also needs `create` on the subresource (KEP-4006; beta and on from 1.35).
+    AuthorizePodWebsocketUpgradeCreatePermission,
 }
 
 impl Feature {
@@ -115,11 +118,14 @@ impl Feature {
             Self::ValidatingAdmissionPolicy => "ValidatingAdmissionPolicy",
             Self::MutatingAdmissionPolicy => "MutatingAdmissionPolicy",
             Self::InPlacePodVerticalScaling => "InPlacePodVerticalScaling",
+            Self::AuthorizePodWebsocketUpgradeCreatePermission => {
+                "AuthorizePodWebsocketUpgradeCreatePermission"
+            }
         }
     }
 
     /// Every feature the server consults.
-    pub(crate) const ALL: [Feature; 9] = [
+    pub(crate) const ALL: [Feature; 10] = [
         Feature::WatchList,
         Feature::ServerSideFieldValidation,
         Feature::AggregatedDiscoveryEndpoint,
@@ -129,6 +135,7 @@ impl Feature {
         Feature::ValidatingAdmissionPolicy,
         Feature::MutatingAdmissionPolicy,
         Feature::InPlacePodVerticalScaling,
+        Feature::AuthorizePodWebsocketUpgradeCreatePermission,
     ];
 }
 
@@ -243,7 +250,7 @@ mod tests {
         assert!(!is_builtin_group("example.com"));
     }
 
-    const ALL: [Feature; 9] = Feature::ALL;
+    const ALL: [Feature; 10] = Feature::ALL;
 
     /// Features the table records that every release kapi serves has on (watch bookmarks GA
     /// in 1.17, dry run GA in 1.19, server-side apply on since 1.16 and GA in 1.22), so no code
@@ -327,6 +334,11 @@ mod tests {
         );
         assert!(feature(at(34), Feature::InPlacePodVerticalScaling).is_on());
         assert!(feature(at(36), Feature::InPlacePodVerticalScaling).is_on());
+        // `pkg/features/kube_features.go`: AuthorizePodWebsocketUpgradeCreatePermission beta
+        // (on) from 1.35.
+        let websocket_create = Feature::AuthorizePodWebsocketUpgradeCreatePermission;
+        assert_eq!(feature(at(34), websocket_create), FeatureState::Absent);
+        assert!(feature(at(36), websocket_create).is_on());
         // A release the table does not hold is not gated.
         assert!(feature(at(25), Feature::WatchList).is_on());
     }
