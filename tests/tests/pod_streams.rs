@@ -28,7 +28,7 @@ use axum::routing::{any, get};
 use base64::Engine as _;
 use hyper_util::rt::TokioIo;
 use kapi_e2e::https::HttpsServer;
-use kapi_e2e::{KapiServer, Kubectl, ServerOptions, expect_python_ok};
+use kapi_e2e::{KapiServer, Kubectl, ServerOptions, expect_python_ok, kubectl_binaries};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
@@ -452,18 +452,20 @@ fn exec_tunnels_the_upgraded_connection_to_the_kubelet() {
     create_pod(&k, "web", &["app"], &[], Some("node-1"));
     create_pod(&k, "pending", &["app"], &[], None);
 
-    // kubectl 1.30 and newer speak WebSocket (`v5.channel.k8s.io`) to the server first.
-    let before = seen.lock().unwrap().len();
-    assert_eq!(
-        k.expect_ok(&["exec", "web", "--", "echo", "hi", "there"]),
-        "echo hi there\n"
-    );
-    // streamParams' query to the kubelet: the command, then `error` and `output` for the
-    // stderr and stdout kubectl asked for.
-    assert_eq!(
-        seen_since(&seen, before),
-        ["/exec/default/web/app?command=echo&command=hi&command=there&error=1&output=1"]
-    );
+    // kubectl 1.30 and newer speak WebSocket (`v5.channel.k8s.io`) to the server first; the
+    // fake kubelet answers nothing else to them.
+    for binary in kubectl_binaries() {
+        let each = Kubectl::new(&binary, &server, dir.path());
+        let before = seen.lock().unwrap().len();
+        let printed = each.expect_ok(&["exec", "web", "--", "echo", "hi", "there"]);
+        assert_eq!(printed, "echo hi there\n", "{}", binary.display());
+        // streamParams' query to the kubelet: the command, then `error` and `output` for the
+        // stderr and stdout kubectl asked for.
+        assert_eq!(
+            seen_since(&seen, before),
+            ["/exec/default/web/app?command=echo&command=hi&command=there&error=1&output=1"]
+        );
+    }
 
     // A SPDY upgrade (kubectl's fallback, POST) tunnelled byte for byte both ways.
     let mut stream = TcpStream::connect(server.addr()).unwrap();
@@ -695,4 +697,99 @@ fn discovery_lists_the_subresources_with_their_verbs() {
         .unwrap();
     assert_eq!(exec["verbs"], json!(["create", "get"]));
     assert_eq!(exec["responseKind"]["kind"], "PodExecOptions");
+}
+
+/// A role binding `user` to `verbs` on `pods/exec` (and `get` on pods, which kubectl reads
+/// first).
+fn grant_exec(k: &Kubectl<'_>, user: &str, verbs: &[&str]) {
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": user},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
+                  {"apiGroups": [""], "resources": ["pods/exec"], "verbs": verbs}]});
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": user},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": user},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]});
+    for (what, object) in [("role", role), ("binding", binding)] {
+        let file = k.file(&format!("{user}-{what}.json"), &object.to_string());
+        k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+    }
+}
+
+#[test]
+fn a_websocket_exec_needs_create_from_1_35() {
+    let seen = Seen::default();
+    let kubelet = fake_kubelet(&seen);
+    for (release, get_only_reaches_the_kubelet) in [("1.34", true), ("1.36", false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let tokens = dir.path().join("tokens.csv");
+        std::fs::write(&tokens, "alice-token,alice,1001\nbob-token,bob,1002\n").unwrap();
+        let server = KapiServer::start(&ServerOptions {
+            args: vec![format!("--token-auth-file={}", tokens.display())],
+            ..ServerOptions::release(release).tls()
+        })
+        .unwrap();
+        let admin = Kubectl::on_path(&server, dir.path());
+        register_node(&admin, kubelet.addr());
+        create_pod(&admin, "web", &["app"], &[], Some("node-1"));
+        grant_exec(&admin, "alice", &["get"]);
+        grant_exec(&admin, "bob", &["get", "create"]);
+        let alice = admin.as_user("alice", json!({"token": "alice-token"}));
+        let bob = admin.as_user("bob", json!({"token": "bob-token"}));
+
+        // AuthorizePodWebsocketUpgradeCreatePermission (beta, on from 1.35): the WebSocket's
+        // GET, allowed as `get`, is refused without `create`; kubectl's SPDY fallback (a POST)
+        // is refused by the `create` check of every request.
+        let before = seen.lock().unwrap().len();
+        let answer = alice.run(&["exec", "web", "--", "echo", "alice"]);
+        let reached = seen_since(&seen, before);
+        assert_eq!(
+            (answer.status.success(), !reached.is_empty()),
+            (get_only_reaches_the_kubelet, get_only_reaches_the_kubelet),
+            "{release}: {}{reached:?}",
+            String::from_utf8_lossy(&answer.stderr)
+        );
+        if !get_only_reaches_the_kubelet {
+            let refused = String::from_utf8_lossy(&answer.stderr).into_owned();
+            assert!(refused.contains("forbidden"), "{refused}");
+        }
+        assert_eq!(
+            bob.expect_ok(&["exec", "web", "--", "echo", "bob"]),
+            "echo bob\n"
+        );
+    }
+}
+
+#[test]
+fn the_kubelets_certificate_is_verified_against_the_given_authority() {
+    let seen = Seen::default();
+    let kubelet = fake_kubelet(&seen);
+    let stranger = fake_kubelet(&seen);
+    for (ca, verified) in [(kubelet.ca_pem(), true), (stranger.ca_pem(), false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let ca_file = dir.path().join("kubelet-ca.crt");
+        std::fs::write(&ca_file, ca).unwrap();
+        let server = KapiServer::start(&ServerOptions {
+            args: vec![format!(
+                "--kubelet-certificate-authority={}",
+                ca_file.display()
+            )],
+            ..ServerOptions::default()
+        })
+        .unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        register_node(&k, kubelet.addr());
+        create_pod(&k, "web", &["app"], &[], Some("node-1"));
+        if verified {
+            assert_eq!(k.expect_ok(&["logs", "web", "--tail=1"]), "app line 3\n");
+        } else {
+            // Go's client error: `Get "<url>": <why>`.
+            let refused = k.expect_failure(&["logs", "web"]);
+            let url = format!(
+                "Get \"https://{}/containerLogs/default/web/app\": tls:",
+                kubelet.addr()
+            );
+            assert!(refused.contains(&url), "{refused}");
+        }
+    }
 }
