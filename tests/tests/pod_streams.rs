@@ -43,6 +43,7 @@ fn fake_kubelet(seen: &Seen) -> HttpsServer {
     let router = Router::new()
         .route("/containerLogs/{ns}/{pod}/{container}", get(logs))
         .route("/exec/{ns}/{pod}/{container}", any(exec))
+        .route("/attach/{ns}/{pod}/{container}", any(exec))
         .with_state(Arc::clone(seen));
     HttpsServer::start(router).unwrap()
 }
@@ -159,7 +160,11 @@ async fn exec(State(seen): State<Seen>, mut request: Request) -> Response {
         tokio::spawn(async move {
             let Ok(upgraded) = upgrade.await else { return };
             let mut io = TokioIo::new(upgraded);
-            let stdout = format!("{}\n", command.join(" "));
+            // An attach has no command: it is told it attached.
+            let stdout = match command.is_empty() {
+                true => "attached\n".to_owned(),
+                false => format!("{}\n", command.join(" ")),
+            };
             let status = br#"{"metadata":{},"status":"Success"}"#;
             let mut bytes = frame(1, stdout.as_bytes());
             bytes.extend(frame(3, status));
@@ -367,6 +372,48 @@ fn logs_are_read_from_the_pods_kubelet() {
         "{refused}"
     );
 
+    // A kubelet nobody answers for: Go's client error, `Get "<url>": <why>`. A node without
+    // addresses: upstream's error, which is no API status.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let node = |name: &str, status: Value| {
+        let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}});
+        let file = k.file(&format!("{name}.json"), &node.to_string());
+        k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+        let status = json!({ "status": status });
+        k.expect_ok(&[
+            "patch",
+            "node",
+            name,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &status.to_string(),
+        ]);
+    };
+    node(
+        "gone",
+        json!({"addresses": [{"type": "Hostname", "address": "127.0.0.1"}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": closed_port}}}),
+    );
+    // Registered by hand, with no status: no address at all.
+    let bare = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "bare"}});
+    let file = k.file("bare.json", &bare.to_string());
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+    create_pod(&k, "orphan", &["app"], &[], Some("gone"));
+    create_pod(&k, "stranded", &["app"], &[], Some("bare"));
+    let refused = k.expect_failure(&["logs", "orphan"]);
+    let expected = format!(
+        "Get \"https://127.0.0.1:{closed_port}/containerLogs/default/orphan/app\": dial tcp 127.0.0.1:{closed_port}: connect: connection refused"
+    );
+    assert!(refused.contains(&expected), "{refused}");
+    let refused = k.expect_failure(&["logs", "stranded"]);
+    assert!(
+        refused.contains("no preferred addresses found; known addresses: []"),
+        "{refused}"
+    );
+
     // A missing pod is the pods' 404.
     let refused = k.expect_failure(&["logs", "nowhere"]);
     assert!(refused.contains("pods \"nowhere\" not found"), "{refused}");
@@ -466,6 +513,14 @@ fn exec_tunnels_the_upgraded_connection_to_the_kubelet() {
             ["/exec/default/web/app?command=echo&command=hi&command=there&error=1&output=1"]
         );
     }
+
+    // `kubectl attach` takes the same path to the kubelet's `/attach`.
+    let before = seen.lock().unwrap().len();
+    assert_eq!(k.expect_ok(&["attach", "web", "-c", "app"]), "attached\n");
+    assert_eq!(
+        seen_since(&seen, before),
+        ["/attach/default/web/app?error=1&output=1"]
+    );
 
     // A SPDY upgrade (kubectl's fallback, POST) tunnelled byte for byte both ways.
     let mut stream = TcpStream::connect(server.addr()).unwrap();

@@ -12,7 +12,7 @@
 //! which upstream's messages embed.
 
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -99,21 +99,27 @@ pub(crate) fn join_host_port(host: &str, port: &str) -> String {
 }
 
 /// A TLS client that accepts any server certificate: upstream's proxy transport
-/// (`InsecureSkipVerify`) and its kubelet client without a CA.
-pub(crate) fn unverified_tls() -> Arc<rustls::ClientConfig> {
-    Arc::new(
-        builder()
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AnyCertificate::new()))
-            .with_no_client_auth(),
-    )
+/// (`InsecureSkipVerify`) and its kubelet client without a CA. Built once; the error is
+/// rustls' text.
+pub(crate) fn unverified_tls() -> Result<Arc<rustls::ClientConfig>, String> {
+    static BUILT: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            Ok(Arc::new(
+                builder()?
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(AnyCertificate::new()))
+                    .with_no_client_auth(),
+            ))
+        })
+        .clone()
 }
 
 /// [`unverified_tls`] with a client certificate; the error is rustls' text.
 pub(crate) fn unverified_tls_with(
     (chain, key): (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>),
 ) -> Result<Arc<rustls::ClientConfig>, String> {
-    builder()
+    builder()?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(AnyCertificate::new()))
         .with_client_auth_cert(chain, key)
@@ -126,7 +132,7 @@ pub(crate) fn verified_tls(
     roots: RootCertStore,
     certificate: Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)>,
 ) -> Result<Arc<rustls::ClientConfig>, String> {
-    let config = builder().with_root_certificates(roots);
+    let config = builder()?.with_root_certificates(roots);
     match certificate {
         Some((chain, key)) => config
             .with_client_auth_cert(chain, key)
@@ -136,14 +142,12 @@ pub(crate) fn verified_tls(
     }
 }
 
-fn builder() -> rustls::ConfigBuilder<rustls::ClientConfig, rustls::WantsVerifier> {
+/// ring's provider with rustls' safe protocol versions (TLS 1.2 and 1.3).
+fn builder() -> Result<rustls::ConfigBuilder<rustls::ClientConfig, rustls::WantsVerifier>, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .unwrap_or_else(|_| {
-            // ring supports the safe defaults; this branch is never taken.
-            rustls::ClientConfig::builder()
-        })
+        .map_err(|e| e.to_string())
 }
 
 /// Accepts every server certificate, still checking the handshake's signatures.
@@ -265,18 +269,20 @@ pub(crate) struct Forwarded {
 /// The error is Go transport's text.
 pub(crate) async fn send(backend: &Backend, request: Request<Body>) -> Result<Forwarded, String> {
     let authority = backend.authority();
-    let tcp = tokio::time::timeout(
-        DIAL_TIMEOUT,
-        tokio::net::TcpStream::connect((backend.host.as_str(), backend.port)),
-    )
-    .await
-    .map_err(|_| format!("dial tcp {authority}: i/o timeout"))?
-    .map_err(|e| match e.kind() {
-        std::io::ErrorKind::ConnectionRefused => {
-            format!("dial tcp {authority}: connect: connection refused")
-        }
-        _ => format!("dial tcp {authority}: {e}"),
-    })?;
+    let dial = async {
+        // Resolved first, so a name that does not resolve reads as Go's resolver error.
+        let addresses: Vec<std::net::SocketAddr> =
+            tokio::net::lookup_host((backend.host.as_str(), backend.port))
+                .await
+                .map_err(|_| format!("dial tcp: lookup {}: no such host", backend.host))?
+                .collect();
+        tokio::net::TcpStream::connect(addresses.as_slice())
+            .await
+            .map_err(|e| dial_error(&authority, &e))
+    };
+    let tcp = tokio::time::timeout(DIAL_TIMEOUT, dial)
+        .await
+        .map_err(|_| format!("dial tcp {authority}: i/o timeout"))??;
     match backend.scheme {
         Scheme::Http => exchange(TokioIo::new(tcp), request).await,
         Scheme::Https => {
@@ -289,6 +295,16 @@ pub(crate) async fn send(backend: &Backend, request: Request<Body>) -> Result<Fo
                 .map_err(|e| format!("tls: {e}"))?;
             exchange(TokioIo::new(tls), request).await
         }
+    }
+}
+
+/// Go's dial error for `authority`.
+fn dial_error(authority: &str, error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::ConnectionRefused => {
+            format!("dial tcp {authority}: connect: connection refused")
+        }
+        _ => format!("dial tcp {authority}: {error}"),
     }
 }
 

@@ -48,10 +48,12 @@ pub enum KubeletClientError {
 /// `--kubelet-preferred-address-types`.
 #[derive(Clone)]
 pub struct KubeletClient {
-    config: Arc<rustls::ClientConfig>,
+    /// The TLS settings, or why rustls could not build them (then every kubelet request
+    /// fails with it).
+    config: Result<Arc<rustls::ClientConfig>, String>,
     /// The same without verifying the kubelet, for a log read with
     /// `insecureSkipTLSVerifyBackend` (upstream's `InsecureSkipTLSVerifyTransport`).
-    insecure: Arc<rustls::ClientConfig>,
+    insecure: Result<Arc<rustls::ClientConfig>, String>,
     preferred_address_types: Vec<String>,
     default_port: u16,
 }
@@ -111,11 +113,11 @@ impl KubeletClient {
             scheme: Scheme::Https,
             host,
             port,
-            tls: Arc::clone(if insecure {
-                &self.insecure
+            tls: if insecure {
+                self.insecure.clone()?
             } else {
-                &self.config
-            }),
+                self.config.clone()?
+            },
         })
     }
 }
@@ -184,13 +186,14 @@ impl KubeletClientBuilder {
         let insecure = match &certificate {
             Some((chain, key)) => backend::unverified_tls_with((chain.clone(), key.clone_key()))
                 .map_err(KubeletClientError::Certificate)?,
-            None => backend::unverified_tls(),
+            None => backend::unverified_tls().map_err(KubeletClientError::Certificate)?,
         };
         let config = match roots {
             Some(roots) => backend::verified_tls(roots, certificate)
                 .map_err(KubeletClientError::Certificate)?,
             None => Arc::clone(&insecure),
         };
+        let (config, insecure) = (Ok(config), Ok(insecure));
         let defaults = KubeletClient::default();
         Ok(KubeletClient {
             config,

@@ -189,7 +189,7 @@ pub(crate) async fn pod_backend(call: &Call, id: &str) -> Result<Backend, ApiErr
         scheme,
         host: ip.to_owned(),
         port: port_number(&port, scheme)?,
-        tls: backend::unverified_tls(),
+        tls: backend::unverified_tls().map_err(ApiError::internal)?,
     })
 }
 
@@ -290,7 +290,7 @@ pub(crate) async fn service_backend(call: &Call, id: &str) -> Result<Backend, Ap
                         scheme: scheme_of(scheme),
                         host: ip,
                         port: number,
-                        tls: backend::unverified_tls(),
+                        tls: backend::unverified_tls().map_err(ApiError::internal)?,
                     });
                 }
             }
@@ -345,7 +345,7 @@ pub(crate) async fn node_backend(call: &Call, id: &str) -> Result<Backend, ApiEr
         scheme,
         port: port_number(port, scheme)?,
         host: kubelet.host,
-        tls: backend::unverified_tls(),
+        tls: backend::unverified_tls().map_err(ApiError::internal)?,
     })
 }
 
