@@ -418,6 +418,17 @@ fn logs_are_read_from_the_pods_kubelet() {
     let refused = k.expect_failure(&["logs", "nowhere"]);
     assert!(refused.contains("pods \"nowhere\" not found"), "{refused}");
 
+    // Measured as upstream measures it: CONNECT (`LogREST.OverrideMetricsVerb`).
+    let metrics = k.expect_ok(&["get", "--raw", "/metrics"]);
+    assert!(
+        metrics
+            .lines()
+            .any(|line| line.starts_with("apiserver_request_total{")
+                && line.contains("verb=\"CONNECT\"")
+                && line.contains("subresource=\"log\"")),
+        "{metrics}"
+    );
+
     // The official Python client's read_namespaced_pod_log.
     expect_python_ok(
         &server,

@@ -126,7 +126,8 @@ impl Operation {
         if target.sub == Some(Subresource::Resize) && !call.state.serves_pod_resize() {
             return Err(ApiError::no_route());
         }
-        // A HEAD reaches here only for a custom resource, which the CRD handler serves as a GET.
+        // A HEAD reaches here only for a custom resource, which the CRD handler serves as a GET,
+        // and for a `proxy`, which passes it on (authorized as a GET).
         let method = if *method == Method::HEAD {
             &Method::GET
         } else {

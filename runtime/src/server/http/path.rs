@@ -362,6 +362,60 @@ mod tests {
         status: Option<serde_json::Value>,
     }
 
+    #[derive(Clone, Debug, Default, Serialize, Deserialize, crate::Resource)]
+    #[resource(crate = "crate", group = "", version = "v1", kind = "Pod", namespaced)]
+    struct Pod {
+        #[serde(rename = "apiVersion")]
+        api_version: ApiVersion<Self>,
+        kind: Kind<Self>,
+        #[serde(default)]
+        metadata: ObjectMeta,
+    }
+
+    #[test]
+    fn connect_subresources_resolve_with_the_path_after_proxy() {
+        let mut registry = Registry::new();
+        registry.register::<Pod>();
+        let resolved = |path: &str| {
+            resolve(&registry, path)
+                .ok()
+                .map(|t| (t.name.unwrap_or_default(), t.sub, t.proxy_path))
+        };
+        let pod = |sub, path: &str| Some(("web".to_owned(), Some(sub), path.to_owned()));
+        let base = "/api/v1/namespaces/a/pods/web";
+        assert_eq!(resolved(&format!("{base}/log")), pod(Subresource::Log, ""));
+        assert_eq!(
+            resolved(&format!("{base}/exec")),
+            pod(Subresource::Exec, "")
+        );
+        assert_eq!(
+            resolved(&format!("{base}/portforward")),
+            pod(Subresource::PortForward, "")
+        );
+        assert_eq!(resolved(&format!("{base}/log/")), None);
+        // `getRequestOptions`: the parts after `proxy` after a slash, a trailing one kept.
+        assert_eq!(
+            resolved(&format!("{base}/proxy")),
+            pod(Subresource::Proxy, "")
+        );
+        assert_eq!(
+            resolved(&format!("{base}/proxy/")),
+            pod(Subresource::Proxy, "/")
+        );
+        assert_eq!(
+            resolved(&format!("{base}/proxy/x/y/")),
+            pod(Subresource::Proxy, "/x/y/")
+        );
+        // A pod named `proxy` is still a pod.
+        assert_eq!(
+            resolved("/api/v1/namespaces/a/pods/proxy").map(|(name, sub, _)| (name, sub)),
+            Some(("proxy".to_owned(), None))
+        );
+        assert!(is_long_running_subresource(&format!("{base}/exec")));
+        assert!(is_long_running_subresource("/api/v1/nodes/n/proxy/metrics"));
+        assert!(!is_long_running_subresource(&format!("{base}/status")));
+    }
+
     #[test]
     fn resolves_every_shape() {
         let mut registry = Registry::new();

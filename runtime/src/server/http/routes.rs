@@ -6,8 +6,8 @@
 //! legacy `/watch/` prefix). A method no route at the path takes is go-restful's
 //! `405: Method Not Allowed`, and a path no route takes is its `404: Page Not Found`, both
 //! turned by the server's `serviceErrorHandler` into `NewGenericServerResponse`'s Status (no
-//! `Allow` header: that handler drops go-restful's headers). `OPTIONS` and `HEAD` have no route,
-//! so they are refused like any other method. Sources:
+//! `Allow` header: that handler drops go-restful's headers). `OPTIONS` and `HEAD` have no route
+//! but a `proxy`'s, so elsewhere they are refused like any other method. Sources:
 //! `staging/src/k8s.io/apiserver/pkg/server/handler.go` (`serviceErrorHandler`),
 //! `vendor/github.com/emicklei/go-restful/v3/jsr311.go` (`detectRoute`),
 //! `staging/src/k8s.io/apiserver/pkg/endpoints/installer.go`.
