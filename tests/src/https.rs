@@ -1,7 +1,9 @@
 //! [`HttpsServer`]: an HTTPS server a test starts in its own process, for the servers kapi
-//! calls (admission webhooks, the issuers of JWT authentication): bound to 127.0.0.1 on a
-//! free port, with its own CA (for `caBundle` and `certificateAuthority`), serving an axum
-//! router. Dropping it stops the server and joins its thread.
+//! calls (admission webhooks, the issuers of JWT authentication, fake kubelets): bound to
+//! 127.0.0.1 on a free port, with its own CA (for `caBundle` and `certificateAuthority`),
+//! serving an axum router whose handlers may take over a connection with an upgrade (`101`).
+//! [`HttpsServer::plain`] serves the same without TLS (a pod's or a Service's backend).
+//! Dropping it stops the server and joins its thread.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -63,6 +65,21 @@ impl HttpsServer {
             .with_single_cert(chain, key)
             .map_err(|e| failed("TLS config", &e))?;
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        Self::serve(router, Some(acceptor), ca_pem)
+    }
+
+    /// Serves `router` over plain HTTP (there is no CA: [`HttpsServer::ca_pem`] is empty and
+    /// [`HttpsServer::url`] says `https` all the same; use [`HttpsServer::addr`]).
+    pub fn plain(router: axum::Router) -> Result<Self, String> {
+        Self::serve(router, None, String::new())
+    }
+
+    fn serve(
+        router: axum::Router,
+        acceptor: Option<tokio_rustls::TlsAcceptor>,
+        ca_pem: String,
+    ) -> Result<Self, String> {
+        let failed = |what: &str, e: &dyn std::fmt::Display| format!("{what}: {e}");
         let listener =
             std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| failed("bind", &e))?;
         listener
@@ -88,13 +105,25 @@ impl HttpsServer {
                     let acceptor = acceptor.clone();
                     let router = router.clone();
                     tokio::spawn(async move {
-                        let Ok(tls) = acceptor.accept(tcp).await else {
-                            return;
-                        };
                         let service = hyper_util::service::TowerToHyperService::new(router);
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(TokioIo::new(tls), service)
-                            .await;
+                        let http = hyper::server::conn::http1::Builder::new();
+                        match acceptor {
+                            Some(acceptor) => {
+                                let Ok(tls) = acceptor.accept(tcp).await else {
+                                    return;
+                                };
+                                let _ = http
+                                    .serve_connection(TokioIo::new(tls), service)
+                                    .with_upgrades()
+                                    .await;
+                            }
+                            None => {
+                                let _ = http
+                                    .serve_connection(TokioIo::new(tcp), service)
+                                    .with_upgrades()
+                                    .await;
+                            }
+                        }
                     });
                 }
             });

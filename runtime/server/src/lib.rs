@@ -351,6 +351,29 @@ pub struct ServeArgs {
     #[arg(long, value_name = "RANGE", default_value = "30000-32767", value_parser = NodePortRange::parse)]
     pub service_node_port_range: NodePortRange,
 
+    /// The client certificate (PEM) presented to kubelets, for pods' logs, exec, attach and
+    /// port forwarding and nodes' proxy. As kube-apiserver's flag.
+    #[arg(long, value_name = "FILE", requires = "kubelet_client_key")]
+    pub kubelet_client_certificate: Option<PathBuf>,
+
+    /// The private key (PEM) of `--kubelet-client-certificate`.
+    #[arg(long, value_name = "FILE", requires = "kubelet_client_certificate")]
+    pub kubelet_client_key: Option<PathBuf>,
+
+    /// The CA bundle (PEM) kubelets' serving certificates are verified against; without it
+    /// they are not verified, as kube-apiserver does.
+    #[arg(long, value_name = "FILE")]
+    pub kubelet_certificate_authority: Option<PathBuf>,
+
+    /// The node address types tried in order to reach a kubelet.
+    #[arg(
+        long,
+        value_name = "TYPE,...",
+        value_delimiter = ',',
+        default_value = "Hostname,InternalDNS,InternalIP,ExternalDNS,ExternalIP"
+    )]
+    pub kubelet_preferred_address_types: Vec<String>,
+
     /// Start on a database older than the data directory has served (a backup put back), which
     /// is otherwise refused: its revision jumps past every revision served before and older
     /// history counts as compacted, so resourceVersions keep increasing and clients list
@@ -487,6 +510,9 @@ pub enum ServeError {
     /// The certificates could not be made or kept.
     #[error(transparent)]
     Pki(#[from] pki::PkiError),
+    /// The kubelet client certificate or CA could not be used.
+    #[error(transparent)]
+    KubeletClient(#[from] kapi::server::KubeletClientError),
     /// The service-account keys could not be read, made or kept.
     #[error(transparent)]
     ServiceAccountKey(#[from] service_account_key::ServiceAccountKeyError),
@@ -673,6 +699,7 @@ pub async fn serve(
         .service_node_port_range(args.service_node_port_range)
         .allow_privileged(args.allow_privileged)
         .admission_plugins(admission_plugins_for(&args)?)
+        .kubelet_client(kubelet_client_for(&args)?)
         .shutdown_delay(args.shutdown_delay_duration)
         .start_on(listener)
         .await?;
@@ -835,6 +862,25 @@ pub fn authorization_for(args: &ServeArgs) -> Result<Authorization, ServeError> 
         .collect::<Result<Vec<_>, _>>()
         .map_err(ServeError::AuthorizationMode)?;
     Ok(Authorization::modes(modes))
+}
+
+/// How the server reaches kubelets, from the `--kubelet-*` flags.
+pub fn kubelet_client_for(args: &ServeArgs) -> Result<kapi::server::KubeletClient, ServeError> {
+    let read = |path: &PathBuf| {
+        std::fs::read(path).map_err(|source| ServeError::ReadTlsFile {
+            path: path.clone(),
+            source,
+        })
+    };
+    let mut builder = kapi::server::KubeletClient::builder()
+        .preferred_address_types(args.kubelet_preferred_address_types.iter().cloned());
+    if let (Some(cert), Some(key)) = (&args.kubelet_client_certificate, &args.kubelet_client_key) {
+        builder = builder.client_certificate(&read(cert)?, &read(key)?);
+    }
+    if let Some(ca) = &args.kubelet_certificate_authority {
+        builder = builder.certificate_authority(&read(ca)?);
+    }
+    Ok(builder.build()?)
 }
 
 /// How the server is reached: `None` for `--plain-http` (refused off loopback), else its TLS

@@ -12,6 +12,7 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
+use hyper::upgrade::OnUpgrade;
 
 use crate::meta::ListOptions;
 use crate::{Registry, Verb};
@@ -24,8 +25,8 @@ use crate::server::handlers::object::UpdateScope;
 use crate::server::handlers::patch::apply;
 use crate::server::handlers::request;
 use crate::server::handlers::{
-    binding, create, delete, eviction, get, list, namespace_lifecycle, patch, reviews, scale,
-    token_request, update, watch,
+    binding, connect, create, delete, eviction, get, list, namespace_lifecycle, patch, reviews,
+    scale, token_request, update, watch,
 };
 use crate::server::http::error::ApiError;
 use crate::server::http::negotiate::{self, RequestShape};
@@ -62,6 +63,9 @@ enum Operation {
     Bind,
     /// POST of a pod's `eviction` subresource.
     Evict,
+    /// A subresource that reaches past the server (a pod's `log`, `exec`, `attach`,
+    /// `portforward`, the `proxy` of a pod, Service or Node), with the verb of its method.
+    Connect(Verb),
 }
 
 /// The first release serving a pod's `ephemeralcontainers`.
@@ -84,6 +88,7 @@ impl Operation {
             Self::Patch(_) | Self::PatchScale => Verb::Patch,
             Self::Delete => Verb::Delete,
             Self::DeleteCollection => Verb::DeleteCollection,
+            Self::Connect(verb) => verb,
         }
     }
 
@@ -121,12 +126,24 @@ impl Operation {
         if target.sub == Some(Subresource::Resize) && !call.state.serves_pod_resize() {
             return Err(ApiError::no_route());
         }
-        // A HEAD reaches here only for a custom resource, which the CRD handler serves as a GET.
+        // A HEAD reaches here only for a custom resource, which the CRD handler serves as a GET,
+        // and for a `proxy`, which passes it on (authorized as a GET).
         let method = if *method == Method::HEAD {
             &Method::GET
         } else {
             method
         };
+        if target.sub.is_some_and(Subresource::is_connect) {
+            // `routes::check` let only the subresource's methods through.
+            let verb = match *method {
+                Method::POST => Verb::Create,
+                Method::PUT => Verb::Update,
+                Method::PATCH => Verb::Patch,
+                Method::DELETE => Verb::Delete,
+                _ => Verb::Get,
+            };
+            return Ok(Self::Connect(verb));
+        }
         Ok(match (method, &target.name, target.sub) {
             (&Method::PUT, Some(_), Some(Subresource::Finalize)) => Self::Finalize,
             (&Method::POST, Some(_), Some(Subresource::Token)) => Self::CreateToken,
@@ -208,7 +225,10 @@ fn served_upstream(state: &State, registry: &Registry, path: &str) -> bool {
 
 /// Serves every resource URL: routing, verb checks, deprecation warnings, then the handler.
 pub(crate) async fn dispatch(state: State, tun: Arc<Tunables>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    // The client connection, for a subresource that upgrades it (`exec`, `attach`,
+    // `portforward`, a proxied WebSocket).
+    let upgrade = parts.extensions.remove::<OnUpgrade>();
     let metrics = Arc::clone(&state.metrics);
     let registry = state.registry();
     let resolved = path::resolve(&registry, parts.uri.path()).and_then(|target| {
@@ -254,7 +274,7 @@ pub(crate) async fn dispatch(state: State, tun: Arc<Tunables>, request: Request)
     };
     // Warnings found while serving (unknown fields) go out with any answer, as upstream's.
     let mut warnings = Vec::new();
-    let mut response = match handle(&call, &parts.method, body, &mut warnings).await {
+    let mut response = match handle(&call, &parts.method, body, upgrade, &mut warnings).await {
         Ok(response) => response,
         Err(e) => e.into_response(),
     };
@@ -337,6 +357,7 @@ async fn handle(
     call: &Call,
     method: &Method,
     body: Body,
+    upgrade: Option<OnUpgrade>,
     warnings: &mut Vec<String>,
 ) -> Result<Response, ApiError> {
     let target = &call.target;
@@ -348,6 +369,9 @@ async fn handle(
         Ok(op) => op,
         Err(refused) => return Ok(refuse_unread(refused, body).await),
     };
+    if let Operation::Connect(_) = op {
+        return connect::serve(call, method, body, upgrade).await;
+    }
     // A route that serves more than one verb (a collection's GET lists and watches) refuses
     // the one the kind does not serve, as upstream's handler does.
     if !call.info().verbs.contains(&op.verb()) {
@@ -390,5 +414,7 @@ async fn handle(
         Operation::CreateToken => token_request::serve(call, name, body, output, warnings).await,
         Operation::Bind => binding::serve(call, target.name.as_deref(), body, output).await,
         Operation::Evict => eviction::serve(call, name, body, output).await,
+        // Served before the answer's format is negotiated: its answers are the backend's.
+        Operation::Connect(_) => Err(ApiError::no_route()),
     }
 }

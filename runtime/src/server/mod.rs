@@ -68,6 +68,10 @@ pub use describe::kubeconfig::{
 use describe::{discovery, health, index, issuer_discovery, metrics_endpoint, openapi, version};
 use handlers::namespace_lifecycle;
 pub use http::advertise::default_advertise_address;
+pub use http::kubelet::{
+    DEFAULT_KUBELET_PORT, DEFAULT_PREFERRED_ADDRESS_TYPES, KubeletClient, KubeletClientBuilder,
+    KubeletClientError,
+};
 pub use http::tls::{Handshake, SniFiles, SniPem, Tls, TlsError, TlsPem};
 use http::{connections, error, httplog, inflight, origin, panics, path, reencode, shutdown};
 pub use state::admission_plugins::AdmissionPlugins;
@@ -143,6 +147,7 @@ impl Server {
             node_ports: NodePortRange::default(),
             allow_privileged: true,
             admission_plugins: AdmissionPlugins::default(),
+            kubelet: KubeletClient::default(),
             rv_wait: Duration::from_secs(3),
             bookmark_interval: Duration::from_secs(60),
             watch_timeout: Duration::from_secs(30 * 60),
@@ -181,6 +186,7 @@ pub struct ServerBuilder {
     node_ports: NodePortRange,
     allow_privileged: bool,
     admission_plugins: AdmissionPlugins,
+    kubelet: KubeletClient,
     rv_wait: Duration,
     bookmark_interval: Duration,
     watch_timeout: Duration,
@@ -388,6 +394,14 @@ impl ServerBuilder {
         self
     }
 
+    /// How the server reaches kubelets for a pod's `log`, `exec`, `attach` and `portforward`
+    /// and a node's `proxy` (default: HTTPS without a client certificate, the kubelet's
+    /// certificate not verified, as kube-apiserver without `--kubelet-*` flags).
+    pub fn kubelet_client(mut self, client: KubeletClient) -> Self {
+        self.kubelet = client;
+        self
+    }
+
     /// How long a read at a too-new resourceVersion waits before 504 (default 3 s).
     pub fn resource_version_wait(mut self, wait: Duration) -> Self {
         self.rv_wait = wait;
@@ -544,6 +558,7 @@ impl ServerBuilder {
             features: self.features,
             allow_privileged: self.allow_privileged,
             admission_plugins: self.admission_plugins,
+            kubelet: self.kubelet.clone(),
             watch_cache: watch_cache::WatchCache::default(),
             metrics,
             access: Arc::new(auth::Access::new(

@@ -39,7 +39,7 @@ use crate::meta::{
 };
 use crate::server::describe::deprecation::compare_versions;
 use crate::server::http::negotiate::{self, Format, parse_accept};
-use crate::server::http::path::{is_pod_kind, is_service_account_kind};
+use crate::server::http::path::{has_proxy, is_pod_kind, is_service_account_kind};
 use crate::server::http::routes::get_only;
 use crate::server::http::{cbor, protobuf};
 use crate::server::state::builtin::is_namespace_kind;
@@ -218,6 +218,10 @@ struct Extra {
     verbs: &'static [&'static str],
 }
 
+/// The verbs of a `proxy` subresource: those of the methods it proxies
+/// (`proxyMethods`), HEAD and OPTIONS having none.
+const PROXY_VERBS: &[&str] = &["create", "delete", "get", "patch", "update"];
+
 /// The first release serving a pod's `ephemeralcontainers`.
 const EPHEMERAL_CONTAINERS_SINCE: KubeVersion = KubeVersion::new(1, 23);
 /// The first release whose pods take a `policy/v1` Eviction.
@@ -252,7 +256,19 @@ fn extra_subresources(info: &ResourceInfo, state: &ServerState) -> Vec<Extra> {
         }];
     }
     if !is_pod_kind(info) {
-        return Vec::new();
+        // A Service's and a Node's `proxy` (upstream's `ProxyREST` of each).
+        return match has_proxy(info) {
+            true => vec![Extra {
+                name: "proxy",
+                kind: GroupVersionKind {
+                    group: "".into(),
+                    version: "v1".into(),
+                    kind: format!("{}ProxyOptions", info.gvk.kind).into(),
+                },
+                verbs: PROXY_VERBS,
+            }],
+            false => Vec::new(),
+        };
     }
     let policy = if release >= POLICY_V1_EVICTION_SINCE {
         "v1"
@@ -271,6 +287,29 @@ fn extra_subresources(info: &ResourceInfo, state: &ServerState) -> Vec<Extra> {
             verbs: &["create"],
         },
     ];
+    // What reaches the pod's kubelet or the pod itself (`pkg/registry/core/pod/rest`): the
+    // log, answered as the Pod kind, and the connect subresources with their options kinds.
+    extras.push(Extra {
+        name: "log",
+        kind: info.gvk.clone(),
+        verbs: &["get"],
+    });
+    for (name, kind) in [
+        ("attach", "PodAttachOptions"),
+        ("exec", "PodExecOptions"),
+        ("portforward", "PodPortForwardOptions"),
+    ] {
+        extras.push(Extra {
+            name,
+            kind: gvk("", "v1", kind),
+            verbs: &["create", "get"],
+        });
+    }
+    extras.push(Extra {
+        name: "proxy",
+        kind: gvk("", "v1", "PodProxyOptions"),
+        verbs: PROXY_VERBS,
+    });
     if release >= EPHEMERAL_CONTAINERS_SINCE {
         extras.push(Extra {
             name: "ephemeralcontainers",

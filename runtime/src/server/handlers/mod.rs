@@ -6,17 +6,20 @@
 //! disruption budgets allow), neither stored; `services` (a Service write's cluster IP and node ports, which
 //! `create` and `update` run); `reviews` (creates of the review kinds, evaluated by `auth`
 //! and never stored); `token_request` (a service account's `token`: a signed token, never
-//! stored). What several share: `request` (the body and write options),
-//! `decode` (a create or update body read as upstream's serializer reads it, with its
+//! stored); `connect` (the subresources that reach past the server: a pod's `log`, `exec`,
+//! `attach`, `portforward`, and the `proxy` of pods, Services and Nodes). What several share:
+//! `request` (the body and write options), `decode` (a create or update body read as upstream's serializer reads it, with its
 //! refusals), `object` (the rules writes share: names, the kind's codec and schema, field
 //! validation, reads) and `managed_fields` (field ownership).
 //!
-//! May import: `objects`, `state`, `http`, `auth` (the reviews), `admission` (the plugins a
+//! May import: `objects`, `state`, `http`, `auth` (the reviews, and `connect`'s second
+//! authorization), `admission` (the plugins a
 //! create or update runs)
 //! and `background` (a delete starts the collector's work). Nothing outside this folder
 //! imports a handler but the dispatcher.
 
 pub(crate) mod binding;
+pub(crate) mod connect;
 pub(crate) mod create;
 pub(crate) mod decode;
 pub(crate) mod delete;

@@ -193,6 +193,11 @@ impl ApiError {
         self
     }
 
+    /// 503 ServiceUnavailable with the message as given.
+    pub(crate) fn service_unavailable(message: impl Into<String>) -> Self {
+        Self::from_status(Status::service_unavailable(message))
+    }
+
     /// 500 InternalError, logged: such an answer means a storage failure or a bug.
     pub(crate) fn internal(message: impl std::fmt::Display) -> Self {
         let message = message.to_string();

@@ -4,7 +4,8 @@
 //! Upstream shares its concurrency between priority levels (on by default since 1.20; before
 //! it, `--max-requests-inflight=400` and `--max-mutating-requests-inflight=200`). Here there
 //! are two shares with those sizes: read-only requests and mutating ones, so a flood of writes
-//! cannot starve reads and the other way round. Long-running requests (watches) hold no seat,
+//! cannot starve reads and the other way round. Long-running requests (watches, and the
+//! subresources that stream from a kubelet or a backend: logs, exec, proxies) hold no seat,
 //! as upstream exempts them, and neither do health probes (upstream's `probes` flow schema is
 //! exempt). A request that finds its share full waits in a queue for a short while, as APF
 //! queues, and is then answered as upstream answers: 429, `Retry-After: 1`, and a plain-text
@@ -19,6 +20,8 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use tokio::sync::Semaphore;
+
+use crate::server::http::path::is_long_running_subresource;
 
 /// Upstream's default `--max-requests-inflight`.
 pub(crate) const READ_ONLY_SEATS: usize = 400;
@@ -80,7 +83,7 @@ fn share(request: &Request) -> Option<Share> {
         path.strip_prefix(p)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
     });
-    if probe || is_watch(request) {
+    if probe || is_watch(request) || is_long_running_subresource(path) {
         return None;
     }
     match *request.method() {

@@ -1,5 +1,7 @@
 //! Connections and the layers every request passes, and the HTTPS requests the server itself
-//! sends (`client`; `webhook`, the calls to admission and conversion webhooks over it): the address the server is reached by (`advertise`), accepting and
+//! sends (`client`; `webhook`, the calls to admission and conversion webhooks over it), the
+//! requests it forwards to kubelets and backends (`backend`; `kubelet`, how a Node's kubelet
+//! is reached): the address the server is reached by (`advertise`), accepting and
 //! bounding connections
 //! (`connections`), TLS and the client certificate it establishes (`tls`), the stop sequence (`shutdown`), the request layers from the outside in
 //! (`panics`, `httplog`, `origin`, `inflight`, then inside compression `reencode`: indented
@@ -14,6 +16,7 @@
 //! never the other way round.
 
 pub(crate) mod advertise;
+pub(crate) mod backend;
 pub(crate) mod cbor;
 pub(crate) mod client;
 pub(crate) mod connections;
@@ -22,6 +25,7 @@ pub(crate) mod error;
 pub(crate) mod field_validation;
 pub(crate) mod httplog;
 pub(crate) mod inflight;
+pub(crate) mod kubelet;
 pub(crate) mod negotiate;
 pub(crate) mod origin;
 pub(crate) mod panics;

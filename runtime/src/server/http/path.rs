@@ -4,8 +4,9 @@
 //! Accepted shapes after the group-version prefix (an optional legacy `watch/` first):
 //! `<plural>`, `<plural>/<name>`, `<plural>/<name>/<sub>`, and the same three after
 //! `namespaces/<ns>/`. The subresources are `status`, `scale`, a namespace's `finalize`, a
-//! service account's `token` and a pod's `binding`, `eviction`, `ephemeralcontainers` and
-//! `resize`.
+//! service account's `token`, a pod's `binding`, `eviction`, `ephemeralcontainers`, `resize`,
+//! `log`, `exec`, `attach` and `portforward`, and the `proxy` of a pod, a Service or a Node,
+//! which takes any path after it (`<plural>/<name>/proxy/<path>`).
 //! Anything else, an unknown resource included, is a 404 `Status`.
 
 use axum::http::Uri;
@@ -36,6 +37,16 @@ pub(crate) enum Subresource {
     /// `/resize` of a core Pod: the Pod, of which only its containers' `resources` and
     /// `resizePolicy` may change.
     Resize,
+    /// `/log` of a core Pod: a container's log, read from its node's kubelet.
+    Log,
+    /// `/exec` of a core Pod: a command in a container, over an upgraded connection.
+    Exec,
+    /// `/attach` of a core Pod: a container's standard streams, over an upgraded connection.
+    Attach,
+    /// `/portforward` of a core Pod: its ports, over an upgraded connection.
+    PortForward,
+    /// `/proxy[/<path>]` of a core Pod, Service or Node: HTTP to it.
+    Proxy,
 }
 
 impl Subresource {
@@ -50,7 +61,21 @@ impl Subresource {
             Self::Eviction => "eviction",
             Self::EphemeralContainers => "ephemeralcontainers",
             Self::Resize => "resize",
+            Self::Log => "log",
+            Self::Exec => "exec",
+            Self::Attach => "attach",
+            Self::PortForward => "portforward",
+            Self::Proxy => "proxy",
         }
+    }
+
+    /// Whether it reaches past the API server, to a kubelet or a backend: upstream's
+    /// `Connecter` storages and the pod's log, whose verbs are the HTTP methods'.
+    pub(crate) fn is_connect(self) -> bool {
+        matches!(
+            self,
+            Self::Log | Self::Exec | Self::Attach | Self::PortForward | Self::Proxy
+        )
     }
 }
 
@@ -67,6 +92,9 @@ pub(crate) struct Target {
     pub(crate) sub: Option<Subresource>,
     /// Whether the legacy `/watch/` prefix was used.
     pub(crate) legacy_watch: bool,
+    /// For `proxy`, the path after it as upstream's `PodProxyOptions.Path` holds it: the
+    /// segments after `proxy` joined by `/`, a trailing slash kept; empty for `.../proxy`.
+    pub(crate) proxy_path: String,
 }
 
 impl Target {
@@ -102,6 +130,46 @@ pub(crate) fn is_pod_kind(info: &crate::ResourceInfo) -> bool {
     info.gvk.group.is_empty() && info.gvk.version == "v1" && info.plural == "pods"
 }
 
+/// Whether `info` is a core kind with a `proxy` subresource: Pods, Services and Nodes.
+pub(crate) fn has_proxy(info: &crate::ResourceInfo) -> bool {
+    info.gvk.group.is_empty()
+        && info.gvk.version == "v1"
+        && ["pods", "services", "nodes"].contains(&info.plural.as_ref())
+}
+
+/// Whether `path` is a connect subresource's (a pod's `log`, `exec`, `attach`,
+/// `portforward` or `proxy`, a Service's or Node's `proxy`): long-running requests upstream's
+/// `BasicLongRunningRequestCheck` exempts from in-flight limits and the request timeout.
+pub(crate) fn is_long_running_subresource(path: &str) -> bool {
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    matches!(
+        segments.as_slice(),
+        [
+            "api",
+            "v1",
+            "namespaces",
+            _,
+            "pods",
+            _,
+            "log" | "exec" | "attach" | "portforward" | "proxy",
+            ..
+        ] | ["api", "v1", "namespaces", _, "services", _, "proxy", ..]
+            | ["api", "v1", "nodes", _, "proxy", ..]
+    )
+}
+
+/// Splits `rest` (the segments after the group-version and any `watch`) at a `proxy`
+/// subresource: the segments up to and including `proxy`, and those after it. Only the
+/// kinds that have one are split, so a name or namespace called `proxy` stays what it is.
+fn split_proxy<'a, 'b>(rest: &'b [&'a str]) -> (&'b [&'a str], &'b [&'a str]) {
+    let at = match rest {
+        ["namespaces", _, "pods" | "services", _, "proxy", ..] => 5,
+        ["nodes", _, "proxy", ..] => 3,
+        _ => return (rest, &[]),
+    };
+    rest.split_at(at)
+}
+
 /// Resolves a request path against the registry.
 pub(crate) fn resolve(registry: &Registry, path: &str) -> Result<Target, ApiError> {
     let trailing_slash = path.ends_with('/');
@@ -116,6 +184,18 @@ pub(crate) fn resolve(registry: &Registry, path: &str) -> Result<Target, ApiErro
         ["watch", rest @ ..] => (true, rest),
         _ => (false, rest),
     };
+    let (rest, after_proxy) = split_proxy(rest);
+    // The path after `proxy`, as upstream's request options read it: the parts joined after
+    // a leading slash, and the request's trailing slash kept (`getRequestOptions` in
+    // k8s.io/apiserver's `endpoints/handlers/rest.go`).
+    let mut proxy_path = String::new();
+    for part in after_proxy {
+        proxy_path.push('/');
+        proxy_path.push_str(part);
+    }
+    if trailing_slash && !proxy_path.ends_with('/') && rest.last() == Some(&"proxy") {
+        proxy_path.push('/');
+    }
     let lookup = |plural: &str| registry.get(group, version, plural).cloned();
     // `namespaces/<ns>/<plural>...` unless the third segment is a subresource of a namespace
     // object (`namespaces/<name>/status`), which only the core group's Namespace kind has.
@@ -171,6 +251,20 @@ pub(crate) fn resolve(registry: &Registry, path: &str) -> Result<Target, ApiErro
             };
             (Some(*name), Some(sub))
         }
+        [name, sub @ ("log" | "exec" | "attach" | "portforward")]
+            if is_pod_kind(&kind.info) && !legacy_watch && !trailing_slash =>
+        {
+            let sub = match *sub {
+                "log" => Subresource::Log,
+                "exec" => Subresource::Exec,
+                "attach" => Subresource::Attach,
+                _ => Subresource::PortForward,
+            };
+            (Some(*name), Some(sub))
+        }
+        [name, "proxy"] if has_proxy(&kind.info) && !legacy_watch => {
+            (Some(*name), Some(Subresource::Proxy))
+        }
         _ => return Err(ApiError::no_route()),
     };
     // A namespaced kind's objects are only reachable inside a namespace; the cluster-wide path
@@ -188,6 +282,7 @@ pub(crate) fn resolve(registry: &Registry, path: &str) -> Result<Target, ApiErro
         name: name.map(str::to_owned),
         sub,
         legacy_watch,
+        proxy_path,
     })
 }
 
@@ -265,6 +360,60 @@ mod tests {
         metadata: ObjectMeta,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         status: Option<serde_json::Value>,
+    }
+
+    #[derive(Clone, Debug, Default, Serialize, Deserialize, crate::Resource)]
+    #[resource(crate = "crate", group = "", version = "v1", kind = "Pod", namespaced)]
+    struct Pod {
+        #[serde(rename = "apiVersion")]
+        api_version: ApiVersion<Self>,
+        kind: Kind<Self>,
+        #[serde(default)]
+        metadata: ObjectMeta,
+    }
+
+    #[test]
+    fn connect_subresources_resolve_with_the_path_after_proxy() {
+        let mut registry = Registry::new();
+        registry.register::<Pod>();
+        let resolved = |path: &str| {
+            resolve(&registry, path)
+                .ok()
+                .map(|t| (t.name.unwrap_or_default(), t.sub, t.proxy_path))
+        };
+        let pod = |sub, path: &str| Some(("web".to_owned(), Some(sub), path.to_owned()));
+        let base = "/api/v1/namespaces/a/pods/web";
+        assert_eq!(resolved(&format!("{base}/log")), pod(Subresource::Log, ""));
+        assert_eq!(
+            resolved(&format!("{base}/exec")),
+            pod(Subresource::Exec, "")
+        );
+        assert_eq!(
+            resolved(&format!("{base}/portforward")),
+            pod(Subresource::PortForward, "")
+        );
+        assert_eq!(resolved(&format!("{base}/log/")), None);
+        // `getRequestOptions`: the parts after `proxy` after a slash, a trailing one kept.
+        assert_eq!(
+            resolved(&format!("{base}/proxy")),
+            pod(Subresource::Proxy, "")
+        );
+        assert_eq!(
+            resolved(&format!("{base}/proxy/")),
+            pod(Subresource::Proxy, "/")
+        );
+        assert_eq!(
+            resolved(&format!("{base}/proxy/x/y/")),
+            pod(Subresource::Proxy, "/x/y/")
+        );
+        // A pod named `proxy` is still a pod.
+        assert_eq!(
+            resolved("/api/v1/namespaces/a/pods/proxy").map(|(name, sub, _)| (name, sub)),
+            Some(("proxy".to_owned(), None))
+        );
+        assert!(is_long_running_subresource(&format!("{base}/exec")));
+        assert!(is_long_running_subresource("/api/v1/nodes/n/proxy/metrics"));
+        assert!(!is_long_running_subresource(&format!("{base}/status")));
     }
 
     #[test]

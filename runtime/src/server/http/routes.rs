@@ -6,8 +6,8 @@
 //! legacy `/watch/` prefix). A method no route at the path takes is go-restful's
 //! `405: Method Not Allowed`, and a path no route takes is its `404: Page Not Found`, both
 //! turned by the server's `serviceErrorHandler` into `NewGenericServerResponse`'s Status (no
-//! `Allow` header: that handler drops go-restful's headers). `OPTIONS` and `HEAD` have no route,
-//! so they are refused like any other method. Sources:
+//! `Allow` header: that handler drops go-restful's headers). `OPTIONS` and `HEAD` have no route
+//! but a `proxy`'s, so elsewhere they are refused like any other method. Sources:
 //! `staging/src/k8s.io/apiserver/pkg/server/handler.go` (`serviceErrorHandler`),
 //! `vendor/github.com/emicklei/go-restful/v3/jsr311.go` (`detectRoute`),
 //! `staging/src/k8s.io/apiserver/pkg/endpoints/installer.go`.
@@ -45,6 +45,10 @@ enum Shape {
     /// A subresource that takes one object and acts on its parent: a service account's
     /// `token`, a pod's `binding` and `eviction`.
     Action,
+    /// A subresource that reaches a kubelet or a backend: a pod's `log` (GET), `exec`,
+    /// `attach` and `portforward` (GET and POST, upstream's `upgradeableMethods`), and the
+    /// `proxy` of a pod, Service or Node (`proxyMethods`: every method but CONNECT and TRACE).
+    Connect(Subresource),
     /// Under the legacy `/watch/` prefix.
     LegacyWatch,
 }
@@ -54,6 +58,7 @@ impl Shape {
         match (target.legacy_watch, &target.name, target.sub) {
             (true, _, _) => Self::LegacyWatch,
             (_, _, Some(Subresource::Finalize)) => Self::Finalize,
+            (_, _, Some(sub)) if sub.is_connect() => Self::Connect(sub),
             (_, _, Some(Subresource::Token | Subresource::Binding | Subresource::Eviction)) => {
                 Self::Action
             }
@@ -92,6 +97,17 @@ fn routed(info: &ResourceInfo, shape: Shape) -> Vec<Method> {
         ],
         Shape::Finalize => &[(Method::PUT, true)],
         Shape::Action => &[(Method::POST, true)],
+        Shape::Connect(Subresource::Log) => &[(Method::GET, true)],
+        Shape::Connect(Subresource::Proxy) => &[
+            (Method::GET, true),
+            (Method::POST, true),
+            (Method::PUT, true),
+            (Method::PATCH, true),
+            (Method::DELETE, true),
+            (Method::HEAD, true),
+            (Method::OPTIONS, true),
+        ],
+        Shape::Connect(_) => &[(Method::GET, true), (Method::POST, true)],
         Shape::LegacyWatch => &[(Method::GET, has(Verb::Watch))],
     };
     rows.iter()
@@ -145,6 +161,7 @@ pub(crate) fn check(target: &Target, method: &Method, watch: bool) -> Result<(),
     let served = match shape {
         Shape::Finalize => verb == "update",
         Shape::Subresource => ["get", "update", "patch"].contains(&verb.as_str()),
+        Shape::Connect(_) => false,
         _ => info.verbs.iter().any(|v| v.as_str() == verb),
     };
     if served {

@@ -261,6 +261,12 @@ struct TypeWalker<'r, 'a> {
     decoders: bool,
 }
 
+/// What `metav1.Time` answers for `text` as a query parameter or a JSON string: Go's
+/// `time.Parse` error against RFC 3339, or `None` when it reads it.
+pub(crate) fn time_text_error(text: &str) -> Option<String> {
+    decoders::time_error(&Value::String(text.to_owned()), decoders::TimeType::Time)
+}
+
 /// The error of the self-decoding type `name` for `value`, if it is one kapi words as Go.
 fn decoder_error(name: &str, value: &Value) -> Option<String> {
     match short_type(name) {

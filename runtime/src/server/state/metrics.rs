@@ -203,7 +203,7 @@ pub(crate) fn begin(
 ) -> Measure {
     let info = &*target.kind.info;
     let subresource = target.sub.map_or("", Subresource::name);
-    let labels = labels(
+    let mut labels = labels(
         method,
         uri,
         headers,
@@ -213,6 +213,11 @@ pub(crate) fn begin(
         subresource,
         target.legacy_watch,
     );
+    // Upstream installs the connect subresources' routes as CONNECT, and a pod's `log`
+    // reports its GET as CONNECT (`LogREST.OverrideMetricsVerb`).
+    if target.sub.is_some_and(Subresource::is_connect) {
+        labels.verb = "CONNECT";
+    }
     if info.lifecycle.is_deprecated_at(at) {
         let removed_release = info
             .lifecycle

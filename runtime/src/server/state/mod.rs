@@ -66,6 +66,8 @@ pub(crate) struct ServerState {
     pub(crate) allow_privileged: bool,
     /// Which admission plugins run beyond those that always do (`--enable-admission-plugins`).
     pub(crate) admission_plugins: admission_plugins::AdmissionPlugins,
+    /// How kubelets are reached (`--kubelet-*`).
+    pub(crate) kubelet: crate::server::http::kubelet::KubeletClient,
     /// The shared watch feeds, one per watched resource and version.
     pub(crate) watch_cache: WatchCache,
     /// The series `/metrics` serves.

@@ -104,6 +104,9 @@ pub(crate) enum Feature {
     /// lists of ResourceSlices to a `nodeName` field selector (alpha in 1.31, beta and on in
     /// 1.32, GA in 1.34).
     AuthorizeNodeWithSelectors,
+    /// A WebSocket `exec`, `attach` or `portforward` of a pod (a GET, authorized as `get`)
+    /// also needs `create` on the subresource (KEP-4006; beta and on from 1.35).
+    AuthorizePodWebsocketUpgradeCreatePermission,
 }
 
 impl Feature {
@@ -120,11 +123,14 @@ impl Feature {
             Self::MutatingAdmissionPolicy => "MutatingAdmissionPolicy",
             Self::InPlacePodVerticalScaling => "InPlacePodVerticalScaling",
             Self::AuthorizeNodeWithSelectors => "AuthorizeNodeWithSelectors",
+            Self::AuthorizePodWebsocketUpgradeCreatePermission => {
+                "AuthorizePodWebsocketUpgradeCreatePermission"
+            }
         }
     }
 
     /// Every feature the server consults.
-    pub(crate) const ALL: [Feature; 10] = [
+    pub(crate) const ALL: [Feature; 11] = [
         Feature::WatchList,
         Feature::ServerSideFieldValidation,
         Feature::AggregatedDiscoveryEndpoint,
@@ -135,6 +141,7 @@ impl Feature {
         Feature::MutatingAdmissionPolicy,
         Feature::InPlacePodVerticalScaling,
         Feature::AuthorizeNodeWithSelectors,
+        Feature::AuthorizePodWebsocketUpgradeCreatePermission,
     ];
 }
 
@@ -249,7 +256,7 @@ mod tests {
         assert!(!is_builtin_group("example.com"));
     }
 
-    const ALL: [Feature; 10] = Feature::ALL;
+    const ALL: [Feature; 11] = Feature::ALL;
 
     /// Features the table records that every release kapi serves has on (watch bookmarks GA
     /// in 1.17, dry run GA in 1.19, server-side apply on since 1.16 and GA in 1.22), so no code
@@ -333,6 +340,11 @@ mod tests {
         );
         assert!(feature(at(34), Feature::InPlacePodVerticalScaling).is_on());
         assert!(feature(at(36), Feature::InPlacePodVerticalScaling).is_on());
+        // `pkg/features/kube_features.go`: AuthorizePodWebsocketUpgradeCreatePermission beta
+        // (on) from 1.35.
+        let websocket_create = Feature::AuthorizePodWebsocketUpgradeCreatePermission;
+        assert_eq!(feature(at(34), websocket_create), FeatureState::Absent);
+        assert!(feature(at(36), websocket_create).is_on());
         // A release the table does not hold is not gated.
         assert!(feature(at(25), Feature::WatchList).is_on());
     }
