@@ -354,3 +354,145 @@ fn events_are_sent_to_the_webhook_in_batches() {
     }
     assert!(found, "the webhook alone got no event of the create");
 }
+
+/// `--audit-webhook-mode` and `--audit-log-mode` (kube-apiserver's `blocking` and
+/// `blocking-strict`, `staging/src/k8s.io/apiserver/pkg/server/options/audit.go`
+/// `wrapBackend`, and the audit filter `pkg/endpoints/filters/audit.go`): in the blocking modes
+/// a request is answered only once its events are stored, so they are there as soon as the
+/// client has its answer; a failed delivery is logged, and in `blocking-strict` a request whose
+/// RequestReceived event cannot be stored fails with upstream's plain-text 500 and is not
+/// served. The log blocks by default, as upstream's does.
+#[test]
+fn blocking_backends_hold_requests_until_their_events_are_stored() {
+    use base64::Engine as _;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    const STAGES: &str = r#"
+apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+  - level: Metadata
+    resources:
+      - group: ""
+        resources: ["configmaps"]
+  - level: None
+"#;
+    let received: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let failing = Arc::new(AtomicBool::new(false));
+    let (seen, fails) = (Arc::clone(&received), Arc::clone(&failing));
+    let router = axum::Router::new().route(
+        "/audit",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let (seen, fails) = (Arc::clone(&seen), Arc::clone(&fails));
+            async move {
+                if fails.load(Ordering::SeqCst) {
+                    return (axum::http::StatusCode::SERVICE_UNAVAILABLE, "down");
+                }
+                let list: Value = serde_json::from_slice(&body).unwrap_or_default();
+                let items = list["items"].as_array().cloned().unwrap_or_default();
+                seen.lock().unwrap().extend(items);
+                (axum::http::StatusCode::OK, "{}")
+            }
+        }),
+    );
+    let sink = kapi_e2e::HttpsServer::start(router).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, STAGES).unwrap();
+    let kubeconfig = dir.path().join("audit-webhook.kubeconfig");
+    let ca = base64::engine::general_purpose::STANDARD.encode(sink.ca_pem());
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: audit\n  cluster:\n    server: {}/audit\n    certificate-authority-data: {ca}\nusers:\n- name: kapi\n  user: {{}}\ncontexts:\n- name: default\n  context: {{cluster: audit, user: kapi}}\ncurrent-context: default\n",
+            sink.url()
+        ),
+    )
+    .unwrap();
+    let start = |mode: &str, log: &Path| {
+        KapiServer::start(&ServerOptions {
+            args: vec![
+                format!("--audit-policy-file={}", policy.display()),
+                format!("--audit-log-path={}", log.display()),
+                format!("--audit-webhook-config-file={}", kubeconfig.display()),
+                format!("--audit-webhook-mode={mode}"),
+                "--audit-webhook-initial-backoff=10ms".to_owned(),
+            ],
+            ..ServerOptions::default()
+        })
+        .unwrap()
+    };
+    // The stage events of the request that created `name` (a create's RequestReceived event
+    // names no object yet: upstream fills the name in from the body later).
+    let stages = |events: &[Value], name: &str| -> Vec<String> {
+        let Some(id) = events
+            .iter()
+            .find(|e| e["objectRef"]["name"] == name)
+            .map(|e| e["auditID"].clone())
+        else {
+            return Vec::new();
+        };
+        events
+            .iter()
+            .filter(|e| e["auditID"] == id)
+            .map(|e| e["stage"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let both = ["RequestReceived", "ResponseComplete"];
+
+    // Blocking: the events are at the webhook and in the log when kubectl has its answer; the
+    // RequestReceived event carries no authorization decision yet, as upstream's.
+    let log = dir.path().join("audit.log");
+    let server = start("blocking", &log);
+    let admin = Kubectl::on_path(&server, dir.path());
+    admin.expect_ok(&["create", "configmap", "one"]);
+    let now = received.lock().unwrap().clone();
+    assert_eq!(stages(&now, "one"), both, "{now:#?}");
+    let first = now
+        .iter()
+        .find(|e| e["stage"] == "RequestReceived" && e["verb"] == "create")
+        .unwrap();
+    assert!(
+        first["annotations"]["authorization.k8s.io/decision"].is_null(),
+        "{first}"
+    );
+    assert_eq!(stages(&events(&log), "one"), both);
+    // A webhook that fails costs blocking requests nothing but their events.
+    failing.store(true, Ordering::SeqCst);
+    admin.expect_ok(&["create", "configmap", "two"]);
+    failing.store(false, Ordering::SeqCst);
+    assert!(stages(&received.lock().unwrap(), "two").is_empty());
+    assert_eq!(stages(&events(&log), "two"), both);
+    drop(server);
+
+    // Blocking-strict: a request whose first event cannot be delivered fails, unserved.
+    let server = start("blocking-strict", &dir.path().join("strict.log"));
+    let admin = Kubectl::on_path(&server, dir.path());
+    failing.store(true, Ordering::SeqCst);
+    let error = admin.expect_failure(&["create", "configmap", "three"]);
+    failing.store(false, Ordering::SeqCst);
+    assert!(
+        error.contains(r#"Internal Server Error: \"/api/v1/namespaces/default/configmaps"#)
+            && error.contains("failed to store audit event"),
+        "{error}"
+    );
+    admin.expect_failure(&["get", "configmap", "three"]);
+    admin.expect_ok(&["create", "configmap", "three"]);
+    assert_eq!(stages(&received.lock().unwrap(), "three"), both);
+    drop(server);
+
+    // The log in blocking-strict mode: a log that cannot be written fails requests too.
+    let server = KapiServer::start(&ServerOptions {
+        args: vec![
+            format!("--audit-policy-file={}", policy.display()),
+            "--audit-log-path=/dev/full".to_owned(),
+            "--audit-log-mode=blocking-strict".to_owned(),
+        ],
+        ..ServerOptions::default()
+    })
+    .unwrap();
+    let error =
+        Kubectl::on_path(&server, dir.path()).expect_failure(&["create", "configmap", "four"]);
+    assert!(error.contains("failed to store audit event"), "{error}");
+}

@@ -177,8 +177,7 @@ pub struct ServeArgs {
     pub audit_policy_file: Option<PathBuf>,
 
     /// Where audit events are sent as well as, or instead of, the log: a kubeconfig naming the
-    /// webhook's server, CA and credentials, as kube-apiserver's flag. Events go in batches
-    /// (`--audit-webhook-mode=batch`, the default and the one mode kapi has). Needs
+    /// webhook's server, CA and credentials, as kube-apiserver's flag. Needs
     /// `--audit-policy-file`.
     #[arg(
         long,
@@ -188,10 +187,12 @@ pub struct ServeArgs {
     )]
     pub audit_webhook_config_file: Option<PathBuf>,
 
-    /// How events reach the webhook: `batch` (kube-apiserver's `blocking` and
-    /// `blocking-strict` hold requests until their events are sent, which kapi does not do).
-    #[arg(long, value_name = "MODE", default_value = "batch", value_parser = ["batch"])]
-    pub audit_webhook_mode: String,
+    /// How events reach the webhook, as kube-apiserver's flag: `batch` (buffered, sent in
+    /// batches), `blocking` (each request waits until its events are sent) or
+    /// `blocking-strict` (as blocking, and a request fails when its first event cannot be
+    /// sent).
+    #[arg(long, value_name = "MODE", default_value = "batch")]
+    pub audit_webhook_mode: kapi::server::AuditMode,
 
     /// The most audit events waiting to be sent to the webhook; more are dropped.
     #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
@@ -236,6 +237,12 @@ pub struct ServeArgs {
         group = "audit_backend"
     )]
     pub audit_log_path: Option<PathBuf>,
+
+    /// How events reach the log, as kube-apiserver's flag: `blocking` (each request waits
+    /// until its events are written), `blocking-strict` (as blocking, and a request fails when
+    /// its first event cannot be written) or `batch` (queued; a full queue drops events).
+    #[arg(long, value_name = "MODE", default_value = "blocking")]
+    pub audit_log_mode: kapi::server::AuditMode,
 
     /// The most megabytes the audit log file holds before it is rotated (moved aside as
     /// `<name>-<UTC time><ext>`), as kube-apiserver's flag; 0: never.
@@ -809,6 +816,7 @@ fn audit_for(
             args.audit_webhook_batch_throttle_burst,
         )),
         initial_backoff: args.audit_webhook_initial_backoff,
+        mode: args.audit_webhook_mode,
     };
     let audit = match (&args.audit_log_path, &args.audit_webhook_config_file) {
         (Some(log), webhook_config) => {
@@ -818,7 +826,7 @@ fn audit_for(
                 max_age_days: args.audit_log_maxage,
                 compress: args.audit_log_compress,
             };
-            let audit = Audit::rotated(policy, log, rotation)?;
+            let audit = Audit::rotated(policy, log, rotation)?.log_mode(args.audit_log_mode);
             match webhook_config {
                 Some(config) => audit.and_webhook(config, webhook)?,
                 None => audit,

@@ -52,7 +52,7 @@ use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use crate::storage::{EncryptedStorage, EncryptionConfig, Storage};
 use crate::{KubeVersion, Registry, ResourceInfo};
 
-pub use audit::{Audit, AuditError, LogRotation, WebhookOptions};
+pub use audit::{Audit, AuditError, LogRotation, Mode as AuditMode, WebhookOptions};
 pub use auth::{
     Authentication, AuthenticationConfigError, Authorization, AuthorizationMode, DEFAULT_ISSUER,
     KeyError, ServiceAccountTokens, SigningKey, TokenFileError, VerificationKey,
@@ -878,7 +878,7 @@ impl Call {
     pub(crate) fn annotate(&self, key: String, value: String) {
         if let Some(slot) = &self.audit {
             let mut findings = slot
-                .0
+                .findings
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             if !findings.annotations.iter().any(|(k, _)| *k == key) {

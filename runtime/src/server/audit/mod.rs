@@ -4,14 +4,19 @@
 //! (`policy`) gives each request a level from its user and attributes; events (`event`) are
 //! written at the stages the policy keeps (RequestReceived; ResponseStarted for a watch;
 //! ResponseComplete once the answer has been sent or abandoned), each a JSON line (`sink`)
-//! and, with `--audit-webhook-config-file`, in batches to a webhook (`webhook`),
+//! and, with `--audit-webhook-config-file`, to a webhook (`webhook`),
 //! with the authorization decision and its reason as annotations, the request's body from
 //! level `Request` and the response's from `RequestResponse`. Every answer carries an
-//! `Audit-Id` header, as upstream's do, audited or not.
+//! `Audit-Id` header, as upstream's do, audited or not. Each backend has upstream's [`Mode`]s:
+//! in the blocking ones a request waits for each of its events to be stored, and in
+//! `blocking-strict` fails with a 500 when its RequestReceived event could not be.
 //!
 //! The layer sits outside `auth::guard`, which tells it in an `auth::Findings` slot who the
-//! request was from and what authorization decided, so refused requests are audited too.
-//! May import `auth` (users, attributes, findings) and `http`.
+//! request was from and what authorization decided, so refused requests are audited too. Once
+//! the user is known, the guard calls the layer back (`auth::Authenticated`): the level is
+//! decided and the RequestReceived event written there, before the request is authorized and
+//! served, where upstream's audit filter sits; a request refused before (401) is audited once
+//! it is answered. May import `auth` (users, attributes, findings) and `http`.
 
 mod event;
 mod policy;
@@ -32,18 +37,19 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::Response;
+use futures_util::future::{BoxFuture, FutureExt as _};
 use hyper::body::{Frame, SizeHint};
 use serde_json::Value;
 
 use crate::server::Streamed;
 use crate::server::auth::attributes::Attributes;
-use crate::server::auth::{Findings, FindingsSlot};
+use crate::server::auth::{Authenticated, Findings, FindingsSlot};
 use crate::server::http::connections::Peer;
 use crate::server::http::error::MAX_BODY_BYTES;
 use crate::server::http::negotiate;
 
 use event::{Event, ObjectRef, micro_time, response_status};
-use policy::{Level, Policy, Stage};
+use policy::{Decision, Level, Policy, Stage};
 use sink::{Sink, Target};
 
 /// The header naming a request's audit ID, in answers (and, when a client sends one, taken
@@ -52,6 +58,34 @@ const AUDIT_ID: &str = "audit-id";
 
 /// The most of a failed answer's body read for its `responseStatus`.
 const STATUS_BYTES: usize = 64 << 10;
+
+/// How a backend takes events: kube-apiserver's `--audit-log-mode` and
+/// `--audit-webhook-mode` (`staging/src/k8s.io/apiserver/pkg/server/options/audit.go`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Events are queued and stored later; what a full queue cannot hold is dropped.
+    Batch,
+    /// A request waits until each of its events is stored; a failure is logged.
+    #[default]
+    Blocking,
+    /// As `Blocking`, and a request whose RequestReceived event could not be stored fails.
+    BlockingStrict,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    fn from_str(mode: &str) -> Result<Self, String> {
+        match mode {
+            "batch" => Ok(Self::Batch),
+            "blocking" => Ok(Self::Blocking),
+            "blocking-strict" => Ok(Self::BlockingStrict),
+            other => Err(format!(
+                "invalid audit mode {other}, allowed modes are \"batch,blocking,blocking-strict\""
+            )),
+        }
+    }
+}
 
 /// How a server audits: a policy and where its events go.
 #[derive(Debug)]
@@ -153,6 +187,15 @@ impl Audit {
         Ok(self)
     }
 
+    /// This audit's log written in `mode` (`--audit-log-mode`; blocking unless set).
+    #[must_use]
+    pub fn log_mode(mut self, mode: Mode) -> Self {
+        if let Some(sink) = &mut self.sink {
+            sink.mode = mode;
+        }
+        self
+    }
+
     /// The policy of `policy_file`, with no backend yet.
     fn of_policy(policy_file: &Path) -> Result<Self, AuditError> {
         let shown = policy_file.display().to_string();
@@ -173,21 +216,73 @@ impl Audit {
         })
     }
 
-    /// Hands `event` to every backend.
-    fn send(&self, event: Event) {
+    /// Whether some backend makes requests wait for their events.
+    fn blocks(&self) -> bool {
+        self.sink
+            .as_ref()
+            .is_some_and(|sink| sink.mode != Mode::Batch)
+            || self
+                .webhook
+                .as_ref()
+                .is_some_and(|webhook| webhook.mode() != Mode::Batch)
+    }
+
+    /// Stores `event` in every backend, waiting for those that block; false when a
+    /// `blocking-strict` one could not store it.
+    async fn store(self: &Arc<Self>, event: Event) -> bool {
+        if self.blocks() {
+            Arc::clone(self).process(event).await
+        } else {
+            self.offer(event);
+            true
+        }
+    }
+
+    /// Hands `event` to every backend without waiting: for a request that is gone.
+    fn detach(self: &Arc<Self>, event: Event) {
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if self.blocks() => {
+                runtime.spawn(Arc::clone(self).process(event));
+            }
+            _ => self.offer(event),
+        }
+    }
+
+    /// Hands `event` to every backend's queue.
+    fn offer(&self, event: Event) {
         match (&self.sink, &self.webhook) {
             (Some(sink), Some(webhook)) => {
-                webhook.send(event.clone());
-                sink.send(event);
+                webhook.offer(event.clone());
+                sink.offer(event);
             }
-            (Some(sink), None) => sink.send(event),
-            (None, Some(webhook)) => webhook.send(event),
+            (Some(sink), None) => sink.offer(event),
+            (None, Some(webhook)) => webhook.offer(event),
             (None, None) => {}
         }
+    }
+
+    /// Stores `event` in every backend as its mode says (upstream's union backend: stored
+    /// when every backend stored it).
+    async fn process(self: Arc<Self>, event: Event) -> bool {
+        let logged = async {
+            match &self.sink {
+                Some(sink) => sink.process(event.clone()).await,
+                None => true,
+            }
+        };
+        let sent = async {
+            match &self.webhook {
+                Some(webhook) => webhook.process(event.clone()).await,
+                None => true,
+            }
+        };
+        let (logged, sent) = tokio::join!(logged, sent);
+        logged && sent
     }
 }
 
 /// What is known of a request before its answer.
+#[derive(Debug)]
 struct Received {
     audit_id: String,
     uri: String,
@@ -213,7 +308,7 @@ pub(crate) async fn layer(audit: Option<Arc<Audit>>, mut request: Request, next:
         }
         return response;
     };
-    let received = Received {
+    let received = Arc::new(Received {
         audit_id,
         uri: request.uri().to_string(),
         attributes: Attributes::of(request.method(), request.uri()),
@@ -228,15 +323,24 @@ pub(crate) async fn layer(audit: Option<Arc<Audit>>, mut request: Request, next:
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
         at: micro_time(),
-    };
+    });
     let findings = Arc::new(Mutex::new(Findings::default()));
-    request
-        .extensions_mut()
-        .insert(FindingsSlot(Arc::clone(&findings)));
     let request_body = Arc::new(Mutex::new(Captured::typed(
         request.headers().get(header::CONTENT_TYPE),
     )));
-    if audit.records_bodies {
+    let opening = Arc::new(Opening {
+        audit: Arc::clone(&audit),
+        received: Arc::clone(&received),
+        request_body: Arc::clone(&request_body),
+        opened: Mutex::new(None),
+    });
+    request.extensions_mut().insert(FindingsSlot {
+        findings: Arc::clone(&findings),
+        authenticated: Arc::clone(&opening) as Arc<dyn Authenticated>,
+    });
+    // A create's body names its object, which every audited level records in `objectRef` (as
+    // upstream's `LogRequestObject`): copied whatever the policy keeps of bodies.
+    if audit.records_bodies || request.method() == axum::http::Method::POST {
         let (parts, body) = request.into_parts();
         let recorder = Recorder::new(body, Arc::clone(&request_body), MAX_BODY_BYTES, None);
         request = Request::from_parts(parts, Body::new(recorder));
@@ -249,28 +353,38 @@ pub(crate) async fn layer(audit: Option<Arc<Audit>>, mut request: Request, next:
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clone();
-    let decision = audit
-        .policy
-        .decide(found.user.as_ref(), &received.attributes);
-    if decision.level == Level::None {
-        return response;
-    }
-    let record = Record {
-        audit: Arc::clone(&audit),
-        received,
-        findings: found,
-        level: decision.level,
-        omit: decision.omit_stages,
-        omit_managed_fields: decision.omit_managed_fields,
-        code: response.status().as_u16(),
-        request_body,
-        response_body: Arc::new(Mutex::new(Captured::typed(
-            response.headers().get(header::CONTENT_TYPE),
-        ))),
+    let opened = opening
+        .opened
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    let mut record = match opened {
+        Some(Opened::Unaudited) => return response,
+        Some(Opened::Audited(record)) => *record,
+        None => {
+            // Refused before its user was known (401): audited now it is answered.
+            let decision = audit
+                .policy
+                .decide(found.user.as_ref(), &received.attributes);
+            if decision.level == Level::None {
+                return response;
+            }
+            let record = Record::new(&audit, &received, found.clone(), decision, request_body);
+            if let Some(event) = record.event(Stage::RequestReceived) {
+                audit.store(event).await;
+            }
+            record
+        }
     };
-    record.emit(Stage::RequestReceived);
-    if response.extensions().get::<Streamed>().is_some() {
-        record.emit(Stage::ResponseStarted);
+    record.findings = found;
+    record.code = response.status().as_u16();
+    record.response_body = Arc::new(Mutex::new(Captured::typed(
+        response.headers().get(header::CONTENT_TYPE),
+    )));
+    if response.extensions().get::<Streamed>().is_some()
+        && let Some(event) = record.event(Stage::ResponseStarted)
+    {
+        audit.store(event).await;
     }
     let limit = if record.level == Level::RequestResponse {
         MAX_BODY_BYTES
@@ -285,24 +399,102 @@ pub(crate) async fn layer(audit: Option<Arc<Audit>>, mut request: Request, next:
     Response::from_parts(parts, Body::new(recorder))
 }
 
+/// The audit's part in `auth::guard`: once the user is known, decides the request's level and
+/// stores its RequestReceived event.
+struct Opening {
+    audit: Arc<Audit>,
+    received: Arc<Received>,
+    request_body: Arc<Mutex<Captured>>,
+    /// What was decided, for the layer to go on with once the request is answered.
+    opened: Mutex<Option<Opened>>,
+}
+
+/// What the audit decided when the request authenticated.
+enum Opened {
+    /// The policy's level is `None`.
+    Unaudited,
+    Audited(Box<Record>),
+}
+
+impl std::fmt::Debug for Opening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Opening")
+            .field("received", &self.received)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Authenticated for Opening {
+    fn authenticated(&self, findings: Findings) -> BoxFuture<'static, bool> {
+        let decision = self
+            .audit
+            .policy
+            .decide(findings.user.as_ref(), &self.received.attributes);
+        let mut opened = self.opened.lock().unwrap_or_else(PoisonError::into_inner);
+        if decision.level == Level::None {
+            *opened = Some(Opened::Unaudited);
+            return std::future::ready(true).boxed();
+        }
+        let record = Record::new(
+            &self.audit,
+            &self.received,
+            findings,
+            decision,
+            Arc::clone(&self.request_body),
+        );
+        let event = record.event(Stage::RequestReceived);
+        *opened = Some(Opened::Audited(Box::new(record)));
+        let audit = Arc::clone(&self.audit);
+        async move {
+            match event {
+                Some(event) => audit.store(event).await,
+                None => true,
+            }
+        }
+        .boxed()
+    }
+}
+
 /// Everything an event of one request needs.
 struct Record {
     audit: Arc<Audit>,
-    received: Received,
+    received: Arc<Received>,
     findings: Findings,
     level: Level,
     omit: Vec<Stage>,
     /// Whether bodies are written without `metadata.managedFields` (`omitManagedFields`).
     omit_managed_fields: bool,
+    /// The answer's status code, once there is one.
     code: u16,
     request_body: Arc<Mutex<Captured>>,
     response_body: Arc<Mutex<Captured>>,
 }
 
 impl Record {
-    fn emit(&self, stage: Stage) {
+    fn new(
+        audit: &Arc<Audit>,
+        received: &Arc<Received>,
+        findings: Findings,
+        decision: Decision,
+        request_body: Arc<Mutex<Captured>>,
+    ) -> Self {
+        Self {
+            audit: Arc::clone(audit),
+            received: Arc::clone(received),
+            findings,
+            level: decision.level,
+            omit: decision.omit_stages,
+            omit_managed_fields: decision.omit_managed_fields,
+            code: 0,
+            request_body,
+            response_body: Arc::default(),
+        }
+    }
+
+    /// The request's event at `stage`, unless the policy omits the stage.
+    fn event(&self, stage: Stage) -> Option<Event> {
         if self.omit.contains(&stage) {
-            return;
+            return None;
         }
         let complete = stage == Stage::ResponseComplete;
         let body = |captured: &Arc<Mutex<Captured>>| {
@@ -335,7 +527,7 @@ impl Record {
             // A create names its object in the body, as upstream's `LogRequestObject` reads it.
             object_ref.fill_from(object);
         }
-        let event = Event {
+        Some(Event {
             kind: "Event",
             api_version: "audit.k8s.io/v1",
             level: self.level,
@@ -362,8 +554,7 @@ impl Record {
                 micro_time()
             },
             annotations,
-        };
-        self.audit.send(event);
+        })
     }
 }
 
@@ -374,13 +565,6 @@ fn without_managed_fields(value: &mut Value) {
     }
     if let Some(Value::Array(items)) = value.get_mut("items") {
         items.iter_mut().for_each(without_managed_fields);
-    }
-}
-
-impl Drop for Record {
-    /// The answer has been sent, or its client has gone: the request is complete.
-    fn drop(&mut self) {
-        self.emit(Stage::ResponseComplete);
     }
 }
 
@@ -432,12 +616,19 @@ impl Captured {
 }
 
 /// A body passed through unchanged while its first `limit` bytes are copied into `copy`;
-/// holds `record` (whose drop writes the ResponseComplete event) until the body is done.
+/// holds `record` until the body is done, then stores the ResponseComplete event, or hands it
+/// on when the client goes first. When a backend blocks, the body's last frame (or its end)
+/// is held back until the event is stored, as upstream's handler has not returned, and its
+/// buffered answer not gone out, until then.
 struct Recorder {
     body: Body,
     copy: Arc<Mutex<Captured>>,
     limit: usize,
     record: Option<Record>,
+    /// The ResponseComplete event being stored by a blocking backend.
+    completing: Option<BoxFuture<'static, bool>>,
+    /// The last frame, held while `completing`.
+    held: Option<Frame<Bytes>>,
 }
 
 impl Recorder {
@@ -447,6 +638,19 @@ impl Recorder {
             copy,
             limit,
             record,
+            completing: None,
+            held: None,
+        }
+    }
+}
+
+impl Drop for Recorder {
+    /// The client has gone before the body was done: the request is complete all the same.
+    fn drop(&mut self) {
+        if let Some(record) = self.record.take()
+            && let Some(event) = record.event(Stage::ResponseComplete)
+        {
+            record.audit.detach(event);
         }
     }
 }
@@ -459,6 +663,13 @@ impl HttpBody for Recorder {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        if let Some(completing) = self.completing.as_mut() {
+            if completing.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            self.completing = None;
+            return Poll::Ready(self.held.take().map(Ok));
+        }
         let polled = Pin::new(&mut self.body).poll_frame(cx);
         if let Poll::Ready(Some(Ok(frame))) = &polled
             && let Some(data) = frame.data_ref()
@@ -471,15 +682,38 @@ impl HttpBody for Recorder {
                 copy.cut = true;
             }
         }
-        if let Poll::Ready(None) = &polled {
-            // Done: the event is written now, not whenever the connection lets go of the body.
-            drop(self.record.take());
+        let done = match &polled {
+            Poll::Ready(None) => true,
+            Poll::Ready(Some(Ok(_))) => self.body.is_end_stream(),
+            _ => false,
+        };
+        if done
+            && let Some(record) = self.record.take()
+            && let Some(event) = record.event(Stage::ResponseComplete)
+        {
+            // Done: the event is stored now, not whenever the connection lets go of the body.
+            if record.audit.blocks() {
+                let mut completing = Arc::clone(&record.audit).process(event).boxed();
+                if completing.as_mut().poll(cx).is_pending() {
+                    if let Poll::Ready(Some(Ok(frame))) = polled {
+                        self.held = Some(frame);
+                    }
+                    self.completing = Some(completing);
+                    return Poll::Pending;
+                }
+            } else {
+                record.audit.offer(event);
+            }
         }
         polled
     }
 
     fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
+        // Not while an event waits to be stored: the end is where it is stored.
+        self.record.is_none()
+            && self.completing.is_none()
+            && self.held.is_none()
+            && self.body.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {

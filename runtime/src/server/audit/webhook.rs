@@ -12,8 +12,10 @@
 //! sent at once rather than when a batch fills; unlike upstream, the process does not wait for
 //! those last requests before it exits.
 //!
-//! Only the batch mode is here: in kapi an event is made once the answer is known, so the
-//! blocking modes, which hold the request until its event is delivered, have nothing to hold.
+//! In the blocking modes (`--audit-webhook-mode=blocking|blocking-strict`) nothing is buffered:
+//! each event is POSTed alone, with the same retries, while its request waits; a delivery that
+//! fails in the end is logged, and in `blocking-strict` mode it fails the request too when it
+//! was the RequestReceived event (upstream's `ignoreErrorsBackend` is the difference).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,6 +31,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::server::audit::Mode;
 use crate::server::audit::event::Event;
 use crate::server::audit::sink::Queue;
 use crate::server::http::client::{self, Credentials, Destination, Exchange};
@@ -58,6 +61,9 @@ pub struct WebhookOptions {
     pub throttle: Option<(f64, u32)>,
     /// The wait before a failed request is tried again (`--audit-webhook-initial-backoff`, 10 s).
     pub initial_backoff: Duration,
+    /// Whether events are batched or sent while their request waits
+    /// (`--audit-webhook-mode`, batch).
+    pub mode: Mode,
 }
 
 impl Default for WebhookOptions {
@@ -68,6 +74,7 @@ impl Default for WebhookOptions {
             max_batch_wait: Duration::from_secs(30),
             throttle: Some((10.0, 15)),
             initial_backoff: Duration::from_secs(10),
+            mode: Mode::Batch,
         }
     }
 }
@@ -182,25 +189,58 @@ fn material(dir: &Path, entry: &Value, key: &str) -> Result<Option<Vec<u8>>, Str
 /// The sending side of the backend.
 #[derive(Debug)]
 pub(crate) struct Webhook {
-    queue: Queue,
+    /// The batching task's buffer, in batch mode.
+    queue: Option<Queue<Event>>,
+    target: Arc<Target>,
+    options: WebhookOptions,
 }
 
 impl Webhook {
-    /// Starts the backend's task (within a Tokio runtime).
+    /// Starts the backend, and in batch mode its task (within a Tokio runtime).
     pub(crate) fn start(target: Target, options: WebhookOptions) -> Self {
-        let (queue, events) = mpsc::channel(options.buffer_size.max(1));
-        tokio::spawn(run(events, Arc::new(target), options));
-        Self {
-            queue: Queue::new(
+        let target = Arc::new(target);
+        let queue = (options.mode == Mode::Batch).then(|| {
+            let (queue, events) = mpsc::channel(options.buffer_size.max(1));
+            tokio::spawn(run(events, Arc::clone(&target), options));
+            Queue::new(
                 queue,
                 "Error in audit plugin 'webhook': audit buffer queue blocked; events dropped",
-            ),
+            )
+        });
+        Self {
+            queue,
+            target,
+            options,
         }
     }
 
-    /// Buffers `event`; drops it when the buffer is full, as upstream's backend does.
-    pub(crate) fn send(&self, event: Event) {
-        self.queue.offer(event);
+    /// The backend's mode.
+    pub(crate) fn mode(&self) -> Mode {
+        self.options.mode
+    }
+
+    /// Buffers `event`, or drops it when the buffer is full, as upstream's batching backend
+    /// does; in a blocking mode, sends it on a task of its own.
+    pub(crate) fn offer(&self, event: Event) {
+        match &self.queue {
+            Some(queue) => queue.offer(event),
+            None => {
+                let target = Arc::clone(&self.target);
+                tokio::spawn(deliver(target, vec![event], self.options.initial_backoff));
+            }
+        }
+    }
+
+    /// Sends `event` as the mode says: buffered in batch mode, else delivered before this
+    /// resolves; false when it could not be delivered and the mode is `blocking-strict`.
+    pub(crate) async fn process(&self, event: Event) -> bool {
+        if let Some(queue) = &self.queue {
+            queue.offer(event);
+            return true;
+        }
+        let target = Arc::clone(&self.target);
+        let delivered = deliver(target, vec![event], self.options.initial_backoff).await;
+        delivered || self.options.mode == Mode::Blocking
     }
 }
 
@@ -239,8 +279,9 @@ async fn run(mut events: mpsc::Receiver<Event>, target: Arc<Target>, options: We
     while sends.join_next().await.is_some() {}
 }
 
-/// POSTs one batch, trying again with backoff on failures worth retrying.
-async fn deliver(target: Arc<Target>, batch: Vec<Event>, initial_backoff: Duration) {
+/// POSTs one batch, trying again with backoff on failures worth retrying; whether it was
+/// delivered.
+async fn deliver(target: Arc<Target>, batch: Vec<Event>, initial_backoff: Duration) -> bool {
     let count = batch.len();
     let list = json!({
         "kind": "EventList",
@@ -252,7 +293,7 @@ async fn deliver(target: Arc<Target>, batch: Vec<Event>, initial_backoff: Durati
         Ok(body) => Bytes::from(body),
         Err(error) => {
             tracing::error!(%error, "Error in audit plugin 'webhook' affecting {count} audit events");
-            return;
+            return false;
         }
     };
     let mut wait = initial_backoff;
@@ -268,12 +309,12 @@ async fn deliver(target: Arc<Target>, batch: Vec<Event>, initial_backoff: Durati
         })
         .await;
         let error = match answer {
-            Ok(answer) if answer.status.is_success() => return,
+            Ok(answer) if answer.status.is_success() => return true,
             Ok(answer) => {
                 let error = format!("the server answered {}", answer.status);
                 if !retried(answer.status) {
                     tracing::error!(%error, "Error in audit plugin 'webhook' affecting {count} audit events");
-                    return;
+                    return false;
                 }
                 error
             }
@@ -281,12 +322,13 @@ async fn deliver(target: Arc<Target>, batch: Vec<Event>, initial_backoff: Durati
         };
         if attempt == TRIES {
             tracing::error!(%error, "Error in audit plugin 'webhook' affecting {count} audit events");
-            return;
+            return false;
         }
         tracing::warn!(%error, attempt, "sending audit events failed; trying again");
         tokio::time::sleep(jittered(wait)).await;
         wait = wait.mul_f64(BACKOFF_FACTOR);
     }
+    false
 }
 
 /// Whether an answer is worth trying again: upstream's `ShouldRetry` (server errors, too many

@@ -36,6 +36,7 @@ use axum::extract::Request;
 use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures_util::future::BoxFuture;
 
 use crate::meta::Status;
 use crate::storage::Storage;
@@ -185,16 +186,29 @@ pub(crate) struct Findings {
     pub(crate) decision: Option<(bool, String)>,
 }
 
-/// Where the guard writes a request's [`Findings`], when the audit layer asks for them.
+/// Where the guard writes a request's [`Findings`], when the audit layer asks for them, and
+/// whom it tells once the request's user is known.
 #[derive(Debug, Clone)]
-pub(crate) struct FindingsSlot(pub(crate) Arc<std::sync::Mutex<Findings>>);
+pub(crate) struct FindingsSlot {
+    pub(crate) findings: Arc<std::sync::Mutex<Findings>>,
+    pub(crate) authenticated: Arc<dyn Authenticated>,
+}
 
 impl FindingsSlot {
     fn note(slot: Option<&Self>, note: impl FnOnce(&mut Findings)) {
         if let Some(slot) = slot {
-            note(&mut slot.0.lock().unwrap_or_else(PoisonError::into_inner));
+            note(&mut slot.findings.lock().unwrap_or_else(PoisonError::into_inner));
         }
     }
+}
+
+/// Told by the guard once a request has authenticated, before it is impersonated, authorized
+/// and served: where upstream's audit filter sits, which writes the request's RequestReceived
+/// event there.
+pub(crate) trait Authenticated: Send + Sync + std::fmt::Debug {
+    /// Resolves to whether the request may go on (false: its event could not be stored and
+    /// the audit says the request must fail then).
+    fn authenticated(&self, findings: Findings) -> BoxFuture<'static, bool>;
 }
 
 /// Marks a request made by the server's own process ([`crate::server::RunningServer::call`]),
@@ -239,6 +253,18 @@ pub(crate) async fn guard(
         )
         .await;
     };
+    if let Some(slot) = &slot {
+        let findings = slot
+            .findings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if !slot.authenticated.authenticated(findings).await {
+            // Upstream's audit filter answers with `responsewriters.InternalError`: plain text.
+            let _ = axum::body::to_bytes(body, DRAIN_BYTES).await;
+            return internal_error(&parts.uri, "failed to store audit event");
+        }
+    }
     // As upstream's bearer-token authenticator does, so nothing past this point is tempted to
     // use the credential.
     parts.headers.remove(axum::http::header::AUTHORIZATION);
@@ -276,6 +302,23 @@ pub(crate) async fn guard(
     }
     parts.extensions.insert(Requestor(Arc::new(user)));
     next.run(Request::from_parts(parts, body)).await
+}
+
+/// Upstream's `responsewriters.InternalError`: a plain-text 500 naming the request's URI as a
+/// Go-quoted string.
+fn internal_error(uri: &axum::http::Uri, error: &str) -> Response {
+    let text = format!("Internal Server Error: {:?}: {error}", uri.to_string());
+    let mut response = (axum::http::StatusCode::INTERNAL_SERVER_ERROR, text).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("text/plain"),
+    );
+    headers.insert(
+        axum::http::header::X_CONTENT_TYPE_OPTIONS,
+        axum::http::HeaderValue::from_static("nosniff"),
+    );
+    response
 }
 
 /// Answers `error` once the request's body, up to [`DRAIN_BYTES`], has been read, so that a
