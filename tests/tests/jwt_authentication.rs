@@ -418,3 +418,151 @@ fn a_changed_configuration_is_reloaded_and_its_anonymous_section_decides() {
         "{stderr}"
     );
 }
+
+/// Distributed claims (OpenID Connect Core 1.0 §5.6.2) as upstream's `claimResolver` resolves
+/// them for a groups claim (`oidc.go`, `expand` and `resolve`): a token without `groups` that
+/// names a source for it in `_claim_names`/`_claim_sources` gets its groups from the JWT the
+/// source's endpoint answers (asked with the source's access token), once that JWT is verified
+/// with its own issuer's keys (here a second issuer, found by discovery, or the token's own)
+/// and is for one of the audiences. A token holding the claim is not expanded; a source that
+/// refuses, a claims JWT for another audience or claim names without sources are 401.
+#[test]
+fn distributed_groups_claims_are_fetched_from_their_source() {
+    use std::sync::Arc;
+
+    let (own, other) = (Arc::new(Signer::new("own")), Arc::new(Signer::new("other")));
+    let here = |headers: &HeaderMap| {
+        let host = headers
+            .get("host")
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        format!("https://{host}")
+    };
+    let discovery = move |path: &'static str| {
+        get(move |headers: HeaderMap| async move {
+            let url = format!("{}{path}", here(&headers));
+            Json(json!({"issuer": url, "jwks_uri": format!("{url}/keys")}))
+        })
+    };
+    let key_set = |signer: &Arc<Signer>| {
+        let jwks = json!({"keys": [signer.jwk()]});
+        get(move || {
+            let jwks = jwks.clone();
+            async move { Json(jwks) }
+        })
+    };
+    // `/claims/{who}` answers, to the access token `s3cret` only, a JWT of groups signed by
+    // `other` (as the issuer `<url>/other`), or by `own` as the token's issuer, or for another
+    // audience.
+    let (own_signer, other_signer) = (Arc::clone(&own), Arc::clone(&other));
+    let claims = get(
+        move |axum::extract::Path(who): axum::extract::Path<String>, headers: HeaderMap| {
+            let (own, other) = (Arc::clone(&own_signer), Arc::clone(&other_signer));
+            async move {
+                let authorized = headers.get("authorization").and_then(|v| v.to_str().ok())
+                    == Some("Bearer s3cret");
+                if !authorized {
+                    return (axum::http::StatusCode::UNAUTHORIZED, String::new());
+                }
+                let url = here(&headers);
+                let claims = |iss: String, aud: &str, groups: &[&str]| json!({"iss": iss, "aud": aud, "groups": groups, "exp": now() + 600});
+                let jwt = match who.as_str() {
+                    "other" => other.sign(&claims(format!("{url}/other"), "kapi", &["remote"])),
+                    "own" => own.sign(&claims(url, "kapi", &["local"])),
+                    _ => other.sign(&claims(format!("{url}/other"), "elsewhere", &["x"])),
+                };
+                (axum::http::StatusCode::OK, jwt)
+            }
+        },
+    );
+    let router = axum::Router::new()
+        .route("/.well-known/openid-configuration", discovery(""))
+        .route("/keys", key_set(&own))
+        .route(
+            "/other/.well-known/openid-configuration",
+            discovery("/other"),
+        )
+        .route("/other/keys", key_set(&other))
+        .route("/claims/{who}", claims);
+    let issuer = HttpsServer::start(router).unwrap();
+    let ca: String = issuer
+        .ca_pem()
+        .lines()
+        .map(|line| format!("      {line}\n"))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("authentication.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\njwt:\n- issuer:\n    url: {url}\n    audiences: [kapi]\n    certificateAuthority: |\n{ca}  claimMappings:\n    username: {{claim: sub, prefix: \"\"}}\n    groups: {{claim: groups, prefix: \"oidc:\"}}\n",
+            url = issuer.url()
+        ),
+    )
+    .unwrap();
+    let server = KapiServer::start(
+        &ServerOptions {
+            args: vec![format!("--authentication-config={}", config.display())],
+            ..ServerOptions::default().tls()
+        }
+        .remembering_no_tokens(),
+    )
+    .unwrap();
+    let admin = Kubectl::on_path(&server, dir.path());
+    let token = |name: &str, source: Value, extra: Value| {
+        let mut claims = json!({
+            "iss": issuer.url(), "aud": "kapi", "sub": name, "exp": now() + 600,
+            "_claim_names": {"groups": "src1"},
+        });
+        if !source.is_null() {
+            claims["_claim_sources"] = json!({ "src1": source });
+        }
+        for (key, value) in extra.as_object().unwrap() {
+            claims[key] = value.clone();
+        }
+        admin.as_user(name, json!({"token": own.sign(&claims)}))
+    };
+    let source = |who: &str, access_token: &str| json!({"endpoint": format!("{}/claims/{who}", issuer.url()), "access_token": access_token});
+    let groups = ["auth", "whoami", "-o", "jsonpath={.status.userInfo.groups}"];
+
+    let remote = token("remote", source("other", "s3cret"), json!({}));
+    assert_eq!(
+        remote.expect_ok(&groups),
+        r#"["oidc:remote","system:authenticated"]"#
+    );
+    let local = token("local", source("own", "s3cret"), json!({}));
+    assert_eq!(
+        local.expect_ok(&groups),
+        r#"["oidc:local","system:authenticated"]"#
+    );
+    // A token that holds the claim keeps it: its source is not asked.
+    let holding = token(
+        "holding",
+        source("other", "wrong"),
+        json!({"groups": ["mine"]}),
+    );
+    assert_eq!(
+        holding.expect_ok(&groups),
+        r#"["oidc:mine","system:authenticated"]"#
+    );
+    for (what, user) in [
+        (
+            "refused by its source",
+            token("refused", source("other", "wrong"), json!({})),
+        ),
+        (
+            "for another audience",
+            token("astray", source("astray", "s3cret"), json!({})),
+        ),
+        (
+            "without sources",
+            token("sourceless", Value::Null, json!({})),
+        ),
+    ] {
+        let err = user.expect_failure(&["get", "pods"]);
+        assert!(
+            err.contains("You must be logged in to the server"),
+            "a token {what}: {err}"
+        );
+    }
+}

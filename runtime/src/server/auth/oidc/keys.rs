@@ -14,8 +14,6 @@ use serde::Deserialize;
 
 use crate::server::http::client;
 
-use super::config::Issuer;
-
 /// How long one fetch of a document may take (upstream's client timeout).
 const FETCH_DEADLINE: Duration = Duration::from_secs(30);
 /// The largest discovery document or key set read.
@@ -170,22 +168,31 @@ struct Discovery {
 
 /// Fetches the issuer's discovery document and then its key set, with go-oidc's errors, both
 /// within one [`FETCH_DEADLINE`].
-pub(super) async fn fetch(issuer: &Issuer, roots: Arc<RootCertStore>) -> Result<Vec<Jwk>, String> {
-    tokio::time::timeout(FETCH_DEADLINE, fetch_both(issuer, roots))
+/// `discovery_url` is where the document is read when it is not at the issuer's well-known
+/// path (empty: it is).
+pub(super) async fn fetch(
+    issuer: &str,
+    discovery_url: &str,
+    roots: Arc<RootCertStore>,
+) -> Result<Vec<Jwk>, String> {
+    tokio::time::timeout(FETCH_DEADLINE, fetch_both(issuer, discovery_url, roots))
         .await
         .unwrap_or_else(|_| {
             Err(format!(
-                "fetching the keys of {:?}: context deadline exceeded",
-                issuer.url
+                "fetching the keys of {issuer:?}: context deadline exceeded"
             ))
         })
 }
 
-async fn fetch_both(issuer: &Issuer, roots: Arc<RootCertStore>) -> Result<Vec<Jwk>, String> {
-    let discovery_url = if issuer.discovery_url.is_empty() {
-        format!("{}{WELL_KNOWN}", issuer.url.trim_end_matches('/'))
+async fn fetch_both(
+    issuer: &str,
+    discovery_url: &str,
+    roots: Arc<RootCertStore>,
+) -> Result<Vec<Jwk>, String> {
+    let discovery_url = if discovery_url.is_empty() {
+        format!("{}{WELL_KNOWN}", issuer.trim_end_matches('/'))
     } else {
-        issuer.discovery_url.clone()
+        discovery_url.to_owned()
     };
     let answer = client::get(
         &discovery_url,
@@ -203,10 +210,10 @@ async fn fetch_both(issuer: &Issuer, roots: Arc<RootCertStore>) -> Result<Vec<Jw
     }
     let discovery: Discovery = serde_json::from_slice(&answer.body)
         .map_err(|e| format!("oidc: failed to decode provider discovery object: {e}"))?;
-    if discovery.issuer != issuer.url {
+    if discovery.issuer != issuer {
         return Err(format!(
-            "oidc: issuer did not match the issuer returned by provider, expected {:?} got {:?}",
-            issuer.url, discovery.issuer
+            "oidc: issuer did not match the issuer returned by provider, expected {issuer:?} got {:?}",
+            discovery.issuer
         ));
     }
     let answer = client::get(

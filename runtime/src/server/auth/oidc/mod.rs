@@ -18,9 +18,11 @@
 //! configuration's `anonymous` section decides anonymous authentication in place of
 //! `--anonymous-auth` (in `authn`).
 //!
-//! Not done: distributed claims (`_claim_names`) and the egress selector.
+//! A groups claim a token holds elsewhere (distributed claims) is fetched from its source
+//! (`distributed`). Not done: the egress selector (kapi has one network).
 
 mod config;
+mod distributed;
 mod keys;
 mod reload;
 
@@ -67,6 +69,8 @@ struct Authenticator {
     fetching: tokio::sync::Mutex<()>,
     /// Whether the keys came from a file: then they are never fetched.
     from_file: bool,
+    /// The keys of other issuers of distributed claims.
+    foreign_keys: distributed::ForeignKeys,
 }
 
 /// The keys fetched last, and when.
@@ -154,6 +158,7 @@ impl JwtAuthenticators {
                     compiled,
                     roots: Arc::new(roots),
                     fetching: tokio::sync::Mutex::new(()),
+                    foreign_keys: distributed::ForeignKeys::default(),
                 }
             })
             .collect();
@@ -189,9 +194,18 @@ impl Authenticator {
         token: &jwt::Parsed<'_, Map<String, Value>>,
     ) -> Result<User, String> {
         self.verify_signature(token).await?;
-        let claims = &token.claims;
+        let mut claims = &token.claims;
         check_times(claims, jiff::Timestamp::now().as_second())?;
         self.check_audience(claims)?;
+        let expanded;
+        if claims.contains_key("_claim_names") {
+            let mut all = claims.clone();
+            self.expand_distributed_claims(&mut all)
+                .await
+                .map_err(|e| format!("oidc: could not expand distributed claims: {e}"))?;
+            expanded = all;
+            claims = &expanded;
+        }
         let claims_value = Value::Object(claims.clone());
         let bound = untyped(&claims_value);
         let run = |program: &cel::Program, what: &str| {
@@ -335,7 +349,8 @@ impl Authenticator {
         {
             return Err(UNVERIFIED.into());
         }
-        let fetched = keys::fetch(&self.config.issuer, self.roots.clone()).await;
+        let issuer = &self.config.issuer;
+        let fetched = keys::fetch(&issuer.url, &issuer.discovery_url, self.roots.clone()).await;
         let mut cache = self.keys.write().unwrap_or_else(PoisonError::into_inner);
         cache.fetched = Some(Instant::now());
         match fetched {
