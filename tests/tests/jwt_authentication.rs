@@ -65,13 +65,6 @@ impl Signer {
 
 /// The issuer: `/.well-known/openid-configuration` names `/keys`, which lists `jwks`.
 fn issuer(jwks: Value) -> HttpsServer {
-    let here = |headers: &HeaderMap| {
-        let host = headers
-            .get("host")
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or("");
-        format!("https://{host}")
-    };
     let router = axum::Router::new()
         .route(
             "/.well-known/openid-configuration",
@@ -88,6 +81,15 @@ fn issuer(jwks: Value) -> HttpsServer {
             }),
         );
     HttpsServer::start(router).unwrap()
+}
+
+/// The URL a request to the test's HTTPS server was addressed to.
+fn here(headers: &HeaderMap) -> String {
+    let host = headers
+        .get("host")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    format!("https://{host}")
 }
 
 fn now() -> u64 {
@@ -431,13 +433,6 @@ fn distributed_groups_claims_are_fetched_from_their_source() {
     use std::sync::Arc;
 
     let (own, other) = (Arc::new(Signer::new("own")), Arc::new(Signer::new("other")));
-    let here = |headers: &HeaderMap| {
-        let host = headers
-            .get("host")
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or("");
-        format!("https://{host}")
-    };
     let discovery = move |path: &'static str| {
         get(move |headers: HeaderMap| async move {
             let url = format!("{}{path}", here(&headers));

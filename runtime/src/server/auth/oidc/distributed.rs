@@ -27,7 +27,9 @@ use crate::server::auth::service_account::jwt;
 use crate::server::http::client::{self, Credentials, Destination, Exchange};
 
 use super::keys::{self, Jwk};
-use super::{Authenticator, REFETCH_INTERVAL, SIGNING_ALGORITHMS, check_times, string_or_array};
+use super::{
+    Authenticator, REFETCH_INTERVAL, check_times, signed_by, string_or_array, supported_algorithm,
+};
 
 /// The claim naming, per claim, the source that holds it.
 const CLAIM_NAMES: &str = "_claim_names";
@@ -236,24 +238,12 @@ impl Authenticator {
         issuer: &str,
         keys: Arc<Vec<Jwk>>,
     ) -> Result<(), String> {
-        let alg = token.alg();
-        if !SIGNING_ALGORITHMS.contains(&alg) {
-            return Err(format!(
-                "oidc: id token signed with unsupported algorithm, expected {SIGNING_ALGORITHMS:?} got {alg:?}"
-            ));
-        }
-        let verified_by = |keys: &[Jwk]| {
-            keys.iter()
-                .filter(|key| token.kid().is_empty() || key.kid() == token.kid())
-                .any(|key| {
-                    token.signed_with(|message, signature| key.verifies(alg, message, signature))
-                })
-        };
-        if verified_by(&keys) {
+        supported_algorithm(token)?;
+        if signed_by(token, &keys) {
             return Ok(());
         }
         match self.fetch_foreign_keys(issuer).await {
-            Ok(fresh) if !Arc::ptr_eq(&fresh, &keys) && verified_by(&fresh) => Ok(()),
+            Ok(fresh) if !Arc::ptr_eq(&fresh, &keys) && signed_by(token, &fresh) => Ok(()),
             _ => Err(UNVERIFIED.into()),
         }
     }

@@ -309,19 +309,8 @@ impl Authenticator {
     ) -> Result<(), String> {
         const UNVERIFIED: &str =
             "oidc: verify token: failed to verify signature: failed to verify id token signature";
-        let alg = token.alg();
-        if !SIGNING_ALGORITHMS.contains(&alg) {
-            return Err(format!(
-                "oidc: verify token: oidc: id token signed with unsupported algorithm, expected {SIGNING_ALGORITHMS:?} got {alg:?}"
-            ));
-        }
-        let verified_by = |keys: &[Jwk]| {
-            keys.iter()
-                .filter(|key| token.kid().is_empty() || key.kid() == token.kid())
-                .any(|key| {
-                    token.signed_with(|message, signature| key.verifies(alg, message, signature))
-                })
-        };
+        supported_algorithm(token).map_err(|e| format!("oidc: verify token: {e}"))?;
+        let verified_by = |keys: &[Jwk]| signed_by(token, keys);
         let cached = self
             .keys
             .read()
@@ -407,6 +396,26 @@ impl Authenticator {
         }
         Ok(())
     }
+}
+
+/// go-oidc's refusal of a token signed with an algorithm it does not verify.
+fn supported_algorithm(token: &jwt::Parsed<'_, Map<String, Value>>) -> Result<(), String> {
+    let alg = token.alg();
+    if SIGNING_ALGORITHMS.contains(&alg) {
+        Ok(())
+    } else {
+        Err(format!(
+            "oidc: id token signed with unsupported algorithm, expected {SIGNING_ALGORITHMS:?} got {alg:?}"
+        ))
+    }
+}
+
+/// Whether one of `keys` (those of the header's key id, when it names one) signed `token`.
+fn signed_by(token: &jwt::Parsed<'_, Map<String, Value>>, keys: &[Jwk]) -> bool {
+    let alg = token.alg();
+    keys.iter()
+        .filter(|key| token.kid().is_empty() || key.kid() == token.kid())
+        .any(|key| token.signed_with(|message, signature| key.verifies(alg, message, signature)))
 }
 
 /// The algorithms a token may be signed with (upstream allows every algorithm go-oidc knows
