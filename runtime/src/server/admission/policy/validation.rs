@@ -10,7 +10,8 @@
 //! MutatingAdmissionPolicies and their bindings are checked as upstream's
 //! `ValidateMutatingAdmissionPolicy` and `ValidateMutatingAdmissionPolicyBinding`: the shared
 //! parts as above, at least one mutation, each `patchType` with its one expression (which
-//! must compile in the mutation environment, `cel::mutation`), `reinvocationPolicy`, and no
+//! must compile in the mutation environment, `cel::mutation`, and give an `Object` or a
+//! `list(JSONPatch)`: `must evaluate to Object but got string`), `reinvocationPolicy`, and no
 //! `DELETE` among the operations matched.
 //!
 //! `prepare` gives every served version of the four kinds this check, as the validator of its
@@ -29,6 +30,7 @@ use serde_json::Value;
 use super::config::{BINDINGS, MUTATING_BINDINGS, MUTATING_POLICIES, POLICIES};
 use super::evaluate::names;
 use crate::KubeVersion;
+use crate::cel::mutation::{self, Patch};
 use crate::cel::{Type, admission};
 use crate::meta::StatusCause;
 use crate::registry::{RegisteredKind, Registry, Validator};
@@ -371,12 +373,20 @@ fn check_mutation(mutation: &Value, at: &FieldPath, names: &[&str], errors: &mut
             let expression_at = at.child(field).child("expression");
             if expression.is_empty() {
                 errors.required(&expression_at, "");
-            } else if let Err(e) = crate::cel::mutation::compile(expression, names) {
-                errors.invalid(
-                    &expression_at,
-                    Shown::Plain(&Value::from(expression)),
-                    &format!("compilation failed: {e}"),
-                );
+            } else {
+                let patch = if field == "jsonPatch" {
+                    Patch::JsonPatch
+                } else {
+                    Patch::ApplyConfiguration
+                };
+                let variables: Vec<_> = names.iter().map(|n| admission::variable(n)).collect();
+                if let Err(detail) = mutation::validate(expression, &variables, patch) {
+                    errors.invalid(
+                        &expression_at,
+                        Shown::Plain(&Value::from(expression)),
+                        &detail,
+                    );
+                }
             }
         }
     }
