@@ -18,7 +18,8 @@
 //! registered kind. The versions share the shape checked here.
 //!
 //! The expressions are type-checked (`request` and `namespaceObject` typed as upstream
-//! declares them, the other variables dyn) and a result type that is certainly not the one its
+//! declares them, `authorizer` and `authorizer.requestResource` of the authz library's types,
+//! so `authorizer.group(1)` is a compilation error; the other variables dyn) and a result type that is certainly not the one its
 //! field requires refuses the policy; an expression of dyn type that gives no boolean refuses
 //! the requests it is evaluated for. Not checked: reads of undeclared `variables`.
 
@@ -379,7 +380,7 @@ fn check_mutation(mutation: &Value, at: &FieldPath, names: &[&str], errors: &mut
                 } else {
                     Patch::ApplyConfiguration
                 };
-                let variables: Vec<_> = names.iter().map(|n| admission::variable(n)).collect();
+                let variables = admission::variables(names);
                 if let Err(detail) = mutation::validate(expression, &variables, patch) {
                     errors.invalid(
                         &expression_at,
@@ -445,8 +446,9 @@ const ANY: &[(Type, &str)] = &[];
 /// Compiles `expression`: `Invalid value: "<expression>": compilation failed: <cel-go's text>`,
 /// or, when the checker knows its type is none of `returns`, `must evaluate to bool` (`must
 /// evaluate to one of [string null_type]`), as upstream's `CompileCELExpression` refuses it.
-/// `request` and `namespaceObject` are typed by upstream's hand-written declarations, the other
-/// variables dyn, as upstream declares them outside type checking; a dyn result is let through (upstream refuses it: kapi cannot always tell a dyn of its own from one of
+/// `request` and `namespaceObject` are typed by upstream's hand-written declarations,
+/// `authorizer` by the authz library's types, the other variables dyn, as upstream declares
+/// them outside type checking; a dyn result is let through (upstream refuses it: kapi cannot always tell a dyn of its own from one of
 /// upstream's).
 fn compile(
     expression: &str,
@@ -455,7 +457,7 @@ fn compile(
     at: &FieldPath,
     errors: &mut Errors,
 ) {
-    let variables: Vec<_> = names.iter().map(|n| admission::variable(n)).collect();
+    let variables = admission::variables(names);
     match crate::cel::compile_typed(expression, &variables) {
         Err(e) => errors.invalid(
             at,
