@@ -259,7 +259,7 @@ enum Called {
     FailedOpen,
     /// It allowed the request: its verdict, with the objects it was sent when it matched
     /// through an equivalent version.
-    Answered(review::Verdict, Option<Converted>),
+    Answered(Box<review::Verdict>, Option<Converted>),
 }
 
 /// Calls `hook` if it matches the request; `Err` is the error that answers the request.
@@ -287,7 +287,7 @@ async fn call_matching(
                 warnings.extend(verdict.warnings.iter().cloned());
             }
             if verdict.allowed {
-                Ok(Called::Answered(verdict, converted))
+                Ok(Called::Answered(Box::new(verdict), converted))
             } else {
                 Err(denied(hook, verdict.status))
             }
