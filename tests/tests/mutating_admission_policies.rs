@@ -281,6 +281,9 @@ fn kubectl_mutating_policies_that_do_not_compile_are_refused() {
   - patchType: JSONPatch
     jsonPatch:
       expression: "[JSONPatch{op: 'remove', path: '/data'}]"
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: "[JSONPatch{op: 1, path: '/a'}]"
 "#;
     let manifest = policy_and_binding("v1", "typed.kapi.test", "Fail", mutations);
     let path = k.file("typed.yaml", &manifest);
@@ -298,6 +301,11 @@ fn kubectl_mutating_policies_that_do_not_compile_are_refused() {
         "{text}"
     );
     assert!(!text.contains("spec.mutations[2]"), "{text}");
+    // The `JSONPatch` type's fields are declared (`op`, `path`, `from` strings).
+    assert!(
+        text.contains(r#"spec.mutations[3].jsonPatch.expression: Invalid value: "[JSONPatch{op: 1, path: '/a'}]": compilation failed: ERROR: <input>:1:14: expected type of field 'op' is 'string' but provided type is 'int'"#),
+        "{text}"
+    );
     let missing = k.expect_failure(&["get", "mutatingadmissionpolicy", "typed.kapi.test"]);
     assert!(missing.contains("NotFound"), "{missing}");
 }

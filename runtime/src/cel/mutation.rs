@@ -13,7 +13,8 @@
 //! the field it sits in. The checker types a struct literal dyn, so [`validate`] works out
 //! the type cel-go would give a mutation (the literal's name, a list of one name, agreeing
 //! branches) to refuse, when a policy is written, one that is certainly not what its patch
-//! type requires.
+//! type requires. A `JSONPatch` literal's fields are checked against the type's declaration
+//! (`op`, `path`, `from` strings, `value` any), as cel-go's checker reads them.
 //!
 //! Upstream: `k8s.io/apiserver/pkg/cel/mutation/` (the `Object` and `JSONPatch` types, the
 //! `jsonpatch` library), `admission/plugin/policy/mutating/patch/json_patch.go` and `smd.go`
@@ -22,7 +23,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, LazyLock, Mutex};
 
-use cel::common::ast::{Expr, IdedExpr};
+use cel::common::ast::{EntryExpr, Expr, IdedExpr};
 use cel::common::types::{CelStruct, STRING_TYPE, Type as CelType};
 use cel::common::value::{CowVal, Val};
 use cel::{Env, ExecutionError, StructType, Value as Cel};
@@ -189,12 +190,46 @@ fn compile_with(
             problems.push((id, check::undeclared(&name)));
         }
     }
+    check_json_patch_fields(&expression, &checked, &mut problems);
     if !problems.is_empty() {
         return Err(CompileError(super::render(&problems, &info)));
     }
     let certain = certain_type(&expression, &checked);
     let program = super::finish(source, expression, &checked, environment_with(&types));
     Ok((program, certain))
+}
+
+/// The fields of `JSONPatch` literals as cel-go's checker sees them against the type's
+/// declaration (`op`, `path` and `from` strings, `value` dyn): a field it lacks is `undefined
+/// field`, a string field given a value certainly of another type is refused.
+fn check_json_patch_fields(expr: &IdedExpr, checked: &Checked, problems: &mut Vec<(u64, String)>) {
+    check::visit(expr, &mut |e| {
+        let Expr::Struct(object) = &e.expr else {
+            return;
+        };
+        if object.type_name != JSON_PATCH {
+            return;
+        }
+        for entry in &object.entries {
+            let EntryExpr::StructField(field) = &entry.expr else {
+                continue;
+            };
+            let name = field.field.as_str();
+            if !JSON_PATCH_FIELDS.contains(&name) {
+                problems.push((entry.id, format!("undefined field '{name}'")));
+                continue;
+            }
+            let given = checked.type_of(field.value.id);
+            if name != "value" && given.is_concrete() && given != Type::String {
+                problems.push((
+                    entry.id,
+                    format!(
+                        "expected type of field '{name}' is 'string' but provided type is '{given}'"
+                    ),
+                ));
+            }
+        }
+    });
 }
 
 /// The type cel-go's checker gives `expr` as it names it, when kapi's checker (which types a
