@@ -120,6 +120,12 @@ async fn answer(path: &str, body: &[u8], seen: &Mutex<Vec<Value>>) -> String {
             response["patch"] =
                 json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
         }
+        "/strip-tolerations" if req["object"]["spec"]["tolerations"].is_array() => {
+            let patch = json!([{"op": "remove", "path": "/spec/tolerations"}]);
+            response["patchType"] = json!("JSONPatch");
+            response["patch"] =
+                json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
+        }
         "/slow" => tokio::time::sleep(SLOW).await,
         _ => {}
     }
@@ -612,7 +618,8 @@ fn admission_webhooks_are_reinvoked_if_needed_and_sent_the_review_version_they_a
 /// the webhook's change brings the second pass (`policyReinvokeContext`); the webhook with
 /// `reinvocationPolicy: IfNeeded` is then called again because the policy changed the object
 /// after it (`webhookReinvokeContext.IsOutputChangedSinceLastWebhookInvocation`), and sees the
-/// policy's label; there is no third pass, and a webhook with `Never` is called once.
+/// policy's label; there is no third pass, and a webhook with `Never` is called once; the
+/// built-in plugins run again in the second pass.
 #[test]
 fn admission_webhooks_are_reinvoked_after_a_policy_changed_the_object() {
     let server = KapiServer::start(&ServerOptions::default()).unwrap();
@@ -674,6 +681,39 @@ fn admission_webhooks_are_reinvoked_after_a_policy_changed_the_object() {
         "{stored}"
     );
     assert_eq!(hooks.requests("/see-policy", "once").len(), 1);
+
+    // The second pass runs the built-in mutating plugins again ("Calling admit a second time
+    // will reinvoke all in-tree plugins"): DefaultTolerationSeconds puts back the tolerations
+    // a webhook took away, and the webhook (`Never`) is not called again.
+    let strip = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration", "metadata": {"name": "strip"},
+        "webhooks": [{"name": "strip.kapi.test",
+            "clientConfig": {"url": format!("{}/strip-tolerations", hooks.server.url()), "caBundle": ca},
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                "resources": ["pods"]}],
+            "sideEffects": "None", "admissionReviewVersions": ["v1"]}]});
+    let file = k.file("strip.json", &strip.to_string());
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+    k.expect_ok(&["run", "tolerant", "--image=registry.k8s.io/pause:3.10"]);
+    let sent = hooks.requests("/strip-tolerations", "tolerant");
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert!(
+        sent[0]["object"]["spec"]["tolerations"].is_array(),
+        "{sent:?}"
+    );
+    let pod = k.expect_json(&["get", "pod", "tolerant"]);
+    let keys: Vec<&str> = pod["spec"]["tolerations"]
+        .as_array()
+        .map(|t| t.iter().filter_map(|t| t["key"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        keys,
+        [
+            "node.kubernetes.io/not-ready",
+            "node.kubernetes.io/unreachable"
+        ],
+        "{pod}"
+    );
 }
 
 /// `matchPolicy: Equivalent` (v1's default): a webhook whose rules name `autoscaling/v2`
