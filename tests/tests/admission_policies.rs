@@ -375,6 +375,28 @@ fn kubectl_policies_that_do_not_compile_are_refused() {
         text.contains("spec.validationActions: Invalid value: [\"Deny\",\"Warn\"]: must not contain both Deny and Warn"),
         "{text}"
     );
+
+    // The `authorizer` variable is of the authz library's types (`library/authz.go`): a check
+    // built with arguments of the wrong type does not compile, as cel-go's checker reports it.
+    let file = k.file(
+        "authz.yaml",
+        &policy(
+            "authz.kapi.test",
+            "apps",
+            "deployments",
+            "CREATE",
+            "  validations:\n  - expression: authorizer.group(1).resource('x').check('get').allowed()\n  - expression: authorizer.requestResource.check('get').reason()\n",
+        ),
+    );
+    let text = k.expect_failure(&["create", "-f", file.to_str().unwrap()]);
+    assert!(
+        text.contains(r#"spec.validations[0].expression: Invalid value: "authorizer.group(1).resource('x').check('get').allowed()": compilation failed: ERROR: <input>:1:17: found no matching overload for 'group' applied to 'kubernetes.authorization.Authorizer.(int)'"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"spec.validations[1].expression: Invalid value: "authorizer.requestResource.check('get').reason()": must evaluate to bool"#),
+        "{text}"
+    );
 }
 
 /// The `authorizer` variable asks the server's authorizers about the requester, a service

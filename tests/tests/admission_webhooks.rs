@@ -107,6 +107,25 @@ async fn answer(path: &str, body: &[u8], seen: &Mutex<Vec<Value>>) -> String {
             response["patch"] =
                 json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
         }
+        "/see-policy" => {
+            // Marks the object and tells whether the policy's label was there.
+            let saw = req["object"]["metadata"]["labels"]["policy-saw"]
+                .as_str()
+                .unwrap_or("none");
+            let patch = json!([
+                {"op": "add", "path": "/metadata/labels/webhook", "value": "yes"},
+                {"op": "add", "path": "/metadata/labels/webhook-saw", "value": saw},
+            ]);
+            response["patchType"] = json!("JSONPatch");
+            response["patch"] =
+                json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
+        }
+        "/strip-tolerations" if req["object"]["spec"]["tolerations"].is_array() => {
+            let patch = json!([{"op": "remove", "path": "/spec/tolerations"}]);
+            response["patchType"] = json!("JSONPatch");
+            response["patch"] =
+                json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
+        }
         "/slow" => tokio::time::sleep(SLOW).await,
         _ => {}
     }
@@ -591,6 +610,109 @@ fn admission_webhooks_are_reinvoked_if_needed_and_sent_the_review_version_they_a
             r#"Internal error occurred: failed calling webhook "svc.kapi.test": failed to call webhook: Post "https://hooks.default.svc:443/allow?timeout=10s": tls: "#
         ),
         "{text}"
+    );
+}
+
+/// Reinvocation across the mutating plugins (`admission/reinvocation.go`): a mutating policy
+/// runs before the mutating webhooks and reacts to a webhook's label, which it sees only when
+/// the webhook's change brings the second pass (`policyReinvokeContext`); the webhook with
+/// `reinvocationPolicy: IfNeeded` is then called again because the policy changed the object
+/// after it (`webhookReinvokeContext.IsOutputChangedSinceLastWebhookInvocation`), and sees the
+/// policy's label; there is no third pass, and a webhook with `Never` is called once; the
+/// built-in plugins run again in the second pass.
+#[test]
+fn admission_webhooks_are_reinvoked_after_a_policy_changed_the_object() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let hooks = Webhooks::start();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    let ca = base64::engine::general_purpose::STANDARD.encode(hooks.server.ca_pem());
+    let hook = |name: &str, policy: &str| {
+        json!({
+            "name": name,
+            "clientConfig": {"url": format!("{}/see-policy", hooks.server.url()), "caBundle": ca},
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                "resources": ["configmaps"]}],
+            "objectSelector": {"matchLabels": {"cross": policy}},
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+            "reinvocationPolicy": policy,
+        })
+    };
+    let webhooks = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration", "metadata": {"name": "see-policy"},
+        "webhooks": [hook("if-needed.kapi.test", "IfNeeded"), hook("never.kapi.test", "Never")]});
+    let policy = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+    "kind": "MutatingAdmissionPolicy", "metadata": {"name": "see-webhook.kapi.test"},
+    "spec": {
+        "failurePolicy": "Fail",
+        "reinvocationPolicy": "IfNeeded",
+        "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+            "operations": ["CREATE"], "resources": ["configmaps"]}],
+            "objectSelector": {"matchExpressions": [{"key": "cross", "operator": "Exists"}]}},
+        "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
+            "expression": "'webhook' in object.metadata.labels ? Object{metadata: Object.metadata{labels: {'policy-saw': 'yes'}}} : Object{}"}}],
+    }});
+    let binding = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingAdmissionPolicyBinding", "metadata": {"name": "see-webhook.kapi.test"},
+        "spec": {"policyName": "see-webhook.kapi.test"}});
+    let file = k.file("cross.json", &format!("{webhooks}\n{policy}\n{binding}\n"));
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+
+    let (ok, text) = create(&k, "default", "again", json!({"cross": "IfNeeded"}), &[]);
+    assert!(ok, "{text}");
+    let stored = k.expect_json(&["get", "configmap", "again"]);
+    assert_eq!(
+        stored["metadata"]["labels"],
+        json!({"cross": "IfNeeded", "webhook": "yes", "policy-saw": "yes", "webhook-saw": "yes"}),
+        "{stored}"
+    );
+    let sent = hooks.requests("/see-policy", "again");
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert!(sent[0]["object"]["metadata"]["labels"]["policy-saw"].is_null());
+    assert_eq!(sent[1]["object"]["metadata"]["labels"]["policy-saw"], "yes");
+
+    let (ok, text) = create(&k, "default", "once", json!({"cross": "Never"}), &[]);
+    assert!(ok, "{text}");
+    let stored = k.expect_json(&["get", "configmap", "once"]);
+    assert_eq!(
+        stored["metadata"]["labels"],
+        json!({"cross": "Never", "webhook": "yes", "policy-saw": "yes", "webhook-saw": "none"}),
+        "{stored}"
+    );
+    assert_eq!(hooks.requests("/see-policy", "once").len(), 1);
+
+    // The second pass runs the built-in mutating plugins again ("Calling admit a second time
+    // will reinvoke all in-tree plugins"): DefaultTolerationSeconds puts back the tolerations
+    // a webhook took away, and the webhook (`Never`) is not called again.
+    let strip = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration", "metadata": {"name": "strip"},
+        "webhooks": [{"name": "strip.kapi.test",
+            "clientConfig": {"url": format!("{}/strip-tolerations", hooks.server.url()), "caBundle": ca},
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                "resources": ["pods"]}],
+            "sideEffects": "None", "admissionReviewVersions": ["v1"]}]});
+    let file = k.file("strip.json", &strip.to_string());
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+    k.expect_ok(&["run", "tolerant", "--image=registry.k8s.io/pause:3.10"]);
+    let sent = hooks.requests("/strip-tolerations", "tolerant");
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert!(
+        sent[0]["object"]["spec"]["tolerations"].is_array(),
+        "{sent:?}"
+    );
+    let pod = k.expect_json(&["get", "pod", "tolerant"]);
+    let keys: Vec<&str> = pod["spec"]["tolerations"]
+        .as_array()
+        .map(|t| t.iter().filter_map(|t| t["key"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        keys,
+        [
+            "node.kubernetes.io/not-ready",
+            "node.kubernetes.io/unreachable"
+        ],
+        "{pod}"
     );
 }
 

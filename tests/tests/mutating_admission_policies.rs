@@ -268,6 +268,46 @@ fn kubectl_mutating_policies_that_do_not_compile_are_refused() {
         text.contains("spec.reinvocationPolicy: Required value"),
         "{text}"
     );
+
+    // An expression that compiles but certainly gives the wrong type is refused too: upstream's
+    // `validateMutation` compiles it against its accessor's return type (`Object`,
+    // `list(JSONPatch)`, `plugin/cel/compile.go`).
+    let mutations = r#"  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: 'Object.metadata{labels: {"team": "a"}}'
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: "[]"
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: "[JSONPatch{op: 'remove', path: '/data'}]"
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: "[JSONPatch{op: 1, path: '/a'}]"
+"#;
+    let manifest = policy_and_binding("v1", "typed.kapi.test", "Fail", mutations);
+    let path = k.file("typed.yaml", &manifest);
+    let text = k.expect_failure(&[
+        "create",
+        "-f",
+        path.to_str().unwrap_or_else(|| panic!("path")),
+    ]);
+    assert!(
+        text.contains(r#"spec.mutations[0].applyConfiguration.expression: Invalid value: "Object.metadata{labels: {\"team\": \"a\"}}": must evaluate to Object but got Object.metadata"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"spec.mutations[1].jsonPatch.expression: Invalid value: "[]": must evaluate to list(JSONPatch) but got list(dyn)"#),
+        "{text}"
+    );
+    assert!(!text.contains("spec.mutations[2]"), "{text}");
+    // The `JSONPatch` type's fields are declared (`op`, `path`, `from` strings).
+    assert!(
+        text.contains(r#"spec.mutations[3].jsonPatch.expression: Invalid value: "[JSONPatch{op: 1, path: '/a'}]": compilation failed: ERROR: <input>:1:14: expected type of field 'op' is 'string' but provided type is 'int'"#),
+        "{text}"
+    );
+    let missing = k.expect_failure(&["get", "mutatingadmissionpolicy", "typed.kapi.test"]);
+    assert!(missing.contains("NotFound"), "{missing}");
 }
 
 /// In 1.34 MutatingAdmissionPolicy is beta and off (k8s.io/apiserver `kube_features.go`): its

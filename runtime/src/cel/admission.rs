@@ -1,10 +1,12 @@
 //! The declarations upstream writes by hand for admission expressions' `request` (an
 //! AdmissionRequest without `uid`, `object` and `oldObject`) and `namespaceObject` (a Namespace
 //! without its managed fields and owner references): closed objects, so a misspelt field is an
-//! `undefined field` error when a policy is written or type-checked.
+//! `undefined field` error when a policy is written or type-checked. `authorizer` and
+//! `authorizer.requestResource` are of the authz library's types, whose functions `overloads`
+//! declares, so a check built with the wrong arguments is a `found no matching overload` error.
 //!
 //! Upstream: `apiserver/pkg/admission/plugin/cel/compile.go` (`BuildRequestType`,
-//! `BuildNamespaceType`).
+//! `BuildNamespaceType`, `createEnvForOpts`), `apiserver/pkg/cel/library/authz.go`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
@@ -140,20 +142,89 @@ static NAMESPACE: LazyLock<Arc<Decl>> = LazyLock::new(|| {
     )
 });
 
+/// The `authorizer` variable's name.
+const AUTHORIZER: &str = "authorizer";
+/// The check of the request's own resource, a variable of its own upstream.
+const REQUEST_RESOURCE: &str = "authorizer.requestResource";
+
 /// The variable `name` of an admission expression: `request` and `namespaceObject` with their
-/// declarations, any other dyn.
+/// declarations, `authorizer` and `authorizer.requestResource` of the authz library's types
+/// (`kubernetes.authorization.Authorizer`, `...ResourceCheck`), any other dyn.
 pub fn variable(name: &str) -> Variable {
+    let opaque = |ty: &'static str| Variable {
+        name: name.to_owned(),
+        ty: Type::Opaque(ty, Vec::new()),
+        decl: None,
+    };
     match name {
         "request" => Variable::declared(name, Arc::clone(&REQUEST)),
         "namespaceObject" => Variable::declared(name, Arc::clone(&NAMESPACE)),
+        AUTHORIZER => opaque("kubernetes.authorization.Authorizer"),
+        REQUEST_RESOURCE => opaque("kubernetes.authorization.ResourceCheck"),
         other => Variable::dyn_named(other),
     }
+}
+
+/// The variables `names` name ([`variable`]), with `authorizer.requestResource` beside
+/// `authorizer`, as upstream declares both (`plugin/cel/compile.go`, `createEnvForOpts`).
+pub fn variables(names: &[&str]) -> Vec<Variable> {
+    let mut variables: Vec<Variable> = names.iter().map(|n| variable(n)).collect();
+    if names.contains(&AUTHORIZER) && !names.contains(&REQUEST_RESOURCE) {
+        variables.push(variable(REQUEST_RESOURCE));
+    }
+    variables
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cel::compile_typed;
+
+    // Upstream: `library/authz.go` declares the checks' functions on the library's types, so a
+    // call with the wrong arguments is cel-go's `found no matching overload`.
+    #[test]
+    fn authorizer_checks_are_typed() {
+        let variables = variables(&["object", "authorizer"]);
+        for source in [
+            "authorizer.group('apps').resource('deployments').namespace('ns').name('x').check('get').allowed()",
+            "authorizer.path('/healthz').check('get').reason() == ''",
+            "authorizer.serviceAccount('ns', 'sa').group('').resource('pods').subresource('log').fieldSelector('a=b').labelSelector('c').check('get').errored()",
+            "authorizer.requestResource.check('create').error() == ''",
+            "authorizer.group(object.spec.group).resource('x').check('list').allowed()",
+        ] {
+            let program =
+                compile_typed(source, &variables).unwrap_or_else(|e| panic!("{source}: {e}"));
+            assert!(
+                matches!(program.result_type(), Type::Bool | Type::String),
+                "{source}"
+            );
+        }
+        for (source, message) in [
+            (
+                "authorizer.group(1)",
+                "found no matching overload for 'group' applied to 'kubernetes.authorization.Authorizer.(int)'",
+            ),
+            (
+                "authorizer.path('/x').resource('pods')",
+                "found no matching overload for 'resource' applied to 'kubernetes.authorization.PathCheck.(string)'",
+            ),
+            (
+                "authorizer.requestResource.check('get').allowed() == 'yes'",
+                "found no matching overload for '_==_' applied to '(bool, string)'",
+            ),
+        ] {
+            let error = compile_typed(source, &variables)
+                .err()
+                .unwrap_or_else(|| panic!("{source} compiled"));
+            assert!(error.0.contains(message), "{source}: {error}");
+        }
+        let program =
+            compile_typed("authorizer.group('')", &variables).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            program.result_type().to_string(),
+            "kubernetes.authorization.GroupCheck"
+        );
+    }
 
     // Upstream's declarations are closed: a field they lack is `undefined field`.
     #[test]

@@ -177,6 +177,13 @@ impl Checker<'_> {
             },
             Expr::Select(select) => {
                 if let Some(name) = qualified(expr) {
+                    // cel-go resolves a qualified name first: a variable may be declared with
+                    // a dotted name (`authorizer.requestResource`).
+                    if !select.test
+                        && let Some((t, decl)) = self.lookup(&name)
+                    {
+                        return self.record(expr.id, t, decl);
+                    }
                     let head = name.split('.').next().unwrap_or_default();
                     if self.lookup(head).is_none()
                         && let Some(t) = type_value(&name)

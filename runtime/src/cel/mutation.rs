@@ -10,7 +10,11 @@
 //! expression naming the same set. Each literal makes a struct value of its name;
 //! [`apply_configuration`] and [`json_patch`] turn a result into JSON and check, as upstream's
 //! `CheckTypeNamesMatchFieldPathNames` does, that each nested literal is named by the path of
-//! the field it sits in.
+//! the field it sits in. The checker types a struct literal dyn, so [`validate`] works out
+//! the type cel-go would give a mutation (the literal's name, a list of one name, agreeing
+//! branches) to refuse, when a policy is written, one that is certainly not what its patch
+//! type requires. A `JSONPatch` literal's fields are checked against the type's declaration
+//! (`op`, `path`, `from` strings, `value` any), as cel-go's checker reads them.
 //!
 //! Upstream: `k8s.io/apiserver/pkg/cel/mutation/` (the `Object` and `JSONPatch` types, the
 //! `jsonpatch` library), `admission/plugin/policy/mutating/patch/json_patch.go` and `smd.go`
@@ -19,13 +23,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, LazyLock, Mutex};
 
-use cel::common::types::{CelStruct, STRING_TYPE, Type};
+use cel::common::ast::{EntryExpr, Expr, IdedExpr};
+use cel::common::types::{CelStruct, STRING_TYPE, Type as CelType};
 use cel::common::value::{CowVal, Val};
 use cel::{Env, ExecutionError, StructType, Value as Cel};
 use serde_json::{Map, Value};
 
+use super::checker::Checked;
 use super::library::{string_arg, value_overload};
-use super::{CompileError, Program, Variable, check};
+use super::{CompileError, Program, Type, Variable, check};
 
 /// The root of the apply configuration types.
 pub const OBJECT: &str = "Object";
@@ -46,12 +52,12 @@ static ENVIRONMENTS: LazyLock<Mutex<BTreeMap<BTreeSet<String>, Arc<Env>>>> =
 /// A struct type whose literals make a struct value of its name with the fields given
 /// (`fields`, when set, are the only ones allowed).
 struct Literal {
-    r#type: Type,
+    r#type: CelType,
     fields: Option<&'static [&'static str]>,
 }
 
 impl StructType for Literal {
-    fn get_type(&self) -> &Type {
+    fn get_type(&self) -> &CelType {
         &self.r#type
     }
 
@@ -106,7 +112,7 @@ fn environment_with(types: &BTreeSet<String>) -> Arc<Env> {
     for name in types {
         let fields = (name == JSON_PATCH).then_some(JSON_PATCH_FIELDS);
         let _ = env.add_type(Literal {
-            r#type: Type::new_struct(name.clone()),
+            r#type: CelType::new_struct(name.clone()),
             fields,
         });
     }
@@ -122,9 +128,58 @@ fn environment_with(types: &BTreeSet<String>) -> Arc<Env> {
 /// `jsonpatch.escapeKey` declared and struct literals of `JSONPatch`, `Object` and `Object.…`
 /// types allowed (any other type name is undeclared, as cel-go's checker reports it).
 pub fn compile(source: &str, variables: &[&str]) -> Result<Program, CompileError> {
-    let (expression, info) = super::parse(source)?;
     let variables: Vec<Variable> = variables.iter().map(|v| Variable::dyn_named(v)).collect();
-    let checked = super::checker::check(&expression, &variables, &[ESCAPE_KEY])
+    compile_with(source, &variables).map(|(program, _)| program)
+}
+
+/// What a mutation's expression must give (upstream's `ReturnTypes` of
+/// `ApplyConfigurationCondition` and `JSONPatchCondition`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Patch {
+    /// An `Object`.
+    ApplyConfiguration,
+    /// A `list(JSONPatch)`.
+    JsonPatch,
+}
+
+impl Patch {
+    /// The type as cel-go names it.
+    fn expected(self) -> &'static str {
+        match self {
+            Patch::ApplyConfiguration => OBJECT,
+            Patch::JsonPatch => "list(JSONPatch)",
+        }
+    }
+}
+
+/// Whether a mutation's expression compiles with `variables` (typed as declared) and gives
+/// what `patch` requires, as upstream's `CompileCELExpression` decides it when a policy is
+/// written: `Err` is the field error's detail, `compilation failed: <cel-go's text>` or
+/// `must evaluate to Object but got string`. The result type is refused only when it is
+/// certain: a struct literal's is its name (`Object.spec`), a list of literals of one name is
+/// a list of it (`[]` a `list(dyn)`), a conditional's is its branches' when they agree, and
+/// any other expression's is what the checker knows of it; a dyn result is let through
+/// (upstream refuses it, but where its checker knows a variable's type kapi's may not).
+pub fn validate(source: &str, variables: &[Variable], patch: Patch) -> Result<(), String> {
+    let (_, certain) =
+        compile_with(source, variables).map_err(|e| format!("compilation failed: {e}"))?;
+    match certain {
+        Some(found) if found != patch.expected() => Err(format!(
+            "must evaluate to {} but got {found}",
+            patch.expected()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Compiles a mutation's expression: the program, and the result type cel-go's checker
+/// certainly gives it when kapi can tell.
+fn compile_with(
+    source: &str,
+    variables: &[Variable],
+) -> Result<(Program, Option<String>), CompileError> {
+    let (expression, info) = super::parse(source)?;
+    let checked = super::checker::check(&expression, variables, &[ESCAPE_KEY])
         .map_err(|problems| CompileError(super::render(&problems, &info)))?;
     let mut types = BTreeSet::new();
     let mut problems = Vec::new();
@@ -135,15 +190,82 @@ pub fn compile(source: &str, variables: &[&str]) -> Result<Program, CompileError
             problems.push((id, check::undeclared(&name)));
         }
     }
+    check_json_patch_fields(&expression, &checked, &mut problems);
     if !problems.is_empty() {
         return Err(CompileError(super::render(&problems, &info)));
     }
-    Ok(super::finish(
-        source,
-        expression,
-        &checked,
-        environment_with(&types),
-    ))
+    let certain = certain_type(&expression, &checked);
+    let program = super::finish(source, expression, &checked, environment_with(&types));
+    Ok((program, certain))
+}
+
+/// The fields of `JSONPatch` literals as cel-go's checker sees them against the type's
+/// declaration (`op`, `path` and `from` strings, `value` dyn): a field it lacks is `undefined
+/// field`, a string field given a value certainly of another type is refused.
+fn check_json_patch_fields(expr: &IdedExpr, checked: &Checked, problems: &mut Vec<(u64, String)>) {
+    check::visit(expr, &mut |e| {
+        let Expr::Struct(object) = &e.expr else {
+            return;
+        };
+        if object.type_name != JSON_PATCH {
+            return;
+        }
+        for entry in &object.entries {
+            let EntryExpr::StructField(field) = &entry.expr else {
+                continue;
+            };
+            let name = field.field.as_str();
+            if !JSON_PATCH_FIELDS.contains(&name) {
+                problems.push((entry.id, format!("undefined field '{name}'")));
+                continue;
+            }
+            let given = checked.type_of(field.value.id);
+            if name != "value" && given.is_concrete() && given != Type::String {
+                problems.push((
+                    entry.id,
+                    format!(
+                        "expected type of field '{name}' is 'string' but provided type is '{given}'"
+                    ),
+                ));
+            }
+        }
+    });
+}
+
+/// The type cel-go's checker gives `expr` as it names it, when kapi's checker (which types a
+/// struct literal dyn) can tell it for certain.
+fn certain_type(expr: &IdedExpr, checked: &Checked) -> Option<String> {
+    match &expr.expr {
+        Expr::Struct(object) => Some(object.type_name.clone()),
+        Expr::List(list) => {
+            let mut items = list.elements.iter().map(|e| certain_type(e, checked));
+            match items.next() {
+                // cel-go gives an empty list a free element type, which ends dyn.
+                None => Some("list(dyn)".to_owned()),
+                Some(first) => {
+                    let first = first?;
+                    items
+                        .all(|item| item.as_ref() == Some(&first))
+                        .then(|| format!("list({first})"))
+                }
+            }
+        }
+        Expr::Call(call) if call.func_name == "_?_:_" && call.args.len() == 3 => {
+            let yes = certain_type(&call.args[1], checked)?;
+            let no = certain_type(&call.args[2], checked)?;
+            (yes == no).then_some(yes)
+        }
+        _ => {
+            let found = checked.type_of(expr.id);
+            if !found.is_concrete() {
+                return None;
+            }
+            Some(match found {
+                Type::Null => "null_type".to_owned(),
+                other => other.to_string(),
+            })
+        }
+    }
 }
 
 /// The apply configuration an `ApplyConfiguration` expression gave: an `Object` literal as

@@ -7,7 +7,7 @@
 //!
 //! Upstream: cel-go `common/stdlib/standard.go`, `ext/strings.go`, `ext/lists.go`,
 //! `ext/sets.go`; k8s `apiserver/pkg/cel/library/` (`lists.go`, `regex.go`, `urls.go`,
-//! `quantity.go`, `ip.go`, `cidr.go`, `format.go`).
+//! `quantity.go`, `ip.go`, `cidr.go`, `format.go`, `authz.go`).
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -371,7 +371,67 @@ fn table() -> Vec<(&'static str, Vec<&'static str>)> {
             "validate",
             vec!["kubernetes.NamedFormat.(string) -> optional(list(string))"],
         ),
+        // authz (the `authorizer` variable's checks).
+        (
+            "path",
+            vec![
+                "kubernetes.authorization.Authorizer.(string) -> kubernetes.authorization.PathCheck",
+            ],
+        ),
+        (
+            "group",
+            vec![
+                "kubernetes.authorization.Authorizer.(string) -> kubernetes.authorization.GroupCheck",
+            ],
+        ),
+        (
+            "serviceAccount",
+            vec![
+                "kubernetes.authorization.Authorizer.(string, string) -> kubernetes.authorization.Authorizer",
+            ],
+        ),
+        (
+            "resource",
+            vec![
+                "kubernetes.authorization.GroupCheck.(string) -> kubernetes.authorization.ResourceCheck",
+            ],
+        ),
+        (
+            "check",
+            vec![
+                "kubernetes.authorization.PathCheck.(string) -> kubernetes.authorization.Decision",
+                "kubernetes.authorization.ResourceCheck.(string) -> kubernetes.authorization.Decision",
+            ],
+        ),
+        (
+            "allowed",
+            vec!["kubernetes.authorization.Decision.() -> bool"],
+        ),
+        (
+            "errored",
+            vec!["kubernetes.authorization.Decision.() -> bool"],
+        ),
+        (
+            "reason",
+            vec!["kubernetes.authorization.Decision.() -> string"],
+        ),
+        (
+            "error",
+            vec!["kubernetes.authorization.Decision.() -> string"],
+        ),
     ];
+    for builder in [
+        "subresource",
+        "namespace",
+        "name",
+        "fieldSelector",
+        "labelSelector",
+    ] {
+        t.push((
+            builder,
+            vec!["kubernetes.authorization.ResourceCheck.(string) -> kubernetes.authorization.ResourceCheck"],
+        ));
+    }
     // `ip` is both the IP constructor and a CIDR's address.
     t.push(("ip", vec!["(string) -> net.IP", "net.CIDR.() -> net.IP"]));
     for op in ["_<_", "_<=_", "_>_", "_>=_"] {

@@ -22,7 +22,10 @@
 //! `policy` is upstream's ValidatingAdmissionPolicy plugin, which runs just before the
 //! validating webhooks (`AllOrderedPlugins`), on creates, updates and deletes alike, and
 //! shares the webhooks' matching; `policy::mutating` is its MutatingAdmissionPolicy plugin,
-//! run just before the mutating webhooks on creates and updates.
+//! run just before the mutating webhooks on creates and updates. When a policy or a webhook
+//! changed the object, the mutating plugins run a second time, the policies and webhooks only
+//! for their invocations with `reinvocationPolicy: IfNeeded` that are due (`reinvocation`, as
+//! upstream's admission chain is wrapped in its reinvocation handler).
 //!
 //! May import `objects`, `state`, `http` and, for webhooks' and policies' patches, the JSON
 //! patch engine and the apply merge of `handlers::patch` (with `handlers::managed_fields`'
@@ -36,6 +39,7 @@ mod limit_ranger;
 mod node_restriction;
 pub(crate) mod policy;
 mod priority;
+mod reinvocation;
 mod resource_quota;
 mod service_account;
 mod storage;
@@ -46,6 +50,7 @@ use serde_json::Value;
 
 use crate::server::Call;
 use crate::server::http::error::ApiError;
+use reinvocation::Reinvocation;
 use webhook::Operation;
 
 /// Whether the request writes the main resource `plural` of the core group (the resources
@@ -73,10 +78,9 @@ pub(super) fn redecode(call: &Call, object: &mut Value) -> Result<(), ApiError> 
 }
 
 /// The mutating plugins of a create, in upstream's order, the mutating admission policies and
-/// then the mutating webhooks last (the policies that ask for it run again if the webhooks
-/// changed the object). `name`
-/// is the object's name as errors show it (empty for a generated name, as upstream's admission
-/// sees it).
+/// then the mutating webhooks last; all of them once more if a policy or a webhook changed the
+/// object (`reinvocation`). `name` is the object's name as errors show it (empty for a
+/// generated name, as upstream's admission sees it).
 pub(crate) async fn admit_create(
     call: &Call,
     object: &mut Value,
@@ -84,52 +88,73 @@ pub(crate) async fn admit_create(
     dry_run: bool,
 ) -> Result<(), ApiError> {
     escalation::check(call, object, None)?;
-    limit_ranger::admit(call, object, name).await?;
-    if writes_core(call, "pods") {
-        service_account::admit(call, object, name).await?;
+    let mut reinvocation = Reinvocation::default();
+    loop {
+        limit_ranger::admit(call, object, name).await?;
+        if writes_core(call, "pods") {
+            service_account::admit(call, object, name).await?;
+        }
+        let write = node_restriction::Write {
+            operation: Operation::Create,
+            name,
+            object: Some(object),
+            old: None,
+        };
+        node_restriction::admit(call, write).await?;
+        if writes_core(call, "pods") {
+            priority::admit_create(call, object, name).await?;
+            default_toleration_seconds::admit(object);
+        }
+        if writes_core(call, "persistentvolumeclaims") {
+            default_storage_class::admit(call, object, name).await?;
+        }
+        storage_protection::admit(call, object);
+        let request = write_request(Operation::Create, name, None, dry_run);
+        mutate_last(call, request, object, &mut reinvocation).await?;
+        if !reinvocation.next_pass() {
+            return Ok(());
+        }
     }
-    let write = node_restriction::Write {
-        operation: Operation::Create,
-        name,
-        object: Some(object),
-        old: None,
-    };
-    node_restriction::admit(call, write).await?;
-    if writes_core(call, "pods") {
-        priority::admit_create(call, object, name).await?;
-        default_toleration_seconds::admit(object);
-    }
-    if writes_core(call, "persistentvolumeclaims") {
-        default_storage_class::admit(call, object, name).await?;
-    }
-    storage_protection::admit(call, object);
-    mutate_last(call, Operation::Create, object, None, name, dry_run).await
 }
 
-/// The last of a write's mutating plugins: the mutating admission policies, the mutating
-/// webhooks, then the policies that ask for it again if the webhooks changed the object.
+/// The request a write's policies and webhooks are asked about; its object is the one they
+/// mutate.
+fn write_request<'a>(
+    operation: Operation,
+    name: &'a str,
+    old: Option<&'a Value>,
+    dry_run: bool,
+) -> webhook::Request<'a> {
+    webhook::Request {
+        operation,
+        name,
+        object: None,
+        old,
+        dry_run,
+    }
+}
+
+/// The last of a write's mutating plugins: the mutating admission policies, then the mutating
+/// webhooks, each running in the pass `reinvocation` is at.
 async fn mutate_last(
     call: &Call,
-    operation: Operation,
+    request: webhook::Request<'_>,
     object: &mut Value,
-    old: Option<&Value>,
-    name: &str,
-    dry_run: bool,
+    reinvocation: &mut Reinvocation,
 ) -> Result<(), ApiError> {
     let target = policy::mutating::Target {
-        operation,
-        old,
-        name,
-        dry_run,
+        operation: request.operation,
+        old: request.old,
+        name: request.name,
+        dry_run: request.dry_run,
     };
-    let invoked = policy::mutating::mutate(call, &target, object).await?;
-    webhook::mutate(call, operation, object, old, name, dry_run).await?;
-    policy::mutating::reinvoke(call, &target, object, &invoked).await
+    policy::mutating::mutate(call, &target, object, reinvocation).await?;
+    webhook::mutate(call, request, object, reinvocation).await
 }
 
 /// The admission of a create through a subresource that acts on its parent rather than
 /// storing the object it takes (a pod's `binding` and `eviction`): the mutating admission
-/// policies and webhooks (the policies again if the webhooks changed the object), then the
+/// policies and webhooks (a second pass of them if one changed the object), then the
 /// validating admission policies and webhooks; the built-in plugins act on stored objects of
 /// the main resources only.
 pub(crate) async fn admit_action(
@@ -138,14 +163,21 @@ pub(crate) async fn admit_action(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
-    let write = node_restriction::Write {
-        operation: Operation::Create,
-        name,
-        object: Some(object),
-        old: None,
-    };
-    node_restriction::admit(call, write).await?;
-    mutate_last(call, Operation::Create, object, None, name, dry_run).await?;
+    let mut reinvocation = Reinvocation::default();
+    loop {
+        let write = node_restriction::Write {
+            operation: Operation::Create,
+            name,
+            object: Some(object),
+            old: None,
+        };
+        node_restriction::admit(call, write).await?;
+        let request = write_request(Operation::Create, name, None, dry_run);
+        mutate_last(call, request, object, &mut reinvocation).await?;
+        if !reinvocation.next_pass() {
+            break;
+        }
+    }
     let request = webhook::Request {
         operation: Operation::Create,
         name,
@@ -159,7 +191,8 @@ pub(crate) async fn admit_action(
 
 /// The mutating plugins of an update, in upstream's order: of the built-in ones (which act on
 /// the main resource only) none reads the store (ServiceAccount and
-/// StorageObjectInUseProtection act on creates only); the mutating webhooks last.
+/// StorageObjectInUseProtection act on creates only); the mutating webhooks last; all of them
+/// once more if a policy or a webhook changed the object.
 pub(crate) async fn admit_update(
     call: &Call,
     object: &mut Value,
@@ -167,18 +200,25 @@ pub(crate) async fn admit_update(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
-    let write = node_restriction::Write {
-        operation: Operation::Update,
-        name,
-        object: Some(object),
-        old: Some(old),
-    };
-    node_restriction::admit(call, write).await?;
-    if writes_core(call, "pods") {
-        priority::admit_update(object, old);
-        default_toleration_seconds::admit(object);
+    let mut reinvocation = Reinvocation::default();
+    loop {
+        let write = node_restriction::Write {
+            operation: Operation::Update,
+            name,
+            object: Some(object),
+            old: Some(old),
+        };
+        node_restriction::admit(call, write).await?;
+        if writes_core(call, "pods") {
+            priority::admit_update(object, old);
+            default_toleration_seconds::admit(object);
+        }
+        let request = write_request(Operation::Update, name, Some(old), dry_run);
+        mutate_last(call, request, object, &mut reinvocation).await?;
+        if !reinvocation.next_pass() {
+            return Ok(());
+        }
     }
-    mutate_last(call, Operation::Update, object, Some(old), name, dry_run).await
 }
 
 /// The validating plugins of a create, after validation, in upstream's order: Priority (one

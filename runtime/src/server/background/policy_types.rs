@@ -9,9 +9,9 @@
 //! break, one such part per kind joined by line breaks. Warnings never change what the policy
 //! does.
 //!
-//! `request` and `namespaceObject` have upstream's hand-written declarations
-//! (`cel::admission`); `authorizer` is dyn here, which lets through what upstream may warn
-//! about.
+//! `request` and `namespaceObject` have upstream's hand-written declarations and
+//! `authorizer` (with `authorizer.requestResource`) the authz library's types
+//! (`cel::admission`).
 //!
 //! Upstream: `apiserver/pkg/admission/plugin/policy/validating/typechecking.go`
 //! (`TypeChecker.Check`, `typesToCheck`, `maxTypesToCheck`, `TypeCheckingResult.String`).
@@ -116,8 +116,8 @@ fn environment(
         Variable::declared("oldObject", Arc::clone(object)),
         admission::variable("request"),
         admission::variable("namespaceObject"),
-        Variable::dyn_named("authorizer"),
     ];
+    base.extend(admission::variables(&["authorizer"]));
     if let Some(params) = params {
         base.push(Variable::declared("params", Arc::clone(params)));
     }

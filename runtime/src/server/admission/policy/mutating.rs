@@ -28,14 +28,13 @@
 //! the policy's own configuration error), reason `Invalid` for an evaluation's error, every
 //! error a cause.
 //!
-//! `reinvocationPolicy: IfNeeded`: the invocations that ran are kept with the object they
-//! left; once the mutating webhooks have run, those whose object changed since run once more
-//! ([`reinvoke`]), as upstream's reinvocation context decides. After each invocation the
-//! object is decoded and defaulted again (`admission::redecode`), as upstream's
-//! `dispatchOne` runs the kind's defaulter. Not done: the webhooks are not reinvoked again
-//! after that second pass.
-
-use std::collections::BTreeSet;
+//! `reinvocationPolicy: IfNeeded`: an invocation whose match conditions held is run once more
+//! in the second pass of the mutating plugins (`admission::reinvocation`) if a later
+//! invocation changed the object, or if anything else did (the mutating webhooks after the
+//! plugin's first pass, the built-in plugins of the second) since the plugin last ran, as
+//! upstream's `policyReinvokeContext` decides; an invocation that changed the object is what
+//! asks for that second pass. After each invocation the object is decoded and defaulted again
+//! (`admission::redecode`), as upstream's `dispatchOne` runs the kind's defaulter.
 
 use serde_json::Value;
 
@@ -45,6 +44,7 @@ use super::{inputs_of, matching, params};
 use crate::cel::{Activation, RUNTIME_COST_BUDGET, mutation};
 use crate::meta::{Status, StatusCause, StatusReason};
 use crate::server::Call;
+use crate::server::admission::reinvocation::Reinvocation;
 use crate::server::admission::webhook::matching::{Matched, exempt};
 use crate::server::admission::webhook::{Operation, Request};
 use crate::server::handlers::managed_fields::typed::{Node, Shape};
@@ -76,14 +76,6 @@ impl PolicyError {
     }
 }
 
-/// The invocations of policies with `reinvocationPolicy: IfNeeded` that ran, each with the
-/// object as the invocation left it.
-#[derive(Debug, Default)]
-pub(crate) struct Invoked(Vec<(String, Value)>);
-
-/// What one request's pass is: the first, or a reinvocation of these invocations only.
-type Only<'a> = Option<&'a BTreeSet<String>>;
-
 /// The request's object and what the plugin needs to rebuild its view of it.
 pub(crate) struct Target<'a> {
     pub(crate) operation: Operation,
@@ -92,47 +84,33 @@ pub(crate) struct Target<'a> {
     pub(crate) dry_run: bool,
 }
 
-/// Runs the mutating admission policies bound to match the request over `object`.
+/// Runs the mutating admission policies bound to match the request over `object`, in the
+/// pass `reinvocation` is at: in the second, only the invocations due again.
 pub(crate) async fn mutate(
     call: &Call,
     target: &Target<'_>,
     object: &mut Value,
-) -> Result<Invoked, ApiError> {
-    run(call, target, object, None).await
-}
-
-/// Runs once more the invocations of `invoked` whose object changed since they ran.
-pub(crate) async fn reinvoke(
-    call: &Call,
-    target: &Target<'_>,
-    object: &mut Value,
-    invoked: &Invoked,
+    reinvocation: &mut Reinvocation,
 ) -> Result<(), ApiError> {
-    let due: BTreeSet<String> = invoked
-        .0
-        .iter()
-        .filter(|(_, after)| after != object)
-        .map(|(key, _)| key.clone())
-        .collect();
-    if due.is_empty() {
+    if target.operation == Operation::Delete
+        || exempt(call)
+        || !call.state.feature(Feature::MutatingAdmissionPolicy).is_on()
+    {
         return Ok(());
     }
-    run(call, target, object, Some(&due)).await.map(|_| ())
+    reinvocation.policies.start(reinvocation.pass, object);
+    let result = run(call, target, object, reinvocation).await;
+    reinvocation.policies.finish(object);
+    result
 }
 
 async fn run(
     call: &Call,
     target: &Target<'_>,
     object: &mut Value,
-    only: Only<'_>,
-) -> Result<Invoked, ApiError> {
-    let mut invoked = Invoked::default();
-    if target.operation == Operation::Delete
-        || exempt(call)
-        || !call.state.feature(Feature::MutatingAdmissionPolicy).is_on()
-    {
-        return Ok(invoked);
-    }
+    reinvocation: &mut Reinvocation,
+) -> Result<(), ApiError> {
+    let pass = reinvocation.pass;
     let hooks = config::hooks(call, MUTATING).await?;
     let mut errors = Vec::new();
     for hook in &hooks {
@@ -197,9 +175,10 @@ async fn run(
             };
             for param in &objects {
                 let key = invocation_key(name, binding_name, param.as_ref());
-                if only.is_some_and(|due| !due.contains(&key)) {
+                if !reinvocation.policies.runs(pass, &key) {
                     continue;
                 }
+                let before = object.clone();
                 let inputs = inputs_of(call, &request(target, object), &matched).await?;
                 let params = param
                     .as_ref()
@@ -216,20 +195,36 @@ async fn run(
                         applied
                     }
                 };
-                let applied = applied.and_then(|()| {
+                let applied = applied.and_then(|ran| {
                     super::super::redecode(call, object)
-                        .map_err(|e| e.into_status().message.unwrap_or_default())
+                        .map(|()| ran)
+                        .map_err(|e| Failed::Mutating(e.into_status().message.unwrap_or_default()))
                 });
-                if let Err(message) = applied {
-                    errors.push(PolicyError {
-                        policy: name.clone(),
-                        binding: Some(binding_name.clone()),
-                        message,
-                        invalid: true,
-                    });
-                }
-                if policy.spec.reinvocation_policy.as_deref() == Some("IfNeeded") {
-                    invoked.0.push((key, object.clone()));
+                let ran = match applied {
+                    Ok(ran) => ran,
+                    Err(failed) => {
+                        let (ran, message) = match failed {
+                            Failed::Matching(message) => (false, message),
+                            Failed::Mutating(message) => (true, message),
+                        };
+                        errors.push(PolicyError {
+                            policy: name.clone(),
+                            binding: Some(binding_name.clone()),
+                            message,
+                            invalid: true,
+                        });
+                        ran
+                    }
+                };
+                // Upstream's dispatcher counts an invocation once its match conditions held,
+                // whether its mutations then failed or not.
+                if ran {
+                    let changed = *object != before;
+                    if changed {
+                        reinvocation.changed();
+                    }
+                    let if_needed = policy.spec.reinvocation_policy.as_deref() == Some("IfNeeded");
+                    reinvocation.policies.ran(key, changed, if_needed);
                 }
             }
         }
@@ -242,7 +237,7 @@ async fn run(
             .is_none_or(|h| !h.policy.ignores_failures())
     });
     if errors.is_empty() {
-        Ok(invoked)
+        Ok(())
     } else {
         Err(refusal(call, target.name, &errors))
     }
@@ -277,20 +272,39 @@ fn invocation_key(policy: &str, binding: &str, param: Option<&Value>) -> String 
 }
 
 /// One invocation: the policy's variables and match conditions, then its mutations in order
-/// over `object`, within one runtime cost budget. `Err` is the first error, which ends the
-/// invocation (the mutations before it stay applied, as upstream's).
+/// over `object`, within one runtime cost budget: whether the match conditions held and the
+/// mutations ran. `Err` is the first error, which ends the invocation (the mutations before it
+/// stay applied, as upstream's).
 fn apply(
     call: &Call,
     policy: &Policy,
     inputs: &evaluate::Inputs,
     params: &::cel::Value,
     object: &mut Value,
-) -> Result<(), String> {
+) -> Result<bool, Failed> {
     let prepared = match evaluate::prepare(policy, inputs, params, RUNTIME_COST_BUDGET) {
         Prelude::Run(prepared) => prepared,
-        Prelude::Skip => return Ok(()),
-        Prelude::Fail(message) => return Err(message),
+        Prelude::Skip => return Ok(false),
+        Prelude::Fail(message) => return Err(Failed::Matching(message)),
     };
+    mutations(call, policy, prepared, object)
+        .map(|()| true)
+        .map_err(Failed::Mutating)
+}
+
+/// How an invocation failed: before its mutations (its match conditions) or in one of them.
+enum Failed {
+    Matching(String),
+    Mutating(String),
+}
+
+/// The policy's mutations in order over `object`.
+fn mutations(
+    call: &Call,
+    policy: &Policy,
+    prepared: evaluate::Prepared,
+    object: &mut Value,
+) -> Result<(), String> {
     let names = evaluate::names(policy.spec.param_kind.is_some(), true);
     let mut budget = prepared.budget;
     for mutation in &policy.spec.mutations {

@@ -10,14 +10,16 @@
 //! MutatingAdmissionPolicies and their bindings are checked as upstream's
 //! `ValidateMutatingAdmissionPolicy` and `ValidateMutatingAdmissionPolicyBinding`: the shared
 //! parts as above, at least one mutation, each `patchType` with its one expression (which
-//! must compile in the mutation environment, `cel::mutation`), `reinvocationPolicy`, and no
+//! must compile in the mutation environment, `cel::mutation`, and give an `Object` or a
+//! `list(JSONPatch)`: `must evaluate to Object but got string`), `reinvocationPolicy`, and no
 //! `DELETE` among the operations matched.
 //!
 //! `prepare` gives every served version of the four kinds this check, as the validator of its
 //! registered kind. The versions share the shape checked here.
 //!
 //! The expressions are type-checked (`request` and `namespaceObject` typed as upstream
-//! declares them, the other variables dyn) and a result type that is certainly not the one its
+//! declares them, `authorizer` and `authorizer.requestResource` of the authz library's types,
+//! so `authorizer.group(1)` is a compilation error; the other variables dyn) and a result type that is certainly not the one its
 //! field requires refuses the policy; an expression of dyn type that gives no boolean refuses
 //! the requests it is evaluated for. Not checked: reads of undeclared `variables`.
 
@@ -29,6 +31,7 @@ use serde_json::Value;
 use super::config::{BINDINGS, MUTATING_BINDINGS, MUTATING_POLICIES, POLICIES};
 use super::evaluate::names;
 use crate::KubeVersion;
+use crate::cel::mutation::{self, Patch};
 use crate::cel::{Type, admission};
 use crate::meta::StatusCause;
 use crate::registry::{RegisteredKind, Registry, Validator};
@@ -371,12 +374,20 @@ fn check_mutation(mutation: &Value, at: &FieldPath, names: &[&str], errors: &mut
             let expression_at = at.child(field).child("expression");
             if expression.is_empty() {
                 errors.required(&expression_at, "");
-            } else if let Err(e) = crate::cel::mutation::compile(expression, names) {
-                errors.invalid(
-                    &expression_at,
-                    Shown::Plain(&Value::from(expression)),
-                    &format!("compilation failed: {e}"),
-                );
+            } else {
+                let patch = if field == "jsonPatch" {
+                    Patch::JsonPatch
+                } else {
+                    Patch::ApplyConfiguration
+                };
+                let variables = admission::variables(names);
+                if let Err(detail) = mutation::validate(expression, &variables, patch) {
+                    errors.invalid(
+                        &expression_at,
+                        Shown::Plain(&Value::from(expression)),
+                        &detail,
+                    );
+                }
             }
         }
     }
@@ -435,8 +446,9 @@ const ANY: &[(Type, &str)] = &[];
 /// Compiles `expression`: `Invalid value: "<expression>": compilation failed: <cel-go's text>`,
 /// or, when the checker knows its type is none of `returns`, `must evaluate to bool` (`must
 /// evaluate to one of [string null_type]`), as upstream's `CompileCELExpression` refuses it.
-/// `request` and `namespaceObject` are typed by upstream's hand-written declarations, the other
-/// variables dyn, as upstream declares them outside type checking; a dyn result is let through (upstream refuses it: kapi cannot always tell a dyn of its own from one of
+/// `request` and `namespaceObject` are typed by upstream's hand-written declarations,
+/// `authorizer` by the authz library's types, the other variables dyn, as upstream declares
+/// them outside type checking; a dyn result is let through (upstream refuses it: kapi cannot always tell a dyn of its own from one of
 /// upstream's).
 fn compile(
     expression: &str,
@@ -445,7 +457,7 @@ fn compile(
     at: &FieldPath,
     errors: &mut Errors,
 ) {
-    let variables: Vec<_> = names.iter().map(|n| admission::variable(n)).collect();
+    let variables = admission::variables(names);
     match crate::cel::compile_typed(expression, &variables) {
         Err(e) => errors.invalid(
             at,

@@ -8,8 +8,11 @@
 //! and its patch is converted back.
 //!
 //! Mutating webhooks run one after another in configuration name order, after the built-in
-//! mutating plugins; if one changed the object, the earlier ones with
-//! `reinvocationPolicy: IfNeeded` run once more (`mutating/dispatcher.go`). Validating
+//! mutating plugins and the mutating admission policies; one that changes the object asks for
+//! the second pass of the mutating plugins (`admission::reinvocation`), where the webhooks
+//! with `reinvocationPolicy: IfNeeded` run once more if a later webhook changed the object,
+//! or anything else did since the webhooks last ran (`mutating/dispatcher.go`,
+//! `webhookReinvokeContext`). Validating
 //! webhooks run in parallel after validation and the built-in validating plugins but
 //! ResourceQuota, which upstream orders last (`AllOrderedPlugins`); the first refusal in
 //! webhook order answers.
@@ -27,12 +30,11 @@ pub(super) mod matching;
 mod patch;
 pub(super) mod review;
 
-use std::collections::BTreeSet;
-
 use serde_json::Value;
 
 use crate::meta::{Status, StatusOutcome};
 use crate::server::Call;
+use crate::server::admission::reinvocation::Reinvocation;
 use crate::server::http::error::ApiError;
 use crate::server::http::webhook as client;
 use crate::server::objects::stored;
@@ -76,59 +78,61 @@ enum Failure {
     Refused(ApiError),
 }
 
-/// Runs the mutating webhooks over `object`.
+/// Runs the mutating webhooks over `object`, in the pass `reinvocation` is at: in the second,
+/// only those due again.
 pub(crate) async fn mutate(
     call: &Call,
-    operation: Operation,
+    request: Request<'_>,
     object: &mut Value,
-    old: Option<&Value>,
-    name: &str,
-    dry_run: bool,
+    reinvocation: &mut Reinvocation,
 ) -> Result<(), ApiError> {
     let hooks = config::webhooks(call, Kind::Mutating).await?;
-    if hooks.is_empty() {
-        return Ok(());
-    }
-    let mut invoked_if_needed = Vec::new();
-    let mut reinvoke = BTreeSet::new();
-    for (i, hook) in hooks.iter().enumerate() {
-        let changed = mutate_once(call, hook, operation, object, old, name, dry_run).await?;
-        let Some(changed) = changed else { continue };
-        if changed {
-            // Every webhook called so far that asked for it sees the new object once more.
-            reinvoke.extend(invoked_if_needed.drain(..));
+    let pass = reinvocation.pass;
+    reinvocation.webhooks.start(pass, object);
+    let mut outcome = Ok(());
+    for hook in &hooks {
+        // Upstream's webhook accessor UID.
+        let key = format!("{}/{}/{}", hook.configuration, hook.name, hook.index);
+        if !reinvocation.webhooks.runs(pass, &key) {
+            continue;
         }
-        if hook.reinvoked_if_needed() {
-            invoked_if_needed.push(i);
+        match mutate_once(call, hook, &request, object).await {
+            Err(e) => {
+                outcome = Err(e);
+                break;
+            }
+            Ok(None) => {}
+            Ok(Some(changed)) => {
+                if changed {
+                    reinvocation.changed();
+                }
+                reinvocation
+                    .webhooks
+                    .ran(key, changed, hook.reinvoked_if_needed());
+            }
         }
     }
-    for i in reinvoke {
-        mutate_once(call, &hooks[i], operation, object, old, name, dry_run).await?;
-    }
-    Ok(())
+    reinvocation.webhooks.finish(object);
+    outcome
 }
 
 /// One mutating webhook, if it matches: `None` when it was not called, else whether it
-/// changed the object.
+/// changed the object (not when the call failed and the webhook ignores failures).
 async fn mutate_once(
     call: &Call,
     hook: &Webhook,
-    operation: Operation,
+    request: &Request<'_>,
     object: &mut Value,
-    old: Option<&Value>,
-    name: &str,
-    dry_run: bool,
 ) -> Result<Option<bool>, ApiError> {
-    let deleting = operation == Operation::Delete;
+    let deleting = request.operation == Operation::Delete;
     let request = Request {
-        operation,
-        name,
         object: (!deleting).then_some(&*object),
-        old,
-        dry_run,
+        ..*request
     };
-    let Some((verdict, converted)) = call_matching(call, hook, &request, true).await? else {
-        return Ok(None);
+    let (verdict, converted) = match call_matching(call, hook, &request, true).await? {
+        Called::Skipped => return Ok(None),
+        Called::FailedOpen => return Ok(Some(false)),
+        Called::Answered(verdict, converted) => (verdict, converted),
     };
     if deleting && !verdict.patch.is_empty() {
         return Err(ApiError::internal(format!(
@@ -171,8 +175,21 @@ pub(crate) async fn mutate_delete(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
-    let mut none = Value::Null;
-    mutate(call, Operation::Delete, &mut none, Some(old), name, dry_run).await
+    let request = Request {
+        operation: Operation::Delete,
+        name,
+        object: None,
+        old: Some(old),
+        dry_run,
+    };
+    // Nothing to patch, so nothing to reinvoke.
+    mutate(
+        call,
+        request,
+        &mut Value::Null,
+        &mut Reinvocation::default(),
+    )
+    .await
 }
 
 /// Runs the validating webhooks, in parallel.
@@ -234,17 +251,26 @@ impl Converted {
     }
 }
 
-/// Calls `hook` if it matches the request: its allowing verdict (with the objects it was sent
-/// when it matched through an equivalent version), `None` when it was skipped (no match, or a
-/// call failure it ignores), or the error that answers the request.
+/// What came of a webhook that may be called.
+enum Called {
+    /// It does not match the request.
+    Skipped,
+    /// It was called and failed, and it ignores failures.
+    FailedOpen,
+    /// It allowed the request: its verdict, with the objects it was sent when it matched
+    /// through an equivalent version.
+    Answered(Box<review::Verdict>, Option<Converted>),
+}
+
+/// Calls `hook` if it matches the request; `Err` is the error that answers the request.
 async fn call_matching(
     call: &Call,
     hook: &Webhook,
     request: &Request<'_>,
     mutating: bool,
-) -> Result<Option<(review::Verdict, Option<Converted>)>, ApiError> {
+) -> Result<Called, ApiError> {
     let converted = match matching::matched(call, hook, request) {
-        None => return Ok(None),
+        None => return Ok(Called::Skipped),
         Some(Matched::Exact) => None,
         Some(Matched::Equivalent(seen_as)) => Some(Converted::of(call, request, seen_as).await?),
     };
@@ -253,7 +279,7 @@ async fn call_matching(
     let seen_as = converted.as_ref().map(|c| &*c.seen_as);
     let (uid, review) = review::request(call, &seen, version, seen_as);
     if !matching::selected(call, hook, &seen, &review["request"]).await? {
-        return Ok(None);
+        return Ok(Called::Skipped);
     }
     match call_hook(call, hook, &seen, &uid, &review, mutating).await {
         Ok(verdict) => {
@@ -261,13 +287,13 @@ async fn call_matching(
                 warnings.extend(verdict.warnings.iter().cloned());
             }
             if verdict.allowed {
-                Ok(Some((verdict, converted)))
+                Ok(Called::Answered(Box::new(verdict), converted))
             } else {
                 Err(denied(hook, verdict.status))
             }
         }
         Err(Failure::Refused(e)) => Err(e),
-        Err(Failure::Calling(reason)) => failed(hook, reason).map(|()| None),
+        Err(Failure::Calling(reason)) => failed(hook, reason).map(|()| Called::FailedOpen),
     }
 }
 

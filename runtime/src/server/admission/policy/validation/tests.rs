@@ -173,3 +173,78 @@ fn bindings_are_checked_with_upstreams_messages() {
         ]
     );
 }
+
+/// A mutating policy with `mutations`.
+fn mutating_policy(mutations: Value) -> Value {
+    json!({
+        "metadata": {"name": "labels.example.com"},
+        "spec": {
+            "failurePolicy": "Fail",
+            "reinvocationPolicy": "Never",
+            "matchConstraints": {
+                "matchPolicy": "Equivalent",
+                "namespaceSelector": {},
+                "objectSelector": {},
+                "resourceRules": [{
+                    "apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": ["CREATE"], "resources": ["configmaps"]
+                }]
+            },
+            "mutations": mutations
+        }
+    })
+}
+
+fn apply(expression: &str) -> Value {
+    json!({"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": expression}})
+}
+
+fn patch(expression: &str) -> Value {
+    json!({"patchType": "JSONPatch", "jsonPatch": {"expression": expression}})
+}
+
+// Upstream: `validateMutation` compiles each expression with `CompileCELExpression` against
+// the accessor's `ReturnTypes` (`Object`, `list(JSONPatch)`), which refuses a result type
+// that is not exactly the one required (plugin/cel/compile.go).
+#[test]
+fn mutating_policy_expressions_of_the_wrong_type_are_refused() {
+    let release = KubeVersion::new(1, 36);
+    let good = mutating_policy(json!([
+        apply("Object{metadata: Object.metadata{labels: {'a': 'b'}}}"),
+        apply("has(object.data) ? Object{data: {'x': 'y'}} : Object{}"),
+        // dyn: let through, the value is checked when the policy runs.
+        apply("variables.config"),
+        patch("[JSONPatch{op: 'add', path: '/data/x', value: request.name}]"),
+        patch(
+            "object.data.size() > 0 ? [JSONPatch{op: 'remove', path: '/data'}] : [JSONPatch{op: 'test', path: '/a', value: 1}]"
+        ),
+    ]));
+    assert_eq!(
+        texts(&check_mutating_policy(&good, release)),
+        Vec::<String>::new()
+    );
+
+    let bad = mutating_policy(json!([
+        apply("\"I'm a teapot!\""),
+        apply("Object.spec{replicas: 1}"),
+        apply("{'a': 1}"),
+        patch("[]"),
+        patch("JSONPatch{op: 'remove', path: '/data'}"),
+        patch("[Object{}]"),
+        patch("request.name"),
+        apply("[Object{}]"),
+    ]));
+    assert_eq!(
+        texts(&check_mutating_policy(&bad, release)),
+        [
+            "spec.mutations[0].applyConfiguration.expression: Invalid value: \"\\\"I'm a teapot!\\\"\": must evaluate to Object but got string",
+            "spec.mutations[1].applyConfiguration.expression: Invalid value: \"Object.spec{replicas: 1}\": must evaluate to Object but got Object.spec",
+            "spec.mutations[2].applyConfiguration.expression: Invalid value: \"{'a': 1}\": must evaluate to Object but got map(string, int)",
+            "spec.mutations[3].jsonPatch.expression: Invalid value: \"[]\": must evaluate to list(JSONPatch) but got list(dyn)",
+            "spec.mutations[4].jsonPatch.expression: Invalid value: \"JSONPatch{op: 'remove', path: '/data'}\": must evaluate to list(JSONPatch) but got JSONPatch",
+            "spec.mutations[5].jsonPatch.expression: Invalid value: \"[Object{}]\": must evaluate to list(JSONPatch) but got list(Object)",
+            "spec.mutations[6].jsonPatch.expression: Invalid value: \"request.name\": must evaluate to list(JSONPatch) but got string",
+            "spec.mutations[7].applyConfiguration.expression: Invalid value: \"[Object{}]\": must evaluate to Object but got list(Object)",
+        ]
+    );
+}
