@@ -79,6 +79,10 @@ async fn answer(path: &str, body: &[u8], seen: &Mutex<Vec<Value>>) -> String {
             response["patch"] =
                 json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
             response["warnings"] = json!(["labelled by add-label.kapi.test"]);
+            response["auditAnnotations"] = json!({"labelled": "yes", "Bad Key!": "dropped"});
+        }
+        "/deny" if name.starts_with("checked-") => {
+            response["auditAnnotations"] = json!({"verdict": "checked"});
         }
         "/deny" if name.starts_with("bad-") => {
             response["allowed"] = json!(false);
@@ -795,4 +799,107 @@ fn admission_webhooks_match_equivalent_versions() {
     let exact = hooks.requests("/allow", "api");
     assert_eq!(exact.len(), 1, "{exact:?}");
     assert_eq!(exact[0]["requestKind"]["version"], "v2");
+}
+
+/// The audit annotations of webhook calls, as upstream's dispatchers add them: each answer's
+/// `auditAnnotations` as `<webhook>/<key>` (keys that are no qualified name dropped), for every
+/// mutating invocation `mutation.webhook.admission.k8s.io/round_<pass>_index_<place>` telling
+/// whether it changed the object and, at level `Request` and above only, `patch.webhook...`
+/// with its patch (`mutating/dispatcher.go`, `webhookAnnotator`), and
+/// `failed-open.validating.webhook.admission.k8s.io/round_0_index_<place>` naming a webhook
+/// that failed open (`validating/dispatcher.go`).
+#[test]
+fn admission_webhooks_annotate_the_audit_events() {
+    let hooks = Webhooks::start();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n\
+         - level: Request\n  verbs: [create]\n  namespaces: [hooked]\n  resources: [{group: \"\", resources: [configmaps]}]\n\
+         - level: Metadata\n  verbs: [create]\n  resources: [{group: \"\", resources: [configmaps]}]\n\
+         - level: None\n",
+    )
+    .unwrap();
+    let log = dir.path().join("audit.log");
+    let server = KapiServer::start(&ServerOptions {
+        args: vec![
+            format!("--audit-policy-file={}", policy.display()),
+            format!("--audit-log-path={}", log.display()),
+        ],
+        ..ServerOptions::default()
+    })
+    .unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    for namespace in ["hooked", "metadata"] {
+        k.expect_ok(&["create", "namespace", namespace]);
+        k.expect_ok(&["label", "namespace", namespace, "webhooks=on"]);
+    }
+    let file = k.file("configurations.json", &configurations(&hooks, closed));
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+    for (namespace, name, labels) in [
+        ("hooked", "checked-one", json!({"reach": "ignore"})),
+        ("metadata", "checked-two", json!({})),
+    ] {
+        let (ok, text) = create(&k, namespace, name, labels, &[]);
+        assert!(ok, "{text}");
+    }
+    // The log blocks by default: the events are there once kubectl has its answers.
+    let annotations = |name: &str| {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .find(|e| e["objectRef"]["name"] == name && e["stage"] == "ResponseComplete")
+            .map(|e| e["annotations"].clone())
+            .unwrap_or_else(|| panic!("no event of {name}"))
+    };
+    let mutated =
+        r#"{"configuration":"label-adder","webhook":"add-label.kapi.test","mutated":true}"#;
+    let patch = r#"{"configuration":"label-adder","webhook":"add-label.kapi.test","patch":[{"op":"add","path":"/metadata/labels/mutated","value":"yes"},{"op":"add","path":"/stray","value":"x"}],"patchType":"JSONPatch"}"#;
+    let one = annotations("checked-one");
+    assert_eq!(
+        one["mutation.webhook.admission.k8s.io/round_0_index_0"], mutated,
+        "{one:#}"
+    );
+    assert_eq!(
+        one["patch.webhook.admission.k8s.io/round_0_index_0"], patch,
+        "{one:#}"
+    );
+    assert_eq!(one["add-label.kapi.test/labelled"], "yes", "{one:#}");
+    assert_eq!(one["deny.kapi.test/verdict"], "checked", "{one:#}");
+    assert_eq!(
+        one["failed-open.validating.webhook.admission.k8s.io/round_0_index_1"], "ignore.kapi.test",
+        "{one:#}"
+    );
+    assert!(
+        one.as_object()
+            .unwrap()
+            .keys()
+            .all(|k| !k.contains("Bad Key")),
+        "{one:#}"
+    );
+    // At level Metadata: no patch, and no webhook failed.
+    let two = annotations("checked-two");
+    assert_eq!(
+        two["mutation.webhook.admission.k8s.io/round_0_index_0"], mutated,
+        "{two:#}"
+    );
+    assert!(
+        two.get("patch.webhook.admission.k8s.io/round_0_index_0")
+            .is_none(),
+        "{two:#}"
+    );
+    assert!(
+        two.as_object()
+            .unwrap()
+            .keys()
+            .all(|k| !k.starts_with("failed-open.")),
+        "{two:#}"
+    );
 }

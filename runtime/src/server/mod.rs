@@ -876,13 +876,32 @@ impl Call {
     /// Adds an annotation to the request's audit events, as upstream's
     /// `Attributes.AddAnnotation`; a key already set keeps its first value.
     pub(crate) fn annotate(&self, key: String, value: String) {
+        self.annotate_at(key, value, false);
+    }
+
+    /// [`Call::annotate`] for the events of level `Request` and above only (upstream's
+    /// `AddAnnotationWithLevel(..., LevelRequest)`).
+    pub(crate) fn annotate_request_level(&self, key: String, value: String) {
+        self.annotate_at(key, value, true);
+    }
+
+    fn annotate_at(&self, key: String, value: String, request_level: bool) {
         if let Some(slot) = &self.audit {
             let mut findings = slot
                 .findings
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if !findings.annotations.iter().any(|(k, _)| *k == key) {
-                findings.annotations.push((key, value));
+            let taken = findings
+                .annotations
+                .iter()
+                .chain(&findings.request_level_annotations)
+                .any(|(k, _)| *k == key);
+            if !taken {
+                if request_level {
+                    findings.request_level_annotations.push((key, value));
+                } else {
+                    findings.annotations.push((key, value));
+                }
             }
         }
     }

@@ -513,6 +513,9 @@ impl Record {
         let findings = &self.findings;
         let mut annotations: std::collections::BTreeMap<String, String> =
             findings.annotations.iter().cloned().collect();
+        if self.level >= Level::Request {
+            annotations.extend(findings.request_level_annotations.iter().cloned());
+        }
         if let Some((allowed, reason)) = &findings.decision {
             let decision = if *allowed { "allow" } else { "forbid" };
             annotations.insert(

@@ -181,6 +181,9 @@ pub(crate) struct Findings {
     pub(crate) user: Option<User>,
     /// Annotations of the request's audit events (a stale token's).
     pub(crate) annotations: Vec<(String, String)>,
+    /// Annotations only events at level `Request` or above carry (upstream's
+    /// `AddAnnotationWithLevel`: a mutating webhook's patch).
+    pub(crate) request_level_annotations: Vec<(String, String)>,
     pub(crate) impersonated: Option<User>,
     /// Allowed or not, and why.
     pub(crate) decision: Option<(bool, String)>,

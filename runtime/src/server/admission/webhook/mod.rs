@@ -23,18 +23,21 @@
 //! is `Internal error occurred: failed calling webhook "<name>": ...` (500) under
 //! `failurePolicy: Fail` and is logged and passed over under `Ignore`; a dry run reaches only
 //! webhooks declaring `sideEffects` `None` or `NoneOnDryRun`, others refuse it (400,
-//! `NewDryRunUnsupportedErr`); warnings go to the answer's `Warning` headers.
+//! `NewDryRunUnsupportedErr`); warnings go to the answer's `Warning` headers. The request's
+//! audit events are annotated as upstream's dispatchers annotate them: the answer's
+//! `auditAnnotations` as `<webhook>/<key>`; per mutating invocation whether it changed the
+//! object and (at level `Request` and above) its patch; a webhook that failed open.
 
 pub(super) mod config;
 pub(super) mod matching;
 mod patch;
 pub(super) mod review;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::meta::{Status, StatusOutcome};
 use crate::server::Call;
-use crate::server::admission::reinvocation::Reinvocation;
+use crate::server::admission::reinvocation::{Pass, Reinvocation};
 use crate::server::http::error::ApiError;
 use crate::server::http::webhook as client;
 use crate::server::objects::stored;
@@ -90,13 +93,18 @@ pub(crate) async fn mutate(
     let pass = reinvocation.pass;
     reinvocation.webhooks.start(pass, object);
     let mut outcome = Ok(());
-    for hook in &hooks {
+    for (index, hook) in hooks.iter().enumerate() {
         // Upstream's webhook accessor UID.
         let key = format!("{}/{}/{}", hook.configuration, hook.name, hook.index);
         if !reinvocation.webhooks.runs(pass, &key) {
             continue;
         }
-        match mutate_once(call, hook, &request, object).await {
+        let annotations = Annotations {
+            call,
+            hook,
+            suffix: format!("round_{}_index_{index}", u8::from(pass == Pass::Second)),
+        };
+        match mutate_once(call, hook, &request, object, &annotations).await {
             Err(e) => {
                 outcome = Err(e);
                 break;
@@ -116,6 +124,62 @@ pub(crate) async fn mutate(
     outcome
 }
 
+/// The audit annotations of one mutating webhook's invocation (upstream's
+/// `webhookAnnotator`): whether it changed the object, its patch (at level `Request` and
+/// above), and that it failed open; keyed by the pass and the webhook's place among all.
+struct Annotations<'a> {
+    call: &'a Call,
+    hook: &'a Webhook,
+    /// `round_<pass>_index_<place>`.
+    suffix: String,
+}
+
+impl Annotations<'_> {
+    fn mutated(&self, mutated: bool) {
+        let value = json!({
+            "configuration": self.hook.configuration,
+            "webhook": self.hook.name,
+            "mutated": mutated,
+        });
+        self.call.annotate(
+            format!("mutation.webhook.admission.k8s.io/{}", self.suffix),
+            value.to_string(),
+        );
+    }
+
+    fn patched(&self, patch: &[u8]) {
+        let Ok(mut patch) = serde_json::from_slice::<Value>(patch) else {
+            return;
+        };
+        // Each operation's fields in order, as Go writes the maps upstream decodes them to.
+        for operation in patch.as_array_mut().into_iter().flatten() {
+            if let Some(fields) = operation.as_object_mut() {
+                fields.sort_keys();
+            }
+        }
+        let value = json!({
+            "configuration": self.hook.configuration,
+            "webhook": self.hook.name,
+            "patch": patch,
+            "patchType": "JSONPatch",
+        });
+        self.call.annotate_request_level(
+            format!("patch.webhook.admission.k8s.io/{}", self.suffix),
+            value.to_string(),
+        );
+    }
+
+    fn failed_open(&self) {
+        self.call.annotate(
+            format!(
+                "failed-open.mutation.webhook.admission.k8s.io/{}",
+                self.suffix
+            ),
+            self.hook.name.clone(),
+        );
+    }
+}
+
 /// One mutating webhook, if it matches: `None` when it was not called, else whether it
 /// changed the object (not when the call failed and the webhook ignores failures).
 async fn mutate_once(
@@ -123,6 +187,25 @@ async fn mutate_once(
     hook: &Webhook,
     request: &Request<'_>,
     object: &mut Value,
+    annotations: &Annotations<'_>,
+) -> Result<Option<bool>, ApiError> {
+    let outcome = patch_once(call, hook, request, object, annotations).await;
+    match &outcome {
+        Ok(None) => {}
+        Ok(Some(changed)) => annotations.mutated(*changed),
+        Err(_) => annotations.mutated(false),
+    }
+    outcome
+}
+
+/// [`mutate_once`]'s call and patch: `Some` once the webhook was called, with whether it
+/// changed the object; `Err` also for refusals after the call.
+async fn patch_once(
+    call: &Call,
+    hook: &Webhook,
+    request: &Request<'_>,
+    object: &mut Value,
+    annotations: &Annotations<'_>,
 ) -> Result<Option<bool>, ApiError> {
     let deleting = request.operation == Operation::Delete;
     let request = Request {
@@ -131,7 +214,11 @@ async fn mutate_once(
     };
     let (verdict, converted) = match call_matching(call, hook, &request, true).await? {
         Called::Skipped => return Ok(None),
-        Called::FailedOpen => return Ok(Some(false)),
+        Called::FailedOpen => {
+            annotations.failed_open();
+            return Ok(Some(false));
+        }
+        Called::Refused(error) => return Err(error),
         Called::Answered(verdict, converted) => (verdict, converted),
     };
     if deleting && !verdict.patch.is_empty() {
@@ -149,6 +236,9 @@ async fn mutate_once(
     };
     match patched {
         Ok(changed) => {
+            if !verdict.patch.is_empty() {
+                annotations.patched(&verdict.patch);
+            }
             if changed {
                 if let Some(seen) = seen {
                     let requested = call.info().api_version();
@@ -158,11 +248,14 @@ async fn mutate_once(
             }
             Ok(Some(changed))
         }
-        Err(patch::PatchError::Undecodable(e)) => failed(
-            hook,
-            format!("received undecodable patch in webhook response: {e}"),
-        )
-        .map(|()| Some(false)),
+        Err(patch::PatchError::Undecodable(e)) => {
+            failed(
+                hook,
+                format!("received undecodable patch in webhook response: {e}"),
+            )?;
+            annotations.failed_open();
+            Ok(Some(false))
+        }
         Err(patch::PatchError::Unappliable(e)) => Err(ApiError::internal(e)),
     }
 }
@@ -198,9 +291,21 @@ pub(crate) async fn validate(call: &Call, request: Request<'_>) -> Result<(), Ap
     if hooks.is_empty() {
         return Ok(());
     }
-    let calls = hooks
-        .iter()
-        .map(|hook| call_matching(call, hook, &request, false));
+    let calls = hooks.iter().enumerate().map(|(index, hook)| async move {
+        match call_matching(call, hook, &request, false).await? {
+            Called::Refused(error) => Err(error),
+            Called::FailedOpen => {
+                call.annotate(
+                    format!(
+                        "failed-open.validating.webhook.admission.k8s.io/round_0_index_{index}"
+                    ),
+                    hook.name.clone(),
+                );
+                Ok(())
+            }
+            Called::Skipped | Called::Answered(..) => Ok(()),
+        }
+    });
     for outcome in futures_util::future::join_all(calls).await {
         outcome?;
     }
@@ -257,12 +362,16 @@ enum Called {
     Skipped,
     /// It was called and failed, and it ignores failures.
     FailedOpen,
+    /// It was called and the request is refused: it denied it, or the call failed and the
+    /// webhook does not ignore failures.
+    Refused(ApiError),
     /// It allowed the request: its verdict, with the objects it was sent when it matched
     /// through an equivalent version.
     Answered(Box<review::Verdict>, Option<Converted>),
 }
 
-/// Calls `hook` if it matches the request; `Err` is the error that answers the request.
+/// Calls `hook` if it matches the request; `Err` is an error that answers the request before
+/// the webhook is called. The answer's audit annotations are published as `<webhook>/<key>`.
 async fn call_matching(
     call: &Call,
     hook: &Webhook,
@@ -286,14 +395,26 @@ async fn call_matching(
             if let Ok(mut warnings) = call.warnings.lock() {
                 warnings.extend(verdict.warnings.iter().cloned());
             }
+            for (key, value) in &verdict.audit_annotations {
+                let key = format!("{}/{key}", hook.name);
+                // Upstream's `AddAnnotation` takes only a qualified name (and logs the rest).
+                if crate::names::is_qualified_name(&key) {
+                    call.annotate(key, value.clone());
+                } else {
+                    tracing::warn!(webhook = %hook.name, %key, "admission audit annotation with an invalid key dropped");
+                }
+            }
             if verdict.allowed {
                 Ok(Called::Answered(Box::new(verdict), converted))
             } else {
-                Err(denied(hook, verdict.status))
+                Ok(Called::Refused(denied(hook, verdict.status)))
             }
         }
-        Err(Failure::Refused(e)) => Err(e),
-        Err(Failure::Calling(reason)) => failed(hook, reason).map(|()| Called::FailedOpen),
+        Err(Failure::Refused(e)) => Ok(Called::Refused(e)),
+        Err(Failure::Calling(reason)) => Ok(match failed(hook, reason) {
+            Ok(()) => Called::FailedOpen,
+            Err(refused) => Called::Refused(refused),
+        }),
     }
 }
 

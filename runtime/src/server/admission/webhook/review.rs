@@ -95,6 +95,8 @@ pub(super) struct Verdict {
     /// The JSON patch's bytes, decoded from base64; empty for none.
     pub(super) patch: Vec<u8>,
     pub(super) warnings: Vec<String>,
+    /// The answer's `auditAnnotations`, each published as `<webhook>/<key>`.
+    pub(super) audit_annotations: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -122,6 +124,8 @@ struct Response {
     patch_type: Option<String>,
     #[serde(default)]
     warnings: Vec<String>,
+    #[serde(default)]
+    audit_annotations: std::collections::BTreeMap<String, String>,
 }
 
 /// Reads a webhook's answer, with upstream's refusals of one that is not a review of the
@@ -183,6 +187,7 @@ pub(super) fn verify(
         status: response.status,
         patch,
         warnings: response.warnings,
+        audit_annotations: response.audit_annotations,
     })
 }
 
