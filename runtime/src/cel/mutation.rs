@@ -122,21 +122,21 @@ fn environment_with(types: &BTreeSet<String>) -> Arc<Env> {
 /// `jsonpatch.escapeKey` declared and struct literals of `JSONPatch`, `Object` and `Object.…`
 /// types allowed (any other type name is undeclared, as cel-go's checker reports it).
 pub fn compile(source: &str, variables: &[&str]) -> Result<Program, CompileError> {
-    let (expression, info) = super::parse(source)?;
+    let (expression, info) = kapi_cel_check::parse(source)?;
     let variables: Vec<Variable> = variables.iter().map(|v| Variable::dyn_named(v)).collect();
     let checked = super::checker::check(&expression, &variables, &[ESCAPE_KEY])
-        .map_err(|problems| CompileError(super::render(&problems, &info)))?;
+        .map_err(|problems| CompileError(kapi_cel_check::render(&problems, &info)))?;
     let mut types = BTreeSet::new();
     let mut problems = Vec::new();
     for (id, name) in check::struct_names(&expression) {
         if name == JSON_PATCH || name == OBJECT || name.starts_with("Object.") {
             types.insert(name);
         } else {
-            problems.push((id, check::undeclared(&name)));
+            problems.push((id, kapi_cel_check::names::undeclared(&name)));
         }
     }
     if !problems.is_empty() {
-        return Err(CompileError(super::render(&problems, &info)));
+        return Err(CompileError(kapi_cel_check::render(&problems, &info)));
     }
     Ok(super::finish(
         source,

@@ -19,8 +19,8 @@ use std::collections::HashMap;
 
 use cel::common::ast::{CallExpr, EntryExpr, Expr, IdedExpr, LiteralValue};
 
-use super::checker::Checked;
-use super::types::Type;
+use crate::checker::Checked;
+use crate::types::Type;
 
 /// The cost of traversing one character of a string (`StringTraversalCostFactor`).
 const STRING_TRAVERSAL: f64 = 0.1;
@@ -432,7 +432,7 @@ fn scalar(t: &Type) -> bool {
         Type::Bool | Type::Double | Type::Duration | Type::Int | Type::Timestamp | Type::Uint => {
             true
         }
-        Type::Opaque(super::types::OPTIONAL, params) => params.first().is_some_and(scalar),
+        Type::Opaque(crate::types::OPTIONAL, params) => params.first().is_some_and(scalar),
         _ => false,
     }
 }
