@@ -51,22 +51,29 @@ pub(crate) fn expand(
         .or_else(|| container.krate.clone())
         .unwrap_or_else(crate::check::default_crate);
     let ident = &input.ident;
-    // What `self` of the container's rules is known to be: set for a struct whose fields are
-    // all its object may have.
-    let mut object = None;
+    // What `self` of the container's rules is known to be: a struct's object, its fields typed
+    // as far as their written types tell.
+    let mut node = rules::Node::unknown();
+    let atomic = container.map_type.as_deref() == Some("atomic");
     let body = match &input.data {
         Data::Struct(data) => match &data.fields {
             Fields::Named(named) => {
-                let fields = read_fields(named.named.iter(), &container_serde, ident, errors);
-                let open = container.preserve_unknown_fields
-                    || container_serde.transparent
-                    || fields.iter().any(|f| f.serde.flatten);
-                if !open {
-                    let names = fields
+                let fields =
+                    read_fields(named.named.iter(), &container_serde, ident, atomic, errors);
+                let open = container.preserve_unknown_fields || fields.iter().any(|f| f.serde.flatten);
+                if !container_serde.transparent {
+                    let properties = fields
                         .iter()
-                        .map(|f| f.wire.as_str())
-                        .chain(container_serde.tag.as_deref());
-                    object = Some(rules::Object::new(names, container.embedded_resource));
+                        .filter(|f| !f.serde.flatten)
+                        .map(|f| (f.wire.clone(), rules::field_schema(f.ty, &f.schema)))
+                        .chain(
+                            container_serde
+                                .tag
+                                .iter()
+                                .map(|tag| (tag.clone(), serde_json::json!({"type": "string"}))),
+                        )
+                        .collect();
+                    node = rules::Node::object(properties, open, &container);
                 }
                 let body = struct_body(&fields, &container_serde, &krate, errors);
                 let merge = input
@@ -120,7 +127,7 @@ pub(crate) fn expand(
         }
     };
 
-    rules::check_all(&container.validations, object.as_ref(), errors);
+    rules::check_all(&container.validations, &node, errors);
     let container_mods = container_mods(&container, &krate);
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let mut where_clause = where_clause
@@ -203,6 +210,7 @@ fn read_fields<'a>(
     fields: impl Iterator<Item = &'a syn::Field>,
     container: &Serde,
     owner: &Ident,
+    in_atomic_map: bool,
     errors: &mut Errors,
 ) -> Vec<Field<'a>> {
     let mut out = Vec::new();
@@ -236,7 +244,11 @@ fn read_fields<'a>(
             types::check_type(&field.ty, schema.allow_float, owner, errors);
         }
         check_markers(&schema, &field.ty, errors);
-        rules::check_all(&schema.validations, None, errors);
+        rules::check_all(
+            &schema.validations,
+            &rules::Node::field(&field.ty, &schema, in_atomic_map),
+            errors,
+        );
         out.push(Field {
             ident,
             ty: &field.ty,
@@ -760,7 +772,7 @@ fn variant_schema(
             // renames variants, not their fields.
             let _ = container;
             let variant_serde = Serde::parse(&variant.attrs);
-            let fields = read_fields(named.named.iter(), &variant_serde, owner, errors);
+            let fields = read_fields(named.named.iter(), &variant_serde, owner, false, errors);
             let body = struct_body(&fields, &variant_serde, krate, errors);
             quote! {
                 let __variant = {
