@@ -195,8 +195,7 @@ pub(crate) fn check_all(validations: &[Validation], node: &Node, errors: &mut Er
             Ok((expression, checked)) => {
                 let uses_old_self =
                     kapi_cel_check::syntax::mentions(&expression, kapi_cel_check::OLD_SELF);
-                if kapi_cel_check::known_other_than(&checked.result, &kapi_cel_check::Type::Bool)
-                {
+                if kapi_cel_check::known_other_than(&checked.result, &kapi_cel_check::Type::Bool) {
                     errors.at(
                         v.rule_span,
                         format_args!(
@@ -244,10 +243,7 @@ fn check_message(
             format_args!("messageExpression compilation failed: {error}"),
         ),
         Ok((_, checked))
-            if kapi_cel_check::known_other_than(
-                &checked.result,
-                &kapi_cel_check::Type::String,
-            ) =>
+            if kapi_cel_check::known_other_than(&checked.result, &kapi_cel_check::Type::String) =>
         {
             errors.at(
                 span,
@@ -323,7 +319,10 @@ mod tests {
             ),
             ("self.nosuchfield > 0", "undefined field 'nosuchfield'"),
             ("self.replicas", "cel expression must evaluate to a bool"),
-            ("self.replicas.x == 1", "type 'int' does not support field selection"),
+            (
+                "self.replicas.x == 1",
+                "type 'int' does not support field selection",
+            ),
         ] {
             let error = compile(rule, &node).err().unwrap_or_default();
             assert!(error.contains(message), "{rule}: {error}");
