@@ -31,8 +31,9 @@ use std::sync::{Arc, LazyLock};
 
 use cel::Env;
 use cel::common::ast::SourceInfo;
-use cel::parser::Expression;
 
+/// A parsed expression: the `cel` crate's syntax tree, which the checker and estimator walk.
+pub use cel::parser::Expression;
 pub use checker::{Checked, Variable};
 pub use estimate::Estimate;
 pub use schema::SchemaNode;

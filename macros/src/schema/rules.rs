@@ -12,6 +12,9 @@
 //! - `optional_old_self` (`true` or `false`) on a rule that does not use `oldSelf`, and
 //!   `oldSelf` on a field of a struct marked `map_type = "atomic"`, whose fields' old values do
 //!   not correlate.
+//! - a rule or message expression estimated to cost more than upstream's per-expression limit
+//!   on one value, when every value it reads is typed (the estimate is then the one upstream
+//!   makes; the number of values, which depends on where the type is used, only raises it).
 //!
 //! `self` (and `oldSelf`) are typed by what the derive knows when it expands: the serialized
 //! fields of the struct, and each field's schema from how its type is written (`bool`,
@@ -211,6 +214,7 @@ pub(crate) fn check_all(validations: &[Validation], node: &Node, errors: &mut Er
                         "optionalOldSelf: may not be set if oldSelf is not used in rule",
                     );
                 }
+                check_cost(&expression, &checked, "rule", v.rule_span, errors);
                 if uses_old_self && node.uncorrelatable {
                     errors.at(
                         v.rule_span,
@@ -253,7 +257,38 @@ fn check_message(
                 ),
             );
         }
-        Ok(_) => {}
+        Ok((expression, checked)) => {
+            check_cost(&expression, &checked, "messageExpression", span, errors);
+        }
+    }
+}
+
+/// Refuses an expression whose estimated cost on one value passes upstream's per-expression
+/// limit, when the estimate rests on no dyn value: upstream multiplies it by how many values
+/// the node may have (one at least) and refuses the CRD.
+fn check_cost(
+    expression: &kapi_cel_check::Expression,
+    checked: &kapi_cel_check::Checked,
+    what: &str,
+    span: Span,
+    errors: &mut Errors,
+) {
+    use kapi_cel_check::estimate::{
+        STATIC_ESTIMATED_COST_LIMIT, cost_message, estimate, fully_typed,
+    };
+    if !fully_typed(expression, checked) {
+        return;
+    }
+    let cost = estimate(expression, checked).max;
+    if cost > STATIC_ESTIMATED_COST_LIMIT {
+        errors.at(
+            span,
+            cost_message(
+                &format!("estimated {what} cost"),
+                cost,
+                STATIC_ESTIMATED_COST_LIMIT,
+            ),
+        );
     }
 }
 
@@ -327,6 +362,24 @@ mod tests {
             let error = compile(rule, &node).err().unwrap_or_default();
             assert!(error.contains(message), "{rule}: {error}");
         }
+    }
+
+    #[test]
+    fn costs_are_refused_only_when_the_types_are_known() {
+        let node = widget();
+        // An unbounded list of unbounded strings, each matched: far past upstream's limit.
+        let error = compile("self.items.all(x, x.matches('^[a-z]+$'))", &node)
+            .err()
+            .unwrap_or_default();
+        assert!(
+            error.contains("estimated rule cost exceeds budget by factor of more than 100x"),
+            "{error}"
+        );
+        // The same over a value the derive cannot type is left to the CRD's creation.
+        assert_eq!(
+            compile("self.spec.items.all(x, x.matches('^[a-z]+$'))", &node),
+            Ok(())
+        );
     }
 
     #[test]
