@@ -135,3 +135,51 @@ fn position(info: &SourceInfo, offset: u32) -> Option<(usize, usize)> {
         line += 1;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn check(rule: &str) -> Result<Type, String> {
+        let schema = json!({"type": "object", "properties": {
+            "replicas": {"type": "integer"},
+            "names": {"type": "array", "items": {"type": "string"}}
+        }});
+        let decl = Decl::of_schema(&schema, false, "selfType");
+        check_source(rule, &rule_variables(&decl, false), &[])
+            .map(|(_, checked)| checked.result)
+            .map_err(|e| e.0)
+    }
+
+    #[test]
+    fn rules_are_typed_by_a_json_schema() {
+        assert_eq!(check("self.replicas >= oldSelf.replicas"), Ok(Type::Bool));
+        assert_eq!(
+            check("self.names.map(n, n.size())"),
+            Ok(Type::list(Type::Int))
+        );
+        assert_eq!(
+            check("self.names[0] + 1 == 2"),
+            Err(
+                "ERROR: <input>:1:15: found no matching overload for '_+_' applied to \
+                 '(string, int)'\n | self.names[0] + 1 == 2\n | ..............^"
+                    .to_owned()
+            )
+        );
+        let error = check("self.replicas >").err().unwrap_or_default();
+        assert!(
+            error.starts_with("ERROR: <input>:1:16: Syntax error:"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_result_of_another_known_type_is_told() {
+        assert!(known_other_than(&Type::Int, &Type::Bool));
+        assert!(!known_other_than(&Type::Dyn, &Type::Bool));
+        // A type with dyn anywhere in it is not judged, as the runtime does not judge it.
+        assert!(!known_other_than(&Type::list(Type::Dyn), &Type::Bool));
+    }
+}
