@@ -56,68 +56,55 @@ pub(crate) fn expand(
     let mut node = rules::Node::unknown();
     let atomic = container.map_type.as_deref() == Some("atomic");
     let body = match &input.data {
-        Data::Struct(data) => {
-            match &data.fields {
-                Fields::Named(named) => {
-                    let fields =
-                        read_fields(named.named.iter(), &container_serde, ident, atomic, errors);
-                    let open =
-                        container.preserve_unknown_fields || fields.iter().any(|f| f.serde.flatten);
-                    if !container_serde.transparent {
-                        let properties =
-                            fields
-                                .iter()
-                                .filter(|f| !f.serde.flatten)
-                                .map(|f| (f.wire.clone(), rules::field_schema(f.ty, &f.schema)))
-                                .chain(container_serde.tag.iter().map(|tag| {
-                                    (tag.clone(), serde_json::json!({"type": "string"}))
-                                }))
-                                .collect();
-                        node = rules::Node::object(properties, open, &container);
-                    }
-                    let body = struct_body(&fields, &container_serde, &krate, errors);
-                    let merge = input
-                        .generics
-                        .params
-                        .is_empty()
-                        .then(|| merge_static(&fields, &container, &krate));
-                    let conditions = conditions_impl(ident, &input.generics, &fields, &krate);
-                    Body {
-                        schema: body,
-                        merge,
-                        extra: conditions,
-                    }
+        Data::Struct(data) => match &data.fields {
+            Fields::Named(named) => {
+                let fields =
+                    read_fields(named.named.iter(), &container_serde, ident, atomic, errors);
+                if !container_serde.transparent {
+                    node = struct_node(&fields, &container_serde, &container);
                 }
-                Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => {
-                    // serde writes a newtype struct as its one field.
-                    let field = unnamed.unnamed.iter().next().map(|f| &f.ty);
-                    let ty = field.map(|ty| quote!(#ty)).unwrap_or_default();
-                    if let Some(ty) = field {
-                        types::check_type(ty, false, ident, errors);
-                    }
-                    Body::plain(quote! {
-                        let mut __schema = <#ty as #krate::schema::Schema>::schema();
-                    })
-                }
-                Fields::Unnamed(unnamed) => {
-                    errors.at(
-                        unnamed.span(),
-                        "#[derive(Schema)] cannot describe a tuple struct: it is written as a JSON \
-                     array of mixed types, which a structural schema cannot express; use named \
-                     fields",
-                    );
-                    Body::plain(TokenStream::new())
-                }
-                Fields::Unit => {
-                    errors.at(
-                        ident.span(),
-                        "#[derive(Schema)] cannot describe a unit struct: it is written as `null`; \
-                     use a struct with named fields",
-                    );
-                    Body::plain(TokenStream::new())
+                let body = struct_body(&fields, &container_serde, &krate, errors);
+                let merge = input
+                    .generics
+                    .params
+                    .is_empty()
+                    .then(|| merge_static(&fields, &container, &krate));
+                let conditions = conditions_impl(ident, &input.generics, &fields, &krate);
+                Body {
+                    schema: body,
+                    merge,
+                    extra: conditions,
                 }
             }
-        }
+            Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => {
+                // serde writes a newtype struct as its one field.
+                let field = unnamed.unnamed.iter().next().map(|f| &f.ty);
+                let ty = field.map(|ty| quote!(#ty)).unwrap_or_default();
+                if let Some(ty) = field {
+                    types::check_type(ty, false, ident, errors);
+                }
+                Body::plain(quote! {
+                    let mut __schema = <#ty as #krate::schema::Schema>::schema();
+                })
+            }
+            Fields::Unnamed(unnamed) => {
+                errors.at(
+                    unnamed.span(),
+                    "#[derive(Schema)] cannot describe a tuple struct: it is written as a JSON \
+                     array of mixed types, which a structural schema cannot express; use named \
+                     fields",
+                );
+                Body::plain(TokenStream::new())
+            }
+            Fields::Unit => {
+                errors.at(
+                    ident.span(),
+                    "#[derive(Schema)] cannot describe a unit struct: it is written as `null`; \
+                     use a struct with named fields",
+                );
+                Body::plain(TokenStream::new())
+            }
+        },
         Data::Enum(data) => Body::plain(enum_body(data, &container_serde, ident, &krate, errors)),
         Data::Union(data) => {
             errors.at(
@@ -205,6 +192,25 @@ pub(crate) fn stub(input: &DeriveInput, krate_override: Option<&Path>) -> TokenS
             }
         };
     }
+}
+
+/// What a struct's rules see as `self`: its object, each serialized field with the schema its
+/// written type and markers give (the tag of an internally tagged struct a string), open to
+/// other fields where a flattened field or `preserve_unknown_fields` admits them.
+fn struct_node(fields: &[Field<'_>], serde: &Serde, container: &SchemaAttrs) -> rules::Node {
+    let open = container.preserve_unknown_fields || fields.iter().any(|f| f.serde.flatten);
+    let properties = fields
+        .iter()
+        .filter(|f| !f.serde.flatten)
+        .map(|f| (f.wire.clone(), rules::field_schema(f.ty, &f.schema)))
+        .chain(
+            serde
+                .tag
+                .iter()
+                .map(|tag| (tag.clone(), serde_json::json!({"type": "string"}))),
+        )
+        .collect();
+    rules::Node::object(properties, open, container)
 }
 
 fn read_fields<'a>(
