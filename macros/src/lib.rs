@@ -111,13 +111,17 @@ pub fn derive_resource(input: TokenStream) -> TokenStream {
 /// | `with = path::to_fn` | field | the field's schema is `path::to_fn()` |
 /// | `crate = "::path::to::kapi"` | container | path to kapi |
 ///
-/// Every `rule` and `message_expression` is parsed at compile time by the runtime's CEL parser
-/// and refused, at its string, when it does not parse, names a variable other than `self`,
-/// `oldSelf` and comprehension variables, reads `self.<name>` that a struct does not serialize
-/// (the rule on the struct itself; a struct with a flattened field, `preserve_unknown_fields` or
-/// `transparent` admits any name), or sets `optional_old_self` without using `oldSelf`;
-/// the message is kube-apiserver's for a CRD with that rule. Functions and types are checked
-/// when the CRD is applied.
+/// Every `rule` and `message_expression` is parsed and type-checked at compile time by the
+/// checker the server runs when a CRD is created (`kapi-cel-check`), with `self` and `oldSelf`
+/// typed by the schema the rule's node gets: a struct's serialized fields (a flattened field or
+/// `preserve_unknown_fields` admits other names), each typed from how its type is written
+/// (`bool`, integers, `String`, `Vec`, string-keyed maps, through `Option`, `Box`, `Arc`) and its
+/// markers; other types are dyn. It is refused, at its string, when it does not parse, names
+/// something undeclared, reads a field the schema lacks, calls a function no overload of which
+/// fits, is not a bool (a `message_expression`: not a string), sets `optional_old_self` without
+/// using `oldSelf`, uses `oldSelf` on a field of a `map_type = "atomic"` struct, or, reading only
+/// typed values, is estimated past upstream's per-expression cost limit; the message is
+/// kube-apiserver's for a CRD with that rule. What is dyn is checked when the CRD is applied.
 ///
 /// A `conditions: Vec<Condition>` field becomes a map list keyed by `type`, and the struct
 /// implements `kapi::crd::HasConditions`. Shapes a structural schema cannot express (tuples,

@@ -778,3 +778,78 @@ fn deprecated_flag_uses_the_servers_default_warning() {
     assert!(version.deprecated);
     assert_eq!(version.deprecation_warning, None);
 }
+
+/// Rules the derive type-checks at compile time: typed by the fields they read, using
+/// Kubernetes' libraries (regex, quantity) and the lists macros, `oldSelf` in a transition
+/// rule, a string `messageExpression`.
+mod checked_rules {
+    use super::*;
+
+    #[derive(Clone, Debug, Serialize, Deserialize, Schema)]
+    #[serde(rename_all = "camelCase")]
+    #[schema(validation(rule = "self.name.matches('^[a-z]+$')"))]
+    #[schema(validation(rule = "self.items.all(x, x.size() < 10)"))]
+    #[schema(validation(
+        rule = "!has(self.limit) || quantity(self.limit).compareTo(quantity('1Gi')) <= 0"
+    ))]
+    #[schema(validation(
+        rule = "self.replicas >= oldSelf.replicas",
+        message_expression = "'replicas may not go down to ' + string(self.replicas)"
+    ))]
+    pub(crate) struct Pool {
+        pub name: String,
+        #[schema(max_items = 8)]
+        pub items: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub limit: Option<String>,
+        #[schema(validation(rule = "self >= 0"))]
+        pub replicas: i32,
+        #[serde(default)]
+        #[schema(validation(rule = "self.all(k, k.startsWith('x-') && self[k] != '')"))]
+        pub labels: std::collections::BTreeMap<String, String>,
+        /// A type the derive cannot see into: its fields are checked when the CRD is applied.
+        #[serde(default)]
+        #[schema(validation(rule = "!has(self.note) || self.note != ''"))]
+        pub extra: Option<super::widget::Extra>,
+    }
+}
+
+#[test]
+fn checked_rules_land_in_the_schema_unchanged() {
+    let schema = serde_json::to_value(checked_rules::Pool::schema()).unwrap();
+    let rules: Vec<&str> = schema["x-kubernetes-validations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            "self.name.matches('^[a-z]+$')",
+            "self.items.all(x, x.size() < 10)",
+            "!has(self.limit) || quantity(self.limit).compareTo(quantity('1Gi')) <= 0",
+            "self.replicas >= oldSelf.replicas",
+        ]
+    );
+    assert_eq!(
+        schema["x-kubernetes-validations"][3]["messageExpression"],
+        "'replicas may not go down to ' + string(self.replicas)"
+    );
+    assert_eq!(
+        schema["properties"]["replicas"]["x-kubernetes-validations"],
+        json!([{"rule": "self >= 0"}])
+    );
+    assert_eq!(
+        schema["properties"]["labels"]["x-kubernetes-validations"][0]["rule"],
+        "self.all(k, k.startsWith('x-') && self[k] != '')"
+    );
+}
+
+/// What the derive let through, the runtime's CRD-creation check accepts too.
+#[cfg(feature = "server")]
+#[test]
+fn checked_rules_pass_the_crd_creation_check() {
+    let errors = kapi::cel::validation::compile_errors(&checked_rules::Pool::schema());
+    assert!(errors.is_empty(), "{errors:?}");
+}

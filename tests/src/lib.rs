@@ -195,8 +195,8 @@ pub fn kapi_binary() -> PathBuf {
 }
 
 /// Whether `binary` exists and is newer than every file it could be built from (the
-/// workspace manifests and lock file and everything under `runtime/`, `generated/` and
-/// `macros/`). A workspace-wide `cargo test` builds the binary with the workspace's unified
+/// workspace manifests and lock file and everything under `runtime/`, `generated/`, `macros/`
+/// and `cel-check/`). A workspace-wide `cargo test` builds the binary with the workspace's unified
 /// features; rebuilding it with `cargo build -p kapi-apiserver` would compile the whole
 /// dependency tree a second time with different features, so a fresh binary is reused.
 fn is_fresh(binary: &Path) -> bool {
@@ -226,7 +226,14 @@ fn is_fresh(binary: &Path) -> bool {
     };
     let root = workspace_root();
     let mut newest_source = std::time::SystemTime::UNIX_EPOCH;
-    for part in ["Cargo.toml", "Cargo.lock", "runtime", "generated", "macros"] {
+    for part in [
+        "Cargo.toml",
+        "Cargo.lock",
+        "runtime",
+        "generated",
+        "macros",
+        "cel-check",
+    ] {
         newest(&root.join(part), &mut newest_source);
     }
     built > newest_source

@@ -17,6 +17,7 @@ const CRATE_SOURCES: &[&str] = &[
     "runtime/server/src",
     "codegen/src",
     "macros/src",
+    "cel-check/src",
     "testing/src",
 ];
 

@@ -51,22 +51,17 @@ pub(crate) fn expand(
         .or_else(|| container.krate.clone())
         .unwrap_or_else(crate::check::default_crate);
     let ident = &input.ident;
-    // What `self` of the container's rules is known to be: set for a struct whose fields are
-    // all its object may have.
-    let mut object = None;
+    // What `self` of the container's rules is known to be: a struct's object, its fields typed
+    // as far as their written types tell.
+    let mut node = rules::Node::unknown();
+    let atomic = container.map_type.as_deref() == Some("atomic");
     let body = match &input.data {
         Data::Struct(data) => match &data.fields {
             Fields::Named(named) => {
-                let fields = read_fields(named.named.iter(), &container_serde, ident, errors);
-                let open = container.preserve_unknown_fields
-                    || container_serde.transparent
-                    || fields.iter().any(|f| f.serde.flatten);
-                if !open {
-                    let names = fields
-                        .iter()
-                        .map(|f| f.wire.as_str())
-                        .chain(container_serde.tag.as_deref());
-                    object = Some(rules::Object::new(names, container.embedded_resource));
+                let fields =
+                    read_fields(named.named.iter(), &container_serde, ident, atomic, errors);
+                if !container_serde.transparent {
+                    node = struct_node(&fields, &container_serde, &container);
                 }
                 let body = struct_body(&fields, &container_serde, &krate, errors);
                 let merge = input
@@ -120,7 +115,7 @@ pub(crate) fn expand(
         }
     };
 
-    rules::check_all(&container.validations, object.as_ref(), errors);
+    rules::check_all(&container.validations, &node, errors);
     let container_mods = container_mods(&container, &krate);
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let mut where_clause = where_clause
@@ -199,10 +194,30 @@ pub(crate) fn stub(input: &DeriveInput, krate_override: Option<&Path>) -> TokenS
     }
 }
 
+/// What a struct's rules see as `self`: its object, each serialized field with the schema its
+/// written type and markers give (the tag of an internally tagged struct a string), open to
+/// other fields where a flattened field or `preserve_unknown_fields` admits them.
+fn struct_node(fields: &[Field<'_>], serde: &Serde, container: &SchemaAttrs) -> rules::Node {
+    let open = container.preserve_unknown_fields || fields.iter().any(|f| f.serde.flatten);
+    let properties = fields
+        .iter()
+        .filter(|f| !f.serde.flatten)
+        .map(|f| (f.wire.clone(), rules::field_schema(f.ty, &f.schema)))
+        .chain(
+            serde
+                .tag
+                .iter()
+                .map(|tag| (tag.clone(), serde_json::json!({"type": "string"}))),
+        )
+        .collect();
+    rules::Node::object(properties, open, container)
+}
+
 fn read_fields<'a>(
     fields: impl Iterator<Item = &'a syn::Field>,
     container: &Serde,
     owner: &Ident,
+    in_atomic_map: bool,
     errors: &mut Errors,
 ) -> Vec<Field<'a>> {
     let mut out = Vec::new();
@@ -236,7 +251,11 @@ fn read_fields<'a>(
             types::check_type(&field.ty, schema.allow_float, owner, errors);
         }
         check_markers(&schema, &field.ty, errors);
-        rules::check_all(&schema.validations, None, errors);
+        rules::check_all(
+            &schema.validations,
+            &rules::Node::field(&field.ty, &schema, in_atomic_map),
+            errors,
+        );
         out.push(Field {
             ident,
             ty: &field.ty,
@@ -760,7 +779,7 @@ fn variant_schema(
             // renames variants, not their fields.
             let _ = container;
             let variant_serde = Serde::parse(&variant.attrs);
-            let fields = read_fields(named.named.iter(), &variant_serde, owner, errors);
+            let fields = read_fields(named.named.iter(), &variant_serde, owner, false, errors);
             let body = struct_body(&fields, &variant_serde, krate, errors);
             quote! {
                 let __variant = {

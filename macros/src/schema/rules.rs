@@ -1,117 +1,212 @@
 //! The compile-time check of `#[schema(validation(...))]`: every `rule` and
-//! `message_expression` is parsed by the `cel` crate's parser, configured as the runtime's
-//! environment configures it (the standard macros and the lists extension's `sortBy`, optional
-//! syntax on), so a rule that would refuse its CRD at `kubectl apply` refuses the build instead,
-//! at the string literal, with kube-apiserver's text (`compilation failed: ERROR: <input>:1:N:
-//! ...`).
+//! `message_expression` is parsed and type-checked by `kapi-cel-check`, the checker the runtime
+//! runs when a CRD is created, against the schema this derive writes for the node the rule sits
+//! on. A rule kube-apiserver would refuse at `kubectl apply` refuses the build instead, at the
+//! string literal, with kube-apiserver's text (`compilation failed: ERROR: <input>:1:N: ...`):
 //!
-//! Beyond the parse, it refuses what cel-go's checker refuses and a derive can tell without
-//! types:
-//! - a name that is not a declared variable (`self`, `oldSelf`, a comprehension's variables),
-//!   a type name or the namespace of a library function (`undeclared reference to 'x' (in
-//!   container '')`);
-//! - on a struct, `self.x` (and `oldSelf.x`) where `x` is none of its serialized field names
-//!   (`undefined field 'x'`), as property names are spelled in CEL (`__dash__` and the rest);
-//! - `optional_old_self` (`true` or `false`) on a rule that does not use `oldSelf`.
+//! - a parse error, a name nothing declares (`undeclared reference to 'x' (in container '')`);
+//! - a field the schema does not declare (`undefined field 'x'`), a call no overload fits
+//!   (`found no matching overload for '_+_' applied to '(int, string)'`), a field selected on
+//!   a scalar;
+//! - a rule that is not a bool, a `message_expression` that is not a string;
+//! - `optional_old_self` (`true` or `false`) on a rule that does not use `oldSelf`, and
+//!   `oldSelf` on a field of a struct marked `map_type = "atomic"`, whose fields' old values do
+//!   not correlate.
+//! - a rule or message expression estimated to cost more than upstream's per-expression limit
+//!   on one value, when every value it reads is typed (the estimate is then the one upstream
+//!   makes; the number of values, which depends on where the type is used, only raises it).
 //!
-//! Functions are not checked (their list is the runtime's, in `kapi::cel::library`, which a
-//! proc macro cannot depend on), nor are fields deeper than `self`'s own, nor types: all of
-//! these are checked again when the CRD is applied. Whatever is not known is let through, so no
-//! rule kube-apiserver accepts is refused here. The runtime's fuller checker is
-//! `runtime/src/cel/check.rs`; this one stays small rather than share code through a new crate.
+//! `self` (and `oldSelf`) are typed by what the derive knows when it expands: the serialized
+//! fields of the struct, and each field's schema from how its type is written (`bool`,
+//! integers, `String`, `Vec<T>`, maps with string keys, through `Option`, `Box` and `Arc`) and
+//! its markers (`format`, `int_or_string`, `max_length`, ...). Any other type's schema is that
+//! type's `Schema` impl, which runs later, so its values are dyn here: a rule is refused only
+//! for types that are certain, and whatever is dyn is checked again when the CRD is applied.
 
-use std::sync::LazyLock;
+use proc_macro2::Span;
+use serde_json::{Map, Value, json};
+use syn::{GenericArgument, PathArguments, Type};
 
-use cel::Env;
-use cel::common::ast::{EntryExpr, Expr, IdedExpr, SourceInfo};
-
-use super::attr::Validation;
+use super::attr::{SchemaAttrs, Validation};
 use crate::errors::Errors;
 
-const SELF: &str = "self";
-const OLD_SELF: &str = "oldSelf";
-
-/// Identifiers that name types, usable as values (`type(x) == string`).
-const TYPE_NAMES: &[&str] = &[
-    "int",
-    "uint",
-    "double",
-    "bool",
-    "string",
-    "bytes",
-    "list",
-    "map",
-    "null_type",
-    "type",
-    "dyn",
-];
-
-/// The first names of qualified functions and types (`optional.none()`, `sets.contains(..)`,
-/// `format.dns1123Label()`, `google.protobuf.Duration`): an identifier these start is no
-/// variable.
-const NAMESPACES: &[&str] = &[
-    "optional", "strings", "lists", "sets", "math", "ip", "format", "google",
-];
-
-/// CEL's reserved words: a property of that name is `__<name>__` in CEL.
-const RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
-
-/// The parser's configuration: only its macros matter here, so the environment is the cel
-/// crate's standard one plus the extensions that add macros.
-static ENVIRONMENT: LazyLock<Env> = LazyLock::new(|| {
-    let mut env = Env::stdlib();
-    // Registration only fails on a name declared twice, which two fresh extensions never do.
-    let _ = env.add_extension(cel::extensions::strings);
-    let _ = env.add_extension(cel::extensions::lists);
-    env
-});
-
-/// What `self` is known to be: the field names (as spelled in CEL) of a struct that admits no
-/// others.
-pub(crate) struct Object {
-    fields: Vec<String>,
+/// What a rule's `self` is: the node's schema as the derive knows it.
+pub(crate) struct Node {
+    schema: Value,
+    /// Whether the node is an (embedded) resource: `apiVersion`, `kind` and `metadata` are
+    /// there whatever its fields.
+    resource: bool,
+    /// Whether old values of the node do not correlate with new ones (a field of an atomic
+    /// map), where upstream forbids `oldSelf`.
+    uncorrelatable: bool,
 }
 
-impl Object {
-    /// An object with these serialized field names; `resource` adds `apiVersion`, `kind` and
-    /// `metadata`, which an embedded resource has whatever its fields.
-    pub(crate) fn new<'a>(names: impl IntoIterator<Item = &'a str>, resource: bool) -> Self {
-        let mut fields: Vec<String> = names.into_iter().filter_map(escape).collect();
-        if resource {
-            fields.extend(["apiVersion", "kind", "metadata"].map(str::to_owned));
+impl Node {
+    /// A node nothing is known of: every field and call is let through.
+    pub(crate) fn unknown() -> Node {
+        Node {
+            schema: json!({}),
+            resource: false,
+            uncorrelatable: false,
         }
-        Object { fields }
+    }
+
+    /// A struct's object: its serialized `fields` with their schemas; `open` when it admits
+    /// fields it does not list (a flattened field, `preserve_unknown_fields`).
+    pub(crate) fn object(fields: Vec<(String, Value)>, open: bool, attrs: &SchemaAttrs) -> Node {
+        let mut schema = Map::new();
+        schema.insert("type".to_owned(), json!("object"));
+        schema.insert(
+            "properties".to_owned(),
+            Value::Object(fields.into_iter().collect()),
+        );
+        if open {
+            schema.insert(
+                "x-kubernetes-preserve-unknown-fields".to_owned(),
+                json!(true),
+            );
+        }
+        let mut schema = Value::Object(schema);
+        numbers(&mut schema, attrs);
+        Node {
+            schema,
+            resource: attrs.embedded_resource,
+            uncorrelatable: false,
+        }
+    }
+
+    /// A field of type `ty` with its markers; `in_atomic_map` says its struct is marked
+    /// `map_type = "atomic"`.
+    pub(crate) fn field(ty: &Type, attrs: &SchemaAttrs, in_atomic_map: bool) -> Node {
+        Node {
+            schema: field_schema(ty, attrs),
+            resource: attrs.embedded_resource,
+            uncorrelatable: in_atomic_map,
+        }
     }
 }
 
-/// Checks the rules of one field or container, reporting at their literals.
-pub(crate) fn check_all(validations: &[Validation], object: Option<&Object>, errors: &mut Errors) {
+/// The schema of a field as the derive knows it: its type's, with its markers applied.
+pub(crate) fn field_schema(ty: &Type, attrs: &SchemaAttrs) -> Value {
+    if attrs.with.is_some() {
+        return json!({});
+    }
+    let mut schema = if attrs.int_or_string {
+        json!({"x-kubernetes-int-or-string": true})
+    } else {
+        type_schema(ty, 0)
+    };
+    if let Value::Object(map) = &mut schema {
+        if let Some(format) = &attrs.format {
+            map.insert("format".to_owned(), json!(format));
+        }
+        if attrs.preserve_unknown_fields {
+            map.insert(
+                "x-kubernetes-preserve-unknown-fields".to_owned(),
+                json!(true),
+            );
+        }
+        if attrs.embedded_resource {
+            map.insert("type".to_owned(), json!("object"));
+            map.insert("x-kubernetes-embedded-resource".to_owned(), json!(true));
+        }
+    }
+    numbers(&mut schema, attrs);
+    schema
+}
+
+/// The size bounds among the markers, which bound what the checker estimates.
+fn numbers(schema: &mut Value, attrs: &SchemaAttrs) {
+    let Value::Object(map) = schema else { return };
+    for (key, expr) in &attrs.numbers {
+        let name = match *key {
+            "max_length" => "maxLength",
+            "max_items" => "maxItems",
+            "max_properties" => "maxProperties",
+            _ => continue,
+        };
+        if let Some(value) = super::attr::number_literal(expr) {
+            #[allow(clippy::cast_possible_truncation)]
+            map.insert(name.to_owned(), json!(value as i64));
+        }
+    }
+}
+
+/// How deep a written type is followed; deeper, its values are dyn.
+const MAX_TYPE_DEPTH: usize = 16;
+
+/// The schema of a type as it is written, where the `Schema` impl it names is kapi's for a
+/// standard type; `{}` (dyn) for any other type.
+fn type_schema(ty: &Type, depth: usize) -> Value {
+    if depth > MAX_TYPE_DEPTH {
+        return json!({});
+    }
+    let path = match ty {
+        Type::Path(path) if path.qself.is_none() => path,
+        Type::Reference(reference) => {
+            return match &*reference.elem {
+                Type::Path(p) if p.path.is_ident("str") => json!({"type": "string"}),
+                _ => json!({}),
+            };
+        }
+        Type::Group(group) => return type_schema(&group.elem, depth),
+        Type::Paren(paren) => return type_schema(&paren.elem, depth),
+        _ => return json!({}),
+    };
+    let Some(last) = path.path.segments.last() else {
+        return json!({});
+    };
+    let args: Vec<&Type> = match &last.arguments {
+        PathArguments::AngleBracketed(args) => args
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let name = last.ident.to_string();
+    match (name.as_str(), args.as_slice()) {
+        ("bool", []) => json!({"type": "boolean"}),
+        ("i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32", []) => json!({"type": "integer"}),
+        ("f32" | "f64", []) => json!({"type": "number"}),
+        ("String", []) | ("Cow", [_]) => json!({"type": "string"}),
+        ("Option" | "Box" | "Arc", [inner]) => type_schema(inner, depth + 1),
+        ("Vec" | "BTreeSet" | "HashSet", [items]) => {
+            json!({"type": "array", "items": type_schema(items, depth + 1)})
+        }
+        ("BTreeMap" | "HashMap", [_, values, ..]) => {
+            json!({"type": "object", "additionalProperties": type_schema(values, depth + 1)})
+        }
+        _ => json!({}),
+    }
+}
+
+/// Checks the rules on `node`, reporting at their literals.
+pub(crate) fn check_all(validations: &[Validation], node: &Node, errors: &mut Errors) {
+    if validations.is_empty() {
+        return;
+    }
+    let decl = kapi_cel_check::Decl::of_schema(&node.schema, node.resource, "selfType");
     for v in validations {
-        match compile(&v.rule, object) {
-            Err(text) => errors.at(v.rule_span, format_args!("compilation failed: {text}")),
-            Ok(uses_old_self) => {
+        let optional = v.optional_old_self == Some(true);
+        let variables = kapi_cel_check::rule_variables(&decl, optional);
+        match kapi_cel_check::check_source(&v.rule, &variables, &[]) {
+            Err(error) => errors.at(v.rule_span, format_args!("compilation failed: {error}")),
+            Ok((expression, checked)) => {
+                let uses_old_self =
+                    kapi_cel_check::syntax::mentions(&expression, kapi_cel_check::OLD_SELF);
+                if kapi_cel_check::known_other_than(&checked.result, &kapi_cel_check::Type::Bool) {
+                    errors.at(
+                        v.rule_span,
+                        format_args!(
+                            "cel expression must evaluate to a bool (this rule is of type '{}')",
+                            checked.result
+                        ),
+                    );
+                }
                 // Upstream refuses the key set either way (`true` or `false`).
                 if v.optional_old_self.is_some() && !uses_old_self {
                     errors.at(
@@ -119,273 +214,181 @@ pub(crate) fn check_all(validations: &[Validation], object: Option<&Object>, err
                         "optionalOldSelf: may not be set if oldSelf is not used in rule",
                     );
                 }
+                check_cost(&expression, &checked, "rule", v.rule_span, errors);
+                if uses_old_self && node.uncorrelatable {
+                    errors.at(
+                        v.rule_span,
+                        "oldSelf cannot be used on the uncorrelatable portion of the schema \
+                         within a struct marked #[schema(map_type = \"atomic\")]: an atomic \
+                         map's fields have no old values to compare with; put the rule on the \
+                         struct instead",
+                    );
+                }
             }
         }
         if let Some((expression, span)) = &v.message_expression
             && !expression.trim().is_empty()
-            && let Err(text) = compile(expression, object)
+        {
+            check_message(expression, *span, &variables, errors);
+        }
+    }
+}
+
+/// Checks a `message_expression`: it compiles and is a string.
+fn check_message(
+    source: &str,
+    span: Span,
+    variables: &[kapi_cel_check::Variable],
+    errors: &mut Errors,
+) {
+    match kapi_cel_check::check_source(source, variables, &[]) {
+        Err(error) => errors.at(
+            span,
+            format_args!("messageExpression compilation failed: {error}"),
+        ),
+        Ok((_, checked))
+            if kapi_cel_check::known_other_than(&checked.result, &kapi_cel_check::Type::String) =>
         {
             errors.at(
-                *span,
-                format_args!("messageExpression compilation failed: {text}"),
+                span,
+                format_args!(
+                    "messageExpression must evaluate to a string (this one is of type '{}')",
+                    checked.result
+                ),
             );
         }
+        Ok((expression, checked)) => {
+            check_cost(&expression, &checked, "messageExpression", span, errors);
+        }
     }
 }
 
-/// Parses and checks `source`; whether it uses `oldSelf`, or cel-go's text of its problems.
-pub(crate) fn compile(source: &str, object: Option<&Object>) -> Result<bool, String> {
-    let (expr, info) = ENVIRONMENT
-        .parser()
-        .parse_with_source_info(source)
-        // The crate writes a snippet as `| line`; cel-go as ` | line`.
-        .map_err(|errors| errors.to_string().replace("\n| ", "\n | "))?;
-    let mut checker = Checker {
-        scope: vec![SELF.to_owned(), OLD_SELF.to_owned()],
-        object,
-        problems: Vec::new(),
-        uses_old_self: false,
+/// Refuses an expression whose estimated cost on one value passes upstream's per-expression
+/// limit, when the estimate rests on no dyn value: upstream multiplies it by how many values
+/// the node may have (one at least) and refuses the CRD.
+fn check_cost(
+    expression: &kapi_cel_check::Expression,
+    checked: &kapi_cel_check::Checked,
+    what: &str,
+    span: Span,
+    errors: &mut Errors,
+) {
+    use kapi_cel_check::estimate::{
+        STATIC_ESTIMATED_COST_LIMIT, cost_message, estimate, fully_typed,
     };
-    checker.walk(&expr);
-    if checker.problems.is_empty() {
-        Ok(checker.uses_old_self)
-    } else {
-        Err(render(&checker.problems, &info))
+    if !fully_typed(expression, checked) {
+        return;
     }
-}
-
-struct Checker<'o> {
-    /// The variables in scope, innermost last.
-    scope: Vec<String>,
-    object: Option<&'o Object>,
-    problems: Vec<(u64, String)>,
-    uses_old_self: bool,
-}
-
-impl Checker<'_> {
-    /// Whether `name` is `self` or `oldSelf` as declared, not a comprehension's variable.
-    fn is_root(&self, name: &str) -> bool {
-        (name == SELF || name == OLD_SELF) && self.scope.iter().filter(|v| *v == name).count() == 1
-    }
-
-    fn walk(&mut self, expr: &IdedExpr) {
-        match &expr.expr {
-            Expr::Ident(name) => {
-                if name == OLD_SELF && self.is_root(name) {
-                    self.uses_old_self = true;
-                }
-                if !self.scope.iter().any(|v| v == name)
-                    && !TYPE_NAMES.contains(&name.as_str())
-                    && !NAMESPACES.contains(&name.as_str())
-                {
-                    self.problems.push((
-                        expr.id,
-                        format!("undeclared reference to '{name}' (in container '')"),
-                    ));
-                }
-            }
-            Expr::Select(select) => {
-                if let Expr::Ident(root) = &select.operand.expr
-                    && self.is_root(root)
-                    && let Some(object) = self.object
-                    && !object.fields.contains(&select.field)
-                {
-                    self.problems
-                        .push((expr.id, format!("undefined field '{}'", select.field)));
-                }
-                self.walk(&select.operand);
-            }
-            Expr::Call(call) => {
-                if let Some(target) = &call.target {
-                    self.walk(target);
-                }
-                for arg in &call.args {
-                    self.walk(arg);
-                }
-            }
-            Expr::Comprehension(c) => {
-                self.walk(&c.iter_range);
-                self.walk(&c.accu_init);
-                let depth = self.scope.len();
-                self.scope.push(c.accu_var.clone());
-                self.scope.push(c.iter_var.clone());
-                if let Some(second) = &c.iter_var2 {
-                    self.scope.push(second.clone());
-                }
-                self.walk(&c.loop_cond);
-                self.walk(&c.loop_step);
-                self.scope.truncate(depth + 1);
-                self.walk(&c.result);
-                self.scope.truncate(depth);
-            }
-            Expr::List(list) => list.elements.iter().for_each(|e| self.walk(e)),
-            Expr::Map(map) => {
-                for entry in &map.entries {
-                    if let EntryExpr::MapEntry(entry) = &entry.expr {
-                        self.walk(&entry.key);
-                        self.walk(&entry.value);
-                    }
-                }
-            }
-            Expr::Struct(object) => {
-                for entry in &object.entries {
-                    if let EntryExpr::StructField(field) = &entry.expr {
-                        self.walk(&field.value);
-                    }
-                }
-            }
-            Expr::Literal(_) | Expr::Unspecified => {}
-        }
-    }
-}
-
-/// A property name as CEL spells it, or `None` when it has none (upstream's `cel.Escape`, as
-/// the runtime's `kapi::cel::value::escape`).
-fn escape(name: &str) -> Option<String> {
-    let first = name.chars().next()?;
-    if first.is_ascii_digit() {
-        return None;
-    }
-    if RESERVED.contains(&name) {
-        return Some(format!("__{name}__"));
-    }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/'))
-    {
-        return None;
-    }
-    let mut out = String::with_capacity(name.len());
-    let mut rest = name;
-    while let Some(c) = rest.chars().next() {
-        if let Some(tail) = rest.strip_prefix("__") {
-            out.push_str("__underscores__");
-            rest = tail;
-            continue;
-        }
-        match c {
-            '.' => out.push_str("__dot__"),
-            '-' => out.push_str("__dash__"),
-            '/' => out.push_str("__slash__"),
-            other => out.push(other),
-        }
-        rest = &rest[c.len_utf8()..];
-    }
-    Some(out)
-}
-
-/// cel-go's display of problems at nodes of a parsed expression: position and snippet.
-fn render(problems: &[(u64, String)], info: &SourceInfo) -> String {
-    let mut out = Vec::new();
-    for (id, message) in problems {
-        let (line, column) = info
-            .offset_for(*id)
-            .and_then(|(start, _)| position(info, start))
-            .unwrap_or((1, 1));
-        let mut text = format!("ERROR: <input>:{line}:{column}: {message}");
-        if let Some(snippet) = info.snippet(line as isize - 1) {
-            text.push_str(&format!("\n | {snippet}\n | {:.>column$}", "^"));
-        }
-        out.push(text);
-    }
-    out.join("\n")
-}
-
-/// The 1-based line and column of a character offset in the source.
-fn position(info: &SourceInfo, offset: u32) -> Option<(usize, usize)> {
-    let mut seen = 0usize;
-    let mut line = 0usize;
-    loop {
-        let text = info.snippet(line as isize)?;
-        let length = text.chars().count() + 1;
-        if (offset as usize) < seen + length {
-            return Some((line + 1, offset as usize - seen + 1));
-        }
-        seen += length;
-        line += 1;
+    let cost = estimate(expression, checked).max;
+    if cost > STATIC_ESTIMATED_COST_LIMIT {
+        errors.at(
+            span,
+            cost_message(
+                &format!("estimated {what} cost"),
+                cost,
+                STATIC_ESTIMATED_COST_LIMIT,
+            ),
+        );
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Object, compile, escape};
+    use super::*;
 
-    fn widget() -> Object {
-        Object::new(["replicas", "x-mode", "for"], false)
-    }
-
-    #[test]
-    fn passing_rules_compile() {
-        let object = widget();
-        for rule in [
-            "self.replicas >= 0",
-            "has(self.x__dash__mode) || self.__for__ == 'a'",
-            "self.replicas.all(r, r > 0) && [1, 2].exists(x, x == 1)",
-            "self.map(k, k).filter(k, k != '').size() > 0",
-            "type(self) == map && optional.none().hasValue() == false",
-            "sets.contains([1], [1]) && format.dns1123Label().validate('a').hasValue()",
-            "self.replicas.sortBy(e, e).size() >= 0",
-        ] {
-            assert_eq!(compile(rule, Some(&object)), Ok(false), "{rule}");
+    fn compile(rule: &str, node: &Node) -> Result<(), String> {
+        let mut errors = Errors::default();
+        let validation = Validation {
+            rule: rule.to_owned(),
+            rule_span: Span::call_site(),
+            message: None,
+            message_expression: None,
+            reason: None,
+            field_path: None,
+            optional_old_self: None,
+        };
+        check_all(&[validation], node, &mut errors);
+        match errors.finish() {
+            None => Ok(()),
+            Some(error) => Err(error.to_string()),
         }
-        assert_eq!(
-            compile("self.replicas >= oldSelf.replicas", Some(&object)),
-            Ok(true)
-        );
+    }
+
+    fn widget() -> Node {
+        let field = |ty: Type| field_schema(&ty, &SchemaAttrs::default());
+        Node::object(
+            vec![
+                ("replicas".to_owned(), field(syn::parse_quote!(i32))),
+                ("name".to_owned(), field(syn::parse_quote!(Option<String>))),
+                ("items".to_owned(), field(syn::parse_quote!(Vec<String>))),
+                (
+                    "labels".to_owned(),
+                    field(syn::parse_quote!(BTreeMap<String, String>)),
+                ),
+                ("spec".to_owned(), field(syn::parse_quote!(MySpec))),
+                ("x-mode".to_owned(), field(syn::parse_quote!(bool))),
+            ],
+            false,
+            &SchemaAttrs::default(),
+        )
     }
 
     #[test]
-    fn a_parse_error_keeps_the_parsers_position() {
-        let error = compile("self.replicas >", None).err().unwrap_or_default();
+    fn rules_are_typed_by_the_fields() {
+        let node = widget();
+        for rule in [
+            "self.replicas >= 0 && self.x__dash__mode",
+            "self.name.matches('^[a-z]+$')",
+            "self.items.all(x, x.size() < 10)",
+            "self.labels.all(k, self.labels[k] != '')",
+            "self.spec.anything.goes",
+            "quantity('1Gi').isGreaterThan(quantity('1Mi'))",
+            "self.replicas >= oldSelf.replicas",
+        ] {
+            assert_eq!(compile(rule, &node), Ok(()), "{rule}");
+        }
+        for (rule, message) in [
+            (
+                "self.replicas + 'x' == 'y'",
+                "found no matching overload for '_+_' applied to '(int, string)'",
+            ),
+            ("self.nosuchfield > 0", "undefined field 'nosuchfield'"),
+            ("self.replicas", "cel expression must evaluate to a bool"),
+            (
+                "self.replicas.x == 1",
+                "type 'int' does not support field selection",
+            ),
+        ] {
+            let error = compile(rule, &node).err().unwrap_or_default();
+            assert!(error.contains(message), "{rule}: {error}");
+        }
+    }
+
+    #[test]
+    fn costs_are_refused_only_when_the_types_are_known() {
+        let node = widget();
+        // An unbounded list of unbounded strings, each matched: far past upstream's limit.
+        let error = compile("self.items.all(x, x.matches('^[a-z]+$'))", &node)
+            .err()
+            .unwrap_or_default();
         assert!(
-            error.starts_with("ERROR: <input>:1:16: Syntax error:"),
+            error.contains("estimated rule cost exceeds budget by factor of more than 100x"),
             "{error}"
         );
+        // The same over a value the derive cannot type is left to the CRD's creation.
+        assert_eq!(
+            compile("self.spec.items.all(x, x.matches('^[a-z]+$'))", &node),
+            Ok(())
+        );
     }
 
     #[test]
-    fn undeclared_references_are_refused() {
+    fn unknown_types_are_dyn() {
+        assert_eq!(compile("self.a.b + 1 > self.c", &Node::unknown()), Ok(()));
+        let ty: Type = syn::parse_quote!(Option<Box<Vec<my::Thing>>>);
         assert_eq!(
-            compile("self > 0 && other < 1", None),
-            Err(
-                "ERROR: <input>:1:13: undeclared reference to 'other' (in container '')\n \
-                 | self > 0 && other < 1\n | ............^"
-                    .to_owned()
-            )
+            field_schema(&ty, &SchemaAttrs::default()),
+            json!({"type": "array", "items": {}})
         );
-        // A comprehension's variable is only in scope within it.
-        let error = compile("self.all(x, x > 0) && x > 0", None)
-            .err()
-            .unwrap_or_default();
-        assert!(error.contains("undeclared reference to 'x'"), "{error}");
-    }
-
-    #[test]
-    fn undefined_fields_of_self_are_refused() {
-        let object = widget();
-        let error = compile("has(self.replica) || oldSelf.mode == 1", Some(&object))
-            .err()
-            .unwrap_or_default();
-        assert!(error.contains("1:4: undefined field 'replica'"), "{error}");
-        assert!(error.contains("undefined field 'mode'"), "{error}");
-        // A comprehension variable named `self` hides the struct.
-        assert_eq!(
-            compile("[{'a': 1}].all(self, self.a == 1)", Some(&object)),
-            Ok(false)
-        );
-        // Without a known object, any field goes.
-        assert_eq!(compile("self.anything == 1", None), Ok(false));
-    }
-
-    #[test]
-    fn names_are_escaped_as_upstream() {
-        assert_eq!(
-            escape("a-b.c/d").as_deref(),
-            Some("a__dash__b__dot__c__slash__d")
-        );
-        assert_eq!(escape("a__b").as_deref(), Some("a__underscores__b"));
-        assert_eq!(escape("namespace").as_deref(), Some("__namespace__"));
-        assert_eq!(escape("1a"), None);
-        assert_eq!(escape("a b"), None);
     }
 }

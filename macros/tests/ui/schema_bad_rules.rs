@@ -10,7 +10,7 @@ struct Scaling {
     #[schema(validation(rule = "self >= minimum", message_expression = "'too few: ' + string(slef)"))]
     max_replicas: i32,
     #[schema(validation(rule = "self.all(x, x != '') && x == ''"))]
-    #[schema(validation(rule = "oldSelf.all(m, m.size() > 0)", optional_old_self = true))]
+    #[schema(validation(rule = "!oldSelf.hasValue() || oldSelf.value().size() <= self.size()", optional_old_self = true))]
     modes: Vec<String>,
 }
 

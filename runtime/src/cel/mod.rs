@@ -5,7 +5,8 @@
 //! the way upstream maps them ([`value`]).
 //!
 //! - [`compile`] parses an expression and type-checks it ([`checker`], on the types of
-//!   [`types`] and the signatures of `overloads`), with cel-go's error text (`ERROR:
+//!   [`types`]; both, with [`estimate`], live in the `kapi-cel-check` crate, which the derive's
+//!   compile-time check of rules shares, and are re-exported here), with cel-go's error text (`ERROR:
 //!   <input>:1:1: undeclared reference to 'foo' (in container '')`, `found no matching
 //!   overload for '_+_' applied to '(int, string)'`); [`compile_on`] types `self` and
 //!   `oldSelf` by the rule's schema, so fields it does not declare are refused (`undefined
@@ -30,33 +31,30 @@
 //! nothing of the server.
 
 pub mod admission;
-mod check;
-pub mod checker;
+#[cfg(test)]
+mod checker_tests;
 mod cost;
-pub mod estimate;
 pub mod library;
 pub mod mutation;
-mod overloads;
-pub mod types;
+mod schema_node;
 pub mod validation;
 pub mod value;
+
+/// The syntax-tree queries of the checker's crate, under the name the runtime's modules use.
+use kapi_cel_check::syntax as check;
+pub use kapi_cel_check::{checker, estimate, types};
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use cel::common::ast::SourceInfo;
 use cel::parser::Expression;
 use cel::{Context, Env, ExecutionError};
 
 pub use checker::Variable;
 pub use cost::{PER_CALL_LIMIT, RUNTIME_COST_BUDGET};
 pub use estimate::Estimate;
+pub use kapi_cel_check::{CompileError, OLD_SELF, SELF};
 pub use types::{Decl, Type};
-
-/// The variable a rule's value is bound to.
-pub const SELF: &str = "self";
-/// The variable the old value of a transition rule is bound to.
-pub const OLD_SELF: &str = "oldSelf";
 
 /// The most bytes a `messageExpression` may produce (`MaxEvaluatedMessageExpressionSizeBytes`).
 pub const MAX_MESSAGE_EXPRESSION_BYTES: usize = 5 * 1024;
@@ -103,16 +101,6 @@ impl std::fmt::Debug for Program {
     }
 }
 
-/// Why a rule did not compile: cel-go's issue text (one `ERROR: ...` per problem).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompileError(pub String);
-
-impl std::fmt::Display for CompileError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
 /// Compiles `source` with the variables `variables` declared (`self`, and `oldSelf` for a
 /// rule), each of unknown type.
 pub fn compile(source: &str, variables: &[&str]) -> Result<Program, CompileError> {
@@ -123,9 +111,7 @@ pub fn compile(source: &str, variables: &[&str]) -> Result<Program, CompileError
 /// Compiles `source` with `variables` declared with their types: a type error (`undefined
 /// field 'x'`, `found no matching overload for ...`) is a compile error.
 pub fn compile_typed(source: &str, variables: &[Variable]) -> Result<Program, CompileError> {
-    let (expression, info) = parse(source)?;
-    let checked = checker::check(&expression, variables, &[])
-        .map_err(|problems| CompileError(render(&problems, &info)))?;
+    let (expression, checked) = kapi_cel_check::check_source(source, variables, &[])?;
     Ok(finish(source, expression, &checked, environment()))
 }
 
@@ -188,20 +174,10 @@ pub fn compile_declared(
     decl: &Arc<Decl>,
     optional_old_self: bool,
 ) -> Result<Program, CompileError> {
-    let mut old = Variable::declared(OLD_SELF, Arc::clone(decl));
-    if optional_old_self {
-        old.ty = Type::optional(old.ty);
-        old.decl = None;
-    }
-    compile_typed(source, &[Variable::declared(SELF, Arc::clone(decl)), old])
-}
-
-/// Parses `source` with cel-go's error text.
-fn parse(source: &str) -> Result<(Expression, SourceInfo), CompileError> {
-    environment()
-        .parser()
-        .parse_with_source_info(source)
-        .map_err(|errors| CompileError(cel_go_text(&errors.to_string())))
+    compile_typed(
+        source,
+        &kapi_cel_check::rule_variables(decl, optional_old_self),
+    )
 }
 
 /// A parsed and checked expression made a program running in `env`: its cost estimated, the
@@ -223,43 +199,6 @@ fn finish(
         result: checked.result.clone(),
         estimated,
         env,
-    }
-}
-
-/// The crate writes a snippet as `| line`; cel-go as ` | line`.
-fn cel_go_text(text: &str) -> String {
-    text.replace("\n| ", "\n | ")
-}
-
-/// cel-go's display of problems found at nodes of a parsed expression.
-fn render(problems: &[(u64, String)], info: &SourceInfo) -> String {
-    let mut out = Vec::new();
-    for (id, message) in problems {
-        let (line, column) = info
-            .offset_for(*id)
-            .and_then(|(start, _)| position(info, start))
-            .unwrap_or((1, 1));
-        let mut text = format!("ERROR: <input>:{line}:{column}: {message}");
-        if let Some(snippet) = info.snippet(line as isize - 1) {
-            text.push_str(&format!("\n | {snippet}\n | {:.>column$}", "^"));
-        }
-        out.push(text);
-    }
-    out.join("\n")
-}
-
-/// The 1-based line and column of a character offset in the source.
-fn position(info: &SourceInfo, offset: u32) -> Option<(usize, usize)> {
-    let mut seen = 0usize;
-    let mut line = 0usize;
-    loop {
-        let text = info.snippet(line as isize)?;
-        let length = text.chars().count() + 1;
-        if (offset as usize) < seen + length {
-            return Some((line + 1, offset as usize - seen + 1));
-        }
-        seen += length;
-        line += 1;
     }
 }
 

@@ -178,21 +178,21 @@ fn compile_with(
     source: &str,
     variables: &[Variable],
 ) -> Result<(Program, Option<String>), CompileError> {
-    let (expression, info) = super::parse(source)?;
+    let (expression, info) = kapi_cel_check::parse(source)?;
     let checked = super::checker::check(&expression, variables, &[ESCAPE_KEY])
-        .map_err(|problems| CompileError(super::render(&problems, &info)))?;
+        .map_err(|problems| CompileError(kapi_cel_check::render(&problems, &info)))?;
     let mut types = BTreeSet::new();
     let mut problems = Vec::new();
     for (id, name) in check::struct_names(&expression) {
         if name == JSON_PATCH || name == OBJECT || name.starts_with("Object.") {
             types.insert(name);
         } else {
-            problems.push((id, check::undeclared(&name)));
+            problems.push((id, kapi_cel_check::names::undeclared(&name)));
         }
     }
     check_json_patch_fields(&expression, &checked, &mut problems);
     if !problems.is_empty() {
-        return Err(CompileError(super::render(&problems, &info)));
+        return Err(CompileError(kapi_cel_check::render(&problems, &info)));
     }
     let certain = certain_type(&expression, &checked);
     let program = super::finish(source, expression, &checked, environment_with(&types));

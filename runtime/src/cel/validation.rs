@@ -22,6 +22,8 @@ use serde_json::Value;
 
 use std::sync::Arc;
 
+use kapi_cel_check::estimate::cost_message;
+
 use super::types::{Decl, MAX_REQUEST_BYTES, Type};
 use super::{
     Activation, EvalError, OLD_SELF, PER_CALL_LIMIT, Program, RUNTIME_COST_BUDGET, SELF,
@@ -119,12 +121,7 @@ impl Validator {
     }
 }
 
-/// The most one rule may be estimated to cost, times the most values it may run on
-/// (`StaticEstimatedCostLimit`).
-pub const STATIC_ESTIMATED_COST_LIMIT: u64 = 10_000_000;
-/// The most the rules of one schema may be estimated to cost together
-/// (`StaticEstimatedCRDCostLimit`).
-pub const STATIC_ESTIMATED_CRD_COST_LIMIT: u64 = 100_000_000;
+pub use kapi_cel_check::estimate::{STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT};
 
 /// Every rule of `schema` that does not compile, with its path under the schema, and every
 /// transition rule where old values do not correlate.
@@ -201,21 +198,6 @@ fn cost_error(path: &str, message: String) -> RuleError {
         within: None,
         cause: Some(StatusCause::forbidden(path, &message)),
     }
-}
-
-/// Upstream's `getCostErrorMessage`: by what factor `cost` passes `limit`.
-fn cost_message(name: &str, cost: u64, limit: u64) -> String {
-    let factor = cost as f64 / limit as f64;
-    let factor = if factor > 100.0 {
-        "more than 100x".to_owned()
-    } else if factor < 1.5 {
-        format!("{factor:.6}x")
-    } else {
-        format!("{factor:.1}x")
-    };
-    format!(
-        "{name} exceeds budget by factor of {factor} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
-    )
 }
 
 /// How many more values each child of `schema` may have than `schema` itself: a list's

@@ -27,66 +27,10 @@ use serde_json::Value;
 
 use crate::schema::{JSONSchemaProps, JSONSchemaPropsOrBool};
 
-/// CEL's reserved words: a property of that name is `__<name>__` in CEL, and no variable may
-/// be named so.
-pub(crate) const RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
-
-/// A property name as CEL spells it, or `None` when it has no CEL spelling (upstream's
-/// `cel.Escape`).
-pub fn escape(name: &str) -> Option<String> {
-    let first = name.chars().next()?;
-    if first.is_ascii_digit() {
-        return None;
-    }
-    if RESERVED.contains(&name) {
-        return Some(format!("__{name}__"));
-    }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/'))
-    {
-        return None;
-    }
-    let mut out = String::with_capacity(name.len());
-    let mut rest = name;
-    while let Some(c) = rest.chars().next() {
-        if rest.starts_with("__") {
-            out.push_str("__underscores__");
-            rest = &rest[2..];
-            continue;
-        }
-        match c {
-            '.' => out.push_str("__dot__"),
-            '-' => out.push_str("__dash__"),
-            '/' => out.push_str("__slash__"),
-            other => out.push(other),
-        }
-        rest = &rest[c.len_utf8()..];
-    }
-    Some(out)
-}
+/// CEL's reserved words (a property of that name is `__<name>__` in CEL, and no variable may
+/// be named so) and a property name as CEL spells it (upstream's `cel.Escape`).
+pub(crate) use kapi_cel_check::names::RESERVED;
+pub use kapi_cel_check::names::escape;
 
 /// `value` as the CEL value of a node with `schema`; `resource` says it is the root of an
 /// object or an embedded resource.

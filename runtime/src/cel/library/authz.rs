@@ -207,24 +207,6 @@ pub fn request_resource(authorize: Arc<dyn Authorize>, check: ResourceCheck) -> 
     }))
 }
 
-/// The functions of the library, as CEL calls them.
-pub(super) const FUNCTIONS: &[&str] = &[
-    "path",
-    "group",
-    "serviceAccount",
-    "resource",
-    "subresource",
-    "namespace",
-    "name",
-    "fieldSelector",
-    "labelSelector",
-    "check",
-    "allowed",
-    "reason",
-    "errored",
-    "error",
-];
-
 pub(super) fn register(env: &mut Env) {
     let with_string: [(&str, cel::common::functions::Function); 9] = [
         ("path", value_overload!(path)),

@@ -38,21 +38,7 @@ const NAMES: [&str; 13] = [
 ];
 
 /// The calls `format.<name>()`, as CEL writes them.
-pub(super) const CONSTANTS: [&str; 13] = [
-    "format.dns1123Label",
-    "format.dns1123Subdomain",
-    "format.dns1035Label",
-    "format.qualifiedName",
-    "format.dns1123LabelPrefix",
-    "format.dns1123SubdomainPrefix",
-    "format.dns1035LabelPrefix",
-    "format.labelValue",
-    "format.uri",
-    "format.uuid",
-    "format.byte",
-    "format.date",
-    "format.datetime",
-];
+pub(super) const CONSTANTS: [&str; 13] = kapi_cel_check::names::FORMAT_CONSTANTS;
 
 /// One named format (`kubernetes.NamedFormat`).
 #[derive(Debug, PartialEq, Eq)]

@@ -20,74 +20,13 @@ mod urls;
 use cel::{Env, ExecutionError, Value};
 
 /// The functions the libraries declare, as CEL calls them (with `format`'s constants and the
-/// authorization library's functions, the whole list is [`declares`]).
-pub const FUNCTIONS: &[&str] = &[
-    // lists
-    "isSorted",
-    "sum",
-    "min",
-    "max",
-    // regex
-    "find",
-    "findAll",
-    // urls
-    "isURL",
-    "url",
-    "getScheme",
-    "getHost",
-    "getHostname",
-    "getPort",
-    "getEscapedPath",
-    "getQuery",
-    // quantity
-    "isQuantity",
-    "quantity",
-    "isInteger",
-    "asInteger",
-    "asApproximateFloat",
-    "sign",
-    "add",
-    "sub",
-    "isGreaterThan",
-    "isLessThan",
-    "compareTo",
-    // ip
-    "isIP",
-    "ip",
-    "ip.isCanonical",
-    "family",
-    "isUnspecified",
-    "isLoopback",
-    "isLinkLocalMulticast",
-    "isLinkLocalUnicast",
-    "isGlobalUnicast",
-    // cidr
-    "isCIDR",
-    "cidr",
-    "containsIP",
-    "containsCIDR",
-    "masked",
-    "prefixLength",
-    // sets
-    "sets.contains",
-    "sets.equivalent",
-    "sets.intersects",
-    // format
-    "format.named",
-    "validate",
-];
+/// authorization library's functions, the whole list is [`declares`]). The checker's crate
+/// owns the names, which the derive's compile-time check reads too.
+pub use kapi_cel_check::names::LIBRARY_FUNCTIONS as FUNCTIONS;
 
 /// Whether a library declares the function `name` (as CEL calls it).
 pub fn declares(name: &str) -> bool {
-    FUNCTIONS.contains(&name)
-        || format::CONSTANTS.contains(&name)
-        || authz::FUNCTIONS.contains(&name)
-}
-
-/// The named formats of the format library (`format.dns1123Label`, ...), each a function of
-/// no arguments.
-pub(super) fn format_constants() -> &'static [&'static str] {
-    &format::CONSTANTS
+    kapi_cel_check::names::library_declares(name)
 }
 
 /// Wraps `fn(&[Value]) -> Result<Value, ExecutionError>` as an overload of the crate.

@@ -22,9 +22,10 @@ use std::sync::Arc;
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
-use super::check::{TYPE_NAMES, is_function, qualified, undeclared};
-use super::overloads::{self, Overload};
-use super::types::{Bindings, Decl, Field, OPTIONAL, Type};
+use crate::names::{TYPE_NAMES, is_function, undeclared};
+use crate::overloads::{self, Overload};
+use crate::syntax::qualified;
+use crate::types::{Bindings, Decl, Field, OPTIONAL, Type};
 
 /// A variable an expression may read.
 #[derive(Clone, Debug)]
@@ -343,7 +344,7 @@ impl Checker<'_> {
             return accu;
         }
         let mut found = None;
-        super::check::visit(step, &mut |e| {
+        crate::syntax::visit(step, &mut |e| {
             if let Expr::Call(call) = &e.expr
                 && call.func_name == "_+_"
                 && call.args.len() == 2
@@ -466,6 +467,3 @@ fn join(so_far: Option<Type>, next: Type) -> Type {
         Some(_) => Type::Dyn,
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -255,3 +255,18 @@ fn estimates_follow_the_declared_sizes() {
         "{causes:?}"
     );
 }
+
+/// The derive types rules by a schema written as JSON, the server by its typed schema: both
+/// give the same declarations, sizes included.
+#[test]
+fn a_json_schema_and_its_typed_schema_declare_the_same() {
+    let mut value = serde_json::to_value(widget()).expect("schema serializes");
+    value["properties"]["spec"]["required"] = json!(["replicas", "name"]);
+    value["properties"]["spec"]["properties"]["mode"] =
+        json!({"type": "string", "enum": ["a", "bcd"]});
+    value["properties"]["spec"]["properties"]["blob"] = json!({"type": "string", "format": "byte"});
+    let typed = Decl::of_schema(&schema(value.clone()), true, "selfType");
+    let json = Decl::of_schema(&value, true, "selfType");
+    assert_eq!(format!("{typed:?}"), format!("{json:?}"));
+    assert!(format!("{json:?}").contains("max_elements: 3"), "{json:?}");
+}

@@ -11,21 +11,48 @@
 //! `&&`/`||`/`?:` their operands, and a comprehension its range, accumulator and result plus
 //! the range's size times one iteration.
 //!
+//! It also holds upstream's limits on estimated costs at CRD creation and their message, and
+//! [`fully_typed`], which says when an estimate rests on no dyn value (what the derive needs
+//! before it refuses a rule for its cost at compile time).
+//!
 //! Upstream: cel-go `checker/cost.go` (`coster`, `functionCost`), `common/cost.go`
 //! (`StringTraversalCostFactor`, `RegexStringLengthCostFactor`), k8s
-//! `apiserver/pkg/cel/library/cost.go` (`EstimateCallCost`).
+//! `apiserver/pkg/cel/library/cost.go` (`EstimateCallCost`), apiextensions
+//! `validation/validation.go` (`getCostErrorMessage`) and `apiserver/pkg/apis/cel/config.go`.
 
 use std::collections::HashMap;
 
 use cel::common::ast::{CallExpr, EntryExpr, Expr, IdedExpr, LiteralValue};
 
-use super::checker::Checked;
-use super::types::Type;
+use crate::checker::Checked;
+use crate::types::Type;
 
 /// The cost of traversing one character of a string (`StringTraversalCostFactor`).
 const STRING_TRAVERSAL: f64 = 0.1;
 /// The cost of one character of a regular expression (`RegexStringLengthCostFactor`).
 const REGEX_LENGTH: f64 = 0.25;
+
+/// The most one rule may be estimated to cost, times the most values it may run on
+/// (`StaticEstimatedCostLimit`).
+pub const STATIC_ESTIMATED_COST_LIMIT: u64 = 10_000_000;
+/// The most the rules of one schema may be estimated to cost together
+/// (`StaticEstimatedCRDCostLimit`).
+pub const STATIC_ESTIMATED_CRD_COST_LIMIT: u64 = 100_000_000;
+
+/// Upstream's `getCostErrorMessage`: by what factor `cost` passes `limit`.
+pub fn cost_message(name: &str, cost: u64, limit: u64) -> String {
+    let factor = cost as f64 / limit as f64;
+    let factor = if factor > 100.0 {
+        "more than 100x".to_owned()
+    } else if factor < 1.5 {
+        format!("{factor:.6}x")
+    } else {
+        format!("{factor:.1}x")
+    };
+    format!(
+        "{name} exceeds budget by factor of {factor} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+    )
+}
 
 /// A range of costs, or of sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -91,6 +118,24 @@ pub fn estimate(expr: &IdedExpr, checked: &Checked) -> Estimate {
         sizes: HashMap::new(),
     };
     coster.cost(expr)
+}
+
+/// Whether every node of `expr` has a type the checker knows through and through (an empty
+/// list or map literal aside, whose items nothing reads): then no size [`estimate`] uses comes
+/// from a dyn value, and the estimate is the one upstream makes on the same schema.
+pub fn fully_typed(expr: &IdedExpr, checked: &Checked) -> bool {
+    let mut typed = true;
+    crate::syntax::visit(expr, &mut |e| {
+        let empty_literal = match &e.expr {
+            Expr::List(list) => list.elements.is_empty(),
+            Expr::Map(map) => map.entries.is_empty(),
+            _ => false,
+        };
+        if !empty_literal && !checked.type_of(e.id).is_concrete() {
+            typed = false;
+        }
+    });
+    typed
 }
 
 struct Coster<'c> {
@@ -432,7 +477,7 @@ fn scalar(t: &Type) -> bool {
         Type::Bool | Type::Double | Type::Duration | Type::Int | Type::Timestamp | Type::Uint => {
             true
         }
-        Type::Opaque(super::types::OPTIONAL, params) => params.first().is_some_and(scalar),
+        Type::Opaque(crate::types::OPTIONAL, params) => params.first().is_some_and(scalar),
         _ => false,
     }
 }

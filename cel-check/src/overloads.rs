@@ -12,15 +12,15 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use super::types::Type;
+use crate::types::Type;
 
 /// One overload: whether it is called on a target, its parameter types (the target's first)
 /// and its result.
 #[derive(Debug, Clone)]
-pub(super) struct Overload {
-    pub(super) member: bool,
-    pub(super) params: Vec<Type>,
-    pub(super) result: Type,
+pub(crate) struct Overload {
+    pub(crate) member: bool,
+    pub(crate) params: Vec<Type>,
+    pub(crate) result: Type,
 }
 
 const COMPARABLE: &[&str] = &[
@@ -462,7 +462,7 @@ static OVERLOADS: LazyLock<HashMap<&'static str, Vec<Overload>>> = LazyLock::new
         let entry = map.entry(name).or_default();
         entry.extend(signatures.into_iter().filter_map(parse_signature));
     }
-    for name in super::library::format_constants() {
+    for name in crate::names::FORMAT_CONSTANTS {
         map.entry(name).or_default().push(Overload {
             member: false,
             params: Vec::new(),
@@ -473,7 +473,7 @@ static OVERLOADS: LazyLock<HashMap<&'static str, Vec<Overload>>> = LazyLock::new
 });
 
 /// The overloads of `function`, when the table lists it.
-pub(super) fn of(function: &str) -> Option<&'static [Overload]> {
+pub(crate) fn of(function: &str) -> Option<&'static [Overload]> {
     OVERLOADS.get(function).map(Vec::as_slice)
 }
 

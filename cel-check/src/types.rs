@@ -17,8 +17,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
-use super::value::escape;
-use crate::schema::JSONSchemaProps;
+use crate::names::escape;
+use crate::schema::SchemaNode;
 
 /// The largest request kube-apiserver accepts (`DefaultMaxRequestSizeBytes`), which bounds
 /// every value no schema bounds.
@@ -369,7 +369,7 @@ impl Decl {
     /// The declaration of values of `schema`, named `name` in messages; `resource` says it is
     /// the root of a resource (`apiVersion`, `kind` and `metadata` are there whatever the
     /// schema lists).
-    pub fn of_schema(schema: &JSONSchemaProps, resource: bool, name: &str) -> Arc<Decl> {
+    pub fn of_schema<S: SchemaNode>(schema: &S, resource: bool, name: &str) -> Arc<Decl> {
         build(schema, resource, name, 0)
     }
 }
@@ -381,27 +381,27 @@ fn non_negative(v: i64) -> u64 {
     v.max(0) as u64
 }
 
-fn build(schema: &JSONSchemaProps, resource: bool, name: &str, depth: usize) -> Arc<Decl> {
-    if depth > MAX_DEPTH || schema.x_kubernetes_int_or_string {
-        let max = match schema.max_length {
+fn build<S: SchemaNode>(schema: &S, resource: bool, name: &str, depth: usize) -> Arc<Decl> {
+    if depth > MAX_DEPTH || schema.int_or_string() {
+        let max = match schema.max_length() {
             Some(max) => non_negative(max).saturating_mul(4),
             None => MAX_REQUEST_BYTES - 2,
         };
         return Decl::scalar(Type::Dyn, max, 1);
     }
-    let type_ = schema.type_.as_deref().unwrap_or_default();
+    let type_ = schema.schema_type().unwrap_or_default();
     match type_ {
         "array" => {
-            let Some(items) = schema.items_schema() else {
+            let Some(items) = schema.items() else {
                 return Decl::dyn_value();
             };
             let items = build(
                 items,
-                items.x_kubernetes_embedded_resource,
+                items.embedded_resource(),
                 &format!("{name}.@idx"),
                 depth + 1,
             );
-            let max = match schema.max_items {
+            let max = match schema.max_items() {
                 Some(max) => non_negative(max),
                 None => (MAX_REQUEST_BYTES - 2) / (items.min_size + 1),
             };
@@ -412,15 +412,15 @@ fn build(schema: &JSONSchemaProps, resource: bool, name: &str, depth: usize) -> 
                 min_size: 2,
             })
         }
-        "object" | "" if type_ == "object" || resource || !schema.properties.is_empty() => {
-            if let Some(values) = schema.additional_schema() {
+        "object" | "" if type_ == "object" || resource || !schema.properties().is_empty() => {
+            if let Some(values) = schema.additional() {
                 let values = build(
                     values,
-                    values.x_kubernetes_embedded_resource,
+                    values.embedded_resource(),
                     &format!("{name}.@elem"),
                     depth + 1,
                 );
-                let max = match schema.max_properties {
+                let max = match schema.max_properties() {
                     Some(max) => non_negative(max),
                     None => (MAX_REQUEST_BYTES - 2) / (values.min_size + 6),
                 };
@@ -431,16 +431,11 @@ fn build(schema: &JSONSchemaProps, resource: bool, name: &str, depth: usize) -> 
                     min_size: 2,
                 });
             }
-            object(
-                schema,
-                resource || schema.x_kubernetes_embedded_resource,
-                name,
-                depth,
-            )
+            object(schema, resource || schema.embedded_resource(), name, depth)
         }
         "string" => {
-            let max_length = schema.max_length.map(non_negative);
-            let t = match schema.format.as_deref() {
+            let max_length = schema.max_length().map(non_negative);
+            let t = match schema.format() {
                 Some("byte") => {
                     return Decl::scalar(
                         Type::Bytes,
@@ -460,14 +455,7 @@ fn build(schema: &JSONSchemaProps, resource: bool, name: &str, depth: usize) -> 
             };
             let max = match max_length {
                 Some(max) => max.saturating_mul(4),
-                None if !schema.enum_.is_empty() => schema
-                    .enum_
-                    .iter()
-                    .filter_map(|v| v.as_str())
-                    .map(|s| s.len() as u64)
-                    .max()
-                    .unwrap_or(0),
-                None => MAX_REQUEST_BYTES - 2,
+                None => schema.longest_enum().unwrap_or(MAX_REQUEST_BYTES - 2),
             };
             Decl::scalar(t, max, 2)
         }
@@ -481,20 +469,21 @@ fn build(schema: &JSONSchemaProps, resource: bool, name: &str, depth: usize) -> 
 }
 
 /// An object's declaration, its fields from `properties`.
-fn object(schema: &JSONSchemaProps, resource: bool, name: &str, depth: usize) -> Arc<Decl> {
+fn object<S: SchemaNode>(schema: &S, resource: bool, name: &str, depth: usize) -> Arc<Decl> {
     let mut fields = BTreeMap::new();
     let mut min_size = 2u64;
-    for (property, sub) in &schema.properties {
+    let properties = schema.properties();
+    for &(property, sub) in &properties {
         let Some(cel_name) = escape(property) else {
             continue;
         };
         let decl = build(
             sub,
-            sub.x_kubernetes_embedded_resource,
+            sub.embedded_resource(),
             &format!("{name}.{cel_name}"),
             depth + 1,
         );
-        if schema.required.contains(property) && sub.default.is_none() {
+        if schema.requires(property) && !sub.has_default() {
             min_size += property.len() as u64 + decl.min_size + 4;
         }
         fields.insert(cel_name, decl);
@@ -518,9 +507,9 @@ fn object(schema: &JSONSchemaProps, resource: bool, name: &str, depth: usize) ->
             })
         });
     }
-    let open = schema.properties.is_empty()
-        || schema.additional_properties.is_some()
-        || schema.x_kubernetes_preserve_unknown_fields == Some(true);
+    let open = properties.is_empty()
+        || schema.has_additional_properties()
+        || schema.preserve_unknown_fields();
     Arc::new(Decl {
         name: name.to_owned(),
         shape: Shape::Object { fields, open },
