@@ -180,13 +180,7 @@ fn cost_causes(s: &JSONSchemaProps) -> Vec<String> {
     schema_errors(s, false)
         .into_iter()
         .filter_map(|e| e.cause)
-        .map(|c| {
-            format!(
-                "{}: {}",
-                c.field.unwrap_or_default(),
-                c.message.unwrap_or_default()
-            )
-        })
+        .map(|c| c.to_string())
         .collect()
 }
 

@@ -541,13 +541,7 @@ mod tests {
         Rules::new(widget_schema())
             .validate(&object, None, false)
             .into_iter()
-            .map(|c| {
-                format!(
-                    "{}: {}",
-                    c.field.unwrap_or_default(),
-                    c.message.unwrap_or_default()
-                )
-            })
+            .map(|c| c.to_string())
             .collect()
     }
 

@@ -308,11 +308,7 @@ impl Status {
     pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<StatusCause>) -> Self {
         let mut seen: Vec<String> = Vec::new();
         for cause in &causes {
-            let text = format!(
-                "{}: {}",
-                cause.field.as_deref().unwrap_or(""),
-                cause.message.as_deref().unwrap_or("")
-            );
+            let text = cause.to_string();
             if !seen.contains(&text) {
                 seen.push(text);
             }
@@ -572,6 +568,18 @@ fn with_detail(mut head: String, detail: &str) -> String {
         head.push_str(detail);
     }
     head
+}
+
+impl std::fmt::Display for StatusCause {
+    /// Upstream's `field.Error` text: `<field>: <message>`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {}",
+            self.field.as_deref().unwrap_or(""),
+            self.message.as_deref().unwrap_or("")
+        )
+    }
 }
 
 impl StatusCause {

@@ -378,13 +378,7 @@ fn a_rules_own_fields_are_checked() {
     let causes: Vec<String> = compile_errors(&s)
         .into_iter()
         .filter_map(|e| e.cause)
-        .map(|c| {
-            format!(
-                "{}: {}",
-                c.field.unwrap_or_default(),
-                c.message.unwrap_or_default()
-            )
-        })
+        .map(|c| c.to_string())
         .collect();
     assert_eq!(
         causes,

@@ -223,13 +223,7 @@ impl EncryptionConfig {
             let messages: Vec<String> = errors
                 .into_causes()
                 .into_iter()
-                .map(|cause| {
-                    format!(
-                        "{}: {}",
-                        cause.field.unwrap_or_default(),
-                        cause.message.unwrap_or_default()
-                    )
-                })
+                .map(|cause| cause.to_string())
                 .collect();
             let message = if messages.len() == 1 {
                 messages.concat()

@@ -497,13 +497,7 @@ mod tests {
     fn messages(conversion: Value, old: Option<Value>) -> Vec<String> {
         validate_crd(&crd(conversion), old.as_ref())
             .into_iter()
-            .map(|c| {
-                format!(
-                    "{}: {}",
-                    c.field.unwrap_or_default(),
-                    c.message.unwrap_or_default()
-                )
-            })
+            .map(|c| c.to_string())
             .collect()
     }
 
@@ -526,13 +520,7 @@ mod tests {
     fn fields(object: &Value, old: Option<&Value>) -> Vec<String> {
         validate_crd(object, old)
             .into_iter()
-            .map(|c| {
-                format!(
-                    "{}: {}",
-                    c.field.unwrap_or_default(),
-                    c.message.unwrap_or_default()
-                )
-            })
+            .map(|c| c.to_string())
             .collect()
     }
 

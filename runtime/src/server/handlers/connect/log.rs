@@ -284,13 +284,7 @@ mod tests {
             .map(|o| o.causes())
             .unwrap_or_default()
             .into_iter()
-            .map(|c| {
-                format!(
-                    "{}: {}",
-                    c.field.unwrap_or_default(),
-                    c.message.unwrap_or_default()
-                )
-            })
+            .map(|c| c.to_string())
             .collect()
     }
 

@@ -8,16 +8,7 @@ use super::*;
 const RELEASE: KubeVersion = KubeVersion::new(1, 34);
 
 fn texts(causes: &[StatusCause]) -> Vec<String> {
-    causes
-        .iter()
-        .map(|c| {
-            format!(
-                "{}: {}",
-                c.field.as_deref().unwrap_or(""),
-                c.message.as_deref().unwrap_or("")
-            )
-        })
-        .collect()
+    causes.iter().map(|c| c.to_string()).collect()
 }
 
 fn valid_policy() -> Value {
