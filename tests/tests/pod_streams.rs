@@ -863,3 +863,115 @@ fn the_kubelets_certificate_is_verified_against_the_given_authority() {
         }
     }
 }
+
+/// A CONNECT is admitted before it connects, as upstream's `ConnectResource` admits it
+/// (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go`): webhooks whose rules name
+/// `CONNECT` on `pods/exec` are sent the exec's options (`PodExecOptions`, the review's `kind`),
+/// a mutating webhook's patch changes what the kubelet is asked, and a validating webhook's
+/// denial refuses the exec with upstream's message.
+#[test]
+fn exec_is_admitted_as_a_connect_of_its_options() {
+    let seen = Seen::default();
+    let kubelet = fake_kubelet(&seen);
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    register_node(&k, kubelet.addr());
+    create_pod(&k, "web", &["app"], &[], Some("node-1"));
+
+    let reviews: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
+    let kept = Arc::clone(&reviews);
+    let router = Router::new().route(
+        "/{hook}",
+        axum::routing::post(move |Path(hook): Path<String>, body: axum::body::Bytes| {
+            let kept = Arc::clone(&kept);
+            async move {
+                let review: Value = serde_json::from_slice(&body).unwrap_or_default();
+                kept.lock().unwrap().push((hook.clone(), review.clone()));
+                let request = &review["request"];
+                let command = &request["object"]["command"];
+                let mut response = json!({"uid": request["uid"], "allowed": true});
+                if hook == "mutate" && command[0] == "whoami" {
+                    let patch = json!([{"op": "replace", "path": "/command/0", "value": "echo"}]);
+                    response["patchType"] = json!("JSONPatch");
+                    response["patch"] =
+                        json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
+                }
+                if hook == "validate" && command[0] == "rm" {
+                    response["allowed"] = json!(false);
+                    response["status"] = json!({"code": 403, "message": "no rm here"});
+                }
+                axum::Json(json!({
+                    "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                    "response": response,
+                }))
+            }
+        }),
+    );
+    let hooks = HttpsServer::start(router).unwrap();
+    let ca = base64::engine::general_purpose::STANDARD.encode(hooks.ca_pem());
+    let hook = |name: &str, path: &str| {
+        json!({
+            "name": name,
+            "clientConfig": {"url": format!("{}/{path}", hooks.url()), "caBundle": ca},
+            "rules": [{"operations": ["CONNECT"], "apiGroups": [""], "apiVersions": ["v1"],
+                "resources": ["pods/exec"]}],
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+        })
+    };
+    let configurations = json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": "connect-mutator"}, "webhooks": [hook("rewrite.kapi.test", "mutate")]},
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "connect-guard"}, "webhooks": [hook("guard.kapi.test", "validate")]},
+    ]});
+    let file = k.file("connect-hooks.json", &configurations.to_string());
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+
+    let before = seen.lock().unwrap().len();
+    assert_eq!(
+        k.expect_ok(&["exec", "web", "--", "whoami", "hi"]),
+        "echo hi\n"
+    );
+    assert_eq!(
+        seen_since(&seen, before),
+        ["/exec/default/web/app?command=echo&command=hi&error=1&output=1"]
+    );
+    let validated = reviews
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(hook, _)| hook == "validate")
+        .map(|(_, review)| review["request"].clone())
+        .unwrap();
+    assert_eq!(validated["operation"], "CONNECT");
+    assert_eq!(
+        validated["kind"],
+        json!({"group": "", "version": "v1", "kind": "PodExecOptions"})
+    );
+    assert_eq!(
+        validated["resource"],
+        json!({"group": "", "version": "v1", "resource": "pods"})
+    );
+    assert_eq!(validated["subResource"], "exec");
+    assert_eq!(
+        (&validated["name"], &validated["namespace"]),
+        (&json!("web"), &json!("default"))
+    );
+    assert_eq!(validated["object"]["kind"], "PodExecOptions");
+    assert_eq!(validated["object"]["command"], json!(["echo", "hi"]));
+    assert_eq!(validated["object"]["stdout"], true);
+    assert!(validated["options"].is_null(), "{validated}");
+
+    let before = seen.lock().unwrap().len();
+    let refused = k.expect_failure(&["exec", "web", "--", "rm", "-rf", "/"]);
+    assert!(
+        refused.contains(r#"admission webhook "guard.kapi.test" denied the request: no rm here"#),
+        "{refused}"
+    );
+    assert!(
+        seen_since(&seen, before).is_empty(),
+        "the kubelet was asked"
+    );
+}

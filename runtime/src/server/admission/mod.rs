@@ -189,6 +189,29 @@ pub(crate) async fn admit_action(
     webhook::validate(call, request).await
 }
 
+/// The admission of a CONNECT (a pod's `exec`, `attach`, `portforward`), as upstream's
+/// `ConnectResource` runs it before it connects: the mutating webhooks over the request's
+/// options object (`PodExecOptions`, ...), which may change it, then the validating admission
+/// policies and webhooks. The built-in plugins and mutating admission policies take no
+/// CONNECT.
+pub(crate) async fn admit_connect(
+    call: &Call,
+    options: &mut Value,
+    name: &str,
+) -> Result<(), ApiError> {
+    let request = write_request(Operation::Connect, name, None, false);
+    webhook::mutate(call, request, options, &mut Reinvocation::default()).await?;
+    let request = webhook::Request {
+        operation: Operation::Connect,
+        name,
+        object: Some(options),
+        old: None,
+        dry_run: false,
+    };
+    policy::validate(call, &request).await?;
+    webhook::validate(call, request).await
+}
+
 /// The mutating plugins of an update, in upstream's order: of the built-in ones (which act on
 /// the main resource only) none reads the store (ServiceAccount and
 /// StorageObjectInUseProtection act on creates only); the mutating webhooks last; all of them

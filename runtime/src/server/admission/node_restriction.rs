@@ -115,6 +115,8 @@ async fn pod(call: &Call, node: &str, write: Write<'_>) -> Result<(), ApiError> 
         Operation::Update => refuse(format!(
             "unexpected operation \"UPDATE\", node {node:?} can only create and delete mirror pods"
         )),
+        // Upstream's `admitPod` takes a pod's CONNECT subresources elsewhere; none reaches here.
+        Operation::Connect => Ok(()),
     }
 }
 
@@ -402,7 +404,7 @@ fn node_object(call: &Call, node: &str, write: Write<'_>) -> Result<(), ApiError
                 ));
             }
         }
-        Operation::Delete => {}
+        Operation::Delete | Operation::Connect => {}
     }
     Ok(())
 }
@@ -538,7 +540,7 @@ fn resource_slice(call: &Call, node: &str, write: Write<'_>) -> Result<(), ApiEr
     let (object, verb) = match write.operation {
         Operation::Create => (write.object, "create"),
         Operation::Delete => (write.old, "delete"),
-        Operation::Update => return Ok(()),
+        Operation::Update | Operation::Connect => return Ok(()),
     };
     if text(object, "/spec/nodeName") != node {
         return Err(super::forbidden(

@@ -51,6 +51,8 @@ pub(crate) enum Operation {
     Create,
     Update,
     Delete,
+    /// A connect subresource (`exec`, `attach`, `portforward`), admitted over its options.
+    Connect,
 }
 
 impl Operation {
@@ -59,6 +61,7 @@ impl Operation {
             Operation::Create => "CREATE",
             Operation::Update => "UPDATE",
             Operation::Delete => "DELETE",
+            Operation::Connect => "CONNECT",
         }
     }
 }
@@ -207,7 +210,8 @@ async fn patch_once(
     object: &mut Value,
     annotations: &Annotations<'_>,
 ) -> Result<Option<bool>, ApiError> {
-    let deleting = request.operation == Operation::Delete;
+    let operation = request.operation;
+    let deleting = operation == Operation::Delete;
     let request = Request {
         object: (!deleting).then_some(&*object),
         ..*request
@@ -244,7 +248,10 @@ async fn patch_once(
                     let requested = call.info().api_version();
                     *object = stored::to_version(call, seen, &requested).await?;
                 }
-                super::redecode(call, object)?;
+                // A CONNECT's options are no object of the kind to decode.
+                if operation != Operation::Connect {
+                    super::redecode(call, object)?;
+                }
             }
             Ok(Some(changed))
         }

@@ -42,14 +42,27 @@ pub(in crate::server::admission) fn request(
     };
     let seen = seen_as.unwrap_or(info);
     let options_kind = match request.operation {
-        super::Operation::Create => "CreateOptions",
-        super::Operation::Update => "UpdateOptions",
-        super::Operation::Delete => "DeleteOptions",
+        super::Operation::Create => Some("CreateOptions"),
+        super::Operation::Update => Some("UpdateOptions"),
+        super::Operation::Delete => Some("DeleteOptions"),
+        super::Operation::Connect => None,
     };
-    let mut options = json!({"kind": options_kind, "apiVersion": "meta.k8s.io/v1"});
+    let mut options = options_kind.map_or(
+        Value::Null,
+        |kind| json!({"kind": kind, "apiVersion": "meta.k8s.io/v1"}),
+    );
     if request.dry_run {
         options["dryRun"] = json!(["All"]);
     }
+    // A CONNECT is reviewed as its options' kind (`PodExecOptions`, ...), the object it carries.
+    let kind_of = |info: &ResourceInfo| match request.object {
+        Some(object) if request.operation == super::Operation::Connect => json!({
+            "group": info.gvk.group,
+            "version": info.gvk.version,
+            "kind": object["kind"],
+        }),
+        _ => kind_of(info),
+    };
     let mut body = json!({
         "uid": uid,
         "kind": kind_of(seen),

@@ -18,14 +18,15 @@ use axum::body::Body;
 use axum::http::{HeaderValue, Method, Request, StatusCode, header};
 use axum::response::Response;
 use hyper::upgrade::OnUpgrade;
+use serde_json::{Value, json};
 
-use crate::server::Call;
 use crate::server::auth::attributes::Attributes;
 use crate::server::auth::authz::Decision;
 use crate::server::http::backend::{self, Backend};
 use crate::server::http::error::{ApiError, Subject};
 use crate::server::http::path::Subresource;
 use crate::server::state::release::Feature;
+use crate::server::{Call, admission};
 
 use location::{container, kubelet, node_name, read_core};
 use query::{Query, parse_int64};
@@ -49,12 +50,61 @@ pub(crate) async fn serve(
     }
 }
 
-/// The kubelet query of an `exec` or `attach` (upstream's `streamParams`, keys sorted as
-/// `url.Values.Encode` sorts them) and the container the options name.
-fn exec_query(query: &Query, exec: bool) -> (String, String) {
-    let mut pairs: Vec<(&str, &str)> = Vec::new();
+/// The options object of an `exec`, `attach` or `portforward` (upstream's `PodExecOptions`,
+/// `PodAttachOptions`, `PodPortForwardOptions` as `runtime.ParameterCodec` decodes the query,
+/// written as their JSON omits empty fields): what admission is asked about.
+fn options_of(query: &Query, sub: Subresource) -> Result<Value, ApiError> {
+    if sub == Subresource::PortForward {
+        let mut ports = Vec::new();
+        for port in query.all("ports") {
+            ports.push(parse_int64(port)?);
+        }
+        let mut options = json!({"kind": "PodPortForwardOptions", "apiVersion": "v1"});
+        if !ports.is_empty() {
+            options["ports"] = json!(ports);
+        }
+        return Ok(options);
+    }
+    let exec = sub == Subresource::Exec;
+    let kind = if exec {
+        "PodExecOptions"
+    } else {
+        "PodAttachOptions"
+    };
+    let mut options = json!({"kind": kind, "apiVersion": "v1"});
+    for option in ["stdin", "stdout", "stderr", "tty"] {
+        if query.flag(option) {
+            options[option] = json!(true);
+        }
+    }
+    if let Some(container) = query.first("container").filter(|c| !c.is_empty()) {
+        options["container"] = json!(container);
+    }
     if exec {
-        pairs.extend(query.all("command").map(|c| ("command", c)));
+        options["command"] = json!(query.all("command").collect::<Vec<_>>());
+    }
+    Ok(options)
+}
+
+/// The kubelet query of admitted options (upstream's `streamParams` for `exec` and `attach`,
+/// keys sorted as `url.Values.Encode` sorts them; the ports of a `portforward`) and the
+/// container they name.
+fn kubelet_query(options: &Value, sub: Subresource) -> (String, String) {
+    let mut encoded = form_urlencoded::Serializer::new(String::new());
+    if sub == Subresource::PortForward {
+        let ports: Vec<String> = options["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(ToString::to_string)
+            .collect();
+        if !ports.is_empty() {
+            encoded.append_pair("port", &ports.join(","));
+        }
+        return (encoded.finish(), String::new());
+    }
+    for command in options["command"].as_array().into_iter().flatten() {
+        encoded.append_pair("command", command.as_str().unwrap_or_default());
     }
     for (option, param) in [
         ("stderr", "error"),
@@ -62,15 +112,11 @@ fn exec_query(query: &Query, exec: bool) -> (String, String) {
         ("stdout", "output"),
         ("tty", "tty"),
     ] {
-        if query.flag(option) {
-            pairs.push((param, "1"));
+        if options[option] == true {
+            encoded.append_pair(param, "1");
         }
     }
-    let mut encoded = form_urlencoded::Serializer::new(String::new());
-    for (key, value) in pairs {
-        encoded.append_pair(key, value);
-    }
-    let container = query.first("container").unwrap_or_default().to_owned();
+    let container = options["container"].as_str().unwrap_or_default().to_owned();
     (encoded.finish(), container)
 }
 
@@ -85,34 +131,19 @@ async fn stream(
     upgrade: Option<OnUpgrade>,
 ) -> Result<Response, ApiError> {
     let query = Query::new(call.uri.query().unwrap_or_default());
-    // The options are converted before anything else, as the connect handler does.
-    let (kubelet_query, wanted) = match sub {
-        Subresource::PortForward => {
-            let mut ports = Vec::new();
-            for port in query.all("ports") {
-                let port = parse_int64(port)?;
-                ports.push(port.to_string());
-            }
-            let mut encoded = form_urlencoded::Serializer::new(String::new());
-            if !ports.is_empty() {
-                encoded.append_pair("port", &ports.join(","));
-            }
-            (encoded.finish(), None)
-        }
-        _ => {
-            let (encoded, container) = exec_query(&query, sub == Subresource::Exec);
-            (encoded, Some(container))
-        }
-    };
+    // The options are converted before anything else, then admitted, as the connect handler
+    // does (`ConnectResource`): what the kubelet is asked is what admission let through.
+    let mut options = options_of(&query, sub)?;
     authorize_create(call, sub, method, name)?;
+    admission::admit_connect(call, &mut options, name).await?;
+    let (kubelet_query, wanted) = kubelet_query(&options, sub);
     let namespace = call.target.namespace.as_deref().unwrap_or_default();
     let pod = read_core(call, "pods", Some(namespace), name).await?;
-    let path = match wanted {
-        Some(wanted) => {
-            let container = container(&pod, &wanted)?;
-            format!("/{}/{namespace}/{name}/{container}", sub.name())
-        }
-        None => format!("/portForward/{namespace}/{name}"),
+    let path = if sub == Subresource::PortForward {
+        format!("/portForward/{namespace}/{name}")
+    } else {
+        let container = container(&pod, &wanted)?;
+        format!("/{}/{namespace}/{name}/{container}", sub.name())
     };
     let node = node_name(&pod).ok_or_else(|| {
         ApiError::bad_request(format!("pod {name} does not have a host assigned"))
@@ -312,13 +343,24 @@ mod tests {
         let query = Query::new(
             "command=sh&command=-c&command=echo+hi&stdout=true&stderr=1&stdin=false&container=app",
         );
-        let (encoded, container) = exec_query(&query, true);
+        let exec = options_of(&query, Subresource::Exec).unwrap();
+        assert_eq!(
+            exec,
+            json!({"kind": "PodExecOptions", "apiVersion": "v1", "stdout": true,
+                "stderr": true, "container": "app", "command": ["sh", "-c", "echo hi"]})
+        );
+        let (encoded, container) = kubelet_query(&exec, Subresource::Exec);
         assert_eq!(
             encoded,
             "command=sh&command=-c&command=echo+hi&error=1&output=1"
         );
         assert_eq!(container, "app");
-        let (encoded, _) = exec_query(&query, false);
+        let attach = options_of(&query, Subresource::Attach).unwrap();
+        assert_eq!(attach["kind"], "PodAttachOptions");
+        let (encoded, _) = kubelet_query(&attach, Subresource::Attach);
         assert_eq!(encoded, "error=1&output=1");
+        let ports = options_of(&Query::new("ports=80&ports=443"), Subresource::PortForward);
+        let (encoded, _) = kubelet_query(&ports.unwrap(), Subresource::PortForward);
+        assert_eq!(encoded, "port=80%2C443");
     }
 }
