@@ -478,6 +478,14 @@ rules:
         "{error}"
     );
     admin.expect_failure(&["get", "configmap", "three"]);
+    // Upstream's filter writes nothing more of a request it refused for want of its event.
+    let strict_log = events(&dir.path().join("strict.log"));
+    assert!(
+        !strict_log
+            .iter()
+            .any(|e| e["stage"] == "ResponseComplete" && e["responseStatus"]["code"] == 500),
+        "{strict_log:#?}"
+    );
     admin.expect_ok(&["create", "configmap", "three"]);
     assert_eq!(stages(&received.lock().unwrap(), "three"), both);
     drop(server);

@@ -324,6 +324,7 @@ pub(crate) async fn layer(audit: Option<Arc<Audit>>, mut request: Request, next:
             .map(str::to_owned),
         at: micro_time(),
     });
+    let head = request.method() == axum::http::Method::HEAD;
     let findings = Arc::new(Mutex::new(Findings::default()));
     let request_body = Arc::new(Mutex::new(Captured::typed(
         request.headers().get(header::CONTENT_TYPE),
@@ -332,7 +333,7 @@ pub(crate) async fn layer(audit: Option<Arc<Audit>>, mut request: Request, next:
         audit: Arc::clone(&audit),
         received: Arc::clone(&received),
         request_body: Arc::clone(&request_body),
-        opened: Mutex::new(None),
+        opened: Arc::new(Mutex::new(None)),
     });
     request.extensions_mut().insert(FindingsSlot {
         findings: Arc::clone(&findings),
@@ -386,6 +387,17 @@ pub(crate) async fn layer(audit: Option<Arc<Audit>>, mut request: Request, next:
     {
         audit.store(event).await;
     }
+    // An answer whose body the connection never asks for (HEAD, 204, 304, an empty body) is
+    // complete now: a blocking backend stores its event before the answer leaves.
+    let bodiless = head
+        || matches!(record.code, 204 | 304)
+        || (response.body().is_end_stream() && record.code != 101);
+    if bodiless && audit.blocks() {
+        if let Some(event) = record.event(Stage::ResponseComplete) {
+            audit.store(event).await;
+        }
+        return response;
+    }
     let limit = if record.level == Level::RequestResponse {
         MAX_BODY_BYTES
     } else if record.code >= 400 {
@@ -406,7 +418,27 @@ struct Opening {
     received: Arc<Received>,
     request_body: Arc<Mutex<Captured>>,
     /// What was decided, for the layer to go on with once the request is answered.
-    opened: Mutex<Option<Opened>>,
+    opened: Arc<Mutex<Option<Opened>>>,
+}
+
+impl Drop for Opening {
+    /// The request is gone without an answer the layer saw (its client left, or it panicked):
+    /// its RequestReceived event is completed as upstream's deferred audit completes it, with
+    /// a success `Connection closed early`.
+    fn drop(&mut self) {
+        let opened = self
+            .opened
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(Opened::Audited(mut record)) = opened {
+            record.code = 200;
+            record.closed_early = true;
+            if let Some(event) = record.event(Stage::ResponseComplete) {
+                self.audit.detach(event);
+            }
+        }
+    }
 }
 
 /// What the audit decided when the request authenticated.
@@ -445,11 +477,17 @@ impl Authenticated for Opening {
         let event = record.event(Stage::RequestReceived);
         *opened = Some(Opened::Audited(Box::new(record)));
         let audit = Arc::clone(&self.audit);
+        let decided = Arc::clone(&self.opened);
         async move {
-            match event {
+            let stored = match event {
                 Some(event) => audit.store(event).await,
                 None => true,
+            };
+            if !stored {
+                // Refused for want of its event: upstream's filter writes nothing more of it.
+                *decided.lock().unwrap_or_else(PoisonError::into_inner) = Some(Opened::Unaudited);
             }
+            stored
         }
         .boxed()
     }
@@ -466,6 +504,8 @@ struct Record {
     omit_managed_fields: bool,
     /// The answer's status code, once there is one.
     code: u16,
+    /// The request went without an answer (upstream's faked `Connection closed early`).
+    closed_early: bool,
     request_body: Arc<Mutex<Captured>>,
     response_body: Arc<Mutex<Captured>>,
 }
@@ -486,6 +526,7 @@ impl Record {
             omit: decision.omit_stages,
             omit_managed_fields: decision.omit_managed_fields,
             code: 0,
+            closed_early: false,
             request_body,
             response_body: Arc::default(),
         }
@@ -508,8 +549,14 @@ impl Record {
             Some(value)
         };
         let response = complete.then(|| body(&self.response_body)).flatten();
-        let response_status = (stage != Stage::RequestReceived)
-            .then(|| response_status(self.code, response.as_ref()));
+        let response_status = (stage != Stage::RequestReceived).then(|| {
+            let mut status = response_status(self.code, response.as_ref());
+            if self.closed_early {
+                status["status"] = Value::from("Success");
+                status["message"] = Value::from("Connection closed early");
+            }
+            status
+        });
         let findings = &self.findings;
         let mut annotations: std::collections::BTreeMap<String, String> =
             findings.annotations.iter().cloned().collect();
@@ -648,8 +695,14 @@ impl Recorder {
 }
 
 impl Drop for Recorder {
-    /// The client has gone before the body was done: the request is complete all the same.
+    /// The client has gone before the body was done: the request is complete all the same,
+    /// and an event being stored is stored still.
     fn drop(&mut self) {
+        if let Some(completing) = self.completing.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(completing);
+        }
         if let Some(record) = self.record.take()
             && let Some(event) = record.event(Stage::ResponseComplete)
         {

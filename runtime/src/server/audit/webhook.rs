@@ -224,10 +224,15 @@ impl Webhook {
     pub(crate) fn offer(&self, event: Event) {
         match &self.queue {
             Some(queue) => queue.offer(event),
-            None => {
-                let target = Arc::clone(&self.target);
-                tokio::spawn(deliver(target, vec![event], self.options.initial_backoff));
-            }
+            None => match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    let target = Arc::clone(&self.target);
+                    runtime.spawn(deliver(target, vec![event], self.options.initial_backoff));
+                }
+                Err(_) => tracing::error!(
+                    "Error in audit plugin 'webhook' affecting 1 audit events: no runtime to send it"
+                ),
+            },
         }
     }
 

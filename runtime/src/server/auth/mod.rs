@@ -307,15 +307,16 @@ pub(crate) async fn guard(
     next.run(Request::from_parts(parts, body)).await
 }
 
-/// Upstream's `responsewriters.InternalError`: a plain-text 500 naming the request's URI as a
-/// Go-quoted string.
+/// Upstream's `responsewriters.InternalError`: a plain-text 500 (Go's `http.Error`: a line)
+/// naming the request's URI, its path and query, as a Go-quoted string.
 fn internal_error(uri: &axum::http::Uri, error: &str) -> Response {
-    let text = format!("Internal Server Error: {:?}: {error}", uri.to_string());
+    let request_uri = uri.path_and_query().map_or("/", |p| p.as_str());
+    let text = format!("Internal Server Error: {request_uri:?}: {error}\n");
     let mut response = (axum::http::StatusCode::INTERNAL_SERVER_ERROR, text).into_response();
     let headers = response.headers_mut();
     headers.insert(
         axum::http::header::CONTENT_TYPE,
-        axum::http::HeaderValue::from_static("text/plain"),
+        axum::http::HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     headers.insert(
         axum::http::header::X_CONTENT_TYPE_OPTIONS,

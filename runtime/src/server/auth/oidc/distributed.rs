@@ -9,8 +9,9 @@
 //!
 //! The claims JWT's issuer need not be the token's: its keys are found by discovery over the
 //! authenticator's trust (its `certificateAuthority`), fetched when first needed and again when
-//! none verifies, at most once per `REFETCH_INTERVAL`, and kept for at most [`MOST_ISSUERS`]
-//! issuers. A claims JWT of the authenticator's own issuer is verified with that issuer's keys,
+//! none verifies, at most once per `REFETCH_INTERVAL` (a failed fetch is remembered as long),
+//! and kept for at most [`MOST_ISSUERS`] issuers; a token waits at most [`DEADLINE`] for its
+//! claim. A claims JWT of the authenticator's own issuer is verified with that issuer's keys,
 //! so the keys of a `--authentication-config-jwks` file serve it too. Upstream starts another
 //! issuer's verifier in the background and fails the tokens that come before it is ready; kapi
 //! fetches the keys while the token waits, within the fetch's deadline.
@@ -37,6 +38,8 @@ const CLAIM_NAMES: &str = "_claim_names";
 const CLAIM_SOURCES: &str = "_claim_sources";
 /// The most issuers of claims JWTs whose keys are kept.
 const MOST_ISSUERS: usize = 16;
+/// How long resolving a token's distributed claim may take, waiting for a fetch included.
+pub(super) const DEADLINE: Duration = Duration::from_secs(60);
 /// How long asking a source may take.
 const SOURCE_DEADLINE: Duration = Duration::from_secs(30);
 /// The most bytes of a source's answer read: a JWT.
@@ -55,10 +58,14 @@ struct Source {
 /// were fetched.
 #[derive(Debug, Default)]
 pub(super) struct ForeignKeys {
-    keys: tokio::sync::Mutex<BTreeMap<String, Fetched>>,
+    /// Read without waiting on a fetch.
+    keys: std::sync::RwLock<BTreeMap<String, Fetched>>,
+    /// Held while keys are fetched, so that one fetch serves everyone waiting for it.
+    fetching: tokio::sync::Mutex<()>,
 }
 
-/// One issuer's keys and when they were fetched.
+/// One issuer's keys (none when the fetch failed: remembered as long as keys are) and when
+/// they were fetched.
 type Fetched = (Arc<Vec<Jwk>>, Instant);
 
 impl Authenticator {
@@ -195,27 +202,43 @@ impl Authenticator {
 
     /// The cached keys of another issuer, fetched by its discovery when there are none.
     async fn foreign_keys(&self, issuer: &str) -> Result<Arc<Vec<Jwk>>, String> {
-        if let Some((keys, _)) = self.foreign_keys.keys.lock().await.get(issuer) {
-            return Ok(Arc::clone(keys));
+        match self.cached_foreign_keys(issuer) {
+            Some((keys, _)) => Ok(keys),
+            None => self.fetch_foreign_keys(issuer).await,
         }
-        self.fetch_foreign_keys(issuer).await
     }
 
-    /// Fetches another issuer's keys and keeps them, making room by forgetting the issuer
-    /// fetched longest ago. Held across the fetch: one fetch serves every token waiting.
+    fn cached_foreign_keys(&self, issuer: &str) -> Option<Fetched> {
+        let cache = self
+            .foreign_keys
+            .keys
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache.get(issuer).cloned()
+    }
+
+    /// Fetches another issuer's keys and keeps them (a failure too, for as long), making room
+    /// by forgetting the issuer fetched longest ago; an issuer fetched less than
+    /// `REFETCH_INTERVAL` ago is not fetched again.
     async fn fetch_foreign_keys(&self, issuer: &str) -> Result<Arc<Vec<Jwk>>, String> {
-        let mut cache = self.foreign_keys.keys.lock().await;
-        if let Some((keys, fetched)) = cache.get(issuer)
+        let not_ready = || format!("verifier not initialized for issuer: {issuer:?}");
+        let _fetching = self.foreign_keys.fetching.lock().await;
+        if let Some((keys, fetched)) = self.cached_foreign_keys(issuer)
             && fetched.elapsed() < REFETCH_INTERVAL
         {
-            return Ok(Arc::clone(keys));
+            return if keys.is_empty() {
+                Err(not_ready())
+            } else {
+                Ok(keys)
+            };
         }
-        let fetched = keys::fetch(issuer, "", Arc::clone(&self.roots))
-            .await
-            .map_err(|error| {
-                tracing::warn!(%issuer, %error, "oidc authenticator: fetching a distributed claims issuer's keys failed");
-                format!("verifier not initialized for issuer: {issuer:?}")
-            })?;
+        let fetched = keys::fetch(issuer, "", Arc::clone(&self.roots)).await;
+        let keys = Arc::new(fetched.as_ref().cloned().unwrap_or_default());
+        let mut cache = self
+            .foreign_keys
+            .keys
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if cache.len() >= MOST_ISSUERS && !cache.contains_key(issuer) {
             let oldest = cache
                 .iter()
@@ -225,9 +248,14 @@ impl Authenticator {
                 cache.remove(&oldest);
             }
         }
-        let keys = Arc::new(fetched);
         cache.insert(issuer.to_owned(), (Arc::clone(&keys), Instant::now()));
-        Ok(keys)
+        match fetched {
+            Ok(_) => Ok(keys),
+            Err(error) => {
+                tracing::warn!(%issuer, %error, "oidc authenticator: fetching a distributed claims issuer's keys failed");
+                Err(not_ready())
+            }
+        }
     }
 
     /// A signature by one of `keys` of another issuer; when none verifies, its keys are

@@ -200,9 +200,13 @@ impl Authenticator {
         let expanded;
         if claims.contains_key("_claim_names") {
             let mut all = claims.clone();
-            self.expand_distributed_claims(&mut all)
-                .await
-                .map_err(|e| format!("oidc: could not expand distributed claims: {e}"))?;
+            tokio::time::timeout(
+                distributed::DEADLINE,
+                self.expand_distributed_claims(&mut all),
+            )
+            .await
+            .unwrap_or_else(|_| Err("context deadline exceeded".to_owned()))
+            .map_err(|e| format!("oidc: could not expand distributed claims: {e}"))?;
             expanded = all;
             claims = &expanded;
         }
