@@ -807,7 +807,7 @@ fn admission_webhooks_match_equivalent_versions() {
 /// whether it changed the object and, at level `Request` and above only, `patch.webhook...`
 /// with its patch (`mutating/dispatcher.go`, `webhookAnnotator`), and
 /// `failed-open.validating.webhook.admission.k8s.io/round_0_index_<place>` naming a webhook
-/// that failed open (`validating/dispatcher.go`).
+/// that failed open, numbered among the webhooks called (`validating/dispatcher.go`).
 #[test]
 fn admission_webhooks_annotate_the_audit_events() {
     let hooks = Webhooks::start();
@@ -845,6 +845,11 @@ fn admission_webhooks_annotate_the_audit_events() {
     for (namespace, name, labels) in [
         ("hooked", "checked-one", json!({"reach": "ignore"})),
         ("metadata", "checked-two", json!({})),
+        (
+            "hooked",
+            "checked-three",
+            json!({"reach": "ignore", "skip-deny": "yes"}),
+        ),
     ] {
         let (ok, text) = create(&k, namespace, name, labels, &[]);
         assert!(ok, "{text}");
@@ -883,6 +888,14 @@ fn admission_webhooks_annotate_the_audit_events() {
             .keys()
             .all(|k| !k.contains("Bad Key")),
         "{one:#}"
+    );
+    // Validating webhooks are numbered among those called (`relevantHooks`): without the
+    // first, the one that failed open is the first.
+    let three = annotations("checked-three");
+    assert_eq!(
+        three["failed-open.validating.webhook.admission.k8s.io/round_0_index_0"],
+        "ignore.kapi.test",
+        "{three:#}"
     );
     // At level Metadata: no patch, and no webhook failed.
     let two = annotations("checked-two");

@@ -298,21 +298,31 @@ pub(crate) async fn validate(call: &Call, request: Request<'_>) -> Result<(), Ap
     if hooks.is_empty() {
         return Ok(());
     }
-    let calls = hooks.iter().enumerate().map(|(index, hook)| async move {
-        match call_matching(call, hook, &request, false).await? {
-            Called::Refused(error) => Err(error),
-            Called::FailedOpen => {
-                call.annotate(
-                    format!(
-                        "failed-open.validating.webhook.admission.k8s.io/round_0_index_{index}"
-                    ),
-                    hook.name.clone(),
-                );
-                Ok(())
+    // Upstream's dispatcher picks the webhooks to call first, then calls them in parallel,
+    // numbering them among themselves.
+    let mut invocations = Vec::new();
+    for hook in &hooks {
+        invocations.extend(invocation(call, hook, &request).await?);
+    }
+    let calls = invocations
+        .into_iter()
+        .enumerate()
+        .map(|(index, invocation)| async move {
+            let name = invocation.hook.name.clone();
+            match invoke(call, invocation, &request, false).await {
+                Called::Refused(error) => Err(error),
+                Called::FailedOpen => {
+                    call.annotate(
+                        format!(
+                            "failed-open.validating.webhook.admission.k8s.io/round_0_index_{index}"
+                        ),
+                        name,
+                    );
+                    Ok(())
+                }
+                Called::Skipped | Called::Answered(..) => Ok(()),
             }
-            Called::Skipped | Called::Answered(..) => Ok(()),
-        }
-    });
+        });
     for outcome in futures_util::future::join_all(calls).await {
         outcome?;
     }
@@ -385,8 +395,30 @@ async fn call_matching(
     request: &Request<'_>,
     mutating: bool,
 ) -> Result<Called, ApiError> {
+    Ok(match invocation(call, hook, request).await? {
+        Some(invocation) => invoke(call, invocation, request, mutating).await,
+        None => Called::Skipped,
+    })
+}
+
+/// A webhook to be called about the request (upstream's `WebhookInvocation`): the review it is
+/// sent, and the objects converted for it when it matched through an equivalent version.
+struct Invocation<'h> {
+    hook: &'h Webhook,
+    converted: Option<Converted>,
+    uid: String,
+    review: Value,
+}
+
+/// `hook`'s invocation, if its rules, selectors and match conditions let it be called about
+/// the request (upstream's `ShouldCallHook`); `Err` answers the request.
+async fn invocation<'h>(
+    call: &Call,
+    hook: &'h Webhook,
+    request: &Request<'_>,
+) -> Result<Option<Invocation<'h>>, ApiError> {
     let converted = match matching::matched(call, hook, request) {
-        None => return Ok(Called::Skipped),
+        None => return Ok(None),
         Some(Matched::Exact) => None,
         Some(Matched::Equivalent(seen_as)) => Some(Converted::of(call, request, seen_as).await?),
     };
@@ -395,8 +427,30 @@ async fn call_matching(
     let seen_as = converted.as_ref().map(|c| &*c.seen_as);
     let (uid, review) = review::request(call, &seen, version, seen_as);
     if !matching::selected(call, hook, &seen, &review["request"]).await? {
-        return Ok(Called::Skipped);
+        return Ok(None);
     }
+    Ok(Some(Invocation {
+        hook,
+        converted,
+        uid,
+        review,
+    }))
+}
+
+/// Calls a webhook and reads its answer.
+async fn invoke(
+    call: &Call,
+    invocation: Invocation<'_>,
+    request: &Request<'_>,
+    mutating: bool,
+) -> Called {
+    let Invocation {
+        hook,
+        converted,
+        uid,
+        review,
+    } = invocation;
+    let seen = converted.as_ref().map_or(*request, |c| c.request(request));
     match call_hook(call, hook, &seen, &uid, &review, mutating).await {
         Ok(verdict) => {
             if let Ok(mut warnings) = call.warnings.lock() {
@@ -412,16 +466,16 @@ async fn call_matching(
                 }
             }
             if verdict.allowed {
-                Ok(Called::Answered(Box::new(verdict), converted))
+                Called::Answered(Box::new(verdict), converted)
             } else {
-                Ok(Called::Refused(denied(hook, verdict.status)))
+                Called::Refused(denied(hook, verdict.status))
             }
         }
-        Err(Failure::Refused(e)) => Ok(Called::Refused(e)),
-        Err(Failure::Calling(reason)) => Ok(match failed(hook, reason) {
+        Err(Failure::Refused(e)) => Called::Refused(e),
+        Err(Failure::Calling(reason)) => match failed(hook, reason) {
             Ok(()) => Called::FailedOpen,
             Err(refused) => Called::Refused(refused),
-        }),
+        },
     }
 }
 
