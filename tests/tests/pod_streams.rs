@@ -656,20 +656,13 @@ fn a_services_proxy_reaches_a_ready_endpoint() {
     );
 
     // Upstream's refusals.
-    let refused = k.expect_failure(&[
-        "get",
-        "--raw",
-        "/api/v1/namespaces/default/services/web:81/proxy/",
-    ]);
+    let get_raw = |path: &str| k.expect_failure(&["get", "--raw", path]);
+    let refused = get_raw("/api/v1/namespaces/default/services/web:81/proxy/");
     assert!(
         refused.contains("no service port 81 found for service \"web\""),
         "{refused}"
     );
-    let refused = k.expect_failure(&[
-        "get",
-        "--raw",
-        "/api/v1/namespaces/default/services/lonely/proxy/",
-    ]);
+    let refused = get_raw("/api/v1/namespaces/default/services/lonely/proxy/");
     assert!(
         refused.contains("endpoints \"lonely\" not found"),
         "{refused}"
@@ -677,24 +670,16 @@ fn a_services_proxy_reaches_a_ready_endpoint() {
     let empty = json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "lonely"}});
     let file = k.file("empty.json", &empty.to_string());
     k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
-    let refused = k.expect_failure(&[
-        "get",
-        "--raw",
-        "/api/v1/namespaces/default/services/lonely/proxy/",
-    ]);
+    let refused = get_raw("/api/v1/namespaces/default/services/lonely/proxy/");
     assert!(
         refused.contains("no endpoints available for service \"lonely\""),
         "{refused}"
     );
     // A pod's and a node's proxy go only to global unicast addresses.
-    let refused = k.expect_failure(&[
-        "get",
-        "--raw",
-        "/api/v1/namespaces/default/pods/web:8080/proxy/",
-    ]);
+    let refused = get_raw("/api/v1/namespaces/default/pods/web:8080/proxy/");
     assert!(refused.contains("address not allowed"), "{refused}");
     register_node(&k, backend.addr());
-    let refused = k.expect_failure(&["get", "--raw", "/api/v1/nodes/node-1/proxy/healthz"]);
+    let refused = get_raw("/api/v1/nodes/node-1/proxy/healthz");
     assert!(refused.contains("address not allowed"), "{refused}");
 }
 
