@@ -112,18 +112,15 @@ impl Authenticator {
             .claims_jwt(source)
             .await
             .map_err(|e| format!("while getting distributed claim {claim:?}: {e}"))?;
-        let parsed = jwt::parse_as::<Map<String, Value>>(&token).ok_or_else(|| {
+        let issuer = untrusted_issuer(&token).map_err(|e| {
             format!(
-                "getting untrusted issuer from endpoint {} failed for claim {claim:?}: malformed token",
+                "getting untrusted issuer from endpoint {} failed for claim {claim:?}: {e}",
                 source.url
             )
         })?;
-        let issuer = parsed
-            .claims
-            .get("iss")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        // A token whose issuer reads is a JWS whose claims may still not be an object.
+        let parsed = jwt::parse_as::<Map<String, Value>>(&token)
+            .ok_or_else(|| format!("could not parse distributed claims for claim {claim}"))?;
         self.verify_claims_jwt(&parsed, &issuer).await?;
         parsed.claims.get(claim).cloned().ok_or_else(|| {
             format!(
@@ -158,7 +155,7 @@ impl Authenticator {
             ));
         }
         String::from_utf8(answer.body.to_vec())
-            .map(|body| body.trim().to_owned())
+            .map(|body| body.trim_end_matches(['\r', '\n']).to_owned())
             .map_err(|e| e.to_string())
     }
 
@@ -277,5 +274,66 @@ impl Authenticator {
     }
 }
 
+/// The `iss` a JWT claims, unverified, with upstream's `untrustedIssuer` errors (and its
+/// `accounts.google.com` coalesced with the URL form).
+fn untrusted_issuer(token: &str) -> Result<String, String> {
+    use base64::Engine as _;
+    if token.trim_start().starts_with('{') {
+        return Err("token is not compact JWT".to_owned());
+    }
+    let parts: Vec<&str> = token.split('.').collect();
+    let [_, payload, _] = parts.as_slice() else {
+        return Err("malformed token".to_owned());
+    };
+    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .map_err(|e| format!("error decoding token: {e}"))?;
+    #[derive(Deserialize)]
+    struct Claims {
+        #[serde(default)]
+        iss: String,
+    }
+    let claims: Claims =
+        serde_json::from_slice(&payload).map_err(|e| format!("while unmarshaling token: {e}"))?;
+    Ok(if claims.iss == "accounts.google.com" {
+        "https://accounts.google.com".to_owned()
+    } else {
+        claims.iss
+    })
+}
+
 /// go-oidc's words for a signature no key verifies.
 const UNVERIFIED: &str = "failed to verify signature: failed to verify id token signature";
+
+#[cfg(test)]
+mod tests {
+    use super::untrusted_issuer;
+
+    /// upstream's `untrustedIssuer` (`oidc.go`): its errors, and Google's legacy issuer.
+    #[test]
+    fn issuers_are_read_unverified_with_upstreams_errors() {
+        let token = |claims: &str| {
+            use base64::Engine as _;
+            let encode = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+            format!("{}.{}.sig", encode(r#"{"alg":"ES256"}"#), encode(claims))
+        };
+        assert_eq!(
+            untrusted_issuer(&token(r#"{"iss":"https://a.example"}"#)),
+            Ok("https://a.example".to_owned())
+        );
+        assert_eq!(
+            untrusted_issuer(&token(r#"{"iss":"accounts.google.com"}"#)),
+            Ok("https://accounts.google.com".to_owned())
+        );
+        assert_eq!(
+            untrusted_issuer(r#"{"iss":"x"}"#),
+            Err("token is not compact JWT".to_owned())
+        );
+        assert_eq!(untrusted_issuer("a.b"), Err("malformed token".to_owned()));
+        assert!(untrusted_issuer("a.!!.c").is_err_and(|e| e.starts_with("error decoding token")));
+        assert!(
+            untrusted_issuer(&token("[1]"))
+                .is_err_and(|e| e.starts_with("while unmarshaling token"))
+        );
+    }
+}
