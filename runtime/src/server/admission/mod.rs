@@ -185,6 +185,12 @@ pub(crate) async fn admit_action(
         old: None,
         dry_run,
     };
+    validate_last(call, request).await
+}
+
+/// The last of the validating plugins, as upstream orders them: the validating admission
+/// policies, then the validating webhooks.
+async fn validate_last(call: &Call, request: webhook::Request<'_>) -> Result<(), ApiError> {
     policy::validate(call, &request).await?;
     webhook::validate(call, request).await
 }
@@ -208,8 +214,7 @@ pub(crate) async fn admit_connect(
         old: None,
         dry_run: false,
     };
-    policy::validate(call, &request).await?;
-    webhook::validate(call, request).await
+    validate_last(call, request).await
 }
 
 /// The mutating plugins of an update, in upstream's order: of the built-in ones (which act on
@@ -262,8 +267,7 @@ pub(crate) async fn validate_create(
         old: None,
         dry_run,
     };
-    policy::validate(call, &request).await?;
-    webhook::validate(call, request).await?;
+    validate_last(call, request).await?;
     resource_quota::check_create(call, object, name, dry_run).await
 }
 
@@ -291,8 +295,7 @@ pub(crate) async fn validate_update(
         old: Some(old),
         dry_run,
     };
-    policy::validate(call, &request).await?;
-    webhook::validate(call, request).await?;
+    validate_last(call, request).await?;
     // ResourceQuota picks the subresources it evaluates (a pod's `resize`).
     resource_quota::check_update(call, object, old, name, dry_run).await?;
     Ok(())
@@ -321,8 +324,7 @@ pub(crate) async fn admit_delete(
         old: Some(old),
         dry_run,
     };
-    policy::validate(call, &request).await?;
-    webhook::validate(call, request).await
+    validate_last(call, request).await
 }
 
 /// The admission of a `TokenRequest` for service account `name` (`serviceaccounts/token`), which
