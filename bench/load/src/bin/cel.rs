@@ -18,6 +18,8 @@
 mod http;
 #[path = "../rounds.rs"]
 mod rounds;
+#[path = "../widget.rs"]
+mod widget;
 
 use std::time::{Duration, Instant};
 
@@ -26,10 +28,10 @@ use bytes::Bytes;
 use clap::Parser;
 use hyper::{Method, StatusCode};
 use kapi_test::TestServer;
-use serde_json::{Value, json};
 
 use crate::http::Conn;
 use crate::rounds::{Round, creates, median};
+use crate::widget::{body, crd};
 
 // The allocator the `kapi` server ships with (runtime/server/src/main.rs).
 #[global_allocator]
@@ -48,108 +50,6 @@ struct Args {
     /// Rounds of each variant, alternating.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
-}
-
-/// The ten rules, on the spec.
-const RULES: [(&str, &str); 10] = [
-    (
-        "self.replicas >= 0 && self.replicas <= 1000",
-        "replicas out of range",
-    ),
-    ("self.name.size() <= 63", "name too long"),
-    (
-        "self.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",
-        "name is not a DNS label",
-    ),
-    ("self.tags.all(t, t.size() < 32)", "tag too long"),
-    (
-        "!has(self.mode) || self.mode in ['Fast', 'Safe']",
-        "unknown mode",
-    ),
-    (
-        "self.ports.all(p, p.port > 0 && p.port < 65536)",
-        "port out of range",
-    ),
-    (
-        "self.ports.all(p, self.ports.exists_one(q, q.name == p.name))",
-        "port names repeat",
-    ),
-    (
-        "!has(self.minReplicas) || self.minReplicas <= self.replicas",
-        "minReplicas above replicas",
-    ),
-    ("!self.tags.exists(t, t == 'forbidden')", "forbidden tag"),
-    (
-        "isURL(self.endpoint) && url(self.endpoint).getScheme() == 'https'",
-        "endpoint must be https",
-    ),
-];
-
-/// The CRD, with the rules or without.
-fn crd(rules: bool) -> Value {
-    let validations: Vec<Value> = if rules {
-        RULES
-            .iter()
-            .map(|(rule, message)| json!({"rule": rule, "message": message}))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.bench.kapi.dev"},
-        "spec": {
-            "group": "bench.kapi.dev",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-            "versions": [{
-                "name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {
-                        "type": "object",
-                        "required": ["replicas", "name", "tags", "ports", "endpoint"],
-                        "x-kubernetes-validations": validations,
-                        "properties": {
-                            "replicas": {"type": "integer"},
-                            "minReplicas": {"type": "integer"},
-                            "name": {"type": "string", "maxLength": 253},
-                            "mode": {"type": "string", "maxLength": 16},
-                            "endpoint": {"type": "string", "maxLength": 2048},
-                            "tags": {"type": "array", "maxItems": 16,
-                                "items": {"type": "string", "maxLength": 64}},
-                            "ports": {"type": "array", "maxItems": 16, "items": {
-                                "type": "object",
-                                "properties": {
-                                    "name": {"type": "string", "maxLength": 63},
-                                    "port": {"type": "integer"}
-                                }
-                            }}
-                        }
-                    }
-                }}}
-            }]
-        }
-    })
-}
-
-/// The body of a create of the Widget `name`, valid under every rule.
-fn body(name: &str) -> Bytes {
-    Bytes::from(
-        json!({
-            "apiVersion": "bench.kapi.dev/v1",
-            "kind": "Widget",
-            "metadata": {"name": name, "labels": {"app": "bench"}},
-            "spec": {
-                "replicas": 3, "minReplicas": 1, "name": "web-frontend", "mode": "Safe",
-                "endpoint": "https://example.com/api",
-                "tags": ["blue", "green", "canary", "eu-west"],
-                "ports": [{"name": "http", "port": 80}, {"name": "https", "port": 443},
-                          {"name": "metrics", "port": 9090}]
-            }
-        })
-        .to_string(),
-    )
 }
 
 /// Creates per second and CPU per create over one round on a fresh server.
