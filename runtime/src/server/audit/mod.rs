@@ -96,7 +96,14 @@ pub struct Audit {
     webhook: Option<webhook::Webhook>,
     /// Whether some rule records bodies: only then are request bodies copied as they are read.
     records_bodies: bool,
+    /// Room for the events of requests that are gone, stored on tasks of their own.
+    detached: Arc<tokio::sync::Semaphore>,
 }
+
+/// The most events of requests that are gone may be being stored at once by blocking backends.
+/// Each store is bounded in time (the webhook's tries, the log's write); this bounds how many a
+/// client that opens and drops connections fast can leave behind.
+const MAX_DETACHED: usize = 256;
 
 /// Why an audit policy or log could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -213,6 +220,7 @@ impl Audit {
             sink: None,
             webhook: None,
             records_bodies,
+            detached: Arc::new(tokio::sync::Semaphore::new(MAX_DETACHED)),
         })
     }
 
@@ -240,11 +248,31 @@ impl Audit {
 
     /// Hands `event` to every backend without waiting: for a request that is gone.
     fn detach(self: &Arc<Self>, event: Event) {
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) if self.blocks() => {
-                runtime.spawn(Arc::clone(self).process(event));
+        if self.blocks() {
+            self.spawn_detached(Arc::clone(self).process(event).boxed());
+        } else {
+            self.offer(event);
+        }
+    }
+
+    /// Finishes `storing`, a blocking store of an event of a request that is gone, on a task
+    /// of its own; past [`MAX_DETACHED`] such tasks the event is dropped, with the error
+    /// upstream's backends log for events they have no room for.
+    fn spawn_detached(&self, storing: BoxFuture<'static, bool>) {
+        let runtime = tokio::runtime::Handle::try_current();
+        match (runtime, Arc::clone(&self.detached).try_acquire_owned()) {
+            (Ok(runtime), Ok(permit)) => {
+                runtime.spawn(async move {
+                    storing.await;
+                    drop(permit);
+                });
             }
-            _ => self.offer(event),
+            (Err(_), _) => tracing::error!(
+                "Error in audit plugin affecting 1 audit events: no runtime to store it"
+            ),
+            (_, Err(_)) => tracing::error!(
+                "Error in audit plugin affecting 1 audit events: {MAX_DETACHED} events of requests that are gone are being stored already"
+            ),
         }
     }
 
@@ -675,8 +703,8 @@ struct Recorder {
     copy: Arc<Mutex<Captured>>,
     limit: usize,
     record: Option<Record>,
-    /// The ResponseComplete event being stored by a blocking backend.
-    completing: Option<BoxFuture<'static, bool>>,
+    /// The ResponseComplete event being stored by a blocking backend, and its audit.
+    completing: Option<(Arc<Audit>, BoxFuture<'static, bool>)>,
     /// The last frame, held while `completing`.
     held: Option<Frame<Bytes>>,
 }
@@ -698,10 +726,8 @@ impl Drop for Recorder {
     /// The client has gone before the body was done: the request is complete all the same,
     /// and an event being stored is stored still.
     fn drop(&mut self) {
-        if let Some(completing) = self.completing.take()
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
-            runtime.spawn(completing);
+        if let Some((audit, storing)) = self.completing.take() {
+            audit.spawn_detached(storing);
         }
         if let Some(record) = self.record.take()
             && let Some(event) = record.event(Stage::ResponseComplete)
@@ -719,8 +745,8 @@ impl HttpBody for Recorder {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        if let Some(completing) = self.completing.as_mut() {
-            if completing.as_mut().poll(cx).is_pending() {
+        if let Some((_, storing)) = self.completing.as_mut() {
+            if storing.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;
             }
             self.completing = None;
@@ -749,12 +775,12 @@ impl HttpBody for Recorder {
         {
             // Done: the event is stored now, not whenever the connection lets go of the body.
             if record.audit.blocks() {
-                let mut completing = Arc::clone(&record.audit).process(event).boxed();
-                if completing.as_mut().poll(cx).is_pending() {
+                let mut storing = Arc::clone(&record.audit).process(event).boxed();
+                if storing.as_mut().poll(cx).is_pending() {
                     if let Poll::Ready(Some(Ok(frame))) = polled {
                         self.held = Some(frame);
                     }
-                    self.completing = Some(completing);
+                    self.completing = Some((Arc::clone(&record.audit), storing));
                     return Poll::Pending;
                 }
             } else {
@@ -774,5 +800,53 @@ impl HttpBody for Recorder {
 
     fn size_hint(&self) -> SizeHint {
         self.body.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stores of events of requests that are gone hold a place each until they finish; past
+    /// [`MAX_DETACHED`] the event is dropped rather than another task spawned.
+    #[tokio::test]
+    async fn stores_for_gone_requests_are_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = dir.path().join("policy.yaml");
+        std::fs::write(
+            &policy,
+            "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n",
+        )
+        .unwrap();
+        let audit = Audit::of_policy(&policy).unwrap();
+        let (release, released) = tokio::sync::watch::channel(false);
+        let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let pending = || {
+            let mut released = released.clone();
+            let started = Arc::clone(&started);
+            async move {
+                started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                released.wait_for(|r| *r).await.is_ok()
+            }
+            .boxed()
+        };
+        for _ in 0..MAX_DETACHED + 10 {
+            audit.spawn_detached(pending());
+        }
+        assert_eq!(audit.detached.available_permits(), 0);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert_eq!(
+            started.load(std::sync::atomic::Ordering::SeqCst),
+            MAX_DETACHED
+        );
+        release.send(true).unwrap();
+        // Each store gives its place back once it is done.
+        for _ in 0..100 {
+            if audit.detached.available_permits() == MAX_DETACHED {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("{} places free", audit.detached.available_permits());
     }
 }
