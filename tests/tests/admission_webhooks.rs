@@ -915,4 +915,45 @@ fn admission_webhooks_annotate_the_audit_events() {
             .all(|k| !k.starts_with("failed-open.")),
         "{two:#}"
     );
+    // A match condition that fails refuses the request before the webhook's invocation is
+    // annotated: upstream's mutating dispatcher returns ShouldCallHook's error before it makes
+    // the webhook's annotator (`mutating/dispatcher.go`, `Dispatch`).
+    let broken = k.file(
+        "broken.json",
+        &json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": "broken-match"},
+            "webhooks": [{
+                "name": "broken.kapi.test",
+                "clientConfig": {"url": format!("https://127.0.0.1:{closed}/")},
+                "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                           "resources": ["configmaps"]}],
+                "matchConditions": [{"name": "breaks", "expression":
+                    "!('broken' in object.metadata.labels) || object.metadata.labels['nosuch'] == 'x'"}],
+                "failurePolicy": "Fail",
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+            }],
+        })
+        .to_string(),
+    );
+    k.expect_ok(&["create", "-f", broken.to_str().unwrap()]);
+    let (ok, text) = create(
+        &k,
+        "hooked",
+        "checked-broken",
+        json!({"broken": "yes"}),
+        &[],
+    );
+    assert!(!ok, "{text}");
+    let refused = annotations("checked-broken");
+    assert!(
+        refused
+            .as_object()
+            .into_iter()
+            .flatten()
+            .all(|(key, _)| !key.starts_with("mutation.webhook.admission.k8s.io/")),
+        "{refused:#}"
+    );
 }

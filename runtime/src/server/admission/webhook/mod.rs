@@ -192,40 +192,51 @@ async fn mutate_once(
     object: &mut Value,
     annotations: &Annotations<'_>,
 ) -> Result<Option<bool>, ApiError> {
-    let outcome = patch_once(call, hook, request, object, annotations).await;
-    match &outcome {
-        Ok(None) => {}
-        Ok(Some(changed)) => annotations.mutated(*changed),
-        Err(_) => annotations.mutated(false),
-    }
-    outcome
-}
-
-/// [`mutate_once`]'s call and patch: `Some` once the webhook was called, with whether it
-/// changed the object; `Err` also for refusals after the call.
-async fn patch_once(
-    call: &Call,
-    hook: &Webhook,
-    request: &Request<'_>,
-    object: &mut Value,
-    annotations: &Annotations<'_>,
-) -> Result<Option<bool>, ApiError> {
     let operation = request.operation;
     let deleting = operation == Operation::Delete;
     let request = Request {
         object: (!deleting).then_some(&*object),
         ..*request
     };
-    let (verdict, converted) = match call_matching(call, hook, &request, true).await? {
-        Called::Skipped => return Ok(None),
+    // A matching error (upstream's ShouldCallHook) answers the request before the invocation
+    // is annotated; from here on, whatever happens, it is.
+    let Some(invocation) = invocation(call, hook, &request).await? else {
+        return Ok(None);
+    };
+    let called = invoke(call, invocation, &request, true).await;
+    let outcome = patch_once(call, hook, operation, called, object, annotations).await;
+    annotations.mutated(matches!(outcome, Ok(true)));
+    outcome.map(Some)
+}
+
+/// Whether a webhook's JSON patch has no operation (none sent, or `[]`), which upstream takes as
+/// no patch: nothing to annotate, and no attempt to modify a deleted object.
+fn no_operations(patch: &[u8]) -> bool {
+    patch.is_empty()
+        || serde_json::from_slice::<Vec<serde::de::IgnoredAny>>(patch)
+            .is_ok_and(|ops| ops.is_empty())
+}
+
+/// [`mutate_once`]'s patch, once the webhook was `called`: whether it changed the object;
+/// `Err` for refusals.
+async fn patch_once(
+    call: &Call,
+    hook: &Webhook,
+    operation: Operation,
+    called: Called,
+    object: &mut Value,
+    annotations: &Annotations<'_>,
+) -> Result<bool, ApiError> {
+    let deleting = operation == Operation::Delete;
+    let (verdict, converted) = match called {
         Called::FailedOpen => {
             annotations.failed_open();
-            return Ok(Some(false));
+            return Ok(false);
         }
         Called::Refused(error) => return Err(error),
         Called::Answered(verdict, converted) => (verdict, converted),
     };
-    if deleting && !verdict.patch.is_empty() {
+    if deleting && !no_operations(&verdict.patch) {
         return Err(ApiError::internal(format!(
             "admission webhook {:?} attempted to modify the object, which is not supported for this operation",
             hook.name
@@ -240,7 +251,7 @@ async fn patch_once(
     };
     match patched {
         Ok(changed) => {
-            if !verdict.patch.is_empty() {
+            if !no_operations(&verdict.patch) {
                 annotations.patched(&verdict.patch);
             }
             if changed {
@@ -253,7 +264,7 @@ async fn patch_once(
                     super::redecode(call, object)?;
                 }
             }
-            Ok(Some(changed))
+            Ok(changed)
         }
         Err(patch::PatchError::Undecodable(e)) => {
             failed(
@@ -261,7 +272,7 @@ async fn patch_once(
                 format!("received undecodable patch in webhook response: {e}"),
             )?;
             annotations.failed_open();
-            Ok(Some(false))
+            Ok(false)
         }
         Err(patch::PatchError::Unappliable(e)) => Err(ApiError::internal(e)),
     }
@@ -320,7 +331,7 @@ pub(crate) async fn validate(call: &Call, request: Request<'_>) -> Result<(), Ap
                     );
                     Ok(())
                 }
-                Called::Skipped | Called::Answered(..) => Ok(()),
+                Called::Answered(..) => Ok(()),
             }
         });
     for outcome in futures_util::future::join_all(calls).await {
@@ -375,8 +386,6 @@ impl Converted {
 
 /// What came of a webhook that may be called.
 enum Called {
-    /// It does not match the request.
-    Skipped,
     /// It was called and failed, and it ignores failures.
     FailedOpen,
     /// It was called and the request is refused: it denied it, or the call failed and the
@@ -385,20 +394,6 @@ enum Called {
     /// It allowed the request: its verdict, with the objects it was sent when it matched
     /// through an equivalent version.
     Answered(Box<review::Verdict>, Option<Converted>),
-}
-
-/// Calls `hook` if it matches the request; `Err` is an error that answers the request before
-/// the webhook is called. The answer's audit annotations are published as `<webhook>/<key>`.
-async fn call_matching(
-    call: &Call,
-    hook: &Webhook,
-    request: &Request<'_>,
-    mutating: bool,
-) -> Result<Called, ApiError> {
-    Ok(match invocation(call, hook, request).await? {
-        Some(invocation) => invoke(call, invocation, request, mutating).await,
-        None => Called::Skipped,
-    })
 }
 
 /// A webhook to be called about the request (upstream's `WebhookInvocation`): the review it is
