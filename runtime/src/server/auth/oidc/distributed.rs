@@ -192,9 +192,7 @@ impl Authenticator {
         }
         let mut sorted = wanted.clone();
         sorted.sort();
-        Err(unverified(format!(
-            "oidc: expected audience in {sorted:?} got {audiences:?}"
-        )))
+        Err(unverified(super::audience_error(&sorted, &audiences)))
     }
 
     /// The cached keys of another issuer, fetched by its discovery when there are none.

@@ -372,7 +372,8 @@ impl Authenticator {
         let mut sorted = wanted.clone();
         sorted.sort();
         Err(format!(
-            "oidc: verify token: oidc: expected audience in {sorted:?} got {audiences:?}"
+            "oidc: verify token: {}",
+            audience_error(&sorted, &audiences)
         ))
     }
 
@@ -523,6 +524,20 @@ fn passes(result: &Cel, program: &cel::Program, message: &str) -> Result<(), Str
     }
 }
 
+/// Upstream's error for a token of none of the audiences wanted, whose lists Go prints with
+/// `%q`: `["a" "b"]`.
+fn audience_error(wanted: &[String], got: &[String]) -> String {
+    let quoted = |list: &[String]| {
+        let items: Vec<String> = list.iter().map(|a| format!("{a:?}")).collect();
+        format!("[{}]", items.join(" "))
+    };
+    format!(
+        "oidc: expected audience in {} got {}",
+        quoted(wanted),
+        quoted(got)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -538,6 +553,20 @@ mod tests {
         // Five minutes of leeway before `nbf`.
         assert!(check_times(&claims(serde_json::json!({"exp": 1000, "nbf": 350})), 50).is_ok());
         assert!(check_times(&claims(serde_json::json!({"exp": 1000, "nbf": 351})), 50).is_err());
+    }
+
+    /// Go's `%q` of a `[]string`, as upstream's `oidc.go` formats the audiences.
+    #[test]
+    fn audience_lists_print_as_go_quotes_them() {
+        let strings = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            audience_error(&strings(&["a", "b \"c\""]), &strings(&["x"])),
+            r#"oidc: expected audience in ["a" "b \"c\""] got ["x"]"#
+        );
+        assert_eq!(
+            audience_error(&strings(&["a"]), &[]),
+            r#"oidc: expected audience in ["a"] got []"#
+        );
     }
 
     #[test]
