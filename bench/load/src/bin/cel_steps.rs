@@ -8,11 +8,12 @@
     reason = "a benchmark: a failed unwrap is a failed run"
 )]
 
+#[path = "../timing.rs"]
+mod timing;
 #[path = "../widget.rs"]
 mod widget;
 
 use std::hint::black_box;
-use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
@@ -21,6 +22,7 @@ use kapi::cel::{Activation, PER_CALL_LIMIT, compile_on, value};
 use kapi::schema::JSONSchemaProps;
 use serde_json::Value;
 
+use crate::timing::time;
 use crate::widget::{RULES, body, crd};
 
 // The allocator the `kapi` server ships with (runtime/server/src/main.rs).
@@ -34,15 +36,6 @@ struct Args {
     /// Runs of each step.
     #[arg(long, default_value_t = 20_000)]
     iterations: u32,
-}
-
-/// Mean microseconds of `f` over `n` runs.
-fn time(n: u32, mut f: impl FnMut()) -> f64 {
-    let started = Instant::now();
-    for _ in 0..n {
-        f();
-    }
-    started.elapsed().as_secs_f64() * 1e6 / f64::from(n)
 }
 
 fn main() -> Result<()> {

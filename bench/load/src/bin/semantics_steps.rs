@@ -11,9 +11,10 @@
 
 #[path = "../deployment.rs"]
 mod deployment;
+#[path = "../timing.rs"]
+mod timing;
 
 use std::hint::black_box;
-use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
@@ -22,6 +23,7 @@ use kapi_k8s::v1_36::apps::v1::Deployment;
 use serde_json::Value;
 
 use crate::deployment::deployment;
+use crate::timing::time;
 
 // The allocator the `kapi` server ships with (runtime/server/src/main.rs).
 #[global_allocator]
@@ -40,15 +42,6 @@ struct Args {
 /// handler's metadata.
 fn body() -> Value {
     deployment("web-1-2", Some("default"))
-}
-
-/// Mean microseconds of `f` over `n` runs.
-fn time(n: u32, mut f: impl FnMut()) -> f64 {
-    let started = Instant::now();
-    for _ in 0..n {
-        f();
-    }
-    started.elapsed().as_secs_f64() * 1e6 / f64::from(n)
 }
 
 fn main() -> Result<()> {
