@@ -228,8 +228,19 @@ fn short_names(k: &Kubectl<'_>) -> Result<(), String> {
 
 fn explain(k: &Kubectl<'_>) -> Result<(), String> {
     // Generated crates hand their OpenAPI definitions to the registry, so explain reaches
-    // every field of a built-in or example kind, through references (Deployment → PodSpec).
-    let cases: [(&str, &[&str]); 6] = [
+    // every field of a built-in or example kind, through references (Deployment → PodSpec),
+    // with the release's descriptions: a field's own above its type's, as upstream's v3
+    // document has it (the 1.36 swagger's `DeploymentSpec.strategy` and `DeploymentStrategy`).
+    let cases: [(&str, &[&str]); 8] = [
+        ("deployments", &["Deployment enables declarative updates"]),
+        (
+            "deployments.spec.strategy",
+            &[
+                "The deployment strategy to use",
+                "DeploymentStrategy describes how",
+                "Rolling update config params.",
+            ],
+        ),
         (
             "configmaps",
             &[

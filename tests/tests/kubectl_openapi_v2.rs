@@ -137,6 +137,11 @@ fn apply_diff_explain(k: &Kubectl<'_>, validates_on_client: bool) {
         "{name}: {stdout}"
     );
     assert!(stdout.contains("replicas <integer>"), "{name}: {stdout}");
+    // The 1.20 swagger's description of the field.
+    assert!(
+        stdout.contains("Number of desired pods."),
+        "{name}: {stdout}"
+    );
     assert_read_v2(&format!("{name} explain"), &stderr);
     // A field the model lacks is refused by kubectl's reading of the models.
     let stderr = k.expect_failure(&[

@@ -6,8 +6,10 @@
 //! definition of the spec once, as one JSON object in a string constant, and its `register`
 //! function hands it to the registry. The JSON is rendered from the model, not copied from the
 //! input: OpenAPI 3 spelling, references as `#/components/schemas/<name>`, kinds tagged with
-//! `x-kubernetes-group-version-kind`, one definition per line in name order, and no description
-//! text, so the output is byte-stable and carries nothing but the schema's structure.
+//! `x-kubernetes-group-version-kind`, one definition per line in name order, with the spec's
+//! descriptions (which `kubectl explain` prints) beside the structure, a reference's beside its
+//! `$ref` as Swagger 2.0 writes it; `default` is left out, so the output does not depend on the
+//! front end.
 
 use std::collections::BTreeMap;
 
@@ -69,9 +71,12 @@ fn json_object<'a>(definitions: impl IntoIterator<Item = (&'a String, &'a String
     format!("{{\n{}\n}}", lines.join(",\n"))
 }
 
-/// One schema node in OpenAPI 3 form, without descriptions.
+/// One schema node in OpenAPI 3 form, with its description.
 fn render(schema: &Schema) -> Value {
     let mut out = Map::new();
+    if let Some(description) = schema.description.as_deref().filter(|d| !d.is_empty()) {
+        out.insert("description".into(), description.into());
+    }
     match &schema.ty {
         SchemaType::Any => {}
         SchemaType::Object(object) => {
@@ -230,14 +235,14 @@ mod tests {
             name: name.into(),
             schema: Schema {
                 ty,
-                description: Some("left out".into()),
+                description: Some(format!("The {name}.")),
                 ..Schema::default()
             },
         }
     }
 
     #[test]
-    fn definitions_are_openapi3_without_descriptions() {
+    fn definitions_are_openapi3_with_descriptions() {
         let mut model = Model::default();
         let mut spec = ObjectType {
             properties: vec![
@@ -263,7 +268,7 @@ mod tests {
             "x.v1.Thing".into(),
             Schema {
                 ty: SchemaType::Object(spec),
-                description: Some("left out".into()),
+                description: Some("A thing.".into()),
                 ..Schema::default()
             },
         );
@@ -286,18 +291,18 @@ mod tests {
             },
         );
         let json = json_object(&rendered_definitions(&model));
-        assert!(!json.contains("left out"), "{json}");
         assert_eq!(json.lines().count(), 4, "one definition per line:\n{json}");
         let parsed: Value = serde_json::from_str(&json).expect("valid JSON");
         assert_eq!(
             parsed["x.v1.Thing"],
             json!({
+                "description": "A thing.",
                 "type": "object",
                 "required": ["replicas"],
                 "properties": {
-                    "replicas": {"type": "integer", "format": "int32"},
-                    "ports": {"type": "array", "items": {"$ref": "#/components/schemas/x.v1.Port"}},
-                    "surge": {"type": "string", "format": "int-or-string"}
+                    "replicas": {"description": "The replicas.", "type": "integer", "format": "int32"},
+                    "ports": {"description": "The ports.", "type": "array", "items": {"$ref": "#/components/schemas/x.v1.Port"}},
+                    "surge": {"description": "The surge.", "type": "string", "format": "int-or-string"}
                 },
                 "x-kubernetes-group-version-kind": [{"group": "x.dev", "kind": "Thing", "version": "v1"}]
             })

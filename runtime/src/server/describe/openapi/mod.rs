@@ -59,7 +59,7 @@ use crate::server::state::{ServerState, State};
 use crate::{KubeVersion, Registry, ResourceInfo};
 
 use paths::kind_paths;
-use schemas::{Dialect, add_kind_schemas, meta_schemas, to_v2_schema};
+use schemas::{Dialect, add_kind_schemas, meta_schemas, to_v2_schema, to_v3_schema};
 
 /// The schemas (by name) and paths of the given kinds.
 fn build(
@@ -74,9 +74,11 @@ fn build(
         kind_paths(&kind.info, &names, dialect, &mut paths);
     }
     let mut schemas: Map<String, Value> = schemas.into_iter().collect();
-    if dialect == Dialect::V2 {
-        schemas.values_mut().for_each(to_v2_schema);
-    }
+    let publish = match dialect {
+        Dialect::V2 => to_v2_schema,
+        Dialect::V3 => to_v3_schema,
+    };
+    schemas.values_mut().for_each(publish);
     let mut sorted: Vec<(String, Value)> = paths.into_iter().collect();
     sorted.sort_by(|a, b| a.0.cmp(&b.0));
     (schemas, sorted.into_iter().collect())

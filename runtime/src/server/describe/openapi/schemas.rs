@@ -297,6 +297,31 @@ pub(super) fn to_v2_schema(schema: &mut Value) {
     }
 }
 
+/// Rewrites a schema for an OpenAPI 3 document as upstream publishes one: a reference with
+/// keywords beside it (a field's description, its patch strategy) becomes an `allOf` of the bare
+/// reference with the keywords kept beside it, since OpenAPI 3.0 ignores a `$ref`'s siblings;
+/// `kubectl explain` then shows the field's description rather than its type's.
+pub(super) fn to_v3_schema(schema: &mut Value) {
+    let Value::Object(object) = schema else {
+        return;
+    };
+    if object.len() > 1
+        && let Some(reference) = object.remove("$ref")
+    {
+        object.insert("allOf".to_owned(), json!([{"$ref": reference}]));
+    }
+    for (key, value) in object.iter_mut() {
+        match (key.as_str(), value) {
+            ("properties" | "patternProperties", Value::Object(named)) => {
+                named.values_mut().for_each(to_v3_schema);
+            }
+            ("items" | "allOf", Value::Array(schemas)) => schemas.iter_mut().for_each(to_v3_schema),
+            ("items" | "additionalProperties", value) => to_v3_schema(value),
+            _ => {}
+        }
+    }
+}
+
 /// Where a kind's schemas come from and what they are called.
 pub(super) struct SchemaNames {
     pub(super) kind: String,
@@ -419,6 +444,32 @@ mod tests {
                 expected
             );
         }
+    }
+
+    /// Upstream's v3 document wraps a described reference (`DeploymentSpec.strategy`:
+    /// `{"allOf": [{"$ref": ...}], "description": ..., "x-kubernetes-patch-strategy": ...}`).
+    #[test]
+    fn v3_rewrite() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": {
+                "strategy": {"$ref": "#/components/schemas/S", "description": "How.", "x-kubernetes-patch-strategy": "retainKeys"},
+                "bare": {"$ref": "#/components/schemas/B"},
+                "list": {"type": "array", "items": {"$ref": "#/components/schemas/I", "description": "One."}}
+            }
+        });
+        to_v3_schema(&mut schema);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "strategy": {"allOf": [{"$ref": "#/components/schemas/S"}], "description": "How.", "x-kubernetes-patch-strategy": "retainKeys"},
+                    "bare": {"$ref": "#/components/schemas/B"},
+                    "list": {"type": "array", "items": {"allOf": [{"$ref": "#/components/schemas/I"}], "description": "One."}}
+                }
+            })
+        );
     }
 
     #[test]
