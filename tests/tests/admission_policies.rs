@@ -2,7 +2,9 @@
 //! (`staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating/`): policies that
 //! deny, warn and audit, parameters from a ConfigMap, a binding limited by a namespace
 //! selector, `resourceNames` on deletes, dry runs, a policy whose CEL does not compile refused
-//! at creation, type errors against the matched kinds' schemas in a policy's status, the 1.28 feature gate, all with kubectl against `kapi serve`; and a denial's
+//! at creation, type errors against the matched kinds' schemas in a policy's status, the 1.28
+//! feature gate, writes through `/scale`, `/token` and `/binding` judged as their own kinds,
+//! all with kubectl against `kapi serve`; and a denial's
 //! Status read by the official Python client.
 
 #![allow(
@@ -708,7 +710,8 @@ print("ok")
 /// limit, while a write of the deployment itself is not its to judge. A `kubectl create token`
 /// is a create of `serviceaccounts/token` whose object is the TokenRequest
 /// (`pkg/registry/core/serviceaccount/storage/token.go`, `TokenREST.Create`, which runs the
-/// validating admission once the request is completed).
+/// validating admission once the request is completed); a pod's `binding` a create of its
+/// Binding.
 #[test]
 fn kubectl_policies_judge_scales_and_token_requests() {
     let server = KapiServer::start(&ServerOptions::default()).unwrap();
@@ -814,4 +817,48 @@ fn kubectl_policies_judge_scales_and_token_requests() {
     );
     let token = k.expect_ok(&["create", "token", "default"]);
     assert_eq!(token.trim().split('.').count(), 3, "{token}");
+
+    // A pod's binding is reviewed as the Binding it takes (`BindingREST.New`,
+    // `pkg/registry/core/pod/storage/storage.go`).
+    apply(
+        &k,
+        "bindings.yaml",
+        &policy(
+            "bindings.kapi.test",
+            "",
+            "pods/binding",
+            "CREATE",
+            "  validations:\n  - expression: \"request.kind.kind == 'Binding' && request.kind.version == 'v1' && object.target.name != 'off-limits'\"\n    messageExpression: \"'no ' + request.kind.kind + ' to ' + object.target.name\"\n",
+        ),
+    );
+    apply(
+        &k,
+        "bindings-binding.yaml",
+        &binding(
+            "bindings-binding",
+            "bindings.kapi.test",
+            "  validationActions: [Deny]\n",
+        ),
+    );
+    k.expect_ok(&["run", "pinned", "--image=nginx", "--restart=Never"]);
+    let bind = |node: &str| {
+        let body = format!(
+            r#"{{"apiVersion":"v1","kind":"Binding","metadata":{{"name":"pinned"}},"target":{{"apiVersion":"v1","kind":"Node","name":"{node}"}}}}"#
+        );
+        let file = k.file(&format!("binding-{node}.json"), &body);
+        run(
+            &k,
+            &[
+                "create",
+                "--raw",
+                "/api/v1/namespaces/default/pods/pinned/binding",
+                "-f",
+                file.to_str().unwrap(),
+            ],
+        )
+    };
+    let (ok, text) = bind("off-limits");
+    assert!(!ok && text.contains("no Binding to off-limits"), "{text}");
+    let (ok, text) = bind("node-1");
+    assert!(ok, "{text}");
 }
