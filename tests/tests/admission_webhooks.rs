@@ -2,7 +2,8 @@
 //! (`staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/`): an HTTPS webhook server
 //! started in this process (`HttpsServer`: its own CA, bound to 127.0.0.1), registered with kubectl through
 //! a MutatingWebhookConfiguration and a ValidatingWebhookConfiguration, and writes made with
-//! kubectl (and curl, for the answers' codes) against `kapi serve`.
+//! kubectl (and curl, for the answers' codes) against `kapi serve`; writes through `/scale` and
+//! `/token` reviewed as their Scale and TokenRequest.
 
 #![allow(
     clippy::unwrap_used,

@@ -2,7 +2,8 @@
 //! client against a fake kubelet the test starts (HTTPS on 127.0.0.1) and a plain HTTP backend:
 //! a pod's `log` (`kubectl logs`, `--tail`, `-c`, `-f` with lines arriving over time), `exec`
 //! (`kubectl exec`, over kubectl's WebSocket `v5.channel.k8s.io`, and a raw SPDY upgrade
-//! round trip), a Service's `proxy` to an endpoint, and upstream's refusals. Upstream's
+//! round trip), a Service's `proxy` to an endpoint, the admission of `exec` and the proxies as
+//! a CONNECT of their options, and upstream's refusals. Upstream's
 //! behaviour comes from `pkg/registry/core/pod/rest/log.go`, `subresources.go` and
 //! `pkg/registry/core/pod/strategy.go` (`LogLocation`, `streamLocation`,
 //! `validateContainer`, `ResourceLocation`), `pkg/registry/core/service/storage/storage.go`
