@@ -2,7 +2,9 @@
 //! (`staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating/`): policies that
 //! deny, warn and audit, parameters from a ConfigMap, a binding limited by a namespace
 //! selector, `resourceNames` on deletes, dry runs, a policy whose CEL does not compile refused
-//! at creation, type errors against the matched kinds' schemas in a policy's status, the 1.28 feature gate, all with kubectl against `kapi serve`; and a denial's
+//! at creation, type errors against the matched kinds' schemas in a policy's status, the 1.28
+//! feature gate, writes through `/scale`, `/token` and `/binding` judged as their own kinds,
+//! all with kubectl against `kapi serve`; and a denial's
 //! Status read by the official Python client.
 
 #![allow(
@@ -698,4 +700,165 @@ except client.ApiException as e:
 print("ok")
 "#;
     expect_python_ok(&server, script, "1.36");
+}
+
+/// Writes through subresources are judged as upstream admits them. A `kubectl scale` is an
+/// update of `deployments/scale` whose object is the new `autoscaling/v1` Scale and old object
+/// the current one (`pkg/registry/apps/deployment/storage/storage.go`, `ScaleREST.Update` and
+/// `scaleUpdatedObjectInfo`; `endpoints/handlers/update.go`), so a policy on
+/// `deployments/scale` reads `object.spec.replicas` of the Scale and denies a scale over its
+/// limit, while a write of the deployment itself is not its to judge. A `kubectl create token`
+/// is a create of `serviceaccounts/token` whose object is the TokenRequest
+/// (`pkg/registry/core/serviceaccount/storage/token.go`, `TokenREST.Create`, which runs the
+/// validating admission once the request is completed); a pod's `binding` a create of its
+/// Binding.
+#[test]
+fn kubectl_policies_judge_scales_and_token_requests() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    apply(
+        &k,
+        "scale-limit.yaml",
+        &policy(
+            "scale-limit.kapi.test",
+            "apps",
+            "deployments/scale",
+            "UPDATE",
+            "  validations:\n  - expression: \"request.kind.group == 'autoscaling' && request.kind.kind == 'Scale' && request.subResource == 'scale' && object.kind == 'Scale' && oldObject.kind == 'Scale'\"\n    message: not seen as a Scale\n  - expression: object.spec.replicas <= 20\n    messageExpression: \"'at most 20 replicas, not ' + string(object.spec.replicas) + ' (from ' + string(oldObject.spec.replicas) + ')'\"\n",
+        ),
+    );
+    apply(
+        &k,
+        "scale-limit-binding.yaml",
+        &binding(
+            "scale-limit-binding",
+            "scale-limit.kapi.test",
+            "  validationActions: [Deny]\n",
+        ),
+    );
+    k.expect_ok(&["create", "deployment", "web", "--image=nginx"]);
+    let (ok, text) = run(&k, &["scale", "deployment", "web", "--replicas=50"]);
+    assert!(!ok, "{text}");
+    assert!(
+        // kubectl words the 422 from its details, as the other denials above.
+        text.contains("The deployments \"web\" is invalid: : ValidatingAdmissionPolicy 'scale-limit.kapi.test' with binding 'scale-limit-binding' denied request: at most 20 replicas, not 50 (from 1)"),
+        "{text}"
+    );
+    let replicas = |k: &Kubectl<'_>| {
+        k.expect_ok(&[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ])
+    };
+    assert_eq!(replicas(&k), "1");
+    k.expect_ok(&["scale", "deployment", "web", "--replicas=5"]);
+    assert_eq!(replicas(&k), "5");
+    // A PUT of the Scale is judged alike.
+    let scale = k.file(
+        "scale.json",
+        r#"{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":30}}"#,
+    );
+    let (ok, text) = run(
+        &k,
+        &[
+            "replace",
+            "--raw",
+            "/apis/apps/v1/namespaces/default/deployments/web/scale",
+            "-f",
+            scale.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        !ok && text.contains("at most 20 replicas, not 30 (from 5)"),
+        "{text}"
+    );
+    assert_eq!(replicas(&k), "5");
+    // The deployment itself is no `deployments/scale`.
+    k.expect_ok(&[
+        "patch",
+        "deployment",
+        "web",
+        "-p",
+        r#"{"spec":{"replicas":40}}"#,
+    ]);
+    assert_eq!(replicas(&k), "40");
+
+    // A token request for the account `blocked` is denied; others are issued.
+    apply(
+        &k,
+        "tokens.yaml",
+        &policy(
+            "tokens.kapi.test",
+            "",
+            "serviceaccounts/token",
+            "CREATE",
+            "  validations:\n  - expression: \"request.kind.kind != 'TokenRequest' || object.metadata.name != 'blocked'\"\n    messageExpression: \"'no ' + request.kind.kind + ' for ' + object.metadata.name + ' lasting ' + string(object.spec.expirationSeconds)\"\n    reason: Forbidden\n",
+        ),
+    );
+    apply(
+        &k,
+        "tokens-binding.yaml",
+        &binding(
+            "tokens-binding",
+            "tokens.kapi.test",
+            "  validationActions: [Deny]\n",
+        ),
+    );
+    k.expect_ok(&["create", "serviceaccount", "blocked"]);
+    let (ok, text) = run(&k, &["create", "token", "blocked"]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("serviceaccounts \"blocked\" is forbidden: ValidatingAdmissionPolicy 'tokens.kapi.test' with binding 'tokens-binding' denied request: no TokenRequest for blocked lasting 3600"),
+        "{text}"
+    );
+    let token = k.expect_ok(&["create", "token", "default"]);
+    assert_eq!(token.trim().split('.').count(), 3, "{token}");
+
+    // A pod's binding is reviewed as the Binding it takes (`BindingREST.New`,
+    // `pkg/registry/core/pod/storage/storage.go`).
+    apply(
+        &k,
+        "bindings.yaml",
+        &policy(
+            "bindings.kapi.test",
+            "",
+            "pods/binding",
+            "CREATE",
+            "  validations:\n  - expression: \"request.kind.kind == 'Binding' && request.kind.version == 'v1' && object.target.name != 'off-limits'\"\n    messageExpression: \"'no ' + request.kind.kind + ' to ' + object.target.name\"\n",
+        ),
+    );
+    apply(
+        &k,
+        "bindings-binding.yaml",
+        &binding(
+            "bindings-binding",
+            "bindings.kapi.test",
+            "  validationActions: [Deny]\n",
+        ),
+    );
+    k.expect_ok(&["run", "pinned", "--image=nginx", "--restart=Never"]);
+    let bind = |node: &str| {
+        let body = format!(
+            r#"{{"apiVersion":"v1","kind":"Binding","metadata":{{"name":"pinned"}},"target":{{"apiVersion":"v1","kind":"Node","name":"{node}"}}}}"#
+        );
+        let file = k.file(&format!("binding-{node}.json"), &body);
+        run(
+            &k,
+            &[
+                "create",
+                "--raw",
+                "/api/v1/namespaces/default/pods/pinned/binding",
+                "-f",
+                file.to_str().unwrap(),
+            ],
+        )
+    };
+    let (ok, text) = bind("off-limits");
+    assert!(!ok && text.contains("no Binding to off-limits"), "{text}");
+    let (ok, text) = bind("node-1");
+    assert!(ok, "{text}");
 }

@@ -2,7 +2,8 @@
 //! (`staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/`): an HTTPS webhook server
 //! started in this process (`HttpsServer`: its own CA, bound to 127.0.0.1), registered with kubectl through
 //! a MutatingWebhookConfiguration and a ValidatingWebhookConfiguration, and writes made with
-//! kubectl (and curl, for the answers' codes) against `kapi serve`.
+//! kubectl (and curl, for the answers' codes) against `kapi serve`; writes through `/scale` and
+//! `/token` reviewed as their Scale and TokenRequest.
 
 #![allow(
     clippy::unwrap_used,
@@ -129,6 +130,20 @@ async fn answer(path: &str, body: &[u8], seen: &Mutex<Vec<Value>>) -> String {
             response["patchType"] = json!("JSONPatch");
             response["patch"] =
                 json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
+        }
+        "/cap-scale"
+            if req["object"]["kind"] == "Scale"
+                && req["object"]["spec"]["replicas"].as_i64().unwrap_or(0) > 10 =>
+        {
+            let patch = json!([{"op": "replace", "path": "/spec/replicas", "value": 10}]);
+            response["patchType"] = json!("JSONPatch");
+            response["patch"] =
+                json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
+        }
+        "/deny-token" if name == "blocked" => {
+            response["allowed"] = json!(false);
+            response["status"] = json!({"code": 403, "reason": "Forbidden",
+                "message": format!("no tokens for {name}")});
         }
         "/slow" => tokio::time::sleep(SLOW).await,
         _ => {}
@@ -955,5 +970,130 @@ fn admission_webhooks_annotate_the_audit_events() {
             .flatten()
             .all(|(key, _)| !key.starts_with("mutation.webhook.admission.k8s.io/")),
         "{refused:#}"
+    );
+}
+
+/// Writes through subresources reach the webhooks as upstream sends them. A `kubectl scale` is
+/// an UPDATE of `deployments/scale` (`endpoints/handlers/update.go` with
+/// `pkg/registry/apps/deployment/storage/storage.go`, `ScaleREST` and
+/// `scaleUpdatedObjectInfo`): the review names the kind `autoscaling/v1` Scale (the
+/// subresource storage's `GroupVersionKind`), the resource `apps/v1` deployments and the
+/// subresource `scale`, its object the new Scale and its old object the current one, and a
+/// mutating webhook's patch of `spec.replicas` is what the deployment gets. A
+/// `kubectl create token` is a CREATE of `serviceaccounts/token` with a TokenRequest
+/// (`pkg/registry/core/serviceaccount/storage/token.go`), which a validating webhook may deny.
+#[test]
+fn admission_webhooks_see_scales_and_token_requests() {
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let hooks = Webhooks::start();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    let ca = base64::engine::general_purpose::STANDARD.encode(hooks.server.ca_pem());
+    let hook = |name: &str, path: &str, rule: Value| {
+        json!({
+            "name": name,
+            "clientConfig": {"url": format!("{}{path}", hooks.server.url()), "caBundle": ca},
+            "rules": [rule],
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+        })
+    };
+    let configurations = json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": "scale-capper"},
+            "webhooks": [hook("cap.kapi.test", "/cap-scale", json!({"operations": ["UPDATE"],
+                "apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments/scale"]}))]},
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "token-guard"},
+            "webhooks": [hook("tokens.kapi.test", "/deny-token", json!({"operations": ["CREATE"],
+                "apiGroups": [""], "apiVersions": ["v1"], "resources": ["*/token"]}))]},
+    ]});
+    let file = k.file("subresource-hooks.json", &configurations.to_string());
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+
+    k.expect_ok(&["create", "deployment", "web", "--image=nginx"]);
+    let replicas = || {
+        k.expect_ok(&[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ])
+    };
+    k.expect_ok(&["scale", "deployment", "web", "--replicas=50"]);
+    assert_eq!(replicas(), "10");
+    let sent = hooks.requests("/cap-scale", "web");
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let request = &sent[0];
+    assert_eq!(request["operation"], "UPDATE", "{request}");
+    let scale_kind = json!({"group": "autoscaling", "version": "v1", "kind": "Scale"});
+    let deployments = json!({"group": "apps", "version": "v1", "resource": "deployments"});
+    assert_eq!(request["kind"], scale_kind, "{request}");
+    assert_eq!(request["requestKind"], scale_kind, "{request}");
+    assert_eq!(request["resource"], deployments, "{request}");
+    assert_eq!(request["requestResource"], deployments, "{request}");
+    assert_eq!(request["subResource"], "scale", "{request}");
+    assert_eq!(request["requestSubResource"], "scale", "{request}");
+    assert_eq!(request["namespace"], "default", "{request}");
+    assert_eq!(request["options"]["kind"], "UpdateOptions", "{request}");
+    assert_eq!(
+        request["object"]["apiVersion"], "autoscaling/v1",
+        "{request}"
+    );
+    assert_eq!(request["object"]["kind"], "Scale", "{request}");
+    assert_eq!(request["object"]["spec"]["replicas"], 50, "{request}");
+    assert_eq!(request["oldObject"]["kind"], "Scale", "{request}");
+    assert_eq!(request["oldObject"]["spec"]["replicas"], 1, "{request}");
+    // Under the cap the webhook leaves the Scale alone; the deployment's own writes are no
+    // `deployments/scale`.
+    k.expect_ok(&["scale", "deployment", "web", "--replicas=4"]);
+    assert_eq!(replicas(), "4");
+    k.expect_ok(&[
+        "patch",
+        "deployment",
+        "web",
+        "-p",
+        r#"{"spec":{"replicas":30}}"#,
+    ]);
+    assert_eq!(replicas(), "30");
+    assert_eq!(hooks.requests("/cap-scale", "web").len(), 2);
+
+    k.expect_ok(&["create", "serviceaccount", "blocked"]);
+    let refused = k.expect_failure(&["create", "token", "blocked"]);
+    assert!(
+        refused.contains(
+            r#"admission webhook "tokens.kapi.test" denied the request: no tokens for blocked"#
+        ),
+        "{refused}"
+    );
+    let token = k.expect_ok(&["create", "token", "default", "--duration=20m"]);
+    assert_eq!(token.trim().split('.').count(), 3, "{token}");
+    let sent = hooks.requests("/deny-token", "default");
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let request = &sent[0];
+    assert_eq!(request["operation"], "CREATE", "{request}");
+    assert_eq!(
+        request["kind"],
+        json!({"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}),
+        "{request}"
+    );
+    assert_eq!(
+        request["resource"],
+        json!({"group": "", "version": "v1", "resource": "serviceaccounts"}),
+        "{request}"
+    );
+    assert_eq!(request["subResource"], "token", "{request}");
+    assert_eq!(request["options"]["kind"], "CreateOptions", "{request}");
+    assert_eq!(request["object"]["kind"], "TokenRequest", "{request}");
+    assert_eq!(
+        request["object"]["spec"]["expirationSeconds"], 1200,
+        "{request}"
+    );
+    assert!(
+        request["object"]["spec"]["audiences"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty()),
+        "{request}"
     );
 }

@@ -2,7 +2,8 @@
 //! client against a fake kubelet the test starts (HTTPS on 127.0.0.1) and a plain HTTP backend:
 //! a pod's `log` (`kubectl logs`, `--tail`, `-c`, `-f` with lines arriving over time), `exec`
 //! (`kubectl exec`, over kubectl's WebSocket `v5.channel.k8s.io`, and a raw SPDY upgrade
-//! round trip), a Service's `proxy` to an endpoint, and upstream's refusals. Upstream's
+//! round trip), a Service's `proxy` to an endpoint, the admission of `exec` and the proxies as
+//! a CONNECT of their options, and upstream's refusals. Upstream's
 //! behaviour comes from `pkg/registry/core/pod/rest/log.go`, `subresources.go` and
 //! `pkg/registry/core/pod/strategy.go` (`LogLocation`, `streamLocation`,
 //! `validateContainer`, `ResourceLocation`), `pkg/registry/core/service/storage/storage.go`
@@ -959,4 +960,163 @@ fn exec_is_admitted_as_a_connect_of_its_options() {
         seen_since(&seen, before).is_empty(),
         "the kubelet was asked"
     );
+}
+
+/// The proxies are admitted as a CONNECT of their options before they connect, as upstream's
+/// `ConnectResource` (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go`) admits
+/// the `ProxyREST` of a pod, a Service and a Node (`pkg/registry/core/pod/rest/subresources.go`,
+/// `NewConnectOptions`: `PodProxyOptions` with the path after `proxy`, `getRequestOptions`):
+/// a validating webhook on `pods/proxy` and `nodes/proxy` denies a path, before the location
+/// is even looked up; a mutating webhook on `services/proxy` rewrites the path, and the
+/// backend is asked the admitted one.
+#[test]
+fn proxies_are_admitted_as_a_connect_of_their_options() {
+    let backend = echo_backend();
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    create_pod(&k, "web", &["app"], &[], Some("node-1"));
+    k.expect_ok(&[
+        "patch",
+        "pod",
+        "web",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"podIP":"127.0.0.1","podIPs":[{"ip":"127.0.0.1"}]}}"#,
+    ]);
+    let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+        "spec": {"ports": [{"port": 80, "targetPort": 8080}]}});
+    let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web"},
+        "subsets": [{"addresses": [{"ip": "127.0.0.1",
+            "targetRef": {"kind": "Pod", "name": "web", "namespace": "default"}}],
+            "ports": [{"port": backend.addr().port()}]}]});
+    for (name, object) in [("svc", &service), ("eps", &endpoints)] {
+        let file = k.file(&format!("{name}.json"), &object.to_string());
+        k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+    }
+    register_node(&k, backend.addr());
+
+    let reviews: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
+    let kept = Arc::clone(&reviews);
+    let router = Router::new().route(
+        "/{hook}",
+        axum::routing::post(move |Path(hook): Path<String>, body: axum::body::Bytes| {
+            let kept = Arc::clone(&kept);
+            async move {
+                let review: Value = serde_json::from_slice(&body).unwrap_or_default();
+                kept.lock().unwrap().push((hook.clone(), review.clone()));
+                let request = &review["request"];
+                let path = request["object"]["path"].as_str().unwrap_or_default();
+                let mut response = json!({"uid": request["uid"], "allowed": true});
+                if hook == "mutate" && path == "/old" {
+                    let patch = json!([{"op": "replace", "path": "/path", "value": "/new"}]);
+                    response["patchType"] = json!("JSONPatch");
+                    response["patch"] =
+                        json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
+                }
+                if hook == "validate" && path.starts_with("/secret") {
+                    response["allowed"] = json!(false);
+                    response["status"] = json!({"code": 403, "message": "no secrets here"});
+                }
+                axum::Json(json!({
+                    "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                    "response": response,
+                }))
+            }
+        }),
+    );
+    let hooks = HttpsServer::start(router).unwrap();
+    let ca = base64::engine::general_purpose::STANDARD.encode(hooks.ca_pem());
+    let hook = |name: &str, path: &str, resources: &[&str]| {
+        json!({
+            "name": name,
+            "clientConfig": {"url": format!("{}/{path}", hooks.url()), "caBundle": ca},
+            "rules": [{"operations": ["CONNECT"], "apiGroups": [""], "apiVersions": ["v1"],
+                "resources": resources}],
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+        })
+    };
+    let configurations = json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": "proxy-rewriter"},
+            "webhooks": [hook("rewrite.kapi.test", "mutate", &["services/proxy"])]},
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "proxy-guard"},
+            "webhooks": [hook("guard.kapi.test", "validate", &["pods/proxy", "nodes/proxy"])]},
+    ]});
+    let file = k.file("proxy-hooks.json", &configurations.to_string());
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+    let sent = |hook: &str| -> Vec<Value> {
+        reviews
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(h, _)| h == hook)
+            .map(|(_, review)| review["request"].clone())
+            .collect()
+    };
+
+    let denial = r#"admission webhook "guard.kapi.test" denied the request: no secrets here"#;
+    let refused = k.expect_failure(&[
+        "get",
+        "--raw",
+        "/api/v1/namespaces/default/pods/web/proxy/secret/key",
+    ]);
+    assert!(refused.contains(denial), "{refused}");
+    let validated = sent("validate");
+    assert_eq!(validated.len(), 1, "{validated:?}");
+    let request = &validated[0];
+    assert_eq!(request["operation"], "CONNECT", "{request}");
+    let options = json!({"group": "", "version": "v1", "kind": "PodProxyOptions"});
+    assert_eq!(request["kind"], options, "{request}");
+    assert_eq!(request["requestKind"], options, "{request}");
+    assert_eq!(
+        request["resource"],
+        json!({"group": "", "version": "v1", "resource": "pods"}),
+        "{request}"
+    );
+    assert_eq!(request["subResource"], "proxy", "{request}");
+    assert_eq!(
+        (&request["name"], &request["namespace"]),
+        (&json!("web"), &json!("default")),
+        "{request}"
+    );
+    assert_eq!(
+        request["object"],
+        json!({"kind": "PodProxyOptions", "apiVersion": "v1", "path": "/secret/key"}),
+        "{request}"
+    );
+    assert!(request["options"].is_null(), "{request}");
+    // An allowed path goes on to the location, which refuses the loopback pod IP: admission
+    // came first.
+    let refused = k.expect_failure(&["get", "--raw", "/api/v1/namespaces/default/pods/web/proxy/"]);
+    assert!(!refused.contains(denial), "{refused}");
+    assert_eq!(sent("validate")[1]["object"]["path"], "/", "{refused}");
+    // A node's proxy is reviewed as a NodeProxyOptions, without a namespace.
+    let refused = k.expect_failure(&["get", "--raw", "/api/v1/nodes/node-1/proxy/secret"]);
+    assert!(refused.contains(denial), "{refused}");
+    let node = &sent("validate")[2];
+    assert_eq!(node["kind"]["kind"], "NodeProxyOptions", "{node}");
+    assert_eq!(node["object"]["path"], "/secret", "{node}");
+    assert!(node.get("namespace").is_none(), "{node}");
+
+    // The Service's backend is asked the path the mutating webhook wrote.
+    let answer = k.expect_ok(&[
+        "get",
+        "--raw",
+        "/api/v1/namespaces/default/services/web/proxy/old?x=1",
+    ]);
+    assert_eq!(answer, "GET /new?x=1 ");
+    let mutated = sent("mutate");
+    assert_eq!(mutated.len(), 1, "{mutated:?}");
+    assert_eq!(mutated[0]["kind"]["kind"], "ServiceProxyOptions");
+    assert_eq!(mutated[0]["object"]["path"], "/old");
+    let answer = k.expect_ok(&[
+        "get",
+        "--raw",
+        "/api/v1/namespaces/default/services/web/proxy/other",
+    ]);
+    assert_eq!(answer, "GET /other ");
 }

@@ -27,9 +27,16 @@
 //! for their invocations with `reinvocationPolicy: IfNeeded` that are due (`reinvocation`, as
 //! upstream's admission chain is wrapped in its reinvocation handler).
 //!
-//! May import `objects`, `state`, `http` and, for webhooks' and policies' patches, the JSON
-//! patch engine and the apply merge of `handlers::patch` (with `handlers::managed_fields`'
-//! schema walk); imported by the create, update and delete handlers only.
+//! Writes through subresources are admitted as upstream admits them, with the kind the
+//! subresource takes (`describe::discovery`'s): an update of a `scale` over the new and old
+//! `autoscaling/v1` Scale, a pod's `binding` and `eviction` and a service account's `token`
+//! as creates of their Binding, Eviction and TokenRequest, and the `exec`, `attach`,
+//! `portforward` and `proxy` subresources as a CONNECT of their options.
+//!
+//! May import `objects`, `state`, `http`, `describe::discovery` (the kinds of subresources)
+//! and, for webhooks' and policies' patches, the JSON patch engine and the apply merge of
+//! `handlers::patch` (with `handlers::managed_fields`' schema walk); imported by the handlers
+//! that write (create, update, delete, scale, binding, eviction, token) and connect.
 
 pub(crate) mod authorizer;
 mod default_storage_class;
@@ -67,14 +74,35 @@ fn writes_core(call: &Call, plural: &str) -> bool {
 /// `Eviction` a pod's subresource takes) is left as it is. A patched object that no longer
 /// decodes is upstream's internal error.
 pub(super) fn redecode(call: &Call, object: &mut Value) -> Result<(), ApiError> {
-    let kind = object.get("kind").and_then(Value::as_str);
-    if kind.is_some_and(|kind| kind != call.info().gvk.kind) {
+    if !of_resource_kind(call, object) {
         return Ok(());
     }
     let decoded = crate::server::handlers::object::through_codec(call, std::mem::take(object))
         .map_err(|e| ApiError::internal(e.into_status().message.unwrap_or_default()))?;
     *object = decoded;
     Ok(())
+}
+
+/// Whether `object` is of the resource's own kind rather than of the kind a subresource takes
+/// (a Scale, a TokenRequest, a Binding, an Eviction or a CONNECT's options).
+fn of_resource_kind(call: &Call, object: &Value) -> bool {
+    let kind = object.get("kind").and_then(Value::as_str);
+    kind.is_none_or(|kind| kind == call.info().gvk.kind)
+}
+
+/// `object` converted to `api_version` of the request's resource, as upstream's dispatchers
+/// convert the versioned attributes to a kind matched through an equivalent resource and
+/// back. An object of a subresource's own kind is left as it is: its kind is the same at every
+/// version of the resource (a custom resource's Scale is `autoscaling/v1` at all of them).
+pub(super) async fn to_version(
+    call: &Call,
+    object: Value,
+    api_version: &str,
+) -> Result<Value, ApiError> {
+    if !of_resource_kind(call, &object) {
+        return Ok(object);
+    }
+    crate::server::objects::stored::to_version(call, object, api_version).await
 }
 
 /// The mutating plugins of a create, in upstream's order, the mutating admission policies and
@@ -163,6 +191,18 @@ pub(crate) async fn admit_action(
     name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
+    mutate_action(call, object, name, dry_run).await?;
+    validate_action(call, object, name, dry_run).await
+}
+
+/// The mutating half of [`admit_action`]: NodeRestriction, then the mutating admission
+/// policies and webhooks, all once more if a policy or a webhook changed the object.
+async fn mutate_action(
+    call: &Call,
+    object: &mut Value,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
     let mut reinvocation = Reinvocation::default();
     loop {
         let write = node_restriction::Write {
@@ -175,9 +215,18 @@ pub(crate) async fn admit_action(
         let request = write_request(Operation::Create, name, None, dry_run);
         mutate_last(call, request, object, &mut reinvocation).await?;
         if !reinvocation.next_pass() {
-            break;
+            return Ok(());
         }
     }
+}
+
+/// The validating half of [`admit_action`]: the validating admission policies and webhooks.
+async fn validate_action(
+    call: &Call,
+    object: &Value,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
     let request = webhook::Request {
         operation: Operation::Create,
         name,
@@ -195,10 +244,10 @@ async fn validate_last(call: &Call, request: webhook::Request<'_>) -> Result<(),
     webhook::validate(call, request).await
 }
 
-/// The admission of a CONNECT (a pod's `exec`, `attach`, `portforward`), as upstream's
-/// `ConnectResource` runs it before it connects: the mutating webhooks over the request's
-/// options object (`PodExecOptions`, ...), which may change it, then the validating admission
-/// policies and webhooks. The built-in plugins and mutating admission policies take no
+/// The admission of a CONNECT (a pod's `exec`, `attach`, `portforward`, the `proxy` of a pod,
+/// a Service or a Node), as upstream's `ConnectResource` runs it before it connects: the
+/// mutating webhooks over the request's options object (`PodExecOptions`, `PodProxyOptions`,
+/// ...), which may change it, then the validating admission policies and webhooks. The built-in plugins and mutating admission policies take no
 /// CONNECT.
 pub(crate) async fn admit_connect(
     call: &Call,
@@ -327,20 +376,29 @@ pub(crate) async fn admit_delete(
     validate_last(call, request).await
 }
 
-/// The admission of a `TokenRequest` for service account `name` (`serviceaccounts/token`), which
-/// stores nothing: NodeRestriction, the one plugin kapi runs that acts on it.
+/// The mutating admission of a `TokenRequest` for service account `name`
+/// (`serviceaccounts/token`), which stores nothing, as upstream's create handler runs it
+/// before the token storage looks at the request: NodeRestriction, then the mutating
+/// admission policies and webhooks, whose changes the token is made from.
 pub(crate) async fn admit_token_request(
+    call: &Call,
+    request: &mut Value,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    mutate_action(call, request, name, dry_run).await
+}
+
+/// The validating admission of a `TokenRequest`, which upstream's `TokenREST.Create` runs once
+/// the request is completed (its audiences defaulted, its metadata filled) and validated,
+/// before it looks up the bound object: the validating admission policies and webhooks.
+pub(crate) async fn validate_token_request(
     call: &Call,
     request: &Value,
     name: &str,
+    dry_run: bool,
 ) -> Result<(), ApiError> {
-    let write = node_restriction::Write {
-        operation: Operation::Create,
-        name,
-        object: Some(request),
-        old: None,
-    };
-    node_restriction::admit(call, write).await
+    validate_action(call, request, name, dry_run).await
 }
 
 /// A 403 Forbidden from an admission plugin: `<resource> "<name>" is forbidden: <reason>`,

@@ -327,6 +327,26 @@ fn extra_subresources(info: &ResourceInfo, state: &ServerState) -> Vec<Extra> {
     extras
 }
 
+/// The kind subresource `name` of `info` takes and answers, as discovery lists it: upstream's
+/// `scope.Kind` of the subresource's storage (`GetResourceKind` in `endpoints/installer.go`),
+/// which admission names as the request's kind. `status` and the other views of the object
+/// are its own kind, `scale` an `autoscaling/v1` Scale, the rest those
+/// [`extra_subresources`] lists; `None` for a subresource `info` does not have.
+pub(crate) fn subresource_kind(
+    info: &ResourceInfo,
+    state: &ServerState,
+    name: &str,
+) -> Option<GroupVersionKind> {
+    match name {
+        "status" => Some(info.gvk.clone()),
+        "scale" => Some(gvk("autoscaling", "v1", "Scale")),
+        _ => extra_subresources(info, state)
+            .into_iter()
+            .find(|extra| extra.name == name)
+            .map(|extra| extra.kind),
+    }
+}
+
 /// The resource entries of one group/version, sorted by name as upstream lists them.
 fn resource_list(kinds: &[&ResourceInfo], state: &ServerState) -> Vec<APIResource> {
     let mut resources: Vec<APIResource> = kinds

@@ -11,7 +11,6 @@ use crate::meta::{GetOptions, StatusCause, UpdateOptions};
 use crate::storage::{Storage, UpdateError};
 use crate::write_rules::outside_metadata;
 
-use crate::server::Call;
 use crate::server::handlers::managed_fields::{self, Writer};
 use crate::server::handlers::object;
 use crate::server::handlers::object::UpdateScope;
@@ -23,6 +22,7 @@ use crate::server::http::negotiate::{self, Output};
 use crate::server::objects::json::{eval_path, meta_mut, meta_str, set_path};
 use crate::server::objects::revision::parse_object_rv;
 use crate::server::objects::stored::{at_revision, kv_object, to_stored};
+use crate::server::{Call, admission};
 
 use crate::server::handlers::object::{
     RETRIES, check_object, read, strict_decoding, through_codec,
@@ -164,29 +164,11 @@ pub(crate) async fn update_scale(
             )));
         }
     }
-    let replicas = incoming
-        .pointer("/spec/replicas")
-        .cloned()
-        .unwrap_or(Value::from(0));
-    let Some(count) = replicas
-        .as_i64()
-        .filter(|n| *n >= 0 && *n <= i64::from(i32::MAX))
-    else {
-        return Err(ApiError::invalid(
-            "autoscaling",
-            "Scale",
-            name,
-            vec![StatusCause::invalid(
-                "spec.replicas",
-                &replicas,
-                "must be greater than or equal to 0",
-            )],
-        ));
-    };
     let precondition = match meta_str(&incoming, "resourceVersion") {
         None | Some("") => None,
         Some(rv) => Some(parse_object_rv(rv)?),
     };
+    let requested = requested_scale(call, incoming);
     let writer = Writer {
         manager: managed_fields::manager_of(call, "UpdateOptions")?,
         subresource: "scale".to_owned(),
@@ -194,7 +176,7 @@ pub(crate) async fn update_scale(
     set_replicas(
         call,
         name,
-        Some(count),
+        |_| requested.clone(),
         precondition,
         write.dry_run,
         |current, next| managed_fields::track(call, Some(current), next, &writer),
@@ -202,13 +184,56 @@ pub(crate) async fn update_scale(
     .await
 }
 
-/// Sets the desired replicas of the object behind `/scale` (`None`: leaves them), with the
-/// managed fields `record` computes from the object before and after; answers the `Scale`.
-/// Nothing is written when neither the spec nor the managed fields change.
+/// The Scale a write asks for, as upstream's decoder hands it to admission: its fields only
+/// (when it decodes), of its kind, and in the request's namespace.
+fn requested_scale(call: &Call, incoming: Value) -> Value {
+    let mut scale = scale_codec(incoming.clone()).unwrap_or(incoming);
+    if let Some(map) = scale.as_object_mut() {
+        map.insert("apiVersion".into(), Value::from("autoscaling/v1"));
+        map.insert("kind".into(), Value::from("Scale"));
+    }
+    if let Some(namespace) = call.target.namespace.as_deref()
+        && meta_str(&scale, "namespace").is_none_or(str::is_empty)
+    {
+        meta_mut(&mut scale).insert("namespace".into(), Value::from(namespace));
+    }
+    scale
+}
+
+/// The replicas an admitted Scale asks for, or upstream's 422 (`ValidateScale`).
+fn replicas_of(scale: &Value, name: &str) -> Result<i64, ApiError> {
+    let replicas = scale
+        .pointer("/spec/replicas")
+        .cloned()
+        .unwrap_or(Value::from(0));
+    replicas
+        .as_i64()
+        .filter(|n| *n >= 0 && *n <= i64::from(i32::MAX))
+        .ok_or_else(|| {
+            ApiError::invalid(
+                "autoscaling",
+                "Scale",
+                name,
+                vec![StatusCause::invalid(
+                    "spec.replicas",
+                    &replicas,
+                    "must be greater than or equal to 0",
+                )],
+            )
+        })
+}
+
+/// Sets the replicas of the object behind `/scale` to those of the Scale `requested` makes of
+/// the current one, admitted as upstream's `ScaleREST` admits it (`scaleUpdatedObjectInfo`):
+/// an update of the subresource whose object is the new Scale and old object the current one,
+/// through the mutating plugins before the replicas are checked and set, and the validating
+/// ones with the Scale of the object about to be written. `record` computes the managed
+/// fields from the object before and after; answers the `Scale`. Nothing is written (and
+/// nothing validated, as for any update) when neither the spec nor the managed fields change.
 pub(crate) async fn set_replicas(
     call: &Call,
     name: &str,
-    count: Option<i64>,
+    requested: impl Fn(&Value) -> Value,
     precondition: Option<u64>,
     dry_run: bool,
     record: impl Fn(&Value, &mut Value) -> Result<(), ApiError>,
@@ -222,10 +247,12 @@ pub(crate) async fn set_replicas(
             return Err(ApiError::conflict_modified(call.subject(name)));
         }
         let current = kv_object(call, &kv).await?;
+        let old_scale = scale_of(call, &current)?;
+        let mut new_scale = requested(&old_scale);
+        admission::admit_update(call, &mut new_scale, &old_scale, name, dry_run).await?;
+        let count = replicas_of(&new_scale, name)?;
         let mut next = current.clone();
-        if let Some(count) = count {
-            set_path(&mut next, &scale.spec_replicas_path, Value::from(count))?;
-        }
+        set_path(&mut next, &scale.spec_replicas_path, Value::from(count))?;
         record(&current, &mut next)?;
         let next = through_codec(call, next)?;
         let mut next = next;
@@ -247,6 +274,8 @@ pub(crate) async fn set_replicas(
             return scale_of(call, &current);
         }
         check_object(call, &next, Some(&current), UpdateScope::Main, name)?;
+        admission::validate_update(call, &scale_of(call, &next)?, &old_scale, name, dry_run)
+            .await?;
         let stored = to_stored(call, &next).await?;
         if dry_run {
             return scale_of(call, &at_revision(next, kv.mod_revision));

@@ -15,13 +15,13 @@ use serde_json::{Value, json};
 use crate::KubeVersion;
 use crate::meta::{CreateOptions, StatusCause};
 
-use crate::server::Call;
 use crate::server::auth::service_account::jwt::{self, Claims, Private, Ref};
 use crate::server::handlers::request::write_request;
 use crate::server::http::error::{ApiError, Subject};
 use crate::server::http::negotiate::{self, Output};
 use crate::server::http::path::is_path_segment;
 use crate::server::state::keys;
+use crate::server::{Call, admission};
 use crate::storage::Storage as _;
 
 /// The group, version and kind of the request and answer.
@@ -133,9 +133,10 @@ pub(crate) async fn serve(
         return Err(ApiError::no_route());
     };
     let namespace = call.target.namespace.clone().unwrap_or_default();
-    let (body, _) = write_request::<CreateOptions>(call, body).await?;
+    let (body, write) = write_request::<CreateOptions>(call, body).await?;
     let mut request = negotiate::decode_body(&call.headers, &body, call.state.cbor())?;
-    crate::server::admission::admit_token_request(call, &request, name).await?;
+    as_decoded(&mut request);
+    admission::admit_token_request(call, &mut request, name, write.dry_run).await?;
     // The body's name and namespace must be the URL's when given.
     for (field, want, detail) in [
         (
@@ -178,6 +179,30 @@ pub(crate) async fn serve(
         audiences = tokens.audiences();
     }
     let mut seconds = expiration_seconds(&spec, name)?;
+    // Validating admission sees the request as the token storage completed it.
+    let mut completed = request.clone();
+    if let Some(map) = completed.as_object_mut() {
+        let mut metadata = map
+            .get("metadata")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (field, value) in [("name", name), ("namespace", namespace.as_str())] {
+            if metadata
+                .get(field)
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                metadata.insert(field.into(), json!(value));
+            }
+        }
+        map.insert("metadata".into(), Value::Object(metadata));
+        let mut completed_spec = spec.clone();
+        completed_spec["audiences"] = json!(audiences);
+        map.insert("spec".into(), completed_spec);
+        map.remove("status");
+    }
+    admission::validate_token_request(call, &completed, name, write.dry_run).await?;
     let mut private = Private {
         namespace: namespace.clone(),
         serviceaccount: Ref {
@@ -260,6 +285,26 @@ pub(crate) async fn serve(
         StatusCode::CREATED,
         &request,
     ))
+}
+
+/// The request as upstream's decoder hands it on: of its group, version and kind, and with
+/// `spec.expirationSeconds` defaulted to an hour (`SetDefaults_TokenRequestSpec`), which is
+/// what admission sees.
+fn as_decoded(request: &mut Value) {
+    let Some(map) = request.as_object_mut() else {
+        return;
+    };
+    map.insert("apiVersion".into(), json!(API_VERSION));
+    map.insert("kind".into(), json!(KIND));
+    let spec = map.entry("spec").or_insert_with(|| json!({}));
+    if let Some(spec) = spec.as_object_mut()
+        && spec.get("expirationSeconds").is_none_or(Value::is_null)
+    {
+        spec.insert(
+            "expirationSeconds".into(),
+            json!(DEFAULT_EXPIRATION_SECONDS),
+        );
+    }
 }
 
 /// Looks up the object a token is bound to and names it in the claims: upstream's errors for

@@ -51,7 +51,6 @@ use crate::server::handlers::managed_fields::typed::{Node, Shape};
 use crate::server::handlers::patch::apply::merge::merge;
 use crate::server::handlers::patch::json_patch;
 use crate::server::http::error::ApiError;
-use crate::server::objects::stored;
 use crate::server::state::release::Feature;
 
 /// An error of one policy: its binding (none for the policy's own configuration), the message
@@ -187,11 +186,19 @@ async fn run(
                     Matched::Exact => apply(call, policy, &inputs, &params, object),
                     // Mutated as the version matched through, then brought back.
                     Matched::Equivalent(info) => {
-                        let mut seen =
-                            stored::to_version(call, object.clone(), &info.api_version()).await?;
+                        let mut seen = crate::server::admission::to_version(
+                            call,
+                            object.clone(),
+                            &info.api_version(),
+                        )
+                        .await?;
                         let applied = apply(call, policy, &inputs, &params, &mut seen);
-                        *object =
-                            stored::to_version(call, seen, &call.info().api_version()).await?;
+                        *object = crate::server::admission::to_version(
+                            call,
+                            seen,
+                            &call.info().api_version(),
+                        )
+                        .await?;
                         applied
                     }
                 };

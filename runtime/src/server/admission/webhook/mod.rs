@@ -40,7 +40,6 @@ use crate::server::Call;
 use crate::server::admission::reinvocation::{Pass, Reinvocation};
 use crate::server::http::error::ApiError;
 use crate::server::http::webhook as client;
-use crate::server::objects::stored;
 
 use config::{Kind, Webhook};
 use matching::Matched;
@@ -257,7 +256,7 @@ async fn patch_once(
             if changed {
                 if let Some(seen) = seen {
                     let requested = call.info().api_version();
-                    *object = stored::to_version(call, seen, &requested).await?;
+                    *object = super::to_version(call, seen, &requested).await?;
                 }
                 // A CONNECT's options are no object of the kind to decode.
                 if operation != Operation::Connect {
@@ -363,10 +362,10 @@ impl Converted {
             old: None,
         };
         if let Some(object) = request.object {
-            converted.object = Some(stored::to_version(call, object.clone(), &to).await?);
+            converted.object = Some(super::to_version(call, object.clone(), &to).await?);
         }
         if let Some(old) = request.old {
-            converted.old = Some(stored::to_version(call, old.clone(), &to).await?);
+            converted.old = Some(super::to_version(call, old.clone(), &to).await?);
         }
         Ok(converted)
     }

@@ -14,6 +14,7 @@ use super::matching::subresource;
 use crate::ResourceInfo;
 use crate::meta::Status;
 use crate::server::Call;
+use crate::server::describe::discovery::subresource_kind;
 
 /// The request half of a review, and its uid. `seen_as` is the resource a webhook matched
 /// through when it is not the request's own (`matchPolicy: Equivalent`): the review's `kind`
@@ -26,12 +27,17 @@ pub(in crate::server::admission) fn request(
 ) -> (String, Value) {
     let uid = uuid::Uuid::new_v4().to_string();
     let info = call.info();
+    // A subresource is reviewed as the kind it takes (upstream's `scope.Kind`): a `scale` as
+    // an `autoscaling/v1` Scale, a `token` as a TokenRequest, a CONNECT as its options'
+    // kind (`PodExecOptions`, `PodProxyOptions`, ...).
+    let sub = subresource(call);
     let kind_of = |info: &ResourceInfo| {
-        json!({
-            "group": info.gvk.group,
-            "version": info.gvk.version,
-            "kind": info.gvk.kind,
-        })
+        let gvk = match sub {
+            "" => None,
+            sub => subresource_kind(info, &call.state, sub),
+        }
+        .unwrap_or_else(|| info.gvk.clone());
+        json!({"group": gvk.group, "version": gvk.version, "kind": gvk.kind})
     };
     let resource_of = |info: &ResourceInfo| {
         json!({
@@ -54,15 +60,6 @@ pub(in crate::server::admission) fn request(
     if request.dry_run {
         options["dryRun"] = json!(["All"]);
     }
-    // A CONNECT is reviewed as its options' kind (`PodExecOptions`, ...), the object it carries.
-    let kind_of = |info: &ResourceInfo| match request.object {
-        Some(object) if request.operation == super::Operation::Connect => json!({
-            "group": info.gvk.group,
-            "version": info.gvk.version,
-            "kind": object["kind"],
-        }),
-        _ => kind_of(info),
-    };
     let mut body = json!({
         "uid": uid,
         "kind": kind_of(seen),
@@ -76,7 +73,6 @@ pub(in crate::server::admission) fn request(
         "dryRun": request.dry_run,
         "options": options,
     });
-    let sub = subresource(call);
     if !sub.is_empty() {
         body["subResource"] = json!(sub);
         body["requestSubResource"] = json!(sub);

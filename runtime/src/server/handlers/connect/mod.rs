@@ -4,7 +4,9 @@
 //! an upgraded connection tunnelled to the kubelet of the pod's node) and the `proxy` of a pod,
 //! a Service or a Node (`ProxyREST` of each: HTTP to the pod's IP, a Service endpoint, the
 //! node's kubelet or another of its ports). Where each goes is `location`'s; the connection is
-//! `http::backend`'s; the query is read by `query`.
+//! `http::backend`'s; the query is read by `query`. Each but the log is admitted first as a
+//! CONNECT of its options object (`admission::admit_connect`), as upstream's
+//! `ConnectResource` admits it, and goes where the admitted options say.
 //!
 //! A WebSocket `exec`, `attach` or `portforward` is a GET, authorized as `get`; with
 //! AuthorizePodWebsocketUpgradeCreatePermission on (from 1.35) it must also be allowed
@@ -246,12 +248,16 @@ async fn proxy(
     body: Body,
     upgrade: Option<OnUpgrade>,
 ) -> Result<Response, ApiError> {
+    // Admitted before the location is looked up, as `ConnectResource` admits before it
+    // connects: the path proxied to is the one admission let through.
+    let mut options = proxy_options(call);
+    admission::admit_connect(call, &mut options, id).await?;
     let backend = match call.target.plural() {
         "pods" => location::pod_backend(call, id).await?,
         "services" => location::service_backend(call, id).await?,
         _ => location::node_backend(call, id).await?,
     };
-    let path = clean_path(&call.target.proxy_path);
+    let path = clean_path(options["path"].as_str().unwrap_or_default());
     let query = call
         .uri
         .query()
@@ -299,6 +305,18 @@ async fn proxy(
         answer.headers_mut().remove(name);
     }
     Ok(answer)
+}
+
+/// The options object of a `proxy` (upstream's `PodProxyOptions`, `ServiceProxyOptions`,
+/// `NodeProxyOptions`): the path after `proxy`, as `getRequestOptions` reads it into the
+/// options' `path` (omitted when empty, as their JSON omits it).
+fn proxy_options(call: &Call) -> Value {
+    let kind = format!("{}ProxyOptions", call.info().gvk.kind);
+    let mut options = json!({"kind": kind, "apiVersion": "v1"});
+    if !call.target.proxy_path.is_empty() {
+        options["path"] = json!(call.target.proxy_path);
+    }
+    options
 }
 
 /// The backend path of `proxy_path` as upstream joins it onto the location

@@ -457,9 +457,22 @@ pub(crate) async fn apply_scale(
         manager,
         subresource: "scale".to_owned(),
     };
-    scale::set_replicas(call, name, count, None, write.dry_run, |current, next| {
-        scale_fields(call, current, next, &path, &writer, force, count.is_some())
-    })
+    // The Scale applied: the current one with the configuration's replicas.
+    let requested = |current: &Value| {
+        let mut scale = current.clone();
+        if let Some(count) = count {
+            scale["spec"]["replicas"] = Value::from(count);
+        }
+        scale
+    };
+    scale::set_replicas(
+        call,
+        name,
+        requested,
+        None,
+        write.dry_run,
+        |current, next| scale_fields(call, current, next, &path, &writer, force, count.is_some()),
+    )
     .await
 }
 
