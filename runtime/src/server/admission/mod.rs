@@ -247,8 +247,8 @@ async fn validate_last(call: &Call, request: webhook::Request<'_>) -> Result<(),
 /// The admission of a CONNECT (a pod's `exec`, `attach`, `portforward`, the `proxy` of a pod,
 /// a Service or a Node), as upstream's `ConnectResource` runs it before it connects: the
 /// mutating webhooks over the request's options object (`PodExecOptions`, `PodProxyOptions`,
-/// ...), which may change it, then the validating admission policies and webhooks. The built-in plugins and mutating admission policies take no
-/// CONNECT.
+/// ...), which may change it, then the validating admission policies and webhooks. The
+/// built-in plugins and mutating admission policies take no CONNECT.
 pub(crate) async fn admit_connect(
     call: &Call,
     options: &mut Value,
