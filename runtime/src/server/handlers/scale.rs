@@ -201,7 +201,7 @@ fn requested_scale(call: &Call, incoming: Value) -> Value {
 }
 
 /// The replicas an admitted Scale asks for, or upstream's 422 (`ValidateScale`).
-fn replicas_of(scale: &Value, name: &str) -> Result<i64, ApiError> {
+pub(crate) fn replicas_of(scale: &Value, name: &str) -> Result<i64, ApiError> {
     let replicas = scale
         .pointer("/spec/replicas")
         .cloned()

@@ -434,23 +434,7 @@ pub(crate) async fn apply_scale(
     }
     let count = match config.pointer("/spec/replicas") {
         None | Some(Value::Null) => None,
-        Some(replicas) => Some(
-            replicas
-                .as_i64()
-                .filter(|n| *n >= 0 && *n <= i64::from(i32::MAX))
-                .ok_or_else(|| {
-                    ApiError::invalid(
-                        "autoscaling",
-                        "Scale",
-                        name,
-                        vec![StatusCause::invalid(
-                            "spec.replicas",
-                            replicas,
-                            "must be greater than or equal to 0",
-                        )],
-                    )
-                })?,
-        ),
+        Some(_) => Some(scale::replicas_of(&config, name)?),
     };
     let path = replicas_path(call)?;
     let writer = Writer {
