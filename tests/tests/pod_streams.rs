@@ -593,13 +593,10 @@ fn exec_tunnels_the_upgraded_connection_to_the_kubelet() {
     );
 }
 
-#[test]
-fn a_services_proxy_reaches_a_ready_endpoint() {
-    let backend = echo_backend();
-    let server = KapiServer::start(&ServerOptions::default()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let k = Kubectl::on_path(&server, dir.path());
-    create_pod(&k, "web", &["app"], &[], Some("node-1"));
+/// The pod `web` on `node-1` at 127.0.0.1, and the Service `web` whose one endpoint is that
+/// pod serving on `port` (the test's backend).
+fn serve_web_on(k: &Kubectl<'_>, port: u16) {
+    create_pod(k, "web", &["app"], &[], Some("node-1"));
     k.expect_ok(&[
         "patch",
         "pod",
@@ -617,13 +614,24 @@ fn a_services_proxy_reaches_a_ready_endpoint() {
     let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web"},
         "subsets": [{"addresses": [{"ip": "127.0.0.1",
             "targetRef": {"kind": "Pod", "name": "web", "namespace": "default"}}],
-            "ports": [{"port": backend.addr().port()}]}]});
-    let lonely = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lonely"},
-        "spec": {"ports": [{"port": 80}]}});
-    for (name, object) in [("svc", &service), ("eps", &endpoints), ("lonely", &lonely)] {
+            "ports": [{"port": port}]}]});
+    for (name, object) in [("svc", &service), ("eps", &endpoints)] {
         let file = k.file(&format!("{name}.json"), &object.to_string());
         k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
     }
+}
+
+#[test]
+fn a_services_proxy_reaches_a_ready_endpoint() {
+    let backend = echo_backend();
+    let server = KapiServer::start(&ServerOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::on_path(&server, dir.path());
+    serve_web_on(&k, backend.addr().port());
+    let lonely = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lonely"},
+        "spec": {"ports": [{"port": 80}]}});
+    let file = k.file("lonely.json", &lonely.to_string());
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
     let answer = k.expect_ok(&[
         "get",
         "--raw",
@@ -975,26 +983,7 @@ fn proxies_are_admitted_as_a_connect_of_their_options() {
     let server = KapiServer::start(&ServerOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let k = Kubectl::on_path(&server, dir.path());
-    create_pod(&k, "web", &["app"], &[], Some("node-1"));
-    k.expect_ok(&[
-        "patch",
-        "pod",
-        "web",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        r#"{"status":{"podIP":"127.0.0.1","podIPs":[{"ip":"127.0.0.1"}]}}"#,
-    ]);
-    let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
-        "spec": {"ports": [{"port": 80, "targetPort": 8080}]}});
-    let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web"},
-        "subsets": [{"addresses": [{"ip": "127.0.0.1",
-            "targetRef": {"kind": "Pod", "name": "web", "namespace": "default"}}],
-            "ports": [{"port": backend.addr().port()}]}]});
-    for (name, object) in [("svc", &service), ("eps", &endpoints)] {
-        let file = k.file(&format!("{name}.json"), &object.to_string());
-        k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
-    }
+    serve_web_on(&k, backend.addr().port());
     register_node(&k, backend.addr());
 
     let reviews: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
