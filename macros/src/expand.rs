@@ -6,7 +6,7 @@
 //! Runtime items are reached through the `crate = "..."` path, default `::kapi`.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens as _, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned as _;
 use syn::{DeriveInput, Ident, Path, Visibility};
 
@@ -257,10 +257,13 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
     };
     let warning = optional(model.warning.as_deref());
     let columns = model.printer_columns.iter().map(|column| {
-        let name = text(&column.name);
-        let type_ = text(&column.type_);
-        let format = optional(column.format.as_deref());
-        let description = optional(column.description.as_deref());
+        let name = &column.name;
+        let type_ = &column.type_;
+        let format = match column.format.as_deref() {
+            Some(format) => quote!(::core::option::Option::Some(#format)),
+            None => quote!(::core::option::Option::None),
+        };
+        let description = column.description.as_deref().unwrap_or_default();
         let priority = column.priority;
         let cell = match &column.cell {
             Cell::Path(path) => {
@@ -273,35 +276,35 @@ fn info_tokens(model: &Model<'_>) -> TokenStream {
                 paths,
             } => {
                 let count = paths.len();
-                let message =
-                    format!("printer rule `{name}` does not take {count} paths (kapi::printer::Rule::takes)");
-                let paths = paths.iter().map(|path| text(path));
-                let check = quote_spanned!(variant.span()=>
-                    const { ::core::assert!(#krate::printer::Rule::#variant.takes(#count), #message) };
+                let message = format!(
+                    "printer rule `{name}` does not take {count} paths (kapi::printer::Rule::takes)"
                 );
-                quote!({
-                    #check
-                    #krate::printer::Cell::Rule(
+                // The whole call carries the cell's span, so that a wrong count is reported
+                // at the column's `cell = ".."`, where the constant's evaluation fails.
+                let krate = respanned(krate.to_token_stream(), variant.span());
+                quote_spanned!(variant.span()=>
+                    #krate::printer::Cell::rule(
                         #krate::printer::Rule::#variant,
-                        #cow::Borrowed(&[#(#paths),*]),
+                        &[#(#paths),*],
+                        #message,
                     )
-                })
+                )
             }
         };
-        let since = release(column.since);
-        let until = release(column.until);
-        quote!(#krate::PrinterColumn {
-            name: #name,
-            type_: #type_,
-            format: #format,
-            description: #description,
-            priority: #priority,
-            cell: #cell,
-            releases: #krate::printer::Releases {
-                since: #since,
-                until: #until,
-            },
-        })
+        let releases = match (column.since, column.until) {
+            (None, None) => quote!(#krate::printer::Releases::ALL),
+            (since, until) => {
+                let (since_major, since_minor) = since.unwrap_or_default();
+                let (until_major, until_minor) = until.unwrap_or_default();
+                quote!(#krate::printer::Releases::between(
+                    (#since_major, #since_minor),
+                    (#until_major, #until_minor),
+                ))
+            }
+        };
+        quote!(#krate::PrinterColumn::derived(
+            #name, #type_, #format, #description, #priority, #cell, #releases,
+        ))
     });
     let defaults = model.defaults.iter().map(|default| {
         let path = &default.path;
@@ -493,4 +496,15 @@ fn stub(input: &Input<'_>, krate: &Path, list: bool) -> TokenStream {
         };
         #alias
     }
+}
+
+/// `tokens` with every token's span set to `span`.
+fn respanned(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            token.set_span(span);
+            token
+        })
+        .collect()
 }

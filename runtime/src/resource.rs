@@ -220,6 +220,37 @@ pub struct PrinterColumn {
 }
 
 impl PrinterColumn {
+    /// A column of a kind's static description, in the one call the derive writes per column
+    /// (a struct literal of `Cow`s and `Option`s costs the compiler several times as much to
+    /// check, paid for every column of every generated kind): `""` stands for no description.
+    #[doc(hidden)]
+    pub const fn derived(
+        name: &'static str,
+        type_: &'static str,
+        format: Option<&'static str>,
+        description: &'static str,
+        priority: i32,
+        cell: Cell,
+        releases: Releases,
+    ) -> Self {
+        Self {
+            name: Cow::Borrowed(name),
+            type_: Cow::Borrowed(type_),
+            format: match format {
+                Some(format) => Some(Cow::Borrowed(format)),
+                None => None,
+            },
+            description: if description.is_empty() {
+                None
+            } else {
+                Some(Cow::Borrowed(description))
+            },
+            priority,
+            cell,
+            releases,
+        }
+    }
+
     /// A column showing the value at a simple JSON path, in every release, as a
     /// CustomResourceDefinition's `additionalPrinterColumns` entry.
     pub fn at_path(

@@ -231,13 +231,7 @@ fn namespaced_kind_info_has_every_attribute() {
                 format: None,
                 description: None,
                 priority: 0,
-                cell: Cell::Rule(
-                    Rule::Ratio,
-                    Cow::Owned(vec![
-                        ".status.readyReplicas".into(),
-                        ".spec.replicas".into(),
-                    ]),
-                ),
+                cell: Cell::Rule(Rule::Ratio, &[".status.readyReplicas", ".spec.replicas"]),
                 releases: Releases {
                     since: Some(KubeVersion::new(1, 10)),
                     until: Some(KubeVersion::new(1, 30)),

@@ -30,10 +30,20 @@ pub enum Cell {
     /// The value at a simple JSON path (`.spec.replicas`), unchanged; `null` when absent.
     Path(Cow<'static, str>),
     /// The value a rule computes from the object, reading the paths it is given.
-    Rule(Rule, Cow<'static, [Cow<'static, str>]>),
+    Rule(Rule, &'static [&'static str]),
 }
 
 impl Cell {
+    /// A rule's cell, for a kind's static description: when `rule` does not read as many
+    /// paths as given ([`Rule::takes`]), evaluating the constant panics with `mistake`, so a
+    /// derive's wrong column is a compile error where the column is written.
+    pub const fn rule(rule: Rule, paths: &'static [&'static str], mistake: &'static str) -> Self {
+        if !rule.takes(paths.len()) {
+            panic!("{}", mistake);
+        }
+        Self::Rule(rule, paths)
+    }
+
     /// The cell of `object`, at time `now` (ages are relative to it).
     pub fn value(&self, object: &Value, now: Timestamp) -> Value {
         match self {
@@ -68,6 +78,23 @@ impl Releases {
         since: None,
         until: None,
     };
+
+    /// The releases from `since` until `until`, each a `(major, minor)` pair where `(0, 0)`
+    /// leaves that end unbounded: the derive's compact form.
+    #[doc(hidden)]
+    pub const fn between(since: (u16, u16), until: (u16, u16)) -> Self {
+        const fn bound((major, minor): (u16, u16)) -> Option<KubeVersion> {
+            if major == 0 && minor == 0 {
+                None
+            } else {
+                Some(KubeVersion::new(major, minor))
+            }
+        }
+        Self {
+            since: bound(since),
+            until: bound(until),
+        }
+    }
 
     /// Whether release `at` shows the column.
     pub fn contains(&self, at: KubeVersion) -> bool {

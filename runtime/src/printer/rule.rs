@@ -2,8 +2,6 @@
 //! ones read the paths a column gives them; the ones named after a kind read that kind's fields
 //! themselves, as upstream's `printX` function for the kind does (`printer::kinds`).
 
-use std::borrow::Cow;
-
 use jiff::Timestamp;
 use serde_json::Value;
 
@@ -290,8 +288,8 @@ impl Rule {
     }
 
     /// The cell of `object` at time `now`, reading `paths` (as many as [`Rule::takes`]).
-    pub fn apply(self, object: &Value, paths: &[Cow<'static, str>], now: Timestamp) -> Value {
-        let path = |i: usize| paths.get(i).map_or("", |p| p.as_ref());
+    pub fn apply(self, object: &Value, paths: &[&str], now: Timestamp) -> Value {
+        let path = |i: usize| paths.get(i).copied().unwrap_or_default();
         let value = || at(object, path(0)).filter(|v| !v.is_null());
         let present = |i: usize| at(object, path(i)).is_some_and(|v| !v.is_null());
         let age = |v: &Value| format::age(Some(v), now);
@@ -480,9 +478,8 @@ mod tests {
     use super::*;
 
     fn cell(rule: Rule, paths: &[&'static str], object: &Value) -> Value {
-        let paths: Vec<Cow<'static, str>> = paths.iter().map(|p| Cow::Borrowed(*p)).collect();
         let now: Timestamp = "2024-05-01T10:00:00Z".parse().unwrap();
-        rule.apply(object, &paths, now)
+        rule.apply(object, paths, now)
     }
 
     #[test]
