@@ -176,6 +176,20 @@ fn kubectl_policies_deny_warn_audit_and_read_params() {
         ],
     );
     assert!(!ok && text.contains(denial), "{text}");
+    // A write that changes nothing is judged all the same, as upstream's `Store.Update` admits
+    // it before its storage finds the object unchanged: `early`, made before the binding,
+    // still asks for 6.
+    let (ok, text) = run(
+        &k,
+        &[
+            "patch",
+            "deployment",
+            "early",
+            "-p",
+            r#"{"spec":{"replicas":6}}"#,
+        ],
+    );
+    assert!(!ok && text.contains(denial), "{text}");
     let raw = k.expect_failure(&[
         "create",
         "-f",
@@ -786,6 +800,13 @@ fn kubectl_policies_judge_scales_and_token_requests() {
         r#"{"spec":{"replicas":40}}"#,
     ]);
     assert_eq!(replicas(&k), "40");
+    // A scale that changes nothing is judged all the same: upstream's `Store.Update` runs
+    // validating admission before the storage finds the object unchanged.
+    let (ok, text) = run(&k, &["scale", "deployment", "web", "--replicas=40"]);
+    assert!(
+        !ok && text.contains("at most 20 replicas, not 40 (from 40)"),
+        "{text}"
+    );
 
     // A token request for the account `blocked` is denied; others are issued.
     apply(

@@ -228,8 +228,10 @@ pub(crate) fn replicas_of(scale: &Value, name: &str) -> Result<i64, ApiError> {
 /// an update of the subresource whose object is the new Scale and old object the current one,
 /// through the mutating plugins before the replicas are checked and set, and the validating
 /// ones with the Scale of the object about to be written. `record` computes the managed
-/// fields from the object before and after; answers the `Scale`. Nothing is written (and
-/// nothing validated, as for any update) when neither the spec nor the managed fields change.
+/// fields from the object before and after; answers the `Scale`. Nothing is written when
+/// neither the spec nor the managed fields change, but the write is validated and admitted
+/// first all the same, as upstream's `Store.Update` does before its storage finds the bytes
+/// unchanged.
 pub(crate) async fn set_replicas(
     call: &Call,
     name: &str,
@@ -256,7 +258,8 @@ pub(crate) async fn set_replicas(
         record(&current, &mut next)?;
         let next = through_codec(call, next)?;
         let mut next = next;
-        if outside_metadata(&current) != outside_metadata(&next) {
+        let spec_changed = outside_metadata(&current) != outside_metadata(&next);
+        if spec_changed {
             let rule = call
                 .info()
                 .write_rules
@@ -268,14 +271,15 @@ pub(crate) async fn set_replicas(
             {
                 meta_mut(&mut next).insert("generation".into(), Value::from(old + 1));
             }
-        } else if current.pointer("/metadata/managedFields")
-            == next.pointer("/metadata/managedFields")
-        {
-            return scale_of(call, &current);
         }
         check_object(call, &next, Some(&current), UpdateScope::Main, name)?;
         admission::validate_update(call, &scale_of(call, &next)?, &old_scale, name, dry_run)
             .await?;
+        if !spec_changed
+            && current.pointer("/metadata/managedFields") == next.pointer("/metadata/managedFields")
+        {
+            return scale_of(call, &current);
+        }
         let stored = to_stored(call, &next).await?;
         if dry_run {
             return scale_of(call, &at_revision(next, kv.mod_revision));

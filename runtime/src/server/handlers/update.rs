@@ -383,15 +383,14 @@ pub(crate) async fn update_with(
         if (no_op || dry_run) && kv.is_cached() {
             continue;
         }
-        if !no_op {
-            let admitted =
-                crate::server::admission::validate_update(call, &next, &current, name, dry_run)
-                    .await;
-            match admitted {
-                Ok(()) => {}
-                Err(_) if kv.is_cached() => continue,
-                Err(refused) => return Err(refused),
-            }
+        // Validating admission judges a no-op too: upstream's `Store.Update` runs it inside
+        // GuaranteedUpdate's update function, before the storage finds the bytes unchanged.
+        let admitted =
+            crate::server::admission::validate_update(call, &next, &current, name, dry_run).await;
+        match admitted {
+            Ok(()) => {}
+            Err(_) if kv.is_cached() => continue,
+            Err(refused) => return Err(refused),
         }
         if no_op {
             // A no-op write changes nothing, not even the resourceVersion, as upstream.
