@@ -165,30 +165,16 @@ fn kubectl_policies_deny_warn_audit_and_read_params() {
         "--image=nginx",
         "--replicas=3",
     ]);
-    let (ok, text) = run(
-        &k,
-        &[
-            "patch",
-            "deployment",
-            "web",
-            "-p",
-            r#"{"spec":{"replicas":7}}"#,
-        ],
-    );
+    let set_replicas = |name: &str, replicas: u32| {
+        let patch = format!(r#"{{"spec":{{"replicas":{replicas}}}}}"#);
+        run(&k, &["patch", "deployment", name, "-p", &patch])
+    };
+    let (ok, text) = set_replicas("web", 7);
     assert!(!ok && text.contains(denial), "{text}");
     // A write that changes nothing is judged all the same, as upstream's `Store.Update` admits
     // it before its storage finds the object unchanged: `early`, made before the binding,
     // still asks for 6.
-    let (ok, text) = run(
-        &k,
-        &[
-            "patch",
-            "deployment",
-            "early",
-            "-p",
-            r#"{"spec":{"replicas":6}}"#,
-        ],
-    );
+    let (ok, text) = set_replicas("early", 6);
     assert!(!ok && text.contains(denial), "{text}");
     let raw = k.expect_failure(&[
         "create",
