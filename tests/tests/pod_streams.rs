@@ -858,6 +858,85 @@ fn the_kubelets_certificate_is_verified_against_the_given_authority() {
     }
 }
 
+/// Every AdmissionReview a CONNECT webhook was sent, with the hook (`mutate` or `validate`).
+type Reviews = Arc<Mutex<Vec<(String, Value)>>>;
+
+/// A webhook's answer to the options of a CONNECT.
+enum Verdict {
+    Allow,
+    /// Allowed, with this JSON patch of the options.
+    Patch(Value),
+    /// Denied (403) with this message.
+    Deny(&'static str),
+}
+
+/// Starts webhooks for CONNECTs and configures them: `rewrite.kapi.test` (configuration
+/// `<prefix>-mutator`) on the `mutated` resources and `guard.kapi.test` (`<prefix>-guard`) on
+/// the `validated` ones, each answering as `judge(hook, options)` says. Keep the server
+/// while the webhooks are wanted; the reviews they were sent are kept in order.
+fn connect_webhooks(
+    k: &Kubectl<'_>,
+    prefix: &str,
+    mutated: &[&str],
+    validated: &[&str],
+    judge: fn(&str, &Value) -> Verdict,
+) -> (HttpsServer, Reviews) {
+    let reviews = Reviews::default();
+    let kept = Arc::clone(&reviews);
+    let router = Router::new().route(
+        "/{hook}",
+        axum::routing::post(move |Path(hook): Path<String>, body: axum::body::Bytes| {
+            let kept = Arc::clone(&kept);
+            async move {
+                let review: Value = serde_json::from_slice(&body).unwrap_or_default();
+                kept.lock().unwrap().push((hook.clone(), review.clone()));
+                let request = &review["request"];
+                let mut response = json!({"uid": request["uid"], "allowed": true});
+                match judge(&hook, &request["object"]) {
+                    Verdict::Allow => {}
+                    Verdict::Patch(patch) => {
+                        response["patchType"] = json!("JSONPatch");
+                        response["patch"] = json!(
+                            base64::engine::general_purpose::STANDARD.encode(patch.to_string())
+                        );
+                    }
+                    Verdict::Deny(message) => {
+                        response["allowed"] = json!(false);
+                        response["status"] = json!({"code": 403, "message": message});
+                    }
+                }
+                axum::Json(json!({
+                    "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                    "response": response,
+                }))
+            }
+        }),
+    );
+    let hooks = HttpsServer::start(router).unwrap();
+    let ca = base64::engine::general_purpose::STANDARD.encode(hooks.ca_pem());
+    let hook = |name: &str, path: &str, resources: &[&str]| {
+        json!({
+            "name": name,
+            "clientConfig": {"url": format!("{}/{path}", hooks.url()), "caBundle": ca},
+            "rules": [{"operations": ["CONNECT"], "apiGroups": [""], "apiVersions": ["v1"],
+                "resources": resources}],
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+        })
+    };
+    let configurations = json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": format!("{prefix}-mutator")},
+            "webhooks": [hook("rewrite.kapi.test", "mutate", mutated)]},
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": format!("{prefix}-guard")},
+            "webhooks": [hook("guard.kapi.test", "validate", validated)]},
+    ]});
+    let file = k.file(&format!("{prefix}-hooks.json"), &configurations.to_string());
+    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+    (hooks, reviews)
+}
+
 /// A CONNECT is admitted before it connects, as upstream's `ConnectResource` admits it
 /// (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go`): webhooks whose rules name
 /// `CONNECT` on `pods/exec` are sent the exec's options (`PodExecOptions`, the review's `kind`),
@@ -873,55 +952,22 @@ fn exec_is_admitted_as_a_connect_of_its_options() {
     register_node(&k, kubelet.addr());
     create_pod(&k, "web", &["app"], &[], Some("node-1"));
 
-    let reviews: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
-    let kept = Arc::clone(&reviews);
-    let router = Router::new().route(
-        "/{hook}",
-        axum::routing::post(move |Path(hook): Path<String>, body: axum::body::Bytes| {
-            let kept = Arc::clone(&kept);
-            async move {
-                let review: Value = serde_json::from_slice(&body).unwrap_or_default();
-                kept.lock().unwrap().push((hook.clone(), review.clone()));
-                let request = &review["request"];
-                let command = &request["object"]["command"];
-                let mut response = json!({"uid": request["uid"], "allowed": true});
-                if hook == "mutate" && command[0] == "whoami" {
-                    let patch = json!([{"op": "replace", "path": "/command/0", "value": "echo"}]);
-                    response["patchType"] = json!("JSONPatch");
-                    response["patch"] =
-                        json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
-                }
-                if hook == "validate" && command[0] == "rm" {
-                    response["allowed"] = json!(false);
-                    response["status"] = json!({"code": 403, "message": "no rm here"});
-                }
-                axum::Json(json!({
-                    "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                    "response": response,
-                }))
+    let (_hooks, reviews) = connect_webhooks(
+        &k,
+        "connect",
+        &["pods/exec"],
+        &["pods/exec"],
+        |hook, options| {
+            let command = &options["command"];
+            match hook {
+                "mutate" if command[0] == "whoami" => Verdict::Patch(
+                    json!([{"op": "replace", "path": "/command/0", "value": "echo"}]),
+                ),
+                "validate" if command[0] == "rm" => Verdict::Deny("no rm here"),
+                _ => Verdict::Allow,
             }
-        }),
+        },
     );
-    let hooks = HttpsServer::start(router).unwrap();
-    let ca = base64::engine::general_purpose::STANDARD.encode(hooks.ca_pem());
-    let hook = |name: &str, path: &str| {
-        json!({
-            "name": name,
-            "clientConfig": {"url": format!("{}/{path}", hooks.url()), "caBundle": ca},
-            "rules": [{"operations": ["CONNECT"], "apiGroups": [""], "apiVersions": ["v1"],
-                "resources": ["pods/exec"]}],
-            "sideEffects": "None",
-            "admissionReviewVersions": ["v1"],
-        })
-    };
-    let configurations = json!({"apiVersion": "v1", "kind": "List", "items": [
-        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-            "metadata": {"name": "connect-mutator"}, "webhooks": [hook("rewrite.kapi.test", "mutate")]},
-        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-            "metadata": {"name": "connect-guard"}, "webhooks": [hook("guard.kapi.test", "validate")]},
-    ]});
-    let file = k.file("connect-hooks.json", &configurations.to_string());
-    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
 
     let before = seen.lock().unwrap().len();
     assert_eq!(
@@ -986,57 +1032,18 @@ fn proxies_are_admitted_as_a_connect_of_their_options() {
     serve_web_on(&k, backend.addr().port());
     register_node(&k, backend.addr());
 
-    let reviews: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
-    let kept = Arc::clone(&reviews);
-    let router = Router::new().route(
-        "/{hook}",
-        axum::routing::post(move |Path(hook): Path<String>, body: axum::body::Bytes| {
-            let kept = Arc::clone(&kept);
-            async move {
-                let review: Value = serde_json::from_slice(&body).unwrap_or_default();
-                kept.lock().unwrap().push((hook.clone(), review.clone()));
-                let request = &review["request"];
-                let path = request["object"]["path"].as_str().unwrap_or_default();
-                let mut response = json!({"uid": request["uid"], "allowed": true});
-                if hook == "mutate" && path == "/old" {
-                    let patch = json!([{"op": "replace", "path": "/path", "value": "/new"}]);
-                    response["patchType"] = json!("JSONPatch");
-                    response["patch"] =
-                        json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
-                }
-                if hook == "validate" && path.starts_with("/secret") {
-                    response["allowed"] = json!(false);
-                    response["status"] = json!({"code": 403, "message": "no secrets here"});
-                }
-                axum::Json(json!({
-                    "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                    "response": response,
-                }))
+    let mutated = ["services/proxy"];
+    let validated = ["pods/proxy", "nodes/proxy"];
+    let (_hooks, reviews) = connect_webhooks(&k, "proxy", &mutated, &validated, |hook, options| {
+        let path = options["path"].as_str().unwrap_or_default();
+        match hook {
+            "mutate" if path == "/old" => {
+                Verdict::Patch(json!([{"op": "replace", "path": "/path", "value": "/new"}]))
             }
-        }),
-    );
-    let hooks = HttpsServer::start(router).unwrap();
-    let ca = base64::engine::general_purpose::STANDARD.encode(hooks.ca_pem());
-    let hook = |name: &str, path: &str, resources: &[&str]| {
-        json!({
-            "name": name,
-            "clientConfig": {"url": format!("{}/{path}", hooks.url()), "caBundle": ca},
-            "rules": [{"operations": ["CONNECT"], "apiGroups": [""], "apiVersions": ["v1"],
-                "resources": resources}],
-            "sideEffects": "None",
-            "admissionReviewVersions": ["v1"],
-        })
-    };
-    let configurations = json!({"apiVersion": "v1", "kind": "List", "items": [
-        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-            "metadata": {"name": "proxy-rewriter"},
-            "webhooks": [hook("rewrite.kapi.test", "mutate", &["services/proxy"])]},
-        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-            "metadata": {"name": "proxy-guard"},
-            "webhooks": [hook("guard.kapi.test", "validate", &["pods/proxy", "nodes/proxy"])]},
-    ]});
-    let file = k.file("proxy-hooks.json", &configurations.to_string());
-    k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+            "validate" if path.starts_with("/secret") => Verdict::Deny("no secrets here"),
+            _ => Verdict::Allow,
+        }
+    });
     let sent = |hook: &str| -> Vec<Value> {
         reviews
             .lock()
