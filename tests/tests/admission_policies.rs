@@ -868,4 +868,45 @@ fn kubectl_policies_judge_scales_and_token_requests() {
     assert!(!ok && text.contains("no Binding to off-limits"), "{text}");
     let (ok, text) = bind("node-1");
     assert!(ok, "{text}");
+
+    // An eviction sent as policy/v1beta1 is reviewed as the policy/v1 Eviction the endpoint
+    // decodes it into (both versions have one shape; upstream's decoder converts the body).
+    apply(
+        &k,
+        "evictions.yaml",
+        &policy(
+            "evictions.kapi.test",
+            "",
+            "pods/eviction",
+            "CREATE",
+            "  validations:\n  - expression: \"request.kind.kind == 'Eviction' && object.kind == 'Eviction' && object.apiVersion == 'policy/v1'\"\n    messageExpression: \"'saw ' + object.apiVersion\"\n",
+        ),
+    );
+    apply(
+        &k,
+        "evictions-binding.yaml",
+        &binding(
+            "evictions-binding",
+            "evictions.kapi.test",
+            "  validationActions: [Deny]\n",
+        ),
+    );
+    k.expect_ok(&["run", "evicted", "--image=nginx", "--restart=Never"]);
+    let eviction = k.file(
+        "eviction.json",
+        r#"{"apiVersion":"policy/v1beta1","kind":"Eviction","metadata":{"name":"evicted","namespace":"default"}}"#,
+    );
+    let (ok, text) = run(
+        &k,
+        &[
+            "create",
+            "--raw",
+            "/api/v1/namespaces/default/pods/evicted/eviction",
+            "-f",
+            eviction.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{text}");
+    let (ok, text) = run(&k, &["get", "pod", "evicted"]);
+    assert!(!ok && text.contains("NotFound"), "{text}");
 }

@@ -59,7 +59,13 @@ pub(crate) async fn serve(
 ) -> Result<Response, ApiError> {
     let (body, write) = write_request::<CreateOptions>(call, body).await?;
     let mut eviction = negotiate::decode_body(&call.headers, &body, call.state.cbor())?;
-    check_version(call, &eviction)?;
+    let served = check_version(call, &eviction)?;
+    // Decoded into the version the endpoint serves, as upstream's decoder converts a
+    // `policy/v1beta1` body (of the same shape) before admission sees it.
+    if let Some(fields) = eviction.as_object_mut() {
+        fields.insert("apiVersion".into(), Value::from(served));
+        fields.insert("kind".into(), Value::from("Eviction"));
+    }
     if meta_str(&eviction, "name").unwrap_or("") != name {
         return Err(ApiError::bad_request(
             "name in URL does not match name in Eviction object",
@@ -84,8 +90,9 @@ pub(crate) async fn serve(
     ))
 }
 
-/// The body is an Eviction of a version the release accepts (`AcceptsGroupVersion`).
-fn check_version(call: &Call, eviction: &Value) -> Result<(), ApiError> {
+/// The body is an Eviction of a version the release accepts (`AcceptsGroupVersion`); answers
+/// the version the endpoint serves.
+fn check_version(call: &Call, eviction: &Value) -> Result<&'static str, ApiError> {
     let release = call.state.kube_version;
     let expected = if release >= POLICY_V1_SINCE {
         "policy/v1"
@@ -110,7 +117,7 @@ fn check_version(call: &Call, eviction: &Value) -> Result<(), ApiError> {
     {
         return Err(ApiError::bad_request("not a Eviction object"));
     }
-    Ok(())
+    Ok(expected)
 }
 
 /// The eviction's `deleteOptions` with the request's dry run (`propagateDryRun`): either may
