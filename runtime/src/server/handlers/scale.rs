@@ -256,8 +256,7 @@ pub(crate) async fn set_replicas(
         let mut next = current.clone();
         set_path(&mut next, &scale.spec_replicas_path, Value::from(count))?;
         record(&current, &mut next)?;
-        let next = through_codec(call, next)?;
-        let mut next = next;
+        let mut next = through_codec(call, next)?;
         let spec_changed = outside_metadata(&current) != outside_metadata(&next);
         if spec_changed {
             let rule = call
