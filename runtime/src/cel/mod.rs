@@ -34,6 +34,7 @@ pub mod admission;
 #[cfg(test)]
 mod checker_tests;
 mod cost;
+mod fields;
 pub mod library;
 pub mod mutation;
 mod schema_node;
@@ -112,7 +113,11 @@ pub fn compile(source: &str, variables: &[&str]) -> Result<Program, CompileError
 /// field 'x'`, `found no matching overload for ...`) is a compile error.
 pub fn compile_typed(source: &str, variables: &[Variable]) -> Result<Program, CompileError> {
     let (expression, checked) = kapi_cel_check::check_source(source, variables, &[])?;
-    Ok(finish(source, expression, &checked, environment()))
+    let mut program = finish(source, expression, &checked, environment());
+    // Every value bound in the shared environment is a map, never a struct (mutations'
+    // literals are): selections the checker typed can be indexes.
+    fields::index_selections(&mut program.expression, &checked);
+    Ok(program)
 }
 
 /// How many programs [`compile_shared`] keeps; past it the cache starts over.
