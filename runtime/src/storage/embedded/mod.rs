@@ -520,6 +520,8 @@ impl EmbeddedStorage {
             revisions: revisions.clone(),
             events: events.clone(),
             max_batch: options.max_batch.max(1),
+            lazy_commits: if path.is_none() { 64 } else { 0 },
+            since_durable: std::cell::Cell::new(0),
         };
         let writer = std::thread::Builder::new()
             .name("kapi-storage-writer".to_owned())

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
-use redb::{ReadableTable, Table, WriteTransaction};
+use redb::{Durability, ReadableTable, Table, WriteTransaction};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::codec::{self, Checked, Version};
@@ -143,9 +143,30 @@ pub(super) struct Writer {
     pub(super) revisions: Arc<Revisions>,
     pub(super) events: broadcast::Sender<Committed>,
     pub(super) max_batch: usize,
+    /// For a store in memory, which nothing can make durable: how many commits in a row skip
+    /// redb's durable commit (see [`Writer::durability`]); `0` for a file.
+    pub(super) lazy_commits: u32,
+    /// Commits since the last durable one.
+    pub(super) since_durable: std::cell::Cell<u32>,
 }
 
 impl Writer {
+    /// The durability of the next commit. A durable commit writes the pages it changed
+    /// through to the backend and records what it freed in redb's own tables; a store in memory
+    /// gains nothing from either, so only every `lazy_commits`-th commit is durable. That one
+    /// releases what redb tracks of the non-durable commits before it (the pages they freed of
+    /// the last durable state, which wait for it).
+    fn durability(&self) -> Durability {
+        let since = self.since_durable.get();
+        if since < self.lazy_commits {
+            self.since_durable.set(since + 1);
+            Durability::None
+        } else {
+            self.since_durable.set(0);
+            Durability::Immediate
+        }
+    }
+
     /// Serves commands until every sender is gone.
     pub(super) fn run(self, mut commands: mpsc::Receiver<Command>) {
         let mut batch = Vec::with_capacity(self.max_batch);
@@ -192,7 +213,8 @@ impl Writer {
         // Writes not yet applied stay here, so a failure can answer them too.
         let mut pending = writes.into_iter();
         let outcome = (|| -> Result<(u64, WriteTransaction), redb::Error> {
-            let txn = db.begin_write()?;
+            let mut txn = db.begin_write()?;
+            txn.set_durability(self.durability())?;
             let mut revision = start;
             {
                 let mut tables = Tables {
