@@ -7,7 +7,7 @@
 //! A server at a release the table does not hold (a library user's own choice of version) is
 //! not gated: every registered group-version is on and every feature kapi implements is on.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 use serde::Deserialize;
@@ -219,11 +219,17 @@ pub(crate) fn lifecycle_served(lifecycle: &Lifecycle, at: KubeVersion) -> bool {
 /// Whether kube-apiserver serves `group` itself (through go-restful) in some release kapi
 /// carries, rather than through the CRD handler.
 pub(crate) fn is_builtin_group(group: &str) -> bool {
-    table().iter().any(|row| {
-        row.group_versions
-            .keys()
-            .any(|key| split_group_version(key).0 == group)
-    })
+    // Asked on every request's decode and route: the groups are gathered once.
+    static GROUPS: OnceLock<BTreeSet<&'static str>> = OnceLock::new();
+    GROUPS
+        .get_or_init(|| {
+            table()
+                .iter()
+                .flat_map(|row| row.group_versions.keys())
+                .map(|key| split_group_version(key).0)
+                .collect()
+        })
+        .contains(group)
 }
 
 /// Whether some release kapi carries serves group-version `key` (`v1`, `apps/v1beta2`).
