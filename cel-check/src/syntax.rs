@@ -5,7 +5,7 @@
 //! Upstream: cel-go `common/ast/navigable.go` (the walk), k8s
 //! `apiserver/pkg/admission/plugin/webhook/matchconditions` (`hasSelectExp`).
 
-use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue, operators};
+use cel::common::ast::{EntryExpr, Expr, IdedExpr};
 
 /// The qualified name a chain of selects spells (`a.b.c`), if it is one.
 pub fn qualified(expr: &IdedExpr) -> Option<String> {
@@ -43,26 +43,16 @@ pub fn mentions(expr: &IdedExpr, name: &str) -> bool {
     found
 }
 
-/// Whether `expr` selects `field` of the variable `variable` anywhere (`claims.email`, also
-/// under `has()`), as upstream's `hasSelectExp` looks for it.
-pub fn selects(expr: &IdedExpr, variable: &str, field: &str) -> bool {
-    let mut found = false;
-    let is_variable = |e: &IdedExpr| matches!(&e.expr, Expr::Ident(name) if name == variable);
-    visit(expr, &mut |e| match &e.expr {
-        Expr::Select(select) if select.field == field && is_variable(&select.operand) => {
-            found = true;
-        }
-        // `variable["field"]`, as written or as a compiled selection
-        Expr::Call(call)
-            if call.func_name == operators::INDEX
-                && call.target.is_none()
-                && matches!(call.args.as_slice(), [operand, key]
-                    if is_variable(operand)
-                        && matches!(&key.expr, Expr::Literal(LiteralValue::String(s)) if s.inner() == field)) =>
+/// Every field `expr` selects directly on a variable anywhere (`claims.email`, also under
+/// `has()`), as upstream's `hasSelectExp` looks for them: the variable and the field.
+pub fn selections(expr: &IdedExpr) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    visit(expr, &mut |e| {
+        if let Expr::Select(select) = &e.expr
+            && let Expr::Ident(name) = &select.operand.expr
         {
-            found = true;
+            found.push((name.clone(), select.field.clone()));
         }
-        _ => {}
     });
     found
 }

@@ -97,7 +97,9 @@ fn is_map(type_: &Type) -> bool {
 mod tests {
     use serde_json::json;
 
-    use super::super::{EvalError, PER_CALL_LIMIT, SELF, compile, compile_on, value};
+    use super::super::{
+        EvalError, PER_CALL_LIMIT, SELF, Type, Variable, compile, compile_on, compile_typed, value,
+    };
     use crate::schema::JSONSchemaProps;
 
     fn schema() -> JSONSchemaProps {
@@ -184,5 +186,22 @@ mod tests {
             missing.result,
             Err(EvalError::Failed("no such key: b".into()))
         );
+    }
+
+    // What a program selects (`claims.email`, upstream's `hasSelectExp`) is read from the
+    // source, not from the indexes its selections became: a written `claims["email"]` is no
+    // selection.
+    #[test]
+    fn a_program_selects_what_its_source_selects() {
+        let claims = Variable {
+            name: "claims".into(),
+            ty: Type::Map(Box::new(Type::String), Box::new(Type::Dyn)),
+            decl: None,
+        };
+        let selected = compile_typed("claims.email", std::slice::from_ref(&claims)).unwrap();
+        assert!(!selects(&selected.expression));
+        assert!(selected.selects("claims", "email"));
+        let indexed = compile_typed("claims['email']", &[claims]).unwrap();
+        assert!(!indexed.selects("claims", "email"));
     }
 }

@@ -84,6 +84,9 @@ pub struct Program {
     /// How many nodes the expression has: the cost of evaluating it once, loops aside.
     nodes: u64,
     uses_old_self: bool,
+    /// The fields the source selects directly on a variable (`claims.email`), kept from
+    /// before selections became indexes (`fields`).
+    selections: Vec<(String, String)>,
     /// The type the checker inferred for the result (dyn when it could not tell).
     result: Type,
     /// The least and most the program can cost, estimated before it runs.
@@ -195,12 +198,14 @@ fn finish(
 ) -> Program {
     let estimated = estimate::estimate(&expression, checked);
     let uses_old_self = check::mentions(&expression, OLD_SELF);
+    let selections = check::selections(&expression);
     let nodes = cost::instrument(&mut expression);
     Program {
         source: source.to_owned(),
         expression,
         nodes,
         uses_old_self,
+        selections,
         result: checked.result.clone(),
         estimated,
         env,
@@ -248,7 +253,9 @@ impl Program {
 
     /// Whether the program selects `field` of the variable `variable` (`claims.email`).
     pub fn selects(&self, variable: &str, field: &str) -> bool {
-        check::selects(&self.expression, variable, field)
+        self.selections
+            .iter()
+            .any(|(v, f)| v == variable && f == field)
     }
 
     /// Runs the program with `variables` bound, stopping past `limit` cost units.
