@@ -269,7 +269,7 @@ impl Program {
     }
 
     /// Runs the program against variables bound once for several programs.
-    pub fn evaluate_in(&self, activation: &Activation, limit: u64) -> Evaluated {
+    pub fn evaluate_in(&self, activation: &Activation<'_>, limit: u64) -> Evaluated {
         let (result, cost) = cost::metered(limit, self.nodes, || {
             cel::Value::resolve(&self.expression, &activation.context)
         });
@@ -284,18 +284,19 @@ impl Program {
     }
 }
 
-/// Variables bound (converted to the crate's values) once, for the rules of one node.
-pub struct Activation {
-    context: Context<'static, 'static>,
+/// Variables bound (converted to the crate's values) once, for the rules of one node; they may
+/// borrow what they were made of (`'v`).
+pub struct Activation<'v> {
+    context: Context<'v, 'v>,
 }
 
-impl std::fmt::Debug for Activation {
+impl std::fmt::Debug for Activation<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Activation").finish_non_exhaustive()
     }
 }
 
-impl Activation {
+impl Activation<'static> {
     /// Binds `variables`.
     pub fn new(variables: &[(&str, cel::Value)]) -> Self {
         Self::in_env(environment(), variables)
@@ -306,6 +307,18 @@ impl Activation {
         let mut context = Context::with_env(env);
         for (name, value) in variables {
             context.add_variable_from_value(*name, value.clone());
+        }
+        Activation { context }
+    }
+}
+
+impl<'v> Activation<'v> {
+    /// Binds values already made the crate's own ([`value::to_val`]), in the shared
+    /// environment.
+    pub fn of_vals(variables: Vec<(&str, Box<dyn cel::common::value::Val + 'v>)>) -> Self {
+        let mut context = Context::with_env(environment());
+        for (name, value) in variables {
+            context.add_variable_as_val(name, value);
         }
         Activation { context }
     }

@@ -18,6 +18,7 @@
 
 use std::collections::BTreeMap;
 
+use cel::common::types::CelOptional;
 use serde_json::Value;
 
 use std::sync::Arc;
@@ -802,16 +803,12 @@ impl Run {
             return;
         }
         let schema = node.schema.as_ref();
-        let self_value = super::value::to_cel(schema, value, node.resource);
-        let old_value = if node.uses_old_self {
-            old.map(|o| super::value::to_cel(schema, o, node.resource))
-        } else {
-            None
-        };
+        let bind = |value| super::value::to_val(schema, value, node.resource);
+        let old = old.filter(|_| node.uses_old_self);
         // Bound once per node: `oldSelf` as the old value, and as an optional for the rules
         // with `optionalOldSelf`.
-        let mut plain: Option<Activation> = None;
-        let mut with_optional: Option<Activation> = None;
+        let mut plain: Option<Activation<'_>> = None;
+        let mut with_optional: Option<Activation<'_>> = None;
         for compiled in &node.rules {
             let rule = &compiled.rule;
             if let Some(error) = &compiled.error {
@@ -823,23 +820,24 @@ impl Run {
                 continue;
             };
             let optional_old_self = rule.optional_old_self == Some(true);
-            if program.uses_old_self() && old_value.is_none() && !optional_old_self {
+            if program.uses_old_self() && old.is_none() && !optional_old_self {
                 continue;
             }
-            let activation: &Activation = if optional_old_self {
+            let activation: &Activation<'_> = if optional_old_self {
                 with_optional.get_or_insert_with(|| {
-                    Activation::new(&[
-                        (SELF, self_value.clone()),
-                        (OLD_SELF, optional(old_value.clone())),
-                    ])
+                    let old_self = match old {
+                        Some(old) => CelOptional::of(bind(old)),
+                        None => CelOptional::none(),
+                    };
+                    Activation::of_vals(vec![(SELF, bind(value)), (OLD_SELF, Box::new(old_self))])
                 })
             } else {
                 plain.get_or_insert_with(|| {
-                    let mut variables = vec![(SELF, self_value.clone())];
-                    if let Some(old) = &old_value {
-                        variables.push((OLD_SELF, old.clone()));
+                    let mut variables = vec![(SELF, bind(value))];
+                    if let Some(old) = old {
+                        variables.push((OLD_SELF, bind(old)));
                     }
-                    Activation::new(&variables)
+                    Activation::of_vals(variables)
                 })
             };
             let evaluated = program.evaluate_in(activation, PER_CALL_LIMIT.min(self.budget));
@@ -953,14 +951,6 @@ impl Run {
             });
         }
     }
-}
-
-fn optional(value: Option<cel::Value>) -> cel::Value {
-    let inner = match value {
-        Some(v) => cel::objects::OptionalValue::of(v),
-        None => cel::objects::OptionalValue::none(),
-    };
-    cel::Value::Opaque(std::sync::Arc::new(inner))
 }
 
 /// `ruleMessageOrDefault`: the message, or `failed rule: <rule>`.

@@ -17,11 +17,17 @@
 //! Upstream: `k8s.io/apiserver/pkg/cel/common/values.go`, `k8s.io/apiserver/pkg/cel/escaping.go`,
 //! `k8s.io/apiserver/pkg/cel/common/schemas.go`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use base64::Engine as _;
 use cel::Value as Cel;
+use cel::common::types::{
+    CelBool, CelBytes, CelDouble, CelDuration, CelInt, CelList, CelMap, CelMapKey, CelNull,
+    CelString, CelTimestamp, CelUInt,
+};
+use cel::common::value::Val;
 use cel::objects::{Key, Map};
 use serde_json::Value;
 
@@ -35,34 +41,148 @@ pub use kapi_cel_check::names::escape;
 /// `value` as the CEL value of a node with `schema`; `resource` says it is the root of an
 /// object or an embedded resource.
 pub fn to_cel(schema: Option<&JSONSchemaProps>, value: &Value, resource: bool) -> Cel {
+    build(schema, value, resource)
+}
+
+/// [`to_cel`] as the crate's values themselves, borrowing `value`'s strings: what a rule's
+/// `self` is bound to without converting a [`Cel`] a second time.
+pub fn to_val<'v>(
+    schema: Option<&JSONSchemaProps>,
+    value: &'v Value,
+    resource: bool,
+) -> Box<dyn Val + 'v> {
+    build(schema, value, resource)
+}
+
+/// A value with no schema (or under `x-kubernetes-preserve-unknown-fields`): by JSON type.
+pub fn untyped(value: &Value) -> Cel {
+    build_untyped(value)
+}
+
+/// What the mapping builds: the crate's [`Cel`] values, or its [`Val`]s.
+trait Build<'v>: Sized {
+    fn null() -> Self;
+    fn bool(b: bool) -> Self;
+    fn int(i: i64) -> Self;
+    fn uint(u: u64) -> Self;
+    fn double(f: f64) -> Self;
+    fn string(text: &'v str) -> Self;
+    fn bytes(bytes: Vec<u8>) -> Self;
+    fn duration(d: chrono::Duration) -> Self;
+    fn timestamp(t: chrono::DateTime<chrono::FixedOffset>) -> Self;
+    fn list(items: Vec<Self>) -> Self;
+    fn map(entries: Vec<(Cow<'v, str>, Self)>) -> Self;
+}
+
+impl<'v> Build<'v> for Cel {
+    fn null() -> Self {
+        Cel::Null
+    }
+    fn bool(b: bool) -> Self {
+        Cel::Bool(b)
+    }
+    fn int(i: i64) -> Self {
+        Cel::Int(i)
+    }
+    fn uint(u: u64) -> Self {
+        Cel::UInt(u)
+    }
+    fn double(f: f64) -> Self {
+        Cel::Float(f)
+    }
+    fn string(text: &'v str) -> Self {
+        Cel::String(Arc::new(text.to_owned()))
+    }
+    fn bytes(bytes: Vec<u8>) -> Self {
+        Cel::Bytes(Arc::new(bytes))
+    }
+    fn duration(d: chrono::Duration) -> Self {
+        Cel::Duration(d)
+    }
+    fn timestamp(t: chrono::DateTime<chrono::FixedOffset>) -> Self {
+        Cel::Timestamp(t)
+    }
+    fn list(items: Vec<Self>) -> Self {
+        Cel::List(Arc::new(items))
+    }
+    fn map(entries: Vec<(Cow<'v, str>, Self)>) -> Self {
+        let map: HashMap<Key, Cel> = entries
+            .into_iter()
+            .map(|(key, value)| (Key::String(Arc::new(key.into_owned())), value))
+            .collect();
+        Cel::Map(Map { map: Arc::new(map) })
+    }
+}
+
+impl<'v> Build<'v> for Box<dyn Val + 'v> {
+    fn null() -> Self {
+        Box::new(CelNull)
+    }
+    fn bool(b: bool) -> Self {
+        Box::new(CelBool::from(b))
+    }
+    fn int(i: i64) -> Self {
+        Box::new(CelInt::from(i))
+    }
+    fn uint(u: u64) -> Self {
+        Box::new(CelUInt::from(u))
+    }
+    fn double(f: f64) -> Self {
+        Box::new(CelDouble::from(f))
+    }
+    fn string(text: &'v str) -> Self {
+        Box::new(CelString::from(text))
+    }
+    fn bytes(bytes: Vec<u8>) -> Self {
+        Box::new(CelBytes::from(bytes))
+    }
+    fn duration(d: chrono::Duration) -> Self {
+        Box::new(CelDuration::from(d))
+    }
+    fn timestamp(t: chrono::DateTime<chrono::FixedOffset>) -> Self {
+        Box::new(CelTimestamp::from(t))
+    }
+    fn list(items: Vec<Self>) -> Self {
+        Box::new(CelList::from(items))
+    }
+    fn map(entries: Vec<(Cow<'v, str>, Self)>) -> Self {
+        let map: HashMap<CelMapKey<'v>, Self> = entries
+            .into_iter()
+            .map(|(key, value)| (CelMapKey::String(CelString::from(key)), value))
+            .collect();
+        Box::new(CelMap::from(map))
+    }
+}
+
+fn build<'v, B: Build<'v>>(
+    schema: Option<&JSONSchemaProps>,
+    value: &'v Value,
+    resource: bool,
+) -> B {
     let Some(schema) = schema else {
-        return untyped(value);
+        return build_untyped(value);
     };
     match value {
-        Value::Null => Cel::Null,
-        Value::Bool(b) => Cel::Bool(*b),
+        Value::Null => B::null(),
+        Value::Bool(b) => B::bool(*b),
         Value::Number(n) => {
             if schema.type_.as_deref() == Some("number") {
-                return Cel::Float(n.as_f64().unwrap_or_default());
+                return B::double(n.as_f64().unwrap_or_default());
             }
             number(n)
         }
         Value::String(text) => string(schema, text),
         Value::Array(items) => {
             let item_schema = schema.items_schema();
-            Cel::List(Arc::new(
+            let embedded = item_schema.is_some_and(|s| s.x_kubernetes_embedded_resource);
+            B::list(
                 items
                     .iter()
-                    .map(|item| {
-                        let embedded =
-                            item_schema.is_some_and(|s| s.x_kubernetes_embedded_resource);
-                        to_cel(item_schema, item, embedded)
-                    })
+                    .map(|item| build(item_schema, item, embedded))
                     .collect(),
-            ))
+            )
         }
         Value::Object(fields) => {
-            let mut map: HashMap<Key, Cel> = HashMap::with_capacity(fields.len());
             if schema.properties.is_empty()
                 && let Some(extra) = schema.additional_properties.as_deref()
             {
@@ -70,105 +190,106 @@ pub fn to_cel(schema: Option<&JSONSchemaProps>, value: &Value, resource: bool) -
                     JSONSchemaPropsOrBool::Schema(s) => Some(s),
                     JSONSchemaPropsOrBool::Allows(_) => None,
                 };
-                for (key, child) in fields {
-                    let embedded = extra.is_some_and(|s| s.x_kubernetes_embedded_resource);
-                    map.insert(
-                        Key::String(Arc::new(key.clone())),
-                        to_cel(extra, child, embedded),
-                    );
-                }
-                return Cel::Map(Map { map: Arc::new(map) });
+                let embedded = extra.is_some_and(|s| s.x_kubernetes_embedded_resource);
+                return B::map(
+                    fields
+                        .iter()
+                        .map(|(key, child)| {
+                            (Cow::Borrowed(key.as_str()), build(extra, child, embedded))
+                        })
+                        .collect(),
+                );
             }
+            let mut entries = Vec::with_capacity(fields.len());
             for (key, child) in fields {
                 if resource && matches!(key.as_str(), "apiVersion" | "kind") {
-                    map.insert(Key::String(Arc::new(key.clone())), untyped(child));
+                    entries.push((Cow::Borrowed(key.as_str()), build_untyped(child)));
                     continue;
                 }
                 if resource && key == "metadata" {
-                    map.insert(Key::String(Arc::new(key.clone())), type_meta(child));
+                    entries.push((Cow::Borrowed(key.as_str()), type_meta(child)));
                     continue;
                 }
                 let Some(name) = escape(key) else {
                     continue;
                 };
-                let property = schema.properties.get(key);
-                let value = match property {
-                    Some(p) => to_cel(Some(p), child, p.x_kubernetes_embedded_resource),
-                    None => untyped(child),
+                // Most names need no escaping: borrow those.
+                let name = if name == *key {
+                    Cow::Borrowed(key.as_str())
+                } else {
+                    Cow::Owned(name)
                 };
-                map.insert(Key::String(Arc::new(name)), value);
+                let value = match schema.properties.get(key) {
+                    Some(p) => build(Some(p), child, p.x_kubernetes_embedded_resource),
+                    None => build_untyped(child),
+                };
+                entries.push((name, value));
             }
-            Cel::Map(Map { map: Arc::new(map) })
+            B::map(entries)
         }
     }
 }
 
 /// The metadata a rule sees of a resource: its `name` and `generateName`.
-fn type_meta(metadata: &Value) -> Cel {
-    let mut map = HashMap::new();
-    for key in ["name", "generateName"] {
-        if let Some(Value::String(text)) = metadata.get(key) {
-            map.insert(
-                Key::String(Arc::new(key.to_owned())),
-                Cel::String(Arc::new(text.clone())),
-            );
-        }
-    }
-    Cel::Map(Map { map: Arc::new(map) })
+fn type_meta<'v, B: Build<'v>>(metadata: &'v Value) -> B {
+    let entries = ["name", "generateName"]
+        .into_iter()
+        .filter_map(|key| match metadata.get(key) {
+            Some(Value::String(text)) => Some((Cow::Borrowed(key), B::string(text))),
+            _ => None,
+        })
+        .collect();
+    B::map(entries)
 }
 
-fn number(n: &serde_json::Number) -> Cel {
+fn number<'v, B: Build<'v>>(n: &serde_json::Number) -> B {
     if let Some(i) = n.as_i64() {
-        Cel::Int(i)
+        B::int(i)
     } else if let Some(u) = n.as_u64() {
-        Cel::UInt(u)
+        B::uint(u)
     } else {
-        Cel::Float(n.as_f64().unwrap_or_default())
+        B::double(n.as_f64().unwrap_or_default())
     }
 }
 
-fn string(schema: &JSONSchemaProps, text: &str) -> Cel {
-    let plain = || Cel::String(Arc::new(text.to_owned()));
+fn string<'v, B: Build<'v>>(schema: &JSONSchemaProps, text: &'v str) -> B {
     if schema.x_kubernetes_int_or_string {
-        return plain();
+        return B::string(text);
     }
-    match schema.format.as_deref() {
+    let parsed = match schema.format.as_deref() {
         Some("byte") => base64::engine::general_purpose::STANDARD
             .decode(text)
-            .map(|bytes| Cel::Bytes(Arc::new(bytes)))
-            .unwrap_or_else(|_| plain()),
+            .ok()
+            .map(B::bytes),
         Some("duration") => text
             .parse::<crate::Duration>()
-            .map(|d| Cel::Duration(chrono::Duration::nanoseconds(d.as_nanos())))
-            .unwrap_or_else(|_| plain()),
+            .ok()
+            .map(|d| B::duration(chrono::Duration::nanoseconds(d.as_nanos()))),
         Some("date-time") => chrono::DateTime::parse_from_rfc3339(text)
-            .map(Cel::Timestamp)
-            .unwrap_or_else(|_| plain()),
+            .ok()
+            .map(B::timestamp),
         Some("date") => chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
             .ok()
             .and_then(|d| d.and_hms_opt(0, 0, 0))
-            .map(|t| Cel::Timestamp(t.and_utc().fixed_offset()))
-            .unwrap_or_else(plain),
-        _ => plain(),
-    }
+            .map(|t| B::timestamp(t.and_utc().fixed_offset())),
+        _ => None,
+    };
+    parsed.unwrap_or_else(|| B::string(text))
 }
 
-/// A value with no schema (or under `x-kubernetes-preserve-unknown-fields`): by JSON type.
-pub fn untyped(value: &Value) -> Cel {
+fn build_untyped<'v, B: Build<'v>>(value: &'v Value) -> B {
     match value {
-        Value::Null => Cel::Null,
-        Value::Bool(b) => Cel::Bool(*b),
+        Value::Null => B::null(),
+        Value::Bool(b) => B::bool(*b),
         Value::Number(n) => number(n),
-        Value::String(s) => Cel::String(Arc::new(s.clone())),
-        Value::Array(items) => Cel::List(Arc::new(items.iter().map(untyped).collect())),
-        Value::Object(fields) => Cel::Map(Map {
-            map: Arc::new(
-                fields
-                    .iter()
-                    .map(|(k, v)| (Key::String(Arc::new(k.clone())), untyped(v)))
-                    .collect(),
-            ),
-        }),
+        Value::String(s) => B::string(s),
+        Value::Array(items) => B::list(items.iter().map(build_untyped).collect()),
+        Value::Object(fields) => B::map(
+            fields
+                .iter()
+                .map(|(k, v)| (Cow::Borrowed(k.as_str()), build_untyped(v)))
+                .collect(),
+        ),
     }
 }
 
@@ -262,5 +383,13 @@ mod tests {
             panic!("metadata map");
         };
         assert_eq!(metadata.map.len(), 1, "only name and generateName are seen");
+        // The crate's own values, made straight from the JSON, are the same values.
+        let direct = Cel::try_from(to_val(Some(&s), &object, true).as_ref()).unwrap();
+        assert_eq!(direct, Cel::Map(map));
+        let free = json!({"a": [1, 2.5, "x", null, true, {"b": {}}], "c-d": -3});
+        assert_eq!(
+            Cel::try_from(to_val(None, &free, false).as_ref()).unwrap(),
+            untyped(&free)
+        );
     }
 }
