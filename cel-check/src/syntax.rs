@@ -100,3 +100,48 @@ pub fn visit(expr: &IdedExpr, f: &mut dyn FnMut(&IdedExpr)) {
         Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
     }
 }
+
+/// Calls `f` on every node of `expr`, children first, so `f` may replace a node whose
+/// children it has already seen.
+pub fn visit_mut(expr: &mut IdedExpr, f: &mut dyn FnMut(&mut IdedExpr)) {
+    match &mut expr.expr {
+        Expr::Call(call) => {
+            if let Some(target) = call.target.as_deref_mut() {
+                visit_mut(target, f);
+            }
+            for arg in &mut call.args {
+                visit_mut(arg, f);
+            }
+        }
+        Expr::Comprehension(c) => {
+            for part in [
+                &mut c.iter_range,
+                &mut c.accu_init,
+                &mut c.loop_cond,
+                &mut c.loop_step,
+                &mut c.result,
+            ] {
+                visit_mut(part, f);
+            }
+        }
+        Expr::List(list) => list.elements.iter_mut().for_each(|e| visit_mut(e, f)),
+        Expr::Map(map) => {
+            for entry in &mut map.entries {
+                if let EntryExpr::MapEntry(entry) = &mut entry.expr {
+                    visit_mut(&mut entry.key, f);
+                    visit_mut(&mut entry.value, f);
+                }
+            }
+        }
+        Expr::Struct(object) => {
+            for entry in &mut object.entries {
+                if let EntryExpr::StructField(field) = &mut entry.expr {
+                    visit_mut(&mut field.value, f);
+                }
+            }
+        }
+        Expr::Select(select) => visit_mut(&mut select.operand, f),
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    }
+    f(expr);
+}

@@ -13,75 +13,36 @@
 //! Presence tests (`has(a.b)`) keep their last selection; operands the checker could not type
 //! (dyn, optionals) are left as written.
 
-use cel::common::ast::{CallExpr, EntryExpr, Expr, IdedExpr, LiteralValue, operators};
+use cel::common::ast::{CallExpr, Expr, IdedExpr, LiteralValue, operators};
 use cel::common::types::CelString;
 
+use super::check;
 use super::checker::Checked;
 use super::types::Type;
 
 /// Rewrites every selection of a field on a value `checked` typed as an object or a map with
 /// string keys into an index with the field's name.
 pub(super) fn index_selections(expr: &mut IdedExpr, checked: &Checked) {
-    match &mut expr.expr {
-        Expr::Select(select) => {
-            index_selections(&mut select.operand, checked);
-            if select.test || !is_map(&checked.type_of(select.operand.id)) {
-                return;
-            }
-            let operand = std::mem::take(select.operand.as_mut());
-            let field = IdedExpr {
-                id: expr.id,
-                expr: Expr::Literal(LiteralValue::String(CelString::from(std::mem::take(
-                    &mut select.field,
-                )))),
-            };
-            expr.expr = Expr::Call(CallExpr {
-                func_name: operators::INDEX.to_owned(),
-                target: None,
-                args: vec![operand, field],
-            });
+    check::visit_mut(expr, &mut |node| {
+        let Expr::Select(select) = &mut node.expr else {
+            return;
+        };
+        if select.test || !is_map(&checked.type_of(select.operand.id)) {
+            return;
         }
-        Expr::Call(call) => {
-            if let Some(target) = call.target.as_deref_mut() {
-                index_selections(target, checked);
-            }
-            for arg in &mut call.args {
-                index_selections(arg, checked);
-            }
-        }
-        Expr::Comprehension(comprehension) => {
-            for part in [
-                &mut comprehension.iter_range,
-                &mut comprehension.accu_init,
-                &mut comprehension.loop_cond,
-                &mut comprehension.loop_step,
-                &mut comprehension.result,
-            ] {
-                index_selections(part, checked);
-            }
-        }
-        Expr::List(list) => {
-            for element in &mut list.elements {
-                index_selections(element, checked);
-            }
-        }
-        Expr::Map(map) => {
-            for entry in &mut map.entries {
-                if let EntryExpr::MapEntry(entry) = &mut entry.expr {
-                    index_selections(&mut entry.key, checked);
-                    index_selections(&mut entry.value, checked);
-                }
-            }
-        }
-        Expr::Struct(object) => {
-            for entry in &mut object.entries {
-                if let EntryExpr::StructField(field) = &mut entry.expr {
-                    index_selections(&mut field.value, checked);
-                }
-            }
-        }
-        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
-    }
+        let operand = std::mem::take(select.operand.as_mut());
+        let field = IdedExpr {
+            id: node.id,
+            expr: Expr::Literal(LiteralValue::String(CelString::from(std::mem::take(
+                &mut select.field,
+            )))),
+        };
+        node.expr = Expr::Call(CallExpr {
+            func_name: operators::INDEX.to_owned(),
+            target: None,
+            args: vec![operand, field],
+        });
+    });
 }
 
 /// Whether values of `type_` are maps keyed by strings at run time.
