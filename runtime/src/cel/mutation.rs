@@ -129,7 +129,7 @@ fn environment_with(types: &BTreeSet<String>) -> Arc<Env> {
 /// types allowed (any other type name is undeclared, as cel-go's checker reports it).
 pub fn compile(source: &str, variables: &[&str]) -> Result<Program, CompileError> {
     let variables: Vec<Variable> = variables.iter().map(|v| Variable::dyn_named(v)).collect();
-    compile_with(source, &variables).map(|(program, _)| program)
+    compile_with(source, &variables).map(|(program, ..)| program)
 }
 
 /// What a mutation's expression must give (upstream's `ReturnTypes` of
@@ -150,6 +150,24 @@ impl Patch {
             Patch::JsonPatch => "list(JSONPatch)",
         }
     }
+
+    /// Whether a result of type `found`, of which the checker may know only the outer part
+    /// (`map(string, dyn)`), is certainly not this patch's type. What the checker cannot pin
+    /// down could be anything: dyn, a struct literal (which it types dyn), and an object of a
+    /// schema, which cel-go sees as dyn when a policy is written.
+    fn rules_out(self, found: &Type) -> bool {
+        let unknown = |t: &Type| {
+            matches!(
+                t,
+                Type::Dyn | Type::Error | Type::Param(_) | Type::Object(_)
+            )
+        };
+        match (self, found) {
+            (_, t) if unknown(t) => false,
+            (Patch::JsonPatch, Type::List(element)) => !unknown(element),
+            _ => true,
+        }
+    }
 }
 
 /// Whether a mutation's expression compiles with `variables` (typed as declared) and gives
@@ -158,12 +176,18 @@ impl Patch {
 /// `must evaluate to Object but got string`. The result type is refused only when it is
 /// certain: a struct literal's is its name (`Object.spec`), a list of literals of one name is
 /// a list of it (`[]` a `list(dyn)`), a conditional's is its branches' when they agree, and
-/// any other expression's is what the checker knows of it; a dyn result is let through
+/// any other expression's is what the checker knows of it. A result whose type the checker
+/// knows only in part is refused when the part it knows already rules the patch type out
+/// (`{'a': object.x}` is a `map(string, dyn)`, never an `Object`); a dyn result is let through
 /// (upstream refuses it, but where its checker knows a variable's type kapi's may not).
 pub fn validate(source: &str, variables: &[Variable], patch: Patch) -> Result<(), String> {
-    let (_, certain) =
+    let (_, expression, checked) =
         compile_with(source, variables).map_err(|e| format!("compilation failed: {e}"))?;
-    match certain {
+    let found = certain_type(&expression, &checked).or_else(|| {
+        let partly = checked.type_of(expression.id);
+        patch.rules_out(&partly).then(|| partly.to_string())
+    });
+    match found {
         Some(found) if found != patch.expected() => Err(format!(
             "must evaluate to {} but got {found}",
             patch.expected()
@@ -172,12 +196,12 @@ pub fn validate(source: &str, variables: &[Variable], patch: Patch) -> Result<()
     }
 }
 
-/// Compiles a mutation's expression: the program, and the result type cel-go's checker
-/// certainly gives it when kapi can tell.
+/// Compiles a mutation's expression: the program, the expression as parsed and what the
+/// checker found of it.
 fn compile_with(
     source: &str,
     variables: &[Variable],
-) -> Result<(Program, Option<String>), CompileError> {
+) -> Result<(Program, IdedExpr, Checked), CompileError> {
     let (expression, info) = kapi_cel_check::parse(source)?;
     let checked = super::checker::check(&expression, variables, &[ESCAPE_KEY])
         .map_err(|problems| CompileError(kapi_cel_check::render(&problems, &info)))?;
@@ -194,9 +218,13 @@ fn compile_with(
     if !problems.is_empty() {
         return Err(CompileError(kapi_cel_check::render(&problems, &info)));
     }
-    let certain = certain_type(&expression, &checked);
-    let program = super::finish(source, expression, &checked, environment_with(&types));
-    Ok((program, certain))
+    let program = super::finish(
+        source,
+        expression.clone(),
+        &checked,
+        environment_with(&types),
+    );
+    Ok((program, expression, checked))
 }
 
 /// The fields of `JSONPatch` literals as cel-go's checker sees them against the type's

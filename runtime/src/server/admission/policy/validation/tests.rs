@@ -209,6 +209,8 @@ fn mutating_policy_expressions_of_the_wrong_type_are_refused() {
         patch(
             "object.data.size() > 0 ? [JSONPatch{op: 'remove', path: '/data'}] : [JSONPatch{op: 'test', path: '/a', value: 1}]"
         ),
+        // A list of literals the checker types dyn: cel-go's is `list(JSONPatch)`.
+        patch("object.spec.ports.map(p, JSONPatch{op: 'remove', path: '/spec/ports/0'})"),
     ]));
     assert_eq!(
         texts(&check_mutating_policy(&good, release)),
@@ -224,6 +226,9 @@ fn mutating_policy_expressions_of_the_wrong_type_are_refused() {
         patch("[Object{}]"),
         patch("request.name"),
         apply("[Object{}]"),
+        apply("{'a': object.metadata.name}"),
+        patch("[{'op': 'remove'}]"),
+        patch("object.spec.ports.map(p, {'op': 'remove', 'path': p.name})"),
     ]));
     assert_eq!(
         texts(&check_mutating_policy(&bad, release)),
@@ -236,6 +241,9 @@ fn mutating_policy_expressions_of_the_wrong_type_are_refused() {
             "spec.mutations[5].jsonPatch.expression: Invalid value: \"[Object{}]\": must evaluate to list(JSONPatch) but got list(Object)",
             "spec.mutations[6].jsonPatch.expression: Invalid value: \"request.name\": must evaluate to list(JSONPatch) but got string",
             "spec.mutations[7].applyConfiguration.expression: Invalid value: \"[Object{}]\": must evaluate to Object but got list(Object)",
+            "spec.mutations[8].applyConfiguration.expression: Invalid value: \"{'a': object.metadata.name}\": must evaluate to Object but got map(string, dyn)",
+            "spec.mutations[9].jsonPatch.expression: Invalid value: \"[{'op': 'remove'}]\": must evaluate to list(JSONPatch) but got list(map(string, string))",
+            "spec.mutations[10].jsonPatch.expression: Invalid value: \"object.spec.ports.map(p, {'op': 'remove', 'path': p.name})\": must evaluate to list(JSONPatch) but got list(map(string, dyn))",
         ]
     );
 }
