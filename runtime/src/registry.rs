@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
@@ -34,8 +34,9 @@ use crate::{GroupVersionKind, Resource, ResourceInfo};
 pub type Codec = Arc<dyn Fn(Value) -> Result<Value, serde_json::Error> + Send + Sync>;
 
 /// Produces a kind's OpenAPI v3 schema (the whole object: `apiVersion`, `kind`, `metadata`, ...)
-/// for the server's `/openapi` documents. Called when a document is built, not at registration.
-pub type SchemaSource = Arc<dyn Fn() -> Option<JSONSchemaProps> + Send + Sync>;
+/// for the server's `/openapi` documents, managed fields and apply. Built on first use, not at
+/// registration, then shared: writes ask for it on every request.
+pub type SchemaSource = Arc<dyn Fn() -> Option<Arc<JSONSchemaProps>> + Send + Sync>;
 
 /// Checks a decoded object beyond what its codec expresses, given the stored object on an
 /// update: each cause it returns makes the write a 422 Invalid. CRDs created at run time check
@@ -70,6 +71,12 @@ impl fmt::Debug for RegisteredKind {
             .field("plural", &self.info.plural)
             .finish_non_exhaustive()
     }
+}
+
+/// A source that builds a schema once, on first use, and shares it after.
+fn built_once(build: fn() -> Option<JSONSchemaProps>) -> SchemaSource {
+    let built = OnceLock::new();
+    Arc::new(move || built.get_or_init(|| build().map(Arc::new)).clone())
 }
 
 fn schema_of<K: Schema>() -> Option<JSONSchemaProps> {
@@ -123,12 +130,12 @@ impl Registry {
     /// Adds kind `K` with its [`Schema`], which the server publishes in its OpenAPI documents
     /// (so `kubectl explain` shows the fields).
     pub fn register_with_schema<K: Resource + Schema>(&mut self) -> &mut Self {
-        self.insert::<K>(Some(Arc::new(schema_of::<K>)))
+        self.insert::<K>(Some(built_once(schema_of::<K>)))
     }
 
     /// Adds the custom resource `K` with the schema of its CRD version.
     pub fn register_custom<K: CustomResource>(&mut self) -> &mut Self {
-        self.insert::<K>(Some(Arc::new(K::openapi_schema)))
+        self.insert::<K>(Some(built_once(K::openapi_schema)))
     }
 
     /// Adds every version of a kind and serves them all from one stored version, the hub,

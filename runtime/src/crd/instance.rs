@@ -19,6 +19,7 @@
 //! Paths are written as upstream's field paths: `spec.ports[0].name`, `metadata.labels[app]`.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -33,7 +34,7 @@ const TYPE_AND_META: [&str; 3] = ["apiVersion", "kind", "metadata"];
 /// compiled, the root stripped of what the server checks itself.
 #[derive(Debug)]
 pub struct Rules {
-    schema: JSONSchemaProps,
+    schema: Arc<JSONSchemaProps>,
     /// The root without `apiVersion`, `kind` and `metadata`, which are the server's business.
     body: JSONSchemaProps,
     patterns: HashMap<String, Regex>,
@@ -54,7 +55,7 @@ impl Rules {
         }
         let cel = crate::cel::validation::Validator::new(&schema);
         Rules {
-            schema,
+            schema: Arc::new(schema),
             body,
             patterns,
             cel,
@@ -62,7 +63,7 @@ impl Rules {
     }
 
     /// The schema as given.
-    pub fn schema(&self) -> &JSONSchemaProps {
+    pub fn schema(&self) -> &Arc<JSONSchemaProps> {
         &self.schema
     }
 

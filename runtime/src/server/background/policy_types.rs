@@ -238,7 +238,7 @@ fn declaration(registry: &Registry, gvk: &GroupVersionKind) -> Option<Arc<Decl>>
         .and_then(|k| k.schema.as_ref())
         .map(|source| source());
     let schema: JSONSchemaProps = match registered.flatten() {
-        Some(schema) => schema,
+        Some(schema) => JSONSchemaProps::clone(&schema),
         None => {
             let (_, definition) = registry.definition_of(gvk)?;
             let lookup = |name: &str| registry.definition(name).cloned();

@@ -369,7 +369,7 @@ fn mutations(
 /// `ApplyStructuredMergeDiff`.
 fn merged(call: &Call, live: &Value, config: &Value) -> Result<Value, String> {
     let schema = call.target.kind.schema.as_ref().and_then(|source| source());
-    let root = Node::root(schema.as_ref(), call.target.kind.merge);
+    let root = Node::root(schema.as_deref(), call.target.kind.merge);
     let mut found = Vec::new();
     atomics(config, root, "", &mut found);
     if !found.is_empty() {

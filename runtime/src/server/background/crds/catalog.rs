@@ -308,7 +308,7 @@ pub(super) fn kind_of(
             Ok(object)
         }),
         schema: Some(Arc::new(move || {
-            schema_rules.as_ref().map(|r| r.schema().clone())
+            schema_rules.as_ref().map(|r| Arc::clone(r.schema()))
         })),
         validate: rules.map(|rules| {
             Arc::new(move |object: &Value, old: Option<&Value>| {

@@ -159,7 +159,7 @@ fn kind_schema(
         .schema
         .as_ref()
         .and_then(|source| source())
-        .and_then(|schema| serde_json::to_value(schema).ok())
+        .and_then(|schema| serde_json::to_value(&*schema).ok())
         .filter(Value::is_object);
     let registered = match registered {
         Some(schema) if kind.from_crd => {

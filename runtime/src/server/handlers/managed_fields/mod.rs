@@ -505,7 +505,7 @@ pub(crate) fn track(
         return Ok(());
     }
     let schema = call.target.kind.schema.as_ref().and_then(|source| source());
-    let root = Node::root(schema.as_ref(), call.target.kind.merge);
+    let root = Node::root(schema.as_deref(), call.target.kind.merge);
     let part = part_of(info.subresources.status, &writer.subresource);
     let me = Entry::new(
         &writer.manager,

@@ -159,7 +159,7 @@ fn check_config(call: &Call, name: &str, config: &Value) -> Result<(), ApiError>
         .map(|path| format!(".{path}: field not declared in schema"))
         .collect();
     let schema = call.target.kind.schema.as_ref().and_then(|source| source());
-    let root = Node::root(schema.as_ref(), call.target.kind.merge);
+    let root = Node::root(schema.as_deref(), call.target.kind.merge);
     check_lists(config, root, &mut Vec::new(), &mut problems);
     match problems.as_slice() {
         [] => Ok(()),
@@ -248,7 +248,7 @@ fn apply_to(
 ) -> Result<Value, ApiError> {
     let info = call.info();
     let schema = call.target.kind.schema.as_ref().and_then(|source| source());
-    let root = Node::root(schema.as_ref(), call.target.kind.merge);
+    let root = Node::root(schema.as_deref(), call.target.kind.merge);
     let part = typed::part_of(info.subresources.status, &writer.subresource);
     let api_version = info.api_version();
     let mut base = live.clone();
