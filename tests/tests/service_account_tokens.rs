@@ -442,6 +442,77 @@ fn tokens_carry_a_jti_from_1_30_on() {
     }
 }
 
+/// From 1.34 (`TokenRequestServiceAccountUIDValidation`, beta) a TokenRequest names the
+/// account's uid in its answer, and one that names another uid is a conflict; before, the uid
+/// was wiped as on any create (`pkg/registry/core/serviceaccount/storage/token.go`).
+#[test]
+fn token_requests_carry_the_accounts_uid_from_1_34_on() {
+    for (release, carries) in [("1.28", false), ("1.36", true)] {
+        let server = KapiServer::start(&ServerOptions::release(release).tls()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut account_uid = String::new();
+        eventually("the default account", || {
+            let (ok, out, err) = kubectl(
+                dir.path(),
+                server.kubeconfig(),
+                &[
+                    "get",
+                    "serviceaccount",
+                    "default",
+                    "-o",
+                    "jsonpath={.metadata.uid}",
+                ],
+            );
+            account_uid = out.trim().to_owned();
+            (ok && !account_uid.is_empty()).then_some(()).ok_or(err)
+        });
+        let ask = |uid: &str| {
+            let file = dir.path().join("request.json");
+            let request = json!({
+                "apiVersion": "authentication.k8s.io/v1",
+                "kind": "TokenRequest",
+                "metadata": {"uid": uid},
+                "spec": {},
+            });
+            std::fs::write(&file, request.to_string()).unwrap();
+            let path = "/api/v1/namespaces/default/serviceaccounts/default/token";
+            let file = file.to_str().unwrap().to_owned();
+            kubectl(
+                dir.path(),
+                server.kubeconfig(),
+                &["create", "--raw", path, "-f", &file],
+            )
+        };
+        let (ok, out, err) = ask("");
+        assert!(ok, "{release}: {err}");
+        let answer: Value = serde_json::from_str(&out).unwrap();
+        let expected = if carries {
+            json!(account_uid)
+        } else {
+            Value::Null
+        };
+        assert_eq!(answer["metadata"]["uid"], expected, "{release}: {answer}");
+        let (ok, out, err) = ask("not-the-accounts");
+        if carries {
+            assert!(!ok, "{release}: {out}");
+            assert!(
+                err.contains(&format!(
+                    r#"Operation cannot be fulfilled on TokenRequest.authentication.k8s.io "default": the UID in the token request (not-the-accounts) does not match the UID of the service account ({account_uid})"#
+                )),
+                "{release}: {err}"
+            );
+        } else {
+            assert!(ok, "{release}: {err}");
+            let answer: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(
+                answer["metadata"]["uid"],
+                Value::Null,
+                "{release}: {answer}"
+            );
+        }
+    }
+}
+
 /// `kubectl <args>` that must succeed; its stdout, trimmed.
 fn kubectl_ok(dir: &Path, kubeconfig: &Path, args: &[&str]) -> String {
     let (ok, out, err) = kubectl(dir, kubeconfig, args);

@@ -43,6 +43,10 @@ const EXTENDED_SECONDS: i64 = 24 * 365 * 60 * 60;
 const JTI_SINCE: KubeVersion = KubeVersion::new(1, 30);
 const POD_NODE_SINCE: KubeVersion = KubeVersion::new(1, 30);
 const NODE_BINDING_SINCE: KubeVersion = KubeVersion::new(1, 31);
+/// From 1.34 (`TokenRequestServiceAccountUIDValidation`, beta) a request keeps its
+/// `metadata.uid`, which must then be the account's, and gets the account's when it has none;
+/// before, the uid was wiped as on any create.
+const ACCOUNT_UID_SINCE: KubeVersion = KubeVersion::new(1, 34);
 
 /// `ValidateTokenRequest`'s bounds.
 const MIN_EXPIRATION_SECONDS: i64 = 10 * 60;
@@ -167,6 +171,27 @@ pub(crate) async fn serve(
         }
     }
     let account = stored(call, "serviceaccounts", Some(&namespace), name).await?;
+    let uid = if call.state.kube_version >= ACCOUNT_UID_SINCE {
+        let account_uid = uid_of(&account);
+        match request.pointer("/metadata/uid").and_then(Value::as_str) {
+            Some(given) if !given.is_empty() && given != account_uid => {
+                let message = format!(
+                    "the UID in the token request ({given}) does not match the UID of the service account ({account_uid})"
+                );
+                return Err(ApiError::conflict(
+                    Subject {
+                        group: GROUP,
+                        resource: KIND,
+                        name,
+                    },
+                    &message,
+                ));
+            }
+            _ => Some(account_uid),
+        }
+    } else {
+        None
+    };
     let mut spec = request.get("spec").cloned().unwrap_or_else(|| json!({}));
     if !spec.is_object() {
         spec = json!({});
@@ -187,13 +212,24 @@ pub(crate) async fn serve(
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
-        for (field, value) in [("name", name), ("namespace", namespace.as_str())] {
-            if metadata
+        let empty = |metadata: &serde_json::Map<String, Value>, field: &str| {
+            metadata
                 .get(field)
                 .and_then(Value::as_str)
                 .is_none_or(str::is_empty)
-            {
+        };
+        for (field, value) in [("name", name), ("namespace", namespace.as_str())] {
+            if empty(&metadata, field) {
                 metadata.insert(field.into(), json!(value));
+            }
+        }
+        match &uid {
+            Some(uid) if empty(&metadata, "uid") => {
+                metadata.insert("uid".into(), json!(uid));
+            }
+            Some(_) => {}
+            None => {
+                metadata.remove("uid");
             }
         }
         map.insert("metadata".into(), Value::Object(metadata));
@@ -265,11 +301,14 @@ pub(crate) async fn serve(
     {
         map.remove("boundObjectRef");
     }
-    let metadata = json!({
+    let mut metadata = json!({
         "name": name,
         "namespace": namespace,
         "creationTimestamp": stamp(now),
     });
+    if let Some(uid) = uid {
+        metadata["uid"] = json!(uid);
+    }
     if let Some(map) = request.as_object_mut() {
         map.insert("apiVersion".into(), json!(API_VERSION));
         map.insert("kind".into(), json!(KIND));
