@@ -537,6 +537,58 @@ fn a_new_pods_label_keys_join_its_selectors_from_1_34() {
     }
 }
 
+const GATED_DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: gated}
+spec:
+  selector: {matchLabels: {app: gated}}
+  template:
+    metadata: {labels: {app: gated}}
+    spec:
+      initContainers:
+      - {name: proxy, image: envoy, restartPolicy: Always}
+      containers:
+      - name: app
+        image: nginx
+        resizePolicy: [{resourceName: cpu, restartPolicy: NotRequired}]
+";
+
+/// Fields whose feature gates are off by default in a release are dropped on write there
+/// (`dropDisabledFields` in pkg/api/pod/util.go, through `DropDisabledTemplateFields`): in
+/// 1.28 SidecarContainers and InPlacePodVerticalScaling are alpha, so an init container's
+/// restart policy and a container's resize policy go; from 1.33 both are on and stay. An
+/// update keeps them when the stored object already uses them.
+#[test]
+fn fields_of_gates_off_in_a_release_are_dropped() {
+    for release in ["1.28", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let file = k.file("deployment.yaml", GATED_DEPLOYMENT);
+        k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+        let spec = &get(&k, "deployment/gated")["spec"]["template"]["spec"];
+        let kept = release != "1.28";
+        assert_eq!(
+            spec["initContainers"][0].get("restartPolicy").is_some(),
+            kept,
+            "{release}: {spec}"
+        );
+        assert_eq!(
+            spec["containers"][0].get("resizePolicy").is_some(),
+            kept,
+            "{release}: {spec}"
+        );
+        // A later write of the fields still drops them: the stored object does not use them.
+        k.expect_ok(&["apply", "--validate=false", "-f", file.to_str().unwrap()]);
+        let spec = &get(&k, "deployment/gated")["spec"]["template"]["spec"];
+        assert_eq!(
+            spec["initContainers"][0].get("restartPolicy").is_some(),
+            kept,
+            "{release}: {spec}"
+        );
+    }
+}
+
 /// Webhook configurations read back with what upstream's admissionregistration defaulting
 /// fills in (`SetDefaults_ValidatingWebhook`, `SetDefaults_MutatingWebhook`,
 /// `SetDefaults_Rule`, `SetDefaults_ServiceReference`), and in 1.20 a configuration written

@@ -15,6 +15,7 @@ use crate::write_rules::StatusOnCreate;
 
 use crate::server::Call;
 use crate::server::handlers::decode::decode_object;
+use crate::server::handlers::gated_fields;
 use crate::server::handlers::managed_fields::{self, Writer};
 use crate::server::handlers::object::UpdateScope;
 use crate::server::handlers::request::write_request;
@@ -246,6 +247,13 @@ pub(crate) async fn create_decoded(
     rules
         .create_rule
         .apply(&mut object, call.state.kube_version);
+    gated_fields::drop_disabled(
+        &mut object,
+        None,
+        &info.gvk.group,
+        &info.gvk.kind,
+        call.state.kube_version,
+    );
     // Upstream's `rest.BeforeCreate` generates the name, then validates it with the object:
     // the generateName as a prefix, then the name, before the kind's own checks.
     let first = if name.is_empty() {

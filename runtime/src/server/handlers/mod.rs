@@ -8,7 +8,8 @@
 //! and never stored); `token_request` (a service account's `token`: a signed token, never
 //! stored); `connect` (the subresources that reach past the server: a pod's `log`, `exec`,
 //! `attach`, `portforward`, and the `proxy` of pods, Services and Nodes). What several share:
-//! `request` (the body and write options), `decode` (a create or update body read as upstream's serializer reads it, with its
+//! `request` (the body and write options), `gated_fields` (the fields a release drops while
+//! their feature gates are off), `decode` (a create or update body read as upstream's serializer reads it, with its
 //! refusals), `object` (the rules writes share: names, the kind's codec and schema, field
 //! validation, reads) and `managed_fields` (field ownership).
 //!
@@ -24,6 +25,7 @@ pub(crate) mod create;
 pub(crate) mod decode;
 pub(crate) mod delete;
 pub(crate) mod eviction;
+pub(crate) mod gated_fields;
 pub(crate) mod get;
 pub(crate) mod list;
 pub(crate) mod managed_fields;

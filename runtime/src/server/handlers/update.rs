@@ -14,6 +14,7 @@ use crate::storage::{Bytes, DeleteError, KeyValue, Storage, UpdateError};
 use crate::server::Call;
 use crate::server::handlers::create;
 use crate::server::handlers::decode::decode_object;
+use crate::server::handlers::gated_fields;
 use crate::server::handlers::managed_fields::{self, Writer};
 use crate::server::handlers::request::write_request;
 use crate::server::handlers::services;
@@ -91,7 +92,15 @@ pub(crate) fn prepare_update(
                     None => map.remove("status"),
                 };
             }
-            update_metadata(info, &name, current, incoming)?
+            let mut next = update_metadata(info, &name, current, incoming)?;
+            gated_fields::drop_disabled(
+                &mut next,
+                Some(current),
+                &info.gvk.group,
+                &info.gvk.kind,
+                call.state.kube_version,
+            );
+            next
         }
     };
     if is_namespace_kind(info) && scope == UpdateScope::Main {

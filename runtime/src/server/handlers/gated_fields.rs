@@ -1,0 +1,504 @@
+//! Fields a release's strategies drop while the feature gate that owns them is off by default
+//! there (upstream's `dropDisabledFields`, run by `PrepareForCreate` and `PrepareForUpdate`):
+//! a create loses them, and so does an update unless the stored object already used the
+//! feature. A field the release's schema lacks altogether is pruned by the codec instead; what
+//! is left here are fields the release declares but does not serve yet (alpha, or beta and
+//! off).
+//!
+//! Each gate is data: the fields it owns, as paths under the object's pod spec, and the paths
+//! whose presence in the stored object means the feature is in use. Where a drop is more than
+//! removing fields it is one named function (a claim's data source, image volumes).
+//!
+//! Upstream: `pkg/api/pod/util.go` (`dropDisabledFields`, `DropDisabledTemplateFields`, called
+//! by every kind with a pod template), `pkg/api/persistentvolumeclaim/util.go`
+//! (`DropDisabledFields`), and the feature gates' defaults per release
+//! (`pkg/features/kube_features.go`).
+
+use serde_json::Value;
+
+use crate::KubeVersion;
+use crate::server::objects::json::object_mut;
+
+/// A feature gate whose fields a release drops until it is on by default.
+struct Gate {
+    /// The first release in which the gate is on by default; `None` when it is off in every
+    /// release kapi serves.
+    on_since: Option<KubeVersion>,
+    /// The fields it owns; `*` is every item of a list.
+    fields: &'static [&'static str],
+    /// The fields whose presence in the stored object means the feature is in use.
+    in_use: &'static [&'static str],
+}
+
+impl Gate {
+    fn off_in(&self, release: KubeVersion) -> bool {
+        self.on_since.is_none_or(|since| release < since)
+    }
+
+    /// Removes the gate's fields from `value`, unless `old` uses the feature or `release` has
+    /// it on.
+    fn drop_from(&self, value: &mut Value, old: Option<&Value>, release: KubeVersion) {
+        if !self.off_in(release)
+            || old.is_some_and(|old| self.in_use.iter().any(|p| present(old, p)))
+        {
+            return;
+        }
+        for path in self.fields {
+            remove(value, path);
+        }
+    }
+}
+
+const fn since(minor: u16) -> Option<KubeVersion> {
+    Some(KubeVersion::new(1, minor))
+}
+
+/// The pod spec's gates kapi's releases have off by default, with paths under the pod spec.
+const POD_SPEC_GATES: &[Gate] = &[
+    // GenericEphemeralVolume: alpha in 1.19, beta and on in 1.21.
+    Gate {
+        on_since: since(21),
+        fields: &["volumes/*/ephemeral"],
+        in_use: &["volumes/*/ephemeral"],
+    },
+    // SidecarContainers: alpha in 1.28, beta and on in 1.29; only init containers' restart
+    // policies are dropped (validation refuses the others').
+    Gate {
+        on_since: since(29),
+        fields: &["initContainers/*/restartPolicy"],
+        in_use: &["initContainers/*/restartPolicy"],
+    },
+    // InPlacePodVerticalScaling: alpha in 1.27, beta and on in 1.33; the resources stay (a
+    // template's are mutable), the resize policies go.
+    Gate {
+        on_since: since(33),
+        fields: &["containers/*/resizePolicy"],
+        in_use: &["containers/*/resizePolicy"],
+    },
+    // UserNamespacesSupport: alpha in 1.25, beta in 1.30, on in 1.33.
+    Gate {
+        on_since: since(33),
+        fields: &["hostUsers"],
+        in_use: &["hostUsers"],
+    },
+    // DynamicResourceAllocation: alpha in 1.26, GA and on in 1.34. Containers cannot name a
+    // claim the pod does not list, so the pod's claims alone say it is in use.
+    Gate {
+        on_since: since(34),
+        fields: &[
+            "resourceClaims",
+            "containers/*/resources/claims",
+            "initContainers/*/resources/claims",
+            "ephemeralContainers/*/resources/claims",
+        ],
+        in_use: &["resourceClaims"],
+    },
+    // HostnameOverride: alpha in 1.34, beta and on in 1.35.
+    Gate {
+        on_since: since(35),
+        fields: &["hostnameOverride"],
+        in_use: &["hostnameOverride"],
+    },
+    // EnvFiles: alpha in 1.34, beta and on in 1.35.
+    Gate {
+        on_since: since(35),
+        fields: ENV_FILE_KEY_REFS,
+        in_use: ENV_FILE_KEY_REFS,
+    },
+    // ClusterTrustBundleProjection: alpha in 1.29, beta and still off.
+    Gate {
+        on_since: None,
+        fields: &["volumes/*/projected/sources/*/clusterTrustBundle"],
+        in_use: &["volumes/*/projected/sources/*/clusterTrustBundle"],
+    },
+    // PodCertificateRequest: alpha in 1.34, beta and still off.
+    Gate {
+        on_since: None,
+        fields: &["volumes/*/projected/sources/*/podCertificate"],
+        in_use: &["volumes/*/projected/sources/*/podCertificate"],
+    },
+];
+
+const ENV_FILE_KEY_REFS: &[&str] = &[
+    "containers/*/env/*/valueFrom/fileKeyRef",
+    "initContainers/*/env/*/valueFrom/fileKeyRef",
+    "ephemeralContainers/*/env/*/valueFrom/fileKeyRef",
+];
+
+/// Gates of one kind's own fields, with paths under the object.
+const KIND_GATES: &[(&str, &str, Gate)] = &[
+    // ServiceTopology: alpha until the field went in 1.22 (`dropServiceDisabledFields`).
+    (
+        "",
+        "Service",
+        Gate {
+            on_since: None,
+            fields: &["spec/topologyKeys"],
+            in_use: &["spec/topologyKeys"],
+        },
+    ),
+    // ServiceLBNodePortControl: alpha in 1.20, beta and on in 1.22.
+    (
+        "",
+        "Service",
+        Gate {
+            on_since: since(22),
+            fields: &["spec/allocateLoadBalancerNodePorts"],
+            in_use: &["spec/allocateLoadBalancerNodePorts"],
+        },
+    ),
+    // MaxUnavailableStatefulSet: alpha in 1.24, beta and on in 1.35.
+    (
+        "apps",
+        "StatefulSet",
+        Gate {
+            on_since: since(35),
+            fields: &["spec/updateStrategy/rollingUpdate/maxUnavailable"],
+            in_use: &["spec/updateStrategy/rollingUpdate/maxUnavailable"],
+        },
+    ),
+    // JobPodReplacementPolicy: alpha in 1.28, beta and on in 1.29.
+    (
+        "batch",
+        "Job",
+        Gate {
+            on_since: since(29),
+            fields: &["spec/podReplacementPolicy"],
+            in_use: &["spec/podReplacementPolicy"],
+        },
+    ),
+];
+
+/// JobBackoffLimitPerIndex: alpha in 1.28, beta and on in 1.29.
+const BACKOFF_PER_INDEX_SINCE: KubeVersion = KubeVersion::new(1, 29);
+/// ImageVolume: beta in 1.33, off by default until 1.35.
+const IMAGE_VOLUMES_SINCE: KubeVersion = KubeVersion::new(1, 35);
+/// AnyVolumeDataSource: alpha in 1.18, beta and on in 1.24.
+const ANY_DATA_SOURCE_SINCE: KubeVersion = KubeVersion::new(1, 24);
+
+/// Where a kind of `group` keeps its pod spec, if it has one.
+fn pod_spec_path(group: &str, kind: &str) -> Option<&'static str> {
+    match (group, kind) {
+        ("", "Pod") => Some("/spec"),
+        ("", "PodTemplate") => Some("/template/spec"),
+        ("", "ReplicationController")
+        | ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+        | ("batch", "Job") => Some("/spec/template/spec"),
+        ("batch", "CronJob") => Some("/spec/jobTemplate/spec/template/spec"),
+        _ => None,
+    }
+}
+
+/// Drops from `object`, a `group`/`kind` written in `release`, the fields of the gates off
+/// there, but those `old` (the stored object, on an update) already uses.
+pub(crate) fn drop_disabled(
+    object: &mut Value,
+    old: Option<&Value>,
+    group: &str,
+    kind: &str,
+    release: KubeVersion,
+) {
+    if let Some(path) = pod_spec_path(group, kind) {
+        let old_spec = old.and_then(|old| old.pointer(path));
+        if let Some(spec) = object.pointer_mut(path) {
+            drop_from_pod_spec(spec, old_spec, release);
+        }
+    }
+    for (_, _, gate) in KIND_GATES
+        .iter()
+        .filter(|(g, k, _)| (*g, *k) == (group, kind))
+    {
+        gate.drop_from(object, old, release);
+    }
+    match (group, kind) {
+        ("batch", "Job") => drop_backoff_per_index(object, old, release),
+        ("", "PersistentVolumeClaim") => {
+            let old_spec = old.and_then(|old| old.get("spec"));
+            if let Some(spec) = object.get_mut("spec") {
+                drop_unsupported_data_source(spec, old_spec, release);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn drop_from_pod_spec(spec: &mut Value, old: Option<&Value>, release: KubeVersion) {
+    for gate in POD_SPEC_GATES {
+        gate.drop_from(spec, old, release);
+    }
+    if release < IMAGE_VOLUMES_SINCE && !old.is_some_and(|old| present(old, "volumes/*/image")) {
+        drop_image_volumes(spec);
+    }
+}
+
+/// Whether `value` has something at `path` (`*` matching any item of a list).
+fn present(value: &Value, path: &str) -> bool {
+    match path.split_once('/') {
+        None => value.get(path).is_some_and(|v| !v.is_null()),
+        Some(("*", rest)) => value
+            .as_array()
+            .is_some_and(|items| items.iter().any(|item| present(item, rest))),
+        Some((field, rest)) => value.get(field).is_some_and(|v| present(v, rest)),
+    }
+}
+
+/// Removes what is at `path` in `value`, everywhere `*` matches.
+fn remove(value: &mut Value, path: &str) {
+    match path.split_once('/') {
+        None => {
+            if let Value::Object(map) = value {
+                map.remove(path);
+            }
+        }
+        Some(("*", rest)) => {
+            if let Value::Array(items) = value {
+                items.iter_mut().for_each(|item| remove(item, rest));
+            }
+        }
+        Some((field, rest)) => {
+            if let Some(inner) = value.get_mut(field) {
+                remove(inner, rest);
+            }
+        }
+    }
+}
+
+/// A Job's per-index backoff while JobBackoffLimitPerIndex is off: `backoffLimitPerIndex`,
+/// `maxFailedIndexes` and the pod failure policy's `FailIndex` rules go, unless the stored Job
+/// has either field (the Job strategy's `dropDisabledFields`).
+fn drop_backoff_per_index(job: &mut Value, old: Option<&Value>, release: KubeVersion) {
+    let in_use = |old: &Value| {
+        ["spec/backoffLimitPerIndex", "spec/maxFailedIndexes"]
+            .iter()
+            .any(|path| present(old, path))
+    };
+    if release >= BACKOFF_PER_INDEX_SINCE || old.is_some_and(in_use) {
+        return;
+    }
+    remove(job, "spec/backoffLimitPerIndex");
+    remove(job, "spec/maxFailedIndexes");
+    if let Some(Value::Array(rules)) = job.pointer_mut("/spec/podFailurePolicy/rules") {
+        rules.retain(|rule| rule.get("action").and_then(Value::as_str) != Some("FailIndex"));
+    }
+}
+
+/// `dropImageVolumes`: the image volumes go, and every container's mounts of them.
+fn drop_image_volumes(spec: &mut Value) {
+    let Some(Value::Array(volumes)) = spec.get_mut("volumes") else {
+        return;
+    };
+    let mut dropped = Vec::new();
+    volumes.retain(|volume| {
+        let image = volume.get("image").is_some_and(|v| !v.is_null());
+        if image && let Some(name) = volume.get("name").and_then(Value::as_str) {
+            dropped.push(name.to_owned());
+        }
+        !image
+    });
+    if dropped.is_empty() {
+        return;
+    }
+    for containers in ["containers", "initContainers", "ephemeralContainers"] {
+        let Some(Value::Array(containers)) = spec.get_mut(containers) else {
+            continue;
+        };
+        for container in containers {
+            if let Some(Value::Array(mounts)) = container.get_mut("volumeMounts") {
+                mounts.retain(|mount| {
+                    mount
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .is_none_or(|name| !dropped.iter().any(|d| d == name))
+                });
+            }
+        }
+    }
+}
+
+/// A claim's `dataSource` while AnyVolumeDataSource is off: only another claim or a
+/// `VolumeSnapshot` (`snapshot.storage.k8s.io`) may be one; any other is dropped unless the
+/// stored claim has a data source (`dataSourceIsEnabled`, `dataSourceInUse`).
+fn drop_unsupported_data_source(spec: &mut Value, old: Option<&Value>, release: KubeVersion) {
+    if release >= ANY_DATA_SOURCE_SINCE || old.is_some_and(|old| present(old, "dataSource")) {
+        return;
+    }
+    let Some(source) = spec.get("dataSource").filter(|s| !s.is_null()) else {
+        return;
+    };
+    let text = |field: &str| source.get(field).and_then(Value::as_str).unwrap_or("");
+    let supported = matches!(
+        (text("apiGroup"), text("kind")),
+        ("", "PersistentVolumeClaim") | ("snapshot.storage.k8s.io", "VolumeSnapshot")
+    );
+    if !supported {
+        object_mut(spec).remove("dataSource");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn dropped(kind: &str, object: Value, old: Option<Value>, minor: u16) -> Value {
+        let mut object = object;
+        let group = match kind {
+            "Deployment" | "StatefulSet" => "apps",
+            "Job" => "batch",
+            _ => "",
+        };
+        drop_disabled(
+            &mut object,
+            old.as_ref(),
+            group,
+            kind,
+            KubeVersion::new(1, minor),
+        );
+        object
+    }
+
+    // `dropDisabledFields` (pkg/api/pod/util.go): SidecarContainers and
+    // InPlacePodVerticalScaling are off in 1.28, so a new pod loses an init container's
+    // restart policy and the resize policies; from the releases that turn them on, both stay.
+    #[test]
+    fn a_release_drops_the_fields_of_its_gates_that_are_off() {
+        let pod = json!({"spec": {
+            "initContainers": [{"name": "i", "restartPolicy": "Always"}],
+            "containers": [{"name": "c", "resizePolicy": [{"resourceName": "cpu", "restartPolicy": "NotRequired"}]}],
+        }});
+        assert_eq!(
+            dropped("Pod", pod.clone(), None, 28),
+            json!({"spec": {"initContainers": [{"name": "i"}], "containers": [{"name": "c"}]}})
+        );
+        assert_eq!(dropped("Pod", pod.clone(), None, 34), pod);
+    }
+
+    // An update keeps a gated field when the stored object already used the feature.
+    #[test]
+    fn an_update_keeps_what_the_stored_object_used() {
+        let template = |policy: Option<&str>| {
+            let mut container = json!({"name": "i"});
+            if let Some(policy) = policy {
+                container["restartPolicy"] = json!(policy);
+            }
+            json!({"spec": {"template": {"spec": {"initContainers": [container]}}}})
+        };
+        let next = template(Some("Always"));
+        assert_eq!(
+            dropped(
+                "Deployment",
+                next.clone(),
+                Some(template(Some("Always"))),
+                28
+            ),
+            next
+        );
+        assert_eq!(
+            dropped("Deployment", next, Some(template(None)), 28),
+            template(None)
+        );
+    }
+
+    // `dropImageVolumes`: before 1.35 an image volume goes with the mounts of it.
+    #[test]
+    fn image_volumes_go_with_their_mounts_before_1_35() {
+        let pod = json!({"spec": {
+            "volumes": [{"name": "img", "image": {"reference": "x"}}, {"name": "e", "emptyDir": {}}],
+            "containers": [{"name": "c", "volumeMounts": [{"name": "img", "mountPath": "/i"}, {"name": "e", "mountPath": "/e"}]}],
+        }});
+        assert_eq!(
+            dropped("Pod", pod.clone(), None, 34),
+            json!({"spec": {
+                "volumes": [{"name": "e", "emptyDir": {}}],
+                "containers": [{"name": "c", "volumeMounts": [{"name": "e", "mountPath": "/e"}]}],
+            }})
+        );
+        assert_eq!(
+            dropped("Pod", pod, None, 36)["spec"]["volumes"][0]["name"],
+            "img"
+        );
+    }
+
+    // `DropDisabledFields` (pkg/api/persistentvolumeclaim/util.go) in 1.20: a claim or a
+    // snapshot may be a data source, anything else is dropped.
+    #[test]
+    fn a_claims_unsupported_data_source_is_dropped_in_1_20() {
+        let claim = |source: Value| json!({"spec": {"dataSource": source}});
+        let snapshot =
+            json!({"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "s"});
+        let populator = json!({"apiGroup": "example.com", "kind": "Populator", "name": "p"});
+        let kept = claim(snapshot);
+        assert_eq!(
+            dropped("PersistentVolumeClaim", kept.clone(), None, 20),
+            kept
+        );
+        assert_eq!(
+            dropped("PersistentVolumeClaim", claim(populator.clone()), None, 20),
+            json!({"spec": {}})
+        );
+        assert_eq!(
+            dropped("PersistentVolumeClaim", claim(populator.clone()), None, 28),
+            claim(populator)
+        );
+    }
+
+    // The Job strategy's `dropDisabledFields` in 1.28 (JobBackoffLimitPerIndex and
+    // JobPodReplacementPolicy alpha): the per-index fields, the `FailIndex` rules and the
+    // replacement policy go; from 1.29 they stay.
+    #[test]
+    fn a_jobs_per_index_backoff_and_replacement_policy_need_1_29() {
+        let job = json!({"spec": {
+            "backoffLimitPerIndex": 1, "maxFailedIndexes": 2, "podReplacementPolicy": "Failed",
+            "podFailurePolicy": {"rules": [
+                {"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [1]}},
+                {"action": "Ignore", "onExitCodes": {"operator": "In", "values": [2]}},
+            ]},
+        }});
+        assert_eq!(
+            dropped("Job", job.clone(), None, 28),
+            json!({"spec": {"podFailurePolicy": {"rules": [
+                {"action": "Ignore", "onExitCodes": {"operator": "In", "values": [2]}},
+            ]}}})
+        );
+        assert_eq!(dropped("Job", job.clone(), None, 34), job);
+        // A stored Job with a per-index limit keeps its fields on update.
+        assert_eq!(
+            dropped("Job", job.clone(), Some(job.clone()), 28)["spec"]["maxFailedIndexes"],
+            2
+        );
+    }
+
+    // MaxUnavailableStatefulSet is on from 1.35; ClusterTrustBundleProjection is off in every
+    // release kapi serves.
+    #[test]
+    fn kind_gates_and_gates_never_on() {
+        let set = json!({"spec": {"updateStrategy": {"rollingUpdate": {"maxUnavailable": 2, "partition": 1}}}});
+        assert_eq!(
+            dropped("StatefulSet", set.clone(), None, 34),
+            json!({"spec": {"updateStrategy": {"rollingUpdate": {"partition": 1}}}})
+        );
+        assert_eq!(dropped("StatefulSet", set.clone(), None, 36), set);
+        // 1.20's Service strategy: ServiceLBNodePortControl (alpha) and ServiceTopology.
+        let service = json!({"spec": {"type": "LoadBalancer",
+            "allocateLoadBalancerNodePorts": false, "topologyKeys": ["*"]}});
+        assert_eq!(
+            dropped("Service", service.clone(), None, 20),
+            json!({"spec": {"type": "LoadBalancer"}})
+        );
+        assert_eq!(
+            dropped("Service", service, None, 28),
+            json!({"spec": {"type": "LoadBalancer", "allocateLoadBalancerNodePorts": false}})
+        );
+        let pod = json!({"spec": {"volumes": [{"name": "p", "projected": {"sources": [
+            {"clusterTrustBundle": {"name": "b", "path": "b.pem"}},
+            {"configMap": {"name": "c"}},
+        ]}}]}});
+        assert_eq!(
+            dropped("Pod", pod, None, 36),
+            json!({"spec": {"volumes": [{"name": "p", "projected": {"sources": [
+                {}, {"configMap": {"name": "c"}},
+            ]}}]}})
+        );
+    }
+}
