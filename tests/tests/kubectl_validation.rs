@@ -500,15 +500,28 @@ spec: {ingressClassName: nginx, defaultBackend: {service: {name: web, port: {num
         ],
     },
     Refusal {
-        cites: "ValidatePersistentVolumeClaimSpec (validateDataSource from 1.24)",
+        cites: "ValidatePersistentVolumeClaimSpec (validateDataSource from 1.24); the strategy's \
+                EnforceDataSourceBackwardsCompatibility drops a core-group `dataSource` that is no \
+                claim before validation, one given as `dataSourceRef` is copied into it",
         manifest: "apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: {name: cloned}
 spec: {resources: {requests: {storage: 1Gi}}, dataSource: {kind: Snapshot, name: s}}",
         kind_and_name: r#"PersistentVolumeClaim "cloned""#,
+        causes: &[("", "spec.accessModes: Required value: at least 1 access mode is required")],
+    },
+    Refusal {
+        cites: "ValidatePersistentVolumeClaimSpec (validateDataSource, validateDataSourceRef) after \
+                the strategy's NormalizeDataSources",
+        manifest: "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: populated}
+spec: {resources: {requests: {storage: 1Gi}}, dataSourceRef: {kind: Snapshot, name: s}}",
+        kind_and_name: r#"PersistentVolumeClaim "populated""#,
         causes: &[
             ("", "spec.accessModes: Required value: at least 1 access mode is required"),
             ("1.28", r#"spec.dataSource: Invalid value: "Snapshot": must be 'PersistentVolumeClaim' when referencing the default apiGroup"#),
+            ("1.28", r#"spec.dataSourceRef: Invalid value: "Snapshot": must be 'PersistentVolumeClaim' when referencing the default apiGroup"#),
         ],
     },
     Refusal {

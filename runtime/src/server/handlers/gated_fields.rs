@@ -5,9 +5,11 @@
 //! is left here are fields the release declares but does not serve yet (alpha, or beta and
 //! off).
 //!
-//! Each gate is data: the fields it owns, as paths under the object's pod spec, and the paths
-//! whose presence in the stored object means the feature is in use. Where a drop is more than
-//! removing fields it is one named function (a claim's data source, image volumes).
+//! Each gate is data: the fields it owns, as paths under the object's pod spec or the object,
+//! and the paths whose presence in the stored object means the feature is in use. Where a drop
+//! is more than removing fields it is one named function (image volumes with their mounts, a
+//! Job's per-index backoff), and so is a claim's data sources, which its strategy also fills
+//! in from each other once AnyVolumeDataSource is on.
 //!
 //! Upstream: `pkg/api/pod/util.go` (`dropDisabledFields`, `DropDisabledTemplateFields`, called
 //! by every kind with a pod template), `pkg/api/persistentvolumeclaim/util.go`
@@ -173,7 +175,7 @@ const KIND_GATES: &[(&str, &str, Gate)] = &[
 const BACKOFF_PER_INDEX_SINCE: KubeVersion = KubeVersion::new(1, 29);
 /// ImageVolume: beta in 1.33, off by default until 1.35.
 const IMAGE_VOLUMES_SINCE: KubeVersion = KubeVersion::new(1, 35);
-/// AnyVolumeDataSource: alpha in 1.18, beta and on in 1.24.
+/// AnyVolumeDataSource: alpha in 1.18, beta and on in 1.24 (`dataSourceRef` came in 1.22).
 const ANY_DATA_SOURCE_SINCE: KubeVersion = KubeVersion::new(1, 24);
 
 /// Where a kind of `group` keeps its pod spec, if it has one.
@@ -215,7 +217,7 @@ pub(crate) fn drop_disabled(
         ("", "PersistentVolumeClaim") => {
             let old_spec = old.and_then(|old| old.get("spec"));
             if let Some(spec) = object.get_mut("spec") {
-                drop_unsupported_data_source(spec, old_spec, release);
+                claim_data_sources(spec, old_spec, release);
             }
         }
         _ => {}
@@ -315,23 +317,72 @@ fn drop_image_volumes(spec: &mut Value) {
     }
 }
 
-/// A claim's `dataSource` while AnyVolumeDataSource is off: only another claim or a
-/// `VolumeSnapshot` (`snapshot.storage.k8s.io`) may be one; any other is dropped unless the
-/// stored claim has a data source (`dataSourceIsEnabled`, `dataSourceInUse`).
-fn drop_unsupported_data_source(spec: &mut Value, old: Option<&Value>, release: KubeVersion) {
-    if release >= ANY_DATA_SOURCE_SINCE || old.is_some_and(|old| present(old, "dataSource")) {
+/// A claim's data sources as its strategy leaves them (`pkg/api/persistentvolumeclaim/util.go`):
+///
+/// - a `dataSourceRef` into another namespace goes while CrossNamespaceVolumeDataSource is off
+///   (alpha in every release kapi serves), unless the stored claim has a `dataSourceRef`
+///   (`DropDisabledFields`);
+/// - a `dataSource` other than a claim or a `VolumeSnapshot` (`snapshot.storage.k8s.io`) goes
+///   when nothing says the client means it: no `dataSourceRef` beside it and no data source in
+///   the stored claim (`EnforceDataSourceBackwardsCompatibility`; 1.20's `DropDisabledFields`,
+///   without `dataSourceRef`, alike);
+/// - from 1.24 (AnyVolumeDataSource on) each of the two fields is filled in from the other when
+///   only one is set, a `dataSourceRef` into another namespace excepted
+///   (`NormalizeDataSources`).
+fn claim_data_sources(spec: &mut Value, old: Option<&Value>, release: KubeVersion) {
+    let set = |value: &Value, field: &str| value.get(field).is_some_and(|v| !v.is_null());
+    let text = |value: &Value, field: &str| {
+        value
+            .get(field)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let old_ref = old.is_some_and(|old| set(old, "dataSourceRef"));
+    let foreign = |spec: &Value| {
+        spec.get("dataSourceRef")
+            .is_some_and(|r| !text(r, "namespace").is_empty())
+    };
+    if foreign(spec) && !old_ref {
+        object_mut(spec).remove("dataSourceRef");
+    }
+    let old_source = old_ref || old.is_some_and(|old| set(old, "dataSource"));
+    if !old_source && !set(spec, "dataSourceRef") && set(spec, "dataSource") {
+        let source = &spec["dataSource"];
+        let supported = matches!(
+            (
+                text(source, "apiGroup").as_str(),
+                text(source, "kind").as_str()
+            ),
+            ("", "PersistentVolumeClaim") | ("snapshot.storage.k8s.io", "VolumeSnapshot")
+        );
+        if !supported {
+            object_mut(spec).remove("dataSource");
+        }
+    }
+    if release < ANY_DATA_SOURCE_SINCE {
         return;
     }
-    let Some(source) = spec.get("dataSource").filter(|s| !s.is_null()) else {
-        return;
+    // The reference's kind, name and group, as given (a group left out stays out).
+    let copied = |from: &Value| {
+        let mut to = serde_json::Map::new();
+        for field in ["apiGroup", "kind", "name"] {
+            if let Some(value) = from.get(field).filter(|v| !v.is_null()) {
+                to.insert(field.into(), value.clone());
+            }
+        }
+        Value::Object(to)
     };
-    let text = |field: &str| source.get(field).and_then(Value::as_str).unwrap_or("");
-    let supported = matches!(
-        (text("apiGroup"), text("kind")),
-        ("", "PersistentVolumeClaim") | ("snapshot.storage.k8s.io", "VolumeSnapshot")
-    );
-    if !supported {
-        object_mut(spec).remove("dataSource");
+    match (set(spec, "dataSource"), set(spec, "dataSourceRef")) {
+        (true, false) => {
+            let reference = copied(&spec["dataSource"]);
+            object_mut(spec).insert("dataSourceRef".into(), reference);
+        }
+        (false, true) if !foreign(spec) => {
+            let source = copied(&spec["dataSourceRef"]);
+            object_mut(spec).insert("dataSource".into(), source);
+        }
+        _ => {}
     }
 }
 
@@ -420,26 +471,62 @@ mod tests {
         );
     }
 
-    // `DropDisabledFields` (pkg/api/persistentvolumeclaim/util.go) in 1.20: a claim or a
-    // snapshot may be a data source, anything else is dropped.
+    // pkg/api/persistentvolumeclaim/util.go: an unsupported `dataSource` is dropped (1.20's
+    // `DropDisabledFields`, later `EnforceDataSourceBackwardsCompatibility`), and from 1.24
+    // `NormalizeDataSources` fills each field in from the other.
     #[test]
-    fn a_claims_unsupported_data_source_is_dropped_in_1_20() {
-        let claim = |source: Value| json!({"spec": {"dataSource": source}});
+    fn a_claims_data_sources_as_its_strategy_leaves_them() {
+        let claim = |spec: Value| json!({"spec": spec});
         let snapshot =
             json!({"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "s"});
         let populator = json!({"apiGroup": "example.com", "kind": "Populator", "name": "p"});
-        let kept = claim(snapshot);
+        let from_snapshot = claim(json!({"dataSource": snapshot}));
         assert_eq!(
-            dropped("PersistentVolumeClaim", kept.clone(), None, 20),
-            kept
+            dropped("PersistentVolumeClaim", from_snapshot.clone(), None, 20),
+            from_snapshot
         );
         assert_eq!(
-            dropped("PersistentVolumeClaim", claim(populator.clone()), None, 20),
-            json!({"spec": {}})
+            dropped("PersistentVolumeClaim", from_snapshot, None, 28),
+            claim(json!({"dataSource": snapshot, "dataSourceRef": snapshot}))
         );
+        // A populator in `dataSource` alone is dropped in every release; through
+        // `dataSourceRef` it is kept and copied.
+        for minor in [20, 28] {
+            assert_eq!(
+                dropped(
+                    "PersistentVolumeClaim",
+                    claim(json!({"dataSource": populator})),
+                    None,
+                    minor
+                ),
+                claim(json!({}))
+            );
+        }
         assert_eq!(
-            dropped("PersistentVolumeClaim", claim(populator.clone()), None, 28),
-            claim(populator)
+            dropped(
+                "PersistentVolumeClaim",
+                claim(json!({"dataSourceRef": populator})),
+                None,
+                34
+            ),
+            claim(json!({"dataSourceRef": populator, "dataSource": populator}))
+        );
+        // A stored data source keeps a populator on update.
+        let stored = claim(json!({"dataSource": populator}));
+        assert_eq!(
+            dropped("PersistentVolumeClaim", stored.clone(), Some(stored), 20),
+            claim(json!({"dataSource": populator}))
+        );
+        // A reference into another namespace (CrossNamespaceVolumeDataSource, alpha) goes.
+        let foreign = json!({"kind": "PersistentVolumeClaim", "name": "c", "namespace": "other"});
+        assert_eq!(
+            dropped(
+                "PersistentVolumeClaim",
+                claim(json!({"dataSourceRef": foreign})),
+                None,
+                36
+            ),
+            claim(json!({}))
         );
     }
 
