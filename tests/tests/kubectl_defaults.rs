@@ -556,8 +556,9 @@ spec:
 /// Fields whose feature gates are off by default in a release are dropped on write there
 /// (`dropDisabledFields` in pkg/api/pod/util.go, through `DropDisabledTemplateFields`): in
 /// 1.28 SidecarContainers and InPlacePodVerticalScaling are alpha, so an init container's
-/// restart policy and a container's resize policy go; from 1.33 both are on and stay. An
-/// update keeps them when the stored object already uses them.
+/// restart policy and a container's resize policy go, and a status write loses a pod's host
+/// IPs (PodHostIPs); from the releases that turn them on, they stay. An update keeps them when
+/// the stored object already uses them.
 #[test]
 fn fields_of_gates_off_in_a_release_are_dropped() {
     for release in ["1.28", "1.36"] {
@@ -585,6 +586,24 @@ fn fields_of_gates_off_in_a_release_are_dropped() {
             spec["initContainers"][0].get("restartPolicy").is_some(),
             kept,
             "{release}: {spec}"
+        );
+        // A status write loses what PodHostIPs (alpha in 1.28, on from 1.29) owns
+        // (`dropDisabledPodStatusFields`).
+        k.expect_ok(&["run", "web", "--image=nginx", "--restart=Never"]);
+        k.expect_ok(&[
+            "patch",
+            "pod/web",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status": {"hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.1"}]}}"#,
+        ]);
+        let status = &get(&k, "pod/web")["status"];
+        assert_eq!(status["hostIP"], "10.0.0.1", "{release}: {status}");
+        assert_eq!(
+            status.get("hostIPs").is_some(),
+            release != "1.28",
+            "{release}: {status}"
         );
     }
 }

@@ -1,7 +1,8 @@
 //! Fields a release's strategies drop while the feature gate that owns them is off by default
 //! there (upstream's `dropDisabledFields`, run by `PrepareForCreate` and `PrepareForUpdate`):
 //! a create loses them, and so does an update unless the stored object already used the
-//! feature. A field the release's schema lacks altogether is pruned by the codec instead; what
+//! feature; a write through a pod's `status` loses the status fields of such gates
+//! (`dropDisabledPodStatusFields`). A field the release's schema lacks altogether is pruned by the codec instead; what
 //! is left here are fields the release declares but does not serve yet (alpha, or beta and
 //! off).
 //!
@@ -13,7 +14,8 @@
 //!
 //! Upstream: `pkg/api/pod/util.go` (`dropDisabledFields`, `DropDisabledTemplateFields`, called
 //! by every kind with a pod template), `pkg/api/persistentvolumeclaim/util.go`
-//! (`DropDisabledFields`), and the feature gates' defaults per release
+//! (`DropDisabledFields`, `EnforceDataSourceBackwardsCompatibility`, `NormalizeDataSources`),
+//! the Job, StatefulSet and Service strategies' `dropDisabledFields`, and the feature gates' defaults per release
 //! (`pkg/features/kube_features.go`).
 
 use serde_json::Value;
@@ -171,6 +173,54 @@ const KIND_GATES: &[(&str, &str, Gate)] = &[
     ),
 ];
 
+/// The gates of a Pod's status, which a write through `pods/status` loses while they are off
+/// (`dropDisabledPodStatusFields`), with paths under the Pod: whether a feature is in use is
+/// read from the stored pod's spec for some, from its status for others.
+const POD_STATUS_GATES: &[Gate] = &[
+    // PodHostIPs: alpha in 1.28, beta and on in 1.29.
+    Gate {
+        on_since: since(29),
+        fields: &["status/hostIPs"],
+        in_use: &["status/hostIPs"],
+    },
+    // InPlacePodVerticalScaling: alpha in 1.27, beta and on in 1.33.
+    Gate {
+        on_since: since(33),
+        fields: &[
+            "status/resize",
+            "status/containerStatuses/*/resources",
+            "status/containerStatuses/*/allocatedResources",
+            "status/initContainerStatuses/*/resources",
+            "status/initContainerStatuses/*/allocatedResources",
+            "status/ephemeralContainerStatuses/*/resources",
+            "status/ephemeralContainerStatuses/*/allocatedResources",
+        ],
+        in_use: &["spec/containers/*/resizePolicy"],
+    },
+    // DynamicResourceAllocation: GA and on in 1.34.
+    Gate {
+        on_since: since(34),
+        fields: &["status/resourceClaimStatuses"],
+        in_use: &["spec/resourceClaims"],
+    },
+    // DRAExtendedResource: alpha in 1.34, still off.
+    Gate {
+        on_since: None,
+        fields: &["status/extendedResourceClaimStatus"],
+        in_use: &["status/extendedResourceClaimStatus"],
+    },
+    // ResourceHealthStatus: alpha in 1.31, still off; dropped even when the stored pod has it.
+    Gate {
+        on_since: None,
+        fields: &[
+            "status/containerStatuses/*/allocatedResourcesStatus",
+            "status/initContainerStatuses/*/allocatedResourcesStatus",
+            "status/ephemeralContainerStatuses/*/allocatedResourcesStatus",
+        ],
+        in_use: &[],
+    },
+];
+
 /// JobBackoffLimitPerIndex: alpha in 1.28, beta and on in 1.29.
 const BACKOFF_PER_INDEX_SINCE: KubeVersion = KubeVersion::new(1, 29);
 /// ImageVolume: beta in 1.33, off by default until 1.35.
@@ -221,6 +271,23 @@ pub(crate) fn drop_disabled(
             }
         }
         _ => {}
+    }
+}
+
+/// Drops from `object`, written through the status subresource of a `group`/`kind` in
+/// `release`, the status fields of the gates off there, but those `old` (the stored object)
+/// already uses.
+pub(crate) fn drop_disabled_status(
+    object: &mut Value,
+    old: &Value,
+    group: &str,
+    kind: &str,
+    release: KubeVersion,
+) {
+    if (group, kind) == ("", "Pod") {
+        for gate in POD_STATUS_GATES {
+            gate.drop_from(object, Some(old), release);
+        }
     }
 }
 
@@ -586,6 +653,46 @@ mod tests {
             json!({"spec": {"volumes": [{"name": "p", "projected": {"sources": [
                 {}, {"configMap": {"name": "c"}},
             ]}}]}})
+        );
+    }
+
+    // `dropDisabledPodStatusFields` (pkg/api/pod/util.go): in 1.28 a status write loses the
+    // host IPs (PodHostIPs alpha) and the containers' resources (InPlacePodVerticalScaling
+    // alpha, unless the stored pod has resize policies); the health of allocated resources
+    // (ResourceHealthStatus, alpha) goes in every release.
+    #[test]
+    fn a_status_write_loses_what_its_gates_leave_out() {
+        // The stored pod: with or without resize policies, never with host IPs yet.
+        let stored = |policy: bool| {
+            let mut container = json!({"name": "c"});
+            if policy {
+                container["resizePolicy"] =
+                    json!([{"resourceName": "cpu", "restartPolicy": "NotRequired"}]);
+            }
+            json!({"spec": {"containers": [container]}, "status": {"hostIP": "10.0.0.1"}})
+        };
+        let written = |old: &Value, minor: u16| {
+            let mut next = old.clone();
+            next["status"] = json!({
+                "hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.1"}],
+                "containerStatuses": [{"name": "c", "resources": {"limits": {"cpu": "1"}},
+                    "allocatedResourcesStatus": [{"name": "cpu", "resources": []}]}],
+            });
+            drop_disabled_status(&mut next, old, "", "Pod", KubeVersion::new(1, minor));
+            next["status"].clone()
+        };
+        assert_eq!(
+            written(&stored(false), 28),
+            json!({"hostIP": "10.0.0.1", "containerStatuses": [{"name": "c"}]})
+        );
+        assert_eq!(
+            written(&stored(true), 28)["containerStatuses"][0]["resources"],
+            json!({"limits": {"cpu": "1"}})
+        );
+        assert_eq!(
+            written(&stored(false), 36),
+            json!({"hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.1"}],
+                "containerStatuses": [{"name": "c", "resources": {"limits": {"cpu": "1"}}}]})
         );
     }
 }

@@ -57,7 +57,15 @@ pub(crate) fn prepare_update(
             // A built-in's status strategy: the old spec, the new status and metadata but
             // what the strategy resets.
             let incoming = update_metadata(info, &name, current, incoming)?;
-            rule.merge(current, &incoming)
+            let mut next = rule.merge(current, &incoming);
+            gated_fields::drop_disabled_status(
+                &mut next,
+                current,
+                &info.gvk.group,
+                &info.gvk.kind,
+                call.state.kube_version,
+            );
+            next
         }
         (UpdateScope::EphemeralContainers, _) => {
             // `dropNonEphemeralContainerUpdates`: the stored pod with the written ephemeral
