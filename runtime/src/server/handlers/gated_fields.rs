@@ -223,6 +223,8 @@ const POD_STATUS_GATES: &[Gate] = &[
 
 /// JobBackoffLimitPerIndex: alpha in 1.28, beta and on in 1.29.
 const BACKOFF_PER_INDEX_SINCE: KubeVersion = KubeVersion::new(1, 29);
+/// ProcMountType: alpha in 1.12, beta in 1.31, on in 1.33.
+const PROC_MOUNT_SINCE: KubeVersion = KubeVersion::new(1, 33);
 /// ImageVolume: beta in 1.33, off by default until 1.35.
 const IMAGE_VOLUMES_SINCE: KubeVersion = KubeVersion::new(1, 35);
 /// AnyVolumeDataSource: alpha in 1.18, beta and on in 1.24 (`dataSourceRef` came in 1.22).
@@ -298,6 +300,44 @@ fn drop_from_pod_spec(spec: &mut Value, old: Option<&Value>, release: KubeVersio
     if release < IMAGE_VOLUMES_SINCE && !old.is_some_and(|old| present(old, "volumes/*/image")) {
         drop_image_volumes(spec);
     }
+    if release < PROC_MOUNT_SINCE && !old.is_some_and(unmasked_proc_in_use) {
+        default_proc_mounts(spec);
+    }
+}
+
+/// The security contexts of every container of a pod spec.
+const CONTAINER_LISTS: [&str; 3] = ["containers", "initContainers", "ephemeralContainers"];
+
+/// `procMountInUse`: a container of the stored pod spec has a `procMount` other than `Default`.
+fn unmasked_proc_in_use(spec: &Value) -> bool {
+    CONTAINER_LISTS.iter().any(|list| {
+        spec.get(list)
+            .and_then(Value::as_array)
+            .is_some_and(|containers| {
+                containers.iter().any(|c| {
+                    c.pointer("/securityContext/procMount")
+                        .and_then(Value::as_str)
+                        .is_some_and(|mount| mount != "Default")
+                })
+            })
+    })
+}
+
+/// `dropDisabledProcMountField`: while ProcMountType is off a `procMount` that is set becomes
+/// `Default`. Upstream cannot drop it, because 1.12 forced it non-nil and stored objects hold it.
+fn default_proc_mounts(spec: &mut Value) {
+    for list in CONTAINER_LISTS {
+        let Some(Value::Array(containers)) = spec.get_mut(list) else {
+            continue;
+        };
+        for container in containers {
+            if let Some(mount) = container.pointer_mut("/securityContext/procMount")
+                && !mount.is_null()
+            {
+                *mount = Value::from("Default");
+            }
+        }
+    }
 }
 
 /// Whether `value` has something at `path` (`*` matching any item of a list).
@@ -367,8 +407,8 @@ fn drop_image_volumes(spec: &mut Value) {
     if dropped.is_empty() {
         return;
     }
-    for containers in ["containers", "initContainers", "ephemeralContainers"] {
-        let Some(Value::Array(containers)) = spec.get_mut(containers) else {
+    for list in CONTAINER_LISTS {
+        let Some(Value::Array(containers)) = spec.get_mut(list) else {
             continue;
         };
         for container in containers {
@@ -490,6 +530,18 @@ mod tests {
             json!({"spec": {"initContainers": [{"name": "i"}], "containers": [{"name": "c"}]}})
         );
         assert_eq!(dropped("Pod", pod.clone(), None, 34), pod);
+        // ProcMountType is off until 1.33: a set `procMount` is `Default`, unless the stored pod
+        // already unmasks /proc.
+        let unmasked = json!({"spec": {"containers": [
+            {"name": "c", "securityContext": {"procMount": "Unmasked"}}]}});
+        let masked = json!({"spec": {"containers": [
+            {"name": "c", "securityContext": {"procMount": "Default"}}]}});
+        assert_eq!(dropped("Pod", unmasked.clone(), None, 28), masked);
+        assert_eq!(
+            dropped("Pod", unmasked.clone(), Some(unmasked.clone()), 28),
+            unmasked
+        );
+        assert_eq!(dropped("Pod", unmasked.clone(), None, 34), unmasked);
     }
 
     // An update keeps a gated field when the stored object already used the feature.
