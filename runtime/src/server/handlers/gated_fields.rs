@@ -2,21 +2,21 @@
 //! there (upstream's `dropDisabledFields`, run by `PrepareForCreate` and `PrepareForUpdate`):
 //! a create loses them, and so does an update unless the stored object already used the
 //! feature; a write through a pod's `status` loses the status fields of such gates
-//! (`dropDisabledPodStatusFields`). A field the release's schema lacks altogether is pruned by the codec instead; what
-//! is left here are fields the release declares but does not serve yet (alpha, or beta and
-//! off).
+//! (`dropDisabledPodStatusFields`). A field the release's schema lacks altogether is pruned by
+//! the codec instead; what is left here are fields the release declares but does not serve yet
+//! (alpha, or beta and off).
 //!
 //! Each gate is data: the fields it owns, as paths under the object's pod spec or the object,
 //! and the paths whose presence in the stored object means the feature is in use. Where a drop
 //! is more than removing fields it is one named function (image volumes with their mounts, a
-//! Job's per-index backoff), and so is a claim's data sources, which its strategy also fills
-//! in from each other once AnyVolumeDataSource is on.
+//! Job's per-index backoff, a masked `procMount`), and so is a claim's data sources, which its
+//! strategy also fills in from each other once AnyVolumeDataSource is on.
 //!
 //! Upstream: `pkg/api/pod/util.go` (`dropDisabledFields`, `DropDisabledTemplateFields`, called
 //! by every kind with a pod template), `pkg/api/persistentvolumeclaim/util.go`
 //! (`DropDisabledFields`, `EnforceDataSourceBackwardsCompatibility`, `NormalizeDataSources`),
-//! the Job, StatefulSet and Service strategies' `dropDisabledFields`, and the feature gates' defaults per release
-//! (`pkg/features/kube_features.go`).
+//! the Job, StatefulSet and Service strategies' `dropDisabledFields`, and the feature gates'
+//! defaults per release (`pkg/features/kube_features.go`).
 
 use serde_json::Value;
 
