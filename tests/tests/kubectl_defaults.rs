@@ -142,6 +142,23 @@ fn built_in_objects_carry_upstream_defaults_in_every_release() {
         } else {
             assert_eq!(allocates, true, "{release}");
         }
+        // An affinity config under no affinity: from 1.34 SetDefaults_Service drops it; before,
+        // validation refuses it (`must not be set when session affinity is None`).
+        let sticky = k.file(
+            "sticky.yaml",
+            "apiVersion: v1\nkind: Service\nmetadata: {name: sticky}\nspec:\n  sessionAffinity: None\n  sessionAffinityConfig: {clientIP: {timeoutSeconds: 60}}\n  ports: [{port: 80}]\n",
+        );
+        let created = k.run(&["create", "-f", sticky.to_str().unwrap()]);
+        if matches!(release, "1.20" | "1.28") {
+            assert!(!created.status.success(), "{release}");
+        } else {
+            assert!(created.status.success(), "{release}");
+            let spec = &get(&k, "service/sticky")["spec"];
+            assert!(
+                spec.get("sessionAffinityConfig").is_none(),
+                "{release}: {spec}"
+            );
+        }
         // SetDefaults_Pod: a Pod's containers request what they limit (a template's do not).
         let limited = k.file(
             "limited.yaml",

@@ -44,6 +44,8 @@ pub enum DefaultFill {
     Json(String),
     /// A `kapi::defaulting::Rule` in snake case.
     Rule(String),
+    /// The field removed (`clear: true`).
+    Clear,
 }
 
 impl Defaults {
@@ -81,7 +83,7 @@ impl Defaults {
 }
 
 fn parse_field(file: &DataText, field: &Value, at: &str) -> Result<TypeDefault, LoadError> {
-    const KEYS: &[&str] = &["path", "value", "rule", "when", "since", "until"];
+    const KEYS: &[&str] = &["path", "value", "rule", "clear", "when", "since", "until"];
     let map = file.object(field, at, KEYS)?;
     let path = file
         .text(map, "path", at)?
@@ -94,10 +96,18 @@ fn parse_field(file: &DataText, field: &Value, at: &str) -> Result<TypeDefault, 
         ));
     }
     // The value is any YAML value, written into the kind as JSON text.
-    let fill = match (map.get("value"), file.text(map, "rule", at)?) {
-        (Some(value), None) => DefaultFill::Json(value.to_string()),
-        (None, Some(rule)) => DefaultFill::Rule(rule),
-        _ => return Err(file.invalid(at, "give a `value` or a `rule`, one of them")),
+    let clear = match map.get("clear") {
+        None => false,
+        Some(Value::Bool(clear)) => *clear,
+        Some(_) => return Err(file.invalid(format!("{at}/clear"), "expected true or false")),
+    };
+    let fill = match (map.get("value"), file.text(map, "rule", at)?, clear) {
+        (Some(value), None, false) => DefaultFill::Json(value.to_string()),
+        (None, Some(rule), false) => DefaultFill::Rule(rule),
+        (None, None, true) => DefaultFill::Clear,
+        _ => {
+            return Err(file.invalid(at, "give a `value`, a `rule` or `clear: true`, one of them"));
+        }
     };
     let (since, until) = file.releases(map, at)?;
     let when = match file.text(map, "when", at)? {

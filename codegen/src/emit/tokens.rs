@@ -790,6 +790,7 @@ impl Renderer<'_> {
                 let variant = format_ident!("{}", rule.to_upper_camel_case());
                 quote!(#krate::defaulting::Default::rule(#path, #krate::defaulting::Rule::#variant))
             }
+            DefaultFill::Clear => quote!(#krate::defaulting::Default::clear(#path)),
         };
         if let Some((field, equals)) = &d.when {
             step.extend(quote!(.when(#field, #equals)));

@@ -2,13 +2,14 @@
 //! kube-apiserver's defaulting functions do for the built-ins (`pkg/apis/*/v1/defaults.go`,
 //! called for every nested type by the generated `SetObjectDefaults_*`).
 //!
-//! A kind's defaults are an ordered list of [`Default`](struct@Default)s over JSON paths, parents before their
-//! children, so a step that creates an object (`{}`) is followed by the steps that fill it. A
-//! path may go through every item of a list (`containers[*]`). Each step fills a field that is
-//! missing or `null`, with a JSON value or with what a named [`Rule`] computes from the object
-//! that holds the field (a container's `imagePullPolicy` depends on its image); a step may apply
-//! only when a sibling field has a given value (`rollingUpdate` only for the `RollingUpdate`
-//! strategy) and only in some releases.
+//! A kind's defaults are an ordered list of [`Default`](struct@Default)s over JSON paths,
+//! parents before their children, so a step that creates an object (`{}`) is followed by the
+//! steps that fill it. A path may go through every item of a list (`containers[*]`). Each step
+//! fills a field that is missing or `null`, with a JSON value or with what a named [`Rule`]
+//! computes from the object that holds the field (a container's `imagePullPolicy` depends on its
+//! image), or removes it (what a defaulting function sets to nil); a step may apply only when a
+//! sibling field has a given value (`rollingUpdate` only for the `RollingUpdate` strategy) and
+//! only in some releases.
 //!
 //! Defaults live where upstream keeps them, on types: the built-ins' are data
 //! (`specs/defaults/kubernetes.yaml`), which the generator attaches to each type's static
@@ -48,6 +49,10 @@ pub enum Fill {
     Json(&'static str),
     /// What the rule computes from the object holding the field; nothing when it returns none.
     Rule(Rule),
+    /// Nothing: the field is removed when present (and the step's condition holds), as a
+    /// defaulting function that sets a field to nil does (a Service's `sessionAffinityConfig`
+    /// under `sessionAffinity: None`).
+    Clear,
 }
 
 /// A condition on a sibling of the defaulted field, or on a field of the value the default's
@@ -76,6 +81,16 @@ impl Default {
         Self {
             path,
             fill: Fill::Rule(rule),
+            when: None,
+            releases: Releases::ALL,
+        }
+    }
+
+    /// Removes the field at `path`, in every release.
+    pub const fn clear(path: &'static str) -> Self {
+        Self {
+            path,
+            fill: Fill::Clear,
             when: None,
             releases: Releases::ALL,
         }
@@ -143,7 +158,7 @@ impl Compiled {
                     let (parent, field) = step.path.rsplit_once('.')?;
                     let value = match step.fill {
                         Fill::Json(text) => parse(text),
-                        Fill::Rule(_) => None,
+                        Fill::Rule(_) | Fill::Clear => None,
                     };
                     Some(CompiledStep {
                         step,
@@ -179,6 +194,7 @@ fn apply_node(tree: &Pruned<Compiled>, node: usize, object: &mut Value, release:
                 Fill::Json(_) => value.clone(),
                 Fill::Rule(_) if from_object.is_some() => from_object.clone().flatten(),
                 Fill::Rule(rule) => rule.compute(holder),
+                Fill::Clear => None,
             });
         });
     }
@@ -227,6 +243,7 @@ pub fn apply(defaults: &[Default], object: &mut Value, release: KubeVersion) {
                 Fill::Json(text) => parse(text),
                 Fill::Rule(_) if from_object.is_some() => from_object.clone().flatten(),
                 Fill::Rule(rule) => rule.compute(holder),
+                Fill::Clear => None,
             });
         });
     }
@@ -289,7 +306,7 @@ fn wanted(step: &Default) -> Value {
 }
 
 /// Fills `field` of `holder` with what `value` gives, when it is missing or null and the
-/// step's condition holds (the sibling equals `want`).
+/// step's condition holds (the sibling equals `want`); a [`Fill::Clear`] step removes it then.
 fn fill(
     holder: &mut Map<String, Value>,
     field: &str,
@@ -297,6 +314,12 @@ fn fill(
     want: &Value,
     value: impl FnOnce(&Map<String, Value>) -> Option<Value>,
 ) {
+    if step.fill == Fill::Clear {
+        if sibling_holds(holder, step, want) {
+            holder.remove(field);
+        }
+        return;
+    }
     let empty_is_missing = matches!(step.fill, Fill::Rule(rule) if rule.fills_empty());
     let merges = matches!(step.fill, Fill::Rule(rule) if rule.merges_keys());
     match holder.get(field) {
@@ -314,20 +337,21 @@ fn fill(
         }
         Some(_) => return,
     }
-    if let Some(when) = step
-        .when
-        .as_ref()
-        .filter(|when| !when.field.starts_with('/'))
-    {
-        // `null` also matches a missing sibling, as Go's nil does.
-        let found = holder.get(when.field).unwrap_or(&Value::Null);
-        if found != want {
-            return;
-        }
+    if !sibling_holds(holder, step, want) {
+        return;
     }
     if let Some(value) = value(holder) {
         holder.insert(field.to_owned(), value);
     }
+}
+
+/// Whether the step's condition on a sibling of the field (not a JSON pointer) holds: the
+/// sibling equals `want`, `null` also matching a missing sibling, as Go's nil does.
+fn sibling_holds(holder: &Map<String, Value>, step: &Default, want: &Value) -> bool {
+    step.when
+        .as_ref()
+        .filter(|when| !when.field.starts_with('/'))
+        .is_none_or(|when| holder.get(when.field).unwrap_or(&Value::Null) == want)
 }
 
 /// A default's JSON text as a value; none when it is not JSON.
@@ -446,5 +470,32 @@ mod tests {
         let mut new = json!({"spec": {}});
         apply(&[step], &mut new, RELEASE);
         assert_eq!(new["spec"]["internalTrafficPolicy"], "Cluster");
+    }
+
+    // SetDefaults_Service from 1.34: a session affinity config under `None` is set to nil.
+    #[test]
+    fn a_clear_step_removes_the_field_when_its_sibling_matches() {
+        let steps = [
+            Default::value(".spec.sessionAffinity", "\"None\""),
+            Default::clear(".spec.sessionAffinityConfig")
+                .when("sessionAffinity", "\"None\"")
+                .since(1, 34),
+        ];
+        let config = json!({"clientIP": {"timeoutSeconds": 60}});
+        let applied = |spec: Value, minor: u16| {
+            let mut object = json!({"spec": spec});
+            apply(&steps, &mut object, KubeVersion::new(1, minor));
+            object["spec"].clone()
+        };
+        assert_eq!(
+            applied(json!({"sessionAffinityConfig": config}), 34),
+            json!({"sessionAffinity": "None"})
+        );
+        assert_eq!(
+            applied(json!({"sessionAffinityConfig": config}), 28),
+            json!({"sessionAffinityConfig": config, "sessionAffinity": "None"})
+        );
+        let sticky = json!({"sessionAffinity": "ClientIP", "sessionAffinityConfig": config});
+        assert_eq!(applied(sticky.clone(), 36), sticky);
     }
 }

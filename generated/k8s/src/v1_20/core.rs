@@ -2933,6 +2933,9 @@ pub mod v1 {
                         ".spec.sessionAffinity",
                         "\"None\"",
                     ),
+                    kapi::defaulting::Default::clear(".spec.sessionAffinityConfig")
+                        .when("sessionAffinity", "\"None\"")
+                        .since(1, 34),
                     kapi::defaulting::Default::value(
                             ".spec.sessionAffinityConfig",
                             "{\"clientIP\":{\"timeoutSeconds\":10800}}",
