@@ -149,14 +149,28 @@ fn built_in_objects_carry_upstream_defaults_in_every_release() {
             "apiVersion: v1\nkind: Service\nmetadata: {name: sticky}\nspec:\n  sessionAffinity: None\n  sessionAffinityConfig: {clientIP: {timeoutSeconds: 60}}\n  ports: [{port: 80}]\n",
         );
         let created = k.run(&["create", "-f", sticky.to_str().unwrap()]);
-        if matches!(release, "1.20" | "1.28") {
-            assert!(!created.status.success(), "{release}");
-        } else {
-            assert!(created.status.success(), "{release}");
+        let from_1_34 = !matches!(release, "1.20" | "1.28");
+        assert_eq!(created.status.success(), from_1_34, "{release}");
+        if from_1_34 {
             let spec = &get(&k, "service/sticky")["spec"];
             assert!(
                 spec.get("sessionAffinityConfig").is_none(),
                 "{release}: {spec}"
+            );
+        }
+        // ClientIP affinity with a config that leaves the timeout out: from 1.34 the default
+        // timeout fills it; before, it is refused as required.
+        let partial = k.file(
+            "partial.yaml",
+            "apiVersion: v1\nkind: Service\nmetadata: {name: partial}\nspec:\n  sessionAffinity: ClientIP\n  sessionAffinityConfig: {clientIP: {}}\n  ports: [{port: 80}]\n",
+        );
+        let created = k.run(&["create", "-f", partial.to_str().unwrap()]);
+        assert_eq!(created.status.success(), from_1_34, "{release}");
+        if from_1_34 {
+            assert_eq!(
+                get(&k, "service/partial")["spec"]["sessionAffinityConfig"],
+                json!({"clientIP": {"timeoutSeconds": 10800}}),
+                "{release}"
             );
         }
         // SetDefaults_Pod: a Pod's containers request what they limit (a template's do not).

@@ -2996,6 +2996,18 @@ pub mod v1 {
                             "{\"clientIP\":{\"timeoutSeconds\":10800}}",
                         )
                         .when("sessionAffinity", "\"ClientIP\""),
+                    kapi::defaulting::Default::value(
+                            ".spec.sessionAffinityConfig.clientIP",
+                            "{\"timeoutSeconds\":10800}",
+                        )
+                        .when("/spec/sessionAffinity", "\"ClientIP\"")
+                        .since(1, 34),
+                    kapi::defaulting::Default::value(
+                            ".spec.sessionAffinityConfig.clientIP.timeoutSeconds",
+                            "10800",
+                        )
+                        .when("/spec/sessionAffinity", "\"ClientIP\"")
+                        .since(1, 34),
                     kapi::defaulting::Default::value(".spec.type", "\"ClusterIP\""),
                     kapi::defaulting::Default::value(
                             ".spec.externalTrafficPolicy",
