@@ -59,6 +59,12 @@ const fn since(minor: u16) -> Option<KubeVersion> {
 
 /// The pod spec's gates kapi's releases have off by default, with paths under the pod spec.
 const POD_SPEC_GATES: &[Gate] = &[
+    // EphemeralContainers: alpha in 1.16, beta and on in 1.23.
+    Gate {
+        on_since: since(23),
+        fields: &["ephemeralContainers"],
+        in_use: &["ephemeralContainers"],
+    },
     // GenericEphemeralVolume: alpha in 1.19, beta and on in 1.21.
     Gate {
         on_since: since(21),
@@ -530,6 +536,17 @@ mod tests {
             json!({"spec": {"initContainers": [{"name": "i"}], "containers": [{"name": "c"}]}})
         );
         assert_eq!(dropped("Pod", pod.clone(), None, 34), pod);
+        // 1.20 has ephemeral containers only where the stored pod has them.
+        let debugged =
+            json!({"spec": {"ephemeralContainers": [{"name": "debug", "image": "busybox"}]}});
+        assert_eq!(
+            dropped("Pod", debugged.clone(), None, 20),
+            json!({"spec": {}})
+        );
+        assert_eq!(
+            dropped("Pod", debugged.clone(), Some(debugged.clone()), 20),
+            debugged
+        );
         // ProcMountType is off until 1.33: a set `procMount` is `Default`, unless the stored pod
         // already unmasks /proc.
         let unmasked = json!({"spec": {"containers": [
