@@ -311,7 +311,7 @@ fn drop_from_pod_spec(spec: &mut Value, old: Option<&Value>, release: KubeVersio
     }
 }
 
-/// The security contexts of every container of a pod spec.
+/// The lists of a pod spec that hold containers.
 const CONTAINER_LISTS: [&str; 3] = ["containers", "initContainers", "ephemeralContainers"];
 
 /// `procMountInUse`: a container of the stored pod spec has a `procMount` other than `Default`.
