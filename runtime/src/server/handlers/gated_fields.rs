@@ -378,21 +378,22 @@ fn remove(value: &mut Value, path: &str) {
     }
 }
 
-/// A Job's per-index backoff while JobBackoffLimitPerIndex is off: `backoffLimitPerIndex`,
-/// `maxFailedIndexes` and the pod failure policy's `FailIndex` rules go, unless the stored Job
-/// has either field (the Job strategy's `dropDisabledFields`).
+/// A Job's per-index backoff while JobBackoffLimitPerIndex is off (the Job strategy's
+/// `PrepareForCreate` and `PrepareForUpdate`): a create loses `backoffLimitPerIndex`,
+/// `maxFailedIndexes` and the pod failure policy's `FailIndex` rules; an update loses each of
+/// the two fields the stored Job does not have, and keeps the rules (the policy is immutable).
 fn drop_backoff_per_index(job: &mut Value, old: Option<&Value>, release: KubeVersion) {
-    let in_use = |old: &Value| {
-        ["spec/backoffLimitPerIndex", "spec/maxFailedIndexes"]
-            .iter()
-            .any(|path| present(old, path))
-    };
-    if release >= BACKOFF_PER_INDEX_SINCE || old.is_some_and(in_use) {
+    if release >= BACKOFF_PER_INDEX_SINCE {
         return;
     }
-    remove(job, "spec/backoffLimitPerIndex");
-    remove(job, "spec/maxFailedIndexes");
-    if let Some(Value::Array(rules)) = job.pointer_mut("/spec/podFailurePolicy/rules") {
+    for path in ["spec/backoffLimitPerIndex", "spec/maxFailedIndexes"] {
+        if !old.is_some_and(|old| present(old, path)) {
+            remove(job, path);
+        }
+    }
+    if old.is_none()
+        && let Some(Value::Array(rules)) = job.pointer_mut("/spec/podFailurePolicy/rules")
+    {
         rules.retain(|rule| rule.get("action").and_then(Value::as_str) != Some("FailIndex"));
     }
 }
@@ -685,10 +686,19 @@ mod tests {
             ]}}})
         );
         assert_eq!(dropped("Job", job.clone(), None, 34), job);
-        // A stored Job with a per-index limit keeps its fields on update.
+        // An update keeps each field the stored Job has, and the rules (the policy is
+        // immutable).
+        let mut stored = job.clone();
+        remove(&mut stored, "spec/maxFailedIndexes");
+        let updated = dropped("Job", job.clone(), Some(stored), 28);
+        assert_eq!(updated["spec"]["backoffLimitPerIndex"], 1);
+        assert!(
+            updated["spec"].get("maxFailedIndexes").is_none(),
+            "{updated}"
+        );
         assert_eq!(
-            dropped("Job", job.clone(), Some(job.clone()), 28)["spec"]["maxFailedIndexes"],
-            2
+            updated["spec"]["podFailurePolicy"],
+            job["spec"]["podFailurePolicy"]
         );
     }
 
