@@ -77,6 +77,7 @@ pub struct TestServerBuilder {
     authorization: Authorization,
     admission_plugins: AdmissionPlugins,
     service_accounts: Option<ServiceAccountTokens>,
+    worker_threads: Option<usize>,
 }
 
 impl TestServer {
@@ -104,6 +105,7 @@ impl TestServer {
             authorization: Authorization::default(),
             admission_plugins: AdmissionPlugins::default(),
             service_accounts: None,
+            worker_threads: None,
         }
     }
 
@@ -242,6 +244,14 @@ impl TestServerBuilder {
         self
     }
 
+    /// Serves on a multi-threaded runtime of `threads` workers, as `kapi serve` does (one per
+    /// core), rather than the single thread a test needs: for benchmarks of what the shipped
+    /// server does with a machine's cores.
+    pub fn worker_threads(mut self, threads: usize) -> Self {
+        self.worker_threads = Some(threads);
+        self
+    }
+
     /// Issues and authenticates service-account tokens (`kubectl create token`), e.g.
     /// `ServiceAccountTokens::new(SigningKey::generate()?)`; without it token requests are 404.
     pub fn service_account_tokens(mut self, tokens: ServiceAccountTokens) -> Self {
@@ -317,6 +327,7 @@ impl TestServerBuilder {
             authorization: self.authorization,
             admission_plugins: self.admission_plugins,
             service_accounts: self.service_accounts,
+            worker_threads: self.worker_threads,
         };
         let (ready_tx, ready_rx) = oneshot::channel();
         let (stop_tx, stop_rx) = oneshot::channel();
@@ -366,16 +377,22 @@ struct Plan {
     authorization: Authorization,
     admission_plugins: AdmissionPlugins,
     service_accounts: Option<ServiceAccountTokens>,
+    worker_threads: Option<usize>,
 }
 
 impl Plan {
     /// The server thread: a runtime of its own, the server on it until `stop` fires (or the
     /// [`TestServer`] is gone), then the runtime shut down with everything on it.
     fn run(self, ready: oneshot::Sender<Result<(), Error>>, stop: oneshot::Receiver<()>) {
-        let runtime = match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
+        let mut builder = match self.worker_threads {
+            None => tokio::runtime::Builder::new_current_thread(),
+            Some(threads) => {
+                let mut builder = tokio::runtime::Builder::new_multi_thread();
+                builder.worker_threads(threads.max(1));
+                builder
+            }
+        };
+        let runtime = match builder.enable_all().build() {
             Ok(runtime) => runtime,
             Err(e) => {
                 let _ = ready.send(Err(Error::Io(e)));

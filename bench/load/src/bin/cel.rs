@@ -6,7 +6,10 @@
 //! comprehensions over lists, optional fields, a URL check), and of the same CRD without the
 //! rules. Rounds alternate between the two on fresh servers, so a busy machine slows both
 //! alike; the medians and their ratio are printed as one Markdown table, with each round's CPU
-//! time per create (the whole process's, client included, from `/proc/self/stat`).
+//! time per create (the whole process's, client included, from `/proc/self/stat`). The server
+//! runs on one thread, which the rules' cost weighs on alone; `--server-threads 2` serves on a
+//! multi-threaded runtime as `kapi serve` does, sharing the cores with the store's writer and
+//! the client.
 
 #![allow(
     clippy::unwrap_used,
@@ -50,6 +53,10 @@ struct Args {
     /// Rounds of each variant, alternating.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Serve on a multi-threaded runtime of this many workers, as `kapi serve` does (one per
+    /// core), rather than on one thread; the client shares the machine's cores with it.
+    #[arg(long)]
+    server_threads: Option<usize>,
     /// Run only one side (`with` the rules or `without` them), to profile it (`perf record`);
     /// no ratio is printed then.
     #[arg(long, value_parser = ["with", "without"])]
@@ -58,7 +65,11 @@ struct Args {
 
 /// Creates per second and CPU per create over one round on a fresh server.
 async fn round(rules: bool, args: &Args) -> Result<Round> {
-    let server = TestServer::builder().start().await?;
+    let mut server = TestServer::builder();
+    if let Some(threads) = args.server_threads {
+        server = server.worker_threads(threads);
+    }
+    let server = server.start().await?;
     let addr = server.addr();
     let mut probe = Conn::connect(addr).await?;
     probe

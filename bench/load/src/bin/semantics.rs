@@ -12,6 +12,8 @@
 //! medians and their ratios are printed as one Markdown table.
 //! Beside the rate, each round's CPU time per create (the whole process's, client included,
 //! from `/proc/self/stat`) is reported: on a shared machine it moves less with other load.
+//! The server runs on one thread unless `--server-threads` serves it on a multi-threaded
+//! runtime, as `kapi serve` does.
 
 #![allow(
     clippy::unwrap_used,
@@ -61,6 +63,10 @@ struct Args {
     /// Rounds of each variant, alternating.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Serve on a multi-threaded runtime of this many workers, as `kapi serve` does (one per
+    /// core), rather than on one thread; the client shares the machine's cores with it.
+    #[arg(long)]
+    server_threads: Option<usize>,
     /// Run only one side (`with`, `without`, or `in-full`: the server with the defaults, then
     /// the one without sent the body written in full), to profile it (`perf record`); no
     /// ratio is printed then.
@@ -158,11 +164,13 @@ fn registry(semantics: bool) -> Result<Registry> {
 
 /// Creates per second and CPU per create over one round on a fresh server.
 async fn round(side: Side, args: &Args) -> Result<Round> {
-    let server = TestServer::builder()
+    let mut server = TestServer::builder()
         .without_builtins()
-        .registry(registry(side == Side::With)?)
-        .start()
-        .await?;
+        .registry(registry(side == Side::With)?);
+    if let Some(threads) = args.server_threads {
+        server = server.worker_threads(threads);
+    }
+    let server = server.start().await?;
     let addr = server.addr();
     let path = "/apis/apps/v1/namespaces/default/deployments";
     let body = match side {
