@@ -346,10 +346,12 @@ spec:
   containers: [{name: web, image: nginx}]
 ";
     // A sidecar (restartPolicy Always, on by default from 1.29) may have probes; a regular
-    // container may not have a restart policy (validateContainers, from 1.28).
+    // container may not have a restart policy in 1.28 (validateContainers), 1.34 drops it
+    // (ContainerRestartRules is alpha there, `dropContainerRestartRules`) and from 1.35 it is
+    // the container's own.
     let sidecar = "apiVersion: v1
 kind: Pod
-metadata: {name: p}
+metadata: {name: sidecar}
 spec:
   initContainers:
     - {name: proxy, image: envoy, restartPolicy: Always, startupProbe: {tcpSocket: {port: 80}}}
@@ -391,20 +393,31 @@ spec:
             "spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always",
         );
 
-        let stderr = create("sidecar.yaml", sidecar);
-        assert_refused(
-            &stderr,
-            "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers",
-        );
-        // 1.28: SidecarContainers is alpha, the init container's policy does not count.
-        assert_eq!(
-            stderr.contains("spec.initContainers[0].startupProbe: Forbidden"),
-            release == "1.28",
-            "{release}:\n{stderr}"
-        );
         if release == "1.28" {
+            let stderr = create("sidecar.yaml", sidecar);
+            assert!(stderr.contains("Pod \"sidecar\" is invalid"), "{stderr}");
+            assert!(
+                stderr.contains("spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers"),
+                "{stderr}"
+            );
+            // SidecarContainers is alpha, the init container's policy does not count.
+            assert!(
+                stderr.contains("spec.initContainers[0].startupProbe: Forbidden"),
+                "{stderr}"
+            );
             continue;
         }
+        let file = k.file("sidecar.yaml", sidecar);
+        k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+        let policy = k.expect_ok(&[
+            "get",
+            "pod",
+            "sidecar",
+            "-o",
+            "jsonpath={.spec.containers[0].restartPolicy}",
+        ]);
+        let kept = if release == "1.34" { "" } else { "Always" };
+        assert_eq!(policy.trim(), kept, "{release}");
 
         let stderr = create("sleep.yaml", &sleep(20));
         assert_refused(
@@ -413,6 +426,83 @@ spec:
         );
         let file = k.file("zero.yaml", &sleep(0));
         k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+    }
+}
+
+#[test]
+fn containers_restart_rules_and_image_volumes_follow_the_release() {
+    // ContainerRestartRules (alpha in 1.34, beta from 1.35): validateContainerRestartPolicy
+    // refuses rules without a policy and unknown operators in 1.36; 1.34's strategy drops the
+    // fields (`dropContainerRestartRules`). ImageVolume (on from 1.35): a Pod's image volume
+    // names its image (validateImageVolumeSource) and gets its pull policy from the reference's
+    // tag (SetDefaults_Volume); 1.34 drops such volumes with their mounts.
+    let rules = "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  restartPolicy: Never
+  containers:
+    - name: web
+      image: nginx
+      restartPolicyRules:
+        - {action: Restart, exitCodes: {operator: Is, values: [42]}}
+";
+    let no_reference = "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: web, image: nginx, volumeMounts: [{name: tools, mountPath: /tools}]}]
+  volumes: [{name: tools, image: {pullPolicy: Always}}]
+";
+    let tools = "apiVersion: v1
+kind: Pod
+metadata: {name: tools}
+spec:
+  containers: [{name: web, image: nginx, volumeMounts: [{name: tools, mountPath: /tools}]}]
+  volumes: [{name: tools, image: {reference: 'registry.example/tools'}}]
+";
+    for release in ["1.34", "1.36"] {
+        let server = KapiServer::start(&ServerOptions::release(release)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let k = Kubectl::on_path(&server, dir.path());
+        let get = |name: &str, path: &str| {
+            let jsonpath = format!("jsonpath={path}");
+            k.expect_ok(&["get", "pod", name, "-o", &jsonpath])
+        };
+        if release == "1.36" {
+            let stderr = create_refused(&k, "rules.yaml", rules);
+            assert_refused(
+                &stderr,
+                "spec.containers[0].restartPolicy: Required value: must specify restartPolicy when restart rules are used",
+            );
+            assert_refused(
+                &stderr,
+                r#"spec.containers[0].restartPolicyRules[0].exitCodes.operator: Unsupported value: "Is": supported values: "In", "NotIn""#,
+            );
+            let stderr = create_refused(&k, "no-reference.yaml", no_reference);
+            assert_refused(&stderr, "spec.volumes[0].image.reference: Required value");
+            let file = k.file("tools.yaml", tools);
+            k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+            assert_eq!(
+                get("tools", "{.spec.volumes[0].image.pullPolicy}"),
+                "Always"
+            );
+            continue;
+        }
+        // 1.34: the rules and the image volumes with their mounts are gone, the pods created.
+        for (name, manifest) in [("rules.yaml", rules), ("tools.yaml", tools)] {
+            let file = k.file(name, manifest);
+            k.expect_ok(&["create", "--validate=false", "-f", file.to_str().unwrap()]);
+        }
+        assert_eq!(get("p", "{.spec.containers[0].restartPolicyRules}"), "");
+        // (The ServiceAccount plugin adds its token volume and mount.)
+        let volumes = get("tools", "{.spec.volumes[*].name}");
+        assert!(
+            volumes.starts_with("kube-api-access-") && !volumes.contains("tools"),
+            "{volumes}"
+        );
+        let mounts = get("tools", "{.spec.containers[0].volumeMounts[*].mountPath}");
+        assert!(!mounts.contains("/tools"), "{mounts}");
     }
 }
 

@@ -119,6 +119,7 @@ const NAMED: &[(&str, &str, Option<&str>)] = &[
     ("pod_status", "PodStatus", None),
     ("pod_create", "PodCreate", None),
     ("ephemeral_claim_names", "EphemeralClaimNames", None),
+    ("image_volume_references", "ImageVolumeReferences", None),
     ("host_aliases", "HostAliases", None),
     ("topology_spread", "TopologySpread", None),
     ("windows_host_process", "WindowsHostProcess", None),

@@ -10,6 +10,9 @@ pub enum Rule {
     /// A container's `imagePullPolicy` (`SetDefaults_Container`): `Always` for an image tagged
     /// `latest` or without a tag or digest, else `IfNotPresent`.
     ImagePullPolicy,
+    /// An image volume's `pullPolicy` (`SetDefaults_Volume`, where ImageVolume is on): as a
+    /// container's, from the volume's `reference`.
+    ImageVolumePullPolicy,
     /// A Service port's `targetPort` (`SetDefaults_Service`): the port's own `port`.
     TargetPort,
     /// A Job's `backoffLimit` (`SetDefaults_Job`, from 1.29): the largest int32 when it backs
@@ -58,6 +61,12 @@ impl Rule {
         match self {
             Self::ImagePullPolicy => Some(Value::from(image_pull_policy(
                 holder.get("image").and_then(Value::as_str).unwrap_or(""),
+            ))),
+            Self::ImageVolumePullPolicy => Some(Value::from(image_pull_policy(
+                holder
+                    .get("reference")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
             ))),
             Self::TargetPort => holder.get("port").cloned(),
             Self::BackoffLimit => {
@@ -167,6 +176,12 @@ mod tests {
             ("", "IfNotPresent"),
         ] {
             assert_eq!(image_pull_policy(image), policy, "{image}");
+            // An image volume's policy follows its reference alike (SetDefaults_Volume).
+            let volume = serde_json::json!({"reference": image});
+            assert_eq!(
+                Rule::ImageVolumePullPolicy.compute(volume.as_object().unwrap()),
+                Some(Value::from(policy))
+            );
         }
     }
 }

@@ -23,6 +23,8 @@ mod rules;
 pub use field::{Errors, FieldPath, Shown, go_quoted};
 pub use format::Format;
 pub use meta::{check_metadata, check_metadata_update};
+#[cfg(feature = "server")]
+pub(crate) use rules::restart_rules_in_use;
 pub use rules::{Named, Workload};
 
 use serde_json::Value;

@@ -31,6 +31,9 @@ mod services;
 mod volume_sources;
 mod windows;
 
+#[cfg(feature = "server")]
+pub(crate) use containers::restart_rules_in_use;
+
 use networking::IngressShape;
 
 use std::collections::BTreeMap;
@@ -148,6 +151,8 @@ pub enum Named {
     /// An ephemeral volume's claim named `<pod>-<volume>`, and no claim volume naming one
     /// (`ValidateVolumes` with the pod's metadata); on a Pod.
     EphemeralClaimNames,
+    /// An image volume's `reference`, required in a Pod (`validateImageVolumeSource`); on a Pod.
+    ImageVolumeReferences,
     /// A PodSpec's host aliases: IPs and host names (`ValidateHostAliases`).
     HostAliases,
     /// A PodSpec's DNS config (`validatePodDNSConfig`).
@@ -348,14 +353,15 @@ impl Named {
                 }
             }
             Self::EphemeralClaimNames => pods::ephemeral_claim_names(holder, at, errors),
+            Self::ImageVolumeReferences => pods::image_volume_references(holder, at, errors),
             Self::HostAliases => pods::host_aliases(holder, at, errors),
             Self::DnsConfig => pods::dns_config(holder, at, errors),
             Self::TopologySpread => pods::topology_spread(holder, at, errors),
             Self::WindowsHostProcess => windows::windows_host_process(holder, at, errors),
             Self::PodOs => windows::pod_os(holder, at, errors),
-            Self::InitContainers => containers::init_containers(holder, at, errors),
+            Self::InitContainers => containers::init_containers(holder, old, at, errors),
             Self::EphemeralContainers => containers::ephemeral_containers(holder, at, errors),
-            Self::ResizePolicy => containers::resize_policies(holder, at, errors),
+            Self::ResizePolicy => containers::resize_policies(holder, old, at, errors),
             Self::SleepHooks => containers::sleep_hooks(holder, at, errors),
             Self::PodTemplate => containers::pod_template(holder, at, errors),
             Self::PodStatus => {

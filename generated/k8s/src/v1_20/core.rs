@@ -2537,6 +2537,12 @@ pub mod v1 {
                     ),
                     kapi::validation::Check::new(
                         "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ImageVolumeReferences,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
                         kapi::validation::Rule::Named(kapi::validation::Named::PodUpdate),
                     ),
                     kapi::validation::Check::new(

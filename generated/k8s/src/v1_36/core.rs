@@ -890,11 +890,11 @@ pub mod v1 {
             DownwardAPIProjection, DownwardAPIVolumeSource, EndpointSubset, Endpoints,
             EnvVar, EnvVarSource, EphemeralContainer, EphemeralVolumeSource, Event,
             ExecAction, FCVolumeSource, FileKeySelector, HTTPGetAction, HostAlias,
-            ISCSIPersistentVolumeSource, ISCSIVolumeSource, Lifecycle, LifecycleHandler,
-            LimitRange, LimitRangeSpec, LinuxContainerUser, LoadBalancerStatus,
-            Namespace, NamespaceSpec, NamespaceStatus, NodeAffinity, NodeSelector,
-            NodeSelectorRequirement, NodeSelectorTerm, NodeSpec, PersistentVolume,
-            PersistentVolumeClaim, PersistentVolumeClaimSpec,
+            ISCSIPersistentVolumeSource, ISCSIVolumeSource, ImageVolumeSource, Lifecycle,
+            LifecycleHandler, LimitRange, LimitRangeSpec, LinuxContainerUser,
+            LoadBalancerStatus, Namespace, NamespaceSpec, NamespaceStatus, NodeAffinity,
+            NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, NodeSpec,
+            PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimSpec,
             PersistentVolumeClaimStatus, PersistentVolumeClaimTemplate,
             PersistentVolumeSpec, PodAffinity, PodAffinityTerm, PodAntiAffinity,
             PodDNSConfig, PodExtendedResourceClaimStatus, PodSecurityContext,
@@ -1006,6 +1006,12 @@ pub mod v1 {
                         "",
                         kapi::validation::Rule::Named(
                             kapi::validation::Named::EphemeralClaimNames,
+                        ),
+                    ),
+                    kapi::validation::Check::new(
+                        "",
+                        kapi::validation::Rule::Named(
+                            kapi::validation::Named::ImageVolumeReferences,
                         ),
                     ),
                     kapi::validation::Check::new(

@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use crate::KubeVersion;
 use crate::server::objects::json::object_mut;
+use crate::validation::restart_rules_in_use;
 
 /// A feature gate whose fields a release drops until it is on by default.
 struct Gate {
@@ -231,6 +232,10 @@ const POD_STATUS_GATES: &[Gate] = &[
 const BACKOFF_PER_INDEX_SINCE: KubeVersion = KubeVersion::new(1, 29);
 /// ProcMountType: alpha in 1.12, beta in 1.31, on in 1.33.
 const PROC_MOUNT_SINCE: KubeVersion = KubeVersion::new(1, 33);
+/// ContainerRestartRules: alpha in 1.34, where a container's own restart policy and rules came,
+/// beta and on in 1.35; before 1.34 validation refuses a regular container's policy instead.
+const RESTART_RULES_FIELDS_SINCE: KubeVersion = KubeVersion::new(1, 34);
+const RESTART_RULES_SINCE: KubeVersion = KubeVersion::new(1, 35);
 /// ImageVolume: beta in 1.33, off by default until 1.35.
 const IMAGE_VOLUMES_SINCE: KubeVersion = KubeVersion::new(1, 35);
 /// AnyVolumeDataSource: alpha in 1.18, beta and on in 1.24 (`dataSourceRef` came in 1.22).
@@ -308,6 +313,28 @@ fn drop_from_pod_spec(spec: &mut Value, old: Option<&Value>, release: KubeVersio
     }
     if release < PROC_MOUNT_SINCE && !old.is_some_and(unmasked_proc_in_use) {
         default_proc_mounts(spec);
+    }
+    if (RESTART_RULES_FIELDS_SINCE..RESTART_RULES_SINCE).contains(&release)
+        && !old.is_some_and(restart_rules_in_use)
+    {
+        drop_container_restart_rules(spec);
+    }
+}
+
+/// `dropContainerRestartRules`: every container loses its restart rules, and its restart
+/// policy unless it is an init container's `Always` (a sidecar, which SidecarContainers owns).
+fn drop_container_restart_rules(spec: &mut Value) {
+    for list in CONTAINER_LISTS {
+        let Some(Value::Array(containers)) = spec.get_mut(list) else {
+            continue;
+        };
+        for container in containers.iter_mut().filter_map(Value::as_object_mut) {
+            container.remove("restartPolicyRules");
+            let sidecar = container.get("restartPolicy").and_then(Value::as_str) == Some("Always");
+            if list != "initContainers" || !sidecar {
+                container.remove("restartPolicy");
+            }
+        }
     }
 }
 
@@ -605,6 +632,34 @@ mod tests {
         assert_eq!(
             dropped("Pod", pod, None, 36)["spec"]["volumes"][0]["name"],
             "img"
+        );
+    }
+
+    // pkg/api/pod/util.go `dropContainerRestartRules` (ContainerRestartRules, alpha in 1.34):
+    // rules go, and restart policies but a sidecar's, unless the stored pod uses them.
+    #[test]
+    fn container_restart_rules_go_in_1_34_unless_in_use() {
+        let rules = json!([{"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}]);
+        let pod = json!({"spec": {
+            "initContainers": [
+                {"name": "s", "restartPolicy": "Always", "restartPolicyRules": rules},
+                {"name": "i", "restartPolicy": "Never"}],
+            "containers": [{"name": "c", "restartPolicy": "Never", "restartPolicyRules": rules}],
+        }});
+        assert_eq!(
+            dropped("Pod", pod.clone(), None, 34),
+            json!({"spec": {
+                "initContainers": [{"name": "s", "restartPolicy": "Always"}, {"name": "i"}],
+                "containers": [{"name": "c"}],
+            }})
+        );
+        let in_use = json!({"spec": {"containers": [{"name": "c", "restartPolicy": "Never"}]}});
+        assert_eq!(dropped("Pod", pod.clone(), Some(in_use), 34), pod);
+        assert_eq!(dropped("Pod", pod.clone(), None, 36), pod);
+        // 1.28 had no such fields: validation refuses a regular container's policy.
+        assert_eq!(
+            dropped("Pod", pod, None, 28)["spec"]["containers"][0]["restartPolicy"],
+            "Never"
         );
     }
 

@@ -1,9 +1,10 @@
 //! What a container may set by its place in the pod, which its own type's checks cannot see
-//! (`validateContainers`, `validateInitContainers`): a container's restart policy, the probes
-//! and hooks a regular init container may not have, and a hook's sleep against the pod's
-//! grace period (`validateSleepAction`), and each container's resize policy
-//! (`validateResizePolicy`). A probe's or hook's own fields are the `Probe` and
-//! `LifecycleHandler` types' checks (`pods::handler`); both rules here run on the PodSpec.
+//! (`validateContainers`, `validateInitContainers`): a container's restart policy and the rules
+//! that override it (`validateContainerRestartPolicy`), the probes and hooks a regular init
+//! container may not have, and a hook's sleep against the pod's grace period
+//! (`validateSleepAction`), and each container's resize policy (`validateResizePolicy`). A
+//! probe's or hook's own fields are the `Probe` and `LifecycleHandler` types' checks
+//! (`pods::handler`); both rules here run on the PodSpec.
 
 use serde_json::Value;
 
@@ -23,12 +24,34 @@ const RESTARTABLE_INIT_SINCE: KubeVersion = KubeVersion::new(1, 29);
 /// PodLifecycleSleepAction is beta and on by default from 1.30 (the field is dropped before).
 const SLEEP_SINCE: KubeVersion = KubeVersion::new(1, 30);
 
+/// ContainerRestartRules: a container's own `restartPolicy` and its `restartPolicyRules` came
+/// in 1.34 (alpha, off: the strategy drops them unless the stored pod uses them), beta and on
+/// by default from 1.35.
+const RESTART_RULES_SINCE: KubeVersion = KubeVersion::new(1, 35);
+/// 1.34 reports too many rules or exit codes as `field.TooLong` (in bytes); the 1.36 tree read
+/// says `field.TooMany`.
+const RESTART_RULES_TOO_MANY_SINCE: KubeVersion = KubeVersion::new(1, 36);
+/// `supportedContainerRestartPolicies` and the exit-code operators, sorted as `sets.List` lists
+/// them.
+const CONTAINER_RESTART_POLICIES: [&str; 3] = ["Always", "Never", "OnFailure"];
+const EXIT_CODE_OPERATORS: [&str; 2] = ["In", "NotIn"];
+/// A rule's actions: `RestartAllContainers` only where RestartAllContainersOnContainerExits
+/// (alpha from 1.35, off in every release kapi serves) is in use by the stored pod.
+const RESTART_ACTIONS: [&str; 1] = ["Restart"];
+const RESTART_ACTIONS_WITH_ALL: [&str; 2] = ["Restart", "RestartAllContainers"];
+/// How many rules a container may have, and exit codes a rule may name.
+const MAX_RESTART_RULES: usize = 20;
+const MAX_EXIT_CODES: usize = 255;
+
 /// InPlacePodVerticalScaling is beta and on by default from 1.33: a container's `resizePolicy`
 /// counts. In 1.28 (alpha, off) the strategy's `dropDisabledFields` drops it before validation.
 const RESIZE_POLICY_SINCE: KubeVersion = KubeVersion::new(1, 33);
 /// `supportedResizeResources` and `supportedResizePolicies`, sorted as upstream lists them.
 const RESIZE_RESOURCES: [&str; 2] = ["cpu", "memory"];
 const RESIZE_RESTART_POLICIES: [&str; 2] = ["NotRequired", "RestartContainer"];
+/// The first release that refuses a non-sidecar init container's `RestartContainer` resize
+/// policy on create (ratcheted on update).
+const INIT_RESTART_RESIZE_REFUSED_SINCE: KubeVersion = KubeVersion::new(1, 36);
 
 /// What a regular init container may not set, each with the struct 1.20 prints.
 const INIT_FORBIDDEN: &[(&str, &GoType)] = &[
@@ -47,26 +70,37 @@ fn restartable(container: &Value, release: KubeVersion) -> bool {
     release >= RESTARTABLE_INIT_SINCE && text(container, "restartPolicy") == "Always"
 }
 
-/// `validateContainers`' "may not be set for non-init containers" and `validateInitContainers`:
-/// an init container's restart policy is `Always` when set (`validateInitContainerRestartPolicy`),
-/// and one without it has no hooks or probes.
-pub(super) fn init_containers(spec: &Value, at: &FieldPath, errors: &mut Errors) {
+/// `validateContainers`' restart policies and `validateInitContainers`: a regular container's
+/// restart policy and rules where ContainerRestartRules allows them, else no policy ("may not
+/// be set for non-init containers"); an init container's policy (`validateInitContainerRestartPolicy`);
+/// and an init container without `restartPolicy: Always` has no hooks or probes. `old` is the
+/// stored pod spec, on updates.
+pub(super) fn init_containers(
+    spec: &Value,
+    old: Option<&Value>,
+    at: &FieldPath,
+    errors: &mut Errors,
+) {
     let release = errors.release();
+    let rules_allowed = release >= RESTART_RULES_SINCE || old.is_some_and(restart_rules_in_use);
+    let all_allowed = release >= RESTART_RULES_SINCE && old.is_some_and(restart_all_in_use);
     if release >= SIDECAR_RULES_SINCE {
         for (i, container) in items(spec, "containers").iter().enumerate() {
-            if present(container, "restartPolicy").is_some() {
-                let path = at.child("containers").index(i).child("restartPolicy");
-                errors.forbidden(&path, "may not be set for non-init containers");
+            let at = at.child("containers").index(i);
+            if rules_allowed {
+                restart_policy_rules(container, &at, all_allowed, errors);
+            } else if present(container, "restartPolicy").is_some() {
+                errors.forbidden(
+                    &at.child("restartPolicy"),
+                    "may not be set for non-init containers",
+                );
             }
         }
     }
     for (i, container) in items(spec, "initContainers").iter().enumerate() {
         let at = at.child("initContainers").index(i);
-        if release >= RESTARTABLE_INIT_SINCE
-            && let Some(policy) = present(container, "restartPolicy")
-            && policy.as_str() != Some("Always")
-        {
-            errors.not_supported(&at.child("restartPolicy"), policy, &["Always"]);
+        if release >= RESTARTABLE_INIT_SINCE {
+            init_restart_policy(container, &at, rules_allowed, all_allowed, errors);
         }
         if restartable(container, release) {
             continue;
@@ -89,6 +123,135 @@ pub(super) fn init_containers(spec: &Value, at: &FieldPath, errors: &mut Errors)
             }
         }
     }
+}
+
+/// `validateInitContainerRestartPolicy`: without ContainerRestartRules an init container
+/// restarts `Always` (a sidecar) or not at all; with it, a sidecar has no rules (unless
+/// `RestartAllContainers` is allowed) and any other policy is checked as a regular container's.
+fn init_restart_policy(
+    container: &Value,
+    at: &FieldPath,
+    rules_allowed: bool,
+    all_allowed: bool,
+    errors: &mut Errors,
+) {
+    let Some(policy) = present(container, "restartPolicy") else {
+        // 1.34 looks at an init container's rules only beside a policy.
+        if errors.release() >= RESTART_RULES_SINCE
+            && !items(container, "restartPolicyRules").is_empty()
+        {
+            errors.required(&at.child("restartPolicy"), RULES_NEED_A_POLICY);
+        }
+        return;
+    };
+    let sidecar = policy.as_str() == Some("Always");
+    if !rules_allowed {
+        if !sidecar {
+            errors.not_supported(&at.child("restartPolicy"), policy, &["Always"]);
+        }
+    } else if !sidecar || all_allowed {
+        restart_policy_rules(container, at, all_allowed, errors);
+    } else if !items(container, "restartPolicyRules").is_empty() {
+        errors.forbidden(
+            &at.child("restartPolicyRules"),
+            "restartPolicyRules are not allowed for init containers with restart policy Always",
+        );
+    }
+}
+
+const RULES_NEED_A_POLICY: &str = "must specify restartPolicy when restart rules are used";
+
+/// `validateContainerRestartPolicy`: a container's own restart policy, required beside rules;
+/// at most 20 rules, each with a known action and exit codes (`In` or `NotIn`, at most 255
+/// values). The pod's own `restartPolicy` is not consulted.
+fn restart_policy_rules(container: &Value, at: &FieldPath, all_allowed: bool, errors: &mut Errors) {
+    let rules = items(container, "restartPolicyRules");
+    match present(container, "restartPolicy") {
+        None if rules.is_empty() => return,
+        None => errors.required(&at.child("restartPolicy"), RULES_NEED_A_POLICY),
+        Some(policy) => {
+            if !policy
+                .as_str()
+                .is_some_and(|p| CONTAINER_RESTART_POLICIES.contains(&p))
+            {
+                errors.not_supported(
+                    &at.child("restartPolicy"),
+                    policy,
+                    &CONTAINER_RESTART_POLICIES,
+                );
+            }
+        }
+    }
+    let rules_at = at.child("restartPolicyRules");
+    too_many(&rules_at, rules.len(), MAX_RESTART_RULES, errors);
+    let actions: &[&str] = if all_allowed {
+        &RESTART_ACTIONS_WITH_ALL
+    } else {
+        &RESTART_ACTIONS
+    };
+    for (i, rule) in rules.iter().enumerate() {
+        let rule_at = rules_at.index(i);
+        let action = text(rule, "action");
+        if !actions.contains(&action) {
+            errors.not_supported(&rule_at.child("action"), &Value::from(action), actions);
+        }
+        let Some(codes) = present(rule, "exitCodes") else {
+            errors.required(&rule_at.child("exitCodes"), "must be specified");
+            continue;
+        };
+        let codes_at = rule_at.child("exitCodes");
+        let operator = text(codes, "operator");
+        if !EXIT_CODE_OPERATORS.contains(&operator) {
+            errors.not_supported(
+                &codes_at.child("operator"),
+                &Value::from(operator),
+                &EXIT_CODE_OPERATORS,
+            );
+        }
+        too_many(
+            &codes_at.child("values"),
+            items(codes, "values").len(),
+            MAX_EXIT_CODES,
+            errors,
+        );
+    }
+}
+
+/// A list longer than `max`: `TooMany` from 1.36, 1.34's `TooLong`.
+fn too_many(at: &FieldPath, len: usize, max: usize, errors: &mut Errors) {
+    if len <= max {
+    } else if errors.release() >= RESTART_RULES_TOO_MANY_SINCE {
+        errors.too_many(at, len, max);
+    } else {
+        errors.too_long(at, max);
+    }
+}
+
+/// `containerRestartRulesInUse`: a pod spec whose init containers restart other than `Always`
+/// or have rules, or whose regular containers have a restart policy of their own.
+pub(crate) fn restart_rules_in_use(spec: &Value) -> bool {
+    items(spec, "initContainers").iter().any(|c| {
+        present(c, "restartPolicy").is_some_and(|p| p.as_str() != Some("Always"))
+            || !items(c, "restartPolicyRules").is_empty()
+    }) || items(spec, "containers")
+        .iter()
+        .any(|c| present(c, "restartPolicy").is_some())
+}
+
+/// `restartAllContainersActionInUse`: a rule of a regular or init container restarting all
+/// containers, or a sidecar with rules.
+fn restart_all_in_use(spec: &Value) -> bool {
+    let restarts_all = |c: &Value| {
+        items(c, "restartPolicyRules")
+            .iter()
+            .any(|r| text(r, "action") == "RestartAllContainers")
+    };
+    items(spec, "containers").iter().any(restarts_all)
+        || items(spec, "initContainers").iter().any(|c| {
+            restarts_all(c)
+                || (text(c, "restartPolicy") == "Always"
+                    && !items(c, "restartPolicyRules").is_empty())
+        })
 }
 
 /// `validateSleepAction` for every hook upstream validates (regular containers' and restartable
@@ -221,10 +384,24 @@ pub(super) fn ephemeral_containers(spec: &Value, at: &FieldPath, errors: &mut Er
 /// (`validateContainerCommon`), from 1.33: a resource named at most once, `cpu` or `memory`, a
 /// restart policy `NotRequired` or `RestartContainer`, `NotRequired` when the pod's
 /// `restartPolicy` is `Never`; all but the duplicate reported at the list, as upstream does.
-pub(super) fn resize_policies(spec: &Value, at: &FieldPath, errors: &mut Errors) {
-    if errors.release() < RESIZE_POLICY_SINCE {
+/// From 1.36 a non-sidecar init container may not restart to resize (`validateInitContainers`,
+/// kubernetes#137458), unless the stored pod spec `old` already has one that does.
+pub(super) fn resize_policies(
+    spec: &Value,
+    old: Option<&Value>,
+    at: &FieldPath,
+    errors: &mut Errors,
+) {
+    let release = errors.release();
+    if release < RESIZE_POLICY_SINCE {
         return;
     }
+    let refuse_init_restart = release >= INIT_RESTART_RESIZE_REFUSED_SINCE
+        && !old.is_some_and(|old| {
+            items(old, "initContainers")
+                .iter()
+                .any(|c| !restartable(c, release) && restarts_to_resize(c))
+        });
     let never = text(spec, "restartPolicy") == "Never";
     for list in ["containers", "initContainers", "ephemeralContainers"] {
         for (i, container) in items(spec, list).iter().enumerate() {
@@ -244,8 +421,26 @@ pub(super) fn resize_policies(spec: &Value, at: &FieldPath, errors: &mut Errors)
                     errors.invalid(&list_at, Shown::Plain(&Value::from(restart)), detail);
                 }
             }
+            if list == "initContainers" && refuse_init_restart && !restartable(container, release) {
+                for (j, policy) in items(container, "resizePolicy").iter().enumerate() {
+                    if text(policy, "restartPolicy") == "RestartContainer" {
+                        errors.invalid(
+                            &list_at.index(j).child("restartPolicy"),
+                            Shown::Plain(&Value::from("RestartContainer")),
+                            "must not be set to 'RestartContainer' for non-sidecar initContainers",
+                        );
+                    }
+                }
+            }
         }
     }
+}
+
+/// Whether a container restarts to resize some resource (`RestartContainer`).
+fn restarts_to_resize(container: &Value) -> bool {
+    items(container, "resizePolicy")
+        .iter()
+        .any(|p| text(p, "restartPolicy") == "RestartContainer")
 }
 
 /// A value among `supported`: `Required` when empty, else `Unsupported value`.
@@ -297,6 +492,15 @@ mod tests {
 
     fn run(rule: fn(&Value, &FieldPath, &mut Errors), spec: &Value, minor: u16) -> Vec<String> {
         super::super::lines(minor, |errors| rule(spec, &FieldPath::of("spec"), errors))
+    }
+
+    /// A rule that also reads the stored pod spec, run on a create (`old` none) or an update.
+    type WithOld = fn(&Value, Option<&Value>, &FieldPath, &mut Errors);
+
+    fn run_on(rule: WithOld, spec: &Value, old: Option<&Value>, minor: u16) -> Vec<String> {
+        super::super::lines(minor, |errors| {
+            rule(spec, old, &FieldPath::of("spec"), errors)
+        })
     }
 
     fn probe() -> Value {
@@ -352,7 +556,7 @@ mod tests {
         });
         let at = "spec.containers[0].resizePolicy";
         assert_eq!(
-            run(resize_policies, &spec, 34),
+            run_on(resize_policies, &spec, None, 34),
             [
                 format!(r#"{at}[1]: Duplicate value: "cpu""#),
                 format!(
@@ -372,7 +576,7 @@ mod tests {
                 ),
             ]
         );
-        assert!(run(resize_policies, &spec, 28).is_empty());
+        assert!(run_on(resize_policies, &spec, None, 28).is_empty());
     }
 
     #[test]
@@ -403,7 +607,7 @@ mod tests {
             "name": "init", "readinessProbe": probe(),
             "lifecycle": {"postStart": {"exec": {"command": ["true"]}}}}]});
         assert_eq!(
-            run(init_containers, &spec, 20),
+            run_on(init_containers, &spec, None, 20),
             [
                 "spec.initContainers[0].lifecycle: Invalid value: core.Lifecycle{PostStart:(*core.Handler)(0xc000000000), PreStop:(*core.Handler)(nil)}: must not be set for init containers",
                 "spec.initContainers[0].readinessProbe: Invalid value: core.Probe{Handler:core.Handler{Exec:(*core.ExecAction)(nil), HTTPGet:(*core.HTTPGetAction)(0xc000000000), TCPSocket:(*core.TCPSocketAction)(nil)}, InitialDelaySeconds:0, TimeoutSeconds:1, PeriodSeconds:10, SuccessThreshold:1, FailureThreshold:3}: must not be set for init containers",
@@ -411,7 +615,7 @@ mod tests {
         );
         for minor in [28, 34, 36] {
             assert_eq!(
-                run(init_containers, &spec, minor),
+                run_on(init_containers, &spec, None, minor),
                 [
                     "spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers without restartPolicy=Always",
                     "spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always",
@@ -423,29 +627,111 @@ mod tests {
 
     #[test]
     fn sidecars_may_have_probes_from_1_29_and_only_init_containers_a_restart_policy() {
-        // validateInitContainerRestartPolicy, validateContainers' "non-init containers".
+        // validateInitContainerRestartPolicy, validateContainers' "non-init containers" where
+        // ContainerRestartRules is off: 1.28, and 1.34 when the strategy has not dropped the
+        // policies (the stored pod uses none).
         let spec = json!({
             "containers": [{"name": "web", "restartPolicy": "Always"}],
             "initContainers": [
                 {"name": "proxy", "restartPolicy": "Always", "startupProbe": probe()},
                 {"name": "init", "restartPolicy": "Never"}]});
-        for minor in [34, 36] {
-            assert_eq!(
-                run(init_containers, &spec, minor),
-                [
-                    "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers",
-                    "spec.initContainers[1].restartPolicy: Unsupported value: \"Never\": supported values: \"Always\"",
-                ]
-            );
-        }
+        assert_eq!(
+            run_on(init_containers, &spec, None, 34),
+            [
+                "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers",
+                "spec.initContainers[1].restartPolicy: Unsupported value: \"Never\": supported values: \"Always\"",
+            ]
+        );
+        // From 1.35 (ContainerRestartRules beta) every container may have a policy of its own.
+        assert!(run_on(init_containers, &spec, None, 36).is_empty());
         // 1.28: SidecarContainers is alpha, the init containers' policy is dropped.
         assert_eq!(
-            run(init_containers, &spec, 28),
+            run_on(init_containers, &spec, None, 28),
             [
                 "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers",
                 "spec.initContainers[0].startupProbe: Forbidden: may not be set for init containers without restartPolicy=Always",
             ]
         );
+    }
+
+    #[test]
+    fn containers_restart_by_their_own_rules_from_1_35() {
+        // validateContainerRestartPolicy and validateInitContainerRestartPolicy, as read in a
+        // 1.36 development tree (pkg/apis/core/validation/validation.go): a policy beside
+        // rules, known actions and operators, at most 20 rules and 255 exit codes; a sidecar
+        // has no rules while RestartAllContainersOnContainerExits (alpha) is off.
+        let rule = |action: &str, operator: &str, values: usize| json!({"action": action, "exitCodes": {"operator": operator, "values": vec![1; values]}});
+        let spec = json!({
+            "containers": [
+                {"name": "a", "restartPolicyRules": [rule("Restart", "In", 1)]},
+                {"name": "b", "restartPolicy": "Sometimes", "restartPolicyRules": [
+                    rule("RestartAllContainers", "Is", 256), {"action": "Restart"}]},
+                {"name": "c", "restartPolicy": "Never", "restartPolicyRules": vec![rule("Restart", "NotIn", 2); 21]}],
+            "initContainers": [
+                {"name": "sidecar", "restartPolicy": "Always", "restartPolicyRules": [rule("Restart", "In", 1)]},
+                {"name": "once", "restartPolicy": "OnFailure", "restartPolicyRules": [rule("Restart", "In", 1)]},
+                {"name": "bare", "restartPolicyRules": [rule("Restart", "In", 1)]}]});
+        let at = "spec.containers";
+        assert_eq!(
+            run_on(init_containers, &spec, None, 36),
+            [
+                format!("{at}[0].restartPolicy: Required value: must specify restartPolicy when restart rules are used"),
+                format!(r#"{at}[1].restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure""#),
+                format!(r#"{at}[1].restartPolicyRules[0].action: Unsupported value: "RestartAllContainers": supported values: "Restart""#),
+                format!(r#"{at}[1].restartPolicyRules[0].exitCodes.operator: Unsupported value: "Is": supported values: "In", "NotIn""#),
+                format!("{at}[1].restartPolicyRules[0].exitCodes.values: Too many: 256: must have at most 255 items"),
+                format!("{at}[1].restartPolicyRules[1].exitCodes: Required value: must be specified"),
+                format!("{at}[2].restartPolicyRules: Too many: 21: must have at most 20 items"),
+                "spec.initContainers[0].restartPolicyRules: Forbidden: restartPolicyRules are not allowed for init containers with restart policy Always".to_owned(),
+                "spec.initContainers[2].restartPolicy: Required value: must specify restartPolicy when restart rules are used".to_owned(),
+            ]
+        );
+        // A stored pod restarting all containers allows that action, and rules on sidecars.
+        let old = json!({"containers": [{"name": "a", "restartPolicy": "Never",
+            "restartPolicyRules": [rule("RestartAllContainers", "In", 1)]}]});
+        let lines = run_on(init_containers, &spec, Some(&old), 36);
+        assert!(
+            !lines.iter().any(|l| l.contains("RestartAllContainers")),
+            "{lines:?}"
+        );
+        assert!(
+            !lines.iter().any(|l| l.contains("initContainers[0]")),
+            "{lines:?}"
+        );
+        // 1.34, where the strategy keeps the fields only for a stored pod that uses them: its
+        // rules are checked then, too many of them `TooLong`.
+        let old = json!({"containers": [{"name": "c", "restartPolicy": "Never"}]});
+        let lines = run_on(init_containers, &spec, Some(&old), 34);
+        assert!(
+            lines.contains(&format!(
+                "{at}[2].restartPolicyRules: Too long: may not be more than 20 bytes"
+            )),
+            "{lines:?}"
+        );
+        assert!(
+            !lines.iter().any(|l| l.contains("initContainers[2]")),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_regular_init_container_may_not_restart_to_resize_from_1_36() {
+        // validateInitContainers from kubernetes#137458 (1.36): `RestartContainer` only for a
+        // sidecar, unless the stored pod already has such a policy.
+        let policy = json!([{"resourceName": "cpu", "restartPolicy": "RestartContainer"}]);
+        let spec = json!({
+            "containers": [{"name": "app"}],
+            "initContainers": [
+                {"name": "init", "resizePolicy": policy},
+                {"name": "proxy", "restartPolicy": "Always", "resizePolicy": policy}]});
+        assert_eq!(
+            run_on(resize_policies, &spec, None, 36),
+            [
+                r#"spec.initContainers[0].resizePolicy[0].restartPolicy: Invalid value: "RestartContainer": must not be set to 'RestartContainer' for non-sidecar initContainers"#
+            ]
+        );
+        assert!(run_on(resize_policies, &spec, Some(&spec), 36).is_empty());
+        assert!(run_on(resize_policies, &spec, None, 34).is_empty());
     }
 
     #[test]

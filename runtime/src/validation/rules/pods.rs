@@ -945,6 +945,27 @@ fn check_volumes<'v>(spec: &'v Value, at: &FieldPath, errors: &mut Errors) -> Ve
     names
 }
 
+/// ImageVolume, beta and on by default from 1.35 (the volumes are dropped before).
+const IMAGE_VOLUMES_SINCE: KubeVersion = KubeVersion::new(1, 35);
+
+/// `validateImageVolumeSource`'s check of a Pod (`opts.ResourceIsPod`): each image volume names
+/// its image. A template's may leave the reference empty, as upstream lets it until 1.37.
+pub(super) fn image_volume_references(pod: &Value, at: &FieldPath, errors: &mut Errors) {
+    if errors.release() < IMAGE_VOLUMES_SINCE {
+        return;
+    }
+    let Some(spec) = pod.get("spec") else {
+        return;
+    };
+    for (i, volume) in items(spec, "volumes").iter().enumerate() {
+        let image = volume.get("image").filter(|image| !image.is_null());
+        if image.is_some_and(|image| text(image, "reference").is_empty()) {
+            let path = at.join(&format!("spec.volumes[{i}].image.reference"));
+            errors.required(&path, "");
+        }
+    }
+}
+
 /// GenericEphemeralVolume, beta and on by default from 1.21 (the field is dropped before).
 const EPHEMERAL_VOLUMES_SINCE: KubeVersion = KubeVersion::new(1, 21);
 
@@ -1495,6 +1516,25 @@ mod tests {
             ]
         );
         assert!(super::super::lines(20, |e| volumes(&spec, &at, e)).is_empty());
+    }
+
+    #[test]
+    fn a_pods_image_volumes_name_their_image_from_1_35() {
+        // validateImageVolumeSource: `reference` required where `opts.ResourceIsPod`.
+        let pod = json!({"spec": {"volumes": [
+            {"name": "tools", "image": {"reference": "tools:1", "pullPolicy": "IfNotPresent"}},
+            {"name": "empty", "image": {"pullPolicy": "Always"}},
+        ]}});
+        let check = |minor| {
+            super::super::lines(minor, |e| {
+                image_volume_references(&pod, &FieldPath::root(), e)
+            })
+        };
+        assert_eq!(
+            check(36),
+            ["spec.volumes[1].image.reference: Required value"]
+        );
+        assert!(check(34).is_empty());
     }
 
     #[test]

@@ -2130,6 +2130,26 @@ pub mod v1 {
             .defaults(
                 &[kapi::defaulting::Default::value(".iscsiInterface", "\"default\"")],
             );
+        pub static ImageVolumeSource: TypeInfo = TypeInfo::new(&[])
+            .defaults(
+                &[
+                    kapi::defaulting::Default::rule(
+                            ".pullPolicy",
+                            kapi::defaulting::Rule::ImageVolumePullPolicy,
+                        )
+                        .since(1, 35),
+                ],
+            )
+            .checks(
+                &[
+                    kapi::validation::Check::new(
+                        ".pullPolicy",
+                        kapi::validation::Rule::OneOf(
+                            &["Always", "IfNotPresent", "Never"],
+                        ),
+                    ),
+                ],
+            );
         pub static Lifecycle: TypeInfo = TypeInfo::new(
             &[
                 field("postStart").of(&LifecycleHandler),
@@ -2819,6 +2839,7 @@ pub mod v1 {
                     .of(
                         &super::super::super::super::v1_20_v1_28_v1_34_v1_36::core::v1::merge::HostPathVolumeSource,
                     ),
+                field("image").of(&ImageVolumeSource),
                 field("iscsi").of(&ISCSIVolumeSource),
                 field("projected").of(&ProjectedVolumeSource),
                 field("rbd").of(&RBDVolumeSource),
