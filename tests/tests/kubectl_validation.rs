@@ -1098,16 +1098,40 @@ spec:
         );
         k.expect_ok(&status(r#"{"status":{"failed":2}}"#));
         let args = status(r#"{"status":{"failed":1}}"#);
-        if release >= "1.34" {
-            let stderr = k.expect_failure(&args);
-            assert_refused(
-                &stderr,
-                "\"pi\"",
-                "status.failed: Invalid value: 1: cannot decrease the failed counter",
-            );
-        } else {
+        if release < "1.34" {
             k.expect_ok(&args);
+            continue;
         }
+        let stderr = k.expect_failure(&args);
+        assert_refused(
+            &stderr,
+            "\"pi\"",
+            "status.failed: Invalid value: 1: cannot decrease the failed counter",
+        );
+        // A Job completes as its controller completes it: with its success criteria, start and
+        // completion times, and no more ready pods than active ones.
+        let complete =
+            r#"{"status":{"ready":3,"conditions":[{"type":"Complete","status":"True"}]}}"#;
+        let stderr = k.expect_failure(&status(complete));
+        for cause in [
+            "status.conditions: Invalid value: cannot set Complete=True condition without the SuccessCriteriaMet=true condition",
+            "status.completionTime: Required value: completionTime is required for Complete jobs",
+            "status.startTime: Required value: startTime is required for finished job",
+            "status.ready: Invalid value: 3: cannot set more ready pods than active",
+        ] {
+            assert_refused(&stderr, "\"pi\"", cause);
+        }
+        k.expect_ok(&status(
+            r#"{"status":{"startTime":"2026-01-01T00:00:00Z","completionTime":"2026-01-01T00:01:00Z","succeeded":1,"conditions":[{"type":"SuccessCriteriaMet","status":"True"},{"type":"Complete","status":"True"}]}}"#,
+        ));
+        let stderr = k.expect_failure(&status(
+            r#"{"status":{"completionTime":"2026-01-01T00:02:00Z"}}"#,
+        ));
+        assert_refused(
+            &stderr,
+            "\"pi\"",
+            "status.completionTime: Invalid value: 2026-01-01 00:02:00 +0000 UTC: field is immutable",
+        );
     }
 }
 

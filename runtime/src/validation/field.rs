@@ -304,6 +304,13 @@ impl Errors {
             .push(StatusCause::invalid_shown(path.as_str(), &shown, detail));
     }
 
+    /// `Invalid value: <text>: <detail>`: a value Go prints through its `String()` method (a
+    /// `metav1.Time`), rendered by the caller.
+    pub fn invalid_text(&mut self, path: &FieldPath, text: &str, detail: &str) {
+        self.causes
+            .push(StatusCause::invalid_shown(path.as_str(), text, detail));
+    }
+
     /// `Invalid value: <detail>`: a value upstream leaves out (`field.OmitValueType`).
     pub fn invalid_omitted(&mut self, path: &FieldPath, detail: &str) {
         self.causes.push(StatusCause::new(

@@ -11,7 +11,10 @@ use super::super::{IMMUTABLE, at_path};
 use super::go_value::{self, GoType, Kind};
 use super::networking::domain_prefixed_path;
 use super::{Workload, items, selector, text};
+use jiff::Timestamp;
+
 use crate::KubeVersion;
+use crate::time::Time;
 use crate::write_rules::job_labels;
 
 /// From 1.21 (`IndexedJob`) a Job has a completion mode, and an Indexed Job's last pod
@@ -418,16 +421,14 @@ fn index_interval(interval: &str, completions: i64) -> Result<(i64, i64), String
 }
 
 /// `validateJobStatus` and `ValidateJobStatusUpdate`, on writes through `jobs/status`: counts
-/// not negative, uncounted pods' UIDs set and once; from 1.32 (JobManagedBy on, the strategy's
-/// `getStatusValidationOptions`) counters that do not go down (the succeeded one may for an
-/// elastic Indexed Job) and terminal conditions that stay. The strategy's other transition
-/// rules are not checked.
+/// not negative, uncounted pods' UIDs set and once; from 1.32 (JobManagedBy on) the rules the
+/// strategy's `getStatusValidationOptions` switches on, each only where the write changes what
+/// it looks at ([`status_transitions`]).
 pub(super) fn job_status(job: &Value, old: &Value, at: &FieldPath, errors: &mut Errors) {
     let release = errors.release();
     let null = Value::Null;
     let status = job.get("status").unwrap_or(&null);
     let at = at.child("status");
-    let count = |status: &Value, name: &str| status.get(name).and_then(Value::as_i64);
     for name in ["active", "succeeded", "failed", "ready", "terminating"] {
         if let Some(n) = count(status, name).filter(|&n| n < 0) {
             let shown = Value::from(n);
@@ -457,35 +458,298 @@ pub(super) fn job_status(job: &Value, old: &Value, at: &FieldPath, errors: &mut 
             }
         }
     }
-    if release < MANAGED_BY_SINCE {
-        return;
+    if release >= MANAGED_BY_SINCE {
+        let old_status = old.get("status").unwrap_or(&null);
+        status_transitions(job, status, old_status, &at, errors);
     }
-    let old_status = old.get("status").unwrap_or(&null);
-    let condition_true = |status: &Value, kind: &str| {
-        items(status, "conditions")
+}
+
+/// A status count, if written.
+fn count(status: &Value, name: &str) -> Option<i64> {
+    status.get(name).and_then(Value::as_i64)
+}
+
+/// Whether a status has the condition `kind` with status `True`.
+fn condition(status: &Value, kind: &str) -> bool {
+    items(status, "conditions")
+        .iter()
+        .any(|c| text(c, "type") == kind && text(c, "status") == "True")
+}
+
+/// A status field that is set (not missing, not null).
+fn set<'v>(status: &'v Value, name: &str) -> Option<&'v Value> {
+    status.get(name).filter(|v| !v.is_null())
+}
+
+/// A `metav1.Time` as Go's `time.Time.String()` prints it in a field error (the server's zone
+/// is UTC): `2024-01-02 03:04:05 +0000 UTC`.
+fn go_time(value: &Value) -> Option<(Timestamp, String)> {
+    let time: Time = value.as_str()?.parse().ok()?;
+    let at = time.timestamp();
+    Some((
+        at,
+        format!("{} +0000 UTC", at.strftime("%Y-%m-%d %H:%M:%S")),
+    ))
+}
+
+/// The rules `getStatusValidationOptions` switches on with JobManagedBy (from 1.32), in
+/// `validateJobStatus`' order, then `ValidateJobStatusUpdate`'s: each rule runs only when the
+/// write changes a condition or field it reads, so a controller's status that was valid stays
+/// writable. Messages from `pkg/apis/batch/validation/validation.go` as of 1.35.
+fn status_transitions(job: &Value, new: &Value, old: &Value, at: &FieldPath, errors: &mut Errors) {
+    let null = Value::Null;
+    let spec = job.get("spec").unwrap_or(&null);
+    let changed = |name: &str| set(new, name) != set(old, name);
+    let flipped = |kind: &str| condition(new, kind) != condition(old, kind);
+    let [complete, failed, failure_target, criteria_met] =
+        ["Complete", "Failed", "FailureTarget", "SuccessCriteriaMet"].map(|k| condition(new, k));
+    let finished = complete || failed;
+    let finished_changed = finished != (condition(old, "Complete") || condition(old, "Failed"));
+    let conditions = at.child("conditions");
+
+    // The success criteria, checked on every status write since JobSuccessPolicy.
+    if criteria_met && failed {
+        errors.invalid_omitted(
+            &conditions,
+            "cannot set SuccessCriteriaMet=True and Failed=true conditions",
+        );
+    }
+    if criteria_met && failure_target {
+        errors.invalid_omitted(
+            &conditions,
+            "cannot set SuccessCriteriaMet=True and FailureTarget=true conditions",
+        );
+    }
+    if set(spec, "successPolicy").is_some() && complete && !criteria_met {
+        errors.invalid_omitted(
+            &conditions,
+            "cannot set Complete=True for Job with SuccessPolicy unless SuccessCriteriaMet=True",
+        );
+    }
+    if (flipped("Complete") || flipped("Failed")) && complete && failed {
+        errors.invalid_omitted(
+            &conditions,
+            "cannot set Complete=True and Failed=true conditions",
+        );
+    }
+    if (flipped("Complete") || flipped("FailureTarget")) && complete && failure_target {
+        errors.invalid_omitted(
+            &conditions,
+            "cannot set Complete=True and FailureTarget=true conditions",
+        );
+    }
+    if flipped("Complete") || changed("completionTime") {
+        match (complete, set(new, "completionTime")) {
+            (false, Some(time)) => {
+                let shown = go_time(time).map_or_else(|| time.to_string(), |(_, go)| go);
+                let detail = "cannot set completionTime when there is no Complete=True condition";
+                errors.invalid_text(&at.child("completionTime"), &shown, detail);
+            }
+            (true, None) => {
+                errors.required(
+                    &at.child("completionTime"),
+                    "completionTime is required for Complete jobs",
+                );
+            }
+            _ => {}
+        }
+    }
+    if (changed("startTime") || changed("completionTime"))
+        && let Some((start, _)) = set(new, "startTime").and_then(go_time)
+        && let Some((end, shown)) = set(new, "completionTime").and_then(go_time)
+        && end < start
+    {
+        errors.invalid_text(
+            &at.child("completionTime"),
+            &shown,
+            "must be equal to or after `startTime`",
+        );
+    }
+    if (flipped("Failed") || changed("failedIndexes")) && failed && !failure_target {
+        errors.invalid_omitted(
+            &conditions,
+            "cannot set Failed=True condition without the FailureTarget=true condition",
+        );
+    }
+    if (flipped("Complete") || flipped("SuccessCriteriaMet")) && complete && !criteria_met {
+        errors.invalid_omitted(
+            &conditions,
+            "cannot set Complete=True condition without the SuccessCriteriaMet=true condition",
+        );
+    }
+    if (finished_changed || changed("active"))
+        && finished
+        && let Some(active) = count(new, "active").filter(|&n| n > 0)
+    {
+        let shown = Value::from(active);
+        let detail = "active>0 is invalid for finished job";
+        errors.invalid(&at.child("active"), Shown::Plain(&shown), detail);
+    }
+    if (finished_changed || changed("startTime")) && finished && set(new, "startTime").is_none() {
+        errors.required(
+            &at.child("startTime"),
+            "startTime is required for finished job",
+        );
+    }
+    if (finished_changed || changed("uncountedTerminatedPods"))
+        && finished
+        && let Some(uncounted) = set(new, "uncountedTerminatedPods")
+        && ["succeeded", "failed"]
             .iter()
-            .any(|c| text(c, "type") == kind && text(c, "status") == "True")
-    };
+            .any(|list| !items(uncounted, list).is_empty())
+    {
+        // 1.34 on show a struct as JSON; kapi serves no release with JobManagedBy before.
+        errors.invalid(
+            &at.child("uncountedTerminatedPods"),
+            Shown::Plain(uncounted),
+            "must be empty for finished job",
+        );
+    }
+    indexes(spec, new, old, at, errors);
+    if (finished_changed || changed("terminating"))
+        && finished
+        && let Some(terminating) = count(new, "terminating").filter(|&n| n > 0)
+    {
+        let shown = Value::from(terminating);
+        let detail = "terminating>0 is invalid for finished job";
+        errors.invalid(&at.child("terminating"), Shown::Plain(&shown), detail);
+    }
+    if (changed("ready") || changed("active"))
+        && let Some(ready) = count(new, "ready")
+        && ready > count(new, "active").unwrap_or(0)
+    {
+        let shown = Value::from(ready);
+        let detail = "cannot set more ready pods than active";
+        errors.invalid(&at.child("ready"), Shown::Plain(&shown), detail);
+    }
+
+    // ValidateJobStatusUpdate: what the stored status holds stays.
     for kind in ["Failed", "Complete", "FailureTarget"] {
-        if condition_true(old_status, kind) && !condition_true(status, kind) {
+        if condition(old, kind) && !condition(new, kind) {
             let detail = format!("cannot disable the terminal {kind}=True condition");
-            errors.invalid_omitted(&at.child("conditions"), &detail);
+            errors.invalid_omitted(&conditions, &detail);
         }
     }
     let number = |status: &Value, name: &str| count(status, name).unwrap_or(0);
-    if number(status, "failed") < number(old_status, "failed") {
-        let shown = Value::from(number(status, "failed"));
+    if number(new, "failed") < number(old, "failed") {
+        let shown = Value::from(number(new, "failed"));
         let detail = "cannot decrease the failed counter";
         errors.invalid(&at.child("failed"), Shown::Plain(&shown), detail);
     }
-    let spec = job.get("spec").unwrap_or(&null);
     let indexed = text(spec, "completionMode") == "Indexed";
     let elastic = indexed && spec.get("completions") == spec.get("parallelism");
-    if !elastic && number(status, "succeeded") < number(old_status, "succeeded") {
-        let shown = Value::from(number(status, "succeeded"));
+    if !elastic && number(new, "succeeded") < number(old, "succeeded") {
+        let shown = Value::from(number(new, "succeeded"));
         let detail = "cannot decrease the succeeded counter";
         errors.invalid(&at.child("succeeded"), Shown::Plain(&shown), detail);
     }
+    if let (Some(time), Some(_)) = (set(new, "completionTime"), set(old, "completionTime"))
+        && changed("completionTime")
+    {
+        let shown = go_time(time).map_or_else(|| time.to_string(), |(_, go)| go);
+        errors.invalid_text(&at.child("completionTime"), &shown, IMMUTABLE);
+    }
+    if set(old, "startTime").is_some()
+        && changed("startTime")
+        && spec.get("suspend").and_then(Value::as_bool) != Some(true)
+    {
+        let shown = set(new, "startTime")
+            .and_then(go_time)
+            .map_or_else(|| "\"null\"".to_owned(), |(_, go)| go);
+        let detail = "field is immutable for unsuspended job once set";
+        errors.invalid_text(&at.child("startTime"), &shown, detail);
+    }
+    if condition(old, "SuccessCriteriaMet") && !criteria_met {
+        errors.invalid_omitted(
+            &conditions,
+            "cannot disable the SuccessCriteriaMet=True condition",
+        );
+    }
+    if condition(old, "Complete") && !condition(old, "SuccessCriteriaMet") && criteria_met {
+        errors.invalid_omitted(
+            &conditions,
+            "cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions",
+        );
+    }
+}
+
+/// The completed and failed indexes of a status write: parsed against `completions`, only an
+/// Indexed Job's, failed ones only with a backoff limit per index, and never both at once.
+fn indexes(spec: &Value, new: &Value, old: &Value, at: &FieldPath, errors: &mut Errors) {
+    let changed = |name: &str| set(new, name) != set(old, name);
+    let completions = spec.get("completions").and_then(Value::as_i64);
+    let completed = set(new, "completedIndexes");
+    let failed = set(new, "failedIndexes");
+    let per_index = set(spec, "backoffLimitPerIndex").is_some();
+    let parse = |indexes: Option<&Value>| -> Option<Result<Vec<(i64, i64)>, String>> {
+        let indexes = indexes?.as_str()?;
+        Some(intervals(indexes, completions?))
+    };
+    let completed_parsed = parse(completed);
+    let failed_parsed = if per_index { parse(failed) } else { None };
+    if changed("completedIndexes")
+        && let (Some(Err(error)), Some(value)) = (&completed_parsed, completed)
+    {
+        let detail = format!("error parsing completedIndexes: {error}");
+        errors.invalid(&at.child("completedIndexes"), Shown::Plain(value), &detail);
+    }
+    if changed("failedIndexes")
+        && let (Some(Err(error)), Some(value)) = (&failed_parsed, failed)
+    {
+        let detail = format!("error parsing failedIndexes: {error}");
+        errors.invalid(&at.child("failedIndexes"), Shown::Plain(value), &detail);
+    }
+    if changed("completedIndexes")
+        && text(spec, "completionMode") != "Indexed"
+        && let Some(value) = completed.filter(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+    {
+        let detail = "cannot set non-empty completedIndexes when non-indexed completion mode";
+        errors.invalid(&at.child("completedIndexes"), Shown::Plain(value), detail);
+    }
+    if changed("failedIndexes")
+        && !per_index
+        && let Some(value) = failed
+    {
+        let detail = "cannot set non-null failedIndexes when backoffLimitPerIndex is null";
+        errors.invalid(&at.child("failedIndexes"), Shown::Plain(value), detail);
+    }
+    if (changed("completedIndexes") || changed("failedIndexes"))
+        && let (Some(Ok(completed)), Some(Ok(failed_set)), Some(value)) =
+            (&completed_parsed, &failed_parsed, failed)
+        && let Some(index) = first_overlap(completed, failed_set)
+    {
+        let detail = format!("failedIndexes and completedIndexes overlap at index: {index}");
+        errors.invalid(&at.child("failedIndexes"), Shown::Plain(value), &detail);
+    }
+}
+
+/// The intervals of a valid indexes list (see [`indexes_total`]), or upstream's error.
+fn intervals(indexes: &str, completions: i64) -> Result<Vec<(i64, i64)>, String> {
+    indexes_total(indexes, completions)?;
+    if indexes.is_empty() {
+        return Ok(Vec::new());
+    }
+    indexes
+        .split(',')
+        .map(|interval| index_interval(interval, completions))
+        .collect()
+}
+
+/// The lowest index in both sorted interval lists.
+fn first_overlap(a: &[(i64, i64)], b: &[(i64, i64)]) -> Option<i64> {
+    let (mut i, mut j) = (0, 0);
+    while let (Some(&(a0, a1)), Some(&(b0, b1))) = (a.get(i), b.get(j)) {
+        let low = a0.max(b0);
+        if low <= a1.min(b1) {
+            return Some(low);
+        }
+        if a1 < b1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    None
 }
 
 /// The pod template's restart policy: `OnFailure` or `Never`, and `Never` under a pod failure
@@ -960,6 +1224,117 @@ mod tests {
             ]
         );
         assert!(spec_lines(28, &indexed(json!([]))).is_empty());
+    }
+
+    #[test]
+    fn a_status_write_moves_a_job_as_its_controller_would() {
+        // validateJobStatus with getStatusValidationOptions' rules (JobManagedBy, from 1.32):
+        // each runs only when the write changes what it reads.
+        let true_ = |kind: &str| json!({"type": kind, "status": "True"});
+        let job = |spec: Value, status: Value| json!({"spec": spec, "status": status});
+        let spec = json!({"completions": 4, "parallelism": 2, "completionMode": "Indexed",
+            "backoffLimitPerIndex": 1});
+        let old = job(
+            spec.clone(),
+            json!({"active": 2, "startTime": "2026-01-02T00:00:00Z"}),
+        );
+        let new = job(
+            spec.clone(),
+            json!({
+                "active": 1, "ready": 2, "terminating": 1,
+                "startTime": "2026-01-02T00:00:00Z", "completionTime": "2026-01-01T00:00:00Z",
+                "completedIndexes": "0-2", "failedIndexes": "2,5",
+                "uncountedTerminatedPods": {"succeeded": ["u"]},
+                "conditions": [true_("Complete"), true_("Failed")],
+            }),
+        );
+        let check = |new: &Value, old: &Value| {
+            lines(36, |errors| {
+                job_status(new, old, &FieldPath::root(), errors)
+            })
+        };
+        assert_eq!(
+            check(&new, &old),
+            [
+                "status.conditions: Invalid value: cannot set Complete=True and Failed=true conditions",
+                "status.completionTime: Invalid value: 2026-01-01 00:00:00 +0000 UTC: must be equal to or after `startTime`",
+                "status.conditions: Invalid value: cannot set Failed=True condition without the FailureTarget=true condition",
+                "status.conditions: Invalid value: cannot set Complete=True condition without the SuccessCriteriaMet=true condition",
+                "status.active: Invalid value: 1: active>0 is invalid for finished job",
+                r#"status.uncountedTerminatedPods: Invalid value: {"succeeded":["u"]}: must be empty for finished job"#,
+                r#"status.failedIndexes: Invalid value: "2,5": error parsing failedIndexes: too large index: "5""#,
+                "status.terminating: Invalid value: 1: terminating>0 is invalid for finished job",
+                "status.ready: Invalid value: 2: cannot set more ready pods than active",
+            ]
+        );
+        // The same status stored already: nothing it changes, nothing refused.
+        assert!(check(&new, &new).is_empty());
+        // Overlapping indexes; a non-indexed Job's; a completion time without Complete, then
+        // moved; a start time moved on a running Job.
+        let overlap = job(
+            spec.clone(),
+            json!({"completedIndexes": "0-2", "failedIndexes": "1"}),
+        );
+        assert_eq!(
+            check(&overlap, &job(spec.clone(), json!({}))),
+            [
+                r#"status.failedIndexes: Invalid value: "1": failedIndexes and completedIndexes overlap at index: 1"#
+            ]
+        );
+        let plain = json!({"completions": 4});
+        assert_eq!(
+            check(
+                &job(
+                    plain.clone(),
+                    json!({"completedIndexes": "1", "failedIndexes": "1"})
+                ),
+                &job(plain.clone(), json!({}))
+            ),
+            [
+                r#"status.completedIndexes: Invalid value: "1": cannot set non-empty completedIndexes when non-indexed completion mode"#,
+                r#"status.failedIndexes: Invalid value: "1": cannot set non-null failedIndexes when backoffLimitPerIndex is null"#,
+            ]
+        );
+        let timed = |start: &str, done: &str| {
+            job(
+                plain.clone(),
+                json!({"startTime": start, "completionTime": done}),
+            )
+        };
+        assert_eq!(
+            check(
+                &timed("2026-01-02T00:00:00Z", "2026-01-03T00:00:00Z"),
+                &timed("2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z")
+            ),
+            [
+                "status.completionTime: Invalid value: 2026-01-03 00:00:00 +0000 UTC: cannot set completionTime when there is no Complete=True condition",
+                "status.completionTime: Invalid value: 2026-01-03 00:00:00 +0000 UTC: field is immutable",
+                "status.startTime: Invalid value: 2026-01-02 00:00:00 +0000 UTC: field is immutable for unsuspended job once set",
+            ]
+        );
+        // A finished Job without its times, and success criteria against a failure.
+        let done = job(
+            json!({"completions": 1, "successPolicy": {"rules": [{"succeededCount": 1}]}}),
+            json!({"conditions": [true_("Complete"), true_("FailureTarget"), true_("SuccessCriteriaMet")]}),
+        );
+        assert_eq!(
+            check(&done, &job(json!({}), json!({}))),
+            [
+                "status.conditions: Invalid value: cannot set SuccessCriteriaMet=True and FailureTarget=true conditions",
+                "status.conditions: Invalid value: cannot set Complete=True and FailureTarget=true conditions",
+                "status.completionTime: Required value: completionTime is required for Complete jobs",
+                "status.startTime: Required value: startTime is required for finished job",
+            ]
+        );
+        assert!(
+            lines(28, |errors| job_status(
+                &new,
+                &old,
+                &FieldPath::root(),
+                errors
+            ))
+            .is_empty()
+        );
     }
 
     #[test]
