@@ -170,6 +170,21 @@ fn kubectl_may_change_only_what_upstream_lets_a_pod_update_change() {
             &stderr,
             &format!(r#"{conditions}.conditions[0].Type: Invalid value: "not valid": "#),
         );
+        if release >= "1.34" {
+            // validatePodResourceClaimStatuses (the pod has no claims) and
+            // validateContainerStatusUsers (SupplementalGroupsPolicy, on from 1.33).
+            let stderr = run(status(
+                r#"{"status":{"resourceClaimStatuses":[{"name":"gpu"}],"containerStatuses":[{"name":"web","ready":false,"restartCount":0,"image":"nginx","imageID":"","state":{"terminated":{"exitCode":0}},"user":{"linux":{"uid":-1,"gid":0}}}]}}"#,
+            ));
+            assert_refused(
+                &stderr,
+                r#"status.resourceClaimStatuses[0].name: Invalid value: "gpu": must match the name of an entry in `spec.resourceClaims`"#,
+            );
+            assert_refused(
+                &stderr,
+                "status.containerStatuses[0].user.linux.uid: Invalid value: -1: must be between 0 and 2147483647, inclusive",
+            );
+        }
 
         // ValidatePodSpecificAnnotationUpdates: no mirror pod annotation afterwards.
         let stderr = k.expect_failure(&["annotate", "pod/p", "kubernetes.io/config.mirror=x"]);

@@ -230,6 +230,9 @@ pub(super) fn pod_status(new: &Value, old: &Value, at: &FieldPath, errors: &mut 
             errors,
         );
     }
+    if release >= CLAIM_STATUSES_SINCE {
+        claim_statuses(new, &status_at.child("resourceClaimStatuses"), errors);
+    }
     status_ips(status, "podIPs", &go_value::POD_IP, &status_at, errors);
     if release >= HOST_IPS_SINCE {
         let host_ips = items(status, "hostIPs");
@@ -241,6 +244,103 @@ pub(super) fn pod_status(new: &Value, old: &Value, at: &FieldPath, errors: &mut 
             errors.invalid(&path, Shown::Plain(&shown), "must be equal to `hostIP`");
         }
         status_ips(status, "hostIPs", &go_value::HOST_IP, &status_at, errors);
+    }
+    if release >= USERS_SINCE {
+        container_users(new, &status_at, errors);
+    }
+}
+
+/// The first release with a pod's `resourceClaimStatuses` (DynamicResourceAllocation, alpha in
+/// 1.26; 1.28's strategy drops them unless the stored pod has claims).
+const CLAIM_STATUSES_SINCE: KubeVersion = KubeVersion::new(1, 26);
+/// Before 1.36 a bad `resourceClaimName` is reported at the entry's `name`.
+const CLAIM_NAME_PATH_SINCE: KubeVersion = KubeVersion::new(1, 36);
+/// The first release kapi serves with containers' `user` in a pod's status (SupplementalGroupsPolicy,
+/// alpha in 1.31, beta and on from 1.33).
+const USERS_SINCE: KubeVersion = KubeVersion::new(1, 33);
+
+/// `validatePodResourceClaimStatuses`: each status names one of the spec's claims, once, and the
+/// claim it was given a valid object name.
+fn claim_statuses(pod: &Value, at: &FieldPath, errors: &mut Errors) {
+    let release = errors.release();
+    let null = Value::Null;
+    let spec = pod.get("spec").unwrap_or(&null);
+    let status = pod.get("status").unwrap_or(&null);
+    let claims: Vec<&str> = items(spec, "resourceClaims")
+        .iter()
+        .map(|claim| text(claim, "name"))
+        .collect();
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, entry) in items(status, "resourceClaimStatuses").iter().enumerate() {
+        let item = at.index(i);
+        let name = text(entry, "name");
+        if !claims.contains(&name) {
+            let detail = "must match the name of an entry in `spec.resourceClaims`";
+            errors.invalid(
+                &item.child("name"),
+                Shown::Plain(&Value::from(name)),
+                detail,
+            );
+        }
+        if seen.contains(&name) {
+            errors.duplicate(&item.child("name"), &Value::from(name));
+        }
+        seen.push(name);
+        if let Some(claim) = entry.get("resourceClaimName").and_then(Value::as_str) {
+            let field = if release >= CLAIM_NAME_PATH_SINCE {
+                "resourceClaimName"
+            } else {
+                "name"
+            };
+            for message in Format::DnsSubdomain.messages(claim, release) {
+                errors.invalid(
+                    &item.child(field),
+                    Shown::Plain(&Value::from(claim)),
+                    &message,
+                );
+            }
+        }
+    }
+}
+
+/// `validateContainerStatusUsers` of each list of container statuses: a Linux pod's user and
+/// groups are valid IDs; a Windows pod has no Linux user.
+fn container_users(pod: &Value, at: &FieldPath, errors: &mut Errors) {
+    let windows = pod.pointer("/spec/os/name").and_then(Value::as_str) == Some("windows");
+    let null = Value::Null;
+    let status = pod.get("status").unwrap_or(&null);
+    for list in [
+        "containerStatuses",
+        "initContainerStatuses",
+        "ephemeralContainerStatuses",
+    ] {
+        for (i, container) in items(status, list).iter().enumerate() {
+            let Some(linux) = container.pointer("/user/linux").filter(|l| !l.is_null()) else {
+                continue;
+            };
+            let linux_at = at.child(list).index(i).child("user").child("linux");
+            if windows {
+                errors.forbidden(&linux_at, "cannot be set for a windows pod");
+                continue;
+            }
+            let ids = ["uid", "gid"]
+                .into_iter()
+                .map(|field| (linux_at.child(field), linux.get(field)))
+                .chain(
+                    items(linux, "supplementalGroups")
+                        .iter()
+                        .enumerate()
+                        .map(|(g, id)| (linux_at.child("supplementalGroups").index(g), Some(id))),
+                );
+            for (path, id) in ids {
+                if let Some(id) = id.and_then(Value::as_i64)
+                    && !(0..=i64::from(i32::MAX)).contains(&id)
+                {
+                    let detail = "must be between 0 and 2147483647, inclusive";
+                    errors.invalid(&path, Shown::Plain(&Value::from(id)), detail);
+                }
+            }
+        }
     }
 }
 
@@ -886,6 +986,55 @@ mod tests {
 
     fn run(new: &Value, old: &Value, minor: u16) -> Vec<String> {
         lines(minor, |e| pod_update(new, old, &FieldPath::root(), e))
+    }
+
+    #[test]
+    fn a_status_names_the_pods_claims_and_valid_users() {
+        // ValidatePodStatusUpdate: validatePodResourceClaimStatuses (a bad claim name reported at
+        // `name` until 1.36 moved it) and validateContainerStatusUsers.
+        let spec = json!({"containers": [{"name": "web", "image": "x"}],
+            "resourceClaims": [{"name": "gpu"}]});
+        let old = pod(spec.clone());
+        let mut new = pod(spec);
+        new["status"] = json!({
+            "resourceClaimStatuses": [
+                {"name": "gpu", "resourceClaimName": "p-gpu"},
+                {"name": "gpu", "resourceClaimName": "Bad_Name"},
+                {"name": "tpu"}],
+            "containerStatuses": [{"name": "web",
+                "user": {"linux": {"uid": -1, "gid": 0, "supplementalGroups": [1, 2147483648_i64]}}}],
+        });
+        let check =
+            |new: &Value, minor| lines(minor, |e| pod_status(new, &old, &FieldPath::root(), e));
+        let bad_name = |field: &str| {
+            format!(
+                r#"status.resourceClaimStatuses[1].{field}: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"#
+            )
+        };
+        let users = [
+            "status.containerStatuses[0].user.linux.uid: Invalid value: -1: must be between 0 and 2147483647, inclusive",
+            "status.containerStatuses[0].user.linux.supplementalGroups[1]: Invalid value: 2147483648: must be between 0 and 2147483647, inclusive",
+        ];
+        let claims = |field: &str| {
+            vec![
+                r#"status.resourceClaimStatuses[1].name: Duplicate value: "gpu""#.to_owned(),
+                bad_name(field),
+                r#"status.resourceClaimStatuses[2].name: Invalid value: "tpu": must match the name of an entry in `spec.resourceClaims`"#.to_owned(),
+            ]
+        };
+        let mut expected = claims("resourceClaimName");
+        expected.extend(users.map(str::to_owned));
+        assert_eq!(check(&new, 36), expected);
+        let mut expected = claims("name");
+        expected.extend(users.map(str::to_owned));
+        assert_eq!(check(&new, 34), expected);
+        // A Windows pod reports no Linux user.
+        new["spec"]["os"] = json!({"name": "windows"});
+        let found = check(&new, 36);
+        assert!(
+            found.contains(&"status.containerStatuses[0].user.linux: Forbidden: cannot be set for a windows pod".to_owned()),
+            "{found:?}"
+        );
     }
 
     #[test]
