@@ -156,15 +156,11 @@ impl Compiled {
                 .filter_map(|step| {
                     // A path without a `.` names no field: skipped, as `apply` does.
                     let (parent, field) = step.path.rsplit_once('.')?;
-                    let value = match step.fill {
-                        Fill::Json(text) => parse(text),
-                        Fill::Rule(_) | Fill::Clear => None,
-                    };
                     Some(CompiledStep {
                         step,
                         parent,
                         field,
-                        value,
+                        value: json_value(step),
                         want: wanted(step),
                     })
                 })
@@ -190,11 +186,8 @@ fn apply_node(tree: &Pruned<Compiled>, node: usize, object: &mut Value, release:
         }
         let from_object = object_rule(step, object);
         for_each_holder(object, parent, &mut |holder| {
-            fill(holder, field, step, want, |holder| match step.fill {
-                Fill::Json(_) => value.clone(),
-                Fill::Rule(_) if from_object.is_some() => from_object.clone().flatten(),
-                Fill::Rule(rule) => rule.compute(holder),
-                Fill::Clear => None,
+            fill(holder, field, step, want, |holder| {
+                filled(step, || value.clone(), &from_object, holder)
             });
         });
     }
@@ -239,13 +232,36 @@ pub fn apply(defaults: &[Default], object: &mut Value, release: KubeVersion) {
         }
         let from_object = object_rule(step, object);
         for_each_holder(object, parent, &mut |holder| {
-            fill(holder, field, step, &want, |holder| match step.fill {
-                Fill::Json(text) => parse(text),
-                Fill::Rule(_) if from_object.is_some() => from_object.clone().flatten(),
-                Fill::Rule(rule) => rule.compute(holder),
-                Fill::Clear => None,
+            fill(holder, field, step, &want, |holder| {
+                filled(step, || json_value(step), &from_object, holder)
             });
         });
+    }
+}
+
+/// What a step puts in a holder's field: its JSON value (`json`, parsed once by the caller or
+/// now), or what its rule computes, from the whole object (`from_object`, see [`object_rule`])
+/// for a rule that reads it. A [`Fill::Clear`] step puts nothing: [`fill`] removes the field
+/// without asking.
+fn filled(
+    step: &Default,
+    json: impl FnOnce() -> Option<Value>,
+    from_object: &Option<Option<Value>>,
+    holder: &Map<String, Value>,
+) -> Option<Value> {
+    match step.fill {
+        Fill::Json(_) => json(),
+        Fill::Rule(_) if from_object.is_some() => from_object.clone().flatten(),
+        Fill::Rule(rule) => rule.compute(holder),
+        Fill::Clear => None,
+    }
+}
+
+/// A [`Fill::Json`] step's value, parsed; none for other steps or text that does not parse.
+fn json_value(step: &Default) -> Option<Value> {
+    match step.fill {
+        Fill::Json(text) => parse(text),
+        Fill::Rule(_) | Fill::Clear => None,
     }
 }
 
