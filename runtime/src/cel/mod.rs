@@ -38,6 +38,7 @@ mod fields;
 pub mod library;
 pub mod mutation;
 mod schema_node;
+mod shared;
 pub mod validation;
 pub mod value;
 

@@ -31,6 +31,7 @@ use cel::common::value::Val;
 use cel::objects::{Key, Map};
 use serde_json::Value;
 
+use super::shared::Shared;
 use crate::schema::{JSONSchemaProps, JSONSchemaPropsOrBool};
 
 /// CEL's reserved words (a property of that name is `__<name>__` in CEL, and no variable may
@@ -142,15 +143,16 @@ impl<'v> Build<'v> for Box<dyn Val + 'v> {
     fn timestamp(t: chrono::DateTime<chrono::FixedOffset>) -> Self {
         Box::new(CelTimestamp::from(t))
     }
+    // Lists and maps are shared: the interpreter clones each element a comprehension visits.
     fn list(items: Vec<Self>) -> Self {
-        Box::new(CelList::from(items))
+        Box::new(Shared::new(CelList::from(items)))
     }
     fn map(entries: Vec<(Cow<'v, str>, Self)>) -> Self {
         let map: HashMap<CelMapKey<'v>, Self> = entries
             .into_iter()
             .map(|(key, value)| (CelMapKey::String(CelString::from(key)), value))
             .collect();
-        Box::new(CelMap::from(map))
+        Box::new(Shared::new(CelMap::from(map)))
     }
 }
 

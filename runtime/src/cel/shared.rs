@@ -1,0 +1,116 @@
+//! Lists and maps of a rule's `self` that the interpreter shares instead of copying.
+//!
+//! The `cel` crate owns what a comprehension binds: each step clones the element it visits into
+//! the loop variable (`self.ports.all(p, ...)` clones every port), and its own lists and maps
+//! clone entry by entry. A value built from the object under validation never changes while the
+//! rules run, so [`Shared`] holds it behind an `Arc`: a clone is a count, whatever its size. It
+//! is the crate's own list or map in every other respect: each operation is the inner value's,
+//! and the interpreter sees it as that built-in (`as_builtin`), so functions that take a list
+//! or a map, and equality with literals, treat it alike. Upstream's `UnstructuredToVal` shares
+//! the object the same way, by wrapping it rather than converting it.
+
+use std::sync::Arc;
+
+use cel::common::traits::{Adder, Container, Indexer, Iterable, Sizer, Zeroer};
+use cel::common::types::{CelList, CelMap, Type};
+use cel::common::value::{Builtin, BuiltinRef, Val};
+
+/// A list or map of the object under validation, shared between the clones the interpreter makes.
+#[derive(Debug)]
+pub(crate) struct Shared<T>(Arc<T>);
+
+impl<T> Shared<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Self(Arc::new(value))
+    }
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+/// `Val` for a shared built-in: every operation the built-in's own; cloning shares it, and
+/// taking it out of a box (to move an element out of a temporary) unwraps or copies it once.
+macro_rules! shared_val {
+    ($inner:ident) => {
+        impl<'v> Val for Shared<$inner<'v>> {
+            fn get_type(&self) -> &Type {
+                self.0.get_type()
+            }
+
+            fn cel_type() -> &'static Type {
+                <$inner<'v> as Val>::cel_type()
+            }
+
+            fn as_adder<'b, 'w>(&'b self) -> Option<&'b (dyn Adder + 'w)>
+            where
+                Self: 'w,
+            {
+                self.0.as_adder()
+            }
+
+            fn as_container(&self) -> Option<&dyn Container> {
+                self.0.as_container()
+            }
+
+            fn as_indexer<'b, 'w>(&'b self) -> Option<&'b (dyn Indexer + 'w)>
+            where
+                Self: 'w,
+            {
+                self.0.as_indexer()
+            }
+
+            fn into_indexer<'w>(self: Box<Self>) -> Option<Box<dyn Indexer + 'w>>
+            where
+                Self: 'w,
+            {
+                Box::new(Arc::unwrap_or_clone(self.0)).into_indexer()
+            }
+
+            fn as_iterable<'b, 'w>(&'b self) -> Option<&'b (dyn Iterable + 'w)>
+            where
+                Self: 'w,
+            {
+                self.0.as_iterable()
+            }
+
+            fn as_sizer(&self) -> Option<&dyn Sizer> {
+                self.0.as_sizer()
+            }
+
+            fn as_zeroer(&self) -> Option<&dyn Zeroer> {
+                self.0.as_zeroer()
+            }
+
+            fn equals(&self, other: &dyn Val) -> bool {
+                self.0.equals(other)
+            }
+
+            fn clone_as_boxed<'w>(&self) -> Box<dyn Val + 'w>
+            where
+                Self: 'w,
+            {
+                Box::new(self.clone())
+            }
+
+            fn as_builtin<'b, 'w>(&'b self) -> BuiltinRef<'b, 'w>
+            where
+                Self: 'w,
+            {
+                self.0.as_builtin()
+            }
+
+            fn into_builtin<'w>(self: Box<Self>) -> Option<Builtin<'w>>
+            where
+                Self: 'w,
+            {
+                Box::new(Arc::unwrap_or_clone(self.0)).into_builtin()
+            }
+        }
+    };
+}
+
+shared_val!(CelList);
+shared_val!(CelMap);
