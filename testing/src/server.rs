@@ -244,9 +244,10 @@ impl TestServerBuilder {
         self
     }
 
-    /// Serves on a multi-threaded runtime of `threads` workers, as `kapi serve` does (one per
-    /// core), rather than the single thread a test needs: for benchmarks of what the shipped
-    /// server does with a machine's cores.
+    /// Serves on a multi-threaded runtime of `threads` workers (at least one), as `kapi serve`
+    /// does with one per core, rather than on the single-threaded runtime a test needs: for
+    /// benchmarks of what the shipped server does with a machine's cores. One worker is still
+    /// a multi-threaded runtime (its I/O and timers on their own thread).
     pub fn worker_threads(mut self, threads: usize) -> Self {
         self.worker_threads = Some(threads);
         self

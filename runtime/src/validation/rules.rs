@@ -452,6 +452,11 @@ pub(super) fn pod_resize(new: &Value, old: &Value, errors: &mut Errors) {
     pod_resize::pod_resize(new, old, errors);
 }
 
+/// A field of `holder` that is set: there and not null (a Go pointer that is not nil).
+fn present<'v>(holder: &'v Value, field: &str) -> Option<&'v Value> {
+    holder.get(field).filter(|v| !v.is_null())
+}
+
 fn text<'v>(holder: &'v Value, field: &str) -> &'v str {
     holder.get(field).and_then(Value::as_str).unwrap_or("")
 }

@@ -16,7 +16,7 @@ use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
 use super::go_value;
 use super::pods::resource_name;
-use super::{items, text};
+use super::{items, present, text};
 use crate::KubeVersion;
 use crate::quantity::Quantity;
 
@@ -85,10 +85,6 @@ pub(super) fn target_cpu(spec: &Value, at: &FieldPath, errors: &mut Errors) {
             "must be greater than 0",
         );
     }
-}
-
-fn present<'v>(holder: &'v Value, field: &str) -> Option<&'v Value> {
-    holder.get(field).filter(|v| !v.is_null())
 }
 
 /// A metric's source as validation sees it: before 1.27 upstream's strategy has dropped a

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
 use super::go_value::{self, GoType, LIFECYCLE, PROBE};
-use super::{items, text};
+use super::{items, present, text};
 use crate::KubeVersion;
 
 /// From 1.28 a regular init container's probes and hooks are `Forbidden` and a regular
@@ -35,8 +35,9 @@ const RESTART_RULES_TOO_MANY_SINCE: KubeVersion = KubeVersion::new(1, 36);
 /// them.
 const CONTAINER_RESTART_POLICIES: [&str; 3] = ["Always", "Never", "OnFailure"];
 const EXIT_CODE_OPERATORS: [&str; 2] = ["In", "NotIn"];
-/// A rule's actions: `RestartAllContainers` only where RestartAllContainersOnContainerExits
-/// (alpha from 1.35, off in every release kapi serves) is in use by the stored pod.
+/// A rule's actions: `RestartAllContainers` where RestartAllContainersOnContainerExits is on
+/// (alpha in 1.35, beta and on from 1.36, kubernetes#136681) or the stored pod uses it.
+const RESTART_ALL_SINCE: KubeVersion = KubeVersion::new(1, 36);
 const RESTART_ACTIONS: [&str; 1] = ["Restart"];
 const RESTART_ACTIONS_WITH_ALL: [&str; 2] = ["Restart", "RestartAllContainers"];
 /// How many rules a container may have, and exit codes a rule may name.
@@ -61,10 +62,6 @@ const INIT_FORBIDDEN: &[(&str, &GoType)] = &[
     ("startupProbe", &PROBE),
 ];
 
-fn present<'v>(holder: &'v Value, field: &str) -> Option<&'v Value> {
-    holder.get(field).filter(|v| !v.is_null())
-}
-
 /// Whether an init container is a restartable sidecar in `release`.
 fn restartable(container: &Value, release: KubeVersion) -> bool {
     release >= RESTARTABLE_INIT_SINCE && text(container, "restartPolicy") == "Always"
@@ -83,7 +80,8 @@ pub(super) fn init_containers(
 ) {
     let release = errors.release();
     let rules_allowed = release >= RESTART_RULES_SINCE || old.is_some_and(restart_rules_in_use);
-    let all_allowed = release >= RESTART_RULES_SINCE && old.is_some_and(restart_all_in_use);
+    let all_allowed = release >= RESTART_ALL_SINCE
+        || (release >= RESTART_RULES_SINCE && old.is_some_and(restart_all_in_use));
     if release >= SIDECAR_RULES_SINCE {
         for (i, container) in items(spec, "containers").iter().enumerate() {
             let at = at.child("containers").index(i);
@@ -658,14 +656,15 @@ mod tests {
     fn containers_restart_by_their_own_rules_from_1_35() {
         // validateContainerRestartPolicy and validateInitContainerRestartPolicy, as read in a
         // 1.36 development tree (pkg/apis/core/validation/validation.go): a policy beside
-        // rules, known actions and operators, at most 20 rules and 255 exit codes; a sidecar
-        // has no rules while RestartAllContainersOnContainerExits (alpha) is off.
+        // rules, known actions and operators, at most 20 rules and 255 exit codes; from 1.36
+        // (RestartAllContainersOnContainerExits beta) a rule may restart all containers and a
+        // sidecar may have rules.
         let rule = |action: &str, operator: &str, values: usize| json!({"action": action, "exitCodes": {"operator": operator, "values": vec![1; values]}});
         let spec = json!({
             "containers": [
                 {"name": "a", "restartPolicyRules": [rule("Restart", "In", 1)]},
                 {"name": "b", "restartPolicy": "Sometimes", "restartPolicyRules": [
-                    rule("RestartAllContainers", "Is", 256), {"action": "Restart"}]},
+                    rule("Stop", "Is", 256), {"action": "Restart"}]},
                 {"name": "c", "restartPolicy": "Never", "restartPolicyRules": vec![rule("Restart", "NotIn", 2); 21]}],
             "initContainers": [
                 {"name": "sidecar", "restartPolicy": "Always", "restartPolicyRules": [rule("Restart", "In", 1)]},
@@ -677,26 +676,13 @@ mod tests {
             [
                 format!("{at}[0].restartPolicy: Required value: must specify restartPolicy when restart rules are used"),
                 format!(r#"{at}[1].restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure""#),
-                format!(r#"{at}[1].restartPolicyRules[0].action: Unsupported value: "RestartAllContainers": supported values: "Restart""#),
+                format!(r#"{at}[1].restartPolicyRules[0].action: Unsupported value: "Stop": supported values: "Restart", "RestartAllContainers""#),
                 format!(r#"{at}[1].restartPolicyRules[0].exitCodes.operator: Unsupported value: "Is": supported values: "In", "NotIn""#),
                 format!("{at}[1].restartPolicyRules[0].exitCodes.values: Too many: 256: must have at most 255 items"),
                 format!("{at}[1].restartPolicyRules[1].exitCodes: Required value: must be specified"),
                 format!("{at}[2].restartPolicyRules: Too many: 21: must have at most 20 items"),
-                "spec.initContainers[0].restartPolicyRules: Forbidden: restartPolicyRules are not allowed for init containers with restart policy Always".to_owned(),
                 "spec.initContainers[2].restartPolicy: Required value: must specify restartPolicy when restart rules are used".to_owned(),
             ]
-        );
-        // A stored pod restarting all containers allows that action, and rules on sidecars.
-        let old = json!({"containers": [{"name": "a", "restartPolicy": "Never",
-            "restartPolicyRules": [rule("RestartAllContainers", "In", 1)]}]});
-        let lines = run_on(init_containers, &spec, Some(&old), 36);
-        assert!(
-            !lines.iter().any(|l| l.contains("RestartAllContainers")),
-            "{lines:?}"
-        );
-        assert!(
-            !lines.iter().any(|l| l.contains("initContainers[0]")),
-            "{lines:?}"
         );
         // 1.34, where the strategy keeps the fields only for a stored pod that uses them: its
         // rules are checked then, too many of them `TooLong`.

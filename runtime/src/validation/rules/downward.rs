@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
-use super::text;
+use super::{present, text};
 use crate::KubeVersion;
 use crate::quantity::Quantity;
 
@@ -130,10 +130,6 @@ pub(super) fn env_var(var: &Value, at: &FieldPath, errors: &mut Errors) {
         let detail = "may not have more than one field specified at a time";
         errors.invalid(&at, Shown::Plain(&empty), detail);
     }
-}
-
-fn present<'v>(holder: &'v Value, field: &str) -> Option<&'v Value> {
-    holder.get(field).filter(|v| !v.is_null())
 }
 
 /// `validateObjectFieldSelector`: an API version, a field path the conversion knows, and one

@@ -10,7 +10,7 @@ use super::super::format::Format;
 use super::super::{IMMUTABLE, at_path};
 use super::go_value::{self, GoType, Kind};
 use super::networking::domain_prefixed_path;
-use super::{Workload, items, selector, text};
+use super::{Workload, items, present, selector, text};
 use jiff::Timestamp;
 
 use crate::KubeVersion;
@@ -77,6 +77,20 @@ static SUCCESS_POLICY: GoType = GoType {
         Kind::StructSlice(&SUCCESS_POLICY_RULE),
         None,
     )],
+};
+
+/// `batch.UncountedTerminatedPods`, printed by "must be empty for finished job".
+static UNCOUNTED_TERMINATED_PODS: GoType = GoType {
+    name: "batch.UncountedTerminatedPods",
+    fields: &[
+        (
+            "Succeeded",
+            "succeeded",
+            Kind::StrSlice("[]types.UID"),
+            None,
+        ),
+        ("Failed", "failed", Kind::StrSlice("[]types.UID"), None),
+    ],
 };
 
 /// On a Job (the whole object): its generated selector and labels, its selector against its
@@ -476,11 +490,6 @@ fn condition(status: &Value, kind: &str) -> bool {
         .any(|c| text(c, "type") == kind && text(c, "status") == "True")
 }
 
-/// A status field that is set (not missing, not null).
-fn set<'v>(status: &'v Value, name: &str) -> Option<&'v Value> {
-    status.get(name).filter(|v| !v.is_null())
-}
-
 /// A `metav1.Time` as Go's `time.Time.String()` prints it in a field error (the server's zone
 /// is UTC): `2024-01-02 03:04:05 +0000 UTC`.
 fn go_time(value: &Value) -> Option<(Timestamp, String)> {
@@ -499,7 +508,7 @@ fn go_time(value: &Value) -> Option<(Timestamp, String)> {
 fn status_transitions(job: &Value, new: &Value, old: &Value, at: &FieldPath, errors: &mut Errors) {
     let null = Value::Null;
     let spec = job.get("spec").unwrap_or(&null);
-    let changed = |name: &str| set(new, name) != set(old, name);
+    let changed = |name: &str| field_changed(new, old, name);
     let flipped = |kind: &str| condition(new, kind) != condition(old, kind);
     let [complete, failed, failure_target, criteria_met] =
         ["Complete", "Failed", "FailureTarget", "SuccessCriteriaMet"].map(|k| condition(new, k));
@@ -507,25 +516,6 @@ fn status_transitions(job: &Value, new: &Value, old: &Value, at: &FieldPath, err
     let finished_changed = finished != (condition(old, "Complete") || condition(old, "Failed"));
     let conditions = at.child("conditions");
 
-    // The success criteria, checked on every status write since JobSuccessPolicy.
-    if criteria_met && failed {
-        errors.invalid_omitted(
-            &conditions,
-            "cannot set SuccessCriteriaMet=True and Failed=true conditions",
-        );
-    }
-    if criteria_met && failure_target {
-        errors.invalid_omitted(
-            &conditions,
-            "cannot set SuccessCriteriaMet=True and FailureTarget=true conditions",
-        );
-    }
-    if set(spec, "successPolicy").is_some() && complete && !criteria_met {
-        errors.invalid_omitted(
-            &conditions,
-            "cannot set Complete=True for Job with SuccessPolicy unless SuccessCriteriaMet=True",
-        );
-    }
     if (flipped("Complete") || flipped("Failed")) && complete && failed {
         errors.invalid_omitted(
             &conditions,
@@ -539,7 +529,7 @@ fn status_transitions(job: &Value, new: &Value, old: &Value, at: &FieldPath, err
         );
     }
     if flipped("Complete") || changed("completionTime") {
-        match (complete, set(new, "completionTime")) {
+        match (complete, present(new, "completionTime")) {
             (false, Some(time)) => {
                 let shown = go_time(time).map_or_else(|| time.to_string(), |(_, go)| go);
                 let detail = "cannot set completionTime when there is no Complete=True condition";
@@ -555,8 +545,8 @@ fn status_transitions(job: &Value, new: &Value, old: &Value, at: &FieldPath, err
         }
     }
     if (changed("startTime") || changed("completionTime"))
-        && let Some((start, _)) = set(new, "startTime").and_then(go_time)
-        && let Some((end, shown)) = set(new, "completionTime").and_then(go_time)
+        && let Some((start, _)) = present(new, "startTime").and_then(go_time)
+        && let Some((end, shown)) = present(new, "completionTime").and_then(go_time)
         && end < start
     {
         errors.invalid_text(
@@ -585,7 +575,8 @@ fn status_transitions(job: &Value, new: &Value, old: &Value, at: &FieldPath, err
         let detail = "active>0 is invalid for finished job";
         errors.invalid(&at.child("active"), Shown::Plain(&shown), detail);
     }
-    if (finished_changed || changed("startTime")) && finished && set(new, "startTime").is_none() {
+    if (finished_changed || changed("startTime")) && finished && present(new, "startTime").is_none()
+    {
         errors.required(
             &at.child("startTime"),
             "startTime is required for finished job",
@@ -593,15 +584,15 @@ fn status_transitions(job: &Value, new: &Value, old: &Value, at: &FieldPath, err
     }
     if (finished_changed || changed("uncountedTerminatedPods"))
         && finished
-        && let Some(uncounted) = set(new, "uncountedTerminatedPods")
+        && let Some(uncounted) = present(new, "uncountedTerminatedPods")
         && ["succeeded", "failed"]
             .iter()
             .any(|list| !items(uncounted, list).is_empty())
     {
-        // 1.34 on show a struct as JSON; kapi serves no release with JobManagedBy before.
+        let (go, json) = go_value::render(&UNCOUNTED_TERMINATED_PODS, uncounted, errors.release());
         errors.invalid(
             &at.child("uncountedTerminatedPods"),
-            Shown::Plain(uncounted),
+            Shown::Go(&go, &json),
             "must be empty for finished job",
         );
     }
@@ -623,6 +614,25 @@ fn status_transitions(job: &Value, new: &Value, old: &Value, at: &FieldPath, err
         errors.invalid(&at.child("ready"), Shown::Plain(&shown), detail);
     }
 
+    // The success criteria, checked on every status write since JobSuccessPolicy, last.
+    if criteria_met && failed {
+        errors.invalid_omitted(
+            &conditions,
+            "cannot set SuccessCriteriaMet=True and Failed=true conditions",
+        );
+    }
+    if criteria_met && failure_target {
+        errors.invalid_omitted(
+            &conditions,
+            "cannot set SuccessCriteriaMet=True and FailureTarget=true conditions",
+        );
+    }
+    if present(spec, "successPolicy").is_some() && complete && !criteria_met {
+        errors.invalid_omitted(
+            &conditions,
+            "cannot set Complete=True for Job with SuccessPolicy unless SuccessCriteriaMet=True",
+        );
+    }
     // ValidateJobStatusUpdate: what the stored status holds stays.
     for kind in ["Failed", "Complete", "FailureTarget"] {
         if condition(old, kind) && !condition(new, kind) {
@@ -643,17 +653,23 @@ fn status_transitions(job: &Value, new: &Value, old: &Value, at: &FieldPath, err
         let detail = "cannot decrease the succeeded counter";
         errors.invalid(&at.child("succeeded"), Shown::Plain(&shown), detail);
     }
-    if let (Some(time), Some(_)) = (set(new, "completionTime"), set(old, "completionTime"))
-        && changed("completionTime")
+    if let (Some(time), Some(_)) = (
+        present(new, "completionTime"),
+        present(old, "completionTime"),
+    ) && changed("completionTime")
     {
         let shown = go_time(time).map_or_else(|| time.to_string(), |(_, go)| go);
         errors.invalid_text(&at.child("completionTime"), &shown, IMMUTABLE);
     }
-    if set(old, "startTime").is_some()
+    // A Job resuming (its `Suspended` condition gone) starts again (kubernetes#134769, in 1.35
+    // and backported to 1.34).
+    let resuming = condition(old, "Suspended") && !condition(new, "Suspended");
+    if present(old, "startTime").is_some()
         && changed("startTime")
         && spec.get("suspend").and_then(Value::as_bool) != Some(true)
+        && !resuming
     {
-        let shown = set(new, "startTime")
+        let shown = present(new, "startTime")
             .and_then(go_time)
             .map_or_else(|| "\"null\"".to_owned(), |(_, go)| go);
         let detail = "field is immutable for unsuspended job once set";
@@ -676,11 +692,11 @@ fn status_transitions(job: &Value, new: &Value, old: &Value, at: &FieldPath, err
 /// The completed and failed indexes of a status write: parsed against `completions`, only an
 /// Indexed Job's, failed ones only with a backoff limit per index, and never both at once.
 fn indexes(spec: &Value, new: &Value, old: &Value, at: &FieldPath, errors: &mut Errors) {
-    let changed = |name: &str| set(new, name) != set(old, name);
+    let changed = |name: &str| field_changed(new, old, name);
     let completions = spec.get("completions").and_then(Value::as_i64);
-    let completed = set(new, "completedIndexes");
-    let failed = set(new, "failedIndexes");
-    let per_index = set(spec, "backoffLimitPerIndex").is_some();
+    let completed = present(new, "completedIndexes");
+    let failed = present(new, "failedIndexes");
+    let per_index = present(spec, "backoffLimitPerIndex").is_some();
     let parse = |indexes: Option<&Value>| -> Option<Result<Vec<(i64, i64)>, String>> {
         let indexes = indexes?.as_str()?;
         Some(intervals(indexes, completions?))
@@ -713,14 +729,36 @@ fn indexes(spec: &Value, new: &Value, old: &Value, at: &FieldPath, errors: &mut 
         let detail = "cannot set non-null failedIndexes when backoffLimitPerIndex is null";
         errors.invalid(&at.child("failedIndexes"), Shown::Plain(value), detail);
     }
+    // `validateFailedIndexesNotOverlapCompleted` reads what it can of both lists.
+    let readable = |indexes: Option<&Value>, completions: i64| -> Vec<(i64, i64)> {
+        let text = indexes.and_then(Value::as_str).unwrap_or("");
+        text.split(',')
+            .filter(|interval| !interval.is_empty())
+            .filter_map(|interval| index_interval(interval, completions).ok())
+            .collect()
+    };
     if (changed("completedIndexes") || changed("failedIndexes"))
-        && let (Some(Ok(completed)), Some(Ok(failed_set)), Some(value)) =
-            (&completed_parsed, &failed_parsed, failed)
-        && let Some(index) = first_overlap(completed, failed_set)
+        && let (Some(completions), Some(value)) = (completions, failed)
+        && let Some(index) = first_overlap(
+            &readable(completed, completions),
+            &readable(failed, completions),
+        )
     {
         let detail = format!("failedIndexes and completedIndexes overlap at index: {index}");
         errors.invalid(&at.child("failedIndexes"), Shown::Plain(value), &detail);
     }
+}
+
+/// Whether a write changes a status field. Go's non-pointer fields (`active`,
+/// `completedIndexes`) read a missing value as their zero value.
+fn field_changed(new: &Value, old: &Value, name: &str) -> bool {
+    let zero = match name {
+        "active" => Value::from(0),
+        "completedIndexes" => Value::from(""),
+        _ => Value::Null,
+    };
+    let read = |status| present(status, name).unwrap_or(&zero);
+    read(new) != read(old)
 }
 
 /// The intervals of a valid indexes list (see [`indexes_total`]), or upstream's error.
@@ -1261,8 +1299,9 @@ mod tests {
                 "status.conditions: Invalid value: cannot set Failed=True condition without the FailureTarget=true condition",
                 "status.conditions: Invalid value: cannot set Complete=True condition without the SuccessCriteriaMet=true condition",
                 "status.active: Invalid value: 1: active>0 is invalid for finished job",
-                r#"status.uncountedTerminatedPods: Invalid value: {"succeeded":["u"]}: must be empty for finished job"#,
+                r#"status.uncountedTerminatedPods: Invalid value: {"Succeeded":["u"],"Failed":null}: must be empty for finished job"#,
                 r#"status.failedIndexes: Invalid value: "2,5": error parsing failedIndexes: too large index: "5""#,
+                r#"status.failedIndexes: Invalid value: "2,5": failedIndexes and completedIndexes overlap at index: 2"#,
                 "status.terminating: Invalid value: 1: terminating>0 is invalid for finished job",
                 "status.ready: Invalid value: 2: cannot set more ready pods than active",
             ]
@@ -1293,6 +1332,7 @@ mod tests {
             [
                 r#"status.completedIndexes: Invalid value: "1": cannot set non-empty completedIndexes when non-indexed completion mode"#,
                 r#"status.failedIndexes: Invalid value: "1": cannot set non-null failedIndexes when backoffLimitPerIndex is null"#,
+                r#"status.failedIndexes: Invalid value: "1": failedIndexes and completedIndexes overlap at index: 1"#,
             ]
         );
         let timed = |start: &str, done: &str| {
@@ -1312,7 +1352,16 @@ mod tests {
                 "status.startTime: Invalid value: 2026-01-02 00:00:00 +0000 UTC: field is immutable for unsuspended job once set",
             ]
         );
-        // A finished Job without its times, and success criteria against a failure.
+        // A Job resuming (its Suspended condition gone) may start again (kubernetes#134769).
+        let suspended = json!([{"type": "Suspended", "status": "True"}]);
+        let before = job(
+            plain.clone(),
+            json!({"startTime": "2026-01-01T00:00:00Z", "conditions": suspended}),
+        );
+        let resumed = job(plain.clone(), json!({"startTime": "2026-01-02T00:00:00Z"}));
+        assert!(check(&resumed, &before).is_empty());
+        // A finished Job without its times, and success criteria against a failure (checked
+        // last, as validateJobStatus does).
         let done = job(
             json!({"completions": 1, "successPolicy": {"rules": [{"succeededCount": 1}]}}),
             json!({"conditions": [true_("Complete"), true_("FailureTarget"), true_("SuccessCriteriaMet")]}),
@@ -1320,10 +1369,10 @@ mod tests {
         assert_eq!(
             check(&done, &job(json!({}), json!({}))),
             [
-                "status.conditions: Invalid value: cannot set SuccessCriteriaMet=True and FailureTarget=true conditions",
                 "status.conditions: Invalid value: cannot set Complete=True and FailureTarget=true conditions",
                 "status.completionTime: Required value: completionTime is required for Complete jobs",
                 "status.startTime: Required value: startTime is required for finished job",
+                "status.conditions: Invalid value: cannot set SuccessCriteriaMet=True and FailureTarget=true conditions",
             ]
         );
         assert!(

@@ -17,6 +17,7 @@
 //! JSON: `A:`/`B:` after the common prefix for 1.20, a unified diff with 3 lines of context
 //! from 1.28. The diff is therefore not byte-for-byte upstream's.
 
+use std::collections::HashSet;
 use std::net::IpAddr;
 
 use serde_json::Value;
@@ -266,11 +267,11 @@ fn claim_statuses(pod: &Value, at: &FieldPath, errors: &mut Errors) {
     let null = Value::Null;
     let spec = pod.get("spec").unwrap_or(&null);
     let status = pod.get("status").unwrap_or(&null);
-    let claims: Vec<&str> = items(spec, "resourceClaims")
+    let claims: HashSet<&str> = items(spec, "resourceClaims")
         .iter()
         .map(|claim| text(claim, "name"))
         .collect();
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     for (i, entry) in items(status, "resourceClaimStatuses").iter().enumerate() {
         let item = at.index(i);
         let name = text(entry, "name");
@@ -282,10 +283,9 @@ fn claim_statuses(pod: &Value, at: &FieldPath, errors: &mut Errors) {
                 detail,
             );
         }
-        if seen.contains(&name) {
+        if !seen.insert(name) {
             errors.duplicate(&item.child("name"), &Value::from(name));
         }
-        seen.push(name);
         if let Some(claim) = entry.get("resourceClaimName").and_then(Value::as_str) {
             let field = if release >= CLAIM_NAME_PATH_SINCE {
                 "resourceClaimName"

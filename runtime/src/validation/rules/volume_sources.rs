@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
 use super::super::meta;
-use super::{cluster, security, text};
+use super::{cluster, present, security, text};
 use crate::quantity::Quantity;
 
 /// `pdPartitionErrorMsg`: `InclusiveRangeError(1, 255)`, though 0 passes.
@@ -31,10 +31,6 @@ const HOST_PATH_TYPES: &[&str] = &[
 ];
 /// The longest `<volume name>:<targetPortal>` when an iSCSI initiator name is set.
 const ISCSI_NAME_MAX: usize = 64;
-
-fn present<'v>(holder: &'v Value, field: &str) -> Option<&'v Value> {
-    holder.get(field).filter(|v| !v.is_null())
-}
 
 fn invalid_text(errors: &mut Errors, at: &FieldPath, value: &str, detail: &str) {
     errors.invalid(at, Shown::Plain(&Value::from(value)), detail);

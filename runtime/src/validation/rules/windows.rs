@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::super::field::{Errors, FieldPath, Shown};
 use super::super::format::Format;
-use super::items;
+use super::{items, present};
 use crate::KubeVersion;
 
 /// `maxGMSACredentialSpecLengthInKiB`.
@@ -134,17 +134,13 @@ fn containers<'v>(spec: &'v Value, at: &FieldPath) -> Vec<(FieldPath, &'v Value)
         .collect()
 }
 
-fn set<'v>(holder: &'v Value, field: &str) -> Option<&'v Value> {
-    holder.get(field).filter(|v| !v.is_null())
-}
-
 /// `validateLinux`: no Windows options, on the pod or a container.
 fn linux(spec: &Value, at: &FieldPath, errors: &mut Errors) {
     const DETAIL: &str = "windows options cannot be set for a linux pod";
     let context = at.child("securityContext");
     if spec
         .get("securityContext")
-        .and_then(|c| set(c, "windowsOptions"))
+        .and_then(|c| present(c, "windowsOptions"))
         .is_some()
     {
         errors.forbidden(&context.child("windowsOptions"), DETAIL);
@@ -152,7 +148,7 @@ fn linux(spec: &Value, at: &FieldPath, errors: &mut Errors) {
     for (path, container) in containers(spec, at) {
         if container
             .get("securityContext")
-            .and_then(|c| set(c, "windowsOptions"))
+            .and_then(|c| present(c, "windowsOptions"))
             .is_some()
         {
             let path = path.child("securityContext").child("windowsOptions");
@@ -170,18 +166,18 @@ fn windows(spec: &Value, at: &FieldPath, errors: &mut Errors) {
     let context_at = at.child("securityContext");
     let forbid_in = |fields: &[&str], errors: &mut Errors| {
         for field in fields {
-            let present = match set(context, field) {
+            let given = match present(context, field) {
                 Some(Value::Array(items)) if *field == "sysctls" => !items.is_empty(),
                 other => other.is_some(),
             };
-            if present {
+            if given {
                 errors.forbidden(&context_at.child(field), DETAIL);
             }
         }
     };
     forbid_in(&WINDOWS_POD_FORBIDDEN[..2], errors);
     if errors.release() >= WINDOWS_HOST_NAMESPACES_SINCE {
-        if set(spec, "hostUsers").is_some() {
+        if present(spec, "hostUsers").is_some() {
             errors.forbidden(&at.child("hostUsers"), DETAIL);
         }
         for field in ["hostPID", "hostIPC"] {
@@ -191,7 +187,7 @@ fn windows(spec: &Value, at: &FieldPath, errors: &mut Errors) {
         }
     }
     forbid_in(&WINDOWS_POD_FORBIDDEN[2..], errors);
-    if set(spec, "shareProcessNamespace").is_some() {
+    if present(spec, "shareProcessNamespace").is_some() {
         errors.forbidden(&at.child("shareProcessNamespace"), DETAIL);
     }
     forbid_in(WINDOWS_POD_FORBIDDEN_AFTER, errors);
@@ -200,7 +196,7 @@ fn windows(spec: &Value, at: &FieldPath, errors: &mut Errors) {
             continue;
         };
         for field in WINDOWS_CONTAINER_FORBIDDEN {
-            if set(context, field).is_some() {
+            if present(context, field).is_some() {
                 errors.forbidden(&path.child("securityContext").child(field), DETAIL);
             }
         }
