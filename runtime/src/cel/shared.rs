@@ -114,3 +114,43 @@ macro_rules! shared_val {
 
 shared_val!(CelList);
 shared_val!(CelMap);
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::cel::value::to_val;
+    use crate::cel::{Activation, PER_CALL_LIMIT, SELF, compile};
+
+    // Shared lists and maps behave as the crate's own: equal to literals from either side,
+    // found by `in`, sized, indexed, iterated, added to, and handed out as results.
+    #[test]
+    fn shared_values_are_the_crates_lists_and_maps() {
+        let object = json!({"ports": [{"name": "http", "port": 80}], "tags": ["a", "b"]});
+        for (rule, expected) in [
+            ("self.ports[0] == {'name': 'http', 'port': 80}", true),
+            ("{'name': 'http', 'port': 80} == self.ports[0]", true),
+            ("{'name': 'http', 'port': 80} in self.ports", true),
+            (
+                "self.ports.exists(p, p.name == 'http' && 'port' in p)",
+                true,
+            ),
+            ("self.tags + ['c'] == ['a', 'b', 'c']", true),
+            ("size(self.ports) == 1 && self.tags.size() == 2", true),
+            ("self.ports.map(p, p).all(p, p == self.ports[0])", true),
+            ("self.tags == ['b', 'a']", false),
+        ] {
+            let program = compile(rule, &[SELF]).unwrap();
+            let activation = Activation::of_vals(vec![(SELF, to_val(None, &object, false))]);
+            let evaluated = program.evaluate_in(&activation, PER_CALL_LIMIT);
+            assert_eq!(evaluated.result, Ok(cel::Value::Bool(expected)), "{rule}");
+        }
+        let program = compile("self.ports[0]", &[SELF]).unwrap();
+        let activation = Activation::of_vals(vec![(SELF, to_val(None, &object, false))]);
+        let port = program.evaluate_in(&activation, PER_CALL_LIMIT).result;
+        assert!(
+            matches!(&port, Ok(cel::Value::Map(map)) if map.map.len() == 2),
+            "{port:?}"
+        );
+    }
+}
