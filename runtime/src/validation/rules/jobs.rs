@@ -490,15 +490,21 @@ fn condition(status: &Value, kind: &str) -> bool {
         .any(|c| text(c, "type") == kind && text(c, "status") == "True")
 }
 
-/// A `metav1.Time` as Go's `time.Time.String()` prints it in a field error (the server's zone
-/// is UTC): `2024-01-02 03:04:05 +0000 UTC`.
+/// A `metav1.Time` status field as the Job's validation sees it: the instant (a fraction a
+/// client wrote is kept, as Go keeps it until the object is stored) and how Go's
+/// `time.Time.String()` prints it in a field error, the server's zone being UTC
+/// (`2024-01-02 03:04:05.5 +0000 UTC`); none unless it reads as Go's RFC 3339.
 fn go_time(value: &Value) -> Option<(Timestamp, String)> {
-    let time: Time = value.as_str()?.parse().ok()?;
-    let at = time.timestamp();
-    Some((
-        at,
-        format!("{} +0000 UTC", at.strftime("%Y-%m-%d %H:%M:%S")),
-    ))
+    let text = value.as_str()?;
+    text.parse::<Time>().ok()?;
+    let at: Timestamp = text.parse().ok()?;
+    let shown = format!("{} +0000 UTC", at.strftime("%Y-%m-%d %H:%M:%S%.f"));
+    Some((at, shown))
+}
+
+/// [`go_time`]'s text of a time field, or its JSON when it does not read as a time.
+fn shown_time(value: &Value) -> String {
+    go_time(value).map_or_else(|| value.to_string(), |(_, shown)| shown)
 }
 
 /// The rules `getStatusValidationOptions` switches on with JobManagedBy (from 1.32), in
@@ -531,7 +537,7 @@ fn status_transitions(job: &Value, new: &Value, old: &Value, at: &FieldPath, err
     if flipped("Complete") || changed("completionTime") {
         match (complete, present(new, "completionTime")) {
             (false, Some(time)) => {
-                let shown = go_time(time).map_or_else(|| time.to_string(), |(_, go)| go);
+                let shown = shown_time(time);
                 let detail = "cannot set completionTime when there is no Complete=True condition";
                 errors.invalid_text(&at.child("completionTime"), &shown, detail);
             }
@@ -658,7 +664,7 @@ fn status_transitions(job: &Value, new: &Value, old: &Value, at: &FieldPath, err
         present(old, "completionTime"),
     ) && changed("completionTime")
     {
-        let shown = go_time(time).map_or_else(|| time.to_string(), |(_, go)| go);
+        let shown = shown_time(time);
         errors.invalid_text(&at.child("completionTime"), &shown, IMMUTABLE);
     }
     // A Job resuming (its `Suspended` condition gone) starts again (kubernetes#134769, in 1.35
@@ -669,9 +675,7 @@ fn status_transitions(job: &Value, new: &Value, old: &Value, at: &FieldPath, err
         && spec.get("suspend").and_then(Value::as_bool) != Some(true)
         && !resuming
     {
-        let shown = present(new, "startTime")
-            .and_then(go_time)
-            .map_or_else(|| "\"null\"".to_owned(), |(_, go)| go);
+        let shown = present(new, "startTime").map_or_else(|| "\"null\"".to_owned(), shown_time);
         let detail = "field is immutable for unsuspended job once set";
         errors.invalid_text(&at.child("startTime"), &shown, detail);
     }
@@ -1350,6 +1354,17 @@ mod tests {
                 "status.completionTime: Invalid value: 2026-01-03 00:00:00 +0000 UTC: cannot set completionTime when there is no Complete=True condition",
                 "status.completionTime: Invalid value: 2026-01-03 00:00:00 +0000 UTC: field is immutable",
                 "status.startTime: Invalid value: 2026-01-02 00:00:00 +0000 UTC: field is immutable for unsuspended job once set",
+            ]
+        );
+        // A fraction of a second is printed as Go prints it.
+        assert_eq!(
+            check(
+                &timed("2026-01-01T00:00:00Z", "2026-01-02T00:00:00.5+01:00"),
+                &timed("2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z")
+            ),
+            [
+                "status.completionTime: Invalid value: 2026-01-01 23:00:00.5 +0000 UTC: cannot set completionTime when there is no Complete=True condition",
+                "status.completionTime: Invalid value: 2026-01-01 23:00:00.5 +0000 UTC: field is immutable",
             ]
         );
         // A Job resuming (its Suspended condition gone) may start again (kubernetes#134769).
