@@ -1,8 +1,14 @@
 //! The runtime cost of an evaluation, counted in a per-thread meter: a program's nodes once, the
-//! evaluated part of every comprehension iteration (its loop step is rewritten to pass its
-//! operand through `@cost(operand, nodes)`, which cannot be written in CEL source), and what
-//! the library functions charge for the sizes they work on. Evaluation is synchronous, so the
-//! meter of the running thread is the meter of the running program.
+//! loop step of every comprehension iteration that ran, and what the library functions charge
+//! for the sizes they work on. Evaluation is synchronous, so the meter of the running thread is
+//! the meter of the running program.
+//!
+//! Iterations are metered by the range they walk, not by their steps: each comprehension's range
+//! is rewritten to `@cost(range, step nodes)` (a name CEL source cannot write), which hands the
+//! loop a [`Metered`] range. Its iterator charges an element's step when the loop asks for the
+//! next element, so an iteration costs a counter's addition rather than a function call, and
+//! the loop steps keep the shapes the interpreter recognises (`@result && p`, `@result + [e]`).
+//! Past the limit the range ends, every loop winds down, and [`metered`] reports the overrun.
 //!
 //! Upstream: `k8s.io/apiserver/pkg/apis/cel/config.go` (`PerCallLimit`,
 //! `RuntimeCELCostBudget`); cel-go's `interpreter/runtimecost.go` charges one unit per
@@ -11,8 +17,9 @@
 use std::cell::Cell;
 
 use cel::common::ast::{CallExpr, EntryExpr, Expr, IdedExpr, LiteralValue};
-use cel::common::types::{CelInt, DYN_TYPE, INT_TYPE};
-use cel::common::value::CowVal;
+use cel::common::traits::{self, Iterable, Sizer};
+use cel::common::types::{CelInt, DYN_TYPE, INT_TYPE, Type};
+use cel::common::value::{CowVal, Val};
 use cel::{Env, ExecutionError};
 
 /// The most one evaluation of one expression may cost (`PerCallLimit`).
@@ -58,22 +65,103 @@ pub(crate) fn charge(units: u64) -> Result<(), ExecutionError> {
 }
 
 pub(super) fn register(env: &mut Env) {
-    let _ = env.add_overload(COST, "@cost_dyn_int", vec![DYN_TYPE, INT_TYPE], tick);
+    let _ = env.add_overload(COST, "@cost_dyn_int", vec![DYN_TYPE, INT_TYPE], meter_range);
 }
 
-fn tick<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let units = args
+/// `@cost(range, nodes)`: `range` metered at `nodes` per iteration; a range that cannot be
+/// iterated is handed on as it is, so the loop reports it as the crate would.
+fn meter_range<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let per_step = args
         .get(1)
         .and_then(|n| n.downcast_ref::<CelInt>())
         .map_or(1, |n| (*n.inner()).max(1) as u64);
-    charge(units)?;
     args.truncate(1);
-    args.pop()
-        .ok_or_else(|| ExecutionError::function_error(COST, "missing operand"))
+    let range = args
+        .pop()
+        .ok_or_else(|| ExecutionError::function_error(COST, "missing operand"))?;
+    if range.as_iterable().is_none() {
+        return Ok(range);
+    }
+    Ok(CowVal::owned(Metered {
+        range: range.into_owned(),
+        per_step,
+    }))
 }
 
-/// Rewrites every comprehension's loop step to meter its iterations; returns the number of
-/// nodes of the expression.
+/// A comprehension's range whose iterator charges [`Metered::per_step`] for every element
+/// whose step ran. It is only ever iterated (and sized, for the crate's preallocation).
+#[derive(Debug)]
+struct Metered<'v> {
+    range: Box<dyn Val + 'v>,
+    per_step: u64,
+}
+
+impl<'v> Val for Metered<'v> {
+    fn get_type(&self) -> &Type {
+        self.range.get_type()
+    }
+
+    fn cel_type() -> &'static Type {
+        &DYN_TYPE
+    }
+
+    fn as_iterable<'b, 'w>(&'b self) -> Option<&'b (dyn Iterable + 'w)>
+    where
+        Self: 'w,
+    {
+        Some(self)
+    }
+
+    fn as_sizer(&self) -> Option<&dyn Sizer> {
+        self.range.as_sizer()
+    }
+
+    fn clone_as_boxed<'w>(&self) -> Box<dyn Val + 'w>
+    where
+        Self: 'w,
+    {
+        Box::new(Metered {
+            range: self.range.clone_as_boxed(),
+            per_step: self.per_step,
+        })
+    }
+}
+
+impl<'v> Iterable for Metered<'v> {
+    fn iter<'b, 'w>(&'b self) -> Box<dyn traits::Iterator<'b, 'w> + 'b>
+    where
+        Self: 'w,
+    {
+        Box::new(MeteredIter::<'b, 'v> {
+            inner: self.range.as_iterable().map(Iterable::iter),
+            per_step: self.per_step,
+            stepped: false,
+        })
+    }
+}
+
+/// The iterator of a [`Metered`] range.
+struct MeteredIter<'b, 'v> {
+    inner: Option<Box<dyn traits::Iterator<'b, 'v> + 'b>>,
+    per_step: u64,
+    /// Whether an element was handed out: asked for another (or the end), the loop has run
+    /// its step. An element the loop stopped at (its condition false) is never charged.
+    stepped: bool,
+}
+
+impl<'b, 'v: 'w, 'w> traits::Iterator<'b, 'w> for MeteredIter<'b, 'v> {
+    fn next(&mut self) -> Option<&'b (dyn Val + 'w)> {
+        if std::mem::take(&mut self.stepped) && charge(self.per_step).is_err() {
+            self.inner = None;
+        }
+        let item = self.inner.as_mut()?.next();
+        self.stepped = item.is_some();
+        item
+    }
+}
+
+/// Meters every comprehension under `expr` (see the module's documentation); returns the
+/// number of nodes of the expression as written.
 pub(super) fn instrument(expr: &mut IdedExpr) -> u64 {
     let mut nodes = 1;
     match &mut expr.expr {
@@ -94,8 +182,9 @@ pub(super) fn instrument(expr: &mut IdedExpr) -> u64 {
             ] {
                 nodes += instrument(part);
             }
-            let accu = comprehension.accu_var.clone();
-            nodes += meter_step(&mut comprehension.loop_step, &accu);
+            let per_step = instrument(&mut comprehension.loop_step);
+            nodes += per_step;
+            meter(&mut comprehension.iter_range, per_step);
         }
         Expr::List(list) => {
             for element in &mut list.elements {
@@ -122,48 +211,11 @@ pub(super) fn instrument(expr: &mut IdedExpr) -> u64 {
     nodes
 }
 
-/// Meters a loop step without changing its shape: the accumulator and the operators that fold
-/// it (`@result && p`, `@result + [e]`, `c ? @result + [e] : @result`) stay as they are, so the
-/// crate still recognises them; the operands they evaluate are wrapped.
-fn meter_step(step: &mut IdedExpr, accu: &str) -> u64 {
-    let is_accu = |e: &IdedExpr| matches!(&e.expr, Expr::Ident(name) if name == accu);
-    if let Expr::Call(call) = &mut step.expr
-        && call.target.is_none()
-        && call.args.iter().any(|a| is_accu(a) || folds(a, accu))
-    {
-        let mut nodes = 1;
-        for arg in &mut call.args {
-            if is_accu(arg) {
-                nodes += 1;
-            } else if folds(arg, accu) {
-                nodes += meter_step(arg, accu);
-            } else if let Expr::List(list) = &mut arg.expr {
-                nodes += 1;
-                for element in &mut list.elements {
-                    nodes += wrap(element);
-                }
-            } else {
-                nodes += wrap(arg);
-            }
-        }
-        return nodes;
-    }
-    wrap(step)
-}
-
-/// Whether `expr` is a call on the accumulator (`@result + [e]`).
-fn folds(expr: &IdedExpr, accu: &str) -> bool {
-    matches!(&expr.expr, Expr::Call(call)
-        if call.target.is_none()
-            && call.args.first().is_some_and(|a| matches!(&a.expr, Expr::Ident(n) if n == accu)))
-}
-
-/// Replaces `expr` with `@cost(expr, nodes)`.
-fn wrap(expr: &mut IdedExpr) -> u64 {
-    let nodes = instrument(expr);
-    let inner = std::mem::take(expr);
+/// Replaces `range` with `@cost(range, per_step)`.
+fn meter(range: &mut IdedExpr, per_step: u64) {
+    let inner = std::mem::take(range);
     let id = inner.id;
-    *expr = IdedExpr {
+    *range = IdedExpr {
         id,
         expr: Expr::Call(CallExpr {
             func_name: COST.to_owned(),
@@ -172,10 +224,9 @@ fn wrap(expr: &mut IdedExpr) -> u64 {
                 inner,
                 IdedExpr {
                     id,
-                    expr: Expr::Literal(LiteralValue::Int(CelInt::from(nodes as i64))),
+                    expr: Expr::Literal(LiteralValue::Int(CelInt::from(per_step as i64))),
                 },
             ],
         }),
     };
-    nodes
 }

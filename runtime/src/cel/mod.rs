@@ -274,13 +274,16 @@ impl Program {
         let (result, cost) = cost::metered(limit, self.nodes, || {
             cel::Value::resolve(&self.expression, &activation.context)
         });
-        let result = result.map_err(|error| match error {
-            _ if cost > limit => EvalError::CostLimit,
-            ExecutionError::FunctionError { message, .. } if message == cost::EXCEEDED => {
-                EvalError::CostLimit
+        // Past the limit, a metered loop ends early rather than failing, so whatever the
+        // evaluation returned is not its value.
+        let result = match result {
+            _ if cost > limit => Err(EvalError::CostLimit),
+            Ok(value) => Ok(value),
+            Err(ExecutionError::FunctionError { message, .. }) if message == cost::EXCEEDED => {
+                Err(EvalError::CostLimit)
             }
-            other => EvalError::Failed(cel_go_error(&other)),
-        });
+            Err(other) => Err(EvalError::Failed(cel_go_error(&other))),
+        };
         Evaluated { result, cost }
     }
 }

@@ -58,6 +58,32 @@ fn an_evaluation_past_its_cost_limit_stops() {
     );
 }
 
+// cel-go's runtime cost charges the iterations that ran: a loop its condition stops at the
+// first element costs 99 steps less than one that reaches the hundredth, and a loop cut short
+// by the limit fails the call even where the rest of the expression would not need its value.
+#[test]
+fn loops_cost_the_iterations_they_ran() {
+    let list = cel::Value::List(std::sync::Arc::new((0..100).map(cel::Value::Int).collect()));
+    let cost = |rule: &str| {
+        let evaluated = compile(rule, &[SELF])
+            .unwrap()
+            .evaluate(&[(SELF, list.clone())], PER_CALL_LIMIT);
+        assert_eq!(evaluated.result, Ok(cel::Value::Bool(true)), "{rule}");
+        evaluated.cost
+    };
+    let first = cost("self.exists(x, x == 0)");
+    let last = cost("self.exists(x, x == 99)");
+    assert!(last > first && (last - first) % 99 == 0, "{first} {last}");
+    let cut = compile(
+        "self.all(x, self.all(y, self.all(z, x + y + z >= 0))) || true",
+        &[SELF],
+    )
+    .unwrap()
+    .evaluate(&[(SELF, list)], PER_CALL_LIMIT);
+    assert_eq!(cut.result, Err(EvalError::CostLimit));
+    assert!(cut.cost > PER_CALL_LIMIT, "{}", cut.cost);
+}
+
 #[test]
 fn macros_keep_their_meaning_when_metered() {
     let cases = [

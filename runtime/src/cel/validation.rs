@@ -727,23 +727,29 @@ impl Run {
             Value::Object(fields) => {
                 let old_fields = old.and_then(Value::as_object).filter(|_| node.correlatable);
                 for (key, child_value) in fields {
-                    let old_child = old_fields.and_then(|o| o.get(key));
-                    let same = child_unchanged(old_fields.is_some(), child_value, old_child);
-                    let (child_node, child_path) = match node.properties.get(key) {
-                        Some(property) => (Some(property), child(path, key)),
-                        None => (node.additional.as_deref(), format!("{path}[{key}]")),
+                    // Only the children with rules under them are visited, or given a path.
+                    let (child_node, child_path) = if let Some(property) = node.properties.get(key)
+                    {
+                        (property, child(path, key))
+                    } else if let Some(additional) = node.additional.as_deref() {
+                        (additional, format!("{path}[{key}]"))
+                    } else {
+                        continue;
                     };
-                    if let Some(child_node) = child_node {
-                        self.node(
-                            child_node,
-                            At {
-                                path: &child_path,
-                                value: child_value,
-                                old: old_child,
-                                unchanged: same,
-                            },
-                        );
-                    }
+                    let old_child = old_fields.and_then(|o| o.get(key));
+                    self.node(
+                        child_node,
+                        At {
+                            path: &child_path,
+                            value: child_value,
+                            old: old_child,
+                            unchanged: child_unchanged(
+                                old_fields.is_some(),
+                                child_value,
+                                old_child,
+                            ),
+                        },
+                    );
                     if self.exhausted {
                         return;
                     }
