@@ -9,6 +9,8 @@
 //! Upstream: cel-go `checker/checker.go` (`undeclared reference to '%s' (in container '%s')`),
 //! k8s `apiserver/pkg/cel/escaping.go` (`Escape`), `apiserver/pkg/cel/library/`.
 
+use std::borrow::Cow;
+
 /// The functions of the crate's standard library and its strings and lists extensions, as
 /// they are called in CEL.
 const CRATE_FUNCTIONS: &[&str] = &[
@@ -231,20 +233,25 @@ pub const RESERVED: &[&str] = &[
 ];
 
 /// A property name as CEL spells it, or `None` when it has no CEL spelling (upstream's
-/// `cel.Escape`).
-pub fn escape(name: &str) -> Option<String> {
+/// `cel.Escape`). Most names need no escaping and are handed back as they are.
+pub fn escape(name: &str) -> Option<Cow<'_, str>> {
     let first = name.chars().next()?;
     if first.is_ascii_digit() {
         return None;
     }
     if RESERVED.contains(&name) {
-        return Some(format!("__{name}__"));
+        return Some(Cow::Owned(format!("__{name}__")));
     }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/'))
-    {
-        return None;
+    let mut plain = true;
+    for c in name.chars() {
+        match c {
+            '.' | '-' | '/' => plain = false,
+            c if c.is_ascii_alphanumeric() || c == '_' => {}
+            _ => return None,
+        }
+    }
+    if plain && !name.contains("__") {
+        return Some(Cow::Borrowed(name));
     }
     let mut out = String::with_capacity(name.len());
     let mut rest = name;
@@ -262,5 +269,5 @@ pub fn escape(name: &str) -> Option<String> {
         }
         rest = &rest[c.len_utf8()..];
     }
-    Some(out)
+    Some(Cow::Owned(out))
 }

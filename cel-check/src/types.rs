@@ -486,7 +486,7 @@ fn object<S: SchemaNode>(schema: &S, resource: bool, name: &str, depth: usize) -
         if schema.requires(property) && !sub.has_default() {
             min_size += property.len() as u64 + decl.min_size + 4;
         }
-        fields.insert(cel_name, decl);
+        fields.insert(cel_name.into_owned(), decl);
     }
     if resource {
         let string = || Decl::scalar(Type::String, MAX_REQUEST_BYTES - 2, 2);

@@ -215,12 +215,6 @@ fn build<'v, B: Build<'v>>(
                 let Some(name) = escape(key) else {
                     continue;
                 };
-                // Most names need no escaping: borrow those.
-                let name = if name == *key {
-                    Cow::Borrowed(key.as_str())
-                } else {
-                    Cow::Owned(name)
-                };
                 let value = match schema.properties.get(key) {
                     Some(p) => build(Some(p), child, p.x_kubernetes_embedded_resource),
                     None => build_untyped(child),
