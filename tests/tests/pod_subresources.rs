@@ -553,7 +553,8 @@ const POD_LEVEL: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p
 fn releases_serve_resize_from_1_33() {
     // storage_core.go registers pods/resize only while InPlacePodVerticalScaling is on: not in
     // 1.28, by default from 1.33 (GA in 1.35), and a 1.34 server started with the gate off
-    // serves none.
+    // serves none. While the gate is off a new pod also loses its containers' resize policies
+    // (`dropDisabledFields`, pkg/api/pod/util.go).
     for (release, args, served) in [
         ("1.28", &[][..], false),
         ("1.34", &[][..], true),
@@ -596,8 +597,17 @@ fn releases_serve_resize_from_1_33() {
                 assert!(error.contains("NotFound"), "{release}: {error}");
             }
         }
+        let file = k.file("resizable.json", RESIZABLE);
+        k.expect_ok(&["create", "-f", file.to_str().unwrap()]);
+        let policy = &pod(&k, "resizable")["spec"]["containers"][0]["resizePolicy"];
+        assert_eq!(policy.is_array(), served, "{release} {args:?}: {policy}");
     }
 }
+
+/// A pod `resizable` whose container says how its CPU is resized.
+const RESIZABLE: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"resizable"},
+"spec":{"containers":[{"name":"c","image":"nginx",
+"resizePolicy":[{"resourceName":"cpu","restartPolicy":"NotRequired"}]}]}}"#;
 
 /// The official Python client's resize calls, and aggregated discovery's entry.
 #[test]

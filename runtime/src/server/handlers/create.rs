@@ -253,6 +253,7 @@ pub(crate) async fn create_decoded(
         &info.gvk.group,
         &info.gvk.kind,
         call.state.kube_version,
+        &call.state.features,
     );
     // Upstream's `rest.BeforeCreate` generates the name, then validates it with the object:
     // the generateName as a prefix, then the name, before the kind's own checks.

@@ -4,7 +4,9 @@
 //! feature; a write through a pod's `status` loses the status fields of such gates
 //! (`dropDisabledPodStatusFields`). A field the release's schema lacks altogether is pruned by
 //! the codec instead; what is left here are fields the release declares but does not serve yet
-//! (alpha, or beta and off).
+//! (alpha, or beta and off). A gate the release table (`specs/gating`) records is on or off as
+//! the server resolves it, so `--feature-gates` moves it; the others follow the release's
+//! default.
 //!
 //! Each gate is data: the fields it owns, as paths under the object's pod spec or the object,
 //! and the paths whose presence in the stored object means the feature is in use. Where a drop
@@ -22,28 +24,58 @@ use serde_json::Value;
 
 use crate::KubeVersion;
 use crate::server::objects::json::object_mut;
+use crate::server::state::feature_gates::Features;
+use crate::server::state::release::{Feature, FeatureState};
 use crate::validation::restart_rules_in_use;
 
-/// A feature gate whose fields a release drops until it is on by default.
+/// A feature gate whose fields a release drops while it is off.
 struct Gate {
-    /// The first release in which the gate is on by default; `None` when it is off in every
-    /// release kapi serves.
-    on_since: Option<KubeVersion>,
+    /// When the gate is on.
+    on: On,
     /// The fields it owns; `*` is every item of a list.
     fields: &'static [&'static str],
     /// The fields whose presence in the stored object means the feature is in use.
     in_use: &'static [&'static str],
 }
 
-impl Gate {
-    fn off_in(&self, release: KubeVersion) -> bool {
-        self.on_since.is_none_or(|since| release < since)
-    }
+/// When a gate is on.
+#[derive(Clone, Copy)]
+enum On {
+    /// By default from a release on; the release table does not record the gate, so
+    /// `--feature-gates` does not name it.
+    Since(KubeVersion),
+    /// As the server resolves a feature the release table records (the release's default,
+    /// changed by `--feature-gates`); by default from a release on where it does not.
+    Feature(Feature, KubeVersion),
+    /// In no release kapi serves.
+    Never,
+}
 
-    /// Removes the gate's fields from `value`, unless `old` uses the feature or `release` has
-    /// it on.
-    fn drop_from(&self, value: &mut Value, old: Option<&Value>, release: KubeVersion) {
-        if !self.off_in(release)
+impl On {
+    fn is_on(self, release: KubeVersion, features: &Features) -> bool {
+        match self {
+            Self::Since(since) => release >= since,
+            Self::Feature(feature, since) => match features.state(release, feature) {
+                FeatureState::On => true,
+                FeatureState::Off => false,
+                FeatureState::Absent => release >= since,
+            },
+            Self::Never => false,
+        }
+    }
+}
+
+impl Gate {
+    /// Removes the gate's fields from `value`, unless the gate is on or `old` uses the
+    /// feature.
+    fn drop_from(
+        &self,
+        value: &mut Value,
+        old: Option<&Value>,
+        release: KubeVersion,
+        features: &Features,
+    ) {
+        if self.on.is_on(release, features)
             || old.is_some_and(|old| self.in_use.iter().any(|p| present(old, p)))
         {
             return;
@@ -54,48 +86,48 @@ impl Gate {
     }
 }
 
-const fn since(minor: u16) -> Option<KubeVersion> {
-    Some(KubeVersion::new(1, minor))
+const fn since(minor: u16) -> On {
+    On::Since(KubeVersion::new(1, minor))
 }
 
 /// The pod spec's gates kapi's releases have off by default, with paths under the pod spec.
 const POD_SPEC_GATES: &[Gate] = &[
     // EphemeralContainers: alpha in 1.16, beta and on in 1.23.
     Gate {
-        on_since: since(23),
+        on: since(23),
         fields: &["ephemeralContainers"],
         in_use: &["ephemeralContainers"],
     },
     // GenericEphemeralVolume: alpha in 1.19, beta and on in 1.21.
     Gate {
-        on_since: since(21),
+        on: since(21),
         fields: &["volumes/*/ephemeral"],
         in_use: &["volumes/*/ephemeral"],
     },
     // SidecarContainers: alpha in 1.28, beta and on in 1.29; only init containers' restart
     // policies are dropped (validation refuses the others').
     Gate {
-        on_since: since(29),
+        on: since(29),
         fields: &["initContainers/*/restartPolicy"],
         in_use: &["initContainers/*/restartPolicy"],
     },
     // InPlacePodVerticalScaling: alpha in 1.27, beta and on in 1.33; the resources stay (a
     // template's are mutable), the resize policies go.
     Gate {
-        on_since: since(33),
+        on: On::Feature(Feature::InPlacePodVerticalScaling, KubeVersion::new(1, 33)),
         fields: &["containers/*/resizePolicy"],
         in_use: &["containers/*/resizePolicy"],
     },
     // UserNamespacesSupport: alpha in 1.25, beta in 1.30, on in 1.33.
     Gate {
-        on_since: since(33),
+        on: since(33),
         fields: &["hostUsers"],
         in_use: &["hostUsers"],
     },
     // DynamicResourceAllocation: alpha in 1.26, GA and on in 1.34. Containers cannot name a
     // claim the pod does not list, so the pod's claims alone say it is in use.
     Gate {
-        on_since: since(34),
+        on: since(34),
         fields: &[
             "resourceClaims",
             "containers/*/resources/claims",
@@ -106,25 +138,25 @@ const POD_SPEC_GATES: &[Gate] = &[
     },
     // HostnameOverride: alpha in 1.34, beta and on in 1.35.
     Gate {
-        on_since: since(35),
+        on: since(35),
         fields: &["hostnameOverride"],
         in_use: &["hostnameOverride"],
     },
     // EnvFiles: alpha in 1.34, beta and on in 1.35.
     Gate {
-        on_since: since(35),
+        on: since(35),
         fields: ENV_FILE_KEY_REFS,
         in_use: ENV_FILE_KEY_REFS,
     },
     // ClusterTrustBundleProjection: alpha in 1.29, beta and still off.
     Gate {
-        on_since: None,
+        on: On::Never,
         fields: &["volumes/*/projected/sources/*/clusterTrustBundle"],
         in_use: &["volumes/*/projected/sources/*/clusterTrustBundle"],
     },
     // PodCertificateRequest: alpha in 1.34, beta and still off.
     Gate {
-        on_since: None,
+        on: On::Never,
         fields: &["volumes/*/projected/sources/*/podCertificate"],
         in_use: &["volumes/*/projected/sources/*/podCertificate"],
     },
@@ -143,7 +175,7 @@ const KIND_GATES: &[(&str, &str, Gate)] = &[
         "",
         "Service",
         Gate {
-            on_since: None,
+            on: On::Never,
             fields: &["spec/topologyKeys"],
             in_use: &["spec/topologyKeys"],
         },
@@ -153,7 +185,7 @@ const KIND_GATES: &[(&str, &str, Gate)] = &[
         "",
         "Service",
         Gate {
-            on_since: since(22),
+            on: since(22),
             fields: &["spec/allocateLoadBalancerNodePorts"],
             in_use: &["spec/allocateLoadBalancerNodePorts"],
         },
@@ -163,7 +195,7 @@ const KIND_GATES: &[(&str, &str, Gate)] = &[
         "apps",
         "StatefulSet",
         Gate {
-            on_since: since(35),
+            on: since(35),
             fields: &["spec/updateStrategy/rollingUpdate/maxUnavailable"],
             in_use: &["spec/updateStrategy/rollingUpdate/maxUnavailable"],
         },
@@ -173,7 +205,7 @@ const KIND_GATES: &[(&str, &str, Gate)] = &[
         "batch",
         "Job",
         Gate {
-            on_since: since(29),
+            on: since(29),
             fields: &["spec/podReplacementPolicy"],
             in_use: &["spec/podReplacementPolicy"],
         },
@@ -186,13 +218,13 @@ const KIND_GATES: &[(&str, &str, Gate)] = &[
 const POD_STATUS_GATES: &[Gate] = &[
     // PodHostIPs: alpha in 1.28, beta and on in 1.29.
     Gate {
-        on_since: since(29),
+        on: since(29),
         fields: &["status/hostIPs"],
         in_use: &["status/hostIPs"],
     },
     // InPlacePodVerticalScaling: alpha in 1.27, beta and on in 1.33.
     Gate {
-        on_since: since(33),
+        on: On::Feature(Feature::InPlacePodVerticalScaling, KubeVersion::new(1, 33)),
         fields: &[
             "status/resize",
             "status/containerStatuses/*/resources",
@@ -206,19 +238,19 @@ const POD_STATUS_GATES: &[Gate] = &[
     },
     // DynamicResourceAllocation: GA and on in 1.34.
     Gate {
-        on_since: since(34),
+        on: since(34),
         fields: &["status/resourceClaimStatuses"],
         in_use: &["spec/resourceClaims"],
     },
     // DRAExtendedResource: alpha in 1.34, still off.
     Gate {
-        on_since: None,
+        on: On::Never,
         fields: &["status/extendedResourceClaimStatus"],
         in_use: &["status/extendedResourceClaimStatus"],
     },
     // ResourceHealthStatus: alpha in 1.31, still off; dropped even when the stored pod has it.
     Gate {
-        on_since: None,
+        on: On::Never,
         fields: &[
             "status/containerStatuses/*/allocatedResourcesStatus",
             "status/initContainerStatuses/*/allocatedResourcesStatus",
@@ -262,18 +294,19 @@ pub(crate) fn drop_disabled(
     group: &str,
     kind: &str,
     release: KubeVersion,
+    features: &Features,
 ) {
     if let Some(path) = pod_spec_path(group, kind) {
         let old_spec = old.and_then(|old| old.pointer(path));
         if let Some(spec) = object.pointer_mut(path) {
-            drop_from_pod_spec(spec, old_spec, release);
+            drop_from_pod_spec(spec, old_spec, release, features);
         }
     }
     for (_, _, gate) in KIND_GATES
         .iter()
         .filter(|(g, k, _)| (*g, *k) == (group, kind))
     {
-        gate.drop_from(object, old, release);
+        gate.drop_from(object, old, release, features);
     }
     match (group, kind) {
         ("batch", "Job") => drop_backoff_per_index(object, old, release),
@@ -296,17 +329,23 @@ pub(crate) fn drop_disabled_status(
     group: &str,
     kind: &str,
     release: KubeVersion,
+    features: &Features,
 ) {
     if (group, kind) == ("", "Pod") {
         for gate in POD_STATUS_GATES {
-            gate.drop_from(object, Some(old), release);
+            gate.drop_from(object, Some(old), release, features);
         }
     }
 }
 
-fn drop_from_pod_spec(spec: &mut Value, old: Option<&Value>, release: KubeVersion) {
+fn drop_from_pod_spec(
+    spec: &mut Value,
+    old: Option<&Value>,
+    release: KubeVersion,
+    features: &Features,
+) {
     for gate in POD_SPEC_GATES {
-        gate.drop_from(spec, old, release);
+        gate.drop_from(spec, old, release, features);
     }
     if release < IMAGE_VOLUMES_SINCE && !old.is_some_and(|old| present(old, "volumes/*/image")) {
         drop_image_volumes(spec);
@@ -546,8 +585,42 @@ mod tests {
             group,
             kind,
             KubeVersion::new(1, minor),
+            &Features::defaults(),
         );
         object
+    }
+
+    // A gate the release table records follows `--feature-gates`: a 1.34 server started with
+    // InPlacePodVerticalScaling off drops resize policies as 1.28's default does
+    // (`dropDisabledFields` asks `utilfeature.DefaultFeatureGate`), unless the stored pod has
+    // them; 1.28's table does not record the gate, so its default there decides.
+    #[test]
+    fn a_gate_the_server_turned_off_drops_its_fields() {
+        let pod = json!({"spec": {"containers": [{"name": "c",
+            "resizePolicy": [{"resourceName": "cpu", "restartPolicy": "NotRequired"}]}]}});
+        let bare = json!({"spec": {"containers": [{"name": "c"}]}});
+        let off = |minor: u16| {
+            let at = KubeVersion::new(1, minor);
+            let gates = crate::server::FeatureGates::parse("InPlacePodVerticalScaling=false");
+            Features::for_release(at, &gates.unwrap())
+        };
+        let write = |minor: u16, features: &Features, old: Option<&Value>| {
+            let mut object = pod.clone();
+            drop_disabled(
+                &mut object,
+                old,
+                "",
+                "Pod",
+                KubeVersion::new(1, minor),
+                features,
+            );
+            object
+        };
+        assert_eq!(write(34, &Features::defaults(), None), pod);
+        assert_eq!(write(34, &off(34).unwrap(), None), bare);
+        assert_eq!(write(34, &off(34).unwrap(), Some(&pod)), pod);
+        assert_eq!(write(28, &Features::defaults(), None), bare);
+        assert!(off(28).is_err(), "1.28 does not know the gate");
     }
 
     // `dropDisabledFields` (pkg/api/pod/util.go): SidecarContainers and
@@ -812,7 +885,8 @@ mod tests {
                 "containerStatuses": [{"name": "c", "resources": {"limits": {"cpu": "1"}},
                     "allocatedResourcesStatus": [{"name": "cpu", "resources": []}]}],
             });
-            drop_disabled_status(&mut next, old, "", "Pod", KubeVersion::new(1, minor));
+            let release = KubeVersion::new(1, minor);
+            drop_disabled_status(&mut next, old, "", "Pod", release, &Features::defaults());
             next["status"].clone()
         };
         assert_eq!(

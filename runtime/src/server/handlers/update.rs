@@ -64,6 +64,7 @@ pub(crate) fn prepare_update(
                 &info.gvk.group,
                 &info.gvk.kind,
                 call.state.kube_version,
+                &call.state.features,
             );
             next
         }
@@ -107,6 +108,7 @@ pub(crate) fn prepare_update(
                 &info.gvk.group,
                 &info.gvk.kind,
                 call.state.kube_version,
+                &call.state.features,
             );
             next
         }
