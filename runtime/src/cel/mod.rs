@@ -310,7 +310,11 @@ impl Activation<'static> {
     pub fn in_env(env: Arc<Env>, variables: &[(&str, cel::Value)]) -> Self {
         let mut context = Context::with_env(env);
         for (name, value) in variables {
-            context.add_variable_from_value(*name, value.clone());
+            // A function value has no form as a variable: left unbound, a rule naming it
+            // fails to evaluate rather than the server.
+            if let Ok(value) = shared::from_value(value.clone()) {
+                context.add_variable_as_val(*name, value);
+            }
         }
         Activation { context }
     }

@@ -1,4 +1,5 @@
-//! Lists and maps of a rule's `self` that the interpreter shares instead of copying.
+//! Lists and maps of a rule's variables (`self`, admission's `object`, ...) that the
+//! interpreter shares instead of copying.
 //!
 //! The `cel` crate owns what a comprehension binds: each step clones the element it visits into
 //! the loop variable (`self.ports.all(p, ...)` clones every port), and its own lists and maps
@@ -7,12 +8,14 @@
 //! is the crate's own list or map in every other respect: each operation is the inner value's,
 //! and the interpreter sees it as that built-in (`as_builtin`), so functions that take a list
 //! or a map, and equality with literals, treat it alike. Upstream's `UnstructuredToVal` shares
-//! the object the same way, by wrapping it rather than converting it.
+//! the object the same way, by wrapping it rather than converting it. Variables bound from the
+//! crate's plain values ([`from_value`]) are shared alike.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use cel::common::traits::{Adder, Container, Indexer, Iterable, Sizer, Zeroer};
-use cel::common::types::{CelList, CelMap, Type};
+use cel::common::types::{CelList, CelMap, CelMapKey, Type};
 use cel::common::value::{Builtin, BuiltinRef, Val};
 
 /// A list or map of the object under validation, shared between the clones the interpreter makes.
@@ -115,11 +118,35 @@ macro_rules! shared_val {
 shared_val!(CelList);
 shared_val!(CelMap);
 
+/// `value` made the crate's own with its lists and maps shared, as [`super::value::to_val`]
+/// makes an object's: a variable bound so is walked and indexed without copies, and a loop
+/// over one of its lists takes the list (`cost::Metered`) for a count. Only a function value,
+/// which no variable holds, has no such form.
+pub(crate) fn from_value(value: cel::Value) -> Result<Box<dyn Val>, cel::ExecutionError> {
+    match value {
+        cel::Value::List(items) => {
+            let items = Arc::unwrap_or_clone(items)
+                .into_iter()
+                .map(from_value)
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Box::new(Shared::new(CelList::from(items))))
+        }
+        cel::Value::Map(map) => {
+            let entries = Arc::unwrap_or_clone(map.map)
+                .into_iter()
+                .map(|(key, value)| Ok((key.into(), from_value(value)?)))
+                .collect::<Result<HashMap<CelMapKey, _>, cel::ExecutionError>>()?;
+            Ok(Box::new(Shared::new(CelMap::from(entries))))
+        }
+        other => other.try_into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use crate::cel::value::to_val;
+    use crate::cel::value::{to_cel, to_val};
     use crate::cel::{Activation, PER_CALL_LIMIT, SELF, compile};
 
     // Shared lists and maps behave as the crate's own: equal to literals from either side,
@@ -143,6 +170,22 @@ mod tests {
             let program = compile(rule, &[SELF]).unwrap();
             let activation = Activation::of_vals(vec![(SELF, to_val(None, &object, false))]);
             let evaluated = program.evaluate_in(&activation, PER_CALL_LIMIT);
+            assert_eq!(evaluated.result, Ok(cel::Value::Bool(expected)), "{rule}");
+        }
+        // A variable bound from the crate's plain values (as admission binds `object`) is
+        // shared alike.
+        let bound = to_cel(None, &object, false);
+        for (rule, expected) in [
+            (
+                "self.ports.all(p, p.port == 80) && self.tags == ['a', 'b']",
+                true,
+            ),
+            ("self.ports[0] == {'name': 'http', 'port': 80}", true),
+            ("self.tags.map(t, t + t) == ['aa', 'bb']", true),
+            ("self.tags.exists(t, t == 'c')", false),
+        ] {
+            let program = compile(rule, &[SELF]).unwrap();
+            let evaluated = program.evaluate(&[(SELF, bound.clone())], PER_CALL_LIMIT);
             assert_eq!(evaluated.result, Ok(cel::Value::Bool(expected)), "{rule}");
         }
         let program = compile("self.ports[0]", &[SELF]).unwrap();
