@@ -95,6 +95,7 @@ pub fn is_function(name: &str) -> bool {
     name.starts_with('_')
         || name.starts_with('@')
         || name.starts_with('!')
+        || name == "-_"
         || CRATE_FUNCTIONS.contains(&name)
         || library_declares(name)
 }

@@ -3,12 +3,18 @@
 //! for the sizes they work on. Evaluation is synchronous, so the meter of the running thread is
 //! the meter of the running program.
 //!
-//! Iterations are metered by the range they walk, not by their steps: each comprehension's range
-//! is rewritten to `@cost(range, step nodes)` (a name CEL source cannot write), which hands the
-//! loop a [`Metered`] range. Its iterator charges an element's step when the loop asks for the
-//! next element, so an iteration costs a counter's addition rather than a function call, and
-//! the loop steps keep the shapes the interpreter recognises (`@result && p`, `@result + [e]`).
-//! Past the limit the range ends, every loop winds down, and [`metered`] reports the overrun.
+//! Iterations are metered by the range they walk where that range is free to hold: each such
+//! comprehension's range is rewritten to `@cost_range(range, step nodes)` (names CEL source
+//! cannot write), which hands the loop a [`Metered`] range whose iterator charges an element's
+//! step when the loop asks for the next element, so an iteration costs an addition rather than
+//! a function call and the loop steps keep the shapes the interpreter recognises (`@result &&
+//! p`, `@result + [e]`). Past the limit the range ends, every loop winds down, and
+//! `Program::evaluate_in` reports the overrun. A range that names a variable of an enclosing
+//! comprehension may be a list the expression built, which the crate would copy whole to hand
+//! over; those loops meter each step instead, by passing its operands through
+//! `@cost(operand, nodes)`.
+//! A range-metered step is charged whole, the branch a `filter` does not take included; a step
+//! metered by its operands is charged for the operands evaluated.
 //!
 //! Upstream: `k8s.io/apiserver/pkg/apis/cel/config.go` (`PerCallLimit`,
 //! `RuntimeCELCostBudget`); cel-go's `interpreter/runtimecost.go` charges one unit per
@@ -30,8 +36,10 @@ pub const RUNTIME_COST_BUDGET: u64 = 10_000_000;
 /// cel-go's error for a call past its limit.
 pub(super) const EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
 
-/// The function the loop steps are rewritten to call.
+/// The function the operands of a loop step are passed through.
 const COST: &str = "@cost";
+/// The function a loop's range is passed through.
+const COST_RANGE: &str = "@cost_range";
 
 thread_local! {
     static SPENT: Cell<u64> = const { Cell::new(0) };
@@ -65,10 +73,28 @@ pub(crate) fn charge(units: u64) -> Result<(), ExecutionError> {
 }
 
 pub(super) fn register(env: &mut Env) {
-    let _ = env.add_overload(COST, "@cost_dyn_int", vec![DYN_TYPE, INT_TYPE], meter_range);
+    let _ = env.add_overload(COST, "@cost_dyn_int", vec![DYN_TYPE, INT_TYPE], tick);
+    let _ = env.add_overload(
+        COST_RANGE,
+        "@cost_range_dyn_int",
+        vec![DYN_TYPE, INT_TYPE],
+        meter_range,
+    );
 }
 
-/// `@cost(range, nodes)`: `range` metered at `nodes` per iteration; a range that cannot be
+/// `@cost(operand, nodes)`: charges `nodes` and hands `operand` on.
+fn tick<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let units = args
+        .get(1)
+        .and_then(|n| n.downcast_ref::<CelInt>())
+        .map_or(1, |n| (*n.inner()).max(1) as u64);
+    charge(units)?;
+    args.truncate(1);
+    args.pop()
+        .ok_or_else(|| ExecutionError::function_error(COST, "missing operand"))
+}
+
+/// `@cost_range(range, nodes)`: `range` metered at `nodes` per iteration; a range that cannot be
 /// iterated is handed on as it is, so the loop reports it as the crate would.
 fn meter_range<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let per_step = args
@@ -78,7 +104,7 @@ fn meter_range<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, 
     args.truncate(1);
     let range = args
         .pop()
-        .ok_or_else(|| ExecutionError::function_error(COST, "missing operand"))?;
+        .ok_or_else(|| ExecutionError::function_error(COST_RANGE, "missing operand"))?;
     if range.as_iterable().is_none() {
         return Ok(range);
     }
@@ -163,68 +189,155 @@ impl<'b, 'v: 'w, 'w> traits::Iterator<'b, 'w> for MeteredIter<'b, 'v> {
 /// Meters every comprehension under `expr` (see the module's documentation); returns the
 /// number of nodes of the expression as written.
 pub(super) fn instrument(expr: &mut IdedExpr) -> u64 {
+    instrument_in(expr, &mut Vec::new())
+}
+
+/// [`instrument`] under the comprehensions whose variables `bound` names.
+fn instrument_in(expr: &mut IdedExpr, bound: &mut Vec<String>) -> u64 {
     let mut nodes = 1;
     match &mut expr.expr {
         Expr::Call(call) => {
             if let Some(target) = call.target.as_deref_mut() {
-                nodes += instrument(target);
+                nodes += instrument_in(target, bound);
             }
             for arg in &mut call.args {
-                nodes += instrument(arg);
+                nodes += instrument_in(arg, bound);
             }
         }
         Expr::Comprehension(comprehension) => {
-            for part in [
-                &mut comprehension.iter_range,
-                &mut comprehension.accu_init,
-                &mut comprehension.loop_cond,
-                &mut comprehension.result,
-            ] {
-                nodes += instrument(part);
+            // The range and the accumulator's start are evaluated outside the loop's scope.
+            let range_is_free = !mentions_any(&comprehension.iter_range, bound);
+            nodes += instrument_in(&mut comprehension.iter_range, bound)
+                + instrument_in(&mut comprehension.accu_init, bound);
+            let depth = bound.len();
+            bound.push(comprehension.iter_var.clone());
+            bound.push(comprehension.accu_var.clone());
+            nodes += instrument_in(&mut comprehension.loop_cond, bound)
+                + instrument_in(&mut comprehension.result, bound);
+            if range_is_free {
+                let per_step = instrument_in(&mut comprehension.loop_step, bound);
+                nodes += per_step;
+                passed_through(COST_RANGE, &mut comprehension.iter_range, per_step);
+            } else {
+                let accu = comprehension.accu_var.clone();
+                nodes += meter_step(&mut comprehension.loop_step, &accu, bound);
             }
-            let per_step = instrument(&mut comprehension.loop_step);
-            nodes += per_step;
-            meter(&mut comprehension.iter_range, per_step);
+            bound.truncate(depth);
         }
         Expr::List(list) => {
             for element in &mut list.elements {
-                nodes += instrument(element);
+                nodes += instrument_in(element, bound);
             }
         }
         Expr::Map(map) => {
             for entry in &mut map.entries {
                 if let EntryExpr::MapEntry(entry) = &mut entry.expr {
-                    nodes += instrument(&mut entry.key) + instrument(&mut entry.value);
+                    nodes += instrument_in(&mut entry.key, bound)
+                        + instrument_in(&mut entry.value, bound);
                 }
             }
         }
         Expr::Struct(object) => {
             for entry in &mut object.entries {
                 if let EntryExpr::StructField(field) = &mut entry.expr {
-                    nodes += instrument(&mut field.value);
+                    nodes += instrument_in(&mut field.value, bound);
                 }
             }
         }
-        Expr::Select(select) => nodes += instrument(&mut select.operand),
+        Expr::Select(select) => nodes += instrument_in(&mut select.operand, bound),
         Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
     }
     nodes
 }
 
-/// Replaces `range` with `@cost(range, per_step)`.
-fn meter(range: &mut IdedExpr, per_step: u64) {
-    let inner = std::mem::take(range);
+/// Whether `expr` names any of `names` (counting an inner comprehension's own variables of the
+/// same name: a cautious answer only costs the slower metering).
+fn mentions_any(expr: &IdedExpr, names: &[String]) -> bool {
+    if names.is_empty() {
+        return false;
+    }
+    let any = |e: &IdedExpr| mentions_any(e, names);
+    let entry = |entry: &EntryExpr| match entry {
+        EntryExpr::MapEntry(entry) => any(&entry.key) || any(&entry.value),
+        EntryExpr::StructField(field) => any(&field.value),
+    };
+    match &expr.expr {
+        Expr::Ident(name) => names.contains(name),
+        Expr::Call(call) => call.target.as_deref().is_some_and(any) || call.args.iter().any(any),
+        Expr::Comprehension(c) => [
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ]
+        .into_iter()
+        .any(any),
+        Expr::List(list) => list.elements.iter().any(any),
+        Expr::Map(map) => map.entries.iter().any(|e| entry(&e.expr)),
+        Expr::Struct(object) => object.entries.iter().any(|e| entry(&e.expr)),
+        Expr::Select(select) => any(&select.operand),
+        Expr::Literal(_) | Expr::Unspecified => false,
+    }
+}
+
+/// Meters a loop step without changing its shape: the accumulator and the operators that fold
+/// it (`@result && p`, `@result + [e]`, `c ? @result + [e] : @result`) stay as they are, so the
+/// crate still recognises them; the operands they evaluate are wrapped.
+fn meter_step(step: &mut IdedExpr, accu: &str, bound: &mut Vec<String>) -> u64 {
+    let is_accu = |e: &IdedExpr| matches!(&e.expr, Expr::Ident(name) if name == accu);
+    if let Expr::Call(call) = &mut step.expr
+        && call.target.is_none()
+        && call.args.iter().any(|a| is_accu(a) || folds(a, accu))
+    {
+        let mut nodes = 1;
+        for arg in &mut call.args {
+            if is_accu(arg) {
+                nodes += 1;
+            } else if folds(arg, accu) {
+                nodes += meter_step(arg, accu, bound);
+            } else if let Expr::List(list) = &mut arg.expr {
+                nodes += 1;
+                for element in &mut list.elements {
+                    nodes += wrap(element, bound);
+                }
+            } else {
+                nodes += wrap(arg, bound);
+            }
+        }
+        return nodes;
+    }
+    wrap(step, bound)
+}
+
+/// Whether `expr` is a call on the accumulator (`@result + [e]`).
+fn folds(expr: &IdedExpr, accu: &str) -> bool {
+    matches!(&expr.expr, Expr::Call(call)
+        if call.target.is_none()
+            && call.args.first().is_some_and(|a| matches!(&a.expr, Expr::Ident(n) if n == accu)))
+}
+
+/// Replaces `expr` with `@cost(expr, nodes)`.
+fn wrap(expr: &mut IdedExpr, bound: &mut Vec<String>) -> u64 {
+    let nodes = instrument_in(expr, bound);
+    passed_through(COST, expr, nodes);
+    nodes
+}
+
+/// Replaces `expr` with `function(expr, units)`.
+fn passed_through(function: &str, expr: &mut IdedExpr, units: u64) {
+    let inner = std::mem::take(expr);
     let id = inner.id;
-    *range = IdedExpr {
+    *expr = IdedExpr {
         id,
         expr: Expr::Call(CallExpr {
-            func_name: COST.to_owned(),
+            func_name: function.to_owned(),
             target: None,
             args: vec![
                 inner,
                 IdedExpr {
                     id,
-                    expr: Expr::Literal(LiteralValue::Int(CelInt::from(per_step as i64))),
+                    expr: Expr::Literal(LiteralValue::Int(CelInt::from(units as i64))),
                 },
             ],
         }),

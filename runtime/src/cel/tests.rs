@@ -71,9 +71,18 @@ fn loops_cost_the_iterations_they_ran() {
         assert_eq!(evaluated.result, Ok(cel::Value::Bool(true)), "{rule}");
         evaluated.cost
     };
-    let first = cost("self.exists(x, x == 0)");
-    let last = cost("self.exists(x, x == 99)");
-    assert!(last > first && (last - first) % 99 == 0, "{first} {last}");
+    // The same over a list the expression built and bound to a loop variable, which is
+    // metered step by step.
+    for (first, last) in [
+        ("self.exists(x, x == 0)", "self.exists(x, x == 99)"),
+        (
+            "[self.map(x, x)].all(l, l.exists(x, x == 0))",
+            "[self.map(x, x)].all(l, l.exists(x, x == 99))",
+        ),
+    ] {
+        let (first, last) = (cost(first), cost(last));
+        assert!(last > first && (last - first) % 99 == 0, "{first} {last}");
+    }
     let cut = compile(
         "self.all(x, self.all(y, self.all(z, x + y + z >= 0))) || true",
         &[SELF],
@@ -82,6 +91,46 @@ fn loops_cost_the_iterations_they_ran() {
     .evaluate(&[(SELF, list)], PER_CALL_LIMIT);
     assert_eq!(cut.result, Err(EvalError::CostLimit));
     assert!(cut.cost > PER_CALL_LIMIT, "{}", cut.cost);
+}
+
+// A loop over a variable's list (shared, so held for a count) is metered by its range; one
+// over what names an enclosing loop's variable (which may be a list the expression built, which
+// the crate would copy whole to hand over) step by step.
+#[test]
+fn loops_over_an_enclosing_loops_variable_are_metered_step_by_step() {
+    fn calls(expr: &cel::common::ast::IdedExpr, name: &str) -> usize {
+        use cel::common::ast::Expr;
+        match &expr.expr {
+            Expr::Call(call) => {
+                usize::from(call.func_name == name)
+                    + call.target.as_deref().map_or(0, |t| calls(t, name))
+                    + call.args.iter().map(|a| calls(a, name)).sum::<usize>()
+            }
+            Expr::Comprehension(c) => [
+                &c.iter_range,
+                &c.accu_init,
+                &c.loop_cond,
+                &c.loop_step,
+                &c.result,
+            ]
+            .into_iter()
+            .map(|e| calls(e, name))
+            .sum(),
+            Expr::List(list) => list.elements.iter().map(|e| calls(e, name)).sum(),
+            Expr::Select(select) => calls(&select.operand, name),
+            _ => 0,
+        }
+    }
+    for (rule, by_range, by_step) in [
+        ("self.all(x, self.exists(y, x == y))", 2, 0),
+        ("[self.map(x, x)].all(l, l.exists(y, y == 1))", 2, 1),
+        ("self.all(x, [x].exists(y, y == x))", 1, 1),
+    ] {
+        let program = compile(rule, &[SELF]).unwrap();
+        let expression = &program.expression;
+        assert_eq!(calls(expression, "@cost_range"), by_range, "{rule}");
+        assert_eq!(calls(expression, "@cost"), by_step, "{rule}");
+    }
 }
 
 #[test]
@@ -94,6 +143,8 @@ fn macros_keep_their_meaning_when_metered() {
         ("[1, 2, 3].map(x, x * 2) == [2, 4, 6]", true),
         ("[1, 2, 3].map(x, x > 1, x * 2) == [4, 6]", true),
         ("[0, 1].all(x, 1 / x > 1)", false),
+        // Negation of a value, not only of a literal (`-_`).
+        ("[1].all(x, -x < 0)", true),
         ("{'a': 1}.all(k, k == 'a')", true),
         ("'a-b'.split('-') == ['a', 'b']", true),
         ("'Ab'.lowerAscii() == 'ab'", true),
