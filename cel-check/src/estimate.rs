@@ -113,11 +113,32 @@ impl Estimate {
 
 /// The estimated cost of a checked expression.
 pub fn estimate(expr: &IdedExpr, checked: &Checked) -> Estimate {
+    estimate_calls(expr, checked).0
+}
+
+/// The most each call of an expression can cost by itself, its operands' evaluation left out,
+/// by the id of the call's node. A call on a dyn value, whose size its type does not bound, can
+/// cost anything ([`u64::MAX`]).
+#[derive(Clone, Debug, Default)]
+pub struct CallCosts(HashMap<u64, u64>);
+
+impl CallCosts {
+    /// The most the call of node `id` can cost by itself.
+    pub fn max(&self, id: u64) -> u64 {
+        self.0.get(&id).copied().unwrap_or(u64::MAX)
+    }
+}
+
+/// [`estimate`], with what each call can cost by itself: what tells the runtime meter which
+/// calls work on values large enough to be worth measuring.
+pub fn estimate_calls(expr: &IdedExpr, checked: &Checked) -> (Estimate, CallCosts) {
     let mut coster = Coster {
         checked,
         sizes: HashMap::new(),
+        calls: HashMap::new(),
     };
-    coster.cost(expr)
+    let total = coster.cost(expr);
+    (total, CallCosts(coster.calls))
 }
 
 /// Whether every node of `expr` has a type the checker knows through and through (an empty
@@ -142,6 +163,8 @@ struct Coster<'c> {
     checked: &'c Checked,
     /// Sizes of what calls return, by node.
     sizes: HashMap<u64, Estimate>,
+    /// The most each call costs by itself, by node.
+    calls: HashMap<u64, u64>,
 }
 
 impl Coster<'_> {
@@ -253,6 +276,19 @@ impl Coster<'_> {
             .map(|t| self.cost(t))
             .unwrap_or_default();
         let (cost, size) = self.function(call, &arg_costs, args_sum);
+        // A size the estimate takes from an operand's type says nothing of a dyn value's.
+        let typed = call
+            .target
+            .iter()
+            .map(|t| &**t)
+            .chain(&call.args)
+            .all(|e| self.checked.type_of(e.id).is_concrete());
+        let own = if typed {
+            cost.max.saturating_sub(args_sum.max)
+        } else {
+            u64::MAX
+        };
+        self.calls.insert(expr.id, own);
         if let Some(size) = size {
             self.sizes.insert(expr.id, size);
         }

@@ -197,10 +197,10 @@ fn finish(
     checked: &checker::Checked,
     env: Arc<Env>,
 ) -> Program {
-    let estimated = estimate::estimate(&expression, checked);
+    let (estimated, calls) = estimate::estimate_calls(&expression, checked);
     let uses_old_self = check::mentions(&expression, OLD_SELF);
     let selections = check::selections(&expression);
-    let nodes = cost::instrument(&mut expression);
+    let nodes = cost::instrument(&mut expression, &calls);
     Program {
         source: source.to_owned(),
         expression,

@@ -163,3 +163,102 @@ fn shared_programs_are_compiled_once_per_source_and_variables() {
         compile("object.x ==", &["object"]).err()
     );
 }
+
+// cel-go's `CostTracker.costCall` and Kubernetes' `library.CallCost` charge a call whose work
+// grows with its operands by their sizes: a string of 100,000 characters costs 10,000 units to
+// traverse (`StringTraversalCostFactor` 0.1), twice that where the result is built as well
+// (`replace`, `split`), and `contains` and `matches` multiply their two operands' charges.
+// Literals cost nothing; an identifier costs 1.
+#[test]
+fn calls_cost_the_sizes_of_their_operands() {
+    let text = cel::Value::String(Arc::new("a".repeat(100_000)));
+    let cost = |rule: &str| {
+        let evaluated = compile(rule, &[SELF])
+            .unwrap()
+            .evaluate(&[(SELF, text.clone())], PER_CALL_LIMIT);
+        assert!(evaluated.result.is_ok(), "{rule}: {:?}", evaluated.result);
+        evaluated.cost
+    };
+    for (rule, want) in [
+        // 1 for `self`, 10,000 for the traversal.
+        ("self.lowerAscii()", 10_001),
+        ("self.replace('a', 'b')", 20_001),
+        ("self.split('a')", 20_001),
+        ("bytes(self)", 10_001),
+        // The substring's charge (1 unit) times the text's.
+        ("self.contains('b')", 10_001),
+        // (100,000 + 1) / 10 rounded up, times the pattern's 4 characters at 0.25.
+        ("self.matches('^a+$')", 10_002),
+        // The shorter side of a comparison, both sides of a concatenation.
+        ("self == self", 10_002),
+        ("self == 'a'", 2),
+        ("self + 'a'", 10_002),
+        ("self.startsWith('a')", 2),
+        ("isURL(self)", 10_001),
+        // A size is not a traversal.
+        ("self.size()", 2),
+    ] {
+        assert_eq!(cost(rule), want, "{rule}");
+    }
+    // A loop that traverses the string on every step reaches the limit within a hundred steps
+    // rather than after a million traversals.
+    let list = cel::Value::List(Arc::new((0..1_000).map(cel::Value::Int).collect()));
+    let evaluated = compile(
+        "list.all(i, text.contains('b') == false)",
+        &["list", "text"],
+    )
+    .unwrap()
+    .evaluate(&[("list", list), ("text", text.clone())], PER_CALL_LIMIT);
+    assert_eq!(evaluated.result, Err(EvalError::CostLimit));
+    assert!(
+        evaluated.cost < PER_CALL_LIMIT + 20_000,
+        "{}",
+        evaluated.cost
+    );
+}
+
+// The two operands of `contains` meet on a per-thread stack whichever the crate evaluates
+// first; an evaluation whose error `||` absorbed leaves its operand there, which the next
+// evaluation of the same call replaces (as cel-go's `refValStack` drops what is left above).
+#[test]
+fn an_operand_an_absorbed_error_left_waiting_is_replaced() {
+    let text = cel::Value::String(Arc::new("a".repeat(100_000)));
+    let program = compile(
+        "[0, 1].all(i, (i == 0 ? self[0] : self).contains('b') == false || true)",
+        &[SELF],
+    )
+    .unwrap();
+    let evaluated = program.evaluate(&[(SELF, text)], PER_CALL_LIMIT);
+    assert_eq!(evaluated.result, Ok(cel::Value::Bool(true)));
+    // One traversal (the step that found the string), the nodes of two steps besides.
+    assert!(
+        (10_000..10_100).contains(&evaluated.cost),
+        "{}",
+        evaluated.cost
+    );
+}
+
+// A call the schema keeps small is charged as one node: measuring a comparison of two names
+// of at most 63 characters (26 units as upstream estimates it, a string's `maxLength` times
+// four bytes) would cost more than it bounds.
+#[test]
+fn calls_on_values_the_schema_keeps_small_are_not_measured() {
+    let measured = |max_length: u64| {
+        let schema: crate::schema::JSONSchemaProps = serde_json::from_value(serde_json::json!({
+            "type": "object",
+            "properties": {"names": {"type": "array", "maxItems": 16, "items": {
+                "type": "string", "maxLength": max_length,
+            }}},
+        }))
+        .unwrap();
+        let program = compile_on(
+            "self.names.all(a, self.names.exists_one(b, a == b))",
+            &schema,
+            false,
+        )
+        .unwrap();
+        format!("{:?}", program.expression).contains("@cost_operand")
+    };
+    assert!(!measured(63));
+    assert!(measured(10_000));
+}

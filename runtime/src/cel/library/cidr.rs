@@ -11,7 +11,7 @@ use cel::objects::Opaque;
 use cel::{Env, ExecutionError, Value};
 
 use super::ip::{CelIp, ip_at, parse as parse_ip};
-use super::{no_overload, string_arg, value_overload};
+use super::{no_overload, traversed_arg, value_overload};
 
 /// A CIDR as a CEL value (`net.CIDR`): an address and a prefix length.
 #[derive(Debug, PartialEq, Eq)]
@@ -88,6 +88,13 @@ fn contains(cidr: &CelCidr, ip: IpAddr) -> bool {
             .ip
 }
 
+/// What `containsIP` and `containsCIDR` cost beyond their node when their operand is a
+/// string: its parse, and the comparison (`library.CallCost`).
+fn charge_operand_parsed(text: &str) -> Result<(), ExecutionError> {
+    crate::cel::cost::charge_text(text, 1)?;
+    crate::cel::cost::charge(1)
+}
+
 fn cidr_at(function: &str, args: &[Value], i: usize) -> Result<CelCidr, ExecutionError> {
     match args.get(i) {
         Some(Value::Opaque(o)) => o
@@ -98,6 +105,7 @@ fn cidr_at(function: &str, args: &[Value], i: usize) -> Result<CelCidr, Executio
             })
             .ok_or_else(|| no_overload(function)),
         Some(Value::String(s)) if i > 0 => {
+            charge_operand_parsed(s)?;
             parse(s).map_err(|e| ExecutionError::function_error(function, e))
         }
         _ => Err(no_overload(function)),
@@ -156,11 +164,13 @@ pub(super) fn register(env: &mut Env) {
 }
 
 fn is_cidr(args: &[Value]) -> Result<Value, ExecutionError> {
-    Ok(Value::Bool(parse(string_arg("isCIDR", args, 0)?).is_ok()))
+    Ok(Value::Bool(
+        parse(traversed_arg("isCIDR", args, 0, 1)?).is_ok(),
+    ))
 }
 
 fn to_cidr(args: &[Value]) -> Result<Value, ExecutionError> {
-    parse(string_arg("cidr", args, 0)?)
+    parse(traversed_arg("cidr", args, 0, 1)?)
         .map(|c| Value::Opaque(Arc::new(c)))
         .map_err(|e| ExecutionError::function_error("cidr", e))
 }
@@ -169,6 +179,7 @@ fn contains_ip(args: &[Value]) -> Result<Value, ExecutionError> {
     let cidr = cidr_at("containsIP", args, 0)?;
     let ip = match args.get(1) {
         Some(Value::String(s)) => {
+            charge_operand_parsed(s)?;
             parse_ip(s).map_err(|e| ExecutionError::function_error("containsIP", e))?
         }
         _ => ip_at("containsIP", args, 1)?,

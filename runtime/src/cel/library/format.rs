@@ -13,7 +13,7 @@ use cel::common::types::{DYN_TYPE, STRING_TYPE};
 use cel::objects::{Opaque, OptionalValue};
 use cel::{Env, ExecutionError, Value};
 
-use super::{no_overload, string_arg, value_overload};
+use super::{no_overload, string_arg, traversed_arg, value_overload};
 use crate::KubeVersion;
 use crate::validation::Format as NameFormat;
 
@@ -166,7 +166,7 @@ fn validate(args: &[Value]) -> Result<Value, ExecutionError> {
     let format = o
         .downcast_ref::<NamedFormat>()
         .ok_or_else(|| no_overload("validate"))?;
-    let found = problems(format.0, string_arg("validate", args, 1)?);
+    let found = problems(format.0, traversed_arg("validate", args, 1, 1)?);
     Ok(optional((!found.is_empty()).then(|| {
         Value::List(Arc::new(
             found

@@ -12,7 +12,7 @@ use cel::common::types::{DYN_TYPE, STRING_TYPE};
 use cel::objects::Opaque;
 use cel::{Env, ExecutionError, Value};
 
-use super::{no_overload, string_arg, value_overload};
+use super::{no_overload, traversed_arg, value_overload};
 
 /// An IP address as a CEL value (`net.IP`).
 #[derive(Debug, PartialEq, Eq)]
@@ -88,17 +88,19 @@ pub(super) fn register(env: &mut Env) {
 }
 
 fn is_ip(args: &[Value]) -> Result<Value, ExecutionError> {
-    Ok(Value::Bool(parse(string_arg("isIP", args, 0)?).is_ok()))
+    Ok(Value::Bool(
+        parse(traversed_arg("isIP", args, 0, 1)?).is_ok(),
+    ))
 }
 
 fn to_ip(args: &[Value]) -> Result<Value, ExecutionError> {
-    parse(string_arg("ip", args, 0)?)
+    parse(traversed_arg("ip", args, 0, 1)?)
         .map(wrap)
         .map_err(|e| ExecutionError::function_error("ip", e))
 }
 
 fn is_canonical(args: &[Value]) -> Result<Value, ExecutionError> {
-    let text = string_arg("ip.isCanonical", args, 0)?;
+    let text = traversed_arg("ip.isCanonical", args, 0, 2)?;
     let ip = parse(text).map_err(|e| ExecutionError::function_error("ip.isCanonical", e))?;
     Ok(Value::Bool(ip.to_string() == text))
 }

@@ -73,6 +73,19 @@ pub(crate) fn string_arg<'a>(
     }
 }
 
+/// The argument at `i` as a string the function traverses at `tenths` of a cost unit per
+/// character, charged (Kubernetes' `library.CallCost`).
+pub(crate) fn traversed_arg<'a>(
+    function: &str,
+    args: &'a [Value],
+    i: usize,
+    tenths: u64,
+) -> Result<&'a str, ExecutionError> {
+    let text = string_arg(function, args, i)?;
+    crate::cel::cost::charge_text(text, tenths)?;
+    Ok(text)
+}
+
 /// cel-go's error of a call with arguments it has no overload for.
 pub(crate) fn no_overload(function: &str) -> ExecutionError {
     ExecutionError::function_error(function, "no such overload")

@@ -10,7 +10,7 @@ use cel::common::types::{DYN_TYPE, STRING_TYPE};
 use cel::objects::Opaque;
 use cel::{Env, ExecutionError, Value};
 
-use super::{no_overload, string_arg, value_overload};
+use super::{no_overload, traversed_arg, value_overload};
 use crate::quantity::{Format, Quantity};
 
 /// A quantity as a CEL value (`kubernetes.Quantity`).
@@ -74,12 +74,12 @@ pub(super) fn register(env: &mut Env) {
 }
 
 fn is_quantity(args: &[Value]) -> Result<Value, ExecutionError> {
-    let text = string_arg("isQuantity", args, 0)?;
+    let text = traversed_arg("isQuantity", args, 0, 1)?;
     Ok(Value::Bool(text.parse::<Quantity>().is_ok()))
 }
 
 fn parse(args: &[Value]) -> Result<Value, ExecutionError> {
-    let text = string_arg("quantity", args, 0)?;
+    let text = traversed_arg("quantity", args, 0, 1)?;
     text.parse::<Quantity>()
         .map(wrap)
         .map_err(|e| ExecutionError::function_error("quantity", e.to_string()))

@@ -12,7 +12,7 @@ use cel::common::types::{DYN_TYPE, STRING_TYPE};
 use cel::objects::{Key, Map, Opaque};
 use cel::{Env, ExecutionError, Value};
 
-use super::{no_overload, string_arg, value_overload};
+use super::{no_overload, traversed_arg, value_overload};
 
 /// A parsed URL (`kubernetes.URL`).
 #[derive(Debug, PartialEq, Eq, Default)]
@@ -155,11 +155,13 @@ pub(super) fn register(env: &mut Env) {
 }
 
 fn is_url(args: &[Value]) -> Result<Value, ExecutionError> {
-    Ok(Value::Bool(parse(string_arg("isURL", args, 0)?).is_ok()))
+    Ok(Value::Bool(
+        parse(traversed_arg("isURL", args, 0, 1)?).is_ok(),
+    ))
 }
 
 fn to_url(args: &[Value]) -> Result<Value, ExecutionError> {
-    parse(string_arg("url", args, 0)?)
+    parse(traversed_arg("url", args, 0, 1)?)
         .map(|u| Value::Opaque(Arc::new(u)))
         .map_err(|e| ExecutionError::function_error("url", e))
 }

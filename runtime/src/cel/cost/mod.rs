@@ -1,6 +1,7 @@
-//! The runtime cost of an evaluation, counted in a per-thread meter: a program's nodes once, the
-//! loop step of every comprehension iteration that ran, and what the library functions charge
-//! for the sizes they work on. Evaluation is synchronous, so the meter of the running thread is
+//! The runtime cost of an evaluation, counted in a per-thread meter: a program's nodes once (each
+//! as cel-go charges it), the loop step of every comprehension iteration that ran, and what
+//! calls charge for the sizes they work on ([`sized`] for the crate's functions; kapi's library
+//! charges its own). Evaluation is synchronous, so the meter of the running thread is
 //! the meter of the running program.
 //!
 //! Iterations are metered by the range they walk where that range is free to hold: each such
@@ -20,6 +21,8 @@
 //! `RuntimeCELCostBudget`); cel-go's `interpreter/runtimecost.go` charges one unit per
 //! evaluated node and the sizes of strings and lists its functions traverse.
 
+mod sized;
+
 use std::cell::Cell;
 
 use cel::common::ast::{CallExpr, EntryExpr, Expr, IdedExpr, LiteralValue};
@@ -27,6 +30,9 @@ use cel::common::traits::{self, Iterable, Sizer};
 use cel::common::types::{CelInt, DYN_TYPE, INT_TYPE, Type};
 use cel::common::value::{CowVal, Val};
 use cel::{Env, ExecutionError};
+use kapi_cel_check::estimate::CallCosts;
+
+pub(crate) use sized::traversal;
 
 /// The most one evaluation of one expression may cost (`PerCallLimit`).
 pub const PER_CALL_LIMIT: u64 = 1_000_000;
@@ -52,7 +58,7 @@ pub(super) fn metered<T>(limit: u64, base: u64, f: impl FnOnce() -> T) -> (T, u6
     let saved = (SPENT.with(Cell::get), LIMIT.with(Cell::get));
     SPENT.with(|s| s.set(base));
     LIMIT.with(|l| l.set(limit));
-    let result = f();
+    let result = sized::fresh(f);
     let spent = SPENT.with(Cell::get);
     SPENT.with(|s| s.set(saved.0));
     LIMIT.with(|l| l.set(saved.1));
@@ -72,7 +78,22 @@ pub(crate) fn charge(units: u64) -> Result<(), ExecutionError> {
     Ok(())
 }
 
+/// Charges what a call costs by its operands' sizes, `units`, of which its node has paid one.
+pub(crate) fn charge_call(units: u64) -> Result<(), ExecutionError> {
+    if units > 1 {
+        charge(units - 1)?;
+    }
+    Ok(())
+}
+
+/// Charges a call that traverses `text` at `tenths` of a unit per character (Kubernetes'
+/// `library.CallCost` for parsing functions: `url`, `ip`, `quantity`, ...).
+pub(crate) fn charge_text(text: &str, tenths: u64) -> Result<(), ExecutionError> {
+    charge_call(sized::traversal(text.chars().count() as u64, tenths))
+}
+
 pub(super) fn register(env: &mut Env) {
+    sized::register(env);
     let _ = env.add_overload(COST, "@cost_dyn_int", vec![DYN_TYPE, INT_TYPE], tick);
     let _ = env.add_overload(
         COST_RANGE,
@@ -186,68 +207,95 @@ impl<'b, 'v: 'w, 'w> traits::Iterator<'b, 'w> for MeteredIter<'b, 'v> {
     }
 }
 
-/// Meters every comprehension under `expr` (see the module's documentation); returns the
-/// number of nodes of the expression as written.
-pub(super) fn instrument(expr: &mut IdedExpr) -> u64 {
-    instrument_in(expr, &mut Vec::new())
+/// Meters every comprehension under `expr` (see the module's documentation), and measures the
+/// calls whose work grows with their operands where `calls` (each call's estimated cost) says
+/// they can cost more than a node ([`sized`]); returns what the expression's nodes as written
+/// cost, loops aside.
+pub(super) fn instrument(expr: &mut IdedExpr, calls: &CallCosts) -> u64 {
+    instrument_in(expr, &mut Vec::new(), calls)
 }
 
 /// [`instrument`] under the comprehensions whose variables `bound` names.
-fn instrument_in(expr: &mut IdedExpr, bound: &mut Vec<String>) -> u64 {
-    let mut nodes = 1;
+fn instrument_in(expr: &mut IdedExpr, bound: &mut Vec<String>, calls: &CallCosts) -> u64 {
+    let mut nodes = node_cost(expr);
     match &mut expr.expr {
         Expr::Call(call) => {
             if let Some(target) = call.target.as_deref_mut() {
-                nodes += instrument_in(target, bound);
+                nodes += instrument_in(target, bound, calls);
             }
             for arg in &mut call.args {
-                nodes += instrument_in(arg, bound);
+                nodes += instrument_in(arg, bound, calls);
             }
+            sized::measure_call(expr.id, call, calls.max(expr.id));
         }
         Expr::Comprehension(comprehension) => {
             // The range and the accumulator's start are evaluated outside the loop's scope.
             let range_is_free = !mentions_any(&comprehension.iter_range, bound);
-            nodes += instrument_in(&mut comprehension.iter_range, bound)
-                + instrument_in(&mut comprehension.accu_init, bound);
+            nodes += instrument_in(&mut comprehension.iter_range, bound, calls)
+                + instrument_in(&mut comprehension.accu_init, bound, calls);
             let depth = bound.len();
             bound.push(comprehension.iter_var.clone());
             bound.push(comprehension.accu_var.clone());
-            nodes += instrument_in(&mut comprehension.loop_cond, bound)
-                + instrument_in(&mut comprehension.result, bound);
+            nodes += instrument_in(&mut comprehension.loop_cond, bound, calls)
+                + instrument_in(&mut comprehension.result, bound, calls);
             if range_is_free {
-                let per_step = instrument_in(&mut comprehension.loop_step, bound);
+                let per_step = instrument_in(&mut comprehension.loop_step, bound, calls);
                 nodes += per_step;
                 passed_through(COST_RANGE, &mut comprehension.iter_range, per_step);
             } else {
                 let accu = comprehension.accu_var.clone();
-                nodes += meter_step(&mut comprehension.loop_step, &accu, bound);
+                nodes += meter_step(&mut comprehension.loop_step, &accu, bound, calls);
             }
             bound.truncate(depth);
         }
         Expr::List(list) => {
             for element in &mut list.elements {
-                nodes += instrument_in(element, bound);
+                nodes += instrument_in(element, bound, calls);
             }
         }
         Expr::Map(map) => {
             for entry in &mut map.entries {
                 if let EntryExpr::MapEntry(entry) = &mut entry.expr {
-                    nodes += instrument_in(&mut entry.key, bound)
-                        + instrument_in(&mut entry.value, bound);
+                    nodes += instrument_in(&mut entry.key, bound, calls)
+                        + instrument_in(&mut entry.value, bound, calls);
                 }
             }
         }
         Expr::Struct(object) => {
             for entry in &mut object.entries {
                 if let EntryExpr::StructField(field) = &mut entry.expr {
-                    nodes += instrument_in(&mut field.value, bound);
+                    nodes += instrument_in(&mut field.value, bound, calls);
                 }
             }
         }
-        Expr::Select(select) => nodes += instrument_in(&mut select.operand, bound),
+        Expr::Select(select) => nodes += instrument_in(&mut select.operand, bound, calls),
         Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
     }
     nodes
+}
+
+/// What building a list, a map and an object costs (`ListCreateBaseCost`, ...).
+const LIST_CREATE: u64 = 10;
+const MAP_CREATE: u64 = 30;
+const STRUCT_CREATE: u64 = 40;
+
+/// What evaluating the node `expr` costs by itself, as cel-go's `CostTracker` charges it: a
+/// literal nothing, an identifier or a field selection 1 (a `has()` test nothing), a call 1
+/// (`&&`, `||` and `?:` nothing: their operands are charged), building a list, map or object
+/// its base cost, a comprehension nothing beyond its parts.
+fn node_cost(expr: &IdedExpr) -> u64 {
+    match &expr.expr {
+        Expr::Literal(_) | Expr::Unspecified | Expr::Comprehension(_) => 0,
+        Expr::Select(select) if select.test => 0,
+        Expr::Ident(_) | Expr::Select(_) => 1,
+        Expr::Call(call) => match call.func_name.as_str() {
+            "_&&_" | "_||_" | "_?_:_" => 0,
+            _ => 1,
+        },
+        Expr::List(_) => LIST_CREATE,
+        Expr::Map(_) => MAP_CREATE,
+        Expr::Struct(_) => STRUCT_CREATE,
+    }
 }
 
 /// Whether `expr` names any of `names` (counting an inner comprehension's own variables of the
@@ -284,30 +332,31 @@ fn mentions_any(expr: &IdedExpr, names: &[String]) -> bool {
 /// Meters a loop step without changing its shape: the accumulator and the operators that fold
 /// it (`@result && p`, `@result + [e]`, `c ? @result + [e] : @result`) stay as they are, so the
 /// crate still recognises them; the operands they evaluate are wrapped.
-fn meter_step(step: &mut IdedExpr, accu: &str, bound: &mut Vec<String>) -> u64 {
+fn meter_step(step: &mut IdedExpr, accu: &str, bound: &mut Vec<String>, calls: &CallCosts) -> u64 {
     let is_accu = |e: &IdedExpr| matches!(&e.expr, Expr::Ident(name) if name == accu);
+    let step_cost = node_cost(step);
     if let Expr::Call(call) = &mut step.expr
         && call.target.is_none()
         && call.args.iter().any(|a| is_accu(a) || folds(a, accu))
     {
-        let mut nodes = 1;
+        let mut nodes = step_cost;
         for arg in &mut call.args {
             if is_accu(arg) {
-                nodes += 1;
+                nodes += node_cost(arg);
             } else if folds(arg, accu) {
-                nodes += meter_step(arg, accu, bound);
+                nodes += meter_step(arg, accu, bound, calls);
             } else if let Expr::List(list) = &mut arg.expr {
-                nodes += 1;
+                nodes += LIST_CREATE;
                 for element in &mut list.elements {
-                    nodes += wrap(element, bound);
+                    nodes += wrap(element, bound, calls);
                 }
             } else {
-                nodes += wrap(arg, bound);
+                nodes += wrap(arg, bound, calls);
             }
         }
         return nodes;
     }
-    wrap(step, bound)
+    wrap(step, bound, calls)
 }
 
 /// Whether `expr` is a call on the accumulator (`@result + [e]`).
@@ -318,8 +367,8 @@ fn folds(expr: &IdedExpr, accu: &str) -> bool {
 }
 
 /// Replaces `expr` with `@cost(expr, nodes)`.
-fn wrap(expr: &mut IdedExpr, bound: &mut Vec<String>) -> u64 {
-    let nodes = instrument_in(expr, bound);
+fn wrap(expr: &mut IdedExpr, bound: &mut Vec<String>, calls: &CallCosts) -> u64 {
+    let nodes = instrument_in(expr, bound, calls);
     passed_through(COST, expr, nodes);
     nodes
 }

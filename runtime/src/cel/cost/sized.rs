@@ -1,0 +1,338 @@
+//! What a call costs when its work grows with the sizes of its operands: comparing and
+//! concatenating strings, `contains`, `in` on a list, conversions between strings
+//! and bytes, and the string functions of the crate. Each is charged as cel-go's `CostTracker.costCall` and
+//! Kubernetes' `library.CallCost` charge it, from the sizes of the values the call receives, so
+//! that a loop over a large string reaches the cost limit as soon as it would upstream instead
+//! of traversing the string a million times first.
+//!
+//! The crate's functions cannot be wrapped, so their operands are:
+//! - a charge that depends on one operand passes it through `@cost_size(operand, charge)`;
+//! - a charge that combines two passes each through `@cost_operand(operand, call, charge and
+//!   role)`. Whichever of the two is evaluated first (the crate evaluates a member call's
+//!   arguments before its target) leaves its size on a per-thread stack, and the second takes it
+//!   and charges the call. As on cel-go's own stack, an entry an absorbed error left behind
+//!   (`x.contains(1/0 == 1 ? 'a' : 'b') || true`) is replaced by the next evaluation of the same
+//!   call, and the stack has a bound.
+//!
+//! A call the static estimate bounds at [`UNMEASURED_COST`] units or fewer is left alone:
+//! charged as one node, its work is bounded by its operands' declared sizes, and measuring it
+//! would take longer than the work it measures.
+//!
+//! Kapi's own library functions (`matches`, `url`, `quantity`, ...) charge what they traverse
+//! themselves.
+//!
+//! Upstream: cel-go `interpreter/runtimecost.go` (`costCall`), `common/cost.go`
+//! (`StringTraversalCostFactor`, `RegexStringLengthCostFactor`), k8s
+//! `apiserver/pkg/cel/library/cost.go` (`CallCost`).
+
+use std::cell::RefCell;
+
+use cel::common::ast::{CallExpr, Expr, IdedExpr, LiteralValue};
+use cel::common::types::{CelInt, DYN_TYPE, INT_TYPE, Kind};
+use cel::common::value::{CowVal, Val};
+use cel::{Env, ExecutionError};
+
+/// The function one measured operand is passed through.
+const SIZE: &str = "@cost_size";
+/// The function each of two measured operands is passed through.
+const OPERAND: &str = "@cost_operand";
+
+/// The most a call may be estimated to cost and still be charged as a single node: a
+/// comparison of two strings of at most 80 characters, which the estimate counts as 320 bytes
+/// (Kubernetes sizes a string's `maxLength` at four bytes a character); a traversal that short
+/// takes less time than evaluating a node.
+pub(in crate::cel) const UNMEASURED_COST: u64 = 32;
+
+/// The most operands waiting for their partner: deeper nesting is charged as single nodes.
+const MAX_WAITING: usize = 64;
+
+thread_local! {
+    /// Operands evaluated before their partner: the call's node id, the role, the size.
+    static WAITING: RefCell<Vec<(i64, Role, u64)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// How a call's operands make its cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i64)]
+pub(in crate::cel) enum Charge {
+    /// A string's characters at 0.1 each (`startsWith`, `lowerAscii`, `bytes(s)`, ...).
+    Chars = 0,
+    /// A string's characters at 0.2 each: the traversal and the result (`replace`, `split`).
+    CharsTwice = 1,
+    /// The bytes of a bytes value at 0.1 each (`string(b)`).
+    Bytes = 2,
+    /// The characters of a list's strings at 0.2 each (`join`).
+    Joined = 3,
+    /// A list's elements, one each (`in`).
+    Elements = 4,
+    /// The smaller of two sizes at 0.1 (`==`, `!=`, ordering).
+    Smaller = 5,
+    /// Two strings' or two bytes values' sizes together at 0.1 (`+`).
+    Concatenated = 6,
+    /// A text's and a substring's sizes, each at 0.1, multiplied (`contains`).
+    Substring = 7,
+}
+
+const CHARGES: [Charge; 8] = [
+    Charge::Chars,
+    Charge::CharsTwice,
+    Charge::Bytes,
+    Charge::Joined,
+    Charge::Elements,
+    Charge::Smaller,
+    Charge::Concatenated,
+    Charge::Substring,
+];
+
+/// Which operand of two a value is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    First,
+    Second,
+}
+
+/// An operand of a call: its target or one of its arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Operand {
+    Target,
+    Arg(usize),
+}
+
+/// How a call is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Measure {
+    One(Operand, Charge),
+    Two(Operand, Operand, Charge),
+}
+
+/// How the call `call` is charged by its operands' sizes, if it is (upstream's table).
+fn measure(call: &CallExpr) -> Option<Measure> {
+    use Operand::{Arg, Target};
+    let member = call.target.is_some();
+    Some(match (call.func_name.as_str(), member, call.args.len()) {
+        ("_==_" | "_!=_" | "_<_" | "_<=_" | "_>_" | "_>=_", false, 2) => {
+            Measure::Two(Arg(0), Arg(1), Charge::Smaller)
+        }
+        ("_+_", false, 2) => Measure::Two(Arg(0), Arg(1), Charge::Concatenated),
+        ("@in", false, 2) => Measure::One(Arg(1), Charge::Elements),
+        ("startsWith" | "endsWith", true, 1) => Measure::One(Arg(0), Charge::Chars),
+        ("contains", true, 1) => Measure::Two(Target, Arg(0), Charge::Substring),
+        ("string", false, 1) => Measure::One(Arg(0), Charge::Bytes),
+        ("bytes" | "strings.quote", false, 1) => Measure::One(Arg(0), Charge::Chars),
+        (
+            "lowerAscii" | "upperAscii" | "substring" | "trim" | "charAt" | "indexOf"
+            | "lastIndexOf" | "reverse" | "format",
+            true,
+            _,
+        ) => Measure::One(Target, Charge::Chars),
+        ("replace", true, 2 | 3) | ("split", true, 1 | 2) => {
+            Measure::One(Target, Charge::CharsTwice)
+        }
+        ("join", true, 0 | 1) => Measure::One(Target, Charge::Joined),
+        _ => return None,
+    })
+}
+
+/// Passes the operands of the call of node `id` through the functions that charge its size,
+/// unless the call is cheap at any size its operands can have (`estimated` is the most it can
+/// cost by itself).
+pub(super) fn measure_call(id: u64, call: &mut CallExpr, estimated: u64) {
+    // A loop's accumulator (`@result`, a name CEL source cannot write) stays in place: the
+    // crate recognises the steps that fold it by their shape.
+    let accumulates = |e: &IdedExpr| matches!(&e.expr, Expr::Ident(name) if name.starts_with('@'));
+    if estimated <= UNMEASURED_COST || call.args.iter().any(accumulates) {
+        return;
+    }
+    match measure(call) {
+        Some(Measure::One(operand, charge)) => {
+            if let Some(operand) = operand_of(call, operand) {
+                pass_through(SIZE, operand, &[charge as i64]);
+            }
+        }
+        Some(Measure::Two(first, second, charge)) => {
+            let code = |role: Role| charge as i64 * 2 + i64::from(role == Role::Second);
+            if let Some(operand) = operand_of(call, first) {
+                pass_through(OPERAND, operand, &[id as i64, code(Role::First)]);
+            }
+            if let Some(operand) = operand_of(call, second) {
+                pass_through(OPERAND, operand, &[id as i64, code(Role::Second)]);
+            }
+        }
+        None => {}
+    }
+}
+
+fn operand_of(call: &mut CallExpr, operand: Operand) -> Option<&mut IdedExpr> {
+    match operand {
+        Operand::Target => call.target.as_deref_mut(),
+        Operand::Arg(i) => call.args.get_mut(i),
+    }
+}
+
+/// Replaces `expr` with `function(expr, constants...)`.
+fn pass_through(function: &str, expr: &mut IdedExpr, constants: &[i64]) {
+    let inner = std::mem::take(expr);
+    let id = inner.id;
+    let mut args = vec![inner];
+    args.extend(constants.iter().map(|&n| IdedExpr {
+        id,
+        expr: Expr::Literal(LiteralValue::Int(CelInt::from(n))),
+    }));
+    *expr = IdedExpr {
+        id,
+        expr: Expr::Call(CallExpr {
+            func_name: function.to_owned(),
+            target: None,
+            args,
+        }),
+    };
+}
+
+pub(super) fn register(env: &mut Env) {
+    let _ = env.add_overload(
+        SIZE,
+        "@cost_size_dyn_int",
+        vec![DYN_TYPE, INT_TYPE],
+        size_of,
+    );
+    let _ = env.add_overload(
+        OPERAND,
+        "@cost_operand_dyn_int_int",
+        vec![DYN_TYPE, INT_TYPE, INT_TYPE],
+        operand,
+    );
+}
+
+/// Runs `f` with no operand waiting, as a fresh evaluation starts, and puts back what waited.
+pub(super) fn fresh<T>(f: impl FnOnce() -> T) -> T {
+    let saved = WAITING.with(|w| std::mem::take(&mut *w.borrow_mut()));
+    let result = f();
+    WAITING.with(|w| *w.borrow_mut() = saved);
+    result
+}
+
+fn constant(args: &[CowVal<'_, '_>], i: usize) -> Option<i64> {
+    args.get(i)
+        .and_then(|n| n.downcast_ref::<CelInt>())
+        .map(|n| *n.inner())
+}
+
+/// `@cost_size(operand, charge)`: charges `charge` of the operand's size and hands it on.
+fn size_of<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let charge = constant(&args, 1).and_then(|c| CHARGES.get(c as usize).copied());
+    args.truncate(1);
+    let value = args
+        .pop()
+        .ok_or_else(|| ExecutionError::function_error(SIZE, "missing operand"))?;
+    if let Some(charge) = charge {
+        super::charge_call(one(charge, value.as_ref()))?;
+    }
+    Ok(value)
+}
+
+/// `@cost_operand(operand, call, code)`: the first of a call's two operands waits for the
+/// second, which charges the call; both are handed on.
+fn operand<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let call = constant(&args, 1).unwrap_or_default();
+    let code = constant(&args, 2).unwrap_or_default();
+    let role = if code % 2 == 0 {
+        Role::First
+    } else {
+        Role::Second
+    };
+    let charge = CHARGES.get((code / 2) as usize).copied();
+    args.truncate(1);
+    let value = args
+        .pop()
+        .ok_or_else(|| ExecutionError::function_error(OPERAND, "missing operand"))?;
+    let Some(charge) = charge else {
+        return Ok(value);
+    };
+    let size = size(charge, value.as_ref());
+    let partner = WAITING.with(|waiting| {
+        let mut waiting = waiting.borrow_mut();
+        let found = waiting.iter().rposition(|(c, _, _)| *c == call);
+        match found {
+            // The partner of this evaluation: it and whatever an error left above it go.
+            Some(at) if waiting[at].1 != role => {
+                let partner = waiting[at].2;
+                waiting.truncate(at);
+                Some(partner)
+            }
+            // Left by an evaluation that failed before its partner ran.
+            Some(at) => {
+                waiting[at].2 = size;
+                None
+            }
+            None => {
+                if waiting.len() < MAX_WAITING {
+                    waiting.push((call, role, size));
+                }
+                None
+            }
+        }
+    });
+    if let Some(partner) = partner {
+        let (first, second) = match role {
+            Role::First => (size, partner),
+            Role::Second => (partner, size),
+        };
+        super::charge_call(two(charge, first, second))?;
+    }
+    Ok(value)
+}
+
+/// The size of one of two operands, as cel-go's `actualSize` has it: a string's characters,
+/// a bytes value's or a collection's length, 1 for anything else; only strings and bytes are
+/// traversed by concatenation and `contains`.
+fn size(charge: Charge, value: &dyn Val) -> u64 {
+    let textual = matches!(value.get_type().kind(), Kind::String | Kind::Bytes);
+    match charge {
+        Charge::Smaller => sized(value),
+        _ if textual => sized(value),
+        _ => 1,
+    }
+}
+
+/// What a value says its size is, 1 if it has none (cel-go's `actualSize`).
+fn sized(value: &dyn Val) -> u64 {
+    value
+        .as_sizer()
+        .map_or(1, |s| (*s.size().inner()).max(0) as u64)
+}
+
+/// What `charge` makes of one operand's value; a value the charge does not apply to costs one
+/// node (`string(x)` of anything but bytes, `indexOf` on a list).
+fn one(charge: Charge, value: &dyn Val) -> u64 {
+    match (charge, value.get_type().kind()) {
+        (Charge::Chars, Kind::String) | (Charge::Bytes, Kind::Bytes) => traversal(sized(value), 1),
+        (Charge::CharsTwice, Kind::String) => traversal(sized(value), 2),
+        (Charge::Joined, Kind::List) => {
+            let mut total = 0u64;
+            if let Some(items) = value.as_iterable() {
+                let mut items = items.iter();
+                while let Some(item) = items.next() {
+                    total = total.saturating_add(sized(item));
+                }
+            }
+            traversal(total, 2)
+        }
+        (Charge::Elements, Kind::List) => sized(value),
+        _ => 1,
+    }
+}
+
+/// What `charge` makes of two operands' sizes.
+fn two(charge: Charge, first: u64, second: u64) -> u64 {
+    match charge {
+        Charge::Smaller => traversal(first.min(second), 1),
+        Charge::Concatenated => traversal(first.saturating_add(second), 1),
+        Charge::Substring => traversal(first, 1).saturating_mul(traversal(second, 1)),
+        _ => 1,
+    }
+}
+
+/// `size` characters traversed at `tenths` tenth of a unit each, rounded up.
+pub(crate) fn traversal(size: u64, tenths: u64) -> u64 {
+    size.saturating_mul(tenths).div_ceil(10)
+}
