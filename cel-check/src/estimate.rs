@@ -31,6 +31,8 @@ use crate::types::Type;
 const STRING_TRAVERSAL: f64 = 0.1;
 /// The cost of one character of a regular expression (`RegexStringLengthCostFactor`).
 const REGEX_LENGTH: f64 = 0.25;
+/// The longest pattern a named format's check may have (`MaxNameFormatRegexSize`).
+const MAX_FORMAT_REGEX: u64 = 128;
 
 /// The most one rule may be estimated to cost, times the most values it may run on
 /// (`StaticEstimatedCostLimit`).
@@ -256,6 +258,25 @@ impl Coster<'_> {
     }
 
     fn call(&mut self, expr: &IdedExpr, call: &CallExpr) -> Estimate {
+        // `format.dns1123Label()`, `sets.contains(a, b)`: a target the checker read as part of
+        // a function's qualified name (it gave the target no type) is no value to evaluate.
+        let qualified_call;
+        let call = match call.target.as_deref() {
+            Some(target) if !self.checked.types.contains_key(&target.id) => {
+                match crate::syntax::qualified(target) {
+                    Some(prefix) => {
+                        qualified_call = CallExpr {
+                            func_name: format!("{prefix}.{}", call.func_name),
+                            target: None,
+                            args: call.args.clone(),
+                        };
+                        &qualified_call
+                    }
+                    None => call,
+                }
+            }
+            _ => call,
+        };
         // `dyn(x)` only turns type checking off: it costs 1 and has `x`'s size.
         if call.func_name == "dyn"
             && call.target.is_none()
@@ -403,12 +424,7 @@ impl Coster<'_> {
                 if let Type::List(e) = type_of(t)
                     && textual(&e)
                 {
-                    let element_size = self
-                        .checked
-                        .decls
-                        .get(&t.id)
-                        .and_then(|d| d.element())
-                        .map_or(Estimate::UNKNOWN.max, |d| d.max_elements);
+                    let element_size = self.element_size(t);
                     element = element.add(
                         Estimate {
                             min: 0,
@@ -459,15 +475,32 @@ impl Coster<'_> {
                     }),
                 )
             }
+            // The joined string: every element at its largest, and the separators between.
             ("join", Some(t), 0 | 1) => {
                 let list = self.size(t);
-                (list.factor(2.0 * STRING_TRAVERSAL).add(args_sum), None)
+                let mut size = list.multiply(Estimate {
+                    min: 0,
+                    max: self.element_size(t),
+                });
+                if let Some(separator) = args.first() {
+                    let separators = Estimate {
+                        min: list.min.saturating_sub(1),
+                        max: list.max.saturating_sub(1),
+                    };
+                    size = size.add(self.size(separator).multiply(separators));
+                }
+                (size.factor(STRING_TRAVERSAL).add(args_sum), Some(size))
             }
-            ("url" | "cidr" | "isIP" | "isCIDR" | "isURL" | "quantity" | "isQuantity", None, 1)
-            | ("ip", None, 1) => (
-                self.size(&args[0]).factor(STRING_TRAVERSAL).add(args_sum),
-                None,
-            ),
+            ("url", None, 1) => {
+                let size = self.size(&args[0]);
+                (size.factor(STRING_TRAVERSAL).add(args_sum), Some(size))
+            }
+            ("cidr" | "isIP" | "isCIDR" | "quantity" | "isQuantity", None, 1) | ("ip", None, 1) => {
+                (
+                    self.size(&args[0]).factor(STRING_TRAVERSAL).add(args_sum),
+                    None,
+                )
+            }
             ("ip.isCanonical", None, 1) => (
                 self.size(&args[0])
                     .factor(STRING_TRAVERSAL)
@@ -475,15 +508,26 @@ impl Coster<'_> {
                     .add(args_sum),
                 None,
             ),
-            ("containsIP" | "containsCIDR", Some(_), 1) if type_of(&args[0]) == Type::String => (
+            // Comparing two addresses of 4 or 16 bytes; a CIDR's is masked and traversed once
+            // more, plus one; a string operand is parsed first.
+            ("containsIP" | "containsCIDR", Some(_), 1) => {
+                let address = Estimate { min: 4, max: 16 };
+                let mut cost = address.add(address).factor(STRING_TRAVERSAL);
+                if call.func_name == "containsCIDR" {
+                    cost = cost.add(address.factor(STRING_TRAVERSAL)).add(one);
+                }
+                if type_of(&args[0]) == Type::String {
+                    cost = cost.add(self.size(&args[0]).factor(STRING_TRAVERSAL));
+                }
+                (cost.add(args_sum), None)
+            }
+            // A named format's check, priced as a regular expression of the longest pattern a
+            // format may have (`MaxNameFormatRegexSize`).
+            ("validate", Some(_), 1) => (
                 self.size(&args[0])
                     .factor(STRING_TRAVERSAL)
-                    .add(one)
+                    .factor(MAX_FORMAT_REGEX as f64 * REGEX_LENGTH)
                     .add(args_sum),
-                None,
-            ),
-            ("validate", Some(_), 1) => (
-                self.size(&args[0]).factor(STRING_TRAVERSAL).add(args_sum),
                 None,
             ),
             ("sets.contains" | "sets.equivalent" | "sets.intersects", None, 2) => (
@@ -494,6 +538,15 @@ impl Coster<'_> {
             ),
             _ => (one.add(args_sum), None),
         }
+    }
+
+    /// The most elements (characters, items) an element of the list `list` has, as declared.
+    fn element_size(&self, list: &IdedExpr) -> u64 {
+        self.checked
+            .decls
+            .get(&list.id)
+            .and_then(|d| d.element())
+            .map_or(Estimate::UNKNOWN.max, |d| d.max_elements)
     }
 
     /// The cost of comparing two values: their shorter size, traversed.

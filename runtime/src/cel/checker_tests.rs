@@ -235,6 +235,20 @@ fn estimates_follow_the_declared_sizes() {
     assert_eq!(max("self.spec.replicas > 1"), 1 + 2 + 1);
     // `contains`: 26 × 1 traversal units, plus the target's 3.
     assert_eq!(max("self.spec.name.contains('a')"), 3 + 26);
+    // k8s library/cost.go: a format's `validate` is priced as a regular expression of the
+    // longest pattern (128 characters at 0.25: 32) over the text (26), `isURL` as a plain call,
+    // and `join` by the joined string (10 items of 64 bytes, 9 separators: 649 at 0.1).
+    assert_eq!(
+        max("format.dns1123Label().validate(self.spec.name).hasValue()"),
+        26 * 32 + 1 + 3 + 1
+    );
+    // A qualified function's name is no value: `format.dns1123Label()` is one call.
+    assert_eq!(
+        max("format.dns1123Label().validate('a').hasValue()"),
+        32 + 1 + 1
+    );
+    assert_eq!(max("isURL(self.spec.name)"), 1 + 3);
+    assert_eq!(max("self.spec.items.join(',') == 'x'"), 65 + 3 + 1);
     // 10 items, each: the identifier (1), the accumulator's && (and its condition).
     let all = max("self.spec.items.all(i, i == 'a')");
     assert!(all > 10 && all < 100, "{all}");

@@ -195,6 +195,13 @@ fn calls_cost_the_sizes_of_their_operands() {
         ("self + 'a'", 10_002),
         ("self.startsWith('a')", 2),
         ("isURL(self)", 10_001),
+        // A DNS label's check, as a pattern of 30 characters (8 units) over the text; the
+        // `format` before the call counts as an identifier.
+        (
+            "format.dns1123Label().validate(self).hasValue()",
+            80_008 + 4,
+        ),
+        ("strings.quote(self)", 10_002),
         // A size is not a traversal.
         ("self.size()", 2),
     ] {

@@ -32,7 +32,7 @@ use cel::common::value::{CowVal, Val};
 use cel::{Env, ExecutionError};
 use kapi_cel_check::estimate::CallCosts;
 
-pub(crate) use sized::traversal;
+use sized::traversal;
 
 /// The most one evaluation of one expression may cost (`PerCallLimit`).
 pub const PER_CALL_LIMIT: u64 = 1_000_000;
@@ -90,6 +90,14 @@ pub(crate) fn charge_call(units: u64) -> Result<(), ExecutionError> {
 /// `library.CallCost` for parsing functions: `url`, `ip`, `quantity`, ...).
 pub(crate) fn charge_text(text: &str, tenths: u64) -> Result<(), ExecutionError> {
     charge_call(sized::traversal(text.chars().count() as u64, tenths))
+}
+
+/// Charges matching `text` against a regular expression of `pattern` characters, as cel-go
+/// charges `matches` (and Kubernetes `find` and a format's `validate`): the text's characters
+/// plus one at 0.1, times the pattern's at 0.25.
+pub(crate) fn charge_match(text: &str, pattern: u64) -> Result<(), ExecutionError> {
+    let text = traversal((text.chars().count() as u64).saturating_add(1), 1);
+    charge_call(text.saturating_mul(pattern.saturating_mul(25).div_ceil(100)))
 }
 
 pub(super) fn register(env: &mut Env) {

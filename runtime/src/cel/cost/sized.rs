@@ -118,7 +118,11 @@ fn measure(call: &CallExpr) -> Option<Measure> {
         ("startsWith" | "endsWith", true, 1) => Measure::One(Arg(0), Charge::Chars),
         ("contains", true, 1) => Measure::Two(Target, Arg(0), Charge::Substring),
         ("string", false, 1) => Measure::One(Arg(0), Charge::Bytes),
-        ("bytes" | "strings.quote", false, 1) => Measure::One(Arg(0), Charge::Chars),
+        ("bytes", false, 1) => Measure::One(Arg(0), Charge::Chars),
+        // `strings.quote(s)`, parsed as a call on `strings`.
+        ("quote", true, 1) if matches!(call.target.as_deref(), Some(t) if matches!(&t.expr, Expr::Ident(n) if n == "strings")) => {
+            Measure::One(Arg(0), Charge::Chars)
+        }
         (
             "lowerAscii" | "upperAscii" | "substring" | "trim" | "charAt" | "indexOf"
             | "lastIndexOf" | "reverse" | "format",
@@ -333,6 +337,6 @@ fn two(charge: Charge, first: u64, second: u64) -> u64 {
 }
 
 /// `size` characters traversed at `tenths` tenth of a unit each, rounded up.
-pub(crate) fn traversal(size: u64, tenths: u64) -> u64 {
+pub(super) fn traversal(size: u64, tenths: u64) -> u64 {
     size.saturating_mul(tenths).div_ceil(10)
 }

@@ -188,6 +188,8 @@ fn contains_ip(args: &[Value]) -> Result<Value, ExecutionError> {
 }
 
 fn contains_cidr(args: &[Value]) -> Result<Value, ExecutionError> {
+    // Masking the outer CIDR and comparing the prefix lengths (`library.CallCost`).
+    crate::cel::cost::charge(2)?;
     let outer = cidr_at("containsCIDR", args, 0)?;
     let inner = cidr_at("containsCIDR", args, 1)?;
     Ok(Value::Bool(

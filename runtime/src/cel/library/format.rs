@@ -13,28 +13,32 @@ use cel::common::types::{DYN_TYPE, STRING_TYPE};
 use cel::objects::{Opaque, OptionalValue};
 use cel::{Env, ExecutionError, Value};
 
-use super::{no_overload, string_arg, traversed_arg, value_overload};
+use super::{no_overload, string_arg, value_overload};
 use crate::KubeVersion;
+use crate::cel::cost::charge_match;
 use crate::validation::Format as NameFormat;
 
 /// The release whose messages the name formats give.
 const MESSAGES_OF: KubeVersion = KubeVersion::new(1, 36);
 
-/// The named formats, as `format.named` and `format.<name>()` know them.
-const NAMES: [&str; 13] = [
-    "dns1123Label",
-    "dns1123Subdomain",
-    "dns1035Label",
-    "qualifiedName",
-    "dns1123LabelPrefix",
-    "dns1123SubdomainPrefix",
-    "dns1035LabelPrefix",
-    "labelValue",
-    "uri",
-    "uuid",
-    "byte",
-    "date",
-    "datetime",
+/// The named formats, as `format.named` and `format.<name>()` know them, each with the length
+/// of the longest pattern its check stands for (`MaxRegexSize`), which prices a `validate`.
+const NAMES: [(&str, u64); 13] = [
+    ("dns1123Label", 30),
+    ("dns1123Subdomain", 60),
+    ("dns1035Label", 30),
+    ("qualifiedName", 60),
+    ("dns1123LabelPrefix", 30),
+    ("dns1123SubdomainPrefix", 60),
+    ("dns1035LabelPrefix", 30),
+    ("labelValue", 40),
+    // govalidator's URL and Base64 patterns and kube-openapi's `strfmt` UUID and date-time
+    // patterns, measured.
+    ("uri", 1103),
+    ("uuid", 70),
+    ("byte", 84),
+    ("date", 71),
+    ("datetime", 71),
 ];
 
 /// The calls `format.<name>()`, as CEL writes them.
@@ -155,7 +159,10 @@ pub(super) fn register(env: &mut Env) {
 fn named(args: &[Value]) -> Result<Value, ExecutionError> {
     let name = string_arg("format.named", args, 0)?;
     Ok(optional(
-        NAMES.iter().find(|n| **n == name).map(|n| format_value(n)),
+        NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(n, _)| format_value(n)),
     ))
 }
 
@@ -166,7 +173,14 @@ fn validate(args: &[Value]) -> Result<Value, ExecutionError> {
     let format = o
         .downcast_ref::<NamedFormat>()
         .ok_or_else(|| no_overload("validate"))?;
-    let found = problems(format.0, traversed_arg("validate", args, 1, 1)?);
+    let text = string_arg("validate", args, 1)?;
+    // As a regular expression of the format's pattern would cost (`library.CallCost`).
+    let pattern = NAMES
+        .iter()
+        .find(|(n, _)| *n == format.0)
+        .map_or(0, |(_, size)| *size);
+    charge_match(text, pattern)?;
+    let found = problems(format.0, text);
     Ok(optional((!found.is_empty()).then(|| {
         Value::List(Arc::new(
             found

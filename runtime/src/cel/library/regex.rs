@@ -14,7 +14,7 @@ use cel::common::types::{INT_TYPE, STRING_TYPE};
 use cel::{Env, ExecutionError, Value};
 
 use super::{string_arg, value_overload};
-use crate::cel::cost::{charge_call, traversal};
+use crate::cel::cost::charge_match;
 
 pub(super) fn register(env: &mut Env) {
     let _ = env.add_overload(
@@ -59,12 +59,7 @@ fn compiled(
 ) -> Result<(String, Arc<::regex::Regex>), ExecutionError> {
     let text = string_arg(function, args, 0)?;
     let pattern = string_arg(function, args, 1)?;
-    // cel-go's `costCall` for `matches` (k8s' `CallCost` for `find` alike): the text's
-    // characters plus one at 0.1, times the pattern's at 0.25.
-    let chars = |s: &str| s.chars().count() as u64;
-    let text_cost = traversal(chars(text).saturating_add(1), 1);
-    let pattern_cost = chars(pattern).saturating_mul(25).div_ceil(100);
-    charge_call(text_cost.saturating_mul(pattern_cost))?;
+    charge_match(text, pattern.chars().count() as u64)?;
     let re = cached(pattern).map_err(|e| {
         ExecutionError::function_error(function, format!("'{pattern}' not a valid regex:\n{e}"))
     })?;
