@@ -268,4 +268,16 @@ fn calls_on_values_the_schema_keeps_small_are_not_measured() {
     };
     assert!(!measured(63));
     assert!(measured(10_000));
+    // Nothing bounds a policy's `object`, but a comparison with a short literal is as cheap as
+    // the literal.
+    let measured = |source: &str| {
+        let program = compile(source, &["object"]).unwrap();
+        format!("{:?}", program.expression).contains("@cost_operand")
+    };
+    assert!(!measured("object.metadata.name == 'web'"));
+    assert!(!measured("1 != object.spec.replicas"));
+    assert!(measured(
+        "object.metadata.name == object.metadata.generateName"
+    ));
+    assert!(measured("object.metadata.name == 'web' + object.kind"));
 }

@@ -154,6 +154,16 @@ pub(super) fn measure_call(id: u64, call: &mut CallExpr, estimated: u64) {
             }
         }
         Some(Measure::Two(first, second, charge)) => {
+            // Compared with a short literal, a value of any size costs what the literal does
+            // (`object.metadata.name == 'web'` in a policy, where nothing bounds `object`).
+            let short = |operand: Operand, call: &mut CallExpr| {
+                operand_of(call, operand)
+                    .and_then(|e| literal_size(e))
+                    .is_some_and(|size| traversal(size, 1) <= UNMEASURED_COST)
+            };
+            if charge == Charge::Smaller && (short(first, call) || short(second, call)) {
+                return;
+            }
             let code = |role: Role| charge as i64 * 2 + i64::from(role == Role::Second);
             if let Some(operand) = operand_of(call, first) {
                 pass_through(OPERAND, operand, &[id as i64, code(Role::First)]);
@@ -163,6 +173,16 @@ pub(super) fn measure_call(id: u64, call: &mut CallExpr, estimated: u64) {
             }
         }
         None => {}
+    }
+}
+
+/// The size of a literal operand, as cel-go's `actualSize` would find it.
+fn literal_size(expr: &IdedExpr) -> Option<u64> {
+    match &expr.expr {
+        Expr::Literal(LiteralValue::String(s)) => Some(s.chars().count() as u64),
+        Expr::Literal(LiteralValue::Bytes(b)) => Some(b.len() as u64),
+        Expr::Literal(_) => Some(1),
+        _ => None,
     }
 }
 
