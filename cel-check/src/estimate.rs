@@ -118,9 +118,10 @@ pub fn estimate(expr: &IdedExpr, checked: &Checked) -> Estimate {
     estimate_calls(expr, checked).0
 }
 
-/// The most each call of an expression can cost by itself, its operands' evaluation left out,
-/// by the id of the call's node. A call on a dyn value, whose size its type does not bound, can
-/// cost anything ([`u64::MAX`]).
+/// The most each call of an expression can cost by itself as kapi's runtime meter charges it,
+/// its operands' evaluation left out, by the id of the call's node: as the estimate prices it,
+/// but list concatenation by the lists' lengths. A call on a dyn value, whose size its type
+/// does not bound, can cost anything ([`u64::MAX`]).
 #[derive(Clone, Debug, Default)]
 pub struct CallCosts(HashMap<u64, u64>);
 
@@ -304,10 +305,23 @@ impl Coster<'_> {
             .map(|t| &**t)
             .chain(&call.args)
             .all(|e| self.checked.type_of(e.id).is_concrete());
-        let own = if typed {
-            cost.max.saturating_sub(args_sum.max)
-        } else {
+        // The runtime meter charges list concatenation by the lists' lengths, which the crate
+        // copies (cel-go charges 1: its lists are not copied).
+        let concatenates_lists = call.func_name == "_+_"
+            && call
+                .args
+                .iter()
+                .any(|a| matches!(self.checked.type_of(a.id), Type::List(_)));
+        let own = if !typed {
             u64::MAX
+        } else if concatenates_lists {
+            let both = call
+                .args
+                .iter()
+                .fold(Estimate::default(), |sum, a| sum.add(self.size(a)));
+            both.factor(STRING_TRAVERSAL).max
+        } else {
+            cost.max.saturating_sub(args_sum.max)
         };
         self.calls.insert(expr.id, own);
         if let Some(size) = size {

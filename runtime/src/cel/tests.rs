@@ -202,6 +202,9 @@ fn calls_cost_the_sizes_of_their_operands() {
             80_008 + 4,
         ),
         ("strings.quote(self)", 10_002),
+        // The joined string: two letters and one separator between them, at 0.2, beside the
+        // list's creation (10) and `self`.
+        ("['a', 'b'].join(self)", 20_001 + 10 + 1),
         // A size is not a traversal.
         ("self.size()", 2),
     ] {
@@ -243,6 +246,21 @@ fn an_operand_an_absorbed_error_left_waiting_is_replaced() {
         "{}",
         evaluated.cost
     );
+}
+
+// Operands an absorbed error left waiting do not stop later calls being charged, however
+// many (the stack holds one entry per measured call of the program).
+#[test]
+fn operands_left_waiting_do_not_turn_charging_off() {
+    let text = cel::Value::String(Arc::new("a".repeat(100_000)));
+    let list = cel::Value::List(Arc::new((0..1_000).map(cel::Value::Int).collect()));
+    let absorbed = "((self == (1 / zero == 1 ? 'a' : 'b')) || true) && ".repeat(80);
+    let rule = format!("{absorbed}list.all(i, (self + self).size() > 0)");
+    let evaluated = compile(&rule, &[SELF, "zero", "list"]).unwrap().evaluate(
+        &[(SELF, text), ("zero", cel::Value::Int(0)), ("list", list)],
+        PER_CALL_LIMIT,
+    );
+    assert_eq!(evaluated.result, Err(EvalError::CostLimit));
 }
 
 // A call the schema keeps small is charged as one node: measuring a comparison of two names

@@ -87,7 +87,17 @@ impl Rules {
     pub fn validate(&self, object: &Value, old: Option<&Value>, ratchet: bool) -> Vec<StatusCause> {
         let mut causes = self.validate_schema(object);
         if let Some(cel) = &self.cel {
-            causes.extend(cel.validate(object, old, ratchet));
+            // Upstream's strategy (`hasBlockingErr`) runs no rule on an object of the wrong
+            // shape or past its bounds: the rules' costs were estimated on the bounds.
+            if causes.iter().any(blocks_rules) {
+                causes.push(StatusCause::invalid(
+                    "",
+                    &Value::Null,
+                    "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+                ));
+            } else {
+                causes.extend(cel.validate(object, old, ratchet));
+            }
         }
         causes
     }
@@ -233,6 +243,21 @@ fn join(path: &str, key: &str) -> String {
 /// kube-openapi's name for a field in its messages: the path, or `body` at the root.
 fn subject(path: &str) -> &str {
     if path.is_empty() { "body" } else { path }
+}
+
+/// Whether a schema violation keeps the CEL rules from running: a wrong type, a value too
+/// long or with too many items, a missing required field, a value outside its enum.
+fn blocks_rules(cause: &StatusCause) -> bool {
+    matches!(
+        cause.reason,
+        Some(
+            CauseType::FieldValueNotSupported
+                | CauseType::FieldValueRequired
+                | CauseType::FieldValueTooLong
+                | CauseType::FieldValueTooMany
+                | CauseType::FieldValueTypeInvalid
+        )
+    )
 }
 
 fn type_cause(path: &str, value: &Value, expected: &str) -> StatusCause {
@@ -536,6 +561,38 @@ mod tests {
                 "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}
             }
         }))
+    }
+
+    // Upstream's customresource strategy (`hasBlockingErr`): past its bounds, or of the
+    // wrong type, an object's rules are not run, and one cause says so.
+    #[test]
+    fn rules_do_not_run_on_an_object_past_its_bounds() {
+        let rules = Rules::new(schema(json!({
+            "type": "object",
+            "properties": {"spec": {
+                "type": "object",
+                "x-kubernetes-validations": [{"rule": "self.name != 'forbidden'"}],
+                "properties": {"name": {"type": "string", "maxLength": 10}, "size": {"type": "integer"}}
+            }}
+        })));
+        let causes = |spec: Value| -> Vec<String> {
+            rules
+                .validate(&json!({"spec": spec}), None, false)
+                .into_iter()
+                .map(|c| c.to_string())
+                .collect()
+        };
+        assert_eq!(
+            causes(json!({"name": "forbidden"})),
+            vec!["spec: Invalid value: \"object\": failed rule: self.name != 'forbidden'"]
+        );
+        let not_checked = ": Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
+        let long = causes(json!({"name": "forbidden-and-too-long"}));
+        assert_eq!(long.len(), 2, "{long:?}");
+        assert!(long[0].contains("Too long"), "{long:?}");
+        assert_eq!(long[1], not_checked);
+        let mistyped = causes(json!({"name": "forbidden", "size": "ten"}));
+        assert_eq!(mistyped.last().map(String::as_str), Some(not_checked));
     }
 
     fn causes(object: Value) -> Vec<String> {

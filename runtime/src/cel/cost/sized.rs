@@ -12,7 +12,7 @@
 //!   arguments before its target) leaves its size on a per-thread stack, and the second takes it
 //!   and charges the call. As on cel-go's own stack, an entry an absorbed error left behind
 //!   (`x.contains(1/0 == 1 ? 'a' : 'b') || true`) is replaced by the next evaluation of the same
-//!   call, and the stack has a bound.
+//!   call, so the stack holds at most one entry per measured call of the program.
 //!
 //! A call the static estimate bounds at [`UNMEASURED_COST`] units or fewer is left alone:
 //! charged as one node, its work is bounded by its operands' declared sizes, and measuring it
@@ -28,7 +28,7 @@
 use std::cell::RefCell;
 
 use cel::common::ast::{CallExpr, Expr, IdedExpr, LiteralValue};
-use cel::common::types::{CelInt, DYN_TYPE, INT_TYPE, Kind};
+use cel::common::types::{CelInt, CelString, DYN_TYPE, INT_TYPE, Kind};
 use cel::common::value::{CowVal, Val};
 use cel::{Env, ExecutionError};
 
@@ -43,12 +43,18 @@ const OPERAND: &str = "@cost_operand";
 /// takes less time than evaluating a node.
 pub(in crate::cel) const UNMEASURED_COST: u64 = 32;
 
-/// The most operands waiting for their partner: deeper nesting is charged as single nodes.
-const MAX_WAITING: usize = 64;
-
 thread_local! {
-    /// Operands evaluated before their partner: the call's node id, the role, the size.
-    static WAITING: RefCell<Vec<(i64, Role, u64)>> = const { RefCell::new(Vec::new()) };
+    /// Operands evaluated before their partner: the call's node id, the role, the sizes.
+    static WAITING: RefCell<Vec<(i64, Role, Sizes)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// What a charge reads of one of two operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Sizes {
+    /// Its size (see [`size`]).
+    size: u64,
+    /// The elements of a list, 1 for anything else.
+    count: u64,
 }
 
 /// How a call's operands make its cost.
@@ -61,13 +67,15 @@ pub(in crate::cel) enum Charge {
     CharsTwice = 1,
     /// The bytes of a bytes value at 0.1 each (`string(b)`).
     Bytes = 2,
-    /// The characters of a list's strings at 0.2 each (`join`).
+    /// The joined string at 0.2 a character: a list's strings, and its separator between
+    /// them (`join`).
     Joined = 3,
     /// A list's elements, one each (`in`).
     Elements = 4,
     /// The smaller of two sizes at 0.1 (`==`, `!=`, ordering).
     Smaller = 5,
-    /// Two strings' or two bytes values' sizes together at 0.1 (`+`).
+    /// Two strings' or two bytes values' sizes together at 0.1 (`+`); two lists' lengths
+    /// together at 0.1, since the crate copies both where cel-go does not (it charges 1).
     Concatenated = 6,
     /// A text's and a substring's sizes, each at 0.1, multiplied (`contains`).
     Substring = 7,
@@ -132,7 +140,8 @@ fn measure(call: &CallExpr) -> Option<Measure> {
         ("replace", true, 2 | 3) | ("split", true, 1 | 2) => {
             Measure::One(Target, Charge::CharsTwice)
         }
-        ("join", true, 0 | 1) => Measure::One(Target, Charge::Joined),
+        ("join", true, 0) => Measure::One(Target, Charge::Joined),
+        ("join", true, 1) => Measure::Two(Target, Arg(0), Charge::Joined),
         _ => return None,
     })
 }
@@ -272,7 +281,13 @@ fn operand<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Exec
     let Some(charge) = charge else {
         return Ok(value);
     };
-    let size = size(charge, value.as_ref());
+    let sizes = Sizes {
+        size: size(charge, value.as_ref()),
+        count: match value.get_type().kind() {
+            Kind::List => sized(value.as_ref()),
+            _ => 1,
+        },
+    };
     let partner = WAITING.with(|waiting| {
         let mut waiting = waiting.borrow_mut();
         let found = waiting.iter().rposition(|(c, _, _)| *c == call);
@@ -285,21 +300,19 @@ fn operand<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Exec
             }
             // Left by an evaluation that failed before its partner ran.
             Some(at) => {
-                waiting[at].2 = size;
+                waiting[at].2 = sizes;
                 None
             }
             None => {
-                if waiting.len() < MAX_WAITING {
-                    waiting.push((call, role, size));
-                }
+                waiting.push((call, role, sizes));
                 None
             }
         }
     });
     if let Some(partner) = partner {
         let (first, second) = match role {
-            Role::First => (size, partner),
-            Role::Second => (partner, size),
+            Role::First => (sizes, partner),
+            Role::Second => (partner, sizes),
         };
         super::charge_call(two(charge, first, second))?;
     }
@@ -307,15 +320,32 @@ fn operand<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Exec
 }
 
 /// The size of one of two operands, as cel-go's `actualSize` has it: a string's characters,
-/// a bytes value's or a collection's length, 1 for anything else; only strings and bytes are
-/// traversed by concatenation and `contains`.
+/// a bytes value's or a collection's length, 1 for anything else. A comparison reads at most
+/// the shorter operand, so it takes a string's bytes, known without counting (the characters
+/// for ASCII); `contains` traverses only strings; `join` the characters of a list's strings.
 fn size(charge: Charge, value: &dyn Val) -> u64 {
-    let textual = matches!(value.get_type().kind(), Kind::String | Kind::Bytes);
-    match charge {
-        Charge::Smaller => sized(value),
-        _ if textual => sized(value),
+    let kind = value.get_type().kind();
+    match (charge, kind) {
+        (Charge::Smaller, Kind::String) => value
+            .downcast_ref::<CelString>()
+            .map_or_else(|| sized(value), |s| s.inner().len() as u64),
+        (Charge::Smaller | Charge::Concatenated, _) => sized(value),
+        (Charge::Joined, Kind::List) => joined(value),
+        (_, Kind::String | Kind::Bytes) => sized(value),
         _ => 1,
     }
+}
+
+/// The characters of the strings of the list `value`.
+fn joined(value: &dyn Val) -> u64 {
+    let mut total = 0u64;
+    if let Some(items) = value.as_iterable() {
+        let mut items = items.iter();
+        while let Some(item) = items.next() {
+            total = total.saturating_add(sized(item));
+        }
+    }
+    total
 }
 
 /// What a value says its size is, 1 if it has none (cel-go's `actualSize`).
@@ -331,27 +361,24 @@ fn one(charge: Charge, value: &dyn Val) -> u64 {
     match (charge, value.get_type().kind()) {
         (Charge::Chars, Kind::String) | (Charge::Bytes, Kind::Bytes) => traversal(sized(value), 1),
         (Charge::CharsTwice, Kind::String) => traversal(sized(value), 2),
-        (Charge::Joined, Kind::List) => {
-            let mut total = 0u64;
-            if let Some(items) = value.as_iterable() {
-                let mut items = items.iter();
-                while let Some(item) = items.next() {
-                    total = total.saturating_add(sized(item));
-                }
-            }
-            traversal(total, 2)
-        }
+        (Charge::Joined, Kind::List) => traversal(joined(value), 2),
         (Charge::Elements, Kind::List) => sized(value),
         _ => 1,
     }
 }
 
 /// What `charge` makes of two operands' sizes.
-fn two(charge: Charge, first: u64, second: u64) -> u64 {
+fn two(charge: Charge, first: Sizes, second: Sizes) -> u64 {
+    let (a, b) = (first.size, second.size);
     match charge {
-        Charge::Smaller => traversal(first.min(second), 1),
-        Charge::Concatenated => traversal(first.saturating_add(second), 1),
-        Charge::Substring => traversal(first, 1).saturating_mul(traversal(second, 1)),
+        Charge::Smaller => traversal(a.min(b), 1),
+        Charge::Concatenated => traversal(a.saturating_add(b), 1),
+        Charge::Substring => traversal(a, 1).saturating_mul(traversal(b, 1)),
+        // The list's strings, and the separator between each two of them.
+        Charge::Joined => {
+            let separators = b.saturating_mul(first.count.saturating_sub(1));
+            traversal(a.saturating_add(separators), 2)
+        }
         _ => 1,
     }
 }
