@@ -509,19 +509,9 @@ impl Coster<'_> {
                 let size = self.size(&args[0]);
                 (size.factor(STRING_TRAVERSAL).add(args_sum), Some(size))
             }
-            ("cidr" | "isIP" | "isCIDR" | "quantity" | "isQuantity", None, 1) | ("ip", None, 1) => {
-                (
-                    self.size(&args[0]).factor(STRING_TRAVERSAL).add(args_sum),
-                    None,
-                )
-            }
-            ("ip.isCanonical", None, 1) => (
-                self.size(&args[0])
-                    .factor(STRING_TRAVERSAL)
-                    .factor(2.0)
-                    .add(args_sum),
-                None,
-            ),
+            // Upstream's `EstimateCallCost` prices `cidr`, `isIP`, `isCIDR`, `ip`,
+            // `ip.isCanonical`, `quantity` and `isQuantity` only when called on a target, which
+            // they never are: estimated, each costs one (the runtime charges what it parses).
             // Comparing two addresses of 4 or 16 bytes; a CIDR's is masked and traversed once
             // more, plus one; a string operand is parsed first.
             ("containsIP" | "containsCIDR", Some(_), 1) => {

@@ -248,6 +248,11 @@ fn estimates_follow_the_declared_sizes() {
         32 + 1 + 1
     );
     assert_eq!(max("isURL(self.spec.name)"), 1 + 3);
+    // Upstream prices the network and quantity parsers only on a target, which a global call
+    // has not: one unit each.
+    assert_eq!(max("isIP(self.spec.name)"), 1 + 3);
+    assert_eq!(max("ip.isCanonical(self.spec.name)"), 1 + 3);
+    assert_eq!(max("isQuantity(self.spec.name)"), 1 + 3);
     assert_eq!(max("self.spec.items.join(',') == 'x'"), 65 + 3 + 1);
     // 10 items, each: the identifier (1), the accumulator's && (and its condition).
     let all = max("self.spec.items.all(i, i == 'a')");

@@ -113,10 +113,7 @@ pub(super) fn register(env: &mut Env) {
 
 /// `@cost(operand, nodes)`: charges `nodes` and hands `operand` on.
 fn tick<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let units = args
-        .get(1)
-        .and_then(|n| n.downcast_ref::<CelInt>())
-        .map_or(1, |n| (*n.inner()).max(1) as u64);
+    let units = constant(&args, 1).map_or(1, |n| n.max(1) as u64);
     charge(units)?;
     args.truncate(1);
     args.pop()
@@ -126,10 +123,7 @@ fn tick<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Executi
 /// `@cost_range(range, nodes)`: `range` metered at `nodes` per iteration; a range that cannot be
 /// iterated is handed on as it is, so the loop reports it as the crate would.
 fn meter_range<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let per_step = args
-        .get(1)
-        .and_then(|n| n.downcast_ref::<CelInt>())
-        .map_or(1, |n| (*n.inner()).max(1) as u64);
+    let per_step = constant(&args, 1).map_or(1, |n| n.max(1) as u64);
     args.truncate(1);
     let range = args
         .pop()
@@ -249,7 +243,11 @@ fn instrument_in(expr: &mut IdedExpr, bound: &mut Vec<String>, calls: &CallCosts
             if range_is_free {
                 let per_step = instrument_in(&mut comprehension.loop_step, bound, calls);
                 nodes += per_step;
-                passed_through(COST_RANGE, &mut comprehension.iter_range, per_step);
+                passed_through(
+                    COST_RANGE,
+                    &mut comprehension.iter_range,
+                    &[per_step as i64],
+                );
             } else {
                 let accu = comprehension.accu_var.clone();
                 nodes += meter_step(&mut comprehension.loop_step, &accu, bound, calls);
@@ -377,26 +375,32 @@ fn folds(expr: &IdedExpr, accu: &str) -> bool {
 /// Replaces `expr` with `@cost(expr, nodes)`.
 fn wrap(expr: &mut IdedExpr, bound: &mut Vec<String>, calls: &CallCosts) -> u64 {
     let nodes = instrument_in(expr, bound, calls);
-    passed_through(COST, expr, nodes);
+    passed_through(COST, expr, &[nodes as i64]);
     nodes
 }
 
-/// Replaces `expr` with `function(expr, units)`.
-fn passed_through(function: &str, expr: &mut IdedExpr, units: u64) {
+/// Replaces `expr` with `function(expr, constants...)`.
+fn passed_through(function: &str, expr: &mut IdedExpr, constants: &[i64]) {
     let inner = std::mem::take(expr);
     let id = inner.id;
+    let mut args = vec![inner];
+    args.extend(constants.iter().map(|&n| IdedExpr {
+        id,
+        expr: Expr::Literal(LiteralValue::Int(CelInt::from(n))),
+    }));
     *expr = IdedExpr {
         id,
         expr: Expr::Call(CallExpr {
             func_name: function.to_owned(),
             target: None,
-            args: vec![
-                inner,
-                IdedExpr {
-                    id,
-                    expr: Expr::Literal(LiteralValue::Int(CelInt::from(units as i64))),
-                },
-            ],
+            args,
         }),
     };
+}
+
+/// The constant a rewrite passed as argument `i`.
+fn constant(args: &[CowVal<'_, '_>], i: usize) -> Option<i64> {
+    args.get(i)
+        .and_then(|n| n.downcast_ref::<CelInt>())
+        .map(|n| *n.inner())
 }

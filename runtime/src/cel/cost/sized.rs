@@ -28,9 +28,11 @@
 use std::cell::RefCell;
 
 use cel::common::ast::{CallExpr, Expr, IdedExpr, LiteralValue};
-use cel::common::types::{CelInt, CelString, DYN_TYPE, INT_TYPE, Kind};
+use cel::common::types::{CelString, DYN_TYPE, INT_TYPE, Kind};
 use cel::common::value::{CowVal, Val};
 use cel::{Env, ExecutionError};
+
+use super::{constant, passed_through};
 
 /// The function one measured operand is passed through.
 const SIZE: &str = "@cost_size";
@@ -159,7 +161,7 @@ pub(super) fn measure_call(id: u64, call: &mut CallExpr, estimated: u64) {
     match measure(call) {
         Some(Measure::One(operand, charge)) => {
             if let Some(operand) = operand_of(call, operand) {
-                pass_through(SIZE, operand, &[charge as i64]);
+                passed_through(SIZE, operand, &[charge as i64]);
             }
         }
         Some(Measure::Two(first, second, charge)) => {
@@ -175,10 +177,10 @@ pub(super) fn measure_call(id: u64, call: &mut CallExpr, estimated: u64) {
             }
             let code = |role: Role| charge as i64 * 2 + i64::from(role == Role::Second);
             if let Some(operand) = operand_of(call, first) {
-                pass_through(OPERAND, operand, &[id as i64, code(Role::First)]);
+                passed_through(OPERAND, operand, &[id as i64, code(Role::First)]);
             }
             if let Some(operand) = operand_of(call, second) {
-                pass_through(OPERAND, operand, &[id as i64, code(Role::Second)]);
+                passed_through(OPERAND, operand, &[id as i64, code(Role::Second)]);
             }
         }
         None => {}
@@ -202,25 +204,6 @@ fn operand_of(call: &mut CallExpr, operand: Operand) -> Option<&mut IdedExpr> {
     }
 }
 
-/// Replaces `expr` with `function(expr, constants...)`.
-fn pass_through(function: &str, expr: &mut IdedExpr, constants: &[i64]) {
-    let inner = std::mem::take(expr);
-    let id = inner.id;
-    let mut args = vec![inner];
-    args.extend(constants.iter().map(|&n| IdedExpr {
-        id,
-        expr: Expr::Literal(LiteralValue::Int(CelInt::from(n))),
-    }));
-    *expr = IdedExpr {
-        id,
-        expr: Expr::Call(CallExpr {
-            func_name: function.to_owned(),
-            target: None,
-            args,
-        }),
-    };
-}
-
 pub(super) fn register(env: &mut Env) {
     let _ = env.add_overload(
         SIZE,
@@ -242,12 +225,6 @@ pub(super) fn fresh<T>(f: impl FnOnce() -> T) -> T {
     let result = f();
     WAITING.with(|w| *w.borrow_mut() = saved);
     result
-}
-
-fn constant(args: &[CowVal<'_, '_>], i: usize) -> Option<i64> {
-    args.get(i)
-        .and_then(|n| n.downcast_ref::<CelInt>())
-        .map(|n| *n.inner())
 }
 
 /// `@cost_size(operand, charge)`: charges `charge` of the operand's size and hands it on.
