@@ -6,8 +6,9 @@
 //!
 //! Each node costs as cel-go charges it: an identifier 1, a field selection on an object or
 //! map 1 (a `has()` test nothing), a literal nothing, a call 1 plus its arguments unless its work grows with its
-//! operands (string comparison, concatenation, `contains`, `matches`, `in`, and Kubernetes'
-//! list, string, regex and network functions, each traversal weighted by cel-go's factors),
+//! operands (string comparison, concatenation, `contains`, `matches`, `in`, the lists
+//! extension's calls, which create lists and sort them, and Kubernetes' list, string, regex and
+//! network functions, each traversal weighted by cel-go's factors),
 //! `&&`/`||`/`?:` their operands, and a comprehension its range, accumulator and result plus
 //! the range's size times one iteration.
 //!
@@ -15,7 +16,8 @@
 //! [`fully_typed`], which says when an estimate rests on no dyn value (what the derive needs
 //! before it refuses a rule for its cost at compile time).
 //!
-//! Upstream: cel-go `checker/cost.go` (`coster`, `functionCost`), `common/cost.go`
+//! Upstream: cel-go `checker/cost.go` (`coster`, `functionCost`), `ext/lists.go` (its
+//! estimators), `common/cost.go`
 //! (`StringTraversalCostFactor`, `RegexStringLengthCostFactor`), k8s
 //! `apiserver/pkg/cel/library/cost.go` (`EstimateCallCost`), apiextensions
 //! `validation/validation.go` (`getCostErrorMessage`) and `apiserver/pkg/apis/cel/config.go`.
@@ -31,6 +33,8 @@ use crate::types::Type;
 const STRING_TRAVERSAL: f64 = 0.1;
 /// The cost of one character of a regular expression (`RegexStringLengthCostFactor`).
 const REGEX_LENGTH: f64 = 0.25;
+/// The cost of creating a list (`ListCreateBaseCost`).
+const LIST_CREATE: u64 = 10;
 /// The longest pattern a named format's check may have (`MaxNameFormatRegexSize`).
 const MAX_FORMAT_REGEX: u64 = 128;
 
@@ -231,7 +235,7 @@ impl Coster<'_> {
                 sum.add(count.multiply(per_iteration))
             }
             Expr::List(list) => {
-                let mut sum = Estimate::exact(10);
+                let mut sum = Estimate::exact(LIST_CREATE);
                 for element in &list.elements {
                     sum = sum.add(self.cost(element));
                 }
@@ -449,6 +453,35 @@ impl Coster<'_> {
                 }
                 (self.size(t).multiply(element).add(args_sum), None)
             }
+            // The lists extension (cel-go's lists library at version 3, which Kubernetes
+            // serves): each call allocates its result list, priced per element it holds.
+            ("slice", Some(t), 2) => {
+                let start = uint_literal(&args[0]).unwrap_or(0);
+                let end = uint_literal(&args[1]).unwrap_or(self.size(t).max);
+                let size = Estimate::exact(end.saturating_sub(start));
+                (allocating(size, 1.0).add(args_sum), Some(size))
+            }
+            ("lists.range", None, 1) => {
+                let size = Estimate::exact(uint_literal(&args[0]).unwrap_or(u64::MAX));
+                (allocating(size, 1.0).add(args_sum), Some(size))
+            }
+            ("reverse", Some(t), 0) if matches!(type_of(t), Type::List(_)) => {
+                let size = self.size(t);
+                (allocating(size, 1.0).add(args_sum), Some(size))
+            }
+            // Priced by the depth (any, unless a literal says) times the outer list's length,
+            // as upstream; the result is given the outer list's size, as upstream gives it.
+            ("flatten", Some(t), 0 | 1) => {
+                let depth = args.first().map_or(Some(1), uint_literal);
+                let size = self.size(t);
+                let cost = allocating(size, depth.unwrap_or(u64::MAX) as f64);
+                (cost.add(args_sum), Some(size))
+            }
+            // Compared with itself, element by element: the square of the list's length.
+            ("distinct", Some(t), 0) => self.self_compared(t, false, args_sum),
+            ("sort", Some(t), 0) => self.self_compared(t, true, args_sum),
+            // `sortBy`'s expansion, compared by the keys.
+            ("@sortByAssociatedKeys", Some(_), 1) => self.self_compared(&args[0], true, args_sum),
             (
                 "lowerAscii" | "upperAscii" | "substring" | "trim" | "reverse" | "charAt"
                 | "indexOf" | "lastIndexOf",
@@ -544,6 +577,28 @@ impl Coster<'_> {
         }
     }
 
+    /// A call of the lists extension that compares `list`'s elements with each other: twice the
+    /// square of its length, a tenth more when `texts` says strings' comparisons count
+    /// (`sort`, not `distinct`), with its result list. Upstream gives the result the squared
+    /// size too.
+    fn self_compared(
+        &self,
+        list: &IdedExpr,
+        texts: bool,
+        args_sum: Estimate,
+    ) -> (Estimate, Option<Estimate>) {
+        let size = self.size(list);
+        let squared = size.multiply(size);
+        let mut factor = 2.0;
+        if texts
+            && let Type::List(element) = self.checked.type_of(list.id)
+            && matches!(*element, Type::String | Type::Bytes)
+        {
+            factor += STRING_TRAVERSAL;
+        }
+        (allocating(squared, factor).add(args_sum), Some(squared))
+    }
+
     /// The most elements (characters, items) an element of the list `list` has, as declared.
     fn element_size(&self, list: &IdedExpr) -> u64 {
         self.checked
@@ -561,6 +616,21 @@ impl Coster<'_> {
             max: smallest,
         }
         .factor(STRING_TRAVERSAL)
+    }
+}
+
+/// A call that allocates a list of `size` elements at `factor` each: the elements, the call
+/// (1) and the list's creation (10) (cel-go's `estimateAllocatingListCall`).
+fn allocating(size: Estimate, factor: f64) -> Estimate {
+    size.factor(factor).add(Estimate::exact(1 + LIST_CREATE))
+}
+
+/// The value of an integer literal that is not negative (cel-go's `nodeAsUintValue`).
+fn uint_literal(expr: &IdedExpr) -> Option<u64> {
+    match &expr.expr {
+        Expr::Literal(LiteralValue::Int(n)) => u64::try_from(*n.inner()).ok(),
+        Expr::Literal(LiteralValue::UInt(n)) => Some(*n.inner()),
+        _ => None,
     }
 }
 

@@ -254,6 +254,26 @@ fn estimates_follow_the_declared_sizes() {
     assert_eq!(max("ip.isCanonical(self.spec.name)"), 1 + 3);
     assert_eq!(max("isQuantity(self.spec.name)"), 1 + 3);
     assert_eq!(max("self.spec.items.join(',') == 'x'"), 65 + 3 + 1);
+    // cel-go ext/lists.go (version 3): a call allocating a list costs its elements, the call
+    // (1) and the list (10); sorting compares every pair twice, strings a tenth more.
+    assert_eq!(max("self.spec.items.reverse()"), 10 + 11 + 3);
+    assert_eq!(max("self.spec.items.slice(1, 3)"), 2 + 11 + 3);
+    // An end not written is the list's length.
+    assert_eq!(
+        max("self.spec.items.slice(1, self.spec.replicas)"),
+        9 + 11 + 3 + 3
+    );
+    assert_eq!(max("self.spec.items.distinct()"), 200 + 11 + 3);
+    assert_eq!(max("self.spec.items.sort()"), 210 + 11 + 3);
+    assert_eq!(max("lists.range(5)"), 5 + 11);
+    assert_eq!(max("[[1], [2]].flatten()"), 2 + 11 + 30);
+    assert_eq!(max("[[1], [2]].flatten(3)"), 6 + 11 + 30);
+    // A result's size is what the call gives it: the sorted list's is squared, as upstream,
+    // so `all` runs 100 iterations of 3 (the loop's condition and step), and reads its result.
+    assert_eq!(
+        max("self.spec.items.sort().all(i, true)"),
+        224 + 100 * 3 + 1
+    );
     // 10 items, each: the identifier (1), the accumulator's && (and its condition).
     let all = max("self.spec.items.all(i, i == 'a')");
     assert!(all > 10 && all < 100, "{all}");

@@ -227,6 +227,62 @@ fn calls_cost_the_sizes_of_their_operands() {
     );
 }
 
+// cel-go ext/lists.go (version 3) `ProgramOptions`: a call of the lists extension pays for the
+// list it creates (its elements, the call and the list: 11) and, when it compares the
+// elements with each other, twice the square of their number (a tenth more for strings).
+#[test]
+fn list_functions_cost_what_they_create_and_compare() {
+    let ints = |n: i64| cel::Value::List(Arc::new((0..n).map(cel::Value::Int).collect()));
+    let words = cel::Value::List(Arc::new(
+        (0..100)
+            .map(|i| cel::Value::String(Arc::new(format!("w{i}"))))
+            .collect(),
+    ));
+    let run = |rule: &str| {
+        compile(rule, &["list", "words"]).unwrap().evaluate(
+            &[("list", ints(500)), ("words", words.clone())],
+            PER_CALL_LIMIT,
+        )
+    };
+    let cost = |rule: &str| {
+        let evaluated = run(rule);
+        assert!(evaluated.result.is_ok(), "{rule}: {:?}", evaluated.result);
+        evaluated.cost
+    };
+    for (rule, want) in [
+        // `list` (1), then the call.
+        ("list.reverse()", 1 + 500 + 11),
+        // kapi charges the list `slice` walks, where cel-go charges the slice.
+        ("list.slice(0, 2)", 1 + 500 + 11),
+        ("list.flatten()", 1 + 500 + 11),
+        ("list.flatten(3)", 1 + 1_500 + 11),
+        // The qualifier `lists` counts as an identifier.
+        ("lists.range(300)", 1 + 300 + 11),
+        ("list.distinct()", 1 + 500_000 + 11),
+        ("list.sort()", 1 + 500_000 + 11),
+        ("words.sort()", 1 + 21_000 + 11),
+        ("'abc'.reverse()", 1),
+    ] {
+        assert_eq!(cost(rule), want, "{rule}");
+    }
+    // `sortBy` pays for comparing its keys, beside the loop that makes them.
+    let sorted_by = cost("words.sortBy(w, w)");
+    assert!((21_011..23_000).contains(&sorted_by), "{sorted_by}");
+    // Sorting a list twice the length is past the limit of one evaluation before it starts.
+    let evaluated = compile("list.sort()", &["list"])
+        .unwrap()
+        .evaluate(&[("list", ints(1_000))], PER_CALL_LIMIT);
+    assert_eq!(evaluated.result, Err(EvalError::CostLimit));
+    assert!(
+        evaluated.cost <= 2_000_012,
+        "charged before sorting: {}",
+        evaluated.cost
+    );
+    // A loop that creates a large list on every step stops at the limit.
+    let evaluated = run("list.all(i, lists.range(100000).size() > 0)");
+    assert_eq!(evaluated.result, Err(EvalError::CostLimit));
+}
+
 // The two operands of `contains` meet on a per-thread stack whichever the crate evaluates
 // first; an evaluation whose error `||` absorbed leaves its operand there, which the next
 // evaluation of the same call replaces (as cel-go's `refValStack` drops what is left above).

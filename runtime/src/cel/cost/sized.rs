@@ -1,9 +1,10 @@
 //! What a call costs when its work grows with the sizes of its operands: comparing and
 //! concatenating strings, `contains`, `in` on a list, conversions between strings
-//! and bytes, and the string functions of the crate. Each is charged as cel-go's `CostTracker.costCall` and
-//! Kubernetes' `library.CallCost` charge it, from the sizes of the values the call receives, so
-//! that a loop over a large string reaches the cost limit as soon as it would upstream instead
-//! of traversing the string a million times first.
+//! and bytes, and the crate's strings and lists extensions. Each is charged as cel-go's
+//! `CostTracker.costCall`, its lists library's trackers and Kubernetes' `library.CallCost`
+//! charge it, from the sizes of the values the call receives, so that a loop over a large string
+//! reaches the cost limit as soon as it would upstream instead of traversing the string a
+//! million times first, and `sort()` of a long list stops before it sorts.
 //!
 //! The crate's functions cannot be wrapped, so their operands are:
 //! - a charge that depends on one operand passes it through `@cost_size(operand, charge)`;
@@ -21,14 +22,15 @@
 //! Kapi's own library functions (`matches`, `url`, `quantity`, ...) charge what they traverse
 //! themselves.
 //!
-//! Upstream: cel-go `interpreter/runtimecost.go` (`costCall`), `common/cost.go`
+//! Upstream: cel-go `interpreter/runtimecost.go` (`costCall`), `ext/lists.go` (its
+//! `ProgramOptions`' trackers), `common/cost.go`
 //! (`StringTraversalCostFactor`, `RegexStringLengthCostFactor`), k8s
 //! `apiserver/pkg/cel/library/cost.go` (`CallCost`).
 
 use std::cell::RefCell;
 
 use cel::common::ast::{CallExpr, Expr, IdedExpr, LiteralValue};
-use cel::common::types::{CelString, DYN_TYPE, INT_TYPE, Kind};
+use cel::common::types::{CelInt, CelString, DYN_TYPE, INT_TYPE, Kind};
 use cel::common::value::{CowVal, Val};
 use cel::{Env, ExecutionError};
 
@@ -81,9 +83,19 @@ pub(in crate::cel) enum Charge {
     Concatenated = 6,
     /// A text's and a substring's sizes, each at 0.1, multiplied (`contains`).
     Substring = 7,
+    /// A new list: one unit an element of the operand, a list's or as many as an int says
+    /// (`lists.range(n)`), beside the call and the list's creation (`reverse`, `flatten()`,
+    /// `slice`, which kapi charges by the list it walks where cel-go charges the slice). A
+    /// string's `reverse` is its characters at 0.1.
+    Allocated = 8,
+    /// A list's length times a depth (`flatten(depth)`), beside the call and the new list.
+    Flattened = 9,
+    /// Twice the square of a list's length, 2.1 times for strings and bytes, beside the call and
+    /// the new list: every pair compared (`sort`, `distinct`, and `sortBy` by its keys).
+    SelfCompared = 10,
 }
 
-const CHARGES: [Charge; 8] = [
+const CHARGES: [Charge; 11] = [
     Charge::Chars,
     Charge::CharsTwice,
     Charge::Bytes,
@@ -92,7 +104,14 @@ const CHARGES: [Charge; 8] = [
     Charge::Smaller,
     Charge::Concatenated,
     Charge::Substring,
+    Charge::Allocated,
+    Charge::Flattened,
+    Charge::SelfCompared,
 ];
+
+/// What a call that creates a list pays beside its elements: the call and the list's creation
+/// (cel-go's `callCost` and `ListCreateBaseCost`).
+const LIST_CALL: u64 = 1 + 10;
 
 /// Which operand of two a value is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,16 +148,22 @@ fn measure(call: &CallExpr) -> Option<Measure> {
         ("contains", true, 1) => Measure::Two(Target, Arg(0), Charge::Substring),
         ("string", false, 1) => Measure::One(Arg(0), Charge::Bytes),
         ("bytes", false, 1) => Measure::One(Arg(0), Charge::Chars),
-        // `strings.quote(s)`, parsed as a call on `strings`.
-        ("quote", true, 1) if matches!(call.target.as_deref(), Some(t) if matches!(&t.expr, Expr::Ident(n) if n == "strings")) => {
-            Measure::One(Arg(0), Charge::Chars)
-        }
+        // `strings.quote(s)` and `lists.range(n)`, parsed as calls on `strings` and `lists`.
+        ("quote", true, 1) if namespaced(call, "strings") => Measure::One(Arg(0), Charge::Chars),
+        ("range", true, 1) if namespaced(call, "lists") => Measure::One(Arg(0), Charge::Allocated),
         (
             "lowerAscii" | "upperAscii" | "substring" | "trim" | "charAt" | "indexOf"
-            | "lastIndexOf" | "reverse" | "format",
+            | "lastIndexOf" | "format",
             true,
             _,
         ) => Measure::One(Target, Charge::Chars),
+        ("reverse" | "flatten", true, 0) | ("slice", true, 2) => {
+            Measure::One(Target, Charge::Allocated)
+        }
+        ("flatten", true, 1) => Measure::Two(Target, Arg(0), Charge::Flattened),
+        ("sort" | "distinct", true, 0) => Measure::One(Target, Charge::SelfCompared),
+        // `sortBy`'s expansion: the list, then its keys.
+        ("@sortByAssociatedKeys", true, 1) => Measure::One(Arg(0), Charge::SelfCompared),
         ("replace", true, 2 | 3) | ("split", true, 1 | 2) => {
             Measure::One(Target, Charge::CharsTwice)
         }
@@ -146,6 +171,11 @@ fn measure(call: &CallExpr) -> Option<Measure> {
         ("join", true, 1) => Measure::Two(Target, Arg(0), Charge::Joined),
         _ => return None,
     })
+}
+
+/// Whether `call` is written `namespace.function(...)`.
+fn namespaced(call: &CallExpr, namespace: &str) -> bool {
+    matches!(call.target.as_deref(), Some(t) if matches!(&t.expr, Expr::Ident(n) if n == namespace))
 }
 
 /// Passes the operands of the call of node `id` through the functions that charge its size,
@@ -306,7 +336,8 @@ fn size(charge: Charge, value: &dyn Val) -> u64 {
         (Charge::Smaller, Kind::String) => value
             .downcast_ref::<CelString>()
             .map_or_else(|| sized(value), |s| s.inner().len() as u64),
-        (Charge::Smaller | Charge::Concatenated, _) => sized(value),
+        (Charge::Smaller | Charge::Concatenated | Charge::Flattened, Kind::Int) => int(value),
+        (Charge::Smaller | Charge::Concatenated | Charge::Flattened, _) => sized(value),
         (Charge::Joined, Kind::List) => joined(value),
         (_, Kind::String | Kind::Bytes) => sized(value),
         _ => 1,
@@ -325,6 +356,13 @@ fn joined(value: &dyn Val) -> u64 {
     total
 }
 
+/// The value of an int, 0 if negative.
+fn int(value: &dyn Val) -> u64 {
+    value
+        .downcast_ref::<CelInt>()
+        .map_or(1, |n| (*n.inner()).max(0) as u64)
+}
+
 /// What a value says its size is, 1 if it has none (cel-go's `actualSize`).
 fn sized(value: &dyn Val) -> u64 {
     value
@@ -340,8 +378,26 @@ fn one(charge: Charge, value: &dyn Val) -> u64 {
         (Charge::CharsTwice, Kind::String) => traversal(sized(value), 2),
         (Charge::Joined, Kind::List) => traversal(joined(value), 2),
         (Charge::Elements, Kind::List) => sized(value),
+        (Charge::Allocated, Kind::List) => sized(value).saturating_add(LIST_CALL),
+        (Charge::Allocated, Kind::Int) => int(value).saturating_add(LIST_CALL),
+        (Charge::Allocated, Kind::String) => traversal(sized(value), 1),
+        (Charge::SelfCompared, Kind::List) => self_compared(value),
         _ => 1,
     }
+}
+
+/// Every pair of the list `value`'s elements compared, twice (cel-go's
+/// `trackListSelfCompare`, whose product it truncates).
+fn self_compared(value: &dyn Val) -> u64 {
+    let length = sized(value);
+    let first = value
+        .as_iterable()
+        .and_then(|items| items.iter().next().map(|first| first.get_type().kind()));
+    let tenths = match first {
+        Some(Kind::String | Kind::Bytes) => 21,
+        _ => 20,
+    };
+    (length.saturating_mul(length).saturating_mul(tenths) / 10).saturating_add(LIST_CALL)
 }
 
 /// What `charge` makes of two operands' sizes.
@@ -351,6 +407,7 @@ fn two(charge: Charge, first: Sizes, second: Sizes) -> u64 {
         Charge::Smaller => traversal(a.min(b), 1),
         Charge::Concatenated => traversal(a.saturating_add(b), 1),
         Charge::Substring => traversal(a, 1).saturating_mul(traversal(b, 1)),
+        Charge::Flattened => a.saturating_mul(b).saturating_add(LIST_CALL),
         // The list's strings, and the separator between each two of them.
         Charge::Joined => {
             let separators = b.saturating_mul(first.count.saturating_sub(1));
