@@ -1085,7 +1085,7 @@ pub async fn open_storage(args: &ServeArgs) -> Result<Arc<dyn Storage>, ServeErr
     let store = EmbeddedStorage::open(dir, options).await?;
     let opened = store.opened();
     if opened.migrated {
-        tracing::info!(data_dir = %dir.display(), "embedded store upgraded to checksummed values");
+        tracing::info!(data_dir = %dir.display(), "embedded store upgraded to the current format");
     }
     if let Some(from) = opened.bumped_from {
         tracing::warn!(

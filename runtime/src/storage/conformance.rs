@@ -901,7 +901,7 @@ pub fn compaction_keeps_latest_values(f: &dyn Fixture) -> BoxFuture<'_, Result<(
             .map_err(fail("list now"))?;
         ensure_eq!(
             now.items,
-            vec![a.clone(), b, d],
+            vec![a.clone(), b, d.clone()],
             "latest list after compaction"
         );
         let got = s.get("/m/a", Some(target)).await.map_err(fail("get a"))?;
@@ -910,6 +910,22 @@ pub fn compaction_keeps_latest_values(f: &dyn Fixture) -> BoxFuture<'_, Result<(
             s.get("/m/c", Some(target)).await.map_err(fail("get c"))?,
             None,
             "deleted c"
+        );
+        // What came after the point replays with the value it replaced.
+        let mut watch = s
+            .watch("/m/", target)
+            .await
+            .map_err(fail("watch from the point"))?;
+        ensure_eq!(
+            describe(&next_change(&mut watch).await?),
+            describe(&WatchEvent::Put {
+                prev: Some(KeyValue {
+                    value: v("d0"),
+                    ..d.clone()
+                }),
+                kv: d,
+            }),
+            "d's update after the point"
         );
         Ok(())
     })

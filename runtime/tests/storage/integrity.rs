@@ -11,11 +11,11 @@
 
 use std::path::Path;
 
-use kapi::storage::embedded::{DATA_FILE, MARKER_FILE};
+use kapi::storage::embedded::{Checked, DATA_FILE, MARKER_FILE};
 use kapi::storage::{
-    EmbeddedStorage, KeyValue, OpenError, ReadError, Storage, WatchError, WatchEvent,
+    EmbeddedStorage, KeyValue, OpenError, ReadError, Storage, UpdateError, WatchError, WatchEvent,
 };
-use redb::TableDefinition;
+use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 
 use super::{test_options, value};
 
@@ -37,47 +37,118 @@ const OLD_WRITES: [OldWrite; 5] = [
     (6, "/c", Some(r#"{"v":"c"}"#)),
 ];
 
-/// Writes a data directory as kapi wrote it before checksums (value format 1, no `format`
-/// entry in `meta`, a marker without a high-water mark), through redb directly with the old
-/// encoding: `current` = create revision | mod revision | value, `history` = tag (0 put,
-/// 1 tombstone) | create revision | value, integers little-endian (`codec.rs` at commit
-/// 0923fe9).
-fn write_format_1_dir(dir: &Path) {
+const CHECKED_CURRENT: TableDefinition<'static, &str, Checked> = TableDefinition::new("current");
+const CHECKED_HISTORY: TableDefinition<'static, (&str, u64), Checked> =
+    TableDefinition::new("history");
+
+/// A format 2 value: `sum | rest`, the CRC-32 over `summed` then `rest`.
+fn checked(summed: &[&[u8]], rest: &[u8]) -> Vec<u8> {
+    let mut hasher = crc32fast::Hasher::new();
+    summed.iter().for_each(|part| hasher.update(part));
+    hasher.update(rest);
+    let mut out = hasher.finalize().to_le_bytes().to_vec();
+    out.extend_from_slice(rest);
+    out
+}
+
+/// The rows of `current` and of `history`.
+struct OldRows {
+    current: Vec<(&'static str, Vec<u8>)>,
+    history: Vec<((&'static str, u64), Vec<u8>)>,
+}
+
+/// The rows an older kapi wrote for [`OLD_WRITES`] in `format`, every version in `history`,
+/// the live ones too, through redb directly:
+/// - format 1, before checksums (`codec.rs` at commit 0923fe9): `current` = create revision |
+///   mod revision | value, `history` = tag (0 put, 1 tombstone) | create revision | value;
+/// - format 2, with checksums (`codec.rs` at commit 69abe31): `current` = sum | create
+///   revision | mod revision | value, the sum over key | the rest; `history` = tag (2 put,
+///   3 tombstone) | sum | create revision | value, the sum over key | revision | tag | the
+///   rest; tables typed `kapi::Checked`.
+///
+/// Integers are little-endian.
+fn old_rows(format: u64) -> OldRows {
+    let mut current = std::collections::BTreeMap::new();
+    let mut history = Vec::new();
+    let mut created = std::collections::BTreeMap::new();
+    for (revision, key, written) in OLD_WRITES {
+        let (tag, create, text) = match written {
+            Some(text) => (0u8, *created.entry(key).or_insert(revision), text),
+            None => (1u8, 0, ""),
+        };
+        let mut rest = create.to_le_bytes().to_vec();
+        rest.extend_from_slice(text.as_bytes());
+        let tag = if format == 1 { tag } else { tag + 2 };
+        let old = match format {
+            1 => [&[tag][..], &rest].concat(),
+            _ => {
+                let summed = [key.as_bytes(), &revision.to_le_bytes(), &[tag]];
+                let sum_and_rest = checked(&summed, &rest);
+                [&[tag][..], &sum_and_rest].concat()
+            }
+        };
+        history.push(((key, revision), old));
+        if written.is_none() {
+            created.remove(key);
+            current.remove(key);
+            continue;
+        }
+        let mut row = create.to_le_bytes().to_vec();
+        row.extend_from_slice(&revision.to_le_bytes());
+        row.extend_from_slice(text.as_bytes());
+        if format == 2 {
+            row = checked(&[key.as_bytes()], &row);
+        }
+        current.insert(key, row);
+    }
+    OldRows {
+        current: current.into_iter().collect(),
+        history,
+    }
+}
+
+/// Writes `rows` into the tables `current` and `history`, of the value type `V`.
+fn insert_rows<V>(
+    txn: &redb::WriteTransaction,
+    current: TableDefinition<'static, &'static str, V>,
+    history: TableDefinition<'static, (&'static str, u64), V>,
+    rows: &OldRows,
+) where
+    V: for<'a> redb::Value<SelfType<'a> = &'a [u8]> + 'static,
+{
+    let mut current = txn.open_table(current).unwrap();
+    for (key, row) in &rows.current {
+        current.insert(*key, row.as_slice()).unwrap();
+    }
+    let mut history = txn.open_table(history).unwrap();
+    for (key, row) in &rows.history {
+        history.insert(*key, row.as_slice()).unwrap();
+    }
+}
+
+/// Writes a data directory as kapi of value `format` 1 (no `format` entry in `meta`, a marker
+/// without a high-water mark) or 2 wrote it.
+fn write_old_dir(dir: &Path, format: u64) {
     std::fs::create_dir_all(dir).unwrap();
     let db = redb::Database::create(dir.join(DATA_FILE)).unwrap();
     let txn = db.begin_write().unwrap();
     {
-        let mut current = txn.open_table(CURRENT).unwrap();
-        let mut history = txn.open_table(HISTORY).unwrap();
+        let rows = old_rows(format);
+        if format == 1 {
+            insert_rows(&txn, CURRENT, HISTORY, &rows);
+        } else {
+            insert_rows(&txn, CHECKED_CURRENT, CHECKED_HISTORY, &rows);
+        }
         let mut log = txn.open_table(LOG).unwrap();
-        let mut created = std::collections::BTreeMap::new();
-        for (revision, key, written) in OLD_WRITES {
+        for (revision, key, _) in OLD_WRITES {
             log.insert(revision, key).unwrap();
-            match written {
-                Some(text) => {
-                    let create = *created.entry(key).or_insert(revision);
-                    let mut row = Vec::new();
-                    row.extend_from_slice(&create.to_le_bytes());
-                    row.extend_from_slice(&revision.to_le_bytes());
-                    row.extend_from_slice(text.as_bytes());
-                    current.insert(key, row.as_slice()).unwrap();
-                    let mut old = vec![0u8];
-                    old.extend_from_slice(&create.to_le_bytes());
-                    old.extend_from_slice(text.as_bytes());
-                    history.insert((key, revision), old.as_slice()).unwrap();
-                }
-                None => {
-                    created.remove(key);
-                    current.remove(key).unwrap();
-                    let mut old = vec![1u8];
-                    old.extend_from_slice(&0u64.to_le_bytes());
-                    history.insert((key, revision), old.as_slice()).unwrap();
-                }
-            }
         }
         let mut meta = txn.open_table(META).unwrap();
         meta.insert("revision", 6u64).unwrap();
         meta.insert("compacted", 0u64).unwrap();
+        if format == 2 {
+            meta.insert("format", 2u64).unwrap();
+        }
     }
     txn.commit().unwrap();
     drop(db);
@@ -113,13 +184,20 @@ async fn changes(storage: &EmbeddedStorage, from: u64, n: usize) -> Vec<WatchEve
     events
 }
 
-/// A data directory written before checksums opens: its values are rewritten with checksums
-/// in one transaction, and every read (latest, older revisions, lists, watch replay with
-/// previous values) answers what was stored. Writes continue from its revision.
+/// A data directory written before checksums (format 1) or with live versions in history too
+/// (format 2) opens: it is brought to the current format in one transaction, and every read
+/// (latest, older revisions, lists, watch replay with previous values) answers what was
+/// stored. Writes continue from its revision.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_data_directory_from_before_checksums_is_migrated_and_reads_the_same() {
+async fn a_data_directory_of_an_older_format_is_migrated_and_reads_the_same() {
+    for format in [1, 2] {
+        migrates_and_reads_the_same(format).await;
+    }
+}
+
+async fn migrates_and_reads_the_same(format: u64) {
     let dir = tempfile::tempdir().unwrap();
-    write_format_1_dir(dir.path());
+    write_old_dir(dir.path(), format);
     let s = EmbeddedStorage::open(dir.path(), test_options())
         .await
         .unwrap();
@@ -162,9 +240,18 @@ async fn a_data_directory_from_before_checksums_is_migrated_and_reads_the_same()
     assert_eq!(s.get("/c", None).await.unwrap(), Some(c));
     drop(s);
 
-    // kapi from before checksums opened its tables as below when it started: on a migrated
-    // database that fails, so it refuses to start rather than misread the values.
+    // History holds the versions no longer live, each live one only in `current`.
+    let at = |key: &str, revision| (key.to_owned(), revision);
+    assert_eq!(
+        history_rows(dir.path()),
+        vec![at("/a", 2), at("/b", 4), at("/b", 5)],
+        "format {format}"
+    );
     let db = redb::Database::create(dir.path().join(DATA_FILE)).unwrap();
+
+    // kapi from before checksums opened its tables as below when it started: on a migrated
+    // database that fails, so it refuses to start rather than misread the values. (kapi of
+    // format 2 refuses format 3 as newer, see `a_database_of_a_newer_format_is_refused`.)
     let txn = db.begin_write().unwrap();
     assert!(matches!(
         txn.open_table(CURRENT),
@@ -174,6 +261,62 @@ async fn a_data_directory_from_before_checksums_is_migrated_and_reads_the_same()
         txn.open_table(HISTORY),
         Err(redb::TableError::TableTypeMismatch { .. })
     ));
+}
+
+/// The (key, revision) rows of the closed database's `history` table.
+fn history_rows(dir: &Path) -> Vec<(String, u64)> {
+    let db = redb::Database::create(dir.join(DATA_FILE)).unwrap();
+    let txn = db.begin_read().unwrap();
+    let history = txn.open_table(CHECKED_HISTORY).unwrap();
+    history
+        .iter()
+        .unwrap()
+        .map(|entry| {
+            let (k, _) = entry.unwrap();
+            (k.value().0.to_owned(), k.value().1)
+        })
+        .collect()
+}
+
+/// Each version is stored once: history holds the versions writes replaced and tombstones,
+/// and compaction leaves it only what reads at or after the compaction point need.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_holds_replaced_versions_until_compaction_needs_them_no_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = EmbeddedStorage::open(dir.path(), test_options())
+        .await
+        .unwrap();
+    let a = s.create("/a", value("a0")).await.unwrap();
+    let a = s.update("/a", value("a1"), a.mod_revision).await.unwrap();
+    s.update("/a", value("a2"), a.mod_revision).await.unwrap();
+    s.create("/b", value("b")).await.unwrap();
+    s.delete("/b", None).await.unwrap();
+    let c = s.create("/c", value("c0")).await.unwrap();
+    s.update("/c", value("c1"), c.mod_revision).await.unwrap();
+    drop(s);
+    let at = |key: &str, revision| (key.to_owned(), revision);
+    assert_eq!(
+        history_rows(dir.path()),
+        vec![
+            at("/a", 2),
+            at("/a", 3),
+            at("/b", 5),
+            at("/b", 6),
+            at("/c", 7)
+        ]
+    );
+
+    let s = EmbeddedStorage::open(dir.path(), test_options())
+        .await
+        .unwrap();
+    s.compact(c.mod_revision).await.unwrap();
+    // `/c` as it was at the compaction point is still read there.
+    assert_eq!(
+        s.get("/c", Some(c.mod_revision)).await.unwrap(),
+        Some(c.clone())
+    );
+    drop(s);
+    assert_eq!(history_rows(dir.path()), vec![at("/c", 7)]);
 }
 
 /// Flips one byte inside every copy of `marker` in the closed database file; how many copies.
@@ -211,36 +354,46 @@ async fn a_flipped_byte_in_a_stored_value_is_corruption_not_data() {
         s.create("/k/c", value(r#"{"v":"fine too"}"#))
             .await
             .unwrap();
+        // The marked version of `/k/b` moves to `history`; `/k/e`'s is live, in `current`.
+        s.update("/k/b", value(r#"{"v":"mended"}"#), created.mod_revision)
+            .await
+            .unwrap();
+        s.create("/k/e", value(r#"{"v":"FLIP-THIS-MARKER"}"#))
+            .await
+            .unwrap();
         created
     };
     let flipped = flip_in_file(&dir.path().join(DATA_FILE), b"FLIP-THIS-MARKER");
-    assert!(flipped >= 2, "the value is in `current` and `history`");
+    assert!(flipped >= 2, "a version in `current` and one in `history`");
     let s = EmbeddedStorage::open(dir.path(), test_options())
         .await
         .unwrap();
-    let corrupt = |error: ReadError, table: &str| match error {
+    let corrupt = |error: ReadError, key: &str, table: &str| match error {
         ReadError::Corrupt(message) => {
             assert!(
-                message.contains("\"/k/b\"") && message.contains(table),
+                message.contains(&format!("{key:?}")) && message.contains(table),
                 "{message}"
             );
             assert!(!message.contains("FLIP"), "{message}");
         }
         other => panic!("expected corruption, got {other:?}"),
     };
-    corrupt(s.get("/k/b", None).await.unwrap_err(), "current");
+    corrupt(s.get("/k/e", None).await.unwrap_err(), "/k/e", "current");
     corrupt(
         s.get("/k/b", Some(created.mod_revision)).await.unwrap_err(),
+        "/k/b",
         "history",
     );
     corrupt(
         s.list("/k/", None, None, None).await.unwrap_err(),
+        "/k/e",
         "current",
     );
     corrupt(
         s.list("/k/", Some(created.mod_revision), None, None)
             .await
             .unwrap_err(),
+        "/k/b",
         "history",
     );
     // A replay reads history in chunks, each one snapshot: the chunk that holds the damaged
@@ -251,17 +404,18 @@ async fn a_flipped_byte_in_a_stored_value_is_corruption_not_data() {
         other => panic!("expected corruption, got {other:?}"),
     }
     assert!(watch.next().await.is_none());
-    // Other keys, and pages that do not reach the damaged one, read on.
+    // Other keys and versions, and pages that do not reach the damaged one, read on.
     assert!(s.get("/k/a", None).await.unwrap().is_some());
+    assert!(s.get("/k/b", None).await.unwrap().is_some());
     assert!(s.get("/k/c", None).await.unwrap().is_some());
     let page = s.list("/k/", None, None, Some(1)).await.unwrap();
     assert_eq!(page.items.len(), 1);
     // A write over the damaged key fails rather than build on it; a new key is written.
-    assert!(
-        s.update("/k/b", value("{}"), created.mod_revision)
-            .await
-            .is_err()
-    );
+    let damaged_at = created.mod_revision + 3;
+    assert!(matches!(
+        s.update("/k/e", value("{}"), damaged_at).await,
+        Err(UpdateError::Corrupt(_))
+    ));
     s.create("/k/d", value("{}")).await.unwrap();
 }
 

@@ -44,7 +44,7 @@ const V1_HISTORY_HEADER: usize = 9;
 /// The redb value type of the `current` and `history` tables in format 2: bytes, stored as
 /// `&[u8]` stores them, under a type name of its own (see the module docs).
 #[derive(Debug)]
-pub(super) struct Checked;
+pub struct Checked;
 
 impl redb::Value for Checked {
     type SelfType<'a>
@@ -154,6 +154,13 @@ pub(super) fn decode_current(key: &str, raw: &[u8]) -> Result<KeyValue, String> 
         create_revision: read_u64(raw, 4),
         mod_revision: read_u64(raw, 12),
     })
+}
+
+/// The mod revision the `current` table value of `key` records, its sum checked, without
+/// copying the value; `None` when it is damaged.
+pub(super) fn mod_revision_of_current(key: &str, raw: &[u8]) -> Option<u64> {
+    (raw.len() >= CURRENT_HEADER && read_u32(raw, 0) == current_sum(key, &raw[4..]))
+        .then(|| read_u64(raw, 12))
 }
 
 /// Encodes the `history` table value of `key` at `revision`.

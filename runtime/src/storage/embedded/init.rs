@@ -3,22 +3,30 @@
 //! the check of its revision against the data directory's high-water mark (see `marker`), and
 //! the revision bump that accepts a restored older copy.
 //!
-//! The value format is recorded in the `meta` table (`format`). A database without it was
-//! written by kapi before checksums (format 1) and is rewritten in format 2 before anything
-//! reads it, so readers know one layout; its `current` and `history` tables are moved aside
-//! and copied into tables of format 2's value type (`codec::Checked`), which kapi of format 1
-//! cannot open. A format newer than this code's is refused: this code could not check its
-//! values.
+//! The format is recorded in the `meta` table (`format`), and a database of an older one is
+//! brought to this code's before anything reads it, so readers know one layout:
+//! - A database without it was written by kapi before checksums (format 1): its `current` and
+//!   `history` tables are moved aside and copied into tables of format 2's value type
+//!   (`codec::Checked`), which kapi of format 1 cannot open.
+//! - Format 2 kept every version in `history`, the live ones too, so each live value was
+//!   stored twice. Format 3 keeps in `history` only the versions `current` no longer holds:
+//!   the migration deletes from `history` each live key's version at its mod revision. Values
+//!   are not rewritten.
+//!
+//! A format newer than this code's is refused: this code could not read it (kapi of format 2
+//! refuses format 3 the same way, rather than miss the versions only `current` holds).
 
 use redb::{Database, ReadableTable, TableDefinition, TableError, WriteTransaction};
 
-use super::codec::{self, Checked, Version};
+use super::codec::{self, Checked};
 use super::{CURRENT, HISTORY, LOG, META, META_COMPACTED, META_REVISION};
 
 /// The `meta` entry that records the value format.
 const META_FORMAT: &str = "format";
-/// The value format this code writes: 2, values with checksums.
-pub(super) const FORMAT: u64 = 2;
+/// The format this code writes: 3, values with checksums, each version stored once.
+pub(super) const FORMAT: u64 = 3;
+/// The format that stored live versions in `history` too.
+const FORMAT_LIVE_IN_HISTORY: u64 = 2;
 /// The tables of format 1, and the names they are moved to while they are rewritten.
 const LEGACY_CURRENT: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("current");
 const LEGACY_HISTORY: TableDefinition<'static, (&str, u64), &[u8]> =
@@ -105,6 +113,12 @@ pub(super) fn init_database(db: Database, expect: Expect) -> Result<Ready, InitE
             migrate(&txn, LEGACY_HISTORY, STAGED_HISTORY, HISTORY, |key, raw| {
                 codec::migrate_history(key.0, key.1, raw)
             })?;
+            drop_live_versions_from_history(&txn)?;
+            txn.open_table(META)?.insert(META_FORMAT, FORMAT)?;
+            migrated = true;
+        }
+        (Some(_), Some(FORMAT_LIVE_IN_HISTORY)) => {
+            drop_live_versions_from_history(&txn)?;
             txn.open_table(META)?.insert(META_FORMAT, FORMAT)?;
             migrated = true;
         }
@@ -171,31 +185,29 @@ fn migrate<K: redb::Key + 'static>(
     Ok(())
 }
 
+/// Format 2 to 3: deletes from `history` the version each live key holds in `current`. A live
+/// value that is damaged keeps its copy in history, which reads never reach past the damage.
+fn drop_live_versions_from_history(txn: &WriteTransaction) -> Result<(), InitError> {
+    let current = txn.open_table(CURRENT)?;
+    let mut history = txn.open_table(HISTORY)?;
+    for entry in current.iter()? {
+        let (k, v) = entry?;
+        let key = k.value();
+        if let Some(mod_revision) = codec::mod_revision_of_current(key, v.value()) {
+            history.remove((key, mod_revision))?;
+        }
+    }
+    Ok(())
+}
+
 /// Moves an accepted older copy to revision `to`, as `etcdutl snapshot restore
 /// --bump-revision --mark-compacted` does: history before `to` counts as compacted (reads
 /// and watches from older resourceVersions answer 410, so clients relist), and the next
 /// write takes `to + 1`, above every revision served before. What history keeps is what a
-/// compaction to `to` would keep: each live key's current version, at its mod revision.
+/// compaction to `to` would keep: nothing, the live versions being in `current`.
 fn bump(txn: &WriteTransaction, to: u64) -> Result<(), InitError> {
     txn.open_table(LOG)?.retain(|_, _| false)?;
-    let mut history = txn.open_table(HISTORY)?;
-    history.retain(|_, _| false)?;
-    let current = txn.open_table(CURRENT)?;
-    for entry in current.iter()? {
-        let (k, v) = entry?;
-        let key = k.value();
-        // A damaged value stays damaged in `current`, where reads report it.
-        if let Ok(kv) = codec::decode_current(key, v.value()) {
-            let version = Version::Put {
-                create_revision: kv.create_revision,
-                value: kv.value,
-            };
-            history.insert(
-                (key, kv.mod_revision),
-                codec::encode_history(key, kv.mod_revision, &version).as_slice(),
-            )?;
-        }
-    }
+    txn.open_table(HISTORY)?.retain(|_, _| false)?;
     let mut meta = txn.open_table(META)?;
     meta.insert(META_REVISION, to)?;
     meta.insert(META_COMPACTED, to)?;

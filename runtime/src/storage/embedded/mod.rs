@@ -5,13 +5,16 @@
 //! - `current`: key → create revision, mod revision, value. The live keys, so reads at the
 //!   latest revision and `count` never walk history.
 //! - `history`: (key, revision) → put (create revision, value) or tombstone. Every version
-//!   since the compaction point, which answers reads at older revisions and the previous
-//!   values of replayed watch events.
+//!   since the compaction point that is no longer live: a write moves the version it replaces
+//!   here, a delete adds its tombstone. With `current` it answers reads at older revisions and
+//!   the previous values of replayed watch events; each version is stored once, so a create
+//!   writes its value once, as etcd does.
 //! - `log`: revision → key. One row per write, in revision order, so a watch replays history
 //!   with a forward scan and compaction knows which keys changed.
 //! - `meta`: `revision` (the last committed revision), `compacted` (the compaction point) and
 //!   `format` (the layout of the values, see `codec`: every value carries a checksum, checked
-//!   on every read; a database of an older format is migrated when it is opened, see `init`).
+//!   on every read; and which versions `history` holds; a database of an older format is
+//!   migrated when it is opened, see `init`).
 //!
 //! Beside it, `<data dir>/kapi.store` marks the directory as initialised and records the
 //! highest revision it is known to have served (see `marker`): a directory with the marker
@@ -50,7 +53,9 @@ use super::{
     BoxFuture, CompactError, CreateError, DeleteError, Deleted, Guard, KeyValue, ListResult,
     ReadError, Storage, UpdateError, WatchError, WatchStream,
 };
-use codec::Checked;
+/// The value type of the `current` and `history` tables, for tests that read the file.
+#[doc(hidden)]
+pub use codec::Checked;
 pub use database::DiskFullSwitch;
 use database::{Db, FaultyFile};
 use init::{Expect, InitError, Ready};
@@ -297,7 +302,8 @@ impl OpenError {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Opened {
-    /// The values were in the format before checksums and were rewritten with them.
+    /// The database was in an older format (before checksums, or with live versions in
+    /// history too) and was brought to this one.
     pub migrated: bool,
     /// The database was an older copy accepted with
     /// [`EmbeddedOptions::accept_restored_database`]: its revision moved from this one past

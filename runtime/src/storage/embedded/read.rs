@@ -5,9 +5,11 @@
 //! with the revision recorded in that same snapshot. They block on disk and are called from
 //! `spawn_blocking`.
 
-use redb::{Database, ReadTransaction, ReadableDatabase};
+use std::iter::Peekable;
 
-use super::codec::{self, Version};
+use redb::{Database, ReadOnlyTable, ReadTransaction, ReadableDatabase, StorageError};
+
+use super::codec::{self, Checked, Version};
 use super::{CURRENT, HISTORY, LOG, META, META_COMPACTED, META_REVISION};
 use crate::storage::{KeyValue, ListResult, ReadError, WatchEvent};
 
@@ -64,6 +66,13 @@ pub(super) fn get(
     match at {
         Some(rev) if rev != snapshot.revision => {
             check(rev, snapshot)?;
+            let current = txn.open_table(CURRENT).map_err(internal)?;
+            if let Some(raw) = current.get(key).map_err(internal)? {
+                let live = codec::decode_current(key, raw.value()).map_err(ReadError::Corrupt)?;
+                if live.mod_revision <= rev {
+                    return Ok(Some(live));
+                }
+            }
             let history = txn.open_table(HISTORY).map_err(internal)?;
             let mut range = history.range((key, 0u64)..=(key, rev)).map_err(internal)?;
             match range.next_back() {
@@ -108,56 +117,65 @@ pub(super) fn list(
     match at {
         Some(rev) if rev != snapshot.revision => {
             check(rev, snapshot)?;
+            let current = txn.open_table(CURRENT).map_err(internal)?;
             let history = txn.open_table(HISTORY).map_err(internal)?;
-            let range = history.range((start, 0u64)..).map_err(internal)?;
-            // Entries come grouped by key, oldest revision first; the last one at or below
-            // `rev` in each group is the key's state at `rev`.
-            let mut group: Option<(String, Option<(u64, Version)>)> = None;
-            let finish = |group: Option<(String, Option<(u64, Version)>)>,
-                          items: &mut Vec<KeyValue>,
-                          remaining: &mut u64| {
-                if let Some((key, Some((mod_revision, version)))) = group
-                    && let Some(kv) = version.into_kv(&key, mod_revision)
+            let mut live = current.range(start..).map_err(internal)?.peekable();
+            let mut past = history.range((start, 0u64)..).map_err(internal)?.peekable();
+            // Both tables come in key order, history grouped by key with the oldest revision
+            // first: each key under the prefix, from either, is read at `rev` in turn.
+            loop {
+                let under = |key: &str| key.starts_with(prefix).then(|| key.to_owned());
+                let live_key = peek(&mut live)?.and_then(|(k, _)| under(k.value()));
+                let past_key = peek(&mut past)?.and_then(|(k, _)| under(k.value().0));
+                let key = match (&live_key, past_key) {
+                    (None, None) => break,
+                    (Some(a), Some(b)) => b.min(a.clone()),
+                    (Some(a), None) => a.clone(),
+                    (None, Some(b)) => b,
+                };
+                // Past the page, only existence matters: values are not copied.
+                let wanted = items.len() < limit;
+                let mut state = AtRevision::Absent;
+                if live_key.as_deref() == Some(key.as_str())
+                    && let Some(entry) = live.next()
                 {
-                    if items.len() < limit {
-                        items.push(kv);
-                    } else {
-                        *remaining += 1;
+                    let (_, raw) = entry.map_err(internal)?;
+                    state = live_at(&key, raw.value(), rev, wanted)?;
+                }
+                // The key's versions in history; the last at or below `rev` is its state
+                // then, unless the live version already was.
+                let mut last = None;
+                loop {
+                    let same = peek(&mut past)?.is_some_and(|(k, _)| k.value().0 == key);
+                    let Some(entry) = past.next_if(|_| same) else {
+                        break;
+                    };
+                    let (k, v) = entry.map_err(internal)?;
+                    if k.value().1 <= rev {
+                        last = Some((k.value().1, v));
                     }
                 }
-            };
-            for entry in range {
-                let (k, v) = entry.map_err(internal)?;
-                let (key, mod_revision) = k.value();
-                if !key.starts_with(prefix) {
-                    break;
-                }
-                let same = group.as_ref().is_some_and(|(g, _)| g == key);
-                if !same {
-                    finish(group.take(), &mut items, &mut remaining);
-                    group = Some((key.to_owned(), None));
-                }
-                if mod_revision <= rev
-                    && let Some((_, state)) = group.as_mut()
+                if matches!(state, AtRevision::Absent)
+                    && let Some((mod_revision, raw)) = last
                 {
-                    // Past the page, only existence matters; skip copying the value.
-                    let version = if items.len() >= limit {
-                        if codec::is_tombstone(v.value()) {
-                            Version::Tombstone
-                        } else {
-                            Version::Put {
-                                create_revision: 0,
-                                value: bytes::Bytes::new(),
-                            }
+                    state = if !wanted {
+                        match codec::is_tombstone(raw.value()) {
+                            true => AtRevision::Absent,
+                            false => AtRevision::Present,
                         }
                     } else {
-                        codec::decode_history(key, mod_revision, v.value())
+                        codec::decode_history(&key, mod_revision, raw.value())
                             .map_err(ReadError::Corrupt)?
+                            .into_kv(&key, mod_revision)
+                            .map_or(AtRevision::Absent, AtRevision::Value)
                     };
-                    *state = Some((mod_revision, version));
+                }
+                match state {
+                    AtRevision::Value(kv) => items.push(kv),
+                    AtRevision::Present => remaining += 1,
+                    AtRevision::Absent => {}
                 }
             }
-            finish(group.take(), &mut items, &mut remaining);
         }
         _ => {
             let current = txn.open_table(CURRENT).map_err(internal)?;
@@ -181,6 +199,45 @@ pub(super) fn list(
         more: remaining > 0,
         remaining,
     })
+}
+
+/// A key's state at an older revision, as a list reads it.
+enum AtRevision {
+    /// It held this value.
+    Value(KeyValue),
+    /// It existed, past the page: its value was not read.
+    Present,
+    /// It did not exist, or its live version is newer and history decides.
+    Absent,
+}
+
+/// The live version `raw` of `key` at `rev`: its value (when `wanted`) or its presence if it
+/// was already live then, [`AtRevision::Absent`] if it is newer. Past the page, a damaged value
+/// counts as present, as the latest list counts it.
+fn live_at(key: &str, raw: &[u8], rev: u64, wanted: bool) -> Result<AtRevision, ReadError> {
+    if wanted {
+        let kv = codec::decode_current(key, raw).map_err(ReadError::Corrupt)?;
+        return Ok(match kv.mod_revision <= rev {
+            true => AtRevision::Value(kv),
+            false => AtRevision::Absent,
+        });
+    }
+    Ok(match codec::mod_revision_of_current(key, raw) {
+        Some(mod_revision) if mod_revision > rev => AtRevision::Absent,
+        _ => AtRevision::Present,
+    })
+}
+
+/// The next entry of a table range, or its error.
+fn peek<T>(
+    entries: &mut Peekable<impl Iterator<Item = Result<T, StorageError>>>,
+) -> Result<Option<&T>, ReadError> {
+    if let Some(Err(_)) = entries.peek()
+        && let Some(Err(err)) = entries.next()
+    {
+        return Err(internal(err));
+    }
+    Ok(entries.peek().and_then(|entry| entry.as_ref().ok()))
 }
 
 /// `Storage::count`.
@@ -243,6 +300,7 @@ pub(super) fn replay(
         });
     }
     let log = txn.open_table(LOG).map_err(internal)?;
+    let current = txn.open_table(CURRENT).map_err(internal)?;
     let history = txn.open_table(HISTORY).map_err(internal)?;
     let mut events = Vec::new();
     let mut scanned_to = after;
@@ -273,14 +331,7 @@ pub(super) fn replay(
         if !key.starts_with(prefix) {
             continue;
         }
-        let this = history
-            .get((key, revision))
-            .map_err(internal)?
-            .ok_or_else(|| {
-                ReplayError::Internal(format!("history missing revision {revision} of {key:?}"))
-            })?;
-        let version =
-            codec::decode_history(key, revision, this.value()).map_err(ReplayError::Corrupt)?;
+        let version = version_of(&current, &history, key, revision)?;
         let prev = match history
             .range((key, 0u64)..(key, revision))
             .map_err(internal)?
@@ -315,5 +366,29 @@ pub(super) fn replay(
         events,
         scanned_to: snapshot.revision,
         head: snapshot.revision,
+    })
+}
+
+/// The version `key` took at `revision`: in history once a later write replaced it, else the
+/// live one.
+fn version_of(
+    current: &ReadOnlyTable<&'static str, Checked>,
+    history: &ReadOnlyTable<(&'static str, u64), Checked>,
+    key: &str,
+    revision: u64,
+) -> Result<Version, ReplayError> {
+    if let Some(raw) = history.get((key, revision)).map_err(internal)? {
+        return codec::decode_history(key, revision, raw.value()).map_err(ReplayError::Corrupt);
+    }
+    let missing =
+        || ReplayError::Internal(format!("history missing revision {revision} of {key:?}"));
+    let raw = current.get(key).map_err(internal)?.ok_or_else(missing)?;
+    let live = codec::decode_current(key, raw.value()).map_err(ReplayError::Corrupt)?;
+    if live.mod_revision != revision {
+        return Err(missing());
+    }
+    Ok(Version::Put {
+        create_revision: live.create_revision,
+        value: live.value,
     })
 }

@@ -286,6 +286,7 @@ impl Writer {
             {
                 let mut log = txn.open_table(LOG)?;
                 let mut history = txn.open_table(HISTORY)?;
+                let current = txn.open_table(CURRENT)?;
                 let mut touched = BTreeSet::new();
                 let mut taken = 0usize;
                 let mut last = compacted;
@@ -303,7 +304,10 @@ impl Writer {
                     last
                 };
                 for key in &touched {
-                    prune_key(&mut history, key, reached)?;
+                    let live = current
+                        .get(key.as_str())?
+                        .and_then(|raw| codec::mod_revision_of_current(key, raw.value()));
+                    prune_key(&mut history, key, live, reached)?;
                 }
                 log.retain_in(compacted + 1..=reached, |_, _| false)?;
                 txn.open_table(META)?.insert(META_COMPACTED, reached)?;
@@ -319,11 +323,17 @@ impl Writer {
 
 /// Removes the versions of `key` that no read at or after `compacted` can see: everything
 /// before its latest version at `compacted`, and that version too when it is a tombstone.
+/// When the live version (at revision `live`) is that latest one, history keeps nothing.
 fn prune_key(
     history: &mut Table<'_, (&'static str, u64), Checked>,
     key: &str,
+    live: Option<u64>,
     compacted: u64,
 ) -> Result<(), redb::Error> {
+    if live.is_some_and(|live| live <= compacted) {
+        history.retain_in((key, 0u64)..=(key, compacted), |_, _| false)?;
+        return Ok(());
+    }
     let latest = match history.range((key, 0u64)..=(key, compacted))?.next_back() {
         Some(entry) => {
             let (k, v) = entry?;
@@ -354,26 +364,38 @@ impl Tables<'_> {
             .map(|raw| codec::decode_current(key, raw.value())))
     }
 
+    /// Makes `value` the live version of `key` at `revision`, moving the version it replaces,
+    /// if any, into history.
     fn put(
         &mut self,
         key: &str,
         value: &Bytes,
         create_revision: u64,
         revision: u64,
+        replaced: Option<&KeyValue>,
     ) -> Result<(), redb::Error> {
+        if let Some(replaced) = replaced {
+            self.retire(replaced)?;
+        }
         self.current.insert(
             key,
             codec::encode_current(key, create_revision, revision, value).as_slice(),
         )?;
+        self.log.insert(revision, key)?;
+        Ok(())
+    }
+
+    /// Records `live`, a version about to stop being the live one, in history at its
+    /// revision (format 3: history holds the versions `current` no longer does).
+    fn retire(&mut self, live: &KeyValue) -> Result<(), redb::Error> {
         let version = Version::Put {
-            create_revision,
-            value: value.clone(),
+            create_revision: live.create_revision,
+            value: live.value.clone(),
         };
         self.history.insert(
-            (key, revision),
-            codec::encode_history(key, revision, &version).as_slice(),
+            (live.key.as_str(), live.mod_revision),
+            codec::encode_history(&live.key, live.mod_revision, &version).as_slice(),
         )?;
-        self.log.insert(revision, key)?;
         Ok(())
     }
 
@@ -405,7 +427,7 @@ impl Tables<'_> {
                     None if !guard_holds => Err(CreateError::GuardChanged),
                     None => {
                         let next = *revision + 1;
-                        self.put(&key, &value, next, next)?;
+                        self.put(&key, &value, next, next, None)?;
                         *revision = next;
                         let kv = KeyValue {
                             key,
@@ -436,7 +458,7 @@ impl Tables<'_> {
                     }
                     Some(Ok(current)) => {
                         let next = *revision + 1;
-                        self.put(&key, &value, current.create_revision, next)?;
+                        self.put(&key, &value, current.create_revision, next, Some(&current))?;
                         *revision = next;
                         let kv = KeyValue {
                             key,
@@ -466,6 +488,7 @@ impl Tables<'_> {
                     }
                     Some(Ok(current)) => {
                         let next = *revision + 1;
+                        self.retire(&current)?;
                         self.current.remove(key.as_str())?;
                         self.history.insert(
                             (key.as_str(), next),
