@@ -875,9 +875,9 @@ pub fn compaction_keeps_latest_values(f: &dyn Fixture) -> BoxFuture<'_, Result<(
         let b = put_new(s, "/m/b", "b").await?;
         put_new(s, "/m/c", "c").await?;
         s.delete("/m/c", None).await.map_err(fail("delete c"))?;
-        let mut d = put_new(s, "/m/d", "d0").await?;
+        let d0 = put_new(s, "/m/d", "d0").await?;
         let target = current(s).await?;
-        d = put(s, "/m/d", "d1", d.mod_revision).await?;
+        let d = put(s, "/m/d", "d1", d0.mod_revision).await?;
         s.compact(target)
             .await
             .map_err(|e| format!("compact: {e}"))?;
@@ -917,14 +917,11 @@ pub fn compaction_keeps_latest_values(f: &dyn Fixture) -> BoxFuture<'_, Result<(
             .await
             .map_err(fail("watch from the point"))?;
         ensure_eq!(
-            describe(&next_change(&mut watch).await?),
-            describe(&WatchEvent::Put {
-                prev: Some(KeyValue {
-                    value: v("d0"),
-                    ..d.clone()
-                }),
+            next_change(&mut watch).await?,
+            WatchEvent::Put {
                 kv: d,
-            }),
+                prev: Some(d0),
+            },
             "d's update after the point"
         );
         Ok(())

@@ -361,10 +361,15 @@ async fn a_flipped_byte_in_a_stored_value_is_corruption_not_data() {
         s.create("/k/e", value(r#"{"v":"FLIP-THIS-MARKER"}"#))
             .await
             .unwrap();
+        // `/k/f`'s live version is marked, the one it replaced intact.
+        let f = s.create("/k/f", value(r#"{"v":"intact"}"#)).await.unwrap();
+        s.update("/k/f", value(r#"{"v":"FLIP-THIS-MARKER"}"#), f.mod_revision)
+            .await
+            .unwrap();
         created
     };
     let flipped = flip_in_file(&dir.path().join(DATA_FILE), b"FLIP-THIS-MARKER");
-    assert!(flipped >= 2, "a version in `current` and one in `history`");
+    assert!(flipped >= 3, "versions in `current` and one in `history`");
     let s = EmbeddedStorage::open(dir.path(), test_options())
         .await
         .unwrap();
@@ -404,6 +409,13 @@ async fn a_flipped_byte_in_a_stored_value_is_corruption_not_data() {
         other => panic!("expected corruption, got {other:?}"),
     }
     assert!(watch.next().await.is_none());
+    // An intact older version is read past a damaged live one: history holds a later version
+    // of the key, so the live one is newer.
+    let f_created = created.mod_revision + 4;
+    let intact = Some(kv("/k/f", r#"{"v":"intact"}"#, f_created, f_created));
+    assert_eq!(s.get("/k/f", Some(f_created)).await.unwrap(), intact);
+    let old_list = s.list("/k/f", Some(f_created), None, None).await.unwrap();
+    assert_eq!(old_list.items, Vec::from_iter(intact));
     // Other keys and versions, and pages that do not reach the damaged one, read on.
     assert!(s.get("/k/a", None).await.unwrap().is_some());
     assert!(s.get("/k/b", None).await.unwrap().is_some());
@@ -518,7 +530,7 @@ async fn an_older_copy_of_the_database_is_refused_until_accepted_then_revisions_
     }
 }
 
-/// A database in a value format newer than this code's is refused, not misread.
+/// A database in a format newer than this code's is refused, not misread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_of_a_newer_format_is_refused() {
     let dir = tempfile::tempdir().unwrap();

@@ -7,7 +7,8 @@
 //! The key (and, in `history`, the revision) is part of the sum, so a value found under the
 //! wrong key is corruption too.
 //!
-//! Layout, format 2 (the `format` entry of the `meta` table; see `mod.rs`):
+//! Layout, the same in formats 2 and 3 (the `format` entry of the `meta` table; format 3 changed
+//! which versions `history` holds, not the values, see `init`):
 //! - `current`: `crc:4 | create_revision:8 | mod_revision:8 | value`; the sum covers
 //!   `key | bytes 4..`.
 //! - `history`: `tag:1 | crc:4 | create_revision:8 | value`, tag 2 a put, tag 3 a tombstone
@@ -15,14 +16,14 @@
 //!
 //! Format 1, written by kapi before checksums, had no sums: `current` was
 //! `create_revision:8 | mod_revision:8 | value` and `history` `tag:1 | create_revision:8 |
-//! value` with tags 0 (put) and 1 (tombstone). A database in format 1 is rewritten in format 2
+//! value` with tags 0 (put) and 1 (tombstone). A database in format 1 is rewritten in this layout
 //! in one transaction when it is opened ([`migrate_current`], [`migrate_history`]), so readers
-//! only ever decode format 2. The sums then vouch for the bytes as they were at the upgrade:
+//! only ever decode this layout. The sums then vouch for the bytes as they were at the upgrade:
 //! damage done before it cannot be told from data.
 //!
-//! In format 2 the two tables' values have a redb type of their own, [`Checked`], where format
+//! Since format 2 the two tables' values have a redb type of their own, [`Checked`], where format
 //! 1 had `&[u8]`. kapi from before checksums opens the tables as `&[u8]`, so on a database in
-//! format 2 redb reports a type mismatch and that kapi refuses to start, rather than misread
+//! format 2 or later redb reports a type mismatch and that kapi refuses to start, rather than misread
 //! the values or write values without sums among them.
 
 use bytes::Bytes;
@@ -41,7 +42,7 @@ const V1_TAG_TOMBSTONE: u8 = 1;
 const V1_CURRENT_HEADER: usize = 16;
 const V1_HISTORY_HEADER: usize = 9;
 
-/// The redb value type of the `current` and `history` tables in format 2: bytes, stored as
+/// The redb value type of the `current` and `history` tables since format 2: bytes, stored as
 /// `&[u8]` stores them, under a type name of its own (see the module docs).
 #[derive(Debug)]
 pub struct Checked;

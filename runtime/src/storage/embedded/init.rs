@@ -1,5 +1,5 @@
 //! Bringing a database up to date when it is opened, in one write transaction: the tables and
-//! revision counters of a new database; the rewrite of an older value format (see `codec`);
+//! revision counters of a new database; the migration of an older format (see `codec`);
 //! the check of its revision against the data directory's high-water mark (see `marker`), and
 //! the revision bump that accepts a restored older copy.
 //!
@@ -21,7 +21,7 @@ use redb::{Database, ReadableTable, TableDefinition, TableError, WriteTransactio
 use super::codec::{self, Checked};
 use super::{CURRENT, HISTORY, LOG, META, META_COMPACTED, META_REVISION};
 
-/// The `meta` entry that records the value format.
+/// The `meta` entry that records the format.
 const META_FORMAT: &str = "format";
 /// The format this code writes: 3, values with checksums, each version stored once.
 pub(super) const FORMAT: u64 = 3;
@@ -46,7 +46,7 @@ pub(super) struct Ready {
     pub(super) db: Database,
     pub(super) revision: u64,
     pub(super) compacted: u64,
-    /// Whether format 1 values were rewritten.
+    /// Whether the database was brought from an older format (1 or 2) to this one.
     pub(super) migrated: bool,
     /// The revision an accepted older copy was at before it jumped, if it did.
     pub(super) bumped_from: Option<u64>,

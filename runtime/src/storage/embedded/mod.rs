@@ -266,9 +266,9 @@ pub enum OpenError {
         /// The directory's high-water mark.
         high_water: u64,
     },
-    /// The database was written by a newer kapi in a format this one cannot check.
+    /// The database was written by a newer kapi in a format this one cannot read.
     #[error(
-        "database {path} has value format {format}, newer than this kapi's {}: run a newer kapi",
+        "database {path} has format {format}, newer than this kapi's {}: run a newer kapi",
         init::FORMAT
     )]
     NewerFormat {

@@ -67,13 +67,18 @@ pub(super) fn get(
         Some(rev) if rev != snapshot.revision => {
             check(rev, snapshot)?;
             let current = txn.open_table(CURRENT).map_err(internal)?;
+            let history = txn.open_table(HISTORY).map_err(internal)?;
             if let Some(raw) = current.get(key).map_err(internal)? {
-                let live = codec::decode_current(key, raw.value()).map_err(ReadError::Corrupt)?;
-                if live.mod_revision <= rev {
-                    return Ok(Some(live));
+                let history_reaches = || {
+                    let mut from = history.range((key, rev)..).map_err(internal)?;
+                    Ok(from
+                        .next()
+                        .is_some_and(|e| e.is_ok_and(|(k, _)| k.value().0 == key)))
+                };
+                if let Live::At(kv) = live_at(key, raw.value(), rev, history_reaches, true)? {
+                    return Ok(kv);
                 }
             }
-            let history = txn.open_table(HISTORY).map_err(internal)?;
             let mut range = history.range((key, 0u64)..=(key, rev)).map_err(internal)?;
             match range.next_back() {
                 Some(entry) => {
@@ -133,47 +138,51 @@ pub(super) fn list(
                     (Some(a), None) => a.clone(),
                     (None, Some(b)) => b,
                 };
-                // Past the page, only existence matters: values are not copied.
-                let wanted = items.len() < limit;
-                let mut state = AtRevision::Absent;
-                if live_key.as_deref() == Some(key.as_str())
-                    && let Some(entry) = live.next()
-                {
-                    let (_, raw) = entry.map_err(internal)?;
-                    state = live_at(&key, raw.value(), rev, wanted)?;
-                }
-                // The key's versions in history; the last at or below `rev` is its state
-                // then, unless the live version already was.
+                let live_raw = match live_key.as_deref() == Some(key.as_str()) {
+                    true => live
+                        .next()
+                        .transpose()
+                        .map_err(internal)?
+                        .map(|(_, raw)| raw),
+                    false => None,
+                };
+                // The key's versions in history: the last at or below `rev` is its state then,
+                // unless the live version already was.
                 let mut last = None;
+                let mut history_reaches = false;
                 loop {
                     let same = peek(&mut past)?.is_some_and(|(k, _)| k.value().0 == key);
                     let Some(entry) = past.next_if(|_| same) else {
                         break;
                     };
                     let (k, v) = entry.map_err(internal)?;
+                    history_reaches |= k.value().1 >= rev;
                     if k.value().1 <= rev {
                         last = Some((k.value().1, v));
                     }
                 }
-                if matches!(state, AtRevision::Absent)
-                    && let Some((mod_revision, raw)) = last
-                {
-                    state = if !wanted {
-                        match codec::is_tombstone(raw.value()) {
-                            true => AtRevision::Absent,
-                            false => AtRevision::Present,
+                // Past the page, only existence matters: values are not copied.
+                let wanted = items.len() < limit;
+                let live = match &live_raw {
+                    Some(raw) => live_at(&key, raw.value(), rev, || Ok(history_reaches), wanted)?,
+                    None => Live::Newer,
+                };
+                match (live, last) {
+                    (Live::At(Some(kv)), _) => items.push(kv),
+                    (Live::At(None), _) => remaining += 1,
+                    (Live::Newer, None) => {}
+                    (Live::Newer, Some((_, raw))) if !wanted => {
+                        if !codec::is_tombstone(raw.value()) {
+                            remaining += 1;
                         }
-                    } else {
-                        codec::decode_history(&key, mod_revision, raw.value())
-                            .map_err(ReadError::Corrupt)?
-                            .into_kv(&key, mod_revision)
-                            .map_or(AtRevision::Absent, AtRevision::Value)
-                    };
-                }
-                match state {
-                    AtRevision::Value(kv) => items.push(kv),
-                    AtRevision::Present => remaining += 1,
-                    AtRevision::Absent => {}
+                    }
+                    (Live::Newer, Some((mod_revision, raw))) => {
+                        let version = codec::decode_history(&key, mod_revision, raw.value())
+                            .map_err(ReadError::Corrupt)?;
+                        if let Some(kv) = version.into_kv(&key, mod_revision) {
+                            items.push(kv);
+                        }
+                    }
                 }
             }
         }
@@ -201,31 +210,36 @@ pub(super) fn list(
     })
 }
 
-/// A key's state at an older revision, as a list reads it.
-enum AtRevision {
-    /// It held this value.
-    Value(KeyValue),
-    /// It existed, past the page: its value was not read.
-    Present,
-    /// It did not exist, or its live version is newer and history decides.
-    Absent,
+/// What a key's live version says of its state at an older revision.
+enum Live {
+    /// It was live then already: its value, unless the caller wanted only its presence.
+    At(Option<KeyValue>),
+    /// It is newer: history holds the key's state then.
+    Newer,
 }
 
-/// The live version `raw` of `key` at `rev`: its value (when `wanted`) or its presence if it
-/// was already live then, [`AtRevision::Absent`] if it is newer. Past the page, a damaged value
-/// counts as present, as the latest list counts it.
-fn live_at(key: &str, raw: &[u8], rev: u64, wanted: bool) -> Result<AtRevision, ReadError> {
-    if wanted {
-        let kv = codec::decode_current(key, raw).map_err(ReadError::Corrupt)?;
-        return Ok(match kv.mod_revision <= rev {
-            true => AtRevision::Value(kv),
-            false => AtRevision::Absent,
-        });
+/// The live version `raw` of `key` read at `rev`, its value copied when `wanted`. A damaged
+/// value is newer than `rev` if history holds a version of the key at or after `rev`
+/// (`history_reaches`; every version in history is older than the live one), and history
+/// answers; otherwise the damage is reported, or, when only presence is wanted (a list past its
+/// page), the key counts as present, as a list at the latest revision counts it.
+fn live_at(
+    key: &str,
+    raw: &[u8],
+    rev: u64,
+    history_reaches: impl FnOnce() -> Result<bool, ReadError>,
+    wanted: bool,
+) -> Result<Live, ReadError> {
+    match codec::mod_revision_of_current(key, raw) {
+        Some(mod_revision) if mod_revision > rev => return Ok(Live::Newer),
+        None if history_reaches()? => return Ok(Live::Newer),
+        _ => {}
     }
-    Ok(match codec::mod_revision_of_current(key, raw) {
-        Some(mod_revision) if mod_revision > rev => AtRevision::Absent,
-        _ => AtRevision::Present,
-    })
+    if !wanted {
+        return Ok(Live::At(None));
+    }
+    let kv = codec::decode_current(key, raw).map_err(ReadError::Corrupt)?;
+    Ok(Live::At(Some(kv)))
 }
 
 /// The next entry of a table range, or its error.
