@@ -362,7 +362,13 @@ impl Coster<'_> {
                     Some(size),
                 )
             }
-            ("_==_" | "_!=_", None, 2) => (self.compare(&args[0], &args[1]).add(args_sum), None),
+            ("_==_" | "_!=_", None, 2) => {
+                let library = (call.func_name == "_==_")
+                    .then(|| self.library_equality(&args[0], &args[1]))
+                    .flatten();
+                let cost = library.unwrap_or_else(|| self.compare(&args[0], &args[1]));
+                (cost.add(args_sum), None)
+            }
             ("_<_" | "_<=_" | "_>_" | "_>=_", None, 2)
                 if textual(&type_of(&args[0])) || textual(&type_of(&args[1])) =>
             {
@@ -597,6 +603,33 @@ impl Coster<'_> {
             factor += STRING_TRAVERSAL;
         }
         (allocating(squared, factor).add(args_sum), Some(squared))
+    }
+
+    /// What `==` of two values of one of Kubernetes' library types costs, if they are (k8s
+    /// library/cost.go `EstimateCallCost`): one for addresses, quantities, versions and the
+    /// authorizer's values; a URL's size at 0.1 (upstream reads the right side's size for
+    /// both). Upstream prices `!=` of them as any comparison.
+    fn library_equality(&self, left: &IdedExpr, right: &IdedExpr) -> Option<Estimate> {
+        let Type::Opaque(name, _) = self.checked.type_of(left.id) else {
+            return None;
+        };
+        if !matches!(self.checked.type_of(right.id), Type::Opaque(other, _) if other == name) {
+            return None;
+        }
+        match name {
+            "net.IP" | "net.CIDR" | "kubernetes.Quantity" | "kubernetes.Semver" => {
+                Some(Estimate::exact(1))
+            }
+            authz if authz.starts_with("kubernetes.authorization.") => Some(Estimate::exact(1)),
+            "kubernetes.URL" => Some(
+                Estimate {
+                    min: 1,
+                    max: self.size(right).max,
+                }
+                .factor(STRING_TRAVERSAL),
+            ),
+            _ => None,
+        }
     }
 
     /// The most elements (characters, items) an element of the list `list` has, as declared.

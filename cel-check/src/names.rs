@@ -137,6 +137,12 @@ pub const LIBRARY_FUNCTIONS: &[&str] = &[
     "isGreaterThan",
     "isLessThan",
     "compareTo",
+    // semver (its comparisons are quantity's names)
+    "isSemver",
+    "semver",
+    "major",
+    "minor",
+    "patch",
     // ip
     "isIP",
     "ip",

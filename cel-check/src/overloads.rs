@@ -7,7 +7,7 @@
 //!
 //! Upstream: cel-go `common/stdlib/standard.go`, `ext/strings.go`, `ext/lists.go`,
 //! `ext/sets.go`; k8s `apiserver/pkg/cel/library/` (`lists.go`, `regex.go`, `urls.go`,
-//! `quantity.go`, `ip.go`, `cidr.go`, `format.go`, `authz.go`).
+//! `quantity.go`, `ip.go`, `cidr.go`, `format.go`, `authz.go`, `semverlib.go`).
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -324,18 +324,43 @@ fn table() -> Vec<(&'static str, Vec<&'static str>)> {
                 "kubernetes.Quantity.(int) -> kubernetes.Quantity",
             ],
         ),
+        // Comparisons of quantities and of versions (semver).
         (
             "isLessThan",
-            vec!["kubernetes.Quantity.(kubernetes.Quantity) -> bool"],
+            vec![
+                "kubernetes.Quantity.(kubernetes.Quantity) -> bool",
+                "kubernetes.Semver.(kubernetes.Semver) -> bool",
+            ],
         ),
         (
             "isGreaterThan",
-            vec!["kubernetes.Quantity.(kubernetes.Quantity) -> bool"],
+            vec![
+                "kubernetes.Quantity.(kubernetes.Quantity) -> bool",
+                "kubernetes.Semver.(kubernetes.Semver) -> bool",
+            ],
         ),
         (
             "compareTo",
-            vec!["kubernetes.Quantity.(kubernetes.Quantity) -> int"],
+            vec![
+                "kubernetes.Quantity.(kubernetes.Quantity) -> int",
+                "kubernetes.Semver.(kubernetes.Semver) -> int",
+            ],
         ),
+        // semver.
+        (
+            "semver",
+            vec![
+                "(string) -> kubernetes.Semver",
+                "(string, bool) -> kubernetes.Semver",
+            ],
+        ),
+        (
+            "isSemver",
+            vec!["(string) -> bool", "(string, bool) -> bool"],
+        ),
+        ("major", vec!["kubernetes.Semver.() -> int"]),
+        ("minor", vec!["kubernetes.Semver.() -> int"]),
+        ("patch", vec!["kubernetes.Semver.() -> int"]),
         // ip.
         ("isIP", vec!["(string) -> bool"]),
         ("ip.isCanonical", vec!["(string) -> bool"]),

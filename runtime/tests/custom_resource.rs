@@ -780,7 +780,7 @@ fn deprecated_flag_uses_the_servers_default_warning() {
 }
 
 /// Rules the derive type-checks at compile time: typed by the fields they read, using
-/// Kubernetes' libraries (regex, quantity) and the lists macros, `oldSelf` in a transition
+/// Kubernetes' libraries (regex, quantity, semver) and the lists macros, `oldSelf` in a transition
 /// rule, a string `messageExpression`.
 mod checked_rules {
     use super::*;
@@ -796,12 +796,17 @@ mod checked_rules {
         rule = "self.replicas >= oldSelf.replicas",
         message_expression = "'replicas may not go down to ' + string(self.replicas)"
     ))]
+    #[schema(validation(
+        rule = "!has(self.release) || semver(self.release, true).isGreaterThan(semver('1.0.0'))"
+    ))]
     pub(crate) struct Pool {
         pub name: String,
         #[schema(max_items = 8)]
         pub items: Vec<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub limit: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub release: Option<String>,
         #[schema(validation(rule = "self >= 0"))]
         pub replicas: i32,
         #[serde(default)]
@@ -830,6 +835,7 @@ fn checked_rules_land_in_the_schema_unchanged() {
             "self.items.all(x, x.size() < 10)",
             "!has(self.limit) || quantity(self.limit).compareTo(quantity('1Gi')) <= 0",
             "self.replicas >= oldSelf.replicas",
+            "!has(self.release) || semver(self.release, true).isGreaterThan(semver('1.0.0'))",
         ]
     );
     assert_eq!(

@@ -268,6 +268,20 @@ fn estimates_follow_the_declared_sizes() {
     assert_eq!(max("lists.range(5)"), 5 + 11);
     assert_eq!(max("[[1], [2]].flatten()"), 2 + 11 + 30);
     assert_eq!(max("[[1], [2]].flatten(3)"), 6 + 11 + 30);
+    // k8s library/cost.go: a version's accessors and comparisons cost one; its parse, a
+    // global call, is priced as one too, like the quantity's.
+    assert_eq!(
+        max("semver(self.spec.name, true).isLessThan(semver('2.0.0'))"),
+        3 + 3
+    );
+    assert_eq!(max("semver(self.spec.name) == semver('1.0.0')"), 3 + 3);
+    assert_eq!(max("quantity(self.spec.name) == quantity('1')"), 3 + 3);
+    // ... and a URL's equality the right side's size at 0.1 (9 characters: 1), beside the two
+    // parses (26 and 1) and the name (3).
+    assert_eq!(
+        max("url(self.spec.name) == url('https://x')"),
+        3 + 26 + 1 + 1
+    );
     // A result's size is what the call gives it: the sorted list's is squared, as upstream,
     // so `all` runs 100 iterations of 3 (the loop's condition and step), and reads its result.
     assert_eq!(

@@ -4,7 +4,7 @@
 //! sizes it traverses to the running evaluation.
 //!
 //! Upstream: `k8s.io/apiserver/pkg/cel/library/` (`lists.go`, `regex.go`, `urls.go`,
-//! `quantity.go`, `ip.go`, `cidr.go`, `format.go`, `authz.go`), cel-go's `ext/sets.go` and `environment/base.go` (which libraries the
+//! `quantity.go`, `ip.go`, `cidr.go`, `format.go`, `authz.go`, `semverlib.go`), cel-go's `ext/sets.go` and `environment/base.go` (which libraries the
 //! environment has).
 
 pub mod authz;
@@ -14,6 +14,7 @@ mod ip;
 mod lists;
 mod quantity;
 mod regex;
+mod semver;
 mod sets;
 mod urls;
 
@@ -53,6 +54,8 @@ pub(super) fn register(env: &mut Env) {
     lists::register(env);
     regex::register(env);
     urls::register(env);
+    // Before quantity: both have `compareTo` and the like, typed here on versions.
+    semver::register(env);
     quantity::register(env);
     ip::register(env);
     cidr::register(env);
