@@ -265,6 +265,15 @@ fn list_functions_cost_what_they_create_and_compare() {
     ] {
         assert_eq!(cost(rule), want, "{rule}");
     }
+    // Comparing ints costs nothing of their values, however large, dyn ones (measured) too.
+    let big = cel::Value::Int(1_000_000_000);
+    let compared = compile("a > b", &["a", "b"])
+        .unwrap()
+        .evaluate(&[("a", big.clone()), ("b", big)], PER_CALL_LIMIT);
+    assert_eq!(
+        (compared.result, compared.cost),
+        (Ok(cel::Value::Bool(false)), 3)
+    );
     // `sortBy` pays for comparing its keys, beside the loop that makes them.
     let sorted_by = cost("words.sortBy(w, w)");
     assert!((21_011..23_000).contains(&sorted_by), "{sorted_by}");

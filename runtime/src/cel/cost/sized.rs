@@ -336,7 +336,8 @@ fn size(charge: Charge, value: &dyn Val) -> u64 {
         (Charge::Smaller, Kind::String) => value
             .downcast_ref::<CelString>()
             .map_or_else(|| sized(value), |s| s.inner().len() as u64),
-        (Charge::Smaller | Charge::Concatenated | Charge::Flattened, Kind::Int) => int(value),
+        // `flatten`'s depth.
+        (Charge::Flattened, Kind::Int) => int(value),
         (Charge::Smaller | Charge::Concatenated | Charge::Flattened, _) => sized(value),
         (Charge::Joined, Kind::List) => joined(value),
         (_, Kind::String | Kind::Bytes) => sized(value),
