@@ -1,12 +1,15 @@
 //! Kubernetes' lists library: `isSorted`, `sum`, `min`, `max`, `indexOf` and `lastIndexOf` on
-//! lists of comparable values.
+//! lists of comparable values; and cel-go's optional library's `first` and `last`, which the
+//! `cel` crate lacks.
 //!
-//! Upstream: `k8s.io/apiserver/pkg/cel/library/lists.go`.
+//! Upstream: `k8s.io/apiserver/pkg/cel/library/lists.go`, cel-go `cel/library.go`
+//! (`optionalLib`: `listOptionalFirst`, `listOptionalLast`).
 
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use cel::common::types::{DYN_TYPE, LIST_TYPE};
+use cel::common::types::{CelInt, CelOptional, DYN_TYPE, LIST_TYPE};
+use cel::common::value::CowVal;
 use cel::{Env, ExecutionError, Value};
 
 use super::{no_overload, value_overload};
@@ -38,6 +41,42 @@ pub(super) fn register(env: &mut Env) {
         vec![DYN_TYPE],
         value_overload!(last_index_of),
     );
+    let _ = env.add_member_overload("first", "list_first", list(), vec![], first);
+    let _ = env.add_member_overload("last", "list_last", list(), vec![], last);
+}
+
+/// `first()`: the list's first element, or `optional.none()` when it is empty.
+fn first<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    element("first", args, |_| 0)
+}
+
+/// `last()`: the list's last element, or `optional.none()` when it is empty.
+fn last<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    element("last", args, |size| size - 1)
+}
+
+/// The element of a list at the index `at` gives of its size, as an optional: read by index,
+/// so the call costs the same at any size.
+fn element<'b, 'v>(
+    function: &str,
+    args: Vec<CowVal<'b, 'v>>,
+    at: fn(i64) -> i64,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let [list] = <[CowVal<'b, 'v>; 1]>::try_from(args).map_err(|_| no_overload(function))?;
+    let list = list.as_ref();
+    let size = *list
+        .as_sizer()
+        .ok_or_else(|| no_overload(function))?
+        .size()
+        .inner();
+    if size == 0 {
+        return Ok(CowVal::owned(CelOptional::none()));
+    }
+    let indexer = list.as_indexer().ok_or_else(|| no_overload(function))?;
+    let item = indexer.get(&CelInt::from(at(size)))?;
+    Ok(CowVal::owned(CelOptional::of(
+        item.as_ref().clone_as_boxed(),
+    )))
 }
 
 fn items<'a>(function: &str, args: &'a [Value]) -> Result<&'a Arc<Vec<Value>>, ExecutionError> {
@@ -169,6 +208,12 @@ mod tests {
             ("[1, 2, 1].indexOf(1) == 0", true),
             ("[1, 2, 1].lastIndexOf(1) == 2", true),
             ("[1, 2].indexOf(5) == -1", true),
+            // cel-go's optional library (cel-go cel/optional_test.go).
+            ("[1, 2, 3].first() == optional.of(1)", true),
+            ("[1, 2, 3].last() == optional.of(3)", true),
+            ("[].first() == optional.none()", true),
+            ("[].last().hasValue()", false),
+            ("[[1], [2, 3]].last().value()[1] == 3", true),
         ]);
         assert!(
             eval("[].min()")
