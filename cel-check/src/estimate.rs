@@ -124,8 +124,9 @@ pub fn estimate(expr: &IdedExpr, checked: &Checked) -> Estimate {
 
 /// The most each call of an expression can cost by itself as kapi's runtime meter charges it,
 /// its operands' evaluation left out, by the id of the call's node: as the estimate prices it,
-/// but list concatenation by the lists' lengths. A call on a dyn value, whose size its type
-/// does not bound, can cost anything ([`u64::MAX`]).
+/// but list concatenation by the lists' lengths and `slice` by its list's. A call on a dyn
+/// value, whose size its type does not bound, or on what a `flatten()` made, whose size the
+/// estimate takes from the outer list as upstream's does, can cost anything ([`u64::MAX`]).
 #[derive(Clone, Debug, Default)]
 pub struct CallCosts(HashMap<u64, u64>);
 
@@ -316,8 +317,21 @@ impl Coster<'_> {
                 .args
                 .iter()
                 .any(|a| matches!(self.checked.type_of(a.id), Type::List(_)));
-        let own = if !typed {
+        // Upstream sizes what `flatten()` gives as its outer list, which bounds nothing of the
+        // flattened list: a call on it is always measured.
+        let flattened = call
+            .target
+            .iter()
+            .map(|t| &**t)
+            .chain(&call.args)
+            .any(flattens);
+        let own = if !typed || flattened {
             u64::MAX
+        } else if call.func_name == "slice"
+            && let Some(list) = call.target.as_deref()
+        {
+            // The runtime meter charges `slice` by the list the crate walks, all of it.
+            self.size(list).add(Estimate::exact(1 + LIST_CREATE)).max
         } else if concatenates_lists {
             let both = call
                 .args
@@ -650,6 +664,15 @@ impl Coster<'_> {
         }
         .factor(STRING_TRAVERSAL)
     }
+}
+
+/// Whether `expr` calls `flatten` anywhere.
+fn flattens(expr: &IdedExpr) -> bool {
+    let mut found = false;
+    crate::syntax::visit(expr, &mut |e| {
+        found |= matches!(&e.expr, Expr::Call(c) if c.func_name == "flatten");
+    });
+    found
 }
 
 /// A call that allocates a list of `size` elements at `factor` each: the elements, the call

@@ -277,6 +277,26 @@ fn list_functions_cost_what_they_create_and_compare() {
     // `sortBy` pays for comparing its keys, beside the loop that makes them.
     let sorted_by = cost("words.sortBy(w, w)");
     assert!((21_011..23_000).contains(&sorted_by), "{sorted_by}");
+    // Calls on a flattened list, which the estimate sizes as the outer one, are measured; so is
+    // `slice`, whose walk of the whole list the estimate of a short slice leaves out.
+    let typed = |rule: &str, n: i64| {
+        let schema: crate::schema::JSONSchemaProps = serde_json::from_value(serde_json::json!({
+            "type": "array", "maxItems": 100000, "items": {"type": "integer"}
+        }))
+        .unwrap();
+        let decl = Decl::of_schema(&schema, true, "selfType");
+        compile_declared(rule, &decl, false)
+            .unwrap()
+            .evaluate(&[(SELF, ints(n))], PER_CALL_LIMIT)
+    };
+    for rule in [
+        "[self].flatten().distinct().size() > 0",
+        "self.all(i, i in [self].flatten())",
+        "self.all(i, self.slice(0, 1).size() == 1)",
+    ] {
+        let evaluated = typed(rule, 3_000);
+        assert_eq!(evaluated.result, Err(EvalError::CostLimit), "{rule}");
+    }
     // Sorting a list twice the length is past the limit of one evaluation before it starts.
     let evaluated = compile("list.sort()", &["list"])
         .unwrap()
